@@ -1,0 +1,281 @@
+package kv
+
+// A key template compiles to a sequence of elements, each matching one byte
+// (a literal byte, or one byte of a character class) or a run of zero or more
+// bytes of a class. A placeholder of class C is "C C*"; an IP prefix is
+// "ip ip* / digit digit*". Matching needs no regexp, and two templates
+// overlap exactly when the product of their element automata accepts a key.
+
+type byteClass [4]uint64
+
+func (c *byteClass) has(b byte) bool { return c[b>>6]&(1<<(b&63)) != 0 }
+func (c *byteClass) add(b byte)      { c[b>>6] |= 1 << (b & 63) }
+
+func (c *byteClass) disjoint(d *byteClass) bool {
+	for i := range c {
+		if c[i]&d[i] != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func classOf(chars string) *byteClass {
+	var c byteClass
+	for i := 0; i < len(chars); i++ {
+		c.add(chars[i])
+	}
+	return &c
+}
+
+var (
+	classDigit = classOf("0123456789")
+	classIP    = classOf("0123456789abcdef.:")
+	classMAC   = classOf("0123456789abcdef:")
+	className  = func() *byteClass {
+		var c byteClass
+		for b := 0; b < 256; b++ {
+			if b != '/' {
+				c.add(byte(b))
+			}
+		}
+		return &c
+	}()
+)
+
+type elemKind uint8
+
+const (
+	elemByte elemKind = iota // exactly the byte b
+	elemOne                  // one byte of class
+	elemStar                 // zero or more bytes of class
+)
+
+type elem struct {
+	kind  elemKind
+	b     byte
+	class *byteClass
+}
+
+func (e *elem) accepts(b byte) bool {
+	if e.kind == elemByte {
+		return e.b == b
+	}
+	return e.class.has(b)
+}
+
+func (t *KeyTemplate) compile() {
+	for _, p := range t.parts {
+		if p.holder < 0 {
+			for i := 0; i < len(p.literal); i++ {
+				t.elems = append(t.elems, elem{kind: elemByte, b: p.literal[i]})
+			}
+			continue
+		}
+		first := len(t.elems)
+		plus := func(c *byteClass) {
+			t.elems = append(t.elems, elem{kind: elemOne, class: c}, elem{kind: elemStar, class: c})
+		}
+		switch t.holders[p.holder].Format {
+		case FormatUint:
+			plus(classDigit)
+		case FormatIP:
+			plus(classIP)
+		case FormatIPPrefix:
+			plus(classIP)
+			t.elems = append(t.elems, elem{kind: elemByte, b: '/'})
+			plus(classDigit)
+		case FormatMAC:
+			plus(classMAC)
+		default:
+			plus(className)
+		}
+		t.holderElems = append(t.holderElems, [2]int{first, len(t.elems)})
+	}
+	// Greedy matching is exact when no run can swallow the byte after it.
+	t.simple = true
+	for i, e := range t.elems {
+		if e.kind != elemStar || i+1 == len(t.elems) {
+			continue
+		}
+		next := &t.elems[i+1]
+		switch next.kind {
+		case elemByte:
+			if e.class.has(next.b) {
+				t.simple = false
+			}
+		default:
+			if !e.class.disjoint(next.class) {
+				t.simple = false
+			}
+		}
+	}
+}
+
+// split matches key and, when values is set, returns the placeholder values.
+func (t *KeyTemplate) split(key string, values bool) ([]string, bool) {
+	if len(key) < len(t.prefix) || key[:len(t.prefix)] != t.prefix {
+		return nil, false
+	}
+	pos := make([]int, len(t.elems)+1)
+	var ok bool
+	if t.simple {
+		ok = t.matchGreedy(key, pos)
+	} else {
+		var failed map[[2]int]bool
+		ok = t.matchBacktrack(key, 0, 0, pos, &failed)
+	}
+	if !ok || !values {
+		return nil, ok
+	}
+	out := make([]string, len(t.holderElems))
+	for i, r := range t.holderElems {
+		out[i] = key[pos[r[0]]:pos[r[1]]]
+	}
+	return out, true
+}
+
+func (t *KeyTemplate) matchGreedy(key string, pos []int) bool {
+	p := 0
+	for i := range t.elems {
+		pos[i] = p
+		e := &t.elems[i]
+		switch e.kind {
+		case elemStar:
+			for p < len(key) && e.class.has(key[p]) {
+				p++
+			}
+		default:
+			if p == len(key) || !e.accepts(key[p]) {
+				return false
+			}
+			p++
+		}
+	}
+	pos[len(t.elems)] = p
+	return p == len(key)
+}
+
+func (t *KeyTemplate) matchBacktrack(key string, i, p int, pos []int, failed *map[[2]int]bool) bool {
+	pos[i] = p
+	if i == len(t.elems) {
+		return p == len(key)
+	}
+	if *failed != nil && (*failed)[[2]int{i, p}] {
+		return false
+	}
+	e := &t.elems[i]
+	ok := false
+	if e.kind == elemStar {
+		end := p
+		for end < len(key) && e.class.has(key[end]) {
+			end++
+		}
+		for q := end; q >= p && !ok; q-- {
+			ok = t.matchBacktrack(key, i+1, q, pos, failed)
+		}
+	} else if p < len(key) && e.accepts(key[p]) {
+		ok = t.matchBacktrack(key, i+1, p+1, pos, failed)
+	}
+	if !ok {
+		if *failed == nil {
+			*failed = make(map[[2]int]bool)
+		}
+		(*failed)[[2]int{i, p}] = true
+	}
+	return ok
+}
+
+// closure adds state i and every state reachable from it by skipping runs.
+func closure(elems []elem, i int, into []int) []int {
+	for {
+		into = append(into, i)
+		if i == len(elems) || elems[i].kind != elemStar {
+			return into
+		}
+		i++
+	}
+}
+
+// step returns the states after consuming b in state i (at most two: a run
+// may continue, or the element is done).
+func step(elems []elem, i int, b byte, into []int) []int {
+	if i == len(elems) || !elems[i].accepts(b) {
+		return into
+	}
+	if elems[i].kind == elemStar {
+		return closure(elems, i, into)
+	}
+	return closure(elems, i+1, into)
+}
+
+// exampleBytes orders the bytes tried when searching for an example key, so
+// that examples read as text.
+var exampleBytes = func() []byte {
+	var out []byte
+	seen := [256]bool{}
+	for _, r := range "abcdefghijklmnopqrstuvwxyz0123456789/.:-_ABCDEFGHIJKLMNOPQRSTUVWXYZ" {
+		out = append(out, byte(r))
+		seen[byte(r)] = true
+	}
+	for b := 0; b < 256; b++ {
+		if !seen[b] {
+			out = append(out, byte(b))
+		}
+	}
+	return out
+}()
+
+// intersect searches breadth-first for the shortest key accepted by both
+// element sequences.
+func intersect(a, b []elem) (string, bool) {
+	type pair struct{ i, j int }
+	type visit struct {
+		from pair
+		b    byte
+		root bool
+	}
+	seen := map[pair]visit{}
+	var queue []pair
+	for _, i := range closure(a, 0, nil) {
+		for _, j := range closure(b, 0, nil) {
+			p := pair{i, j}
+			if _, ok := seen[p]; !ok {
+				seen[p] = visit{root: true}
+				queue = append(queue, p)
+			}
+		}
+	}
+	var na, nb []int
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		if p.i == len(a) && p.j == len(b) {
+			var rev []byte
+			for v := seen[p]; !v.root; v = seen[v.from] {
+				rev = append(rev, v.b)
+			}
+			for l, r := 0, len(rev)-1; l < r; l, r = l+1, r-1 {
+				rev[l], rev[r] = rev[r], rev[l]
+			}
+			return string(rev), true
+		}
+		for _, c := range exampleBytes {
+			na = step(a, p.i, c, na[:0])
+			if len(na) == 0 {
+				continue
+			}
+			nb = step(b, p.j, c, nb[:0])
+			for _, i := range na {
+				for _, j := range nb {
+					q := pair{i, j}
+					if _, ok := seen[q]; !ok {
+						seen[q] = visit{from: p, b: c}
+						queue = append(queue, q)
+					}
+				}
+			}
+		}
+	}
+	return "", false
+}

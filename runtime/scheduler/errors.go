@@ -1,0 +1,71 @@
+package scheduler
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ErrClosed is returned for work submitted to, or still queued in, a closed
+// scheduler.
+var ErrClosed = errors.New("scheduler: closed")
+
+// ErrUnimplemented is the error of a key that no registered descriptor
+// handles; its value is kept as UNIMPLEMENTED until one is registered.
+var ErrUnimplemented = errors.New("no descriptor handles the key")
+
+// ErrDerivedKey is returned when a transaction sets or deletes a derived
+// value directly: derived values follow their base.
+var ErrDerivedKey = errors.New("derived values follow their base and cannot be changed directly")
+
+// ErrObtainedKey is returned when a transaction deletes a value that the
+// southbound owns (OBTAINED): the scheduler never deletes what it did not
+// create.
+var ErrObtainedKey = errors.New("the value was obtained from the southbound and is not ours to delete")
+
+// ErrRetriesExhausted wraps the last error of a value whose retries ran out.
+var ErrRetriesExhausted = errors.New("retries exhausted")
+
+// RegistrationError reports a descriptor that cannot be registered.
+type RegistrationError struct {
+	Descriptor string
+	Reason     string
+}
+
+func (e *RegistrationError) Error() string {
+	return "scheduler: register " + e.Descriptor + ": " + e.Reason
+}
+
+// TxnError is the error of a transaction with failed keys. Errors lists them
+// in order; errors.Is and errors.As see through it to each key's error.
+type TxnError struct {
+	Seq      uint64
+	Errors   []KeyError
+	Reverted bool
+}
+
+func (e *TxnError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "transaction #%d: %d failed", e.Seq, len(e.Errors))
+	if e.Reverted {
+		b.WriteString(" (reverted)")
+	}
+	for i, ke := range e.Errors {
+		if i == 3 {
+			fmt.Fprintf(&b, "; and %d more", len(e.Errors)-3)
+			break
+		}
+		b.WriteString("; ")
+		b.WriteString(ke.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns the per-key errors.
+func (e *TxnError) Unwrap() []error {
+	out := make([]error, len(e.Errors))
+	for i, ke := range e.Errors {
+		out[i] = ke
+	}
+	return out
+}

@@ -1,0 +1,253 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+)
+
+// txnOutput is a transaction's result and the statuses to deliver to
+// watchers once the graph lock is released.
+type txnOutput struct {
+	*Result
+	statuses []Status
+}
+
+// runTxn plans and executes one transaction; the caller holds s.mu.
+func (s *Scheduler) runTxn(j *job) txnOutput {
+	seq := s.seq + 1
+	res := &Result{Seq: seq, Kind: j.kind, Description: j.opts.description, DryRun: j.opts.dryRun, Start: time.Now()}
+	ctx := context.WithoutCancel(j.ctx)
+
+	// Plan: the same algorithm with no southbound calls, rolled back.
+	plan := &run{s: s, g: s.g, ctx: ctx, seq: seq, opts: j.opts, sim: true}
+	s.g.begin()
+	plan.apply(j)
+	s.g.rollback(nil)
+	res.Planned = plan.ops
+	if s.opts.txnLog {
+		s.logOps(res, res.Planned, true)
+	}
+	if j.opts.dryRun {
+		res.Errors = plan.errs
+		res.End = time.Now()
+		if len(res.Errors) > 0 {
+			res.Err = &TxnError{Seq: seq, Errors: res.Errors}
+		}
+		return txnOutput{Result: res}
+	}
+
+	s.seq = seq
+	exec := &run{s: s, g: s.g, ctx: ctx, seq: seq, opts: j.opts}
+	if s.watchers.active() {
+		exec.touched = map[string]struct{}{}
+	}
+	s.g.begin()
+	exec.apply(j)
+	if exec.abort {
+		exec.revert()
+		res.Reverted = true
+	} else {
+		s.g.commit()
+	}
+	res.Executed, res.Errors = exec.ops, exec.errs
+	if len(exec.retry) > 0 {
+		s.retryLater(exec.retry, j.opts)
+	}
+	res.End = time.Now()
+	if len(res.Errors) > 0 {
+		res.Err = &TxnError{Seq: seq, Errors: res.Errors, Reverted: res.Reverted}
+	}
+	if s.opts.txnLog {
+		s.logOps(res, res.Executed, false)
+	}
+	out := txnOutput{Result: res}
+	if exec.touched != nil {
+		out.statuses = make([]Status, 0, len(exec.touched))
+		for k := range exec.touched {
+			st := s.statusLocked(k, true)
+			if st.State == NONEXISTENT {
+				st.State = REMOVED
+			}
+			out.statuses = append(out.statuses, st)
+		}
+		slices.SortFunc(out.statuses, func(a, b Status) int { return strings.Compare(a.Key, b.Key) })
+	}
+	return out
+}
+
+// apply runs the job's changes through the algorithm.
+func (r *run) apply(j *job) {
+	switch j.kind {
+	case NBTxn:
+		for _, it := range j.items {
+			r.setIntent(it.key, it.value)
+		}
+		for _, it := range j.items {
+			r.reconcileTop(it.key)
+		}
+	case SBNotification:
+		for _, it := range j.items {
+			r.notify(it)
+		}
+	case RetryTxn:
+		r.flags = FlagRetry
+		for _, it := range j.retry {
+			n := r.g.nodes[it.key]
+			if n == nil || n.intentSeq != it.intentSeq || n.state != RETRYING {
+				continue // superseded by a newer value, or resolved meanwhile
+			}
+			r.mut(n)
+			n.retries++
+			r.reconcile(it.key)
+		}
+	case RegistrationTxn:
+		for _, it := range j.items {
+			if n := r.g.nodes[it.key]; n != nil && n.desc == nil {
+				r.mut(n)
+				n.desc = r.s.lookup(it.key)
+				r.g.setUnimplemented(n.key, false)
+				r.evaluate(n)
+			}
+		}
+		for _, it := range j.items {
+			r.reconcile(it.key)
+		}
+	}
+}
+
+// reconcileTop reconciles a key of the transaction and records a NOOP when
+// its value needed nothing.
+func (r *run) reconcileTop(key string) {
+	r.reconcile(key)
+	if n := r.g.nodes[key]; n != nil && n.opSeq != r.seq && n.intent != nil && n.state == CONFIGURED {
+		r.opFor(n, Op{Key: key, Kind: OpNone, Value: n.intent, Flags: FlagNoop})
+	}
+}
+
+// notify applies one southbound notification.
+func (r *run) notify(it txnItem) {
+	n := r.g.nodes[it.key]
+	if n != nil && n.base != "" {
+		r.keyErr(it.key, OpNone, ErrDerivedKey)
+		return
+	}
+	if it.value != nil {
+		if n != nil && n.intent != nil {
+			// One of ours, seen in the southbound: trust what it says it
+			// holds, then bring it to the intended value.
+			r.mut(n)
+			fresh := n.applied == nil
+			n.applied, n.metadata = it.value, it.metadata
+			r.g.setExisting(n.key, true)
+			r.syncMetadata(n)
+			if fresh {
+				r.derive(n)
+				r.triggerDependents(n.key)
+			}
+			r.reconcile(n.key)
+			return
+		}
+		if n == nil {
+			n = r.newNode(it.key, "")
+		}
+		r.observe(n, it.value, it.metadata, OBTAINED)
+		return
+	}
+	if n == nil || n.applied == nil {
+		return
+	}
+	if n.origin == kv.OriginSB {
+		r.remove(n, FlagObtained)
+		return
+	}
+	// One of ours vanished behind our back: remove what depends on it,
+	// then create it again.
+	r.mut(n)
+	n.origin = kv.OriginSB
+	r.remove(n, 0)
+	n.origin = kv.OriginNB
+	r.reconcile(n.key)
+}
+
+// revert undoes the applied operations in reverse order, the failed one
+// included (it may have been applied in part; errors undoing it are
+// ignored), then rolls the graph back to its state before the transaction.
+func (r *run) revert() {
+	newMeta := map[string]any{}
+	for i := len(r.applied) - 1; i >= 0; i-- {
+		a := r.applied[i]
+		var (
+			o    Op
+			meta any
+			err  error
+		)
+		protect := func(f func() error) {
+			defer func() {
+				if p := recover(); p != nil {
+					err = fmt.Errorf("handler of %s panicked: %v", a.desc.Name(), p)
+				}
+			}()
+			err = f()
+		}
+		switch a.kind {
+		case OpCreate:
+			o = Op{Key: a.key, Kind: OpDelete, PrevValue: a.value}
+			protect(func() error { return a.desc.Delete(r.ctx, a.key, a.value, a.meta) })
+		case OpUpdate:
+			o = Op{Key: a.key, Kind: OpUpdate, Value: a.prev, PrevValue: a.value}
+			protect(func() (e error) { meta, e = a.desc.Update(r.ctx, a.key, a.value, a.prev, a.meta); return })
+		case OpDelete:
+			o = Op{Key: a.key, Kind: OpCreate, Value: a.prev}
+			protect(func() (e error) { meta, e = a.desc.Create(r.ctx, a.key, a.prev); return })
+		}
+		o.Flags = FlagRevert
+		switch {
+		case err != nil && !a.failed:
+			o.Err = err
+			r.keyErr(a.key, o.Kind, fmt.Errorf("revert: %w", err))
+		case err == nil && a.kind != OpCreate:
+			newMeta[a.key] = meta
+		}
+		r.ops = append(r.ops, o)
+	}
+	r.g.rollback(func(key string, n *node) {
+		if n != nil {
+			r.syncMetadata(n)
+		} else if d := r.s.lookup(key); d != nil && d.WithMetadata() {
+			d.DeleteMetadata(d.Label(key))
+		}
+	})
+	for k, m := range newMeta {
+		if n := r.g.nodes[k]; n != nil && n.applied != nil {
+			n.metadata = m
+			r.syncMetadata(n)
+		}
+	}
+	for _, e := range r.errs {
+		if n := r.g.nodes[e.Key]; n != nil {
+			n.lastErr = e.Err
+		}
+	}
+}
+
+// retryLater schedules retries of keys that failed with retriable errors,
+// grouped by their delay.
+func (s *Scheduler) retryLater(keys []string, opts txnOptions) {
+	groups := map[time.Duration][]retryItem{}
+	for _, k := range keys {
+		n := s.g.nodes[k]
+		if n == nil || n.state != RETRYING {
+			continue
+		}
+		d := opts.retry.delay(n.retries + 1)
+		groups[d] = append(groups[d], retryItem{key: k, intentSeq: n.intentSeq})
+	}
+	for d, items := range groups {
+		s.scheduleRetry(items, opts, d)
+	}
+}

@@ -1,0 +1,344 @@
+package scheduler
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/google/btree"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+)
+
+// node is the scheduler's record of one key. Slices held by a node are
+// never mutated in place, only replaced, so that a struct copy is a
+// complete snapshot for the journal.
+type node struct {
+	key  string
+	desc kv.Descriptor // nil: UNIMPLEMENTED
+	// intent is the intended value: from the NB, or from the base value for
+	// a derived node. nil when nothing is intended.
+	intent proto.Message
+	// intentSeq is the transaction that last set intent (retries of older
+	// intents are dropped).
+	intentSeq uint64
+	// invalid is the validation error of intent.
+	invalid error
+	// deps are the dependencies of intent (nil while invalid).
+	deps []kv.Dependency
+	// base is the key of the base value of a derived node.
+	base string
+	// origin of applied: OriginNB (ours) or OriginSB (obtained).
+	origin kv.Origin
+	// applied is what the southbound holds, as far as we know; nil when the
+	// value does not exist there.
+	applied  proto.Message
+	metadata any
+	// derived are the keys of the values derived from applied.
+	derived []string
+	// removing is set while the node is being deleted, so that dependents
+	// see the dependency as gone and are deleted first.
+	removing bool
+
+	state   State
+	lastOp  OpKind
+	lastErr error
+	// failedSeq is the transaction whose operation on the node failed.
+	failedSeq uint64
+	// retries counts retries of the current intent.
+	retries int
+	seq     uint64 // last transaction that changed the node
+	opSeq   uint64 // last transaction that recorded an operation on it
+	epoch   uint64 // journal epoch of the last snapshot
+}
+
+func (n *node) exists() bool { return n.applied != nil && !n.removing }
+
+// label returns the node's label, or the key for UNIMPLEMENTED values.
+func (n *node) label() string {
+	if n.desc == nil {
+		return n.key
+	}
+	return n.desc.Label(n.key)
+}
+
+type stringSet map[string]struct{}
+
+// graph holds the nodes and the indexes that resolve dependencies. All its
+// mutations go through methods that record an undo entry while a journal is
+// open, so a simulated or reverted transaction can be rolled back at a cost
+// proportional to what it touched.
+type graph struct {
+	nodes map[string]*node
+	// dependents: key -> keys of the nodes with a plain dependency on it.
+	dependents map[string]stringSet
+	// anyOf: prefix -> keys of the nodes with an AnyOf dependency on it.
+	anyOf map[string]stringSet
+	// anyOfLens counts AnyOf prefixes per length, to find the prefixes of a
+	// key with one map lookup per distinct length.
+	anyOfLens map[int]int
+	// existing orders the keys of existing values, for AnyOf scans.
+	existing *btree.BTreeG[string]
+	// unimplemented holds the keys without a descriptor.
+	unimplemented stringSet
+
+	journal []undo
+	epoch   uint64
+	open    bool
+}
+
+type undoKind uint8
+
+const (
+	undoNode        undoKind = iota // restore *n = saved
+	undoAddNode                     // delete nodes[key]
+	undoDelNode                     // nodes[key] = n
+	undoAddDep                      // remove dependents[target][key]
+	undoDelDep                      // add dependents[target][key]
+	undoAddAnyOf                    // remove anyOf[target][key]
+	undoDelAnyOf                    // add anyOf[target][key]
+	undoAddExisting                 // existing.Delete(key)
+	undoDelExisting                 // existing.ReplaceOrInsert(key)
+	undoAddUnimpl                   // delete unimplemented[key]
+	undoDelUnimpl                   // unimplemented[key]
+)
+
+type undo struct {
+	kind   undoKind
+	key    string
+	target string
+	n      *node
+	saved  node
+}
+
+func newGraph() *graph {
+	return &graph{
+		nodes:         map[string]*node{},
+		dependents:    map[string]stringSet{},
+		anyOf:         map[string]stringSet{},
+		anyOfLens:     map[int]int{},
+		existing:      btree.NewG[string](32, func(a, b string) bool { return a < b }),
+		unimplemented: stringSet{},
+	}
+}
+
+// begin opens the journal.
+func (g *graph) begin() {
+	g.open = true
+	g.epoch++
+	g.journal = g.journal[:0]
+}
+
+// commit closes the journal, keeping every change.
+func (g *graph) commit() {
+	g.open = false
+	if cap(g.journal) > 1<<14 {
+		g.journal = nil // do not keep a huge transaction's journal alive
+	} else {
+		clear(g.journal)
+		g.journal = g.journal[:0]
+	}
+}
+
+// rollback undoes every change since begin, newest first, and calls
+// restored for each node whose fields were restored or that was removed
+// again (restored with nil when the node no longer exists).
+func (g *graph) rollback(restored func(key string, n *node)) {
+	for i := len(g.journal) - 1; i >= 0; i-- {
+		u := &g.journal[i]
+		switch u.kind {
+		case undoNode:
+			*u.n = u.saved
+			if restored != nil {
+				restored(u.n.key, u.n)
+			}
+		case undoAddNode:
+			delete(g.nodes, u.key)
+			if restored != nil {
+				restored(u.key, nil)
+			}
+		case undoDelNode:
+			g.nodes[u.key] = u.n
+			if restored != nil {
+				restored(u.key, u.n)
+			}
+		case undoAddDep:
+			g.setDel(g.dependents, u.target, u.key)
+		case undoDelDep:
+			g.setAdd(g.dependents, u.target, u.key)
+		case undoAddAnyOf:
+			g.setDel(g.anyOf, u.target, u.key)
+			g.anyOfLen(len(u.target), -1)
+		case undoDelAnyOf:
+			g.setAdd(g.anyOf, u.target, u.key)
+			g.anyOfLen(len(u.target), +1)
+		case undoAddExisting:
+			g.existing.Delete(u.key)
+		case undoDelExisting:
+			g.existing.ReplaceOrInsert(u.key)
+		case undoAddUnimpl:
+			delete(g.unimplemented, u.key)
+		case undoDelUnimpl:
+			g.unimplemented[u.key] = struct{}{}
+		}
+	}
+	g.commit()
+}
+
+func (g *graph) record(u undo) {
+	if g.open {
+		g.journal = append(g.journal, u)
+	}
+}
+
+// touch snapshots n before its first change in the open journal.
+func (g *graph) touch(n *node) {
+	if g.open && n.epoch != g.epoch {
+		g.journal = append(g.journal, undo{kind: undoNode, n: n, saved: *n})
+		n.epoch = g.epoch
+	}
+}
+
+func (g *graph) addNode(n *node) {
+	n.epoch = g.epoch // a new node needs no snapshot
+	g.nodes[n.key] = n
+	g.record(undo{kind: undoAddNode, key: n.key})
+}
+
+func (g *graph) delNode(n *node) {
+	delete(g.nodes, n.key)
+	g.record(undo{kind: undoDelNode, key: n.key, n: n})
+}
+
+func (g *graph) setAdd(m map[string]stringSet, target, key string) bool {
+	set := m[target]
+	if set == nil {
+		set = stringSet{}
+		m[target] = set
+	} else if _, ok := set[key]; ok {
+		return false
+	}
+	set[key] = struct{}{}
+	return true
+}
+
+func (g *graph) setDel(m map[string]stringSet, target, key string) bool {
+	set := m[target]
+	if _, ok := set[key]; !ok {
+		return false
+	}
+	delete(set, key)
+	if len(set) == 0 {
+		delete(m, target)
+	}
+	return true
+}
+
+func (g *graph) anyOfLen(l, delta int) {
+	g.anyOfLens[l] += delta
+	if g.anyOfLens[l] <= 0 {
+		delete(g.anyOfLens, l)
+	}
+}
+
+// setDeps replaces the dependency edges of n with those of deps.
+func (g *graph) setDeps(n *node, deps []kv.Dependency) {
+	for _, d := range n.deps {
+		if !d.IsAnyOf() {
+			if g.setDel(g.dependents, d.Key, n.key) {
+				g.record(undo{kind: undoDelDep, key: n.key, target: d.Key})
+			}
+			continue
+		}
+		for _, p := range d.AnyOf.Prefixes {
+			if g.setDel(g.anyOf, p, n.key) {
+				g.anyOfLen(len(p), -1)
+				g.record(undo{kind: undoDelAnyOf, key: n.key, target: p})
+			}
+		}
+	}
+	g.touch(n)
+	n.deps = deps
+	for _, d := range deps {
+		if !d.IsAnyOf() {
+			if g.setAdd(g.dependents, d.Key, n.key) {
+				g.record(undo{kind: undoAddDep, key: n.key, target: d.Key})
+			}
+			continue
+		}
+		for _, p := range d.AnyOf.Prefixes {
+			if g.setAdd(g.anyOf, p, n.key) {
+				g.anyOfLen(len(p), +1)
+				g.record(undo{kind: undoAddAnyOf, key: n.key, target: p})
+			}
+		}
+	}
+}
+
+func (g *graph) setExisting(key string, exists bool) {
+	if exists {
+		if _, had := g.existing.ReplaceOrInsert(key); !had {
+			g.record(undo{kind: undoAddExisting, key: key})
+		}
+		return
+	}
+	if _, had := g.existing.Delete(key); had {
+		g.record(undo{kind: undoDelExisting, key: key})
+	}
+}
+
+func (g *graph) setUnimplemented(key string, on bool) {
+	_, had := g.unimplemented[key]
+	switch {
+	case on && !had:
+		g.unimplemented[key] = struct{}{}
+		g.record(undo{kind: undoAddUnimpl, key: key})
+	case !on && had:
+		delete(g.unimplemented, key)
+		g.record(undo{kind: undoDelUnimpl, key: key})
+	}
+}
+
+// dependentsOf returns the keys of the nodes that depend on key, plainly or
+// through an AnyOf prefix of key (whether or not its predicate accepts key;
+// callers re-check). Sorted, for a deterministic order.
+func (g *graph) dependentsOf(key string) []string {
+	var out []string
+	for k := range g.dependents[key] {
+		out = append(out, k)
+	}
+	for l := range g.anyOfLens {
+		if l > len(key) {
+			continue
+		}
+		for k := range g.anyOf[key[:l]] {
+			out = append(out, k)
+		}
+	}
+	if len(out) > 1 {
+		slices.Sort(out)
+		out = slices.Compact(out)
+	}
+	return out
+}
+
+// anyOfSatisfied returns an existing key that satisfies the AnyOf
+// dependency, or "". Values being removed are not in the index.
+func (g *graph) anyOfSatisfied(a *kv.AnyOf) (found string) {
+	for _, p := range a.Prefixes {
+		g.existing.AscendGreaterOrEqual(p, func(k string) bool {
+			if !strings.HasPrefix(k, p) {
+				return false
+			}
+			if a.Match == nil || a.Match(k) {
+				found = k
+				return false
+			}
+			return true
+		})
+		if found != "" {
+			return found
+		}
+	}
+	return ""
+}

@@ -1,0 +1,114 @@
+package scheduler
+
+import (
+	"errors"
+	"log/slog"
+	"time"
+)
+
+// Option configures a Scheduler.
+type Option func(*options)
+
+type options struct {
+	// logger receives the transaction log and the scheduler's own messages.
+	logger *slog.Logger
+	// txnLog turns the transaction log (plan before execution, executed
+	// operations after) on or off.
+	txnLog bool
+	// watchBuffer is the default channel buffer of a watcher.
+	watchBuffer int
+	// maxCycle bounds the number of values examined when looking for a
+	// dependency cycle that can be created as a unit.
+	maxCycle int
+}
+
+// defaultOptions are the settings of scheduler.New with no options.
+func defaultOptions() options {
+	return options{
+		logger:      slog.Default(), // the process's logger
+		txnLog:      true,           // like the reference, log every transaction
+		watchBuffer: 1024,           // a watcher may lag this many updates
+		maxCycle:    4096,           // plenty for veth pairs and rings of tunnels
+	}
+}
+
+func (o *options) validate() error {
+	switch {
+	case o.logger == nil:
+		return errors.New("scheduler: nil logger")
+	case o.watchBuffer < 1:
+		return errors.New("scheduler: watch buffer must be at least 1")
+	case o.maxCycle < 2:
+		return errors.New("scheduler: cycle bound must be at least 2")
+	}
+	return nil
+}
+
+// WithLogger sets the logger of the transaction log and of the scheduler's
+// own messages (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+
+// WithTxnLog turns the transaction log on (the default) or off. Turned off,
+// nothing is formatted.
+func WithTxnLog(on bool) Option { return func(o *options) { o.txnLog = on } }
+
+// WithWatchBuffer sets the default channel buffer of watchers (default 1024).
+func WithWatchBuffer(n int) Option { return func(o *options) { o.watchBuffer = n } }
+
+// TxnOption configures one transaction.
+type TxnOption func(*txnOptions)
+
+type txnOptions struct {
+	description string
+	revert      bool
+	dryRun      bool
+	retry       RetryPolicy
+}
+
+// RetryPolicy says how failed operations of a transaction are retried: after
+// Period, then with the period doubled (when Backoff is set) up to MaxPeriod,
+// at most MaxAttempts times. Only errors the descriptor calls retriable are
+// retried; a retry is dropped when a newer value for the key has arrived.
+type RetryPolicy struct {
+	Period      time.Duration
+	MaxAttempts int
+	Backoff     bool
+	MaxPeriod   time.Duration
+}
+
+func (p RetryPolicy) enabled() bool { return p.MaxAttempts > 0 }
+
+// delay returns the wait before retry number attempt (1-based).
+func (p RetryPolicy) delay(attempt int) time.Duration {
+	d := p.Period
+	if d <= 0 {
+		d = time.Second
+	}
+	if p.Backoff {
+		for i := 1; i < attempt; i++ {
+			d *= 2
+			if p.MaxPeriod > 0 && d >= p.MaxPeriod {
+				return p.MaxPeriod
+			}
+		}
+	}
+	if p.MaxPeriod > 0 && d > p.MaxPeriod {
+		d = p.MaxPeriod
+	}
+	return d
+}
+
+// Description describes the transaction in logs and results.
+func Description(text string) TxnOption { return func(o *txnOptions) { o.description = text } }
+
+// Revert makes the transaction undo everything it applied, in reverse
+// order, on its first failure, so that the southbound ends as before it.
+// Without it a transaction is best-effort: it applies all it can.
+func Revert() TxnOption { return func(o *txnOptions) { o.revert = true } }
+
+// DryRun plans the transaction without executing it: Result.Planned is the
+// plan preview, nothing is called and nothing changes.
+func DryRun() TxnOption { return func(o *txnOptions) { o.dryRun = true } }
+
+// Retry retries the transaction's failed operations per policy.
+func Retry(policy RetryPolicy) TxnOption { return func(o *txnOptions) { o.retry = policy } }

@@ -1,0 +1,329 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+)
+
+// Scheduler keeps a southbound in sync with the intended state of its
+// values. Create one with New; it runs one worker goroutine until Close.
+type Scheduler struct {
+	opts options
+
+	// mu guards the graph and the descriptor index. The worker holds it
+	// for writing while it runs a transaction; readers take it for reading.
+	mu    sync.RWMutex
+	g     *graph
+	descs map[string]kv.Descriptor
+	index keyIndex
+	seq   uint64
+
+	qmu     sync.Mutex
+	queue   []*job
+	wake    chan struct{}
+	closed  bool
+	stopped chan struct{}
+	timers  map[*time.Timer]struct{}
+
+	watchers watcherSet
+}
+
+// job is one unit of work of the worker: a transaction of some kind, or a
+// registration.
+type job struct {
+	kind     TxnKind
+	ctx      context.Context
+	opts     txnOptions
+	items    []txnItem
+	retry    []retryItem
+	register []kv.Descriptor
+	done     chan *Result
+	regErr   chan error
+}
+
+type txnItem struct {
+	key      string
+	value    proto.Message
+	metadata any // SB notifications only
+}
+
+type retryItem struct {
+	key       string
+	intentSeq uint64
+}
+
+// New creates a scheduler and starts its worker.
+func New(opts ...Option) (*Scheduler, error) {
+	o := defaultOptions()
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	s := &Scheduler{
+		opts:    o,
+		g:       newGraph(),
+		descs:   map[string]kv.Descriptor{},
+		index:   newKeyIndex(),
+		wake:    make(chan struct{}, 1),
+		stopped: make(chan struct{}),
+		timers:  map[*time.Timer]struct{}{},
+	}
+	go s.worker()
+	return s, nil
+}
+
+// Register adds descriptors. Names must be unique and key spaces must not
+// overlap; the first problem is returned and nothing of the call is
+// registered. Values that were UNIMPLEMENTED and that a new descriptor
+// handles are applied right away, in a transaction of kind
+// RegistrationTxn.
+func (s *Scheduler) Register(ds ...kv.Descriptor) error {
+	j := &job{kind: RegistrationTxn, ctx: context.Background(), register: ds, done: make(chan *Result, 1), regErr: make(chan error, 1)}
+	if err := s.enqueue(j); err != nil {
+		return err
+	}
+	return <-j.regErr
+}
+
+// Descriptors returns the names of the registered descriptors, sorted.
+func (s *Scheduler) Descriptors() []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	names := make([]string, 0, len(s.descs))
+	for n := range s.descs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Descriptor returns the registered descriptor with the given name.
+func (s *Scheduler) Descriptor(name string) (kv.Descriptor, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	d, ok := s.descs[name]
+	return d, ok
+}
+
+// DescriptorForKey returns the descriptor that handles key.
+func (s *Scheduler) DescriptorForKey(key string) (kv.Descriptor, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	d := s.index.lookup(key)
+	return d, d != nil
+}
+
+func (s *Scheduler) lookup(key string) kv.Descriptor { return s.index.lookup(key) }
+
+// checkRegistration validates ds against the registered descriptors and
+// each other.
+func (s *Scheduler) checkRegistration(ds []kv.Descriptor) error {
+	pending := map[string]kv.Descriptor{}
+	all := make([]kv.Descriptor, 0, len(s.descs)+len(ds))
+	for _, d := range s.descs {
+		all = append(all, d)
+	}
+	for _, d := range ds {
+		if d == nil {
+			return &RegistrationError{Descriptor: "<nil>", Reason: "nil descriptor"}
+		}
+		name := d.Name()
+		if _, dup := s.descs[name]; dup {
+			return &RegistrationError{Descriptor: name, Reason: "a descriptor with this name is already registered"}
+		}
+		if _, dup := pending[name]; dup {
+			return &RegistrationError{Descriptor: name, Reason: "the name is given twice"}
+		}
+		for _, other := range all {
+			if reason := overlap(d, other); reason != "" {
+				return &RegistrationError{Descriptor: name, Reason: reason}
+			}
+		}
+		pending[name] = d
+		all = append(all, d)
+	}
+	return nil
+}
+
+// overlap explains why the key spaces of a and b overlap, or returns "".
+func overlap(a, b kv.Descriptor) string {
+	pa, pb := a.KeyPrefix(), b.KeyPrefix()
+	if !strings.HasPrefix(pa, pb) && !strings.HasPrefix(pb, pa) {
+		return ""
+	}
+	ta, tb := a.KeyTemplate(), b.KeyTemplate()
+	if ta == nil || tb == nil {
+		return fmt.Sprintf("its key prefix %q and the prefix %q of descriptor %s nest, and without key templates on both the key spaces cannot be told apart", pa, pb, b.Name())
+	}
+	if example, ok := ta.Overlaps(tb); ok {
+		return fmt.Sprintf("its key template %q overlaps the template %q of descriptor %s: both match %q", ta, tb, b.Name(), example)
+	}
+	return ""
+}
+
+// enqueue adds a job to the queue, or fails when the scheduler is closed.
+func (s *Scheduler) enqueue(j *job) error {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	s.queue = append(s.queue, j)
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// QueueLen returns the number of jobs waiting for the worker.
+func (s *Scheduler) QueueLen() int {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	return len(s.queue)
+}
+
+func (s *Scheduler) worker() {
+	defer close(s.stopped)
+	for {
+		s.qmu.Lock()
+		if len(s.queue) == 0 {
+			closed := s.closed
+			s.qmu.Unlock()
+			if closed {
+				return
+			}
+			<-s.wake
+			continue
+		}
+		j := s.queue[0]
+		s.queue[0] = nil
+		s.queue = s.queue[1:]
+		s.qmu.Unlock()
+		s.process(j)
+	}
+}
+
+// Close stops the scheduler. Queued work is drained until ctx ends; what
+// is still queued then is rejected with ErrClosed, and pending retries are
+// dropped. Commits after Close fail with ErrClosed.
+func (s *Scheduler) Close(ctx context.Context) error {
+	s.qmu.Lock()
+	if s.closed {
+		s.qmu.Unlock()
+		<-s.stopped
+		return nil
+	}
+	s.closed = true
+	for t := range s.timers {
+		t.Stop()
+	}
+	clear(s.timers)
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+	s.qmu.Unlock()
+
+	var err error
+	select {
+	case <-s.stopped:
+	case <-ctx.Done():
+		s.qmu.Lock()
+		rejected := s.queue
+		s.queue = nil
+		s.qmu.Unlock()
+		for _, j := range rejected {
+			j.finish(&Result{Kind: j.kind, Err: ErrClosed}, ErrClosed)
+		}
+		if len(rejected) > 0 {
+			err = fmt.Errorf("scheduler: %d queued jobs rejected: %w", len(rejected), ctx.Err())
+		}
+		<-s.stopped
+	}
+	s.watchers.closeAll()
+	return err
+}
+
+func (j *job) finish(r *Result, regErr error) {
+	if j.regErr != nil {
+		j.regErr <- regErr
+	}
+	if j.done != nil {
+		j.done <- r
+	}
+}
+
+// process runs one job on the worker.
+func (s *Scheduler) process(j *job) {
+	if j.ctx.Err() != nil {
+		j.finish(&Result{Kind: j.kind, Err: j.ctx.Err()}, j.ctx.Err())
+		return
+	}
+	s.mu.Lock()
+	if j.register != nil {
+		if err := s.checkRegistration(j.register); err != nil {
+			s.mu.Unlock()
+			j.finish(&Result{Kind: j.kind, Err: err}, err)
+			return
+		}
+		for _, d := range j.register {
+			s.descs[d.Name()] = d
+			s.index.add(d)
+		}
+		j.items = s.newlyImplemented(j.register)
+		if len(j.items) == 0 {
+			s.mu.Unlock()
+			j.finish(&Result{Kind: j.kind}, nil)
+			return
+		}
+	}
+	res := s.runTxn(j)
+	s.mu.Unlock()
+	s.watchers.deliver(res.statuses)
+	res.statuses = nil
+	j.finish(res.Result, nil)
+}
+
+// newlyImplemented lists the UNIMPLEMENTED keys that the new descriptors
+// handle, and attaches the descriptors to their nodes.
+func (s *Scheduler) newlyImplemented(ds []kv.Descriptor) []txnItem {
+	var items []txnItem
+	for key := range s.g.unimplemented {
+		for _, d := range ds {
+			if d.IsKey(key) {
+				items = append(items, txnItem{key: key})
+				break
+			}
+		}
+	}
+	sort.Slice(items, func(a, b int) bool { return items[a].key < items[b].key })
+	return items
+}
+
+// scheduleRetry queues a retry of keys after delay.
+func (s *Scheduler) scheduleRetry(items []retryItem, opts txnOptions, delay time.Duration) {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	if s.closed {
+		return
+	}
+	var t *time.Timer
+	t = time.AfterFunc(delay, func() {
+		s.qmu.Lock()
+		delete(s.timers, t)
+		s.qmu.Unlock()
+		_ = s.enqueue(&job{kind: RetryTxn, ctx: context.Background(), opts: opts, retry: items})
+	})
+	s.timers[t] = struct{}{}
+}

@@ -1,0 +1,233 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"google.golang.org/protobuf/proto"
+)
+
+// Txn builds a transaction: a batch of changes of intended values that the
+// scheduler plans and executes as one. Build it with Set and Delete, then
+// Commit. A Txn is not safe for concurrent use; it may be committed again.
+type Txn struct {
+	s     *Scheduler
+	opts  txnOptions
+	items []txnItem
+	index map[string]int
+	err   error
+}
+
+// Txn starts a transaction.
+func (s *Scheduler) Txn(opts ...TxnOption) *Txn {
+	t := &Txn{s: s, index: map[string]int{}}
+	for _, o := range opts {
+		o(&t.opts)
+	}
+	return t
+}
+
+// With adds options to the transaction.
+func (t *Txn) With(opts ...TxnOption) *Txn {
+	for _, o := range opts {
+		o(&t.opts)
+	}
+	return t
+}
+
+// Set sets the intended value of key. A later Set or Delete of the same key
+// in the transaction replaces it. Setting nil is the same as Delete.
+func (t *Txn) Set(key string, value proto.Message) *Txn {
+	if key == "" {
+		if t.err == nil {
+			t.err = errors.New("scheduler: Set with an empty key")
+		}
+		return t
+	}
+	if i, ok := t.index[key]; ok {
+		t.items[i].value = value
+		return t
+	}
+	t.index[key] = len(t.items)
+	t.items = append(t.items, txnItem{key: key, value: value})
+	return t
+}
+
+// Delete removes the intended value of key: the value, its derived values
+// and (first) the values that depend on it are deleted from the southbound;
+// the dependents become PENDING.
+func (t *Txn) Delete(key string) *Txn { return t.Set(key, nil) }
+
+// Len returns the number of keys in the transaction.
+func (t *Txn) Len() int { return len(t.items) }
+
+func (t *Txn) job(ctx context.Context) *job {
+	return &job{kind: NBTxn, ctx: ctx, opts: t.opts, items: append([]txnItem(nil), t.items...), done: make(chan *Result, 1)}
+}
+
+// Commit queues the transaction and blocks until it has run. The error is
+// Result.Err: nil, ErrClosed, the context's error (a transaction still
+// queued when ctx ends is dropped; one already running completes), or a
+// *TxnError with the per-key errors.
+func (t *Txn) Commit(ctx context.Context) (*Result, error) {
+	if t.err != nil {
+		return &Result{Kind: NBTxn, Err: t.err}, t.err
+	}
+	j := t.job(ctx)
+	if err := t.s.enqueue(j); err != nil {
+		return &Result{Kind: NBTxn, Err: err}, err
+	}
+	select {
+	case r := <-j.done:
+		return r, r.Err
+	case <-ctx.Done():
+		return &Result{Kind: NBTxn, Err: ctx.Err()}, ctx.Err()
+	}
+}
+
+// CommitAsync queues the transaction and returns at once; the channel
+// receives the result when it has run.
+func (t *Txn) CommitAsync(ctx context.Context) <-chan *Result {
+	if t.err != nil {
+		return resolved(&Result{Kind: NBTxn, Err: t.err})
+	}
+	j := t.job(ctx)
+	if err := t.s.enqueue(j); err != nil {
+		return resolved(&Result{Kind: NBTxn, Err: err})
+	}
+	return j.done
+}
+
+func resolved(r *Result) <-chan *Result {
+	ch := make(chan *Result, 1)
+	ch <- r
+	return ch
+}
+
+// CommitAndWait commits the transaction, then waits until every value it
+// touched has settled (any state but PENDING and RETRYING) or ctx ends.
+// Result.Outcomes gives the state of each value; values still PENDING come
+// with their WhyPending. When ctx ends first, the outcomes are those of that
+// moment and the error wraps ErrNotSettled.
+func (t *Txn) CommitAndWait(ctx context.Context) (*Result, error) {
+	keys := newKeySet()
+	for _, it := range t.items {
+		keys.add(it.key)
+	}
+	w := t.s.Watch(keys.has, 0)
+	defer w.Close()
+
+	res, err := t.Commit(ctx)
+	if res == nil || res.Seq == 0 || res.DryRun {
+		return res, err
+	}
+	for _, op := range res.Executed {
+		keys.add(op.Key)
+	}
+	for {
+		outcomes, settled := t.s.outcomes(keys.list())
+		res.Outcomes = outcomes
+		if settled {
+			return res, err
+		}
+		select {
+		case <-w.C:
+		case <-ctx.Done():
+			return res, errors.Join(err, fmt.Errorf("%w: %w", ErrNotSettled, ctx.Err()))
+		}
+	}
+}
+
+// ErrNotSettled is wrapped by CommitAndWait's error when its context ended
+// while some values were still PENDING or RETRYING.
+var ErrNotSettled = errors.New("values not settled")
+
+// outcomes returns the outcome of each key and whether all have settled.
+func (s *Scheduler) outcomes(keys []string) ([]Outcome, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	all := true
+	out := make([]Outcome, 0, len(keys))
+	for _, k := range keys {
+		st := s.statusLocked(k, false)
+		o := Outcome{Key: k, State: st.State, Err: st.LastErr}
+		if st.State == PENDING {
+			o.WhyPending = s.whyPendingLocked(k)
+		}
+		if !st.State.Settled() {
+			all = false
+		}
+		out = append(out, o)
+	}
+	return out, all
+}
+
+// Notification is one value pushed by the southbound: present (Value set)
+// or gone (Value nil).
+type Notification struct {
+	Key      string
+	Value    proto.Message
+	Metadata any
+}
+
+// Notify applies southbound notifications as one transaction of kind
+// SBNotification and blocks until it has run. A value present in the
+// southbound and not intended by us becomes OBTAINED: it satisfies
+// dependencies and is never created or deleted by us. Notifications are
+// queued like transactions and never dropped.
+func (s *Scheduler) Notify(ctx context.Context, ns ...Notification) (*Result, error) {
+	select {
+	case r := <-s.NotifyAsync(ns...):
+		return r, r.Err
+	case <-ctx.Done():
+		return &Result{Kind: SBNotification, Err: ctx.Err()}, ctx.Err()
+	}
+}
+
+// NotifyAsync is Notify without waiting.
+func (s *Scheduler) NotifyAsync(ns ...Notification) <-chan *Result {
+	j := &job{kind: SBNotification, ctx: context.Background(), done: make(chan *Result, 1)}
+	for _, n := range ns {
+		if n.Key == "" {
+			return resolved(&Result{Kind: SBNotification, Err: errors.New("scheduler: notification with an empty key")})
+		}
+		j.items = append(j.items, txnItem{key: n.Key, value: n.Value, metadata: n.Metadata})
+	}
+	if err := s.enqueue(j); err != nil {
+		return resolved(&Result{Kind: SBNotification, Err: err})
+	}
+	return j.done
+}
+
+// keySet is a set of keys safe for concurrent use.
+type keySet struct {
+	mu    sync.RWMutex
+	keys  map[string]struct{}
+	order []string
+}
+
+func newKeySet() *keySet { return &keySet{keys: map[string]struct{}{}} }
+
+func (k *keySet) add(key string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if _, ok := k.keys[key]; !ok {
+		k.keys[key] = struct{}{}
+		k.order = append(k.order, key)
+	}
+}
+
+func (k *keySet) has(key string) bool {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	_, ok := k.keys[key]
+	return ok
+}
+
+func (k *keySet) list() []string {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	return append([]string(nil), k.order...)
+}

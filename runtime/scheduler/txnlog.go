@@ -1,0 +1,143 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+
+	"google.golang.org/protobuf/encoding/prototext"
+)
+
+// logOps writes the plan (before execution) or the executed operations
+// (after) of a transaction as one log record. The cost is linear in the
+// number of operations: one pass into one builder. Values are included at
+// debug level only.
+func (s *Scheduler) logOps(res *Result, ops []Op, planned bool) {
+	ctx := context.Background()
+	l := s.opts.logger
+	if !l.Enabled(ctx, slog.LevelInfo) {
+		return
+	}
+	withValues := l.Enabled(ctx, slog.LevelDebug)
+	var b strings.Builder
+	b.Grow(64 + 64*len(ops))
+	writeTxnHeader(&b, res, planned, len(ops))
+	writeOps(&b, ops, withValues)
+	level := slog.LevelInfo
+	if !planned && res.Err != nil {
+		level = slog.LevelWarn
+	}
+	l.LogAttrs(ctx, level, b.String(), slog.Uint64("seq", res.Seq), slog.String("kind", res.Kind.String()))
+}
+
+func writeTxnHeader(b *strings.Builder, res *Result, planned bool, n int) {
+	b.WriteString("transaction #")
+	b.WriteString(strconv.FormatUint(res.Seq, 10))
+	b.WriteString(" (")
+	b.WriteString(res.Kind.String())
+	if res.Description != "" {
+		b.WriteString(": ")
+		b.WriteString(res.Description)
+	}
+	b.WriteString(")")
+	switch {
+	case planned && res.DryRun:
+		b.WriteString(" dry-run plan, ")
+	case planned:
+		b.WriteString(" plan, ")
+	case res.Reverted:
+		b.WriteString(" executed and REVERTED, ")
+	default:
+		b.WriteString(" executed, ")
+	}
+	b.WriteString(strconv.Itoa(n))
+	b.WriteString(" operations")
+	if !planned {
+		b.WriteString(" in ")
+		b.WriteString(res.End.Sub(res.Start).String())
+	}
+	b.WriteString(":")
+}
+
+// writeOps appends one line per operation: index, kind, key, flags, error.
+func writeOps(b *strings.Builder, ops []Op, withValues bool) {
+	for i, o := range ops {
+		b.WriteString("\n  ")
+		b.WriteString(strconv.Itoa(i + 1))
+		b.WriteString(". ")
+		b.WriteString(o.Kind.String())
+		b.WriteByte(' ')
+		b.WriteString(o.Key)
+		if o.Flags != 0 {
+			b.WriteString(" [")
+			o.Flags.appendTo(b)
+			b.WriteByte(']')
+		}
+		if o.Err != nil {
+			b.WriteString(" error: ")
+			b.WriteString(o.Err.Error())
+		}
+		if withValues && o.Value != nil {
+			b.WriteString("\n     value: ")
+			b.WriteString(prototext.MarshalOptions{}.Format(o.Value))
+		}
+	}
+}
+
+// FormatOps renders operations the way the transaction log does.
+func FormatOps(ops []Op) string {
+	var b strings.Builder
+	writeOps(&b, ops, false)
+	return strings.TrimPrefix(b.String(), "\n")
+}
+
+// NewLogHandler returns a slog handler that writes each record as its level
+// and message, then its attributes as key=value, with multi-line messages
+// (the transaction log) kept readable instead of quoted.
+func NewLogHandler(w io.Writer, level slog.Leveler) slog.Handler {
+	if level == nil {
+		level = slog.LevelInfo
+	}
+	return &logHandler{w: w, level: level, mu: &sync.Mutex{}}
+}
+
+type logHandler struct {
+	w     io.Writer
+	level slog.Leveler
+	attrs []slog.Attr
+	mu    *sync.Mutex
+}
+
+func (h *logHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= h.level.Level() }
+
+func (h *logHandler) Handle(_ context.Context, r slog.Record) error {
+	var b strings.Builder
+	b.WriteString(r.Level.String())
+	b.WriteByte(' ')
+	b.WriteString(r.Message)
+	write := func(a slog.Attr) bool {
+		fmt.Fprintf(&b, " %s=%v", a.Key, a.Value)
+		return true
+	}
+	for _, a := range h.attrs {
+		write(a)
+	}
+	r.Attrs(write)
+	b.WriteByte('\n')
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, err := io.WriteString(h.w, b.String())
+	return err
+}
+
+func (h *logHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	c := *h
+	c.attrs = append(append([]slog.Attr(nil), h.attrs...), attrs...)
+	return &c
+}
+
+func (h *logHandler) WithGroup(string) slog.Handler { return h }

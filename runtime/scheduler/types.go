@@ -1,0 +1,237 @@
+package scheduler
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+)
+
+// State is the state of one value.
+type State uint8
+
+// The value states.
+const (
+	// NONEXISTENT: the scheduler knows nothing of the key.
+	NONEXISTENT State = iota
+	// PENDING: intended, but waiting for unmet dependencies.
+	PENDING
+	// CONFIGURED: applied to the southbound and equal to the intended value.
+	CONFIGURED
+	// OBTAINED: created outside us and only observed (SB origin).
+	OBTAINED
+	// DISCOVERED: derived from an OBTAINED value; observed, never created by us.
+	DISCOVERED
+	// INVALID: the intended value failed validation; nothing of it was sent
+	// to the southbound (a previously applied valid version stays).
+	INVALID
+	// FAILED: the last operation failed and will not be retried.
+	FAILED
+	// RETRYING: the last operation failed and a retry is scheduled.
+	RETRYING
+	// REMOVED: deleted on request; reported by watchers and outcomes.
+	REMOVED
+	// MISSING: configured, but the southbound no longer has it.
+	MISSING
+	// UNIMPLEMENTED: no registered descriptor handles the key.
+	UNIMPLEMENTED
+)
+
+var stateNames = [...]string{"NONEXISTENT", "PENDING", "CONFIGURED", "OBTAINED", "DISCOVERED", "INVALID", "FAILED", "RETRYING", "REMOVED", "MISSING", "UNIMPLEMENTED"}
+
+func (s State) String() string {
+	if int(s) < len(stateNames) {
+		return stateNames[s]
+	}
+	return "State(" + strconv.Itoa(int(s)) + ")"
+}
+
+// ParseState returns the state with the given name.
+func ParseState(name string) (State, bool) {
+	for i, n := range stateNames {
+		if n == name {
+			return State(i), true
+		}
+	}
+	return 0, false
+}
+
+// Settled reports whether a value in this state is done changing by itself:
+// everything but PENDING and RETRYING.
+func (s State) Settled() bool { return s != PENDING && s != RETRYING }
+
+// OpKind is the kind of one planned or executed operation.
+type OpKind uint8
+
+// The operation kinds.
+const (
+	// OpNone records a change of state with no southbound call (a value
+	// set pending, invalid, unimplemented, or obtained).
+	OpNone OpKind = iota
+	OpCreate
+	OpUpdate
+	OpDelete
+)
+
+var opNames = [...]string{"NONE", "CREATE", "UPDATE", "DELETE"}
+
+func (k OpKind) String() string { return opNames[k] }
+
+// Flags annotate operations in plans and logs, in the spirit of the
+// reference's transaction log.
+type Flags uint16
+
+// The operation flags.
+const (
+	// FlagDerived: the value is derived from a base value.
+	FlagDerived Flags = 1 << iota
+	// FlagRecreate: part of a re-create (Delete then Create).
+	FlagRecreate
+	// FlagWasPending: the value was PENDING before this operation.
+	FlagWasPending
+	// FlagIsPending: the value is PENDING after this operation.
+	FlagIsPending
+	// FlagRevert: undoes an operation of a failed transaction.
+	FlagRevert
+	// FlagRetry: part of a retry of a failed operation.
+	FlagRetry
+	// FlagNoop: the value equals what is applied; nothing to do.
+	FlagNoop
+	// FlagInvalid: the value failed validation.
+	FlagInvalid
+	// FlagUnimplemented: no descriptor handles the key.
+	FlagUnimplemented
+	// FlagObtained: the value comes from the southbound (a notification).
+	FlagObtained
+	// FlagCycle: created as a member of a dependency cycle.
+	FlagCycle
+)
+
+var flagNames = []string{"DERIVED", "RECREATE", "WAS-PENDING", "IS-PENDING", "REVERT", "RETRY", "NOOP", "INVALID", "UNIMPLEMENTED", "OBTAINED", "CYCLE"}
+
+func (f Flags) String() string {
+	var b strings.Builder
+	f.appendTo(&b)
+	return b.String()
+}
+
+func (f Flags) appendTo(b *strings.Builder) {
+	first := true
+	for i, n := range flagNames {
+		if f&(1<<i) == 0 {
+			continue
+		}
+		if !first {
+			b.WriteByte(' ')
+		}
+		b.WriteString(n)
+		first = false
+	}
+}
+
+// Op is one operation of a plan or of an execution.
+type Op struct {
+	Key  string
+	Kind OpKind
+	// Value is the value created or updated to; PrevValue the value
+	// updated from or deleted.
+	Value, PrevValue proto.Message
+	Flags            Flags
+	// Err is the operation's error (executed operations only).
+	Err error
+}
+
+// KeyError is the error of one key in a transaction.
+type KeyError struct {
+	Key string
+	Op  OpKind
+	Err error
+}
+
+func (e KeyError) Error() string {
+	if e.Op == OpNone {
+		return e.Key + ": " + e.Err.Error()
+	}
+	return e.Key + ": " + e.Op.String() + ": " + e.Err.Error()
+}
+func (e KeyError) Unwrap() error { return e.Err }
+
+// TxnKind tells where a transaction came from.
+type TxnKind uint8
+
+// The transaction kinds.
+const (
+	// NBTxn is a transaction committed by a northbound client.
+	NBTxn TxnKind = iota
+	// SBNotification applies values pushed by the southbound.
+	SBNotification
+	// RetryTxn re-applies values whose operations failed.
+	RetryTxn
+	// RegistrationTxn applies values that a newly registered descriptor
+	// handles (they were UNIMPLEMENTED).
+	RegistrationTxn
+)
+
+var txnKindNames = [...]string{"NB transaction", "SB notification", "retry", "descriptor registration"}
+
+func (k TxnKind) String() string { return txnKindNames[k] }
+
+// Result is the outcome of one transaction.
+type Result struct {
+	Seq         uint64
+	Kind        TxnKind
+	Description string
+	// Planned is the simulated plan; Executed what was actually called
+	// (including revert operations). Both are empty for a dry run's
+	// Executed.
+	Planned, Executed []Op
+	// Errors lists per-key errors, in the order they happened.
+	Errors []KeyError
+	// Reverted is set when a failure made the transaction undo itself.
+	Reverted bool
+	// DryRun is set when nothing was executed.
+	DryRun bool
+	// Outcomes is filled by CommitAndWait: the final state of every value
+	// the transaction touched.
+	Outcomes   []Outcome
+	Start, End time.Time
+	// Err is what Commit returns: nil, ErrClosed, a context error, or a
+	// *TxnError listing the per-key errors.
+	Err error
+}
+
+// Outcome is the state a value reached after CommitAndWait.
+type Outcome struct {
+	Key   string
+	State State
+	Err   error
+	// WhyPending explains a value still PENDING when the wait ended.
+	WhyPending *PendingReason
+}
+
+// Status is the status of one value.
+type Status struct {
+	Key        string
+	Descriptor string // empty when UNIMPLEMENTED
+	State      State
+	Origin     kv.Origin
+	// Value is the intended value (for OBTAINED values, the observed one).
+	Value proto.Message
+	// Metadata is what Create or Update returned.
+	Metadata any
+	// Base is the key of the base value of a derived value.
+	Base string
+	// Derived lists the keys of values derived from this one.
+	Derived []string
+	LastOp  OpKind
+	LastErr error
+	// Unmet lists the unmet dependencies of a PENDING value.
+	Unmet []UnmetDependency
+	// Details says more, e.g. the members of a blocked dependency cycle.
+	Details []string
+	// Seq is the transaction that last changed the value.
+	Seq uint64
+}

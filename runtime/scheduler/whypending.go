@@ -1,0 +1,143 @@
+package scheduler
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+)
+
+// PendingReason explains why a value is PENDING: its unmet dependencies,
+// each followed down to the root keys that are missing.
+type PendingReason struct {
+	Key   string
+	State State
+	Unmet []PendingDependency
+	// Cycle lists the members of a dependency cycle the value is part of,
+	// when that cycle cannot be created as a unit.
+	Cycle []string
+}
+
+// PendingDependency is one unmet dependency and what is known of its target.
+type PendingDependency struct {
+	UnmetDependency
+	// State is the state of the missing key (plain dependencies).
+	State State
+	// Intended tells whether the missing key (or, for AnyOf, some key under
+	// its prefixes) is in the intended state at all.
+	Intended bool
+	// Providable tells whether a registered descriptor handles the key (or
+	// keys under the prefixes): false means nothing could ever create it.
+	Providable bool
+	// Cause explains why the target is missing when it is itself PENDING.
+	// A dependency with no Cause is a root of the chain.
+	Cause *PendingReason
+}
+
+// WhyPending explains why key is PENDING. It returns false when key is not
+// PENDING.
+func (s *Scheduler) WhyPending(key string) (*PendingReason, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	r := s.whyPendingLocked(key)
+	return r, r != nil
+}
+
+func (s *Scheduler) whyPendingLocked(key string) *PendingReason {
+	return s.why(key, map[string]bool{})
+}
+
+func (s *Scheduler) why(key string, visiting map[string]bool) *PendingReason {
+	n := s.g.nodes[key]
+	if n == nil || n.state != PENDING {
+		return nil
+	}
+	visiting[key] = true
+	defer delete(visiting, key)
+	r := &PendingReason{Key: key, State: n.state, Cycle: s.cycleThrough(n)}
+	for _, d := range s.unmetDeps(n) {
+		u := describeUnmet(d)
+		pd := PendingDependency{UnmetDependency: u}
+		if u.Key != "" {
+			pd.Providable = s.index.lookup(u.Key) != nil
+			if t := s.g.nodes[u.Key]; t != nil {
+				pd.State = t.state
+				pd.Intended = t.intent != nil
+				if t.state == PENDING && !visiting[u.Key] {
+					pd.Cause = s.why(u.Key, visiting)
+				}
+			}
+		} else {
+			for _, p := range u.AnyOf {
+				pd.Providable = pd.Providable || s.index.covers(p)
+			}
+			pd.Intended = s.intendedUnder(&d.AnyOf)
+		}
+		r.Unmet = append(r.Unmet, pd)
+	}
+	return r
+}
+
+// intendedUnder reports whether some intended value would satisfy the
+// AnyOf dependency once it exists.
+func (s *Scheduler) intendedUnder(a *kv.AnyOf) bool {
+	for k, n := range s.g.nodes {
+		if n.intent != nil && a.Accepts(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// Roots returns the root dependencies of the chain: those with no Cause.
+func (r *PendingReason) Roots() []PendingDependency {
+	var out []PendingDependency
+	for _, d := range r.Unmet {
+		if d.Cause != nil {
+			out = append(out, d.Cause.Roots()...)
+		} else {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// String renders the chain as an indented tree, e.g.
+//
+//	route/r1 is PENDING
+//	  interface -> iface/eth0: PENDING, intended
+//	    iface/eth0 is PENDING
+//	      bridge -> bd/b1: NONEXISTENT, not intended, a descriptor handles it
+func (r *PendingReason) String() string {
+	var b strings.Builder
+	r.write(&b, "")
+	return b.String()
+}
+
+func (r *PendingReason) write(b *strings.Builder, indent string) {
+	fmt.Fprintf(b, "%s%s is %s", indent, r.Key, r.State)
+	if len(r.Cycle) > 0 {
+		fmt.Fprintf(b, " (dependency cycle: %s)", strings.Join(r.Cycle, " -> "))
+	}
+	b.WriteByte('\n')
+	for _, d := range r.Unmet {
+		b.WriteString(indent + "  " + d.UnmetDependency.String() + ": ")
+		if d.Key != "" {
+			b.WriteString(d.State.String() + ", ")
+		}
+		if d.Intended {
+			b.WriteString("intended")
+		} else {
+			b.WriteString("not intended")
+		}
+		if d.Providable {
+			b.WriteString(", a descriptor handles it")
+		} else {
+			b.WriteString(", no descriptor handles it")
+		}
+		b.WriteByte('\n')
+		if d.Cause != nil {
+			d.Cause.write(b, indent+"    ")
+		}
+	}
+}
