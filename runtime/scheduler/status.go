@@ -72,7 +72,7 @@ func (s *Scheduler) statusLocked(key string, detail bool) Status {
 		return Status{Key: key, State: NONEXISTENT}
 	}
 	st := Status{
-		Key: key, State: n.state, Origin: n.origin, Value: n.intent, Metadata: n.metadata,
+		Key: key, State: n.state, Origin: n.origin, Value: n.intent, Applied: n.applied, Metadata: n.metadata,
 		Base: n.base, LastOp: n.lastOp, LastErr: n.lastErr, Seq: n.seq,
 	}
 	if n.desc != nil {

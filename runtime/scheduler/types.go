@@ -220,6 +220,11 @@ type Status struct {
 	Origin     kv.Origin
 	// Value is the intended value (for OBTAINED values, the observed one).
 	Value proto.Message
+	// Applied is what the scheduler believes the southbound holds: nil
+	// when the value does not exist there. It differs from Value while a
+	// value is PENDING, INVALID (the last valid version stays), or after a
+	// failed update.
+	Applied proto.Message
 	// Metadata is what Create or Update returned.
 	Metadata any
 	// Base is the key of the base value of a derived value.
