@@ -3,8 +3,9 @@ module github.com/kvdescriptor/kvdescriptor
 go 1.24.0
 
 require (
-	github.com/google/btree v1.1.3 // indirect
-	github.com/google/go-cmp v0.7.0 // indirect
-	golang.org/x/tools v0.38.0 // indirect
-	google.golang.org/protobuf v1.36.10 // indirect
+	github.com/google/btree v1.1.3
+	github.com/google/go-cmp v0.7.0
+	go.uber.org/goleak v1.3.0
+	golang.org/x/tools v0.38.0
+	google.golang.org/protobuf v1.36.10
 )

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"google.golang.org/protobuf/proto"
@@ -190,8 +191,13 @@ func NewDescriptor[V proto.Message, M any](spec Spec[V, M], handler Handler[V, M
 	d.updater, _ = handler.(Updater[V, M])
 	d.retriever, _ = handler.(Retriever[V, M])
 	d.validator, _ = handler.(Validator[V])
-	d.metadata = newMetadataStore(spec.MetadataIndexes)
 	var zero V
+	if any(zero) == nil {
+		// An interface type such as proto.Message has no message type to
+		// report or to check values against.
+		return nil, fmt.Errorf("kv.NewDescriptor %s: the value type %v is not a concrete message type", spec.Name, reflect.TypeFor[V]())
+	}
+	d.metadata = newMetadataStore(spec.MetadataIndexes)
 	d.valueType = zero.ProtoReflect().Type()
 	return d, nil
 }
@@ -241,11 +247,15 @@ func (d *TypedDescriptor[V, M]) typed(m proto.Message) (V, bool) {
 }
 
 func (d *TypedDescriptor[V, M]) wrongType(key string, m proto.Message) error {
+	return fmt.Errorf("%s: %w: %s", key, ErrWrongType, d.typeMismatch(m))
+}
+
+func (d *TypedDescriptor[V, M]) typeMismatch(m proto.Message) string {
 	got := "nil"
 	if m != nil {
 		got = string(m.ProtoReflect().Descriptor().FullName())
 	}
-	return fmt.Errorf("%s: %w: got %s, descriptor %s takes %s", key, ErrWrongType, got, d.spec.Name, d.valueType.Descriptor().FullName())
+	return fmt.Sprintf("got %s, descriptor %s takes %s", got, d.spec.Name, d.valueType.Descriptor().FullName())
 }
 
 func (d *TypedDescriptor[V, M]) Dependencies(key string, value proto.Message) []Dependency {
@@ -290,10 +300,9 @@ func (d *TypedDescriptor[V, M]) NeedsRecreate(key string, oldValue, newValue pro
 func (d *TypedDescriptor[V, M]) Validate(key string, value proto.Message) error {
 	v, ok := d.typed(value)
 	if !ok || value == nil {
-		return d.wrongType(key, value)
+		return &InvalidValueError{Key: key, Fields: []FieldError{{Field: "(message type)", Reason: d.typeMismatch(value)}}, Err: ErrWrongType}
 	}
 	var merged *InvalidValueError
-	var other error
 	for _, check := range []func(string, V) error{d.spec.Validate, d.validateByHandler} {
 		if check == nil {
 			continue
@@ -304,22 +313,26 @@ func (d *TypedDescriptor[V, M]) Validate(key string, value proto.Message) error 
 		}
 		var inv *InvalidValueError
 		if errors.As(err, &inv) {
-			if merged == nil {
-				merged = &InvalidValueError{}
+			// inv may be a typed nil or empty: a check that returned its
+			// collector without OrNil found nothing wrong.
+			if inv != nil && len(inv.Fields) > 0 {
+				if merged == nil {
+					merged = &InvalidValueError{}
+				}
+				merged.Fields = append(merged.Fields, inv.Fields...)
 			}
-			merged.Fields = append(merged.Fields, inv.Fields...)
-		} else if other == nil {
-			other = err
+		} else {
+			merged = merged.Add("(value)", "%s", err)
+			if merged.Err == nil {
+				merged.Err = err
+			}
 		}
 	}
-	if merged != nil {
-		merged.Key = key
-		return merged
+	if merged == nil {
+		return nil
 	}
-	if other != nil {
-		return &InvalidValueError{Key: key, Fields: []FieldError{{Field: "(value)", Reason: other.Error()}}}
-	}
-	return nil
+	merged.Key = key
+	return merged
 }
 
 func (d *TypedDescriptor[V, M]) validateByHandler(key string, v V) error {
@@ -352,7 +365,10 @@ func (d *TypedDescriptor[V, M]) Update(ctx context.Context, key string, oldValue
 	}
 	vo, okO := d.typed(oldValue)
 	vn, okN := d.typed(newValue)
-	if !okO || !okN {
+	if !okO {
+		return nil, d.wrongType(key, oldValue)
+	}
+	if !okN {
 		return nil, d.wrongType(key, newValue)
 	}
 	m, err := d.updater.Update(ctx, key, vo, vn, d.meta(oldMetadata))

@@ -38,6 +38,10 @@ type InvalidValueError struct {
 	Key string
 	// Fields lists the invalid fields; never empty.
 	Fields []FieldError
+	// Err is the underlying cause, if any (ErrWrongType, or the first
+	// error of a check that did not return field errors); errors.Is and
+	// errors.As see through to it.
+	Err error
 }
 
 // Invalid returns an [InvalidValueError] naming one field.
@@ -87,6 +91,9 @@ func (e *InvalidValueError) Error() string {
 
 // Is makes errors.Is(err, ErrInvalidValue) true.
 func (e *InvalidValueError) Is(target error) bool { return target == ErrInvalidValue }
+
+// Unwrap returns the underlying cause, or nil.
+func (e *InvalidValueError) Unwrap() error { return e.Err }
 
 // FieldNames lists the invalid fields in the order they were found.
 func (e *InvalidValueError) FieldNames() []string {
