@@ -117,6 +117,9 @@ func (t *KeyTemplate) split(key string, values bool) ([]string, bool) {
 	if len(key) < len(t.prefix) || key[:len(t.prefix)] != t.prefix {
 		return nil, false
 	}
+	if t.simple && !values {
+		return nil, t.matchGreedy(key, nil)
+	}
 	pos := make([]int, len(t.elems)+1)
 	var ok bool
 	if t.simple {
@@ -135,10 +138,14 @@ func (t *KeyTemplate) split(key string, values bool) ([]string, bool) {
 	return out, true
 }
 
+// matchGreedy matches a simple template; pos (if not nil) receives the
+// position where each element starts.
 func (t *KeyTemplate) matchGreedy(key string, pos []int) bool {
 	p := 0
 	for i := range t.elems {
-		pos[i] = p
+		if pos != nil {
+			pos[i] = p
+		}
 		e := &t.elems[i]
 		switch e.kind {
 		case elemStar:
@@ -152,7 +159,9 @@ func (t *KeyTemplate) matchGreedy(key string, pos []int) bool {
 			p++
 		}
 	}
-	pos[len(t.elems)] = p
+	if pos != nil {
+		pos[len(t.elems)] = p
+	}
 	return p == len(key)
 }
 

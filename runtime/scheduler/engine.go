@@ -58,6 +58,13 @@ func (r *run) mut(n *node) {
 	}
 }
 
+// undoable records an executed operation for a reverting transaction.
+func (r *run) undoable(a appliedOp) {
+	if r.opts.revert && !r.sim {
+		r.applied = append(r.applied, a)
+	}
+}
+
 // opFor records an operation on n (already mut'ed).
 func (r *run) opFor(n *node, o Op) {
 	o.Flags |= r.flags
@@ -275,7 +282,7 @@ func (r *run) create(n *node, flags Flags) {
 	r.g.setExisting(n.key, true)
 	r.syncMetadata(n)
 	r.opFor(n, Op{Key: n.key, Kind: OpCreate, Value: want, Flags: flags})
-	r.applied = append(r.applied, appliedOp{key: n.key, kind: OpCreate, desc: n.desc, value: want, meta: meta})
+	r.undoable(appliedOp{key: n.key, kind: OpCreate, desc: n.desc, value: want, meta: meta})
 	r.derive(n)
 	r.triggerDependents(n.key)
 }
@@ -298,7 +305,7 @@ func (r *run) update(n *node) {
 	n.applied, n.metadata, n.lastErr, n.state = want, meta, nil, CONFIGURED
 	r.syncMetadata(n)
 	r.opFor(n, Op{Key: n.key, Kind: OpUpdate, Value: want, PrevValue: prev, Flags: flags})
-	r.applied = append(r.applied, appliedOp{key: n.key, kind: OpUpdate, desc: n.desc, prev: prev, value: want, meta: meta})
+	r.undoable(appliedOp{key: n.key, kind: OpUpdate, desc: n.desc, prev: prev, value: want, meta: meta})
 	r.derive(n)
 }
 
@@ -332,7 +339,7 @@ func (r *run) remove(n *node, flags Flags) {
 			r.fail(n, OpDelete, err, flags, prev, nil)
 			return
 		}
-		r.applied = append(r.applied, appliedOp{key: n.key, kind: OpDelete, desc: n.desc, prev: prev, meta: oldMeta})
+		r.undoable(appliedOp{key: n.key, kind: OpDelete, desc: n.desc, prev: prev, meta: oldMeta})
 	}
 	n.applied, n.metadata, n.removing, n.lastErr = nil, nil, false, nil
 	n.lastOp = OpDelete

@@ -83,6 +83,7 @@ type graph struct {
 	unimplemented stringSet
 
 	journal []undo
+	saved   []node
 	epoch   uint64
 	open    bool
 }
@@ -103,12 +104,14 @@ const (
 	undoDelUnimpl                   // unimplemented[key]
 )
 
+// undo is one journal entry. Node snapshots live in graph.saved, so that
+// the entries of index changes stay small.
 type undo struct {
 	kind   undoKind
 	key    string
 	target string
 	n      *node
-	saved  node
+	saved  int // index into graph.saved (undoNode)
 }
 
 func newGraph() *graph {
@@ -126,17 +129,18 @@ func newGraph() *graph {
 func (g *graph) begin() {
 	g.open = true
 	g.epoch++
-	g.journal = g.journal[:0]
+	g.journal, g.saved = g.journal[:0], g.saved[:0]
 }
 
 // commit closes the journal, keeping every change.
 func (g *graph) commit() {
 	g.open = false
-	if cap(g.journal) > 1<<14 {
-		g.journal = nil // do not keep a huge transaction's journal alive
+	if cap(g.journal) > 1<<14 || cap(g.saved) > 1<<12 {
+		g.journal, g.saved = nil, nil // do not keep a huge transaction's journal alive
 	} else {
 		clear(g.journal)
-		g.journal = g.journal[:0]
+		clear(g.saved)
+		g.journal, g.saved = g.journal[:0], g.saved[:0]
 	}
 }
 
@@ -148,7 +152,7 @@ func (g *graph) rollback(restored func(key string, n *node)) {
 		u := &g.journal[i]
 		switch u.kind {
 		case undoNode:
-			*u.n = u.saved
+			*u.n = g.saved[u.saved]
 			if restored != nil {
 				restored(u.n.key, u.n)
 			}
@@ -194,7 +198,8 @@ func (g *graph) record(u undo) {
 // touch snapshots n before its first change in the open journal.
 func (g *graph) touch(n *node) {
 	if g.open && n.epoch != g.epoch {
-		g.journal = append(g.journal, undo{kind: undoNode, n: n, saved: *n})
+		g.journal = append(g.journal, undo{kind: undoNode, n: n, saved: len(g.saved)})
+		g.saved = append(g.saved, *n)
 		n.epoch = g.epoch
 	}
 }
