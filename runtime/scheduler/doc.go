@@ -1,0 +1,65 @@
+// Package scheduler keeps a southbound (the kernel, VPP, anything with
+// create/read/update/delete) in sync with the intended state of its values,
+// in the order their dependencies require.
+//
+// # What it promises
+//
+//   - Transactions run one at a time, in the order they were committed. Each
+//     is first simulated into a plan (ordered operations, no southbound
+//     calls), the plan is logged, and then the same algorithm executes it.
+//     Without failures the executed operations equal the plan.
+//   - A value is created only when its dependencies exist: until then it is
+//     PENDING, with the missing ones in its status and a full chain in
+//     WhyPending. It is created in the same transaction that makes its last
+//     dependency appear. When a dependency goes away, its dependents are
+//     deleted first and become PENDING.
+//   - Derived values are created after their base and deleted before it.
+//     A re-create deletes the value (its derived values and dependents
+//     first) and creates it again. An equal value (by the descriptor's
+//     comparator) is never re-applied.
+//   - A dependency cycle (a veth pair) whose outside dependencies are met is
+//     created as a unit; otherwise its members are PENDING and their status
+//     names the cycle.
+//   - The scheduler never creates, updates or deletes an OBTAINED value, one
+//     the southbound reported through Notify: such values only satisfy
+//     dependencies.
+//   - A reverting transaction (Revert) undoes, on its first failure, every
+//     operation it applied, in reverse order, and the failed one too (it may
+//     have been applied in part); the graph returns to its state before the
+//     transaction. A best-effort transaction (the default) applies all it
+//     can and leaves failed values FAILED, or RETRYING when it asked for
+//     retries and the error is retriable.
+//   - Values, as given to Set and as returned in statuses, are never mutated.
+//   - Cost is proportional to what a transaction touches: keys map to
+//     descriptors through a prefix index, AnyOf dependencies resolve through
+//     an ordered index of existing keys, and planning rolls back an undo
+//     journal instead of copying the graph.
+//
+// # Invalid values
+//
+// A value that fails validation is INVALID, with the invalid fields named
+// in its LastErr, and nothing of it reaches the southbound. When a valid
+// version of the value was applied before, that version stays applied (and
+// so do the values that depend on it) until the value is fixed or deleted.
+// The reason: an invalid input is an operator's mistake, and tearing down a
+// working configuration with everything that depends on it (routes over an
+// interface, say) because of a typo turns a rejected change into an outage.
+// Status.Applied shows the version still in place.
+//
+// # Concurrency
+//
+// A Scheduler is safe for concurrent use. Reads (Status, WhyPending, ...)
+// wait while a transaction updates the graph. Handlers must not call the
+// scheduler from Create, Update or Delete (they run inside a transaction);
+// they may read metadata maps, which have their own locks. Watchers never
+// block the scheduler: a full watcher drops updates and counts them.
+//
+// # Room for parallel execution
+//
+// All southbound calls of a transaction go through one place (run.call),
+// and the plan, computed before execution, equals the execution when
+// nothing fails. An executor for descriptors that opt in can therefore run
+// the plan in waves of operations with no dependency or derivation path
+// between them, and fall back to the sequential algorithm after a failure,
+// without changing the graph or the semantics.
+package scheduler
