@@ -316,15 +316,17 @@ func (r *run) remove(n *node, flags Flags) {
 	r.mut(n)
 	n.removing = true
 	r.g.setExisting(n.key, false)
+	// Derived values first (they go with n, they do not wait for it), then
+	// whatever else depends on n (it waits: PENDING).
+	for i := len(n.derived) - 1; i >= 0; i-- {
+		r.dropDerived(n.derived[i])
+	}
+	n.derived = nil
 	for _, k := range r.g.dependentsOf(n.key) {
 		if d := r.g.nodes[k]; d != nil && d.applied != nil && !d.removing {
 			r.reconcile(k)
 		}
 	}
-	for i := len(n.derived) - 1; i >= 0; i-- {
-		r.dropDerived(n.derived[i])
-	}
-	n.derived = nil
 	if r.abort {
 		n.removing = false
 		r.g.setExisting(n.key, n.applied != nil)

@@ -21,6 +21,9 @@ type txnOutput struct {
 func (s *Scheduler) runTxn(j *job) txnOutput {
 	seq := s.seq + 1
 	res := &Result{Seq: seq, Kind: j.kind, Description: j.opts.description, DryRun: j.opts.dryRun, Start: time.Now()}
+	if j.opts.dryRun {
+		res.Seq = 0 // a dry run changes nothing and takes no number
+	}
 	ctx := context.WithoutCancel(j.ctx)
 
 	// Plan: the same algorithm with no southbound calls, rolled back.
@@ -36,7 +39,7 @@ func (s *Scheduler) runTxn(j *job) txnOutput {
 		res.Errors = plan.errs
 		res.End = time.Now()
 		if len(res.Errors) > 0 {
-			res.Err = &TxnError{Seq: seq, Errors: res.Errors}
+			res.Err = &TxnError{Errors: res.Errors}
 		}
 		return txnOutput{Result: res}
 	}

@@ -478,7 +478,7 @@ func TestTransactionLog(t *testing.T) {
 			continue
 		}
 		for _, want := range []string{
-			"INFO transaction #1 (NB transaction: first) plan, 2 operations:\n  1. CREATE iface/eth0\n  2. NONE iface/eth1 [IS-PENDING] seq=1",
+			"INFO transaction #1 (NB transaction: first) plan, 2 operations: seq=1 kind=NB transaction\n  1. CREATE iface/eth0\n  2. NONE iface/eth1 [IS-PENDING]\n",
 			"INFO transaction #1 (NB transaction: first) executed, 2 operations in ",
 		} {
 			if !strings.Contains(got, want) {
@@ -528,5 +528,29 @@ func TestNotifyOurOwnValue(t *testing.T) {
 	}
 	if st := s.Status("iface/eth0"); st.State != scheduler.CONFIGURED || st.Origin != kv.OriginNB {
 		t.Errorf("status %s %s, want CONFIGURED FROM_NB", st.State, st.Origin)
+	}
+}
+
+func TestDryRunTakesNoNumber(t *testing.T) {
+	t.Parallel()
+	sb := kvtest.NewSB()
+	s := newScheduler(t)
+	if err := s.Register(harness(t, sb, kvtest.Config{Name: "iface", KeyTemplate: "iface/{name}"})); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	dry, err := s.Txn(scheduler.DryRun()).Set("iface/eth0", kvtest.Value("up")).Commit(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	real, err := s.Txn().Set("iface/eth0", kvtest.Value("up")).Commit(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dry.Seq != 0 || !dry.DryRun || len(dry.Planned) != 1 || len(dry.Executed) != 0 {
+		t.Errorf("dry run: seq %d, dry %v, %d planned, %d executed; want 0, true, 1, 0", dry.Seq, dry.DryRun, len(dry.Planned), len(dry.Executed))
+	}
+	if real.Seq != 1 {
+		t.Errorf("first executed transaction has seq %d, want 1", real.Seq)
 	}
 }

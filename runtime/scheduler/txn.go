@@ -109,8 +109,10 @@ func resolved(r *Result) <-chan *Result {
 // CommitAndWait commits the transaction, then waits until every value it
 // touched has settled (any state but PENDING and RETRYING) or ctx ends.
 // Result.Outcomes gives the state of each value; values still PENDING come
-// with their WhyPending. When ctx ends first, the outcomes are those of that
-// moment and the error wraps ErrNotSettled.
+// with their WhyPending. The error is about the outcomes: a *TxnError
+// naming the values that ended FAILED, INVALID or UNIMPLEMENTED (a failure
+// repaired by a retry is not one), joined with ErrNotSettled when ctx ended
+// first.
 func (t *Txn) CommitAndWait(ctx context.Context) (*Result, error) {
 	keys := newKeySet()
 	for _, it := range t.items {
@@ -130,14 +132,37 @@ func (t *Txn) CommitAndWait(ctx context.Context) (*Result, error) {
 		outcomes, settled := t.s.outcomes(keys.list())
 		res.Outcomes = outcomes
 		if settled {
-			return res, err
+			res.Err = outcomeError(res)
+			return res, res.Err
 		}
 		select {
 		case <-w.C:
 		case <-ctx.Done():
-			return res, errors.Join(err, fmt.Errorf("%w: %w", ErrNotSettled, ctx.Err()))
+			res.Err = errors.Join(outcomeError(res), fmt.Errorf("%w: %w", ErrNotSettled, ctx.Err()))
+			return res, res.Err
 		}
 	}
+}
+
+// outcomeError is the error of a waited-for transaction: the values that
+// ended FAILED, INVALID or UNIMPLEMENTED, whatever happened on the way (a
+// failure that a retry repaired is not an error any more).
+func outcomeError(res *Result) error {
+	var errs []KeyError
+	for _, o := range res.Outcomes {
+		switch o.State {
+		case FAILED, INVALID, UNIMPLEMENTED:
+			err := o.Err
+			if err == nil {
+				err = errors.New(o.State.String())
+			}
+			errs = append(errs, KeyError{Key: o.Key, Err: err})
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return &TxnError{Seq: res.Seq, Errors: errs, Reverted: res.Reverted}
 }
 
 // ErrNotSettled is wrapped by CommitAndWait's error when its context ended
@@ -152,6 +177,9 @@ func (s *Scheduler) outcomes(keys []string) ([]Outcome, bool) {
 	out := make([]Outcome, 0, len(keys))
 	for _, k := range keys {
 		st := s.statusLocked(k, false)
+		if st.State == NONEXISTENT {
+			st.State = REMOVED // the transaction touched it, and it is gone
+		}
 		o := Outcome{Key: k, State: st.State, Err: st.LastErr}
 		if st.State == PENDING {
 			o.WhyPending = s.whyPendingLocked(k)

@@ -35,8 +35,12 @@ func (s *Scheduler) logOps(res *Result, ops []Op, planned bool) {
 }
 
 func writeTxnHeader(b *strings.Builder, res *Result, planned bool, n int) {
-	b.WriteString("transaction #")
-	b.WriteString(strconv.FormatUint(res.Seq, 10))
+	if res.DryRun {
+		b.WriteString("dry-run transaction")
+	} else {
+		b.WriteString("transaction #")
+		b.WriteString(strconv.FormatUint(res.Seq, 10))
+	}
 	b.WriteString(" (")
 	b.WriteString(res.Kind.String())
 	if res.Description != "" {
@@ -46,7 +50,7 @@ func writeTxnHeader(b *strings.Builder, res *Result, planned bool, n int) {
 	b.WriteString(")")
 	switch {
 	case planned && res.DryRun:
-		b.WriteString(" dry-run plan, ")
+		b.WriteString(" plan, ")
 	case planned:
 		b.WriteString(" plan, ")
 	case res.Reverted:
@@ -116,9 +120,12 @@ func (h *logHandler) Enabled(_ context.Context, l slog.Level) bool { return l >=
 
 func (h *logHandler) Handle(_ context.Context, r slog.Record) error {
 	var b strings.Builder
+	// Attributes go on the first line, so that they never read as part of
+	// the last line of a multi-line message (the transaction log).
+	first, rest, multi := strings.Cut(r.Message, "\n")
 	b.WriteString(r.Level.String())
 	b.WriteByte(' ')
-	b.WriteString(r.Message)
+	b.WriteString(first)
 	write := func(a slog.Attr) bool {
 		fmt.Fprintf(&b, " %s=%v", a.Key, a.Value)
 		return true
@@ -127,6 +134,10 @@ func (h *logHandler) Handle(_ context.Context, r slog.Record) error {
 		write(a)
 	}
 	r.Attrs(write)
+	if multi {
+		b.WriteByte('\n')
+		b.WriteString(rest)
+	}
 	b.WriteByte('\n')
 	h.mu.Lock()
 	defer h.mu.Unlock()

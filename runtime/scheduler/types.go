@@ -181,6 +181,7 @@ func (k TxnKind) String() string { return txnKindNames[k] }
 
 // Result is the outcome of one transaction.
 type Result struct {
+	// Seq numbers the executed transactions from 1; 0 for a dry run.
 	Seq         uint64
 	Kind        TxnKind
 	Description string
