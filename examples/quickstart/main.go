@@ -201,11 +201,12 @@ func (d *demo) commitAndWait() error {
 		Set(Interface("eth1", 1500, eth1)).
 		Set(Route(net30, "eth1", "10.1.0.254")).
 		CommitAndWait(ctx)
-	if errors.Is(err, scheduler.ErrNotSettled) || res == nil {
-		return err
+	if err != nil {
+		// The error is about the outcomes: a failure that the retry
+		// repaired is not one.
+		return fmt.Errorf("CommitAndWait: %w", err)
 	}
-	// The error is that of the first attempt; the outcomes say how it ended.
-	fmt.Fprintf(d.w, "first attempt: %v\noutcomes after the wait:\n", err)
+	fmt.Fprintf(d.w, "the first attempt failed, the retry succeeded; outcomes after the wait:\n")
 	for _, o := range res.Outcomes {
 		fmt.Fprintf(d.w, "  %-28s %s\n", o.Key, o.State)
 		if o.State != scheduler.CONFIGURED {
