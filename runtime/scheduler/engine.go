@@ -3,7 +3,6 @@ package scheduler
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"google.golang.org/protobuf/proto"
 
@@ -14,6 +13,13 @@ import (
 // (sim: no southbound calls, rolled back afterwards, its operations are the
 // plan) or an execution. Both run the same code, so the plan is exactly what
 // an execution without failures does.
+//
+// The invariants an execution keeps, whatever fails:
+//   - a value exists in the southbound (applied) only while the
+//     dependencies of its applied version exist;
+//   - a derived value exists only while its base exists;
+//   - the graph says exactly what the southbound was told: a failed
+//     operation changes nothing in the graph but the value's state.
 type run struct {
 	s    *Scheduler
 	g    *graph
@@ -21,18 +27,29 @@ type run struct {
 	seq  uint64
 	opts txnOptions
 	sim  bool
-	// flags are added to every operation of the run (FlagRetry).
+	// flags are added to every operation of the run (RETRY, REVERT).
 	flags Flags
 
 	ops  []Op
 	errs []KeyError
-	// abort is set on the first failure of a reverting execution.
+	// abort is set on the first failure of a reverting execution: the
+	// forward pass stops, and revert takes over.
 	abort bool
-	// unit holds the members of a dependency cycle being created together:
-	// dependencies on them count as met.
-	unit map[string]bool
-	// applied lists the executed operations, for revert.
-	applied []appliedOp
+	// reverting is set while a failed reverting transaction is undone.
+	reverting bool
+	// failedOp is the operation whose failure aborted the forward pass.
+	failedOp *failedOp
+	// prior holds the values as they were before a reverting transaction,
+	// recorded when the forward pass first changes them.
+	prior      map[string]priorNode
+	priorOrder []string
+	// unit maps the members of the dependency cycles being created as
+	// units to the unit's number: dependencies between members of the same
+	// unit count as met.
+	unit    map[string]int
+	unitSeq int
+	// later lists values whose removal waits for another removal.
+	later []string
 	// retry lists the keys that failed with a retriable error.
 	retry []string
 	// touched collects the keys whose status may have changed (execution
@@ -40,17 +57,33 @@ type run struct {
 	touched map[string]struct{}
 }
 
-type appliedOp struct {
+// priorNode is what a reverting transaction needs to know of a value as
+// it was before the transaction.
+type priorNode struct {
+	existed   bool
+	base      string
+	intent    proto.Message
+	intentSeq uint64
+	retries   int
+	applied   proto.Message
+	state     State
+	lastErr   error
+}
+
+type failedOp struct {
 	key         string
 	kind        OpKind
 	desc        kv.Descriptor
 	prev, value proto.Message
 	meta        any
-	failed      bool
 }
 
-// mut snapshots n into the journal before a change.
+// mut snapshots n into the journal before a change (simulation), or
+// records its prior state (execution of a reverting transaction).
 func (r *run) mut(n *node) {
+	if r.prior != nil && !r.reverting {
+		r.remember(n.key, n)
+	}
 	r.g.touch(n)
 	n.seq = r.seq
 	if r.touched != nil {
@@ -58,15 +91,9 @@ func (r *run) mut(n *node) {
 	}
 }
 
-// undoable records an executed operation for a reverting transaction.
-func (r *run) undoable(a appliedOp) {
-	if r.opts.revert && !r.sim {
-		r.applied = append(r.applied, a)
-	}
-}
-
-// opFor records an operation on n (already mut'ed).
+// opFor records an operation on n.
 func (r *run) opFor(n *node, o Op) {
+	r.g.touch(n)
 	o.Flags |= r.flags
 	n.opSeq = r.seq
 	r.ops = append(r.ops, o)
@@ -76,8 +103,26 @@ func (r *run) keyErr(key string, kind OpKind, err error) {
 	r.errs = append(r.errs, KeyError{Key: key, Op: kind, Err: err})
 }
 
+// remember records the state of key before the forward pass of a
+// reverting transaction changed it (n nil: the key did not exist).
+func (r *run) remember(key string, n *node) {
+	if _, seen := r.prior[key]; seen {
+		return
+	}
+	p := priorNode{}
+	if n != nil {
+		p = priorNode{existed: true, base: n.base, intent: n.intent, intentSeq: n.intentSeq, retries: n.retries,
+			applied: n.applied, state: n.state, lastErr: n.lastErr}
+	}
+	r.prior[key] = p
+	r.priorOrder = append(r.priorOrder, key)
+}
+
 // newNode adds a node for key, resolving its descriptor.
 func (r *run) newNode(key, base string) *node {
+	if r.prior != nil && !r.reverting {
+		r.remember(key, nil)
+	}
 	n := &node{key: key, base: base, origin: kv.OriginNB, desc: r.s.lookup(key)}
 	r.g.addNode(n)
 	if r.touched != nil {
@@ -93,16 +138,10 @@ func (r *run) setIntent(key string, value proto.Message) {
 		r.keyErr(key, OpNone, ErrDerivedKey)
 		return
 	}
-	if value == nil {
-		if n == nil || n.intent == nil {
-			if n != nil && n.origin == kv.OriginSB && n.applied != nil {
-				r.keyErr(key, OpDelete, ErrObtainedKey)
-			}
-			return
+	if value == nil && (n == nil || n.intent == nil) {
+		if n != nil && n.origin == kv.OriginSB && n.applied != nil {
+			r.keyErr(key, OpDelete, ErrObtainedKey)
 		}
-		r.mut(n)
-		n.intent, n.invalid, n.intentSeq, n.retries = nil, nil, r.seq, 0
-		r.g.setDeps(n, r.depsOf(n))
 		return
 	}
 	if n == nil {
@@ -110,7 +149,7 @@ func (r *run) setIntent(key string, value proto.Message) {
 	}
 	r.mut(n)
 	n.intent, n.intentSeq, n.retries = value, r.seq, 0
-	if n.origin == kv.OriginSB {
+	if value != nil && n.origin == kv.OriginSB {
 		n.origin = kv.OriginNB // an intended value takes an obtained one over
 	}
 	r.evaluate(n)
@@ -118,39 +157,25 @@ func (r *run) setIntent(key string, value proto.Message) {
 
 // evaluate validates n's intent and indexes its dependencies. n is mut'ed.
 func (r *run) evaluate(n *node) {
+	n.invalid = nil
 	if n.desc == nil {
-		n.invalid = nil
 		r.g.setUnimplemented(n.key, n.intent != nil)
-		r.g.setDeps(n, nil)
+		r.g.setDeps(n, nil, n.adeps)
 		return
 	}
-	n.invalid = nil
+	var deps []kv.Dependency
 	if n.intent != nil {
-		n.invalid = n.desc.Validate(n.key, n.intent)
+		if n.invalid = n.desc.Validate(n.key, n.intent); n.invalid == nil {
+			deps = n.desc.Dependencies(n.key, n.intent)
+		}
 	}
-	r.g.setDeps(n, r.depsOf(n))
+	r.g.setDeps(n, deps, n.adeps)
 }
 
-// depsOf returns the dependencies to index for n: those of the intent, or,
-// while the intent is invalid or absent, those of the applied value (so that
-// an applied value is still deleted before what it depends on).
-func (r *run) depsOf(n *node) []kv.Dependency {
-	if n.desc == nil {
-		return nil
-	}
-	if n.intent != nil && n.invalid == nil {
-		return n.desc.Dependencies(n.key, n.intent)
-	}
-	if n.applied != nil {
-		return n.desc.Dependencies(n.key, n.applied)
-	}
-	return nil
-}
-
-// depsMet reports whether every dependency of n is satisfied.
-func (r *run) depsMet(n *node) bool {
-	for i := range n.deps {
-		d := &n.deps[i]
+// depsMet reports whether the dependencies deps of n are satisfied.
+func (r *run) depsMet(n *node, deps []kv.Dependency) bool {
+	for i := range deps {
+		d := &deps[i]
 		if d.IsAnyOf() {
 			if r.g.anyOfSatisfied(&d.AnyOf) == "" {
 				return false
@@ -161,7 +186,7 @@ func (r *run) depsMet(n *node) bool {
 		if t == nil {
 			return false
 		}
-		if !t.exists() && !(r.unit[d.Key] && t.failedSeq != r.seq) {
+		if !t.exists() && !r.sameUnit(n.key, d.Key, t) {
 			return false
 		}
 	}
@@ -171,21 +196,45 @@ func (r *run) depsMet(n *node) bool {
 // target returns what n should have applied now, and whether it is held
 // back by unmet dependencies.
 func (r *run) target(n *node) (want proto.Message, pending bool) {
+	if r.reverting && n.desc != nil {
+		if p, ok := r.prior[n.key]; ok {
+			return r.priorTarget(n, p.applied)
+		}
+	}
 	switch {
-	case n.desc == nil || n.intent == nil:
+	case n.desc == nil:
+		return nil, false
+	case n.failedSeq == r.seq:
+		return n.applied, false // failed once in this transaction: not again
+	case n.intent == nil:
 		return nil, false
 	case n.invalid != nil:
-		// Keep the last valid version (see doc.go: "Invalid values").
-		if n.applied != nil && !r.depsMet(n) {
+		// Keep the last valid version (see doc.go: "Invalid values"),
+		// while what it depends on exists.
+		if n.applied != nil && !r.depsMet(n, n.adeps) {
 			return nil, true
 		}
 		return n.applied, false
-	case n.failedSeq == r.seq:
-		return n.applied, false // failed once in this transaction: not again
-	case !r.depsMet(n):
+	case !r.depsMet(n, n.deps):
 		return nil, true
 	}
 	return n.intent, false
+}
+
+// priorTarget is the target of a value while a revert restores what was
+// applied before the transaction: that value, once what it needs exists.
+func (r *run) priorTarget(n *node, want proto.Message) (proto.Message, bool) {
+	switch {
+	case want == nil || n.failedSeq == r.seq:
+		return want, false
+	case want == n.intent && n.invalid == nil:
+		if !r.depsMet(n, n.deps) {
+			return nil, true
+		}
+	case !r.depsMet(n, n.desc.Dependencies(n.key, want)):
+		return nil, true
+	}
+	return want, false
 }
 
 // reconcile brings the southbound state of key to its target.
@@ -194,42 +243,47 @@ func (r *run) reconcile(key string) {
 		return
 	}
 	n := r.g.nodes[key]
-	if n == nil || n.removing {
-		return
+	if n == nil || n.removing || n.origin == kv.OriginSB {
+		return // obtained or discovered values are never touched by us
 	}
-	if n.origin == kv.OriginSB {
-		return // obtained or discovered: never created, updated or deleted by us
+	if _, touched := r.prior[key]; r.reverting && !touched {
+		return // a revert restores what the transaction changed, nothing else
 	}
 	want, pending := r.target(n)
 	switch {
 	case want == nil && n.applied == nil:
-		if pending && len(r.unit) == 0 && n.intent != nil {
-			if group := r.cycleGroup(n); group != nil {
-				r.createUnit(group)
+		if pending && r.unit[n.key] == 0 {
+			if unit := r.cycleUnit(n); unit != nil {
+				r.createUnit(unit)
 				return
 			}
 		}
 		r.settle(n, pending)
 	case want == nil:
-		r.remove(n, 0)
+		r.remove(n, 0, false)
 	case n.applied == nil:
-		r.create(n, 0)
+		r.create(n, want, 0)
 	case n.desc.Equivalent(key, n.applied, want):
 		if n.applied != want {
 			// Equal for the southbound, but fields left out of the
 			// comparison (those that derive values) may have changed.
 			r.mut(n)
 			n.applied = want
+			r.g.setDeps(n, n.deps, r.depsOfValue(n, want))
 			r.derive(n)
 		}
 		r.settle(n, false)
 	case !n.desc.CanUpdate() || n.desc.NeedsRecreate(key, n.applied, want):
-		r.remove(n, FlagRecreate)
-		if n.applied == nil && !r.abort {
-			r.create(n, FlagRecreate)
+		if !r.remove(n, FlagRecreate, false) {
+			return
+		}
+		if want, _ = r.target(n); want != nil {
+			r.create(n, want, FlagRecreate)
+		} else {
+			r.reconcile(key) // the delete took away what it needs: decide again
 		}
 	default:
-		r.update(n)
+		r.update(n, want)
 	}
 }
 
@@ -259,18 +313,18 @@ func (r *run) nodeFlags(n *node) Flags {
 	if n.base != "" {
 		f |= FlagDerived
 	}
-	if r.unit[n.key] {
+	if r.unit[n.key] != 0 {
 		f |= FlagCycle
 	}
 	return f
 }
 
-func (r *run) create(n *node, flags Flags) {
+// create creates n with want: its intent, or (revert) what it had before.
+func (r *run) create(n *node, want proto.Message, flags Flags) {
 	flags |= r.nodeFlags(n)
 	if n.state == PENDING {
 		flags |= FlagWasPending
 	}
-	want := n.intent
 	meta, err := r.call(OpCreate, n, nil, want)
 	r.mut(n)
 	n.lastOp = OpCreate
@@ -279,19 +333,33 @@ func (r *run) create(n *node, flags Flags) {
 		return
 	}
 	n.applied, n.metadata, n.lastErr, n.state = want, meta, nil, CONFIGURED
+	r.g.setDeps(n, n.deps, r.depsOfValue(n, want))
 	r.g.setExisting(n.key, true)
 	r.syncMetadata(n)
 	r.opFor(n, Op{Key: n.key, Kind: OpCreate, Value: want, Flags: flags})
-	r.undoable(appliedOp{key: n.key, kind: OpCreate, desc: n.desc, value: want, meta: meta})
 	r.derive(n)
 	r.triggerDependents(n.key)
 }
 
-func (r *run) update(n *node) {
-	prev, want := n.applied, n.intent
+// depsOfValue returns the dependencies of value, a version of n.
+func (r *run) depsOfValue(n *node, value proto.Message) []kv.Dependency {
+	if value == n.intent && n.invalid == nil {
+		return n.deps
+	}
+	return n.desc.Dependencies(n.key, value)
+}
+
+func (r *run) update(n *node, want proto.Message) {
+	prev := n.applied
 	flags := r.nodeFlags(n)
 	r.dropObsoleteDerived(n, want)
 	if r.abort {
+		return
+	}
+	if w, _ := r.target(n); n.applied == nil || w != want {
+		// Removing what the old version derived took away what the new
+		// version needs (or the value itself): decide again.
+		r.reconcile(n.key)
 		return
 	}
 	meta, err := r.call(OpUpdate, n, prev, want)
@@ -299,53 +367,66 @@ func (r *run) update(n *node) {
 	n.lastOp = OpUpdate
 	if err != nil {
 		r.fail(n, OpUpdate, err, flags, prev, want)
-		r.derive(n) // bring back what the old value derives
+		r.derive(n) // bring back what the old version derives
 		return
 	}
 	n.applied, n.metadata, n.lastErr, n.state = want, meta, nil, CONFIGURED
+	r.g.setDeps(n, n.deps, r.depsOfValue(n, want))
 	r.syncMetadata(n)
 	r.opFor(n, Op{Key: n.key, Kind: OpUpdate, Value: want, PrevValue: prev, Flags: flags})
-	r.undoable(appliedOp{key: n.key, kind: OpUpdate, desc: n.desc, prev: prev, value: want, meta: meta})
 	r.derive(n)
 }
 
-// remove deletes n from the southbound: first the values that depend on it
-// (they become PENDING), then its derived values, then n itself.
-func (r *run) remove(n *node, flags Flags) {
+// remove deletes n from the southbound: first its derived values, then the
+// values that depend on it (they become PENDING, or change to a version
+// that does not need n), then n itself. When something that needs n could
+// not be deleted, n is not deleted either: it is FAILED, and what was taken
+// away for it is restored. sbGone says the southbound lost n already: no
+// Delete is called. It returns whether n is gone.
+func (r *run) remove(n *node, flags Flags, sbGone bool) bool {
 	flags |= r.nodeFlags(n)
 	r.mut(n)
 	n.removing = true
 	r.g.setExisting(n.key, false)
-	// Derived values first (they go with n, they do not wait for it), then
-	// whatever else depends on n (it waits: PENDING).
-	for i := len(n.derived) - 1; i >= 0; i-- {
-		r.dropDerived(n.derived[i])
-	}
-	n.derived = nil
-	for _, k := range r.g.dependentsOf(n.key) {
-		if d := r.g.nodes[k]; d != nil && d.applied != nil && !d.removing {
-			r.reconcile(k)
+	stuck := r.dropDerivedAll(n)
+	if len(stuck) == 0 {
+		for _, k := range r.g.dependentsOf(n.key) {
+			if d := r.g.nodes[k]; d != nil && d.applied != nil && !d.removing {
+				r.reconcile(k)
+			}
 		}
 	}
 	if r.abort {
 		n.removing = false
-		r.g.setExisting(n.key, n.applied != nil)
-		return
+		r.g.setExisting(n.key, true)
+		return false
 	}
-	prev, oldMeta := n.applied, n.metadata
-	if n.origin != kv.OriginSB {
+	if !sbGone && r.neededByRemoval(n) {
+		// A value being removed further up still needs n: n goes once
+		// that removal is done.
+		n.removing = false
+		r.g.setExisting(n.key, true)
+		r.later = append(r.later, n.key)
+		return false
+	}
+	if blocker := r.blocker(n, stuck); blocker != "" && !sbGone {
+		r.keep(n, flags, fmt.Errorf("not deleted, %w: %s could not be deleted first", ErrStillNeeded, blocker))
+		return false
+	}
+	prev := n.applied
+	if n.origin != kv.OriginSB && !sbGone {
 		if _, err := r.call(OpDelete, n, prev, nil); err != nil {
-			n.removing = false
-			n.lastOp = OpDelete
-			r.g.setExisting(n.key, true)
-			r.fail(n, OpDelete, err, flags, prev, nil)
-			return
+			r.keep(n, flags, err)
+			return false
 		}
-		r.undoable(appliedOp{key: n.key, kind: OpDelete, desc: n.desc, prev: prev, meta: oldMeta})
 	}
-	n.applied, n.metadata, n.removing, n.lastErr = nil, nil, false, nil
-	n.lastOp = OpDelete
+	n.applied, n.metadata, n.removing, n.lastErr, n.lastOp = nil, nil, false, nil, OpDelete
+	r.g.setDeps(n, n.deps, nil)
 	r.syncMetadata(n)
+	defer r.runLater()
+	if sbGone && n.origin != kv.OriginSB {
+		return true // one of ours, lost: the caller creates it again
+	}
 	_, pending := r.target(n)
 	if pending && flags&FlagRecreate == 0 {
 		flags |= FlagIsPending
@@ -357,26 +438,130 @@ func (r *run) remove(n *node, flags Flags) {
 	if flags&FlagRecreate == 0 {
 		r.settleQuiet(n, pending)
 	}
+	return true
+}
+
+// blocker returns a value that still needs n (a derived value that could
+// not be deleted, or a dependent whose applied version needs n), or "".
+func (r *run) blocker(n *node, stuck []string) string {
+	if len(stuck) > 0 {
+		return stuck[0]
+	}
+	for _, k := range r.g.dependentsOf(n.key) {
+		if d := r.g.nodes[k]; d != nil && !d.removing && r.needs(d, n.key) {
+			return k
+		}
+	}
+	return ""
+}
+
+// neededByRemoval reports whether a value being removed (further up the
+// stack, still in the southbound) needs n, and n is not on a dependency
+// cycle with it (members of a cycle cannot wait for each other).
+func (r *run) neededByRemoval(n *node) bool {
+	for _, k := range r.g.dependentsOf(n.key) {
+		if d := r.g.nodes[k]; d != nil && d.removing && r.needs(d, n.key) && !r.leadsTo(n, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// leadsTo reports whether the applied version of from depends, directly or
+// through other applied values, on key. A derived value depends on its base.
+func (r *run) leadsTo(from *node, key string) bool {
+	seen := map[string]bool{from.key: true}
+	stack := []*node{from}
+	for len(stack) > 0 && len(seen) <= r.s.opts.maxCycle {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if n.base == key {
+			return true
+		}
+		if t := r.g.nodes[n.base]; t != nil && !seen[n.base] {
+			seen[n.base] = true
+			stack = append(stack, t)
+		}
+		for i := range n.adeps {
+			d := &n.adeps[i]
+			if d.IsAnyOf() {
+				continue
+			}
+			if d.Key == key {
+				return true
+			}
+			if t := r.g.nodes[d.Key]; t != nil && t.applied != nil && !seen[d.Key] {
+				seen[d.Key] = true
+				stack = append(stack, t)
+			}
+		}
+	}
+	return false
+}
+
+// needs reports whether the applied version of d, one of ours, depends on
+// key: plainly, or through an AnyOf that no other existing key satisfies.
+func (r *run) needs(d *node, key string) bool {
+	if d.applied == nil || d.origin == kv.OriginSB {
+		return false
+	}
+	for i := range d.adeps {
+		dep := &d.adeps[i]
+		if !dep.IsAnyOf() {
+			if dep.Key == key {
+				return true
+			}
+		} else if dep.AnyOf.Accepts(key) && r.g.anyOfSatisfied(&dep.AnyOf) == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// runLater reconciles the values whose removal waited for one that has
+// just completed.
+func (r *run) runLater() {
+	if len(r.later) == 0 {
+		return
+	}
+	later := r.later
+	r.later = nil
+	for _, k := range later {
+		r.reconcile(k)
+	}
+}
+
+// keep ends a removal of n that could not happen: n stays applied and
+// FAILED (or RETRYING), and what was taken away for it comes back.
+func (r *run) keep(n *node, flags Flags, err error) {
+	n.removing = false
+	n.lastOp = OpDelete
+	r.g.setExisting(n.key, true)
+	r.fail(n, OpDelete, err, flags, n.applied, nil)
+	r.derive(n)
+	r.triggerDependents(n.key)
 }
 
 // fail records a failed operation on n (already mut'ed).
 func (r *run) fail(n *node, kind OpKind, err error, flags Flags, prev, value proto.Message) {
-	n.failedSeq, n.lastErr = r.seq, err
-	retriable := r.opts.retry.enabled() && n.desc.IsRetriable(err) && n.retries < r.opts.retry.MaxAttempts && !r.opts.revert
-	if retriable {
-		n.state = RETRYING
-		r.retry = append(r.retry, n.key)
-	} else {
-		n.state = FAILED
-		if n.retries > 0 && n.retries >= r.opts.retry.MaxAttempts {
-			n.lastErr = fmt.Errorf("%w after %d attempts: %w", ErrRetriesExhausted, n.retries+1, err)
-		}
-	}
 	r.opFor(n, Op{Key: n.key, Kind: kind, Value: value, PrevValue: prev, Flags: flags, Err: err})
 	r.keyErr(n.key, kind, err)
-	if r.opts.revert {
+	n.failedSeq = r.seq
+	if r.opts.revert && !r.reverting {
+		// The forward pass stops here; revert decides the states.
 		r.abort = true
-		r.applied = append(r.applied, appliedOp{key: n.key, kind: kind, desc: n.desc, prev: prev, value: value, meta: n.metadata, failed: true})
+		r.failedOp = &failedOp{key: n.key, kind: kind, desc: n.desc, prev: prev, value: value, meta: n.metadata}
+		return
+	}
+	n.lastErr = err
+	if r.opts.retry.enabled() && !r.opts.revert && n.desc.IsRetriable(err) && n.retries < r.opts.retry.MaxAttempts {
+		n.state = RETRYING
+		r.retry = append(r.retry, n.key)
+		return
+	}
+	n.state = FAILED
+	if n.retries > 0 && n.retries >= r.opts.retry.MaxAttempts {
+		n.lastErr = fmt.Errorf("%w after %d attempts: %w", ErrRetriesExhausted, n.retries+1, err)
 	}
 }
 
@@ -391,21 +576,25 @@ func (r *run) settleQuiet(n *node, pending bool) { r.settleState(n, pending, fal
 func (r *run) settleState(n *node, pending, record bool) {
 	if n.intent == nil && n.applied == nil && !n.removing {
 		r.mut(n)
-		r.g.setDeps(n, nil)
+		r.g.setDeps(n, nil, nil)
 		r.g.setUnimplemented(n.key, false)
 		r.g.delNode(n)
 		n.state = REMOVED
 		return
 	}
-	var st State
-	var flags Flags
-	switch {
-	case n.failedSeq == r.seq:
+	if n.failedSeq == r.seq {
 		return // fail() set FAILED or RETRYING
+	}
+	var (
+		st    State
+		flags Flags
+		err   error
+	)
+	switch {
 	case n.desc == nil:
-		st, flags = UNIMPLEMENTED, FlagUnimplemented
+		st, flags, err = UNIMPLEMENTED, FlagUnimplemented, ErrUnimplemented
 	case n.invalid != nil:
-		st, flags = INVALID, FlagInvalid
+		st, flags, err = INVALID, FlagInvalid, n.invalid
 	case pending:
 		st, flags = PENDING, FlagIsPending
 	case n.applied != nil:
@@ -413,112 +602,14 @@ func (r *run) settleState(n *node, pending, record bool) {
 	default:
 		st = NONEXISTENT
 	}
-	if n.state == st && (st != CONFIGURED || n.lastErr == nil) {
+	if n.state == st && n.lastErr == err {
 		return
 	}
 	r.mut(n)
-	n.state = st
-	if st == CONFIGURED {
-		n.lastErr = nil
-	} else if st == INVALID {
-		n.lastErr = n.invalid
-	}
-	if flags != 0 && record {
+	wasState := n.state
+	n.state, n.lastErr = st, err
+	if flags != 0 && record && wasState != st {
 		r.opFor(n, Op{Key: n.key, Kind: OpNone, Value: n.intent, Flags: flags | r.nodeFlags(n)})
-	}
-}
-
-// derive brings the derived values of n in line with its applied value.
-func (r *run) derive(n *node) {
-	if n.desc == nil {
-		return
-	}
-	var ds []kv.Derived
-	if n.applied != nil && !n.removing {
-		ds = n.desc.Derived(n.key, n.applied)
-	}
-	keys := make([]string, 0, len(ds))
-	for _, d := range ds {
-		if d.Key == "" || d.Value == nil {
-			continue
-		}
-		dn := r.g.nodes[d.Key]
-		if dn != nil && dn.base != n.key {
-			r.keyErr(d.Key, OpNone, fmt.Errorf("derived from %s, but the key is already used by another value", n.key))
-			continue
-		}
-		if dn == nil {
-			dn = r.newNode(d.Key, n.key)
-		}
-		keys = append(keys, d.Key)
-		if dn.intent != nil && proto.Equal(dn.intent, d.Value) {
-			continue
-		}
-		r.mut(dn)
-		dn.intent, dn.intentSeq, dn.origin = d.Value, r.seq, n.origin
-		r.evaluate(dn)
-	}
-	old := n.derived
-	if !slices.Equal(old, keys) {
-		r.mut(n)
-		n.derived = keys
-	}
-	for i := len(old) - 1; i >= 0; i-- {
-		if !slices.Contains(keys, old[i]) {
-			r.dropDerived(old[i])
-		}
-	}
-	for _, k := range keys {
-		if dn := r.g.nodes[k]; dn.origin == kv.OriginSB {
-			r.observe(dn, dn.intent, nil, DISCOVERED)
-		} else {
-			r.reconcile(k)
-		}
-	}
-}
-
-// dropObsoleteDerived removes, before n is updated to want, the derived
-// values that want no longer derives.
-func (r *run) dropObsoleteDerived(n *node, want proto.Message) {
-	if len(n.derived) == 0 {
-		return
-	}
-	keep := map[string]bool{}
-	for _, d := range n.desc.Derived(n.key, want) {
-		keep[d.Key] = true
-	}
-	var kept []string
-	for _, k := range n.derived {
-		if keep[k] {
-			kept = append(kept, k)
-		}
-	}
-	if len(kept) == len(n.derived) {
-		return
-	}
-	old := n.derived
-	r.mut(n)
-	n.derived = kept
-	for i := len(old) - 1; i >= 0; i-- {
-		if !keep[old[i]] {
-			r.dropDerived(old[i])
-		}
-	}
-}
-
-// dropDerived removes a derived value whose base no longer derives it.
-func (r *run) dropDerived(key string) {
-	dn := r.g.nodes[key]
-	if dn == nil {
-		return
-	}
-	r.mut(dn)
-	dn.intent = nil
-	r.g.setDeps(dn, r.depsOf(dn))
-	if dn.applied != nil {
-		r.remove(dn, 0)
-	} else {
-		r.settle(dn, false)
 	}
 }
 
@@ -539,78 +630,14 @@ func (r *run) observe(n *node, value proto.Message, meta any, st State) {
 	n.origin, n.applied, n.metadata, n.state, n.lastErr = kv.OriginSB, value, meta, st, nil
 	if n.base == "" {
 		n.intent = nil
-		r.g.setDeps(n, nil)
 	}
+	r.g.setDeps(n, nil, nil) // not ours: nothing to order
 	r.g.setExisting(n.key, true)
 	r.syncMetadata(n)
 	r.opFor(n, Op{Key: n.key, Kind: OpNone, Value: value, Flags: FlagObtained | r.nodeFlags(n)})
 	r.derive(n)
 	if fresh {
 		r.triggerDependents(n.key)
-	}
-}
-
-// cycleGroup looks for a set of intended values, start among them, whose
-// unmet dependencies all lie within the set (a dependency cycle such as a
-// veth pair, with everything it needs from outside already there). It
-// returns the set in creation order, or nil.
-func (r *run) cycleGroup(start *node) []string {
-	seen := map[string]bool{}
-	var order []string
-	ok := true
-	var visit func(n *node)
-	visit = func(n *node) {
-		seen[n.key] = true
-		for i := range n.deps {
-			d := &n.deps[i]
-			if d.IsAnyOf() {
-				if r.g.anyOfSatisfied(&d.AnyOf) == "" {
-					ok = false
-					return
-				}
-				continue
-			}
-			t := r.g.nodes[d.Key]
-			if t != nil && t.exists() {
-				continue
-			}
-			if t == nil || t.intent == nil || t.desc == nil || t.invalid != nil || t.removing ||
-				t.failedSeq == r.seq || t.origin == kv.OriginSB || len(seen) >= r.s.opts.maxCycle {
-				ok = false
-				return
-			}
-			if !seen[t.key] {
-				visit(t)
-				if !ok {
-					return
-				}
-			}
-		}
-		order = append(order, n.key)
-	}
-	visit(start)
-	if !ok || len(order) < 2 {
-		return nil
-	}
-	return order
-}
-
-// createUnit creates the members of a cycle group together.
-func (r *run) createUnit(group []string) {
-	r.unit = make(map[string]bool, len(group))
-	for _, k := range group {
-		r.unit[k] = true
-	}
-	for _, k := range group {
-		r.reconcile(k)
-	}
-	r.unit = nil
-	// A member that failed leaves the others with an unmet dependency:
-	// delete those again, so that no existing value lacks its dependency.
-	for _, k := range group {
-		if n := r.g.nodes[k]; n != nil && n.applied != nil && !r.depsMet(n) {
-			r.reconcile(k)
-		}
 	}
 }
 

@@ -23,6 +23,11 @@ var ErrDerivedKey = errors.New("derived values follow their base and cannot be c
 // create.
 var ErrObtainedKey = errors.New("the value was obtained from the southbound and is not ours to delete")
 
+// ErrStillNeeded is the error of a value that was not deleted because a
+// value that needs it (a dependent, or a derived value) could not be
+// deleted first. No Delete was called; the value stays, FAILED.
+var ErrStillNeeded = errors.New("still needed")
+
 // ErrRetriesExhausted wraps the last error of a value whose retries ran out.
 var ErrRetriesExhausted = errors.New("retries exhausted")
 

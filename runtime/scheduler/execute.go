@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -44,18 +43,20 @@ func (s *Scheduler) runTxn(j *job) txnOutput {
 		return txnOutput{Result: res}
 	}
 
+	// Execute: no journal; a failed reverting transaction is undone by
+	// running the algorithm on the intents from before it.
 	s.seq = seq
 	exec := &run{s: s, g: s.g, ctx: ctx, seq: seq, opts: j.opts}
 	if s.watchers.active() {
 		exec.touched = map[string]struct{}{}
 	}
-	s.g.begin()
+	if j.opts.revert {
+		exec.prior = map[string]priorNode{}
+	}
 	exec.apply(j)
 	if exec.abort {
 		exec.revert()
 		res.Reverted = true
-	} else {
-		s.g.commit()
 	}
 	res.Executed, res.Errors = exec.ops, exec.errs
 	if len(exec.retry) > 0 {
@@ -127,7 +128,7 @@ func (r *run) apply(j *job) {
 // its value needed nothing.
 func (r *run) reconcileTop(key string) {
 	r.reconcile(key)
-	if n := r.g.nodes[key]; n != nil && n.opSeq != r.seq && n.intent != nil && n.state == CONFIGURED {
+	if n := r.g.nodes[key]; n != nil && n.base == "" && n.opSeq != r.seq && n.intent != nil && n.state == CONFIGURED {
 		r.opFor(n, Op{Key: key, Kind: OpNone, Value: n.intent, Flags: FlagNoop})
 	}
 }
@@ -146,6 +147,9 @@ func (r *run) notify(it txnItem) {
 			r.mut(n)
 			fresh := n.applied == nil
 			n.applied, n.metadata = it.value, it.metadata
+			if n.desc != nil {
+				r.g.setDeps(n, n.deps, n.desc.Dependencies(n.key, it.value))
+			}
 			r.g.setExisting(n.key, true)
 			r.syncMetadata(n)
 			if fresh {
@@ -165,76 +169,13 @@ func (r *run) notify(it txnItem) {
 		return
 	}
 	if n.origin == kv.OriginSB {
-		r.remove(n, FlagObtained)
+		r.remove(n, FlagObtained, true)
 		return
 	}
 	// One of ours vanished behind our back: remove what depends on it,
 	// then create it again.
-	r.mut(n)
-	n.origin = kv.OriginSB
-	r.remove(n, 0)
-	n.origin = kv.OriginNB
-	r.reconcile(n.key)
-}
-
-// revert undoes the applied operations in reverse order, the failed one
-// included (it may have been applied in part; errors undoing it are
-// ignored), then rolls the graph back to its state before the transaction.
-func (r *run) revert() {
-	newMeta := map[string]any{}
-	for i := len(r.applied) - 1; i >= 0; i-- {
-		a := r.applied[i]
-		var (
-			o    Op
-			meta any
-			err  error
-		)
-		protect := func(f func() error) {
-			defer func() {
-				if p := recover(); p != nil {
-					err = fmt.Errorf("handler of %s panicked: %v", a.desc.Name(), p)
-				}
-			}()
-			err = f()
-		}
-		switch a.kind {
-		case OpCreate:
-			o = Op{Key: a.key, Kind: OpDelete, PrevValue: a.value}
-			protect(func() error { return a.desc.Delete(r.ctx, a.key, a.value, a.meta) })
-		case OpUpdate:
-			o = Op{Key: a.key, Kind: OpUpdate, Value: a.prev, PrevValue: a.value}
-			protect(func() (e error) { meta, e = a.desc.Update(r.ctx, a.key, a.value, a.prev, a.meta); return })
-		case OpDelete:
-			o = Op{Key: a.key, Kind: OpCreate, Value: a.prev}
-			protect(func() (e error) { meta, e = a.desc.Create(r.ctx, a.key, a.prev); return })
-		}
-		o.Flags = FlagRevert
-		switch {
-		case err != nil && !a.failed:
-			o.Err = err
-			r.keyErr(a.key, o.Kind, fmt.Errorf("revert: %w", err))
-		case err == nil && a.kind != OpCreate:
-			newMeta[a.key] = meta
-		}
-		r.ops = append(r.ops, o)
-	}
-	r.g.rollback(func(key string, n *node) {
-		if n != nil {
-			r.syncMetadata(n)
-		} else if d := r.s.lookup(key); d != nil && d.WithMetadata() {
-			d.DeleteMetadata(d.Label(key))
-		}
-	})
-	for k, m := range newMeta {
-		if n := r.g.nodes[k]; n != nil && n.applied != nil {
-			n.metadata = m
-			r.syncMetadata(n)
-		}
-	}
-	for _, e := range r.errs {
-		if n := r.g.nodes[e.Key]; n != nil {
-			n.lastErr = e.Err
-		}
+	if r.remove(n, 0, true) {
+		r.reconcile(n.key)
 	}
 }
 

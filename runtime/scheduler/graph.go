@@ -24,8 +24,10 @@ type node struct {
 	intentSeq uint64
 	// invalid is the validation error of intent.
 	invalid error
-	// deps are the dependencies of intent (nil while invalid).
-	deps []kv.Dependency
+	// deps are the dependencies of intent (nil while invalid); adeps those
+	// of applied. The graph indexes both: the first decide when the value
+	// can be applied, the second what must stay until it is gone.
+	deps, adeps []kv.Dependency
 	// base is the key of the base value of a derived node.
 	base string
 	// origin of applied: OriginNB (ours) or OriginSB (obtained).
@@ -246,36 +248,76 @@ func (g *graph) anyOfLen(l, delta int) {
 	}
 }
 
-// setDeps replaces the dependency edges of n with those of deps.
-func (g *graph) setDeps(n *node, deps []kv.Dependency) {
-	for _, d := range n.deps {
-		if !d.IsAnyOf() {
-			if g.setDel(g.dependents, d.Key, n.key) {
-				g.record(undo{kind: undoDelDep, key: n.key, target: d.Key})
-			}
-			continue
-		}
-		for _, p := range d.AnyOf.Prefixes {
-			if g.setDel(g.anyOf, p, n.key) {
-				g.anyOfLen(len(p), -1)
-				g.record(undo{kind: undoDelAnyOf, key: n.key, target: p})
-			}
-		}
+// setDeps sets the dependencies of n's intent and of its applied value,
+// and indexes the union of their edges.
+func (g *graph) setDeps(n *node, deps, adeps []kv.Dependency) {
+	if sameDeps(n.deps, deps) && sameDeps(n.adeps, adeps) {
+		return
 	}
 	g.touch(n)
-	n.deps = deps
-	for _, d := range deps {
-		if !d.IsAnyOf() {
-			if g.setAdd(g.dependents, d.Key, n.key) {
-				g.record(undo{kind: undoAddDep, key: n.key, target: d.Key})
-			}
-			continue
+	oldDeps, oldADeps := n.deps, n.adeps
+	n.deps, n.adeps = deps, adeps
+	for _, list := range [2][]kv.Dependency{oldDeps, oldADeps} {
+		for i := range list {
+			g.unlinkUnlessIn(n.key, &list[i], deps, adeps)
 		}
-		for _, p := range d.AnyOf.Prefixes {
-			if g.setAdd(g.anyOf, p, n.key) {
-				g.anyOfLen(len(p), +1)
-				g.record(undo{kind: undoAddAnyOf, key: n.key, target: p})
+	}
+	for _, list := range [2][]kv.Dependency{deps, adeps} {
+		for i := range list {
+			g.link(n.key, &list[i])
+		}
+	}
+}
+
+// sameDeps reports whether a and b are the same slice.
+func sameDeps(a, b []kv.Dependency) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+func (g *graph) link(key string, d *kv.Dependency) {
+	if !d.IsAnyOf() {
+		if g.setAdd(g.dependents, d.Key, key) {
+			g.record(undo{kind: undoAddDep, key: key, target: d.Key})
+		}
+		return
+	}
+	for _, p := range d.AnyOf.Prefixes {
+		if g.setAdd(g.anyOf, p, key) {
+			g.anyOfLen(len(p), +1)
+			g.record(undo{kind: undoAddAnyOf, key: key, target: p})
+		}
+	}
+}
+
+// unlinkUnlessIn removes the edges of d that no dependency in the lists has.
+func (g *graph) unlinkUnlessIn(key string, d *kv.Dependency, lists ...[]kv.Dependency) {
+	has := func(plain bool, target string) bool {
+		for _, l := range lists {
+			for i := range l {
+				if plain && !l[i].IsAnyOf() && l[i].Key == target {
+					return true
+				}
+				if !plain && l[i].IsAnyOf() {
+					for _, p := range l[i].AnyOf.Prefixes {
+						if p == target {
+							return true
+						}
+					}
+				}
 			}
+		}
+		return false
+	}
+	if !d.IsAnyOf() {
+		if !has(true, d.Key) && g.setDel(g.dependents, d.Key, key) {
+			g.record(undo{kind: undoDelDep, key: key, target: d.Key})
+		}
+		return
+	}
+	for _, p := range d.AnyOf.Prefixes {
+		if !has(false, p) && g.setDel(g.anyOf, p, key) {
+			g.anyOfLen(len(p), -1)
+			g.record(undo{kind: undoDelAnyOf, key: key, target: p})
 		}
 	}
 }

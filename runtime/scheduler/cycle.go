@@ -1,0 +1,129 @@
+package scheduler
+
+import (
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+)
+
+// creatable reports whether t could be created in this run if its
+// dependencies were met.
+func (r *run) creatable(t *node) bool {
+	return t.intent != nil && t.desc != nil && t.invalid == nil && !t.removing &&
+		t.failedSeq != r.seq && t.origin != kv.OriginSB && t.applied == nil
+}
+
+// sameUnit reports whether dependency key (node t) of value key counts as
+// met because both are members of the cycle being created as a unit.
+func (r *run) sameUnit(key, dep string, t *node) bool {
+	u := r.unit[key]
+	return u != 0 && r.unit[dep] == u && t.failedSeq != r.seq
+}
+
+// cycleUnit returns the members of the dependency cycle through start that
+// can be created as a unit: the strongly connected component of start in
+// the graph of unmet dependencies between creatable values, when every
+// unmet dependency of every member is another member. Otherwise nil: a
+// plain chain is not a cycle, and its values are created one by one as
+// their dependencies appear.
+func (r *run) cycleUnit(start *node) []string {
+	// Fast path: the usual PENDING value waits for something that does
+	// not exist at all.
+	promising := false
+	for i := range start.deps {
+		d := &start.deps[i]
+		if t := r.g.nodes[d.Key]; !d.IsAnyOf() && t != nil && r.creatable(t) {
+			promising = true
+			break
+		}
+	}
+	if !promising {
+		return nil
+	}
+	// Explore the unmet plain dependencies between creatable values.
+	edges := map[string][]string{}
+	var order []string
+	var visit func(n *node)
+	visit = func(n *node) {
+		edges[n.key] = []string{}
+		for i := range n.deps {
+			d := &n.deps[i]
+			t := r.g.nodes[d.Key]
+			if d.IsAnyOf() || t == nil || !r.creatable(t) {
+				continue
+			}
+			edges[n.key] = append(edges[n.key], t.key)
+			if _, seen := edges[t.key]; !seen && len(edges) < r.s.opts.maxCycle {
+				visit(t)
+			}
+		}
+		order = append(order, n.key)
+	}
+	visit(start)
+	// The component of start: the explored values that lead back to it.
+	back := map[string]bool{start.key: true}
+	for changed := true; changed; {
+		changed = false
+		for k, outs := range edges {
+			if back[k] {
+				continue
+			}
+			for _, o := range outs {
+				if back[o] {
+					back[k], changed = true, true
+					break
+				}
+			}
+		}
+	}
+	var unit []string
+	for _, k := range order {
+		if back[k] {
+			unit = append(unit, k)
+		}
+	}
+	if len(unit) < 2 {
+		return nil
+	}
+	for _, k := range unit {
+		n := r.g.nodes[k]
+		for i := range n.deps {
+			d := &n.deps[i]
+			if d.IsAnyOf() {
+				if r.g.anyOfSatisfied(&d.AnyOf) == "" {
+					return nil
+				}
+				continue
+			}
+			if t := r.g.nodes[d.Key]; t != nil && t.exists() {
+				continue
+			}
+			if !back[d.Key] {
+				return nil // the cycle waits for something outside it
+			}
+		}
+	}
+	return unit
+}
+
+// createUnit creates the members of a dependency cycle together.
+func (r *run) createUnit(unit []string) {
+	r.unitSeq++
+	if r.unit == nil {
+		r.unit = map[string]int{}
+	}
+	for _, k := range unit {
+		r.unit[k] = r.unitSeq
+	}
+	for _, k := range unit {
+		r.reconcile(k)
+	}
+	for _, k := range unit {
+		delete(r.unit, k)
+	}
+	// A member that failed leaves the others without a dependency: delete
+	// those again, so that no existing value lacks what it needs.
+	for _, k := range unit {
+		if n := r.g.nodes[k]; n != nil && n.applied != nil && !r.depsMet(n, n.adeps) {
+			r.reconcile(k)
+		}
+	}
+}
