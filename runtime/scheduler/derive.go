@@ -45,6 +45,13 @@ func (r *run) derive(n *node) {
 		n.derived = all
 	}
 	for i, k := range keys {
+		if !n.exists() {
+			// Reconciling a derived value removed n itself (n depends on
+			// a value it derives, and the new version of that one cannot
+			// exist): its removal dropped what it derives, and nothing
+			// more may be derived from a base that is gone.
+			return
+		}
 		dn := r.g.nodes[k]
 		if dn == nil {
 			dn = r.newNode(k, n.key)

@@ -401,6 +401,20 @@ func (r *run) remove(n *node, flags Flags, sbGone bool) bool {
 		r.g.setExisting(n.key, true)
 		return false
 	}
+	if flags&FlagRecreate == 0 && !sbGone {
+		if want, _ := r.target(n); want != nil {
+			// The cascade brought back the reason for n to exist: a
+			// base whose update or delete failed derives n again, or a
+			// dependency came back. n stays; what was taken away for
+			// it comes back, and n goes to its target.
+			n.removing = false
+			r.g.setExisting(n.key, true)
+			r.derive(n)
+			r.triggerDependents(n.key)
+			r.reconcile(n.key)
+			return false
+		}
+	}
 	if !sbGone && r.neededByRemoval(n) {
 		// A value being removed further up still needs n: n goes once
 		// that removal is done.

@@ -1275,6 +1275,27 @@ set a/1 v=0
 commit revert
 `,
 	},
+	{
+		name: "derived-after-base-removed",
+		bug:  "when reconciling a derived value removes its base (the base depends on the value it derives), derive goes on creating the other derived values of the base that is gone",
+		script: `
+set c/2 derive:d/c2[w=0]
+commit
+set c/2 dep:d/c2 derive:d/c2[w=2,dep:p/b2/10.0.0.1/24] derive:d/c2.1[w=2]
+commit
+`,
+	},
+	{
+		name: "removal-completes-after-reason-gone",
+		bug:  "a derived value is deleted although, during its removal cascade, its base failed to change and derives it again (it is left NONEXISTENT and missing)",
+		script: `
+set c/0 derive:p/c0/10.0.0.1/24[w=0]
+commit
+fail c/0 delete
+set c/0 dep:p/c0/10.0.0.1/24
+commit
+`,
+	},
 }
 
 // TestPropertyRegressions replays the minimal reproductions of the engine
