@@ -1,8 +1,39 @@
 # Developer and CI entry points. `make check` is what CI runs (see .ci/run).
 
-.PHONY: check lint test bench demo
+.PHONY: check lint test bench demo tools generate checkgenerate
 
 check: lint test
+
+BUF := tools/node_modules/.bin/buf
+
+# tools installs buf, prebuilt, from the npm registry at the exact version
+# pinned in tools/package.json (kept out of go.mod on purpose).
+tools: $(BUF)
+
+$(BUF): tools/package.json
+	cd tools && npm install --no-package-lock --no-audit --no-fund
+	@touch $@
+
+# generate regenerates options/ (the annotation vocabulary's Go package,
+# which the plugin imports) and generated/ (the models) with buf and the
+# local plugins protoc-gen-go (pinned by go.mod's tool directive) and
+# protoc-gen-kvdescriptor (built from this tree).
+generate: $(BUF)
+	mkdir -p .bin
+	go build -o .bin/protoc-gen-go google.golang.org/protobuf/cmd/protoc-gen-go
+	$(BUF) generate --template buf.gen.options.yaml
+	go build -o .bin/protoc-gen-kvdescriptor ./protoc-gen-kvdescriptor
+	$(BUF) generate
+
+# checkgenerate fails when regenerating changes anything, new files
+# included (git status, not git diff).
+checkgenerate: generate
+	@changed="$$(git status --porcelain -- options generated)"; \
+	if [ -n "$$changed" ]; then \
+		echo "generated code is stale; run make generate and commit:"; \
+		echo "$$changed"; \
+		exit 1; \
+	fi
 
 # gofmt must list no tracked .go file (outside a git checkout: every .go
 # file but testdata), and go vet must be clean.

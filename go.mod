@@ -3,9 +3,14 @@ module github.com/kvdescriptor/kvdescriptor
 go 1.24.0
 
 require (
+	github.com/dave/jennifer v1.7.1
 	github.com/google/btree v1.1.3
 	github.com/google/go-cmp v0.7.0
 	go.uber.org/goleak v1.3.0
 	golang.org/x/tools v0.38.0
 	google.golang.org/protobuf v1.36.10
 )
+
+require github.com/stretchr/testify v1.9.0 // indirect
+
+tool google.golang.org/protobuf/cmd/protoc-gen-go

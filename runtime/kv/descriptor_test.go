@@ -190,7 +190,7 @@ func TestNewDescriptorErrors(t *testing.T) {
 			name:    "unknown format",
 			spec:    spec{Name: "iface", KeyTemplate: "linux/interface/{name:str}"},
 			handler: &baseHandler{},
-			wantErr: `kv.NewDescriptor iface: key template "linux/interface/{name:str}": placeholder {name:str}: unknown format "str" (want name, uint, ip, ipprefix or mac)`,
+			wantErr: `kv.NewDescriptor iface: key template "linux/interface/{name:str}": placeholder {name:str}: unknown format "str" (want name, uint, ip, ipprefix, ipiface or mac)`,
 		},
 		{
 			name:    "no key space",

@@ -1,5 +1,7 @@
 package kv
 
+import "fmt"
+
 // A key template compiles to a sequence of elements, each matching one byte
 // (a literal byte, or one byte of a character class) or a run of zero or more
 // bytes of a class. A placeholder of class C is "C C*"; an IP prefix is
@@ -81,7 +83,7 @@ func (t *KeyTemplate) compile() {
 			plus(classDigit)
 		case FormatIP:
 			plus(classIP)
-		case FormatIPPrefix:
+		case FormatIPPrefix, FormatIPInterface:
 			plus(classIP)
 			t.elems = append(t.elems, elem{kind: elemByte, b: '/'})
 			plus(classDigit)
@@ -287,4 +289,41 @@ func intersect(a, b []elem) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// classAll is every byte.
+var classAll = func() *byteClass {
+	var c byteClass
+	for b := 0; b < 256; b++ {
+		c.add(byte(b))
+	}
+	return &c
+}()
+
+// Ambiguity reports why keys of t could not be parsed back unambiguously,
+// or "" when they can: two placeholders with no literal between them, or a
+// placeholder (not the last) whose values, given its format, could contain
+// the literal that follows it.
+func (t *KeyTemplate) Ambiguity() string {
+	for i, p := range t.parts {
+		if p.holder < 0 || i+1 == len(t.parts) {
+			continue
+		}
+		h := t.holders[p.holder]
+		next := t.parts[i+1]
+		if next.holder >= 0 {
+			return fmt.Sprintf("placeholders {%s} and {%s} have no literal text between them", h.Field, t.holders[next.holder].Field)
+		}
+		// Is there a value of the placeholder that contains the literal?
+		r := t.holderElems[p.holder]
+		containing := []elem{{kind: elemStar, class: classAll}}
+		for j := 0; j < len(next.literal); j++ {
+			containing = append(containing, elem{kind: elemByte, b: next.literal[j]})
+		}
+		containing = append(containing, elem{kind: elemStar, class: classAll})
+		if example, ok := intersect(t.elems[r[0]:r[1]], containing); ok {
+			return fmt.Sprintf("placeholder {%s} (format %s) is followed by %q, which its values can contain (e.g. %q)", h.Field, h.Format, next.literal, example)
+		}
+	}
+	return ""
 }

@@ -25,9 +25,12 @@ const (
 	FormatIPPrefix
 	// FormatMAC is a MAC address, lower-case hex pairs separated by ':'.
 	FormatMAC
+	// FormatIPInterface is an interface address with its prefix length
+	// (10.0.0.1/24), host bits kept; it contains exactly one '/'.
+	FormatIPInterface
 )
 
-var formatNames = [...]string{FormatName: "name", FormatUint: "uint", FormatIP: "ip", FormatIPPrefix: "ipprefix", FormatMAC: "mac"}
+var formatNames = [...]string{FormatName: "name", FormatUint: "uint", FormatIP: "ip", FormatIPPrefix: "ipprefix", FormatMAC: "mac", FormatIPInterface: "ipiface"}
 
 func (f Format) String() string {
 	if int(f) < len(formatNames) {
@@ -37,7 +40,7 @@ func (f Format) String() string {
 }
 
 // ParseFormat returns the format spelled s ("name", "uint", "ip",
-// "ipprefix", "mac").
+// "ipprefix", "ipiface", "mac").
 func ParseFormat(s string) (Format, bool) {
 	for f, n := range formatNames {
 		if n == s {
@@ -104,7 +107,7 @@ func ParseKeyTemplate(text string) (*KeyTemplate, error) {
 		if hasFormat {
 			f, ok := ParseFormat(formatName)
 			if !ok {
-				return nil, fmt.Errorf("key template %q: placeholder {%s}: unknown format %q (want name, uint, ip, ipprefix or mac)", text, body, formatName)
+				return nil, fmt.Errorf("key template %q: placeholder {%s}: unknown format %q (want name, uint, ip, ipprefix, ipiface or mac)", text, body, formatName)
 			}
 			format = f
 		}

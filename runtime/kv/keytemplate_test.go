@@ -281,22 +281,22 @@ func TestParseKeyTemplateErrors(t *testing.T) {
 		{
 			name:    "unknown format",
 			text:    "x/{a:int}",
-			wantErr: `key template "x/{a:int}": placeholder {a:int}: unknown format "int" (want name, uint, ip, ipprefix or mac)`,
+			wantErr: `key template "x/{a:int}": placeholder {a:int}: unknown format "int" (want name, uint, ip, ipprefix, ipiface or mac)`,
 		},
 		{
 			name:    "empty format",
 			text:    "x/{a:}",
-			wantErr: `key template "x/{a:}": placeholder {a:}: unknown format "" (want name, uint, ip, ipprefix or mac)`,
+			wantErr: `key template "x/{a:}": placeholder {a:}: unknown format "" (want name, uint, ip, ipprefix, ipiface or mac)`,
 		},
 		{
 			name:    "format names are case sensitive",
 			text:    "x/{a:IP}",
-			wantErr: `key template "x/{a:IP}": placeholder {a:IP}: unknown format "IP" (want name, uint, ip, ipprefix or mac)`,
+			wantErr: `key template "x/{a:IP}": placeholder {a:IP}: unknown format "IP" (want name, uint, ip, ipprefix, ipiface or mac)`,
 		},
 		{
 			name:    "two colons",
 			text:    "x/{a:ip:v4}",
-			wantErr: `key template "x/{a:ip:v4}": placeholder {a:ip:v4}: unknown format "ip:v4" (want name, uint, ip, ipprefix or mac)`,
+			wantErr: `key template "x/{a:ip:v4}": placeholder {a:ip:v4}: unknown format "ip:v4" (want name, uint, ip, ipprefix, ipiface or mac)`,
 		},
 	}
 	for _, tt := range tests {

@@ -1,0 +1,73 @@
+package gen
+
+import (
+	"google.golang.org/protobuf/compiler/protogen"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/kvdescriptor/kvdescriptor/options/kvdescriptorv1"
+)
+
+// newDerived builds the derived model of field f of base model m.
+func newDerived(m *model, f *protogen.Field, o *kvdescriptorv1.Derive, byName map[protoreflect.FullName]*model) (*model, []error) {
+	pos := locate(m.file, optionPath(f.Location.Path, 8, 3), "option (kvdescriptor.v1.field).derive")
+	switch {
+	case f.Desc.IsMap():
+		return nil, []error{errorf(pos, "%s is a map; only a message or scalar field, or a repeated one, can derive values", f.Desc.Name())}
+	case f.Message == nil && f.Desc.Kind() != protoreflect.StringKind && !isIntegerKind(f.Desc.Kind()):
+		return nil, []error{errorf(pos, "%s is %s; derived values come from message, string or integer fields", f.Desc.Name(), f.Desc.Kind())}
+	case f.Message != nil && modelOptions(f.Message) != nil:
+		return nil, []error{errorf(pos, "%s holds %s, which is a model itself; a derived value's element cannot be a model", f.Desc.Name(), f.Message.Desc.FullName())}
+	}
+	d := &model{
+		file: m.file, msg: m.msg, base: m, field: f, elem: f.Message, deriveOpt: o,
+		name:   string(m.msg.Desc.FullName()) + "." + string(f.Desc.Name()),
+		goName: m.goName + f.GoName,
+		meta:   o.GetWithMetadata(),
+		pos:    pos,
+	}
+	if o.GetName() != "" {
+		d.name = o.GetName()
+	}
+	keyPos := locate(m.file, optionPath(f.Location.Path, 8, 3, 1), "option (kvdescriptor.v1.field).derive.key")
+	key, err := parseTemplate(o.GetKey(), scope{msg: m.msg, elem: f})
+	if err != nil {
+		return nil, []error{errorf(keyPos, "%v", err)}
+	}
+	if why := key.parsed.Ambiguity(); why != "" {
+		return nil, []error{errorf(keyPos, "ambiguous key template %q: %s", key.text, why)}
+	}
+	hasElem := false
+	for _, h := range key.holders {
+		hasElem = hasElem || h.elem
+	}
+	if !hasElem && f.Desc.IsList() {
+		return nil, []error{errorf(keyPos, "the key %q has no placeholder of the element (%s...): every element would get the same key", key.text, f.Desc.Name())}
+	}
+	d.key = key
+	// Dependencies may use the element's fields and the base fields that
+	// the derived key carries (the only base fields a derived value's
+	// descriptor can see).
+	carried := map[string]bool{}
+	for _, h := range key.holders {
+		if !h.elem {
+			carried[h.path] = true
+		}
+	}
+	var errs []error
+	for i, dep := range o.GetDependencies() {
+		dpos := locate(m.file, optionPath(f.Location.Path, 8, 3, 3, int32(i)), "option (kvdescriptor.v1.field).derive.dependencies")
+		td, err := parseDependency(dep, scope{msg: m.msg, elem: f, only: carried})
+		if err != nil {
+			errs = append(errs, errorf(dpos, "%v", err))
+			continue
+		}
+		td.pos = dpos
+		d.deps = append(d.deps, td)
+	}
+	if f.Message != nil {
+		refs, rerrs := resolveRefs(m.file, f.Message, byName)
+		d.refs, errs = refs, append(errs, rerrs...)
+		errs = append(errs, checkCompare(m.file, f.Message)...)
+	}
+	return d, errs
+}

@@ -1,0 +1,439 @@
+package gen
+
+import (
+	"fmt"
+
+	"github.com/dave/jennifer/jen"
+	"google.golang.org/protobuf/compiler/protogen"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/kvdescriptor/kvdescriptor/options/kvdescriptorv1"
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+)
+
+// emitSpec writes the schema-derived functions and the Spec constructor.
+func (e *emitter) emitSpec() {
+	m := e.m
+	v := e.valueType()
+	spec := jen.Dict{
+		jen.Id("Name"):        jen.Id(e.id("ModelName")),
+		jen.Id("KeyTemplate"): jen.Id(e.id("KeyTemplate")),
+		jen.Id("IsKey"):       jen.Id("Is" + e.id("Key")),
+	}
+	if m.label != nil && (len(m.key.holders) > 1 || m.label.format == kv.FormatName) {
+		e.f.Commentf("%s returns the label of a key of %s: its %s.", e.lid("Label"), m.name, m.label.path)
+		e.f.Func().Id(e.lid("Label")).Params(jen.Id("key").String()).String().Block(
+			jen.If(jen.List(jen.Id("k"), jen.Id("ok")).Op(":=").Id("Parse"+e.id("Key")).Call(jen.Id("key")), jen.Id("ok")).Block(
+				jen.Return(labelString(m.label, jen.Id("k").Dot(m.label.goName))),
+			),
+			jen.Return(jen.Qual("strings", "TrimPrefix").Call(jen.Id("key"), jen.Id(e.id("KeyPrefix")))),
+		)
+		spec[jen.Id("Label")] = jen.Id(e.lid("Label"))
+	}
+	if len(m.refs) > 0 || len(m.deps) > 0 {
+		e.emitDependencies(v)
+		spec[jen.Id("Dependencies")] = jen.Id(e.lid("Dependencies"))
+	}
+	if len(m.derived) > 0 {
+		e.emitDerived(v)
+		spec[jen.Id("Derived")] = jen.Id(e.lid("Derived"))
+	}
+	if msg := m.valueMsg(); msg != nil {
+		e.emitEqual(msg, v)
+		spec[jen.Id("Equivalent")] = jen.Func().Params(jen.Id("_").String(), jen.List(jen.Id("a"), jen.Id("b")).Add(v)).Bool().Block(
+			jen.Return(jen.Id(e.lid("Equal")).Call(jen.Id("a"), jen.Id("b"))))
+		if rec := recreateFields(msg); len(rec) > 0 {
+			e.f.Commentf("%s reports whether changing a to b needs a re-create.", e.lid("NeedsRecreate"))
+			e.f.Func().Id(e.lid("NeedsRecreate")).Params(jen.List(jen.Id("a"), jen.Id("b")).Add(v)).Bool().Block(
+				jen.Return(jen.Op("!").Parens(conjunction(rec, func(f *protogen.Field) jen.Code { return fieldEqual(f) }))),
+			)
+			spec[jen.Id("NeedsRecreate")] = jen.Func().Params(jen.Id("_").String(), jen.List(jen.Id("a"), jen.Id("b")).Add(v)).Bool().Block(
+				jen.Return(jen.Id(e.lid("NeedsRecreate")).Call(jen.Id("a"), jen.Id("b"))))
+		}
+	}
+	e.emitValidate(v)
+	spec[jen.Id("Validate")] = jen.Id(e.lid("Validate"))
+	if m.meta {
+		spec[jen.Id("WithMetadata")] = jen.True()
+	}
+	if len(m.after) > 0 {
+		spec[jen.Id("RetrieveDependencies")] = jen.Index().String().ValuesFunc(func(g *jen.Group) {
+			for _, a := range m.after {
+				g.Lit(a)
+			}
+		})
+	}
+	e.f.Commentf("%s returns the schema-derived part of the descriptor of %s.", e.id("Spec"), m.name)
+	e.f.Func().Id(e.id("Spec")).Types(jen.Id("M").Any()).Params().Qual(kvPkg, "Spec").Types(v, jen.Id("M")).Block(
+		jen.Return(jen.Qual(kvPkg, "Spec").Types(v, jen.Id("M")).Values(spec)),
+	)
+}
+
+// labelString renders the label from a typed key field.
+func labelString(h *placeholder, x *jen.Statement) jen.Code {
+	if h.format == kv.FormatName {
+		return x
+	}
+	return typedKeyPart(h, x)
+}
+
+// emitHandler writes the typed handler interface and the constructor.
+func (e *emitter) emitHandler() {
+	m := e.m
+	v := e.valueType()
+	key := e.id("Key")
+	h := e.id("Handler")
+	e.f.Commentf("%s holds the southbound calls of %s: Create and Delete, and", h, m.name)
+	e.f.Comment("optionally Update(ctx, key, oldValue, newValue, oldMetadata) (M, error),")
+	e.f.Comment("Retrieve(ctx, correlate []kv.Item) ([]kv.Item, error) and Validate(key, value) error.")
+	e.f.Comment("Keys arrive parsed; M is the metadata type (struct{} for none).")
+	e.f.Type().Id(h).Types(jen.Id("M").Any()).Interface(
+		jen.Qual(kvPkg, "KeyedHandler").Types(jen.Id(key), v, jen.Id("M")),
+	)
+	e.f.Commentf("New%sDescriptor returns the descriptor of %s with handler h, to register", m.goName, m.name)
+	e.f.Comment("with the scheduler.")
+	e.f.Func().Id("New"+m.goName+"Descriptor").Types(jen.Id("M").Any()).Params(jen.Id("h").Id(h).Types(jen.Id("M"))).Params(
+		jen.Op("*").Qual(kvPkg, "TypedDescriptor").Types(v, jen.Id("M")), jen.Error(),
+	).Block(
+		jen.Return(jen.Qual(kvPkg, "NewKeyedDescriptor").Types(jen.Id(key), v, jen.Id("M")).Call(
+			jen.Id(e.id("Spec")).Types(jen.Id("M")).Call(), jen.Id("Parse"+key), jen.Id("h"))),
+	)
+}
+
+// depSource says how the placeholders of a dependency template get their
+// values: from the value v (a model, or the element of a derived model),
+// or, for base fields of a derived model, from its parsed key k.
+type depSource struct {
+	e *emitter
+}
+
+// part returns the key form of placeholder h and the condition for its
+// value to be set (nil: always set).
+func (s depSource) part(h *placeholder) (key jen.Code, set jen.Code) {
+	m := s.e.m
+	if m.base != nil && !h.elem {
+		return typedKeyPart(h, jen.Id("k").Dot(h.goName)), nil
+	}
+	raw := s.raw(h)
+	return keyPart(h, raw), nonZero(h.kind(), raw)
+}
+
+// raw returns the raw value of a placeholder of the value.
+func (s depSource) raw(h *placeholder) *jen.Statement {
+	m := s.e.m
+	switch {
+	case m.base == nil:
+		return getter(jen.Id("v"), h.fields)
+	case !h.elem:
+		return jen.Id("k").Dot(h.goName)
+	case m.elem == nil:
+		return jen.Id("v").Dot("GetValue").Call()
+	}
+	return getter(jen.Id("v"), h.fields)
+}
+
+func nonZero(k protoreflect.Kind, x jen.Code) jen.Code {
+	if k == protoreflect.StringKind {
+		return jen.Add(x).Op("!=").Lit("")
+	}
+	return jen.Add(x).Op("!=").Lit(0)
+}
+
+func (e *emitter) usesKeyFields() bool {
+	if e.m.base == nil {
+		return false
+	}
+	for _, d := range e.m.deps {
+		for _, t := range append([]*keyTemplate{d.key}, d.prefixes...) {
+			if t == nil {
+				continue
+			}
+			for _, h := range t.holders {
+				if !h.elem {
+					return true
+				}
+			}
+		}
+		if d.containsHolder != nil && !d.containsHolder.elem {
+			return true
+		}
+	}
+	return false
+}
+
+func (e *emitter) emitDependencies(v jen.Code) {
+	m := e.m
+	src := depSource{e: e}
+	var body []jen.Code
+	body = append(body, jen.Var().Id("deps").Index().Qual(kvPkg, "Dependency"))
+	if e.usesKeyFields() {
+		body = append(body, jen.List(jen.Id("k"), jen.Id("_")).Op(":=").Id("Parse"+e.id("Key")).Call(jen.Id("key")))
+	}
+	for _, r := range m.refs {
+		// The target's key is built here, from its template, rather than by
+		// calling its package: models of two packages may refer to each
+		// other, and Go packages may not import each other.
+		th := r.target.key.holders[0]
+		dep := func(x jen.Code) jen.Code {
+			return jen.Id("deps").Op("=").Append(jen.Id("deps"), jen.Qual(kvPkg, "Dependency").Values(jen.Dict{
+				jen.Id("Label"): jen.Lit(r.label),
+				jen.Id("Key"): concat(r.target.key, func(int, *placeholder) jen.Code {
+					return keyPart(&placeholder{format: th.format, fields: []*protogen.Field{r.field}}, x)
+				}),
+			}))
+		}
+		x := jen.Id("v").Dot("Get" + r.field.GoName).Call()
+		if r.field.Desc.IsList() {
+			body = append(body, jen.For(jen.List(jen.Id("_"), jen.Id("x")).Op(":=").Range().Add(x)).Block(
+				jen.If(nonZero(r.field.Desc.Kind(), jen.Id("x"))).Block(dep(jen.Id("x"))),
+			))
+		} else {
+			body = append(body, jen.If(jen.Id("x").Op(":=").Add(x), nonZero(r.field.Desc.Kind(), jen.Id("x"))).Block(dep(jen.Id("x"))))
+		}
+	}
+	for _, d := range m.deps {
+		var conds []jen.Code
+		build := func(t *keyTemplate) jen.Code {
+			return concat(t, func(_ int, h *placeholder) jen.Code {
+				key, set := src.part(h)
+				if set != nil {
+					conds = append(conds, set)
+				}
+				return key
+			})
+		}
+		var value jen.Code
+		if d.key != nil {
+			value = jen.Qual(kvPkg, "Dependency").Values(jen.Dict{jen.Id("Label"): jen.Lit(d.label), jen.Id("Key"): build(d.key)})
+		} else {
+			anyOf := jen.Dict{jen.Id("Prefixes"): jen.Index().String().ValuesFunc(func(g *jen.Group) {
+				for _, p := range d.prefixes {
+					g.Add(build(p))
+				}
+			})}
+			if d.containsHolder != nil {
+				anyOf[jen.Id("Match")] = jen.Qual(kvPkg, "NetworkContains").Call(jen.Id("addr"))
+				anyOf[jen.Id("Describe")] = jen.Lit("network contains ").Op("+").Id("addr").Dot("String").Call()
+			}
+			value = jen.Qual(kvPkg, "Dependency").Values(jen.Dict{jen.Id("Label"): jen.Lit(d.label), jen.Id("AnyOf"): jen.Qual(kvPkg, "AnyOf").Values(anyOf)})
+		}
+		add := jen.Id("deps").Op("=").Append(jen.Id("deps"), value)
+		stmt := []jen.Code{add}
+		if d.containsHolder != nil {
+			raw := src.raw(d.containsHolder)
+			if m.base != nil && !d.containsHolder.elem {
+				raw = jen.Add(typedRaw(d.containsHolder, jen.Id("k").Dot(d.containsHolder.goName)))
+			}
+			stmt = []jen.Code{jen.If(
+				jen.List(jen.Id("addr"), jen.Id("err")).Op(":=").Qual("net/netip", "ParseAddr").Call(raw),
+				jen.Id("err").Op("==").Nil(),
+			).Block(add)}
+		}
+		if len(conds) > 0 {
+			body = append(body, jen.If(conjunctionCode(conds)).Block(stmt...))
+		} else {
+			body = append(body, stmt...)
+		}
+	}
+	body = append(body, jen.Return(jen.Id("deps")))
+	e.f.Commentf("%s returns the dependencies of a value of %s.", e.lid("Dependencies"), m.name)
+	e.f.Func().Id(e.lid("Dependencies")).Params(jen.Id("key").String(), jen.Id("v").Add(v)).Index().Qual(kvPkg, "Dependency").Block(body...)
+}
+
+func conjunctionCode(conds []jen.Code) jen.Code {
+	s := jen.Add(conds[0])
+	for _, c := range conds[1:] {
+		s = s.Op("&&").Add(c)
+	}
+	return s
+}
+
+func conjunction(fields []*protogen.Field, fn func(*protogen.Field) jen.Code) jen.Code {
+	var conds []jen.Code
+	for _, f := range fields {
+		conds = append(conds, fn(f))
+	}
+	if len(conds) == 0 {
+		return jen.True()
+	}
+	return conjunctionCode(conds)
+}
+
+func (e *emitter) emitDerived(v jen.Code) {
+	m := e.m
+	var body []jen.Code
+	body = append(body, jen.Var().Id("out").Index().Qual(kvPkg, "Derived"))
+	for _, d := range m.derived {
+		build := jen.Id("Build" + d.goName + "Key").CallFunc(func(g *jen.Group) {
+			for _, h := range d.key.holders {
+				g.Add(rawValue(d, h, jen.Id("v"), jen.Id("e"), false))
+			}
+		})
+		var value jen.Code = jen.Id("e")
+		if d.elem == nil {
+			value = jen.Qual(wrappersPkg, wrapperFunc(d.field.Desc.Kind())).Call(jen.Id("e"))
+		}
+		add := jen.Id("out").Op("=").Append(jen.Id("out"), jen.Qual(kvPkg, "Derived").Values(jen.Dict{jen.Id("Key"): build, jen.Id("Value"): value}))
+		x := jen.Id("v").Dot("Get" + d.field.GoName).Call()
+		switch {
+		case d.field.Desc.IsList():
+			body = append(body, jen.For(jen.List(jen.Id("_"), jen.Id("e")).Op(":=").Range().Add(x)).Block(add))
+		case d.elem != nil:
+			body = append(body, jen.If(jen.Id("e").Op(":=").Add(x), jen.Id("e").Op("!=").Nil()).Block(add))
+		default:
+			body = append(body, jen.If(jen.Id("e").Op(":=").Add(x), nonZero(d.field.Desc.Kind(), jen.Id("e"))).Block(add))
+		}
+	}
+	body = append(body, jen.Return(jen.Id("out")))
+	e.f.Commentf("%s returns the values derived from a value of %s.", e.lid("Derived"), m.name)
+	e.f.Func().Id(e.lid("Derived")).Params(jen.Id("_").String(), jen.Id("v").Add(v)).Index().Qual(kvPkg, "Derived").Block(body...)
+}
+
+func wrapperFunc(k protoreflect.Kind) string {
+	switch wrapperName(k) {
+	case "UInt32Value":
+		return "UInt32"
+	case "UInt64Value":
+		return "UInt64"
+	case "Int32Value":
+		return "Int32"
+	case "Int64Value":
+		return "Int64"
+	}
+	return "String"
+}
+
+// compared lists the fields of msg that take part in comparisons: all but
+// ignored ones and those that derive values.
+func compared(msg *protogen.Message) []*protogen.Field {
+	var out []*protogen.Field
+	for _, f := range msg.Fields {
+		o := fieldOptions(f)
+		if o.GetCompare().GetIgnore() || o.GetDerive() != nil {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func recreateFields(msg *protogen.Message) []*protogen.Field {
+	var out []*protogen.Field
+	for _, f := range msg.Fields {
+		if fieldOptions(f).GetRecreate() {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func (e *emitter) emitEqual(msg *protogen.Message, v jen.Code) {
+	fields := compared(msg)
+	var conds []jen.Code
+	oneofs := map[*protogen.Oneof]bool{}
+	for _, f := range fields {
+		if o := f.Oneof; o != nil && !o.Desc.IsSynthetic() && !oneofs[o] {
+			oneofs[o] = true
+			conds = append(conds, jen.Qual(kvPkg, "SameType").Call(
+				jen.Id("a").Dot("Get"+o.GoName).Call(), jen.Id("b").Dot("Get"+o.GoName).Call()))
+		}
+		conds = append(conds, fieldEqual(f))
+	}
+	result := jen.True()
+	if len(conds) > 0 {
+		result = jen.Add(conjunctionCode(conds))
+	}
+	e.f.Commentf("%s compares two values of %s as the southbound sees them.", e.lid("Equal"), e.m.name)
+	e.f.Func().Id(e.lid("Equal")).Params(jen.List(jen.Id("a"), jen.Id("b")).Add(v)).Bool().Block(jen.Return(result))
+}
+
+// fieldEqual renders the comparison of field f of a and b.
+func fieldEqual(f *protogen.Field) jen.Code {
+	o := fieldOptions(f).GetCompare()
+	a := jen.Id("a").Dot("Get" + f.GoName).Call()
+	b := jen.Id("b").Dot("Get" + f.GoName).Call()
+	protoEq := func(t jen.Code) jen.Code {
+		return jen.Func().Params(jen.List(jen.Id("x"), jen.Id("y")).Add(t)).Bool().Block(jen.Return(jen.Qual(protoPkg, "Equal").Call(jen.Id("x"), jen.Id("y"))))
+	}
+	switch {
+	case f.Desc.IsMap():
+		val := f.Message.Fields[1]
+		switch {
+		case val.Message != nil:
+			return jen.Qual("maps", "EqualFunc").Call(a, b, protoEq(jen.Op("*").Qual(string(val.Message.GoIdent.GoImportPath), val.Message.GoIdent.GoName)))
+		case val.Desc.Kind() == protoreflect.BytesKind:
+			return jen.Qual("maps", "EqualFunc").Call(a, b, jen.Qual("bytes", "Equal"))
+		}
+		return jen.Qual("maps", "Equal").Call(a, b)
+	case f.Desc.IsList() && f.Message != nil:
+		eq := protoEq(jen.Op("*").Qual(string(f.Message.GoIdent.GoImportPath), f.Message.GoIdent.GoName))
+		if o.GetUnordered() {
+			return jen.Qual(kvPkg, "EqualUnorderedFunc").Call(a, b, eq)
+		}
+		return jen.Qual("slices", "EqualFunc").Call(a, b, eq)
+	case f.Desc.IsList() && f.Desc.Kind() == protoreflect.BytesKind:
+		return jen.Qual("slices", "EqualFunc").Call(a, b, jen.Qual("bytes", "Equal"))
+	case f.Desc.IsList():
+		if o.GetUnordered() {
+			return jen.Qual(kvPkg, "EqualUnordered").Call(a, b)
+		}
+		return jen.Qual("slices", "Equal").Call(a, b)
+	case f.Message != nil:
+		return jen.Qual(protoPkg, "Equal").Call(a, b)
+	case f.Desc.Kind() == protoreflect.BytesKind:
+		return jen.Qual("bytes", "Equal").Call(a, b)
+	}
+	if d := o.GetZeroEquals(); d != "" {
+		def := zeroEqualsLiteral(f, d)
+		return jen.Qual(kvPkg, "OrDefault").Call(a, def).Op("==").Qual(kvPkg, "OrDefault").Call(b, def)
+	}
+	return jen.Add(a).Op("==").Add(b)
+}
+
+// zeroEqualsLiteral renders the default of a zero_equals hint (checked when
+// the models are collected).
+func zeroEqualsLiteral(f *protogen.Field, text string) jen.Code {
+	switch f.Desc.Kind() {
+	case protoreflect.StringKind:
+		return jen.Lit(text)
+	case protoreflect.EnumKind:
+		for _, v := range f.Enum.Values {
+			if string(v.Desc.Name()) == text {
+				return jen.Qual(string(v.GoIdent.GoImportPath), v.GoIdent.GoName)
+			}
+		}
+	}
+	return jen.Id(text) // a number or bool, as an untyped constant
+}
+
+// checkZeroEquals reports a zero_equals hint that does not fit its field.
+func checkZeroEquals(f *protogen.Field, text string) string {
+	switch {
+	case f.Desc.IsList() || f.Desc.IsMap() || f.Message != nil || f.Desc.Kind() == protoreflect.BytesKind:
+		return "zero_equals applies to scalar fields only"
+	case f.Desc.Kind() == protoreflect.BoolKind:
+		if text != "true" {
+			return fmt.Sprintf("zero_equals %q of a bool field can only be true", text)
+		}
+	case f.Desc.Kind() == protoreflect.EnumKind:
+		for _, v := range f.Enum.Values {
+			if string(v.Desc.Name()) == text {
+				return ""
+			}
+		}
+		return fmt.Sprintf("zero_equals %q is not a value of %s", text, f.Enum.Desc.FullName())
+	case f.Desc.Kind() == protoreflect.FloatKind || f.Desc.Kind() == protoreflect.DoubleKind:
+		if _, err := fmt.Sscanf(text, "%g", new(float64)); err != nil {
+			return fmt.Sprintf("zero_equals %q is not a number", text)
+		}
+	case isIntegerKind(f.Desc.Kind()):
+		var n int64
+		if _, err := fmt.Sscanf(text, "%d", &n); err != nil || fmt.Sprint(n) != text || (n < 0 && !isSignedKind(f.Desc.Kind())) {
+			return fmt.Sprintf("zero_equals %q is not a valid %s", text, f.Desc.Kind())
+		}
+	}
+	return ""
+}
+
+// validateOf returns the validate options of a field.
+func validateOf(f *protogen.Field) *kvdescriptorv1.Validate { return fieldOptions(f).GetValidate() }

@@ -1,0 +1,218 @@
+package gen
+
+import (
+	"strings"
+
+	"github.com/dave/jennifer/jen"
+	"google.golang.org/protobuf/compiler/protogen"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+)
+
+// emitValidate writes the Validate of the model: key fields set and in
+// format, formats and checks of the other fields, the key fields of the
+// derived values' elements, and finally the key matching the value.
+func (e *emitter) emitValidate(v jen.Code) {
+	m := e.m
+	var body []jen.Code
+	body = append(body, jen.Var().Id("errs").Op("*").Qual(kvPkg, "InvalidValueError"))
+	keyFields := map[*protogen.Field]bool{}
+	src := depSource{e: e}
+	for _, h := range m.key.holders {
+		if m.base != nil && !h.elem {
+			continue // carried by the key, checked by parsing it
+		}
+		if m.base == nil || m.elem != nil {
+			keyFields[h.fields[len(h.fields)-1]] = len(h.fields) == 1
+		}
+		path := h.path
+		if m.base != nil && m.elem != nil {
+			path = strings.TrimPrefix(path, string(m.field.Desc.Name())+".")
+		}
+		body = append(body, checkKeyField(h, src.raw(h), jen.Lit(path))...)
+	}
+	if msg := m.valueMsg(); msg != nil {
+		for _, f := range msg.Fields {
+			if top, ok := keyFields[f]; ok && top {
+				continue // checked as a key field
+			}
+			body = append(body, checkField(f, jen.Id("v"), jen.Lit(string(f.Desc.Name())))...)
+		}
+	}
+	for _, d := range m.derived {
+		body = append(body, checkDerivedElements(d)...)
+	}
+	body = append(body, e.checkKeyMatches()...)
+	body = append(body, jen.Return(jen.Id("errs").Dot("OrNil").Call()))
+	e.f.Commentf("%s validates a value of %s, naming every invalid field.", e.lid("Validate"), m.name)
+	e.f.Func().Id(e.lid("Validate")).Params(jen.Id("key").String(), jen.Id("v").Add(v)).Error().Block(body...)
+}
+
+func add(path jen.Code, format string, args ...jen.Code) jen.Code {
+	return jen.Id("errs").Op("=").Id("errs").Dot("Add").Call(append([]jen.Code{path, jen.Lit(format)}, args...)...)
+}
+
+// checkKeyField checks a key field's raw value: set, in format.
+func checkKeyField(h *placeholder, raw *jen.Statement, path jen.Code) []jen.Code {
+	k := h.kind()
+	var set, wrong []jen.Code
+	if k == protoreflect.StringKind {
+		set = append(set, jen.If(raw.Clone().Op("==").Lit("")).Block(add(path, "must be set: it is part of the key")))
+		if h.format != kv.FormatName {
+			wrong = append(wrong, jen.Else().If(jen.Id("r").Op(":=").Qual(kvPkg, "CheckFormat").Call(jen.Qual(kvPkg, formatConst(h.format)), raw.Clone()), jen.Id("r").Op("!=").Lit("")).Block(add(path, "%s", jen.Id("r"))))
+		}
+		return []jen.Code{jen.Add(append(set, wrong...)...)}
+	}
+	if isSignedKind(k) {
+		return []jen.Code{jen.If(raw.Clone().Op("<").Lit(0)).Block(add(path, "must not be negative: it is part of the key"))}
+	}
+	return nil
+}
+
+// checkField renders the checks of a field of the value x: its format
+// (for each element of a repeated field) and its validate options.
+func checkField(f *protogen.Field, x *jen.Statement, path jen.Code) []jen.Code {
+	var out []jen.Code
+	get := x.Clone().Dot("Get" + f.GoName).Call()
+	o := validateOf(f)
+	name := string(f.Desc.Name())
+	if fo := fieldOptions(f); fo.GetFormat() != 0 && f.Desc.Kind() == protoreflect.StringKind && !f.Desc.IsMap() {
+		if format, err := fieldFormat(f); err == nil && format != kv.FormatName {
+			check := func(val jen.Code, p jen.Code) jen.Code {
+				return jen.If(jen.Id("r").Op(":=").Qual(kvPkg, "CheckFormat").Call(jen.Qual(kvPkg, formatConst(format)), val), jen.Id("r").Op("!=").Lit("")).Block(add(p, "%s", jen.Id("r")))
+			}
+			if f.Desc.IsList() {
+				out = append(out, jen.For(jen.List(jen.Id("i"), jen.Id("x")).Op(":=").Range().Add(get.Clone())).Block(
+					check(jen.Id("x"), jen.Qual("fmt", "Sprintf").Call(jen.Lit(name+"[%d]"), jen.Id("i")))))
+			} else {
+				out = append(out, check(get.Clone(), path))
+			}
+		}
+	}
+	if o == nil {
+		return out
+	}
+	if o.GetRequired() {
+		var empty jen.Code
+		switch {
+		case f.Desc.IsList() || f.Desc.IsMap() || f.Desc.Kind() == protoreflect.BytesKind:
+			empty = jen.Len(get.Clone()).Op("==").Lit(0)
+		case f.Message != nil:
+			empty = get.Clone().Op("==").Nil()
+		case f.Desc.Kind() == protoreflect.StringKind:
+			empty = get.Clone().Op("==").Lit("")
+		case f.Desc.Kind() == protoreflect.BoolKind:
+			empty = jen.Op("!").Add(get.Clone())
+		default:
+			empty = get.Clone().Op("==").Lit(0)
+		}
+		out = append(out, jen.If(empty).Block(add(path, "must be set")))
+	}
+	if o.GetUnique() && f.Desc.IsList() && f.Message == nil && f.Desc.Kind() != protoreflect.BytesKind {
+		out = append(out, jen.If(jen.List(jen.Id("i"), jen.Id("j"), jen.Id("dup")).Op(":=").Qual(kvPkg, "FirstDuplicate").Call(get.Clone()), jen.Id("dup")).Block(
+			add(path, "elements %d and %d are equal; they must be unique", jen.Id("i"), jen.Id("j"))))
+	}
+	if (o.GetHasMin() || o.GetHasMax()) && !f.Desc.IsList() && (isIntegerKind(f.Desc.Kind()) || f.Desc.Kind() == protoreflect.FloatKind || f.Desc.Kind() == protoreflect.DoubleKind) {
+		if o.GetHasMin() {
+			out = append(out, jen.If(get.Clone().Op("<").Lit(o.GetMin())).Block(add(path, "%v is below the minimum "+itoa(o.GetMin()), get.Clone())))
+		}
+		if o.GetHasMax() {
+			out = append(out, jen.If(get.Clone().Op(">").Lit(o.GetMax())).Block(add(path, "%v is above the maximum "+itoa(o.GetMax()), get.Clone())))
+		}
+	}
+	if sub := o.GetAtMostOne(); sub != "" && f.Desc.IsList() && f.Message != nil {
+		out = append(out, jen.Block(
+			jen.Id("first").Op(":=").Lit(-1),
+			jen.For(jen.List(jen.Id("i"), jen.Id("e")).Op(":=").Range().Add(get.Clone())).Block(
+				jen.If(jen.Op("!").Id("e").Dot("Get"+goFieldName(f.Message, sub)).Call()).Block(jen.Continue()),
+				jen.If(jen.Id("first").Op(">=").Lit(0)).Block(
+					add(path, "elements %d and %d both have "+sub+" set; at most one may", jen.Id("first"), jen.Id("i")),
+					jen.Break(),
+				),
+				jen.Id("first").Op("=").Id("i"),
+			),
+		))
+	}
+	if sub := o.GetUniqueBy(); sub != "" && f.Desc.IsList() && f.Message != nil {
+		out = append(out, jen.Block(
+			jen.Id("seen").Op(":=").Map(jen.Any()).Int().Values(),
+			jen.For(jen.List(jen.Id("i"), jen.Id("e")).Op(":=").Range().Add(get.Clone())).Block(
+				jen.Id("x").Op(":=").Id("e").Dot("Get"+goFieldName(f.Message, sub)).Call(),
+				jen.If(jen.List(jen.Id("j"), jen.Id("ok")).Op(":=").Id("seen").Index(jen.Id("x")), jen.Id("ok")).Block(
+					add(path, "elements %d and %d have the same "+sub+"; it must be unique", jen.Id("j"), jen.Id("i")),
+					jen.Break(),
+				),
+				jen.Id("seen").Index(jen.Id("x")).Op("=").Id("i"),
+			),
+		))
+	}
+	return out
+}
+
+func itoa(n int64) string { return strings.TrimSpace(jen.Lit(n).GoString()) }
+
+func goFieldName(msg *protogen.Message, name string) string {
+	for _, f := range msg.Fields {
+		if string(f.Desc.Name()) == name {
+			return f.GoName
+		}
+	}
+	return name
+}
+
+// checkDerivedElements checks the key fields of the elements of a field
+// that derives values, in the base's Validate: a base whose elements could
+// not be keyed is INVALID, and no derived value is ever made of it.
+func checkDerivedElements(d *model) []jen.Code {
+	name := string(d.field.Desc.Name())
+	var inner []jen.Code
+	for _, h := range d.key.holders {
+		if !h.elem {
+			continue
+		}
+		raw := rawValue(d, h, jen.Id("v"), jen.Id("e"), false)
+		var path jen.Code = jen.Lit(h.path)
+		if d.field.Desc.IsList() {
+			suffix := strings.TrimPrefix(h.path, name)
+			path = jen.Qual("fmt", "Sprintf").Call(jen.Lit(name+"[%d]"+suffix), jen.Id("i"))
+		}
+		inner = append(inner, checkKeyField(h, raw, path)...)
+	}
+	if len(inner) == 0 {
+		return nil
+	}
+	x := jen.Id("v").Dot("Get" + d.field.GoName).Call()
+	switch {
+	case d.field.Desc.IsList():
+		return []jen.Code{jen.For(jen.List(jen.Id("i"), jen.Id("e")).Op(":=").Range().Add(x)).Block(inner...)}
+	case d.elem != nil:
+		return []jen.Code{jen.If(jen.Id("e").Op(":=").Add(x), jen.Id("e").Op("!=").Nil()).Block(inner...)}
+	}
+	return []jen.Code{jen.If(jen.Id("e").Op(":=").Add(x), nonZero(d.field.Desc.Kind(), jen.Id("e"))).Block(inner...)}
+}
+
+// checkKeyMatches renders the check that the key is the value's own key.
+func (e *emitter) checkKeyMatches() []jen.Code {
+	m := e.m
+	var want jen.Code
+	var pre []jen.Code
+	if m.base == nil {
+		want = jen.Id(e.id("Key") + "For").Call(jen.Id("v"))
+	} else {
+		pre = append(pre, jen.List(jen.Id("k"), jen.Id("_")).Op(":=").Id("Parse"+e.id("Key")).Call(jen.Id("key")))
+		want = jen.Id("Build" + e.id("Key")).CallFunc(func(g *jen.Group) {
+			for _, h := range m.key.holders {
+				if h.elem {
+					g.Add(depSource{e: e}.raw(h))
+				} else {
+					g.Add(typedRaw(h, jen.Id("k").Dot(h.goName)))
+				}
+			}
+		})
+	}
+	return []jen.Code{jen.If(jen.Id("errs").Op("==").Nil()).Block(append(pre,
+		jen.If(jen.Id("want").Op(":=").Add(want), jen.Id("want").Op("!=").Id("key")).Block(
+			add(jen.Lit("(key)"), "%q is not the key of this value, which is %q", jen.Id("key"), jen.Id("want")),
+		))...)}
+}

@@ -1,0 +1,28 @@
+// Command protoc-gen-kvdescriptor is the protoc plugin of kvdescriptor: for
+// every message annotated with (kvdescriptor.v1.model) it generates typed key
+// builders and parsers, dependency and derivation functions, a comparator,
+// validation, and a typed descriptor whose handler holds only the CRUD
+// bodies. Run it with buf (strategy: all) or protoc, next to protoc-gen-go.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"google.golang.org/protobuf/compiler/protogen"
+
+	"github.com/kvdescriptor/kvdescriptor/protoc-gen-kvdescriptor/internal/gen"
+)
+
+// version is the plugin's version, printed by --version.
+const version = "v0.1.0"
+
+func main() {
+	if len(os.Args) == 2 && os.Args[1] == "--version" {
+		fmt.Println("protoc-gen-kvdescriptor", version)
+		return
+	}
+	var flags flag.FlagSet
+	protogen.Options{ParamFunc: flags.Set}.Run(gen.Generate)
+}
