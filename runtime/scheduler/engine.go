@@ -3,6 +3,8 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"google.golang.org/protobuf/proto"
 
@@ -50,6 +52,8 @@ type run struct {
 	unitSeq int
 	// later lists values whose removal waits for another removal.
 	later []string
+	// removals is the stack of the values being removed (n.removing).
+	removals []string
 	// retry lists the keys that failed with a retriable error.
 	retry []string
 	// touched collects the keys whose status may have changed (execution
@@ -388,6 +392,8 @@ func (r *run) remove(n *node, flags Flags, sbGone bool) bool {
 	r.mut(n)
 	n.removing = true
 	r.g.setExisting(n.key, false)
+	r.removals = append(r.removals, n.key)
+	defer func() { r.removals = r.removals[:len(r.removals)-1] }()
 	stuck := r.dropDerivedAll(n)
 	if len(stuck) == 0 {
 		for _, k := range r.g.dependentsOf(n.key) {
@@ -424,6 +430,15 @@ func (r *run) remove(n *node, flags Flags, sbGone bool) bool {
 		return false
 	}
 	if blocker := r.blocker(n, stuck); blocker != "" && !sbGone {
+		if slices.Contains(r.later, blocker) {
+			// What still needs n waits for a removal further up (see
+			// neededByRemoval): n waits with it, and is decided again
+			// once that removal is done.
+			n.removing = false
+			r.g.setExisting(n.key, true)
+			r.later = append(r.later, n.key)
+			return false
+		}
 		r.keep(n, flags, fmt.Errorf("not deleted, %w: %s could not be deleted first", ErrStillNeeded, blocker))
 		return false
 	}
@@ -482,31 +497,58 @@ func (r *run) neededByRemoval(n *node) bool {
 }
 
 // leadsTo reports whether the applied version of from depends, directly or
-// through other applied values, on key. A derived value depends on its base.
+// through other applied values, on key. A derived value depends on its base;
+// an AnyOf dependency leads to every applied value it accepts (found in the
+// index of existing keys, or among the values being removed, which are out
+// of that index). The search stops after maxCycle values.
 func (r *run) leadsTo(from *node, key string) bool {
 	seen := map[string]bool{from.key: true}
 	stack := []*node{from}
+	push := func(k string) bool {
+		if !seen[k] {
+			seen[k] = true
+			if t := r.g.nodes[k]; t != nil && t.applied != nil {
+				stack = append(stack, t)
+			}
+		}
+		return len(seen) <= r.s.opts.maxCycle
+	}
 	for len(stack) > 0 && len(seen) <= r.s.opts.maxCycle {
 		n := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		if n.base == key {
 			return true
 		}
-		if t := r.g.nodes[n.base]; t != nil && !seen[n.base] {
-			seen[n.base] = true
-			stack = append(stack, t)
+		if n.base != "" {
+			push(n.base)
 		}
 		for i := range n.adeps {
 			d := &n.adeps[i]
-			if d.IsAnyOf() {
+			if !d.IsAnyOf() {
+				if d.Key == key {
+					return true
+				}
+				push(d.Key)
 				continue
 			}
-			if d.Key == key {
+			if d.AnyOf.Accepts(key) {
 				return true
 			}
-			if t := r.g.nodes[d.Key]; t != nil && t.applied != nil && !seen[d.Key] {
-				seen[d.Key] = true
-				stack = append(stack, t)
+			for _, k := range r.removals {
+				if t := r.g.nodes[k]; t != nil && t.removing && d.AnyOf.Accepts(k) {
+					push(k)
+				}
+			}
+			for _, p := range d.AnyOf.Prefixes {
+				r.g.existing.AscendGreaterOrEqual(p, func(k string) bool {
+					if !strings.HasPrefix(k, p) {
+						return false
+					}
+					if d.AnyOf.Match == nil || d.AnyOf.Match(k) {
+						return push(k)
+					}
+					return true
+				})
 			}
 		}
 	}
@@ -533,7 +575,7 @@ func (r *run) needs(d *node, key string) bool {
 }
 
 // runLater reconciles the values whose removal waited for one that has
-// just completed.
+// just completed (or failed).
 func (r *run) runLater() {
 	if len(r.later) == 0 {
 		return
@@ -554,6 +596,7 @@ func (r *run) keep(n *node, flags Flags, err error) {
 	r.fail(n, OpDelete, err, flags, n.applied, nil)
 	r.derive(n)
 	r.triggerDependents(n.key)
+	r.runLater() // what waited for n's removal decides again, with n staying
 }
 
 // fail records a failed operation on n (already mut'ed).

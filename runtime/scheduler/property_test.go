@@ -1296,6 +1296,36 @@ set c/0 dep:p/c0/10.0.0.1/24
 commit
 `,
 	},
+	{
+		name: "anyof-cycle-not-deleted",
+		bug:  "a cycle closed by an AnyOf dependency cannot be deleted (leadsTo ignored AnyOf dependencies, so each member waits for the other): the delete fails with still needed",
+		script: `
+set c/1 v=0
+commit
+set a/1 any:c/
+set c/1 dep:a/1
+commit
+del c/1
+commit
+`,
+	},
+	{
+		name: "still-needed-by-waiting-value",
+		bug:  "a removal blocked by a value whose own removal waits for a removal further up fails with still needed instead of waiting too",
+		script: `
+set b/3 derive:p/b3/10.0.1.1/24[w=2]
+commit
+set a/1 dep:p/b3/10.0.1.1/24
+commit
+set b/1 dep:a/1
+commit
+set c/1 dep:b/1
+commit
+set b/1 v=0
+set b/3 any:c/
+commit revert
+`,
+	},
 }
 
 // TestPropertyRegressions replays the minimal reproductions of the engine
