@@ -696,30 +696,42 @@ func (c *propCheck) checkPending(st scheduler.Status) {
 // before the transaction and checks each southbound call when it is made: a
 // value is created or updated only when its dependencies exist, and deleted
 // only when nothing that exists depends on it. Members of a dependency cycle
-// (a value that depends, through known values, AnyOf dependencies and
-// derived values' need of their base, on the one at hand) are exempt: a
-// cycle is created and deleted one member at a time.
+// (a value that depends, through AnyOf dependencies and derived values' need
+// of their base, on the one at hand: through any version of the values the
+// transaction deals with, or, for a delete, through the values applied at
+// that moment) are exempt: a cycle is created and deleted one member at a
+// time.
 func (c *propCheck) checkOrder() {
 	state := map[string]string{}
-	known := map[string]string{}
+	// known holds every version of a value the transaction deals with:
+	// the intended one before it and those of its operations. A key may
+	// take several in one transaction (a revert restores the old one), and
+	// a cycle through any of them is one whatever the order of the
+	// operations; so are the bases (a derived key may change base).
+	known := map[string][]string{}
+	addKnown := func(k, v string) {
+		if !slices.Contains(known[k], v) {
+			known[k] = append(known[k], v)
+		}
+	}
 	for k, st := range c.prev {
 		if st.Applied != nil {
 			state[k] = propText(st.Applied)
 		}
 		if st.Value != nil {
-			known[k] = propText(st.Value)
+			addKnown(k, propText(st.Value))
 		}
 	}
 	for _, o := range c.res.Executed {
 		if o.Value != nil {
-			known[o.Key] = propText(o.Value)
+			addKnown(o.Key, propText(o.Value))
 		}
 	}
-	base := map[string]string{}
+	base := map[string][]string{}
 	for _, sts := range []map[string]scheduler.Status{c.prev, c.sts} {
 		for k, st := range sts {
-			if st.Base != "" {
-				base[k] = st.Base
+			if st.Base != "" && !slices.Contains(base[k], st.Base) {
+				base[k] = append(base[k], st.Base)
 			}
 		}
 	}
@@ -738,9 +750,9 @@ func (c *propCheck) checkOrder() {
 			intended[op.key] = op.value
 		}
 	}
-	// reaches reports whether from depends on to through known values (an
-	// AnyOf dependency leads to every known key it accepts).
-	reaches := func(from, to string) bool {
+	// reachesIn reports whether from depends on to through the values vals
+	// (an AnyOf dependency leads to every key of vals it accepts).
+	reachesIn := func(vals map[string][]string, from, to string) bool {
 		seen := map[string]bool{}
 		var dfs func(k string) bool
 		dfs = func(k string) bool {
@@ -751,19 +763,23 @@ func (c *propCheck) checkOrder() {
 				return false
 			}
 			seen[k] = true
-			if b := base[k]; b != "" && dfs(b) {
-				return true // a derived value needs its base
-			}
-			for _, d := range propParse(known[k]).Deps {
-				if !d.IsAnyOf() {
-					if dfs(d.Key) {
-						return true
-					}
-					continue
+			for _, b := range base[k] {
+				if dfs(b) {
+					return true // a derived value needs its base
 				}
-				for x := range known {
-					if d.AnyOf.Accepts(x) && dfs(x) {
-						return true
+			}
+			for _, v := range vals[k] {
+				for _, d := range propParse(v).Deps {
+					if !d.IsAnyOf() {
+						if dfs(d.Key) {
+							return true
+						}
+						continue
+					}
+					for x := range vals {
+						if d.AnyOf.Accepts(x) && dfs(x) {
+							return true
+						}
 					}
 				}
 			}
@@ -771,6 +787,8 @@ func (c *propCheck) checkOrder() {
 		}
 		return dfs(from)
 	}
+	// reaches reports whether from depends on to through known values.
+	reaches := func(from, to string) bool { return reachesIn(known, from, to) }
 	// inCycle reports whether dependency d of key may be unmet because d
 	// leads back to key: a cycle.
 	inCycle := func(d kv.Dependency, key string) bool {
@@ -824,7 +842,13 @@ func (c *propCheck) checkOrder() {
 			delete(next, o.Key)
 			for k, t := range next {
 				for _, d := range propParse(t).Deps {
-					if (d.IsAnyOf() && d.AnyOf.Accepts(o.Key) || d.Key == o.Key) && !metIn(d, next) && !reaches(o.Key, k) {
+					// A delete breaks a cycle of intended values, or one
+					// of the values applied now (the applied version of
+					// the deleted value may depend on what the new one
+					// does not): some member goes first while another
+					// depends on it.
+					if (d.IsAnyOf() && d.AnyOf.Accepts(o.Key) || d.Key == o.Key) && !metIn(d, next) &&
+						!reaches(o.Key, k) && !reachesIn(propVersions(state), o.Key, k) {
 						kind := "order"
 						if !slices.ContainsFunc(propParse(intended[k]).Deps, func(e kv.Dependency) bool { return e.Key == d.Key && e.Label == d.Label }) {
 							kind = "order-stale" // k no longer intends to depend on it
@@ -851,6 +875,16 @@ func (c *propCheck) checkOrder() {
 			state = next
 		}
 	}
+}
+
+// propVersions returns vals with one version per key, as checkOrder's
+// reachesIn reads them.
+func propVersions(vals map[string]string) map[string][]string {
+	out := make(map[string][]string, len(vals))
+	for k, v := range vals {
+		out[k] = []string{v}
+	}
+	return out
 }
 
 // propFormatOps renders operations by key, kind, flags and values.
