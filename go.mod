@@ -3,6 +3,7 @@ module github.com/kvdescriptor/kvdescriptor
 go 1.24.0
 
 require (
+	github.com/bufbuild/protocompile v0.14.1
 	github.com/dave/jennifer v1.7.1
 	github.com/google/btree v1.1.3
 	github.com/google/go-cmp v0.7.0
@@ -11,6 +12,6 @@ require (
 	google.golang.org/protobuf v1.36.10
 )
 
-require github.com/stretchr/testify v1.9.0 // indirect
+require golang.org/x/sync v0.17.0 // indirect
 
 tool google.golang.org/protobuf/cmd/protoc-gen-go
