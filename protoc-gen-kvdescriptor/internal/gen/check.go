@@ -1,10 +1,15 @@
 package gen
 
 import (
+	"fmt"
+	"math"
 	"slices"
 	"strings"
 
 	"google.golang.org/protobuf/compiler/protogen"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/kvdescriptor/kvdescriptor/options/kvdescriptorv1"
 )
 
 // checkOverlaps reports two models whose key spaces overlap: a key that
@@ -31,6 +36,127 @@ func (m *model) keyPos() position {
 		return locate(m.file, optionPath(m.field.Location.Path, 8, 3, 1), "option (kvdescriptor.v1.field).derive.key")
 	}
 	return locate(m.file, optionPath(m.msg.Location.Path, 7, 1), "option (kvdescriptor.v1.model).key")
+}
+
+// checkKeyFields reports two placeholders of a model's key that would
+// become one field of its typed key: the same field twice, or two paths
+// with one Go name ({peer.name} and {peer_name}).
+func checkKeyFields(t *keyTemplate) error {
+	for i, a := range t.holders {
+		for _, b := range t.holders[:i] {
+			switch {
+			case a.path == b.path:
+				return fmt.Errorf("placeholder {%s} appears twice in the key %q; a key carries each field once", a.path, t.text)
+			case a.goName == b.goName:
+				return fmt.Errorf("placeholders {%s} and {%s} of the key %q would both be the key field %s", b.path, a.path, t.text, a.goName)
+			}
+		}
+	}
+	return nil
+}
+
+// checkNames reports two models with one descriptor name (the scheduler
+// knows descriptors by name) and generated Go identifiers that collide in
+// a Go package, with each other's or with protoc-gen-go's.
+func checkNames(files []*protogen.File, models []*model) []error {
+	var errs []error
+	byName := map[string]*model{}
+	for _, m := range models {
+		if o := byName[m.name]; o != nil {
+			errs = append(errs, errorf(m.pos, "descriptor name %q is also the name of %s (%s)", m.name, o.what(), o.pos))
+			continue
+		}
+		byName[m.name] = m
+	}
+
+	idents := map[protogen.GoImportPath]map[string]identOwner{}
+	pkg := func(p protogen.GoImportPath) map[string]identOwner {
+		if idents[p] == nil {
+			idents[p] = map[string]identOwner{}
+		}
+		return idents[p]
+	}
+	for _, f := range files {
+		ids := pkg(f.GoImportPath)
+		forEachMessage(f.Messages, func(msg *protogen.Message) {
+			ids[msg.GoIdent.GoName] = identOwner{what: "message " + string(msg.Desc.FullName())}
+			for _, fl := range msg.Fields {
+				if fl.Oneof != nil && !fl.Oneof.Desc.IsSynthetic() {
+					ids[fl.GoIdent.GoName] = identOwner{what: "oneof field " + string(fl.Desc.FullName())}
+				}
+			}
+			for _, e := range msg.Enums {
+				addEnum(ids, e)
+			}
+		})
+		for _, e := range f.Enums {
+			addEnum(ids, e)
+		}
+	}
+	reported := map[[2]string]bool{}
+	for _, m := range models {
+		ids := pkg(m.file.GoImportPath)
+		for _, id := range m.goIdents() {
+			o, taken := ids[id]
+			if !taken {
+				ids[id] = identOwner{m: m}
+				continue
+			}
+			other := o.what
+			if o.m != nil {
+				other = fmt.Sprintf("%s (%s)", o.m.what(), o.m.pos)
+			}
+			if pair := [2]string{m.name, other}; !reported[pair] {
+				reported[pair] = true
+				errs = append(errs, errorf(m.pos, "the generated Go identifier %s of %s is also declared for %s; rename one of them", id, m.what(), other))
+			}
+		}
+	}
+	return errs
+}
+
+// identOwner says who declares a Go identifier: a model, or protoc-gen-go
+// (what names the declaring element).
+type identOwner struct {
+	m    *model
+	what string
+}
+
+// addEnum adds the identifiers that protoc-gen-go declares for an enum.
+func addEnum(ids map[string]identOwner, e *protogen.Enum) {
+	what := identOwner{what: "enum " + string(e.Desc.FullName())}
+	ids[e.GoIdent.GoName] = what
+	ids[e.GoIdent.GoName+"_name"] = what
+	ids[e.GoIdent.GoName+"_value"] = what
+	for _, v := range e.Values {
+		ids[v.GoIdent.GoName] = identOwner{what: "enum value " + string(v.Desc.FullName())}
+	}
+}
+
+// what names the model in errors: its message, or the field its values
+// are derived from.
+func (m *model) what() string {
+	if m.base != nil {
+		return "the values derived from " + string(m.field.Desc.FullName())
+	}
+	return string(m.msg.Desc.FullName())
+}
+
+// goIdents lists the package-level identifiers that the generated code of
+// the model declares (see emit.go and spec.go).
+func (m *model) goIdents() []string {
+	g := m.goName
+	l := strings.ToLower(g[:1]) + g[1:]
+	ids := []string{
+		g + "ModelName", g + "KeyTemplate", g + "KeyPrefix", l + "KeyTemplate",
+		g + "Key", "Build" + g + "Key", "Parse" + g + "Key", "Is" + g + "Key",
+		l + "Label", l + "Dependencies", l + "Derived", l + "Equal", l + "NeedsRecreate", l + "Validate",
+		g + "Spec", g + "Handler", "New" + g + "Descriptor",
+	}
+	if m.base == nil {
+		ids = append(ids, g+"KeyFor")
+	}
+	return ids
 }
 
 // checkCycles reports dependencies that no set of values could ever
@@ -84,38 +210,106 @@ func sameTemplate(dep, t *keyTemplate, match func(*placeholder) bool) bool {
 	return true
 }
 
-// checkCompare reports comparison hints that do not fit their fields.
-func checkCompare(file *protogen.File, msg *protogen.Message) []error {
+// checkFields reports field annotations that do not fit their fields:
+// formats (of every field, not only those in keys), comparison hints and
+// validation options, which would otherwise be silently ignored or make
+// generated code that does not compile.
+func checkFields(file *protogen.File, msg *protogen.Message) []error {
 	var errs []error
 	for _, f := range msg.Fields {
-		if d := fieldOptions(f).GetCompare().GetZeroEquals(); d != "" {
-			if why := checkZeroEquals(f, d); why != "" {
-				errs = append(errs, errorf(locate(file, optionPath(f.Location.Path, 8, 5, 2), "option (kvdescriptor.v1.field).compare.zero_equals"), "%s: %s", f.Desc.FullName(), why))
+		o := fieldOptions(f)
+		at := func(what string, sub ...int32) position {
+			return locate(file, optionPath(f.Location.Path, 8, sub...), "option (kvdescriptor.v1.field)."+what)
+		}
+		if o.GetFormat() != kvdescriptorv1.Format_FORMAT_UNSPECIFIED {
+			if _, err := fieldFormat(f); err != nil || f.Desc.IsMap() {
+				why := "a map cannot have a format"
+				if err != nil {
+					why = err.Error()
+				}
+				errs = append(errs, errorf(at("format", 1), "%s: %s", f.Desc.FullName(), why))
 			}
 		}
-		v := validateOf(f)
-		pos := locate(file, optionPath(f.Location.Path, 8, 6), "option (kvdescriptor.v1.field).validate")
-		for _, sub := range []string{v.GetAtMostOne(), v.GetUniqueBy()} {
-			if sub == "" {
+		c := o.GetCompare()
+		if d := c.GetZeroEquals(); d != "" {
+			if why := checkZeroEquals(f, d); why != "" {
+				errs = append(errs, errorf(at("compare.zero_equals", 5, 2), "%s: %s", f.Desc.FullName(), why))
+			}
+		}
+		if c.GetUnordered() && (!f.Desc.IsList() || f.Desc.Kind() == protoreflect.BytesKind) {
+			errs = append(errs, errorf(at("compare.unordered", 5, 3), "%s: unordered applies to repeated fields (not bytes)", f.Desc.FullName()))
+		}
+		v := o.GetValidate()
+		if v.GetUnique() && (!f.Desc.IsList() || f.Message != nil || f.Desc.Kind() == protoreflect.BytesKind) {
+			errs = append(errs, errorf(at("validate.unique", 6, 2), "%s: unique applies to repeated scalar fields (not bytes); for messages use unique_by", f.Desc.FullName()))
+		}
+		if v.GetHasMin() || v.GetHasMax() {
+			switch {
+			case f.Desc.IsList() || !isNumericKind(f.Desc.Kind()):
+				errs = append(errs, errorf(at("validate", 6), "%s: min and max apply to single numeric fields", f.Desc.FullName()))
+			case v.GetHasMin() && !fitsKind(v.GetMin(), f.Desc.Kind()):
+				errs = append(errs, errorf(at("validate.min", 6, 4), "%s: min %d is out of the range of %s", f.Desc.FullName(), v.GetMin(), f.Desc.Kind()))
+			case v.GetHasMax() && !fitsKind(v.GetMax(), f.Desc.Kind()):
+				errs = append(errs, errorf(at("validate.max", 6, 6), "%s: max %d is out of the range of %s", f.Desc.FullName(), v.GetMax(), f.Desc.Kind()))
+			}
+		}
+		for _, sub := range []struct {
+			name, field string
+			num         int32
+			fits        func(*protogen.Field) bool
+			want        string
+		}{
+			{"at_most_one", v.GetAtMostOne(), 7, func(e *protogen.Field) bool {
+				return !e.Desc.IsList() && e.Desc.Kind() == protoreflect.BoolKind
+			}, "a bool field"},
+			{"unique_by", v.GetUniqueBy(), 8, func(e *protogen.Field) bool {
+				return !e.Desc.IsList() && e.Message == nil && e.Desc.Kind() != protoreflect.BytesKind
+			}, "a single scalar field (not bytes)"},
+		} {
+			if sub.field == "" {
 				continue
 			}
+			pos := at("validate."+sub.name, 6, sub.num)
 			if !f.Desc.IsList() || f.Message == nil {
-				errs = append(errs, errorf(pos, "%s: at_most_one and unique_by apply to repeated message fields", f.Desc.FullName()))
-				break
+				errs = append(errs, errorf(pos, "%s: %s applies to repeated message fields", f.Desc.FullName(), sub.name))
+				continue
 			}
-			if goFieldName(f.Message, sub) == sub && !hasField(f.Message, sub) {
-				errs = append(errs, errorf(pos, "%s: %q is not a field of %s", f.Desc.FullName(), sub, f.Message.Desc.FullName()))
+			e := elemField(f.Message, sub.field)
+			switch {
+			case e == nil:
+				errs = append(errs, errorf(pos, "%s: %q is not a field of %s", f.Desc.FullName(), sub.field, f.Message.Desc.FullName()))
+			case !sub.fits(e):
+				errs = append(errs, errorf(pos, "%s: %s must name %s of %s, %s is %s", f.Desc.FullName(), sub.name, sub.want, f.Message.Desc.FullName(), sub.field, kindName(e)))
 			}
 		}
 	}
 	return errs
 }
 
-func hasField(msg *protogen.Message, name string) bool {
+// fitsKind reports whether n is a value of a field of kind k (any number
+// fits a float).
+func fitsKind(n int64, k protoreflect.Kind) bool {
+	switch k {
+	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
+		return n >= 0 && n <= math.MaxUint32
+	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
+		return n >= math.MinInt32 && n <= math.MaxInt32
+	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
+		return n >= 0
+	}
+	return true
+}
+
+func isNumericKind(k protoreflect.Kind) bool {
+	return isIntegerKind(k) || k == protoreflect.FloatKind || k == protoreflect.DoubleKind
+}
+
+// elemField returns the field of msg named name, or nil.
+func elemField(msg *protogen.Message, name string) *protogen.Field {
 	for _, f := range msg.Fields {
 		if string(f.Desc.Name()) == name {
-			return true
+			return f
 		}
 	}
-	return false
+	return nil
 }

@@ -36,6 +36,9 @@ func newDerived(m *model, f *protogen.Field, o *kvdescriptorv1.Derive, byName ma
 	if why := key.parsed.Ambiguity(); why != "" {
 		return nil, []error{errorf(keyPos, "ambiguous key template %q: %s", key.text, why)}
 	}
+	if err := checkKeyFields(key); err != nil {
+		return nil, []error{errorf(keyPos, "%v", err)}
+	}
 	hasElem := false
 	for _, h := range key.holders {
 		hasElem = hasElem || h.elem
@@ -67,7 +70,7 @@ func newDerived(m *model, f *protogen.Field, o *kvdescriptorv1.Derive, byName ma
 	if f.Message != nil {
 		refs, rerrs := resolveRefs(m.file, f.Message, byName)
 		d.refs, errs = refs, append(errs, rerrs...)
-		errs = append(errs, checkCompare(m.file, f.Message)...)
+		errs = append(errs, checkFields(m.file, f.Message)...)
 	}
 	return d, errs
 }

@@ -221,7 +221,9 @@ func formatConst(f kv.Format) string {
 func paramName(h *placeholder) string {
 	s := strings.ToLower(h.goName[:1]) + h.goName[1:]
 	switch s {
-	case "type", "interface", "func", "map", "range", "select", "default", "case", "chan", "go", "var", "const", "package", "import", "return", "struct", "switch", "if", "else", "for", "break", "continue", "defer", "fallthrough", "goto", "key", "v", "e", "k", "m":
+	case "type", "interface", "func", "map", "range", "select", "default", "case", "chan", "go", "var", "const", "package", "import", "return", "struct", "switch", "if", "else", "for", "break", "continue", "defer", "fallthrough", "goto", "key", "v", "e", "k", "m",
+		// The packages that key builders call.
+		"kv", "strconv", "netip", "net", "fmt", "strings":
 		return s + "_"
 	}
 	return s

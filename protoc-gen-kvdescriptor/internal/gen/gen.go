@@ -80,6 +80,7 @@ func collect(files []*protogen.File) ([]*model, error) {
 	}
 	if len(errs) == 0 {
 		errs = append(errs, checkOverlaps(all)...)
+		errs = append(errs, checkNames(files, all)...)
 		errs = append(errs, checkCycles(all)...)
 	}
 	if len(errs) > 0 {
@@ -118,6 +119,9 @@ func newModel(f *protogen.File, msg *protogen.Message) (*model, error) {
 	}
 	if why := key.parsed.Ambiguity(); why != "" {
 		return nil, errorf(keyPos, "ambiguous key template %q: %s", key.text, why)
+	}
+	if err := checkKeyFields(key); err != nil {
+		return nil, errorf(keyPos, "%v", err)
 	}
 	m.key = key
 	labelPos := locate(f, optionPath(msg.Location.Path, 7, 2), "option (kvdescriptor.v1.model).label")
@@ -163,7 +167,7 @@ func (m *model) resolve(byName map[protoreflect.FullName]*model) []error {
 	}
 	refs, rerrs := resolveRefs(m.file, m.msg, byName)
 	m.refs, errs = refs, append(errs, rerrs...)
-	errs = append(errs, checkCompare(m.file, m.msg)...)
+	errs = append(errs, checkFields(m.file, m.msg)...)
 	for _, f := range m.msg.Fields {
 		o := fieldOptions(f)
 		if o.GetDerive() == nil {

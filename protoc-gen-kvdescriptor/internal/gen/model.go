@@ -268,7 +268,10 @@ func (s scope) resolve(path string) (*placeholder, error) {
 			}
 		}
 		if f == nil {
-			return nil, fmt.Errorf("placeholder {%s} is not a field of %s", path, s.describe())
+			if i == 0 && !p.elem {
+				return nil, fmt.Errorf("placeholder {%s} is not a field of %s", path, s.describe())
+			}
+			return nil, fmt.Errorf("placeholder {%s}: %s is not a field of %s", path, seg, msg.Desc.FullName())
 		}
 		p.fields = append(p.fields, f)
 		p.goName += f.GoName

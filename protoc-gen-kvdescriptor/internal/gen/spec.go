@@ -2,6 +2,8 @@ package gen
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 
 	"github.com/dave/jennifer/jen"
 	"google.golang.org/protobuf/compiler/protogen"
@@ -423,12 +425,16 @@ func checkZeroEquals(f *protogen.Field, text string) string {
 		}
 		return fmt.Sprintf("zero_equals %q is not a value of %s", text, f.Enum.Desc.FullName())
 	case f.Desc.Kind() == protoreflect.FloatKind || f.Desc.Kind() == protoreflect.DoubleKind:
-		if _, err := fmt.Sscanf(text, "%g", new(float64)); err != nil {
-			return fmt.Sprintf("zero_equals %q is not a number", text)
+		bits := 64
+		if f.Desc.Kind() == protoreflect.FloatKind {
+			bits = 32
+		}
+		if x, err := strconv.ParseFloat(text, bits); err != nil || math.IsInf(x, 0) || math.IsNaN(x) {
+			return fmt.Sprintf("zero_equals %q is not a finite %s", text, f.Desc.Kind())
 		}
 	case isIntegerKind(f.Desc.Kind()):
-		var n int64
-		if _, err := fmt.Sscanf(text, "%d", &n); err != nil || fmt.Sprint(n) != text || (n < 0 && !isSignedKind(f.Desc.Kind())) {
+		n, err := strconv.ParseInt(text, 10, 64)
+		if err != nil || strconv.FormatInt(n, 10) != text || !fitsKind(n, f.Desc.Kind()) {
 			return fmt.Sprintf("zero_equals %q is not a valid %s", text, f.Desc.Kind())
 		}
 	}

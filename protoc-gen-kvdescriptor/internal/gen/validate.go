@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
@@ -34,10 +35,10 @@ func (e *emitter) emitValidate(v jen.Code) {
 	}
 	if msg := m.valueMsg(); msg != nil {
 		for _, f := range msg.Fields {
-			if top, ok := keyFields[f]; ok && top {
-				continue // checked as a key field
-			}
-			body = append(body, checkField(f, jen.Id("v"), jen.Lit(string(f.Desc.Name())))...)
+			// A key field's presence and format are checked above; its
+			// validate options still apply.
+			top := keyFields[f]
+			body = append(body, checkField(f, jen.Id("v"), jen.Lit(string(f.Desc.Name())), top)...)
 		}
 	}
 	for _, d := range m.derived {
@@ -71,13 +72,14 @@ func checkKeyField(h *placeholder, raw *jen.Statement, path jen.Code) []jen.Code
 }
 
 // checkField renders the checks of a field of the value x: its format
-// (for each element of a repeated field) and its validate options.
-func checkField(f *protogen.Field, x *jen.Statement, path jen.Code) []jen.Code {
+// (for each element of a repeated field) and its validate options. For a
+// key field (checked as such: set, in format) only the other options.
+func checkField(f *protogen.Field, x *jen.Statement, path jen.Code, keyField bool) []jen.Code {
 	var out []jen.Code
 	get := x.Clone().Dot("Get" + f.GoName).Call()
 	o := validateOf(f)
 	name := string(f.Desc.Name())
-	if fo := fieldOptions(f); fo.GetFormat() != 0 && f.Desc.Kind() == protoreflect.StringKind && !f.Desc.IsMap() {
+	if fo := fieldOptions(f); !keyField && fo.GetFormat() != 0 && f.Desc.Kind() == protoreflect.StringKind && !f.Desc.IsMap() {
 		if format, err := fieldFormat(f); err == nil && format != kv.FormatName {
 			check := func(val jen.Code, p jen.Code) jen.Code {
 				return jen.If(jen.Id("r").Op(":=").Qual(kvPkg, "CheckFormat").Call(jen.Qual(kvPkg, formatConst(format)), val), jen.Id("r").Op("!=").Lit("")).Block(add(p, "%s", jen.Id("r")))
@@ -93,7 +95,7 @@ func checkField(f *protogen.Field, x *jen.Statement, path jen.Code) []jen.Code {
 	if o == nil {
 		return out
 	}
-	if o.GetRequired() {
+	if o.GetRequired() && !keyField {
 		var empty jen.Code
 		switch {
 		case f.Desc.IsList() || f.Desc.IsMap() || f.Desc.Kind() == protoreflect.BytesKind:
@@ -115,10 +117,10 @@ func checkField(f *protogen.Field, x *jen.Statement, path jen.Code) []jen.Code {
 	}
 	if (o.GetHasMin() || o.GetHasMax()) && !f.Desc.IsList() && (isIntegerKind(f.Desc.Kind()) || f.Desc.Kind() == protoreflect.FloatKind || f.Desc.Kind() == protoreflect.DoubleKind) {
 		if o.GetHasMin() {
-			out = append(out, jen.If(get.Clone().Op("<").Lit(o.GetMin())).Block(add(path, "%v is below the minimum "+itoa(o.GetMin()), get.Clone())))
+			out = append(out, jen.If(get.Clone().Op("<").Id(itoa(o.GetMin()))).Block(add(path, "%v is below the minimum "+itoa(o.GetMin()), get.Clone())))
 		}
 		if o.GetHasMax() {
-			out = append(out, jen.If(get.Clone().Op(">").Lit(o.GetMax())).Block(add(path, "%v is above the maximum "+itoa(o.GetMax()), get.Clone())))
+			out = append(out, jen.If(get.Clone().Op(">").Id(itoa(o.GetMax()))).Block(add(path, "%v is above the maximum "+itoa(o.GetMax()), get.Clone())))
 		}
 	}
 	if sub := o.GetAtMostOne(); sub != "" && f.Desc.IsList() && f.Message != nil {
@@ -150,7 +152,9 @@ func checkField(f *protogen.Field, x *jen.Statement, path jen.Code) []jen.Code {
 	return out
 }
 
-func itoa(n int64) string { return strings.TrimSpace(jen.Lit(n).GoString()) }
+// itoa renders n as an untyped constant, which compares with a field of
+// any numeric type (checkFields made sure it fits).
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 func goFieldName(msg *protogen.Message, name string) string {
 	for _, f := range msg.Fields {

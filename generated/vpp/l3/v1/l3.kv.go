@@ -72,6 +72,9 @@ func vrfTableEqual(a, b *VrfTable) bool {
 // vrfTableValidate validates a value of vpp.l3.v1.VrfTable, naming every invalid field.
 func vrfTableValidate(key string, v *VrfTable) error {
 	var errs *kv.InvalidValueError
+	if v.GetId() < 1 {
+		errs = errs.Add("id", "%v is below the minimum 1", v.GetId())
+	}
 	if errs == nil {
 		if want := VrfTableKeyFor(v); want != key {
 			errs = errs.Add("(key)", "%q is not the key of this value, which is %q", key, want)
