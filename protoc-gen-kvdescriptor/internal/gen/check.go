@@ -33,9 +33,9 @@ func checkOverlaps(models []*model) []error {
 
 func (m *model) keyPos() position {
 	if m.base != nil {
-		return locate(m.file, optionPath(m.field.Location.Path, 8, 3, 1), "option (kvdescriptor.v1.field).derive.key")
+		return locate(m.file.Desc, optionPath(m.field.Location.Path, 8, 3, 1), "option (kvdescriptor.v1.field).derive.key")
 	}
-	return locate(m.file, optionPath(m.msg.Location.Path, 7, 1), "option (kvdescriptor.v1.model).key")
+	return locate(m.file.Desc, optionPath(m.msg.Location.Path, 7, 1), "option (kvdescriptor.v1.model).key")
 }
 
 // checkKeyFields reports two placeholders of a model's key that would
@@ -214,12 +214,12 @@ func sameTemplate(dep, t *keyTemplate, match func(*placeholder) bool) bool {
 // formats (of every field, not only those in keys), comparison hints and
 // validation options, which would otherwise be silently ignored or make
 // generated code that does not compile.
-func checkFields(file *protogen.File, msg *protogen.Message) []error {
+func checkFields(msg *protogen.Message) []error {
 	var errs []error
 	for _, f := range msg.Fields {
 		o := fieldOptions(f)
 		at := func(what string, sub ...int32) position {
-			return locate(file, optionPath(f.Location.Path, 8, sub...), "option (kvdescriptor.v1.field)."+what)
+			return locate(msg.Desc.ParentFile(), optionPath(f.Location.Path, 8, sub...), "option (kvdescriptor.v1.field)."+what)
 		}
 		if o.GetFormat() != kvdescriptorv1.Format_FORMAT_UNSPECIFIED {
 			if _, err := fieldFormat(f); err != nil || f.Desc.IsMap() {

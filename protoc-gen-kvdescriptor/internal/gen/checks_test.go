@@ -565,6 +565,24 @@ message A {
 			want: "test.proto:4: option (kvdescriptor.v1.model): the generated Go identifier AKey of test.v1.A is also declared for message test.v1.AKey; rename one of them",
 		},
 		{
+			name: "error in an element message of another file, reported there once",
+			files: map[string]string{
+				"a.proto": `
+message Member {
+  string name = 1 [(kvdescriptor.v1.field).ref = {model: "test.v1.Nope"}];
+}`,
+				"b.proto": `
+import "a.proto";
+message G {
+  option (kvdescriptor.v1.model) = {key: "g/{name}"};
+  string name = 1;
+  repeated Member members = 2 [(kvdescriptor.v1.field).derive = {key: "g/{name}/m/{members.name}"}];
+  Member leader = 3 [(kvdescriptor.v1.field).derive = {key: "g/{name}/leader"}];
+}`,
+			},
+			want: `a.proto:3: option (kvdescriptor.v1.field).ref: ref of test.v1.Member.name: "test.v1.Nope" is not a model (an annotated message in the files given to the generator)`,
+		},
+		{
 			name: "retrieve_after naming a non-model",
 			files: map[string]string{"test.proto": `
 message A {
@@ -586,18 +604,24 @@ message A {
   string name = 1;
 }
 message B {
+  string a = 1;
+  string b = 2;
+  string c = 3;
+  string d = 4;
+}
+message C {
   option (kvdescriptor.v1.model) = {key: ""};
   string name = 1;
 }`,
 				"b.proto": `
-message C {
-  option (kvdescriptor.v1.model) = {key: "c/{name}" label: "x"};
+message D {
+  option (kvdescriptor.v1.model) = {key: "d/{name}" label: "x"};
   string name = 1;
 }`,
 			},
 			want: "a.proto:3: option (kvdescriptor.v1.model).key: placeholder {nope} is not a field of test.v1.A\n" +
-				"a.proto:7: option (kvdescriptor.v1.model).key: the key template is empty\n" +
-				`b.proto:3: option (kvdescriptor.v1.model).label: label "x" is not a placeholder of the key "c/{name}"`,
+				"a.proto:13: option (kvdescriptor.v1.model).key: the key template is empty\n" +
+				`b.proto:3: option (kvdescriptor.v1.model).label: label "x" is not a placeholder of the key "d/{name}"`,
 		},
 
 		// Comparison and validation hints.

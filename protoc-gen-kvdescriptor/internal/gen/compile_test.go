@@ -2,6 +2,7 @@ package gen_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -77,11 +78,17 @@ func fileProto(fd protoreflect.FileDescriptor) *descriptorpb.FileDescriptorProto
 	return protodesc.ToFileDescriptorProto(fd)
 }
 
-// generate runs the generator on req as the plugin binary would: the
-// request is marshalled and parsed again first, so that custom options
-// become the registered Go types instead of the compiler's dynamic
-// messages (GetExtension would not find them otherwise).
+// generate runs the generator on req as the plugin binary would.
 func generate(t testing.TB, req *pluginpb.CodeGeneratorRequest) (*pluginpb.CodeGeneratorResponse, error) {
+	t.Helper()
+	return runPlugin(t, req, gen.Generate)
+}
+
+// runPlugin runs a protogen plugin function on req. The request is
+// marshalled and parsed again first, as it is on its way to a plugin
+// binary: custom options then become the registered Go types instead of
+// the compiler's dynamic messages (GetExtension would not find them).
+func runPlugin(t testing.TB, req *pluginpb.CodeGeneratorRequest, fn func(*protogen.Plugin) error) (*pluginpb.CodeGeneratorResponse, error) {
 	t.Helper()
 	b, err := proto.Marshal(req)
 	if err != nil {
@@ -95,8 +102,12 @@ func generate(t testing.TB, req *pluginpb.CodeGeneratorRequest) (*pluginpb.CodeG
 	if err != nil {
 		t.Fatalf("protogen: %v", err)
 	}
-	if err := gen.Generate(plugin); err != nil {
+	if err := fn(plugin); err != nil {
 		return nil, err
 	}
-	return plugin.Response(), nil
+	resp := plugin.Response()
+	if resp.Error != nil {
+		return nil, errors.New(resp.GetError())
+	}
+	return resp, nil
 }

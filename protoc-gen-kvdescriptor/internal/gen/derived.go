@@ -9,7 +9,7 @@ import (
 
 // newDerived builds the derived model of field f of base model m.
 func newDerived(m *model, f *protogen.Field, o *kvdescriptorv1.Derive, byName map[protoreflect.FullName]*model) (*model, []error) {
-	pos := locate(m.file, optionPath(f.Location.Path, 8, 3), "option (kvdescriptor.v1.field).derive")
+	pos := locate(m.file.Desc, optionPath(f.Location.Path, 8, 3), "option (kvdescriptor.v1.field).derive")
 	switch {
 	case f.Desc.IsMap():
 		return nil, []error{errorf(pos, "%s is a map; only a message or scalar field, or a repeated one, can derive values", f.Desc.Name())}
@@ -28,7 +28,7 @@ func newDerived(m *model, f *protogen.Field, o *kvdescriptorv1.Derive, byName ma
 	if o.GetName() != "" {
 		d.name = o.GetName()
 	}
-	keyPos := locate(m.file, optionPath(f.Location.Path, 8, 3, 1), "option (kvdescriptor.v1.field).derive.key")
+	keyPos := locate(m.file.Desc, optionPath(f.Location.Path, 8, 3, 1), "option (kvdescriptor.v1.field).derive.key")
 	key, err := parseTemplate(o.GetKey(), scope{msg: m.msg, elem: f})
 	if err != nil {
 		return nil, []error{errorf(keyPos, "%v", err)}
@@ -58,7 +58,7 @@ func newDerived(m *model, f *protogen.Field, o *kvdescriptorv1.Derive, byName ma
 	}
 	var errs []error
 	for i, dep := range o.GetDependencies() {
-		dpos := locate(m.file, optionPath(f.Location.Path, 8, 3, 3, int32(i)), "option (kvdescriptor.v1.field).derive.dependencies")
+		dpos := locate(m.file.Desc, optionPath(f.Location.Path, 8, 3, 3, int32(i)), "option (kvdescriptor.v1.field).derive.dependencies")
 		td, err := parseDependency(dep, scope{msg: m.msg, elem: f, only: carried})
 		if err != nil {
 			errs = append(errs, errorf(dpos, "%v", err))
@@ -68,9 +68,9 @@ func newDerived(m *model, f *protogen.Field, o *kvdescriptorv1.Derive, byName ma
 		d.deps = append(d.deps, td)
 	}
 	if f.Message != nil {
-		refs, rerrs := resolveRefs(m.file, f.Message, byName)
+		refs, rerrs := resolveRefs(f.Message, byName)
 		d.refs, errs = refs, append(errs, rerrs...)
-		errs = append(errs, checkFields(m.file, f.Message)...)
+		errs = append(errs, checkFields(f.Message)...)
 	}
 	return d, errs
 }

@@ -84,10 +84,28 @@ func collect(files []*protogen.File) ([]*model, error) {
 		errs = append(errs, checkCycles(all)...)
 	}
 	if len(errs) > 0 {
-		slices.SortStableFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
+		// Sorted by place; an element message shared by two derived
+		// fields is checked twice, but reported once.
+		slices.SortStableFunc(errs, compareErrors)
+		errs = slices.CompactFunc(errs, func(a, b error) bool { return a.Error() == b.Error() })
 		return nil, errors.Join(errs...)
 	}
 	return all, nil
+}
+
+// compareErrors orders errors by file, line (as numbers: 9 before 10),
+// then text.
+func compareErrors(a, b error) int {
+	var ga, gb *genError
+	if errors.As(a, &ga) && errors.As(b, &gb) {
+		if c := strings.Compare(ga.pos.file, gb.pos.file); c != 0 {
+			return c
+		}
+		if c := ga.pos.line - gb.pos.line; c != 0 {
+			return c
+		}
+	}
+	return strings.Compare(a.Error(), b.Error())
 }
 
 func forEachMessage(msgs []*protogen.Message, fn func(*protogen.Message)) {
@@ -107,12 +125,12 @@ func newModel(f *protogen.File, msg *protogen.Message) (*model, error) {
 		file: f, msg: msg, opts: opts, meta: opts.GetWithMetadata(),
 		name:   string(msg.Desc.FullName()),
 		goName: msg.GoIdent.GoName,
-		pos:    locate(f, optionPath(msg.Location.Path, 7), "option (kvdescriptor.v1.model)"),
+		pos:    locate(f.Desc, optionPath(msg.Location.Path, 7), "option (kvdescriptor.v1.model)"),
 	}
 	if opts.GetName() != "" {
 		m.name = opts.GetName()
 	}
-	keyPos := locate(f, optionPath(msg.Location.Path, 7, 1), "option (kvdescriptor.v1.model).key")
+	keyPos := locate(f.Desc, optionPath(msg.Location.Path, 7, 1), "option (kvdescriptor.v1.model).key")
 	key, err := parseTemplate(opts.GetKey(), scope{msg: msg})
 	if err != nil {
 		return nil, errorf(keyPos, "%v", err)
@@ -124,7 +142,7 @@ func newModel(f *protogen.File, msg *protogen.Message) (*model, error) {
 		return nil, errorf(keyPos, "%v", err)
 	}
 	m.key = key
-	labelPos := locate(f, optionPath(msg.Location.Path, 7, 2), "option (kvdescriptor.v1.model).label")
+	labelPos := locate(f.Desc, optionPath(msg.Location.Path, 7, 2), "option (kvdescriptor.v1.model).label")
 	switch {
 	case opts.GetLabel() != "":
 		for _, h := range key.holders {
@@ -149,14 +167,14 @@ func (m *model) resolve(byName map[protoreflect.FullName]*model) []error {
 	for i, name := range m.opts.GetRetrieveAfter() {
 		t := byName[protoreflect.FullName(name)]
 		if t == nil {
-			errs = append(errs, errorf(locate(m.file, optionPath(m.msg.Location.Path, 7, 5, int32(i)), "option (kvdescriptor.v1.model).retrieve_after"),
+			errs = append(errs, errorf(locate(m.file.Desc, optionPath(m.msg.Location.Path, 7, 5, int32(i)), "option (kvdescriptor.v1.model).retrieve_after"),
 				"%q is not a model (an annotated message)", name))
 			continue
 		}
 		m.after = append(m.after, t.name)
 	}
 	for i, d := range m.opts.GetDependencies() {
-		pos := locate(m.file, optionPath(m.msg.Location.Path, 7, 6, int32(i)), "option (kvdescriptor.v1.model).dependencies")
+		pos := locate(m.file.Desc, optionPath(m.msg.Location.Path, 7, 6, int32(i)), "option (kvdescriptor.v1.model).dependencies")
 		dep, err := parseDependency(d, scope{msg: m.msg})
 		if err != nil {
 			errs = append(errs, errorf(pos, "%v", err))
@@ -165,9 +183,9 @@ func (m *model) resolve(byName map[protoreflect.FullName]*model) []error {
 		dep.pos = pos
 		m.deps = append(m.deps, dep)
 	}
-	refs, rerrs := resolveRefs(m.file, m.msg, byName)
+	refs, rerrs := resolveRefs(m.msg, byName)
 	m.refs, errs = refs, append(errs, rerrs...)
-	errs = append(errs, checkFields(m.file, m.msg)...)
+	errs = append(errs, checkFields(m.msg)...)
 	for _, f := range m.msg.Fields {
 		o := fieldOptions(f)
 		if o.GetDerive() == nil {
@@ -184,7 +202,7 @@ func (m *model) resolve(byName map[protoreflect.FullName]*model) []error {
 }
 
 // resolveRefs finds the ref annotations on the fields of msg.
-func resolveRefs(file *protogen.File, msg *protogen.Message, byName map[protoreflect.FullName]*model) ([]ref, []error) {
+func resolveRefs(msg *protogen.Message, byName map[protoreflect.FullName]*model) ([]ref, []error) {
 	var (
 		refs []ref
 		errs []error
@@ -194,7 +212,7 @@ func resolveRefs(file *protogen.File, msg *protogen.Message, byName map[protoref
 		if r == nil {
 			continue
 		}
-		pos := locate(file, optionPath(f.Location.Path, 8, 2), "option (kvdescriptor.v1.field).ref")
+		pos := locate(msg.Desc.ParentFile(), optionPath(f.Location.Path, 8, 2), "option (kvdescriptor.v1.field).ref")
 		t := byName[protoreflect.FullName(r.GetModel())]
 		switch {
 		case r.GetModel() == "":

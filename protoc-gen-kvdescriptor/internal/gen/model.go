@@ -125,11 +125,13 @@ func errorf(pos position, format string, args ...any) error {
 }
 
 // locate returns the position of the most specific source location along
-// path (an option's path, cut back until a location is known).
-func locate(f *protogen.File, path protoreflect.SourcePath, what string) position {
-	pos := position{file: f.Desc.Path(), what: what}
+// path (an option's path, cut back until a location is known) in file fd:
+// the file that declares the element the path starts at, which for an
+// element message of a derived value may not be the model's.
+func locate(fd protoreflect.FileDescriptor, path protoreflect.SourcePath, what string) position {
+	pos := position{file: fd.Path(), what: what}
 	for n := len(path); n > 0; n-- {
-		if loc := f.Desc.SourceLocations().ByPath(path[:n]); loc.Path != nil || loc.StartLine != 0 {
+		if loc := fd.SourceLocations().ByPath(path[:n]); loc.Path != nil || loc.StartLine != 0 {
 			pos.line = loc.StartLine + 1
 			return pos
 		}
