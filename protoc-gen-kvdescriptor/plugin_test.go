@@ -1,0 +1,240 @@
+package main
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// These tests run the plugin binary the way users do: under protoc, and
+// under buf with the repository's own buf.yaml. Both must produce exactly
+// the committed generated/**/*.kv.go. The tools are installed by .ci/run
+// (make tools; apt-get install protobuf-compiler): on CI (CI=true) a
+// missing tool fails the test, elsewhere it skips it.
+
+// generatedModule is the Go import path of generated/, the module= option
+// of buf.gen.yaml.
+const generatedModule = "github.com/kvdescriptor/kvdescriptor/generated"
+
+var binDir string // where TestMain builds the plugins
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "protoc-gen-kvdescriptor-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+var buildOnce = map[string]func() (string, error){}
+
+func init() {
+	for name, pkg := range map[string]string{
+		"protoc-gen-kvdescriptor": ".",
+		"protoc-gen-go":           "google.golang.org/protobuf/cmd/protoc-gen-go", // go.mod's tool
+	} {
+		buildOnce[name] = sync.OnceValues(func() (string, error) {
+			bin := filepath.Join(binDir, name)
+			out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput()
+			if err != nil {
+				return "", fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
+			}
+			return bin, nil
+		})
+	}
+}
+
+// buildPlugin builds a plugin (once per test binary) and returns its path.
+func buildPlugin(t testing.TB, name string) string {
+	t.Helper()
+	bin, err := buildOnce[name]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// needTool returns the path of a tool, or ends the test: it fails on CI,
+// where .ci/run installs the tool, and skips elsewhere.
+func needTool(t testing.TB, name, path, install string) string {
+	t.Helper()
+	if path == "" {
+		path = name
+	}
+	p, err := exec.LookPath(path)
+	if err == nil {
+		return p
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s not found (%v); .ci/run installs it: %s", name, err, install)
+	}
+	t.Skipf("%s not found (%v); install it to run this test (%s). On CI (CI=true) this test fails instead.", name, err, install)
+	return ""
+}
+
+func repoRoot(t testing.TB) string {
+	t.Helper()
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Fatalf("repository root not found: %v", err)
+	}
+	return root
+}
+
+// modelFiles lists the .proto files under models/ that buf.gen.yaml
+// generates (all but the vocabulary), relative to models/.
+func modelFiles(t testing.TB, models string) []string {
+	t.Helper()
+	var files []string
+	err := filepath.WalkDir(models, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(models, path)
+		rel = filepath.ToSlash(rel)
+		switch {
+		case d.IsDir() && rel == "kvdescriptor":
+			return filepath.SkipDir
+		case !d.IsDir() && strings.HasSuffix(rel, ".proto"):
+			files = append(files, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// kvFiles reads the .kv.go files under dir, by path relative to dir.
+func kvFiles(t testing.TB, dir string) map[string]string {
+	t.Helper()
+	files := map[string]string{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".kv.go") {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		rel, _ := filepath.Rel(dir, path)
+		files[filepath.ToSlash(rel)] = string(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// compareWithCommitted compares the .kv.go files under out with generated/.
+func compareWithCommitted(t *testing.T, root, out string) {
+	t.Helper()
+	got := kvFiles(t, out)
+	want := kvFiles(t, filepath.Join(root, "generated"))
+	if len(want) == 0 {
+		t.Fatal("no .kv.go files in generated/")
+	}
+	names := slices.Sorted(func(yield func(string) bool) {
+		for n := range want {
+			if !yield(n) {
+				return
+			}
+		}
+	})
+	for _, name := range names {
+		g, ok := got[name]
+		if !ok {
+			t.Errorf("%s: committed but not generated", name)
+			continue
+		}
+		if diff := cmp.Diff(strings.Split(want[name], "\n"), strings.Split(g, "\n")); diff != "" {
+			t.Errorf("%s differs from the committed file (-committed +generated):\n%s", name, diff)
+		}
+	}
+	for name := range got {
+		if _, ok := want[name]; !ok {
+			t.Errorf("%s: generated but not committed", name)
+		}
+	}
+}
+
+func run(t testing.TB, dir string, env []string, name string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+}
+
+// TestProtoc runs the plugin under plain protoc on models/.
+func TestProtoc(t *testing.T) {
+	t.Parallel()
+	protoc := needTool(t, "protoc", "", "apt-get install -y protobuf-compiler")
+	root := repoRoot(t)
+	plugin := buildPlugin(t, "protoc-gen-kvdescriptor")
+	out := t.TempDir()
+	models := filepath.Join(root, "models")
+	args := []string{
+		"-I", models,
+		"--plugin=protoc-gen-kvdescriptor=" + plugin,
+		"--kvdescriptor_out=" + out,
+		"--kvdescriptor_opt=module=" + generatedModule,
+	}
+	run(t, root, nil, protoc, append(args, modelFiles(t, models)...)...)
+	compareWithCommitted(t, root, out)
+}
+
+// TestBuf runs buf generate with the repository's buf.yaml, the plugin
+// built from this tree, into a temporary directory.
+func TestBuf(t *testing.T) {
+	t.Parallel()
+	root := repoRoot(t)
+	buf := needTool(t, "buf", filepath.Join(root, "tools", "node_modules", ".bin", "buf"), "make tools")
+	plugin := buildPlugin(t, "protoc-gen-kvdescriptor")
+	out := t.TempDir()
+	template := fmt.Sprintf(`version: v2
+inputs:
+  - directory: models
+    exclude_paths:
+      - models/kvdescriptor
+plugins:
+  - local: %s
+    out: %s
+    opt: module=%s
+    strategy: all
+`, plugin, out, generatedModule)
+	tmpl := filepath.Join(t.TempDir(), "buf.gen.yaml")
+	if err := os.WriteFile(tmpl, []byte(template), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(t, root, nil, buf, "generate", "--template", tmpl)
+	compareWithCommitted(t, root, out)
+}
+
+// TestVersion checks the plugin's --version.
+func TestVersion(t *testing.T) {
+	t.Parallel()
+	out, err := exec.Command(buildPlugin(t, "protoc-gen-kvdescriptor"), "--version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(out), "protoc-gen-kvdescriptor "+version+"\n"; got != want {
+		t.Errorf("--version printed %q, want %q", got, want)
+	}
+}
