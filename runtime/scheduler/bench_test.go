@@ -1,0 +1,549 @@
+package scheduler_test
+
+// Benchmarks of workload W (see BENCHMARKS.md at the repository root):
+//
+//	N interfaces, each deriving one address value; 4N routes, route k
+//	depending on interface k mod N; CRUD bodies do nothing but record the
+//	call. 6N values in all.
+//
+// The scheduler runs with its default settings (transaction log on), its log
+// formatted by slog's TextHandler into io.Discard. The flag -w.txnlog=false
+// turns the transaction log off, for comparison only (never the headline
+// numbers).
+//
+//	go test -run='^$' -bench=WorkloadW -benchtime=1x ./runtime/scheduler
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
+)
+
+var benchTxnLog = flag.Bool("w.txnlog", true, "workload W benchmarks: keep the scheduler's transaction log on (the default setting)")
+
+// wSizes are the values of N of the benchmarks that take several.
+var wSizes = []int{1_000, 10_000, 50_000}
+
+// wRoutesPerIface is the number of routes per interface.
+const wRoutesPerIface = 4
+
+// recorder is a handler whose CRUD bodies only count the calls. Handlers run
+// on the scheduler's worker; the counters are read after Commit returns.
+type recorder[V proto.Message] struct {
+	creates, updates, deletes int
+}
+
+func (r *recorder[V]) Create(context.Context, string, V) (struct{}, error) {
+	r.creates++
+	return struct{}{}, nil
+}
+
+func (r *recorder[V]) Update(context.Context, string, V, V, struct{}) (struct{}, error) {
+	r.updates++
+	return struct{}{}, nil
+}
+
+func (r *recorder[V]) Delete(context.Context, string, V, struct{}) error {
+	r.deletes++
+	return nil
+}
+
+// workload holds the keys and values of workload W for one N, built once
+// and shared by the schedulers of a benchmark (values are never mutated).
+type workload struct {
+	n           int
+	ifaceKeys   []string
+	ifaceVals   []*wrapperspb.UInt32Value // Value: the interface's index
+	addrKeys    []string                  // derived: one per interface
+	addrVals    []*wrapperspb.StringValue // the address
+	routeKeys   []string
+	routeVals   []*wrapperspb.UInt64Value // Value: generation<<32 | interface index
+	badIfaceKey string
+}
+
+func ipOf(i int) string {
+	return "10." + strconv.Itoa(i>>16&255) + "." + strconv.Itoa(i>>8&255) + "." + strconv.Itoa(i&255)
+}
+
+func buildWorkload(n int) *workload {
+	w := &workload{
+		n:           n,
+		ifaceKeys:   make([]string, n),
+		ifaceVals:   make([]*wrapperspb.UInt32Value, n),
+		addrKeys:    make([]string, n),
+		addrVals:    make([]*wrapperspb.StringValue, n),
+		routeKeys:   make([]string, wRoutesPerIface*n),
+		routeVals:   make([]*wrapperspb.UInt64Value, wRoutesPerIface*n),
+		badIfaceKey: "w/interface/<out-of-range>",
+	}
+	for i := range n {
+		name := "if" + strconv.Itoa(i)
+		ip := ipOf(i)
+		w.ifaceKeys[i] = "w/interface/" + name
+		w.ifaceVals[i] = wrapperspb.UInt32(uint32(i))
+		w.addrKeys[i] = "w/address/" + name + "/" + ip
+		w.addrVals[i] = wrapperspb.String(ip)
+	}
+	for k := range w.routeKeys {
+		w.routeKeys[k] = "w/route/" + strconv.Itoa(k)
+		w.routeVals[k] = wrapperspb.UInt64(uint64(k % n))
+	}
+	return w
+}
+
+// values is the number of values of the workload: interfaces, addresses
+// and routes.
+func (w *workload) values() int { return (2 + wRoutesPerIface) * w.n }
+
+// routeValue returns a value of route k of generation gen.
+func (w *workload) routeValue(k int, gen uint32) *wrapperspb.UInt64Value {
+	return wrapperspb.UInt64(uint64(gen)<<32 | uint64(k%w.n))
+}
+
+// wDescs are the three descriptors of workload W and their recorders.
+type wDescs struct {
+	iface *recorder[*wrapperspb.UInt32Value]
+	addr  *recorder[*wrapperspb.StringValue]
+	route *recorder[*wrapperspb.UInt64Value]
+	list  []kv.Descriptor
+}
+
+func (d *wDescs) creates() int { return d.iface.creates + d.addr.creates + d.route.creates }
+func (d *wDescs) deletes() int { return d.iface.deletes + d.addr.deletes + d.route.deletes }
+
+// newDescs builds the descriptors by hand, with cheap closures: the address
+// and the dependency come from a field of the value, by index.
+func newDescs(tb testing.TB, w *workload) *wDescs {
+	d := &wDescs{
+		iface: &recorder[*wrapperspb.UInt32Value]{},
+		addr:  &recorder[*wrapperspb.StringValue]{},
+		route: &recorder[*wrapperspb.UInt64Value]{},
+	}
+	iface, err := kv.NewDescriptor(kv.Spec[*wrapperspb.UInt32Value, struct{}]{
+		Name:        "w-interface",
+		KeyTemplate: "w/interface/{name}",
+		Derived: func(_ string, v *wrapperspb.UInt32Value) []kv.Derived {
+			i := int(v.GetValue())
+			if i >= len(w.addrKeys) {
+				return nil
+			}
+			return []kv.Derived{{Key: w.addrKeys[i], Value: w.addrVals[i]}}
+		},
+	}, d.iface)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	addr, err := kv.NewDescriptor(kv.Spec[*wrapperspb.StringValue, struct{}]{
+		Name:        "w-address",
+		KeyTemplate: "w/address/{interface}/{ip:ip}",
+	}, d.addr)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	route, err := kv.NewDescriptor(kv.Spec[*wrapperspb.UInt64Value, struct{}]{
+		Name:        "w-route",
+		KeyTemplate: "w/route/{id:uint}",
+		Dependencies: func(_ string, v *wrapperspb.UInt64Value) []kv.Dependency {
+			i := int(uint32(v.GetValue()))
+			key := w.badIfaceKey
+			if i < len(w.ifaceKeys) {
+				key = w.ifaceKeys[i]
+			}
+			return []kv.Dependency{{Label: "interface", Key: key}}
+		},
+	}, d.route)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	d.list = []kv.Descriptor{iface, addr, route}
+	return d
+}
+
+// countingHandler forwards to slog's TextHandler and counts the records, so
+// that a benchmark can check that the transaction log was written.
+type countingHandler struct {
+	slog.Handler
+	records *atomic.Int64
+}
+
+func (h countingHandler) Handle(ctx context.Context, r slog.Record) error {
+	h.records.Add(1)
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h countingHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return countingHandler{h.Handler.WithAttrs(as), h.records}
+}
+
+func (h countingHandler) WithGroup(name string) slog.Handler {
+	return countingHandler{h.Handler.WithGroup(name), h.records}
+}
+
+// wSched is a scheduler with the descriptors of workload W registered.
+type wSched struct {
+	s       *scheduler.Scheduler
+	d       *wDescs
+	w       *workload
+	records *atomic.Int64 // log records written
+	txns    int64         // transactions committed through commit
+}
+
+// newSched creates a scheduler with the default settings (transaction log
+// on), its log formatted into io.Discard.
+func newSched(tb testing.TB, w *workload) *wSched {
+	records := &atomic.Int64{}
+	opts := []scheduler.Option{scheduler.WithLogger(slog.New(countingHandler{slog.NewTextHandler(io.Discard, nil), records}))}
+	if !*benchTxnLog {
+		opts = append(opts, scheduler.WithTxnLog(false))
+	}
+	s, err := scheduler.New(opts...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	d := newDescs(tb, w)
+	if err := s.Register(d.list...); err != nil {
+		tb.Fatal(err)
+	}
+	return &wSched{s: s, d: d, w: w, records: records}
+}
+
+func (ws *wSched) close(tb testing.TB) {
+	if err := ws.s.Close(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// commit commits txn and fails on a transaction error.
+func (ws *wSched) commit(tb testing.TB, txn *scheduler.Txn) {
+	ws.txns++
+	if _, err := txn.Commit(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// checkLog checks that every transaction wrote its plan and its execution
+// to the log (when the transaction log is on).
+func (ws *wSched) checkLog(tb testing.TB) {
+	if got, want := ws.records.Load(), 2*ws.txns; *benchTxnLog && got < want {
+		tb.Fatalf("transaction log: %d records for %d transactions, want at least %d", got, ws.txns, want)
+	}
+}
+
+func (ws *wSched) setIfaces(txn *scheduler.Txn) {
+	for i, k := range ws.w.ifaceKeys {
+		txn.Set(k, ws.w.ifaceVals[i])
+	}
+}
+
+func (ws *wSched) setRoutes(txn *scheduler.Txn) {
+	for k, key := range ws.w.routeKeys {
+		txn.Set(key, ws.w.routeVals[k])
+	}
+}
+
+// createAll commits one transaction with every interface and route.
+func (ws *wSched) createAll(tb testing.TB) {
+	txn := ws.s.Txn(scheduler.Description("workload W: create all"))
+	ws.setIfaces(txn)
+	ws.setRoutes(txn)
+	ws.commit(tb, txn)
+}
+
+// checkAll checks that every value of the workload is CONFIGURED and that
+// each was created once (creates counts creations since the scheduler
+// started).
+func (ws *wSched) checkAll(tb testing.TB, creates int) {
+	tb.Helper()
+	if got, want := ws.d.creates(), creates; got != want {
+		tb.Fatalf("create calls: got %d, want %d", got, want)
+	}
+	sts := ws.s.Statuses("w/")
+	if len(sts) != ws.w.values() {
+		tb.Fatalf("statuses: got %d values, want %d", len(sts), ws.w.values())
+	}
+	for _, st := range sts {
+		if st.State != scheduler.CONFIGURED {
+			tb.Fatalf("%s: state %v, want CONFIGURED (err %v)", st.Key, st.State, st.LastErr)
+		}
+	}
+	ws.checkLog(tb)
+}
+
+func heapAlloc() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// BenchmarkWorkloadW runs the steps of workload W:
+//
+//	a: one transaction creating everything;
+//	b: single-value transactions, each updating one route;
+//	c: delete one interface (its routes become PENDING), then re-create it;
+//	e: on a fresh scheduler, all routes in one transaction (all PENDING),
+//	   then all interfaces in the next.
+//
+// Step d (downstream resync) is not implemented by the scheduler yet.
+func BenchmarkWorkloadW(b *testing.B) {
+	for _, n := range wSizes {
+		b.Run(fmt.Sprintf("a-create-all/N=%d", n), func(b *testing.B) { benchCreateAll(b, n) })
+	}
+	for _, n := range wSizes {
+		var f *wSched // set up once for the calibration run and the timed run
+		b.Run(fmt.Sprintf("b-update-route/N=%d", n), func(b *testing.B) {
+			if f == nil {
+				f = setupAll(b, n)
+			}
+			benchUpdateRoute(b, f)
+		})
+		if f != nil {
+			f.close(b)
+		}
+	}
+	for _, n := range wSizes {
+		var f *wSched
+		b.Run(fmt.Sprintf("c-iface-delete-recreate/N=%d", n), func(b *testing.B) {
+			if f == nil {
+				f = setupAll(b, n)
+			}
+			benchIfaceDeleteRecreate(b, f)
+		})
+		if f != nil {
+			f.close(b)
+		}
+	}
+	for _, n := range []int{1_000, 10_000} {
+		b.Run(fmt.Sprintf("e-routes-then-ifaces/N=%d", n), func(b *testing.B) { benchRoutesThenIfaces(b, n) })
+	}
+}
+
+// setupAll builds a scheduler holding the whole workload, CONFIGURED.
+func setupAll(b *testing.B, n int) *wSched {
+	w := buildWorkload(n)
+	ws := newSched(b, w)
+	ws.createAll(b)
+	ws.checkAll(b, w.values())
+	runtime.GC()
+	return ws
+}
+
+// benchCreateAll is step a: ns/op is one transaction creating all 6N
+// values on a fresh scheduler (building the transaction included).
+func benchCreateAll(b *testing.B, n int) {
+	b.ReportAllocs()
+	before := heapAlloc()
+	w := buildWorkload(n)
+	afterValues := heapAlloc()
+	b.ResetTimer()
+	for i := range b.N {
+		b.StopTimer()
+		ws := newSched(b, w)
+		b.StartTimer()
+
+		ws.createAll(b)
+
+		b.StopTimer()
+		if i == 0 {
+			afterCommit := heapAlloc()
+			runtime.KeepAlive(ws)
+			b.ReportMetric(float64(int64(afterCommit)-int64(afterValues))/float64(w.values()), "B-retained/value")
+			b.ReportMetric(float64(afterValues-before)/float64(w.values()), "B-values/value")
+			ws.checkAll(b, w.values())
+		}
+		ws.close(b)
+		runtime.GC()
+		b.StartTimer()
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(w.values())*float64(b.N)/b.Elapsed().Seconds(), "values/s")
+	runtime.KeepAlive(w)
+}
+
+// benchUpdateRoute is step b: ns/op is one transaction updating one route
+// of the configured workload.
+func benchUpdateRoute(b *testing.B, ws *wSched) {
+	b.ReportAllocs()
+	w := ws.w
+	routes := len(w.routeKeys)
+	updates := ws.d.route.updates
+	// Update number u (counted over the runs on this scheduler) sets route
+	// u mod 4N to generation u/4N + 1, so every transaction changes its
+	// route. The values are built before the timer starts.
+	vals := make([]*wrapperspb.UInt64Value, b.N)
+	for i := range vals {
+		u := updates + i
+		vals[i] = w.routeValue(u%routes, uint32(u/routes+1))
+	}
+	k0 := updates % routes
+	ctx := context.Background()
+	runtime.GC()
+	b.ResetTimer()
+	for i := range b.N {
+		k := (k0 + i) % routes
+		if _, err := ws.s.Txn().Set(w.routeKeys[k], vals[i]).Commit(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	ws.txns += int64(b.N)
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/txn")
+
+	if got := ws.d.route.updates - updates; got != b.N {
+		b.Fatalf("route update calls: got %d, want %d", got, b.N)
+	}
+	if ws.d.creates() != w.values() || ws.d.deletes() != 0 {
+		b.Fatalf("creates %d, deletes %d: want %d, 0", ws.d.creates(), ws.d.deletes(), w.values())
+	}
+	last := (k0 + b.N - 1) % routes
+	st := ws.s.Status(w.routeKeys[last])
+	if st.State != scheduler.CONFIGURED || !proto.Equal(st.Applied, vals[b.N-1]) {
+		b.Fatalf("%s: %v applied %v, want CONFIGURED %v", st.Key, st.State, st.Applied, vals[b.N-1])
+	}
+	ws.checkLog(b)
+}
+
+// benchIfaceDeleteRecreate is step c: each op is two transactions, one
+// deleting an interface (its address is deleted, its 4 routes become
+// PENDING), one re-creating it (address and routes are created again).
+// Reported: µs/txn (the mean of the two) and each kind separately.
+func benchIfaceDeleteRecreate(b *testing.B, ws *wSched) {
+	b.ReportAllocs()
+	w := ws.w
+	ctx := context.Background()
+	creates, deletes := ws.d.creates(), ws.d.deletes()
+	i0 := (deletes / (2 + wRoutesPerIface)) % w.n
+	var tDel, tCre time.Duration
+	runtime.GC()
+	b.ResetTimer()
+	for i := range b.N {
+		j := (i0 + i) % w.n
+		t0 := time.Now()
+		if _, err := ws.s.Txn().Delete(w.ifaceKeys[j]).Commit(ctx); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		tDel += t1.Sub(t0)
+		if i == 0 {
+			b.StopTimer()
+			checkDeleted(b, ws, j)
+			b.StartTimer()
+			t1 = time.Now()
+		}
+		if _, err := ws.s.Txn().Set(w.ifaceKeys[j], w.ifaceVals[j]).Commit(ctx); err != nil {
+			b.Fatal(err)
+		}
+		tCre += time.Since(t1)
+	}
+	b.StopTimer()
+	ws.txns += 2 * int64(b.N)
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(2*b.N), "µs/txn")
+	b.ReportMetric(float64(tDel.Microseconds())/float64(b.N), "µs/delete-txn")
+	b.ReportMetric(float64(tCre.Microseconds())/float64(b.N), "µs/recreate-txn")
+
+	per := 2 + wRoutesPerIface // interface, address, routes
+	if got := ws.d.deletes() - deletes; got != per*b.N {
+		b.Fatalf("delete calls: got %d, want %d", got, per*b.N)
+	}
+	if got := ws.d.creates() - creates; got != per*b.N {
+		b.Fatalf("create calls: got %d, want %d", got, per*b.N)
+	}
+	j := (i0 + b.N - 1) % w.n
+	for k := j; k < len(w.routeKeys); k += w.n {
+		if st := ws.s.Status(w.routeKeys[k]); st.State != scheduler.CONFIGURED {
+			b.Fatalf("%s: %v after the interface came back, want CONFIGURED", st.Key, st.State)
+		}
+	}
+	ws.checkLog(b)
+}
+
+// checkDeleted checks the state after interface j was deleted.
+func checkDeleted(b *testing.B, ws *wSched, j int) {
+	w := ws.w
+	if st := ws.s.Status(w.ifaceKeys[j]); st.State != scheduler.NONEXISTENT {
+		b.Fatalf("%s: %v after delete, want NONEXISTENT", st.Key, st.State)
+	}
+	if st := ws.s.Status(w.addrKeys[j]); st.State != scheduler.NONEXISTENT {
+		b.Fatalf("%s: %v after deleting its interface, want NONEXISTENT", st.Key, st.State)
+	}
+	pending := 0
+	for k := j; k < len(w.routeKeys); k += w.n {
+		if st := ws.s.Status(w.routeKeys[k]); st.State != scheduler.PENDING {
+			b.Fatalf("%s: %v after deleting its interface, want PENDING", st.Key, st.State)
+		}
+		pending++
+	}
+	if pending != wRoutesPerIface {
+		b.Fatalf("%d routes pending, want %d", pending, wRoutesPerIface)
+	}
+}
+
+// benchRoutesThenIfaces is step e: on a fresh scheduler, one transaction
+// with all routes (they stay PENDING), then one with all interfaces (which
+// creates them, their addresses, and every route). ns/op is both together.
+func benchRoutesThenIfaces(b *testing.B, n int) {
+	b.ReportAllocs()
+	w := buildWorkload(n)
+	var tRoutes, tIfaces time.Duration
+	runtime.GC()
+	b.ResetTimer()
+	for i := range b.N {
+		b.StopTimer()
+		ws := newSched(b, w)
+		b.StartTimer()
+
+		t0 := time.Now()
+		txn := ws.s.Txn(scheduler.Description("workload W: all routes"))
+		ws.setRoutes(txn)
+		ws.commit(b, txn)
+		t1 := time.Now()
+		tRoutes += t1.Sub(t0)
+		if i == 0 {
+			b.StopTimer()
+			if c := ws.d.creates(); c != 0 {
+				b.Fatalf("%d create calls before any interface exists", c)
+			}
+			sts := ws.s.Statuses("w/route/")
+			if len(sts) != len(w.routeKeys) {
+				b.Fatalf("%d routes, want %d", len(sts), len(w.routeKeys))
+			}
+			for _, st := range sts {
+				if st.State != scheduler.PENDING {
+					b.Fatalf("%s: %v without its interface, want PENDING", st.Key, st.State)
+				}
+			}
+			b.StartTimer()
+			t1 = time.Now()
+		}
+		txn = ws.s.Txn(scheduler.Description("workload W: all interfaces"))
+		ws.setIfaces(txn)
+		ws.commit(b, txn)
+		tIfaces += time.Since(t1)
+
+		b.StopTimer()
+		if i == 0 {
+			ws.checkAll(b, w.values())
+		}
+		ws.close(b)
+		runtime.GC()
+		b.StartTimer()
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(tRoutes.Microseconds())/1e3/float64(b.N), "ms-routes-txn")
+	b.ReportMetric(float64(tIfaces.Microseconds())/1e3/float64(b.N), "ms-ifaces-txn")
+	runtime.KeepAlive(w)
+}
