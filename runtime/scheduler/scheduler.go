@@ -26,8 +26,11 @@ type Scheduler struct {
 	index keyIndex
 	seq   uint64
 
-	qmu     sync.Mutex
-	queue   []*job
+	qmu   sync.Mutex
+	queue []*job
+	// busy is set while a job runs, on the worker or inline on the
+	// committing goroutine: jobs never overlap.
+	busy    bool
 	wake    chan struct{}
 	closed  bool
 	stopped chan struct{}
@@ -197,10 +200,10 @@ func (s *Scheduler) worker() {
 	defer close(s.stopped)
 	for {
 		s.qmu.Lock()
-		if len(s.queue) == 0 {
-			closed := s.closed
+		if len(s.queue) == 0 || s.busy {
+			closed := s.closed && !s.busy
 			s.qmu.Unlock()
-			if closed {
+			if closed && len(s.queue) == 0 {
 				return
 			}
 			<-s.wake
@@ -209,9 +212,43 @@ func (s *Scheduler) worker() {
 		j := s.queue[0]
 		s.queue[0] = nil
 		s.queue = s.queue[1:]
+		s.busy = true
 		s.qmu.Unlock()
 		s.process(j)
+		s.idle()
 	}
+}
+
+// idle ends a job and lets the worker look at the queue again.
+func (s *Scheduler) idle() {
+	s.qmu.Lock()
+	s.busy = false
+	s.qmu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// runInline runs j on the calling goroutine when nothing is queued or
+// running, which saves two goroutine hand-overs per transaction; it
+// reports false (and does nothing) otherwise. Order is kept: a job runs
+// inline only when it would have been next anyway.
+func (s *Scheduler) runInline(j *job) (bool, error) {
+	s.qmu.Lock()
+	if s.closed {
+		s.qmu.Unlock()
+		return false, ErrClosed
+	}
+	if s.busy || len(s.queue) > 0 {
+		s.qmu.Unlock()
+		return false, nil
+	}
+	s.busy = true
+	s.qmu.Unlock()
+	s.process(j)
+	s.idle()
+	return true, nil
 }
 
 // Close stops the scheduler. Queued work is drained until ctx ends; what

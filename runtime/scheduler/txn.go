@@ -76,6 +76,12 @@ func (t *Txn) Commit(ctx context.Context) (*Result, error) {
 		return &Result{Kind: NBTxn, Err: t.err}, t.err
 	}
 	j := t.job(ctx)
+	if inline, err := t.s.runInline(j); err != nil {
+		return &Result{Kind: NBTxn, Err: err}, err
+	} else if inline {
+		r := <-j.done
+		return r, r.Err
+	}
 	if err := t.s.enqueue(j); err != nil {
 		return &Result{Kind: NBTxn, Err: err}, err
 	}

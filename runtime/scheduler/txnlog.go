@@ -24,9 +24,17 @@ func (s *Scheduler) logOps(res *Result, ops []Op, planned bool) {
 	}
 	withValues := l.Enabled(ctx, slog.LevelDebug)
 	var b strings.Builder
-	b.Grow(64 + 64*len(ops))
+	asPlanned := !planned && sameOps(res.Planned, ops)
+	if !asPlanned {
+		b.Grow(64 + 64*len(ops))
+	}
 	writeTxnHeader(&b, res, planned, len(ops))
-	writeOps(&b, ops, withValues)
+	if asPlanned {
+		// The plan, logged just before, already lists them.
+		b.WriteString(" as planned")
+	} else {
+		writeOps(&b, ops, withValues)
+	}
 	level := slog.LevelInfo
 	if !planned && res.Err != nil {
 		level = slog.LevelWarn
@@ -64,14 +72,31 @@ func writeTxnHeader(b *strings.Builder, res *Result, planned bool, n int) {
 		b.WriteString(" in ")
 		b.WriteString(res.End.Sub(res.Start).String())
 	}
-	b.WriteString(":")
+	if planned || !sameOps(res.Planned, res.Executed) {
+		b.WriteString(":")
+	}
+}
+
+// sameOps reports whether the executed operations are exactly the plan.
+func sameOps(plan, done []Op) bool {
+	if len(plan) != len(done) {
+		return false
+	}
+	for i := range plan {
+		p, d := &plan[i], &done[i]
+		if p.Key != d.Key || p.Kind != d.Kind || p.Flags != d.Flags || d.Err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // writeOps appends one line per operation: index, kind, key, flags, error.
 func writeOps(b *strings.Builder, ops []Op, withValues bool) {
+	var num [20]byte
 	for i, o := range ops {
 		b.WriteString("\n  ")
-		b.WriteString(strconv.Itoa(i + 1))
+		b.Write(strconv.AppendInt(num[:0], int64(i+1), 10))
 		b.WriteString(". ")
 		b.WriteString(o.Kind.String())
 		b.WriteByte(' ')
