@@ -30,10 +30,12 @@ func TestQuickstartExample(t *testing.T) {
 		{
 			name: "interface, derived address and pending route in one transaction",
 			want: []string{
+				"CREATE demo/route/10.20.0.0/16 [WAS-PENDING]",
 				"device: ip link add eth0 mtu 1500",
 				"device: ip addr add 10.0.0.1/24 dev eth0",
 				"device: ip route add 10.20.0.0/16 via 10.0.0.254 dev eth0",
-				"CREATE demo/route/10.20.0.0/16 [WAS-PENDING]",
+				"executed, 3 operations in",
+				"as planned",
 			},
 		},
 		{
@@ -61,6 +63,7 @@ func TestQuickstartExample(t *testing.T) {
 				"device: ip link add eth1 mtu 1500  => error: device busy",
 				"CREATE demo/interface/eth1 [RETRY]",
 				"CREATE demo/route/10.30.0.0/16 [WAS-PENDING RETRY]",
+				"device: ip link add eth1 mtu 1500\n",
 				"outcomes after the wait:",
 			},
 		},
