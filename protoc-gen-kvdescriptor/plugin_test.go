@@ -200,6 +200,46 @@ func TestProtoc(t *testing.T) {
 	compareWithCommitted(t, root, out)
 }
 
+// TestProtocErrors checks that protoc's source info places the
+// generator's errors on the lines the in-process checks test expects:
+// the line of each option, also in a field's multi-line option list.
+func TestProtocErrors(t *testing.T) {
+	t.Parallel()
+	protoc := needTool(t, "protoc", "", "apt-get install -y protobuf-compiler")
+	root := repoRoot(t)
+	plugin := buildPlugin(t, "protoc-gen-kvdescriptor")
+	dir := t.TempDir()
+	const src = `syntax = "proto3";
+package test.v1;
+import "kvdescriptor/v1/options.proto";
+option go_package = "example.com/test/v1;testv1";
+message A {
+  option (kvdescriptor.v1.model) = {key: "a/{name}"};
+  string name = 1;
+  repeated string addrs = 2 [
+    (kvdescriptor.v1.field).format = IP,
+    (kvdescriptor.v1.field).derive = {key: "a/{name}/addr"}
+  ];
+  uint32 mtu = 3 [(kvdescriptor.v1.field).validate = {has_min: true min: -1}];
+}
+`
+	if err := os.WriteFile(filepath.Join(dir, "test.proto"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(protoc, "-I", dir, "-I", filepath.Join(root, "models"),
+		"--plugin=protoc-gen-kvdescriptor="+plugin, "--kvdescriptor_out="+t.TempDir(), "test.proto")
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("protoc succeeded; want the generator's errors. Output:\n%s", out)
+	}
+	want := "--kvdescriptor_out: " +
+		`test.proto:10: option (kvdescriptor.v1.field).derive.key: the key "a/{name}/addr" has no placeholder of the element (addrs...): every element would get the same key` + "\n" +
+		"test.proto:12: option (kvdescriptor.v1.field).validate.min: test.v1.A.mtu: min -1 is out of the range of uint32\n"
+	if diff := cmp.Diff(want, string(out)); diff != "" {
+		t.Errorf("protoc output (-want +got):\n%s", diff)
+	}
+}
+
 // TestBuf runs buf generate with the repository's buf.yaml, the plugin
 // built from this tree, into a temporary directory.
 func TestBuf(t *testing.T) {
