@@ -67,3 +67,40 @@ func FirstDuplicate[T comparable](s []T) (first, second int, found bool) {
 	}
 	return 0, 0, false
 }
+
+// EqualFormatted reports whether two values of a field of format f are the
+// same in key form (2001:DB8::1 and 2001:db8::1 are).
+func EqualFormatted(f Format, a, b string) bool {
+	return a == b || KeyValue(f, a) == KeyValue(f, b)
+}
+
+// EqualFormattedSlices is EqualFormatted for repeated fields, in order or
+// (unordered) as multisets.
+func EqualFormattedSlices(f Format, a, b []string, unordered bool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	ka, kb := formatAll(f, a), formatAll(f, b)
+	if unordered {
+		return EqualUnordered(ka, kb)
+	}
+	for i := range ka {
+		if ka[i] != kb[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// FirstDuplicateFormatted is FirstDuplicate comparing in key form.
+func FirstDuplicateFormatted(f Format, s []string) (first, second int, found bool) {
+	return FirstDuplicate(formatAll(f, s))
+}
+
+func formatAll(f Format, s []string) []string {
+	out := make([]string, len(s))
+	for i, x := range s {
+		out[i] = KeyValue(f, x)
+	}
+	return out
+}

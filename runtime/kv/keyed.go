@@ -44,11 +44,16 @@ func NewKeyedDescriptor[K any, V proto.Message, M any](spec Spec[V, M], parse fu
 	a.validator, _ = h.(KeyedValidator[K, V])
 	schema := spec.Validate
 	spec.Validate = func(key string, v V) error {
+		// The schema first: it names the field that makes the key wrong
+		// (an address out of format), where the parse could only say that
+		// the key is.
+		if schema != nil {
+			if err := schema(key, v); err != nil {
+				return err
+			}
+		}
 		if _, ok := parse(key); !ok {
 			return Invalid("(key)", "%q is not a key of %s", key, spec.Name)
-		}
-		if schema != nil {
-			return schema(key, v)
 		}
 		return nil
 	}

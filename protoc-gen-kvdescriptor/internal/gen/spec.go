@@ -375,6 +375,10 @@ func fieldEqual(f *protogen.Field) jen.Code {
 		return jen.Qual("slices", "EqualFunc").Call(a, b, eq)
 	case f.Desc.IsList() && f.Desc.Kind() == protoreflect.BytesKind:
 		return jen.Qual("slices", "EqualFunc").Call(a, b, jen.Qual("bytes", "Equal"))
+	case f.Desc.IsList() && formatted(f):
+		// Compared in key form: 2001:DB8::1 and 2001:db8::1 are equal.
+		fm, _ := fieldFormat(f)
+		return jen.Qual(kvPkg, "EqualFormattedSlices").Call(jen.Qual(kvPkg, formatConst(fm)), a, b, jen.Lit(o.GetUnordered()))
 	case f.Desc.IsList():
 		if o.GetUnordered() {
 			return jen.Qual(kvPkg, "EqualUnordered").Call(a, b)
@@ -385,11 +389,25 @@ func fieldEqual(f *protogen.Field) jen.Code {
 	case f.Desc.Kind() == protoreflect.BytesKind:
 		return jen.Qual("bytes", "Equal").Call(a, b)
 	}
+	if formatted(f) {
+		fm, _ := fieldFormat(f)
+		return jen.Qual(kvPkg, "EqualFormatted").Call(jen.Qual(kvPkg, formatConst(fm)), a, b)
+	}
 	if d := o.GetZeroEquals(); d != "" {
 		def := zeroEqualsLiteral(f, d)
 		return jen.Qual(kvPkg, "OrDefault").Call(a, def).Op("==").Qual(kvPkg, "OrDefault").Call(b, def)
 	}
 	return jen.Add(a).Op("==").Add(b)
+}
+
+// formatted reports whether f is a string field with a format other than
+// a name: its values have a canonical (key) form.
+func formatted(f *protogen.Field) bool {
+	if f.Desc.Kind() != protoreflect.StringKind || f.Desc.IsMap() {
+		return false
+	}
+	fm, err := fieldFormat(f)
+	return err == nil && fm != kv.FormatName
 }
 
 // zeroEqualsLiteral renders the default of a zero_equals hint (checked when

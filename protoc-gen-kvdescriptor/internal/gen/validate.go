@@ -79,7 +79,9 @@ func checkField(f *protogen.Field, x *jen.Statement, path jen.Code, keyField boo
 	get := x.Clone().Dot("Get" + f.GoName).Call()
 	o := validateOf(f)
 	name := string(f.Desc.Name())
-	if fo := fieldOptions(f); !keyField && fo.GetFormat() != 0 && f.Desc.Kind() == protoreflect.StringKind && !f.Desc.IsMap() {
+	// A field that derives values has its elements checked as key fields
+	// of the derived values (checkDerivedElements): not twice.
+	if fo := fieldOptions(f); !keyField && fo.GetFormat() != 0 && fo.GetDerive() == nil && f.Desc.Kind() == protoreflect.StringKind && !f.Desc.IsMap() {
 		if format, err := fieldFormat(f); err == nil && format != kv.FormatName {
 			check := func(val jen.Code, p jen.Code) jen.Code {
 				return jen.If(jen.Id("r").Op(":=").Qual(kvPkg, "CheckFormat").Call(jen.Qual(kvPkg, formatConst(format)), val), jen.Id("r").Op("!=").Lit("")).Block(add(p, "%s", jen.Id("r")))
@@ -112,7 +114,14 @@ func checkField(f *protogen.Field, x *jen.Statement, path jen.Code, keyField boo
 		out = append(out, jen.If(empty).Block(add(path, "must be set")))
 	}
 	if o.GetUnique() && f.Desc.IsList() && f.Message == nil && f.Desc.Kind() != protoreflect.BytesKind {
-		out = append(out, jen.If(jen.List(jen.Id("i"), jen.Id("j"), jen.Id("dup")).Op(":=").Qual(kvPkg, "FirstDuplicate").Call(get.Clone()), jen.Id("dup")).Block(
+		dup := jen.Qual(kvPkg, "FirstDuplicate").Call(get.Clone())
+		if formatted(f) {
+			// Equal in key form is equal: two spellings of one address
+			// would derive the same key.
+			fm, _ := fieldFormat(f)
+			dup = jen.Qual(kvPkg, "FirstDuplicateFormatted").Call(jen.Qual(kvPkg, formatConst(fm)), get.Clone())
+		}
+		out = append(out, jen.If(jen.List(jen.Id("i"), jen.Id("j"), jen.Id("dup")).Op(":=").Add(dup), jen.Id("dup")).Block(
 			add(path, "elements %d and %d are equal; they must be unique", jen.Id("i"), jen.Id("j"))))
 	}
 	if (o.GetHasMin() || o.GetHasMax()) && !f.Desc.IsList() && (isIntegerKind(f.Desc.Kind()) || f.Desc.Kind() == protoreflect.FloatKind || f.Desc.Kind() == protoreflect.DoubleKind) {

@@ -29,13 +29,12 @@ func skipBug(t *testing.T, what string) {
 	}
 }
 
-// TestBugDerivedElementFieldNamedTwice: an element of linux
+// TestDerivedElementFieldNamedOnce (a fixed bug): an element of linux
 // Interface.ip_addresses out of format is reported twice, once by the
 // field's format check and once by the check of the derived values' key
 // fields.
-func TestBugDerivedElementFieldNamedTwice(t *testing.T) {
+func TestDerivedElementFieldNamedOnce(t *testing.T) {
 	t.Parallel()
-	skipBug(t, "ip_addresses[1] is named twice by the linux Interface's Validate")
 	err := linuxinterfaces.InterfaceSpec[struct{}]().Validate("linux/interface/eth0",
 		&linuxinterfaces.Interface{Name: "eth0", IpAddresses: []string{"10.0.0.1/24", "10.0.0.1"}})
 	var got []string
@@ -80,14 +79,13 @@ func TestBugKeyFieldOutOfFormatIsUnimplemented(t *testing.T) {
 	}
 }
 
-// TestBugUniqueNotInKeyForm: validate.unique on linux
+// TestUniqueInKeyForm (a fixed bug): validate.unique on linux
 // Interface.ip_addresses compares the raw strings, so "2001:db8::1/64"
 // and "2001:DB8::1/64" pass as unique although both derive the key
 // linux/interface/eth0/address/2001:db8::1/64; the scheduler then
 // silently keeps one of the two derived values.
-func TestBugUniqueNotInKeyForm(t *testing.T) {
+func TestUniqueInKeyForm(t *testing.T) {
 	t.Parallel()
-	skipBug(t, "unique elements of a field that derives values are compared raw, not in key form")
 	v := &linuxinterfaces.Interface{Name: "eth0", IpAddresses: []string{"2001:db8::1/64", "2001:DB8::1/64"}}
 	derived := linuxinterfaces.InterfaceSpec[struct{}]().Derived("linux/interface/eth0", v)
 	if len(derived) == 2 && derived[0].Key == derived[1].Key {
@@ -99,15 +97,14 @@ func TestBugUniqueNotInKeyForm(t *testing.T) {
 	}
 }
 
-// TestBugFormatFieldsComparedRaw: the generated comparators compare
+// TestFormatFieldsComparedInKeyForm (a fixed bug): the generated comparators compare
 // fields with a format (IP, prefix, MAC) as raw strings, so two spellings
 // of one address are "different" values: an ARP entry whose ip_address
 // changes from "2001:DB8::1" to "2001:db8::1" (the same key) is deleted
 // and created again in the southbound, and a MAC written in upper case
 // triggers an Update that changes nothing.
-func TestBugFormatFieldsComparedRaw(t *testing.T) {
+func TestFormatFieldsComparedInKeyForm(t *testing.T) {
 	t.Parallel()
-	skipBug(t, "fields with a format are compared raw, not in canonical form")
 	ms := models()
 	tests := []struct {
 		name  string

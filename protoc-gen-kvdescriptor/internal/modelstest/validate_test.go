@@ -231,8 +231,8 @@ func TestValidate(t *testing.T) {
 }
 
 // TestValidateKeyOfNoModel gives descriptors keys under their prefix that
-// do not parse: the keyed descriptor names "(key)" before any handler
-// runs, whatever the value.
+// do not parse: the keyed descriptor names "(key)", or the field of the
+// value that makes the key wrong, before any handler runs.
 func TestValidateKeyOfNoModel(t *testing.T) {
 	t.Parallel()
 	ms := models()
@@ -241,17 +241,23 @@ func TestValidateKeyOfNoModel(t *testing.T) {
 		model string
 		key   string
 		value proto.Message
+		field string // the invalid field named; default "(key)"
 	}{
-		{"interface bad escape", vppinterfaces.InterfaceModelName, "vpp/interface/a%zz", &vppinterfaces.Interface{Name: "a%zz"}},
-		{"route host bits", vppl3.RouteModelName, "vpp/route/vrf/0/dst/10.1.1.7/24/gw/10.0.0.1", &vppl3.Route{DstNetwork: "10.1.1.7/24", NextHopAddr: "10.0.0.1"}},
-		{"linux address without length", linuxinterfaces.InterfaceIpAddressesModelName, "linux/interface/eth0/address/10.0.0.1", wrapperspb.String("10.0.0.1")},
-		{"binding empty member", vppl2.BridgeDomainInterfacesModelName, "vpp/bd/bd1/interface/", &vppl2.BridgeDomain_Interface{}},
+		{"interface bad escape", vppinterfaces.InterfaceModelName, "vpp/interface/a%zz", &vppinterfaces.Interface{Name: "a%zz"}, ""},
+		{"route host bits", vppl3.RouteModelName, "vpp/route/vrf/0/dst/10.1.1.7/24/gw/10.0.0.1", &vppl3.Route{DstNetwork: "10.1.1.7/24", NextHopAddr: "10.0.0.1"}, ""},
+		// A key wrong because of a field of the value names that field.
+		{"linux address without length", linuxinterfaces.InterfaceIpAddressesModelName, "linux/interface/eth0/address/10.0.0.1", wrapperspb.String("10.0.0.1"), "ip_addresses"},
+		{"binding empty member", vppl2.BridgeDomainInterfacesModelName, "vpp/bd/bd1/interface/", &vppl2.BridgeDomain_Interface{}, "name"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			err := ms[tc.model].desc.Validate(tc.key, tc.value)
-			if diff := cmp.Diff([]string{"(key)"}, fieldNames(t, err)); diff != "" {
+			want := "(key)"
+			if tc.field != "" {
+				want = tc.field
+			}
+			if diff := cmp.Diff([]string{want}, fieldNames(t, err)); diff != "" {
 				t.Errorf("Validate(%q) invalid fields (-want +got):\n%s\nerror: %v", tc.key, diff, err)
 			}
 		})

@@ -98,7 +98,7 @@ func interfaceDerived(_ string, v *Interface) []kv.Derived {
 
 // interfaceEqual compares two values of linux.interfaces.v1.Interface as the southbound sees them.
 func interfaceEqual(a, b *Interface) bool {
-	return a.GetName() == b.GetName() && a.GetType() == b.GetType() && a.GetHostIfName() == b.GetHostIfName() && a.GetEnabled() == b.GetEnabled() && kv.OrDefault(a.GetMtu(), 1500) == kv.OrDefault(b.GetMtu(), 1500) && a.GetPhysAddress() == b.GetPhysAddress() && a.GetNamespace() == b.GetNamespace() && a.GetVethPeer() == b.GetVethPeer()
+	return a.GetName() == b.GetName() && a.GetType() == b.GetType() && a.GetHostIfName() == b.GetHostIfName() && a.GetEnabled() == b.GetEnabled() && kv.OrDefault(a.GetMtu(), 1500) == kv.OrDefault(b.GetMtu(), 1500) && kv.EqualFormatted(kv.FormatMAC, a.GetPhysAddress(), b.GetPhysAddress()) && a.GetNamespace() == b.GetNamespace() && a.GetVethPeer() == b.GetVethPeer()
 }
 
 // interfaceNeedsRecreate reports whether changing a to b needs a re-create.
@@ -115,12 +115,7 @@ func interfaceValidate(key string, v *Interface) error {
 	if r := kv.CheckFormat(kv.FormatMAC, v.GetPhysAddress()); r != "" {
 		errs = errs.Add("phys_address", "%s", r)
 	}
-	for i, x := range v.GetIpAddresses() {
-		if r := kv.CheckFormat(kv.FormatIPInterface, x); r != "" {
-			errs = errs.Add(fmt.Sprintf("ip_addresses[%d]", i), "%s", r)
-		}
-	}
-	if i, j, dup := kv.FirstDuplicate(v.GetIpAddresses()); dup {
+	if i, j, dup := kv.FirstDuplicateFormatted(kv.FormatIPInterface, v.GetIpAddresses()); dup {
 		errs = errs.Add("ip_addresses", "elements %d and %d are equal; they must be unique", i, j)
 	}
 	for i, e := range v.GetIpAddresses() {

@@ -91,7 +91,7 @@ func routeDependencies(key string, v *Route) []kv.Dependency {
 
 // routeEqual compares two values of linux.l3.v1.Route as the southbound sees them.
 func routeEqual(a, b *Route) bool {
-	return a.GetOutgoingInterface() == b.GetOutgoingInterface() && a.GetDstNetwork() == b.GetDstNetwork() && a.GetGwAddr() == b.GetGwAddr() && a.GetMetric() == b.GetMetric()
+	return a.GetOutgoingInterface() == b.GetOutgoingInterface() && kv.EqualFormatted(kv.FormatIPPrefix, a.GetDstNetwork(), b.GetDstNetwork()) && kv.EqualFormatted(kv.FormatIP, a.GetGwAddr(), b.GetGwAddr()) && a.GetMetric() == b.GetMetric()
 }
 
 // routeValidate validates a value of linux.l3.v1.Route, naming every invalid field.

@@ -84,7 +84,7 @@ func interfaceDependencies(key string, v *Interface) []kv.Dependency {
 
 // interfaceEqual compares two values of vpp.interfaces.v1.Interface as the southbound sees them.
 func interfaceEqual(a, b *Interface) bool {
-	return a.GetName() == b.GetName() && a.GetType() == b.GetType() && a.GetEnabled() == b.GetEnabled() && a.GetPhysAddress() == b.GetPhysAddress() && kv.OrDefault(a.GetMtu(), 9000) == kv.OrDefault(b.GetMtu(), 9000) && kv.EqualUnordered(a.GetIpAddresses(), b.GetIpAddresses()) && a.GetVrf() == b.GetVrf() && a.GetHostIfName() == b.GetHostIfName()
+	return a.GetName() == b.GetName() && a.GetType() == b.GetType() && a.GetEnabled() == b.GetEnabled() && kv.EqualFormatted(kv.FormatMAC, a.GetPhysAddress(), b.GetPhysAddress()) && kv.OrDefault(a.GetMtu(), 9000) == kv.OrDefault(b.GetMtu(), 9000) && kv.EqualFormattedSlices(kv.FormatIPInterface, a.GetIpAddresses(), b.GetIpAddresses(), true) && a.GetVrf() == b.GetVrf() && a.GetHostIfName() == b.GetHostIfName()
 }
 
 // interfaceNeedsRecreate reports whether changing a to b needs a re-create.
@@ -106,7 +106,7 @@ func interfaceValidate(key string, v *Interface) error {
 			errs = errs.Add(fmt.Sprintf("ip_addresses[%d]", i), "%s", r)
 		}
 	}
-	if i, j, dup := kv.FirstDuplicate(v.GetIpAddresses()); dup {
+	if i, j, dup := kv.FirstDuplicateFormatted(kv.FormatIPInterface, v.GetIpAddresses()); dup {
 		errs = errs.Add("ip_addresses", "elements %d and %d are equal; they must be unique", i, j)
 	}
 	if errs == nil {

@@ -138,11 +138,12 @@ func BridgeDomainSpec[M any]() kv.Spec[*BridgeDomain, M] {
 		Equivalent: func(_ string, a, b *BridgeDomain) bool {
 			return bridgeDomainEqual(a, b)
 		},
-		IsKey:       IsBridgeDomainKey,
-		KeyTemplate: BridgeDomainKeyTemplate,
-		Label:       bridgeDomainLabel,
-		Name:        BridgeDomainModelName,
-		Validate:    bridgeDomainValidate,
+		IsKey:        IsBridgeDomainKey,
+		KeyTemplate:  BridgeDomainKeyTemplate,
+		Label:        bridgeDomainLabel,
+		Name:         BridgeDomainModelName,
+		Validate:     bridgeDomainValidate,
+		WithMetadata: true,
 	}
 }
 
@@ -343,7 +344,7 @@ func fIBEntryDependencies(key string, v *FIBEntry) []kv.Dependency {
 
 // fIBEntryEqual compares two values of vpp.l2.v1.FIBEntry as the southbound sees them.
 func fIBEntryEqual(a, b *FIBEntry) bool {
-	return a.GetBridgeDomain() == b.GetBridgeDomain() && a.GetPhysAddress() == b.GetPhysAddress() && a.GetOutgoingInterface() == b.GetOutgoingInterface() && a.GetStaticConfig() == b.GetStaticConfig()
+	return a.GetBridgeDomain() == b.GetBridgeDomain() && kv.EqualFormatted(kv.FormatMAC, a.GetPhysAddress(), b.GetPhysAddress()) && a.GetOutgoingInterface() == b.GetOutgoingInterface() && a.GetStaticConfig() == b.GetStaticConfig()
 }
 
 // fIBEntryValidate validates a value of vpp.l2.v1.FIBEntry, naming every invalid field.

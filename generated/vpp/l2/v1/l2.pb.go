@@ -22,7 +22,7 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-// BridgeDomain is a VPP bridge domain. Each member interface derives a
+// BridgeDomain is a VPP bridge domain (metadata: its bd_id). Each member interface derives a
 // binding value that depends on that interface; the bridge domain itself
 // does not wait for its members.
 type BridgeDomain struct {
@@ -238,7 +238,7 @@ var File_vpp_l2_v1_l2_proto protoreflect.FileDescriptor
 
 const file_vpp_l2_v1_l2_proto_rawDesc = "" +
 	"\n" +
-	"\x12vpp/l2/v1/l2.proto\x12\tvpp.l2.v1\x1a\x1dkvdescriptor/v1/options.proto\"\xb7\x03\n" +
+	"\x12vpp/l2/v1/l2.proto\x12\tvpp.l2.v1\x1a\x1dkvdescriptor/v1/options.proto\"\xb9\x03\n" +
 	"\fBridgeDomain\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05flood\x18\x02 \x01(\bR\x05flood\x12\x14\n" +
@@ -252,8 +252,8 @@ const file_vpp_l2_v1_l2_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tB.Ҽ\x19*\x12(\n" +
 	"\x1bvpp.interfaces.v1.Interface\x12\tinterfaceR\x04name\x12\x10\n" +
 	"\x03bvi\x18\x02 \x01(\bR\x03bvi\x12.\n" +
-	"\x13split_horizon_group\x18\x03 \x01(\rR\x11splitHorizonGroup:\x13Ҽ\x19\x0f\n" +
-	"\rvpp/bd/{name}\"\xd9\x02\n" +
+	"\x13split_horizon_group\x18\x03 \x01(\rR\x11splitHorizonGroup:\x15Ҽ\x19\x11\n" +
+	"\rvpp/bd/{name} \x01\"\xd9\x02\n" +
 	"\bFIBEntry\x12R\n" +
 	"\rbridge_domain\x18\x01 \x01(\tB-Ҽ\x19)\x12'\n" +
 	"\x16vpp.l2.v1.BridgeDomain\x12\rbridge domainR\fbridgeDomain\x12)\n" +

@@ -178,7 +178,7 @@ func aRPEntryDependencies(key string, v *ARPEntry) []kv.Dependency {
 
 // aRPEntryEqual compares two values of vpp.l3.v1.ARPEntry as the southbound sees them.
 func aRPEntryEqual(a, b *ARPEntry) bool {
-	return a.GetInterface() == b.GetInterface() && a.GetIpAddress() == b.GetIpAddress() && a.GetPhysAddress() == b.GetPhysAddress() && a.GetStatic() == b.GetStatic()
+	return a.GetInterface() == b.GetInterface() && kv.EqualFormatted(kv.FormatIP, a.GetIpAddress(), b.GetIpAddress()) && kv.EqualFormatted(kv.FormatMAC, a.GetPhysAddress(), b.GetPhysAddress()) && a.GetStatic() == b.GetStatic()
 }
 
 // aRPEntryValidate validates a value of vpp.l3.v1.ARPEntry, naming every invalid field.
@@ -314,7 +314,7 @@ func routeDependencies(key string, v *Route) []kv.Dependency {
 
 // routeEqual compares two values of vpp.l3.v1.Route as the southbound sees them.
 func routeEqual(a, b *Route) bool {
-	return a.GetVrfId() == b.GetVrfId() && a.GetDstNetwork() == b.GetDstNetwork() && a.GetNextHopAddr() == b.GetNextHopAddr() && a.GetOutgoingInterface() == b.GetOutgoingInterface() && kv.OrDefault(a.GetWeight(), 1) == kv.OrDefault(b.GetWeight(), 1) && a.GetPreference() == b.GetPreference()
+	return a.GetVrfId() == b.GetVrfId() && kv.EqualFormatted(kv.FormatIPPrefix, a.GetDstNetwork(), b.GetDstNetwork()) && kv.EqualFormatted(kv.FormatIP, a.GetNextHopAddr(), b.GetNextHopAddr()) && a.GetOutgoingInterface() == b.GetOutgoingInterface() && kv.OrDefault(a.GetWeight(), 1) == kv.OrDefault(b.GetWeight(), 1) && a.GetPreference() == b.GetPreference()
 }
 
 // routeValidate validates a value of vpp.l3.v1.Route, naming every invalid field.
