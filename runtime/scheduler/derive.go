@@ -127,6 +127,9 @@ func (r *run) dropDerived(key string) bool {
 		return true // its removal, further up, completes and drops it
 	}
 	if dn.applied != nil {
+		if dn.failedSeq == r.seq {
+			return false // its delete failed in this transaction: not again
+		}
 		return r.remove(dn, 0, false)
 	}
 	r.settle(dn, false)

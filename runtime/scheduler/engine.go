@@ -407,12 +407,15 @@ func (r *run) remove(n *node, flags Flags, sbGone bool) bool {
 		r.g.setExisting(n.key, true)
 		return false
 	}
-	if flags&FlagRecreate == 0 && !sbGone {
+	if flags&FlagRecreate == 0 && !sbGone && n.intent != nil {
 		if want, _ := r.target(n); want != nil {
 			// The cascade brought back the reason for n to exist: a
 			// base whose update or delete failed derives n again, or a
 			// dependency came back. n stays; what was taken away for
-			// it comes back, and n goes to its target.
+			// it comes back, and n goes to its target. (Without an
+			// intent n goes whatever its target: a revert targets
+			// what was applied before, even for a derived value its
+			// base no longer derives.)
 			n.removing = false
 			r.g.setExisting(n.key, true)
 			r.derive(n)
@@ -496,67 +499,86 @@ func (r *run) neededByRemoval(n *node) bool {
 	return false
 }
 
-// leadsTo reports whether the applied version of from depends, directly or
-// through other applied values, on key. A derived value depends on its base;
-// an AnyOf dependency leads to every applied value it accepts (found in the
-// index of existing keys, or among the values being removed, which are out
-// of that index). The search stops after maxCycle values.
+// leadsTo reports whether the applied version of from needs key, directly
+// or through other applied values: whether it could not stay without key.
+// A derived value needs its base; an AnyOf dependency needs key when every
+// applied value it accepts (in the index of existing keys, or among the
+// values being removed, which are out of that index) needs key or is key.
+// The search gives up (false) after maxCycle steps.
 func (r *run) leadsTo(from *node, key string) bool {
-	seen := map[string]bool{from.key: true}
-	stack := []*node{from}
-	push := func(k string) bool {
-		if !seen[k] {
-			seen[k] = true
-			if t := r.g.nodes[k]; t != nil && t.applied != nil {
-				stack = append(stack, t)
-			}
-		}
-		return len(seen) <= r.s.opts.maxCycle
-	}
-	for len(stack) > 0 && len(seen) <= r.s.opts.maxCycle {
-		n := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if n.base == key {
+	budget := r.s.opts.maxCycle
+	onPath := map[string]bool{}
+	var needs func(n *node) bool
+	// through reports whether the applied value at k is key or needs it.
+	through := func(k string) bool {
+		if k == key {
 			return true
 		}
-		if n.base != "" {
-			push(n.base)
+		t := r.g.nodes[k]
+		return t != nil && t.applied != nil && needs(t)
+	}
+	needs = func(n *node) bool {
+		if budget--; budget < 0 || onPath[n.key] {
+			return false
+		}
+		onPath[n.key] = true
+		defer delete(onPath, n.key)
+		if n.base != "" && through(n.base) {
+			return true
 		}
 		for i := range n.adeps {
 			d := &n.adeps[i]
 			if !d.IsAnyOf() {
-				if d.Key == key {
+				if through(d.Key) {
 					return true
 				}
-				push(d.Key)
 				continue
 			}
-			if d.AnyOf.Accepts(key) {
+			all, any := true, false
+			r.eachSatisfier(&d.AnyOf, func(k string) bool {
+				any = true
+				all = through(k)
+				return all
+			})
+			if any && all {
 				return true
 			}
-			for _, k := range r.removals {
-				if t := r.g.nodes[k]; t != nil && t.removing && d.AnyOf.Accepts(k) {
-					push(k)
-				}
-			}
-			for _, p := range d.AnyOf.Prefixes {
-				r.g.existing.AscendGreaterOrEqual(p, func(k string) bool {
-					if !strings.HasPrefix(k, p) {
-						return false
-					}
-					if d.AnyOf.Match == nil || d.AnyOf.Match(k) {
-						return push(k)
-					}
-					return true
-				})
-			}
+		}
+		return false
+	}
+	return needs(from)
+}
+
+// eachSatisfier calls f with each applied value that the AnyOf dependency
+// accepts: those being removed (out of the index of existing keys), then
+// the existing ones, until f returns false.
+func (r *run) eachSatisfier(a *kv.AnyOf, f func(key string) bool) {
+	for _, k := range r.removals {
+		if t := r.g.nodes[k]; t != nil && t.removing && a.Accepts(k) && !f(k) {
+			return
 		}
 	}
-	return false
+	more := true
+	for _, p := range a.Prefixes {
+		r.g.existing.AscendGreaterOrEqual(p, func(k string) bool {
+			if !strings.HasPrefix(k, p) {
+				return false
+			}
+			if a.Match == nil || a.Match(k) {
+				more = f(k)
+			}
+			return more
+		})
+		if !more {
+			return
+		}
+	}
 }
 
 // needs reports whether the applied version of d, one of ours, depends on
-// key: plainly, or through an AnyOf that no other existing key satisfies.
+// key: plainly, or through an AnyOf that no other applied value satisfies.
+// A value being removed further up still counts: it is in the southbound
+// until its removal, which waits for what needs it, completes.
 func (r *run) needs(d *node, key string) bool {
 	if d.applied == nil || d.origin == kv.OriginSB {
 		return false
@@ -567,7 +589,17 @@ func (r *run) needs(d *node, key string) bool {
 			if dep.Key == key {
 				return true
 			}
-		} else if dep.AnyOf.Accepts(key) && r.g.anyOfSatisfied(&dep.AnyOf) == "" {
+			continue
+		}
+		if !dep.AnyOf.Accepts(key) {
+			continue
+		}
+		other := false
+		r.eachSatisfier(&dep.AnyOf, func(k string) bool {
+			other = k != key
+			return !other
+		})
+		if !other {
 			return true
 		}
 	}

@@ -122,6 +122,11 @@ func (r *run) apply(j *job) {
 			r.reconcile(it.key)
 		}
 	}
+	// Values whose removal waited for removals that never completed (they
+	// waited for each other) decide again, now that nothing is being
+	// removed: each is deleted, or fails with ErrStillNeeded, instead of
+	// staying out of line with its target unnoticed.
+	r.runLater()
 }
 
 // reconcileTop reconciles a key of the transaction and records a NOOP when

@@ -1360,6 +1360,53 @@ set b/3 any:c/
 commit revert
 `,
 	},
+	// The next three guard the fixes above: simpler readings of AnyOf
+	// dependencies in leadsTo and needs, and of when a removal is
+	// abandoned, break them.
+	{
+		name: "anyof-cycle-through-all-satisfiers",
+		bug:  "(guard) an AnyOf leads to a key only when every applied value it accepts does: with any one of them, a/1 any:c/ (c/1 and c/3 exist) counts as needing c/3, and d/b1.1 is deleted while c/3 needs it",
+		script: `
+set c/3 dep:d/b1.1
+commit
+set c/1 v=0
+commit
+set b/1 any:c/ derive:d/b1.1[w=2]
+commit
+fail c/3 delete
+set c/3 recreate:p
+del b/1
+commit
+`,
+	},
+	{
+		name: "anyof-satisfied-by-value-being-removed",
+		bug:  "(guard) a value being removed further up still satisfies an AnyOf until it is deleted: otherwise d/b1 (any:c/) and c/0 (dep:d/b1) wait for each other while c/3 goes",
+		script: `
+set c/3 v=0
+commit
+set b/1 derive:d/b1[w=1,any:c/,derive:d/b1.1[w=0]]
+commit
+set c/0 dep:c/3 dep:d/b1
+commit
+set c/3 dep:p/a0/10.0.0.1/24
+commit
+`,
+	},
+	{
+		name: "revert-drops-derived-of-new-base",
+		bug:  "(guard) a revert removes the derived value of a base's new version although it targets the old version of the same key (it has no intent: its removal is not abandoned)",
+		script: `
+set b/2 v=0
+commit
+set b/0 derive:p/b0/10.0.0.1/24[w=1,recreate:p]
+commit
+fail b/2 delete
+set b/0 v=0 derive:p/b0/10.0.0.1/24[w=1,dep:b/0]
+del b/2
+commit revert
+`,
+	},
 }
 
 // TestPropertyRegressions replays the minimal reproductions of the engine
