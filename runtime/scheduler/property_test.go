@@ -704,7 +704,8 @@ func (c *propCheck) checkPending(st scheduler.Status) {
 func (c *propCheck) checkOrder() {
 	state := map[string]string{}
 	// known holds every version of a value the transaction deals with:
-	// the intended one before it and those of its operations. A key may
+	// the intended one before and after it, those it sets and those of its
+	// operations. A key may
 	// take several in one transaction (a revert restores the old one), and
 	// a cycle through any of them is one whatever the order of the
 	// operations; so are the bases (a derived key may change base).
@@ -725,6 +726,19 @@ func (c *propCheck) checkOrder() {
 	for _, o := range c.res.Executed {
 		if o.Value != nil {
 			addKnown(o.Key, propText(o.Value))
+		}
+	}
+	// Intended versions that no operation carried: a cycle created as a
+	// unit whose second member failed leaves the first one's partner
+	// intended only.
+	for _, op := range c.txn.ops {
+		if !op.del {
+			addKnown(op.key, op.value)
+		}
+	}
+	for k, st := range c.sts {
+		if st.Value != nil {
+			addKnown(k, propText(st.Value))
 		}
 	}
 	base := map[string][]string{}
