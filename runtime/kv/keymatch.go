@@ -303,7 +303,10 @@ var classAll = func() *byteClass {
 // Ambiguity reports why keys of t could not be parsed back unambiguously,
 // or "" when they can: two placeholders with no literal between them, or a
 // placeholder (not the last) whose values, given its format, could contain
-// the literal that follows it.
+// the literal that follows it in a way that moves the split: a value that
+// is another value followed by the literal (a name "a-b" before "-", an
+// address "1.2" before "."). An IP prefix before "/" is fine: its values
+// hold exactly one '/'.
 func (t *KeyTemplate) Ambiguity() string {
 	for i, p := range t.parts {
 		if p.holder < 0 || i+1 == len(t.parts) {
@@ -314,15 +317,17 @@ func (t *KeyTemplate) Ambiguity() string {
 		if next.holder >= 0 {
 			return fmt.Sprintf("placeholders {%s} and {%s} have no literal text between them", h.Field, t.holders[next.holder].Field)
 		}
-		// Is there a value of the placeholder that contains the literal?
+		// Is there a value of the placeholder that is a value followed by
+		// the literal and more? Then a key splits in two places.
 		r := t.holderElems[p.holder]
-		containing := []elem{{kind: elemStar, class: classAll}}
+		value := t.elems[r[0]:r[1]]
+		longer := append([]elem(nil), value...)
 		for j := 0; j < len(next.literal); j++ {
-			containing = append(containing, elem{kind: elemByte, b: next.literal[j]})
+			longer = append(longer, elem{kind: elemByte, b: next.literal[j]})
 		}
-		containing = append(containing, elem{kind: elemStar, class: classAll})
-		if example, ok := intersect(t.elems[r[0]:r[1]], containing); ok {
-			return fmt.Sprintf("placeholder {%s} (format %s) is followed by %q, which its values can contain (e.g. %q)", h.Field, h.Format, next.literal, example)
+		longer = append(longer, elem{kind: elemStar, class: classAll})
+		if example, ok := intersect(value, longer); ok {
+			return fmt.Sprintf("placeholder {%s} (format %s) is followed by %q, and its values can contain that text (e.g. %q), so keys split in more than one place", h.Field, h.Format, next.literal, example)
 		}
 	}
 	return ""

@@ -167,7 +167,7 @@ message A {
   string x = 1;
   string y = 2;
 }`},
-			want: `test.proto:3: option (kvdescriptor.v1.model).key: ambiguous key template "a/{x}-{y}": placeholder {x} (format name) is followed by "-", which its values can contain (e.g. "-")`,
+			want: `test.proto:3: option (kvdescriptor.v1.model).key: ambiguous key template "a/{x}-{y}": placeholder {x} (format name) is followed by "-", and its values can contain that text (e.g. "a-"), so keys split in more than one place`,
 		},
 		{
 			name: "empty key",
