@@ -625,6 +625,14 @@ func (c *propCheck) check() *propViolation {
 		}
 	}
 
+	if c.res != nil && len(c.txn.fails) == 0 {
+		for _, e := range c.res.Errors {
+			if !errors.Is(e, scheduler.ErrDerivedKey) {
+				c.fail("errors", "an error without a failure: %v", e)
+			}
+		}
+	}
+
 	// 9. Every southbound call honours the dependencies at the moment it
 	// is made (not checked with retries, whose calls are spread over
 	// several transactions).
