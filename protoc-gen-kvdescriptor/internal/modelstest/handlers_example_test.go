@@ -243,10 +243,7 @@ func newL2L3Descriptors(vpp vppAPI, ifaces kv.MetadataMap[ifaceMeta]) ([]kv.Desc
 	if err != nil {
 		return nil, err
 	}
-	// The model has no with_metadata, but bindings need the bd_id.
-	bdSpec := vppl2.BridgeDomainSpec[bdMeta]()
-	bdSpec.WithMetadata = true
-	bd, err := kv.NewKeyedDescriptor(bdSpec, vppl2.ParseBridgeDomainKey, vppl2.BridgeDomainHandler[bdMeta](&bdHandler{vpp: vpp}))
+	bd, err := vppl2.NewBridgeDomainDescriptor[bdMeta](&bdHandler{vpp: vpp})
 	if err != nil {
 		return nil, err
 	}
