@@ -17,6 +17,12 @@ func (r *run) derive(n *node) {
 	if n.desc == nil {
 		return
 	}
+	r.deriving++
+	defer func() {
+		if r.deriving--; r.deriving == 0 {
+			r.takeOver()
+		}
+	}()
 	var ds []kv.Derived
 	if n.applied != nil && !n.removing {
 		ds = n.desc.Derived(n.key, n.applied)
@@ -28,7 +34,15 @@ func (r *run) derive(n *node) {
 			continue
 		}
 		if dn := r.g.nodes[d.Key]; dn != nil && dn.base != n.key {
-			r.keyErr(d.Key, OpNone, fmt.Errorf("derived from %s, but the key is already used by another value", n.key))
+			if dn.base != "" && r.root(dn.base) == r.root(n.key) {
+				// Another value derived from the same base holds the
+				// key; it may give it up when the derivation in progress
+				// reaches it (a key that moves between the levels or
+				// branches of one base's derived values).
+				r.handovers = append(r.handovers, handover{base: n.key, key: d.Key, value: d.Value})
+			} else {
+				r.conflict(n, dn)
+			}
 			continue
 		}
 		keys = append(keys, d.Key)
@@ -52,20 +66,89 @@ func (r *run) derive(n *node) {
 			// more may be derived from a base that is gone.
 			return
 		}
-		dn := r.g.nodes[k]
-		if dn == nil {
-			dn = r.newNode(k, n.key)
+		r.deriveOne(n, k, values[i])
+	}
+}
+
+// handover is a key that base derives while another value derived from the
+// same base still holds it.
+type handover struct {
+	base, key string
+	value     proto.Message
+}
+
+// takeOver gives the keys of r.handovers to the bases that derive them,
+// once the outermost derive is done: the values that held them have been
+// brought in line with their new versions by then. A key still held is a
+// configuration error: two values derive it.
+func (r *run) takeOver() {
+	for len(r.handovers) > 0 && !r.abort {
+		hs := r.handovers
+		r.handovers = nil
+		for _, h := range hs {
+			n := r.g.nodes[h.base]
+			if n == nil || !n.exists() || !slices.ContainsFunc(n.desc.Derived(n.key, n.applied), func(d kv.Derived) bool {
+				return d.Key == h.key && proto.Equal(d.Value, h.value)
+			}) {
+				continue // n is gone or changed since: its own derive decided
+			}
+			dn := r.g.nodes[h.key]
+			switch {
+			case dn != nil && dn.base == n.key:
+				continue // taken over already
+			case dn != nil:
+				r.conflict(n, dn)
+				continue
+			}
+			r.mut(n)
+			n.derived = append(slices.Clone(n.derived), h.key)
+			r.deriving++
+			r.deriveOne(n, h.key, h.value)
+			r.deriving--
 		}
-		if dn.intent == nil || !proto.Equal(dn.intent, values[i]) {
-			r.mut(dn)
-			dn.intent, dn.intentSeq = values[i], r.seq
-			r.evaluate(dn)
+	}
+	r.handovers = nil
+}
+
+// conflict reports that n derives the key of dn, a value of another base
+// (or of the NB), and records n as a claimant of dn: when dn goes, n
+// derives the key (see settleState).
+func (r *run) conflict(n, dn *node) {
+	r.keyErr(dn.key, OpNone, fmt.Errorf("derived from %s, but the key is already used by another value", n.key))
+	if !slices.Contains(dn.claimants, n.key) {
+		r.mut(dn)
+		dn.claimants = append(slices.Clone(dn.claimants), n.key)
+	}
+}
+
+// root returns the key of the value that key is derived from, through any
+// number of derived values (key itself for a value that is not derived).
+func (r *run) root(key string) string {
+	for i := 0; i < r.s.opts.maxCycle; i++ {
+		n := r.g.nodes[key]
+		if n == nil || n.base == "" {
+			return key
 		}
-		if n.origin == kv.OriginSB {
-			r.observe(dn, dn.intent, nil, DISCOVERED)
-		} else {
-			r.reconcile(k)
-		}
+		key = n.base
+	}
+	return key
+}
+
+// deriveOne sets the derived value k of n to value and reconciles it.
+func (r *run) deriveOne(n *node, k string, value proto.Message) {
+	dn := r.g.nodes[k]
+	if dn == nil {
+		dn = r.newNode(k, n.key)
+	}
+	if dn.intent == nil || !proto.Equal(dn.intent, value) {
+		r.mut(dn)
+		dn.intent, dn.intentSeq = value, r.seq
+		r.evaluate(dn)
+	}
+	if n.origin == kv.OriginSB {
+		r.observe(dn, dn.intent, nil, DISCOVERED)
+	} else {
+		r.reconcile(k)
 	}
 }
 
@@ -91,8 +174,20 @@ func (r *run) dropObsoleteDerived(n *node, want proto.Message) {
 	old := n.derived
 	r.mut(n)
 	n.derived = kept
+	failedSeq := n.failedSeq
 	for i := len(old) - 1; i >= 0; i-- {
-		if k := old[i]; !keep[k] && !r.dropDerived(k) {
+		k := old[i]
+		if keep[k] {
+			continue
+		}
+		gone := r.dropDerived(k)
+		if n.failedSeq != failedSeq {
+			// The removal cascade of k failed n (a delete of n that k's
+			// removal needed): n keeps its applied version, whose
+			// derived values derive() restored. Nothing is obsolete.
+			return
+		}
+		if !gone {
 			n.derived = append(n.derived, k)
 		}
 	}

@@ -54,6 +54,10 @@ type run struct {
 	later []string
 	// removals is the stack of the values being removed (n.removing).
 	removals []string
+	// deriving counts the derive calls in progress; handovers are the
+	// derived keys waiting for the outermost one to end (see takeOver).
+	deriving  int
+	handovers []handover
 	// retry lists the keys that failed with a retriable error.
 	retry []string
 	// touched collects the keys whose status may have changed (execution
@@ -669,6 +673,13 @@ func (r *run) settleState(n *node, pending, record bool) {
 		r.g.setUnimplemented(n.key, false)
 		r.g.delNode(n)
 		n.state = REMOVED
+		// Values that derive the key too, refused while n held it,
+		// derive it now.
+		for _, c := range n.claimants {
+			if cn := r.g.nodes[c]; cn != nil && cn.exists() {
+				r.derive(cn)
+			}
+		}
 		return
 	}
 	if n.failedSeq == r.seq {

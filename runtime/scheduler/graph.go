@@ -38,6 +38,9 @@ type node struct {
 	metadata any
 	// derived are the keys of the values derived from applied.
 	derived []string
+	// claimants are the keys of values that derive this key too, refused
+	// while this value holds it (a configuration conflict).
+	claimants []string
 	// removing is set while the node is being deleted, so that dependents
 	// see the dependency as gone and are deleted first.
 	removing bool
