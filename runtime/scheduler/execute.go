@@ -111,7 +111,7 @@ func (r *run) apply(j *job) {
 		}
 	case RegistrationTxn:
 		for _, it := range j.items {
-			if n := r.g.nodes[it.key]; n != nil && n.desc == nil {
+			if n := r.g.nodes[it.key]; n != nil && (n.desc == nil || isMisfit(n.desc)) {
 				r.mut(n)
 				n.desc = r.s.lookup(it.key)
 				r.g.setUnimplemented(n.key, false)

@@ -3,6 +3,8 @@ package scheduler
 import (
 	"slices"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
 
@@ -49,3 +51,52 @@ func (x *keyIndex) covers(prefix string) bool {
 	}
 	return false
 }
+
+// resolve returns the descriptor of a new value's key: the one whose key
+// space holds it, or, when none does but a single descriptor has the
+// longest prefix of the key, that descriptor as a misfit. A key under a
+// model's prefix that its template rejects was almost always built from a
+// field out of format (an address 10.0.0.256): its value is INVALID,
+// naming the field, rather than UNIMPLEMENTED. With several descriptors at
+// that prefix nobody can tell which was meant: nil (UNIMPLEMENTED).
+func (x *keyIndex) resolve(key string) kv.Descriptor {
+	if d := x.lookup(key); d != nil {
+		return d
+	}
+	for _, l := range x.lens {
+		if l > len(key) {
+			continue
+		}
+		if ds := x.byPrefix[key[:l]]; len(ds) == 1 {
+			return &misfit{Descriptor: ds[0]}
+		} else if len(ds) > 1 {
+			return nil
+		}
+	}
+	return nil
+}
+
+func isMisfit(d kv.Descriptor) bool {
+	_, ok := d.(*misfit)
+	return ok
+}
+
+// misfit is a descriptor given a key outside its key space: every value is
+// INVALID, so nothing of it reaches the southbound.
+type misfit struct{ kv.Descriptor }
+
+// Validate names the fields the descriptor's own validation finds wrong
+// (the one that spoilt the key, usually), or else the key.
+func (m *misfit) Validate(key string, v proto.Message) error {
+	if err := m.Descriptor.Validate(key, v); err != nil {
+		return err
+	}
+	why := "is outside the key space of descriptor " + m.Name()
+	if t := m.KeyTemplate(); t != nil {
+		why = "does not match the key template " + t.String() + " of descriptor " + m.Name()
+	}
+	return &kv.InvalidValueError{Key: key, Fields: []kv.FieldError{{Field: "(key)", Reason: why}}}
+}
+
+func (m *misfit) Dependencies(string, proto.Message) []kv.Dependency { return nil }
+func (m *misfit) Derived(string, proto.Message) []kv.Derived         { return nil }

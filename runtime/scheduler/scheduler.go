@@ -126,7 +126,8 @@ func (s *Scheduler) DescriptorForKey(key string) (kv.Descriptor, bool) {
 	return d, d != nil
 }
 
-func (s *Scheduler) lookup(key string) kv.Descriptor { return s.index.lookup(key) }
+// lookup returns the descriptor of a new value's key (see keyIndex.resolve).
+func (s *Scheduler) lookup(key string) kv.Descriptor { return s.index.resolve(key) }
 
 // checkRegistration validates ds against the registered descriptors and
 // each other.
@@ -332,16 +333,28 @@ func (s *Scheduler) process(j *job) {
 	j.finish(res.Result, nil)
 }
 
-// newlyImplemented lists the UNIMPLEMENTED keys that the new descriptors
-// handle, and attaches the descriptors to their nodes.
+// newlyImplemented lists the keys that the new descriptors handle: those
+// UNIMPLEMENTED, and those given to another descriptor as misfits (a scan
+// of the graph, but registration is rare and mostly happens before any
+// value exists).
 func (s *Scheduler) newlyImplemented(ds []kv.Descriptor) []txnItem {
 	var items []txnItem
-	for key := range s.g.unimplemented {
+	handled := func(key string) bool {
 		for _, d := range ds {
 			if d.IsKey(key) {
-				items = append(items, txnItem{key: key})
-				break
+				return true
 			}
+		}
+		return false
+	}
+	for key := range s.g.unimplemented {
+		if handled(key) {
+			items = append(items, txnItem{key: key})
+		}
+	}
+	for key, n := range s.g.nodes {
+		if _, ok := n.desc.(*misfit); ok && handled(key) {
+			items = append(items, txnItem{key: key})
 		}
 	}
 	sort.Slice(items, func(a, b int) bool { return items[a].key < items[b].key })

@@ -2,7 +2,6 @@ package modelstest
 
 import (
 	"context"
-	"flag"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -14,20 +13,7 @@ import (
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
 )
 
-// The TestBug tests reproduce bugs found in the generated code; each is
-// skipped until the generator is fixed, then the skip goes. See them fail
-// with: go test -run TestBug ./protoc-gen-kvdescriptor/internal/modelstest/ -args -bugs
-
-var runBugs = flag.Bool("bugs", false, "run the TestBug reproductions instead of skipping them")
-
-// skipBug skips a test that reproduces a known bug; run
-// go test -run TestBug -args -bugs to see them fail.
-func skipBug(t *testing.T, what string) {
-	t.Helper()
-	if !*runBugs {
-		t.Skip("BUG: " + what)
-	}
-}
+// The tests below reproduce bugs found in the generated code, all fixed.
 
 // TestDerivedElementFieldNamedOnce (a fixed bug): an element of linux
 // Interface.ip_addresses out of format is reported twice, once by the
@@ -46,16 +32,15 @@ func TestDerivedElementFieldNamedOnce(t *testing.T) {
 	}
 }
 
-// TestBugKeyFieldOutOfFormatIsUnimplemented: a value whose key field is
+// TestKeyFieldOutOfFormatIsInvalid (a fixed bug): a value whose key field is
 // out of format (an ARP entry for IP 10.0.0.256) has a key, built by the
 // generated ARPEntryKeyFor, that the generated IsKey rejects. The
 // scheduler finds no descriptor for it: UNIMPLEMENTED, instead of INVALID
 // naming ip_address as kv.KeyValue's documentation promises. The
 // descriptor's own Validate names only "(key)": NewKeyedDescriptor stops
 // at the key parse before the schema check that would name the field.
-func TestBugKeyFieldOutOfFormatIsUnimplemented(t *testing.T) {
+func TestKeyFieldOutOfFormatIsInvalid(t *testing.T) {
 	t.Parallel()
-	skipBug(t, "a key field out of format makes the value UNIMPLEMENTED, not INVALID naming the field")
 	arp := &vppl3.ARPEntry{Interface: "if1", IpAddress: "10.0.0.256", PhysAddress: "02:00:00:00:00:01"}
 	key := vppl3.ARPEntryKeyFor(arp) // "vpp/arp/if1/10.0.0.256"
 
