@@ -63,6 +63,14 @@ type run struct {
 	// touched collects the keys whose status may have changed (execution
 	// with watchers only).
 	touched map[string]struct{}
+	// calls are the southbound calls a simulation would make, in order.
+	calls []plannedCall
+	// replay holds the results of the calls made before a failure;
+	// replayed counts those used.
+	replay   []callResult
+	replayed int
+	// metaKeys are the keys whose metadata a simulation did not sync.
+	metaKeys []string
 }
 
 // priorNode is what a reverting transaction needs to know of a value as
@@ -295,25 +303,26 @@ func (r *run) reconcile(key string) {
 	}
 }
 
-// call performs one southbound operation; a simulation performs none. A
-// panicking handler fails the operation instead of the scheduler.
+// call performs one southbound operation. A simulation performs none and
+// records it in the plan's calls; an execution after a failed call first
+// replays the results of the calls the plan made already.
 func (r *run) call(kind OpKind, n *node, prev, value proto.Message) (meta any, err error) {
 	if r.sim {
+		r.calls = append(r.calls, plannedCall{kind: kind, key: n.key, desc: n.desc, prev: prev, value: value, meta: n.metadata})
 		return nil, nil
 	}
-	defer func() {
-		if p := recover(); p != nil {
-			err = kv.NonRetriable(fmt.Errorf("handler of %s panicked: %v", n.desc.Name(), p))
+	if r.replayed < len(r.replay) {
+		c := r.replay[r.replayed]
+		r.replayed++
+		if c.kind == kind && c.key == n.key {
+			return c.meta, c.err
 		}
-	}()
-	switch kind {
-	case OpCreate:
-		return n.desc.Create(r.ctx, n.key, value)
-	case OpUpdate:
-		return n.desc.Update(r.ctx, n.key, prev, value, n.metadata)
-	default:
-		return nil, n.desc.Delete(r.ctx, n.key, prev, n.metadata)
+		// The algorithm is deterministic, so this does not happen; if it
+		// did, making the call again is the safe way on.
+		r.s.opts.logger.Warn("execution diverged from the plan", "key", n.key, "planned", c.key)
+		r.replay = nil
 	}
+	return doCall(r.ctx, kind, n.desc, n.key, prev, value, n.metadata)
 }
 
 func (r *run) nodeFlags(n *node) Flags {
@@ -742,7 +751,11 @@ func (r *run) observe(n *node, value proto.Message, meta any, st State) {
 }
 
 func (r *run) syncMetadata(n *node) {
-	if r.sim || n.desc == nil || !n.desc.WithMetadata() {
+	if n.desc == nil || !n.desc.WithMetadata() {
+		return
+	}
+	if r.sim {
+		r.metaKeys = append(r.metaKeys, n.key) // synced if the plan is kept
 		return
 	}
 	if n.applied != nil {

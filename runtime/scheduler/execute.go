@@ -2,9 +2,12 @@ package scheduler
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
+
+	"google.golang.org/protobuf/proto"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
@@ -17,6 +20,15 @@ type txnOutput struct {
 }
 
 // runTxn plans and executes one transaction; the caller holds s.mu.
+//
+// The plan is the algorithm run with no southbound calls (recording the
+// calls it would make) on the graph with its journal open. Since the
+// algorithm is deterministic, the execution makes exactly those calls as
+// long as they succeed: they are made in order and, when all succeed, the
+// planned graph is kept as it is. On the first failure the graph is rolled
+// back and the algorithm runs again for real, replaying the results of the
+// calls already made instead of making them twice, and takes over from the
+// failure (PENDING dependents, retries, revert).
 func (s *Scheduler) runTxn(j *job) txnOutput {
 	seq := s.seq + 1
 	res := &Result{Seq: seq, Kind: j.kind, Description: j.opts.description, DryRun: j.opts.dryRun, Start: time.Now()}
@@ -25,16 +37,20 @@ func (s *Scheduler) runTxn(j *job) txnOutput {
 	}
 	ctx := context.WithoutCancel(j.ctx)
 
-	// Plan: the same algorithm with no southbound calls, rolled back.
 	plan := &run{s: s, g: s.g, ctx: ctx, seq: seq, opts: j.opts, sim: true}
+	plan.ops = make([]Op, 0, 2*len(j.items)+len(j.retry)+8)
+	plan.calls = make([]plannedCall, 0, 2*len(j.items)+len(j.retry)+8)
+	if s.watchers.active() && !j.opts.dryRun {
+		plan.touched = map[string]struct{}{}
+	}
 	s.g.begin()
 	plan.apply(j)
-	s.g.rollback(nil)
 	res.Planned = plan.ops
 	if s.opts.txnLog {
 		s.logOps(res, res.Planned, true)
 	}
 	if j.opts.dryRun {
+		s.g.rollback(nil)
 		res.Errors = plan.errs
 		res.End = time.Now()
 		if len(res.Errors) > 0 {
@@ -43,24 +59,34 @@ func (s *Scheduler) runTxn(j *job) txnOutput {
 		return txnOutput{Result: res}
 	}
 
-	// Execute: no journal; a failed reverting transaction is undone by
-	// running the algorithm on the intents from before it.
 	s.seq = seq
-	exec := &run{s: s, g: s.g, ctx: ctx, seq: seq, opts: j.opts}
-	if s.watchers.active() {
-		exec.touched = map[string]struct{}{}
+	final := plan
+	if results, ok := s.executePlan(ctx, plan); ok {
+		s.g.commit()
+		res.Executed = plan.ops
+	} else {
+		// A call failed: back to the graph before the transaction, and run
+		// the algorithm for real from the start, replaying what was done.
+		s.g.rollback(nil)
+		exec := &run{s: s, g: s.g, ctx: ctx, seq: seq, opts: j.opts, replay: results}
+		exec.ops = make([]Op, 0, len(plan.ops)+8)
+		if plan.touched != nil {
+			exec.touched = map[string]struct{}{}
+		}
+		if j.opts.revert {
+			exec.prior = map[string]priorNode{}
+		}
+		exec.apply(j)
+		if exec.abort {
+			exec.revert()
+			res.Reverted = true
+		}
+		res.Executed = exec.ops
+		final = exec
 	}
-	if j.opts.revert {
-		exec.prior = map[string]priorNode{}
-	}
-	exec.apply(j)
-	if exec.abort {
-		exec.revert()
-		res.Reverted = true
-	}
-	res.Executed, res.Errors = exec.ops, exec.errs
-	if len(exec.retry) > 0 {
-		s.retryLater(exec.retry, j.opts)
+	res.Errors = final.errs
+	if len(final.retry) > 0 {
+		s.retryLater(final.retry, j.opts)
 	}
 	res.End = time.Now()
 	if len(res.Errors) > 0 {
@@ -70,9 +96,9 @@ func (s *Scheduler) runTxn(j *job) txnOutput {
 		s.logOps(res, res.Executed, false)
 	}
 	out := txnOutput{Result: res}
-	if exec.touched != nil {
-		out.statuses = make([]Status, 0, len(exec.touched))
-		for k := range exec.touched {
+	if final.touched != nil {
+		out.statuses = make([]Status, 0, len(final.touched))
+		for k := range final.touched {
 			st := s.statusLocked(k, true)
 			if st.State == NONEXISTENT {
 				st.State = REMOVED
@@ -82,6 +108,103 @@ func (s *Scheduler) runTxn(j *job) txnOutput {
 		slices.SortFunc(out.statuses, func(a, b Status) int { return strings.Compare(a.Key, b.Key) })
 	}
 	return out
+}
+
+// plannedCall is a southbound call that the plan makes.
+type plannedCall struct {
+	kind        OpKind
+	key         string
+	desc        kv.Descriptor
+	prev, value proto.Message
+	// meta is the value's metadata when the plan made the call: right for
+	// values that existed before the transaction; a value created earlier
+	// in the transaction gets what its Create returned.
+	meta any
+}
+
+// callResult is the outcome of a call, replayed after a failure.
+type callResult struct {
+	kind OpKind
+	key  string
+	meta any
+	err  error
+}
+
+// executePlan makes the calls of the plan in order, keeping the metadata
+// maps in sync, and reports whether all succeeded; results holds the
+// outcome of every call made. A plan that stopped itself (a reverting
+// transaction refused something while planning) is not executed.
+func (s *Scheduler) executePlan(ctx context.Context, plan *run) (results []callResult, ok bool) {
+	if plan.abort {
+		return nil, false
+	}
+	results = make([]callResult, 0, len(plan.calls))
+	var metaNow map[string]any
+	for _, c := range plan.calls {
+		meta := c.meta
+		if m, seen := metaNow[c.key]; seen {
+			meta = m
+		}
+		m, err := doCall(ctx, c.kind, c.desc, c.key, c.prev, c.value, meta)
+		results = append(results, callResult{kind: c.kind, key: c.key, meta: m, err: err})
+		if err != nil {
+			return results, false
+		}
+		if metaNow == nil {
+			metaNow = map[string]any{}
+		}
+		if c.kind == OpDelete {
+			m = nil
+		}
+		metaNow[c.key] = m
+		if c.desc.WithMetadata() {
+			if c.kind == OpDelete {
+				c.desc.DeleteMetadata(c.desc.Label(c.key))
+			} else {
+				c.desc.SetMetadata(c.desc.Label(c.key), m)
+			}
+		}
+	}
+	// The plan ran with no metadata: put what the calls returned in place,
+	// and sync the metadata maps with the planned graph.
+	for key, m := range metaNow {
+		if n := s.g.nodes[key]; n != nil && n.applied != nil {
+			n.metadata = m
+		}
+	}
+	for _, key := range plan.metaKeys {
+		d := s.lookup(key)
+		n := s.g.nodes[key]
+		if n != nil {
+			d = n.desc
+		}
+		switch {
+		case d == nil || !d.WithMetadata():
+		case n != nil && n.applied != nil:
+			d.SetMetadata(d.Label(key), n.metadata)
+		default:
+			d.DeleteMetadata(d.Label(key))
+		}
+	}
+	return results, true
+}
+
+// doCall makes one southbound call; a panicking handler fails the call
+// instead of the scheduler.
+func doCall(ctx context.Context, kind OpKind, d kv.Descriptor, key string, prev, value proto.Message, meta any) (m any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = kv.NonRetriable(fmt.Errorf("handler of %s panicked: %v", d.Name(), p))
+		}
+	}()
+	switch kind {
+	case OpCreate:
+		return d.Create(ctx, key, value)
+	case OpUpdate:
+		return d.Update(ctx, key, prev, value, meta)
+	default:
+		return nil, d.Delete(ctx, key, prev, meta)
+	}
 }
 
 // apply runs the job's changes through the algorithm.

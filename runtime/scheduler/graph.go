@@ -87,8 +87,8 @@ type graph struct {
 	// unimplemented holds the keys without a descriptor.
 	unimplemented stringSet
 
-	journal []undo
-	saved   []node
+	journal chunks[undo]
+	saved   chunks[node]
 	epoch   uint64
 	open    bool
 }
@@ -134,30 +134,26 @@ func newGraph() *graph {
 func (g *graph) begin() {
 	g.open = true
 	g.epoch++
-	g.journal, g.saved = g.journal[:0], g.saved[:0]
+	g.journal.reset()
+	g.saved.reset()
 }
 
 // commit closes the journal, keeping every change.
 func (g *graph) commit() {
 	g.open = false
-	if cap(g.journal) > 1<<14 || cap(g.saved) > 1<<12 {
-		g.journal, g.saved = nil, nil // do not keep a huge transaction's journal alive
-	} else {
-		clear(g.journal)
-		clear(g.saved)
-		g.journal, g.saved = g.journal[:0], g.saved[:0]
-	}
+	g.journal.reset()
+	g.saved.reset()
 }
 
 // rollback undoes every change since begin, newest first, and calls
 // restored for each node whose fields were restored or that was removed
 // again (restored with nil when the node no longer exists).
 func (g *graph) rollback(restored func(key string, n *node)) {
-	for i := len(g.journal) - 1; i >= 0; i-- {
-		u := &g.journal[i]
+	for i := g.journal.len() - 1; i >= 0; i-- {
+		u := g.journal.at(i)
 		switch u.kind {
 		case undoNode:
-			*u.n = g.saved[u.saved]
+			*u.n = *g.saved.at(u.saved)
 			if restored != nil {
 				restored(u.n.key, u.n)
 			}
@@ -196,17 +192,55 @@ func (g *graph) rollback(restored func(key string, n *node)) {
 
 func (g *graph) record(u undo) {
 	if g.open {
-		g.journal = append(g.journal, u)
+		g.journal.push(u)
 	}
 }
 
 // touch snapshots n before its first change in the open journal.
 func (g *graph) touch(n *node) {
 	if g.open && n.epoch != g.epoch {
-		g.journal = append(g.journal, undo{kind: undoNode, n: n, saved: len(g.saved)})
-		g.saved = append(g.saved, *n)
+		g.journal.push(undo{kind: undoNode, n: n, saved: g.saved.push(*n)})
 		n.epoch = g.epoch
 	}
+}
+
+// chunkSize is the number of entries of one chunk of a journal list.
+const chunkSize = 1024
+
+// chunks is an append-only list kept in fixed-size chunks, so that growing
+// it never copies what it holds, however large a transaction is. reset
+// keeps a few chunks for the next transaction and lets the rest go.
+type chunks[T any] struct {
+	list [][]T
+	n    int
+}
+
+// push appends x and returns its index.
+func (c *chunks[T]) push(x T) int {
+	i := c.n
+	if i/chunkSize == len(c.list) {
+		c.list = append(c.list, make([]T, 0, chunkSize))
+	}
+	ch := &c.list[i/chunkSize]
+	*ch = append(*ch, x)
+	c.n++
+	return i
+}
+
+func (c *chunks[T]) at(i int) *T { return &c.list[i/chunkSize][i%chunkSize] }
+func (c *chunks[T]) len() int    { return c.n }
+
+func (c *chunks[T]) reset() {
+	const keep = 2
+	for i := range c.list {
+		clear(c.list[i])
+		c.list[i] = c.list[i][:0]
+	}
+	if len(c.list) > keep {
+		clear(c.list[keep:])
+		c.list = c.list[:keep]
+	}
+	c.n = 0
 }
 
 func (g *graph) addNode(n *node) {
