@@ -308,7 +308,11 @@ func (r *run) reconcile(key string) {
 // replays the results of the calls the plan made already.
 func (r *run) call(kind OpKind, n *node, prev, value proto.Message) (meta any, err error) {
 	if r.sim {
-		r.calls = append(r.calls, plannedCall{kind: kind, key: n.key, desc: n.desc, prev: prev, value: value, meta: n.metadata})
+		r.calls = append(r.calls, plannedCall{kind: kind, key: n.key, desc: n.desc, prev: prev, value: value,
+			meta: n.metadata, first: n.callSeq != r.seq})
+		// Not journaled on purpose: a stale mark after a rollback only
+		// ever carries an older transaction's number.
+		n.callSeq = r.seq
 		return nil, nil
 	}
 	if r.replayed < len(r.replay) {

@@ -117,9 +117,10 @@ type plannedCall struct {
 	desc        kv.Descriptor
 	prev, value proto.Message
 	// meta is the value's metadata when the plan made the call: right for
-	// values that existed before the transaction; a value created earlier
-	// in the transaction gets what its Create returned.
-	meta any
+	// the first call on a value in the transaction (later ones get what
+	// the call before returned).
+	meta  any
+	first bool
 }
 
 // callResult is the outcome of a call, replayed after a failure.
@@ -139,24 +140,25 @@ func (s *Scheduler) executePlan(ctx context.Context, plan *run) (results []callR
 		return nil, false
 	}
 	results = make([]callResult, 0, len(plan.calls))
-	var metaNow map[string]any
 	for _, c := range plan.calls {
+		// The plan ran with no metadata: the planned graph gets what the
+		// calls return, and a later call on the same value reads it there.
+		n := s.g.nodes[c.key]
 		meta := c.meta
-		if m, seen := metaNow[c.key]; seen {
-			meta = m
+		if !c.first && n != nil {
+			meta = n.metadata
 		}
 		m, err := doCall(ctx, c.kind, c.desc, c.key, c.prev, c.value, meta)
 		results = append(results, callResult{kind: c.kind, key: c.key, meta: m, err: err})
 		if err != nil {
 			return results, false
 		}
-		if metaNow == nil {
-			metaNow = map[string]any{}
-		}
 		if c.kind == OpDelete {
 			m = nil
 		}
-		metaNow[c.key] = m
+		if n != nil {
+			n.metadata = m
+		}
 		if c.desc.WithMetadata() {
 			if c.kind == OpDelete {
 				c.desc.DeleteMetadata(c.desc.Label(c.key))
@@ -165,13 +167,8 @@ func (s *Scheduler) executePlan(ctx context.Context, plan *run) (results []callR
 			}
 		}
 	}
-	// The plan ran with no metadata: put what the calls returned in place,
-	// and sync the metadata maps with the planned graph.
-	for key, m := range metaNow {
-		if n := s.g.nodes[key]; n != nil && n.applied != nil {
-			n.metadata = m
-		}
-	}
+	// Values that changed with no call (obtained ones, say): sync their
+	// metadata maps with the planned graph.
 	for _, key := range plan.metaKeys {
 		d := s.lookup(key)
 		n := s.g.nodes[key]

@@ -54,6 +54,7 @@ type node struct {
 	retries int
 	seq     uint64 // last transaction that changed the node
 	opSeq   uint64 // last transaction that recorded an operation on it
+	callSeq uint64 // last transaction whose plan made a call on it
 	epoch   uint64 // journal epoch of the last snapshot
 }
 

@@ -554,3 +554,47 @@ func TestDryRunTakesNoNumber(t *testing.T) {
 		t.Errorf("first executed transaction has seq %d, want 1", real.Seq)
 	}
 }
+
+// recreateHandler records the metadata its Delete receives.
+type recreateHandler struct {
+	next    int
+	deletes []int
+}
+
+func (h *recreateHandler) Create(context.Context, string, *wrapperspb.StringValue) (int, error) {
+	h.next++
+	return h.next, nil
+}
+
+func (h *recreateHandler) Delete(_ context.Context, _ string, _ *wrapperspb.StringValue, m int) error {
+	h.deletes = append(h.deletes, m)
+	return nil
+}
+
+func TestDeleteGetsTheCurrentMetadata(t *testing.T) {
+	t.Parallel()
+	s := newScheduler(t)
+	h := &recreateHandler{}
+	d, err := kv.NewDescriptor(kv.Spec[*wrapperspb.StringValue, int]{Name: "r", KeyPrefix: "r/", WithMetadata: true}, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Register(d); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, v := range []string{"a", "b", "c"} { // no Update: each change re-creates
+		if _, err := s.Txn().Set("r/x", wrapperspb.String(v)).Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Txn().Delete("r/x").Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]int{1, 2, 3}, h.deletes); diff != "" {
+		t.Errorf("metadata given to Delete (-want +got):\n%s", diff)
+	}
+	if got := d.Metadata().Len(); got != 0 {
+		t.Errorf("metadata map holds %d entries after the delete", got)
+	}
+}
