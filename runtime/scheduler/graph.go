@@ -30,8 +30,6 @@ type node struct {
 	deps, adeps []kv.Dependency
 	// base is the key of the base value of a derived node.
 	base string
-	// origin of applied: OriginNB (ours) or OriginSB (obtained).
-	origin kv.Origin
 	// applied is what the southbound holds, as far as we know; nil when the
 	// value does not exist there.
 	applied  proto.Message
@@ -44,6 +42,9 @@ type node struct {
 	// removing is set while the node is being deleted, so that dependents
 	// see the dependency as gone and are deleted first.
 	removing bool
+	// origin of applied: OriginNB (ours) or OriginSB (obtained). (The
+	// one-byte fields sit together: the node is 288 bytes, a size class.)
+	origin kv.Origin
 
 	state   State
 	lastOp  OpKind
