@@ -38,8 +38,11 @@ func (s *Scheduler) runTxn(j *job) txnOutput {
 	ctx := context.WithoutCancel(j.ctx)
 
 	plan := &run{s: s, g: s.g, ctx: ctx, seq: seq, opts: j.opts, sim: true}
-	plan.ops = make([]Op, 0, 2*len(j.items)+len(j.retry)+8)
-	plan.calls = make([]plannedCall, 0, 2*len(j.items)+len(j.retry)+8)
+	// Sized for the usual transaction (a value, and one derived or
+	// dependent value per item), so that even a large one rarely grows.
+	size := 2*(len(j.items)+len(j.retry)) + 2
+	plan.ops = make([]Op, 0, size)
+	plan.calls = make([]plannedCall, 0, size)
 	if s.watchers.active() && !j.opts.dryRun {
 		plan.touched = map[string]struct{}{}
 	}
