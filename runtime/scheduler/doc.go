@@ -6,8 +6,10 @@
 //
 //   - Transactions run one at a time, in the order they were committed. Each
 //     is first simulated into a plan (ordered operations, no southbound
-//     calls), the plan is logged, and then the same algorithm executes it.
-//     Without failures the executed operations equal the plan.
+//     calls), the plan is logged, and then its calls are made in order.
+//     Without failures the executed operations equal the plan; after a
+//     failed call the algorithm takes over from the failure (PENDING
+//     dependents, retries, revert), never making a call twice.
 //   - A value is created only when its dependencies exist: until then it is
 //     PENDING, with the missing ones in its status and a full chain in
 //     WhyPending. It is created in the same transaction that makes its last
@@ -16,7 +18,9 @@
 //   - Derived values are created after their base and deleted before it.
 //     A re-create deletes the value (its derived values and dependents
 //     first) and creates it again. An equal value (by the descriptor's
-//     comparator) is never re-applied.
+//     comparator) is never re-applied. A key that two values derive (a
+//     configuration conflict) is refused to the second with an error, and
+//     given to it once the first lets it go.
 //   - A dependency cycle (a veth pair) whose outside dependencies are met is
 //     created as a unit; otherwise its members are PENDING and their status
 //     names the cycle.
@@ -56,10 +60,9 @@
 //
 // # Room for parallel execution
 //
-// All southbound calls of a transaction go through one place (run.call),
-// and the plan, computed before execution, equals the execution when
-// nothing fails. An executor for descriptors that opt in can therefore run
-// the plan in waves of operations with no dependency or derivation path
-// between them, and fall back to the sequential algorithm after a failure,
-// without changing the graph or the semantics.
+// The plan's calls are made by one function (executePlan), in order, and
+// the algorithm takes over after a failure, replaying the calls made. An
+// executor for descriptors that opt in can therefore make the plan's calls
+// in waves of calls with no dependency or derivation path between them,
+// keeping the same fall-back, without changing the graph or the semantics.
 package scheduler
