@@ -107,12 +107,24 @@ func (r *run) mut(n *node) {
 	}
 }
 
+// grow makes room for one more element, doubling the capacity when full:
+// a plan of a large transaction is copied about once while it grows
+// (append grows large slices by a quarter, copying them many times).
+func grow[T any](s []T) []T {
+	if len(s) < cap(s) {
+		return s
+	}
+	bigger := make([]T, len(s), 2*cap(s)+16)
+	copy(bigger, s)
+	return bigger
+}
+
 // opFor records an operation on n.
 func (r *run) opFor(n *node, o Op) {
 	r.g.touch(n)
 	o.Flags |= r.flags
 	n.opSeq = r.seq
-	r.ops = append(r.ops, o)
+	r.ops = append(grow(r.ops), o)
 }
 
 func (r *run) keyErr(key string, kind OpKind, err error) {
@@ -308,6 +320,7 @@ func (r *run) reconcile(key string) {
 // replays the results of the calls the plan made already.
 func (r *run) call(kind OpKind, n *node, prev, value proto.Message) (meta any, err error) {
 	if r.sim {
+		r.calls = grow(r.calls)
 		r.calls = append(r.calls, plannedCall{kind: kind, key: n.key, desc: n.desc, prev: prev, value: value,
 			meta: n.metadata, first: n.callSeq != r.seq})
 		// Not journaled on purpose: a stale mark after a rollback only

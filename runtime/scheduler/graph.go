@@ -84,8 +84,11 @@ type graph struct {
 	// anyOfLens counts AnyOf prefixes per length, to find the prefixes of a
 	// key with one map lookup per distinct length.
 	anyOfLens map[int]int
-	// existing orders the keys of existing values, for AnyOf scans.
-	existing *btree.BTreeG[string]
+	// existing orders the keys of existing values, for AnyOf scans. It is
+	// kept from the first AnyOf dependency on (existingOn): a graph without
+	// any pays nothing for it.
+	existing   *btree.BTreeG[string]
+	existingOn bool
 	// unimplemented holds the keys without a descriptor.
 	unimplemented stringSet
 
@@ -105,6 +108,7 @@ const (
 	undoDelDep                      // add dependents[target][key]
 	undoAddAnyOf                    // remove anyOf[target][key]
 	undoDelAnyOf                    // add anyOf[target][key]
+	undoExistingOn                  // existingOn = false
 	undoAddExisting                 // existing.Delete(key)
 	undoDelExisting                 // existing.ReplaceOrInsert(key)
 	undoAddUnimpl                   // delete unimplemented[key]
@@ -179,6 +183,8 @@ func (g *graph) rollback(restored func(key string, n *node)) {
 		case undoDelAnyOf:
 			g.setAdd(g.anyOf, u.target, u.key)
 			g.anyOfLen(len(u.target), +1)
+		case undoExistingOn:
+			g.existingOn = false
 		case undoAddExisting:
 			g.existing.Delete(u.key)
 		case undoDelExisting:
@@ -320,10 +326,27 @@ func (g *graph) link(key string, d *kv.Dependency) {
 		}
 		return
 	}
+	g.keepExisting()
 	for _, p := range d.AnyOf.Prefixes {
 		if g.setAdd(g.anyOf, p, key) {
 			g.anyOfLen(len(p), +1)
 			g.record(undo{kind: undoAddAnyOf, key: key, target: p})
+		}
+	}
+}
+
+// keepExisting starts keeping the index of existing keys, filled from the
+// graph once (journaled, like every change, so a rolled-back simulation
+// leaves it as it was).
+func (g *graph) keepExisting() {
+	if g.existingOn {
+		return
+	}
+	g.existingOn = true
+	g.record(undo{kind: undoExistingOn})
+	for key, n := range g.nodes {
+		if n.exists() {
+			g.setExisting(key, true)
 		}
 	}
 }
@@ -362,6 +385,9 @@ func (g *graph) unlinkUnlessIn(key string, d *kv.Dependency, lists ...[]kv.Depen
 }
 
 func (g *graph) setExisting(key string, exists bool) {
+	if !g.existingOn {
+		return
+	}
 	if exists {
 		if _, had := g.existing.ReplaceOrInsert(key); !had {
 			g.record(undo{kind: undoAddExisting, key: key})

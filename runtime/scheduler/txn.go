@@ -51,7 +51,7 @@ func (t *Txn) Set(key string, value proto.Message) *Txn {
 		return t
 	}
 	t.index[key] = len(t.items)
-	t.items = append(t.items, txnItem{key: key, value: value})
+	t.items = append(grow(t.items), txnItem{key: key, value: value})
 	return t
 }
 
