@@ -111,10 +111,10 @@ func (r *run) mut(n *node) {
 // a plan of a large transaction is copied about once while it grows
 // (append grows large slices by a quarter, copying them many times).
 func grow[T any](s []T) []T {
-	if len(s) < cap(s) {
-		return s
+	if len(s) < cap(s) || cap(s) < 256 {
+		return s // room left, or small: append does well
 	}
-	bigger := make([]T, len(s), 2*cap(s)+16)
+	bigger := make([]T, len(s), 2*cap(s))
 	copy(bigger, s)
 	return bigger
 }
