@@ -1,14 +1,20 @@
-// Command quickstart shows the scheduler at work on a simulated device.
+// Command quickstart shows the scheduler at work on the generated Linux
+// models, against a simulated device.
 //
-// Three descriptors are written by hand against runtime/kv, the way
-// generated code will write them: interface (each of its IP addresses
-// derives an address value), address, and route (it needs its outgoing
-// interface and an address whose network contains its gateway). The demo
-// commits a route before its interface, previews a plan, reverts a failed
+// The descriptors of linux.interfaces.v1.Interface (whose IP addresses each
+// derive a value of their own) and linux.l3.v1.Route (which needs its
+// outgoing interface and an address whose network contains its gateway) are
+// generated from the annotated models in models/linux; handlers.go holds the
+// only hand-written part, the Create/Update/Delete bodies, which drive
+// device.go, a map-backed stand-in for the kernel that prints each call as an
+// `ip` command. The demo commits a route before its interface, creates a veth
+// pair as a unit, updates a bridge in place and re-creates it in another
+// namespace, rejects an invalid value, previews a plan, reverts a failed
 // transaction, waits for a retried one, and prints the status of every value.
 //
 // Run it with `make demo`. It exits non-zero when a value does not reach the
-// state the demo expects, so it doubles as a smoke test of the scheduler.
+// state the demo expects, so it doubles as a smoke test of the scheduler and
+// the generated code.
 package main
 
 import (
@@ -17,7 +23,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/netip"
 	"os"
 	"slices"
 	"strings"
@@ -25,9 +30,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"google.golang.org/protobuf/types/known/structpb"
-	"google.golang.org/protobuf/types/known/wrapperspb"
-
+	linuxinterfaces "github.com/kvdescriptor/kvdescriptor/generated/linux/interfaces/v1"
+	linuxl3 "github.com/kvdescriptor/kvdescriptor/generated/linux/l3/v1"
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
 )
@@ -62,11 +66,13 @@ func run(w io.Writer) error {
 		run   func() error
 	}{
 		{"1. A route committed before its interface waits as PENDING", d.routeFirst},
-		{"2. The interface arrives: its address is derived and the route follows", d.interfaceArrives},
-		{"3. Dry run: preview the plan of deleting the interface", d.previewDelete},
-		{"4. A failing transaction with Revert leaves the device as it was", d.revertOnFailure},
-		{"5. CommitAndWait: a busy device, a retry, and a wait until all settle", d.commitAndWait},
-		{"6. Status of every value", d.statusTable},
+		{"2. A veth pair is created as a unit; its address is derived and the route follows", d.vethPair},
+		{"3. A bridge: an MTU change is an update, a namespace change a re-create", d.bridge},
+		{"4. An invalid value is rejected, naming its fields; the device sees nothing", d.invalid},
+		{"5. Dry run: preview the plan of deleting veth1", d.previewDelete},
+		{"6. A failing transaction with Revert leaves the device as it was", d.revertOnFailure},
+		{"7. CommitAndWait: a busy device, a retry, and a wait until all settle", d.commitAndWait},
+		{"8. Status of every value, and the device", d.statusTable},
 	}
 	for _, st := range steps {
 		fmt.Fprintf(w, "\n=== %s ===\n", st.title)
@@ -84,13 +90,46 @@ func run(w io.Writer) error {
 	return err
 }
 
-// The values of the scenario.
+// The values of the scenario. Each call returns a new value: committed
+// values are never mutated.
+
+func veth(name, peer string, addrs ...string) *linuxinterfaces.Interface {
+	return &linuxinterfaces.Interface{
+		Name: name, Type: linuxinterfaces.Interface_TYPE_VETH, Enabled: true,
+		VethPeer: peer, IpAddresses: addrs,
+	}
+}
+
+func bridge(mtu uint32, namespace string) *linuxinterfaces.Interface {
+	return &linuxinterfaces.Interface{
+		Name: "br0", Type: linuxinterfaces.Interface_TYPE_BRIDGE, Enabled: true,
+		Mtu: mtu, Namespace: namespace, IpAddresses: []string{"192.168.1.1/24"},
+	}
+}
+
+func tap() *linuxinterfaces.Interface {
+	return &linuxinterfaces.Interface{
+		Name: "tap0", Type: linuxinterfaces.Interface_TYPE_TAP, Enabled: true,
+		IpAddresses: []string{"10.1.0.1/24"},
+	}
+}
+
+func route(dev, dst, gw string) *linuxl3.Route {
+	return &linuxl3.Route{OutgoingInterface: dev, DstNetwork: dst, GwAddr: gw}
+}
+
+// The keys of the scenario, built by the generated code.
 var (
-	eth0      = netip.MustParsePrefix("10.0.0.1/24")
-	eth0Extra = netip.MustParsePrefix("10.0.1.1/24")
-	eth1      = netip.MustParsePrefix("10.1.0.1/24")
-	net20     = netip.MustParsePrefix("10.20.0.0/16")
-	net30     = netip.MustParsePrefix("10.30.0.0/16")
+	veth1Key   = linuxinterfaces.BuildInterfaceKey("veth1")
+	veth2Key   = linuxinterfaces.BuildInterfaceKey("veth2")
+	veth1Addr  = linuxinterfaces.BuildInterfaceIpAddressesKey("veth1", "10.0.0.1/24")
+	route20Key = linuxl3.BuildRouteKey("veth1", "10.20.0.0/16")
+	br0Key     = linuxinterfaces.BuildInterfaceKey("br0")
+	br0Addr    = linuxinterfaces.BuildInterfaceIpAddressesKey("br0", "192.168.1.1/24")
+	tap0Key    = linuxinterfaces.BuildInterfaceKey("tap0")
+	tap0Addr   = linuxinterfaces.BuildInterfaceIpAddressesKey("tap0", "10.1.0.1/24")
+	route30Key = linuxl3.BuildRouteKey("tap0", "10.30.0.0/16")
+	tap9Key    = linuxinterfaces.BuildInterfaceKey("tap9")
 )
 
 type demo struct {
@@ -101,47 +140,164 @@ type demo struct {
 }
 
 func (d *demo) routeFirst() error {
-	key, value := Route(net20, "eth0", "10.0.0.254")
-	if _, err := d.s.Txn().Set(key, value).Commit(d.ctx); err != nil {
+	r := route("veth1", "10.20.0.0/16", "10.0.0.254")
+	if key := linuxl3.RouteKeyFor(r); key != route20Key {
+		return fmt.Errorf("route key %q, want %q", key, route20Key)
+	}
+	if _, err := d.s.Txn().Set(route20Key, r).Commit(d.ctx); err != nil {
 		return err
 	}
-	if err := d.expect(key, scheduler.PENDING); err != nil {
+	if err := d.expect(route20Key, scheduler.PENDING); err != nil {
 		return err
 	}
-	why, ok := d.s.WhyPending(key)
+	why, ok := d.s.WhyPending(route20Key)
 	if !ok {
-		return fmt.Errorf("WhyPending(%s) explains nothing", key)
+		return fmt.Errorf("WhyPending(%s) explains nothing", route20Key)
 	}
 	fmt.Fprintf(d.w, "WhyPending:\n%s", why)
+	var roots []string
+	for _, u := range why.Roots() {
+		roots = append(roots, u.String())
+	}
+	want := []string{
+		"interface -> " + veth1Key,
+		"gateway reachable -> any of " + veth1Key + "/address/ (network contains 10.0.0.254)",
+	}
+	if !slices.Equal(roots, want) {
+		return fmt.Errorf("WhyPending roots %q, want %q", roots, want)
+	}
 	return nil
 }
 
-func (d *demo) interfaceArrives() error {
-	res, err := d.s.Txn(scheduler.Description("add eth0")).Set(Interface("eth0", 1500, eth0)).Commit(d.ctx)
+func (d *demo) vethPair() error {
+	res, err := d.s.Txn(scheduler.Description("veth pair")).
+		Set(veth1Key, veth("veth1", "veth2", "10.0.0.1/24")).
+		Set(veth2Key, veth("veth2", "veth1")).
+		Commit(d.ctx)
 	if err != nil {
 		return err
 	}
-	route := RouteKey(net20)
-	if err := d.expect(InterfaceKey("eth0"), scheduler.CONFIGURED); err != nil {
+	for _, key := range []string{veth1Key, veth2Key, veth1Addr, route20Key} {
+		if err := d.expect(key, scheduler.CONFIGURED); err != nil {
+			return err
+		}
+	}
+	for _, want := range []struct {
+		key   string
+		kind  scheduler.OpKind
+		flags scheduler.Flags
+	}{
+		{veth1Key, scheduler.OpCreate, scheduler.FlagCycle},
+		{veth2Key, scheduler.OpCreate, scheduler.FlagCycle},
+		{veth1Addr, scheduler.OpCreate, scheduler.FlagDerived},
+		{route20Key, scheduler.OpCreate, scheduler.FlagWasPending},
+	} {
+		if !slices.ContainsFunc(res.Executed, func(o scheduler.Op) bool {
+			return o.Key == want.key && o.Kind == want.kind && o.Flags&want.flags != 0 && o.Err == nil
+		}) {
+			return fmt.Errorf("transaction #%d did not %s %s [%s]:\n%s", res.Seq, want.kind, want.key, want.flags, scheduler.FormatOps(res.Executed))
+		}
+	}
+	if err := pairFirst(res); err != nil {
 		return err
 	}
-	if err := d.expect(AddressKey("eth0", eth0), scheduler.CONFIGURED); err != nil {
+	fmt.Fprintf(d.w, "the pending route was created by transaction #%d, the one that added the pair\n", res.Seq)
+	return d.checkIfindexes()
+}
+
+// pairFirst checks that both ends of the pair were created before what
+// needs them.
+func pairFirst(res *scheduler.Result) error {
+	var keys []string
+	for _, o := range res.Executed {
+		if o.Kind == scheduler.OpCreate {
+			keys = append(keys, o.Key)
+		}
+	}
+	last := max(slices.Index(keys, veth1Key), slices.Index(keys, veth2Key))
+	if i := slices.Index(keys, veth1Addr); i < last {
+		return fmt.Errorf("transaction #%d created %s before both ends of the pair: %q", res.Seq, veth1Addr, keys)
+	}
+	return nil
+}
+
+func (d *demo) bridge() error {
+	if _, err := d.s.Txn(scheduler.Description("br0")).Set(br0Key, bridge(0, "")).Commit(d.ctx); err != nil {
 		return err
 	}
-	if err := d.expect(route, scheduler.CONFIGURED); err != nil {
+	if err := d.expect(br0Addr, scheduler.CONFIGURED); err != nil {
 		return err
 	}
-	i := slices.IndexFunc(res.Executed, func(o scheduler.Op) bool { return o.Key == route && o.Kind == scheduler.OpCreate })
-	if i < 0 || res.Executed[i].Flags&scheduler.FlagWasPending == 0 {
-		return fmt.Errorf("transaction #%d did not create the pending route %s", res.Seq, route)
+	first := ifindex(d.s.Status(br0Key))
+
+	res, err := d.s.Txn(scheduler.Description("br0: MTU 9000")).Set(br0Key, bridge(9000, "")).Commit(d.ctx)
+	if err != nil {
+		return err
 	}
-	fmt.Fprintf(d.w, "the route was created by transaction #%d, the one that added eth0\n", res.Seq)
+	if err := wantOps(res, "UPDATE "+br0Key); err != nil {
+		return err
+	}
+	if got := ifindex(d.s.Status(br0Key)); got != first {
+		return fmt.Errorf("br0: ifindex %d after an update, want %d", got, first)
+	}
+	fmt.Fprintf(d.w, "updated in place: br0 keeps ifindex %d\n", first)
+
+	res, err = d.s.Txn(scheduler.Description("br0: namespace blue")).Set(br0Key, bridge(9000, "blue")).Commit(d.ctx)
+	if err != nil {
+		return err
+	}
+	if err := wantOps(res, "DELETE "+br0Addr, "DELETE "+br0Key, "CREATE "+br0Key, "CREATE "+br0Addr); err != nil {
+		return err
+	}
+	second := ifindex(d.s.Status(br0Key))
+	if second == first {
+		return fmt.Errorf("br0: ifindex %d unchanged by a re-create", first)
+	}
+	fmt.Fprintf(d.w, "re-created: br0 has ifindex %d (was %d)\n", second, first)
+	if err := d.expect(br0Addr, scheduler.CONFIGURED); err != nil {
+		return err
+	}
+	return d.checkIfindexes()
+}
+
+func (d *demo) invalid() error {
+	calls := d.dev.Calls()
+	v := &linuxinterfaces.Interface{
+		Name: "tap9", Type: linuxinterfaces.Interface_TYPE_TAP,
+		PhysAddress: "02:00:00:zz:00:09", IpAddresses: []string{"10.9.0.1/24", "10.0.0.300/24"},
+	}
+	// Commit reports only failed calls; CommitAndWait reports the
+	// outcomes, INVALID included.
+	res, err := d.s.Txn().Set(tap9Key, v).CommitAndWait(d.ctx)
+	var txnErr *scheduler.TxnError
+	if !errors.As(err, &txnErr) {
+		return fmt.Errorf("CommitAndWait of an invalid value: error %v, want a *scheduler.TxnError", err)
+	}
+	fmt.Fprintf(d.w, "CommitAndWait: %v\n", err)
+	if err := d.expect(tap9Key, scheduler.INVALID); err != nil {
+		return err
+	}
+	var invalid *kv.InvalidValueError
+	if !errors.As(d.s.Status(tap9Key).LastErr, &invalid) {
+		return fmt.Errorf("%s: last error %v, want a *kv.InvalidValueError", tap9Key, d.s.Status(tap9Key).LastErr)
+	}
+	if got, want := invalid.FieldNames(), []string{"phys_address", "ip_addresses[1]"}; !slices.Equal(got, want) {
+		return fmt.Errorf("%s: invalid fields %q, want %q", tap9Key, got, want)
+	}
+	fmt.Fprintf(d.w, "invalid fields: %s\n", strings.Join(invalid.FieldNames(), ", "))
+	if got := d.s.Statuses(tap9Key + "/"); len(got) != 0 {
+		return fmt.Errorf("an invalid value derived %d values", len(got))
+	}
+	if d.dev.Calls() != calls || len(res.Executed) != 1 || res.Executed[0].Kind != scheduler.OpNone {
+		return fmt.Errorf("an invalid value reached the device: %s", scheduler.FormatOps(res.Executed))
+	}
+	fmt.Fprintln(d.w, "no device call was made")
 	return nil
 }
 
 func (d *demo) previewDelete() error {
-	before := d.dev.State()
-	res, err := d.s.Txn(scheduler.DryRun()).Delete(InterfaceKey("eth0")).Commit(d.ctx)
+	before, calls := d.dev.State(), d.dev.Calls()
+	res, err := d.s.Txn(scheduler.DryRun()).Delete(veth1Key).Commit(d.ctx)
 	if err != nil {
 		return err
 	}
@@ -152,27 +308,35 @@ func (d *demo) previewDelete() error {
 			got = append(got, o.Kind.String()+" "+o.Key)
 		}
 	}
-	want := []string{
-		"DELETE " + RouteKey(net20),
-		"DELETE " + AddressKey("eth0", eth0),
-		"DELETE " + InterfaceKey("eth0"),
+	// The dependents go first: the route, which needs veth1 and its
+	// address; the address, derived from veth1; veth2, whose peer it is.
+	pos := func(op string) int { return slices.Index(got, op) }
+	del1 := pos("DELETE " + veth1Key)
+	for _, dep := range []string{route20Key, veth1Addr, veth2Key} {
+		if i := pos("DELETE " + dep); i < 0 || del1 < 0 || i > del1 {
+			return fmt.Errorf("plan %q does not delete %s before %s", got, dep, veth1Key)
+		}
 	}
-	if !slices.Equal(got, want) {
-		return fmt.Errorf("plan %q, want %q", got, want)
+	if pos("DELETE "+route20Key) > pos("DELETE "+veth1Addr) {
+		return fmt.Errorf("plan %q deletes the address before the route that needs it", got)
 	}
-	if !res.DryRun || len(res.Executed) != 0 || d.dev.State() != before {
+	if !res.DryRun || len(res.Executed) != 0 || d.dev.State() != before || d.dev.Calls() != calls {
 		return errors.New("the dry run executed something")
 	}
-	return d.expect(InterfaceKey("eth0"), scheduler.CONFIGURED)
+	return d.expect(veth1Key, scheduler.CONFIGURED)
 }
 
 func (d *demo) revertOnFailure() error {
 	before := d.dev.State()
-	failing := "ip addr add " + eth0Extra.String() + " dev eth0"
+	failing := "ip route add 10.30.0.0/16 via 10.1.0.254 dev tap0"
 	d.dev.FailOnce(failing, errors.New("injected failure"))
 	fmt.Fprintf(d.w, "the device will fail %q\n", failing)
-	res, err := d.s.Txn(scheduler.Revert(), scheduler.Description("eth0: MTU 9000, second address")).
-		Set(Interface("eth0", 9000, eth0, eth0Extra)).
+	mtu := veth("veth1", "veth2", "10.0.0.1/24")
+	mtu.Mtu = 9000
+	res, err := d.s.Txn(scheduler.Revert(), scheduler.Description("veth1 MTU 9000, tap0 with a route")).
+		Set(veth1Key, mtu).
+		Set(tap0Key, tap()).
+		Set(route30Key, route("tap0", "10.30.0.0/16", "10.1.0.254")).
 		Commit(d.ctx)
 	var txnErr *scheduler.TxnError
 	if !errors.As(err, &txnErr) || !res.Reverted {
@@ -183,37 +347,46 @@ func (d *demo) revertOnFailure() error {
 		return fmt.Errorf("device changed by a reverted transaction:\nbefore:\n%safter:\n%s", before, after)
 	}
 	fmt.Fprintln(d.w, "device unchanged by the reverted transaction")
-	if mtu := mtuOf(d.s.Status(InterfaceKey("eth0")).Value); mtu != 1500 {
-		return fmt.Errorf("eth0 intends MTU %d after the revert, want 1500", mtu)
+	if v, _ := d.s.Status(veth1Key).Value.(*linuxinterfaces.Interface); v.GetMtu() != 0 {
+		return fmt.Errorf("veth1 intends MTU %d after the revert, want 0 (1500)", v.GetMtu())
 	}
-	if err := d.expect(AddressKey("eth0", eth0Extra), scheduler.NONEXISTENT); err != nil {
-		return err
+	for _, key := range []string{tap0Key, tap0Addr, route30Key} {
+		if err := d.expect(key, scheduler.NONEXISTENT); err != nil {
+			return err
+		}
 	}
-	return d.expect(InterfaceKey("eth0"), scheduler.CONFIGURED)
+	return d.expect(veth1Key, scheduler.CONFIGURED)
 }
 
 func (d *demo) commitAndWait() error {
-	d.dev.FailOnce("ip link add eth1 mtu 1500", errors.New("device busy"))
-	fmt.Fprintln(d.w, `the device will fail "ip link add eth1 mtu 1500" once, with a retriable error`)
+	failing := "ip link add tap0 up type tap"
+	d.dev.FailOnce(failing, errBusy)
+	fmt.Fprintf(d.w, "the device will fail %q once, with a retriable error\n", failing)
 	ctx, cancel := context.WithTimeout(d.ctx, 10*time.Second)
 	defer cancel()
 	res, err := d.s.Txn(scheduler.Retry(scheduler.RetryPolicy{Period: 20 * time.Millisecond, MaxAttempts: 3})).
-		Set(Interface("eth1", 1500, eth1)).
-		Set(Route(net30, "eth1", "10.1.0.254")).
+		Set(tap0Key, tap()).
+		Set(route30Key, route("tap0", "10.30.0.0/16", "10.1.0.254")).
 		CommitAndWait(ctx)
 	if err != nil {
 		// The error is about the outcomes: a failure that the retry
 		// repaired is not one.
 		return fmt.Errorf("CommitAndWait: %w", err)
 	}
+	if !slices.ContainsFunc(res.Executed, func(o scheduler.Op) bool { return o.Key == tap0Key && errors.Is(o.Err, errBusy) }) {
+		return fmt.Errorf("the first attempt did not fail:\n%s", scheduler.FormatOps(res.Executed))
+	}
 	fmt.Fprintf(d.w, "the first attempt failed, the retry succeeded; outcomes after the wait:\n")
 	for _, o := range res.Outcomes {
-		fmt.Fprintf(d.w, "  %-28s %s\n", o.Key, o.State)
+		fmt.Fprintf(d.w, "  %-30s %s\n", o.Key, o.State)
 		if o.State != scheduler.CONFIGURED {
 			return fmt.Errorf("%s ended %s (%v), want CONFIGURED", o.Key, o.State, o.Err)
 		}
 	}
-	return d.expect(AddressKey("eth1", eth1), scheduler.CONFIGURED)
+	if err := d.expect(tap0Addr, scheduler.CONFIGURED); err != nil {
+		return err
+	}
+	return d.checkIfindexes()
 }
 
 func (d *demo) statusTable() error {
@@ -231,22 +404,23 @@ func (d *demo) statusTable() error {
 		return err
 	}
 	fmt.Fprintf(d.w, "\ndevice:\n%s", d.dev.State())
-	want := []string{
-		AddressKey("eth0", eth0), AddressKey("eth1", eth1),
-		InterfaceKey("eth0"), InterfaceKey("eth1"),
-		RouteKey(net20), RouteKey(net30),
+	want := map[string]scheduler.State{
+		br0Key: scheduler.CONFIGURED, br0Addr: scheduler.CONFIGURED,
+		tap0Key: scheduler.CONFIGURED, tap0Addr: scheduler.CONFIGURED,
+		tap9Key:  scheduler.INVALID,
+		veth1Key: scheduler.CONFIGURED, veth1Addr: scheduler.CONFIGURED, veth2Key: scheduler.CONFIGURED,
+		route30Key: scheduler.CONFIGURED, route20Key: scheduler.CONFIGURED,
 	}
-	var got []string
 	for _, st := range all {
-		got = append(got, st.Key)
-		if st.State != scheduler.CONFIGURED {
-			return fmt.Errorf("%s is %s, want CONFIGURED", st.Key, st.State)
+		if w, ok := want[st.Key]; !ok || st.State != w {
+			return fmt.Errorf("%s is %s, want %s", st.Key, st.State, w)
 		}
+		delete(want, st.Key)
 	}
-	if !slices.Equal(got, want) {
-		return fmt.Errorf("values %q, want %q", got, want)
+	for key, w := range want {
+		return fmt.Errorf("%s has no status, want %s", key, w)
 	}
-	return nil
+	return d.checkIfindexes()
 }
 
 // expect checks the state of key.
@@ -259,396 +433,52 @@ func (d *demo) expect(key string, want scheduler.State) error {
 	return nil
 }
 
-// The key templates. Interface names are escaped in keys (kv.EscapeSegment);
-// addresses keep their host bits, the prefix length says the network.
-var (
-	interfaceKeys = kv.MustParseKeyTemplate("demo/interface/{name}")
-	addressKeys   = kv.MustParseKeyTemplate("demo/address/{iface}/{ip:ipprefix}")
-	routeKeys     = kv.MustParseKeyTemplate("demo/route/{dst:ipprefix}")
-)
-
-// InterfaceKey returns the key of interface name.
-func InterfaceKey(name string) string { return interfaceKeys.Build(kv.EscapeSegment(name)) }
-
-// AddressKey returns the key of an address of interface iface.
-func AddressKey(iface string, ip netip.Prefix) string {
-	return addressKeys.Build(kv.EscapeSegment(iface), ip.String())
-}
-
-// addressPrefix is the prefix of the address keys of interface iface.
-func addressPrefix(iface string) string { return addressKeys.Prefix() + kv.EscapeSegment(iface) + "/" }
-
-// RouteKey returns the key of the route to dst (canonical: host bits cleared).
-func RouteKey(dst netip.Prefix) string { return routeKeys.Build(dst.Masked().String()) }
-
-// Interface returns the key and value of an interface. Until generated model
-// code exists, values are structpb.Struct: {"mtu": 1500, "ip_addresses": [...]}.
-func Interface(name string, mtu int, addrs ...netip.Prefix) (string, *structpb.Struct) {
-	list := &structpb.ListValue{}
-	for _, a := range addrs {
-		list.Values = append(list.Values, structpb.NewStringValue(a.String()))
-	}
-	return InterfaceKey(name), &structpb.Struct{Fields: map[string]*structpb.Value{
-		"mtu":          structpb.NewNumberValue(float64(mtu)),
-		"ip_addresses": structpb.NewListValue(list),
-	}}
-}
-
-// Route returns the key and value of a route to dst via gateway gw on dev.
-func Route(dst netip.Prefix, dev, gw string) (string, *structpb.Struct) {
-	return RouteKey(dst), &structpb.Struct{Fields: map[string]*structpb.Value{
-		"outgoing_interface": structpb.NewStringValue(dev),
-		"gateway":            structpb.NewStringValue(gw),
-	}}
-}
-
-func mtuOf(v any) int {
-	s, _ := v.(*structpb.Struct)
-	return int(s.GetFields()["mtu"].GetNumberValue())
-}
-
-func addressesOf(v *structpb.Struct) []string {
-	var out []string
-	for _, a := range v.GetFields()["ip_addresses"].GetListValue().GetValues() {
-		out = append(out, a.GetStringValue())
-	}
-	return out
-}
-
-func text(v *structpb.Struct, field string) string { return v.GetFields()[field].GetStringValue() }
-
-// interfaceName returns the (unescaped) interface name in an interface or
-// address key.
-func interfaceName(key string) string {
-	t := interfaceKeys
-	if strings.HasPrefix(key, addressKeys.Prefix()) {
-		t = addressKeys
-	}
-	parts, ok := t.Split(key)
+// checkIfindexes checks that the metadata of every configured interface is
+// the ifindex of its link on the device, and prints the metadata map.
+func (d *demo) checkIfindexes() error {
+	desc, _ := d.s.Descriptor(linuxinterfaces.InterfaceModelName)
+	links, ok := desc.(*kv.TypedDescriptor[*linuxinterfaces.Interface, int])
 	if !ok {
-		return ""
+		return fmt.Errorf("the interface descriptor is %T", desc)
 	}
-	name, err := kv.UnescapeSegment(parts[0])
-	if err != nil {
-		return ""
+	meta := links.Metadata()
+	var parts []string
+	for _, label := range meta.Labels() {
+		index, _ := meta.Get(label)
+		parts = append(parts, fmt.Sprintf("%s=%d", label, index))
 	}
-	return name
-}
-
-// descriptors builds the three descriptors: the Spec is what the generator
-// will emit from annotations, the handler is what a plugin author writes.
-func descriptors(dev *device) ([]kv.Descriptor, error) {
-	iface, err := kv.NewDescriptor(kv.Spec[*structpb.Struct, struct{}]{
-		Name:        "interface",
-		KeyTemplate: interfaceKeys.String(),
-		Derived: func(key string, v *structpb.Struct) []kv.Derived {
-			var out []kv.Derived
-			for _, a := range addressesOf(v) {
-				if p, err := netip.ParsePrefix(a); err == nil {
-					out = append(out, kv.Derived{Key: AddressKey(interfaceName(key), p), Value: wrapperspb.String(p.String())})
-				}
-			}
-			return out
-		},
-		Validate: func(key string, v *structpb.Struct) error {
-			var errs *kv.InvalidValueError
-			if mtu := mtuOf(v); mtu < 68 || mtu > 65535 {
-				errs = errs.Add("mtu", "must be between 68 and 65535, got %d", mtu)
-			}
-			for i, a := range addressesOf(v) {
-				if _, err := netip.ParsePrefix(a); err != nil {
-					errs = errs.Add(fmt.Sprintf("ip_addresses[%d]", i), "%v", err)
-				}
-			}
-			return errs.OrNil()
-		},
-	}, interfaceHandler{dev})
-	if err != nil {
-		return nil, err
+	fmt.Fprintf(d.w, "interface metadata (ifindex): %s\n", strings.Join(parts, " "))
+	for _, st := range d.s.DescriptorStatuses(linuxinterfaces.InterfaceModelName) {
+		if st.State != scheduler.CONFIGURED {
+			continue
+		}
+		k, _ := linuxinterfaces.ParseInterfaceKey(st.Key)
+		index, onDevice := d.dev.LinkIndex(k.Name)
+		inMap, _ := meta.Get(k.Name)
+		if !onDevice || ifindex(st) != index || inMap != index {
+			return fmt.Errorf("%s: status metadata %v, metadata map %d, device ifindex %d (present: %t)", st.Key, st.Metadata, inMap, index, onDevice)
+		}
 	}
-	addr, err := kv.NewDescriptor(kv.Spec[*wrapperspb.StringValue, struct{}]{
-		Name:        "address",
-		KeyTemplate: addressKeys.String(),
-		Dependencies: func(key string, _ *wrapperspb.StringValue) []kv.Dependency {
-			return []kv.Dependency{{Label: "interface", Key: InterfaceKey(interfaceName(key))}}
-		},
-	}, addressHandler{dev})
-	if err != nil {
-		return nil, err
-	}
-	route, err := kv.NewDescriptor(kv.Spec[*structpb.Struct, struct{}]{
-		Name:        "route",
-		KeyTemplate: routeKeys.String(),
-		Dependencies: func(_ string, v *structpb.Struct) []kv.Dependency {
-			dev := text(v, "outgoing_interface")
-			deps := []kv.Dependency{{Label: "interface", Key: InterfaceKey(dev)}}
-			if gw, err := netip.ParseAddr(text(v, "gateway")); err == nil {
-				deps = append(deps, kv.Dependency{Label: "gateway", AnyOf: kv.AnyOf{
-					Prefixes: []string{addressPrefix(dev)},
-					Match:    kv.NetworkContains(gw),
-					Describe: "network contains " + gw.String(),
-				}})
-			}
-			return deps
-		},
-		Validate: func(_ string, v *structpb.Struct) error {
-			var errs *kv.InvalidValueError
-			if text(v, "outgoing_interface") == "" {
-				errs = errs.Add("outgoing_interface", "must be set")
-			}
-			if _, err := netip.ParseAddr(text(v, "gateway")); err != nil {
-				errs = errs.Add("gateway", "%v", err)
-			}
-			return errs.OrNil()
-		},
-	}, routeHandler{dev})
-	if err != nil {
-		return nil, err
-	}
-	return []kv.Descriptor{iface, addr, route}, nil
-}
-
-// interfaceHandler holds the CRUD bodies of interfaces.
-type interfaceHandler struct{ dev *device }
-
-var _ kv.Updater[*structpb.Struct, struct{}] = interfaceHandler{}
-
-// Create runs `ip link add <name> mtu <mtu>`.
-func (h interfaceHandler) Create(_ context.Context, key string, v *structpb.Struct) (struct{}, error) {
-	return struct{}{}, h.dev.LinkAdd(interfaceName(key), mtuOf(v))
-}
-
-// Update runs `ip link set <name> mtu <mtu>`; addresses are values of their own.
-func (h interfaceHandler) Update(_ context.Context, key string, old, v *structpb.Struct, _ struct{}) (struct{}, error) {
-	if mtuOf(old) == mtuOf(v) {
-		return struct{}{}, nil
-	}
-	return struct{}{}, h.dev.LinkSetMTU(interfaceName(key), mtuOf(v))
-}
-
-// Delete runs `ip link del <name>`.
-func (h interfaceHandler) Delete(_ context.Context, key string, _ *structpb.Struct, _ struct{}) error {
-	return h.dev.LinkDel(interfaceName(key))
-}
-
-// addressHandler holds the CRUD bodies of addresses.
-type addressHandler struct{ dev *device }
-
-// Create runs `ip addr add <ip> dev <name>`.
-func (h addressHandler) Create(_ context.Context, key string, v *wrapperspb.StringValue) (struct{}, error) {
-	p, err := netip.ParsePrefix(v.GetValue())
-	if err != nil {
-		return struct{}{}, kv.NonRetriable(err)
-	}
-	return struct{}{}, h.dev.AddrAdd(interfaceName(key), p)
-}
-
-// Delete runs `ip addr del <ip> dev <name>`.
-func (h addressHandler) Delete(_ context.Context, key string, v *wrapperspb.StringValue, _ struct{}) error {
-	p, err := netip.ParsePrefix(v.GetValue())
-	if err != nil {
-		return kv.NonRetriable(err)
-	}
-	return h.dev.AddrDel(interfaceName(key), p)
-}
-
-// routeHandler holds the CRUD bodies of routes.
-type routeHandler struct{ dev *device }
-
-// Create runs `ip route add <dst> via <gw> dev <name>`.
-func (h routeHandler) Create(_ context.Context, key string, v *structpb.Struct) (struct{}, error) {
-	dst, gw, err := routeOf(key, v)
-	if err != nil {
-		return struct{}{}, kv.NonRetriable(err)
-	}
-	return struct{}{}, h.dev.RouteAdd(dst, gw, text(v, "outgoing_interface"))
-}
-
-// Delete runs `ip route del <dst>`.
-func (h routeHandler) Delete(_ context.Context, key string, v *structpb.Struct, _ struct{}) error {
-	dst, _, err := routeOf(key, v)
-	if err != nil {
-		return kv.NonRetriable(err)
-	}
-	return h.dev.RouteDel(dst)
-}
-
-func routeOf(key string, v *structpb.Struct) (netip.Prefix, netip.Addr, error) {
-	parts, ok := routeKeys.Split(key)
-	if !ok {
-		return netip.Prefix{}, netip.Addr{}, fmt.Errorf("%s is not a route key", key)
-	}
-	dst, err := netip.ParsePrefix(parts[0])
-	if err != nil {
-		return netip.Prefix{}, netip.Addr{}, err
-	}
-	gw, err := netip.ParseAddr(text(v, "gateway"))
-	return dst, gw, err
-}
-
-// device is the simulated southbound: a few maps standing in for a network
-// stack, printing each call the way it would be typed with `ip`. Unlike
-// Linux, it refuses to delete a link or an address that something still
-// uses, so that a wrong order of operations shows up as an error.
-type device struct {
-	mu     sync.Mutex
-	out    io.Writer
-	links  map[string]int          // name -> MTU
-	addrs  map[netip.Prefix]string // address -> link
-	routes map[netip.Prefix]deviceRoute
-	fail   map[string]error // command -> error to fail it with, once
-}
-
-type deviceRoute struct {
-	gw  netip.Addr
-	dev string
-}
-
-func newDevice(out io.Writer) *device {
-	return &device{
-		out:    out,
-		links:  map[string]int{},
-		addrs:  map[netip.Prefix]string{},
-		routes: map[netip.Prefix]deviceRoute{},
-		fail:   map[string]error{},
-	}
-}
-
-// FailOnce makes the next run of command fail with err.
-func (d *device) FailOnce(command string, err error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.fail[command] = err
-}
-
-// do prints command and runs it, unless it was told to fail.
-func (d *device) do(command string, f func() error) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	err, injected := d.fail[command]
-	if injected {
-		delete(d.fail, command)
-	} else {
-		err = f()
-	}
-	if err != nil {
-		fmt.Fprintf(d.out, "device: %s  => error: %v\n", command, err)
-		return err
-	}
-	fmt.Fprintf(d.out, "device: %s\n", command)
 	return nil
 }
 
-func (d *device) LinkAdd(name string, mtu int) error {
-	return d.do(fmt.Sprintf("ip link add %s mtu %d", name, mtu), func() error {
-		if _, ok := d.links[name]; ok {
-			return fmt.Errorf("link %s exists", name)
-		}
-		d.links[name] = mtu
-		return nil
-	})
+func ifindex(st scheduler.Status) int {
+	index, _ := st.Metadata.(int)
+	return index
 }
 
-func (d *device) LinkSetMTU(name string, mtu int) error {
-	return d.do(fmt.Sprintf("ip link set %s mtu %d", name, mtu), func() error {
-		if _, ok := d.links[name]; !ok {
-			return fmt.Errorf("link %s: %w", name, kv.ErrNotFound)
+// wantOps checks the executed operations of a transaction, in order.
+func wantOps(res *scheduler.Result, want ...string) error {
+	var got []string
+	for _, o := range res.Executed {
+		if o.Kind != scheduler.OpNone {
+			got = append(got, o.Kind.String()+" "+o.Key)
 		}
-		d.links[name] = mtu
-		return nil
-	})
-}
-
-func (d *device) LinkDel(name string) error {
-	return d.do("ip link del "+name, func() error {
-		if _, ok := d.links[name]; !ok {
-			return fmt.Errorf("link %s: %w", name, kv.ErrNotFound)
-		}
-		for a, l := range d.addrs {
-			if l == name {
-				return fmt.Errorf("link %s still has address %s", name, a)
-			}
-		}
-		delete(d.links, name)
-		return nil
-	})
-}
-
-func (d *device) AddrAdd(link string, p netip.Prefix) error {
-	return d.do(fmt.Sprintf("ip addr add %s dev %s", p, link), func() error {
-		if _, ok := d.links[link]; !ok {
-			return fmt.Errorf("link %s: %w", link, kv.ErrNotFound)
-		}
-		if _, ok := d.addrs[p]; ok {
-			return fmt.Errorf("address %s exists", p)
-		}
-		d.addrs[p] = link
-		return nil
-	})
-}
-
-func (d *device) AddrDel(link string, p netip.Prefix) error {
-	return d.do(fmt.Sprintf("ip addr del %s dev %s", p, link), func() error {
-		if d.addrs[p] != link {
-			return fmt.Errorf("address %s on %s: %w", p, link, kv.ErrNotFound)
-		}
-		for dst, r := range d.routes {
-			if r.dev == link && p.Contains(r.gw) {
-				return fmt.Errorf("route %s still uses gateway %s", dst, r.gw)
-			}
-		}
-		delete(d.addrs, p)
-		return nil
-	})
-}
-
-func (d *device) RouteAdd(dst netip.Prefix, gw netip.Addr, link string) error {
-	return d.do(fmt.Sprintf("ip route add %s via %s dev %s", dst, gw, link), func() error {
-		if _, ok := d.links[link]; !ok {
-			return fmt.Errorf("link %s: %w", link, kv.ErrNotFound)
-		}
-		if _, ok := d.routes[dst]; ok {
-			return fmt.Errorf("route %s exists", dst)
-		}
-		for a, l := range d.addrs {
-			if l == link && a.Contains(gw) {
-				d.routes[dst] = deviceRoute{gw: gw, dev: link}
-				return nil
-			}
-		}
-		return fmt.Errorf("gateway %s is not reachable on %s", gw, link)
-	})
-}
-
-func (d *device) RouteDel(dst netip.Prefix) error {
-	return d.do("ip route del "+dst.String(), func() error {
-		if _, ok := d.routes[dst]; !ok {
-			return fmt.Errorf("route %s: %w", dst, kv.ErrNotFound)
-		}
-		delete(d.routes, dst)
-		return nil
-	})
-}
-
-// State lists what the device holds, one sorted line per object.
-func (d *device) State() string {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	var lines []string
-	for name, mtu := range d.links {
-		lines = append(lines, fmt.Sprintf("  link %s mtu %d", name, mtu))
 	}
-	for a, l := range d.addrs {
-		lines = append(lines, fmt.Sprintf("  addr %s dev %s", a, l))
+	if !slices.Equal(got, want) {
+		return fmt.Errorf("transaction #%d executed %q, want %q", res.Seq, got, want)
 	}
-	for dst, r := range d.routes {
-		lines = append(lines, fmt.Sprintf("  route %s via %s dev %s", dst, r.gw, r.dev))
-	}
-	slices.Sort(lines)
-	if len(lines) == 0 {
-		return "  (empty)\n"
-	}
-	return strings.Join(lines, "\n") + "\n"
+	return nil
 }
 
 // syncWriter serialises the writes of the demo, the device and the log.
