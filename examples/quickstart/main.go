@@ -266,14 +266,13 @@ func (d *demo) invalid() error {
 		Name: "tap9", Type: linuxinterfaces.Interface_TYPE_TAP,
 		PhysAddress: "02:00:00:zz:00:09", IpAddresses: []string{"10.9.0.1/24", "10.0.0.300/24"},
 	}
-	// Commit reports only failed calls; CommitAndWait reports the
-	// outcomes, INVALID included.
-	res, err := d.s.Txn().Set(tap9Key, v).CommitAndWait(d.ctx)
+	// The commit's error names the value and its invalid fields.
+	res, err := d.s.Txn().Set(tap9Key, v).Commit(d.ctx)
 	var txnErr *scheduler.TxnError
 	if !errors.As(err, &txnErr) {
-		return fmt.Errorf("CommitAndWait of an invalid value: error %v, want a *scheduler.TxnError", err)
+		return fmt.Errorf("Commit of an invalid value: error %v, want a *scheduler.TxnError", err)
 	}
-	fmt.Fprintf(d.w, "CommitAndWait: %v\n", err)
+	fmt.Fprintf(d.w, "Commit: %v\n", err)
 	if err := d.expect(tap9Key, scheduler.INVALID); err != nil {
 		return err
 	}

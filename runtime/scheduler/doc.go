@@ -28,11 +28,17 @@
 //     the southbound reported through Notify: such values only satisfy
 //     dependencies.
 //   - A reverting transaction (Revert) undoes, on its first failure, every
-//     operation it applied, in reverse order, and the failed one too (it may
-//     have been applied in part); the graph returns to its state before the
+//     operation it applied, and the failed one too (it may have been
+//     applied in part). The undo operations are ordinary ones, ordered by
+//     dependencies like any other (dependents are deleted before what they
+//     need, not merely in the reverse order of the forward pass); when
+//     they succeed, the southbound and the values' states end as before the
 //     transaction. A best-effort transaction (the default) applies all it
 //     can and leaves failed values FAILED, or RETRYING when it asked for
 //     retries and the error is retriable.
+//   - Commit reports a value that fails validation as an error of its key
+//     (the value is INVALID); an unknown key is no error: its value waits,
+//     UNIMPLEMENTED, for a descriptor.
 //   - Values, as given to Set and as returned in statuses, are never mutated.
 //   - Cost is proportional to what a transaction touches: keys map to
 //     descriptors through a prefix index, AnyOf dependencies resolve through

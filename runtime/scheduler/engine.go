@@ -181,6 +181,9 @@ func (r *run) setIntent(key string, value proto.Message) {
 		n.origin = kv.OriginNB // an intended value takes an obtained one over
 	}
 	r.evaluate(n)
+	if n.invalid != nil && !r.reverting {
+		r.keyErr(key, OpNone, n.invalid) // bad input is an error of the commit
+	}
 }
 
 // evaluate validates n's intent and indexes its dependencies. n is mut'ed.

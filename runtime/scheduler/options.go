@@ -101,8 +101,8 @@ func (p RetryPolicy) delay(attempt int) time.Duration {
 // Description describes the transaction in logs and results.
 func Description(text string) TxnOption { return func(o *txnOptions) { o.description = text } }
 
-// Revert makes the transaction undo everything it applied, in reverse
-// order, on its first failure, so that the southbound ends as before it.
+// Revert makes the transaction undo everything it applied on its first
+// failure (in dependency order), so that the southbound ends as before it.
 // Without it a transaction is best-effort: it applies all it can.
 func Revert() TxnOption { return func(o *txnOptions) { o.revert = true } }
 

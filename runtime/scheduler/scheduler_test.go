@@ -371,8 +371,10 @@ func TestWrongValueTypeIsInvalid(t *testing.T) {
 	if err := s.Register(harness(t, sb, kvtest.Config{Name: "iface", KeyTemplate: "iface/{name}"})); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Txn().Set("iface/eth0", &emptypb.Empty{}).Commit(context.Background()); err != nil {
-		t.Fatal(err)
+	_, err := s.Txn().Set("iface/eth0", &emptypb.Empty{}).Commit(context.Background())
+	var te *scheduler.TxnError
+	if !errors.As(err, &te) || len(te.Errors) != 1 || te.Errors[0].Key != "iface/eth0" || !errors.Is(err, kv.ErrWrongType) {
+		t.Fatalf("Commit = %v, want a TxnError naming iface/eth0 with the wrong type", err)
 	}
 	st := s.Status("iface/eth0")
 	if st.State != scheduler.INVALID || !errors.Is(st.LastErr, kv.ErrInvalidValue) || !errors.Is(st.LastErr, kv.ErrWrongType) {

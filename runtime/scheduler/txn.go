@@ -124,7 +124,9 @@ func (t *Txn) CommitAndWait(ctx context.Context) (*Result, error) {
 	for _, it := range t.items {
 		keys.add(it.key)
 	}
-	w := t.s.Watch(keys.has, 0)
+	// Every change wakes the wait: derived values of the touched ones may
+	// appear later (after a retry), and outcomes are read afresh anyway.
+	w := t.s.Watch(nil, 0)
 	defer w.Close()
 
 	res, err := t.Commit(ctx)
@@ -175,14 +177,22 @@ func outcomeError(res *Result) error {
 // while some values were still PENDING or RETRYING.
 var ErrNotSettled = errors.New("values not settled")
 
-// outcomes returns the outcome of each key and whether all have settled.
+// outcomes returns the outcome of each key and of the values derived from
+// them (as they are now), and whether all have settled.
 func (s *Scheduler) outcomes(keys []string) ([]Outcome, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	all := true
 	out := make([]Outcome, 0, len(keys))
-	for _, k := range keys {
+	seen := make(map[string]bool, len(keys))
+	for i := 0; i < len(keys); i++ {
+		k := keys[i]
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
 		st := s.statusLocked(k, false)
+		keys = append(keys, st.Derived...)
 		if st.State == NONEXISTENT {
 			st.State = REMOVED // the transaction touched it, and it is gone
 		}
