@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -598,5 +599,31 @@ func TestDeleteGetsTheCurrentMetadata(t *testing.T) {
 	}
 	if got := d.Metadata().Len(); got != 0 {
 		t.Errorf("metadata map holds %d entries after the delete", got)
+	}
+}
+
+func TestTransactionLogCapsLongLists(t *testing.T) {
+	t.Parallel()
+	var buf syncBuffer
+	sb := kvtest.NewSB()
+	s := newScheduler(t, scheduler.WithLogger(slog.New(scheduler.NewLogHandler(&buf, slog.LevelInfo))))
+	if err := s.Register(harness(t, sb, kvtest.Config{Name: "iface", KeyTemplate: "iface/{name}"})); err != nil {
+		t.Fatal(err)
+	}
+	txn := s.Txn()
+	for i := range 1005 {
+		txn.Set(fmt.Sprintf("iface/eth%04d", i), kvtest.Value("up"))
+	}
+	if _, err := txn.Commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got := buf.String()
+	for _, want := range []string{"1000. CREATE iface/eth0999\n  ... and 5 more (the debug level lists them all, with values)", "executed, 1005 operations in"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("log lacks %q", want)
+		}
+	}
+	if strings.Contains(got, "iface/eth1000") {
+		t.Error("the log lists operations past the cap")
 	}
 }

@@ -29,10 +29,17 @@ func (s *Scheduler) logOps(res *Result, ops []Op, planned bool) {
 		b.Grow(64 + 64*len(ops))
 	}
 	writeTxnHeader(&b, res, planned, len(ops))
-	if asPlanned {
+	switch {
+	case asPlanned:
 		// The plan, logged just before, already lists them.
 		b.WriteString(" as planned")
-	} else {
+	case !withValues && len(ops) > maxLoggedOps:
+		// A record of tens of thousands of lines helps nobody at Info.
+		writeOps(&b, ops[:maxLoggedOps], false)
+		b.WriteString("\n  ... and ")
+		b.WriteString(strconv.Itoa(len(ops) - maxLoggedOps))
+		b.WriteString(" more (the debug level lists them all, with values)")
+	default:
 		writeOps(&b, ops, withValues)
 	}
 	level := slog.LevelInfo
@@ -76,6 +83,9 @@ func writeTxnHeader(b *strings.Builder, res *Result, planned bool, n int) {
 		b.WriteString(":")
 	}
 }
+
+// maxLoggedOps caps the operations listed by one record at Info level.
+const maxLoggedOps = 1000
 
 // sameOps reports whether the executed operations are exactly the plan.
 func sameOps(plan, done []Op) bool {
