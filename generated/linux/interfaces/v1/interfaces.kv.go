@@ -6,6 +6,7 @@ package linuxinterfaces
 import (
 	"fmt"
 	kv "github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	proto "google.golang.org/protobuf/proto"
 	wrapperspb "google.golang.org/protobuf/types/known/wrapperspb"
 	"net/netip"
 	"strings"
@@ -81,6 +82,12 @@ func interfaceDependencies(key string, v *Interface) []kv.Dependency {
 			Label: "veth peer",
 		})
 	}
+	if x := v.GetParent(); x != "" {
+		deps = append(deps, kv.Dependency{
+			Key:   "linux/interface/" + kv.KeyValue(kv.FormatName, x),
+			Label: "parent",
+		})
+	}
 	return deps
 }
 
@@ -93,17 +100,23 @@ func interfaceDerived(_ string, v *Interface) []kv.Derived {
 			Value: wrapperspb.String(e),
 		})
 	}
+	if e := v.GetMaster(); e != "" {
+		out = append(out, kv.Derived{
+			Key:   BuildInterfaceMasterKey(v.GetName(), e),
+			Value: wrapperspb.String(e),
+		})
+	}
 	return out
 }
 
 // interfaceEqual compares two values of linux.interfaces.v1.Interface as the southbound sees them.
 func interfaceEqual(a, b *Interface) bool {
-	return a.GetName() == b.GetName() && a.GetType() == b.GetType() && a.GetHostIfName() == b.GetHostIfName() && a.GetEnabled() == b.GetEnabled() && kv.OrDefault(a.GetMtu(), 1500) == kv.OrDefault(b.GetMtu(), 1500) && kv.EqualFormatted(kv.FormatMAC, a.GetPhysAddress(), b.GetPhysAddress()) && a.GetNamespace() == b.GetNamespace() && a.GetVethPeer() == b.GetVethPeer()
+	return a.GetName() == b.GetName() && a.GetType() == b.GetType() && a.GetHostIfName() == b.GetHostIfName() && a.GetEnabled() == b.GetEnabled() && kv.OrDefault(a.GetMtu(), 1500) == kv.OrDefault(b.GetMtu(), 1500) && kv.EqualFormatted(kv.FormatMAC, a.GetPhysAddress(), b.GetPhysAddress()) && a.GetNamespace() == b.GetNamespace() && a.GetVethPeer() == b.GetVethPeer() && a.GetParent() == b.GetParent() && proto.Equal(a.GetVxlan(), b.GetVxlan()) && a.GetMacvlanMode() == b.GetMacvlanMode() && a.GetVlanId() == b.GetVlanId() && a.GetVrfTable() == b.GetVrfTable()
 }
 
 // interfaceNeedsRecreate reports whether changing a to b needs a re-create.
 func interfaceNeedsRecreate(a, b *Interface) bool {
-	return !(a.GetType() == b.GetType() && a.GetNamespace() == b.GetNamespace())
+	return !(a.GetType() == b.GetType() && a.GetNamespace() == b.GetNamespace() && a.GetVethPeer() == b.GetVethPeer() && a.GetParent() == b.GetParent() && proto.Equal(a.GetVxlan(), b.GetVxlan()) && a.GetMacvlanMode() == b.GetMacvlanMode() && a.GetVlanId() == b.GetVlanId() && a.GetVrfTable() == b.GetVrfTable())
 }
 
 // interfaceValidate validates a value of linux.interfaces.v1.Interface, naming every invalid field.
@@ -123,6 +136,11 @@ func interfaceValidate(key string, v *Interface) error {
 			errs = errs.Add(fmt.Sprintf("ip_addresses[%d]", i), "must be set: it is part of the key")
 		} else if r := kv.CheckFormat(kv.FormatIPInterface, e); r != "" {
 			errs = errs.Add(fmt.Sprintf("ip_addresses[%d]", i), "%s", r)
+		}
+	}
+	if e := v.GetMaster(); e != "" {
+		if e == "" {
+			errs = errs.Add("master", "must be set: it is part of the key")
 		}
 	}
 	if errs == nil {
@@ -255,4 +273,105 @@ type InterfaceIpAddressesHandler[M any] interface {
 // with the scheduler.
 func NewInterfaceIpAddressesDescriptor[M any](h InterfaceIpAddressesHandler[M]) (*kv.TypedDescriptor[*wrapperspb.StringValue, M], error) {
 	return kv.NewKeyedDescriptor[InterfaceIpAddressesKey, *wrapperspb.StringValue, M](InterfaceIpAddressesSpec[M](), ParseInterfaceIpAddressesKey, h)
+}
+
+// InterfaceMasterModelName: the derived model linux.interfaces.v1.Interface.master (each value derived from field master of linux.interfaces.v1.Interface).
+const (
+	InterfaceMasterModelName = "linux.interfaces.v1.Interface.master"
+	// InterfaceMasterKeyTemplate is the key template of linux.interfaces.v1.Interface.master.
+	InterfaceMasterKeyTemplate = "linux/interface/{name:name}/master/{master:name}"
+	// InterfaceMasterKeyPrefix starts every key of linux.interfaces.v1.Interface.master.
+	InterfaceMasterKeyPrefix = "linux/interface/"
+)
+
+var interfaceMasterKeyTemplate = kv.MustParseKeyTemplate(InterfaceMasterKeyTemplate)
+
+// InterfaceMasterKey is a parsed key of linux.interfaces.v1.Interface.master.
+type InterfaceMasterKey struct {
+	Name   string
+	Master string
+}
+
+// String builds the key.
+func (k InterfaceMasterKey) String() string {
+	return "linux/interface/" + kv.EscapeSegment(k.Name) + "/master/" + kv.EscapeSegment(k.Master)
+}
+
+// BuildInterfaceMasterKey builds the key of linux.interfaces.v1.Interface.master from its fields, in key form: names
+// escaped, addresses and networks canonical.
+func BuildInterfaceMasterKey(name string, master string) string {
+	return "linux/interface/" + kv.KeyValue(kv.FormatName, name) + "/master/" + kv.KeyValue(kv.FormatName, master)
+}
+
+// ParseInterfaceMasterKey parses a key of linux.interfaces.v1.Interface.master; ok is false for any other text.
+func ParseInterfaceMasterKey(key string) (k InterfaceMasterKey, ok bool) {
+	parts, ok := interfaceMasterKeyTemplate.Split(key)
+	if !ok {
+		return
+	}
+	if k.Name, ok = kv.ParseKeyName(parts[0]); !ok {
+		return
+	}
+	if k.Master, ok = kv.ParseKeyName(parts[1]); !ok {
+		return
+	}
+	return k, true
+}
+
+// IsInterfaceMasterKey reports whether key is a key of linux.interfaces.v1.Interface.master.
+func IsInterfaceMasterKey(key string) bool {
+	_, ok := ParseInterfaceMasterKey(key)
+	return ok
+}
+
+// interfaceMasterDependencies returns the dependencies of a value of linux.interfaces.v1.Interface.master.
+func interfaceMasterDependencies(key string, v *wrapperspb.StringValue) []kv.Dependency {
+	var deps []kv.Dependency
+	if v.GetValue() != "" {
+		deps = append(deps, kv.Dependency{
+			Key:   "linux/interface/" + kv.KeyValue(kv.FormatName, v.GetValue()),
+			Label: "bridge",
+		})
+	}
+	return deps
+}
+
+// interfaceMasterValidate validates a value of linux.interfaces.v1.Interface.master, naming every invalid field.
+func interfaceMasterValidate(key string, v *wrapperspb.StringValue) error {
+	var errs *kv.InvalidValueError
+	if v.GetValue() == "" {
+		errs = errs.Add("master", "must be set: it is part of the key")
+	}
+	if errs == nil {
+		k, _ := ParseInterfaceMasterKey(key)
+		if want := BuildInterfaceMasterKey(k.Name, v.GetValue()); want != key {
+			errs = errs.Add("(key)", "%q is not the key of this value, which is %q", key, want)
+		}
+	}
+	return errs.OrNil()
+}
+
+// InterfaceMasterSpec returns the schema-derived part of the descriptor of linux.interfaces.v1.Interface.master.
+func InterfaceMasterSpec[M any]() kv.Spec[*wrapperspb.StringValue, M] {
+	return kv.Spec[*wrapperspb.StringValue, M]{
+		Dependencies: interfaceMasterDependencies,
+		IsKey:        IsInterfaceMasterKey,
+		KeyTemplate:  InterfaceMasterKeyTemplate,
+		Name:         InterfaceMasterModelName,
+		Validate:     interfaceMasterValidate,
+	}
+}
+
+// InterfaceMasterHandler holds the southbound calls of linux.interfaces.v1.Interface.master: Create and Delete, and
+// optionally Update(ctx, key, oldValue, newValue, oldMetadata) (M, error),
+// Retrieve(ctx, correlate []kv.Item) ([]kv.Item, error) and Validate(key, value) error.
+// Keys arrive parsed; M is the metadata type (struct{} for none).
+type InterfaceMasterHandler[M any] interface {
+	kv.KeyedHandler[InterfaceMasterKey, *wrapperspb.StringValue, M]
+}
+
+// NewInterfaceMasterDescriptor returns the descriptor of linux.interfaces.v1.Interface.master with handler h, to register
+// with the scheduler.
+func NewInterfaceMasterDescriptor[M any](h InterfaceMasterHandler[M]) (*kv.TypedDescriptor[*wrapperspb.StringValue, M], error) {
+	return kv.NewKeyedDescriptor[InterfaceMasterKey, *wrapperspb.StringValue, M](InterfaceMasterSpec[M](), ParseInterfaceMasterKey, h)
 }

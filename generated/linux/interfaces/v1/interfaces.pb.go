@@ -27,12 +27,24 @@ type Interface_Type int32
 
 const (
 	Interface_TYPE_UNSPECIFIED Interface_Type = 0
-	Interface_TYPE_VETH        Interface_Type = 1
-	Interface_TYPE_TAP         Interface_Type = 2
-	Interface_TYPE_BRIDGE      Interface_Type = 3
-	Interface_TYPE_VXLAN       Interface_Type = 4
-	Interface_TYPE_MACVLAN     Interface_Type = 5
-	Interface_TYPE_DUMMY       Interface_Type = 6
+	// TYPE_VETH: one end of a veth pair; veth_peer names the other end.
+	Interface_TYPE_VETH Interface_Type = 1
+	// TYPE_TAP: a persistent TAP device.
+	Interface_TYPE_TAP Interface_Type = 2
+	// TYPE_BRIDGE: a Linux bridge; members name it in their master field.
+	Interface_TYPE_BRIDGE Interface_Type = 3
+	// TYPE_VXLAN: a VXLAN tunnel endpoint; see vxlan (and parent, optional).
+	Interface_TYPE_VXLAN Interface_Type = 4
+	// TYPE_MACVLAN: a macvlan over parent; see macvlan_mode.
+	Interface_TYPE_MACVLAN Interface_Type = 5
+	// TYPE_DUMMY: a dummy interface (needs the kernel's dummy module).
+	Interface_TYPE_DUMMY Interface_Type = 6
+	// TYPE_VLAN: an 802.1Q sub-interface of parent with vlan_id (needs the
+	// kernel's 8021q module).
+	Interface_TYPE_VLAN Interface_Type = 7
+	// TYPE_VRF: a VRF device bound to vrf_table (needs the kernel's vrf
+	// module).
+	Interface_TYPE_VRF Interface_Type = 8
 )
 
 // Enum value maps for Interface_Type.
@@ -45,6 +57,8 @@ var (
 		4: "TYPE_VXLAN",
 		5: "TYPE_MACVLAN",
 		6: "TYPE_DUMMY",
+		7: "TYPE_VLAN",
+		8: "TYPE_VRF",
 	}
 	Interface_Type_value = map[string]int32{
 		"TYPE_UNSPECIFIED": 0,
@@ -54,6 +68,8 @@ var (
 		"TYPE_VXLAN":       4,
 		"TYPE_MACVLAN":     5,
 		"TYPE_DUMMY":       6,
+		"TYPE_VLAN":        7,
+		"TYPE_VRF":         8,
 	}
 )
 
@@ -84,25 +100,109 @@ func (Interface_Type) EnumDescriptor() ([]byte, []int) {
 	return file_linux_interfaces_v1_interfaces_proto_rawDescGZIP(), []int{0, 0}
 }
 
+// MacvlanMode is the mode of a macvlan interface.
+type Interface_MacvlanMode int32
+
+const (
+	// MACVLAN_MODE_UNSPECIFIED: the kernel's default (vepa).
+	Interface_MACVLAN_MODE_UNSPECIFIED Interface_MacvlanMode = 0
+	Interface_MACVLAN_MODE_PRIVATE     Interface_MacvlanMode = 1
+	Interface_MACVLAN_MODE_VEPA        Interface_MacvlanMode = 2
+	Interface_MACVLAN_MODE_BRIDGE      Interface_MacvlanMode = 3
+	Interface_MACVLAN_MODE_PASSTHRU    Interface_MacvlanMode = 4
+)
+
+// Enum value maps for Interface_MacvlanMode.
+var (
+	Interface_MacvlanMode_name = map[int32]string{
+		0: "MACVLAN_MODE_UNSPECIFIED",
+		1: "MACVLAN_MODE_PRIVATE",
+		2: "MACVLAN_MODE_VEPA",
+		3: "MACVLAN_MODE_BRIDGE",
+		4: "MACVLAN_MODE_PASSTHRU",
+	}
+	Interface_MacvlanMode_value = map[string]int32{
+		"MACVLAN_MODE_UNSPECIFIED": 0,
+		"MACVLAN_MODE_PRIVATE":     1,
+		"MACVLAN_MODE_VEPA":        2,
+		"MACVLAN_MODE_BRIDGE":      3,
+		"MACVLAN_MODE_PASSTHRU":    4,
+	}
+)
+
+func (x Interface_MacvlanMode) Enum() *Interface_MacvlanMode {
+	p := new(Interface_MacvlanMode)
+	*p = x
+	return p
+}
+
+func (x Interface_MacvlanMode) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Interface_MacvlanMode) Descriptor() protoreflect.EnumDescriptor {
+	return file_linux_interfaces_v1_interfaces_proto_enumTypes[1].Descriptor()
+}
+
+func (Interface_MacvlanMode) Type() protoreflect.EnumType {
+	return &file_linux_interfaces_v1_interfaces_proto_enumTypes[1]
+}
+
+func (x Interface_MacvlanMode) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Interface_MacvlanMode.Descriptor instead.
+func (Interface_MacvlanMode) EnumDescriptor() ([]byte, []int) {
+	return file_linux_interfaces_v1_interfaces_proto_rawDescGZIP(), []int{0, 1}
+}
+
 // Interface is a Linux network interface. Each IP address derives a value
-// of its own; a veth end depends on its peer end (a cycle of two, created
-// as a unit).
+// of its own; the bridge master derives a binding that waits for the
+// bridge, so the interface itself never does; a veth end depends on its
+// peer end (a cycle of two, created as a unit); a vxlan, macvlan or vlan
+// interface depends on its parent.
 type Interface struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// name is the logical name (the label).
-	Name string         `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// type is the link type; changing it re-creates the interface.
 	Type Interface_Type `protobuf:"varint,2,opt,name=type,proto3,enum=linux.interfaces.v1.Interface_Type" json:"type,omitempty"`
-	// host_if_name is the name in the kernel; default: name.
+	// host_if_name is the name in the kernel; default: name. Changing it
+	// renames the interface in place.
 	HostIfName string `protobuf:"bytes,3,opt,name=host_if_name,json=hostIfName,proto3" json:"host_if_name,omitempty"`
-	Enabled    bool   `protobuf:"varint,4,opt,name=enabled,proto3" json:"enabled,omitempty"`
-	// mtu 0 means the kernel's default, 1500.
-	Mtu         uint32   `protobuf:"varint,5,opt,name=mtu,proto3" json:"mtu,omitempty"`
+	// enabled sets the interface administratively up.
+	Enabled bool `protobuf:"varint,4,opt,name=enabled,proto3" json:"enabled,omitempty"`
+	// mtu 0 means the kernel's default, 1500 (and for a value read back
+	// from the kernel: not managed).
+	Mtu uint32 `protobuf:"varint,5,opt,name=mtu,proto3" json:"mtu,omitempty"`
+	// phys_address is the MAC address; empty: the kernel's choice.
 	PhysAddress string   `protobuf:"bytes,6,opt,name=phys_address,json=physAddress,proto3" json:"phys_address,omitempty"`
 	IpAddresses []string `protobuf:"bytes,7,rep,name=ip_addresses,json=ipAddresses,proto3" json:"ip_addresses,omitempty"`
-	// namespace is the network namespace (by name); changing it re-creates.
+	// namespace is the network namespace, by name (as `ip netns` names
+	// them); empty: the plugin's namespace. Changing it re-creates.
 	Namespace string `protobuf:"bytes,8,opt,name=namespace,proto3" json:"namespace,omitempty"`
-	// veth_peer is the other end of a veth pair.
-	VethPeer      string `protobuf:"bytes,9,opt,name=veth_peer,json=vethPeer,proto3" json:"veth_peer,omitempty"`
+	// veth_peer is the other end of a veth pair (its label).
+	VethPeer string `protobuf:"bytes,9,opt,name=veth_peer,json=vethPeer,proto3" json:"veth_peer,omitempty"`
+	// master is the bridge this interface is a member of (the bridge's
+	// label). It derives a binding value that depends on the bridge: the
+	// interface exists without waiting for its bridge, and joins it when
+	// the bridge appears.
+	Master string `protobuf:"bytes,10,opt,name=master,proto3" json:"master,omitempty"`
+	// parent is the link a vxlan (optional), macvlan or vlan interface sits
+	// on (its label). Changing it re-creates.
+	Parent string `protobuf:"bytes,11,opt,name=parent,proto3" json:"parent,omitempty"`
+	// vxlan holds the tunnel parameters of a vxlan interface; changing them
+	// re-creates.
+	Vxlan *Interface_Vxlan `protobuf:"bytes,12,opt,name=vxlan,proto3" json:"vxlan,omitempty"`
+	// macvlan_mode is the mode of a macvlan interface; changing it
+	// re-creates.
+	MacvlanMode Interface_MacvlanMode `protobuf:"varint,13,opt,name=macvlan_mode,json=macvlanMode,proto3,enum=linux.interfaces.v1.Interface_MacvlanMode" json:"macvlan_mode,omitempty"`
+	// vlan_id is the 802.1Q tag of a vlan interface; changing it re-creates.
+	VlanId uint32 `protobuf:"varint,14,opt,name=vlan_id,json=vlanId,proto3" json:"vlan_id,omitempty"`
+	// vrf_table is the routing table of a vrf interface; changing it
+	// re-creates.
+	VrfTable      uint32 `protobuf:"varint,15,opt,name=vrf_table,json=vrfTable,proto3" json:"vrf_table,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -200,11 +300,128 @@ func (x *Interface) GetVethPeer() string {
 	return ""
 }
 
+func (x *Interface) GetMaster() string {
+	if x != nil {
+		return x.Master
+	}
+	return ""
+}
+
+func (x *Interface) GetParent() string {
+	if x != nil {
+		return x.Parent
+	}
+	return ""
+}
+
+func (x *Interface) GetVxlan() *Interface_Vxlan {
+	if x != nil {
+		return x.Vxlan
+	}
+	return nil
+}
+
+func (x *Interface) GetMacvlanMode() Interface_MacvlanMode {
+	if x != nil {
+		return x.MacvlanMode
+	}
+	return Interface_MACVLAN_MODE_UNSPECIFIED
+}
+
+func (x *Interface) GetVlanId() uint32 {
+	if x != nil {
+		return x.VlanId
+	}
+	return 0
+}
+
+func (x *Interface) GetVrfTable() uint32 {
+	if x != nil {
+		return x.VrfTable
+	}
+	return 0
+}
+
+// Vxlan holds the tunnel parameters of a vxlan interface.
+type Interface_Vxlan struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// vni is the VXLAN network identifier (1 to 16777215).
+	Vni uint32 `protobuf:"varint,1,opt,name=vni,proto3" json:"vni,omitempty"`
+	// local_ip is the source address of the tunnel; empty: any.
+	LocalIp string `protobuf:"bytes,2,opt,name=local_ip,json=localIp,proto3" json:"local_ip,omitempty"`
+	// remote_ip is the remote endpoint, or a multicast group (which then
+	// needs parent); empty: none (FDB entries decide).
+	RemoteIp string `protobuf:"bytes,3,opt,name=remote_ip,json=remoteIp,proto3" json:"remote_ip,omitempty"`
+	// dst_port is the UDP port; 0: the IANA port, 4789.
+	DstPort       uint32 `protobuf:"varint,4,opt,name=dst_port,json=dstPort,proto3" json:"dst_port,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Interface_Vxlan) Reset() {
+	*x = Interface_Vxlan{}
+	mi := &file_linux_interfaces_v1_interfaces_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Interface_Vxlan) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Interface_Vxlan) ProtoMessage() {}
+
+func (x *Interface_Vxlan) ProtoReflect() protoreflect.Message {
+	mi := &file_linux_interfaces_v1_interfaces_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Interface_Vxlan.ProtoReflect.Descriptor instead.
+func (*Interface_Vxlan) Descriptor() ([]byte, []int) {
+	return file_linux_interfaces_v1_interfaces_proto_rawDescGZIP(), []int{0, 0}
+}
+
+func (x *Interface_Vxlan) GetVni() uint32 {
+	if x != nil {
+		return x.Vni
+	}
+	return 0
+}
+
+func (x *Interface_Vxlan) GetLocalIp() string {
+	if x != nil {
+		return x.LocalIp
+	}
+	return ""
+}
+
+func (x *Interface_Vxlan) GetRemoteIp() string {
+	if x != nil {
+		return x.RemoteIp
+	}
+	return ""
+}
+
+func (x *Interface_Vxlan) GetDstPort() uint32 {
+	if x != nil {
+		return x.DstPort
+	}
+	return 0
+}
+
 var File_linux_interfaces_v1_interfaces_proto protoreflect.FileDescriptor
 
 const file_linux_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"\n" +
-	"$linux/interfaces/v1/interfaces.proto\x12\x13linux.interfaces.v1\x1a\x1dkvdescriptor/v1/options.proto\"\x82\x05\n" +
+	"$linux/interfaces/v1/interfaces.proto\x12\x13linux.interfaces.v1\x1a\x1dkvdescriptor/v1/options.proto\"\xf0\n" +
+	"\n" +
 	"\tInterface\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12?\n" +
 	"\x04type\x18\x02 \x01(\x0e2#.linux.interfaces.v1.Interface.TypeB\x06Ҽ\x19\x02 \x01R\x04type\x12 \n" +
@@ -215,9 +432,24 @@ const file_linux_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"\fphys_address\x18\x06 \x01(\tB\x06Ҽ\x19\x02\b\x06R\vphysAddress\x12\x85\x01\n" +
 	"\fip_addresses\x18\a \x03(\tBbҼ\x19^\b\x05\x1aV\n" +
 	"-linux/interface/{name}/address/{ip_addresses}\x12%linux.interfaces.v1.Interface.address2\x02\x10\x01R\vipAddresses\x12$\n" +
-	"\tnamespace\x18\b \x01(\tB\x06Ҽ\x19\x02 \x01R\tnamespace\x12M\n" +
-	"\tveth_peer\x18\t \x01(\tB0Ҽ\x19,\x12*\n" +
-	"\x1dlinux.interfaces.v1.Interface\x12\tveth peerR\bvethPeer\"|\n" +
+	"\tnamespace\x18\b \x01(\tB\x06Ҽ\x19\x02 \x01R\tnamespace\x12O\n" +
+	"\tveth_peer\x18\t \x01(\tB2Ҽ\x19.\x12*\n" +
+	"\x1dlinux.interfaces.v1.Interface\x12\tveth peer \x01R\bvethPeer\x12\x90\x01\n" +
+	"\x06master\x18\n" +
+	" \x01(\tBxҼ\x19t\x1ar\n" +
+	"&linux/interface/{name}/master/{master}\x12$linux.interfaces.v1.Interface.master\x1a\"\n" +
+	"\x06bridge\x12\x18linux/interface/{master}R\x06master\x12G\n" +
+	"\x06parent\x18\v \x01(\tB/Ҽ\x19+\x12'\n" +
+	"\x1dlinux.interfaces.v1.Interface\x12\x06parent \x01R\x06parent\x12B\n" +
+	"\x05vxlan\x18\f \x01(\v2$.linux.interfaces.v1.Interface.VxlanB\x06Ҽ\x19\x02 \x01R\x05vxlan\x12U\n" +
+	"\fmacvlan_mode\x18\r \x01(\x0e2*.linux.interfaces.v1.Interface.MacvlanModeB\x06Ҽ\x19\x02 \x01R\vmacvlanMode\x12\x1f\n" +
+	"\avlan_id\x18\x0e \x01(\rB\x06Ҽ\x19\x02 \x01R\x06vlanId\x12#\n" +
+	"\tvrf_table\x18\x0f \x01(\rB\x06Ҽ\x19\x02 \x01R\bvrfTable\x1a|\n" +
+	"\x05Vxlan\x12\x10\n" +
+	"\x03vni\x18\x01 \x01(\rR\x03vni\x12!\n" +
+	"\blocal_ip\x18\x02 \x01(\tB\x06Ҽ\x19\x02\b\x03R\alocalIp\x12#\n" +
+	"\tremote_ip\x18\x03 \x01(\tB\x06Ҽ\x19\x02\b\x03R\bremoteIp\x12\x19\n" +
+	"\bdst_port\x18\x04 \x01(\rR\adstPort\"\x99\x01\n" +
 	"\x04Type\x12\x14\n" +
 	"\x10TYPE_UNSPECIFIED\x10\x00\x12\r\n" +
 	"\tTYPE_VETH\x10\x01\x12\f\n" +
@@ -227,7 +459,15 @@ const file_linux_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"TYPE_VXLAN\x10\x04\x12\x10\n" +
 	"\fTYPE_MACVLAN\x10\x05\x12\x0e\n" +
 	"\n" +
-	"TYPE_DUMMY\x10\x06:\x1eҼ\x19\x1a\n" +
+	"TYPE_DUMMY\x10\x06\x12\r\n" +
+	"\tTYPE_VLAN\x10\a\x12\f\n" +
+	"\bTYPE_VRF\x10\b\"\x90\x01\n" +
+	"\vMacvlanMode\x12\x1c\n" +
+	"\x18MACVLAN_MODE_UNSPECIFIED\x10\x00\x12\x18\n" +
+	"\x14MACVLAN_MODE_PRIVATE\x10\x01\x12\x15\n" +
+	"\x11MACVLAN_MODE_VEPA\x10\x02\x12\x17\n" +
+	"\x13MACVLAN_MODE_BRIDGE\x10\x03\x12\x19\n" +
+	"\x15MACVLAN_MODE_PASSTHRU\x10\x04:\x1eҼ\x19\x1a\n" +
 	"\x16linux/interface/{name} \x01BTZRgithub.com/kvdescriptor/kvdescriptor/generated/linux/interfaces/v1;linuxinterfacesb\x06proto3"
 
 var (
@@ -242,19 +482,23 @@ func file_linux_interfaces_v1_interfaces_proto_rawDescGZIP() []byte {
 	return file_linux_interfaces_v1_interfaces_proto_rawDescData
 }
 
-var file_linux_interfaces_v1_interfaces_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_linux_interfaces_v1_interfaces_proto_msgTypes = make([]protoimpl.MessageInfo, 1)
+var file_linux_interfaces_v1_interfaces_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_linux_interfaces_v1_interfaces_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
 var file_linux_interfaces_v1_interfaces_proto_goTypes = []any{
-	(Interface_Type)(0), // 0: linux.interfaces.v1.Interface.Type
-	(*Interface)(nil),   // 1: linux.interfaces.v1.Interface
+	(Interface_Type)(0),        // 0: linux.interfaces.v1.Interface.Type
+	(Interface_MacvlanMode)(0), // 1: linux.interfaces.v1.Interface.MacvlanMode
+	(*Interface)(nil),          // 2: linux.interfaces.v1.Interface
+	(*Interface_Vxlan)(nil),    // 3: linux.interfaces.v1.Interface.Vxlan
 }
 var file_linux_interfaces_v1_interfaces_proto_depIdxs = []int32{
 	0, // 0: linux.interfaces.v1.Interface.type:type_name -> linux.interfaces.v1.Interface.Type
-	1, // [1:1] is the sub-list for method output_type
-	1, // [1:1] is the sub-list for method input_type
-	1, // [1:1] is the sub-list for extension type_name
-	1, // [1:1] is the sub-list for extension extendee
-	0, // [0:1] is the sub-list for field type_name
+	3, // 1: linux.interfaces.v1.Interface.vxlan:type_name -> linux.interfaces.v1.Interface.Vxlan
+	1, // 2: linux.interfaces.v1.Interface.macvlan_mode:type_name -> linux.interfaces.v1.Interface.MacvlanMode
+	3, // [3:3] is the sub-list for method output_type
+	3, // [3:3] is the sub-list for method input_type
+	3, // [3:3] is the sub-list for extension type_name
+	3, // [3:3] is the sub-list for extension extendee
+	0, // [0:3] is the sub-list for field type_name
 }
 
 func init() { file_linux_interfaces_v1_interfaces_proto_init() }
@@ -267,8 +511,8 @@ func file_linux_interfaces_v1_interfaces_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_linux_interfaces_v1_interfaces_proto_rawDesc), len(file_linux_interfaces_v1_interfaces_proto_rawDesc)),
-			NumEnums:      1,
-			NumMessages:   1,
+			NumEnums:      2,
+			NumMessages:   2,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

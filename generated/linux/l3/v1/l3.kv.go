@@ -91,7 +91,12 @@ func routeDependencies(key string, v *Route) []kv.Dependency {
 
 // routeEqual compares two values of linux.l3.v1.Route as the southbound sees them.
 func routeEqual(a, b *Route) bool {
-	return a.GetOutgoingInterface() == b.GetOutgoingInterface() && kv.EqualFormatted(kv.FormatIPPrefix, a.GetDstNetwork(), b.GetDstNetwork()) && kv.EqualFormatted(kv.FormatIP, a.GetGwAddr(), b.GetGwAddr()) && a.GetMetric() == b.GetMetric()
+	return a.GetOutgoingInterface() == b.GetOutgoingInterface() && kv.EqualFormatted(kv.FormatIPPrefix, a.GetDstNetwork(), b.GetDstNetwork()) && kv.EqualFormatted(kv.FormatIP, a.GetGwAddr(), b.GetGwAddr()) && a.GetMetric() == b.GetMetric() && kv.OrDefault(a.GetTable(), 254) == kv.OrDefault(b.GetTable(), 254) && a.GetScope() == b.GetScope()
+}
+
+// routeNeedsRecreate reports whether changing a to b needs a re-create.
+func routeNeedsRecreate(a, b *Route) bool {
+	return !(a.GetMetric() == b.GetMetric() && kv.OrDefault(a.GetTable(), 254) == kv.OrDefault(b.GetTable(), 254))
 }
 
 // routeValidate validates a value of linux.l3.v1.Route, naming every invalid field.
@@ -126,7 +131,10 @@ func RouteSpec[M any]() kv.Spec[*Route, M] {
 		IsKey:       IsRouteKey,
 		KeyTemplate: RouteKeyTemplate,
 		Name:        RouteModelName,
-		Validate:    routeValidate,
+		NeedsRecreate: func(_ string, a, b *Route) bool {
+			return routeNeedsRecreate(a, b)
+		},
+		Validate: routeValidate,
 	}
 }
 
@@ -142,4 +150,128 @@ type RouteHandler[M any] interface {
 // with the scheduler.
 func NewRouteDescriptor[M any](h RouteHandler[M]) (*kv.TypedDescriptor[*Route, M], error) {
 	return kv.NewKeyedDescriptor[RouteKey, *Route, M](RouteSpec[M](), ParseRouteKey, h)
+}
+
+// NeighbourModelName: the model linux.l3.v1.Neighbour.
+const (
+	NeighbourModelName = "linux.l3.v1.Neighbour"
+	// NeighbourKeyTemplate is the key template of linux.l3.v1.Neighbour.
+	NeighbourKeyTemplate = "linux/neighbour/{interface:name}/{ip_address:ip}"
+	// NeighbourKeyPrefix starts every key of linux.l3.v1.Neighbour.
+	NeighbourKeyPrefix = "linux/neighbour/"
+)
+
+var neighbourKeyTemplate = kv.MustParseKeyTemplate(NeighbourKeyTemplate)
+
+// NeighbourKey is a parsed key of linux.l3.v1.Neighbour.
+type NeighbourKey struct {
+	Interface string
+	IpAddress netip.Addr
+}
+
+// String builds the key.
+func (k NeighbourKey) String() string {
+	return "linux/neighbour/" + kv.EscapeSegment(k.Interface) + "/" + k.IpAddress.String()
+}
+
+// BuildNeighbourKey builds the key of linux.l3.v1.Neighbour from its fields, in key form: names
+// escaped, addresses and networks canonical.
+func BuildNeighbourKey(interface_ string, ipAddress string) string {
+	return "linux/neighbour/" + kv.KeyValue(kv.FormatName, interface_) + "/" + kv.KeyValue(kv.FormatIP, ipAddress)
+}
+
+// ParseNeighbourKey parses a key of linux.l3.v1.Neighbour; ok is false for any other text.
+func ParseNeighbourKey(key string) (k NeighbourKey, ok bool) {
+	parts, ok := neighbourKeyTemplate.Split(key)
+	if !ok {
+		return
+	}
+	if k.Interface, ok = kv.ParseKeyName(parts[0]); !ok {
+		return
+	}
+	if k.IpAddress, ok = kv.ParseKeyIP(parts[1]); !ok {
+		return
+	}
+	return k, true
+}
+
+// IsNeighbourKey reports whether key is a key of linux.l3.v1.Neighbour.
+func IsNeighbourKey(key string) bool {
+	_, ok := ParseNeighbourKey(key)
+	return ok
+}
+
+// NeighbourKeyFor returns the key of a value of linux.l3.v1.Neighbour.
+func NeighbourKeyFor(v *Neighbour) string {
+	return BuildNeighbourKey(v.GetInterface(), v.GetIpAddress())
+}
+
+// neighbourDependencies returns the dependencies of a value of linux.l3.v1.Neighbour.
+func neighbourDependencies(key string, v *Neighbour) []kv.Dependency {
+	var deps []kv.Dependency
+	if x := v.GetInterface(); x != "" {
+		deps = append(deps, kv.Dependency{
+			Key:   "linux/interface/" + kv.KeyValue(kv.FormatName, x),
+			Label: "interface",
+		})
+	}
+	return deps
+}
+
+// neighbourEqual compares two values of linux.l3.v1.Neighbour as the southbound sees them.
+func neighbourEqual(a, b *Neighbour) bool {
+	return a.GetInterface() == b.GetInterface() && kv.EqualFormatted(kv.FormatIP, a.GetIpAddress(), b.GetIpAddress()) && kv.EqualFormatted(kv.FormatMAC, a.GetHwAddress(), b.GetHwAddress())
+}
+
+// neighbourValidate validates a value of linux.l3.v1.Neighbour, naming every invalid field.
+func neighbourValidate(key string, v *Neighbour) error {
+	var errs *kv.InvalidValueError
+	if v.GetInterface() == "" {
+		errs = errs.Add("interface", "must be set: it is part of the key")
+	}
+	if v.GetIpAddress() == "" {
+		errs = errs.Add("ip_address", "must be set: it is part of the key")
+	} else if r := kv.CheckFormat(kv.FormatIP, v.GetIpAddress()); r != "" {
+		errs = errs.Add("ip_address", "%s", r)
+	}
+	if r := kv.CheckFormat(kv.FormatMAC, v.GetHwAddress()); r != "" {
+		errs = errs.Add("hw_address", "%s", r)
+	}
+	if v.GetHwAddress() == "" {
+		errs = errs.Add("hw_address", "must be set")
+	}
+	if errs == nil {
+		if want := NeighbourKeyFor(v); want != key {
+			errs = errs.Add("(key)", "%q is not the key of this value, which is %q", key, want)
+		}
+	}
+	return errs.OrNil()
+}
+
+// NeighbourSpec returns the schema-derived part of the descriptor of linux.l3.v1.Neighbour.
+func NeighbourSpec[M any]() kv.Spec[*Neighbour, M] {
+	return kv.Spec[*Neighbour, M]{
+		Dependencies: neighbourDependencies,
+		Equivalent: func(_ string, a, b *Neighbour) bool {
+			return neighbourEqual(a, b)
+		},
+		IsKey:       IsNeighbourKey,
+		KeyTemplate: NeighbourKeyTemplate,
+		Name:        NeighbourModelName,
+		Validate:    neighbourValidate,
+	}
+}
+
+// NeighbourHandler holds the southbound calls of linux.l3.v1.Neighbour: Create and Delete, and
+// optionally Update(ctx, key, oldValue, newValue, oldMetadata) (M, error),
+// Retrieve(ctx, correlate []kv.Item) ([]kv.Item, error) and Validate(key, value) error.
+// Keys arrive parsed; M is the metadata type (struct{} for none).
+type NeighbourHandler[M any] interface {
+	kv.KeyedHandler[NeighbourKey, *Neighbour, M]
+}
+
+// NewNeighbourDescriptor returns the descriptor of linux.l3.v1.Neighbour with handler h, to register
+// with the scheduler.
+func NewNeighbourDescriptor[M any](h NeighbourHandler[M]) (*kv.TypedDescriptor[*Neighbour, M], error) {
+	return kv.NewKeyedDescriptor[NeighbourKey, *Neighbour, M](NeighbourSpec[M](), ParseNeighbourKey, h)
 }

@@ -22,17 +22,82 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// Scope is the route's scope.
+type Route_Scope int32
+
+const (
+	// SCOPE_UNSPECIFIED: link for a route without a gateway, global for
+	// one with a gateway (what `ip route add` does).
+	Route_SCOPE_UNSPECIFIED Route_Scope = 0
+	Route_SCOPE_GLOBAL      Route_Scope = 1
+	Route_SCOPE_SITE        Route_Scope = 2
+	Route_SCOPE_LINK        Route_Scope = 3
+	Route_SCOPE_HOST        Route_Scope = 4
+)
+
+// Enum value maps for Route_Scope.
+var (
+	Route_Scope_name = map[int32]string{
+		0: "SCOPE_UNSPECIFIED",
+		1: "SCOPE_GLOBAL",
+		2: "SCOPE_SITE",
+		3: "SCOPE_LINK",
+		4: "SCOPE_HOST",
+	}
+	Route_Scope_value = map[string]int32{
+		"SCOPE_UNSPECIFIED": 0,
+		"SCOPE_GLOBAL":      1,
+		"SCOPE_SITE":        2,
+		"SCOPE_LINK":        3,
+		"SCOPE_HOST":        4,
+	}
+)
+
+func (x Route_Scope) Enum() *Route_Scope {
+	p := new(Route_Scope)
+	*p = x
+	return p
+}
+
+func (x Route_Scope) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Route_Scope) Descriptor() protoreflect.EnumDescriptor {
+	return file_linux_l3_v1_l3_proto_enumTypes[0].Descriptor()
+}
+
+func (Route_Scope) Type() protoreflect.EnumType {
+	return &file_linux_l3_v1_l3_proto_enumTypes[0]
+}
+
+func (x Route_Scope) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Route_Scope.Descriptor instead.
+func (Route_Scope) EnumDescriptor() ([]byte, []int) {
+	return file_linux_l3_v1_l3_proto_rawDescGZIP(), []int{0, 0}
+}
+
 // Route is a Linux route. It waits for its outgoing interface and, when it
 // has a gateway, for an address of that interface whose network contains
-// the gateway.
+// the gateway. It lives in the network namespace of its outgoing
+// interface.
 type Route struct {
 	state             protoimpl.MessageState `protogen:"open.v1"`
 	OutgoingInterface string                 `protobuf:"bytes,1,opt,name=outgoing_interface,json=outgoingInterface,proto3" json:"outgoing_interface,omitempty"`
 	DstNetwork        string                 `protobuf:"bytes,2,opt,name=dst_network,json=dstNetwork,proto3" json:"dst_network,omitempty"`
-	GwAddr            string                 `protobuf:"bytes,3,opt,name=gw_addr,json=gwAddr,proto3" json:"gw_addr,omitempty"`
-	Metric            uint32                 `protobuf:"varint,4,opt,name=metric,proto3" json:"metric,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// gw_addr is the gateway; empty: a directly connected network.
+	GwAddr string `protobuf:"bytes,3,opt,name=gw_addr,json=gwAddr,proto3" json:"gw_addr,omitempty"`
+	// metric is the route's priority; changing it re-creates (the kernel
+	// identifies a route by table, destination and metric).
+	Metric uint32 `protobuf:"varint,4,opt,name=metric,proto3" json:"metric,omitempty"`
+	// table is the routing table; 0 means main (254). Changing it re-creates.
+	Table         uint32      `protobuf:"varint,5,opt,name=table,proto3" json:"table,omitempty"`
+	Scope         Route_Scope `protobuf:"varint,6,opt,name=scope,proto3,enum=linux.l3.v1.Route_Scope" json:"scope,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Route) Reset() {
@@ -93,21 +158,118 @@ func (x *Route) GetMetric() uint32 {
 	return 0
 }
 
+func (x *Route) GetTable() uint32 {
+	if x != nil {
+		return x.Table
+	}
+	return 0
+}
+
+func (x *Route) GetScope() Route_Scope {
+	if x != nil {
+		return x.Scope
+	}
+	return Route_SCOPE_UNSPECIFIED
+}
+
+// Neighbour is a static ARP (IPv4) or NDP (IPv6) entry. It waits for its
+// interface and lives in that interface's network namespace.
+type Neighbour struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Interface string                 `protobuf:"bytes,1,opt,name=interface,proto3" json:"interface,omitempty"`
+	IpAddress string                 `protobuf:"bytes,2,opt,name=ip_address,json=ipAddress,proto3" json:"ip_address,omitempty"`
+	// hw_address is the link-layer address. Required.
+	HwAddress     string `protobuf:"bytes,3,opt,name=hw_address,json=hwAddress,proto3" json:"hw_address,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Neighbour) Reset() {
+	*x = Neighbour{}
+	mi := &file_linux_l3_v1_l3_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Neighbour) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Neighbour) ProtoMessage() {}
+
+func (x *Neighbour) ProtoReflect() protoreflect.Message {
+	mi := &file_linux_l3_v1_l3_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Neighbour.ProtoReflect.Descriptor instead.
+func (*Neighbour) Descriptor() ([]byte, []int) {
+	return file_linux_l3_v1_l3_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *Neighbour) GetInterface() string {
+	if x != nil {
+		return x.Interface
+	}
+	return ""
+}
+
+func (x *Neighbour) GetIpAddress() string {
+	if x != nil {
+		return x.IpAddress
+	}
+	return ""
+}
+
+func (x *Neighbour) GetHwAddress() string {
+	if x != nil {
+		return x.HwAddress
+	}
+	return ""
+}
+
 var File_linux_l3_v1_l3_proto protoreflect.FileDescriptor
 
 const file_linux_l3_v1_l3_proto_rawDesc = "" +
 	"\n" +
-	"\x14linux/l3/v1/l3.proto\x12\vlinux.l3.v1\x1a\x1dkvdescriptor/v1/options.proto\"\xd0\x02\n" +
+	"\x14linux/l3/v1/l3.proto\x12\vlinux.l3.v1\x1a\x1dkvdescriptor/v1/options.proto\"\x8f\x04\n" +
 	"\x05Route\x12_\n" +
 	"\x12outgoing_interface\x18\x01 \x01(\tB0Ҽ\x19,\x12*\n" +
 	"\x1dlinux.interfaces.v1.Interface\x12\tinterfaceR\x11outgoingInterface\x12'\n" +
 	"\vdst_network\x18\x02 \x01(\tB\x06Ҽ\x19\x02\b\x04R\n" +
 	"dstNetwork\x12\x1f\n" +
-	"\agw_addr\x18\x03 \x01(\tB\x06Ҽ\x19\x02\b\x03R\x06gwAddr\x12\x16\n" +
-	"\x06metric\x18\x04 \x01(\rR\x06metric:\x83\x01Ҽ\x19\x7f\n" +
+	"\agw_addr\x18\x03 \x01(\tB\x06Ҽ\x19\x02\b\x03R\x06gwAddr\x12\x1e\n" +
+	"\x06metric\x18\x04 \x01(\rB\x06Ҽ\x19\x02 \x01R\x06metric\x12#\n" +
+	"\x05table\x18\x05 \x01(\rB\rҼ\x19\t \x01*\x05\x12\x03254R\x05table\x12.\n" +
+	"\x05scope\x18\x06 \x01(\x0e2\x18.linux.l3.v1.Route.ScopeR\x05scope\"`\n" +
+	"\x05Scope\x12\x15\n" +
+	"\x11SCOPE_UNSPECIFIED\x10\x00\x12\x10\n" +
+	"\fSCOPE_GLOBAL\x10\x01\x12\x0e\n" +
+	"\n" +
+	"SCOPE_SITE\x10\x02\x12\x0e\n" +
+	"\n" +
+	"SCOPE_LINK\x10\x03\x12\x0e\n" +
+	"\n" +
+	"SCOPE_HOST\x10\x04:\x83\x01Ҽ\x19\x7f\n" +
 	".linux/route/{outgoing_interface}/{dst_network}2M\n" +
 	"\x11gateway reachable\x1a8\n" +
-	"-linux/interface/{outgoing_interface}/address/\x12\agw_addrBDZBgithub.com/kvdescriptor/kvdescriptor/generated/linux/l3/v1;linuxl3b\x06proto3"
+	"-linux/interface/{outgoing_interface}/address/\x12\agw_addr\"\xdd\x01\n" +
+	"\tNeighbour\x12N\n" +
+	"\tinterface\x18\x01 \x01(\tB0Ҽ\x19,\x12*\n" +
+	"\x1dlinux.interfaces.v1.Interface\x12\tinterfaceR\tinterface\x12%\n" +
+	"\n" +
+	"ip_address\x18\x02 \x01(\tB\x06Ҽ\x19\x02\b\x03R\tipAddress\x12)\n" +
+	"\n" +
+	"hw_address\x18\x03 \x01(\tB\n" +
+	"Ҽ\x19\x06\b\x062\x02\b\x01R\thwAddress:.Ҽ\x19*\n" +
+	"(linux/neighbour/{interface}/{ip_address}BDZBgithub.com/kvdescriptor/kvdescriptor/generated/linux/l3/v1;linuxl3b\x06proto3"
 
 var (
 	file_linux_l3_v1_l3_proto_rawDescOnce sync.Once
@@ -121,16 +283,20 @@ func file_linux_l3_v1_l3_proto_rawDescGZIP() []byte {
 	return file_linux_l3_v1_l3_proto_rawDescData
 }
 
-var file_linux_l3_v1_l3_proto_msgTypes = make([]protoimpl.MessageInfo, 1)
+var file_linux_l3_v1_l3_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_linux_l3_v1_l3_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
 var file_linux_l3_v1_l3_proto_goTypes = []any{
-	(*Route)(nil), // 0: linux.l3.v1.Route
+	(Route_Scope)(0),  // 0: linux.l3.v1.Route.Scope
+	(*Route)(nil),     // 1: linux.l3.v1.Route
+	(*Neighbour)(nil), // 2: linux.l3.v1.Neighbour
 }
 var file_linux_l3_v1_l3_proto_depIdxs = []int32{
-	0, // [0:0] is the sub-list for method output_type
-	0, // [0:0] is the sub-list for method input_type
-	0, // [0:0] is the sub-list for extension type_name
-	0, // [0:0] is the sub-list for extension extendee
-	0, // [0:0] is the sub-list for field type_name
+	0, // 0: linux.l3.v1.Route.scope:type_name -> linux.l3.v1.Route.Scope
+	1, // [1:1] is the sub-list for method output_type
+	1, // [1:1] is the sub-list for method input_type
+	1, // [1:1] is the sub-list for extension type_name
+	1, // [1:1] is the sub-list for extension extendee
+	0, // [0:1] is the sub-list for field type_name
 }
 
 func init() { file_linux_l3_v1_l3_proto_init() }
@@ -143,13 +309,14 @@ func file_linux_l3_v1_l3_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_linux_l3_v1_l3_proto_rawDesc), len(file_linux_l3_v1_l3_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   1,
+			NumEnums:      1,
+			NumMessages:   2,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
 		GoTypes:           file_linux_l3_v1_l3_proto_goTypes,
 		DependencyIndexes: file_linux_l3_v1_l3_proto_depIdxs,
+		EnumInfos:         file_linux_l3_v1_l3_proto_enumTypes,
 		MessageInfos:      file_linux_l3_v1_l3_proto_msgTypes,
 	}.Build()
 	File_linux_l3_v1_l3_proto = out.File
