@@ -48,8 +48,11 @@ type job struct {
 	items    []txnItem
 	retry    []retryItem
 	register []kv.Descriptor
-	done     chan *Result
-	regErr   chan error
+	// done receives the result of a queued job; a job run inline on the
+	// committer's goroutine has none and gets its result in result.
+	done   chan *Result
+	result *Result
+	regErr chan error
 }
 
 type txnItem struct {
@@ -224,7 +227,13 @@ func (s *Scheduler) worker() {
 func (s *Scheduler) idle() {
 	s.qmu.Lock()
 	s.busy = false
+	// The worker needs waking only for queued work or to stop: one that
+	// waits with nothing to do costs a futex wake per transaction.
+	wake := len(s.queue) > 0 || s.closed
 	s.qmu.Unlock()
+	if !wake {
+		return
+	}
 	select {
 	case s.wake <- struct{}{}:
 	default:
@@ -299,6 +308,8 @@ func (j *job) finish(r *Result, regErr error) {
 	}
 	if j.done != nil {
 		j.done <- r
+	} else {
+		j.result = r
 	}
 }
 

@@ -22,7 +22,7 @@ type Txn struct {
 
 // Txn starts a transaction.
 func (s *Scheduler) Txn(opts ...TxnOption) *Txn {
-	t := &Txn{s: s, index: map[string]int{}}
+	t := &Txn{s: s}
 	for _, o := range opts {
 		o(&t.opts)
 	}
@@ -46,13 +46,38 @@ func (t *Txn) Set(key string, value proto.Message) *Txn {
 		}
 		return t
 	}
-	if i, ok := t.index[key]; ok {
+	if i, ok := t.find(key); ok {
 		t.items[i].value = value
 		return t
 	}
-	t.index[key] = len(t.items)
+	if t.index != nil {
+		t.index[key] = len(t.items)
+	}
 	t.items = append(grow(t.items), txnItem{key: key, value: value})
+	if t.index == nil && len(t.items) > txnScanMax {
+		t.index = make(map[string]int, 2*len(t.items))
+		for i := range t.items {
+			t.index[t.items[i].key] = i
+		}
+	}
 	return t
+}
+
+// txnScanMax is the size up to which a Txn finds its keys by scanning
+// instead of through a map (most transactions set a key or two).
+const txnScanMax = 8
+
+func (t *Txn) find(key string) (int, bool) {
+	if t.index != nil {
+		i, ok := t.index[key]
+		return i, ok
+	}
+	for i := range t.items {
+		if t.items[i].key == key {
+			return i, true
+		}
+	}
+	return 0, false
 }
 
 // Delete removes the intended value of key: the value, its derived values
@@ -63,8 +88,9 @@ func (t *Txn) Delete(key string) *Txn { return t.Set(key, nil) }
 // Len returns the number of keys in the transaction.
 func (t *Txn) Len() int { return len(t.items) }
 
+// job copies the items, so that the Txn may change after a commit.
 func (t *Txn) job(ctx context.Context) *job {
-	return &job{kind: NBTxn, ctx: ctx, opts: t.opts, items: append([]txnItem(nil), t.items...), done: make(chan *Result, 1)}
+	return &job{kind: NBTxn, ctx: ctx, opts: t.opts, items: append([]txnItem(nil), t.items...)}
 }
 
 // Commit queues the transaction and blocks until it has run. The error is
@@ -79,9 +105,9 @@ func (t *Txn) Commit(ctx context.Context) (*Result, error) {
 	if inline, err := t.s.runInline(j); err != nil {
 		return &Result{Kind: NBTxn, Err: err}, err
 	} else if inline {
-		r := <-j.done
-		return r, r.Err
+		return j.result, j.result.Err
 	}
+	j.done = make(chan *Result, 1)
 	if err := t.s.enqueue(j); err != nil {
 		return &Result{Kind: NBTxn, Err: err}, err
 	}
@@ -100,6 +126,7 @@ func (t *Txn) CommitAsync(ctx context.Context) <-chan *Result {
 		return resolved(&Result{Kind: NBTxn, Err: t.err})
 	}
 	j := t.job(ctx)
+	j.done = make(chan *Result, 1)
 	if err := t.s.enqueue(j); err != nil {
 		return resolved(&Result{Kind: NBTxn, Err: err})
 	}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"google.golang.org/protobuf/encoding/prototext"
 )
@@ -22,17 +23,19 @@ func (s *Scheduler) logOps(res *Result, ops []Op, planned bool) {
 	if !l.Enabled(ctx, slog.LevelInfo) {
 		return
 	}
+	seq, kind := slog.Uint64("seq", res.Seq), slog.String("kind", res.Kind.String())
+	if !planned && res.Err == nil && sameOps(res.Planned, ops) {
+		// The plan, logged just before, already lists them: a constant
+		// message, the rest as attributes (cheap to format).
+		logRecord(ctx, l, slog.LevelInfo, "transaction executed as planned", seq, kind,
+			slog.Int("operations", len(ops)), slog.Duration("took", res.End.Sub(res.Start)))
+		return
+	}
 	withValues := l.Enabled(ctx, slog.LevelDebug)
 	var b strings.Builder
-	asPlanned := !planned && sameOps(res.Planned, ops)
-	if !asPlanned {
-		b.Grow(64 + 64*len(ops))
-	}
+	b.Grow(64 + 64*min(len(ops), maxLoggedOps))
 	writeTxnHeader(&b, res, planned, len(ops))
 	switch {
-	case asPlanned:
-		// The plan, logged just before, already lists them.
-		b.WriteString(" as planned")
 	case !withValues && len(ops) > maxLoggedOps:
 		// A record of tens of thousands of lines helps nobody at Info.
 		writeOps(&b, ops[:maxLoggedOps], false)
@@ -42,11 +45,28 @@ func (s *Scheduler) logOps(res *Result, ops []Op, planned bool) {
 	default:
 		writeOps(&b, ops, withValues)
 	}
+	if planned {
+		logRecord(ctx, l, slog.LevelInfo, b.String(), seq, kind)
+		return
+	}
 	level := slog.LevelInfo
-	if !planned && res.Err != nil {
+	if res.Err != nil {
 		level = slog.LevelWarn
 	}
-	l.LogAttrs(ctx, level, b.String(), slog.Uint64("seq", res.Seq), slog.String("kind", res.Kind.String()))
+	logRecord(ctx, l, level, b.String(), seq, kind, slog.Duration("took", res.End.Sub(res.Start)))
+}
+
+// logRecord is Logger.LogAttrs without the caller's program counter: the
+// source of a transaction record would always be this file, and reading
+// the stack for it costs more than formatting a short record.
+func logRecord(ctx context.Context, l *slog.Logger, level slog.Level, msg string, attrs ...slog.Attr) {
+	h := l.Handler()
+	if !h.Enabled(ctx, level) {
+		return
+	}
+	r := slog.NewRecord(time.Now(), level, msg, 0)
+	r.AddAttrs(attrs...)
+	_ = h.Handle(ctx, r)
 }
 
 func writeTxnHeader(b *strings.Builder, res *Result, planned bool, n int) {
@@ -64,8 +84,6 @@ func writeTxnHeader(b *strings.Builder, res *Result, planned bool, n int) {
 	}
 	b.WriteString(")")
 	switch {
-	case planned && res.DryRun:
-		b.WriteString(" plan, ")
 	case planned:
 		b.WriteString(" plan, ")
 	case res.Reverted:
@@ -74,12 +92,12 @@ func writeTxnHeader(b *strings.Builder, res *Result, planned bool, n int) {
 		b.WriteString(" executed, ")
 	}
 	b.WriteString(strconv.Itoa(n))
-	b.WriteString(" operations")
-	if !planned {
-		b.WriteString(" in ")
-		b.WriteString(res.End.Sub(res.Start).String())
+	if n == 1 {
+		b.WriteString(" operation")
+	} else {
+		b.WriteString(" operations")
 	}
-	if planned || !sameOps(res.Planned, res.Executed) {
+	if n > 0 {
 		b.WriteString(":")
 	}
 }
