@@ -20,6 +20,15 @@ type options struct {
 	// maxCycle bounds the number of values examined when looking for a
 	// dependency cycle that can be created as a unit.
 	maxCycle int
+	// observer receives transaction and call events (metrics).
+	observer Observer
+	// historyRecords and historyAge bound the history's retention: at
+	// most that many records, none older than that (0: no age bound).
+	// historyRecords 0 turns the history off.
+	historyRecords int
+	historyAge     time.Duration
+	// resyncPeriod is the interval of periodic downstream resyncs (0: none).
+	resyncPeriod time.Duration
 }
 
 // defaultOptions are the settings of scheduler.New with no options.
@@ -29,6 +38,9 @@ func defaultOptions() options {
 		txnLog:      true,           // like the reference, log every transaction
 		watchBuffer: 1024,           // a watcher may lag this many updates
 		maxCycle:    4096,           // plenty for veth pairs and rings of tunnels
+		// An hour of a busy agent's transactions; a day at most.
+		historyRecords: 10000,
+		historyAge:     24 * time.Hour,
 	}
 }
 
@@ -40,6 +52,10 @@ func (o *options) validate() error {
 		return errors.New("scheduler: watch buffer must be at least 1")
 	case o.maxCycle < 2:
 		return errors.New("scheduler: cycle bound must be at least 2")
+	case o.historyRecords < 0 || o.historyAge < 0:
+		return errors.New("scheduler: history retention must not be negative")
+	case o.resyncPeriod < 0:
+		return errors.New("scheduler: resync period must not be negative")
 	}
 	return nil
 }
@@ -55,6 +71,20 @@ func WithTxnLog(on bool) Option { return func(o *options) { o.txnLog = on } }
 // WithWatchBuffer sets the default channel buffer of watchers (default 1024).
 func WithWatchBuffer(n int) Option { return func(o *options) { o.watchBuffer = n } }
 
+// WithHistory sets the history's retention: at most records transaction
+// records (0 turns the history off), none older than maxAge (0: no age
+// bound). Default: 10000 records, 24 hours.
+func WithHistory(records int, maxAge time.Duration) Option {
+	return func(o *options) { o.historyRecords, o.historyAge = records, maxAge }
+}
+
+// WithPeriodicResync runs a downstream resync every period (0, the
+// default: never), each recorded as a transaction of kind
+// DownstreamResyncTxn.
+func WithPeriodicResync(period time.Duration) Option {
+	return func(o *options) { o.resyncPeriod = period }
+}
+
 // TxnOption configures one transaction.
 type TxnOption func(*txnOptions)
 
@@ -63,6 +93,8 @@ type txnOptions struct {
 	revert      bool
 	dryRun      bool
 	retry       RetryPolicy
+	// resync is NBTxn for an ordinary transaction, or a resync kind.
+	resync TxnKind
 }
 
 // RetryPolicy says how failed operations of a transaction are retried: after
@@ -112,3 +144,20 @@ func DryRun() TxnOption { return func(o *txnOptions) { o.dryRun = true } }
 
 // Retry retries the transaction's failed operations per policy.
 func Retry(policy RetryPolicy) TxnOption { return func(o *txnOptions) { o.retry = policy } }
+
+// FullResync makes the transaction a full resync: its values replace the
+// whole intended state (keys it does not set are deleted), and the view of
+// the southbound is refreshed through each descriptor's Retrieve first, so
+// that only what differs is changed.
+func FullResync() TxnOption { return func(o *txnOptions) { o.resync = FullResyncTxn } }
+
+// UpstreamResync makes the transaction an upstream resync: its values
+// replace the whole intended state, and the scheduler's view of the
+// southbound is trusted as it is (no Retrieve).
+func UpstreamResync() TxnOption { return func(o *txnOptions) { o.resync = UpstreamResyncTxn } }
+
+// DownstreamResync makes the transaction a downstream resync: the view of
+// the southbound is refreshed through Retrieve and brought back to the
+// intended state, which is kept. It takes no values: committing one with
+// Set or Delete fails.
+func DownstreamResync() TxnOption { return func(o *txnOptions) { o.resync = DownstreamResyncTxn } }

@@ -74,9 +74,12 @@ const (
 	OpCreate
 	OpUpdate
 	OpDelete
+	// OpRetrieve is a read of a descriptor's southbound state (a resync's
+	// refresh); it appears in errors and observer events, never in plans.
+	OpRetrieve
 )
 
-var opNames = [...]string{"NONE", "CREATE", "UPDATE", "DELETE"}
+var opNames = [...]string{"NONE", "CREATE", "UPDATE", "DELETE", "RETRIEVE"}
 
 func (k OpKind) String() string { return opNames[k] }
 
@@ -108,9 +111,18 @@ const (
 	FlagObtained
 	// FlagCycle: created as a member of a dependency cycle.
 	FlagCycle
+	// FlagMissing: a value of ours that the southbound no longer has
+	// (found by a refresh); it is created again when it can be.
+	FlagMissing
+	// FlagAdopted: a value found in the southbound by a refresh and taken
+	// as applied, with no call: it equals what is intended.
+	FlagAdopted
+	// FlagStale: a value of ours in the southbound that is no longer
+	// intended (found by a refresh); it is deleted.
+	FlagStale
 )
 
-var flagNames = []string{"DERIVED", "RECREATE", "WAS-PENDING", "IS-PENDING", "REVERT", "RETRY", "NOOP", "INVALID", "UNIMPLEMENTED", "OBTAINED", "CYCLE"}
+var flagNames = []string{"DERIVED", "RECREATE", "WAS-PENDING", "IS-PENDING", "REVERT", "RETRY", "NOOP", "INVALID", "UNIMPLEMENTED", "OBTAINED", "CYCLE", "MISSING", "ADOPTED", "STALE"}
 
 func (f Flags) String() string {
 	var b strings.Builder
@@ -136,10 +148,14 @@ func (f Flags) appendTo(b *strings.Builder) {
 type Op struct {
 	Key  string
 	Kind OpKind
+	// State is the value's state after the operation.
+	State State
+	Flags Flags
 	// Value is the value created or updated to; PrevValue the value
 	// updated from or deleted.
 	Value, PrevValue proto.Message
-	Flags            Flags
+	// Metadata is what Create or Update returned (executed operations).
+	Metadata any
 	// Err is the operation's error (executed operations only).
 	Err error
 }
@@ -173,9 +189,19 @@ const (
 	// RegistrationTxn applies values that a newly registered descriptor
 	// handles (they were UNIMPLEMENTED).
 	RegistrationTxn
+	// FullResyncTxn replaces the whole intended state with the
+	// transaction's values and refreshes the view of the southbound.
+	FullResyncTxn
+	// UpstreamResyncTxn replaces the whole intended state and trusts the
+	// view of the southbound as it is.
+	UpstreamResyncTxn
+	// DownstreamResyncTxn refreshes the view of the southbound and brings
+	// it back to the intended state, which it keeps.
+	DownstreamResyncTxn
 )
 
-var txnKindNames = [...]string{"NB transaction", "SB notification", "retry", "descriptor registration"}
+var txnKindNames = [...]string{"NB transaction", "SB notification", "retry", "descriptor registration",
+	"full resync", "upstream resync", "downstream resync"}
 
 func (k TxnKind) String() string { return txnKindNames[k] }
 

@@ -1,0 +1,34 @@
+package scheduler
+
+import (
+	"time"
+)
+
+// Observer receives the scheduler's events, for metrics. Its methods are
+// called on the goroutine running the transaction, some with the graph
+// locked: they must be quick, must not block and must not call the
+// scheduler. Scrape-time figures (queue length, values per state) are read
+// with QueueLen and StateCounts instead.
+type Observer interface {
+	// TxnDone is called once per transaction that ran (a dry run
+	// included), after it ended.
+	TxnDone(rec *Record)
+	// OpDone is called after each southbound call: Create, Update and
+	// Delete of executions, and Retrieve of refreshes.
+	OpDone(descriptor string, op OpKind, took time.Duration, err error)
+}
+
+// WithObserver sets an observer of transactions and southbound calls
+// (default none; without one the calls are not timed).
+func WithObserver(o Observer) Option { return func(opts *options) { opts.observer = o } }
+
+// StateCounts returns the number of values in each state.
+func (s *Scheduler) StateCounts() map[State]int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	counts := map[State]int{}
+	for _, n := range s.g.nodes {
+		counts[n.state]++
+	}
+	return counts
+}
