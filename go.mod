@@ -7,7 +7,10 @@ require (
 	github.com/dave/jennifer v1.7.1
 	github.com/google/btree v1.1.3
 	github.com/google/go-cmp v0.7.0
+	github.com/vishvananda/netlink v1.3.1
+	github.com/vishvananda/netns v0.0.5
 	go.uber.org/goleak v1.3.0
+	golang.org/x/sys v0.37.0
 	golang.org/x/tools v0.38.0
 	google.golang.org/protobuf v1.36.10
 )

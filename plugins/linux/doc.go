@@ -1,0 +1,32 @@
+// Package linux is the Linux southbound plugin: the handlers of the
+// generated Linux models (interfaces with their addresses and bridge
+// memberships, routes, neighbours) over netlink.
+//
+// What it promises:
+//
+//   - Every netlink call goes through a handle bound to the network
+//     namespace of the value (netlink.NewHandleAt); the plugin never
+//     switches the namespace of a thread it does not lock, and restores it
+//     before unlocking (only TAP creation, an ioctl, needs a switch).
+//   - Values with an empty namespace live in the plugin's namespace
+//     (WithNamespace, default the caller's); others in the named namespace
+//     (/var/run/netns/NAME, as `ip netns` names them).
+//   - Retrieve reports only what the plugin owns: interfaces that match an
+//     intended one (by host name, namespace and type), routes that carry
+//     the plugin's protocol number, neighbours of intended keys. A resync
+//     therefore never deletes the host's own interfaces or routes.
+//   - Deleting something already gone succeeds (kv.ErrNotFound); every
+//     other kernel error reaches the value's status as the `ip` command
+//     that failed and the netlink error.
+//   - The two ends of a veth pair are two values created as a unit: the
+//     first end's Create makes the pair, with the other end under a
+//     temporary name; the second end's Create moves and renames it. The
+//     pair is never created twice.
+//
+// Watch pushes the interfaces of the plugin's namespace that the plugin
+// did not create (OBTAINED values) to the scheduler, so that intended
+// values may depend on them.
+//
+// The plugin needs Linux and CAP_NET_ADMIN; its tests run as root, each in
+// network namespaces of its own.
+package linux

@@ -1,0 +1,114 @@
+//go:build linux
+
+package linux
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+
+	linuxl3 "github.com/kvdescriptor/kvdescriptor/generated/linux/l3/v1"
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+)
+
+// neighbours is the handler of linux.l3.v1.Neighbour: permanent ARP (IPv4)
+// and NDP (IPv6) entries.
+type neighbours struct{ p *Plugin }
+
+var (
+	_ linuxl3.NeighbourHandler[struct{}]                                  = (*neighbours)(nil)
+	_ kv.KeyedUpdater[linuxl3.NeighbourKey, *linuxl3.Neighbour, struct{}] = (*neighbours)(nil)
+	_ kv.Retriever[*linuxl3.Neighbour, struct{}]                          = (*neighbours)(nil)
+)
+
+func (h *neighbours) neigh(k linuxl3.NeighbourKey, v *linuxl3.Neighbour) (*namespace, *netlink.Neigh, string, error) {
+	n, m, err := h.p.link(k.Interface)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	e := &netlink.Neigh{LinkIndex: m.Index, Family: unix.AF_INET, State: netlink.NUD_PERMANENT, IP: k.IpAddress.AsSlice()}
+	if k.IpAddress.Is6() {
+		e.Family = unix.AF_INET6
+	}
+	if v != nil && v.GetHwAddress() != "" {
+		hw, err := net.ParseMAC(v.GetHwAddress())
+		if err != nil {
+			return nil, nil, "", kv.NonRetriable(fmt.Errorf("hw_address %q: %w", v.GetHwAddress(), err))
+		}
+		e.HardwareAddr = hw
+	}
+	return n, e, fmt.Sprintf("%s lladdr %s dev %s", k.IpAddress, e.HardwareAddr, m.HostName), nil
+}
+
+// Create sets the entry (replacing a dynamic one the kernel learnt).
+func (h *neighbours) Create(_ context.Context, k linuxl3.NeighbourKey, v *linuxl3.Neighbour) (struct{}, error) {
+	n, e, cmd, err := h.neigh(k, v)
+	if err != nil {
+		return struct{}{}, err
+	}
+	// ip neigh replace IP lladdr MAC dev NAME nud permanent
+	return struct{}{}, kernelErr(n.h.NeighSet(e), "ip neigh replace %s nud permanent", cmd)
+}
+
+// Update sets the new link-layer address in place.
+func (h *neighbours) Update(ctx context.Context, k linuxl3.NeighbourKey, _, v *linuxl3.Neighbour, _ struct{}) (struct{}, error) {
+	return h.Create(ctx, k, v)
+}
+
+// Delete removes the entry; one already gone counts as removed.
+func (h *neighbours) Delete(_ context.Context, k linuxl3.NeighbourKey, v *linuxl3.Neighbour, _ struct{}) error {
+	n, e, cmd, err := h.neigh(k, v)
+	if err != nil {
+		return notFound(err)
+	}
+	// ip neigh del IP dev NAME
+	return notFound(kernelErr(n.h.NeighDel(e), "ip neigh del %s", cmd))
+}
+
+// Retrieve reports the permanent entries of the correlated keys that the
+// kernel has (entries are ours only by key: the kernel keeps no owner).
+func (h *neighbours) Retrieve(_ context.Context, correlate []kv.Item[*linuxl3.Neighbour, struct{}]) ([]kv.Item[*linuxl3.Neighbour, struct{}], error) {
+	type list struct {
+		byIP map[netip.Addr]netlink.Neigh
+	}
+	lists := map[string]*list{} // by interface label
+	var out []kv.Item[*linuxl3.Neighbour, struct{}]
+	for _, c := range correlate {
+		k, ok := linuxl3.ParseNeighbourKey(c.Key)
+		if !ok {
+			continue
+		}
+		l := lists[k.Interface]
+		if l == nil {
+			l = &list{byIP: map[netip.Addr]netlink.Neigh{}}
+			lists[k.Interface] = l
+			n, m, err := h.p.link(k.Interface)
+			if err != nil {
+				continue // no interface, no entries
+			}
+			entries, err := retryDump(func() ([]netlink.Neigh, error) { return n.h.NeighList(m.Index, netlink.FAMILY_ALL) })
+			if err != nil {
+				return nil, kernelErr(err, "ip neigh show dev %s", m.HostName)
+			}
+			for _, e := range entries {
+				if a, ok := netip.AddrFromSlice(e.IP); ok && e.State&netlink.NUD_PERMANENT != 0 {
+					l.byIP[a.Unmap()] = e
+				}
+			}
+		}
+		e, ok := l.byIP[k.IpAddress]
+		if !ok {
+			continue
+		}
+		v := &linuxl3.Neighbour{Interface: c.Value.GetInterface(), IpAddress: c.Value.GetIpAddress(), HwAddress: e.HardwareAddr.String()}
+		if kv.EqualFormatted(kv.FormatMAC, v.HwAddress, c.Value.GetHwAddress()) {
+			v.HwAddress = c.Value.GetHwAddress()
+		}
+		out = append(out, kv.Item[*linuxl3.Neighbour, struct{}]{Key: c.Key, Value: v, Origin: kv.OriginNB})
+	}
+	return out, nil
+}

@@ -1,0 +1,215 @@
+//go:build linux
+
+package linux
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+
+	linuxinterfaces "github.com/kvdescriptor/kvdescriptor/generated/linux/interfaces/v1"
+	linuxl3 "github.com/kvdescriptor/kvdescriptor/generated/linux/l3/v1"
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+)
+
+// DefaultRouteProtocol is the protocol number (rtm_protocol) that marks the
+// routes the plugin creates: Retrieve reports only routes that carry it.
+// It is not one of the numbers in iproute2's rt_protos list.
+const DefaultRouteProtocol = 0xd4
+
+// InterfaceMeta is the metadata of an interface: where it lives in the
+// kernel. Route, neighbour, address and bridge-membership handlers find
+// their interface through it, by label.
+type InterfaceMeta struct {
+	// Index is the interface index (ifindex) in Namespace.
+	Index int
+	// Namespace is the network namespace by name; "" is the plugin's.
+	Namespace string
+	// HostName is the name in the kernel.
+	HostName string
+}
+
+// Plugin holds the descriptors of the Linux models and the namespaces
+// they work in. Build it with New, register Descriptors with a scheduler,
+// and Close it when the scheduler is closed.
+type Plugin struct {
+	opts options
+	ns   *namespaces
+
+	iface     *kv.TypedDescriptor[*linuxinterfaces.Interface, InterfaceMeta]
+	addr      kv.Descriptor
+	master    kv.Descriptor
+	route     kv.Descriptor
+	neighbour kv.Descriptor
+
+	// owned holds the host names of the interfaces the plugin created (or
+	// is creating, or found by Retrieve) in its own namespace, for the
+	// watcher: they are never reported as obtained.
+	ownedMu sync.Mutex
+	owned   map[string]bool
+}
+
+type options struct {
+	// ns is the plugin's namespace; -1: the caller's, read by New.
+	ns netns.NsHandle
+	// routeProtocol marks the plugin's routes.
+	routeProtocol int
+	// debounce is how long the watcher waits for more events before it
+	// reads the kernel's state and notifies.
+	debounce time.Duration
+	logger   *slog.Logger
+}
+
+func defaultOptions() options {
+	return options{
+		ns:            netns.None(),
+		routeProtocol: DefaultRouteProtocol,
+		debounce:      50 * time.Millisecond,
+		logger:        slog.Default(),
+	}
+}
+
+func (o *options) validate() error {
+	if o.routeProtocol <= unix.RTPROT_STATIC || o.routeProtocol > 255 {
+		return fmt.Errorf("route protocol %d: must be above %d (static) and at most 255", o.routeProtocol, unix.RTPROT_STATIC)
+	}
+	if o.debounce <= 0 {
+		return fmt.Errorf("watcher debounce %s: must be positive", o.debounce)
+	}
+	if o.logger == nil {
+		return errors.New("logger is nil")
+	}
+	return nil
+}
+
+// Option configures a Plugin.
+type Option func(*options)
+
+// WithNamespace sets the plugin's network namespace: where values with an
+// empty namespace live, and what Watch watches. The plugin keeps a
+// duplicate of the handle; the caller still owns ns. Default: the network
+// namespace of the thread that calls New.
+func WithNamespace(ns netns.NsHandle) Option { return func(o *options) { o.ns = ns } }
+
+// WithRouteProtocol sets the protocol number that marks the plugin's
+// routes (default DefaultRouteProtocol). Two agents in one namespace need
+// different numbers.
+func WithRouteProtocol(p uint8) Option { return func(o *options) { o.routeProtocol = int(p) } }
+
+// WithDebounce sets how long the watcher collects events before it acts
+// on them (default 50ms).
+func WithDebounce(d time.Duration) Option { return func(o *options) { o.debounce = d } }
+
+// WithLogger sets the logger of the watcher's messages (default
+// slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+
+// New builds the plugin and its descriptors.
+func New(opts ...Option) (*Plugin, error) {
+	o := defaultOptions()
+	for _, f := range opts {
+		f(&o)
+	}
+	if err := o.validate(); err != nil {
+		return nil, fmt.Errorf("linux plugin: %w", err)
+	}
+	var def netns.NsHandle
+	var err error
+	if o.ns.IsOpen() {
+		var fd int
+		fd, err = unix.Dup(int(o.ns))
+		def = netns.NsHandle(fd)
+	} else {
+		def, err = netns.Get()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("linux plugin: the plugin's network namespace: %w", err)
+	}
+	p := &Plugin{opts: o, ns: newNamespaces(def), owned: map[string]bool{}}
+	if err := p.buildDescriptors(); err != nil {
+		p.ns.close()
+		return nil, fmt.Errorf("linux plugin: %w", err)
+	}
+	return p, nil
+}
+
+func (p *Plugin) buildDescriptors() (err error) {
+	if p.iface, err = linuxinterfaces.NewInterfaceDescriptor[InterfaceMeta](&interfaces{p: p}); err != nil {
+		return err
+	}
+	if p.addr, err = linuxinterfaces.NewInterfaceIpAddressesDescriptor[struct{}](&addresses{p: p}); err != nil {
+		return err
+	}
+	if p.master, err = linuxinterfaces.NewInterfaceMasterDescriptor[struct{}](&masters{p: p}); err != nil {
+		return err
+	}
+	if p.route, err = linuxl3.NewRouteDescriptor[struct{}](&routes{p: p}); err != nil {
+		return err
+	}
+	p.neighbour, err = linuxl3.NewNeighbourDescriptor[struct{}](&neighbours{p: p})
+	return err
+}
+
+// Descriptors returns the plugin's descriptors, to register with a
+// scheduler: interfaces, their addresses and bridge memberships, routes
+// and neighbours.
+func (p *Plugin) Descriptors() []kv.Descriptor {
+	return []kv.Descriptor{p.iface, p.addr, p.master, p.route, p.neighbour}
+}
+
+// Interfaces returns the interfaces' metadata by label.
+func (p *Plugin) Interfaces() kv.MetadataMap[InterfaceMeta] { return p.iface.Metadata() }
+
+// RouteProtocol returns the protocol number that marks the plugin's routes.
+func (p *Plugin) RouteProtocol() int { return p.opts.routeProtocol }
+
+// Close releases the namespace handles. Close the scheduler first.
+func (p *Plugin) Close() error {
+	p.ns.close()
+	return nil
+}
+
+// link returns the namespace and index of the interface with the given
+// label: from the metadata map (interfaces we created, and obtained ones
+// with the metadata the watcher gave them), else a link of that name in
+// the plugin's namespace.
+func (p *Plugin) link(label string) (*namespace, InterfaceMeta, error) {
+	m, ok := p.Interfaces().Get(label)
+	if !ok {
+		n, err := p.ns.get("")
+		if err != nil {
+			return nil, m, err
+		}
+		l, err := n.h.LinkByName(label)
+		if err != nil {
+			return nil, m, fmt.Errorf("interface %s: no index known and no link of that name: %w", label, notFound(err))
+		}
+		return n, InterfaceMeta{Index: l.Attrs().Index, HostName: label}, nil
+	}
+	n, err := p.ns.get(m.Namespace)
+	return n, m, err
+}
+
+func (p *Plugin) own(namespace, host string, own bool) {
+	if namespace != "" {
+		return
+	}
+	p.ownedMu.Lock()
+	defer p.ownedMu.Unlock()
+	if own {
+		p.owned[host] = true
+	} else {
+		delete(p.owned, host)
+	}
+}
+
+func (p *Plugin) isOwned(host string) bool {
+	p.ownedMu.Lock()
+	defer p.ownedMu.Unlock()
+	return p.owned[host]
+}
