@@ -1,0 +1,96 @@
+//go:build linux
+
+package linux_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vishvananda/netlink"
+
+	linuxinterfaces "github.com/kvdescriptor/kvdescriptor/generated/linux/interfaces/v1"
+	linuxl3 "github.com/kvdescriptor/kvdescriptor/generated/linux/l3/v1"
+	"github.com/kvdescriptor/kvdescriptor/plugins/linux"
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
+)
+
+// watch runs the plugin's watcher, handing its changes to the scheduler,
+// until the test ends.
+func (e *env) watch() {
+	e.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		err := e.p.Watch(ctx, func(ctx context.Context, changes []linux.Change) error {
+			ns := make([]scheduler.Notification, len(changes))
+			for i, c := range changes {
+				ns[i] = scheduler.Notification{Key: c.Key, Value: c.Value, Metadata: c.Metadata}
+			}
+			_, err := e.s.Notify(ctx, ns...)
+			return err
+		})
+		if err != nil {
+			e.t.Errorf("Watch: %v", err)
+		}
+	}()
+	e.t.Cleanup(func() {
+		cancel()
+		wg.Wait()
+	})
+}
+
+// TestNetnsWatcherUnblocksPendingRoute: an interface created by another
+// program becomes OBTAINED through the watcher, with its addresses, and a
+// PENDING route over it is created; when it goes, the route waits again.
+// The plugin's own interfaces are never reported as obtained.
+func TestNetnsWatcherUnblocksPendingRoute(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, linux.WithDebounce(20*time.Millisecond))
+	e.watch()
+	mine := &ifc{Name: "mine0", Type: linuxinterfaces.Interface_TYPE_BRIDGE, Enabled: true, IpAddresses: []string{"10.8.0.1/24"}}
+	r := &linuxl3.Route{OutgoingInterface: "ext0", DstNetwork: "10.30.0.0/16", GwAddr: "10.9.0.254"}
+	e.set(mine, r)
+	e.expect(scheduler.PENDING, keyOf(r))
+	e.eventually(scheduler.OBTAINED, linuxinterfaces.BuildInterfaceKey("lo"))
+
+	// Another program: ip link add ext0 type bridge; ip addr add ...; ip link set ext0 up
+	ext := &netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: "ext0"}}
+	if err := e.h.LinkAdd(ext); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.h.LinkSetUp(ext); err != nil {
+		t.Fatal(err)
+	}
+	// First an address that does not make the gateway reachable.
+	if err := e.h.AddrAdd(ext, &netlink.Addr{IPNet: mustCIDR("10.99.0.1/24")}); err != nil {
+		t.Fatal(err)
+	}
+	extKey := linuxinterfaces.BuildInterfaceKey("ext0")
+	e.eventually(scheduler.OBTAINED, extKey)
+	e.expect(scheduler.PENDING, keyOf(r))
+	addr, _ := netlink.ParseAddr("10.9.0.1/24")
+	if err := e.h.AddrAdd(ext, addr); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually(scheduler.CONFIGURED, keyOf(r))
+	e.expect(scheduler.DISCOVERED, linuxinterfaces.BuildInterfaceIpAddressesKey("ext0", "10.9.0.1/24"))
+	if got := ourRoutes(t, e.h, e.p.RouteProtocol()); len(got) != 1 || got[0] != "10.30.0.0/16 via 10.9.0.254 dev ext0 metric 0 table 254" {
+		t.Errorf("routes %q", got)
+	}
+	// Our own interface was never obtained.
+	if st := e.s.Status(keyOf(mine)); st.State != scheduler.CONFIGURED || st.Origin != kv.OriginNB {
+		t.Errorf("%s: %s from %s", keyOf(mine), st.State, st.Origin)
+	}
+
+	// The other program removes its interface: the route waits again.
+	if err := e.h.LinkDel(ext); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually(scheduler.NONEXISTENT, extKey)
+	e.eventually(scheduler.PENDING, keyOf(r))
+}
