@@ -55,5 +55,8 @@ test:
 bench:
 	go test -run='^$$' -bench=. -benchmem ./runtime/...
 
+# demo drives the scheduler and the Linux plugin against the kernel, in a
+# network namespace of its own (needs root). The quickstart, which needs
+# nothing, is `go run ./examples/quickstart`.
 demo:
-	go run ./examples/quickstart
+	go run ./examples/linuxdemo
