@@ -44,7 +44,8 @@ func (c Call) String() string {
 
 // Failure plans the failure of calls on one key.
 type Failure struct {
-	// Op is the operation to fail: "create", "update" or "delete".
+	// Op is the operation to fail: "create", "update" or "delete"; or
+	// "retrieve", planned on the descriptor's name instead of a key.
 	Op string
 	// Err is the error returned; default "injected failure".
 	Err error
@@ -209,6 +210,13 @@ type Config struct {
 	WithMetadata bool
 	// RetrieveDependencies are passed through to the spec.
 	RetrieveDependencies []string
+	// NoRetrieve leaves Retrieve out.
+	NoRetrieve bool
+	// Claim makes Retrieve report as ours (OriginNB) the values that
+	// carry the token note:CLAIM, like routes with an agent's protocol
+	// marker. Without it, only the values given to correlate are ours;
+	// with it, correlate does not matter.
+	Claim string
 }
 
 // Meta is the metadata of harness values: the southbound's index.
@@ -216,6 +224,8 @@ type Meta = int
 
 type handler struct {
 	sb    *SB
+	name  string
+	claim string
 	match func(string) bool
 }
 
@@ -228,25 +238,58 @@ func (h *handler) Delete(_ context.Context, key string, v *wrapperspb.StringValu
 	return err
 }
 
+// Retrieve reports the values of the descriptor's key space. It is
+// recorded as a call "retrieve NAME" whose value lists the keys of
+// correlate (and fails as planned for the key NAME, op "retrieve").
 func (h *handler) Retrieve(_ context.Context, correlate []kv.Item[*wrapperspb.StringValue, Meta]) ([]kv.Item[*wrapperspb.StringValue, Meta], error) {
 	ours := map[string]bool{}
+	keys := make([]string, 0, len(correlate))
 	for _, it := range correlate {
 		ours[it.Key] = true
+		keys = append(keys, it.Key+"="+it.Value.GetValue())
 	}
 	h.sb.mu.Lock()
 	defer h.sb.mu.Unlock()
+	call := Call{Op: "retrieve", Key: h.name, Value: "[" + strings.Join(keys, " ") + "]"}
+	if f := h.sb.failure(h.name, "retrieve"); f != nil {
+		call.Err = f.err()
+		h.sb.calls = append(h.sb.calls, call)
+		return nil, call.Err
+	}
+	h.sb.calls = append(h.sb.calls, call)
 	var out []kv.Item[*wrapperspb.StringValue, Meta]
 	for _, k := range slices.Sorted(maps.Keys(h.sb.values)) {
 		if !h.match(k) {
 			continue
 		}
 		origin := kv.OriginSB
-		if ours[k] {
+		if h.claim != "" {
+			if spec, _ := Parse(h.sb.values[k]); slices.Contains(spec.Notes, h.claim) {
+				origin = kv.OriginNB
+			}
+		} else if ours[k] {
 			origin = kv.OriginNB
 		}
 		out = append(out, kv.Item[*wrapperspb.StringValue, Meta]{Key: k, Value: Value(h.sb.values[k]), Metadata: h.sb.meta[k], Origin: origin})
 	}
 	return out, nil
+}
+
+// bareHandler has Create and Delete only (no Retrieve).
+type bareHandler struct{ h *handler }
+
+func (b bareHandler) Create(ctx context.Context, key string, v *wrapperspb.StringValue) (Meta, error) {
+	return b.h.Create(ctx, key, v)
+}
+
+func (b bareHandler) Delete(ctx context.Context, key string, v *wrapperspb.StringValue, m Meta) error {
+	return b.h.Delete(ctx, key, v, m)
+}
+
+type updatingBareHandler struct{ bareHandler }
+
+func (h updatingBareHandler) Update(_ context.Context, key string, _, v *wrapperspb.StringValue, _ Meta) (Meta, error) {
+	return h.h.sb.apply("update", key, v.GetValue())
 }
 
 type updatingHandler struct{ *handler }
@@ -293,12 +336,17 @@ func (sb *SB) Descriptor(c Config) (*kv.TypedDescriptor[*wrapperspb.StringValue,
 			return inv.OrNil()
 		},
 	}
-	h := &handler{sb: sb}
+	h := &handler{sb: sb, name: c.Name, claim: c.Claim}
 	var d *kv.TypedDescriptor[*wrapperspb.StringValue, Meta]
 	var err error
-	if c.NoUpdate {
+	switch {
+	case c.NoUpdate && c.NoRetrieve:
+		d, err = kv.NewDescriptor[*wrapperspb.StringValue, Meta](spec, bareHandler{h})
+	case c.NoUpdate:
 		d, err = kv.NewDescriptor[*wrapperspb.StringValue, Meta](spec, h)
-	} else {
+	case c.NoRetrieve:
+		d, err = kv.NewDescriptor[*wrapperspb.StringValue, Meta](spec, updatingBareHandler{bareHandler{h}})
+	default:
 		d, err = kv.NewDescriptor[*wrapperspb.StringValue, Meta](spec, updatingHandler{h})
 	}
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
@@ -24,6 +25,14 @@ import (
 //	invalid:FIELD       validation fails, naming FIELD
 //	anything else       a plain attribute
 func Value(text string) *wrapperspb.StringValue { return wrapperspb.String(text) }
+
+// Text returns the text of a harness value ("" for nil or another type).
+func Text(v proto.Message) string {
+	if sv, ok := v.(*wrapperspb.StringValue); ok {
+		return sv.GetValue()
+	}
+	return ""
+}
 
 // Spec is a parsed harness value.
 type Spec struct {

@@ -71,6 +71,10 @@ type run struct {
 	replayed int
 	// metaKeys are the keys whose metadata a simulation did not sync.
 	metaKeys []string
+	// view is the southbound as a resync's refresh found it; viewUsed the
+	// keys adopted from it.
+	view     *sbView
+	viewUsed map[string]bool
 }
 
 // priorNode is what a reverting transaction needs to know of a value as
@@ -123,8 +127,20 @@ func grow[T any](s []T) []T {
 func (r *run) opFor(n *node, o Op) {
 	r.g.touch(n)
 	o.Flags |= r.flags
+	o.State = n.state
+	if o.Kind == OpCreate || o.Kind == OpUpdate {
+		o.Metadata = n.metadata // a plan has none: executePlan fills it in
+	}
 	n.opSeq = r.seq
 	r.ops = append(grow(r.ops), o)
+}
+
+// setOpState corrects the state of operation i once the value's state
+// after it is known.
+func (r *run) setOpState(i int, st State) {
+	if i >= 0 && i < len(r.ops) {
+		r.ops[i].State = st
+	}
 }
 
 func (r *run) keyErr(key string, kind OpKind, err error) {
@@ -294,7 +310,7 @@ func (r *run) reconcile(key string) {
 		r.remove(n, 0, false)
 	case n.applied == nil:
 		r.create(n, want, 0)
-	case n.desc.Equivalent(key, n.applied, want):
+	case n.applied == want || n.desc.Equivalent(key, n.applied, want):
 		if n.applied != want {
 			// Equal for the southbound, but fields left out of the
 			// comparison (those that derive values) may have changed.
@@ -325,7 +341,7 @@ func (r *run) call(kind OpKind, n *node, prev, value proto.Message) (meta any, e
 	if r.sim {
 		r.calls = grow(r.calls)
 		r.calls = append(r.calls, plannedCall{kind: kind, key: n.key, desc: n.desc, prev: prev, value: value,
-			meta: n.metadata, first: n.callSeq != r.seq})
+			meta: n.metadata, first: n.callSeq != r.seq, op: len(r.ops)})
 		// Not journaled on purpose: a stale mark after a rollback only
 		// ever carries an older transaction's number.
 		n.callSeq = r.seq
@@ -342,7 +358,7 @@ func (r *run) call(kind OpKind, n *node, prev, value proto.Message) (meta any, e
 		r.s.opts.logger.Warn("execution diverged from the plan", "key", n.key, "planned", c.key)
 		r.replay = nil
 	}
-	return doCall(r.ctx, kind, n.desc, n.key, prev, value, n.metadata)
+	return r.s.doCall(r.ctx, kind, n.desc, n.key, prev, value, n.metadata)
 }
 
 func (r *run) nodeFlags(n *node) Flags {
@@ -358,6 +374,9 @@ func (r *run) nodeFlags(n *node) Flags {
 
 // create creates n with want: its intent, or (revert) what it had before.
 func (r *run) create(n *node, want proto.Message, flags Flags) {
+	if r.view != nil && r.adoptOnCreate(n) {
+		return
+	}
 	flags |= r.nodeFlags(n)
 	if n.state == PENDING {
 		flags |= FlagWasPending
@@ -502,6 +521,9 @@ func (r *run) remove(n *node, flags Flags, sbGone bool) bool {
 	r.opFor(n, Op{Key: n.key, Kind: OpDelete, PrevValue: prev, Flags: flags})
 	if flags&FlagRecreate == 0 {
 		r.settleQuiet(n, pending)
+		r.setOpState(len(r.ops)-1, n.state)
+	} else {
+		r.setOpState(len(r.ops)-1, NONEXISTENT) // created again right after
 	}
 	return true
 }
@@ -667,15 +689,18 @@ func (r *run) keep(n *node, flags Flags, err error) {
 // fail records a failed operation on n (already mut'ed).
 func (r *run) fail(n *node, kind OpKind, err error, flags Flags, prev, value proto.Message) {
 	r.opFor(n, Op{Key: n.key, Kind: kind, Value: value, PrevValue: prev, Flags: flags, Err: err})
+	i := len(r.ops) - 1
 	r.keyErr(n.key, kind, err)
 	n.failedSeq = r.seq
 	if r.opts.revert && !r.reverting {
 		// The forward pass stops here; revert decides the states.
 		r.abort = true
 		r.failedOp = &failedOp{key: n.key, kind: kind, desc: n.desc, prev: prev, value: value, meta: n.metadata}
+		r.setOpState(i, FAILED)
 		return
 	}
 	n.lastErr = err
+	defer func() { r.setOpState(i, n.state) }()
 	if r.opts.retry.enabled() && !r.opts.revert && n.desc.IsRetriable(err) && n.retries < r.opts.retry.MaxAttempts {
 		n.state = RETRYING
 		r.retry = append(r.retry, n.key)

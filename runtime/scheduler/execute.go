@@ -37,7 +37,15 @@ func (s *Scheduler) runTxn(j *job) txnOutput {
 	}
 	ctx := context.WithoutCancel(j.ctx)
 
-	plan := &run{s: s, g: s.g, ctx: ctx, seq: seq, opts: j.opts, sim: true}
+	// A refresh reads the southbound before anything is planned. What it
+	// finds is kept even by a dry run: it is a fact, not a change.
+	var view *sbView
+	var refreshErrs []KeyError
+	if j.kind == FullResyncTxn || j.kind == DownstreamResyncTxn {
+		view, refreshErrs = s.refresh(ctx, j)
+	}
+
+	plan := &run{s: s, g: s.g, ctx: ctx, seq: seq, opts: j.opts, sim: true, view: view}
 	// Sized for the usual transaction (a value, and one derived or
 	// dependent value per item), so that even a large one rarely grows.
 	size := 2*(len(j.items)+len(j.retry)) + 2
@@ -54,7 +62,10 @@ func (s *Scheduler) runTxn(j *job) txnOutput {
 	}
 	if j.opts.dryRun {
 		s.g.rollback(nil)
-		res.Errors = plan.errs
+		if view != nil {
+			s.syncMetadataMaps(view)
+		}
+		res.Errors = append(refreshErrs, plan.errs...)
 		res.End = time.Now()
 		if len(res.Errors) > 0 {
 			res.Err = &TxnError{Errors: res.Errors}
@@ -71,7 +82,7 @@ func (s *Scheduler) runTxn(j *job) txnOutput {
 		// A call failed: back to the graph before the transaction, and run
 		// the algorithm for real from the start, replaying what was done.
 		s.g.rollback(nil)
-		exec := &run{s: s, g: s.g, ctx: ctx, seq: seq, opts: j.opts, replay: results}
+		exec := &run{s: s, g: s.g, ctx: ctx, seq: seq, opts: j.opts, replay: results, view: view}
 		exec.ops = make([]Op, 0, len(plan.ops)+8)
 		if plan.touched != nil {
 			exec.touched = map[string]struct{}{}
@@ -88,6 +99,9 @@ func (s *Scheduler) runTxn(j *job) txnOutput {
 		final = exec
 	}
 	res.Errors = final.errs
+	if len(refreshErrs) > 0 {
+		res.Errors = append(refreshErrs, final.errs...)
+	}
 	if len(final.retry) > 0 {
 		s.retryLater(final.retry, j.opts)
 	}
@@ -124,6 +138,9 @@ type plannedCall struct {
 	// the call before returned).
 	meta  any
 	first bool
+	// op is the index in the plan of the operation that records the call
+	// (it follows the call): its metadata is filled in on execution.
+	op int
 }
 
 // callResult is the outcome of a call, replayed after a failure.
@@ -151,13 +168,15 @@ func (s *Scheduler) executePlan(ctx context.Context, plan *run) (results []callR
 		if !c.first && n != nil {
 			meta = n.metadata
 		}
-		m, err := doCall(ctx, c.kind, c.desc, c.key, c.prev, c.value, meta)
+		m, err := s.doCall(ctx, c.kind, c.desc, c.key, c.prev, c.value, meta)
 		results = append(results, callResult{kind: c.kind, key: c.key, meta: m, err: err})
 		if err != nil {
 			return results, false
 		}
 		if c.kind == OpDelete {
 			m = nil
+		} else if c.op < len(plan.ops) && plan.ops[c.op].Key == c.key {
+			plan.ops[c.op].Metadata = m
 		}
 		if n != nil {
 			n.metadata = m
@@ -189,9 +208,20 @@ func (s *Scheduler) executePlan(ctx context.Context, plan *run) (results []callR
 	return results, true
 }
 
-// doCall makes one southbound call; a panicking handler fails the call
-// instead of the scheduler.
-func doCall(ctx context.Context, kind OpKind, d kv.Descriptor, key string, prev, value proto.Message, meta any) (m any, err error) {
+// doCall makes one southbound call, timed for the observer.
+func (s *Scheduler) doCall(ctx context.Context, kind OpKind, d kv.Descriptor, key string, prev, value proto.Message, meta any) (any, error) {
+	if s.opts.observer == nil {
+		return callHandler(ctx, kind, d, key, prev, value, meta)
+	}
+	start := time.Now()
+	m, err := callHandler(ctx, kind, d, key, prev, value, meta)
+	s.opts.observer.OpDone(d.Name(), kind, time.Since(start), err)
+	return m, err
+}
+
+// callHandler makes one southbound call; a panicking handler fails the
+// call instead of the scheduler.
+func callHandler(ctx context.Context, kind OpKind, d kv.Descriptor, key string, prev, value proto.Message, meta any) (m any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = kv.NonRetriable(fmt.Errorf("handler of %s panicked: %v", d.Name(), p))
@@ -212,10 +242,10 @@ func (r *run) apply(j *job) {
 	switch j.kind {
 	case NBTxn:
 		for _, it := range j.items {
-			r.setIntent(it.key, it.value)
+			r.setIntent(it.Key, it.Value)
 		}
 		for _, it := range j.items {
-			r.reconcileTop(it.key)
+			r.reconcileTop(it.Key)
 		}
 	case SBNotification:
 		for _, it := range j.items {
@@ -232,17 +262,19 @@ func (r *run) apply(j *job) {
 			n.retries++
 			r.reconcile(it.key)
 		}
+	case FullResyncTxn, UpstreamResyncTxn, DownstreamResyncTxn:
+		r.resync(j)
 	case RegistrationTxn:
 		for _, it := range j.items {
-			if n := r.g.nodes[it.key]; n != nil && (n.desc == nil || isMisfit(n.desc)) {
+			if n := r.g.nodes[it.Key]; n != nil && (n.desc == nil || isMisfit(n.desc)) {
 				r.mut(n)
-				n.desc = r.s.lookup(it.key)
+				n.desc = r.s.lookup(it.Key)
 				r.g.setUnimplemented(n.key, false)
 				r.evaluate(n)
 			}
 		}
 		for _, it := range j.items {
-			r.reconcile(it.key)
+			r.reconcile(it.Key)
 		}
 	}
 	// Values whose removal waited for removals that never completed (they
@@ -262,21 +294,21 @@ func (r *run) reconcileTop(key string) {
 }
 
 // notify applies one southbound notification.
-func (r *run) notify(it txnItem) {
-	n := r.g.nodes[it.key]
+func (r *run) notify(it KeyValue) {
+	n := r.g.nodes[it.Key]
 	if n != nil && n.base != "" {
-		r.keyErr(it.key, OpNone, ErrDerivedKey)
+		r.keyErr(it.Key, OpNone, ErrDerivedKey)
 		return
 	}
-	if it.value != nil {
+	if it.Value != nil {
 		if n != nil && n.intent != nil {
 			// One of ours, seen in the southbound: trust what it says it
 			// holds, then bring it to the intended value.
 			r.mut(n)
 			fresh := n.applied == nil
-			n.applied, n.metadata = it.value, it.metadata
+			n.applied, n.metadata = it.Value, it.Metadata
 			if n.desc != nil {
-				r.g.setDeps(n, n.deps, n.desc.Dependencies(n.key, it.value))
+				r.g.setDeps(n, n.deps, n.desc.Dependencies(n.key, it.Value))
 			}
 			r.g.setExisting(n.key, true)
 			r.syncMetadata(n)
@@ -288,9 +320,9 @@ func (r *run) notify(it txnItem) {
 			return
 		}
 		if n == nil {
-			n = r.newNode(it.key, "")
+			n = r.newNode(it.Key, "")
 		}
-		r.observe(n, it.value, it.metadata, OBTAINED)
+		r.observe(n, it.Value, it.Metadata, OBTAINED)
 		return
 	}
 	if n == nil || n.applied == nil {

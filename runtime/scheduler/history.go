@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"cmp"
+	"slices"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -105,4 +107,97 @@ type GraphEdge struct {
 	// Met tells whether the dependency is satisfied (always true for a
 	// derived edge).
 	Met bool
+}
+
+// history keeps the records of the last transactions, bounded by count and
+// age. Records are appended by the worker with s.mu held, and read with it.
+type history struct {
+	// buf[head:] are the records, oldest first; dropped ones before head
+	// are nil, and compacted away once they are half of buf.
+	buf    []*Record
+	head   int
+	max    int
+	maxAge time.Duration
+}
+
+func (h *history) live() []*Record { return h.buf[h.head:] }
+
+func (h *history) add(rec *Record) {
+	if h.max <= 0 {
+		return
+	}
+	h.buf = append(h.buf, rec)
+	over := len(h.buf) - h.head - h.max
+	cut := rec.End.Add(-h.maxAge)
+	for h.head < len(h.buf)-1 && (over > 0 || h.maxAge > 0 && h.buf[h.head].End.Before(cut)) {
+		h.buf[h.head] = nil
+		h.head++
+		over--
+	}
+	if h.head > 64 && h.head >= len(h.buf)/2 {
+		n := copy(h.buf, h.buf[h.head:])
+		clear(h.buf[n:])
+		h.buf, h.head = h.buf[:n], 0
+	}
+}
+
+// find returns the record seq, or nil.
+func (h *history) find(seq uint64) *Record {
+	recs := h.live()
+	i, ok := slices.BinarySearchFunc(recs, seq, func(r *Record, seq uint64) int { return cmp.Compare(r.Seq, seq) })
+	if !ok {
+		return nil
+	}
+	return recs[i]
+}
+
+// History returns the retained transaction records, oldest first.
+func (s *Scheduler) History() []Record {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	recs := s.hist.live()
+	out := make([]Record, len(recs))
+	for i, r := range recs {
+		out[i] = *r
+	}
+	return out
+}
+
+// Record returns the record of transaction seq, if the history still
+// holds it.
+func (s *Scheduler) Record(seq uint64) (Record, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if r := s.hist.find(seq); r != nil {
+		return *r, true
+	}
+	return Record{}, false
+}
+
+// Timeline returns the changes of key recorded by the retained history,
+// oldest first: each operation executed on it, with the value, its state
+// after the change, its metadata and its dependencies.
+func (s *Scheduler) Timeline(key string) []TimelineEntry {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out []TimelineEntry
+	d := s.lookup(key)
+	for _, rec := range s.hist.live() {
+		for i := range rec.Executed {
+			o := &rec.Executed[i]
+			if o.Key != key {
+				continue
+			}
+			e := TimelineEntry{Seq: rec.Seq, Time: rec.End, Op: o.Kind, State: o.State, Flags: o.Flags,
+				Value: o.Value, Metadata: o.Metadata, Err: o.Err}
+			if e.Value == nil {
+				e.Value = o.PrevValue
+			}
+			if d != nil && e.Value != nil {
+				e.Dependencies = d.Dependencies(key, e.Value)
+			}
+			out = append(out, e)
+		}
+	}
+	return out
 }

@@ -3,12 +3,12 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"time"
-
-	"google.golang.org/protobuf/proto"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
@@ -25,6 +25,10 @@ type Scheduler struct {
 	descs map[string]kv.Descriptor
 	index keyIndex
 	seq   uint64
+	hist  history
+	// retrieveOrder lists the descriptors that can Retrieve, in
+	// RetrieveDependencies order (set at registration).
+	retrieveOrder []kv.Descriptor
 
 	qmu   sync.Mutex
 	queue []*job
@@ -45,7 +49,7 @@ type job struct {
 	kind     TxnKind
 	ctx      context.Context
 	opts     txnOptions
-	items    []txnItem
+	items    []KeyValue
 	retry    []retryItem
 	register []kv.Descriptor
 	// done receives the result of a queued job; a job run inline on the
@@ -53,12 +57,6 @@ type job struct {
 	done   chan *Result
 	result *Result
 	regErr chan error
-}
-
-type txnItem struct {
-	key      string
-	value    proto.Message
-	metadata any // SB notifications only
 }
 
 type retryItem struct {
@@ -83,8 +81,12 @@ func New(opts ...Option) (*Scheduler, error) {
 		wake:    make(chan struct{}, 1),
 		stopped: make(chan struct{}),
 		timers:  map[*time.Timer]struct{}{},
+		hist:    history{max: o.historyRecords, maxAge: o.historyAge},
 	}
 	go s.worker()
+	if o.resyncPeriod > 0 {
+		s.schedulePeriodicResync()
+	}
 	return s, nil
 }
 
@@ -158,6 +160,9 @@ func (s *Scheduler) checkRegistration(ds []kv.Descriptor) error {
 		}
 		pending[name] = d
 		all = append(all, d)
+	}
+	if _, err := retrieveOrder(all); err != nil {
+		return &RegistrationError{Descriptor: ds[len(ds)-1].Name(), Reason: err.Error()}
 	}
 	return nil
 }
@@ -330,6 +335,7 @@ func (s *Scheduler) process(j *job) {
 			s.descs[d.Name()] = d
 			s.index.add(d)
 		}
+		s.retrieveOrder, _ = retrieveOrder(slices.Collect(maps.Values(s.descs))) // checked above
 		j.items = s.newlyImplemented(j.register)
 		if len(j.items) == 0 {
 			s.mu.Unlock()
@@ -338,18 +344,52 @@ func (s *Scheduler) process(j *job) {
 		}
 	}
 	res := s.runTxn(j)
+	var rec *Record
+	if s.hist.max > 0 || s.opts.observer != nil {
+		rec = &Record{Seq: res.Seq, Kind: res.Kind, Description: res.Description, Values: j.items,
+			Planned: res.Planned, Executed: res.Executed, Errors: res.Errors, Reverted: res.Reverted,
+			DryRun: res.DryRun, Start: res.Start, End: res.End}
+		if !res.DryRun {
+			s.hist.add(rec)
+		}
+	}
 	s.mu.Unlock()
 	s.watchers.deliver(res.statuses)
 	res.statuses = nil
+	if s.opts.observer != nil {
+		s.opts.observer.TxnDone(rec)
+	}
 	j.finish(res.Result, nil)
+}
+
+// schedulePeriodicResync queues a downstream resync after the resync
+// period, and again after each one, until Close.
+func (s *Scheduler) schedulePeriodicResync() {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	if s.closed {
+		return
+	}
+	var t *time.Timer
+	t = time.AfterFunc(s.opts.resyncPeriod, func() {
+		s.qmu.Lock()
+		delete(s.timers, t)
+		s.qmu.Unlock()
+		j := &job{kind: DownstreamResyncTxn, ctx: context.Background(),
+			opts: txnOptions{description: "periodic", resync: DownstreamResyncTxn}}
+		if s.enqueue(j) == nil {
+			s.schedulePeriodicResync()
+		}
+	})
+	s.timers[t] = struct{}{}
 }
 
 // newlyImplemented lists the keys that the new descriptors handle: those
 // UNIMPLEMENTED, and those given to another descriptor as misfits (a scan
 // of the graph, but registration is rare and mostly happens before any
 // value exists).
-func (s *Scheduler) newlyImplemented(ds []kv.Descriptor) []txnItem {
-	var items []txnItem
+func (s *Scheduler) newlyImplemented(ds []kv.Descriptor) []KeyValue {
+	var items []KeyValue
 	handled := func(key string) bool {
 		for _, d := range ds {
 			if d.IsKey(key) {
@@ -360,15 +400,15 @@ func (s *Scheduler) newlyImplemented(ds []kv.Descriptor) []txnItem {
 	}
 	for key := range s.g.unimplemented {
 		if handled(key) {
-			items = append(items, txnItem{key: key})
+			items = append(items, KeyValue{Key: key})
 		}
 	}
 	for key, n := range s.g.nodes {
 		if _, ok := n.desc.(*misfit); ok && handled(key) {
-			items = append(items, txnItem{key: key})
+			items = append(items, KeyValue{Key: key})
 		}
 	}
-	sort.Slice(items, func(a, b int) bool { return items[a].key < items[b].key })
+	sort.Slice(items, func(a, b int) bool { return items[a].Key < items[b].Key })
 	return items
 }
 

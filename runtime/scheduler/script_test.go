@@ -31,10 +31,11 @@ var update = flag.Bool("update", false, "rewrite the expected files of the testd
 // comment part of the archive, one command per line; the files of the
 // archive are expected outputs compared by the commands. Commands:
 //
-//	register NAME TEMPLATE|PREFIX [noupdate] [metadata]
+//	register NAME TEMPLATE|PREFIX [noupdate] [noretrieve] [metadata] [claim=NOTE] [retrievedeps=A,B]
 //	set KEY TOKENS...           add a Set to the transaction being built
 //	del KEY                     add a Delete
 //	commit [revert] [dryrun] [wait] [timeout=D] [error] [retry=N] [period=D] [backoff] [maxperiod=D] [desc=TEXT]
+//	       [full|upstream|downstream]  (a resync of that kind)
 //	                            commit it; a transaction error fails the
 //	                            script unless "error" is given, which
 //	                            requires one
@@ -51,6 +52,10 @@ var update = flag.Bool("update", false, "rewrite the expected files of the testd
 //	errors FILE                 per-key errors of the last transaction
 //	metadata NAME FILE          metadata map of a descriptor
 //	wait-state KEY STATE        wait (up to 5 s) for KEY to reach STATE
+//	history FILE                the retained transaction records
+//	timeline KEY FILE           the timeline of KEY
+//	snapshot SEQ FILE           the graph snapshot as of transaction SEQ (0: now)
+//	log FILE [GREP]             the log lines containing GREP
 //	sleep DURATION
 func TestScripts(t *testing.T) {
 	files, err := filepath.Glob("testdata/*.txtar")
@@ -147,7 +152,8 @@ func (e *scriptEnv) exec(line string) error {
 	}
 	if err := need(map[string]int{"register": 2, "set": 1, "del": 1, "fail": 2, "notify": 1, "notify-del": 1,
 		"sb-put": 1, "sb-del": 1, "plan": 1, "executed": 1, "calls": 1, "sb": 1, "status": 1, "state": 2,
-		"why": 2, "outcomes": 1, "errors": 1, "metadata": 2, "wait-state": 2, "sleep": 1}[cmd]); err != nil {
+		"why": 2, "outcomes": 1, "errors": 1, "metadata": 2, "wait-state": 2, "sleep": 1,
+		"history": 1, "timeline": 2, "snapshot": 2, "log": 1}[cmd]); err != nil {
 		return err
 	}
 	switch cmd {
@@ -159,7 +165,16 @@ func (e *scriptEnv) exec(line string) error {
 			c.KeyPrefix = args[1]
 		}
 		c.NoUpdate = slices.Contains(args, "noupdate")
+		c.NoRetrieve = slices.Contains(args, "noretrieve")
 		c.WithMetadata = slices.Contains(args, "metadata")
+		for _, a := range args[2:] {
+			if v, ok := strings.CutPrefix(a, "claim="); ok {
+				c.Claim = v
+			}
+			if v, ok := strings.CutPrefix(a, "retrievedeps="); ok {
+				c.RetrieveDependencies = strings.Split(v, ",")
+			}
+		}
 		d, err := e.sb.Descriptor(c)
 		if err != nil {
 			return err
@@ -282,6 +297,28 @@ func (e *scriptEnv) exec(line string) error {
 			}
 			time.Sleep(2 * time.Millisecond)
 		}
+	case "history":
+		return e.compare(args[0], formatHistory(e.s.History()))
+	case "timeline":
+		return e.compare(args[1], formatTimeline(e.s.Timeline(args[0])))
+	case "snapshot":
+		seq, err := strconv.ParseUint(args[0], 10, 64)
+		if err != nil {
+			return err
+		}
+		snap, err := e.s.GraphSnapshot(seq)
+		if err != nil {
+			return e.compare(args[1], "error: "+err.Error())
+		}
+		return e.compare(args[1], formatSnapshot(snap))
+	case "log":
+		var b strings.Builder
+		for _, l := range strings.Split(e.log.String(), "\n") {
+			if strings.Contains(l, rest(1)) && l != "" {
+				b.WriteString(l + "\n")
+			}
+		}
+		return e.compare(args[0], b.String())
 	case "sleep":
 		d, err := time.ParseDuration(args[0])
 		if err != nil {
@@ -324,6 +361,12 @@ func (e *scriptEnv) commit(args []string) error {
 			timeout, _ = time.ParseDuration(val)
 		case "desc":
 			opts = append(opts, scheduler.Description(val))
+		case "full":
+			opts = append(opts, scheduler.FullResync())
+		case "upstream":
+			opts = append(opts, scheduler.UpstreamResync())
+		case "downstream":
+			opts = append(opts, scheduler.DownstreamResync())
 		default:
 			return fmt.Errorf("unknown commit option %q", a)
 		}
@@ -404,6 +447,95 @@ func formatStatuses(sts []scheduler.Status) string {
 			fmt.Fprintf(&b, " (%s)", d)
 		}
 		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func formatHistory(recs []scheduler.Record) string {
+	var b strings.Builder
+	for _, r := range recs {
+		fmt.Fprintf(&b, "#%d %s", r.Seq, r.Kind)
+		if r.Description != "" {
+			fmt.Fprintf(&b, " %q", r.Description)
+		}
+		if r.Reverted {
+			b.WriteString(" REVERTED")
+		}
+		b.WriteByte('\n')
+		for _, v := range r.Values {
+			if v.Value == nil {
+				fmt.Fprintf(&b, "  in: %s deleted\n", v.Key)
+			} else {
+				fmt.Fprintf(&b, "  in: %s = %s\n", v.Key, kvtest.Text(v.Value))
+			}
+		}
+		for _, o := range r.Executed {
+			fmt.Fprintf(&b, "  op: %s %s -> %s", o.Kind, o.Key, o.State)
+			if o.Flags != 0 {
+				fmt.Fprintf(&b, " [%s]", o.Flags)
+			}
+			if o.Err != nil {
+				fmt.Fprintf(&b, " error=%q", o.Err.Error())
+			}
+			b.WriteByte('\n')
+		}
+		for _, ke := range r.Errors {
+			fmt.Fprintf(&b, "  error: %s\n", ke.Error())
+		}
+	}
+	return b.String()
+}
+
+func formatTimeline(es []scheduler.TimelineEntry) string {
+	var b strings.Builder
+	for _, e := range es {
+		fmt.Fprintf(&b, "#%d %s -> %s", e.Seq, e.Op, e.State)
+		if e.Flags != 0 {
+			fmt.Fprintf(&b, " [%s]", e.Flags)
+		}
+		if e.Value != nil {
+			fmt.Fprintf(&b, " value=%q", kvtest.Text(e.Value))
+		}
+		if e.Metadata != nil {
+			fmt.Fprintf(&b, " meta=%v", e.Metadata)
+		}
+		for _, d := range e.Dependencies {
+			fmt.Fprintf(&b, " dep=%s", d.Label)
+		}
+		if e.Err != nil {
+			fmt.Fprintf(&b, " error=%q", e.Err.Error())
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func formatSnapshot(s *scheduler.GraphSnapshot) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "as of #%d\n", s.Seq)
+	for _, n := range s.Nodes {
+		fmt.Fprintf(&b, "node %s %s", n.Key, n.State)
+		if n.Placeholder {
+			b.WriteString(" placeholder")
+		}
+		if n.Derived {
+			b.WriteString(" derived")
+		}
+		if n.Value != nil {
+			fmt.Fprintf(&b, " value=%q", kvtest.Text(n.Value))
+		}
+		b.WriteByte('\n')
+	}
+	for _, e := range s.Edges {
+		kind := [...]string{"dep", "anyof", "derived"}[e.Kind]
+		fmt.Fprintf(&b, "edge %s -> %s %s %q", e.From, e.To, kind, e.Label)
+		if !e.Met {
+			b.WriteString(" unmet")
+		}
+		b.WriteByte('\n')
+	}
+	for _, k := range s.Touched {
+		fmt.Fprintf(&b, "touched %s\n", k)
 	}
 	return b.String()
 }

@@ -15,7 +15,7 @@ import (
 type Txn struct {
 	s     *Scheduler
 	opts  txnOptions
-	items []txnItem
+	items []KeyValue
 	index map[string]int
 	err   error
 }
@@ -47,17 +47,17 @@ func (t *Txn) Set(key string, value proto.Message) *Txn {
 		return t
 	}
 	if i, ok := t.find(key); ok {
-		t.items[i].value = value
+		t.items[i].Value = value
 		return t
 	}
 	if t.index != nil {
 		t.index[key] = len(t.items)
 	}
-	t.items = append(grow(t.items), txnItem{key: key, value: value})
+	t.items = append(grow(t.items), KeyValue{Key: key, Value: value})
 	if t.index == nil && len(t.items) > txnScanMax {
 		t.index = make(map[string]int, 2*len(t.items))
 		for i := range t.items {
-			t.index[t.items[i].key] = i
+			t.index[t.items[i].Key] = i
 		}
 	}
 	return t
@@ -73,7 +73,7 @@ func (t *Txn) find(key string) (int, bool) {
 		return i, ok
 	}
 	for i := range t.items {
-		if t.items[i].key == key {
+		if t.items[i].Key == key {
 			return i, true
 		}
 	}
@@ -90,7 +90,22 @@ func (t *Txn) Len() int { return len(t.items) }
 
 // job copies the items, so that the Txn may change after a commit.
 func (t *Txn) job(ctx context.Context) *job {
-	return &job{kind: NBTxn, ctx: ctx, opts: t.opts, items: append([]txnItem(nil), t.items...)}
+	kind := NBTxn
+	if t.opts.resync != NBTxn {
+		kind = t.opts.resync
+	}
+	return &job{kind: kind, ctx: ctx, opts: t.opts, items: append([]KeyValue(nil), t.items...)}
+}
+
+// check returns the error of a transaction that cannot be committed.
+func (t *Txn) check() error {
+	if t.err != nil {
+		return t.err
+	}
+	if t.opts.resync == DownstreamResyncTxn && len(t.items) > 0 {
+		return fmt.Errorf("scheduler: a downstream resync takes no values (the transaction sets or deletes %d keys, e.g. %s): use FullResync to replace the intended state", len(t.items), t.items[0].Key)
+	}
+	return nil
 }
 
 // Commit queues the transaction and blocks until it has run. The error is
@@ -98,8 +113,8 @@ func (t *Txn) job(ctx context.Context) *job {
 // queued when ctx ends is dropped; one already running completes), or a
 // *TxnError with the per-key errors.
 func (t *Txn) Commit(ctx context.Context) (*Result, error) {
-	if t.err != nil {
-		return &Result{Kind: NBTxn, Err: t.err}, t.err
+	if err := t.check(); err != nil {
+		return &Result{Kind: NBTxn, Err: err}, err
 	}
 	j := t.job(ctx)
 	if inline, err := t.s.runInline(j); err != nil {
@@ -122,8 +137,8 @@ func (t *Txn) Commit(ctx context.Context) (*Result, error) {
 // CommitAsync queues the transaction and returns at once; the channel
 // receives the result when it has run.
 func (t *Txn) CommitAsync(ctx context.Context) <-chan *Result {
-	if t.err != nil {
-		return resolved(&Result{Kind: NBTxn, Err: t.err})
+	if err := t.check(); err != nil {
+		return resolved(&Result{Kind: NBTxn, Err: err})
 	}
 	j := t.job(ctx)
 	j.done = make(chan *Result, 1)
@@ -149,7 +164,7 @@ func resolved(r *Result) <-chan *Result {
 func (t *Txn) CommitAndWait(ctx context.Context) (*Result, error) {
 	keys := newKeySet()
 	for _, it := range t.items {
-		keys.add(it.key)
+		keys.add(it.Key)
 	}
 	// Every change wakes the wait: derived values of the touched ones may
 	// appear later (after a retry), and outcomes are read afresh anyway.
@@ -264,7 +279,7 @@ func (s *Scheduler) NotifyAsync(ns ...Notification) <-chan *Result {
 		if n.Key == "" {
 			return resolved(&Result{Kind: SBNotification, Err: errors.New("scheduler: notification with an empty key")})
 		}
-		j.items = append(j.items, txnItem{key: n.Key, value: n.Value, metadata: n.Metadata})
+		j.items = append(j.items, KeyValue{Key: n.Key, Value: n.Value, Metadata: n.Metadata})
 	}
 	if err := s.enqueue(j); err != nil {
 		return resolved(&Result{Kind: SBNotification, Err: err})
