@@ -66,12 +66,18 @@ func (h *routes) kernelRoute(k linuxl3.RouteKey, v *linuxl3.Route) (*namespace, 
 	if s, ok := scopes[v.GetScope()]; ok {
 		r.Scope = s
 	}
+	return n, r, m.HostName, nil
+}
+
+// routeCmd writes a route as the arguments of `ip route`; built only for
+// errors.
+func routeCmd(r *netlink.Route, dev string) string {
 	var cmd strings.Builder
-	fmt.Fprintf(&cmd, "%s", dst)
+	cmd.WriteString(r.Dst.String())
 	if r.Gw != nil {
-		fmt.Fprintf(&cmd, " via %s", r.Gw)
+		cmd.WriteString(" via " + r.Gw.String())
 	}
-	fmt.Fprintf(&cmd, " dev %s", m.HostName)
+	cmd.WriteString(" dev " + dev)
 	if r.Priority != 0 {
 		fmt.Fprintf(&cmd, " metric %d", r.Priority)
 	}
@@ -79,40 +85,48 @@ func (h *routes) kernelRoute(k linuxl3.RouteKey, v *linuxl3.Route) (*namespace, 
 		fmt.Fprintf(&cmd, " table %d", r.Table)
 	}
 	fmt.Fprintf(&cmd, " scope %s proto %d", r.Scope, r.Protocol)
-	return n, r, cmd.String(), nil
+	return cmd.String()
+}
+
+// routeErr wraps the error of a route call, if any, with its command.
+func routeErr(err error, verb string, r *netlink.Route, dev string) error {
+	if err == nil {
+		return nil
+	}
+	return kernelErr(err, "ip route %s %s", verb, routeCmd(r, dev))
 }
 
 // Create adds the route. A route of the same destination, table and metric
 // that is there already (the host's, say) is an error: it is not ours.
 func (h *routes) Create(_ context.Context, k linuxl3.RouteKey, v *linuxl3.Route) (struct{}, error) {
-	n, r, cmd, err := h.kernelRoute(k, v)
+	n, r, dev, err := h.kernelRoute(k, v)
 	if err != nil {
 		return struct{}{}, err
 	}
 	// ip route add DST via GW dev NAME ...
-	return struct{}{}, kernelErr(n.h.RouteAdd(r), "ip route add %s", cmd)
+	return struct{}{}, routeErr(n.h.RouteAdd(r), "add", r, dev)
 }
 
 // Update replaces the route in place (a new gateway or scope); the metric
 // and table identify the route, so changing them re-creates it.
 func (h *routes) Update(_ context.Context, k linuxl3.RouteKey, _, v *linuxl3.Route, _ struct{}) (struct{}, error) {
-	n, r, cmd, err := h.kernelRoute(k, v)
+	n, r, dev, err := h.kernelRoute(k, v)
 	if err != nil {
 		return struct{}{}, err
 	}
 	// ip route replace DST via GW dev NAME ...
-	return struct{}{}, kernelErr(n.h.RouteReplace(r), "ip route replace %s", cmd)
+	return struct{}{}, routeErr(n.h.RouteReplace(r), "replace", r, dev)
 }
 
 // Delete removes the route; the kernel matches our protocol number, so a
 // route of the host's with the same destination is never removed.
 func (h *routes) Delete(_ context.Context, k linuxl3.RouteKey, v *linuxl3.Route, _ struct{}) error {
-	n, r, cmd, err := h.kernelRoute(k, v)
+	n, r, dev, err := h.kernelRoute(k, v)
 	if err != nil {
 		return notFound(err)
 	}
 	// ip route del DST via GW dev NAME ...
-	return notFound(kernelErr(n.h.RouteDel(r), "ip route del %s", cmd))
+	return notFound(routeErr(n.h.RouteDel(r), "del", r, dev))
 }
 
 // Retrieve reports the routes, in all tables, that carry the plugin's
