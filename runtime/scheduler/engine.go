@@ -72,9 +72,12 @@ type run struct {
 	// metaKeys are the keys whose metadata a simulation did not sync.
 	metaKeys []string
 	// view is the southbound as a resync's refresh found it; viewUsed the
-	// keys adopted from it.
-	view     *sbView
-	viewUsed map[string]bool
+	// keys decided from it (adopted, or known when it was applied);
+	// viewFresh the values adopted as intended and untouched since, whose
+	// derived values without Retrieve are taken to exist.
+	view      *sbView
+	viewUsed  map[string]bool
+	viewFresh map[string]bool
 }
 
 // priorNode is what a reverting transaction needs to know of a value as
@@ -406,6 +409,7 @@ func (r *run) depsOfValue(n *node, value proto.Message) []kv.Dependency {
 }
 
 func (r *run) update(n *node, want proto.Message) {
+	delete(r.viewFresh, n.key)
 	prev := n.applied
 	flags := r.nodeFlags(n)
 	r.dropObsoleteDerived(n, want)
@@ -440,6 +444,7 @@ func (r *run) update(n *node, want proto.Message) {
 // away for it is restored. sbGone says the southbound lost n already: no
 // Delete is called. It returns whether n is gone.
 func (r *run) remove(n *node, flags Flags, sbGone bool) bool {
+	delete(r.viewFresh, n.key)
 	flags |= r.nodeFlags(n)
 	r.mut(n)
 	n.removing = true
@@ -701,13 +706,14 @@ func (r *run) fail(n *node, kind OpKind, err error, flags Flags, prev, value pro
 	}
 	n.lastErr = err
 	defer func() { r.setOpState(i, n.state) }()
-	if r.opts.retry.enabled() && !r.opts.revert && n.desc.IsRetriable(err) && n.retries < r.opts.retry.MaxAttempts {
+	policy := r.s.retryPolicy(n, r.opts)
+	if policy.enabled() && !r.opts.revert && n.desc.IsRetriable(err) && n.retries < policy.MaxAttempts {
 		n.state = RETRYING
 		r.retry = append(r.retry, n.key)
 		return
 	}
 	n.state = FAILED
-	if n.retries > 0 && n.retries >= r.opts.retry.MaxAttempts {
+	if n.retries > 0 && n.retries >= policy.MaxAttempts {
 		n.lastErr = fmt.Errorf("%w after %d attempts: %w", ErrRetriesExhausted, n.retries+1, err)
 	}
 }

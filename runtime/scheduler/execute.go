@@ -45,6 +45,9 @@ func (s *Scheduler) runTxn(j *job) txnOutput {
 		view, refreshErrs = s.refresh(ctx, j)
 	}
 
+	if !j.opts.dryRun {
+		s.rememberRetryPolicy(seq, j.opts.retry)
+	}
 	plan := &run{s: s, g: s.g, ctx: ctx, seq: seq, opts: j.opts, sim: true, view: view}
 	// Sized for the usual transaction (a value, and one derived or
 	// dependent value per item), so that even a large one rarely grows.
@@ -340,18 +343,71 @@ func (r *run) notify(it KeyValue) {
 }
 
 // retryLater schedules retries of keys that failed with retriable errors,
-// grouped by their delay.
+// grouped by their policy and delay.
 func (s *Scheduler) retryLater(keys []string, opts txnOptions) {
-	groups := map[time.Duration][]retryItem{}
+	type group struct {
+		policy RetryPolicy
+		delay  time.Duration
+	}
+	groups := map[group][]retryItem{}
+	var order []group
 	for _, k := range keys {
 		n := s.g.nodes[k]
 		if n == nil || n.state != RETRYING {
 			continue
 		}
-		d := opts.retry.delay(n.retries + 1)
-		groups[d] = append(groups[d], retryItem{key: k, intentSeq: n.intentSeq})
+		p := s.retryPolicy(n, opts)
+		g := group{p, p.delay(n.retries + 1)}
+		if groups[g] == nil {
+			order = append(order, g)
+		}
+		groups[g] = append(groups[g], retryItem{key: k, intentSeq: n.intentSeq})
 	}
-	for d, items := range groups {
-		s.scheduleRetry(items, opts, d)
+	for _, g := range order {
+		o := opts
+		o.retry = g.policy
+		s.scheduleRetry(groups[g], o, g.delay)
+	}
+}
+
+// retryPolicy returns the retry policy of n: that of the running
+// transaction when it has one, else that of the transaction that set the
+// value's intent (its base's, for a derived value). A value keeps being
+// retried as its own transaction asked, whichever transaction made the
+// call that failed (a notification that unblocked it, say).
+func (s *Scheduler) retryPolicy(n *node, opts txnOptions) RetryPolicy {
+	if opts.retry.enabled() {
+		return opts.retry
+	}
+	for i := 0; n != nil && n.base != "" && i < s.opts.maxCycle; i++ {
+		n = s.g.nodes[n.base]
+	}
+	if n == nil {
+		return RetryPolicy{}
+	}
+	return s.retryPolicies[n.intentSeq]
+}
+
+// rememberRetryPolicy keeps the retry policy of transaction seq for the
+// values it sets, and forgets those no value refers to any more.
+func (s *Scheduler) rememberRetryPolicy(seq uint64, p RetryPolicy) {
+	if !p.enabled() {
+		return
+	}
+	if s.retryPolicies == nil {
+		s.retryPolicies = map[uint64]RetryPolicy{}
+	}
+	s.retryPolicies[seq] = p
+	if len(s.retryPolicies) < 256 {
+		return
+	}
+	used := map[uint64]bool{seq: true}
+	for _, n := range s.g.nodes {
+		used[n.intentSeq] = true
+	}
+	for k := range s.retryPolicies {
+		if !used[k] {
+			delete(s.retryPolicies, k)
+		}
 	}
 }

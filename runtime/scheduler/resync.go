@@ -187,6 +187,9 @@ func (s *Scheduler) correlate(j *job) map[kv.Descriptor][]kv.Item[proto.Message,
 // the refreshed view of the southbound applied (full, downstream), and
 // every value reconciled with it.
 func (r *run) resync(j *job) {
+	// The values whose intent changes, in order, are reconciled first: a
+	// re-create or a delete goes before what the view asks to repair.
+	var intents []string
 	if j.kind == FullResyncTxn || j.kind == UpstreamResyncTxn {
 		keep := make(map[string]bool, len(j.items))
 		for _, it := range j.items {
@@ -195,20 +198,31 @@ func (r *run) resync(j *job) {
 		for _, key := range r.g.sortedKeys() {
 			if n := r.g.nodes[key]; n != nil && n.base == "" && n.intent != nil && !keep[key] {
 				r.setIntent(key, nil)
+				intents = append(intents, key)
 			}
 		}
 		for _, it := range j.items {
+			var prev proto.Message
+			if n := r.g.nodes[it.Key]; n != nil {
+				prev = n.intent
+			}
 			r.setIntent(it.Key, it.Value)
+			if prev == nil || it.Value == nil || !proto.Equal(prev, it.Value) {
+				intents = append(intents, it.Key)
+			}
 		}
 	}
-	var first []string
+	var repairs []string
 	if r.view != nil {
-		first = r.applyView()
+		repairs = r.applyView()
 	}
-	// What the view changed first (values to create again or to update),
-	// then everything: values out of line with their target (failed ones,
-	// say) are brought back too.
-	for _, key := range first {
+	// Then what the view changed (values to create again or to update
+	// back), then everything: values out of line with their target
+	// (failed ones, say) are brought back too.
+	for _, key := range intents {
+		r.reconcile(key)
+	}
+	for _, key := range repairs {
 		r.reconcile(key)
 	}
 	for _, key := range r.g.sortedKeys() {
@@ -245,9 +259,16 @@ func (r *run) applyView() []string {
 		keys[key] = true
 	}
 	var changed []string
+	if r.viewUsed == nil {
+		r.viewUsed = map[string]bool{}
+	}
 	for _, key := range slices.Sorted(maps.Keys(keys)) {
 		n := r.g.nodes[key]
 		it, seen := v.items[key]
+		if n != nil {
+			// Decided here: never adopted on create, never stale.
+			r.viewUsed[key] = true
+		}
 		switch {
 		case n == nil:
 			if seen && it.origin != kv.OriginNB {
@@ -323,8 +344,12 @@ func (r *run) adopt(n *node, it sbItem) {
 	r.g.setDeps(n, n.deps, n.desc.Dependencies(n.key, it.value))
 	r.g.setExisting(n.key, true)
 	r.syncMetadata(n)
-	if n.desc.Equivalent(n.key, it.value, n.intent) && n.invalid == nil {
+	if n.intent != nil && n.invalid == nil && n.desc.Equivalent(n.key, it.value, n.intent) {
 		n.state, n.lastErr = CONFIGURED, nil
+		if r.viewFresh == nil {
+			r.viewFresh = map[string]bool{}
+		}
+		r.viewFresh[n.key] = true
 	}
 	r.opFor(n, Op{Key: n.key, Kind: OpNone, Value: it.value, Flags: FlagAdopted | r.nodeFlags(n)})
 }
@@ -334,12 +359,21 @@ func (r *run) adopt(n *node, it sbItem) {
 // base adopted in this resync, say) is adopted instead. It reports whether
 // it handled n.
 func (r *run) adoptOnCreate(n *node) bool {
-	if r.view == nil || n.desc == nil || !r.view.refreshed[n.desc] {
-		return false
+	if r.view == nil || n.desc == nil || r.viewUsed[n.key] {
+		return false // adopted once already (a re-create), or decided
 	}
 	it, seen := r.view.items[n.key]
-	if !seen || r.viewUsed[n.key] {
-		return false // not there, or adopted once already (a re-create)
+	if !r.view.refreshed[n.desc] {
+		// A derived value whose descriptor cannot Retrieve is taken to
+		// exist when its base was found as intended: it is regenerated
+		// from the base, not created.
+		if n.base == "" || !r.viewFresh[n.base] || n.intent == nil {
+			return false
+		}
+		it, seen = sbItem{value: n.intent, origin: kv.OriginNB}, true
+	}
+	if !seen {
+		return false
 	}
 	r.adopt(n, it)
 	r.derive(n)
@@ -353,7 +387,7 @@ func (r *run) adoptOnCreate(n *node) bool {
 func (r *run) dropStale() {
 	for _, key := range slices.Sorted(maps.Keys(r.view.items)) {
 		it := r.view.items[key]
-		if it.origin != kv.OriginNB {
+		if it.origin != kv.OriginNB || r.viewUsed[key] {
 			continue
 		}
 		n := r.g.nodes[key]

@@ -26,6 +26,9 @@ type Scheduler struct {
 	index keyIndex
 	seq   uint64
 	hist  history
+	// retryPolicies are the retry policies of transactions, by sequence
+	// number, for the values they set (see retryPolicy).
+	retryPolicies map[uint64]RetryPolicy
 	// retrieveOrder lists the descriptors that can Retrieve, in
 	// RetrieveDependencies order (set at registration).
 	retrieveOrder []kv.Descriptor

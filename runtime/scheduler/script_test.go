@@ -40,7 +40,7 @@ var update = flag.Bool("update", false, "rewrite the expected files of the testd
 //	                            script unless "error" is given, which
 //	                            requires one
 //	fail KEY OP [partial] [times=N] [terminal]
-//	notify KEY TOKENS... | notify-del KEY
+//	notify KEY TOKENS... | notify-del KEY   (errors of values: see errors)
 //	sb-put KEY TOKENS... | sb-del KEY    change the southbound behind our back
 //	plan FILE | executed FILE   operations of the last transaction
 //	calls FILE                  southbound calls since the last "calls"
@@ -209,6 +209,9 @@ func (e *scriptEnv) exec(line string) error {
 		}
 		res, err := e.s.Notify(context.Background(), n)
 		e.last = res
+		if txnErr := (*scheduler.TxnError)(nil); errors.As(err, &txnErr) {
+			return nil // errors of the values it touched: see "errors"
+		}
 		return err
 	case "sb-put":
 		e.sb.Put(args[0], rest(1))
@@ -272,6 +275,9 @@ func (e *scriptEnv) exec(line string) error {
 		var b strings.Builder
 		for _, ke := range e.last.Errors {
 			b.WriteString(ke.Error() + "\n")
+		}
+		if len(e.last.Errors) == 0 && e.last.Err != nil {
+			b.WriteString(e.last.Err.Error() + "\n")
 		}
 		return e.compare(args[0], b.String())
 	case "metadata":
