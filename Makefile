@@ -1,6 +1,6 @@
 # Developer and CI entry points. `make check` is what CI runs (see .ci/run).
 
-.PHONY: check lint test bench demo tools generate checkgenerate
+.PHONY: check lint test bench demo tools graphviz generate checkgenerate
 
 check: lint test
 
@@ -8,11 +8,23 @@ BUF := tools/node_modules/.bin/buf
 
 # tools installs buf, prebuilt, from the npm registry at the exact version
 # pinned in tools/package.json (kept out of go.mod on purpose).
-tools: $(BUF)
+tools: $(BUF) graphviz
 
 $(BUF): tools/package.json
 	cd tools && npm install --no-package-lock --no-audit --no-fund
 	@touch $@
+
+# graphviz installs graphviz's dot, which the SVG tests run, with apt-get
+# when it is missing (as root only; otherwise it says what to install).
+graphviz:
+	@command -v dot >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz; \
+		else \
+			echo "graphviz's dot is missing: install graphviz (e.g. sudo apt-get install graphviz)"; \
+			exit 1; \
+		fi; \
+	}
 
 # generate regenerates options/ (the annotation vocabulary's Go package,
 # which the plugin imports) and generated/ (the models) with buf and the
