@@ -109,7 +109,7 @@ func (s *Scheduler) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 			switch {
 			case it.Key == "":
 				reason = "empty key"
-			case it.Value == nil:
+			case it.Value == nil || !it.Value.ProtoReflect().IsValid():
 				reason = "no value"
 			case seen[it.Key]:
 				reason = "duplicate key"
