@@ -6,21 +6,57 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/netip"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	linuxinterfaces "github.com/kvdescriptor/kvdescriptor/generated/linux/interfaces/v1"
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
 
 // addresses is the handler of linux.interfaces.v1.Interface.address, the
-// values derived from an interface's IP addresses. It has no Retrieve:
-// the interface's Retrieve reports the addresses it finds, and the
-// scheduler derives them from it.
+// values derived from an interface's IP addresses.
 type addresses struct{ p *Plugin }
 
-var _ linuxinterfaces.InterfaceIpAddressesHandler[struct{}] = (*addresses)(nil)
+var (
+	_ linuxinterfaces.InterfaceIpAddressesHandler[struct{}] = (*addresses)(nil)
+	_ kv.Retriever[*wrapperspb.StringValue, struct{}]       = (*addresses)(nil)
+)
+
+// Retrieve reports the correlated addresses that their interface has.
+func (h *addresses) Retrieve(_ context.Context, correlate []kv.Item[*wrapperspb.StringValue, struct{}]) ([]kv.Item[*wrapperspb.StringValue, struct{}], error) {
+	have := map[string]map[netip.Prefix]bool{} // by interface label; nil: no interface
+	var out []kv.Item[*wrapperspb.StringValue, struct{}]
+	for _, c := range correlate {
+		k, ok := linuxinterfaces.ParseInterfaceIpAddressesKey(c.Key)
+		if !ok {
+			continue
+		}
+		addrs, seen := have[k.Name]
+		if !seen {
+			if n, m, err := h.p.link(k.Name); err == nil {
+				link := &netlink.Device{LinkAttrs: netlink.LinkAttrs{Index: m.Index, Name: m.HostName}}
+				list, err := retryDump(func() ([]netlink.Addr, error) { return n.h.AddrList(link, netlink.FAMILY_ALL) })
+				if err != nil && !isGone(err) {
+					return nil, kernelErr(err, "ip addr show dev %s", m.HostName)
+				}
+				addrs = map[netip.Prefix]bool{}
+				for _, a := range list {
+					if p, ok := prefixOf(a.IPNet); ok {
+						addrs[p] = true
+					}
+				}
+			}
+			have[k.Name] = addrs
+		}
+		if addrs[k.IpAddresses] {
+			out = append(out, kv.Item[*wrapperspb.StringValue, struct{}]{Key: c.Key, Value: c.Value, Origin: kv.OriginNB})
+		}
+	}
+	return out, nil
+}
 
 func (h *addresses) addr(k linuxinterfaces.InterfaceIpAddressesKey) (*namespace, netlink.Link, *netlink.Addr, error) {
 	n, m, err := h.p.link(k.Name)

@@ -416,6 +416,12 @@ func (h *interfaces) Retrieve(_ context.Context, correlate []kv.Item[*iface, Int
 	}
 	views := map[string]*nsView{}
 	var out []kv.Item[*iface, InterfaceMeta]
+	found := map[string]InterfaceMeta{}
+	defer func() {
+		h.p.retrievedMu.Lock()
+		h.p.retrieved = found
+		h.p.retrievedMu.Unlock()
+	}()
 	for _, c := range correlate {
 		v := c.Value
 		view, ok := views[v.GetNamespace()]
@@ -442,12 +448,9 @@ func (h *interfaces) Retrieve(_ context.Context, correlate []kv.Item[*iface, Int
 			return nil, err
 		}
 		h.p.own(v.GetNamespace(), link.Attrs().Name, true)
-		out = append(out, kv.Item[*iface, InterfaceMeta]{
-			Key:      c.Key,
-			Value:    got,
-			Metadata: InterfaceMeta{Index: link.Attrs().Index, Namespace: v.GetNamespace(), HostName: link.Attrs().Name},
-			Origin:   kv.OriginNB,
-		})
+		meta := InterfaceMeta{Index: link.Attrs().Index, Namespace: v.GetNamespace(), HostName: link.Attrs().Name}
+		found[v.GetName()] = meta
+		out = append(out, kv.Item[*iface, InterfaceMeta]{Key: c.Key, Value: got, Metadata: meta, Origin: kv.OriginNB})
 	}
 	return out, nil
 }

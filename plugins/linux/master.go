@@ -15,11 +15,43 @@ import (
 
 // masters is the handler of linux.interfaces.v1.Interface.master, the
 // binding of an interface to its bridge, derived from its master field.
-// It has no Retrieve: the interface's Retrieve reports the master it
-// finds, and the scheduler derives the binding from it.
 type masters struct{ p *Plugin }
 
-var _ linuxinterfaces.InterfaceMasterHandler[struct{}] = (*masters)(nil)
+var (
+	_ linuxinterfaces.InterfaceMasterHandler[struct{}] = (*masters)(nil)
+	_ kv.Retriever[*wrapperspb.StringValue, struct{}]  = (*masters)(nil)
+)
+
+// Retrieve reports the correlated bindings whose interface is in its
+// bridge.
+func (h *masters) Retrieve(_ context.Context, correlate []kv.Item[*wrapperspb.StringValue, struct{}]) ([]kv.Item[*wrapperspb.StringValue, struct{}], error) {
+	var out []kv.Item[*wrapperspb.StringValue, struct{}]
+	for _, c := range correlate {
+		k, ok := linuxinterfaces.ParseInterfaceMasterKey(c.Key)
+		if !ok {
+			continue
+		}
+		n, m, err := h.p.link(k.Name)
+		if err != nil {
+			continue
+		}
+		bn, bm, err := h.p.link(k.Master)
+		if err != nil || bn != n {
+			continue
+		}
+		link, err := n.h.LinkByIndex(m.Index)
+		if err != nil {
+			if isGone(err) {
+				continue
+			}
+			return nil, kernelErr(err, "ip link show %s", m.HostName)
+		}
+		if link.Attrs().MasterIndex == bm.Index {
+			out = append(out, kv.Item[*wrapperspb.StringValue, struct{}]{Key: c.Key, Value: c.Value, Origin: kv.OriginNB})
+		}
+	}
+	return out, nil
+}
 
 // Create puts the interface into the bridge.
 func (h *masters) Create(_ context.Context, k linuxinterfaces.InterfaceMasterKey, _ *wrapperspb.StringValue) (struct{}, error) {

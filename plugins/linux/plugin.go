@@ -52,6 +52,12 @@ type Plugin struct {
 	// watcher: they are never reported as obtained.
 	ownedMu sync.Mutex
 	owned   map[string]bool
+
+	// retrieved holds where the interfaces' last Retrieve found each
+	// interface, by label: the other descriptors' Retrieve runs before the
+	// scheduler has adopted the interfaces (and their metadata).
+	retrievedMu sync.Mutex
+	retrieved   map[string]InterfaceMeta
 }
 
 type options struct {
@@ -142,10 +148,16 @@ func (p *Plugin) buildDescriptors() (err error) {
 	if p.iface, err = linuxinterfaces.NewInterfaceDescriptor[InterfaceMeta](&interfaces{p: p}); err != nil {
 		return err
 	}
-	if p.addr, err = linuxinterfaces.NewInterfaceIpAddressesDescriptor[struct{}](&addresses{p: p}); err != nil {
+	// The derived models' Retrieve runs after the interfaces' (which tells
+	// where each interface is); their derive options cannot say so.
+	addrSpec := linuxinterfaces.InterfaceIpAddressesSpec[struct{}]()
+	addrSpec.RetrieveDependencies = []string{linuxinterfaces.InterfaceModelName}
+	if p.addr, err = kv.NewKeyedDescriptor(addrSpec, linuxinterfaces.ParseInterfaceIpAddressesKey, linuxinterfaces.InterfaceIpAddressesHandler[struct{}](&addresses{p: p})); err != nil {
 		return err
 	}
-	if p.master, err = linuxinterfaces.NewInterfaceMasterDescriptor[struct{}](&masters{p: p}); err != nil {
+	masterSpec := linuxinterfaces.InterfaceMasterSpec[struct{}]()
+	masterSpec.RetrieveDependencies = []string{linuxinterfaces.InterfaceModelName}
+	if p.master, err = kv.NewKeyedDescriptor(masterSpec, linuxinterfaces.ParseInterfaceMasterKey, linuxinterfaces.InterfaceMasterHandler[struct{}](&masters{p: p})); err != nil {
 		return err
 	}
 	if p.route, err = linuxl3.NewRouteDescriptor[struct{}](&routes{p: p}); err != nil {
@@ -176,10 +188,15 @@ func (p *Plugin) Close() error {
 
 // link returns the namespace and index of the interface with the given
 // label: from the metadata map (interfaces we created, and obtained ones
-// with the metadata the watcher gave them), else a link of that name in
-// the plugin's namespace.
+// with the metadata the watcher gave them), else from the interfaces' last
+// Retrieve, else a link of that name in the plugin's namespace.
 func (p *Plugin) link(label string) (*namespace, InterfaceMeta, error) {
 	m, ok := p.Interfaces().Get(label)
+	if !ok {
+		p.retrievedMu.Lock()
+		m, ok = p.retrieved[label]
+		p.retrievedMu.Unlock()
+	}
 	if !ok {
 		n, err := p.ns.get("")
 		if err != nil {

@@ -1,7 +1,4 @@
-//go:build linux && resync
-
-// These tests need the scheduler's resync (scheduler.FullResync,
-// scheduler.DownstreamResync). Run them with -tags resync.
+//go:build linux
 
 package linux_test
 

@@ -134,7 +134,8 @@ func RouteSpec[M any]() kv.Spec[*Route, M] {
 		NeedsRecreate: func(_ string, a, b *Route) bool {
 			return routeNeedsRecreate(a, b)
 		},
-		Validate: routeValidate,
+		RetrieveDependencies: []string{"linux.interfaces.v1.Interface"},
+		Validate:             routeValidate,
 	}
 }
 
@@ -255,10 +256,11 @@ func NeighbourSpec[M any]() kv.Spec[*Neighbour, M] {
 		Equivalent: func(_ string, a, b *Neighbour) bool {
 			return neighbourEqual(a, b)
 		},
-		IsKey:       IsNeighbourKey,
-		KeyTemplate: NeighbourKeyTemplate,
-		Name:        NeighbourModelName,
-		Validate:    neighbourValidate,
+		IsKey:                IsNeighbourKey,
+		KeyTemplate:          NeighbourKeyTemplate,
+		Name:                 NeighbourModelName,
+		RetrieveDependencies: []string{"linux.interfaces.v1.Interface"},
+		Validate:             neighbourValidate,
 	}
 }
 

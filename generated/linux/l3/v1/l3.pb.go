@@ -239,7 +239,7 @@ var File_linux_l3_v1_l3_proto protoreflect.FileDescriptor
 
 const file_linux_l3_v1_l3_proto_rawDesc = "" +
 	"\n" +
-	"\x14linux/l3/v1/l3.proto\x12\vlinux.l3.v1\x1a\x1dkvdescriptor/v1/options.proto\"\x8f\x04\n" +
+	"\x14linux/l3/v1/l3.proto\x12\vlinux.l3.v1\x1a\x1dkvdescriptor/v1/options.proto\"\xaf\x04\n" +
 	"\x05Route\x12_\n" +
 	"\x12outgoing_interface\x18\x01 \x01(\tB0Ҽ\x19,\x12*\n" +
 	"\x1dlinux.interfaces.v1.Interface\x12\tinterfaceR\x11outgoingInterface\x12'\n" +
@@ -257,10 +257,10 @@ const file_linux_l3_v1_l3_proto_rawDesc = "" +
 	"\n" +
 	"SCOPE_LINK\x10\x03\x12\x0e\n" +
 	"\n" +
-	"SCOPE_HOST\x10\x04:\x83\x01Ҽ\x19\x7f\n" +
-	".linux/route/{outgoing_interface}/{dst_network}2M\n" +
+	"SCOPE_HOST\x10\x04:\xa3\x01Ҽ\x19\x9e\x01\n" +
+	".linux/route/{outgoing_interface}/{dst_network}*\x1dlinux.interfaces.v1.Interface2M\n" +
 	"\x11gateway reachable\x1a8\n" +
-	"-linux/interface/{outgoing_interface}/address/\x12\agw_addr\"\xdd\x01\n" +
+	"-linux/interface/{outgoing_interface}/address/\x12\agw_addr\"\xfc\x01\n" +
 	"\tNeighbour\x12N\n" +
 	"\tinterface\x18\x01 \x01(\tB0Ҽ\x19,\x12*\n" +
 	"\x1dlinux.interfaces.v1.Interface\x12\tinterfaceR\tinterface\x12%\n" +
@@ -268,8 +268,8 @@ const file_linux_l3_v1_l3_proto_rawDesc = "" +
 	"ip_address\x18\x02 \x01(\tB\x06Ҽ\x19\x02\b\x03R\tipAddress\x12)\n" +
 	"\n" +
 	"hw_address\x18\x03 \x01(\tB\n" +
-	"Ҽ\x19\x06\b\x062\x02\b\x01R\thwAddress:.Ҽ\x19*\n" +
-	"(linux/neighbour/{interface}/{ip_address}BDZBgithub.com/kvdescriptor/kvdescriptor/generated/linux/l3/v1;linuxl3b\x06proto3"
+	"Ҽ\x19\x06\b\x062\x02\b\x01R\thwAddress:MҼ\x19I\n" +
+	"(linux/neighbour/{interface}/{ip_address}*\x1dlinux.interfaces.v1.InterfaceBDZBgithub.com/kvdescriptor/kvdescriptor/generated/linux/l3/v1;linuxl3b\x06proto3"
 
 var (
 	file_linux_l3_v1_l3_proto_rawDescOnce sync.Once
