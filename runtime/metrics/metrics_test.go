@@ -169,20 +169,9 @@ func TestRetries(t *testing.T) {
 	m.TxnDone(&scheduler.Record{Kind: scheduler.RetryTxn, Executed: []scheduler.Op{
 		{Key: "a", Kind: scheduler.OpDelete, Flags: scheduler.FlagRetry | scheduler.FlagRevert},
 	}})
-	if got := testutil.ToFloat64(onlyMetric(t, reg, "kvdescriptor_scheduler_retries_total")); got != 3 {
+	if got := single(t, reg, "kvdescriptor_scheduler_retries_total"); got != 3 {
 		t.Errorf("retries_total = %v, want 3", got)
 	}
-}
-
-// onlyMetric is a collector of the gathered family name, for ToFloat64.
-func onlyMetric(t *testing.T, g prometheus.Gatherer, name string) prometheus.Collector {
-	t.Helper()
-	mf := family(t, g, name)
-	if mf == nil || len(mf.GetMetric()) != 1 {
-		t.Fatalf("%s: want exactly one series, got %v", name, mf)
-	}
-	v := mf.GetMetric()[0].GetCounter().GetValue() + mf.GetMetric()[0].GetGauge().GetValue()
-	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "copy"}, func() float64 { return v })
 }
 
 func TestOperations(t *testing.T) {
