@@ -46,7 +46,9 @@
 // upstream_resync, downstream_resync. outcome is dry_run (planned, not
 // executed), reverted (a failure made it undo itself), error (some keys
 // failed) or ok. op is create, update, delete or retrieve; result is ok or
-// error. retries_total counts the executed operations flagged as retries
-// (scheduler.FlagRetry): each is one more attempt at a failed operation.
+// error. retries_total counts the southbound calls of retry transactions
+// (operations flagged scheduler.FlagRetry): the failed operations tried
+// again, and the operations of values they unblock; a retry transaction
+// is also counted in transactions_total with kind retry.
 // state is the scheduler's state name, e.g. CONFIGURED.
 package metrics

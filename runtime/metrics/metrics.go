@@ -172,7 +172,7 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 		}, []string{"descriptor", "op"}),
 		retries: prometheus.NewCounter(prometheus.CounterOpts{
 			Name:        namespace + "retries_total",
-			Help:        "Southbound calls made to retry failed operations (operations flagged RETRY).",
+			Help:        "Southbound calls of retry transactions (operations flagged RETRY).",
 			ConstLabels: o.constLabels,
 		}),
 		queueDesc: prometheus.NewDesc(namespace+"queue_length",
