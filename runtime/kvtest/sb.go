@@ -250,6 +250,7 @@ func (h *handler) Retrieve(_ context.Context, correlate []kv.Item[*wrapperspb.St
 	}
 	h.sb.mu.Lock()
 	defer h.sb.mu.Unlock()
+	slices.Sort(keys) // correlate comes in no particular order
 	call := Call{Op: "retrieve", Key: h.name, Value: "[" + strings.Join(keys, " ") + "]"}
 	if f := h.sb.failure(h.name, "retrieve"); f != nil {
 		call.Err = f.err()

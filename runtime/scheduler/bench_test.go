@@ -43,7 +43,24 @@ const wRoutesPerIface = 4
 // recorder is a handler whose CRUD bodies only count the calls. Handlers run
 // on the scheduler's worker; the counters are read after Commit returns.
 type recorder[V proto.Message] struct {
-	creates, updates, deletes int
+	creates, updates, deletes, retrieves int
+	// alter, when set, changes the southbound's report: Retrieve returns
+	// correlate (exactly what exists) with alter applied to each item.
+	alter func(i int, it *kv.Item[V, struct{}])
+}
+
+// Retrieve reports exactly what exists (correlate), altered when asked.
+func (r *recorder[V]) Retrieve(_ context.Context, correlate []kv.Item[V, struct{}]) ([]kv.Item[V, struct{}], error) {
+	r.retrieves++
+	if r.alter == nil {
+		return correlate, nil
+	}
+	out := make([]kv.Item[V, struct{}], len(correlate))
+	for i, it := range correlate {
+		r.alter(i, &it)
+		out[i] = it
+	}
+	return out, nil
 }
 
 func (r *recorder[V]) Create(context.Context, string, V) (struct{}, error) {
@@ -298,7 +315,11 @@ func heapAlloc() uint64 {
 //	e: on a fresh scheduler, all routes in one transaction (all PENDING),
 //	   then all interfaces in the next.
 //
-// Step d (downstream resync) is not implemented by the scheduler yet.
+//	d: downstream resync with nothing changed (Retrieve returns exactly
+//	   what exists); and a full resync with all values where 1% of the
+//	   routes differ in the southbound;
+//	h: the heap retained by the history after 10k single-value
+//	   transactions.
 func BenchmarkWorkloadW(b *testing.B) {
 	for _, n := range wSizes {
 		b.Run(fmt.Sprintf("a-create-all/N=%d", n), func(b *testing.B) { benchCreateAll(b, n) })
@@ -329,6 +350,126 @@ func BenchmarkWorkloadW(b *testing.B) {
 	}
 	for _, n := range []int{1_000, 10_000} {
 		b.Run(fmt.Sprintf("e-routes-then-ifaces/N=%d", n), func(b *testing.B) { benchRoutesThenIfaces(b, n) })
+	}
+	for _, n := range []int{10_000, 50_000} {
+		var f *wSched
+		b.Run(fmt.Sprintf("d-downstream-resync/N=%d", n), func(b *testing.B) {
+			if f == nil {
+				f = setupAll(b, n)
+			}
+			benchDownstreamResync(b, f)
+		})
+		if f != nil {
+			f.close(b)
+		}
+	}
+	{
+		var f *wSched
+		b.Run("d-full-resync-1pct/N=10000", func(b *testing.B) {
+			if f == nil {
+				f = setupAll(b, 10_000)
+			}
+			benchFullResync(b, f)
+		})
+		if f != nil {
+			f.close(b)
+		}
+	}
+	b.Run("h-history-heap/N=10000", func(b *testing.B) { benchHistoryHeap(b, 10_000) })
+}
+
+// benchDownstreamResync is step d: ns/op is one downstream resync of the
+// configured workload, the southbound reporting exactly what exists.
+func benchDownstreamResync(b *testing.B, ws *wSched) {
+	b.ReportAllocs()
+	ctx := context.Background()
+	creates, deletes, updates := ws.d.creates(), ws.d.deletes(), ws.d.route.updates
+	runtime.GC()
+	b.ResetTimer()
+	for range b.N {
+		res, err := ws.s.Txn(scheduler.DownstreamResync()).Commit(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(res.Executed) != 0 {
+			b.Fatalf("a resync with nothing changed executed %d operations, e.g. %s", len(res.Executed), scheduler.FormatOps(res.Executed[:1]))
+		}
+	}
+	b.StopTimer()
+	ws.txns += int64(b.N)
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/1e3/float64(b.N), "ms/resync")
+	if ws.d.creates() != creates || ws.d.deletes() != deletes || ws.d.route.updates != updates {
+		b.Fatal("a resync with nothing changed made calls")
+	}
+	if ws.d.route.retrieves < b.N {
+		b.Fatalf("%d route retrieves for %d resyncs", ws.d.route.retrieves, b.N)
+	}
+	ws.checkLog(b)
+}
+
+// benchFullResync is the other half of step d: ns/op is one full resync
+// with every value of the workload, while the southbound reports 1% of the
+// routes with another value (each resync updates them back).
+func benchFullResync(b *testing.B, ws *wSched) {
+	b.ReportAllocs()
+	w := ws.w
+	ws.d.route.alter = func(i int, it *kv.Item[*wrapperspb.UInt64Value, struct{}]) {
+		if i%100 == 0 {
+			it.Value = wrapperspb.UInt64(it.Value.GetValue() + 1<<40)
+		}
+	}
+	defer func() { ws.d.route.alter = nil }()
+	differ := (len(w.routeKeys) + 99) / 100
+	updates, creates := ws.d.route.updates, ws.d.creates()
+	runtime.GC()
+	b.ResetTimer()
+	for range b.N {
+		txn := ws.s.Txn(scheduler.FullResync(), scheduler.Description("workload W: full resync"))
+		ws.setIfaces(txn)
+		ws.setRoutes(txn)
+		ws.commit(b, txn)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/1e3/float64(b.N), "ms/resync")
+	if got := ws.d.route.updates - updates; got != differ*b.N {
+		b.Fatalf("route updates: got %d, want %d (1%% of %d routes per resync)", got, differ*b.N, len(w.routeKeys))
+	}
+	if ws.d.creates() != creates {
+		b.Fatal("a full resync over an up-to-date southbound created values")
+	}
+	ws.checkLog(b)
+}
+
+// benchHistoryHeap reports the heap the scheduler retains after 10k
+// single-value transactions (route updates) on the configured workload,
+// with the history at its default retention, beyond the heap right after
+// the workload was created.
+func benchHistoryHeap(b *testing.B, n int) {
+	const txns = 10_000
+	for range b.N {
+		b.StopTimer()
+		ws := setupAll(b, n)
+		w := ws.w
+		vals := make([]*wrapperspb.UInt64Value, txns)
+		for i := range vals {
+			vals[i] = w.routeValue(i%len(w.routeKeys), uint32(i/len(w.routeKeys)+1))
+		}
+		before := heapAlloc()
+		b.StartTimer()
+		for i := range txns {
+			if _, err := ws.s.Txn().Set(w.routeKeys[i%len(w.routeKeys)], vals[i]).Commit(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StopTimer()
+		after := heapAlloc()
+		if h := ws.s.History(); len(h) < txns {
+			b.Fatalf("history holds %d records, want at least %d", len(h), txns)
+		}
+		b.ReportMetric(float64(int64(after)-int64(before))/txns, "B-retained/txn")
+		b.ReportMetric(float64(int64(after)-int64(before))/(1<<20), "MiB-retained")
+		ws.close(b)
+		b.StartTimer()
 	}
 }
 

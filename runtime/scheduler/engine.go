@@ -71,13 +71,13 @@ type run struct {
 	replayed int
 	// metaKeys are the keys whose metadata a simulation did not sync.
 	metaKeys []string
-	// view is the southbound as a resync's refresh found it; viewUsed the
-	// keys decided from it (adopted, or known when it was applied);
-	// viewFresh the values adopted as intended and untouched since, whose
-	// derived values without Retrieve are taken to exist.
-	view      *sbView
-	viewUsed  map[string]bool
-	viewFresh map[string]bool
+	// view is the southbound as a resync's refresh found it; viewFresh
+	// the values adopted as intended and untouched since, whose derived
+	// values without Retrieve are taken to exist; missingDependents the
+	// values that need one marked MISSING.
+	view              *sbView
+	viewFresh         map[string]bool
+	missingDependents []string
 }
 
 // priorNode is what a reverting transaction needs to know of a value as

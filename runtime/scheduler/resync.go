@@ -17,15 +17,30 @@ import (
 // Retrieve returned, checked. Only the keys of refreshed descriptors are
 // known; the others keep the scheduler's view.
 type sbView struct {
-	items map[string]sbItem
+	// index maps keys to items.
+	index map[string]int32
+	items []sbItem
 	// refreshed are the descriptors whose Retrieve succeeded.
 	refreshed map[kv.Descriptor]bool
 }
 
 type sbItem struct {
+	key    string
 	value  proto.Message
 	meta   any
 	origin kv.Origin
+	// used marks an item decided by the run in progress: known to the
+	// graph when the view was applied, or adopted since (never adopted
+	// again by a re-create, never stale). Reset at the start of each run.
+	used bool
+}
+
+// get returns the item of key, or nil.
+func (v *sbView) get(key string) *sbItem {
+	if i, ok := v.index[key]; ok {
+		return &v.items[i]
+	}
+	return nil
 }
 
 // retrieveOrder orders the descriptors that can Retrieve so that each comes
@@ -88,7 +103,8 @@ func retrieveOrder(ds []kv.Descriptor) ([]kv.Descriptor, error) {
 // A failed Retrieve is an error of the transaction; its descriptor keeps
 // the scheduler's view. The caller holds s.mu.
 func (s *Scheduler) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
-	view := &sbView{items: map[string]sbItem{}, refreshed: map[kv.Descriptor]bool{}}
+	view := &sbView{index: make(map[string]int32, len(s.g.nodes)), items: make([]sbItem, 0, len(s.g.nodes)),
+		refreshed: map[kv.Descriptor]bool{}}
 	var errs []KeyError
 	correlate := s.correlate(j)
 	for _, d := range s.retrieveOrder {
@@ -103,15 +119,15 @@ func (s *Scheduler) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 			continue
 		}
 		view.refreshed[d] = true
-		seen := map[string]bool{}
 		for i, it := range items {
 			reason := ""
+			_, dup := view.index[it.Key] // key spaces are disjoint: a duplicate is this descriptor's
 			switch {
 			case it.Key == "":
 				reason = "empty key"
 			case it.Value == nil || !it.Value.ProtoReflect().IsValid():
 				reason = "no value"
-			case seen[it.Key]:
+			case dup:
 				reason = "duplicate key"
 			case s.lookup(it.Key) != d:
 				reason = "the key is outside the descriptor's key space"
@@ -120,8 +136,8 @@ func (s *Scheduler) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 				s.opts.logger.Warn("retrieve: item dropped", "descriptor", d.Name(), "item", i, "key", it.Key, "reason", reason)
 				continue
 			}
-			seen[it.Key] = true
-			view.items[it.Key] = sbItem{value: it.Value, meta: it.Metadata, origin: it.Origin}
+			view.index[it.Key] = int32(len(view.items))
+			view.items = append(view.items, sbItem{key: it.Key, value: it.Value, meta: it.Metadata, origin: it.Origin})
 			if d.WithMetadata() {
 				d.SetMetadata(d.Label(it.Key), it.Metadata)
 			}
@@ -130,8 +146,10 @@ func (s *Scheduler) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 			// Ours that the southbound no longer has lose their metadata
 			// (they are MISSING); obtained ones keep theirs.
 			for _, it := range correlate[d] {
-				if n := s.g.nodes[it.Key]; !seen[it.Key] && n != nil && n.applied != nil {
-					d.DeleteMetadata(d.Label(it.Key))
+				if _, seen := view.index[it.Key]; !seen {
+					if n := s.g.nodes[it.Key]; n != nil && n.applied != nil {
+						d.DeleteMetadata(d.Label(it.Key))
+					}
 				}
 			}
 		}
@@ -140,163 +158,206 @@ func (s *Scheduler) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 }
 
 // correlate returns, per descriptor, the values the scheduler expects the
-// southbound to hold: the applied version of each value of ours, else its
-// intended one (for a full resync, the transaction's values replace the
-// intended state, their derived values included).
+// southbound to hold, in no particular order: the applied version of each
+// value of ours, else its intended one (for a full resync, the
+// transaction's values replace the intended state, their derived values
+// included).
 func (s *Scheduler) correlate(j *job) map[kv.Descriptor][]kv.Item[proto.Message, any] {
 	out := map[kv.Descriptor][]kv.Item[proto.Message, any]{}
-	add := map[string]kv.Item[proto.Message, any]{}
+	full := j.kind == FullResyncTxn
 	for key, n := range s.g.nodes {
 		if n.desc == nil || n.origin == kv.OriginSB {
 			continue
 		}
 		switch {
 		case n.applied != nil:
-			add[key] = kv.Item[proto.Message, any]{Key: key, Value: n.applied, Metadata: n.metadata, Origin: kv.OriginNB}
-		case n.intent != nil && n.invalid == nil && j.kind != FullResyncTxn:
-			add[key] = kv.Item[proto.Message, any]{Key: key, Value: n.intent, Origin: kv.OriginNB}
+			out[n.desc] = append(out[n.desc], kv.Item[proto.Message, any]{Key: key, Value: n.applied, Metadata: n.metadata, Origin: kv.OriginNB})
+		case n.intent != nil && n.invalid == nil && !full:
+			out[n.desc] = append(out[n.desc], kv.Item[proto.Message, any]{Key: key, Value: n.intent, Origin: kv.OriginNB})
 		}
 	}
-	if j.kind == FullResyncTxn {
-		var walk func(key string, value proto.Message, depth int)
-		walk = func(key string, value proto.Message, depth int) {
-			d := s.lookup(key)
-			if d == nil || value == nil || depth > s.opts.maxCycle || d.Validate(key, value) != nil {
-				return
-			}
-			if _, applied := add[key]; !applied {
-				add[key] = kv.Item[proto.Message, any]{Key: key, Value: value, Origin: kv.OriginNB}
-			}
-			for _, dv := range d.Derived(key, value) {
-				walk(dv.Key, dv.Value, depth+1)
-			}
+	if !full {
+		return out
+	}
+	added := map[string]bool{}
+	var walk func(key string, value proto.Message, depth int)
+	walk = func(key string, value proto.Message, depth int) {
+		if value == nil || depth > s.opts.maxCycle || added[key] {
+			return
 		}
-		for _, it := range j.items {
-			walk(it.Key, it.Value, 0)
+		n := s.g.nodes[key]
+		d := s.lookup(key)
+		if n != nil {
+			d = n.desc
+		}
+		if d == nil || d.Validate(key, value) != nil {
+			return
+		}
+		if n == nil || n.applied == nil || n.origin == kv.OriginSB {
+			added[key] = true
+			out[d] = append(out[d], kv.Item[proto.Message, any]{Key: key, Value: value, Origin: kv.OriginNB})
+		}
+		for _, dv := range d.Derived(key, value) {
+			walk(dv.Key, dv.Value, depth+1)
 		}
 	}
-	for _, key := range slices.Sorted(maps.Keys(add)) {
-		if d := s.lookup(key); d != nil {
-			out[d] = append(out[d], add[key])
-		}
+	for _, it := range j.items {
+		walk(it.Key, it.Value, 0)
 	}
 	return out
 }
 
 // resync runs a resync job: the intended state replaced (full, upstream),
 // the refreshed view of the southbound applied (full, downstream), and
-// every value reconciled with it.
+// every value out of line with its target reconciled. Its cost follows
+// what differs: one pass looks at every value, and only those that need
+// something are sorted and reconciled.
 func (r *run) resync(j *job) {
-	// The values whose intent changes, in order, are reconciled first: a
-	// re-create or a delete goes before what the view asks to repair.
+	// The values whose intent changes are reconciled first: a re-create
+	// or a delete goes before what the view asks to repair.
 	var intents []string
 	if j.kind == FullResyncTxn || j.kind == UpstreamResyncTxn {
 		keep := make(map[string]bool, len(j.items))
 		for _, it := range j.items {
 			keep[it.Key] = true
 		}
-		for _, key := range r.g.sortedKeys() {
-			if n := r.g.nodes[key]; n != nil && n.base == "" && n.intent != nil && !keep[key] {
-				r.setIntent(key, nil)
-				intents = append(intents, key)
+		var dropped []string
+		for key, n := range r.g.nodes {
+			if n.base == "" && n.intent != nil && !keep[key] {
+				dropped = append(dropped, key)
 			}
 		}
+		slices.Sort(dropped)
+		for _, key := range dropped {
+			r.setIntent(key, nil)
+		}
+		intents = dropped
 		for _, it := range j.items {
-			var prev proto.Message
-			if n := r.g.nodes[it.Key]; n != nil {
-				prev = n.intent
+			n := r.g.nodes[it.Key]
+			if n != nil && n.base == "" && n.intent != nil && it.Value != nil && n.invalid == nil &&
+				(n.intent == it.Value || proto.Equal(n.intent, it.Value)) {
+				continue // the same intent: nothing to re-evaluate
 			}
 			r.setIntent(it.Key, it.Value)
-			if prev == nil || it.Value == nil || !proto.Equal(prev, it.Value) {
-				intents = append(intents, it.Key)
-			}
+			intents = append(intents, it.Key)
+		}
+	}
+
+	// One pass over the values: what the view changes, and what is out
+	// of line with its target already (failed, pending, ...).
+	var act, rest []string
+	v := r.view
+	if v != nil {
+		for i := range v.items {
+			v.items[i].used = false
+		}
+	}
+	for key, n := range r.g.nodes {
+		if v != nil && n.desc != nil && v.refreshed[n.desc] && r.viewChanges(n) {
+			act = append(act, key)
+		}
+		if r.outOfLine(n) {
+			rest = append(rest, key)
 		}
 	}
 	var repairs []string
-	if r.view != nil {
-		repairs = r.applyView()
+	if v != nil {
+		for i := range v.items {
+			it := &v.items[i]
+			if _, known := r.g.nodes[it.key]; !known && it.origin != kv.OriginNB {
+				act = append(act, it.key) // foreign: OBTAINED
+			}
+		}
+		slices.Sort(act)
+		repairs = r.applyView(act)
 	}
-	// Then what the view changed (values to create again or to update
-	// back), then everything: values out of line with their target
-	// (failed ones, say) are brought back too.
+
 	for _, key := range intents {
 		r.reconcile(key)
 	}
+	// Then what the view changed (values to create again or to update
+	// back), then every value that was out of line, and the dependents
+	// of what went missing.
 	for _, key := range repairs {
 		r.reconcile(key)
 	}
-	for _, key := range r.g.sortedKeys() {
+	rest = append(rest, r.missingDependents...)
+	slices.Sort(rest)
+	rest = slices.Compact(rest)
+	for _, key := range rest {
 		r.reconcile(key)
 	}
-	if r.view != nil {
+	if v != nil {
 		r.dropStale()
 	}
 }
 
-// sortedKeys returns the keys of the graph in order: a resync visits them
-// in the same order when it plans and when it executes.
-func (g *graph) sortedKeys() []string {
-	return slices.Sorted(maps.Keys(g.nodes))
+// outOfLine reports whether reconciling n might change something: false
+// for a value of ours CONFIGURED as intended, with what it needs present.
+func (r *run) outOfLine(n *node) bool {
+	switch {
+	case n.origin == kv.OriginSB:
+		return false
+	case n.state != CONFIGURED || n.applied == nil || n.applied != n.intent || n.removing:
+		return true
+	case n.base != "":
+		if b := r.g.nodes[n.base]; b == nil || !b.exists() {
+			return true
+		}
+	}
+	return !r.depsMet(n, n.adeps)
+}
+
+// viewChanges reports whether the view changes n, a value of a refreshed
+// descriptor, and marks its item as decided.
+func (r *run) viewChanges(n *node) bool {
+	it := r.view.get(n.key)
+	if it != nil {
+		it.used = true // known to the graph: never adopted on create, never stale
+	}
+	switch {
+	case n.origin == kv.OriginSB:
+		return it != nil && n.base == "" && !proto.Equal(n.applied, it.value)
+	case n.applied != nil && it == nil:
+		return true // missing
+	case n.applied != nil:
+		return !n.desc.Equivalent(n.key, n.applied, it.value) || !metaEqual(n.metadata, it.meta)
+	}
+	return it != nil && n.intent != nil // to adopt
 }
 
 // applyView brings the graph's view of the southbound in line with what
-// the refresh found, for the refreshed descriptors, and returns the keys
-// it changed. No call is made: values of ours that are missing are marked
+// the refresh found for the keys in act (sorted), and returns the keys it
+// changed. No call is made: values of ours that are missing are marked
 // MISSING (and created again by the reconciliation that follows), values
 // found with other contents are taken as applied (and updated back), values
 // intended and found are adopted (applied, with no Create), values not ours
 // become OBTAINED. Values of ours that are no longer intended (stale) are
 // left to dropStale.
-func (r *run) applyView() []string {
-	v := r.view
-	keys := map[string]bool{}
-	for key, n := range r.g.nodes {
-		if n.desc != nil && v.refreshed[n.desc] {
-			keys[key] = true
-		}
-	}
-	for key := range v.items {
-		keys[key] = true
-	}
+func (r *run) applyView(act []string) []string {
 	var changed []string
-	if r.viewUsed == nil {
-		r.viewUsed = map[string]bool{}
-	}
-	for _, key := range slices.Sorted(maps.Keys(keys)) {
+	for _, key := range act {
 		n := r.g.nodes[key]
-		it, seen := v.items[key]
-		if n != nil {
-			// Decided here: never adopted on create, never stale.
-			r.viewUsed[key] = true
-		}
+		it := r.view.get(key)
 		switch {
 		case n == nil:
-			if seen && it.origin != kv.OriginNB {
-				r.observe(r.newNode(key, ""), it.value, it.meta, OBTAINED)
-			}
+			r.observe(r.newNode(key, ""), it.value, it.meta, OBTAINED)
 		case n.origin == kv.OriginSB:
-			if seen && n.base == "" && !proto.Equal(n.applied, it.value) {
-				r.observe(n, it.value, it.meta, OBTAINED)
-			}
-		case n.applied != nil && !seen:
-			if n.desc != nil && v.refreshed[n.desc] {
-				r.markMissing(n)
-				changed = append(changed, key)
-			}
+			r.observe(n, it.value, it.meta, OBTAINED)
+		case n.applied != nil && it == nil:
+			r.markMissing(n)
+			changed = append(changed, key)
 		case n.applied != nil:
+			r.mut(n)
 			if !n.desc.Equivalent(key, n.applied, it.value) {
-				r.mut(n)
-				n.applied, n.metadata = it.value, it.meta
+				n.applied = it.value
 				r.g.setDeps(n, n.deps, n.desc.Dependencies(key, it.value))
-				r.syncMetadata(n)
 				changed = append(changed, key)
-			} else if !metaEqual(n.metadata, it.meta) {
-				r.mut(n)
-				n.metadata = it.meta
-				r.syncMetadata(n)
 			}
-		case seen && n.intent != nil:
-			r.adopt(n, it)
+			n.metadata = it.meta
+			r.syncMetadata(n)
+		default:
+			r.adopt(n, it.value, it.meta)
 			changed = append(changed, key)
 		}
 	}
@@ -324,6 +385,9 @@ func (r *run) markMissing(n *node) {
 	r.g.setExisting(n.key, false)
 	r.syncMetadata(n)
 	r.opFor(n, Op{Key: n.key, Kind: OpNone, PrevValue: prev, Flags: FlagMissing | r.nodeFlags(n)})
+	// What needs n is reconciled after the repairs: deleted (or made
+	// PENDING) if n cannot come back.
+	r.missingDependents = append(r.missingDependents, r.g.dependentsOf(n.key)...)
 	for _, k := range n.derived {
 		if dn := r.g.nodes[k]; dn != nil && dn.applied != nil && dn.origin != kv.OriginSB && !r.view.refreshed[dn.desc] {
 			r.markMissing(dn)
@@ -334,24 +398,23 @@ func (r *run) markMissing(n *node) {
 // adopt takes a value found in the southbound as the applied version of
 // n, intended and not applied: the reconciliation that follows finds it
 // equal to the intent (no call) or updates it.
-func (r *run) adopt(n *node, it sbItem) {
-	if r.viewUsed == nil {
-		r.viewUsed = map[string]bool{}
+func (r *run) adopt(n *node, value proto.Message, meta any) {
+	if it := r.view.get(n.key); it != nil {
+		it.used = true
 	}
-	r.viewUsed[n.key] = true
 	r.mut(n)
-	n.applied, n.metadata, n.origin = it.value, it.meta, kv.OriginNB
-	r.g.setDeps(n, n.deps, n.desc.Dependencies(n.key, it.value))
+	n.applied, n.metadata, n.origin = value, meta, kv.OriginNB
+	r.g.setDeps(n, n.deps, n.desc.Dependencies(n.key, value))
 	r.g.setExisting(n.key, true)
 	r.syncMetadata(n)
-	if n.intent != nil && n.invalid == nil && n.desc.Equivalent(n.key, it.value, n.intent) {
+	if n.intent != nil && n.invalid == nil && n.desc.Equivalent(n.key, value, n.intent) {
 		n.state, n.lastErr = CONFIGURED, nil
 		if r.viewFresh == nil {
 			r.viewFresh = map[string]bool{}
 		}
 		r.viewFresh[n.key] = true
 	}
-	r.opFor(n, Op{Key: n.key, Kind: OpNone, Value: it.value, Flags: FlagAdopted | r.nodeFlags(n)})
+	r.opFor(n, Op{Key: n.key, Kind: OpNone, Value: value, Flags: FlagAdopted | r.nodeFlags(n)})
 }
 
 // adoptOnCreate is create's look into the refreshed view: a value about
@@ -359,23 +422,29 @@ func (r *run) adopt(n *node, it sbItem) {
 // base adopted in this resync, say) is adopted instead. It reports whether
 // it handled n.
 func (r *run) adoptOnCreate(n *node) bool {
-	if r.view == nil || n.desc == nil || r.viewUsed[n.key] {
-		return false // adopted once already (a re-create), or decided
-	}
-	it, seen := r.view.items[n.key]
-	if !r.view.refreshed[n.desc] {
-		// A derived value whose descriptor cannot Retrieve is taken to
-		// exist when its base was found as intended: it is regenerated
-		// from the base, not created.
-		if n.base == "" || !r.viewFresh[n.base] || n.intent == nil {
-			return false
-		}
-		it, seen = sbItem{value: n.intent, origin: kv.OriginNB}, true
-	}
-	if !seen {
+	if n.desc == nil {
 		return false
 	}
-	r.adopt(n, it)
+	var value proto.Message
+	var meta any
+	if r.view.refreshed[n.desc] {
+		it := r.view.get(n.key)
+		if it == nil || it.used {
+			return false // not there; or decided already (a re-create)
+		}
+		value, meta = it.value, it.meta
+	} else {
+		// A derived value whose descriptor cannot Retrieve is taken to
+		// exist when its base was found as intended: it is regenerated
+		// from the base, not created. (Its descriptor should Retrieve
+		// when the base's comparison leaves out the field that derives
+		// it: a base found equal says nothing of it then.)
+		if n.base == "" || !r.viewFresh[n.base] || n.intent == nil || r.viewFresh[n.key] {
+			return false
+		}
+		value = n.intent
+	}
+	r.adopt(n, value, meta)
 	r.derive(n)
 	r.triggerDependents(n.key)
 	r.reconcile(n.key)
@@ -385,11 +454,15 @@ func (r *run) adoptOnCreate(n *node) bool {
 // dropStale deletes what the refresh found of ours (claimed by its
 // descriptor, or applied by us before) that nothing intends any more.
 func (r *run) dropStale() {
-	for _, key := range slices.Sorted(maps.Keys(r.view.items)) {
-		it := r.view.items[key]
-		if it.origin != kv.OriginNB || r.viewUsed[key] {
-			continue
+	var stale []string
+	for i := range r.view.items {
+		if it := &r.view.items[i]; it.origin == kv.OriginNB && !it.used {
+			stale = append(stale, it.key)
 		}
+	}
+	slices.Sort(stale)
+	for _, key := range stale {
+		it := r.view.get(key)
 		n := r.g.nodes[key]
 		if n != nil && (n.applied != nil || n.intent != nil) {
 			continue // handled by the reconciliation
@@ -419,8 +492,8 @@ func (s *Scheduler) syncMetadataMaps(view *sbView) {
 			d.DeleteMetadata(d.Label(key))
 		}
 	}
-	for key := range view.items {
-		sync(key, s.lookup(key))
+	for i := range view.items {
+		sync(view.items[i].key, s.lookup(view.items[i].key))
 	}
 	for key, n := range s.g.nodes {
 		sync(key, n.desc)
