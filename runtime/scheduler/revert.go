@@ -1,7 +1,6 @@
 package scheduler
 
 import (
-	"fmt"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
@@ -69,25 +68,19 @@ func (r *run) undoFailed(f *failedOp) {
 		meta any
 		err  error
 	)
-	protect := func(call func() error) {
-		defer func() {
-			if p := recover(); p != nil {
-				err = fmt.Errorf("handler of %s panicked: %v", f.desc.Name(), p)
-			}
-		}()
-		err = call()
-	}
+	// Through doCall: timed for the observer, a panic fails the call.
 	switch f.kind {
 	case OpCreate:
 		o = Op{Key: f.key, Kind: OpDelete, PrevValue: f.value}
-		protect(func() error { return f.desc.Delete(r.ctx, f.key, f.value, nil) })
+		_, err = r.s.doCall(r.ctx, OpDelete, f.desc, f.key, f.value, nil, nil)
 	case OpUpdate:
 		o = Op{Key: f.key, Kind: OpUpdate, Value: f.prev, PrevValue: f.value}
-		protect(func() (e error) { meta, e = f.desc.Update(r.ctx, f.key, f.value, f.prev, f.meta); return })
+		meta, err = r.s.doCall(r.ctx, OpUpdate, f.desc, f.key, f.value, f.prev, f.meta)
 	default:
 		o = Op{Key: f.key, Kind: OpCreate, Value: f.prev}
-		protect(func() (e error) { meta, e = f.desc.Create(r.ctx, f.key, f.prev); return })
+		meta, err = r.s.doCall(r.ctx, OpCreate, f.desc, f.key, nil, f.prev, nil)
 	}
+	o.Err = err
 	o.Flags = FlagRevert
 	r.ops = append(r.ops, o)
 	if err != nil {
