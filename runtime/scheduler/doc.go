@@ -56,6 +56,72 @@
 // interface, say) because of a typo turns a rejected change into an outage.
 // Status.Applied shows the version still in place.
 //
+// # Reconciliation with the southbound
+//
+// A resync is a transaction with an option: FullResync (its values replace
+// the whole intended state, and the southbound is read first), UpstreamResync
+// (the values replace the intended state; the scheduler's view of the
+// southbound is trusted) or DownstreamResync (the southbound is read and
+// brought back to the intended state, which is kept; it takes no values).
+// WithPeriodicResync runs a downstream resync periodically.
+//
+// Reading the southbound (a refresh) calls each descriptor's Retrieve in
+// RetrieveDependencies order (a cycle is a registration error), with the
+// values the scheduler expects (correlate): for each value of ours its
+// applied version, else its intended one (for a full resync, the
+// transaction's values and what they derive). Metadata maps are updated
+// as each descriptor is read, so a later Retrieve can resolve what an
+// earlier one found. Items with an empty key, no value, a key outside the
+// descriptor's key space or a key given twice are dropped and logged. A
+// Retrieve that fails is an error of the transaction; its descriptor keeps
+// the scheduler's view. What a refresh finds is kept even by a dry run: it
+// is a fact, not a change.
+//
+// Then, for the descriptors read:
+//   - a value of ours the southbound no longer has is MISSING (an
+//     operation flagged MISSING) and created again, once, in the same
+//     transaction; what needs it waits for it without being deleted;
+//   - a value of ours the southbound holds with other contents is taken as
+//     applied and updated (or re-created) back;
+//   - an intended value the southbound already holds is adopted: applied
+//     with no call (ADOPTED), updated if it differs. A startup resync over
+//     a southbound that is already right makes no call at all;
+//   - a value the southbound holds that we never owned is OBTAINED and left
+//     alone; Retrieve tells ownership through Item.Origin (OriginNB: ours,
+//     e.g. a route with the agent's protocol number; OriginUnknown or
+//     OriginSB: not ours), and only values of ours that nothing intends
+//     (STALE) are deleted. The scheduler never deletes what it did not
+//     create. OBTAINED values are removed by notifications only: a
+//     Retrieve that reports only what it owns does not make them go;
+//   - a derived value whose descriptor cannot Retrieve is taken to exist
+//     when its base was found as intended. Give it a Retrieve when the
+//     base's comparison leaves out the field that derives it (generated
+//     comparators do): a base found equal says nothing of it then.
+//
+// Values whose intent changes are reconciled first, then what the refresh
+// changed, then every other value out of line with its target (FAILED,
+// PENDING, dependents of what went missing), each in key order. A resync
+// looks at every value once and sorts only those that need something.
+//
+// Notifications (Notify) are transactions too: a value reported present and
+// not intended is OBTAINED; one of ours is taken as applied and brought to
+// its intent; one of ours reported gone is created again. A value keeps the
+// retry policy of the transaction that set it, whichever transaction's call
+// failed it (a notification that unblocked it, say).
+//
+// # History
+//
+// Every transaction that ran (dry runs aside) is recorded: kind,
+// description, input values, planned and executed operations (each with
+// the value's state after it and the metadata it returned), errors, start
+// and end. Retention is bounded by count and age (WithHistory; default
+// 10000 records and 24 hours), so memory stays bounded. Timeline(key) lists
+// the changes of one key with its value, state, metadata and dependencies;
+// GraphSnapshot(seq) rebuilds the graph as of the end of a transaction
+// within the retention (runtime/graphviz renders it as DOT or SVG). An
+// Observer (WithObserver; runtime/metrics implements one for Prometheus)
+// sees every transaction and every timed southbound call.
+//
 // # Concurrency
 //
 // A Scheduler is safe for concurrent use. Reads (Status, WhyPending, ...)

@@ -1,7 +1,6 @@
 package scheduler
 
 import (
-
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
 

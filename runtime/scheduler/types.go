@@ -114,8 +114,9 @@ const (
 	// FlagMissing: a value of ours that the southbound no longer has
 	// (found by a refresh); it is created again when it can be.
 	FlagMissing
-	// FlagAdopted: a value found in the southbound by a refresh and taken
-	// as applied, with no call: it equals what is intended.
+	// FlagAdopted: an intended value found in the southbound by a refresh
+	// and taken as applied, with no call (an update follows when it
+	// differs from what is intended).
 	FlagAdopted
 	// FlagStale: a value of ours in the southbound that is no longer
 	// intended (found by a refresh); it is deleted.
