@@ -6,8 +6,10 @@
 // veth end and a TAP device as members, and addresses; the route stays
 // PENDING until the address that makes its gateway reachable arrives,
 // and is created in that transaction. It prints the transaction log and
-// the status of every value, checks the kernel's state with netlink, and
-// removes the namespace on exit.
+// the status of every value, and checks the kernel's state with netlink.
+// Then it removes an address behind the agent's back, and a downstream
+// resync finds it MISSING and restores it; a second resync has nothing to
+// do. The namespace is removed on exit.
 //
 // It needs root (to create a network namespace). Run it with `make demo`.
 package main
@@ -142,7 +144,71 @@ func run(w io.Writer) (err error) {
 	}
 
 	step("5. The kernel's state, read with netlink")
-	return checkKernel(w, ns, p.RouteProtocol())
+	if err := checkKernel(w, ns, p.RouteProtocol()); err != nil {
+		return err
+	}
+
+	step("6. Behind the agent's back: br0's address removed with netlink; a downstream resync restores it")
+	if err := removeAddress(ns, "br0", brAddressCIDR); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "ip addr del %s dev br0 (netlink, not through the agent)\n", brAddressCIDR)
+	res, err = s.Txn(scheduler.DownstreamResync(), scheduler.Description("repair")).Commit(ctx)
+	if err != nil {
+		return err
+	}
+	missing := slices.ContainsFunc(res.Executed, func(o scheduler.Op) bool {
+		return o.Key == brAddressKey && o.Flags&scheduler.FlagMissing != 0
+	})
+	recreated := slices.ContainsFunc(res.Executed, func(o scheduler.Op) bool {
+		return o.Key == brAddressKey && o.Kind == scheduler.OpCreate && o.Err == nil
+	})
+	if !missing || !recreated {
+		return fmt.Errorf("transaction #%d did not find %s MISSING and create it again:\n%s", res.Seq, brAddressKey, scheduler.FormatOps(res.Executed))
+	}
+	for _, e := range s.Timeline(brAddressKey) {
+		fmt.Fprintf(w, "timeline of %s: #%d %s -> %s [%s]\n", brAddressKey, e.Seq, e.Op, e.State, e.Flags)
+	}
+
+	step("7. The kernel's state again")
+	if err := checkKernel(w, ns, p.RouteProtocol()); err != nil {
+		return err
+	}
+
+	step("8. A second downstream resync: nothing to do")
+	res, err = s.Txn(scheduler.DownstreamResync(), scheduler.Description("check")).Commit(ctx)
+	if err != nil {
+		return err
+	}
+	if len(res.Executed) != 0 {
+		return fmt.Errorf("a resync over a correct namespace executed:\n%s", scheduler.FormatOps(res.Executed))
+	}
+	fmt.Fprintf(w, "transaction #%d (downstream resync) executed no operation\n", res.Seq)
+	return nil
+}
+
+// The address of br0, removed behind the agent's back in step 6.
+const brAddressCIDR = "192.168.50.1/24"
+
+var brAddressKey = "linux/interface/br0/address/" + brAddressCIDR
+
+// removeAddress deletes an address with netlink directly, as another
+// program would.
+func removeAddress(ns netns.NsHandle, link, cidr string) error {
+	h, err := netlink.NewHandleAt(ns)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	l, err := h.LinkByName(link)
+	if err != nil {
+		return err
+	}
+	addr, err := netlink.ParseAddr(cidr)
+	if err != nil {
+		return err
+	}
+	return h.AddrDel(l, addr)
 }
 
 // newNamespace creates an unnamed network namespace on a locked thread,

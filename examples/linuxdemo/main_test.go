@@ -24,6 +24,16 @@ func TestDemo(t *testing.T) {
 	if pending < 0 || created < pending {
 		t.Errorf("the log does not show %s PENDING and then created:\n%s", routeKey, text)
 	}
+	// The address removed behind the agent's back is found MISSING and
+	// created again; the resync after that has nothing to do.
+	for _, want := range []string{
+		"NONE " + brAddressKey + " [DERIVED MISSING]\n  2. CREATE " + brAddressKey + " [DERIVED]",
+		"(downstream resync) executed no operation",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the output lacks %q:\n%s", want, text)
+		}
+	}
 	if strings.Contains(text, "FAIL ") {
 		t.Errorf("a kernel check failed:\n%s", text)
 	}
