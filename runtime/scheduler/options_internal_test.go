@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -37,9 +38,18 @@ func TestRetryDelay(t *testing.T) {
 
 func TestOptionsValidate(t *testing.T) {
 	t.Parallel()
-	for _, opt := range []Option{WithLogger(nil), WithWatchBuffer(0)} {
-		if _, err := New(opt); err == nil {
-			t.Error("New accepted an invalid option")
+	for _, tc := range []struct {
+		opt  Option
+		want string
+	}{
+		{WithLogger(nil), "nil logger"},
+		{WithWatchBuffer(0), "watch buffer"},
+		{WithHistory(-1, 0), "history retention must not be negative"},
+		{WithHistory(10, -time.Second), "history retention must not be negative"},
+		{WithPeriodicResync(-time.Second), "resync period must not be negative"},
+	} {
+		if _, err := New(tc.opt); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("New with an invalid option: %v, want an error saying %q", err, tc.want)
 		}
 	}
 }

@@ -35,8 +35,8 @@ func (s *Scheduler) GraphSnapshot(seq uint64) (*GraphSnapshot, error) {
 	}
 	snap := &GraphSnapshot{Seq: seq}
 	recs := s.hist.live()
+	at := s.hist.find(seq)
 	if seq < s.seq {
-		at := s.hist.find(seq)
 		if at == nil {
 			oldest := "the history is empty or off"
 			if len(recs) > 0 {
@@ -46,10 +46,10 @@ func (s *Scheduler) GraphSnapshot(seq uint64) (*GraphSnapshot, error) {
 		}
 		s.rewind(ents, recs, seq)
 	}
-	if rec := s.hist.find(seq); rec != nil {
-		snap.Time = rec.End
+	if at != nil {
+		snap.Time = at.End
 		touched := map[string]bool{}
-		for _, o := range rec.Executed {
+		for _, o := range at.Executed {
 			touched[o.Key] = true
 		}
 		snap.Touched = slices.Sorted(maps.Keys(touched))
