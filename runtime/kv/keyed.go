@@ -31,7 +31,9 @@ type KeyedValidator[K any, V proto.Message] interface {
 // NewKeyedDescriptor builds a descriptor from a spec, a key parser and a
 // keyed handler. Its optional capabilities (KeyedUpdater, Retriever,
 // KeyedValidator) are discovered here. A key that does not parse never
-// reaches the handler: validation fails first, naming the key.
+// reaches the handler: with spec.IsKey nil, the parser is what recognises
+// the descriptor's keys (an unparsable key is not one of them); with an
+// IsKey of its own, validation fails first, naming the key.
 func NewKeyedDescriptor[K any, V proto.Message, M any](spec Spec[V, M], parse func(string) (K, bool), h KeyedHandler[K, V, M]) (*TypedDescriptor[V, M], error) {
 	if parse == nil {
 		return nil, fmt.Errorf("kv.NewKeyedDescriptor %s: nil key parser", spec.Name)
@@ -43,19 +45,28 @@ func NewKeyedDescriptor[K any, V proto.Message, M any](spec Spec[V, M], parse fu
 	a.updater, _ = h.(KeyedUpdater[K, V, M])
 	a.validator, _ = h.(KeyedValidator[K, V])
 	schema := spec.Validate
-	spec.Validate = func(key string, v V) error {
-		// The schema first: it names the field that makes the key wrong
-		// (an address out of format), where the parse could only say that
-		// the key is.
-		if schema != nil {
-			if err := schema(key, v); err != nil {
-				return err
+	if spec.IsKey == nil {
+		// The parser recognises the keys: a key that reaches the
+		// descriptor parses, and validation need not parse it again.
+		spec.IsKey = func(key string) bool {
+			_, ok := parse(key)
+			return ok
+		}
+	} else {
+		spec.Validate = func(key string, v V) error {
+			// The schema first: it names the field that makes the key
+			// wrong (an address out of format), where the parse could
+			// only say that the key is.
+			if schema != nil {
+				if err := schema(key, v); err != nil {
+					return err
+				}
 			}
+			if _, ok := parse(key); !ok {
+				return Invalid("(key)", "%q is not a key of %s", key, spec.Name)
+			}
+			return nil
 		}
-		if _, ok := parse(key); !ok {
-			return Invalid("(key)", "%q is not a key of %s", key, spec.Name)
-		}
-		return nil
 	}
 	d, err := NewDescriptor[V, M](spec, a)
 	if err != nil {

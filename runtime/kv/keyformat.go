@@ -39,6 +39,34 @@ func KeyValue(f Format, s string) string {
 	return EscapeSegment(s)
 }
 
+// AppendKeyValue appends the key form of s (see KeyValue) to b. Unlike
+// KeyValue it allocates nothing for names, numbers, addresses and
+// networks when b has room, so that generated validation can compare a
+// value's key with the key it was given without building a string.
+func AppendKeyValue(b []byte, f Format, s string) []byte {
+	switch f {
+	case FormatIP:
+		if a, err := netip.ParseAddr(s); err == nil && a.Zone() == "" {
+			return a.AppendTo(b)
+		}
+	case FormatIPPrefix:
+		if p, err := netip.ParsePrefix(s); err == nil {
+			return p.Masked().AppendTo(b)
+		}
+	case FormatIPInterface:
+		if p, err := netip.ParsePrefix(s); err == nil {
+			return p.AppendTo(b)
+		}
+	case FormatMAC:
+		return append(b, KeyValue(f, s)...)
+	case FormatUint:
+		if _, err := strconv.ParseUint(s, 10, 64); err == nil {
+			return append(b, s...)
+		}
+	}
+	return appendEscapedSegment(b, s)
+}
+
 // KeyUint returns the key form of an unsigned integer.
 func KeyUint[T ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~uint](v T) string {
 	return strconv.FormatUint(uint64(v), 10)
@@ -85,21 +113,33 @@ func ParseKeyName(s string) (string, bool) {
 // ParseKeyIP parses a placeholder value of format FormatIP.
 func ParseKeyIP(s string) (netip.Addr, bool) {
 	a, err := netip.ParseAddr(s)
-	return a, err == nil && a.String() == s
+	if err != nil {
+		return a, false
+	}
+	var buf [64]byte
+	return a, string(a.AppendTo(buf[:0])) == s
 }
 
 // ParseKeyIPPrefix parses a placeholder value of format FormatIPPrefix; it
 // must be canonical (host bits cleared).
 func ParseKeyIPPrefix(s string) (netip.Prefix, bool) {
 	p, err := netip.ParsePrefix(s)
-	return p, err == nil && p.Masked().String() == s
+	if err != nil || p.Masked() != p {
+		return p, false
+	}
+	var buf [64]byte
+	return p, string(p.AppendTo(buf[:0])) == s
 }
 
 // ParseKeyIPInterface parses a placeholder value of format
 // FormatIPInterface.
 func ParseKeyIPInterface(s string) (netip.Prefix, bool) {
 	p, err := netip.ParsePrefix(s)
-	return p, err == nil && p.String() == s
+	if err != nil {
+		return p, false
+	}
+	var buf [64]byte
+	return p, string(p.AppendTo(buf[:0])) == s
 }
 
 // ParseKeyMAC parses a placeholder value of format FormatMAC.

@@ -1,6 +1,9 @@
 package kv
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // A key template compiles to a sequence of elements, each matching one byte
 // (a literal byte, or one byte of a character class) or a run of zero or more
@@ -114,39 +117,45 @@ func (t *KeyTemplate) compile() {
 	}
 }
 
-// split matches key and, when values is set, returns the placeholder values.
-func (t *KeyTemplate) split(key string, values bool) ([]string, bool) {
+// split matches key and, when out is not nil, writes the placeholder values
+// into it (len(out) == len(t.holderElems)). It allocates nothing for a
+// template that greedy matching decides (t.simple).
+func (t *KeyTemplate) split(key string, out []string) bool {
 	if len(key) < len(t.prefix) || key[:len(t.prefix)] != t.prefix {
-		return nil, false
+		return false
 	}
-	if t.simple && !values {
-		return nil, t.matchGreedy(key, nil)
+	if t.simple {
+		return t.matchGreedy(key, out)
 	}
 	pos := make([]int, len(t.elems)+1)
-	var ok bool
-	if t.simple {
-		ok = t.matchGreedy(key, pos)
-	} else {
-		var failed map[[2]int]bool
-		ok = t.matchBacktrack(key, 0, 0, pos, &failed)
+	if !t.backtrack(key, pos) {
+		return false
 	}
-	if !ok || !values {
-		return nil, ok
-	}
-	out := make([]string, len(t.holderElems))
 	for i, r := range t.holderElems {
-		out[i] = key[pos[r[0]]:pos[r[1]]]
+		if out != nil {
+			out[i] = key[pos[r[0]]:pos[r[1]]]
+		}
 	}
-	return out, true
+	return true
 }
 
-// matchGreedy matches a simple template; pos (if not nil) receives the
-// position where each element starts.
-func (t *KeyTemplate) matchGreedy(key string, pos []int) bool {
-	p := 0
-	for i := range t.elems {
-		if pos != nil {
-			pos[i] = p
+// matchGreedy matches a simple template; out (if not nil) receives the
+// placeholder values as they are passed. The literal prefix, one element
+// per byte, is compared as a whole.
+func (t *KeyTemplate) matchGreedy(key string, out []string) bool {
+	if !strings.HasPrefix(key, t.prefix) {
+		return false
+	}
+	p, h, start := len(t.prefix), 0, 0
+	for i := len(t.prefix); i < len(t.elems); i++ {
+		if out != nil && h < len(t.holderElems) {
+			if t.holderElems[h][1] == i {
+				out[h] = key[start:p]
+				h++
+			}
+			if h < len(t.holderElems) && t.holderElems[h][0] == i {
+				start = p
+			}
 		}
 		e := &t.elems[i]
 		switch e.kind {
@@ -161,10 +170,19 @@ func (t *KeyTemplate) matchGreedy(key string, pos []int) bool {
 			p++
 		}
 	}
-	if pos != nil {
-		pos[len(t.elems)] = p
+	if out != nil && h < len(t.holderElems) {
+		out[h] = key[start:p]
 	}
 	return p == len(key)
+}
+
+// backtrack matches a template that greedy matching cannot (its memo of
+// failed states is allocated on the heap, so it is kept out of split).
+//
+//go:noinline
+func (t *KeyTemplate) backtrack(key string, pos []int) bool {
+	var failed map[[2]int]bool
+	return t.matchBacktrack(key, 0, 0, pos, &failed)
 }
 
 func (t *KeyTemplate) matchBacktrack(key string, i, p int, pos []int, failed *map[[2]int]bool) bool {

@@ -181,14 +181,29 @@ func (t *KeyTemplate) Build(values ...string) string {
 
 // Match reports whether key is a key of this template.
 func (t *KeyTemplate) Match(key string) bool {
-	_, ok := t.split(key, false)
-	return ok
+	return t.split(key, nil)
 }
 
 // Split returns the placeholder values of key, in order and still in key
 // form (escaped), or false when key is not a key of this template.
 func (t *KeyTemplate) Split(key string) ([]string, bool) {
-	return t.split(key, true)
+	out := make([]string, len(t.holderElems))
+	if !t.split(key, out) {
+		return nil, false
+	}
+	return out, true
+}
+
+// SplitInto is Split into the caller's out, which must have one element
+// per placeholder (see Placeholders); it allocates nothing, so generated
+// key parsers use it with an array on their stack. It returns false when
+// key is not a key of this template or out has the wrong length; out then
+// holds nothing meaningful.
+func (t *KeyTemplate) SplitInto(key string, out []string) bool {
+	if len(out) != len(t.holderElems) {
+		return false
+	}
+	return t.split(key, out)
 }
 
 // Overlaps reports whether some key matches both t and u, and returns the
@@ -216,6 +231,21 @@ func EscapeSegment(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// appendEscapedSegment appends EscapeSegment(s) to b.
+func appendEscapedSegment(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '%':
+			b = append(b, "%25"...)
+		case '/':
+			b = append(b, "%2F"...)
+		default:
+			b = append(b, s[i])
+		}
+	}
+	return b
 }
 
 // UnescapeSegment reverses EscapeSegment. It fails on a '%' that does not

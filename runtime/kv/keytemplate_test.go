@@ -510,7 +510,52 @@ func TestSplitAndBuild(t *testing.T) {
 			if built := tmpl.Build(got...); built != tt.key {
 				t.Errorf("Build(%q) = %q, want %q", got, built, tt.key)
 			}
+			into := make([]string, len(tmpl.Placeholders()))
+			if !tmpl.SplitInto(tt.key, into) {
+				t.Fatalf("SplitInto(%q) failed where Split succeeded", tt.key)
+			}
+			if diff := cmp.Diff(got, into); diff != "" {
+				t.Errorf("SplitInto(%q) differs from Split (-split +into):\n%s", tt.key, diff)
+			}
+			if tmpl.SplitInto(tt.key, make([]string, len(into)+1)) {
+				t.Errorf("SplitInto(%q) into %d values succeeded; the template has %d", tt.key, len(into)+1, len(into))
+			}
 		})
+	}
+}
+
+// TestKeyParsingAllocatesNothing: key parsing is on the scheduler's path
+// for every value of every transaction (descriptor lookup, validation, the
+// handler's parsed key), so splitting a key of a template that greedy
+// matching decides (every model key here) and checking its canonical forms
+// must not allocate. (An allocation count, not a timing.)
+func TestKeyParsingAllocatesNothing(t *testing.T) {
+	tmpl := kv.MustParseKeyTemplate(routeTemplate)
+	key := "vpp/route/vrf/0/dst/10.1.1.0/24/gw/10.1.1.1"
+	var parts [3]string
+	checks := map[string]func() bool{
+		"SplitInto":           func() bool { return tmpl.SplitInto(key, parts[:]) },
+		"Match":               func() bool { return tmpl.Match(key) },
+		"ParseKeyIP":          func() bool { _, ok := kv.ParseKeyIP("2001:db8::1"); return ok },
+		"ParseKeyIPPrefix":    func() bool { _, ok := kv.ParseKeyIPPrefix("10.1.1.0/24"); return ok },
+		"ParseKeyIPInterface": func() bool { _, ok := kv.ParseKeyIPInterface("10.1.1.7/24"); return ok },
+		"ParseKeyName":        func() bool { _, ok := kv.ParseKeyName("eth0"); return ok },
+	}
+	for name, f := range checks {
+		if !f() {
+			t.Fatalf("%s failed", name)
+		}
+		if n := testing.AllocsPerRun(100, func() { f() }); n != 0 {
+			t.Errorf("%s: %v allocations per call, want 0", name, n)
+		}
+	}
+	for _, bad := range []string{"10.1.1.7/24", "10.01.1.0/24", "10.1.1.0/024"} {
+		if _, ok := kv.ParseKeyIPPrefix(bad); ok {
+			t.Errorf("ParseKeyIPPrefix(%q) accepted a non-canonical network", bad)
+		}
+	}
+	if _, ok := kv.ParseKeyIP("2001:DB8::1"); ok {
+		t.Errorf("ParseKeyIP accepted an upper-case address")
 	}
 }
 
@@ -952,4 +997,46 @@ func TestKeyTemplateConcurrentUse(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// TestAppendKeyValue: AppendKeyValue writes what KeyValue returns, for
+// values in and out of format, and allocates nothing for the formats of
+// the usual keys.
+func TestAppendKeyValue(t *testing.T) {
+	cases := map[kv.Format][]string{
+		kv.FormatName:        {"eth0", "a/b", "100%", "", "x%2Fy"},
+		kv.FormatUint:        {"0", "42", "007", "-1", "x", ""},
+		kv.FormatIP:          {"10.0.0.1", "2001:DB8::1", "fe80::1%eth0", "10.0.0.256", ""},
+		kv.FormatIPPrefix:    {"10.1.1.7/24", "2001:db8::/48", "10.0.0.0/33", "x/y"},
+		kv.FormatIPInterface: {"10.1.1.7/24", "2001:DB8::1/64", "10.0.0.1"},
+		kv.FormatMAC:         {"02:AB:00:00:00:01", "zz"},
+	}
+	for f, values := range cases {
+		for _, s := range values {
+			want := kv.KeyValue(f, s)
+			if got := string(kv.AppendKeyValue([]byte("p/"), f, s)); got != "p/"+want {
+				t.Errorf("AppendKeyValue(%v, %q) = %q, want %q", f, s, got, "p/"+want)
+			}
+		}
+	}
+	buf := make([]byte, 0, 64)
+	for f, s := range map[kv.Format]string{kv.FormatName: "eth0", kv.FormatUint: "42", kv.FormatIP: "10.0.0.1", kv.FormatIPPrefix: "10.1.1.0/24", kv.FormatIPInterface: "10.1.1.7/24"} {
+		if n := testing.AllocsPerRun(100, func() { kv.AppendKeyValue(buf[:0], f, s) }); n != 0 {
+			t.Errorf("AppendKeyValue(%v, %q): %v allocations, want 0", f, s, n)
+		}
+	}
+}
+
+// FuzzAppendKeyValue: AppendKeyValue and KeyValue agree on any input.
+func FuzzAppendKeyValue(f *testing.F) {
+	for _, s := range []string{"eth0", "a/b%", "10.0.0.1", "10.1.1.7/24", "2001:db8::1/64", "02:00:00:00:00:01", "12"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, format := range []kv.Format{kv.FormatName, kv.FormatUint, kv.FormatIP, kv.FormatIPPrefix, kv.FormatIPInterface, kv.FormatMAC} {
+			if got, want := string(kv.AppendKeyValue(nil, format, s)), kv.KeyValue(format, s); got != want {
+				t.Fatalf("AppendKeyValue(%v, %q) = %q, KeyValue = %q", format, s, got, want)
+			}
+		}
+	})
 }

@@ -155,15 +155,19 @@ type callResult struct {
 }
 
 // executePlan makes the calls of the plan in order, keeping the metadata
-// maps in sync, and reports whether all succeeded; results holds the
-// outcome of every call made. A plan that stopped itself (a reverting
-// transaction refused something while planning) is not executed.
+// maps in sync, and reports whether all succeeded; when one failed, results
+// holds the outcome of every call made, for the replay. A plan that stopped
+// itself (a reverting transaction refused something while planning) is not
+// executed.
 func (s *Scheduler) executePlan(ctx context.Context, plan *run) (results []callResult, ok bool) {
 	if plan.abort {
 		return nil, false
 	}
-	results = make([]callResult, 0, len(plan.calls))
-	for _, c := range plan.calls {
+	// The metadata a call returned is kept in its planned operation, so the
+	// results are built only after a failure; a call with no operation to
+	// hold its metadata (none yet: a safeguard) has it kept here.
+	var unheld map[int]any
+	for i, c := range plan.calls {
 		// The plan ran with no metadata: the planned graph gets what the
 		// calls return, and a later call on the same value reads it there.
 		n := s.g.nodes[c.key]
@@ -172,14 +176,19 @@ func (s *Scheduler) executePlan(ctx context.Context, plan *run) (results []callR
 			meta = n.metadata
 		}
 		m, err := s.doCall(ctx, c.kind, c.desc, c.key, c.prev, c.value, meta)
-		results = append(results, callResult{kind: c.kind, key: c.key, meta: m, err: err})
 		if err != nil {
-			return results, false
+			return plan.resultsUpTo(i, m, err, unheld), false
 		}
-		if c.kind == OpDelete {
+		switch {
+		case c.kind == OpDelete:
 			m = nil
-		} else if c.op < len(plan.ops) && plan.ops[c.op].Key == c.key {
+		case c.holdsMeta(plan.ops):
 			plan.ops[c.op].Metadata = m
+		default:
+			if unheld == nil {
+				unheld = map[int]any{}
+			}
+			unheld[i] = m
 		}
 		if n != nil {
 			n.metadata = m
@@ -209,6 +218,34 @@ func (s *Scheduler) executePlan(ctx context.Context, plan *run) (results []callR
 		}
 	}
 	return results, true
+}
+
+// holdsMeta reports whether the operation c.op of ops records the call c,
+// and so holds the metadata it returned.
+func (c *plannedCall) holdsMeta(ops []Op) bool {
+	return c.op < len(ops) && ops[c.op].Key == c.key
+}
+
+// resultsUpTo returns the results of the calls of the plan up to call
+// last, which returned (m, err); unheld has the metadata of the calls
+// whose operation does not hold it.
+func (r *run) resultsUpTo(last int, m any, err error, unheld map[int]any) []callResult {
+	results := make([]callResult, 0, last+1)
+	for i := range last {
+		c := &r.calls[i]
+		res := callResult{kind: c.kind, key: c.key}
+		switch {
+		case c.kind == OpDelete:
+			// Delete returns no metadata.
+		case c.holdsMeta(r.ops):
+			res.meta = r.ops[c.op].Metadata
+		default:
+			res.meta = unheld[i]
+		}
+		results = append(results, res)
+	}
+	c := &r.calls[last]
+	return append(results, callResult{kind: c.kind, key: c.key, meta: m, err: err})
 }
 
 // doCall makes one southbound call, timed for the observer.

@@ -302,12 +302,21 @@ func (g *graph) setDeps(n *node, deps, adeps []kv.Dependency) {
 	g.touch(n)
 	oldDeps, oldADeps := n.deps, n.adeps
 	n.deps, n.adeps = deps, adeps
+	// A list that is one of the new lists keeps all its edges, and a list
+	// that is the other list of the pair adds none (the common case: a
+	// value applied as intended has deps and adeps the same slice).
 	for _, list := range [2][]kv.Dependency{oldDeps, oldADeps} {
+		if len(list) == 0 || sameDeps(list, deps) || sameDeps(list, adeps) {
+			continue
+		}
 		for i := range list {
 			g.unlinkUnlessIn(n.key, &list[i], deps, adeps)
 		}
 	}
-	for _, list := range [2][]kv.Dependency{deps, adeps} {
+	for j, list := range [2][]kv.Dependency{deps, adeps} {
+		if len(list) == 0 || (j == 1 && sameDeps(list, deps)) || sameDeps(list, oldDeps) || sameDeps(list, oldADeps) {
+			continue
+		}
 		for i := range list {
 			g.link(n.key, &list[i])
 		}

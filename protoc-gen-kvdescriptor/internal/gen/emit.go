@@ -304,8 +304,8 @@ func (e *emitter) emitKey() {
 
 	// Parse.
 	body := []jen.Code{
-		jen.List(jen.Id("parts"), jen.Id("ok")).Op(":=").Id(e.lid("KeyTemplate")).Dot("Split").Call(jen.Id("key")),
-		jen.If(jen.Op("!").Id("ok")).Block(jen.Return()),
+		jen.Var().Id("parts").Index(jen.Lit(len(t.holders))).String(),
+		jen.If(jen.Op("!").Id(e.lid("KeyTemplate")).Dot("SplitInto").Call(jen.Id("key"), jen.Id("parts").Index(jen.Op(":")))).Block(jen.Return()),
 	}
 	for i, h := range t.holders {
 		part := jen.Id("parts").Index(jen.Lit(i))
@@ -350,5 +350,33 @@ func (e *emitter) emitKey() {
 				}
 			})),
 		)
+		// appendKey, for validation: the same key, appended to a buffer.
+		body := []jen.Code{}
+		appendLit := func(lit string) {
+			if lit != "" {
+				body = append(body, jen.Id("b").Op("=").Append(jen.Id("b"), jen.Lit(lit).Op("...")))
+			}
+		}
+		for i, h := range t.holders {
+			appendLit(t.literals[i])
+			body = append(body, jen.Id("b").Op("=").Add(appendKeyPart(h, getter(jen.Id("v"), h.fields))))
+		}
+		appendLit(t.literals[len(t.holders)])
+		body = append(body, jen.Return(jen.Id("b")))
+		e.f.Commentf("%s appends %sFor(v) to b; validation compares it with a key", e.lid("AppendKey"), keyType)
+		e.f.Comment("without building a string.")
+		e.f.Func().Id(e.lid("AppendKey")).Params(jen.Id("b").Index().Byte(), jen.Id("v").Add(e.valueType())).Index().Byte().Block(body...)
 	}
+}
+
+// appendKeyPart renders b with the key form of a placeholder value
+// appended (see keyPart).
+func appendKeyPart(h *placeholder, raw jen.Code) jen.Code {
+	switch {
+	case h.format == kv.FormatUint && isSignedKind(h.kind()):
+		return jen.Qual(kvPkg, "AppendKeyValue").Call(jen.Id("b"), jen.Qual(kvPkg, "FormatUint"), jen.Qual("strconv", "FormatInt").Call(jen.Int64().Call(raw), jen.Lit(10)))
+	case h.format == kv.FormatUint:
+		return jen.Qual("strconv", "AppendUint").Call(jen.Id("b"), jen.Uint64().Call(raw), jen.Lit(10))
+	}
+	return jen.Qual(kvPkg, "AppendKeyValue").Call(jen.Id("b"), jen.Qual(kvPkg, formatConst(h.format)), raw)
 }

@@ -97,8 +97,10 @@ func (e *emitter) emitHandler() {
 	e.f.Func().Id("New"+m.goName+"Descriptor").Types(jen.Id("M").Any()).Params(jen.Id("h").Id(h).Types(jen.Id("M"))).Params(
 		jen.Op("*").Qual(kvPkg, "TypedDescriptor").Types(v, jen.Id("M")), jen.Error(),
 	).Block(
+		jen.Id("spec").Op(":=").Id(e.id("Spec")).Types(jen.Id("M")).Call(),
+		jen.Id("spec").Dot("IsKey").Op("=").Nil().Comment("the same test as Parse"+key+", which recognises the keys"),
 		jen.Return(jen.Qual(kvPkg, "NewKeyedDescriptor").Types(jen.Id(key), v, jen.Id("M")).Call(
-			jen.Id(e.id("Spec")).Types(jen.Id("M")).Call(), jen.Id("Parse"+key), jen.Id("h"))),
+			jen.Id("spec"), jen.Id("Parse"+key), jen.Id("h"))),
 	)
 }
 
@@ -167,7 +169,9 @@ func (e *emitter) emitDependencies(v jen.Code) {
 	m := e.m
 	src := depSource{e: e}
 	var body []jen.Code
-	body = append(body, jen.Var().Id("deps").Index().Qual(kvPkg, "Dependency"))
+	// One allocation for the usual case, one dependency per annotation (a
+	// repeated field may add more).
+	body = append(body, jen.Id("deps").Op(":=").Make(jen.Index().Qual(kvPkg, "Dependency"), jen.Lit(0), jen.Lit(len(m.refs)+len(m.deps))))
 	if e.usesKeyFields() {
 		body = append(body, jen.List(jen.Id("k"), jen.Id("_")).Op(":=").Id("Parse"+e.id("Key")).Call(jen.Id("key")))
 	}
@@ -237,7 +241,10 @@ func (e *emitter) emitDependencies(v jen.Code) {
 			body = append(body, stmt...)
 		}
 	}
-	body = append(body, jen.Return(jen.Id("deps")))
+	body = append(body,
+		jen.If(jen.Len(jen.Id("deps")).Op("==").Lit(0)).Block(jen.Return(jen.Nil())),
+		jen.Return(jen.Id("deps")),
+	)
 	e.f.Commentf("%s returns the dependencies of a value of %s.", e.lid("Dependencies"), m.name)
 	e.f.Func().Id(e.lid("Dependencies")).Params(jen.Id("key").String(), jen.Id("v").Add(v)).Index().Qual(kvPkg, "Dependency").Block(body...)
 }

@@ -211,7 +211,13 @@ func (e *emitter) checkKeyMatches() []jen.Code {
 	var want jen.Code
 	var pre []jen.Code
 	if m.base == nil {
-		want = jen.Id(e.id("Key") + "For").Call(jen.Id("v"))
+		// Compared in a buffer on the stack: no string is built unless
+		// the key is wrong.
+		return []jen.Code{jen.If(jen.Id("errs").Op("==").Nil()).Block(
+			jen.Var().Id("buf").Index(jen.Lit(128)).Byte(),
+			jen.If(jen.Id("want").Op(":=").Id(e.lid("AppendKey")).Call(jen.Id("buf").Index(jen.Op(":").Lit(0)), jen.Id("v")), jen.String().Call(jen.Id("want")).Op("!=").Id("key")).Block(
+				add(jen.Lit("(key)"), "%q is not the key of this value, which is %q", jen.Id("key"), jen.String().Call(jen.Id("want"))),
+			))}
 	} else {
 		pre = append(pre, jen.List(jen.Id("k"), jen.Id("_")).Op(":=").Id("Parse"+e.id("Key")).Call(jen.Id("key")))
 		want = jen.Id("Build" + e.id("Key")).CallFunc(func(g *jen.Group) {

@@ -44,8 +44,8 @@ func BuildInterfaceKey(name string) string {
 
 // ParseInterfaceKey parses a key of linux.interfaces.v1.Interface; ok is false for any other text.
 func ParseInterfaceKey(key string) (k InterfaceKey, ok bool) {
-	parts, ok := interfaceKeyTemplate.Split(key)
-	if !ok {
+	var parts [1]string
+	if !interfaceKeyTemplate.SplitInto(key, parts[:]) {
 		return
 	}
 	if k.Name, ok = kv.ParseKeyName(parts[0]); !ok {
@@ -65,6 +65,14 @@ func InterfaceKeyFor(v *Interface) string {
 	return BuildInterfaceKey(v.GetName())
 }
 
+// interfaceAppendKey appends InterfaceKeyFor(v) to b; validation compares it with a key
+// without building a string.
+func interfaceAppendKey(b []byte, v *Interface) []byte {
+	b = append(b, "linux/interface/"...)
+	b = kv.AppendKeyValue(b, kv.FormatName, v.GetName())
+	return b
+}
+
 // interfaceLabel returns the label of a key of linux.interfaces.v1.Interface: its name.
 func interfaceLabel(key string) string {
 	if k, ok := ParseInterfaceKey(key); ok {
@@ -75,7 +83,7 @@ func interfaceLabel(key string) string {
 
 // interfaceDependencies returns the dependencies of a value of linux.interfaces.v1.Interface.
 func interfaceDependencies(key string, v *Interface) []kv.Dependency {
-	var deps []kv.Dependency
+	deps := make([]kv.Dependency, 0, 2)
 	if x := v.GetVethPeer(); x != "" {
 		deps = append(deps, kv.Dependency{
 			Key:   "linux/interface/" + kv.KeyValue(kv.FormatName, x),
@@ -87,6 +95,9 @@ func interfaceDependencies(key string, v *Interface) []kv.Dependency {
 			Key:   "linux/interface/" + kv.KeyValue(kv.FormatName, x),
 			Label: "parent",
 		})
+	}
+	if len(deps) == 0 {
+		return nil
 	}
 	return deps
 }
@@ -144,8 +155,9 @@ func interfaceValidate(key string, v *Interface) error {
 		}
 	}
 	if errs == nil {
-		if want := InterfaceKeyFor(v); want != key {
-			errs = errs.Add("(key)", "%q is not the key of this value, which is %q", key, want)
+		var buf [128]byte
+		if want := interfaceAppendKey(buf[:0], v); string(want) != key {
+			errs = errs.Add("(key)", "%q is not the key of this value, which is %q", key, string(want))
 		}
 	}
 	return errs.OrNil()
@@ -182,7 +194,9 @@ type InterfaceHandler[M any] interface {
 // NewInterfaceDescriptor returns the descriptor of linux.interfaces.v1.Interface with handler h, to register
 // with the scheduler.
 func NewInterfaceDescriptor[M any](h InterfaceHandler[M]) (*kv.TypedDescriptor[*Interface, M], error) {
-	return kv.NewKeyedDescriptor[InterfaceKey, *Interface, M](InterfaceSpec[M](), ParseInterfaceKey, h)
+	spec := InterfaceSpec[M]()
+	spec.IsKey = nil // the same test as ParseInterfaceKey, which recognises the keys
+	return kv.NewKeyedDescriptor[InterfaceKey, *Interface, M](spec, ParseInterfaceKey, h)
 }
 
 // InterfaceIpAddressesModelName: the derived model linux.interfaces.v1.Interface.address (each value derived from field ip_addresses of linux.interfaces.v1.Interface).
@@ -215,8 +229,8 @@ func BuildInterfaceIpAddressesKey(name string, ipAddresses string) string {
 
 // ParseInterfaceIpAddressesKey parses a key of linux.interfaces.v1.Interface.address; ok is false for any other text.
 func ParseInterfaceIpAddressesKey(key string) (k InterfaceIpAddressesKey, ok bool) {
-	parts, ok := interfaceIpAddressesKeyTemplate.Split(key)
-	if !ok {
+	var parts [2]string
+	if !interfaceIpAddressesKeyTemplate.SplitInto(key, parts[:]) {
 		return
 	}
 	if k.Name, ok = kv.ParseKeyName(parts[0]); !ok {
@@ -272,7 +286,9 @@ type InterfaceIpAddressesHandler[M any] interface {
 // NewInterfaceIpAddressesDescriptor returns the descriptor of linux.interfaces.v1.Interface.address with handler h, to register
 // with the scheduler.
 func NewInterfaceIpAddressesDescriptor[M any](h InterfaceIpAddressesHandler[M]) (*kv.TypedDescriptor[*wrapperspb.StringValue, M], error) {
-	return kv.NewKeyedDescriptor[InterfaceIpAddressesKey, *wrapperspb.StringValue, M](InterfaceIpAddressesSpec[M](), ParseInterfaceIpAddressesKey, h)
+	spec := InterfaceIpAddressesSpec[M]()
+	spec.IsKey = nil // the same test as ParseInterfaceIpAddressesKey, which recognises the keys
+	return kv.NewKeyedDescriptor[InterfaceIpAddressesKey, *wrapperspb.StringValue, M](spec, ParseInterfaceIpAddressesKey, h)
 }
 
 // InterfaceMasterModelName: the derived model linux.interfaces.v1.Interface.master (each value derived from field master of linux.interfaces.v1.Interface).
@@ -305,8 +321,8 @@ func BuildInterfaceMasterKey(name string, master string) string {
 
 // ParseInterfaceMasterKey parses a key of linux.interfaces.v1.Interface.master; ok is false for any other text.
 func ParseInterfaceMasterKey(key string) (k InterfaceMasterKey, ok bool) {
-	parts, ok := interfaceMasterKeyTemplate.Split(key)
-	if !ok {
+	var parts [2]string
+	if !interfaceMasterKeyTemplate.SplitInto(key, parts[:]) {
 		return
 	}
 	if k.Name, ok = kv.ParseKeyName(parts[0]); !ok {
@@ -326,12 +342,15 @@ func IsInterfaceMasterKey(key string) bool {
 
 // interfaceMasterDependencies returns the dependencies of a value of linux.interfaces.v1.Interface.master.
 func interfaceMasterDependencies(key string, v *wrapperspb.StringValue) []kv.Dependency {
-	var deps []kv.Dependency
+	deps := make([]kv.Dependency, 0, 1)
 	if v.GetValue() != "" {
 		deps = append(deps, kv.Dependency{
 			Key:   "linux/interface/" + kv.KeyValue(kv.FormatName, v.GetValue()),
 			Label: "bridge",
 		})
+	}
+	if len(deps) == 0 {
+		return nil
 	}
 	return deps
 }
@@ -373,5 +392,7 @@ type InterfaceMasterHandler[M any] interface {
 // NewInterfaceMasterDescriptor returns the descriptor of linux.interfaces.v1.Interface.master with handler h, to register
 // with the scheduler.
 func NewInterfaceMasterDescriptor[M any](h InterfaceMasterHandler[M]) (*kv.TypedDescriptor[*wrapperspb.StringValue, M], error) {
-	return kv.NewKeyedDescriptor[InterfaceMasterKey, *wrapperspb.StringValue, M](InterfaceMasterSpec[M](), ParseInterfaceMasterKey, h)
+	spec := InterfaceMasterSpec[M]()
+	spec.IsKey = nil // the same test as ParseInterfaceMasterKey, which recognises the keys
+	return kv.NewKeyedDescriptor[InterfaceMasterKey, *wrapperspb.StringValue, M](spec, ParseInterfaceMasterKey, h)
 }

@@ -41,8 +41,8 @@ func BuildRouteKey(outgoingInterface string, dstNetwork string) string {
 
 // ParseRouteKey parses a key of linux.l3.v1.Route; ok is false for any other text.
 func ParseRouteKey(key string) (k RouteKey, ok bool) {
-	parts, ok := routeKeyTemplate.Split(key)
-	if !ok {
+	var parts [2]string
+	if !routeKeyTemplate.SplitInto(key, parts[:]) {
 		return
 	}
 	if k.OutgoingInterface, ok = kv.ParseKeyName(parts[0]); !ok {
@@ -65,9 +65,19 @@ func RouteKeyFor(v *Route) string {
 	return BuildRouteKey(v.GetOutgoingInterface(), v.GetDstNetwork())
 }
 
+// routeAppendKey appends RouteKeyFor(v) to b; validation compares it with a key
+// without building a string.
+func routeAppendKey(b []byte, v *Route) []byte {
+	b = append(b, "linux/route/"...)
+	b = kv.AppendKeyValue(b, kv.FormatName, v.GetOutgoingInterface())
+	b = append(b, "/"...)
+	b = kv.AppendKeyValue(b, kv.FormatIPPrefix, v.GetDstNetwork())
+	return b
+}
+
 // routeDependencies returns the dependencies of a value of linux.l3.v1.Route.
 func routeDependencies(key string, v *Route) []kv.Dependency {
-	var deps []kv.Dependency
+	deps := make([]kv.Dependency, 0, 2)
 	if x := v.GetOutgoingInterface(); x != "" {
 		deps = append(deps, kv.Dependency{
 			Key:   "linux/interface/" + kv.KeyValue(kv.FormatName, x),
@@ -85,6 +95,9 @@ func routeDependencies(key string, v *Route) []kv.Dependency {
 				Label: "gateway reachable",
 			})
 		}
+	}
+	if len(deps) == 0 {
+		return nil
 	}
 	return deps
 }
@@ -114,8 +127,9 @@ func routeValidate(key string, v *Route) error {
 		errs = errs.Add("gw_addr", "%s", r)
 	}
 	if errs == nil {
-		if want := RouteKeyFor(v); want != key {
-			errs = errs.Add("(key)", "%q is not the key of this value, which is %q", key, want)
+		var buf [128]byte
+		if want := routeAppendKey(buf[:0], v); string(want) != key {
+			errs = errs.Add("(key)", "%q is not the key of this value, which is %q", key, string(want))
 		}
 	}
 	return errs.OrNil()
@@ -150,7 +164,9 @@ type RouteHandler[M any] interface {
 // NewRouteDescriptor returns the descriptor of linux.l3.v1.Route with handler h, to register
 // with the scheduler.
 func NewRouteDescriptor[M any](h RouteHandler[M]) (*kv.TypedDescriptor[*Route, M], error) {
-	return kv.NewKeyedDescriptor[RouteKey, *Route, M](RouteSpec[M](), ParseRouteKey, h)
+	spec := RouteSpec[M]()
+	spec.IsKey = nil // the same test as ParseRouteKey, which recognises the keys
+	return kv.NewKeyedDescriptor[RouteKey, *Route, M](spec, ParseRouteKey, h)
 }
 
 // NeighbourModelName: the model linux.l3.v1.Neighbour.
@@ -183,8 +199,8 @@ func BuildNeighbourKey(interface_ string, ipAddress string) string {
 
 // ParseNeighbourKey parses a key of linux.l3.v1.Neighbour; ok is false for any other text.
 func ParseNeighbourKey(key string) (k NeighbourKey, ok bool) {
-	parts, ok := neighbourKeyTemplate.Split(key)
-	if !ok {
+	var parts [2]string
+	if !neighbourKeyTemplate.SplitInto(key, parts[:]) {
 		return
 	}
 	if k.Interface, ok = kv.ParseKeyName(parts[0]); !ok {
@@ -207,14 +223,27 @@ func NeighbourKeyFor(v *Neighbour) string {
 	return BuildNeighbourKey(v.GetInterface(), v.GetIpAddress())
 }
 
+// neighbourAppendKey appends NeighbourKeyFor(v) to b; validation compares it with a key
+// without building a string.
+func neighbourAppendKey(b []byte, v *Neighbour) []byte {
+	b = append(b, "linux/neighbour/"...)
+	b = kv.AppendKeyValue(b, kv.FormatName, v.GetInterface())
+	b = append(b, "/"...)
+	b = kv.AppendKeyValue(b, kv.FormatIP, v.GetIpAddress())
+	return b
+}
+
 // neighbourDependencies returns the dependencies of a value of linux.l3.v1.Neighbour.
 func neighbourDependencies(key string, v *Neighbour) []kv.Dependency {
-	var deps []kv.Dependency
+	deps := make([]kv.Dependency, 0, 1)
 	if x := v.GetInterface(); x != "" {
 		deps = append(deps, kv.Dependency{
 			Key:   "linux/interface/" + kv.KeyValue(kv.FormatName, x),
 			Label: "interface",
 		})
+	}
+	if len(deps) == 0 {
+		return nil
 	}
 	return deps
 }
@@ -242,8 +271,9 @@ func neighbourValidate(key string, v *Neighbour) error {
 		errs = errs.Add("hw_address", "must be set")
 	}
 	if errs == nil {
-		if want := NeighbourKeyFor(v); want != key {
-			errs = errs.Add("(key)", "%q is not the key of this value, which is %q", key, want)
+		var buf [128]byte
+		if want := neighbourAppendKey(buf[:0], v); string(want) != key {
+			errs = errs.Add("(key)", "%q is not the key of this value, which is %q", key, string(want))
 		}
 	}
 	return errs.OrNil()
@@ -275,5 +305,7 @@ type NeighbourHandler[M any] interface {
 // NewNeighbourDescriptor returns the descriptor of linux.l3.v1.Neighbour with handler h, to register
 // with the scheduler.
 func NewNeighbourDescriptor[M any](h NeighbourHandler[M]) (*kv.TypedDescriptor[*Neighbour, M], error) {
-	return kv.NewKeyedDescriptor[NeighbourKey, *Neighbour, M](NeighbourSpec[M](), ParseNeighbourKey, h)
+	spec := NeighbourSpec[M]()
+	spec.IsKey = nil // the same test as ParseNeighbourKey, which recognises the keys
+	return kv.NewKeyedDescriptor[NeighbourKey, *Neighbour, M](spec, ParseNeighbourKey, h)
 }

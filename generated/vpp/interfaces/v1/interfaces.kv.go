@@ -41,8 +41,8 @@ func BuildInterfaceKey(name string) string {
 
 // ParseInterfaceKey parses a key of vpp.interfaces.v1.Interface; ok is false for any other text.
 func ParseInterfaceKey(key string) (k InterfaceKey, ok bool) {
-	parts, ok := interfaceKeyTemplate.Split(key)
-	if !ok {
+	var parts [1]string
+	if !interfaceKeyTemplate.SplitInto(key, parts[:]) {
 		return
 	}
 	if k.Name, ok = kv.ParseKeyName(parts[0]); !ok {
@@ -62,6 +62,14 @@ func InterfaceKeyFor(v *Interface) string {
 	return BuildInterfaceKey(v.GetName())
 }
 
+// interfaceAppendKey appends InterfaceKeyFor(v) to b; validation compares it with a key
+// without building a string.
+func interfaceAppendKey(b []byte, v *Interface) []byte {
+	b = append(b, "vpp/interface/"...)
+	b = kv.AppendKeyValue(b, kv.FormatName, v.GetName())
+	return b
+}
+
 // interfaceLabel returns the label of a key of vpp.interfaces.v1.Interface: its name.
 func interfaceLabel(key string) string {
 	if k, ok := ParseInterfaceKey(key); ok {
@@ -72,12 +80,15 @@ func interfaceLabel(key string) string {
 
 // interfaceDependencies returns the dependencies of a value of vpp.interfaces.v1.Interface.
 func interfaceDependencies(key string, v *Interface) []kv.Dependency {
-	var deps []kv.Dependency
+	deps := make([]kv.Dependency, 0, 1)
 	if x := v.GetVrf(); x != 0 {
 		deps = append(deps, kv.Dependency{
 			Key:   "vpp/vrf-table/" + kv.KeyUint(x),
 			Label: "vrf",
 		})
+	}
+	if len(deps) == 0 {
+		return nil
 	}
 	return deps
 }
@@ -110,8 +121,9 @@ func interfaceValidate(key string, v *Interface) error {
 		errs = errs.Add("ip_addresses", "elements %d and %d are equal; they must be unique", i, j)
 	}
 	if errs == nil {
-		if want := InterfaceKeyFor(v); want != key {
-			errs = errs.Add("(key)", "%q is not the key of this value, which is %q", key, want)
+		var buf [128]byte
+		if want := interfaceAppendKey(buf[:0], v); string(want) != key {
+			errs = errs.Add("(key)", "%q is not the key of this value, which is %q", key, string(want))
 		}
 	}
 	return errs.OrNil()
@@ -147,5 +159,7 @@ type InterfaceHandler[M any] interface {
 // NewInterfaceDescriptor returns the descriptor of vpp.interfaces.v1.Interface with handler h, to register
 // with the scheduler.
 func NewInterfaceDescriptor[M any](h InterfaceHandler[M]) (*kv.TypedDescriptor[*Interface, M], error) {
-	return kv.NewKeyedDescriptor[InterfaceKey, *Interface, M](InterfaceSpec[M](), ParseInterfaceKey, h)
+	spec := InterfaceSpec[M]()
+	spec.IsKey = nil // the same test as ParseInterfaceKey, which recognises the keys
+	return kv.NewKeyedDescriptor[InterfaceKey, *Interface, M](spec, ParseInterfaceKey, h)
 }

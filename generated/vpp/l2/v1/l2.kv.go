@@ -42,8 +42,8 @@ func BuildBridgeDomainKey(name string) string {
 
 // ParseBridgeDomainKey parses a key of vpp.l2.v1.BridgeDomain; ok is false for any other text.
 func ParseBridgeDomainKey(key string) (k BridgeDomainKey, ok bool) {
-	parts, ok := bridgeDomainKeyTemplate.Split(key)
-	if !ok {
+	var parts [1]string
+	if !bridgeDomainKeyTemplate.SplitInto(key, parts[:]) {
 		return
 	}
 	if k.Name, ok = kv.ParseKeyName(parts[0]); !ok {
@@ -61,6 +61,14 @@ func IsBridgeDomainKey(key string) bool {
 // BridgeDomainKeyFor returns the key of a value of vpp.l2.v1.BridgeDomain.
 func BridgeDomainKeyFor(v *BridgeDomain) string {
 	return BuildBridgeDomainKey(v.GetName())
+}
+
+// bridgeDomainAppendKey appends BridgeDomainKeyFor(v) to b; validation compares it with a key
+// without building a string.
+func bridgeDomainAppendKey(b []byte, v *BridgeDomain) []byte {
+	b = append(b, "vpp/bd/"...)
+	b = kv.AppendKeyValue(b, kv.FormatName, v.GetName())
+	return b
 }
 
 // bridgeDomainLabel returns the label of a key of vpp.l2.v1.BridgeDomain: its name.
@@ -124,8 +132,9 @@ func bridgeDomainValidate(key string, v *BridgeDomain) error {
 		}
 	}
 	if errs == nil {
-		if want := BridgeDomainKeyFor(v); want != key {
-			errs = errs.Add("(key)", "%q is not the key of this value, which is %q", key, want)
+		var buf [128]byte
+		if want := bridgeDomainAppendKey(buf[:0], v); string(want) != key {
+			errs = errs.Add("(key)", "%q is not the key of this value, which is %q", key, string(want))
 		}
 	}
 	return errs.OrNil()
@@ -158,7 +167,9 @@ type BridgeDomainHandler[M any] interface {
 // NewBridgeDomainDescriptor returns the descriptor of vpp.l2.v1.BridgeDomain with handler h, to register
 // with the scheduler.
 func NewBridgeDomainDescriptor[M any](h BridgeDomainHandler[M]) (*kv.TypedDescriptor[*BridgeDomain, M], error) {
-	return kv.NewKeyedDescriptor[BridgeDomainKey, *BridgeDomain, M](BridgeDomainSpec[M](), ParseBridgeDomainKey, h)
+	spec := BridgeDomainSpec[M]()
+	spec.IsKey = nil // the same test as ParseBridgeDomainKey, which recognises the keys
+	return kv.NewKeyedDescriptor[BridgeDomainKey, *BridgeDomain, M](spec, ParseBridgeDomainKey, h)
 }
 
 // BridgeDomainInterfacesModelName: the derived model vpp.l2.v1.BridgeDomain.interfaces (each value derived from field interfaces of vpp.l2.v1.BridgeDomain).
@@ -191,8 +202,8 @@ func BuildBridgeDomainInterfacesKey(name string, interfacesName string) string {
 
 // ParseBridgeDomainInterfacesKey parses a key of vpp.l2.v1.BridgeDomain.interfaces; ok is false for any other text.
 func ParseBridgeDomainInterfacesKey(key string) (k BridgeDomainInterfacesKey, ok bool) {
-	parts, ok := bridgeDomainInterfacesKeyTemplate.Split(key)
-	if !ok {
+	var parts [2]string
+	if !bridgeDomainInterfacesKeyTemplate.SplitInto(key, parts[:]) {
 		return
 	}
 	if k.Name, ok = kv.ParseKeyName(parts[0]); !ok {
@@ -212,12 +223,15 @@ func IsBridgeDomainInterfacesKey(key string) bool {
 
 // bridgeDomainInterfacesDependencies returns the dependencies of a value of vpp.l2.v1.BridgeDomain.interfaces.
 func bridgeDomainInterfacesDependencies(key string, v *BridgeDomain_Interface) []kv.Dependency {
-	var deps []kv.Dependency
+	deps := make([]kv.Dependency, 0, 1)
 	if x := v.GetName(); x != "" {
 		deps = append(deps, kv.Dependency{
 			Key:   "vpp/interface/" + kv.KeyValue(kv.FormatName, x),
 			Label: "interface",
 		})
+	}
+	if len(deps) == 0 {
+		return nil
 	}
 	return deps
 }
@@ -267,7 +281,9 @@ type BridgeDomainInterfacesHandler[M any] interface {
 // NewBridgeDomainInterfacesDescriptor returns the descriptor of vpp.l2.v1.BridgeDomain.interfaces with handler h, to register
 // with the scheduler.
 func NewBridgeDomainInterfacesDescriptor[M any](h BridgeDomainInterfacesHandler[M]) (*kv.TypedDescriptor[*BridgeDomain_Interface, M], error) {
-	return kv.NewKeyedDescriptor[BridgeDomainInterfacesKey, *BridgeDomain_Interface, M](BridgeDomainInterfacesSpec[M](), ParseBridgeDomainInterfacesKey, h)
+	spec := BridgeDomainInterfacesSpec[M]()
+	spec.IsKey = nil // the same test as ParseBridgeDomainInterfacesKey, which recognises the keys
+	return kv.NewKeyedDescriptor[BridgeDomainInterfacesKey, *BridgeDomain_Interface, M](spec, ParseBridgeDomainInterfacesKey, h)
 }
 
 // FIBEntryModelName: the model vpp.l2.v1.FIBEntry.
@@ -300,8 +316,8 @@ func BuildFIBEntryKey(bridgeDomain string, physAddress string) string {
 
 // ParseFIBEntryKey parses a key of vpp.l2.v1.FIBEntry; ok is false for any other text.
 func ParseFIBEntryKey(key string) (k FIBEntryKey, ok bool) {
-	parts, ok := fIBEntryKeyTemplate.Split(key)
-	if !ok {
+	var parts [2]string
+	if !fIBEntryKeyTemplate.SplitInto(key, parts[:]) {
 		return
 	}
 	if k.BridgeDomain, ok = kv.ParseKeyName(parts[0]); !ok {
@@ -324,9 +340,19 @@ func FIBEntryKeyFor(v *FIBEntry) string {
 	return BuildFIBEntryKey(v.GetBridgeDomain(), v.GetPhysAddress())
 }
 
+// fIBEntryAppendKey appends FIBEntryKeyFor(v) to b; validation compares it with a key
+// without building a string.
+func fIBEntryAppendKey(b []byte, v *FIBEntry) []byte {
+	b = append(b, "vpp/l2fib/"...)
+	b = kv.AppendKeyValue(b, kv.FormatName, v.GetBridgeDomain())
+	b = append(b, "/"...)
+	b = kv.AppendKeyValue(b, kv.FormatMAC, v.GetPhysAddress())
+	return b
+}
+
 // fIBEntryDependencies returns the dependencies of a value of vpp.l2.v1.FIBEntry.
 func fIBEntryDependencies(key string, v *FIBEntry) []kv.Dependency {
-	var deps []kv.Dependency
+	deps := make([]kv.Dependency, 0, 2)
 	if x := v.GetBridgeDomain(); x != "" {
 		deps = append(deps, kv.Dependency{
 			Key:   "vpp/bd/" + kv.KeyValue(kv.FormatName, x),
@@ -338,6 +364,9 @@ func fIBEntryDependencies(key string, v *FIBEntry) []kv.Dependency {
 			Key:   "vpp/bd/" + kv.KeyValue(kv.FormatName, v.GetBridgeDomain()) + "/interface/" + kv.KeyValue(kv.FormatName, v.GetOutgoingInterface()),
 			Label: "bridged interface",
 		})
+	}
+	if len(deps) == 0 {
+		return nil
 	}
 	return deps
 }
@@ -359,8 +388,9 @@ func fIBEntryValidate(key string, v *FIBEntry) error {
 		errs = errs.Add("phys_address", "%s", r)
 	}
 	if errs == nil {
-		if want := FIBEntryKeyFor(v); want != key {
-			errs = errs.Add("(key)", "%q is not the key of this value, which is %q", key, want)
+		var buf [128]byte
+		if want := fIBEntryAppendKey(buf[:0], v); string(want) != key {
+			errs = errs.Add("(key)", "%q is not the key of this value, which is %q", key, string(want))
 		}
 	}
 	return errs.OrNil()
@@ -391,5 +421,7 @@ type FIBEntryHandler[M any] interface {
 // NewFIBEntryDescriptor returns the descriptor of vpp.l2.v1.FIBEntry with handler h, to register
 // with the scheduler.
 func NewFIBEntryDescriptor[M any](h FIBEntryHandler[M]) (*kv.TypedDescriptor[*FIBEntry, M], error) {
-	return kv.NewKeyedDescriptor[FIBEntryKey, *FIBEntry, M](FIBEntrySpec[M](), ParseFIBEntryKey, h)
+	spec := FIBEntrySpec[M]()
+	spec.IsKey = nil // the same test as ParseFIBEntryKey, which recognises the keys
+	return kv.NewKeyedDescriptor[FIBEntryKey, *FIBEntry, M](spec, ParseFIBEntryKey, h)
 }

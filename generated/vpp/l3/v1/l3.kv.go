@@ -41,8 +41,8 @@ func BuildVrfTableKey(id uint32) string {
 
 // ParseVrfTableKey parses a key of vpp.l3.v1.VrfTable; ok is false for any other text.
 func ParseVrfTableKey(key string) (k VrfTableKey, ok bool) {
-	parts, ok := vrfTableKeyTemplate.Split(key)
-	if !ok {
+	var parts [1]string
+	if !vrfTableKeyTemplate.SplitInto(key, parts[:]) {
 		return
 	}
 	n0, ok := kv.ParseKeyUint(parts[0], 32)
@@ -64,6 +64,14 @@ func VrfTableKeyFor(v *VrfTable) string {
 	return BuildVrfTableKey(v.GetId())
 }
 
+// vrfTableAppendKey appends VrfTableKeyFor(v) to b; validation compares it with a key
+// without building a string.
+func vrfTableAppendKey(b []byte, v *VrfTable) []byte {
+	b = append(b, "vpp/vrf-table/"...)
+	b = strconv.AppendUint(b, uint64(v.GetId()), 10)
+	return b
+}
+
 // vrfTableEqual compares two values of vpp.l3.v1.VrfTable as the southbound sees them.
 func vrfTableEqual(a, b *VrfTable) bool {
 	return a.GetId() == b.GetId() && a.GetLabel() == b.GetLabel()
@@ -76,8 +84,9 @@ func vrfTableValidate(key string, v *VrfTable) error {
 		errs = errs.Add("id", "%v is below the minimum 1", v.GetId())
 	}
 	if errs == nil {
-		if want := VrfTableKeyFor(v); want != key {
-			errs = errs.Add("(key)", "%q is not the key of this value, which is %q", key, want)
+		var buf [128]byte
+		if want := vrfTableAppendKey(buf[:0], v); string(want) != key {
+			errs = errs.Add("(key)", "%q is not the key of this value, which is %q", key, string(want))
 		}
 	}
 	return errs.OrNil()
@@ -107,7 +116,9 @@ type VrfTableHandler[M any] interface {
 // NewVrfTableDescriptor returns the descriptor of vpp.l3.v1.VrfTable with handler h, to register
 // with the scheduler.
 func NewVrfTableDescriptor[M any](h VrfTableHandler[M]) (*kv.TypedDescriptor[*VrfTable, M], error) {
-	return kv.NewKeyedDescriptor[VrfTableKey, *VrfTable, M](VrfTableSpec[M](), ParseVrfTableKey, h)
+	spec := VrfTableSpec[M]()
+	spec.IsKey = nil // the same test as ParseVrfTableKey, which recognises the keys
+	return kv.NewKeyedDescriptor[VrfTableKey, *VrfTable, M](spec, ParseVrfTableKey, h)
 }
 
 // ARPEntryModelName: the model vpp.l3.v1.ARPEntry.
@@ -140,8 +151,8 @@ func BuildARPEntryKey(interface_ string, ipAddress string) string {
 
 // ParseARPEntryKey parses a key of vpp.l3.v1.ARPEntry; ok is false for any other text.
 func ParseARPEntryKey(key string) (k ARPEntryKey, ok bool) {
-	parts, ok := aRPEntryKeyTemplate.Split(key)
-	if !ok {
+	var parts [2]string
+	if !aRPEntryKeyTemplate.SplitInto(key, parts[:]) {
 		return
 	}
 	if k.Interface, ok = kv.ParseKeyName(parts[0]); !ok {
@@ -164,14 +175,27 @@ func ARPEntryKeyFor(v *ARPEntry) string {
 	return BuildARPEntryKey(v.GetInterface(), v.GetIpAddress())
 }
 
+// aRPEntryAppendKey appends ARPEntryKeyFor(v) to b; validation compares it with a key
+// without building a string.
+func aRPEntryAppendKey(b []byte, v *ARPEntry) []byte {
+	b = append(b, "vpp/arp/"...)
+	b = kv.AppendKeyValue(b, kv.FormatName, v.GetInterface())
+	b = append(b, "/"...)
+	b = kv.AppendKeyValue(b, kv.FormatIP, v.GetIpAddress())
+	return b
+}
+
 // aRPEntryDependencies returns the dependencies of a value of vpp.l3.v1.ARPEntry.
 func aRPEntryDependencies(key string, v *ARPEntry) []kv.Dependency {
-	var deps []kv.Dependency
+	deps := make([]kv.Dependency, 0, 1)
 	if x := v.GetInterface(); x != "" {
 		deps = append(deps, kv.Dependency{
 			Key:   "vpp/interface/" + kv.KeyValue(kv.FormatName, x),
 			Label: "interface",
 		})
+	}
+	if len(deps) == 0 {
+		return nil
 	}
 	return deps
 }
@@ -199,8 +223,9 @@ func aRPEntryValidate(key string, v *ARPEntry) error {
 		errs = errs.Add("phys_address", "must be set")
 	}
 	if errs == nil {
-		if want := ARPEntryKeyFor(v); want != key {
-			errs = errs.Add("(key)", "%q is not the key of this value, which is %q", key, want)
+		var buf [128]byte
+		if want := aRPEntryAppendKey(buf[:0], v); string(want) != key {
+			errs = errs.Add("(key)", "%q is not the key of this value, which is %q", key, string(want))
 		}
 	}
 	return errs.OrNil()
@@ -231,7 +256,9 @@ type ARPEntryHandler[M any] interface {
 // NewARPEntryDescriptor returns the descriptor of vpp.l3.v1.ARPEntry with handler h, to register
 // with the scheduler.
 func NewARPEntryDescriptor[M any](h ARPEntryHandler[M]) (*kv.TypedDescriptor[*ARPEntry, M], error) {
-	return kv.NewKeyedDescriptor[ARPEntryKey, *ARPEntry, M](ARPEntrySpec[M](), ParseARPEntryKey, h)
+	spec := ARPEntrySpec[M]()
+	spec.IsKey = nil // the same test as ParseARPEntryKey, which recognises the keys
+	return kv.NewKeyedDescriptor[ARPEntryKey, *ARPEntry, M](spec, ParseARPEntryKey, h)
 }
 
 // RouteModelName: the model vpp.l3.v1.Route.
@@ -265,8 +292,8 @@ func BuildRouteKey(vrfId uint32, dstNetwork string, nextHopAddr string) string {
 
 // ParseRouteKey parses a key of vpp.l3.v1.Route; ok is false for any other text.
 func ParseRouteKey(key string) (k RouteKey, ok bool) {
-	parts, ok := routeKeyTemplate.Split(key)
-	if !ok {
+	var parts [3]string
+	if !routeKeyTemplate.SplitInto(key, parts[:]) {
 		return
 	}
 	n0, ok := kv.ParseKeyUint(parts[0], 32)
@@ -294,9 +321,21 @@ func RouteKeyFor(v *Route) string {
 	return BuildRouteKey(v.GetVrfId(), v.GetDstNetwork(), v.GetNextHopAddr())
 }
 
+// routeAppendKey appends RouteKeyFor(v) to b; validation compares it with a key
+// without building a string.
+func routeAppendKey(b []byte, v *Route) []byte {
+	b = append(b, "vpp/route/vrf/"...)
+	b = strconv.AppendUint(b, uint64(v.GetVrfId()), 10)
+	b = append(b, "/dst/"...)
+	b = kv.AppendKeyValue(b, kv.FormatIPPrefix, v.GetDstNetwork())
+	b = append(b, "/gw/"...)
+	b = kv.AppendKeyValue(b, kv.FormatIP, v.GetNextHopAddr())
+	return b
+}
+
 // routeDependencies returns the dependencies of a value of vpp.l3.v1.Route.
 func routeDependencies(key string, v *Route) []kv.Dependency {
-	var deps []kv.Dependency
+	deps := make([]kv.Dependency, 0, 2)
 	if x := v.GetVrfId(); x != 0 {
 		deps = append(deps, kv.Dependency{
 			Key:   "vpp/vrf-table/" + kv.KeyUint(x),
@@ -308,6 +347,9 @@ func routeDependencies(key string, v *Route) []kv.Dependency {
 			Key:   "vpp/interface/" + kv.KeyValue(kv.FormatName, x),
 			Label: "interface",
 		})
+	}
+	if len(deps) == 0 {
+		return nil
 	}
 	return deps
 }
@@ -331,8 +373,9 @@ func routeValidate(key string, v *Route) error {
 		errs = errs.Add("next_hop_addr", "%s", r)
 	}
 	if errs == nil {
-		if want := RouteKeyFor(v); want != key {
-			errs = errs.Add("(key)", "%q is not the key of this value, which is %q", key, want)
+		var buf [128]byte
+		if want := routeAppendKey(buf[:0], v); string(want) != key {
+			errs = errs.Add("(key)", "%q is not the key of this value, which is %q", key, string(want))
 		}
 	}
 	return errs.OrNil()
@@ -363,5 +406,7 @@ type RouteHandler[M any] interface {
 // NewRouteDescriptor returns the descriptor of vpp.l3.v1.Route with handler h, to register
 // with the scheduler.
 func NewRouteDescriptor[M any](h RouteHandler[M]) (*kv.TypedDescriptor[*Route, M], error) {
-	return kv.NewKeyedDescriptor[RouteKey, *Route, M](RouteSpec[M](), ParseRouteKey, h)
+	spec := RouteSpec[M]()
+	spec.IsKey = nil // the same test as ParseRouteKey, which recognises the keys
+	return kv.NewKeyedDescriptor[RouteKey, *Route, M](spec, ParseRouteKey, h)
 }
