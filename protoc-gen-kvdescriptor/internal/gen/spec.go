@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/dave/jennifer/jen"
 	"google.golang.org/protobuf/compiler/protogen"
@@ -34,7 +35,11 @@ func (e *emitter) emitSpec() {
 	}
 	if len(m.refs) > 0 || len(m.deps) > 0 {
 		e.emitDependencies(v)
-		spec[jen.Id("Dependencies")] = jen.Id(e.lid("Dependencies"))
+		var deps jen.Code = jen.Id(e.lid("Dependencies"))
+		if inputs, ok := e.dependencyInputs(); ok {
+			deps = e.emitSharedDependencies(v, inputs)
+		}
+		spec[jen.Id("Dependencies")] = deps
 	}
 	if len(m.derived) > 0 {
 		e.emitDerived(v)
@@ -163,6 +168,84 @@ func (e *emitter) usesKeyFields() bool {
 		}
 	}
 	return false
+}
+
+// dependencyInputs returns the fields of the value that its dependencies
+// are computed from, when the lists can be shared between values with the
+// same fields (kv.ShareDependencies): a base model whose dependencies come
+// from scalar (string or integer) fields only.
+func (e *emitter) dependencyInputs() ([][]*protogen.Field, bool) {
+	m := e.m
+	if m.base != nil {
+		return nil, false
+	}
+	var out [][]*protogen.Field
+	seen := map[string]bool{}
+	add := func(fields []*protogen.Field) bool {
+		if len(fields) == 0 {
+			return false
+		}
+		var path []string
+		for _, f := range fields {
+			if f.Desc.IsList() || f.Desc.IsMap() {
+				return false
+			}
+			path = append(path, f.GoName)
+		}
+		if k := fields[len(fields)-1].Desc.Kind(); k != protoreflect.StringKind && !isIntegerKind(k) {
+			return false
+		}
+		if p := strings.Join(path, "."); !seen[p] {
+			seen[p] = true
+			out = append(out, fields)
+		}
+		return true
+	}
+	for _, r := range m.refs {
+		if !add([]*protogen.Field{r.field}) {
+			return nil, false
+		}
+	}
+	for _, d := range m.deps {
+		for _, t := range append([]*keyTemplate{d.key}, d.prefixes...) {
+			if t == nil {
+				continue
+			}
+			for _, h := range t.holders {
+				if !add(h.fields) {
+					return nil, false
+				}
+			}
+		}
+		if d.containsHolder != nil && !add(d.containsHolder.fields) {
+			return nil, false
+		}
+	}
+	return out, len(out) > 0
+}
+
+// emitSharedDependencies writes the type of the dependency inputs and
+// returns the Dependencies of the spec: the generated function, shared
+// between values with the same inputs.
+func (e *emitter) emitSharedDependencies(v jen.Code, inputs [][]*protogen.Field) jen.Code {
+	typ := e.lid("DependencyInputs")
+	var fields, values []jen.Code
+	for i, fs := range inputs {
+		k := fs[len(fs)-1].Desc.Kind()
+		t := jen.String()
+		if isIntegerKind(k) {
+			t = goIntType(k)
+		}
+		fields = append(fields, jen.Id(fmt.Sprintf("f%d", i)).Add(t))
+		values = append(values, getter(jen.Id("v"), fs))
+	}
+	e.f.Commentf("%s are the fields the dependencies of %s are computed from:", typ, e.m.name)
+	e.f.Comment("values with the same ones share one list.")
+	e.f.Type().Id(typ).Struct(fields...)
+	return jen.Qual(kvPkg, "ShareDependencies").Call(
+		jen.Id(e.lid("Dependencies")),
+		jen.Func().Params(jen.Id("v").Add(v)).Id(typ).Block(jen.Return(jen.Id(typ).Values(values...))),
+	)
 }
 
 func (e *emitter) emitDependencies(v jen.Code) {

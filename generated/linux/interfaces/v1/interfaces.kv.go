@@ -102,6 +102,13 @@ func interfaceDependencies(key string, v *Interface) []kv.Dependency {
 	return deps
 }
 
+// interfaceDependencyInputs are the fields the dependencies of linux.interfaces.v1.Interface are computed from:
+// values with the same ones share one list.
+type interfaceDependencyInputs struct {
+	f0 string
+	f1 string
+}
+
 // interfaceDerived returns the values derived from a value of linux.interfaces.v1.Interface.
 func interfaceDerived(_ string, v *Interface) []kv.Derived {
 	var out []kv.Derived
@@ -166,8 +173,10 @@ func interfaceValidate(key string, v *Interface) error {
 // InterfaceSpec returns the schema-derived part of the descriptor of linux.interfaces.v1.Interface.
 func InterfaceSpec[M any]() kv.Spec[*Interface, M] {
 	return kv.Spec[*Interface, M]{
-		Dependencies: interfaceDependencies,
-		Derived:      interfaceDerived,
+		Dependencies: kv.ShareDependencies(interfaceDependencies, func(v *Interface) interfaceDependencyInputs {
+			return interfaceDependencyInputs{v.GetVethPeer(), v.GetParent()}
+		}),
+		Derived: interfaceDerived,
 		Equivalent: func(_ string, a, b *Interface) bool {
 			return interfaceEqual(a, b)
 		},

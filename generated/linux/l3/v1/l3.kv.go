@@ -102,6 +102,13 @@ func routeDependencies(key string, v *Route) []kv.Dependency {
 	return deps
 }
 
+// routeDependencyInputs are the fields the dependencies of linux.l3.v1.Route are computed from:
+// values with the same ones share one list.
+type routeDependencyInputs struct {
+	f0 string
+	f1 string
+}
+
 // routeEqual compares two values of linux.l3.v1.Route as the southbound sees them.
 func routeEqual(a, b *Route) bool {
 	return a.GetOutgoingInterface() == b.GetOutgoingInterface() && kv.EqualFormatted(kv.FormatIPPrefix, a.GetDstNetwork(), b.GetDstNetwork()) && kv.EqualFormatted(kv.FormatIP, a.GetGwAddr(), b.GetGwAddr()) && a.GetMetric() == b.GetMetric() && kv.OrDefault(a.GetTable(), 254) == kv.OrDefault(b.GetTable(), 254) && a.GetScope() == b.GetScope()
@@ -138,7 +145,9 @@ func routeValidate(key string, v *Route) error {
 // RouteSpec returns the schema-derived part of the descriptor of linux.l3.v1.Route.
 func RouteSpec[M any]() kv.Spec[*Route, M] {
 	return kv.Spec[*Route, M]{
-		Dependencies: routeDependencies,
+		Dependencies: kv.ShareDependencies(routeDependencies, func(v *Route) routeDependencyInputs {
+			return routeDependencyInputs{v.GetOutgoingInterface(), v.GetGwAddr()}
+		}),
 		Equivalent: func(_ string, a, b *Route) bool {
 			return routeEqual(a, b)
 		},
@@ -248,6 +257,12 @@ func neighbourDependencies(key string, v *Neighbour) []kv.Dependency {
 	return deps
 }
 
+// neighbourDependencyInputs are the fields the dependencies of linux.l3.v1.Neighbour are computed from:
+// values with the same ones share one list.
+type neighbourDependencyInputs struct {
+	f0 string
+}
+
 // neighbourEqual compares two values of linux.l3.v1.Neighbour as the southbound sees them.
 func neighbourEqual(a, b *Neighbour) bool {
 	return a.GetInterface() == b.GetInterface() && kv.EqualFormatted(kv.FormatIP, a.GetIpAddress(), b.GetIpAddress()) && kv.EqualFormatted(kv.FormatMAC, a.GetHwAddress(), b.GetHwAddress())
@@ -282,7 +297,9 @@ func neighbourValidate(key string, v *Neighbour) error {
 // NeighbourSpec returns the schema-derived part of the descriptor of linux.l3.v1.Neighbour.
 func NeighbourSpec[M any]() kv.Spec[*Neighbour, M] {
 	return kv.Spec[*Neighbour, M]{
-		Dependencies: neighbourDependencies,
+		Dependencies: kv.ShareDependencies(neighbourDependencies, func(v *Neighbour) neighbourDependencyInputs {
+			return neighbourDependencyInputs{v.GetInterface()}
+		}),
 		Equivalent: func(_ string, a, b *Neighbour) bool {
 			return neighbourEqual(a, b)
 		},

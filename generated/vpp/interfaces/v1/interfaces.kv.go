@@ -93,6 +93,12 @@ func interfaceDependencies(key string, v *Interface) []kv.Dependency {
 	return deps
 }
 
+// interfaceDependencyInputs are the fields the dependencies of vpp.interfaces.v1.Interface are computed from:
+// values with the same ones share one list.
+type interfaceDependencyInputs struct {
+	f0 uint32
+}
+
 // interfaceEqual compares two values of vpp.interfaces.v1.Interface as the southbound sees them.
 func interfaceEqual(a, b *Interface) bool {
 	return a.GetName() == b.GetName() && a.GetType() == b.GetType() && a.GetEnabled() == b.GetEnabled() && kv.EqualFormatted(kv.FormatMAC, a.GetPhysAddress(), b.GetPhysAddress()) && kv.OrDefault(a.GetMtu(), 9000) == kv.OrDefault(b.GetMtu(), 9000) && kv.EqualFormattedSlices(kv.FormatIPInterface, a.GetIpAddresses(), b.GetIpAddresses(), true) && a.GetVrf() == b.GetVrf() && a.GetHostIfName() == b.GetHostIfName()
@@ -132,7 +138,9 @@ func interfaceValidate(key string, v *Interface) error {
 // InterfaceSpec returns the schema-derived part of the descriptor of vpp.interfaces.v1.Interface.
 func InterfaceSpec[M any]() kv.Spec[*Interface, M] {
 	return kv.Spec[*Interface, M]{
-		Dependencies: interfaceDependencies,
+		Dependencies: kv.ShareDependencies(interfaceDependencies, func(v *Interface) interfaceDependencyInputs {
+			return interfaceDependencyInputs{v.GetVrf()}
+		}),
 		Equivalent: func(_ string, a, b *Interface) bool {
 			return interfaceEqual(a, b)
 		},

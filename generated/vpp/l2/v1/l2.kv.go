@@ -371,6 +371,13 @@ func fIBEntryDependencies(key string, v *FIBEntry) []kv.Dependency {
 	return deps
 }
 
+// fIBEntryDependencyInputs are the fields the dependencies of vpp.l2.v1.FIBEntry are computed from:
+// values with the same ones share one list.
+type fIBEntryDependencyInputs struct {
+	f0 string
+	f1 string
+}
+
 // fIBEntryEqual compares two values of vpp.l2.v1.FIBEntry as the southbound sees them.
 func fIBEntryEqual(a, b *FIBEntry) bool {
 	return a.GetBridgeDomain() == b.GetBridgeDomain() && kv.EqualFormatted(kv.FormatMAC, a.GetPhysAddress(), b.GetPhysAddress()) && a.GetOutgoingInterface() == b.GetOutgoingInterface() && a.GetStaticConfig() == b.GetStaticConfig()
@@ -399,7 +406,9 @@ func fIBEntryValidate(key string, v *FIBEntry) error {
 // FIBEntrySpec returns the schema-derived part of the descriptor of vpp.l2.v1.FIBEntry.
 func FIBEntrySpec[M any]() kv.Spec[*FIBEntry, M] {
 	return kv.Spec[*FIBEntry, M]{
-		Dependencies: fIBEntryDependencies,
+		Dependencies: kv.ShareDependencies(fIBEntryDependencies, func(v *FIBEntry) fIBEntryDependencyInputs {
+			return fIBEntryDependencyInputs{v.GetBridgeDomain(), v.GetOutgoingInterface()}
+		}),
 		Equivalent: func(_ string, a, b *FIBEntry) bool {
 			return fIBEntryEqual(a, b)
 		},

@@ -200,6 +200,12 @@ func aRPEntryDependencies(key string, v *ARPEntry) []kv.Dependency {
 	return deps
 }
 
+// aRPEntryDependencyInputs are the fields the dependencies of vpp.l3.v1.ARPEntry are computed from:
+// values with the same ones share one list.
+type aRPEntryDependencyInputs struct {
+	f0 string
+}
+
 // aRPEntryEqual compares two values of vpp.l3.v1.ARPEntry as the southbound sees them.
 func aRPEntryEqual(a, b *ARPEntry) bool {
 	return a.GetInterface() == b.GetInterface() && kv.EqualFormatted(kv.FormatIP, a.GetIpAddress(), b.GetIpAddress()) && kv.EqualFormatted(kv.FormatMAC, a.GetPhysAddress(), b.GetPhysAddress()) && a.GetStatic() == b.GetStatic()
@@ -234,7 +240,9 @@ func aRPEntryValidate(key string, v *ARPEntry) error {
 // ARPEntrySpec returns the schema-derived part of the descriptor of vpp.l3.v1.ARPEntry.
 func ARPEntrySpec[M any]() kv.Spec[*ARPEntry, M] {
 	return kv.Spec[*ARPEntry, M]{
-		Dependencies: aRPEntryDependencies,
+		Dependencies: kv.ShareDependencies(aRPEntryDependencies, func(v *ARPEntry) aRPEntryDependencyInputs {
+			return aRPEntryDependencyInputs{v.GetInterface()}
+		}),
 		Equivalent: func(_ string, a, b *ARPEntry) bool {
 			return aRPEntryEqual(a, b)
 		},
@@ -354,6 +362,13 @@ func routeDependencies(key string, v *Route) []kv.Dependency {
 	return deps
 }
 
+// routeDependencyInputs are the fields the dependencies of vpp.l3.v1.Route are computed from:
+// values with the same ones share one list.
+type routeDependencyInputs struct {
+	f0 uint32
+	f1 string
+}
+
 // routeEqual compares two values of vpp.l3.v1.Route as the southbound sees them.
 func routeEqual(a, b *Route) bool {
 	return a.GetVrfId() == b.GetVrfId() && kv.EqualFormatted(kv.FormatIPPrefix, a.GetDstNetwork(), b.GetDstNetwork()) && kv.EqualFormatted(kv.FormatIP, a.GetNextHopAddr(), b.GetNextHopAddr()) && a.GetOutgoingInterface() == b.GetOutgoingInterface() && kv.OrDefault(a.GetWeight(), 1) == kv.OrDefault(b.GetWeight(), 1) && a.GetPreference() == b.GetPreference()
@@ -384,7 +399,9 @@ func routeValidate(key string, v *Route) error {
 // RouteSpec returns the schema-derived part of the descriptor of vpp.l3.v1.Route.
 func RouteSpec[M any]() kv.Spec[*Route, M] {
 	return kv.Spec[*Route, M]{
-		Dependencies: routeDependencies,
+		Dependencies: kv.ShareDependencies(routeDependencies, func(v *Route) routeDependencyInputs {
+			return routeDependencyInputs{v.GetVrfId(), v.GetOutgoingInterface()}
+		}),
 		Equivalent: func(_ string, a, b *Route) bool {
 			return routeEqual(a, b)
 		},
