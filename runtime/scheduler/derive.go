@@ -115,9 +115,10 @@ func (r *run) takeOver() {
 // derives the key (see settleState).
 func (r *run) conflict(n, dn *node) {
 	r.keyErr(dn.key, OpNone, fmt.Errorf("derived from %s, but the key is already used by another value", n.key))
-	if !slices.Contains(dn.claimants, n.key) {
+	if !slices.Contains(dn.claimantKeys(), n.key) {
 		r.mut(dn)
-		dn.claimants = append(slices.Clone(dn.claimants), n.key)
+		keys := append(slices.Clone(dn.claimantKeys()), n.key)
+		dn.claimants = &keys
 	}
 }
 

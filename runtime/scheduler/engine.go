@@ -23,12 +23,14 @@ import (
 //   - the graph says exactly what the southbound was told: a failed
 //     operation changes nothing in the graph but the value's state.
 type run struct {
-	s    *Scheduler
-	g    *graph
-	ctx  context.Context
-	seq  uint64
-	opts txnOptions
-	sim  bool
+	s   *Scheduler
+	g   *graph
+	ctx context.Context
+	seq uint64
+	// seq32 is txn32(seq), the number nodes keep in opSeq and callSeq.
+	seq32 uint32
+	opts  txnOptions
+	sim   bool
 	// flags are added to every operation of the run (RETRY, REVERT).
 	flags Flags
 
@@ -87,7 +89,7 @@ type priorNode struct {
 	base      string
 	intent    proto.Message
 	intentSeq uint64
-	retries   int
+	retries   int32
 	applied   proto.Message
 	state     State
 	lastErr   error
@@ -134,7 +136,7 @@ func (r *run) opFor(n *node, o Op) {
 	if o.Kind == OpCreate || o.Kind == OpUpdate {
 		o.Metadata = n.metadata // a plan has none: executePlan fills it in
 	}
-	n.opSeq = r.seq
+	n.opSeq = r.seq32
 	r.ops = append(grow(r.ops), o)
 }
 
@@ -344,10 +346,10 @@ func (r *run) call(kind OpKind, n *node, prev, value proto.Message) (meta any, e
 	if r.sim {
 		r.calls = grow(r.calls)
 		r.calls = append(r.calls, plannedCall{kind: kind, key: n.key, desc: n.desc, prev: prev, value: value,
-			meta: n.metadata, first: n.callSeq != r.seq, op: len(r.ops)})
+			meta: n.metadata, first: n.callSeq != r.seq32, op: len(r.ops)})
 		// Not journaled on purpose: a stale mark after a rollback only
 		// ever carries an older transaction's number.
-		n.callSeq = r.seq
+		n.callSeq = r.seq32
 		return nil, nil
 	}
 	if r.replayed < len(r.replay) {
@@ -707,13 +709,13 @@ func (r *run) fail(n *node, kind OpKind, err error, flags Flags, prev, value pro
 	n.lastErr = err
 	defer func() { r.setOpState(i, n.state) }()
 	policy := r.s.retryPolicy(n, r.opts)
-	if policy.enabled() && !r.opts.revert && n.desc.IsRetriable(err) && n.retries < policy.MaxAttempts {
+	if policy.enabled() && !r.opts.revert && n.desc.IsRetriable(err) && int(n.retries) < policy.MaxAttempts {
 		n.state = RETRYING
 		r.retry = append(r.retry, n.key)
 		return
 	}
 	n.state = FAILED
-	if n.retries > 0 && n.retries >= policy.MaxAttempts {
+	if n.retries > 0 && int(n.retries) >= policy.MaxAttempts {
 		n.lastErr = fmt.Errorf("%w after %d attempts: %w", ErrRetriesExhausted, n.retries+1, err)
 	}
 }
@@ -735,7 +737,7 @@ func (r *run) settleState(n *node, pending, record bool) {
 		n.state = REMOVED
 		// Values that derive the key too, refused while n held it,
 		// derive it now.
-		for _, c := range n.claimants {
+		for _, c := range n.claimantKeys() {
 			if cn := r.g.nodes[c]; cn != nil && cn.exists() {
 				r.derive(cn)
 			}

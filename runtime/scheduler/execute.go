@@ -48,7 +48,10 @@ func (s *Scheduler) runTxn(j *job) txnOutput {
 	if !j.opts.dryRun {
 		s.rememberRetryPolicy(seq, j.opts.retry)
 	}
-	plan := &run{s: s, g: s.g, ctx: ctx, seq: seq, opts: j.opts, sim: true, view: view}
+	if txn32(seq) == 1 {
+		s.g.clearMarks() // once every 2^32-1 transactions
+	}
+	plan := &run{s: s, g: s.g, ctx: ctx, seq: seq, seq32: txn32(seq), opts: j.opts, sim: true, view: view}
 	// Sized for the usual transaction (a value, and one derived or
 	// dependent value per item), so that even a large one rarely grows.
 	size := 2*(len(j.items)+len(j.retry)) + 2
@@ -85,7 +88,7 @@ func (s *Scheduler) runTxn(j *job) txnOutput {
 		// A call failed: back to the graph before the transaction, and run
 		// the algorithm for real from the start, replaying what was done.
 		s.g.rollback(nil)
-		exec := &run{s: s, g: s.g, ctx: ctx, seq: seq, opts: j.opts, replay: results, view: view}
+		exec := &run{s: s, g: s.g, ctx: ctx, seq: seq, seq32: plan.seq32, opts: j.opts, replay: results, view: view}
 		exec.ops = make([]Op, 0, len(plan.ops)+8)
 		if plan.touched != nil {
 			exec.touched = map[string]struct{}{}
@@ -328,7 +331,7 @@ func (r *run) apply(j *job) {
 // its value needed nothing.
 func (r *run) reconcileTop(key string) {
 	r.reconcile(key)
-	if n := r.g.nodes[key]; n != nil && n.base == "" && n.opSeq != r.seq && n.intent != nil && n.state == CONFIGURED {
+	if n := r.g.nodes[key]; n != nil && n.base == "" && n.opSeq != r.seq32 && n.intent != nil && n.state == CONFIGURED {
 		r.opFor(n, Op{Key: key, Kind: OpNone, Value: n.intent, Flags: FlagNoop})
 	}
 }
@@ -394,7 +397,7 @@ func (s *Scheduler) retryLater(keys []string, opts txnOptions) {
 			continue
 		}
 		p := s.retryPolicy(n, opts)
-		g := group{p, p.delay(n.retries + 1)}
+		g := group{p, p.delay(int(n.retries) + 1)}
 		if groups[g] == nil {
 			order = append(order, g)
 		}

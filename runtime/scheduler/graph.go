@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"math"
 	"slices"
 	"strings"
 
@@ -37,26 +38,49 @@ type node struct {
 	// derived are the keys of the values derived from applied.
 	derived []string
 	// claimants are the keys of values that derive this key too, refused
-	// while this value holds it (a configuration conflict).
-	claimants []string
+	// while this value holds it (a configuration conflict). Rare, so held
+	// by pointer; the list is never modified, only replaced.
+	claimants *[]string
 	// removing is set while the node is being deleted, so that dependents
 	// see the dependency as gone and are deleted first.
 	removing bool
 	// origin of applied: OriginNB (ours) or OriginSB (obtained). (The
-	// one-byte fields sit together: the node is 288 bytes, a size class.)
+	// small fields sit together: the node is 256 bytes, a size class.)
 	origin kv.Origin
-
-	state   State
-	lastOp  OpKind
-	lastErr error
+	state  State
+	lastOp OpKind
+	// retries counts retries of the current intent.
+	retries int32
+	// opSeq is the last transaction that recorded an operation on the
+	// node, callSeq the last whose plan made a call on it, as txn32
+	// numbers: only ever compared with the current transaction's.
+	opSeq, callSeq uint32
+	lastErr        error
 	// failedSeq is the transaction whose operation on the node failed.
 	failedSeq uint64
-	// retries counts retries of the current intent.
-	retries int
-	seq     uint64 // last transaction that changed the node
-	opSeq   uint64 // last transaction that recorded an operation on it
-	callSeq uint64 // last transaction whose plan made a call on it
-	epoch   uint64 // journal epoch of the last snapshot
+	seq       uint64 // last transaction that changed the node
+	epoch     uint64 // journal epoch of the last snapshot
+}
+
+// txn32 is the short number of transaction seq that nodes keep in opSeq
+// and callSeq: never 0 (a new node's marks), and back to 1 after
+// 2^32-1 transactions, when the scheduler clears every node's marks
+// (clearMarks) so that no old mark passes for the current transaction's.
+func txn32(seq uint64) uint32 { return uint32(seq%math.MaxUint32) + 1 }
+
+// clearMarks clears the opSeq and callSeq marks of every node.
+func (g *graph) clearMarks() {
+	for _, n := range g.nodes {
+		n.opSeq, n.callSeq = 0, 0
+	}
+}
+
+// claimantKeys returns the keys of n's claimants.
+func (n *node) claimantKeys() []string {
+	if n.claimants == nil {
+		return nil
+	}
+	return *n.claimants
 }
 
 func (n *node) exists() bool { return n.applied != nil && !n.removing }
@@ -71,19 +95,24 @@ func (n *node) label() string {
 
 type stringSet map[string]struct{}
 
+// nodeSet is a set of nodes: the dependents of a key. Pointers hash and
+// grow cheaper than keys, and a node is unlinked before it leaves the
+// graph (settle), so a set never holds a node that is gone.
+type nodeSet map[*node]struct{}
+
 // graph holds the nodes and the indexes that resolve dependencies. All its
 // mutations go through methods that record an undo entry while a journal is
 // open, so a simulated or reverted transaction can be rolled back at a cost
 // proportional to what it touched.
 type graph struct {
 	nodes map[string]*node
-	// dependents: key -> keys of the nodes with a plain dependency on it.
-	dependents map[string]stringSet
-	// anyOf: prefix -> keys of the nodes with an AnyOf dependency on it.
-	anyOf map[string]stringSet
+	// dependents: key -> the nodes with a plain dependency on it.
+	dependents map[string]nodeSet
+	// anyOf: prefix -> the nodes with an AnyOf dependency on it.
+	anyOf map[string]nodeSet
 	// anyOfLens counts AnyOf prefixes per length, to find the prefixes of a
 	// key with one map lookup per distinct length.
-	anyOfLens map[int]int
+	anyOfLens []lenCount
 	// existing orders the keys of existing values, for AnyOf scans. It is
 	// kept from the first AnyOf dependency on (existingOn): a graph without
 	// any pays nothing for it.
@@ -104,10 +133,10 @@ const (
 	undoNode        undoKind = iota // restore *n = saved
 	undoAddNode                     // delete nodes[key]
 	undoDelNode                     // nodes[key] = n
-	undoAddDep                      // remove dependents[target][key]
-	undoDelDep                      // add dependents[target][key]
-	undoAddAnyOf                    // remove anyOf[target][key]
-	undoDelAnyOf                    // add anyOf[target][key]
+	undoAddDep                      // remove dependents[target][n]
+	undoDelDep                      // add dependents[target][n]
+	undoAddAnyOf                    // remove anyOf[target][n]
+	undoDelAnyOf                    // add anyOf[target][n]
 	undoExistingOn                  // existingOn = false
 	undoAddExisting                 // existing.Delete(key)
 	undoDelExisting                 // existing.ReplaceOrInsert(key)
@@ -128,9 +157,8 @@ type undo struct {
 func newGraph() *graph {
 	return &graph{
 		nodes:         map[string]*node{},
-		dependents:    map[string]stringSet{},
-		anyOf:         map[string]stringSet{},
-		anyOfLens:     map[int]int{},
+		dependents:    map[string]nodeSet{},
+		anyOf:         map[string]nodeSet{},
 		existing:      btree.NewG[string](32, func(a, b string) bool { return a < b }),
 		unimplemented: stringSet{},
 	}
@@ -174,14 +202,14 @@ func (g *graph) rollback(restored func(key string, n *node)) {
 				restored(u.key, u.n)
 			}
 		case undoAddDep:
-			g.setDel(g.dependents, u.target, u.key)
+			g.setDel(g.dependents, u.target, u.n)
 		case undoDelDep:
-			g.setAdd(g.dependents, u.target, u.key)
+			g.setAdd(g.dependents, u.target, u.n)
 		case undoAddAnyOf:
-			g.setDel(g.anyOf, u.target, u.key)
+			g.setDel(g.anyOf, u.target, u.n)
 			g.anyOfLen(len(u.target), -1)
 		case undoDelAnyOf:
-			g.setAdd(g.anyOf, u.target, u.key)
+			g.setAdd(g.anyOf, u.target, u.n)
 			g.anyOfLen(len(u.target), +1)
 		case undoExistingOn:
 			g.existingOn = false
@@ -262,34 +290,45 @@ func (g *graph) delNode(n *node) {
 	g.record(undo{kind: undoDelNode, key: n.key, n: n})
 }
 
-func (g *graph) setAdd(m map[string]stringSet, target, key string) bool {
+func (g *graph) setAdd(m map[string]nodeSet, target string, n *node) bool {
 	set := m[target]
 	if set == nil {
-		set = stringSet{}
+		set = nodeSet{}
 		m[target] = set
-	} else if _, ok := set[key]; ok {
+	} else if _, ok := set[n]; ok {
 		return false
 	}
-	set[key] = struct{}{}
+	set[n] = struct{}{}
 	return true
 }
 
-func (g *graph) setDel(m map[string]stringSet, target, key string) bool {
+func (g *graph) setDel(m map[string]nodeSet, target string, n *node) bool {
 	set := m[target]
-	if _, ok := set[key]; !ok {
+	if _, ok := set[n]; !ok {
 		return false
 	}
-	delete(set, key)
+	delete(set, n)
 	if len(set) == 0 {
 		delete(m, target)
 	}
 	return true
 }
 
+// lenCount counts the AnyOf edges whose prefix has length len. There are
+// few distinct lengths, so a slice scanned in order beats a map.
+type lenCount struct{ len, n int }
+
 func (g *graph) anyOfLen(l, delta int) {
-	g.anyOfLens[l] += delta
-	if g.anyOfLens[l] <= 0 {
-		delete(g.anyOfLens, l)
+	for i := range g.anyOfLens {
+		if c := &g.anyOfLens[i]; c.len == l {
+			if c.n += delta; c.n <= 0 {
+				g.anyOfLens = slices.Delete(g.anyOfLens, i, i+1)
+			}
+			return
+		}
+	}
+	if delta > 0 {
+		g.anyOfLens = append(g.anyOfLens, lenCount{len: l, n: delta})
 	}
 }
 
@@ -310,7 +349,7 @@ func (g *graph) setDeps(n *node, deps, adeps []kv.Dependency) {
 			continue
 		}
 		for i := range list {
-			g.unlinkUnlessIn(n.key, &list[i], deps, adeps)
+			g.unlinkUnlessIn(n, &list[i], deps, adeps)
 		}
 	}
 	for j, list := range [2][]kv.Dependency{deps, adeps} {
@@ -318,7 +357,7 @@ func (g *graph) setDeps(n *node, deps, adeps []kv.Dependency) {
 			continue
 		}
 		for i := range list {
-			g.link(n.key, &list[i])
+			g.link(n, &list[i])
 		}
 	}
 }
@@ -328,18 +367,18 @@ func sameDeps(a, b []kv.Dependency) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
-func (g *graph) link(key string, d *kv.Dependency) {
+func (g *graph) link(n *node, d *kv.Dependency) {
 	if !d.IsAnyOf() {
-		if g.setAdd(g.dependents, d.Key, key) {
-			g.record(undo{kind: undoAddDep, key: key, target: d.Key})
+		if g.setAdd(g.dependents, d.Key, n) {
+			g.record(undo{kind: undoAddDep, n: n, target: d.Key})
 		}
 		return
 	}
 	g.keepExisting()
 	for _, p := range d.AnyOf.Prefixes {
-		if g.setAdd(g.anyOf, p, key) {
+		if g.setAdd(g.anyOf, p, n) {
 			g.anyOfLen(len(p), +1)
-			g.record(undo{kind: undoAddAnyOf, key: key, target: p})
+			g.record(undo{kind: undoAddAnyOf, n: n, target: p})
 		}
 	}
 }
@@ -361,7 +400,7 @@ func (g *graph) keepExisting() {
 }
 
 // unlinkUnlessIn removes the edges of d that no dependency in the lists has.
-func (g *graph) unlinkUnlessIn(key string, d *kv.Dependency, lists ...[]kv.Dependency) {
+func (g *graph) unlinkUnlessIn(n *node, d *kv.Dependency, lists ...[]kv.Dependency) {
 	has := func(plain bool, target string) bool {
 		for _, l := range lists {
 			for i := range l {
@@ -380,15 +419,15 @@ func (g *graph) unlinkUnlessIn(key string, d *kv.Dependency, lists ...[]kv.Depen
 		return false
 	}
 	if !d.IsAnyOf() {
-		if !has(true, d.Key) && g.setDel(g.dependents, d.Key, key) {
-			g.record(undo{kind: undoDelDep, key: key, target: d.Key})
+		if !has(true, d.Key) && g.setDel(g.dependents, d.Key, n) {
+			g.record(undo{kind: undoDelDep, n: n, target: d.Key})
 		}
 		return
 	}
 	for _, p := range d.AnyOf.Prefixes {
-		if !has(false, p) && g.setDel(g.anyOf, p, key) {
+		if !has(false, p) && g.setDel(g.anyOf, p, n) {
 			g.anyOfLen(len(p), -1)
-			g.record(undo{kind: undoDelAnyOf, key: key, target: p})
+			g.record(undo{kind: undoDelAnyOf, n: n, target: p})
 		}
 	}
 }
@@ -425,15 +464,15 @@ func (g *graph) setUnimplemented(key string, on bool) {
 // callers re-check). Sorted, for a deterministic order.
 func (g *graph) dependentsOf(key string) []string {
 	var out []string
-	for k := range g.dependents[key] {
-		out = append(out, k)
+	for n := range g.dependents[key] {
+		out = append(out, n.key)
 	}
-	for l := range g.anyOfLens {
-		if l > len(key) {
+	for _, c := range g.anyOfLens {
+		if c.len > len(key) {
 			continue
 		}
-		for k := range g.anyOf[key[:l]] {
-			out = append(out, k)
+		for n := range g.anyOf[key[:c.len]] {
+			out = append(out, n.key)
 		}
 	}
 	if len(out) > 1 {
