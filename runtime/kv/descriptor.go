@@ -166,6 +166,9 @@ type TypedDescriptor[V proto.Message, M any] struct {
 	validator Validator[V]
 	metadata  *metadataStore[M]
 	valueType protoreflect.MessageType
+	// noMeta: M has no data (struct{}), so Create and Update report nil
+	// metadata rather than a boxed empty value kept with every value.
+	noMeta bool
 }
 
 var _ Descriptor = (*TypedDescriptor[proto.Message, any])(nil)
@@ -180,6 +183,7 @@ func NewDescriptor[V proto.Message, M any](spec Spec[V, M], handler Handler[V, M
 		return nil, fmt.Errorf("kv.NewDescriptor %s: handler is nil", spec.Name)
 	}
 	d := &TypedDescriptor[V, M]{spec: spec, handler: handler, prefix: spec.KeyPrefix}
+	d.noMeta = reflect.TypeFor[M]().Kind() == reflect.Struct && reflect.TypeFor[M]().Size() == 0
 	if spec.KeyTemplate != "" {
 		t, err := ParseKeyTemplate(spec.KeyTemplate)
 		if err != nil {
@@ -355,7 +359,7 @@ func (d *TypedDescriptor[V, M]) Create(ctx context.Context, key string, value pr
 		return nil, d.wrongType(key, value)
 	}
 	m, err := d.handler.Create(ctx, key, v)
-	if err != nil {
+	if err != nil || d.noMeta {
 		return nil, err
 	}
 	return m, nil
@@ -374,7 +378,7 @@ func (d *TypedDescriptor[V, M]) Update(ctx context.Context, key string, oldValue
 		return nil, d.wrongType(key, newValue)
 	}
 	m, err := d.updater.Update(ctx, key, vo, vn, d.meta(oldMetadata))
-	if err != nil {
+	if err != nil || d.noMeta {
 		return nil, err
 	}
 	return m, nil

@@ -83,3 +83,34 @@ func fieldNames(err error) []string {
 	}
 	return f.FieldNames()
 }
+
+// TestEmptyMetadataIsNil: a descriptor whose metadata type carries no data
+// (struct{}) reports nil metadata, so that no boxed empty value is kept
+// with each of its values; a metadata type with data is reported as is.
+func TestEmptyMetadataIsNil(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	spec := kv.Spec[*wrapperspb.StringValue, struct{}]{Name: "small", KeyTemplate: "t/{n:uint}"}
+	d, err := kv.NewKeyedDescriptor[small](spec, parseSmall, &smallHandler{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err := d.Create(ctx, "t/1", wrapperspb.String("x")); err != nil || m != nil {
+		t.Errorf("Create = %v, %v; want nil metadata", m, err)
+	}
+	withMeta, err := kv.NewDescriptor(kv.Spec[*wrapperspb.StringValue, int]{Name: "m", KeyPrefix: "m/"}, sevenHandler{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err := withMeta.Create(ctx, "m/1", wrapperspb.String("x")); err != nil || m != 7 {
+		t.Errorf("Create = %v, %v; want metadata 7", m, err)
+	}
+}
+
+type sevenHandler struct{}
+
+func (sevenHandler) Create(context.Context, string, *wrapperspb.StringValue) (int, error) {
+	return 7, nil
+}
+
+func (sevenHandler) Delete(context.Context, string, *wrapperspb.StringValue, int) error { return nil }

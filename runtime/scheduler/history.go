@@ -111,25 +111,138 @@ type GraphEdge struct {
 
 // history keeps the records of the last transactions, bounded by count and
 // age. Records are appended by the worker with s.mu held, and read with it.
+// They are kept compact (histEntry) and expanded into Records when read.
 type history struct {
 	// buf[head:] are the records, oldest first; dropped ones before head
 	// are nil, and compacted away once they are half of buf.
-	buf    []*Record
+	buf    []*histEntry
 	head   int
 	max    int
 	maxAge time.Duration
 }
 
-func (h *history) live() []*Record { return h.buf[h.head:] }
+// histEntry is a retained Record: its operations and input values in
+// compact form (about half the size of Op and KeyValue), since a history
+// holds as many operations as the values its transactions touched.
+type histEntry struct {
+	rec      Record // without Values, Planned and Executed
+	values   []histValue
+	metas    []any // the values' metadata, when any has some (notifications)
+	planned  []histOp
+	executed []histOp // shares planned's array when executed as planned
+}
 
-func (h *history) add(rec *Record) {
+// histOp is an Op; the fields most operations leave nil are held apart.
+type histOp struct {
+	key   string
+	value proto.Message
+	more  *histOpMore // nil when PrevValue, Metadata and Err are all nil
+	kind  OpKind
+	state State
+	flags Flags
+}
+
+type histOpMore struct {
+	prev proto.Message
+	meta any
+	err  error
+}
+
+type histValue struct {
+	key   string
+	value proto.Message
+}
+
+func compactOps(ops []Op) []histOp {
+	if len(ops) == 0 {
+		return nil
+	}
+	out := make([]histOp, len(ops))
+	for i := range ops {
+		o := &ops[i]
+		out[i] = histOp{key: o.Key, value: o.Value, kind: o.Kind, state: o.State, flags: o.Flags}
+		if o.PrevValue != nil || o.Metadata != nil || o.Err != nil {
+			out[i].more = &histOpMore{prev: o.PrevValue, meta: o.Metadata, err: o.Err}
+		}
+	}
+	return out
+}
+
+func (h *histOp) op() Op {
+	o := Op{Key: h.key, Value: h.value, Kind: h.kind, State: h.state, Flags: h.flags}
+	if h.more != nil {
+		o.PrevValue, o.Metadata, o.Err = h.more.prev, h.more.meta, h.more.err
+	}
+	return o
+}
+
+func expandOps(ops []histOp) []Op {
+	if ops == nil {
+		return nil
+	}
+	out := make([]Op, len(ops))
+	for i := range ops {
+		out[i] = ops[i].op()
+	}
+	return out
+}
+
+// newHistEntry compacts rec; executedAsPlanned says that rec.Executed is
+// rec.Planned (or its beginning).
+func newHistEntry(rec *Record, executedAsPlanned bool) *histEntry {
+	e := &histEntry{rec: *rec, planned: compactOps(rec.Planned)}
+	e.rec.Values, e.rec.Planned, e.rec.Executed = nil, nil, nil
+	if executedAsPlanned {
+		e.executed = e.planned[:len(rec.Executed)]
+	} else {
+		e.executed = compactOps(rec.Executed)
+	}
+	if len(rec.Values) > 0 {
+		e.values = make([]histValue, len(rec.Values))
+		for i, kv := range rec.Values {
+			e.values[i] = histValue{key: kv.Key, value: kv.Value}
+			if kv.Metadata != nil {
+				if e.metas == nil {
+					e.metas = make([]any, len(rec.Values))
+				}
+				e.metas[i] = kv.Metadata
+			}
+		}
+	}
+	return e
+}
+
+// record expands the entry into the Record it was made from.
+func (e *histEntry) record() Record {
+	r := e.rec
+	r.Planned = expandOps(e.planned)
+	if len(e.executed) > 0 && len(e.planned) > 0 && &e.executed[0] == &e.planned[0] {
+		r.Executed = r.Planned[:len(e.executed)]
+	} else {
+		r.Executed = expandOps(e.executed)
+	}
+	if e.values != nil {
+		r.Values = make([]KeyValue, len(e.values))
+		for i, v := range e.values {
+			r.Values[i] = KeyValue{Key: v.key, Value: v.value}
+			if e.metas != nil {
+				r.Values[i].Metadata = e.metas[i]
+			}
+		}
+	}
+	return r
+}
+
+func (h *history) live() []*histEntry { return h.buf[h.head:] }
+
+func (h *history) add(e *histEntry) {
 	if h.max <= 0 {
 		return
 	}
-	h.buf = append(h.buf, rec)
+	h.buf = append(h.buf, e)
 	over := len(h.buf) - h.head - h.max
-	cut := rec.End.Add(-h.maxAge)
-	for h.head < len(h.buf)-1 && (over > 0 || h.maxAge > 0 && h.buf[h.head].End.Before(cut)) {
+	cut := e.rec.End.Add(-h.maxAge)
+	for h.head < len(h.buf)-1 && (over > 0 || h.maxAge > 0 && h.buf[h.head].rec.End.Before(cut)) {
 		h.buf[h.head] = nil
 		h.head++
 		over--
@@ -142,9 +255,9 @@ func (h *history) add(rec *Record) {
 }
 
 // find returns the record seq, or nil.
-func (h *history) find(seq uint64) *Record {
+func (h *history) find(seq uint64) *histEntry {
 	recs := h.live()
-	i, ok := slices.BinarySearchFunc(recs, seq, func(r *Record, seq uint64) int { return cmp.Compare(r.Seq, seq) })
+	i, ok := slices.BinarySearchFunc(recs, seq, func(e *histEntry, seq uint64) int { return cmp.Compare(e.rec.Seq, seq) })
 	if !ok {
 		return nil
 	}
@@ -157,8 +270,8 @@ func (s *Scheduler) History() []Record {
 	defer s.mu.RUnlock()
 	recs := s.hist.live()
 	out := make([]Record, len(recs))
-	for i, r := range recs {
-		out[i] = *r
+	for i, e := range recs {
+		out[i] = e.record()
 	}
 	return out
 }
@@ -168,8 +281,8 @@ func (s *Scheduler) History() []Record {
 func (s *Scheduler) Record(seq uint64) (Record, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if r := s.hist.find(seq); r != nil {
-		return *r, true
+	if e := s.hist.find(seq); e != nil {
+		return e.record(), true
 	}
 	return Record{}, false
 }
@@ -183,12 +296,12 @@ func (s *Scheduler) Timeline(key string) []TimelineEntry {
 	var out []TimelineEntry
 	d := s.lookup(key)
 	for _, rec := range s.hist.live() {
-		for i := range rec.Executed {
-			o := &rec.Executed[i]
-			if o.Key != key {
+		for i := range rec.executed {
+			if rec.executed[i].key != key {
 				continue
 			}
-			e := TimelineEntry{Seq: rec.Seq, Time: rec.End, Op: o.Kind, State: o.State, Flags: o.Flags,
+			o := rec.executed[i].op()
+			e := TimelineEntry{Seq: rec.rec.Seq, Time: rec.rec.End, Op: o.Kind, State: o.State, Flags: o.Flags,
 				Value: o.Value, Metadata: o.Metadata, Err: o.Err}
 			if e.Value == nil {
 				e.Value = o.PrevValue

@@ -349,17 +349,12 @@ func (s *Scheduler) process(j *job) {
 	res := s.runTxn(j)
 	var rec *Record
 	if s.hist.max > 0 || s.opts.observer != nil {
-		planned, executed := trimOps(res.Planned), res.Executed
-		if len(executed) > 0 && len(res.Planned) > 0 && &executed[0] == &res.Planned[0] {
-			executed = planned[:len(executed)] // executed as planned: the same operations
-		} else {
-			executed = trimOps(executed)
-		}
 		rec = &Record{Seq: res.Seq, Kind: res.Kind, Description: res.Description, Values: j.items,
-			Planned: planned, Executed: executed, Errors: res.Errors, Reverted: res.Reverted,
+			Planned: res.Planned, Executed: res.Executed, Errors: res.Errors, Reverted: res.Reverted,
 			DryRun: res.DryRun, Start: res.Start, End: res.End}
-		if !res.DryRun {
-			s.hist.add(rec)
+		if !res.DryRun && s.hist.max > 0 {
+			asPlanned := len(res.Executed) > 0 && len(res.Planned) > 0 && &res.Executed[0] == &res.Planned[0]
+			s.hist.add(newHistEntry(rec, asPlanned))
 		}
 	}
 	s.mu.Unlock()
@@ -436,13 +431,4 @@ func (s *Scheduler) scheduleRetry(items []retryItem, opts txnOptions, delay time
 		_ = s.enqueue(&job{kind: RetryTxn, ctx: context.Background(), opts: opts, retry: items})
 	})
 	s.timers[t] = struct{}{}
-}
-
-// trimOps returns ops without the spare capacity of a large plan (sized
-// ahead for the worst case), so that the history keeps only what it needs.
-func trimOps(ops []Op) []Op {
-	if len(ops) < 64 || cap(ops) <= len(ops)+len(ops)/8 {
-		return ops
-	}
-	return slices.Clone(ops)
 }

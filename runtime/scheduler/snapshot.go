@@ -40,17 +40,17 @@ func (s *Scheduler) GraphSnapshot(seq uint64) (*GraphSnapshot, error) {
 		if at == nil {
 			oldest := "the history is empty or off"
 			if len(recs) > 0 {
-				oldest = fmt.Sprintf("the oldest kept is %d", recs[0].Seq)
+				oldest = fmt.Sprintf("the oldest kept is %d", recs[0].rec.Seq)
 			}
 			return nil, fmt.Errorf("scheduler: transaction %d is out of the history's retention (%s)", seq, oldest)
 		}
 		s.rewind(ents, recs, seq)
 	}
 	if at != nil {
-		snap.Time = at.End
+		snap.Time = at.rec.End
 		touched := map[string]bool{}
-		for _, o := range at.Executed {
-			touched[o.Key] = true
+		for i := range at.executed {
+			touched[at.executed[i].key] = true
 		}
 		snap.Touched = slices.Sorted(maps.Keys(touched))
 	}
@@ -74,28 +74,28 @@ func (e snapEntry) exists() bool {
 
 // rewind turns ents, the values now, into the values as of the end of
 // transaction seq, using the retained records (oldest first).
-func (s *Scheduler) rewind(ents map[string]snapEntry, recs []*Record, seq uint64) {
+func (s *Scheduler) rewind(ents map[string]snapEntry, recs []*histEntry, seq uint64) {
 	// The keys changed after seq, with their first operation after it.
-	firstAfter := map[string]*Op{}
+	firstAfter := map[string]*histOp{}
 	for _, rec := range recs {
-		if rec.Seq <= seq {
+		if rec.rec.Seq <= seq {
 			continue
 		}
-		for i := range rec.Executed {
-			if o := &rec.Executed[i]; firstAfter[o.Key] == nil {
-				firstAfter[o.Key] = o
+		for i := range rec.executed {
+			if o := &rec.executed[i]; firstAfter[o.key] == nil {
+				firstAfter[o.key] = o
 			}
 		}
 	}
 	// Their last operation up to seq, if the history has it.
-	lastUpTo := map[string]*Op{}
+	lastUpTo := map[string]*histOp{}
 	for _, rec := range recs {
-		if rec.Seq > seq {
+		if rec.rec.Seq > seq {
 			break
 		}
-		for i := range rec.Executed {
-			if o := &rec.Executed[i]; firstAfter[o.Key] != nil {
-				lastUpTo[o.Key] = o
+		for i := range rec.executed {
+			if o := &rec.executed[i]; firstAfter[o.key] != nil {
+				lastUpTo[o.key] = o
 			}
 		}
 	}
@@ -103,9 +103,11 @@ func (s *Scheduler) rewind(ents map[string]snapEntry, recs []*Record, seq uint64
 		var e snapEntry
 		var ok bool
 		if o := lastUpTo[key]; o != nil {
-			e, ok = afterOp(o)
+			op := o.op()
+			e, ok = afterOp(&op)
 		} else {
-			e, ok = beforeOp(first)
+			op := first.op()
+			e, ok = beforeOp(&op)
 		}
 		if ok {
 			ents[key] = e
