@@ -130,6 +130,11 @@ type histEntry struct {
 	metas    []any // the values' metadata, when any has some (notifications)
 	planned  []histOp
 	executed []histOp // shares planned's array when executed as planned
+	// Room for the usual single-value transaction, so that its record
+	// is one allocation.
+	oneOp   [1]histOp
+	oneMore [1]histOpMore
+	oneVal  [1]histValue
 }
 
 // histOp is an Op; the fields most operations leave nil are held apart.
@@ -153,19 +158,42 @@ type histValue struct {
 	value proto.Message
 }
 
-func compactOps(ops []Op) []histOp {
+// compactOps compacts ops into e's room when they fit, else into new
+// arrays.
+func (e *histEntry) compactOps(ops []Op) []histOp {
 	if len(ops) == 0 {
 		return nil
 	}
-	out := make([]histOp, len(ops))
+	var out []histOp
+	var more []histOpMore // one array for the record's operations that need one
+	if len(ops) == 1 && e.planned == nil {
+		out, more = e.oneOp[:], e.oneMore[:0]
+	} else {
+		out = make([]histOp, len(ops))
+	}
 	for i := range ops {
 		o := &ops[i]
 		out[i] = histOp{key: o.Key, value: o.Value, kind: o.Kind, state: o.State, flags: o.Flags}
 		if o.PrevValue != nil || o.Metadata != nil || o.Err != nil {
-			out[i].more = &histOpMore{prev: o.PrevValue, meta: o.Metadata, err: o.Err}
+			if len(more) == cap(more) {
+				more = make([]histOpMore, 0, countMore(ops[i:]))
+			}
+			more = append(more, histOpMore{prev: o.PrevValue, meta: o.Metadata, err: o.Err})
+			out[i].more = &more[len(more)-1]
 		}
 	}
 	return out
+}
+
+// countMore counts the operations of ops that need a histOpMore.
+func countMore(ops []Op) int {
+	n := 0
+	for i := range ops {
+		if o := &ops[i]; o.PrevValue != nil || o.Metadata != nil || o.Err != nil {
+			n++
+		}
+	}
+	return n
 }
 
 func (h *histOp) op() Op {
@@ -190,15 +218,19 @@ func expandOps(ops []histOp) []Op {
 // newHistEntry compacts rec; executedAsPlanned says that rec.Executed is
 // rec.Planned (or its beginning).
 func newHistEntry(rec *Record, executedAsPlanned bool) *histEntry {
-	e := &histEntry{rec: *rec, planned: compactOps(rec.Planned)}
+	e := &histEntry{rec: *rec}
+	e.planned = e.compactOps(rec.Planned)
 	e.rec.Values, e.rec.Planned, e.rec.Executed = nil, nil, nil
 	if executedAsPlanned {
 		e.executed = e.planned[:len(rec.Executed)]
 	} else {
-		e.executed = compactOps(rec.Executed)
+		e.executed = e.compactOps(rec.Executed)
 	}
 	if len(rec.Values) > 0 {
-		e.values = make([]histValue, len(rec.Values))
+		e.values = e.oneVal[:]
+		if len(rec.Values) > 1 {
+			e.values = make([]histValue, len(rec.Values))
+		}
 		for i, kv := range rec.Values {
 			e.values[i] = histValue{key: kv.Key, value: kv.Value}
 			if kv.Metadata != nil {
