@@ -14,29 +14,11 @@ import (
 // the key then does not match the template, and validation of the value
 // names the field (the value is INVALID, never mistaken for another key).
 func KeyValue(f Format, s string) string {
-	switch f {
-	case FormatIP:
-		if a, err := netip.ParseAddr(s); err == nil && a.Zone() == "" {
-			return a.String()
-		}
-	case FormatIPPrefix:
-		if p, err := netip.ParsePrefix(s); err == nil {
-			return p.Masked().String()
-		}
-	case FormatIPInterface:
-		if p, err := netip.ParsePrefix(s); err == nil {
-			return p.String()
-		}
-	case FormatMAC:
-		if m, err := net.ParseMAC(s); err == nil {
-			return m.String()
-		}
-	case FormatUint:
-		if _, err := strconv.ParseUint(s, 10, 64); err == nil {
-			return s
-		}
+	var buf [64]byte
+	if b := AppendKeyValue(buf[:0], f, s); string(b) != s {
+		return string(b)
 	}
-	return EscapeSegment(s)
+	return s // already in key form: no copy
 }
 
 // AppendKeyValue appends the key form of s (see KeyValue) to b. Unlike
@@ -58,7 +40,9 @@ func AppendKeyValue(b []byte, f Format, s string) []byte {
 			return p.AppendTo(b)
 		}
 	case FormatMAC:
-		return append(b, KeyValue(f, s)...)
+		if m, err := net.ParseMAC(s); err == nil {
+			return append(b, m.String()...)
+		}
 	case FormatUint:
 		if _, err := strconv.ParseUint(s, 10, 64); err == nil {
 			return append(b, s...)

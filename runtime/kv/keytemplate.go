@@ -219,18 +219,7 @@ func EscapeSegment(s string) string {
 	if !strings.ContainsAny(s, "%/") {
 		return s
 	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '%':
-			b.WriteString("%25")
-		case '/':
-			b.WriteString("%2F")
-		default:
-			b.WriteByte(s[i])
-		}
-	}
-	return b.String()
+	return string(appendEscapedSegment(make([]byte, 0, len(s)+8), s))
 }
 
 // appendEscapedSegment appends EscapeSegment(s) to b.
