@@ -1,30 +1,56 @@
-# Developer and CI entry points. `make check` is what CI runs (see .ci/run).
+# Developer and CI entry points. `make test` is the README's test command and
+# all that CI runs (.ci/run calls it and adds nothing); `make demo` is the
+# README's main command. Both install what they need (the tools target).
 
-.PHONY: check lint test bench demo tools graphviz generate checkgenerate
+.PHONY: test check gotest lint staticcheck bench demo tools sysdeps generate checkgenerate
 
-check: lint test
+# test installs what the tests need, then runs lint (gofmt, go vet,
+# staticcheck), the staleness check of the generated code and every test
+# with the race detector. No test skips for a missing tool: tools installs
+# them all, and a test that cannot find one fails.
+test: tools lint checkgenerate gotest
+
+check: test
 
 BUF := tools/node_modules/.bin/buf
+STATICCHECK := .bin/staticcheck
 
-# tools installs buf, prebuilt, from the npm registry at the exact version
-# pinned in tools/package.json (kept out of go.mod on purpose).
-tools: $(BUF) graphviz
+# tools installs everything the tests and the demo use that Go does not
+# bring: the Debian packages of missing commands (sysdeps); buf, prebuilt,
+# from the npm registry at the version pinned in tools/package.json; and
+# staticcheck, built from tools/go.mod, a module of its own so that no tool
+# enters the library's dependency graph.
+tools: sysdeps $(BUF) $(STATICCHECK)
+
+# sysdeps installs with apt-get the Debian package of every command that is
+# missing: graphviz's dot (the SVG tests), protoc (the plugin under plain
+# protoc), npm (to install buf) and ip (the network namespaces of the demo
+# and the Linux tests). That needs root; without it, sysdeps names the
+# packages to install and fails.
+SYSDEPS := dot:graphviz protoc:protobuf-compiler npm:npm ip:iproute2
+sysdeps:
+	@missing=""; \
+	for dep in $(SYSDEPS); do \
+		command -v "$${dep%%:*}" >/dev/null 2>&1 || missing="$$missing $${dep#*:}"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then \
+			echo "missing commands: run as root, or install these packages:$$missing"; \
+			echo "  (Debian and Ubuntu: apt-get install$$missing)"; \
+			exit 1; \
+		fi; \
+		echo "apt-get install$$missing"; \
+		apt-get update -qq || exit 1; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null || exit 1; \
+	fi
 
 $(BUF): tools/package.json
+	command -v npm >/dev/null 2>&1 || $(MAKE) --no-print-directory sysdeps
 	cd tools && npm install --no-package-lock --no-audit --no-fund
 	@touch $@
 
-# graphviz installs graphviz's dot, which the SVG tests run, with apt-get
-# when it is missing (as root only; otherwise it says what to install).
-graphviz:
-	@command -v dot >/dev/null 2>&1 || { \
-		if [ "$$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then \
-			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz; \
-		else \
-			echo "graphviz's dot is missing: install graphviz (e.g. sudo apt-get install graphviz)"; \
-			exit 1; \
-		fi; \
-	}
+$(STATICCHECK): tools/go.mod tools/go.sum
+	cd tools && go build -o ../$(STATICCHECK) honnef.co/go/tools/cmd/staticcheck
 
 # generate regenerates options/ (the annotation vocabulary's Go package,
 # which the plugin imports) and generated/ (the models) with buf and the
@@ -37,19 +63,25 @@ generate: $(BUF)
 	go build -o .bin/protoc-gen-kvdescriptor ./protoc-gen-kvdescriptor
 	$(BUF) generate
 
-# checkgenerate fails when regenerating changes anything, new files
-# included (git status, not git diff).
-checkgenerate: generate
-	@changed="$$(git status --porcelain -- options generated)"; \
-	if [ -n "$$changed" ]; then \
-		echo "generated code is stale; run make generate and commit:"; \
-		echo "$$changed"; \
+# checkgenerate regenerates and fails when that changed anything under
+# options/ or generated/, new and removed files included. It compares the
+# files' contents before and after, so it needs no git and judges the tree as
+# it is, uncommitted edits included; what it rewrote stays, to be committed.
+GENSUM := find options generated -type f -print0 | sort -z | xargs -0 sha256sum
+checkgenerate: $(BUF)
+	@mkdir -p .bin
+	@$(GENSUM) >.bin/generated.before
+	@$(MAKE) --no-print-directory generate >/dev/null
+	@$(GENSUM) >.bin/generated.after
+	@if ! cmp -s .bin/generated.before .bin/generated.after; then \
+		echo "the generated code was stale; make generate has rewritten these files (commit them):"; \
+		diff .bin/generated.before .bin/generated.after | sed -n 's/^[<>] [0-9a-f]*  //p' | sort -u; \
 		exit 1; \
 	fi
 
-# gofmt must list no tracked .go file (outside a git checkout: every .go
-# file but testdata), and go vet must be clean.
-lint:
+# lint: gofmt must list no tracked .go file (outside a git checkout: every
+# .go file but testdata), go vet and staticcheck must be clean.
+lint: $(STATICCHECK)
 	@files="$$(git ls-files -- '*.go' 2>/dev/null || find . -name '*.go' -not -path '*/testdata/*')"; \
 	if [ -n "$$files" ]; then \
 		unformatted="$$(gofmt -l $$files)" || exit 1; \
@@ -60,8 +92,14 @@ lint:
 		fi; \
 	fi
 	go vet ./...
+	$(STATICCHECK) ./...
 
-test:
+staticcheck: $(STATICCHECK)
+	$(STATICCHECK) ./...
+
+# gotest runs every test with the race detector, and nothing else (the
+# quick loop of a developer whose tools are installed).
+gotest:
 	go test -race -count=1 ./...
 
 bench:
@@ -70,5 +108,5 @@ bench:
 # demo drives the scheduler and the Linux plugin against the kernel, in a
 # network namespace of its own (needs root). The quickstart, which needs
 # nothing, is `go run ./examples/quickstart`.
-demo:
+demo: sysdeps
 	go run ./examples/linuxdemo

@@ -16,9 +16,8 @@ import (
 
 // These tests run the plugin binary the way users do: under protoc, and
 // under buf with the repository's own buf.yaml. Both must produce exactly
-// the committed generated/**/*.kv.go. The tools are installed by .ci/run
-// (make tools; apt-get install protobuf-compiler): on CI (CI=true) a
-// missing tool fails the test, elsewhere it skips it.
+// the committed generated/**/*.kv.go. make test installs both tools (make
+// tools); a missing tool fails the test, which never skips for it.
 
 // generatedModule is the Go import path of generated/, the module= option
 // of buf.gen.yaml.
@@ -66,8 +65,9 @@ func buildPlugin(t testing.TB, name string) string {
 	return bin
 }
 
-// needTool returns the path of a tool, or ends the test: it fails on CI,
-// where .ci/run installs the tool, and skips elsewhere.
+// needTool returns the path of a tool, or fails the test naming the command
+// that installs it: make test installs every tool first, so a skip would
+// only hide a broken set-up.
 func needTool(t testing.TB, name, path, install string) string {
 	t.Helper()
 	if path == "" {
@@ -77,10 +77,7 @@ func needTool(t testing.TB, name, path, install string) string {
 	if err == nil {
 		return p
 	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s not found (%v); .ci/run installs it: %s", name, err, install)
-	}
-	t.Skipf("%s not found (%v); install it to run this test (%s). On CI (CI=true) this test fails instead.", name, err, install)
+	t.Fatalf("%s not found (%v); make tools installs it (%s)", name, err, install)
 	return ""
 }
 

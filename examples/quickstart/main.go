@@ -270,7 +270,7 @@ func (d *demo) invalid() error {
 	res, err := d.s.Txn().Set(tap9Key, v).Commit(d.ctx)
 	var txnErr *scheduler.TxnError
 	if !errors.As(err, &txnErr) {
-		return fmt.Errorf("Commit of an invalid value: error %v, want a *scheduler.TxnError", err)
+		return fmt.Errorf("an invalid value's Commit: error %v, want a *scheduler.TxnError", err)
 	}
 	fmt.Fprintf(d.w, "Commit: %v\n", err)
 	if err := d.expect(tap9Key, scheduler.INVALID); err != nil {

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"runtime"
 	"slices"
@@ -322,12 +321,4 @@ func requireKernel(t *testing.T, kind, module, config string) {
 	default:
 		t.Fatalf("probing %s link support: %v", kind, err)
 	}
-}
-
-func mustMAC(s string) net.HardwareAddr {
-	m, err := net.ParseMAC(s)
-	if err != nil {
-		panic(err)
-	}
-	return m
 }

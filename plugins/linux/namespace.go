@@ -60,17 +60,6 @@ func (s *namespaces) get(name string) (*namespace, error) {
 	return n, nil
 }
 
-// names returns the names of the namespaces opened so far.
-func (s *namespaces) names() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]string, 0, len(s.byName))
-	for name := range s.byName {
-		out = append(out, name)
-	}
-	return out
-}
-
 func (s *namespaces) close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()

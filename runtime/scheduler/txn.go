@@ -279,7 +279,7 @@ func (s *Scheduler) NotifyAsync(ns ...Notification) <-chan *Result {
 		if n.Key == "" {
 			return resolved(&Result{Kind: SBNotification, Err: errors.New("scheduler: notification with an empty key")})
 		}
-		j.items = append(j.items, KeyValue{Key: n.Key, Value: n.Value, Metadata: n.Metadata})
+		j.items = append(j.items, KeyValue(n))
 	}
 	if err := s.enqueue(j); err != nil {
 		return resolved(&Result{Kind: SBNotification, Err: err})
@@ -303,13 +303,6 @@ func (k *keySet) add(key string) {
 		k.keys[key] = struct{}{}
 		k.order = append(k.order, key)
 	}
-}
-
-func (k *keySet) has(key string) bool {
-	k.mu.RLock()
-	defer k.mu.RUnlock()
-	_, ok := k.keys[key]
-	return ok
 }
 
 func (k *keySet) list() []string {
