@@ -22,20 +22,28 @@ STATICCHECK := .bin/staticcheck
 # enters the library's dependency graph.
 tools: sysdeps $(BUF) $(STATICCHECK)
 
-# sysdeps installs with apt-get the Debian package of every command that is
-# missing: graphviz's dot (the SVG tests), protoc (the plugin under plain
-# protoc), npm (to install buf) and ip (the network namespaces of the demo
-# and the Linux tests). That needs root; without it, sysdeps names the
-# packages to install and fails.
-SYSDEPS := dot:graphviz protoc:protobuf-compiler npm:npm ip:iproute2
+# sysdeps installs with apt-get the Debian package of everything missing:
+# graphviz's dot (the SVG tests), protoc and the well-known types it imports
+# (the plugin under plain protoc), npm (to install buf) and ip (the network
+# namespaces of the demo and the Linux tests). Each entry is a command, or an
+# absolute path of a file, and the package that provides it. apt-get needs
+# root; without it, sysdeps names the packages to install and fails.
+SYSDEPS := dot:graphviz protoc:protobuf-compiler \
+	/usr/include/google/protobuf/descriptor.proto:libprotobuf-dev \
+	npm:npm ip:iproute2
 sysdeps:
 	@missing=""; \
 	for dep in $(SYSDEPS); do \
-		command -v "$${dep%%:*}" >/dev/null 2>&1 || missing="$$missing $${dep#*:}"; \
+		what="$${dep%%:*}"; \
+		case "$$what" in \
+		/*) [ -e "$$what" ] && continue ;; \
+		*) command -v "$$what" >/dev/null 2>&1 && continue ;; \
+		esac; \
+		missing="$$missing $${dep#*:}"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then \
-			echo "missing commands: run as root, or install these packages:$$missing"; \
+			echo "missing tools: run as root, or install these packages:$$missing"; \
 			echo "  (Debian and Ubuntu: apt-get install$$missing)"; \
 			exit 1; \
 		fi; \
