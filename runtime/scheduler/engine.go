@@ -248,6 +248,12 @@ func (r *run) depsMet(n *node, deps []kv.Dependency) bool {
 // target returns what n should have applied now, and whether it is held
 // back by unmet dependencies.
 func (r *run) target(n *node) (want proto.Message, pending bool) {
+	if n.base != "" && !r.baseHolds(n) {
+		// A derived value exists only while its base exists and derives
+		// it: never created before its base (a revert, a dependency
+		// that came back), never kept after it.
+		return nil, false
+	}
 	if r.reverting && n.desc != nil {
 		if p, ok := r.prior[n.key]; ok {
 			return r.priorTarget(n, p.applied)
@@ -271,6 +277,20 @@ func (r *run) target(n *node) (want proto.Message, pending bool) {
 		return nil, true
 	}
 	return n.intent, false
+}
+
+// baseHolds reports whether the base of n, a derived value, exists and
+// derives n from the version it has applied.
+func (r *run) baseHolds(n *node) bool {
+	b := r.g.nodes[n.base]
+	return b != nil && b.exists() && slices.Contains(b.derived, n.key)
+}
+
+// orphaned reports whether n, a derived value, has lost its base: the base
+// is no longer in the graph, or no longer lists n among its derived values.
+func (r *run) orphaned(n *node) bool {
+	b := r.g.nodes[n.base]
+	return b == nil || !slices.Contains(b.derived, n.key)
 }
 
 // priorTarget is the target of a value while a revert restores what was
@@ -300,6 +320,13 @@ func (r *run) reconcile(key string) {
 	}
 	if _, touched := r.prior[key]; r.reverting && !touched {
 		return // a revert restores what the transaction changed, nothing else
+	}
+	if n.base != "" && n.intent != nil && r.orphaned(n) {
+		// Its base is gone or no longer derives it (the value outlived
+		// it after a failed delete): nothing intends it any more.
+		r.mut(n)
+		n.intent, n.invalid = nil, nil
+		r.g.setDeps(n, nil, n.adeps)
 	}
 	want, pending := r.target(n)
 	switch {
