@@ -358,10 +358,40 @@ func (r *run) applyView(act []string) []string {
 			r.syncMetadata(n)
 		default:
 			r.adopt(n, it.value, it.meta)
+			r.adoptDerived(n)
 			changed = append(changed, key)
 		}
 	}
 	return changed
+}
+
+// adoptDerived links to n, a value just adopted from the view, the values
+// that its found version derives and that the view holds too, adopting
+// them: a re-create or an update of n that follows then deletes them
+// first, as it would delete derived values it had created itself. (Left
+// out, a re-create would delete the base under them, and create them
+// again by adopting what the refresh saw before the base went.) Derived
+// values the view does not hold are left to the reconciliation of n.
+func (r *run) adoptDerived(n *node) {
+	if n.desc == nil || n.applied == nil {
+		return
+	}
+	for _, d := range n.desc.Derived(n.key, n.applied) {
+		it := r.view.get(d.Key)
+		if d.Key == "" || d.Value == nil || it == nil || it.used || r.g.nodes[d.Key] != nil {
+			continue // not found, decided already, or known to the graph
+		}
+		if desc := r.s.lookup(d.Key); desc == nil || !r.view.refreshed[desc] {
+			continue
+		}
+		r.mut(n)
+		n.derived = append(slices.Clone(n.derived), d.Key)
+		dn := r.newNode(d.Key, n.key)
+		dn.intent, dn.intentSeq = d.Value, r.seq
+		r.evaluate(dn)
+		r.adopt(dn, it.value, it.meta)
+		r.adoptDerived(dn)
+	}
 }
 
 // metaEqual compares metadata, which may be of an incomparable type.
