@@ -36,6 +36,16 @@
 //     transaction. A best-effort transaction (the default) applies all it
 //     can and leaves failed values FAILED, or RETRYING when it asked for
 //     retries and the error is retriable.
+//   - A failed call may have applied in part (a link created, its MTU
+//     refused; a delete that removed the value, then failed). Before the
+//     graph records a failure, the value is read back through its
+//     descriptor's Retrieve, with its key alone to correlate, and the
+//     graph takes what the southbound holds: a value found after a failed
+//     create exists (FAILED, with its error, and what needs it can be
+//     created), one found gone after a failed delete is gone. A revert
+//     then starts from there. A descriptor without Retrieve is taken at
+//     its word: the failed call changed nothing, and a revert calls the
+//     inverse of the failed call blindly.
 //   - Commit reports a value that fails validation as an error of its key
 //     (the value is INVALID); an unknown key is no error: its value waits,
 //     UNIMPLEMENTED, for a descriptor.

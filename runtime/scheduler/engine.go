@@ -20,8 +20,10 @@ import (
 //   - a value exists in the southbound (applied) only while the
 //     dependencies of its applied version exist;
 //   - a derived value exists only while its base exists;
-//   - the graph says exactly what the southbound was told: a failed
-//     operation changes nothing in the graph but the value's state.
+//   - the graph says what the southbound holds: after a failed call the
+//     value is read back (its descriptor's Retrieve, filtered to its key),
+//     since the call may have applied in part; a descriptor without
+//     Retrieve is taken at its word (a failed call changed nothing).
 type run struct {
 	s   *Scheduler
 	g   *graph
@@ -101,6 +103,9 @@ type failedOp struct {
 	desc        kv.Descriptor
 	prev, value proto.Message
 	meta        any
+	// known: what the southbound holds after the failure is known (read
+	// back, or no call was made), so the revert needs no blind undo.
+	known bool
 }
 
 // mut snapshots n into the journal before a change (simulation), or
@@ -417,7 +422,15 @@ func (r *run) create(n *node, want proto.Message, flags Flags) {
 	r.mut(n)
 	n.lastOp = OpCreate
 	if err != nil {
-		r.fail(n, OpCreate, err, flags, nil, want)
+		found, fmeta, known := r.readBack(n, want)
+		if found != nil {
+			r.takeApplied(n, found, fmeta) // applied in part: it exists
+		}
+		r.fail(n, OpCreate, err, flags, nil, want, known)
+		if n.applied != nil && !r.abort {
+			r.derive(n)
+			r.triggerDependents(n.key)
+		}
 		return
 	}
 	n.applied, n.metadata, n.lastErr, n.state = want, meta, nil, CONFIGURED
@@ -455,8 +468,18 @@ func (r *run) update(n *node, want proto.Message) {
 	r.mut(n)
 	n.lastOp = OpUpdate
 	if err != nil {
-		r.fail(n, OpUpdate, err, flags, prev, want)
-		r.derive(n) // bring back what the old version derives
+		found, fmeta, known := r.readBack(n, want)
+		if found == nil && known {
+			// Gone with a failed update: rare enough to be taken as
+			// unknown (as without a read-back) and left to a resync.
+			r.s.opts.logger.Warn("value gone after a failed update", "key", n.key, "error", err)
+			known = false
+		}
+		if known {
+			r.takeApplied(n, found, fmeta) // what it holds: old, new or between
+		}
+		r.fail(n, OpUpdate, err, flags, prev, want, known)
+		r.derive(n) // bring derived values in line with what is applied
 		return
 	}
 	n.applied, n.metadata, n.lastErr, n.state = want, meta, nil, CONFIGURED
@@ -528,13 +551,17 @@ func (r *run) remove(n *node, flags Flags, sbGone bool) bool {
 			r.later = append(r.later, n.key)
 			return false
 		}
-		r.keep(n, flags, fmt.Errorf("not deleted, %w: %s could not be deleted first", ErrStillNeeded, blocker))
+		r.keep(n, flags, fmt.Errorf("not deleted, %w: %s could not be deleted first", ErrStillNeeded, blocker), n.applied, true)
 		return false
 	}
 	prev := n.applied
 	if n.origin != kv.OriginSB && !sbGone {
 		if _, err := r.call(OpDelete, n, prev, nil); err != nil {
-			r.keep(n, flags, err)
+			found, fmeta, known := r.readBack(n, prev)
+			if known {
+				r.takeApplied(n, found, fmeta) // nil: deleted after all
+			}
+			r.keep(n, flags, err, prev, known)
 			return false
 		}
 	}
@@ -708,20 +735,26 @@ func (r *run) runLater() {
 	}
 }
 
-// keep ends a removal of n that could not happen: n stays applied and
-// FAILED (or RETRYING), and what was taken away for it comes back.
-func (r *run) keep(n *node, flags Flags, err error) {
+// keep ends a removal of n that failed: n stays applied (unless a
+// read-back found it gone after all) and FAILED (or RETRYING), and what was
+// taken away for it comes back. prev is the value the delete was about;
+// known says whether the graph knows what the southbound holds now (no
+// call was made, or it was read back).
+func (r *run) keep(n *node, flags Flags, err error, prev proto.Message, known bool) {
 	n.removing = false
 	n.lastOp = OpDelete
-	r.g.setExisting(n.key, true)
-	r.fail(n, OpDelete, err, flags, n.applied, nil)
+	r.g.setExisting(n.key, n.applied != nil)
+	r.fail(n, OpDelete, err, flags, prev, nil, known)
 	r.derive(n)
 	r.triggerDependents(n.key)
 	r.runLater() // what waited for n's removal decides again, with n staying
 }
 
-// fail records a failed operation on n (already mut'ed).
-func (r *run) fail(n *node, kind OpKind, err error, flags Flags, prev, value proto.Message) {
+// fail records a failed operation on n (already mut'ed, its applied
+// version what the southbound holds as far as known). known says whether
+// that is known (no call was made, or the value was read back): a revert
+// then restores the value from there, with no blind undo of the call.
+func (r *run) fail(n *node, kind OpKind, err error, flags Flags, prev, value proto.Message, known bool) {
 	r.opFor(n, Op{Key: n.key, Kind: kind, Value: value, PrevValue: prev, Flags: flags, Err: err})
 	i := len(r.ops) - 1
 	r.keyErr(n.key, kind, err)
@@ -729,7 +762,7 @@ func (r *run) fail(n *node, kind OpKind, err error, flags Flags, prev, value pro
 	if r.opts.revert && !r.reverting {
 		// The forward pass stops here; revert decides the states.
 		r.abort = true
-		r.failedOp = &failedOp{key: n.key, kind: kind, desc: n.desc, prev: prev, value: value, meta: n.metadata}
+		r.failedOp = &failedOp{key: n.key, kind: kind, desc: n.desc, prev: prev, value: value, meta: n.metadata, known: known}
 		r.setOpState(i, FAILED)
 		return
 	}

@@ -17,7 +17,9 @@ import (
 func (r *run) revert() {
 	r.abort, r.reverting = false, true
 	r.flags |= FlagRevert
-	if f := r.failedOp; f != nil {
+	if f := r.failedOp; f != nil && !f.known {
+		// Without a read-back the failed call may have applied in part:
+		// call its inverse, blindly.
 		r.undoFailed(f)
 	}
 	keys := r.priorOrder

@@ -1,0 +1,68 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+)
+
+// readBack reads, after a failed call on n, what the southbound holds for
+// n's key: the call may have applied in part (a link created and its MTU
+// refused, a delete that removed the value and then failed), so nothing
+// may be assumed. It calls the descriptor's Retrieve with n's key alone to
+// correlate (expected is the value the call was about) and keeps only
+// what it returns for that key. known is false when the descriptor cannot
+// Retrieve or the Retrieve failed: the caller then assumes the failed call
+// changed nothing. A simulation never gets here: its calls do not fail.
+func (r *run) readBack(n *node, expected proto.Message) (found proto.Message, meta any, known bool) {
+	if n.desc == nil || !n.desc.CanRetrieve() {
+		return nil, nil, false
+	}
+	correlate := []kv.Item[proto.Message, any]{{Key: n.key, Value: expected, Metadata: n.metadata, Origin: kv.OriginNB}}
+	items, err := r.s.retrieveGuarded(r.ctx, n.desc, correlate)
+	if err != nil {
+		r.s.opts.logger.Warn("read-back after a failed call failed; the call is taken to have changed nothing",
+			"key", n.key, "descriptor", n.desc.Name(), "error", err)
+		return nil, nil, false
+	}
+	for _, it := range items {
+		if it.Key == n.key && it.Value != nil && it.Value.ProtoReflect().IsValid() {
+			return it.Value, it.Metadata, true
+		}
+	}
+	return nil, nil, true
+}
+
+// retrieveGuarded calls d's Retrieve, timed for the observer; a panic is
+// an error naming the descriptor.
+func (s *Scheduler) retrieveGuarded(ctx context.Context, d kv.Descriptor, correlate []kv.Item[proto.Message, any]) (items []kv.Item[proto.Message, any], err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("Retrieve of descriptor %s panicked: %v", d.Name(), p)
+		}
+	}()
+	start := time.Now()
+	items, err = d.Retrieve(ctx, correlate)
+	if s.opts.observer != nil {
+		s.opts.observer.OpDone(d.Name(), OpRetrieve, time.Since(start), err)
+	}
+	return items, err
+}
+
+// takeApplied records that the southbound holds value (nil: nothing) for
+// n, as a read-back found it; n is mut'ed.
+func (r *run) takeApplied(n *node, value proto.Message, meta any) {
+	n.applied, n.metadata = value, meta
+	if value == nil {
+		n.metadata = nil
+		r.g.setDeps(n, n.deps, nil)
+	} else {
+		r.g.setDeps(n, n.deps, r.depsOfValue(n, value))
+	}
+	r.g.setExisting(n.key, value != nil && !n.removing)
+	r.syncMetadata(n)
+}
