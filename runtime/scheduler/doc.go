@@ -28,14 +28,22 @@
 //     the southbound reported through Notify: such values only satisfy
 //     dependencies.
 //   - A reverting transaction (Revert) undoes, on its first failure, every
-//     operation it applied, and the failed one too (it may have been
-//     applied in part). The undo operations are ordinary ones, ordered by
-//     dependencies like any other (dependents are deleted before what they
-//     need, not merely in the reverse order of the forward pass); when
-//     they succeed, the southbound and the values' states end as before the
-//     transaction. A best-effort transaction (the default) applies all it
-//     can and leaves failed values FAILED, or RETRYING when it asked for
-//     retries and the error is retriable.
+//     operation it applied, and the failed one too (read back first: it
+//     may have applied in part). Every value it touched gets back its
+//     intended value and the version it had applied before, through
+//     ordinary operations ordered by dependencies like any other
+//     (dependents are deleted before what they need, a derived value is
+//     created after its base); a step refused because another value
+//     still needs the value is tried again once the values it waits for
+//     are back. When the southbound accepts the undo calls, the southbound
+//     and the values' states end exactly as before the transaction: a
+//     value that was FAILED before is FAILED again, with its old error,
+//     and holds what it held then (nothing, for a failed create: the
+//     revert does not retry it); an INVALID value keeps the valid version
+//     it kept. When an undo call fails, the value is FAILED and the graph
+//     says what the southbound holds. A best-effort transaction (the
+//     default) applies all it can and leaves failed values FAILED, or
+//     RETRYING when it asked for retries and the error is retriable.
 //   - A failed call may have applied in part (a link created, its MTU
 //     refused; a delete that removed the value, then failed). Before the
 //     graph records a failure, the value is read back through its

@@ -1,19 +1,22 @@
 package scheduler
 
 import (
+	"errors"
+	"slices"
+
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
 
-// revert undoes a reverting transaction after its first failure. It undoes
-// the failed operation itself (it may have applied in part; an error doing
-// so is logged, as the operation may not have applied at all). Then it
-// restores every value the forward pass touched: its intended value, and,
-// through ordinary operations in dependency order, the version that was
-// applied before (so a value FAILED before stays absent, and an INVALID
-// value gets back the valid version it kept). The graph thus says exactly
-// what the southbound was told even when an undo fails; when none fails,
-// the southbound ends as it was before the transaction, and so do the
-// values' states.
+// revert undoes a reverting transaction after its first failure (see
+// doc.go, which states the promise). The failed operation was read back
+// when its descriptor can Retrieve: its value is then restored like any
+// other; without a read-back, the inverse of the failed call is made
+// blindly first (an error doing so is logged: it may not have applied at
+// all). Then every value the forward pass touched gets back its intended
+// value and, through ordinary operations in dependency order, the version
+// it had applied before, with its state and error of then; steps refused
+// as still needed are tried again in rounds (retryRefused). The graph says
+// what the southbound holds even when an undo call fails.
 func (r *run) revert() {
 	r.abort, r.reverting = false, true
 	r.flags |= FlagRevert
@@ -53,6 +56,7 @@ func (r *run) revert() {
 		r.reconcile(k)
 	}
 	restore()
+	r.retryRefused(keys)
 	for _, k := range keys {
 		p := r.prior[k]
 		if n := r.g.nodes[k]; n != nil && n.failedSeq != r.seq && n.applied == p.applied && p.existed {
@@ -94,4 +98,48 @@ func (r *run) undoFailed(f *failedOp) {
 		n.metadata = meta
 		r.syncMetadata(n)
 	}
+}
+
+// retryRefused tries again, in rounds, the undo steps that were refused
+// with no call because another value still needed the value (its removal
+// waits for what needs it to move back: the old satisfier of an AnyOf
+// dependency, say, restored later in the same revert). Rounds go on while
+// one makes progress; a refusal that a later round resolved is dropped
+// from the transaction's operations and errors, since nothing failed.
+func (r *run) retryRefused(keys []string) {
+	refused := func(n *node) bool {
+		return n != nil && n.failedSeq == r.seq && errors.Is(n.lastErr, ErrStillNeeded)
+	}
+	var resolved []string
+	for range keys {
+		var again []string
+		for _, k := range keys {
+			if refused(r.g.nodes[k]) {
+				again = append(again, k)
+			}
+		}
+		progress := false
+		for _, k := range again {
+			n := r.g.nodes[k]
+			before := n.applied
+			r.mut(n)
+			n.failedSeq, n.lastErr = 0, nil
+			r.reconcile(k)
+			if n = r.g.nodes[k]; n == nil || n.applied != before || !refused(n) {
+				progress = true
+				resolved = append(resolved, k)
+			}
+		}
+		if !progress {
+			break
+		}
+	}
+	if len(resolved) == 0 {
+		return
+	}
+	drop := func(key string, err error) bool {
+		return err != nil && errors.Is(err, ErrStillNeeded) && slices.Contains(resolved, key) && !refused(r.g.nodes[key])
+	}
+	r.ops = slices.DeleteFunc(r.ops, func(o Op) bool { return drop(o.Key, o.Err) })
+	r.errs = slices.DeleteFunc(r.errs, func(e KeyError) bool { return drop(e.Key, e.Err) })
 }
