@@ -26,6 +26,12 @@ func (r *run) derive(n *node) {
 	var ds []kv.Derived
 	if n.applied != nil && !n.removing {
 		ds = n.desc.Derived(n.key, n.applied)
+		if err := r.panicked(n.key); err != nil {
+			// What it derives is unknown: the derived values stay as
+			// they are, and the panic is an error of the key.
+			r.keyErr(n.key, OpNone, err)
+			return
+		}
 	}
 	keys := make([]string, 0, len(ds))
 	values := make([]proto.Message, 0, len(ds))

@@ -54,6 +54,15 @@
 //     then starts from there. A descriptor without Retrieve is taken at
 //     its word: the failed call changed nothing, and a revert calls the
 //     inverse of the failed call blindly.
+//   - Every call into a descriptor's code is recovered: a panic in a
+//     handler fails its call (a non-retriable error); a panic in a
+//     function of the spec becomes a *PanicError (ErrPanicked) naming the
+//     descriptor, the function and the key, reported as an error of the
+//     key. Nothing of such a value reaches the southbound: a value whose
+//     validation or dependencies panic is INVALID, one whose comparison
+//     panics FAILED with no call, and a base whose derivation panics keeps
+//     the derived values it had. Label and IsKey panics, met by readers
+//     too, give the key as label and "not a key" (logged).
 //   - Commit reports a value that fails validation as an error of its key
 //     (the value is INVALID); an unknown key is no error: its value waits,
 //     UNIMPLEMENTED, for a descriptor.

@@ -224,6 +224,9 @@ func (r *run) evaluate(n *node) {
 	if n.intent != nil {
 		if n.invalid = n.desc.Validate(n.key, n.intent); n.invalid == nil {
 			deps = n.desc.Dependencies(n.key, n.intent)
+			if err := r.panicked(n.key); err != nil {
+				n.invalid, deps = err, nil // its dependencies are unknown
+			}
 		}
 	}
 	r.g.setDeps(n, deps, n.adeps)
@@ -347,7 +350,25 @@ func (r *run) reconcile(key string) {
 		r.remove(n, 0, false)
 	case n.applied == nil:
 		r.create(n, want, 0)
-	case n.applied == want || n.desc.Equivalent(key, n.applied, want):
+	default:
+		r.change(n, want)
+	}
+}
+
+// change brings n, applied, to want: nothing, when they are equal; else
+// an update, or a re-create when the descriptor cannot update or the
+// change needs one. A comparator that panics fails the value, with no call.
+func (r *run) change(n *node, want proto.Message) {
+	key := n.key
+	equal := n.applied == want || n.desc.Equivalent(key, n.applied, want)
+	recreate := !equal && (!n.desc.CanUpdate() || n.desc.NeedsRecreate(key, n.applied, want))
+	if err := r.panicked(key); err != nil {
+		r.mut(n)
+		r.fail(n, OpUpdate, err, r.nodeFlags(n), n.applied, want, true)
+		return
+	}
+	switch {
+	case equal:
 		if n.applied != want {
 			// Equal for the southbound, but fields left out of the
 			// comparison (those that derive values) may have changed.
@@ -357,7 +378,7 @@ func (r *run) reconcile(key string) {
 			r.derive(n)
 		}
 		r.settle(n, false)
-	case !n.desc.CanUpdate() || n.desc.NeedsRecreate(key, n.applied, want):
+	case recreate:
 		if !r.remove(n, FlagRecreate, false) {
 			return
 		}

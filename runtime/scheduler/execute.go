@@ -48,6 +48,7 @@ func (s *Scheduler) runTxn(j *job) txnOutput {
 	if !j.opts.dryRun {
 		s.rememberRetryPolicy(seq, j.opts.retry)
 	}
+	s.panics.drain() // what readers' calls recovered: not this transaction's
 	if txn32(seq) == 1 {
 		s.g.clearMarks() // once every 2^32-1 transactions
 	}
@@ -71,6 +72,7 @@ func (s *Scheduler) runTxn(j *job) txnOutput {
 		if view != nil {
 			s.syncMetadataMaps(view)
 		}
+		plan.reportPanics()
 		res.Errors = append(refreshErrs, plan.errs...)
 		res.End = time.Now()
 		if len(res.Errors) > 0 {
@@ -88,6 +90,7 @@ func (s *Scheduler) runTxn(j *job) txnOutput {
 		// A call failed: back to the graph before the transaction, and run
 		// the algorithm for real from the start, replaying what was done.
 		s.g.rollback(nil)
+		s.panics.drain() // the run again recovers what the plan did
 		exec := &run{s: s, g: s.g, ctx: ctx, seq: seq, seq32: plan.seq32, opts: j.opts, replay: results, view: view}
 		exec.ops = make([]Op, 0, len(plan.ops)+8)
 		if plan.touched != nil {
@@ -104,6 +107,7 @@ func (s *Scheduler) runTxn(j *job) txnOutput {
 		res.Executed = exec.ops
 		final = exec
 	}
+	final.reportPanics()
 	res.Errors = final.errs
 	if len(refreshErrs) > 0 {
 		res.Errors = append(refreshErrs, final.errs...)

@@ -44,6 +44,9 @@ type Scheduler struct {
 	timers  map[*time.Timer]struct{}
 
 	watchers watcherSet
+
+	// panics collects what the descriptors' guards recovered.
+	panics panicRecord
 }
 
 // job is one unit of work of the worker: a transaction of some kind, or a
@@ -86,6 +89,7 @@ func New(opts ...Option) (*Scheduler, error) {
 		timers:  map[*time.Timer]struct{}{},
 		hist:    history{max: o.historyRecords, maxAge: o.historyAge},
 	}
+	s.panics.logger = o.logger
 	go s.worker()
 	if o.resyncPeriod > 0 {
 		s.schedulePeriodicResync()
@@ -123,7 +127,7 @@ func (s *Scheduler) Descriptor(name string) (kv.Descriptor, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	d, ok := s.descs[name]
-	return d, ok
+	return unguard(d), ok
 }
 
 // DescriptorForKey returns the descriptor that handles key.
@@ -131,7 +135,7 @@ func (s *Scheduler) DescriptorForKey(key string) (kv.Descriptor, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	d := s.index.lookup(key)
-	return d, d != nil
+	return unguard(d), d != nil
 }
 
 // lookup returns the descriptor of a new value's key (see keyIndex.resolve).
@@ -335,8 +339,9 @@ func (s *Scheduler) process(j *job) {
 			return
 		}
 		for _, d := range j.register {
-			s.descs[d.Name()] = d
-			s.index.add(d)
+			g := &guard{Descriptor: d, rec: &s.panics}
+			s.descs[d.Name()] = g
+			s.index.add(g)
 		}
 		s.retrieveOrder, _ = retrieveOrder(slices.Collect(maps.Values(s.descs))) // checked above
 		j.items = s.newlyImplemented(j.register)
