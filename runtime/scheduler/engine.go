@@ -43,6 +43,9 @@ type run struct {
 	abort bool
 	// reverting is set while a failed reverting transaction is undone.
 	reverting bool
+	// undoOp is the index of the blind undo of the failed operation in
+	// ops (-1: none); see setUndoState.
+	undoOp int
 	// failedOp is the operation whose failure aborted the forward pass.
 	failedOp *failedOp
 	// prior holds the values as they were before a reverting transaction,
@@ -82,6 +85,12 @@ type run struct {
 	view              *sbView
 	viewFresh         map[string]bool
 	missingDependents []string
+	// adopting are the values adopted with other contents than intended,
+	// whose next operation carries the ADOPTED flag (see opFor).
+	adopting map[string]bool
+	// called is set by a southbound call, until the operation that
+	// records it.
+	called bool
 }
 
 // priorNode is what a reverting transaction needs to know of a value as
@@ -142,6 +151,15 @@ func (r *run) opFor(n *node, o Op) {
 		o.Metadata = n.metadata // a plan has none: executePlan fills it in
 	}
 	n.opSeq = r.seq32
+	// The operation that follows a call records it (the call's result:
+	// success or failure); no other operation comes in between.
+	o.Called, r.called = r.called, false
+	if r.adopting != nil && r.adopting[n.key] {
+		// Adopted with other contents than intended: the adoption and
+		// what brings the value to its intent read as one operation.
+		delete(r.adopting, n.key)
+		o.Flags |= FlagAdopted
+	}
 	r.ops = append(grow(r.ops), o)
 }
 
@@ -396,6 +414,7 @@ func (r *run) change(n *node, want proto.Message) {
 // records it in the plan's calls; an execution after a failed call first
 // replays the results of the calls the plan made already.
 func (r *run) call(kind OpKind, n *node, prev, value proto.Message) (meta any, err error) {
+	r.called = true
 	if r.sim {
 		r.calls = grow(r.calls)
 		r.calls = append(r.calls, plannedCall{kind: kind, key: n.key, desc: n.desc, prev: prev, value: value,
@@ -868,6 +887,12 @@ func (r *run) triggerDependents(key string) {
 // observe records a value present in the southbound that we did not create
 // (OBTAINED, or DISCOVERED for its derived values).
 func (r *run) observe(n *node, value proto.Message, meta any, st State) {
+	if n.origin == kv.OriginSB && n.state == st && n.applied != nil && proto.Equal(n.applied, value) && metaEqual(n.metadata, meta) {
+		// Seen again as it was: nothing to record (its derived values
+		// are re-derived, and record only what changed).
+		r.derive(n)
+		return
+	}
 	r.mut(n)
 	fresh := n.applied == nil
 	n.origin, n.applied, n.metadata, n.state, n.lastErr = kv.OriginSB, value, meta, st, nil

@@ -329,6 +329,7 @@ func (r *run) apply(j *job) {
 	// removed: each is deleted, or fails with ErrStillNeeded, instead of
 	// staying out of line with its target unnoticed.
 	r.runLater()
+	r.reportAdopted()
 }
 
 // reconcileTop reconciles a key of the transaction and records a NOOP when

@@ -139,12 +139,13 @@ type histEntry struct {
 
 // histOp is an Op; the fields most operations leave nil are held apart.
 type histOp struct {
-	key   string
-	value proto.Message
-	more  *histOpMore // nil when PrevValue, Metadata and Err are all nil
-	kind  OpKind
-	state State
-	flags Flags
+	key    string
+	value  proto.Message
+	more   *histOpMore // nil when PrevValue, Metadata and Err are all nil
+	kind   OpKind
+	state  State
+	flags  Flags
+	called bool
 }
 
 type histOpMore struct {
@@ -173,7 +174,7 @@ func (e *histEntry) compactOps(ops []Op) []histOp {
 	}
 	for i := range ops {
 		o := &ops[i]
-		out[i] = histOp{key: o.Key, value: o.Value, kind: o.Kind, state: o.State, flags: o.Flags}
+		out[i] = histOp{key: o.Key, value: o.Value, kind: o.Kind, state: o.State, flags: o.Flags, called: o.Called}
 		if o.PrevValue != nil || o.Metadata != nil || o.Err != nil {
 			if len(more) == cap(more) {
 				more = make([]histOpMore, 0, countMore(ops[i:]))
@@ -197,7 +198,7 @@ func countMore(ops []Op) int {
 }
 
 func (h *histOp) op() Op {
-	o := Op{Key: h.key, Value: h.value, Kind: h.kind, State: h.state, Flags: h.flags}
+	o := Op{Key: h.key, Value: h.value, Kind: h.kind, State: h.state, Flags: h.flags, Called: h.called}
 	if h.more != nil {
 		o.PrevValue, o.Metadata, o.Err = h.more.prev, h.more.meta, h.more.err
 	}

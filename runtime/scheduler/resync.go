@@ -443,8 +443,17 @@ func (r *run) adopt(n *node, value proto.Message, meta any) {
 			r.viewFresh = map[string]bool{}
 		}
 		r.viewFresh[n.key] = true
+		r.opFor(n, Op{Key: n.key, Kind: OpNone, Value: value, Flags: FlagAdopted | r.nodeFlags(n)})
+		return
 	}
-	r.opFor(n, Op{Key: n.key, Kind: OpNone, Value: value, Flags: FlagAdopted | r.nodeFlags(n)})
+	// Found with other contents: the update (or re-create, or removal)
+	// that follows carries the ADOPTED flag, so that the record never
+	// shows an adopted value in a state it does not have; reportAdopted
+	// records one that nothing followed.
+	if r.adopting == nil {
+		r.adopting = map[string]bool{}
+	}
+	r.adopting[n.key] = true
 }
 
 // adoptOnCreate is create's look into the refreshed view: a value about
@@ -527,5 +536,19 @@ func (s *Scheduler) syncMetadataMaps(view *sbView) {
 	}
 	for key, n := range s.g.nodes {
 		sync(key, n.desc)
+	}
+}
+
+// reportAdopted records the values adopted with other contents than
+// intended that no operation followed (they went PENDING, say), with the
+// state they end the run in.
+func (r *run) reportAdopted() {
+	if len(r.adopting) == 0 {
+		return
+	}
+	for _, key := range slices.Sorted(maps.Keys(r.adopting)) {
+		if n := r.g.nodes[key]; n != nil {
+			r.opFor(n, Op{Key: key, Kind: OpNone, Value: n.applied, Flags: r.nodeFlags(n)}) // opFor adds ADOPTED
+		}
 	}
 }

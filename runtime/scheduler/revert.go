@@ -18,7 +18,7 @@ import (
 // as still needed are tried again in rounds (retryRefused). The graph says
 // what the southbound holds even when an undo call fails.
 func (r *run) revert() {
-	r.abort, r.reverting = false, true
+	r.abort, r.reverting, r.undoOp = false, true, -1
 	r.flags |= FlagRevert
 	if f := r.failedOp; f != nil && !f.known {
 		// Without a read-back the failed call may have applied in part:
@@ -57,6 +57,7 @@ func (r *run) revert() {
 	}
 	restore()
 	r.retryRefused(keys)
+	defer r.setUndoState()
 	for _, k := range keys {
 		p := r.prior[k]
 		if n := r.g.nodes[k]; n != nil && n.failedSeq != r.seq && n.applied == p.applied && p.existed {
@@ -85,8 +86,11 @@ func (r *run) undoFailed(f *failedOp) {
 		o = Op{Key: f.key, Kind: OpCreate, Value: f.prev}
 		meta, err = r.s.doCall(r.ctx, OpCreate, f.desc, f.key, nil, f.prev, nil)
 	}
-	o.Err = err
-	o.Flags = FlagRevert
+	o.Err, o.Flags, o.Called = err, FlagRevert, true
+	if o.Kind != OpDelete {
+		o.Metadata = meta
+	}
+	r.undoOp = len(r.ops) // its State is the value's once the revert ends
 	r.ops = append(r.ops, o)
 	if err != nil {
 		r.s.opts.logger.Warn("undo of a failed operation failed; it may not have applied at all",
@@ -142,4 +146,18 @@ func (r *run) retryRefused(keys []string) {
 	}
 	r.ops = slices.DeleteFunc(r.ops, func(o Op) bool { return drop(o.Key, o.Err) })
 	r.errs = slices.DeleteFunc(r.errs, func(e KeyError) bool { return drop(e.Key, e.Err) })
+}
+
+// setUndoState sets the state of the blind undo of the failed operation to
+// the state its value ends the revert in.
+func (r *run) setUndoState() {
+	if r.undoOp < 0 || r.undoOp >= len(r.ops) {
+		return
+	}
+	o := &r.ops[r.undoOp]
+	if n := r.g.nodes[o.Key]; n != nil {
+		o.State = n.state
+	} else {
+		o.State = REMOVED
+	}
 }

@@ -159,6 +159,11 @@ type Op struct {
 	Metadata any
 	// Err is the operation's error (executed operations only).
 	Err error
+	// Called says that the operation called the southbound (Create,
+	// Update or Delete, failed or not); bookkeeping records (PENDING,
+	// ADOPTED, MISSING, NOOP, a refused delete, ...) made none. A
+	// transaction whose operations all have Called false made no call.
+	Called bool
 }
 
 // KeyError is the error of one key in a transaction.
