@@ -133,15 +133,16 @@ func TestWithScheduler(t *testing.T) {
 		"descriptor=iface,op=create,result=error": 2, // eth1, eth2's first attempt
 		"descriptor=route,op=create,result=ok":    1, // r2
 		"descriptor=route,op=create,result=error": 1, // r3
-		"descriptor=route,op=delete,result=ok":    2, // r2 reverted, and r3 (it might have been applied in part; it was not)
-		"descriptor=iface,op=retrieve,result=ok":  1,
-		"descriptor=route,op=retrieve,result=ok":  1,
+		"descriptor=route,op=delete,result=ok":    1, // r2 reverted (r3, read back, was not applied: no undo)
+		// Each failed create is read back (eth1, eth2's first attempt, r3),
+		// and the resync reads each descriptor once.
+		"descriptor=iface,op=retrieve,result=ok": 3,
+		"descriptor=route,op=retrieve,result=ok": 2,
 	}, wantOps); diff != "" {
 		t.Errorf("southbound calls (-want +got):\n%s\ncalls: %v", diff, sb.Calls())
 	}
 	ops, _ := counters(t, reg, "kvdescriptor_scheduler_operations_total")
-	// The undo of the failed create of the reverted transaction (route/r3)
-	// is a call like the others.
+	// The read-backs after failed calls are calls like the others.
 	if diff := cmp.Diff(wantOps, ops); diff != "" {
 		t.Errorf("operations_total against the southbound's calls (-want +got):\n%s", diff)
 	}
