@@ -254,15 +254,9 @@ func checkKeyValue(f Format, v string) bool {
 		_, ok := ParseKeyIPInterface(v)
 		return ok
 	case FormatMAC:
-		if len(v) != macLen {
-			return false
-		}
-		for i := 0; i < macLen; i++ {
-			if (v[i] == ':') != (i%3 == 2) {
-				return false
-			}
-		}
-		return true
+		// Six pairs of hex digits: the five ':' are where they belong.
+		return len(v) == macLen && v[2] == ':' && v[5] == ':' && v[8] == ':' && v[11] == ':' && v[14] == ':' &&
+			strings.Count(v, ":") == 5
 	}
 	return false
 }

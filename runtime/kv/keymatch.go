@@ -71,7 +71,48 @@ func (e *elem) accepts(b byte) bool {
 	return e.class.has(b)
 }
 
+// greedyOp is a step of greedy matching: a literal compared as a whole,
+// or a run of one or more bytes of a class ("C C*"), taken whole.
+type greedyOp struct {
+	lit    string
+	class  *byteClass // nil for a literal
+	begins int        // the placeholder whose value starts here, or -1
+	ends   int        // the placeholder whose value ends after this step, or -1
+}
+
 func (t *KeyTemplate) compile() {
+	t.compileElems()
+	for i, p := range t.parts {
+		if p.holder < 0 {
+			if i > 0 { // the first literal is the prefix
+				t.greedy = append(t.greedy, greedyOp{lit: p.literal, begins: -1, ends: -1})
+			}
+			continue
+		}
+		first := len(t.greedy)
+		run := func(c *byteClass) {
+			t.greedy = append(t.greedy, greedyOp{class: c, begins: -1, ends: -1})
+		}
+		switch t.holders[p.holder].Format {
+		case FormatUint:
+			run(classDigit)
+		case FormatIP:
+			run(classIP)
+		case FormatIPPrefix, FormatIPInterface:
+			run(classIP)
+			t.greedy = append(t.greedy, greedyOp{lit: "/", begins: -1, ends: -1})
+			run(classDigit)
+		case FormatMAC:
+			run(classMAC)
+		default:
+			run(className)
+		}
+		t.greedy[first].begins = p.holder
+		t.greedy[len(t.greedy)-1].ends = p.holder
+	}
+}
+
+func (t *KeyTemplate) compileElems() {
 	for _, p := range t.parts {
 		if p.holder < 0 {
 			for i := 0; i < len(p.literal); i++ {
@@ -168,38 +209,37 @@ func (t *KeyTemplate) split(key string, out []string, check bool) bool {
 }
 
 // matchGreedy matches the structure of a key of a simple template; out
-// receives the placeholder values as they are passed. The literal prefix,
-// one element per byte, is compared as a whole.
+// receives the placeholder values as they are passed. It runs the steps
+// of t.greedy: the same elements as t.elems, with literals compared as a
+// whole and each "C C*" taken as one run.
 func (t *KeyTemplate) matchGreedy(key string, out []string) bool {
 	if !strings.HasPrefix(key, t.prefix) {
 		return false
 	}
-	p, h, start := len(t.prefix), 0, 0
-	for i := len(t.prefix); i < len(t.elems); i++ {
-		if h < len(t.holderElems) {
-			if t.holderElems[h][1] == i {
-				out[h] = key[start:p]
-				h++
-			}
-			if h < len(t.holderElems) && t.holderElems[h][0] == i {
-				start = p
-			}
+	p, start := len(t.prefix), 0
+	for i := range t.greedy {
+		op := &t.greedy[i]
+		if op.begins >= 0 {
+			start = p
 		}
-		e := &t.elems[i]
-		switch e.kind {
-		case elemStar:
-			for p < len(key) && e.class.has(key[p]) {
-				p++
-			}
-		default:
-			if p == len(key) || !e.accepts(key[p]) {
+		if op.class == nil {
+			if !strings.HasPrefix(key[p:], op.lit) {
 				return false
 			}
-			p++
+			p += len(op.lit)
+		} else {
+			q := p
+			for q < len(key) && op.class.has(key[q]) {
+				q++
+			}
+			if q == p {
+				return false
+			}
+			p = q
 		}
-	}
-	if h < len(t.holderElems) {
-		out[h] = key[start:p]
+		if op.ends >= 0 {
+			out[op.ends] = key[start:p]
+		}
 	}
 	return p == len(key)
 }

@@ -77,6 +77,7 @@ type KeyTemplate struct {
 	// placeholder started, so failures are not memoized).
 	endsHolder []int
 	midHolder  []bool
+	greedy     []greedyOp // the elements after the prefix, for matchGreedy
 }
 
 type templatePart struct {
