@@ -17,6 +17,38 @@
 //   - Keys are plain strings built from a [KeyTemplate]. Placeholder values of
 //     format [FormatName] are escaped with [EscapeSegment], so they never
 //     contain '/', and keys parse back unambiguously.
+//   - A key matches a template only if kv builds it: each placeholder value
+//     is in the key form of its format ([KeyValue]), so
+//     Build(Split(key)) == key, and decoding each value and writing it with
+//     [KeyValue] again gives the same key. Keys never hold control
+//     characters, escapes other than "%25" and "%2F", numbers with leading
+//     zeros, addresses or networks out of canonical form, or MAC addresses
+//     other than six lower-case octets; a key that does is nobody's key.
+//
+// # Key template grammar
+//
+// [ParseKeyTemplate], and with it the code generator, accepts exactly the
+// templates of this grammar (ABNF, RFC 5234); everything else is an error
+// that names the template and the offending part or its byte offset:
+//
+//	template    = segment *( "/" segment )
+//	segment     = 1*( literal / placeholder )
+//	literal     = 1*lchar
+//	lchar       = %x20-24 / %x26-2E / %x30-7A / "|" / "~" / UTF8-nonascii
+//	            ; printable, not "%" "/" "{" "}"
+//	placeholder = "{" field [ ":" format ] "}"
+//	field       = ident *( "." ident )
+//	ident       = ( ALPHA / "_" ) *( ALPHA / DIGIT / "_" )
+//	format      = "name" / "uint" / "ip" / "ipprefix" / "ipiface" / "mac"
+//
+// with one more rule: each field appears in at most one placeholder. So a
+// template is never empty, neither starts nor ends with '/', has no empty
+// segment ("//"), holds no control character (U+0000 to U+001F, U+007F)
+// and no invalid UTF-8, and has no '%' outside placeholders ('%' starts the
+// escapes of names in keys). A key prefix of an AnyOf dependency is a
+// template followed by one '/'. Templates that the grammar accepts may still
+// split keys in more than one place; [KeyTemplate.Ambiguity] says where, and
+// the generator rejects them.
 //   - Metadata maps are written only by the scheduler that owns the
 //     descriptor; everybody else gets the read-only [MetadataMap] view.
 //

@@ -9,7 +9,8 @@ import (
 )
 
 // KeyValue returns the key form of a placeholder value of format f: names
-// escaped, addresses and networks canonical, MAC addresses lower-case.
+// escaped, numbers without leading zeros, addresses and networks
+// canonical, MAC addresses (six octets) lower-case.
 // A value that does not parse in its format is returned escaped as it is:
 // the key then does not match the template, and validation of the value
 // names the field (the value is INVALID, never mistaken for another key).
@@ -40,12 +41,12 @@ func AppendKeyValue(b []byte, f Format, s string) []byte {
 			return p.AppendTo(b)
 		}
 	case FormatMAC:
-		if m, err := net.ParseMAC(s); err == nil {
+		if m, err := net.ParseMAC(s); err == nil && len(m) == 6 {
 			return append(b, m.String()...)
 		}
 	case FormatUint:
-		if _, err := strconv.ParseUint(s, 10, 64); err == nil {
-			return append(b, s...)
+		if n, err := strconv.ParseUint(s, 10, 64); err == nil {
+			return strconv.AppendUint(b, n, 10)
 		}
 	}
 	return appendEscapedSegment(b, s)
@@ -57,12 +58,17 @@ func KeyUint[T ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~uint](v T) string {
 }
 
 // CheckFormat reports why s is not a valid value of format f, or "" when it
-// is. Empty values are left to "required" checks.
+// is. Empty values are left to "required" checks. A name is valid unless
+// it holds a control character, which no key may hold.
 func CheckFormat(f Format, s string) string {
 	if s == "" {
 		return ""
 	}
 	switch f {
+	case FormatName:
+		if i := indexControl(s); i >= 0 {
+			return fmt.Sprintf("%q holds the control character 0x%02x at offset %d; a name in a key cannot", s, s[i], i)
+		}
 	case FormatIP:
 		a, err := netip.ParseAddr(s)
 		if err != nil || a.Zone() != "" {
@@ -88,17 +94,40 @@ func CheckFormat(f Format, s string) string {
 	return ""
 }
 
-// ParseKeyName unescapes a placeholder value of format FormatName.
+// ParseKeyName unescapes a placeholder value of format FormatName. It
+// fails on an empty name, a '/', a control character and an escape that
+// EscapeSegment does not write.
 func ParseKeyName(s string) (string, bool) {
+	if s == "" {
+		return "", false
+	}
+	escaped := false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case isControl(c), c == '/':
+			return "", false
+		case c == '%':
+			escaped = true
+		}
+	}
+	if !escaped {
+		return s, true
+	}
 	v, err := UnescapeSegment(s)
-	return v, err == nil && v != ""
+	return v, err == nil
 }
 
-// ParseKeyIP parses a placeholder value of format FormatIP.
+// ParseKeyIP parses a placeholder value of format FormatIP; it must be
+// canonical, without a zone.
 func ParseKeyIP(s string) (netip.Addr, bool) {
 	a, err := netip.ParseAddr(s)
-	if err != nil {
+	if err != nil || a.Zone() != "" {
 		return a, false
+	}
+	// An IPv4 address that parses is canonical: ParseAddr refuses leading
+	// zeros and short forms.
+	if a.Is4() {
+		return a, true
 	}
 	var buf [64]byte
 	return a, string(a.AppendTo(buf[:0])) == s
@@ -111,25 +140,62 @@ func ParseKeyIPPrefix(s string) (netip.Prefix, bool) {
 	if err != nil || p.Masked() != p {
 		return p, false
 	}
-	var buf [64]byte
-	return p, string(p.AppendTo(buf[:0])) == s
+	return p, canonicalPrefix(p, s)
 }
 
 // ParseKeyIPInterface parses a placeholder value of format
-// FormatIPInterface.
+// FormatIPInterface; it must be canonical.
 func ParseKeyIPInterface(s string) (netip.Prefix, bool) {
 	p, err := netip.ParsePrefix(s)
 	if err != nil {
 		return p, false
 	}
-	var buf [64]byte
-	return p, string(p.AppendTo(buf[:0])) == s
+	return p, canonicalPrefix(p, s)
 }
 
-// ParseKeyMAC parses a placeholder value of format FormatMAC.
+// canonicalPrefix reports whether s, which parses as p, is p's text. An
+// IPv4 network that parses is (ParsePrefix refuses leading zeros in the
+// address and the length).
+func canonicalPrefix(p netip.Prefix, s string) bool {
+	if p.Addr().Is4() {
+		return true
+	}
+	var buf [64]byte
+	return string(p.AppendTo(buf[:0])) == s
+}
+
+// ParseKeyMAC parses a placeholder value of format FormatMAC: six octets,
+// lower-case hex separated by ':'.
 func ParseKeyMAC(s string) (net.HardwareAddr, bool) {
-	m, err := net.ParseMAC(s)
-	return m, err == nil && m.String() == s
+	if len(s) != macLen {
+		return nil, false
+	}
+	m := make(net.HardwareAddr, 6)
+	for i := range m {
+		if i > 0 && s[3*i-1] != ':' {
+			return nil, false
+		}
+		hi, ok1 := lowerHex(s[3*i])
+		lo, ok2 := lowerHex(s[3*i+1])
+		if !ok1 || !ok2 {
+			return nil, false
+		}
+		m[i] = hi<<4 | lo
+	}
+	return m, true
+}
+
+// macLen is the length of a MAC address in key form.
+const macLen = len("00:00:00:00:00:00")
+
+func lowerHex(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	}
+	return 0, false
 }
 
 // ParseKeyUint parses a placeholder value of format FormatUint into an
@@ -140,4 +206,123 @@ func ParseKeyUint(s string, bitSize int) (uint64, bool) {
 	}
 	v, err := strconv.ParseUint(s, 10, bitSize)
 	return v, err == nil
+}
+
+// checkKeyValue reports whether v, a value that matched the structure of
+// its format in a key, is in the key form of the format (what KeyValue
+// writes). The structure already limits the bytes (names hold no '/' and
+// no control characters, numbers only digits, addresses only hex digits,
+// '.' and ':', networks exactly one '/'); this checks what the structure
+// cannot, without allocating, and IPv4 without the net/netip parser.
+func checkKeyValue(f Format, v string) bool {
+	switch f {
+	case FormatName:
+		i := strings.IndexByte(v, '%')
+		return i < 0 || validEscapes(v[i:])
+	case FormatUint:
+		// No leading zero, at most 2^64-1.
+		const maxUint64 = "18446744073709551615"
+		switch {
+		case len(v) > 1 && v[0] == '0', len(v) > len(maxUint64):
+			return false
+		case len(v) == len(maxUint64):
+			return v <= maxUint64
+		}
+		return true
+	case FormatIP:
+		if strings.IndexByte(v, ':') < 0 {
+			_, ok := parseIPv4(v)
+			return ok
+		}
+		_, ok := ParseKeyIP(v)
+		return ok
+	case FormatIPPrefix, FormatIPInterface:
+		slash := strings.IndexByte(v, '/')
+		if slash < 0 {
+			return false
+		}
+		if strings.IndexByte(v[:slash], ':') < 0 {
+			a, ok := parseIPv4(v[:slash])
+			bits, ok2 := parseBits(v[slash+1:], 32)
+			// A network has its host bits cleared.
+			return ok && ok2 && (f == FormatIPInterface || a<<bits == 0)
+		}
+		if f == FormatIPPrefix {
+			_, ok := ParseKeyIPPrefix(v)
+			return ok
+		}
+		_, ok := ParseKeyIPInterface(v)
+		return ok
+	case FormatMAC:
+		// Six pairs of hex digits: the five ':' are where they belong.
+		return len(v) == macLen && v[2] == ':' && v[5] == ':' && v[8] == ':' && v[11] == ':' && v[14] == ':' &&
+			strings.Count(v, ":") == 5
+	}
+	return false
+}
+
+// parseIPv4 parses an IPv4 address in canonical form: four decimal
+// octets, each at most 255 and without a leading zero.
+func parseIPv4(s string) (uint32, bool) {
+	var a uint32
+	i := 0
+	for n := range 4 {
+		if n > 0 {
+			if i == len(s) || s[i] != '.' {
+				return 0, false
+			}
+			i++
+		}
+		start, v := i, uint32(0)
+		for i < len(s) && i-start < 3 && s[i] >= '0' && s[i] <= '9' {
+			v = v*10 + uint32(s[i]-'0')
+			i++
+		}
+		if i == start || v > 255 || (i-start > 1 && s[start] == '0') {
+			return 0, false
+		}
+		a = a<<8 | v
+	}
+	return a, i == len(s)
+}
+
+// parseBits parses a prefix length in canonical form, at most max.
+func parseBits(s string, max int) (int, bool) {
+	if s == "" || len(s) > 3 || (len(s) > 1 && s[0] == '0') {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+		n = n*10 + int(s[i]-'0')
+	}
+	return n, n <= max
+}
+
+// validEscapes reports whether every '%' of s starts "%25" or "%2F", the
+// only escapes EscapeSegment writes.
+func validEscapes(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] != '%' {
+			continue
+		}
+		if i+2 >= len(s) || s[i+1] != '2' || (s[i+2] != '5' && s[i+2] != 'F') {
+			return false
+		}
+		i += 2
+	}
+	return true
+}
+
+// indexControl returns the offset of the first control character of s,
+// or -1.
+func indexControl(s string) int {
+	for i := 0; i < len(s); i++ {
+		if isControl(s[i]) {
+			return i
+		}
+	}
+	return -1
 }

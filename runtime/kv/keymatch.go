@@ -37,10 +37,12 @@ var (
 	classDigit = classOf("0123456789")
 	classIP    = classOf("0123456789abcdef.:")
 	classMAC   = classOf("0123456789abcdef:")
-	className  = func() *byteClass {
+	// className is every byte but the segment separator and the control
+	// characters, which names in keys never hold.
+	className = func() *byteClass {
 		var c byteClass
 		for b := 0; b < 256; b++ {
-			if b != '/' {
+			if b != '/' && !isControl(byte(b)) {
 				c.add(byte(b))
 			}
 		}
@@ -69,7 +71,48 @@ func (e *elem) accepts(b byte) bool {
 	return e.class.has(b)
 }
 
+// greedyOp is a step of greedy matching: a literal compared as a whole,
+// or a run of one or more bytes of a class ("C C*"), taken whole.
+type greedyOp struct {
+	lit    string
+	class  *byteClass // nil for a literal
+	begins int        // the placeholder whose value starts here, or -1
+	ends   int        // the placeholder whose value ends after this step, or -1
+}
+
 func (t *KeyTemplate) compile() {
+	t.compileElems()
+	for i, p := range t.parts {
+		if p.holder < 0 {
+			if i > 0 { // the first literal is the prefix
+				t.greedy = append(t.greedy, greedyOp{lit: p.literal, begins: -1, ends: -1})
+			}
+			continue
+		}
+		first := len(t.greedy)
+		run := func(c *byteClass) {
+			t.greedy = append(t.greedy, greedyOp{class: c, begins: -1, ends: -1})
+		}
+		switch t.holders[p.holder].Format {
+		case FormatUint:
+			run(classDigit)
+		case FormatIP:
+			run(classIP)
+		case FormatIPPrefix, FormatIPInterface:
+			run(classIP)
+			t.greedy = append(t.greedy, greedyOp{lit: "/", begins: -1, ends: -1})
+			run(classDigit)
+		case FormatMAC:
+			run(classMAC)
+		default:
+			run(className)
+		}
+		t.greedy[first].begins = p.holder
+		t.greedy[len(t.greedy)-1].ends = p.holder
+	}
+}
+
+func (t *KeyTemplate) compileElems() {
 	for _, p := range t.parts {
 		if p.holder < 0 {
 			for i := 0; i < len(p.literal); i++ {
@@ -97,6 +140,17 @@ func (t *KeyTemplate) compile() {
 		}
 		t.holderElems = append(t.holderElems, [2]int{first, len(t.elems)})
 	}
+	t.endsHolder = make([]int, len(t.elems)+1)
+	t.midHolder = make([]bool, len(t.elems)+1)
+	for i := range t.endsHolder {
+		t.endsHolder[i] = -1
+	}
+	for h, r := range t.holderElems {
+		t.endsHolder[r[1]] = h
+		for i := r[0] + 1; i < r[1]; i++ {
+			t.midHolder[i] = true
+		}
+	}
 	// Greedy matching is exact when no run can swallow the byte after it.
 	t.simple = true
 	for i, e := range t.elems {
@@ -117,61 +171,75 @@ func (t *KeyTemplate) compile() {
 	}
 }
 
-// split matches key and, when out is not nil, writes the placeholder values
-// into it (len(out) == len(t.holderElems)). It allocates nothing for a
+// split matches key and writes the placeholder values into out
+// (len(out) == len(t.holderElems)). The structure is matched by the
+// element automaton (each value holds only bytes its format allows), and,
+// with check, each value must be in the key form of its format
+// (checkKeyValue), so that a key matches only if kv builds it. Without
+// check, the caller checks the values (a generated parser converts each
+// with the ParseKey function of its format). Backtracking always checks
+// the values as each placeholder ends, so that a split whose values are
+// not in key form gives way to the next. It allocates nothing for a
 // template that greedy matching decides (t.simple).
-func (t *KeyTemplate) split(key string, out []string) bool {
+func (t *KeyTemplate) split(key string, out []string, check bool) bool {
 	if len(key) < len(t.prefix) || key[:len(t.prefix)] != t.prefix {
 		return false
 	}
-	if t.simple {
-		return t.matchGreedy(key, out)
+	if !t.simple {
+		pos := make([]int, len(t.elems)+1)
+		if !t.backtrack(key, pos) {
+			return false
+		}
+		for i, r := range t.holderElems {
+			out[i] = key[pos[r[0]]:pos[r[1]]]
+		}
+		return true
 	}
-	pos := make([]int, len(t.elems)+1)
-	if !t.backtrack(key, pos) {
+	if !t.matchGreedy(key, out) {
 		return false
 	}
-	for i, r := range t.holderElems {
-		if out != nil {
-			out[i] = key[pos[r[0]]:pos[r[1]]]
+	if check {
+		for i, v := range out {
+			if !checkKeyValue(t.holders[i].Format, v) {
+				return false
+			}
 		}
 	}
 	return true
 }
 
-// matchGreedy matches a simple template; out (if not nil) receives the
-// placeholder values as they are passed. The literal prefix, one element
-// per byte, is compared as a whole.
+// matchGreedy matches the structure of a key of a simple template; out
+// receives the placeholder values as they are passed. It runs the steps
+// of t.greedy: the same elements as t.elems, with literals compared as a
+// whole and each "C C*" taken as one run.
 func (t *KeyTemplate) matchGreedy(key string, out []string) bool {
 	if !strings.HasPrefix(key, t.prefix) {
 		return false
 	}
-	p, h, start := len(t.prefix), 0, 0
-	for i := len(t.prefix); i < len(t.elems); i++ {
-		if out != nil && h < len(t.holderElems) {
-			if t.holderElems[h][1] == i {
-				out[h] = key[start:p]
-				h++
-			}
-			if h < len(t.holderElems) && t.holderElems[h][0] == i {
-				start = p
-			}
+	p, start := len(t.prefix), 0
+	for i := range t.greedy {
+		op := &t.greedy[i]
+		if op.begins >= 0 {
+			start = p
 		}
-		e := &t.elems[i]
-		switch e.kind {
-		case elemStar:
-			for p < len(key) && e.class.has(key[p]) {
-				p++
-			}
-		default:
-			if p == len(key) || !e.accepts(key[p]) {
+		if op.class == nil {
+			if !strings.HasPrefix(key[p:], op.lit) {
 				return false
 			}
-			p++
+			p += len(op.lit)
+		} else {
+			q := p
+			for q < len(key) && op.class.has(key[q]) {
+				q++
+			}
+			if q == p {
+				return false
+			}
+			p = q
 		}
-	}
-	if out != nil && h < len(t.holderElems) {
-		out[h] = key[start:p]
+		if op.ends >= 0 {
+			out[op.ends] = key[start:p]
+		}
 	}
 	return p == len(key)
 }
@@ -185,12 +253,20 @@ func (t *KeyTemplate) backtrack(key string, pos []int) bool {
 	return t.matchBacktrack(key, 0, 0, pos, &failed)
 }
 
+// matchBacktrack matches the elements from i on against key from p on.
+// Where a placeholder ends its value is checked; that check depends on
+// where the placeholder started, so it is not part of the memo of failed
+// states, and neither are states inside a placeholder.
 func (t *KeyTemplate) matchBacktrack(key string, i, p int, pos []int, failed *map[[2]int]bool) bool {
 	pos[i] = p
+	if h := t.endsHolder[i]; h >= 0 && !checkKeyValue(t.holders[h].Format, key[pos[t.holderElems[h][0]]:p]) {
+		return false
+	}
 	if i == len(t.elems) {
 		return p == len(key)
 	}
-	if *failed != nil && (*failed)[[2]int{i, p}] {
+	memo := !t.midHolder[i]
+	if memo && *failed != nil && (*failed)[[2]int{i, p}] {
 		return false
 	}
 	e := &t.elems[i]
@@ -206,7 +282,7 @@ func (t *KeyTemplate) matchBacktrack(key string, i, p int, pos []int, failed *ma
 	} else if p < len(key) && e.accepts(key[p]) {
 		ok = t.matchBacktrack(key, i+1, p+1, pos, failed)
 	}
-	if !ok {
+	if !ok && memo {
 		if *failed == nil {
 			*failed = make(map[[2]int]bool)
 		}

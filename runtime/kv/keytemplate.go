@@ -3,6 +3,7 @@ package kv
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // Format is the format of a key placeholder. It decides which characters a
@@ -70,6 +71,13 @@ type KeyTemplate struct {
 	holderElems [][2]int // per placeholder: first element, element after the last
 	prefix      string
 	simple      bool // greedy matching is exact: no backtracking needed
+	// For backtracking, per element (and the end): the placeholder that
+	// ends there or -1, and whether the element is inside a placeholder
+	// after its first element (where the outcome depends on where the
+	// placeholder started, so failures are not memoized).
+	endsHolder []int
+	midHolder  []bool
+	greedy     []greedyOp // the elements after the prefix, for matchGreedy
 }
 
 type templatePart struct {
@@ -77,43 +85,62 @@ type templatePart struct {
 	holder  int // index into holders, or -1 for a literal
 }
 
-// ParseKeyTemplate parses a key template. Errors name the offending part.
+// ParseKeyTemplate parses a key template written in the grammar of the
+// package documentation. Errors name the template and the offending part
+// or its byte offset.
 func ParseKeyTemplate(text string) (*KeyTemplate, error) {
+	if err := checkTemplateText(text); err != nil {
+		return nil, err
+	}
 	t := &KeyTemplate{text: text}
-	rest := text
-	for rest != "" {
-		open := strings.IndexByte(rest, '{')
-		closeAt := strings.IndexByte(rest, '}')
-		if closeAt >= 0 && (open < 0 || closeAt < open) {
+	type written struct {
+		body string
+		at   int // offset of the '{'
+	}
+	var seen []written // the placeholders so far, for errors
+	lit := 0           // start of the literal text not yet added
+	for i := 0; i < len(text); i++ {
+		switch text[i] {
+		case '}':
 			return nil, fmt.Errorf("key template %q: unmatched '}'", text)
-		}
-		if open < 0 {
-			t.parts = append(t.parts, templatePart{literal: rest, holder: -1})
-			break
-		}
-		if open > 0 {
-			t.parts = append(t.parts, templatePart{literal: rest[:open], holder: -1})
-		}
-		end := strings.IndexByte(rest[open:], '}')
-		if end < 0 {
-			return nil, fmt.Errorf("key template %q: unclosed '{'", text)
-		}
-		body := rest[open+1 : open+end]
-		field, formatName, hasFormat := strings.Cut(body, ":")
-		if !isFieldPath(field) {
-			return nil, fmt.Errorf("key template %q: placeholder {%s}: %q is not a field name", text, body, field)
-		}
-		format := FormatName
-		if hasFormat {
-			f, ok := ParseFormat(formatName)
-			if !ok {
-				return nil, fmt.Errorf("key template %q: placeholder {%s}: unknown format %q (want name, uint, ip, ipprefix, ipiface or mac)", text, body, formatName)
+		case '%':
+			return nil, fmt.Errorf("key template %q: '%%' at offset %d: it starts escapes in keys and cannot be literal text", text, i)
+		case '/':
+			switch {
+			case i == 0:
+				return nil, fmt.Errorf("key template %q: starts with '/': the first segment is empty", text)
+			case i == len(text)-1:
+				return nil, fmt.Errorf("key template %q: ends with '/' (offset %d): the last segment is empty", text, i)
+			case text[i-1] == '/':
+				return nil, fmt.Errorf("key template %q: empty segment \"//\" at offset %d", text, i-1)
 			}
-			format = f
+		case '{':
+			if lit < i {
+				t.parts = append(t.parts, templatePart{literal: text[lit:i], holder: -1})
+			}
+			end := strings.IndexByte(text[i:], '}')
+			if end < 0 {
+				return nil, fmt.Errorf("key template %q: unclosed '{'", text)
+			}
+			body := text[i+1 : i+end]
+			h, err := parsePlaceholder(body)
+			if err != nil {
+				return nil, fmt.Errorf("key template %q: placeholder {%s}: %w", text, body, err)
+			}
+			for j, o := range t.holders {
+				if o.Field == h.Field {
+					return nil, fmt.Errorf("key template %q: placeholder {%s} at offset %d repeats the field of {%s} at offset %d; a key carries each field once", text, body, i, seen[j].body, seen[j].at)
+				}
+			}
+			t.parts = append(t.parts, templatePart{holder: len(t.holders)})
+			t.holders = append(t.holders, h)
+			seen = append(seen, written{body, i})
+			i += end
+			lit = i + 1
 		}
-		t.parts = append(t.parts, templatePart{holder: len(t.holders)})
-		t.holders = append(t.holders, Placeholder{Field: field, Format: format})
-		rest = rest[open+end+1:]
+	}
+	if lit < len(text) {
+		t.parts = append(t.parts, templatePart{literal: text[lit:], holder: -1})
 	}
 	for _, p := range t.parts {
 		if p.holder >= 0 {
@@ -123,6 +150,50 @@ func ParseKeyTemplate(text string) (*KeyTemplate, error) {
 	}
 	t.compile()
 	return t, nil
+}
+
+// checkTemplateText checks what a template must not contain anywhere,
+// inside placeholders or out: it is not empty, holds no control
+// characters and is valid UTF-8.
+func checkTemplateText(text string) error {
+	if text == "" {
+		return fmt.Errorf("key template %q: the template is empty", text)
+	}
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case isControl(c):
+			return fmt.Errorf("key template %q: control character 0x%02x at offset %d", text, c, i)
+		case c >= utf8.RuneSelf:
+			r, n := utf8.DecodeRuneInString(text[i:])
+			if r == utf8.RuneError && n == 1 {
+				return fmt.Errorf("key template %q: invalid UTF-8 at offset %d", text, i)
+			}
+			i += n - 1
+		}
+	}
+	return nil
+}
+
+// isControl reports whether c is an ASCII control character (C0 or DEL):
+// templates and keys never hold one.
+func isControl(c byte) bool { return c < 0x20 || c == 0x7f }
+
+// parsePlaceholder parses the text between the braces of a placeholder.
+func parsePlaceholder(body string) (Placeholder, error) {
+	field, formatName, hasFormat := strings.Cut(body, ":")
+	if !isFieldPath(field) {
+		return Placeholder{}, fmt.Errorf("%q is not a field name", field)
+	}
+	h := Placeholder{Field: field, Format: FormatName}
+	if hasFormat {
+		f, ok := ParseFormat(formatName)
+		if !ok {
+			return Placeholder{}, fmt.Errorf("unknown format %q (want name, uint, ip, ipprefix, ipiface or mac)", formatName)
+		}
+		h.Format = f
+	}
+	return h, nil
 }
 
 // MustParseKeyTemplate is ParseKeyTemplate for templates known to be valid,
@@ -179,35 +250,61 @@ func (t *KeyTemplate) Build(values ...string) string {
 	return b.String()
 }
 
-// Match reports whether key is a key of this template.
+// Match reports whether key is a key of this template: it splits into
+// values that are each in the key form of their format (see Split).
 func (t *KeyTemplate) Match(key string) bool {
-	return t.split(key, nil)
+	var buf [8]string
+	if n := len(t.holderElems); n <= len(buf) {
+		return t.split(key, buf[:n], true)
+	}
+	return t.split(key, make([]string, len(t.holderElems)), true)
 }
 
 // Split returns the placeholder values of key, in order and still in key
-// form (escaped), or false when key is not a key of this template.
+// form (escaped), or false when key is not a key of this template. A key
+// is one only when each value is in the key form of its format, the form
+// KeyValue writes: a name escaped with no control characters (and only
+// the escapes EscapeSegment writes), an unsigned integer without leading
+// zeros that fits 64 bits, an address or network in canonical form (a
+// network with its host bits cleared), a MAC address of six lower-case
+// octets. So Build(values...) == key, and a key that no valid values
+// build never matches. For a template whose keys split in more than one
+// place (see Ambiguity), the values of the preferred split (the longest
+// first value, and so on) must be in key form.
 func (t *KeyTemplate) Split(key string) ([]string, bool) {
 	out := make([]string, len(t.holderElems))
-	if !t.split(key, out) {
+	if !t.split(key, out, true) {
 		return nil, false
 	}
 	return out, true
 }
 
-// SplitInto is Split into the caller's out, which must have one element
-// per placeholder (see Placeholders); it allocates nothing, so generated
-// key parsers use it with an array on their stack. It returns false when
-// key is not a key of this template or out has the wrong length; out then
-// holds nothing meaningful.
+// SplitInto is the first step of a generated key parser: Split into the
+// caller's out, which must have one element per placeholder (see
+// Placeholders), checking the structure of the key only. Each value holds
+// only bytes its format allows (a name no '/' and no control characters,
+// a number only digits), but whether it is in key form is left to the
+// ParseKey function of its format (ParseKeyName, ParseKeyUint, ParseKeyIP,
+// ParseKeyIPPrefix, ParseKeyIPInterface, ParseKeyMAC), which the parser
+// calls on each value to convert it, so the check is not paid twice. A
+// caller that does not convert every value so must use Split. SplitInto
+// allocates nothing, so generated parsers use it with an array on their
+// stack. It returns false when key is not a key of this template or out
+// has the wrong length; out then holds nothing meaningful.
 func (t *KeyTemplate) SplitInto(key string, out []string) bool {
 	if len(out) != len(t.holderElems) {
 		return false
 	}
-	return t.split(key, out)
+	return t.split(key, out, false)
 }
 
-// Overlaps reports whether some key matches both t and u, and returns the
-// shortest such key as an example for error messages.
+// Overlaps reports whether some key could match both t and u, and returns
+// the shortest text that both accept by their structure as an example for
+// error messages. The test is conservative: it compares the bytes each
+// format may hold, not canonical forms, so templates that differ in formats
+// whose canonical forms never meet ({x:ip} and {x:uint}) still overlap, and
+// the example ("a/0") need not be a key of either. Every key that matches
+// both templates is accepted by both structures.
 func (t *KeyTemplate) Overlaps(u *KeyTemplate) (example string, overlap bool) {
 	return intersect(t.elems, u.elems)
 }

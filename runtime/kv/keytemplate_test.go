@@ -161,9 +161,21 @@ func TestParseKeyTemplate(t *testing.T) {
 			},
 		},
 		{
-			name:       "empty template",
-			text:       "",
-			wantPrefix: "",
+			name:       "spaces, dots, dashes and non-ASCII in literals",
+			text:       "vpp/my bd.v1-x/ünï/{name}",
+			wantPrefix: "vpp/my bd.v1-x/ünï/",
+			wantPlaceholders: []kv.Placeholder{
+				{Field: "name", Format: kv.FormatName},
+			},
+		},
+		{
+			name:       "two fields under one parent",
+			text:       "x/{peer.a}/{peer.b:uint}",
+			wantPrefix: "x/",
+			wantPlaceholders: []kv.Placeholder{
+				{Field: "peer.a", Format: kv.FormatName},
+				{Field: "peer.b", Format: kv.FormatUint},
+			},
 		},
 	}
 	for _, tt := range tests {
@@ -293,6 +305,108 @@ func TestParseKeyTemplateErrors(t *testing.T) {
 			text:    "x/{a:IP}",
 			wantErr: `key template "x/{a:IP}": placeholder {a:IP}: unknown format "IP" (want name, uint, ip, ipprefix, ipiface or mac)`,
 		},
+		// The grammar: not empty, no empty segment, no control
+		// characters, no '%' in literal text, valid UTF-8, each field once.
+		{
+			name:    "empty template",
+			text:    "",
+			wantErr: `key template "": the template is empty`,
+		},
+		{
+			name:    "leading slash",
+			text:    "/a/{x}",
+			wantErr: `key template "/a/{x}": starts with '/': the first segment is empty`,
+		},
+		{
+			name:    "only a slash",
+			text:    "/",
+			wantErr: `key template "/": starts with '/': the first segment is empty`,
+		},
+		{
+			name:    "trailing slash",
+			text:    "a/{x}/",
+			wantErr: `key template "a/{x}/": ends with '/' (offset 5): the last segment is empty`,
+		},
+		{
+			name:    "trailing slash without placeholders",
+			text:    "linux/",
+			wantErr: `key template "linux/": ends with '/' (offset 5): the last segment is empty`,
+		},
+		{
+			name:    "double slash",
+			text:    "a//{x}",
+			wantErr: `key template "a//{x}": empty segment "//" at offset 1`,
+		},
+		{
+			name:    "double slash after a placeholder",
+			text:    "a/{x}//b",
+			wantErr: `key template "a/{x}//b": empty segment "//" at offset 5`,
+		},
+		{
+			name:    "NUL in a literal",
+			text:    "a\x00b/{x}",
+			wantErr: `key template "a\x00b/{x}": control character 0x00 at offset 1`,
+		},
+		{
+			name:    "NUL in a placeholder",
+			text:    "a/{x\x00}",
+			wantErr: `key template "a/{x\x00}": control character 0x00 at offset 4`,
+		},
+		{
+			name:    "newline",
+			text:    "a/{x}\n",
+			wantErr: `key template "a/{x}\n": control character 0x0a at offset 5`,
+		},
+		{
+			name:    "tab",
+			text:    "a\tb/{x}",
+			wantErr: `key template "a\tb/{x}": control character 0x09 at offset 1`,
+		},
+		{
+			name:    "escape character",
+			text:    "a/\x1b[0m{x}",
+			wantErr: `key template "a/\x1b[0m{x}": control character 0x1b at offset 2`,
+		},
+		{
+			name:    "DEL",
+			text:    "a/{x}\x7f",
+			wantErr: `key template "a/{x}\x7f": control character 0x7f at offset 5`,
+		},
+		{
+			name:    "invalid UTF-8",
+			text:    "a/\xff/{x}",
+			wantErr: `key template "a/\xff/{x}": invalid UTF-8 at offset 2`,
+		},
+		{
+			name:    "percent in a literal",
+			text:    "a/100%/{x}",
+			wantErr: `key template "a/100%/{x}": '%' at offset 5: it starts escapes in keys and cannot be literal text`,
+		},
+		{
+			name:    "escape sequence in a literal",
+			text:    "a%2Fb/{x}",
+			wantErr: `key template "a%2Fb/{x}": '%' at offset 1: it starts escapes in keys and cannot be literal text`,
+		},
+		{
+			name:    "repeated placeholder",
+			text:    "a/{name}/b/{name}",
+			wantErr: `key template "a/{name}/b/{name}": placeholder {name} at offset 11 repeats the field of {name} at offset 2; a key carries each field once`,
+		},
+		{
+			name:    "repeated field with another format",
+			text:    "a/{x}/{y}/{x:uint}",
+			wantErr: `key template "a/{x}/{y}/{x:uint}": placeholder {x:uint} at offset 10 repeats the field of {x} at offset 2; a key carries each field once`,
+		},
+		{
+			name:    "repeated dotted field",
+			text:    "a/{p.n}-{p.n}",
+			wantErr: `key template "a/{p.n}-{p.n}": placeholder {p.n} at offset 8 repeats the field of {p.n} at offset 2; a key carries each field once`,
+		},
+		{
+			name:    "slash inside a placeholder",
+			text:    "a/{x/y}",
+			wantErr: `key template "a/{x/y}": placeholder {x/y}: "x/y" is not a field name`,
+		},
 		{
 			name:    "two colons",
 			text:    "x/{a:ip:v4}",
@@ -419,10 +533,46 @@ func keyCases() []keyCase {
 			wantValues: []string{"loop0", "192.168.1.1"},
 		},
 		{
-			name:       "linux address (ipprefix last)",
-			template:   "linux/interface/{name}/address/{ip_addresses:ipprefix}",
+			name:       "linux address (ipiface last)",
+			template:   "linux/interface/{name}/address/{ip_addresses:ipiface}",
 			key:        "linux/interface/veth1/address/fd00::1/64",
 			wantValues: []string{"veth1", "fd00::1/64"},
+		},
+		{
+			name:       "network (ipprefix last)",
+			template:   "linux/interface/{name}/network/{net:ipprefix}",
+			key:        "linux/interface/veth1/network/fd00::/64",
+			wantValues: []string{"veth1", "fd00::/64"},
+		},
+		{
+			name:       "largest uint",
+			template:   "x/{a:uint}",
+			key:        "x/18446744073709551615",
+			wantValues: []string{"18446744073709551615"},
+		},
+		{
+			name:       "uint zero",
+			template:   "x/{a:uint}",
+			key:        "x/0",
+			wantValues: []string{"0"},
+		},
+		{
+			name:       "IPv4-mapped IPv6 gateway and host network",
+			template:   routeTemplate,
+			key:        "vpp/route/vrf/0/dst/::ffff:10.0.0.0/104/gw/::ffff:10.0.0.1",
+			wantValues: []string{"0", "::ffff:10.0.0.0/104", "::ffff:10.0.0.1"},
+		},
+		{
+			name:       "name of escapes only",
+			template:   "linux/interface/{name}",
+			key:        "linux/interface/%25%2F%252F",
+			wantValues: []string{"%25%2F%252F"},
+		},
+		{
+			name:       "name with DEL-adjacent and high bytes",
+			template:   "linux/interface/{name}",
+			key:        "linux/interface/~\x80\xff",
+			wantValues: []string{"~\x80\xff"},
 		},
 		{
 			name:       "MAC",
@@ -483,12 +633,51 @@ func keyCases() []keyCase {
 			wantValues: []string{"10.0.0.1", "5"},
 		},
 		{
+			// The preferred split ("h.1.2.3" and "4") is not in key
+			// form: matching goes on to the split that is.
+			name:       "backtracking: the preferred split's address is not an address",
+			template:   "a/{x}.{y:ip}",
+			key:        "a/h.1.2.3.4",
+			wantValues: []string{"h", "1.2.3.4"},
+		},
+		{
 			name:       "backtracking: adjacent placeholders",
 			template:   "a/{x}{y:uint}",
 			key:        "a/foo12",
 			wantValues: []string{"foo1", "2"},
 		},
 	}
+}
+
+// parseLikeGenerated parses key the way generated key parsers do:
+// SplitInto, then the ParseKey function of each value's format.
+func parseLikeGenerated(tmpl *kv.KeyTemplate, key string) bool {
+	holders := tmpl.Placeholders()
+	parts := make([]string, len(holders))
+	if !tmpl.SplitInto(key, parts) {
+		return false
+	}
+	for i, h := range holders {
+		var ok bool
+		switch h.Format {
+		case kv.FormatName:
+			_, ok = kv.ParseKeyName(parts[i])
+		case kv.FormatUint:
+			_, ok = kv.ParseKeyUint(parts[i], 64)
+		case kv.FormatIP:
+			_, ok = kv.ParseKeyIP(parts[i])
+		case kv.FormatIPPrefix:
+			_, ok = kv.ParseKeyIPPrefix(parts[i])
+		case kv.FormatIPInterface:
+			_, ok = kv.ParseKeyIPInterface(parts[i])
+		case kv.FormatMAC:
+			_, ok = kv.ParseKeyMAC(parts[i])
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
 
 func TestSplitAndBuild(t *testing.T) {
@@ -516,6 +705,9 @@ func TestSplitAndBuild(t *testing.T) {
 			}
 			if diff := cmp.Diff(got, into); diff != "" {
 				t.Errorf("SplitInto(%q) differs from Split (-split +into):\n%s", tt.key, diff)
+			}
+			if !parseLikeGenerated(tmpl, tt.key) {
+				t.Errorf("SplitInto and the ParseKey functions reject %q", tt.key)
 			}
 			if tmpl.SplitInto(tt.key, make([]string, len(into)+1)) {
 				t.Errorf("SplitInto(%q) into %d values succeeded; the template has %d", tt.key, len(into)+1, len(into))
@@ -662,6 +854,46 @@ func TestMatchRejects(t *testing.T) {
 		{name: "mac: upper case", template: "m/{mac:mac}", key: "m/AA:BB:CC:DD:EE:FF"},
 		{name: "mac: dashes", template: "m/{mac:mac}", key: "m/aa-bb-cc-dd-ee-ff"},
 		{name: "mac: dots", template: "m/{mac:mac}", key: "m/aabb.ccdd.eeff"},
+		{name: "mac: EUI-64", template: "m/{mac:mac}", key: "m/aa:bb:cc:dd:ee:ff:00:11"},
+		{name: "mac: five octets", template: "m/{mac:mac}", key: "m/aa:bb:cc:dd:ee"},
+		{name: "mac: one-digit octet", template: "m/{mac:mac}", key: "m/a:bb:cc:dd:ee:ff"},
+		{name: "mac: seven octets", template: "m/{mac:mac}/x", key: "m/aa:bb:cc:dd:ee:ff:00/x"},
+		// Control characters: no key holds one.
+		{name: "name: NUL", template: "linux/interface/{name}", key: "linux/interface/eth\x000"},
+		{name: "name: only NUL", template: "linux/interface/{name}", key: "linux/interface/\x00"},
+		{name: "name: newline", template: "linux/interface/{name}", key: "linux/interface/eth0\n"},
+		{name: "name: DEL", template: "linux/interface/{name}", key: "linux/interface/\x7feth0"},
+		{name: "name: escape character", template: "linux/interface/{name}", key: "linux/interface/\x1b[0m"},
+		{name: "binding: NUL in the first name", template: "vpp/bd/{name}/interface/{iface}", key: "vpp/bd/b\x00d/interface/memif0"},
+		{name: "literal: NUL instead of the literal", template: "x/{a:uint}/status", key: "x/1/stat\x00s"},
+		// Escapes that EscapeSegment never writes.
+		{name: "name: lone percent", template: "linux/interface/{name}", key: "linux/interface/%"},
+		{name: "name: percent at the end", template: "linux/interface/{name}", key: "linux/interface/eth0%"},
+		{name: "name: truncated escape", template: "linux/interface/{name}", key: "linux/interface/eth0%4"},
+		{name: "name: truncated escape of a slash", template: "linux/interface/{name}", key: "linux/interface/a%2"},
+		{name: "name: not hex", template: "linux/interface/{name}", key: "linux/interface/%zz"},
+		{name: "name: escaped space", template: "linux/interface/{name}", key: "linux/interface/a%20b"},
+		{name: "name: lower-case escape", template: "linux/interface/{name}", key: "linux/interface/a%2fb"},
+		{name: "name: bad escape after a good one", template: "linux/interface/{name}", key: "linux/interface/%25%zz"},
+		{name: "binding: bad escape in the second name", template: "vpp/bd/{name}/interface/{iface}", key: "vpp/bd/bd1/interface/memif%0"},
+		{name: "backtracking: bad escape", template: "a/{x}-{y:uint}", key: "a/%zz-1"},
+		// Numbers and addresses that KeyValue never writes.
+		{name: "uint: leading zero", template: "x/{a:uint}", key: "x/007"},
+		{name: "uint: two zeros", template: "x/{a:uint}", key: "x/00"},
+		{name: "uint: beyond 64 bits", template: "x/{a:uint}", key: "x/18446744073709551616"},
+		{name: "uint: 21 digits", template: "x/{a:uint}", key: "x/100000000000000000000"},
+		{name: "ip: IPv4 with a leading zero", template: routeTemplate, key: "vpp/route/vrf/0/dst/10.1.1.0/24/gw/10.1.1.01"},
+		{name: "ip: three octets", template: routeTemplate, key: "vpp/route/vrf/0/dst/10.1.1.0/24/gw/10.1.1"},
+		{name: "ip: octet out of range", template: routeTemplate, key: "vpp/route/vrf/0/dst/10.1.1.0/24/gw/10.1.1.256"},
+		{name: "ip: IPv6 not compressed", template: routeTemplate, key: "vpp/route/vrf/0/dst/10.1.1.0/24/gw/fe80:0:0:0:0:0:0:1"},
+		{name: "ip: IPv6 with leading zeros", template: routeTemplate, key: "vpp/route/vrf/0/dst/10.1.1.0/24/gw/fe80::0001"},
+		{name: "ip: IPv6 mapped as hex", template: routeTemplate, key: "vpp/route/vrf/0/dst/10.1.1.0/24/gw/::ffff:a00:1"},
+		{name: "ipprefix: host bits set", template: routeTemplate, key: "vpp/route/vrf/0/dst/10.1.1.7/24/gw/10.1.1.1"},
+		{name: "ipprefix: length with a leading zero", template: routeTemplate, key: "vpp/route/vrf/0/dst/10.1.1.0/024/gw/10.1.1.1"},
+		{name: "ipprefix: length out of range", template: routeTemplate, key: "vpp/route/vrf/0/dst/10.1.1.0/33/gw/10.1.1.1"},
+		{name: "ipprefix: IPv6 not canonical", template: routeTemplate, key: "vpp/route/vrf/0/dst/2001:db8:0::/48/gw/10.1.1.1"},
+		{name: "ipiface: not canonical", template: "a/{x:ipiface}", key: "a/fd00:0::1/64"},
+		{name: "ipiface: no length", template: "a/{x:ipiface}", key: "a/10.0.0.1"},
 		// Backtracking templates.
 		{name: "backtracking: empty name", template: "a/{x}-{y:uint}", key: "a/-1"},
 		{name: "backtracking: empty number", template: "a/{x}-{y:uint}", key: "a/foo-"},
@@ -678,6 +910,9 @@ func TestMatchRejects(t *testing.T) {
 			tmpl := kv.MustParseKeyTemplate(tt.template)
 			if tmpl.Match(tt.key) {
 				t.Errorf("template %q: Match(%q) = true, want false", tt.template, tt.key)
+			}
+			if parseLikeGenerated(tmpl, tt.key) {
+				t.Errorf("template %q: SplitInto and the ParseKey functions accept %q", tt.template, tt.key)
 			}
 			if values, ok := tmpl.Split(tt.key); ok || values != nil {
 				t.Errorf("template %q: Split(%q) = %q, %v; want nil, false", tt.template, tt.key, values, ok)
@@ -719,6 +954,7 @@ func TestOverlaps(t *testing.T) {
 		a, b        string
 		wantOverlap bool
 		wantExample string
+		notKeys     bool // the example fits the structures only
 	}{
 		{
 			name: "bridge domain vs its bindings (escaped names never hold '/')",
@@ -780,6 +1016,7 @@ func TestOverlaps(t *testing.T) {
 			b:           routeTemplate,
 			wantOverlap: true,
 			wantExample: "vpp/route/vrf/0/dst/a/0/gw/a",
+			notKeys:     true,
 		},
 		{
 			name:        "same shape, different field names",
@@ -787,6 +1024,7 @@ func TestOverlaps(t *testing.T) {
 			b:           "vpp/arp/{if}/{addr:ip}",
 			wantOverlap: true,
 			wantExample: "vpp/arp/a/a",
+			notKeys:     true,
 		},
 		{
 			name:        "ip vs mac",
@@ -794,6 +1032,7 @@ func TestOverlaps(t *testing.T) {
 			b:           "vpp/arp/{interface}/{mac:mac}",
 			wantOverlap: true,
 			wantExample: "vpp/arp/a/a",
+			notKeys:     true,
 		},
 		{
 			name:        "ip vs uint",
@@ -801,6 +1040,7 @@ func TestOverlaps(t *testing.T) {
 			b:           "a/{x:ip}",
 			wantOverlap: true,
 			wantExample: "a/0",
+			notKeys:     true,
 		},
 		{
 			name:        "name spans a literal of the other",
@@ -815,6 +1055,7 @@ func TestOverlaps(t *testing.T) {
 			b:           "p/{a}/{b}",
 			wantOverlap: true,
 			wantExample: "p/a/0",
+			notKeys:     true,
 		},
 		{
 			name:        "no placeholders",
@@ -844,11 +1085,16 @@ func TestOverlaps(t *testing.T) {
 			if example != tt.wantExample {
 				t.Errorf("example = %q, want %q", example, tt.wantExample)
 			}
-			if !a.Match(example) {
-				t.Errorf("example %q does not match %q", example, tt.a)
+			// The example fits the structure of both (the regexps of
+			// fuzz_test.go); only examples whose values are in key form
+			// are keys of both.
+			for _, text := range []string{tt.a, tt.b} {
+				if !templateRegexp(t, text).MatchString(example) {
+					t.Errorf("example %q does not fit the structure of %q", example, text)
+				}
 			}
-			if !b.Match(example) {
-				t.Errorf("example %q does not match %q", example, tt.b)
+			if !tt.notKeys && (!a.Match(example) || !b.Match(example)) {
+				t.Errorf("example %q is not a key of both templates", example)
 			}
 		})
 	}
@@ -1012,6 +1258,8 @@ func TestAppendKeyValue(t *testing.T) {
 		{kv.FormatName, "100%", "100%25"},
 		{kv.FormatUint, "42", "42"},
 		{kv.FormatUint, "-1", "-1"},
+		{kv.FormatUint, "007", "7"},
+		{kv.FormatName, "a\x00b", "a\x00b"},
 		{kv.FormatIP, "2001:DB8::1", "2001:db8::1"},
 		{kv.FormatIP, "fe80::1%eth0", "fe80::1%25eth0"},
 		{kv.FormatIP, "10.0.0.256", "10.0.0.256"},
@@ -1020,6 +1268,8 @@ func TestAppendKeyValue(t *testing.T) {
 		{kv.FormatIPInterface, "2001:DB8::1/64", "2001:db8::1/64"},
 		{kv.FormatMAC, "02:AB:00:00:00:01", "02:ab:00:00:00:01"},
 		{kv.FormatMAC, "zz", "zz"},
+		{kv.FormatMAC, "02:AB:00:00:00:01:02:03", "02:AB:00:00:00:01:02:03"},
+		{kv.FormatMAC, "0000.5e00.5301", "00:00:5e:00:53:01"},
 	}
 	for _, c := range cases {
 		if got := string(kv.AppendKeyValue([]byte("p/"), c.f, c.in)); got != "p/"+c.out {

@@ -65,7 +65,7 @@ var propDescriptors = []kvtest.Config{
 	{Name: "b", KeyTemplate: "b/{n}", NoUpdate: true},
 	{Name: "c", KeyTemplate: "c/{n}"},
 	{Name: "d", KeyTemplate: "d/{n}"},
-	{Name: "p", KeyTemplate: "p/{i}/{ip:ipprefix}", NoUpdate: true},
+	{Name: "p", KeyTemplate: "p/{i}/{ip:ipiface}", NoUpdate: true},
 }
 
 var (

@@ -39,15 +39,13 @@ func (m *model) keyPos() position {
 }
 
 // checkKeyFields reports two placeholders of a model's key that would
-// become one field of its typed key: the same field twice, or two paths
-// with one Go name ({peer.name} and {peer_name}).
+// become one field of its typed key: two paths with one Go name
+// ({peer.name} and {peer_name}). The same field twice is a grammar error,
+// which kv.ParseKeyTemplate reports.
 func checkKeyFields(t *keyTemplate) error {
 	for i, a := range t.holders {
 		for _, b := range t.holders[:i] {
-			switch {
-			case a.path == b.path:
-				return fmt.Errorf("placeholder {%s} appears twice in the key %q; a key carries each field once", a.path, t.text)
-			case a.goName == b.goName:
+			if a.goName == b.goName {
 				return fmt.Errorf("placeholders {%s} and {%s} of the key %q would both be the key field %s", b.path, a.path, t.text, a.goName)
 			}
 		}

@@ -90,7 +90,158 @@ message A {
   option (kvdescriptor.v1.model) = {key: "a/{name}/b/{name}"};
   string name = 1;
 }`},
-			want: `test.proto:3: option (kvdescriptor.v1.model).key: placeholder {name} appears twice in the key "a/{name}/b/{name}"; a key carries each field once`,
+			want: `test.proto:3: option (kvdescriptor.v1.model).key: key template "a/{name}/b/{name}": placeholder {name} at offset 11 repeats the field of {name} at offset 2; a key carries each field once`,
+		},
+		// The grammar of runtime/kv (kv.ParseKeyTemplate): what the
+		// runtime would refuse is a generator error, never generated code.
+		{
+			name: "NUL in the key",
+			files: map[string]string{"test.proto": `
+message A {
+  option (kvdescriptor.v1.model) = {key: "a/\000/{name}"};
+  string name = 1;
+}`},
+			want: `test.proto:3: option (kvdescriptor.v1.model).key: key template "a/\x00/{name}": control character 0x00 at offset 2`,
+		},
+		{
+			name: "newline in the key",
+			files: map[string]string{"test.proto": `
+message A {
+  option (kvdescriptor.v1.model) = {key: "a/{name}\n"};
+  string name = 1;
+}`},
+			want: `test.proto:3: option (kvdescriptor.v1.model).key: key template "a/{name}\n": control character 0x0a at offset 8`,
+		},
+		{
+			name: "tab in a placeholder",
+			files: map[string]string{"test.proto": `
+message A {
+  option (kvdescriptor.v1.model) = {key: "a/{\tname}"};
+  string name = 1;
+}`},
+			want: `test.proto:3: option (kvdescriptor.v1.model).key: key template "a/{\tname}": control character 0x09 at offset 3`,
+		},
+		{
+			name: "DEL in the key",
+			files: map[string]string{"test.proto": `
+message A {
+  option (kvdescriptor.v1.model) = {key: "a\177/{name}"};
+  string name = 1;
+}`},
+			want: `test.proto:3: option (kvdescriptor.v1.model).key: key template "a\x7f/{name}": control character 0x7f at offset 1`,
+		},
+		{
+			name: "trailing slash",
+			files: map[string]string{"test.proto": `
+message A {
+  option (kvdescriptor.v1.model) = {key: "a/{name}/"};
+  string name = 1;
+}`},
+			want: `test.proto:3: option (kvdescriptor.v1.model).key: key template "a/{name}/": ends with '/' (offset 8): the last segment is empty`,
+		},
+		{
+			name: "leading slash",
+			files: map[string]string{"test.proto": `
+message A {
+  option (kvdescriptor.v1.model) = {key: "/a/{name}"};
+  string name = 1;
+}`},
+			want: `test.proto:3: option (kvdescriptor.v1.model).key: key template "/a/{name}": starts with '/': the first segment is empty`,
+		},
+		{
+			name: "double slash",
+			files: map[string]string{"test.proto": `
+message A {
+  option (kvdescriptor.v1.model) = {key: "a//{name}"};
+  string name = 1;
+}`},
+			want: `test.proto:3: option (kvdescriptor.v1.model).key: key template "a//{name}": empty segment "//" at offset 1`,
+		},
+		{
+			name: "percent in the key",
+			files: map[string]string{"test.proto": `
+message A {
+  option (kvdescriptor.v1.model) = {key: "a%2F/{name}"};
+  string name = 1;
+}`},
+			want: `test.proto:3: option (kvdescriptor.v1.model).key: key template "a%2F/{name}": '%' at offset 1: it starts escapes in keys and cannot be literal text`,
+		},
+		{
+			name: "empty key set explicitly",
+			files: map[string]string{"test.proto": `
+message A {
+  option (kvdescriptor.v1.model) = {key: ""};
+  string name = 1;
+}`},
+			want: "test.proto:3: option (kvdescriptor.v1.model).key: the key template is empty",
+		},
+		{
+			name: "derived key with a trailing slash",
+			files: map[string]string{"test.proto": `
+message A {
+  option (kvdescriptor.v1.model) = {key: "a/{name}"};
+  string name = 1;
+  repeated string addrs = 2 [(kvdescriptor.v1.field).derive = {key: "a/{name}/addr/{addrs}/"}];
+}`},
+			want: `test.proto:5: option (kvdescriptor.v1.field).derive.key: key template "a/{name}/addr/{addrs}/": ends with '/' (offset 21): the last segment is empty`,
+		},
+		{
+			name: "derived key with a repeated placeholder",
+			files: map[string]string{"test.proto": `
+message A {
+  option (kvdescriptor.v1.model) = {key: "a/{name}"};
+  string name = 1;
+  repeated string addrs = 2 [(kvdescriptor.v1.field).derive = {key: "a/{addrs}/{addrs}"}];
+}`},
+			want: `test.proto:5: option (kvdescriptor.v1.field).derive.key: key template "a/{addrs}/{addrs}": placeholder {addrs} at offset 10 repeats the field of {addrs} at offset 2; a key carries each field once`,
+		},
+		{
+			name: "dependency key with a double slash",
+			files: map[string]string{"test.proto": `
+message A {
+  option (kvdescriptor.v1.model) = {
+    key: "a/{name}"
+    dependencies: {label: "x" key: "b//{name}"}
+  };
+  string name = 1;
+}`},
+			want: `test.proto:3: option (kvdescriptor.v1.model).dependencies: dependency "x": key template "b//{name}": empty segment "//" at offset 1`,
+		},
+		{
+			name: "any_of prefix without its trailing slash",
+			files: map[string]string{"test.proto": `
+message A {
+  option (kvdescriptor.v1.model) = {
+    key: "a/{name}"
+    dependencies: {label: "x" any_of: {prefixes: "b/{name}"}}
+  };
+  string name = 1;
+}`},
+			want: `test.proto:3: option (kvdescriptor.v1.model).dependencies: dependency "x": prefix: key prefix "b/{name}" does not end with '/': a prefix ends where a segment of the key does`,
+		},
+		{
+			name: "any_of prefix with a double slash",
+			files: map[string]string{"test.proto": `
+message A {
+  option (kvdescriptor.v1.model) = {
+    key: "a/{name}"
+    dependencies: {label: "x" any_of: {prefixes: "b/{name}//"}}
+  };
+  string name = 1;
+}`},
+			want: `test.proto:3: option (kvdescriptor.v1.model).dependencies: dependency "x": prefix: key template "b/{name}/": ends with '/' (offset 8): the last segment is empty`,
+		},
+		{
+			name: "any_of prefix of a slash only",
+			files: map[string]string{"test.proto": `
+message A {
+  option (kvdescriptor.v1.model) = {
+    key: "a/{name}"
+    dependencies: {label: "x" any_of: {prefixes: "/"}}
+  };
+  string name = 1;
+}`},
+			want: `test.proto:3: option (kvdescriptor.v1.model).dependencies: dependency "x": prefix: key prefix "/" is empty before its '/'`,
 		},
 		{
 			name: "two key placeholders with one Go name",

@@ -274,7 +274,7 @@ func parseDependency(d *kvdescriptorv1.Dependency, s scope) (templateDep, error)
 		return dep, fmt.Errorf("dependency %q: any_of needs at least one prefix", dep.label)
 	}
 	for _, p := range anyOf.GetPrefixes() {
-		t, err := parseTemplate(p, s)
+		t, err := parsePrefixTemplate(p, s)
 		if err != nil {
 			return dep, fmt.Errorf("dependency %q: prefix: %v", dep.label, err)
 		}

@@ -300,17 +300,44 @@ func (s scope) resolve(path string) (*placeholder, error) {
 }
 
 // parseTemplate parses a key template written over the fields in scope.
+// Its grammar is runtime/kv's (kv.ParseKeyTemplate), so that the
+// generator and the runtime cannot disagree on what a template is.
 func parseTemplate(text string, s scope) (*keyTemplate, error) {
 	if text == "" {
 		return nil, fmt.Errorf("the key template is empty")
 	}
-	raw, err := kv.ParseKeyTemplate(text)
+	return parseTemplateText(text, text, s)
+}
+
+// parsePrefixTemplate parses the key prefix of an AnyOf dependency: a key
+// template followed by one '/', so that the prefix ends where a segment
+// does (an interface "eth" is not a prefix of "eth0"'s keys).
+func parsePrefixTemplate(text string, s scope) (*keyTemplate, error) {
+	body, ok := strings.CutSuffix(text, "/")
+	if !ok {
+		return nil, fmt.Errorf("key prefix %q does not end with '/': a prefix ends where a segment of the key does", text)
+	}
+	if body == "" {
+		return nil, fmt.Errorf("key prefix %q is empty before its '/'", text)
+	}
+	t, err := parseTemplateText(body, text, s)
+	if err != nil {
+		return nil, err
+	}
+	t.literals[len(t.literals)-1] += "/"
+	return t, nil
+}
+
+// parseTemplateText parses the key template grammar, whose text is
+// written as text (the option's value, for messages).
+func parseTemplateText(grammar, text string, s scope) (*keyTemplate, error) {
+	raw, err := kv.ParseKeyTemplate(grammar)
 	if err != nil {
 		return nil, err
 	}
 	t := &keyTemplate{text: text}
 	var kvText strings.Builder
-	rest := text
+	rest := grammar
 	for _, h := range raw.Placeholders() {
 		if strings.Contains(h.Field, ":") || h.Format != kv.FormatName {
 			return nil, fmt.Errorf("placeholder {%s}: formats come from the field's (kvdescriptor.v1.field).format, not from the template", h.Field)

@@ -60,9 +60,9 @@ func checkKeyField(h *placeholder, raw *jen.Statement, path jen.Code) []jen.Code
 	var set, wrong []jen.Code
 	if k == protoreflect.StringKind {
 		set = append(set, jen.If(raw.Clone().Op("==").Lit("")).Block(add(path, "must be set: it is part of the key")))
-		if h.format != kv.FormatName {
-			wrong = append(wrong, jen.Else().If(jen.Id("r").Op(":=").Qual(kvPkg, "CheckFormat").Call(jen.Qual(kvPkg, formatConst(h.format)), raw.Clone()), jen.Id("r").Op("!=").Lit("")).Block(add(path, "%s", jen.Id("r"))))
-		}
+		// Names too: one with a control character makes a key that
+		// matches no template, and the error names the field.
+		wrong = append(wrong, jen.Else().If(jen.Id("r").Op(":=").Qual(kvPkg, "CheckFormat").Call(jen.Qual(kvPkg, formatConst(h.format)), raw.Clone()), jen.Id("r").Op("!=").Lit("")).Block(add(path, "%s", jen.Id("r"))))
 		return []jen.Code{jen.Add(append(set, wrong...)...)}
 	}
 	if isSignedKind(k) {

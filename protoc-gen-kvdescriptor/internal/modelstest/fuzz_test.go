@@ -3,6 +3,7 @@ package modelstest
 import (
 	"net"
 	"net/netip"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -40,13 +41,19 @@ func checkParsed[K interface{ String() string }](t *testing.T, key string, k K, 
 	}
 }
 
+// validName reports whether a name can be a key field: not empty, no
+// control characters (a key never holds one).
+func validName(s string) bool {
+	return s != "" && !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f })
+}
+
 // nameSeeds are names that need escaping or are otherwise awkward.
 func nameSeeds() []string {
 	var out []string
 	for _, n := range awkwardNames {
 		out = append(out, n.name, n.inKey)
 	}
-	return append(out, "", "%", "%2", "%2f", "%zz", "a%", "\x00", "\xff\xfe")
+	return append(out, "", "%", "%2", "%2f", "%zz", "a%", "\x00", "\xff\xfe", "eth0\n", "a\x7f")
 }
 
 var ipSeeds = []string{
@@ -79,7 +86,7 @@ func FuzzInterfaceKey(f *testing.F) {
 			})
 			built := vppinterfaces.BuildInterfaceKey(name)
 			k, ok = vppinterfaces.ParseInterfaceKey(built)
-			if ok != (name != "") || ok && k.Name != name {
+			if ok != validName(name) || ok && k.Name != name {
 				t.Fatalf("vpp interface: Parse(Build(%q) = %q) = %+v, %v", name, built, k, ok)
 			}
 		}
@@ -90,7 +97,7 @@ func FuzzInterfaceKey(f *testing.F) {
 			})
 			built := linuxinterfaces.BuildInterfaceKey(name)
 			k, ok = linuxinterfaces.ParseInterfaceKey(built)
-			if ok != (name != "") || ok && k.Name != name {
+			if ok != validName(name) || ok && k.Name != name {
 				t.Fatalf("linux interface: Parse(Build(%q) = %q) = %+v, %v", name, built, k, ok)
 			}
 			if ok && linuxinterfaces.IsInterfaceIpAddressesKey(built) {
@@ -104,7 +111,7 @@ func FuzzInterfaceKey(f *testing.F) {
 			})
 			built := vppl2.BuildBridgeDomainKey(name)
 			k, ok = vppl2.ParseBridgeDomainKey(built)
-			if ok != (name != "") || ok && k.Name != name {
+			if ok != validName(name) || ok && k.Name != name {
 				t.Fatalf("bridge domain: Parse(Build(%q) = %q) = %+v, %v", name, built, k, ok)
 			}
 			if ok && vppl2.IsBridgeDomainInterfacesKey(built) {
@@ -127,7 +134,7 @@ func FuzzBridgeDomainInterfacesKey(f *testing.F) {
 		built := vppl2.BuildBridgeDomainInterfacesKey(bd, iface)
 		k, ok = vppl2.ParseBridgeDomainInterfacesKey(built)
 		want := vppl2.BridgeDomainInterfacesKey{Name: bd, InterfacesName: iface}
-		if ok != (bd != "" && iface != "") || ok && k != want {
+		if ok != (validName(bd) && validName(iface)) || ok && k != want {
 			t.Fatalf("Parse(Build(%q, %q) = %q) = %+v, %v", bd, iface, built, k, ok)
 		}
 	})
@@ -146,7 +153,7 @@ func FuzzARPEntryKey(f *testing.F) {
 		built := vppl3.BuildARPEntryKey(iface, ip)
 		k, ok = vppl3.ParseARPEntryKey(built)
 		addr, err := netip.ParseAddr(ip)
-		valid := iface != "" && err == nil && addr.Zone() == ""
+		valid := validName(iface) && err == nil && addr.Zone() == ""
 		if ok != valid {
 			t.Fatalf("Parse(Build(%q, %q) = %q) ok = %v, want %v", iface, ip, built, ok, valid)
 		}
@@ -171,7 +178,7 @@ func FuzzFIBEntryKey(f *testing.F) {
 		built := vppl2.BuildFIBEntryKey(bd, m)
 		k, ok = vppl2.ParseFIBEntryKey(built)
 		hw, err := net.ParseMAC(m)
-		valid := bd != "" && err == nil
+		valid := validName(bd) && err == nil && len(hw) == 6 // EUI-64 is not a MAC address of a key
 		if ok != valid {
 			t.Fatalf("Parse(Build(%q, %q) = %q) ok = %v, want %v", bd, m, built, ok, valid)
 		}
@@ -225,7 +232,7 @@ func FuzzLinuxRouteKey(f *testing.F) {
 		built := linuxl3.BuildRouteKey(oif, dst)
 		k, ok = linuxl3.ParseRouteKey(built)
 		p, err := netip.ParsePrefix(dst)
-		valid := oif != "" && err == nil
+		valid := validName(oif) && err == nil
 		if ok != valid {
 			t.Fatalf("Parse(Build(%q, %q) = %q) ok = %v, want %v", oif, dst, built, ok, valid)
 		}
@@ -254,7 +261,7 @@ func FuzzInterfaceIpAddressesKey(f *testing.F) {
 		built := linuxinterfaces.BuildInterfaceIpAddressesKey(name, ip)
 		k, ok = linuxinterfaces.ParseInterfaceIpAddressesKey(built)
 		p, err := netip.ParsePrefix(ip)
-		valid := name != "" && err == nil
+		valid := validName(name) && err == nil
 		if ok != valid {
 			t.Fatalf("Parse(Build(%q, %q) = %q) ok = %v, want %v", name, ip, built, ok, valid)
 		}

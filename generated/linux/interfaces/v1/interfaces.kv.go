@@ -142,6 +142,8 @@ func interfaceValidate(key string, v *Interface) error {
 	var errs *kv.InvalidValueError
 	if v.GetName() == "" {
 		errs = errs.Add("name", "must be set: it is part of the key")
+	} else if r := kv.CheckFormat(kv.FormatName, v.GetName()); r != "" {
+		errs = errs.Add("name", "%s", r)
 	}
 	if r := kv.CheckFormat(kv.FormatMAC, v.GetPhysAddress()); r != "" {
 		errs = errs.Add("phys_address", "%s", r)
@@ -159,6 +161,8 @@ func interfaceValidate(key string, v *Interface) error {
 	if e := v.GetMaster(); e != "" {
 		if e == "" {
 			errs = errs.Add("master", "must be set: it is part of the key")
+		} else if r := kv.CheckFormat(kv.FormatName, e); r != "" {
+			errs = errs.Add("master", "%s", r)
 		}
 	}
 	if errs == nil {
@@ -369,6 +373,8 @@ func interfaceMasterValidate(key string, v *wrapperspb.StringValue) error {
 	var errs *kv.InvalidValueError
 	if v.GetValue() == "" {
 		errs = errs.Add("master", "must be set: it is part of the key")
+	} else if r := kv.CheckFormat(kv.FormatName, v.GetValue()); r != "" {
+		errs = errs.Add("master", "%s", r)
 	}
 	if errs == nil {
 		k, _ := ParseInterfaceMasterKey(key)

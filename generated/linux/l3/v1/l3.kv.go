@@ -124,6 +124,8 @@ func routeValidate(key string, v *Route) error {
 	var errs *kv.InvalidValueError
 	if v.GetOutgoingInterface() == "" {
 		errs = errs.Add("outgoing_interface", "must be set: it is part of the key")
+	} else if r := kv.CheckFormat(kv.FormatName, v.GetOutgoingInterface()); r != "" {
+		errs = errs.Add("outgoing_interface", "%s", r)
 	}
 	if v.GetDstNetwork() == "" {
 		errs = errs.Add("dst_network", "must be set: it is part of the key")
@@ -273,6 +275,8 @@ func neighbourValidate(key string, v *Neighbour) error {
 	var errs *kv.InvalidValueError
 	if v.GetInterface() == "" {
 		errs = errs.Add("interface", "must be set: it is part of the key")
+	} else if r := kv.CheckFormat(kv.FormatName, v.GetInterface()); r != "" {
+		errs = errs.Add("interface", "%s", r)
 	}
 	if v.GetIpAddress() == "" {
 		errs = errs.Add("ip_address", "must be set: it is part of the key")

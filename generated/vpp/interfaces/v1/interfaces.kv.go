@@ -114,6 +114,8 @@ func interfaceValidate(key string, v *Interface) error {
 	var errs *kv.InvalidValueError
 	if v.GetName() == "" {
 		errs = errs.Add("name", "must be set: it is part of the key")
+	} else if r := kv.CheckFormat(kv.FormatName, v.GetName()); r != "" {
+		errs = errs.Add("name", "%s", r)
 	}
 	if r := kv.CheckFormat(kv.FormatMAC, v.GetPhysAddress()); r != "" {
 		errs = errs.Add("phys_address", "%s", r)

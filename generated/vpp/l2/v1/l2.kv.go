@@ -101,6 +101,8 @@ func bridgeDomainValidate(key string, v *BridgeDomain) error {
 	var errs *kv.InvalidValueError
 	if v.GetName() == "" {
 		errs = errs.Add("name", "must be set: it is part of the key")
+	} else if r := kv.CheckFormat(kv.FormatName, v.GetName()); r != "" {
+		errs = errs.Add("name", "%s", r)
 	}
 	{
 		first := -1
@@ -129,6 +131,8 @@ func bridgeDomainValidate(key string, v *BridgeDomain) error {
 	for i, e := range v.GetInterfaces() {
 		if e.GetName() == "" {
 			errs = errs.Add(fmt.Sprintf("interfaces[%d].name", i), "must be set: it is part of the key")
+		} else if r := kv.CheckFormat(kv.FormatName, e.GetName()); r != "" {
+			errs = errs.Add(fmt.Sprintf("interfaces[%d].name", i), "%s", r)
 		}
 	}
 	if errs == nil {
@@ -246,6 +250,8 @@ func bridgeDomainInterfacesValidate(key string, v *BridgeDomain_Interface) error
 	var errs *kv.InvalidValueError
 	if v.GetName() == "" {
 		errs = errs.Add("name", "must be set: it is part of the key")
+	} else if r := kv.CheckFormat(kv.FormatName, v.GetName()); r != "" {
+		errs = errs.Add("name", "%s", r)
 	}
 	if errs == nil {
 		k, _ := ParseBridgeDomainInterfacesKey(key)
@@ -388,6 +394,8 @@ func fIBEntryValidate(key string, v *FIBEntry) error {
 	var errs *kv.InvalidValueError
 	if v.GetBridgeDomain() == "" {
 		errs = errs.Add("bridge_domain", "must be set: it is part of the key")
+	} else if r := kv.CheckFormat(kv.FormatName, v.GetBridgeDomain()); r != "" {
+		errs = errs.Add("bridge_domain", "%s", r)
 	}
 	if v.GetPhysAddress() == "" {
 		errs = errs.Add("phys_address", "must be set: it is part of the key")

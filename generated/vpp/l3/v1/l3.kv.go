@@ -216,6 +216,8 @@ func aRPEntryValidate(key string, v *ARPEntry) error {
 	var errs *kv.InvalidValueError
 	if v.GetInterface() == "" {
 		errs = errs.Add("interface", "must be set: it is part of the key")
+	} else if r := kv.CheckFormat(kv.FormatName, v.GetInterface()); r != "" {
+		errs = errs.Add("interface", "%s", r)
 	}
 	if v.GetIpAddress() == "" {
 		errs = errs.Add("ip_address", "must be set: it is part of the key")
