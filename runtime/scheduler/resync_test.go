@@ -301,7 +301,7 @@ func TestSnapshotsRebuiltFromHistory(t *testing.T) {
 	s := newScheduler(t)
 	for _, c := range []kvtest.Config{
 		{Name: "iface", KeyTemplate: "iface/{name}", WithMetadata: true},
-		{Name: "addr", KeyTemplate: "addr/{iface}/{ip:ipprefix}"},
+		{Name: "addr", KeyTemplate: "addr/{iface}/{ip:ipiface}"},
 		{Name: "route", KeyTemplate: "route/{name}"},
 	} {
 		if err := s.Register(harness(t, sb, c)); err != nil {
