@@ -151,6 +151,11 @@ func (r *run) deriveOne(n *node, k string, value proto.Message) {
 		r.mut(dn)
 		dn.intent, dn.intentSeq = value, r.seq
 		r.evaluate(dn)
+		if dn.invalid != nil && !r.reverting {
+			// Bad input in the base's value: an error of the commit,
+			// like an invalid value set directly.
+			r.keyErr(dn.key, OpNone, dn.invalid)
+		}
 	}
 	if n.origin == kv.OriginSB {
 		r.observe(dn, dn.intent, nil, DISCOVERED)

@@ -871,7 +871,9 @@ func (r *run) settleState(n *node, pending, record bool) {
 	wasState := n.state
 	n.state, n.lastErr = st, err
 	if flags != 0 && record && wasState != st {
-		r.opFor(n, Op{Key: n.key, Kind: OpNone, Value: n.intent, Flags: flags | r.nodeFlags(n)})
+		// INVALID and UNIMPLEMENTED records carry their error, so that
+		// the history (timelines, snapshots) keeps it.
+		r.opFor(n, Op{Key: n.key, Kind: OpNone, Value: n.intent, Flags: flags | r.nodeFlags(n), Err: err})
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/kvtest"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
 )
 
@@ -180,4 +181,43 @@ func TestLabelPanicOnRead(t *testing.T) {
 	if _, err := s.Txn().Delete(key).Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestInvalidDerivedValue: a derived value that fails validation is an
+// error of the commit, like an invalid value set directly, and its error
+// survives in a graph snapshot rebuilt from the history.
+func TestInvalidDerivedValue(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	sb := kvtest.NewSB()
+	s := newScheduler(t)
+	if err := s.Register(
+		harness(t, sb, kvtest.Config{Name: "iface", KeyTemplate: "iface/{name}"}),
+		harness(t, sb, kvtest.Config{Name: "addr", KeyTemplate: "addr/{name}"}),
+	); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Txn().Set("iface/e0", kvtest.Value("derive:addr/e0[invalid:mask]")).Commit(ctx)
+	var txnErr *scheduler.TxnError
+	if !errors.As(err, &txnErr) || len(txnErr.Errors) != 1 || txnErr.Errors[0].Key != "addr/e0" ||
+		!strings.Contains(err.Error(), "mask") {
+		t.Fatalf("Commit: %v, want an error of addr/e0 naming the field mask", err)
+	}
+	// Another transaction, so that the snapshot is rebuilt from the history.
+	if _, err := s.Txn().Set("iface/e1", kvtest.Value("up")).Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := s.GraphSnapshot(res.Seq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range snap.Nodes {
+		if n.Key == "addr/e0" {
+			if n.State != scheduler.INVALID || n.Err == nil || !strings.Contains(n.Err.Error(), "mask") {
+				t.Errorf("snapshot as of #%d: addr/e0 %v, error %v; want INVALID naming mask", res.Seq, n.State, n.Err)
+			}
+			return
+		}
+	}
+	t.Errorf("snapshot as of #%d has no addr/e0: %+v", res.Seq, snap.Nodes)
 }
