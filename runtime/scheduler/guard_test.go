@@ -3,6 +3,7 @@ package scheduler_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -220,4 +221,26 @@ func TestInvalidDerivedValue(t *testing.T) {
 		}
 	}
 	t.Errorf("snapshot as of #%d has no addr/e0: %+v", res.Seq, snap.Nodes)
+}
+
+// TestLogKeysCannotForgeLines: a key with a newline (an unknown key is
+// accepted as UNIMPLEMENTED) is quoted in the transaction log instead of
+// starting a line of its own.
+func TestLogKeysCannotForgeLines(t *testing.T) {
+	t.Parallel()
+	var log syncBuffer
+	s, err := scheduler.New(scheduler.WithLogger(slog.New(scheduler.NewLogHandler(&log, slog.LevelInfo))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(context.Background())
+	_, _ = s.Txn().Set("x/a\nERROR forged", kvtest.Value("v")).Commit(context.Background())
+	for _, line := range strings.Split(log.String(), "\n") {
+		if strings.HasPrefix(line, "ERROR forged") {
+			t.Fatalf("a key started a log line of its own:\n%s", log.String())
+		}
+	}
+	if !strings.Contains(log.String(), `"x/a\nERROR forged"`) {
+		t.Errorf("the key is not quoted in the log:\n%s", log.String())
+	}
 }

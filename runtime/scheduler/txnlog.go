@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"strconv"
@@ -128,7 +127,7 @@ func writeOps(b *strings.Builder, ops []Op, withValues bool) {
 		b.WriteString(". ")
 		b.WriteString(o.Kind.String())
 		b.WriteByte(' ')
-		b.WriteString(o.Key)
+		b.WriteString(logSafe(o.Key))
 		if o.Flags != 0 {
 			b.WriteString(" [")
 			o.Flags.appendTo(b)
@@ -136,7 +135,7 @@ func writeOps(b *strings.Builder, ops []Op, withValues bool) {
 		}
 		if o.Err != nil {
 			b.WriteString(" error: ")
-			b.WriteString(o.Err.Error())
+			b.WriteString(logSafe(o.Err.Error()))
 		}
 		if withValues && o.Value != nil {
 			b.WriteString("\n     value: ")
@@ -180,7 +179,10 @@ func (h *logHandler) Handle(_ context.Context, r slog.Record) error {
 	b.WriteByte(' ')
 	b.WriteString(first)
 	write := func(a slog.Attr) bool {
-		fmt.Fprintf(&b, " %s=%v", a.Key, a.Value)
+		b.WriteByte(' ')
+		b.WriteString(logSafe(a.Key))
+		b.WriteByte('=')
+		b.WriteString(logSafe(a.Value.String()))
 		return true
 	}
 	for _, a := range h.attrs {
@@ -205,3 +207,15 @@ func (h *logHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 }
 
 func (h *logHandler) WithGroup(string) slog.Handler { return h }
+
+// logSafe returns s as it is, or quoted (Go syntax) when it holds a
+// control character: a key or error text from outside (an unknown key, a
+// retrieved one) can then neither split a log line nor forge one.
+func logSafe(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == 0x7f {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}
