@@ -322,9 +322,9 @@ type faultSB struct {
 	panicG uint64
 	// partial allows faults that apply the change before failing.
 	partial bool
-	counts map[string]int // calls of the step by "op key"
-	fired  []fFault       // faults injected in the step
-	calls  []fCall        // calls of the step
+	counts  map[string]int // calls of the step by "op key"
+	fired   []fFault       // faults injected in the step
+	calls   []fCall        // calls of the step
 }
 
 func newFaultSB(rng *rand.Rand, rate float64) *faultSB {
@@ -660,7 +660,9 @@ func fDescriptors(sb *faultSB) ([]kv.Descriptor, error) {
 			Name:         m.name,
 			KeyPrefix:    m.prefix(),
 			WithMetadata: m.meta,
-			Equivalent:   func(key string, a, b *wrapperspb.StringValue) bool { return fEquivalent(key, a.GetValue(), b.GetValue()) },
+			Equivalent: func(key string, a, b *wrapperspb.StringValue) bool {
+				return fEquivalent(key, a.GetValue(), b.GetValue())
+			},
 		}
 		if m.deps != nil {
 			spec.Dependencies = func(key string, v *wrapperspb.StringValue) []kv.Dependency { return m.deps(key, fParse(v.GetValue())) }
