@@ -21,8 +21,9 @@ package scheduler_test
 // Each seed is a sequence of steps: transactions (sets and deletes over a
 // small key universe, best-effort or reverting, with or without a retry
 // policy), downstream resyncs (often after the southbound was changed
-// behind the scheduler's back) and full resyncs with the whole intended
-// state, while about 5 % of the southbound calls fail (retriable,
+// behind the scheduler's back), full resyncs with the whole intended
+// state, and restarts (a new scheduler over the same southbound, then a
+// full resync), while about 5 % of the southbound calls fail (retriable,
 // kv.NonRetriable, applied and then failed, panicking) and the southbound
 // refuses, as a kernel does, to create what misses a dependency or base.
 // After each step (and after the retries it started settled):
@@ -34,7 +35,15 @@ package scheduler_test
 //	(iii) a reverted transaction leaves the southbound as before it, unless
 //	      an undo call failed;
 //	(iv)  Commit returns (within -fault.deadline), neither Commit nor Status
-//	      panics.
+//	      panics;
+//
+// and, beyond the brief of issue 10, two checks that name a divergence
+// where it starts: the scheduler's view (Status.Applied) is the
+// southbound (view-*), and no call is refused for a missing base or
+// dependency nor deletes what the southbound still holds values for that
+// need it (order-*). Keys the scheduler cannot know of (changed behind its
+// back or hidden by a failed Retrieve, until read) are left out of the
+// checks that depend on its knowledge.
 //
 // Every 40 steps, and at the end, a checkpoint switches faults off and runs
 // a full resync with the intended state (a second one when the first did
