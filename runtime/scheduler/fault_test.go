@@ -1,0 +1,1286 @@
+package scheduler_test
+
+// The fault test: random transactions against a southbound that fails
+// calls at random, checked against the test's own model of what the
+// southbound must hold (schema and southbound in fault_sb_test.go; minimal
+// reproductions of what it found in fault_repro_test.go).
+//
+// It is gated until the engine fixes land: it runs only with KVD_FAULT=1.
+//
+//	KVD_FAULT=1 go test -count=1 -run 'TestFault$' ./runtime/scheduler/
+//
+// runs 400 steps per seed over 4 seeds, in two configurations (about a
+// second, a few more for shrinking what it finds). The long version:
+//
+//	KVD_FAULT=1 go test -count=1 -timeout 4h -run 'TestFault$' ./runtime/scheduler/ \
+//		-fault.txns=100000 -fault.seeds=8
+//
+// (or KVD_FAULT_TXNS=100000 KVD_FAULT_SEEDS=8). -fault.seed=N runs only seed
+// N; -fault.shrink=false skips minimising the first instance of each class.
+//
+// Each seed is a sequence of steps: transactions (sets and deletes over a
+// small key universe, best-effort or reverting, with or without a retry
+// policy), downstream resyncs (often after the southbound was changed
+// behind the scheduler's back), full resyncs with the whole intended
+// state, and restarts (a new scheduler over the same southbound, then a
+// full resync), while about 5 % of the southbound calls fail (retriable,
+// kv.NonRetriable, applied and then failed, panicking) and the southbound
+// refuses, as a kernel does, to create what misses a dependency or base.
+// After each step (and after the retries it started settled):
+//
+//	(i)   no value is in the southbound while its base or a dependency of it
+//	      (of the version the southbound holds) is not;
+//	(ii)  every CONFIGURED value equals (by the descriptor's comparator) what
+//	      the southbound holds, and its metadata is the southbound's;
+//	(iii) a reverted transaction leaves the southbound as before it, unless
+//	      an undo call failed;
+//	(iv)  Commit returns (within -fault.deadline), neither Commit nor Status
+//	      panics;
+//
+// and, beyond the brief of issue 10, two checks that name a divergence
+// where it starts: the scheduler's view (Status.Applied) is the
+// southbound (view-*), and no call is refused for a missing base or
+// dependency nor deletes what the southbound still holds values for that
+// need it (order-*). Keys the scheduler cannot know of (changed behind its
+// back or hidden by a failed Retrieve, until read) are left out of the
+// checks that depend on its knowledge.
+//
+// Every 40 steps, and at the end, a checkpoint switches faults off and runs
+// a full resync with the intended state (a second one when the first did
+// not converge), then checks:
+//
+//	(v)   the southbound holds exactly the intended values whose dependencies
+//	      can be met (transitively, a veth pair as a unit), derived values
+//	      included;
+//	(vi)  those are CONFIGURED, and the other intended values (and derived
+//	      values of present bases) are PENDING; nothing else has a status.
+//
+// A divergence ends the incident: the run starts afresh (new scheduler,
+// empty southbound) and goes on, so that the counts are of independent
+// incidents. The first instance of each class is shrunk by replaying its
+// steps with the faults that fired, as planned faults, and printed both
+// readably and as a Go literal for fault_repro_test.go.
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
+)
+
+var (
+	faultTxns     = flag.Int("fault.txns", 0, "steps per seed of TestFault (default 400, or $KVD_FAULT_TXNS)")
+	faultSeeds    = flag.Int("fault.seeds", 0, "seeds of TestFault (default 4, or $KVD_FAULT_SEEDS)")
+	faultSeed     = flag.Int64("fault.seed", -1, "run only this seed of TestFault")
+	faultShrink   = flag.Bool("fault.shrink", true, "shrink the first instance of each divergence class")
+	faultRate     = flag.Float64("fault.rate", 0.05, "probability that a southbound call fails")
+	faultPanics   = flag.Bool("fault.panics", true, "let Retrieve panic now and then (a wedge ends the incident)")
+	faultDeadline = flag.Duration("fault.deadline", 20*time.Second, "how long a Commit or a settling may take before the scheduler counts as wedged")
+)
+
+// faultGate skips the fault tests unless KVD_FAULT=1.
+func faultGate(t *testing.T) {
+	t.Helper()
+	if os.Getenv("KVD_FAULT") != "1" {
+		t.Skip("the fault harness is gated until the engine fixes land: run with KVD_FAULT=1")
+	}
+}
+
+func faultSetting(flagValue int, env string, def int) int {
+	if flagValue > 0 {
+		return flagValue
+	}
+	if n, err := strconv.Atoi(os.Getenv(env)); err == nil && n > 0 {
+		return n
+	}
+	return def
+}
+
+// fCheckpointEvery is the number of steps between checkpoints.
+const fCheckpointEvery = 40
+
+// fNBKeys is the key universe of transactions.
+var fNBKeys = []string{"vrf/1", "vrf/2", "if/a", "if/b", "if/c", "if/v1", "if/v2", "if/a", "if/b", "if/v1",
+	"bd/x", "bd/y", "route/r1", "route/r2", "route/r3", "arp/n1", "arp/n2", "fib/f1", "fib/f2"}
+
+type fStepKind uint8
+
+const (
+	fTxn fStepKind = iota
+	fDownstream
+	fFull
+	fCheckpoint
+	// fRestart replaces the scheduler by a new one over the same
+	// southbound, then runs a full resync with the intended state.
+	fRestart
+)
+
+var fStepNames = []string{"txn", "downstream-resync", "full-resync", "checkpoint", "restart"}
+
+// fItem is one change of a transaction; value "" deletes the key.
+type fItem struct{ key, value string }
+
+// fTamper is a change of the southbound behind the scheduler's back before
+// a downstream resync; value "" removes the key (with what needs it).
+type fTamper struct{ key, value string }
+
+// fStep is one step of a run.
+type fStep struct {
+	kind          fStepKind
+	items         []fItem
+	revert, retry bool
+	tamper        []fTamper
+	// faults are the faults injected during the step (recorded in random
+	// mode, planned in replay mode).
+	faults []fFault
+}
+
+func (st *fStep) String() string {
+	var b strings.Builder
+	b.WriteString(fStepNames[st.kind])
+	if st.revert {
+		b.WriteString(" revert")
+	}
+	if st.retry {
+		b.WriteString(" retry")
+	}
+	for _, tp := range st.tamper {
+		if tp.value == "" {
+			fmt.Fprintf(&b, "\n    tamper: remove %s", tp.key)
+		} else {
+			fmt.Fprintf(&b, "\n    tamper: %s = {%s}", tp.key, tp.value)
+		}
+	}
+	for _, it := range st.items {
+		if it.value == "" {
+			fmt.Fprintf(&b, "\n    del %s", it.key)
+		} else {
+			fmt.Fprintf(&b, "\n    set %s {%s}", it.key, it.value)
+		}
+	}
+	for _, f := range st.faults {
+		fmt.Fprintf(&b, "\n    fault: %s", f)
+	}
+	return b.String()
+}
+
+var fKindIdents = []string{"fTxn", "fDownstream", "fFull", "fCheckpoint", "fRestart"}
+
+var fFaultIdents = map[fFaultKind]string{fRetriable: "fRetriable", fTerminal: "fTerminal", fPartial: "fPartial",
+	fPartialTerminal: "fPartialTerminal", fPanic: "fPanic"}
+
+// fGoLiteral renders steps as a Go literal of []fStep.
+func fGoLiteral(steps []fStep) string {
+	var b strings.Builder
+	b.WriteString("[]fStep{\n")
+	for _, st := range steps {
+		fmt.Fprintf(&b, "\t{kind: %s", fKindIdents[st.kind])
+		if st.revert {
+			b.WriteString(", revert: true")
+		}
+		if st.retry {
+			b.WriteString(", retry: true")
+		}
+		if len(st.items) > 0 {
+			b.WriteString(", items: []fItem{")
+			for i, it := range st.items {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				fmt.Fprintf(&b, "{%q, %q}", it.key, it.value)
+			}
+			b.WriteString("}")
+		}
+		if len(st.tamper) > 0 {
+			b.WriteString(", tamper: []fTamper{")
+			for i, tp := range st.tamper {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				fmt.Fprintf(&b, "{%q, %q}", tp.key, tp.value)
+			}
+			b.WriteString("}")
+		}
+		if len(st.faults) > 0 {
+			b.WriteString(", faults: []fFault{")
+			for i, f := range st.faults {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				fmt.Fprintf(&b, "{%q, %q, %d, %s}", f.op, f.key, f.nth, fFaultIdents[f.kind])
+			}
+			b.WriteString("}")
+		}
+		b.WriteString("},\n")
+	}
+	b.WriteString("}")
+	return b.String()
+}
+
+func fPick[T any](r *rand.Rand, s []T) T { return s[r.IntN(len(s))] }
+
+// fSubset returns a random subset of s, in order, joined by commas.
+func fSubset(r *rand.Rand, s []string) string {
+	var out []string
+	for _, x := range s {
+		if r.IntN(3) == 0 {
+			out = append(out, x)
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+// fFormat renders fields as a value text, leaving out empty ones.
+func fFormat(kv ...string) string {
+	var toks []string
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] != "" {
+			toks = append(toks, kv[i]+"="+kv[i+1])
+		}
+	}
+	return strings.Join(toks, " ")
+}
+
+// fGenValue returns a random value for key.
+func fGenValue(r *rand.Rand, key string) string {
+	label := fLabel(key)
+	switch fModelOf(key).name {
+	case "vrf":
+		return fFormat("table", strconv.Itoa(r.IntN(3)))
+	case "if":
+		typ, peer := fPick(r, []string{"tap", "tap", "dummy"}), ""
+		if label == "v1" || label == "v2" {
+			typ = "veth"
+			if r.IntN(10) > 0 {
+				peer = map[string]string{"v1": "v2", "v2": "v1"}[label]
+			}
+		}
+		return fFormat("type", typ, "peer", peer, "vrf", fPick(r, []string{"", "", "1", "2"}),
+			"mtu", fPick(r, []string{"0", "1500", "9000"}), "addrs", fSubset(r, []string{"10.0.0.1/24", "10.0.1.1/24", "10.1.0.1/16"}))
+	case "bd":
+		return fFormat("flood", strconv.Itoa(r.IntN(2)), "ifs", fSubset(r, []string{"a", "b", "c", "v1"}))
+	case "route":
+		return fFormat("out", fPick(r, []string{"a", "b", "v1"}), "gw", fPick(r, []string{"", "10.0.0.9", "10.0.1.9", "10.9.0.9"}),
+			"metric", strconv.Itoa(r.IntN(3)))
+	case "arp":
+		return fFormat("if", fPick(r, []string{"a", "b", "c"}), "mac", fPick(r, []string{"m1", "m2"}))
+	case "fib":
+		return fFormat("bd", fPick(r, []string{"x", "y"}), "if", fPick(r, []string{"a", "b", "c"}), "mac", fPick(r, []string{"m1", "m2"}))
+	}
+	return ""
+}
+
+func fGenItem(r *rand.Rand) fItem {
+	key := fPick(r, fNBKeys)
+	if r.IntN(100) < 22 {
+		return fItem{key: key}
+	}
+	return fItem{key: key, value: fGenValue(r, key)}
+}
+
+// fGenStep returns a random step (without its faults, which the run
+// records as they fire).
+func fGenStep(r *rand.Rand, intent, sb map[string]string) fStep {
+	switch p := r.IntN(100); {
+	case p < 72:
+		st := fStep{kind: fTxn, revert: r.IntN(10) < 3, retry: r.IntN(10) < 3}
+		for range 1 + r.IntN(4) {
+			st.items = append(st.items, fGenItem(r))
+		}
+		return st
+	case p < 84:
+		st := fStep{kind: fDownstream}
+		keys := slices.Sorted(maps.Keys(sb))
+		if len(keys) > 0 && r.IntN(10) < 6 {
+			for range 1 + r.IntN(2) {
+				k := fPick(r, keys)
+				m := fModelOf(k)
+				if r.IntN(2) == 0 {
+					st.tamper = append(st.tamper, fTamper{key: k})
+					continue
+				}
+				v := fParse(sb[k])
+				field := fPick(r, slices.Sorted(maps.Keys(m.alters)))
+				v[field] = fPick(r, m.alters[field])
+				var kv []string
+				for _, f := range slices.Sorted(maps.Keys(v)) {
+					kv = append(kv, f, v[f])
+				}
+				st.tamper = append(st.tamper, fTamper{key: k, value: fFormat(kv...)})
+			}
+		}
+		return st
+	case p < 88:
+		st := fStep{kind: fRestart}
+		for _, k := range slices.Sorted(maps.Keys(intent)) {
+			st.items = append(st.items, fItem{key: k, value: intent[k]})
+		}
+		return st
+	default:
+		next := maps.Clone(intent)
+		if r.IntN(10) < 4 {
+			for range 1 + r.IntN(2) {
+				it := fGenItem(r)
+				if it.value == "" {
+					delete(next, it.key)
+				} else {
+					next[it.key] = it.value
+				}
+			}
+		}
+		st := fStep{kind: fFull}
+		for _, k := range slices.Sorted(maps.Keys(next)) {
+			st.items = append(st.items, fItem{key: k, value: next[k]})
+		}
+		return st
+	}
+}
+
+// fDiv is one divergence from the model.
+type fDiv struct{ class, msg string }
+
+// fRun runs steps against a scheduler and the fault southbound.
+type fRun struct {
+	rng      *rand.Rand // faults at random; nil: replay the steps' faults
+	rate     float64
+	panics   bool
+	partial  bool
+	deadline time.Duration
+
+	sb     *faultSB
+	s      *scheduler.Scheduler
+	intent map[string]string
+	// stale are keys changed behind the scheduler's back whose descriptor
+	// has not been read since: the scheduler cannot know them yet.
+	stale map[string]bool
+	// excused are values that lost what they need while the scheduler
+	// could not know of them (see checkSB).
+	excused map[string]bool
+	wedged  bool
+
+	// counters
+	commits, reverted, revertChecked, secondResync int
+}
+
+func newFRun(rng *rand.Rand, partial bool, deadline time.Duration) (*fRun, error) {
+	r := &fRun{rng: rng, rate: *faultRate, panics: *faultPanics, partial: partial, deadline: deadline}
+	return r, r.start()
+}
+
+// start begins afresh: an empty southbound, a new scheduler, no intent.
+func (r *fRun) start() error {
+	r.sb = newFaultSB(r.rng, r.rate)
+	r.sb.panics, r.sb.partial = r.panics, r.partial
+	r.intent, r.stale, r.excused = map[string]string{}, map[string]bool{}, map[string]bool{}
+	return r.newScheduler()
+}
+
+// newScheduler gives the run a new scheduler over its southbound.
+func (r *fRun) newScheduler() error {
+	s, err := scheduler.New(scheduler.WithLogger(slog.New(slog.DiscardHandler)), scheduler.WithTxnLog(false), scheduler.WithHistory(0, 0))
+	if err != nil {
+		return err
+	}
+	ds, err := fDescriptors(r.sb)
+	if err == nil {
+		err = s.Register(ds...)
+	}
+	if err != nil {
+		_ = s.Close(context.Background())
+		return err
+	}
+	r.s, r.wedged = s, false
+	return nil
+}
+
+// close closes the scheduler unless it is wedged (then it is left behind:
+// Close would wait for it forever).
+func (r *fRun) close() {
+	if r.wedged || r.s == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), r.deadline)
+	defer cancel()
+	_ = r.s.Close(ctx)
+}
+
+// commit commits t on its own goroutine, so that a panic or a wedge is
+// reported instead of ending or blocking the test.
+func (r *fRun) commit(t *scheduler.Txn, step int) (*scheduler.Result, *fDiv) {
+	ctx, cancel := context.WithTimeout(context.WithValue(context.Background(), fStepKey{}, step), r.deadline)
+	defer cancel()
+	type out struct {
+		res   *scheduler.Result
+		p     any
+		stack []byte
+	}
+	ch := make(chan out, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				ch <- out{p: p, stack: debug.Stack()}
+			}
+		}()
+		r.sb.setPanicGoroutine(goroutineID())
+		res, _ := t.Commit(ctx)
+		ch <- out{res: res}
+	}()
+	timer := time.NewTimer(r.deadline + time.Second)
+	defer timer.Stop()
+	select {
+	case o := <-ch:
+		switch {
+		case o.p != nil:
+			r.wedged = true
+			return nil, &fDiv{"commit-panic", fmt.Sprintf("Commit panicked (the scheduler stays locked): %v\n%s", o.p, fTrimStack(o.stack))}
+		case o.res == nil:
+			return nil, &fDiv{"commit-nil", "Commit returned no result"}
+		case errors.Is(o.res.Err, context.DeadlineExceeded):
+			r.wedged = true
+			return nil, &fDiv{"wedge", fmt.Sprintf("Commit: %v\n%s", o.res.Err, fGoroutines())}
+		}
+		return o.res, nil
+	case <-timer.C:
+		r.wedged = true
+		return nil, &fDiv{"wedge", fmt.Sprintf("Commit did not return within %v\n%s", r.deadline, fGoroutines())}
+	}
+}
+
+// fTrimStack keeps the frames of a panic's stack that name the module.
+func fTrimStack(stack []byte) string {
+	var keep []string
+	for _, l := range strings.Split(string(stack), "\n") {
+		if strings.Contains(l, "kvdescriptor/runtime/") && !strings.Contains(l, "_test.go") {
+			keep = append(keep, l)
+		}
+	}
+	if len(keep) > 12 {
+		keep = keep[:12]
+	}
+	return strings.Join(keep, "\n")
+}
+
+// fGoroutines dumps the goroutines of the scheduler package.
+func fGoroutines() string {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	var keep []string
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "runtime/scheduler.") {
+			keep = append(keep, g)
+		}
+	}
+	return "goroutines in the scheduler:\n" + strings.Join(keep, "\n\n")
+}
+
+// statuses reads every status, reporting a panic.
+func (r *fRun) statuses() (sts map[string]scheduler.Status, div *fDiv) {
+	defer func() {
+		if p := recover(); p != nil {
+			sts, div = nil, &fDiv{"status-panic", fmt.Sprintf("Statuses panicked: %v\n%s", p, fTrimStack(debug.Stack()))}
+		}
+	}()
+	sts = map[string]scheduler.Status{}
+	for _, st := range r.s.Statuses("") {
+		sts[st.Key] = st
+	}
+	return sts, nil
+}
+
+// settle waits until nothing is RETRYING and nothing is queued.
+func (r *fRun) settle() (map[string]scheduler.Status, *fDiv) {
+	deadline := time.Now().Add(r.deadline)
+	for {
+		sts, div := r.statuses()
+		if div != nil {
+			return nil, div
+		}
+		retrying := ""
+		for _, k := range slices.Sorted(maps.Keys(sts)) {
+			if sts[k].State == scheduler.RETRYING {
+				retrying = k
+				break
+			}
+		}
+		if retrying == "" && r.s.QueueLen() == 0 {
+			return sts, nil
+		}
+		if time.Now().After(deadline) {
+			r.wedged = true
+			return nil, &fDiv{"wedge", fmt.Sprintf("%s still RETRYING (or jobs queued) after %v\n%s", retrying, r.deadline, fGoroutines())}
+		}
+		time.Sleep(200 * time.Microsecond) // waiting for a state, not for a time
+	}
+}
+
+// fIncident is what a step that diverged leaves for the report.
+type fIncident struct {
+	seed   int64
+	step   int     // step number within the seed
+	steps  []fStep // since the run started afresh, the diverging one last
+	divs   []fDiv
+	detail string // statuses and southbound
+}
+
+// runStep runs one step and checks it. In random mode the faults that
+// fired are recorded in st.
+func (r *fRun) runStep(st *fStep, num int) (divs []fDiv) {
+	var planned []fFault
+	if r.rng == nil {
+		planned = st.faults
+	}
+	r.sb.beginStep(planned)
+	defer func() {
+		if r.rng != nil {
+			st.faults = r.sb.stepFaults()
+		}
+	}()
+	if st.kind == fCheckpoint {
+		return r.checkpoint(num)
+	}
+	r.sb.setInject(true)
+	if len(st.tamper) > 0 {
+		pre := r.sb.snapshot()
+		for _, tp := range st.tamper {
+			r.sb.tamper(tp.key, tp.value)
+		}
+		post := r.sb.snapshot()
+		for k := range pre {
+			if post[k] != pre[k] {
+				r.stale[k] = true
+			}
+		}
+	}
+	if st.kind == fRestart {
+		r.close()
+		if err := r.newScheduler(); err != nil {
+			return []fDiv{{"setup", err.Error()}}
+		}
+		// The new scheduler knows nothing of the southbound until it
+		// reads it: what a failed Retrieve hides stays unknown.
+		for k := range r.sb.snapshot() {
+			r.stale[k] = true
+		}
+	}
+	before := r.sb.snapshot()
+	// With keys unknown to the scheduler, a revert may undo what it
+	// could not know of: (iii) is not checked then.
+	blind := len(r.stale) > 0
+
+	t := r.s.Txn(scheduler.Description(fmt.Sprintf("step %d", num)))
+	switch st.kind {
+	case fTxn:
+		if st.revert {
+			t.With(scheduler.Revert())
+		}
+		if st.retry {
+			t.With(scheduler.Retry(scheduler.RetryPolicy{Period: time.Millisecond, MaxAttempts: 2}))
+		}
+	case fDownstream:
+		t.With(scheduler.DownstreamResync())
+	case fFull, fRestart:
+		t.With(scheduler.FullResync())
+	}
+	for _, it := range st.items {
+		if it.value == "" {
+			t.Delete(it.key)
+		} else {
+			t.Set(it.key, wrapperspb.String(it.value))
+		}
+	}
+	res, div := r.commit(t, num)
+	if div != nil {
+		return []fDiv{*div}
+	}
+	r.commits++
+	afterCommit := r.sb.snapshot()
+	commitCalls := r.sb.stepCalls()
+
+	switch {
+	case st.kind == fTxn && res.Reverted:
+		r.reverted++
+	case st.kind == fTxn:
+		for _, it := range st.items {
+			if it.value == "" {
+				delete(r.intent, it.key)
+			} else {
+				r.intent[it.key] = it.value
+			}
+		}
+	case st.kind == fFull || st.kind == fRestart:
+		r.intent = map[string]string{}
+		for _, it := range st.items {
+			if it.value != "" {
+				r.intent[it.key] = it.value
+			}
+		}
+	}
+	if res.Reverted && !st.revert {
+		divs = append(divs, fDiv{"revert-unasked", "a best-effort transaction was reverted"})
+	}
+	r.refreshed(commitCalls)
+
+	sts, div := r.settle()
+	if div != nil {
+		return append(divs, *div)
+	}
+	if res.Reverted && st.revert && !blind {
+		divs = append(divs, r.checkRevert(num, before, afterCommit, commitCalls)...)
+	}
+	divs = append(divs, r.checkSB(r.sb.snapshot())...)
+	divs = append(divs, r.checkConfigured(sts)...)
+	divs = append(divs, r.checkView(sts)...)
+	if len(r.stale) == 0 {
+		divs = append(divs, fCheckOrder(r.sb.stepCalls())...)
+	}
+	return divs
+}
+
+// fCheckOrder checks the calls of a step made with a right view of the
+// southbound (no key changed behind the scheduler's back unread): none is
+// refused for a missing base or dependency (or an existing key), and no
+// delete removes what the southbound still holds values for that need it.
+// After a fault that applied a change the view may be wrong (that is
+// checkView's business): the calls after it are left out.
+func fCheckOrder(calls []fCall) []fDiv {
+	var divs []fDiv
+	for _, c := range calls {
+		if c.fault == fPartial || c.fault == fPartialTerminal {
+			break
+		}
+		if c.refused != "" {
+			divs = append(divs, fDiv{"order-refused", fmt.Sprintf("%s %s {%s} refused by the southbound: %s", c.op, c.key, c.value, c.refused)})
+		}
+		if len(c.orphans) > 0 {
+			divs = append(divs, fDiv{"order-delete", fmt.Sprintf("delete %s while the southbound holds %s, which need(s) it", c.key, strings.Join(c.orphans, ", "))})
+		}
+	}
+	return divs
+}
+
+// checkView checks that the scheduler's view of the southbound
+// (Status.Applied) is the southbound, leaving out keys changed behind its
+// back and not read since. The engine promises it: after a failed call it
+// reads the values the failure affected before it records anything.
+func (r *fRun) checkView(sts map[string]scheduler.Status) []fDiv {
+	var divs []fDiv
+	sb := r.sb.snapshot()
+	for _, k := range slices.Sorted(maps.Keys(fUnion(sb, fStatusKeys(sts)))) {
+		if r.stale[k] {
+			continue
+		}
+		got, inSB := sb[k]
+		var applied string
+		if st, ok := sts[k]; ok && st.Applied != nil {
+			applied = fText(st.Applied)
+		}
+		switch {
+		case inSB && applied == "":
+			divs = append(divs, fDiv{"view-unknown", fmt.Sprintf("the southbound holds %s {%s}, the scheduler believes it absent (%s)", k, got, fStateOf(sts, k))})
+		case !inSB && applied != "":
+			divs = append(divs, fDiv{"view-absent", fmt.Sprintf("%s is not in the southbound, the scheduler believes it applied (%s)", k, fStateOf(sts, k))})
+		case inSB && !fEquivalent(k, applied, got):
+			divs = append(divs, fDiv{"view-differs", fmt.Sprintf("the southbound holds %s {%s}, the scheduler believes {%s} (%s)", k, got, applied, fStateOf(sts, k))})
+		}
+	}
+	return divs
+}
+
+// refreshed forgets the staleness of the keys of descriptors that a
+// resync read successfully.
+func (r *fRun) refreshed(calls []fCall) {
+	for _, c := range calls {
+		if c.op != "retrieve" || c.err != nil || c.fault != 0 {
+			continue
+		}
+		for k := range r.stale {
+			if fModelOf(k).name == c.key {
+				delete(r.stale, k)
+			}
+		}
+	}
+}
+
+// checkpoint switches faults off and runs a full resync with the intended
+// state, and a second one when the first did not converge; then checks
+// (v) and (vi).
+func (r *fRun) checkpoint(num int) []fDiv {
+	r.sb.setInject(false)
+	if _, div := r.settle(); div != nil {
+		return []fDiv{*div}
+	}
+	var divs []fDiv
+	for round := 1; round <= 2; round++ {
+		t := r.s.Txn(scheduler.FullResync(), scheduler.Description(fmt.Sprintf("checkpoint %d.%d", num, round)))
+		for _, k := range slices.Sorted(maps.Keys(r.intent)) {
+			t.Set(k, wrapperspb.String(r.intent[k]))
+		}
+		res, div := r.commit(t, num)
+		if div != nil {
+			return []fDiv{*div}
+		}
+		r.commits++
+		r.refreshed(r.sb.stepCalls())
+		sts, div := r.settle()
+		if div != nil {
+			return []fDiv{*div}
+		}
+		divs = r.checkConverged(sts)
+		if res.Err != nil {
+			divs = append(divs, fDiv{"converge-error", fmt.Sprintf("the fault-free full resync failed: %v", res.Err)})
+		}
+		divs = append(divs, r.checkSB(r.sb.snapshot())...)
+		divs = append(divs, r.checkConfigured(sts)...)
+		divs = append(divs, r.checkView(sts)...)
+		if len(r.stale) == 0 {
+			divs = append(divs, fCheckOrder(r.sb.stepCalls())...)
+		}
+		if len(divs) == 0 {
+			if round == 2 {
+				r.secondResync++
+			}
+			return nil
+		}
+	}
+	return divs
+}
+
+// fUnmetIn reports whether key lacks its base or a dependency in sb.
+func fUnmetIn(key string, sb map[string]string) bool {
+	if b := fBaseOf(key); b != "" {
+		if _, ok := sb[b]; !ok {
+			return true
+		}
+	}
+	for _, d := range fDeps(key, sb[key]) {
+		if !fDependencyMet(d, sb) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkSB checks (i): what the southbound holds has its base and its
+// dependencies there too. Values the scheduler cannot know (changed behind
+// its back, or found by no Retrieve since a restart) are left out.
+func (r *fRun) checkSB(sb map[string]string) []fDiv {
+	var divs []fDiv
+	for _, k := range slices.Sorted(maps.Keys(sb)) {
+		if r.stale[k] || r.excused[k] {
+			// A value the scheduler could not know of when what it
+			// needs went (a failed Retrieve after a restart) stays
+			// excused until it is gone or has what it needs.
+			if fUnmetIn(k, sb) {
+				r.excused[k] = true
+			} else {
+				delete(r.excused, k)
+			}
+			continue
+		}
+		if b := fBaseOf(k); b != "" {
+			if _, ok := sb[b]; !ok {
+				divs = append(divs, fDiv{"orphan-derived", fmt.Sprintf("%s {%s} is in the southbound without its base %s", k, sb[k], b)})
+			}
+		}
+		for _, d := range fDeps(k, sb[k]) {
+			if fDependencyMet(d, sb) {
+				continue
+			}
+			class := "dep-missing"
+			switch {
+			case d.Label == "peer":
+				class = "veth-without-peer"
+			case d.IsAnyOf():
+				class = "anyof-missing"
+			}
+			divs = append(divs, fDiv{class, fmt.Sprintf("%s {%s} is in the southbound without its dependency %s", k, sb[k], d)})
+		}
+	}
+	return divs
+}
+
+// checkConfigured checks (ii): CONFIGURED values are what the southbound
+// holds, metadata included; keys changed behind the scheduler's back and
+// not read since are left out.
+func (r *fRun) checkConfigured(sts map[string]scheduler.Status) []fDiv {
+	var divs []fDiv
+	sb := r.sb.snapshot()
+	for _, k := range slices.Sorted(maps.Keys(sts)) {
+		st := sts[k]
+		if st.State != scheduler.CONFIGURED || r.stale[k] {
+			continue
+		}
+		want := fText(st.Value)
+		got, ok := sb[k]
+		switch {
+		case !ok:
+			divs = append(divs, fDiv{"configured-absent", fmt.Sprintf("%s is CONFIGURED {%s} but not in the southbound", k, want)})
+		case !fEquivalent(k, want, got):
+			divs = append(divs, fDiv{"configured-differs", fmt.Sprintf("%s is CONFIGURED {%s} but the southbound holds {%s}", k, want, got)})
+		case fModelOf(k).meta:
+			m, _ := r.sb.metaOf(k)
+			if st.Metadata != m {
+				divs = append(divs, fDiv{"metadata", fmt.Sprintf("%s is CONFIGURED with metadata %v, the southbound's is %d", k, st.Metadata, m)})
+			}
+		}
+	}
+	return divs
+}
+
+// checkRevert checks (iii): a reverted transaction whose undo calls all
+// succeeded left the southbound as it was.
+func (r *fRun) checkRevert(num int, before, after map[string]string, calls []fCall) []fDiv {
+	failed := false
+	for _, c := range calls {
+		if c.step != num {
+			return nil // a retry ran within the step: not comparable
+		}
+		if c.err == nil && c.fault == 0 || failed && c.fault == 0 {
+			// A call the southbound refused after the first failure
+			// is the scheduler's doing, not a fault's: still checked.
+			continue
+		}
+		if failed {
+			return nil // an undo met a fault: the southbound may differ
+		}
+		failed = true
+	}
+	r.revertChecked++
+	var diff []string
+	for _, k := range slices.Sorted(maps.Keys(fUnion(before, after))) {
+		b, inB := before[k]
+		a, inA := after[k]
+		switch {
+		case inB && !inA:
+			diff = append(diff, fmt.Sprintf("- %s {%s}", k, b))
+		case !inB && inA:
+			diff = append(diff, fmt.Sprintf("+ %s {%s}", k, a))
+		case inB && inA && !fEquivalent(k, a, b):
+			diff = append(diff, fmt.Sprintf("~ %s {%s} -> {%s}", k, b, a))
+		}
+	}
+	if len(diff) == 0 {
+		return nil
+	}
+	return []fDiv{{"revert-differs", "the reverted transaction changed the southbound (undo calls all succeeded):\n      " + strings.Join(diff, "\n      ")}}
+}
+
+func fUnion(a, b map[string]string) map[string]string {
+	u := maps.Clone(a)
+	maps.Copy(u, b)
+	return u
+}
+
+// fExpected computes, from the intended state, the values the southbound
+// must hold once faults are off (exp: those whose base and dependencies can
+// be met, transitively, a cycle as a unit: the greatest set closed under
+// its own needs) and the values that must be PENDING (the other intended
+// values, and the other derived values of present bases).
+func fExpected(intent map[string]string) (exp, pending map[string]string) {
+	cand := map[string]string{}
+	var add func(k, v string)
+	add = func(k, v string) {
+		cand[k] = v
+		if m := fModelOf(k); m != nil && m.derived != nil {
+			for _, d := range m.derived(k, fParse(v)) {
+				add(d.Key, fText(d.Value))
+			}
+		}
+	}
+	for k, v := range intent {
+		add(k, v)
+	}
+	exp = maps.Clone(cand)
+	for changed := true; changed; {
+		changed = false
+		for _, k := range slices.Sorted(maps.Keys(exp)) {
+			ok := true
+			if b := fBaseOf(k); b != "" {
+				_, ok = exp[b]
+			}
+			for _, d := range fDeps(k, exp[k]) {
+				ok = ok && fDependencyMet(d, exp)
+			}
+			if !ok {
+				delete(exp, k)
+				changed = true
+			}
+		}
+	}
+	pending = map[string]string{}
+	for k, v := range cand {
+		_, in := exp[k]
+		b := fBaseOf(k)
+		_, baseIn := exp[b]
+		if !in && (b == "" || baseIn) {
+			pending[k] = v
+		}
+	}
+	return exp, pending
+}
+
+// checkConverged checks (v) and (vi) after a fault-free full resync.
+func (r *fRun) checkConverged(sts map[string]scheduler.Status) []fDiv {
+	var divs []fDiv
+	exp, pending := fExpected(r.intent)
+	sb := r.sb.snapshot()
+	for _, k := range slices.Sorted(maps.Keys(fUnion(exp, sb))) {
+		e, inE := exp[k]
+		g, inG := sb[k]
+		switch {
+		case inE && !inG:
+			divs = append(divs, fDiv{"converge-missing", fmt.Sprintf("%s {%s} can be created but the southbound lacks it (status %s)", k, e, fStateOf(sts, k))})
+		case !inE && inG:
+			divs = append(divs, fDiv{"converge-extra", fmt.Sprintf("the southbound holds %s {%s}, which is not expected (status %s)", k, g, fStateOf(sts, k))})
+		case !fEquivalent(k, e, g):
+			divs = append(divs, fDiv{"converge-differs", fmt.Sprintf("%s: the southbound holds {%s}, expected {%s} (status %s)", k, g, e, fStateOf(sts, k))})
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(fUnion(fUnion(exp, pending), fStatusKeys(sts)))) {
+		st, known := sts[k]
+		_, inE := exp[k]
+		_, inP := pending[k]
+		switch {
+		case inE && (!known || st.State != scheduler.CONFIGURED):
+			divs = append(divs, fDiv{"converge-state", fmt.Sprintf("%s should be CONFIGURED, is %s", k, fStateOf(sts, k))})
+		case inP && (!known || st.State != scheduler.PENDING):
+			divs = append(divs, fDiv{"converge-state", fmt.Sprintf("%s should be PENDING, is %s", k, fStateOf(sts, k))})
+		case !inE && !inP && known && st.State != scheduler.NONEXISTENT:
+			divs = append(divs, fDiv{"converge-stale-status", fmt.Sprintf("%s is neither intended nor derived, but is %s", k, fStateOf(sts, k))})
+		}
+	}
+	return divs
+}
+
+func fStatusKeys(sts map[string]scheduler.Status) map[string]string {
+	out := make(map[string]string, len(sts))
+	for k := range sts {
+		out[k] = ""
+	}
+	return out
+}
+
+// fStateOf describes the status of k in a few words.
+func fStateOf(sts map[string]scheduler.Status, k string) string {
+	st, ok := sts[k]
+	if !ok {
+		return "NONEXISTENT"
+	}
+	s := st.State.String()
+	if st.Applied != nil {
+		s += " applied {" + fText(st.Applied) + "}"
+	}
+	if st.LastErr != nil {
+		s += " err: " + st.LastErr.Error()
+	}
+	for _, u := range st.Unmet {
+		s += " unmet: " + u.String()
+	}
+	return s
+}
+
+// detail describes the run's state for a report: statuses that are not
+// CONFIGURED or that a divergence names, and the southbound.
+func (r *fRun) detail(divs []fDiv) string {
+	if r.wedged {
+		return ""
+	}
+	var b strings.Builder
+	sts, div := r.statuses()
+	if div != nil {
+		return div.msg
+	}
+	b.WriteString("  statuses:\n")
+	for _, k := range slices.Sorted(maps.Keys(sts)) {
+		named := slices.ContainsFunc(divs, func(d fDiv) bool { return strings.Contains(d.msg, k+" ") })
+		if sts[k].State != scheduler.CONFIGURED || named {
+			fmt.Fprintf(&b, "    %s: %s\n", k, fStateOf(sts, k))
+		}
+	}
+	b.WriteString("  southbound:\n")
+	sb := r.sb.snapshot()
+	for _, k := range slices.Sorted(maps.Keys(sb)) {
+		fmt.Fprintf(&b, "    %s {%s}\n", k, sb[k])
+	}
+	b.WriteString("  calls of the step:\n")
+	for _, c := range r.sb.stepCalls() {
+		fmt.Fprintf(&b, "    %s\n", c)
+	}
+	return b.String()
+}
+
+// fReport accumulates what the runs found.
+type fReport struct {
+	steps, commits, incidents, reverted, revertChecked, secondResync int
+	byClass                                                          map[string]int
+	first                                                            map[string]*fIncident
+}
+
+func (rep *fReport) add(inc *fIncident) {
+	rep.incidents++
+	seen := map[string]bool{}
+	for _, d := range inc.divs {
+		if seen[d.class] {
+			continue
+		}
+		seen[d.class] = true
+		rep.byClass[d.class]++
+		if rep.first[d.class] == nil {
+			rep.first[d.class] = inc
+		}
+	}
+}
+
+// runSeed runs n random steps of one seed (plus a checkpoint every
+// fCheckpointEvery steps and at the end).
+func runFaultSeed(t *testing.T, seed int64, n int, partial bool, rep *fReport) {
+	gen := rand.New(rand.NewPCG(uint64(seed), 0xfa17))
+	faults := rand.New(rand.NewPCG(uint64(seed), 0x5b))
+	r, err := newFRun(faults, partial, *faultDeadline)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { r.close() }()
+	var hist []fStep
+	for num := 1; num <= n+1; num++ {
+		var st fStep
+		switch {
+		case num == n+1 || num%fCheckpointEvery == 0:
+			st = fStep{kind: fCheckpoint}
+		default:
+			st = fGenStep(gen, r.intent, r.sb.snapshot())
+		}
+		divs := r.runStep(&st, num)
+		hist = append(hist, st)
+		rep.steps++
+		if len(divs) == 0 {
+			continue
+		}
+		rep.add(&fIncident{seed: seed, step: num, steps: hist, divs: divs, detail: r.detail(divs)})
+		hist = nil
+		r.collect(rep)
+		r.close()
+		if err := r.start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.collect(rep)
+}
+
+// collect adds the run's counters to rep and resets them.
+func (r *fRun) collect(rep *fReport) {
+	rep.commits += r.commits
+	rep.reverted += r.reverted
+	rep.revertChecked += r.revertChecked
+	rep.secondResync += r.secondResync
+	r.commits, r.reverted, r.revertChecked, r.secondResync = 0, 0, 0, 0
+}
+
+// replayFault replays steps (their faults planned) on a fresh run and
+// returns the divergences of the first step that diverged, and its index.
+func replayFault(steps []fStep, deadline time.Duration) ([]fDiv, int, string, error) {
+	r, err := newFRun(nil, true, deadline)
+	if err != nil {
+		return nil, 0, "", err
+	}
+	defer r.close()
+	for i := range steps {
+		st := steps[i]
+		if divs := r.runStep(&st, i+1); len(divs) > 0 {
+			return divs, i, r.detail(divs), nil
+		}
+	}
+	return nil, len(steps), "", nil
+}
+
+// shrinkFault minimises steps keeping a divergence of class: fewer steps,
+// items, tamperings, faults and options.
+func shrinkFault(steps []fStep, class string) []fStep {
+	deadline := 2 * time.Second
+	budget := 3000
+	repro := func(c []fStep) bool {
+		if budget <= 0 {
+			return false
+		}
+		budget--
+		divs, at, _, err := replayFault(c, deadline)
+		return err == nil && at == len(c)-1 && slices.ContainsFunc(divs, func(d fDiv) bool { return d.class == class })
+	}
+	cur := fCloneSteps(steps)
+	if !repro(cur) {
+		return nil
+	}
+	// The shortest suffix first: most of a long history is irrelevant.
+	for k := 1; k < len(cur); k *= 2 {
+		if c := fCloneSteps(cur[len(cur)-k:]); repro(c) {
+			cur = c
+			break
+		}
+	}
+	for progress := true; progress; {
+		progress = false
+		for i := 0; i < len(cur)-1; i++ {
+			c := slices.Delete(fCloneSteps(cur), i, i+1)
+			if repro(c) {
+				cur, progress = c, true
+				i--
+			}
+		}
+		for i := range cur {
+			for j := 0; j < len(cur[i].items); j++ {
+				c := fCloneSteps(cur)
+				c[i].items = slices.Delete(c[i].items, j, j+1)
+				if repro(c) {
+					cur, progress = c, true
+					j--
+				}
+			}
+			for j := 0; j < len(cur[i].tamper); j++ {
+				c := fCloneSteps(cur)
+				c[i].tamper = slices.Delete(c[i].tamper, j, j+1)
+				if repro(c) {
+					cur, progress = c, true
+					j--
+				}
+			}
+			for j := 0; j < len(cur[i].faults); j++ {
+				c := fCloneSteps(cur)
+				c[i].faults = slices.Delete(c[i].faults, j, j+1)
+				if repro(c) {
+					cur, progress = c, true
+					j--
+				}
+			}
+			for _, flip := range []func(*fStep) bool{
+				func(s *fStep) bool { r := s.retry; s.retry = false; return r },
+				func(s *fStep) bool { r := s.revert; s.revert = false; return r },
+			} {
+				c := fCloneSteps(cur)
+				if flip(&c[i]) && repro(c) {
+					cur, progress = c, true
+				}
+			}
+		}
+	}
+	// Simplify values: drop fields one at a time.
+	for i := range cur {
+		for j := range cur[i].items {
+			for {
+				v := cur[i].items[j].value
+				shorter := false
+				for _, f := range strings.Fields(v) {
+					c := fCloneSteps(cur)
+					c[i].items[j].value = strings.Join(slices.DeleteFunc(strings.Fields(v), func(s string) bool { return s == f }), " ")
+					if c[i].items[j].value != "" && repro(c) {
+						cur, shorter = c, true
+						break
+					}
+				}
+				if !shorter {
+					break
+				}
+			}
+		}
+	}
+	return cur
+}
+
+func fCloneSteps(steps []fStep) []fStep {
+	out := make([]fStep, len(steps))
+	for i, st := range steps {
+		st.items = slices.Clone(st.items)
+		st.tamper = slices.Clone(st.tamper)
+		st.faults = slices.Clone(st.faults)
+		out[i] = st
+	}
+	return out
+}
+
+// fDescribeSteps renders steps for a human, numbered from first.
+func fDescribeSteps(steps []fStep, first int) string {
+	var b strings.Builder
+	for i := range steps {
+		fmt.Fprintf(&b, "  step %d: %s\n", first+i, steps[i].String())
+	}
+	return b.String()
+}
+
+// TestFault runs the fault harness (see the top of this file) in two
+// configurations: with every kind of fault, and without the faults that
+// apply a change before failing (the engine's unawareness of those
+// dominates the first, and hides the other classes behind it).
+func TestFault(t *testing.T) {
+	faultGate(t)
+	n := faultSetting(*faultTxns, "KVD_FAULT_TXNS", 400)
+	seeds := []int64{}
+	if *faultSeed >= 0 {
+		seeds = append(seeds, *faultSeed)
+	} else {
+		for i := range faultSetting(*faultSeeds, "KVD_FAULT_SEEDS", 4) {
+			seeds = append(seeds, int64(i+1))
+		}
+	}
+	for _, cfg := range []struct {
+		name    string
+		partial bool
+	}{{"all-faults", true}, {"no-partial-faults", false}} {
+		t.Run(cfg.name, func(t *testing.T) {
+			rep := &fReport{byClass: map[string]int{}, first: map[string]*fIncident{}}
+			start := time.Now()
+			for _, seed := range seeds {
+				runFaultSeed(t, seed, n, cfg.partial, rep)
+			}
+			reportFault(t, rep, len(seeds), n, time.Since(start))
+		})
+	}
+}
+
+// reportFault logs the counts and reports the first instance of each
+// class, shrunk.
+func reportFault(t *testing.T, rep *fReport, seeds, n int, took time.Duration) {
+	t.Logf("%d seeds x %d steps: %d steps, %d commits (checkpoints' resyncs included), %d reverted, %d reverts checked, %d checkpoints needed a second resync; %d incidents; %v",
+		seeds, n, rep.steps, rep.commits, rep.reverted, rep.revertChecked, rep.secondResync, rep.incidents, took.Round(time.Millisecond))
+	for _, class := range slices.Sorted(maps.Keys(rep.byClass)) {
+		t.Logf("  %-22s %5d incidents, %7.1f per 10,000 steps", class, rep.byClass[class], float64(rep.byClass[class])*10000/float64(rep.steps))
+	}
+	for _, class := range slices.Sorted(maps.Keys(rep.first)) {
+		inc := rep.first[class]
+		var b strings.Builder
+		fmt.Fprintf(&b, "divergence %s: seed %d, step %d (%d steps since a fresh start)\n", class, inc.seed, inc.step, len(inc.steps))
+		for _, d := range inc.divs {
+			fmt.Fprintf(&b, "  %s: %s\n", d.class, d.msg)
+		}
+		b.WriteString("  the step:\n")
+		b.WriteString(fDescribeSteps(inc.steps[len(inc.steps)-1:], inc.step))
+		b.WriteString(inc.detail)
+		if *faultShrink && class != "wedge" {
+			if small := shrinkFault(inc.steps, class); small != nil {
+				divs, at, detail, _ := replayFault(small, 2*time.Second)
+				fmt.Fprintf(&b, "  shrunk to %d steps:\n%s", len(small), fDescribeSteps(small, 1))
+				for _, d := range divs {
+					fmt.Fprintf(&b, "  -> step %d: %s: %s\n", at+1, d.class, d.msg)
+				}
+				b.WriteString(detail)
+				b.WriteString("  as a literal: " + fGoLiteral(small) + "\n")
+			} else {
+				b.WriteString("  (the replay did not reproduce it)\n")
+			}
+		}
+		t.Error(b.String())
+	}
+}
