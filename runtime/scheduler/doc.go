@@ -40,7 +40,9 @@
 //     value that was FAILED before is FAILED again, with its old error,
 //     and holds what it held then (nothing, for a failed create: the
 //     revert does not retry it); an INVALID value keeps the valid version
-//     it kept. When an undo call fails, the value is FAILED and the graph
+//     it kept. One exception: a leftover that nothing intends (a derived
+//     value still there after its delete failed) is not put back once the
+//     transaction, or its revert, deleted it. When an undo call fails, the value is FAILED and the graph
 //     says what the southbound holds. A best-effort transaction (the
 //     default) applies all it can and leaves failed values FAILED, or
 //     RETRYING when it asked for retries and the error is retriable.

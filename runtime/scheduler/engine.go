@@ -545,11 +545,7 @@ func (r *run) remove(n *node, flags Flags, sbGone bool) bool {
 	defer func() { r.removals = r.removals[:len(r.removals)-1] }()
 	stuck := r.dropDerivedAll(n)
 	if len(stuck) == 0 {
-		for _, k := range r.g.dependentsOf(n.key) {
-			if d := r.g.nodes[k]; d != nil && d.applied != nil && !d.removing {
-				r.reconcile(k)
-			}
-		}
+		r.removeDependents(n)
 	}
 	if r.abort {
 		n.removing = false
@@ -627,6 +623,34 @@ func (r *run) remove(n *node, flags Flags, sbGone bool) bool {
 		r.setOpState(len(r.ops)-1, NONEXISTENT) // created again right after
 	}
 	return true
+}
+
+// removeDependents reconciles the values that depend on n, which is being
+// removed: each is deleted or moves to a version that does not need n.
+// The members of a dependency cycle with n (a veth peer) go last, and only
+// when every other dependent has gone: when one cannot, n stays, and so
+// must its partners (a veth end is never left without its peer).
+func (r *run) removeDependents(n *node) {
+	var partners []string
+	for _, k := range r.g.dependentsOf(n.key) {
+		d := r.g.nodes[k]
+		if d == nil || d.applied == nil || d.removing {
+			continue
+		}
+		if r.leadsTo(n, k) {
+			partners = append(partners, k)
+			continue
+		}
+		r.reconcile(k)
+		if d = r.g.nodes[k]; d != nil && !d.removing && r.needs(d, n.key) {
+			return // n cannot go: it stays, with everything else that needs it
+		}
+	}
+	for _, k := range partners {
+		if d := r.g.nodes[k]; d != nil && d.applied != nil && !d.removing {
+			r.reconcile(k)
+		}
+	}
 }
 
 // blocker returns a value that still needs n (a derived value that could

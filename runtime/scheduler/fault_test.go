@@ -80,6 +80,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
 )
 
@@ -578,6 +579,16 @@ func (r *fRun) runStep(st *fStep, num int) (divs []fDiv) {
 		}
 	}
 	before := r.sb.snapshot()
+	// Leftovers: values applied that nothing intends (a derived value
+	// whose delete failed). A revert does not put back one that the
+	// transaction deleted (doc.go): nothing asks for it.
+	leftovers := map[string]bool{}
+	for _, st := range r.s.Statuses("") {
+		failed := st.State == scheduler.FAILED || st.State == scheduler.RETRYING
+		if failed && st.LastOp == scheduler.OpDelete && st.Applied != nil && st.Origin != kv.OriginSB {
+			leftovers[st.Key] = true
+		}
+	}
 	// With keys unknown to the scheduler, a revert may undo what it
 	// could not know of: (iii) is not checked then.
 	blind := len(r.stale) > 0
@@ -640,7 +651,7 @@ func (r *fRun) runStep(st *fStep, num int) (divs []fDiv) {
 		return append(divs, *div)
 	}
 	if res.Reverted && st.revert && !blind {
-		divs = append(divs, r.checkRevert(num, before, afterCommit, commitCalls)...)
+		divs = append(divs, r.checkRevert(num, before, afterCommit, commitCalls, leftovers)...)
 	}
 	divs = append(divs, r.checkSB(r.sb.snapshot())...)
 	divs = append(divs, r.checkConfigured(sts)...)
@@ -843,8 +854,8 @@ func (r *fRun) checkConfigured(sts map[string]scheduler.Status) []fDiv {
 }
 
 // checkRevert checks (iii): a reverted transaction whose undo calls all
-// succeeded left the southbound as it was.
-func (r *fRun) checkRevert(num int, before, after map[string]string, calls []fCall) []fDiv {
+// succeeded left the southbound as it was, but for leftovers it deleted.
+func (r *fRun) checkRevert(num int, before, after map[string]string, calls []fCall, leftovers map[string]bool) []fDiv {
 	failed := false
 	for _, c := range calls {
 		if c.step != num {
@@ -866,6 +877,8 @@ func (r *fRun) checkRevert(num int, before, after map[string]string, calls []fCa
 		b, inB := before[k]
 		a, inA := after[k]
 		switch {
+		case inB && !inA && leftovers[k]:
+			// A leftover the transaction deleted stays deleted.
 		case inB && !inA:
 			diff = append(diff, fmt.Sprintf("- %s {%s}", k, b))
 		case !inB && inA:

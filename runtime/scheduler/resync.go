@@ -491,7 +491,9 @@ func (r *run) adoptOnCreate(n *node) bool {
 }
 
 // dropStale deletes what the refresh found of ours (claimed by its
-// descriptor, or applied by us before) that nothing intends any more.
+// descriptor, or applied by us before) that nothing intends any more. A
+// stale value that a stale base derives is linked to it first, so that it
+// is deleted before its base, and its base stays when it cannot be.
 func (r *run) dropStale() {
 	var stale []string
 	for i := range r.view.items {
@@ -500,6 +502,7 @@ func (r *run) dropStale() {
 		}
 	}
 	slices.Sort(stale)
+	var added []*node
 	for _, key := range stale {
 		it := r.view.get(key)
 		n := r.g.nodes[key]
@@ -513,8 +516,27 @@ func (r *run) dropStale() {
 		n.applied, n.metadata, n.origin = it.value, it.meta, kv.OriginNB
 		r.g.setDeps(n, nil, n.desc.Dependencies(key, it.value))
 		r.g.setExisting(key, true)
-		r.opFor(n, Op{Key: key, Kind: OpNone, Value: it.value, Flags: FlagStale | r.nodeFlags(n)})
-		r.reconcile(key)
+		added = append(added, n)
+	}
+	for _, n := range added {
+		for _, d := range n.desc.Derived(n.key, n.applied) {
+			dn := r.g.nodes[d.Key]
+			if dn == nil || dn == n || dn.base != "" || dn.intent != nil || !slices.Contains(added, dn) {
+				continue
+			}
+			r.mut(dn)
+			dn.base = n.key
+			r.mut(n)
+			n.derived = append(slices.Clone(n.derived), d.Key)
+		}
+	}
+	for _, n := range added {
+		r.opFor(n, Op{Key: n.key, Kind: OpNone, Value: n.applied, Flags: FlagStale | r.nodeFlags(n)})
+	}
+	for _, n := range added {
+		if n.base == "" {
+			r.reconcile(n.key) // its derived values go with it
+		}
 	}
 }
 
