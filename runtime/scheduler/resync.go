@@ -512,6 +512,7 @@ func (r *run) dropStale() {
 		if n == nil {
 			n = r.newNode(key, "")
 		}
+		it.used = true // decided: deleted, never adopted again in this run
 		r.mut(n)
 		n.applied, n.metadata, n.origin = it.value, it.meta, kv.OriginNB
 		r.g.setDeps(n, nil, n.desc.Dependencies(key, it.value))
