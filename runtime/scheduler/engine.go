@@ -344,6 +344,10 @@ func (r *run) reconcile(key string) {
 	if n == nil || n.removing || n.origin == kv.OriginSB {
 		return // obtained or discovered values are never touched by us
 	}
+	if n.desc == nil {
+		r.settle(n, false) // UNIMPLEMENTED: no call can be made
+		return
+	}
 	if _, touched := r.prior[key]; r.reverting && !touched {
 		return // a revert restores what the transaction changed, nothing else
 	}

@@ -271,7 +271,11 @@ func (s *Scheduler) doCall(ctx context.Context, kind OpKind, d kv.Descriptor, ke
 func callHandler(ctx context.Context, kind OpKind, d kv.Descriptor, key string, prev, value proto.Message, meta any) (m any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = kv.NonRetriable(fmt.Errorf("handler of %s panicked: %v", d.Name(), p))
+			name := "<nil>"
+			if d != nil {
+				name = d.Name()
+			}
+			err = kv.NonRetriable(fmt.Errorf("handler of %s panicked: %v", name, p))
 		}
 	}()
 	switch kind {
@@ -346,6 +350,12 @@ func (r *run) notify(it KeyValue) {
 	n := r.g.nodes[it.Key]
 	if n != nil && n.base != "" {
 		r.keyErr(it.Key, OpNone, ErrDerivedKey)
+		return
+	}
+	if it.Value != nil && n == nil && r.s.lookup(it.Key) == nil {
+		// No descriptor handles the key: nothing could ever create,
+		// compare or delete it. A plugin's watcher reports its own keys.
+		r.keyErr(it.Key, OpNone, fmt.Errorf("notification: %w", ErrUnimplemented))
 		return
 	}
 	if it.Value != nil {

@@ -718,6 +718,12 @@ func (r *fRun) checkView(sts map[string]scheduler.Status) []fDiv {
 // resync read successfully.
 func (r *fRun) refreshed(calls []fCall) (readBack bool) {
 	for i, c := range calls {
+		if c.op == "retrieve" && c.err != nil && i > 0 && calls[i-1].op != "retrieve" && calls[i-1].err != nil {
+			// A failed read-back: what the failed call left is unknown
+			// to the scheduler until its next refresh.
+			r.stale[calls[i-1].key] = true
+			continue
+		}
 		if c.op != "retrieve" || c.err != nil || c.fault != 0 {
 			continue
 		}

@@ -244,3 +244,26 @@ func TestLogKeysCannotForgeLines(t *testing.T) {
 		t.Errorf("the key is not quoted in the log:\n%s", log.String())
 	}
 }
+
+// TestNotifyUnhandledKey: a notification for a key no descriptor handles
+// is an error of the key, not an OBTAINED value nothing could ever touch;
+// setting the key afterwards leaves it UNIMPLEMENTED, with no call.
+func TestNotifyUnhandledKey(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newScheduler(t)
+	_, err := s.Notify(ctx, scheduler.Notification{Key: "nobody/x", Value: kvtest.Value("v")})
+	if !errors.Is(err, scheduler.ErrUnimplemented) {
+		t.Fatalf("Notify: %v, want ErrUnimplemented", err)
+	}
+	if st := s.Status("nobody/x"); st.State != scheduler.NONEXISTENT {
+		t.Errorf("state %v, want NONEXISTENT", st.State)
+	}
+	_, _ = s.Txn().Set("nobody/x", kvtest.Value("w")).Commit(ctx)
+	if st := s.Status("nobody/x"); st.State != scheduler.UNIMPLEMENTED {
+		t.Errorf("after Set: state %v, want UNIMPLEMENTED", st.State)
+	}
+	if _, err := s.Txn().Delete("nobody/x").Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
