@@ -514,10 +514,15 @@ func (r *run) update(n *node, want proto.Message) {
 	if err != nil {
 		found, fmeta, known := r.readBack(n, want)
 		if found == nil && known {
-			// Gone with a failed update: rare enough to be taken as
-			// unknown (as without a read-back) and left to a resync.
-			r.s.opts.logger.Warn("value gone after a failed update", "key", n.key, "error", err)
-			known = false
+			// Gone (removed behind our back, or by the failed call):
+			// what it derives and what needs it go first, as for a
+			// value found MISSING, and it ends FAILED with nothing
+			// applied.
+			r.remove(n, 0, true)
+			r.mut(n)
+			n.lastOp = OpUpdate
+			r.fail(n, OpUpdate, err, flags, prev, want, true)
+			return
 		}
 		if known {
 			r.takeApplied(n, found, fmeta) // what it holds: old, new or between
