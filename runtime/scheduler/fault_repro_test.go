@@ -175,3 +175,15 @@ func TestFaultReproBindingNeverCreated(t *testing.T) {
 		{kind: fDownstream, faults: []fFault{{"retrieve", "bdif", 1, fRetriable}}},
 	})
 }
+
+// A startup resync adopts a bridge domain whose binding is in the
+// southbound while the interface it needs is not intended (stale): the
+// binding must be deleted before the interface, not left PENDING in the
+// scheduler's view while it stays in the southbound.
+func TestFaultReproStaleBindingAfterUpdate(t *testing.T) {
+	runFaultRepro(t, []fStep{
+		{kind: fFull, items: []fItem{{"bd/x", "flood=1"}}},
+		{kind: fRestart, items: []fItem{{"bd/x", "flood=1 ifs=b"}, {"if/b", "mtu=9000"}, {"vrf/1", "table=2"}}},
+		{kind: fRestart, items: []fItem{{"bd/x", "ifs=b"}}},
+	})
+}

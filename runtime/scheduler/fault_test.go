@@ -393,7 +393,7 @@ func (r *fRun) start() error {
 
 // newScheduler gives the run a new scheduler over its southbound.
 func (r *fRun) newScheduler() error {
-	s, err := scheduler.New(scheduler.WithLogger(slog.New(slog.DiscardHandler)), scheduler.WithTxnLog(false), scheduler.WithHistory(0, 0))
+	s, err := scheduler.New(faultLogger(), scheduler.WithTxnLog(os.Getenv("KVD_FAULT_LOG") != ""), scheduler.WithHistory(0, 0))
 	if err != nil {
 		return err
 	}
@@ -1331,4 +1331,13 @@ func reportFault(t *testing.T, rep *fReport, seeds, n int, took time.Duration) {
 		}
 		t.Error(b.String())
 	}
+}
+
+// faultLogger discards the scheduler's log, or writes it to stderr when
+// KVD_FAULT_LOG is set (with the transaction log: a reproduction's plans).
+func faultLogger() scheduler.Option {
+	if os.Getenv("KVD_FAULT_LOG") != "" {
+		return scheduler.WithLogger(slog.New(scheduler.NewLogHandler(os.Stderr, slog.LevelInfo)))
+	}
+	return scheduler.WithLogger(slog.New(slog.DiscardHandler))
 }

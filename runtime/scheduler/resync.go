@@ -376,9 +376,18 @@ func (r *run) adoptDerived(n *node) {
 	if n.desc == nil || n.applied == nil {
 		return
 	}
-	for _, d := range n.desc.Derived(n.key, n.applied) {
+	// What the found version derives, and what the intended one does: a
+	// Retrieve may report a base without the field that derives (members
+	// reported as items of their own), and what the intent derives is
+	// what a re-create or update of n must find linked. (A key given by
+	// both is adopted once: the first adoption marks its item used.)
+	ds := n.desc.Derived(n.key, n.applied)
+	if n.intent != nil && n.invalid == nil {
+		ds = append(slices.Clip(ds), n.desc.Derived(n.key, n.intent)...)
+	}
+	for _, d := range ds {
 		it := r.view.get(d.Key)
-		if d.Key == "" || d.Value == nil || it == nil || it.used || r.g.nodes[d.Key] != nil {
+		if d.Key == "" || d.Value == nil || it == nil || it.used || r.g.nodes[d.Key] != nil || slices.Contains(n.derived, d.Key) {
 			continue // not found, decided already, or known to the graph
 		}
 		if desc := r.s.lookup(d.Key); desc == nil || !r.view.refreshed[desc] {
