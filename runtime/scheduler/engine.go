@@ -358,6 +358,11 @@ func (r *run) reconcile(key string) {
 		n.intent, n.invalid = nil, nil
 		r.g.setDeps(n, nil, n.adeps)
 	}
+	if r.view != nil && n.applied == nil {
+		// Found by the refresh (a derived value of a base that turned
+		// out to exist, say): it is applied, whatever comes next.
+		r.adoptFound(n)
+	}
 	want, pending := r.target(n)
 	switch {
 	case want == nil && n.applied == nil:

@@ -687,3 +687,7 @@ func fDescriptors(sb *faultSB) ([]kv.Descriptor, error) {
 	}
 	return out, nil
 }
+
+// failed reports whether the call failed: it returned an error, or it
+// panicked (the southbound recorded no error for it then).
+func (c fCall) failed() bool { return c.err != nil || c.fault == fPanic }

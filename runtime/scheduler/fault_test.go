@@ -718,7 +718,7 @@ func (r *fRun) checkView(sts map[string]scheduler.Status) []fDiv {
 // resync read successfully.
 func (r *fRun) refreshed(calls []fCall) (readBack bool) {
 	for i, c := range calls {
-		if c.op == "retrieve" && c.err != nil && i > 0 && calls[i-1].op != "retrieve" && calls[i-1].err != nil {
+		if c.op == "retrieve" && c.err != nil && i > 0 && calls[i-1].op != "retrieve" && calls[i-1].failed() {
 			// A failed read-back: what the failed call left is unknown
 			// to the scheduler until its next refresh.
 			r.stale[calls[i-1].key] = true
@@ -727,7 +727,7 @@ func (r *fRun) refreshed(calls []fCall) (readBack bool) {
 		if c.op != "retrieve" || c.err != nil || c.fault != 0 {
 			continue
 		}
-		if i > 0 && calls[i-1].op != "retrieve" && calls[i-1].err != nil && fModelOf(calls[i-1].key).name == c.key {
+		if i > 0 && calls[i-1].op != "retrieve" && calls[i-1].failed() && fModelOf(calls[i-1].key).name == c.key {
 			// The read-back after a failed call: the scheduler takes
 			// what it found for that key alone.
 			if r.stale[calls[i-1].key] {
@@ -816,7 +816,7 @@ func (r *fRun) checkSB(sb map[string]string, calls []fCall) []fDiv {
 	// (checkpoints): it is excused until then.
 	failedDelete := map[string]bool{}
 	for _, c := range calls {
-		if c.op == "delete" && c.err != nil {
+		if c.op == "delete" && c.failed() {
 			failedDelete[c.key] = true
 		}
 	}

@@ -246,6 +246,7 @@ func (r *run) resync(j *job) {
 	// One pass over the values: what the view changes, and what is out
 	// of line with its target already (failed, pending, ...).
 	var act, rest []string
+	var intended map[string]bool
 	v := r.view
 	if v != nil {
 		for i := range v.items {
@@ -270,6 +271,13 @@ func (r *run) resync(j *job) {
 		}
 		slices.Sort(act)
 		repairs = r.applyView(act)
+		// Stale values go first (a derived value that neither version
+		// of its re-created base lists, say, must not outlive it): those
+		// that no other value found needs. Left out: what the intended
+		// values derive, which the reconciliation adopts. The others go
+		// last, once what needs them has been decided.
+		intended = r.intendedDerived()
+		r.dropStale(intended, true)
 	}
 
 	for _, key := range intents {
@@ -288,8 +296,37 @@ func (r *run) resync(j *job) {
 		r.reconcile(key)
 	}
 	if v != nil {
-		r.dropStale()
+		// Late, what the intended values derive but nothing adopted (its
+		// base could not be decided) is stale too, like anything of ours
+		// left undecided.
+		r.dropStale(nil, false)
 	}
+}
+
+// intendedDerived returns the keys that the intended values derive, through
+// any number of levels (bounded by maxCycle), whether or not those derived
+// values exist yet.
+func (r *run) intendedDerived() map[string]bool {
+	out := map[string]bool{}
+	var walk func(d kv.Descriptor, key string, value proto.Message, depth int)
+	walk = func(d kv.Descriptor, key string, value proto.Message, depth int) {
+		if d == nil || value == nil || depth > r.s.opts.maxCycle {
+			return
+		}
+		for _, dv := range d.Derived(key, value) {
+			if dv.Key == "" || dv.Value == nil || out[dv.Key] {
+				continue
+			}
+			out[dv.Key] = true
+			walk(r.s.lookup(dv.Key), dv.Key, dv.Value, depth+1)
+		}
+	}
+	for key, n := range r.g.nodes {
+		if n.base == "" && n.intent != nil && n.invalid == nil && n.origin != kv.OriginSB {
+			walk(n.desc, key, n.intent, 0)
+		}
+	}
+	return out
 }
 
 // outOfLine reports whether reconciling n might change something: false
@@ -465,6 +502,22 @@ func (r *run) adopt(n *node, value proto.Message, meta any) {
 	r.adopting[n.key] = true
 }
 
+// adoptFound adopts n, not applied, when the refreshed view holds it and
+// has not been decided yet: whether n is then kept, updated or deleted, the
+// graph must know it is there (a value found PENDING is deleted, not left
+// in the southbound). It reports whether it adopted n.
+func (r *run) adoptFound(n *node) bool {
+	if n.desc == nil || !r.view.refreshed[n.desc] {
+		return false
+	}
+	it := r.view.get(n.key)
+	if it == nil || it.used {
+		return false
+	}
+	r.adopt(n, it.value, it.meta)
+	return true
+}
+
 // adoptOnCreate is create's look into the refreshed view: a value about
 // to be created that the southbound holds already (a derived value of a
 // base adopted in this resync, say) is adopted instead. It reports whether
@@ -500,15 +553,22 @@ func (r *run) adoptOnCreate(n *node) bool {
 }
 
 // dropStale deletes what the refresh found of ours (claimed by its
-// descriptor, or applied by us before) that nothing intends any more. A
+// descriptor, or applied by us before) that nothing intends any more:
+// neither a value in the graph, nor a key that an intended value derives. A
 // stale value that a stale base derives is linked to it first, so that it
 // is deleted before its base, and its base stays when it cannot be.
-func (r *run) dropStale() {
+func (r *run) dropStale(intended map[string]bool, early bool) {
 	var stale []string
 	for i := range r.view.items {
-		if it := &r.view.items[i]; it.origin == kv.OriginNB && !it.used {
+		if it := &r.view.items[i]; it.origin == kv.OriginNB && !it.used && !intended[it.key] {
 			stale = append(stale, it.key)
 		}
+	}
+	// Early, only what no other value found needs; late, what no value
+	// found and left undecided (its base could not be read, say) needs.
+	neededBy := r.neededBy(stale, early)
+	if early {
+		stale = slices.DeleteFunc(stale, func(k string) bool { return neededBy[k] != "" })
 	}
 	slices.Sort(stale)
 	var added []*node
@@ -544,10 +604,57 @@ func (r *run) dropStale() {
 		r.opFor(n, Op{Key: n.key, Kind: OpNone, Value: n.applied, Flags: FlagStale | r.nodeFlags(n)})
 	}
 	for _, n := range added {
-		if n.base == "" {
+		switch {
+		case n.base != "":
+			// Goes with its base.
+		case neededBy[n.key] != "":
+			// Kept, and says why: deleting it would pull it from under
+			// a value the scheduler could not decide on. A later
+			// resync decides again.
+			r.mut(n)
+			r.fail(n, OpDelete, fmt.Errorf("not deleted, %w: %s, found in the southbound and not decided, needs it",
+				ErrStillNeeded, neededBy[n.key]), r.nodeFlags(n)|FlagStale, n.applied, nil, true)
+		default:
 			r.reconcile(n.key) // its derived values go with it
 		}
 	}
+}
+
+// neededBy maps each key of stale that another value the refresh found
+// depends on (plainly, or as a possible satisfier of an AnyOf dependency)
+// to one such value. Early, every value found counts but the stale ones
+// (they may need each other); late, only those still undecided (neither
+// known to the graph nor adopted).
+func (r *run) neededBy(stale []string, early bool) map[string]string {
+	isStale := make(map[string]bool, len(stale))
+	for _, k := range stale {
+		isStale[k] = true
+	}
+	needed := map[string]string{}
+	for i := range r.view.items {
+		it := &r.view.items[i]
+		if isStale[it.key] || !early && (it.used || r.g.nodes[it.key] != nil) {
+			continue
+		}
+		d := r.s.lookup(it.key)
+		if d == nil {
+			continue
+		}
+		for _, dep := range d.Dependencies(it.key, it.value) {
+			if !dep.IsAnyOf() {
+				if isStale[dep.Key] && needed[dep.Key] == "" {
+					needed[dep.Key] = it.key
+				}
+				continue
+			}
+			for _, k := range stale {
+				if needed[k] == "" && dep.AnyOf.Accepts(k) {
+					needed[k] = it.key
+				}
+			}
+		}
+	}
+	return needed
 }
 
 // syncMetadataMaps sets the metadata maps of the refreshed descriptors
