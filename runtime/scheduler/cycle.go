@@ -1,14 +1,40 @@
 package scheduler
 
 import (
+	"google.golang.org/protobuf/proto"
+
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
 
 // creatable reports whether t could be created in this run if its
 // dependencies were met.
 func (r *run) creatable(t *node) bool {
-	return t.intent != nil && t.desc != nil && t.invalid == nil && !t.removing &&
-		t.failedSeq != r.seq && t.origin != kv.OriginSB && t.applied == nil
+	if t.desc == nil || t.removing || t.failedSeq == r.seq || t.origin == kv.OriginSB || t.applied != nil {
+		return false
+	}
+	if want, ok := r.revertTarget(t); ok {
+		return want != nil // a revert creates what was applied before
+	}
+	return t.intent != nil && t.invalid == nil
+}
+
+// revertTarget returns, while a revert runs, the version t had applied
+// before the transaction, and whether the revert decides t by it.
+func (r *run) revertTarget(t *node) (proto.Message, bool) {
+	if !r.reverting {
+		return nil, false
+	}
+	p, ok := r.prior[t.key]
+	return p.applied, ok
+}
+
+// unitDeps returns the dependencies of the version of n that a unit would
+// create: what it had applied before, while a revert runs; else its intent.
+func (r *run) unitDeps(n *node) []kv.Dependency {
+	if want, ok := r.revertTarget(n); ok && want != nil && (want != n.intent || n.invalid != nil) {
+		return n.desc.Dependencies(n.key, want)
+	}
+	return n.deps
 }
 
 // sameUnit reports whether dependency key (node t) of value key counts as
@@ -28,8 +54,9 @@ func (r *run) cycleUnit(start *node) []string {
 	// Fast path: the usual PENDING value waits for something that does
 	// not exist at all.
 	promising := false
-	for i := range start.deps {
-		d := &start.deps[i]
+	startDeps := r.unitDeps(start)
+	for i := range startDeps {
+		d := &startDeps[i]
 		if t := r.g.nodes[d.Key]; !d.IsAnyOf() && t != nil && r.creatable(t) {
 			promising = true
 			break
@@ -44,8 +71,9 @@ func (r *run) cycleUnit(start *node) []string {
 	var visit func(n *node)
 	visit = func(n *node) {
 		edges[n.key] = []string{}
-		for i := range n.deps {
-			d := &n.deps[i]
+		deps := r.unitDeps(n)
+		for i := range deps {
+			d := &deps[i]
 			t := r.g.nodes[d.Key]
 			if d.IsAnyOf() || t == nil || !r.creatable(t) {
 				continue
@@ -85,8 +113,9 @@ func (r *run) cycleUnit(start *node) []string {
 	}
 	for _, k := range unit {
 		n := r.g.nodes[k]
-		for i := range n.deps {
-			d := &n.deps[i]
+		deps := r.unitDeps(n)
+		for i := range deps {
+			d := &deps[i]
 			if d.IsAnyOf() {
 				if r.g.anyOfSatisfied(&d.AnyOf) == "" {
 					return nil

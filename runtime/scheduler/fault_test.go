@@ -818,6 +818,9 @@ func (r *fRun) checkSB(sb map[string]string, calls []fCall) []fDiv {
 	for _, c := range calls {
 		if c.op == "delete" && c.failed() {
 			failedDelete[c.key] = true
+			if b := fBaseOf(c.key); b != "" {
+				failedDelete[b] = true // its removal waited for this one
+			}
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(sb)) {
