@@ -652,6 +652,10 @@ func (r *fRun) runStep(st *fStep, num int) (divs []fDiv) {
 	if div != nil {
 		return append(divs, *div)
 	}
+	// Retries that ran after the commit returned read back too.
+	if all := r.sb.stepCalls(); len(all) > len(commitCalls) && r.refreshed(all[len(commitCalls):]) {
+		blindOrder = true
+	}
 	if res.Reverted && st.revert && !blind {
 		divs = append(divs, r.checkRevert(num, before, afterCommit, commitCalls, leftovers)...)
 	}
@@ -718,13 +722,13 @@ func (r *fRun) checkView(sts map[string]scheduler.Status) []fDiv {
 // resync read successfully.
 func (r *fRun) refreshed(calls []fCall) (readBack bool) {
 	for i, c := range calls {
-		if c.op == "retrieve" && c.err != nil && i > 0 && calls[i-1].op != "retrieve" && calls[i-1].failed() {
+		if c.op == "retrieve" && c.failed() && i > 0 && calls[i-1].op != "retrieve" && calls[i-1].failed() {
 			// A failed read-back: what the failed call left is unknown
 			// to the scheduler until its next refresh.
 			r.stale[calls[i-1].key] = true
 			continue
 		}
-		if c.op != "retrieve" || c.err != nil || c.fault != 0 {
+		if c.op != "retrieve" || c.failed() || c.fault != 0 {
 			continue
 		}
 		if i > 0 && calls[i-1].op != "retrieve" && calls[i-1].failed() && fModelOf(calls[i-1].key).name == c.key {

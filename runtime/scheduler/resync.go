@@ -528,13 +528,16 @@ func (r *run) adoptOnCreate(n *node) bool {
 	}
 	var value proto.Message
 	var meta any
-	if r.view.refreshed[n.desc] {
+	switch {
+	case r.view.refreshed[n.desc]:
 		it := r.view.get(n.key)
 		if it == nil || it.used {
 			return false // not there; or decided already (a re-create)
 		}
 		value, meta = it.value, it.meta
-	} else {
+	case n.desc.CanRetrieve():
+		return false // its Retrieve failed: nothing is known, it is created
+	default:
 		// A derived value whose descriptor cannot Retrieve is taken to
 		// exist when its base was found as intended: it is regenerated
 		// from the base, not created. (Its descriptor should Retrieve
