@@ -5,8 +5,8 @@ import "testing"
 // Minimal reproductions of what the fault harness (fault_test.go) found,
 // one per class of divergence, shrunk from random runs. Each replays its
 // steps with the faults that fired, as planned faults, and fails on any
-// divergence from the harness's model. They fail until the engine is
-// fixed, so they are gated like the harness: KVD_FAULT=1 runs them.
+// divergence from the harness's model: each is a regression test of the
+// engine fix that made it pass.
 //
 // Reading the steps: fTxn is a transaction (revert: Revert option),
 // fFull a full resync with the given values as the whole intended state,
