@@ -29,8 +29,13 @@ type txnOutput struct {
 // back and the algorithm runs again for real, replaying the results of the
 // calls already made instead of making them twice, and takes over from the
 // failure (PENDING dependents, retries, revert).
+//
+// When a call of the plan is given up on (see calls.go), runTxn returns an
+// empty output with j.taken set: another goroutine has taken the
+// transaction over (finishTxn).
 func (s *Scheduler) runTxn(j *job) txnOutput {
 	seq := s.seq + 1
+	j.seq.Store(seq)
 	res := &Result{Seq: seq, Kind: j.kind, Description: j.opts.description, DryRun: j.opts.dryRun, Start: time.Now()}
 	if j.opts.dryRun {
 		res.Seq = 0 // a dry run changes nothing and takes no number
@@ -82,8 +87,23 @@ func (s *Scheduler) runTxn(j *job) txnOutput {
 	}
 
 	s.seq = seq
+	st := &s.txn
+	*st = txnState{j: j, res: res, plan: plan, view: view, refreshErrs: refreshErrs, ctx: ctx, seq: seq}
+	results, ok, taken := s.executePlan(st)
+	if taken != nil {
+		j.taken = taken
+		return txnOutput{}
+	}
+	return s.finishTxn(st, results, ok)
+}
+
+// finishTxn ends a transaction whose plan was executed: all its calls
+// succeeded (ok), or results replays those made up to the one that failed.
+func (s *Scheduler) finishTxn(st *txnState, results []callResult, ok bool) txnOutput {
+	j, res, plan, view, refreshErrs, ctx, seq := st.j, st.res, st.plan, st.view, st.refreshErrs, st.ctx, st.seq
+	*st = txnState{}
 	final := plan
-	if results, ok := s.executePlan(ctx, plan); ok {
+	if ok {
 		s.g.commit()
 		res.Executed = plan.ops
 	} else {
@@ -166,9 +186,14 @@ type callResult struct {
 // holds the outcome of every call made, for the replay. A plan that stopped
 // itself (a reverting transaction refused something while planning) is not
 // executed.
-func (s *Scheduler) executePlan(ctx context.Context, plan *run) (results []callResult, ok bool) {
+//
+// The calls are made on this goroutine (see callInline); taken is the call
+// given up on when another goroutine has taken the transaction over: then
+// nothing else may be touched.
+func (s *Scheduler) executePlan(st *txnState) (results []callResult, ok bool, taken *callCtx) {
+	plan, ctx := st.plan, st.ctx
 	if plan.abort {
-		return nil, false
+		return nil, false, nil
 	}
 	// The metadata a call returned is kept in its planned operation, so the
 	// results are built only after a failure; a call with no operation to
@@ -182,9 +207,12 @@ func (s *Scheduler) executePlan(ctx context.Context, plan *run) (results []callR
 		if !c.first && n != nil {
 			meta = n.metadata
 		}
-		m, err := s.doCall(ctx, c.kind, c.desc, c.key, c.prev, c.value, meta)
+		m, err, taken := s.callInline(st, i, ctx, c.kind, c.desc, c.key, c.prev, c.value, meta)
+		if taken != nil {
+			return nil, false, taken
+		}
 		if err != nil {
-			return plan.resultsUpTo(i, m, err, unheld), false
+			return plan.resultsUpTo(i, m, err, unheld), false, nil
 		}
 		switch {
 		case c.kind == OpDelete:
@@ -194,6 +222,7 @@ func (s *Scheduler) executePlan(ctx context.Context, plan *run) (results []callR
 		default:
 			if unheld == nil {
 				unheld = map[int]any{}
+				st.unheld = unheld
 			}
 			unheld[i] = m
 		}
@@ -224,7 +253,7 @@ func (s *Scheduler) executePlan(ctx context.Context, plan *run) (results []callR
 			d.DeleteMetadata(d.Label(key))
 		}
 	}
-	return results, true
+	return results, true, nil
 }
 
 // holdsMeta reports whether the operation c.op of ops records the call c,
@@ -253,17 +282,6 @@ func (r *run) resultsUpTo(last int, m any, err error, unheld map[int]any) []call
 	}
 	c := &r.calls[last]
 	return append(results, callResult{kind: c.kind, key: c.key, meta: m, err: err})
-}
-
-// doCall makes one southbound call, timed for the observer.
-func (s *Scheduler) doCall(ctx context.Context, kind OpKind, d kv.Descriptor, key string, prev, value proto.Message, meta any) (any, error) {
-	if s.opts.observer == nil {
-		return callHandler(ctx, kind, d, key, prev, value, meta)
-	}
-	start := time.Now()
-	m, err := callHandler(ctx, kind, d, key, prev, value, meta)
-	s.opts.observer.OpDone(d.Name(), kind, time.Since(start), err)
-	return m, err
 }
 
 // callHandler makes one southbound call; a panicking handler fails the
