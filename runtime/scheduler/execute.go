@@ -73,6 +73,7 @@ func (s *Scheduler) runTxn(j *job) txnOutput {
 		s.logOps(res, res.Planned, true)
 	}
 	if j.opts.dryRun {
+		plan.reportUnimplemented(j)
 		s.g.rollback(nil)
 		if view != nil {
 			s.syncMetadataMaps(view)
@@ -128,6 +129,7 @@ func (s *Scheduler) finishTxn(st *txnState, results []callResult, ok bool) txnOu
 		final = exec
 	}
 	final.reportPanics()
+	final.reportUnimplemented(j)
 	res.Errors = final.errs
 	if len(refreshErrs) > 0 {
 		res.Errors = append(refreshErrs, final.errs...)
@@ -354,6 +356,30 @@ func (r *run) apply(j *job) {
 	r.reportAdopted()
 }
 
+// reportUnimplemented makes the values the transaction set that no
+// descriptor handles errors of their keys (ErrUnimplemented), and logs
+// them. The values stay recorded, UNIMPLEMENTED, so that a descriptor
+// registered later applies them.
+func (r *run) reportUnimplemented(j *job) {
+	if len(r.g.unimplemented) == 0 {
+		return
+	}
+	switch j.kind {
+	case NBTxn, FullResyncTxn, UpstreamResyncTxn:
+	default:
+		return
+	}
+	for _, it := range j.items {
+		if it.Value == nil {
+			continue
+		}
+		if n := r.g.nodes[it.Key]; n != nil && n.state == UNIMPLEMENTED {
+			r.keyErr(it.Key, OpNone, ErrUnimplemented)
+			r.s.opts.logger.Warn("no descriptor handles the key; the value waits, UNIMPLEMENTED, for one", "key", it.Key, "seq", r.seq)
+		}
+	}
+}
+
 // reconcileTop reconciles a key of the transaction and records a NOOP when
 // its value needed nothing.
 func (r *run) reconcileTop(key string) {
@@ -375,6 +401,16 @@ func (r *run) notify(it KeyValue) {
 		// compare or delete it. A plugin's watcher reports its own keys.
 		r.keyErr(it.Key, OpNone, fmt.Errorf("notification: %w", ErrUnimplemented))
 		return
+	}
+	if it.Value != nil {
+		d := r.s.lookup(it.Key)
+		if n != nil && n.desc != nil {
+			d = n.desc
+		}
+		if err := checkType(d, it.Value); err != nil {
+			r.keyErr(it.Key, OpNone, fmt.Errorf("notification: %w", err))
+			return
+		}
 	}
 	if it.Value != nil {
 		if n != nil && n.intent != nil {
@@ -483,4 +519,21 @@ func (s *Scheduler) rememberRetryPolicy(seq uint64, p RetryPolicy) {
 			delete(s.retryPolicies, k)
 		}
 	}
+}
+
+// checkType returns an error when value is not a message of d's value
+// type (or is a nil message): it names the expected and the given type.
+func checkType(d kv.Descriptor, value proto.Message) error {
+	m := value.ProtoReflect()
+	if !m.IsValid() {
+		return fmt.Errorf("%w: a nil %T message (a value that is gone is reported with no value)", kv.ErrWrongType, value)
+	}
+	if d == nil || d.ValueType() == nil {
+		return nil
+	}
+	want, got := d.ValueType().Descriptor().FullName(), m.Descriptor().FullName()
+	if want != got {
+		return fmt.Errorf("%w: descriptor %s takes %s, got %s", kv.ErrWrongType, d.Name(), want, got)
+	}
+	return nil
 }

@@ -100,6 +100,9 @@ func New(opts ...Option) (*Scheduler, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
+	if o.observer != nil {
+		o.observer = &safeObserver{o: o.observer, logger: o.logger}
+	}
 	s := &Scheduler{
 		opts:    o,
 		g:       newGraph(),
@@ -112,6 +115,7 @@ func New(opts ...Option) (*Scheduler, error) {
 		hist:    history{max: o.historyRecords, maxAge: o.historyAge},
 	}
 	s.panics.logger = o.logger
+	s.watchers.logger = o.logger
 	go s.worker()
 	go s.watchdog()
 	if o.resyncPeriod > 0 {
