@@ -165,7 +165,7 @@ func (s *Scheduler) observe(c *callCtx, err error) {
 // goroutine. taken is the call when the watchdog gave up on it meanwhile:
 // the caller must then unwind at once, touching nothing (another
 // goroutine has taken the transaction over).
-func (s *Scheduler) callInline(st *txnState, i int, ctx context.Context, kind OpKind, d kv.Descriptor, key string, prev, value proto.Message, meta any) (m any, err error, taken *callCtx) {
+func (s *Scheduler) callInline(st *txnState, i int, ctx context.Context, kind OpKind, d kv.Descriptor, key string, prev, value proto.Message, meta any) (m any, taken *callCtx, err error) {
 	c := s.newCallCtx(ctx, kind, d, key)
 	c.st = st
 	st.callIndex = i
@@ -174,25 +174,25 @@ func (s *Scheduler) callInline(st *txnState, i int, ctx context.Context, kind Op
 		// Close gave up: make no more calls (checked after publishing the
 		// call, so that the watchdog either sees it or this sees Close).
 		if s.inFlight.CompareAndSwap(c, nil) {
-			return nil, c.timeoutError(true), nil
+			return nil, nil, c.timeoutError(true)
 		}
-		return nil, nil, c
+		return nil, c, nil
 	}
 	m, err = callHandler(c, kind, d, key, prev, value, meta)
 	c.cancel(context.Canceled)
 	if !s.inFlight.CompareAndSwap(c, nil) {
 		s.late(c, err)
-		return nil, nil, c
+		return nil, c, nil
 	}
 	s.observe(c, err)
-	return m, err, nil
+	return m, nil, err
 }
 
 // doCall makes one southbound call outside the plan's execution, on a
 // goroutine of its own, giving up on it at its deadline.
 func (s *Scheduler) doCall(ctx context.Context, kind OpKind, d kv.Descriptor, key string, prev, value proto.Message, meta any) (any, error) {
 	var m any
-	err, ok := s.callOut(ctx, kind, d, key, func(c *callCtx) error {
+	ok, err := s.callOut(ctx, kind, d, key, func(c *callCtx) error {
 		var err error
 		m, err = callHandler(c, kind, d, key, prev, value, meta)
 		return err
@@ -206,7 +206,7 @@ func (s *Scheduler) doCall(ctx context.Context, kind OpKind, d kv.Descriptor, ke
 // callOut runs fn on a goroutine of its own and waits for it, or for the
 // watchdog to give up on it: then ok is false, and what fn writes must not
 // be read.
-func (s *Scheduler) callOut(ctx context.Context, kind OpKind, d kv.Descriptor, key string, fn func(c *callCtx) error) (err error, ok bool) {
+func (s *Scheduler) callOut(ctx context.Context, kind OpKind, d kv.Descriptor, key string, fn func(c *callCtx) error) (ok bool, err error) {
 	c := s.newCallCtx(ctx, kind, d, key)
 	c.givenUp = make(chan struct{})
 	done := make(chan error, 1)
@@ -214,10 +214,10 @@ func (s *Scheduler) callOut(ctx context.Context, kind OpKind, d kv.Descriptor, k
 	if s.closing.Load() {
 		// Close gave up: make no more calls.
 		if s.inFlight.CompareAndSwap(c, nil) {
-			return c.timeoutError(true), false
+			return false, c.timeoutError(true)
 		}
 		<-c.givenUp
-		return c.cause, false
+		return false, c.cause
 	}
 	go func() {
 		err := fn(c)
@@ -231,14 +231,14 @@ func (s *Scheduler) callOut(ctx context.Context, kind OpKind, d kv.Descriptor, k
 	case err := <-done:
 		if s.inFlight.CompareAndSwap(c, nil) {
 			s.observe(c, err)
-			return err, true
+			return true, err
 		}
 		// Given up on while it returned: the watchdog's word stands.
 		<-c.givenUp
 	case <-c.givenUp:
 	}
 	s.observe(c, c.cause)
-	return c.cause, false
+	return false, c.cause
 }
 
 // watchdog gives up on the call in flight at its deadline, or at once when

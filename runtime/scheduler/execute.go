@@ -209,7 +209,7 @@ func (s *Scheduler) executePlan(st *txnState) (results []callResult, ok bool, ta
 		if !c.first && n != nil {
 			meta = n.metadata
 		}
-		m, err, taken := s.callInline(st, i, ctx, c.kind, c.desc, c.key, c.prev, c.value, meta)
+		m, taken, err := s.callInline(st, i, ctx, c.kind, c.desc, c.key, c.prev, c.value, meta)
 		if taken != nil {
 			return nil, false, taken
 		}

@@ -41,7 +41,7 @@ func (r *run) readBack(n *node, expected proto.Message) (found proto.Message, me
 // panic is an error naming the descriptor.
 func (s *Scheduler) retrieveGuarded(ctx context.Context, d kv.Descriptor, key string, correlate []kv.Item[proto.Message, any]) ([]kv.Item[proto.Message, any], error) {
 	var items []kv.Item[proto.Message, any]
-	err, ok := s.callOut(ctx, OpRetrieve, d, key, func(c *callCtx) (err error) {
+	ok, err := s.callOut(ctx, OpRetrieve, d, key, func(c *callCtx) (err error) {
 		defer func() {
 			if p := recover(); p != nil {
 				err = fmt.Errorf("Retrieve of descriptor %s panicked: %v", d.Name(), p)
