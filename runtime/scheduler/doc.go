@@ -66,8 +66,28 @@
 //     the derived values it had. Label and IsKey panics, met by readers
 //     too, give the key as label and "not a key" (logged).
 //   - Commit reports a value that fails validation as an error of its key
-//     (the value is INVALID); an unknown key is no error: its value waits,
-//     UNIMPLEMENTED, for a descriptor.
+//     (the value is INVALID), and so is a value of a message type other
+//     than its descriptor's (kv.ErrWrongType); a nil message of a type
+//     fails the commit. A key no descriptor handles is an error of the
+//     key too (ErrUnimplemented, logged), but its value is kept: it waits,
+//     UNIMPLEMENTED, for a descriptor, and is applied when one is
+//     registered.
+//   - Every southbound call (Create, Update, Delete, Retrieve) has a
+//     deadline (WithCallTimeout, default 30 s; WithDescriptorCallTimeout),
+//     carried by the handler's context, which is cancelled at it. A
+//     handler that ignores it does not hold the scheduler: the transaction
+//     gives up on the call at the deadline, and the call fails with a
+//     retriable error wrapping ErrCallTimeout (then the value is read back,
+//     as after any failed call). The handler may still complete later, in
+//     whole or in part: its late result is logged and dropped, and the
+//     next resync repairs what it applied.
+//   - Commit's context bounds the caller's wait: when it ends, Commit
+//     returns its error (naming the transaction when it has started),
+//     while the transaction completes and is recorded. Close returns at
+//     its context's deadline, naming the call in flight, which is given up
+//     on. A panic in the scheduler's own work, or in an observer or a
+//     watcher's selector, is recovered and logged: the job fails, the
+//     scheduler stays usable.
 //   - Values, as given to Set and as returned in statuses, are never mutated.
 //   - Cost is proportional to what a transaction touches: keys map to
 //     descriptors through a prefix index, AnyOf dependencies resolve through
@@ -158,6 +178,13 @@
 // scheduler from Create, Update or Delete (they run inside a transaction);
 // they may read metadata maps, which have their own locks. Watchers never
 // block the scheduler: a full watcher drops updates and counts them.
+//
+// The calls of an executed plan are made on the transaction's goroutine
+// (the committer's, when the scheduler was idle and Commit's context
+// cannot end, else the worker's); when one outlives its deadline, a new
+// goroutine takes the transaction over and the blocked one ends when the
+// handler returns. The other calls (after a failure, read-backs, reverts,
+// a refresh's Retrieve) each run on a goroutine of their own.
 //
 // # Room for parallel execution
 //

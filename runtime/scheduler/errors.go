@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // ErrClosed is returned for work submitted to, or still queued in, a closed
@@ -73,4 +74,43 @@ func (e *TxnError) Unwrap() []error {
 		out[i] = ke
 	}
 	return out
+}
+
+// ErrCallTimeout is wrapped by the error of a southbound call (Create,
+// Update, Delete, Retrieve) that did not return within its call timeout
+// (WithCallTimeout, WithDescriptorCallTimeout). The transaction gave up on
+// it; the error is retriable.
+var ErrCallTimeout = errors.New("southbound call timed out")
+
+// CallTimeoutError is the error of a call the transaction gave up on: it
+// names the operation, the descriptor, the key (empty for a Retrieve of a
+// refresh) and the timeout, and wraps ErrCallTimeout, or ErrClosed when
+// Close gave up on the call.
+type CallTimeoutError struct {
+	Op         OpKind
+	Descriptor string
+	Key        string
+	Timeout    time.Duration
+	// Closed is set when Close's deadline, not the call timeout, ended
+	// the wait.
+	Closed bool
+}
+
+func (e *CallTimeoutError) Error() string {
+	what := e.Op.String()
+	if e.Key != "" {
+		what += " of " + e.Key
+	}
+	if e.Closed {
+		return fmt.Sprintf("%s by descriptor %s: given up, the scheduler was closed", what, e.Descriptor)
+	}
+	return fmt.Sprintf("%s by descriptor %s: no answer within the call timeout %s", what, e.Descriptor, e.Timeout)
+}
+
+// Unwrap returns ErrCallTimeout, or ErrClosed.
+func (e *CallTimeoutError) Unwrap() error {
+	if e.Closed {
+		return ErrClosed
+	}
+	return ErrCallTimeout
 }

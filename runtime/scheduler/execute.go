@@ -29,8 +29,13 @@ type txnOutput struct {
 // back and the algorithm runs again for real, replaying the results of the
 // calls already made instead of making them twice, and takes over from the
 // failure (PENDING dependents, retries, revert).
+//
+// When a call of the plan is given up on (see calls.go), runTxn returns an
+// empty output with j.taken set: another goroutine has taken the
+// transaction over (finishTxn).
 func (s *Scheduler) runTxn(j *job) txnOutput {
 	seq := s.seq + 1
+	j.seq.Store(seq)
 	res := &Result{Seq: seq, Kind: j.kind, Description: j.opts.description, DryRun: j.opts.dryRun, Start: time.Now()}
 	if j.opts.dryRun {
 		res.Seq = 0 // a dry run changes nothing and takes no number
@@ -68,6 +73,7 @@ func (s *Scheduler) runTxn(j *job) txnOutput {
 		s.logOps(res, res.Planned, true)
 	}
 	if j.opts.dryRun {
+		plan.reportUnimplemented(j)
 		s.g.rollback(nil)
 		if view != nil {
 			s.syncMetadataMaps(view)
@@ -82,8 +88,23 @@ func (s *Scheduler) runTxn(j *job) txnOutput {
 	}
 
 	s.seq = seq
+	st := &s.txn
+	*st = txnState{j: j, res: res, plan: plan, view: view, refreshErrs: refreshErrs, ctx: ctx, seq: seq}
+	results, ok, taken := s.executePlan(st)
+	if taken != nil {
+		j.taken = taken
+		return txnOutput{}
+	}
+	return s.finishTxn(st, results, ok)
+}
+
+// finishTxn ends a transaction whose plan was executed: all its calls
+// succeeded (ok), or results replays those made up to the one that failed.
+func (s *Scheduler) finishTxn(st *txnState, results []callResult, ok bool) txnOutput {
+	j, res, plan, view, refreshErrs, ctx, seq := st.j, st.res, st.plan, st.view, st.refreshErrs, st.ctx, st.seq
+	*st = txnState{}
 	final := plan
-	if results, ok := s.executePlan(ctx, plan); ok {
+	if ok {
 		s.g.commit()
 		res.Executed = plan.ops
 	} else {
@@ -108,6 +129,7 @@ func (s *Scheduler) runTxn(j *job) txnOutput {
 		final = exec
 	}
 	final.reportPanics()
+	final.reportUnimplemented(j)
 	res.Errors = final.errs
 	if len(refreshErrs) > 0 {
 		res.Errors = append(refreshErrs, final.errs...)
@@ -166,9 +188,14 @@ type callResult struct {
 // holds the outcome of every call made, for the replay. A plan that stopped
 // itself (a reverting transaction refused something while planning) is not
 // executed.
-func (s *Scheduler) executePlan(ctx context.Context, plan *run) (results []callResult, ok bool) {
+//
+// The calls are made on this goroutine (see callInline); taken is the call
+// given up on when another goroutine has taken the transaction over: then
+// nothing else may be touched.
+func (s *Scheduler) executePlan(st *txnState) (results []callResult, ok bool, taken *callCtx) {
+	plan, ctx := st.plan, st.ctx
 	if plan.abort {
-		return nil, false
+		return nil, false, nil
 	}
 	// The metadata a call returned is kept in its planned operation, so the
 	// results are built only after a failure; a call with no operation to
@@ -182,9 +209,12 @@ func (s *Scheduler) executePlan(ctx context.Context, plan *run) (results []callR
 		if !c.first && n != nil {
 			meta = n.metadata
 		}
-		m, err := s.doCall(ctx, c.kind, c.desc, c.key, c.prev, c.value, meta)
+		m, taken, err := s.callInline(st, i, ctx, c.kind, c.desc, c.key, c.prev, c.value, meta)
+		if taken != nil {
+			return nil, false, taken
+		}
 		if err != nil {
-			return plan.resultsUpTo(i, m, err, unheld), false
+			return plan.resultsUpTo(i, m, err, unheld), false, nil
 		}
 		switch {
 		case c.kind == OpDelete:
@@ -194,6 +224,7 @@ func (s *Scheduler) executePlan(ctx context.Context, plan *run) (results []callR
 		default:
 			if unheld == nil {
 				unheld = map[int]any{}
+				st.unheld = unheld
 			}
 			unheld[i] = m
 		}
@@ -224,7 +255,7 @@ func (s *Scheduler) executePlan(ctx context.Context, plan *run) (results []callR
 			d.DeleteMetadata(d.Label(key))
 		}
 	}
-	return results, true
+	return results, true, nil
 }
 
 // holdsMeta reports whether the operation c.op of ops records the call c,
@@ -253,17 +284,6 @@ func (r *run) resultsUpTo(last int, m any, err error, unheld map[int]any) []call
 	}
 	c := &r.calls[last]
 	return append(results, callResult{kind: c.kind, key: c.key, meta: m, err: err})
-}
-
-// doCall makes one southbound call, timed for the observer.
-func (s *Scheduler) doCall(ctx context.Context, kind OpKind, d kv.Descriptor, key string, prev, value proto.Message, meta any) (any, error) {
-	if s.opts.observer == nil {
-		return callHandler(ctx, kind, d, key, prev, value, meta)
-	}
-	start := time.Now()
-	m, err := callHandler(ctx, kind, d, key, prev, value, meta)
-	s.opts.observer.OpDone(d.Name(), kind, time.Since(start), err)
-	return m, err
 }
 
 // callHandler makes one southbound call; a panicking handler fails the
@@ -336,6 +356,30 @@ func (r *run) apply(j *job) {
 	r.reportAdopted()
 }
 
+// reportUnimplemented makes the values the transaction set that no
+// descriptor handles errors of their keys (ErrUnimplemented), and logs
+// them. The values stay recorded, UNIMPLEMENTED, so that a descriptor
+// registered later applies them.
+func (r *run) reportUnimplemented(j *job) {
+	if len(r.g.unimplemented) == 0 {
+		return
+	}
+	switch j.kind {
+	case NBTxn, FullResyncTxn, UpstreamResyncTxn:
+	default:
+		return
+	}
+	for _, it := range j.items {
+		if it.Value == nil {
+			continue
+		}
+		if n := r.g.nodes[it.Key]; n != nil && n.state == UNIMPLEMENTED {
+			r.keyErr(it.Key, OpNone, ErrUnimplemented)
+			r.s.opts.logger.Warn("no descriptor handles the key; the value waits, UNIMPLEMENTED, for one", "key", it.Key, "seq", r.seq)
+		}
+	}
+}
+
 // reconcileTop reconciles a key of the transaction and records a NOOP when
 // its value needed nothing.
 func (r *run) reconcileTop(key string) {
@@ -357,6 +401,16 @@ func (r *run) notify(it KeyValue) {
 		// compare or delete it. A plugin's watcher reports its own keys.
 		r.keyErr(it.Key, OpNone, fmt.Errorf("notification: %w", ErrUnimplemented))
 		return
+	}
+	if it.Value != nil {
+		d := r.s.lookup(it.Key)
+		if n != nil && n.desc != nil {
+			d = n.desc
+		}
+		if err := checkType(d, it.Value); err != nil {
+			r.keyErr(it.Key, OpNone, fmt.Errorf("notification: %w", err))
+			return
+		}
 	}
 	if it.Value != nil {
 		if n != nil && n.intent != nil {
@@ -465,4 +519,21 @@ func (s *Scheduler) rememberRetryPolicy(seq uint64, p RetryPolicy) {
 			delete(s.retryPolicies, k)
 		}
 	}
+}
+
+// checkType returns an error when value is not a message of d's value
+// type (or is a nil message): it names the expected and the given type.
+func checkType(d kv.Descriptor, value proto.Message) error {
+	m := value.ProtoReflect()
+	if !m.IsValid() {
+		return fmt.Errorf("%w: a nil %T message (a value that is gone is reported with no value)", kv.ErrWrongType, value)
+	}
+	if d == nil || d.ValueType() == nil {
+		return nil
+	}
+	want, got := d.ValueType().Descriptor().FullName(), m.Descriptor().FullName()
+	if want != got {
+		return fmt.Errorf("%w: descriptor %s takes %s, got %s", kv.ErrWrongType, d.Name(), want, got)
+	}
+	return nil
 }

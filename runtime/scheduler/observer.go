@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"fmt"
+	"log/slog"
 	"time"
 )
 
@@ -19,8 +21,31 @@ type Observer interface {
 }
 
 // WithObserver sets an observer of transactions and southbound calls
-// (default none; without one the calls are not timed).
+// (default none; without one the calls are not timed). A panic in one of
+// its methods is recovered and logged.
 func WithObserver(o Observer) Option { return func(opts *options) { opts.observer = o } }
+
+// safeObserver recovers and logs the panics of an observer.
+type safeObserver struct {
+	o      Observer
+	logger *slog.Logger
+}
+
+func (s *safeObserver) recovered(method string) {
+	if p := recover(); p != nil {
+		s.logger.Error("recovered a panic of the observer", "method", method, "panic", fmt.Sprint(p))
+	}
+}
+
+func (s *safeObserver) TxnDone(rec *Record) {
+	defer s.recovered("TxnDone")
+	s.o.TxnDone(rec)
+}
+
+func (s *safeObserver) OpDone(descriptor string, op OpKind, took time.Duration, err error) {
+	defer s.recovered("OpDone")
+	s.o.OpDone(descriptor, op, took, err)
+}
 
 // StateCounts returns the number of values in each state.
 func (s *Scheduler) StateCounts() map[State]int {

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 )
@@ -29,6 +30,10 @@ type options struct {
 	historyAge     time.Duration
 	// resyncPeriod is the interval of periodic downstream resyncs (0: none).
 	resyncPeriod time.Duration
+	// callTimeout bounds each southbound call; descCallTimeouts overrides
+	// it by descriptor name.
+	callTimeout      time.Duration
+	descCallTimeouts map[string]time.Duration
 }
 
 // defaultOptions are the settings of scheduler.New with no options.
@@ -41,6 +46,7 @@ func defaultOptions() options {
 		// An hour of a busy agent's transactions; a day at most.
 		historyRecords: 10000,
 		historyAge:     24 * time.Hour,
+		callTimeout:    DefaultCallTimeout,
 	}
 }
 
@@ -56,6 +62,13 @@ func (o *options) validate() error {
 		return errors.New("scheduler: history retention must not be negative")
 	case o.resyncPeriod < 0:
 		return errors.New("scheduler: resync period must not be negative")
+	case o.callTimeout <= 0:
+		return fmt.Errorf("scheduler: call timeout %s must be positive", o.callTimeout)
+	}
+	for name, d := range o.descCallTimeouts {
+		if d <= 0 {
+			return fmt.Errorf("scheduler: call timeout %s of descriptor %s must be positive", d, name)
+		}
 	}
 	return nil
 }
@@ -83,6 +96,45 @@ func WithHistory(records int, maxAge time.Duration) Option {
 // DownstreamResyncTxn.
 func WithPeriodicResync(period time.Duration) Option {
 	return func(o *options) { o.resyncPeriod = period }
+}
+
+// DefaultCallTimeout is the call timeout of a scheduler created without
+// WithCallTimeout: 30 seconds. A working southbound answers far sooner
+// (a netlink request takes microseconds to milliseconds, a VPP binary API
+// reply comes within its client's usual one-second reply timeout, a
+// Retrieve that dumps a large table a few seconds), so the bound never
+// trips on a slow but healthy call; yet a wedged call frees the scheduler
+// within the time after which an operator (or a liveness probe: 3 failures
+// 10 seconds apart by default in Kubernetes) takes the agent for hung.
+const DefaultCallTimeout = 30 * time.Second
+
+// WithCallTimeout bounds every southbound call (Create, Update, Delete,
+// Retrieve) to d (default DefaultCallTimeout). The handler's context
+// carries the deadline and is cancelled at it; a handler that ignores it
+// and blocks is given up on: the transaction goes on, the call fails with
+// a retriable error wrapping ErrCallTimeout, and what the call returns
+// later is logged and dropped.
+func WithCallTimeout(d time.Duration) Option { return func(o *options) { o.callTimeout = d } }
+
+// WithDescriptorCallTimeout sets the call timeout of the descriptor named
+// name, in place of WithCallTimeout's (for a southbound known to be slow,
+// or one expected to answer at once).
+func WithDescriptorCallTimeout(name string, d time.Duration) Option {
+	return func(o *options) {
+		if o.descCallTimeouts == nil {
+			o.descCallTimeouts = map[string]time.Duration{}
+		}
+		o.descCallTimeouts[name] = d
+	}
+}
+
+// minCallTimeout is the shortest call timeout of any descriptor.
+func (o *options) minCallTimeout() time.Duration {
+	m := o.callTimeout
+	for _, d := range o.descCallTimeouts {
+		m = min(m, d)
+	}
+	return m
 }
 
 // TxnOption configures one transaction.

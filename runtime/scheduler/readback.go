@@ -3,7 +3,6 @@ package scheduler
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -23,7 +22,7 @@ func (r *run) readBack(n *node, expected proto.Message) (found proto.Message, me
 		return nil, nil, false
 	}
 	correlate := []kv.Item[proto.Message, any]{{Key: n.key, Value: expected, Metadata: n.metadata, Origin: kv.OriginNB}}
-	items, err := r.s.retrieveGuarded(r.ctx, n.desc, correlate)
+	items, err := r.s.retrieveGuarded(r.ctx, n.desc, n.key, correlate)
 	if err != nil {
 		r.s.opts.logger.Warn("read-back after a failed call failed; the call is taken to have changed nothing",
 			"key", n.key, "descriptor", n.desc.Name(), "error", err)
@@ -37,18 +36,22 @@ func (r *run) readBack(n *node, expected proto.Message) (found proto.Message, me
 	return nil, nil, true
 }
 
-// retrieveGuarded calls d's Retrieve, timed for the observer; a panic is
-// an error naming the descriptor.
-func (s *Scheduler) retrieveGuarded(ctx context.Context, d kv.Descriptor, correlate []kv.Item[proto.Message, any]) (items []kv.Item[proto.Message, any], err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("Retrieve of descriptor %s panicked: %v", d.Name(), p)
-		}
-	}()
-	start := time.Now()
-	items, err = d.Retrieve(ctx, correlate)
-	if s.opts.observer != nil {
-		s.opts.observer.OpDone(d.Name(), OpRetrieve, time.Since(start), err)
+// retrieveGuarded calls d's Retrieve (for key, or for a refresh when key
+// is empty), timed for the observer and given up on at its deadline; a
+// panic is an error naming the descriptor.
+func (s *Scheduler) retrieveGuarded(ctx context.Context, d kv.Descriptor, key string, correlate []kv.Item[proto.Message, any]) ([]kv.Item[proto.Message, any], error) {
+	var items []kv.Item[proto.Message, any]
+	ok, err := s.callOut(ctx, OpRetrieve, d, key, func(c *callCtx) (err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				err = fmt.Errorf("Retrieve of descriptor %s panicked: %v", d.Name(), p)
+			}
+		}()
+		items, err = d.Retrieve(c, correlate)
+		return err
+	})
+	if !ok {
+		return nil, err
 	}
 	return items, err
 }

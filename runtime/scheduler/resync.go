@@ -6,7 +6,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -108,11 +107,7 @@ func (s *Scheduler) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 	var errs []KeyError
 	correlate := s.correlate(j)
 	for _, d := range s.retrieveOrder {
-		start := time.Now()
-		items, err := d.Retrieve(ctx, correlate[d])
-		if s.opts.observer != nil {
-			s.opts.observer.OpDone(d.Name(), OpRetrieve, time.Since(start), err)
-		}
+		items, err := s.retrieveGuarded(ctx, d, "", correlate[d])
 		if err != nil {
 			errs = append(errs, KeyError{Key: d.KeyPrefix(), Op: OpRetrieve, Err: fmt.Errorf("descriptor %s: %w", d.Name(), err)})
 			s.opts.logger.Warn("retrieve failed; the descriptor keeps its view of the southbound", "descriptor", d.Name(), "error", err)

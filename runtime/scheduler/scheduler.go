@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
@@ -47,6 +48,18 @@ type Scheduler struct {
 
 	// panics collects what the descriptors' guards recovered.
 	panics panicRecord
+
+	// inFlight is the southbound call in progress (see calls.go); the
+	// watchdog gives up on it at its deadline, or when Close gives up
+	// (closing set, abandon signalled).
+	inFlight atomic.Pointer[callCtx]
+	closing  atomic.Bool
+	abandon  chan struct{}
+	// txn is the state of the running transaction (one at a time), kept
+	// for a takeover.
+	txn txnState
+	// locked is set while the job in progress holds mu (see lock).
+	locked bool
 }
 
 // job is one unit of work of the worker: a transaction of some kind, or a
@@ -63,6 +76,14 @@ type job struct {
 	done   chan *Result
 	result *Result
 	regErr chan error
+	// finished is set once the job has its result; inline when it runs on
+	// its committer's goroutine; taken when a call of its plan was given
+	// up on and another goroutine ended it (see takeOver).
+	finished bool
+	inline   bool
+	taken    *callCtx
+	// seq is the transaction's sequence number once it has started.
+	seq atomic.Uint64
 }
 
 type retryItem struct {
@@ -79,6 +100,9 @@ func New(opts ...Option) (*Scheduler, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
+	if o.observer != nil {
+		o.observer = &safeObserver{o: o.observer, logger: o.logger}
+	}
 	s := &Scheduler{
 		opts:    o,
 		g:       newGraph(),
@@ -86,11 +110,14 @@ func New(opts ...Option) (*Scheduler, error) {
 		index:   newKeyIndex(),
 		wake:    make(chan struct{}, 1),
 		stopped: make(chan struct{}),
+		abandon: make(chan struct{}, 1),
 		timers:  map[*time.Timer]struct{}{},
 		hist:    history{max: o.historyRecords, maxAge: o.historyAge},
 	}
 	s.panics.logger = o.logger
+	s.watchers.logger = o.logger
 	go s.worker()
+	go s.watchdog()
 	if o.resyncPeriod > 0 {
 		s.schedulePeriodicResync()
 	}
@@ -212,14 +239,18 @@ func (s *Scheduler) QueueLen() int {
 	return len(s.queue)
 }
 
+// worker runs the queued jobs until Close. When a call of a job's plan is
+// given up on, the goroutine that takes the job over goes on as the worker
+// (see takeOver) and this one ends once the call returns.
 func (s *Scheduler) worker() {
-	defer close(s.stopped)
 	for {
 		s.qmu.Lock()
 		if len(s.queue) == 0 || s.busy {
 			closed := s.closed && !s.busy
 			s.qmu.Unlock()
 			if closed && len(s.queue) == 0 {
+				s.watchers.closeAll()
+				close(s.stopped)
 				return
 			}
 			<-s.wake
@@ -230,7 +261,10 @@ func (s *Scheduler) worker() {
 		s.queue = s.queue[1:]
 		s.busy = true
 		s.qmu.Unlock()
-		s.process(j)
+		s.safeProcess(j)
+		if j.taken != nil {
+			return
+		}
 		s.idle()
 	}
 }
@@ -268,20 +302,36 @@ func (s *Scheduler) runInline(j *job) (bool, error) {
 	}
 	s.busy = true
 	s.qmu.Unlock()
-	s.process(j)
+	j.inline = true
+	s.safeProcess(j)
+	if j.taken != nil {
+		// Another goroutine took the job over and ended it (and the
+		// scheduler's turn with it).
+		<-j.taken.givenUp
+		return true, nil
+	}
 	s.idle()
 	return true, nil
 }
 
 // Close stops the scheduler. Queued work is drained until ctx ends; what
 // is still queued then is rejected with ErrClosed, and pending retries are
-// dropped. Commits after Close fail with ErrClosed.
+// dropped. Commits after Close fail with ErrClosed. When ctx ends while a
+// transaction still runs, Close returns at once with an error naming the
+// southbound call in flight (its descriptor, operation, key and how long
+// it has run): that call is given up on (it fails with a *CallTimeoutError
+// wrapping ErrClosed), the transaction makes no further call, and the
+// worker ends once it has recorded the transaction.
 func (s *Scheduler) Close(ctx context.Context) error {
 	s.qmu.Lock()
 	if s.closed {
 		s.qmu.Unlock()
-		<-s.stopped
-		return nil
+		select {
+		case <-s.stopped:
+			return nil
+		case <-ctx.Done():
+			return fmt.Errorf("scheduler: close: a transaction still runs: %w", ctx.Err())
+		}
 	}
 	s.closed = true
 	for t := range s.timers {
@@ -294,27 +344,50 @@ func (s *Scheduler) Close(ctx context.Context) error {
 	}
 	s.qmu.Unlock()
 
-	var err error
 	select {
 	case <-s.stopped:
+		return nil
 	case <-ctx.Done():
-		s.qmu.Lock()
-		rejected := s.queue
-		s.queue = nil
-		s.qmu.Unlock()
-		for _, j := range rejected {
-			j.finish(&Result{Kind: j.kind, Err: ErrClosed}, ErrClosed)
-		}
-		if len(rejected) > 0 {
-			err = fmt.Errorf("scheduler: %d queued jobs rejected: %w", len(rejected), ctx.Err())
-		}
-		<-s.stopped
 	}
-	s.watchers.closeAll()
-	return err
+	s.qmu.Lock()
+	rejected := s.queue
+	s.queue = nil
+	s.qmu.Unlock()
+	for _, j := range rejected {
+		j.finish(&Result{Kind: j.kind, Err: ErrClosed}, ErrClosed)
+	}
+	// Give up on the call in flight, and on every later one.
+	s.closing.Store(true)
+	c := s.inFlight.Load()
+	select {
+	case s.abandon <- struct{}{}:
+	default:
+	}
+	var reasons []string
+	if c != nil {
+		reasons = append(reasons, "a southbound call was in flight: "+c.describe(time.Now()))
+	}
+	if len(rejected) > 0 {
+		reasons = append(reasons, fmt.Sprintf("%d queued jobs rejected", len(rejected)))
+	}
+	select {
+	case <-s.stopped:
+		if len(reasons) == 0 {
+			return nil
+		}
+	default:
+		if len(reasons) == 0 {
+			reasons = append(reasons, "a transaction was still running")
+		}
+	}
+	return fmt.Errorf("scheduler: close: %s: %w", strings.Join(reasons, "; "), ctx.Err())
 }
 
 func (j *job) finish(r *Result, regErr error) {
+	if j.finished {
+		return
+	}
+	j.finished = true
 	if j.regErr != nil {
 		j.regErr <- regErr
 	}
@@ -331,10 +404,10 @@ func (s *Scheduler) process(j *job) {
 		j.finish(&Result{Kind: j.kind, Err: j.ctx.Err()}, j.ctx.Err())
 		return
 	}
-	s.mu.Lock()
+	s.lock()
 	if j.register != nil {
 		if err := s.checkRegistration(j.register); err != nil {
-			s.mu.Unlock()
+			s.unlock()
 			j.finish(&Result{Kind: j.kind, Err: err}, err)
 			return
 		}
@@ -346,12 +419,21 @@ func (s *Scheduler) process(j *job) {
 		s.retrieveOrder, _ = retrieveOrder(slices.Collect(maps.Values(s.descs))) // checked above
 		j.items = s.newlyImplemented(j.register)
 		if len(j.items) == 0 {
-			s.mu.Unlock()
+			s.unlock()
 			j.finish(&Result{Kind: j.kind}, nil)
 			return
 		}
 	}
 	res := s.runTxn(j)
+	if j.taken != nil {
+		return // another goroutine ends the job (see takeOver)
+	}
+	s.endJob(j, res)
+}
+
+// endJob records a transaction's result, releases the graph and delivers
+// the result.
+func (s *Scheduler) endJob(j *job, res txnOutput) {
 	var rec *Record
 	if s.hist.max > 0 || s.opts.observer != nil {
 		rec = &Record{Seq: res.Seq, Kind: res.Kind, Description: res.Description, Values: j.items,
@@ -362,7 +444,7 @@ func (s *Scheduler) process(j *job) {
 			s.hist.add(newHistEntry(rec, asPlanned))
 		}
 	}
-	s.mu.Unlock()
+	s.unlock()
 	s.watchers.deliver(res.statuses)
 	res.statuses = nil
 	if s.opts.observer != nil {

@@ -234,14 +234,17 @@ func TestCloseDrainsOrRejects(t *testing.T) {
 			close(h.release)
 		}()
 		err = s.Close(ctx)
-		if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "1 queued jobs rejected") {
-			t.Fatalf("Close = %v, want 1 rejected job and the deadline", err)
+		if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "1 queued jobs rejected") ||
+			!strings.Contains(err.Error(), "CREATE of block/1 by descriptor block, running for") {
+			t.Fatalf("Close = %v, want 1 rejected job, the call in flight and the deadline", err)
 		}
 		if r := <-second; !errors.Is(r.Err, scheduler.ErrClosed) {
 			t.Errorf("queued transaction: %v, want ErrClosed", r.Err)
 		}
-		if r := <-first; r.Err != nil {
-			t.Errorf("running transaction: %v, want it completed", r.Err)
+		// The call in flight was given up on: the transaction ends with it
+		// failed, and makes no further call.
+		if r := <-first; !errors.Is(r.Err, scheduler.ErrClosed) || r.Seq != 1 {
+			t.Errorf("running transaction: %v, want transaction #1 with its call given up on (ErrClosed)", r.Err)
 		}
 	})
 }

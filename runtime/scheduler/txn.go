@@ -38,11 +38,20 @@ func (t *Txn) With(opts ...TxnOption) *Txn {
 }
 
 // Set sets the intended value of key. A later Set or Delete of the same key
-// in the transaction replaces it. Setting nil is the same as Delete.
+// in the transaction replaces it. Setting nil is the same as Delete; a nil
+// message of a type (a nil *Route, say) is an error of the commit, which
+// names the key. A value of a type other than the key's descriptor takes
+// is INVALID, with an error wrapping kv.ErrWrongType.
 func (t *Txn) Set(key string, value proto.Message) *Txn {
 	if key == "" {
 		if t.err == nil {
 			t.err = errors.New("scheduler: Set with an empty key")
+		}
+		return t
+	}
+	if value != nil && !value.ProtoReflect().IsValid() {
+		if t.err == nil {
+			t.err = fmt.Errorf("scheduler: Set %s: a nil %T message (Delete removes a value)", key, value)
 		}
 		return t
 	}
@@ -108,19 +117,25 @@ func (t *Txn) check() error {
 	return nil
 }
 
-// Commit queues the transaction and blocks until it has run. The error is
-// Result.Err: nil, ErrClosed, the context's error (a transaction still
-// queued when ctx ends is dropped; one already running completes), or a
-// *TxnError with the per-key errors.
+// Commit queues the transaction and blocks until it has run, or until ctx
+// ends. The error is Result.Err: nil, ErrClosed, the context's error (a
+// transaction still queued when ctx ends is dropped; one already running
+// completes and is recorded, and the error, wrapping ctx.Err(), names its
+// sequence number), or a *TxnError with the per-key errors.
 func (t *Txn) Commit(ctx context.Context) (*Result, error) {
 	if err := t.check(); err != nil {
 		return &Result{Kind: NBTxn, Err: err}, err
 	}
 	j := t.job(ctx)
-	if inline, err := t.s.runInline(j); err != nil {
-		return &Result{Kind: NBTxn, Err: err}, err
-	} else if inline {
-		return j.result, j.result.Err
+	// Run on this goroutine when the wait need not be bounded: a context
+	// that can end needs the transaction on the worker, so that Commit can
+	// return while it runs.
+	if ctx.Done() == nil {
+		if inline, err := t.s.runInline(j); err != nil {
+			return &Result{Kind: NBTxn, Err: err}, err
+		} else if inline {
+			return j.result, j.result.Err
+		}
 	}
 	j.done = make(chan *Result, 1)
 	if err := t.s.enqueue(j); err != nil {
@@ -130,7 +145,11 @@ func (t *Txn) Commit(ctx context.Context) (*Result, error) {
 	case r := <-j.done:
 		return r, r.Err
 	case <-ctx.Done():
-		return &Result{Kind: NBTxn, Err: ctx.Err()}, ctx.Err()
+		err := ctx.Err()
+		if seq := j.seq.Load(); seq != 0 {
+			err = fmt.Errorf("scheduler: transaction #%d still running (it completes and is recorded): %w", seq, err)
+		}
+		return &Result{Seq: j.seq.Load(), Kind: j.kind, Err: err}, err
 	}
 }
 
@@ -206,7 +225,7 @@ func outcomeError(res *Result) error {
 			if err == nil {
 				err = errors.New(o.State.String())
 			}
-			errs = append(errs, KeyError{Key: o.Key, Err: err})
+			errs = append(errs, KeyError{Key: o.Key, Op: o.LastOp, Err: err})
 		}
 	}
 	if len(errs) == 0 {
@@ -238,7 +257,7 @@ func (s *Scheduler) outcomes(keys []string) ([]Outcome, bool) {
 		if st.State == NONEXISTENT {
 			st.State = REMOVED // the transaction touched it, and it is gone
 		}
-		o := Outcome{Key: k, State: st.State, Err: st.LastErr}
+		o := Outcome{Key: k, State: st.State, Err: st.LastErr, LastOp: st.LastOp}
 		if st.State == PENDING {
 			o.WhyPending = s.whyPendingLocked(k)
 		}

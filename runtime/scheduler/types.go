@@ -241,6 +241,9 @@ type Outcome struct {
 	Key   string
 	State State
 	Err   error
+	// LastOp is the value's last operation (the one that failed, for a
+	// FAILED value).
+	LastOp OpKind
 	// WhyPending explains a value still PENDING when the wait ended.
 	WhyPending *PendingReason
 }

@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,7 +27,8 @@ func (w *Watcher) Dropped() uint64 { return w.dropped.Load() }
 // Close stops the watcher and closes C.
 func (w *Watcher) Close() { w.set.remove(w) }
 
-// Watch returns a watcher of the keys the selector accepts (nil: all keys).
+// Watch returns a watcher of the keys the selector accepts (nil: all keys;
+// a selector that panics accepts nothing, and the panic is logged).
 // buffer is the channel's capacity; 0 takes the scheduler's default.
 func (s *Scheduler) Watch(selector func(key string) bool, buffer int) *Watcher {
 	if buffer <= 0 {
@@ -43,6 +46,7 @@ func KeyPrefix(prefix string) func(key string) bool {
 }
 
 type watcherSet struct {
+	logger *slog.Logger
 	mu     sync.RWMutex
 	list   []*Watcher
 	n      atomic.Int32
@@ -86,6 +90,20 @@ func (ws *watcherSet) closeAll() {
 	ws.closed = true
 }
 
+// selects reports whether w's selector accepts key; a selector that
+// panics accepts nothing (the panic is logged).
+func (ws *watcherSet) selects(w *Watcher, key string) (ok bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			ok = false
+			if ws.logger != nil {
+				ws.logger.Error("recovered a panic of a watcher's selector; the update is not delivered to it", "key", key, "panic", fmt.Sprint(p))
+			}
+		}
+	}()
+	return w.sel(key)
+}
+
 // deliver sends statuses to the matching watchers without blocking.
 func (ws *watcherSet) deliver(statuses []Status) {
 	if len(statuses) == 0 {
@@ -95,7 +113,7 @@ func (ws *watcherSet) deliver(statuses []Status) {
 	defer ws.mu.RUnlock()
 	for _, w := range ws.list {
 		for _, st := range statuses {
-			if w.sel != nil && !w.sel(st.Key) {
+			if w.sel != nil && !ws.selects(w, st.Key) {
 				continue
 			}
 			select {

@@ -1,0 +1,330 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+)
+
+// Southbound calls have a deadline (see WithCallTimeout), and a handler
+// that ignores it must not hold the scheduler. How a call is made depends
+// on where:
+//
+//   - The calls of an executed plan (the hot path: every call when nothing
+//     fails) are made on the transaction's goroutine, which costs a context
+//     and two atomic operations. When one outlives its deadline, the
+//     watchdog gives up on it and starts a goroutine that takes the
+//     transaction over from there (takeOver): the call has failed, and the
+//     transaction goes on as after any failed call. The blocked goroutine,
+//     when the handler returns at last, finds it was given up on, logs and
+//     drops the result, and unwinds without touching anything.
+//   - The other calls (those the algorithm makes after a failure, a
+//     read-back, a revert, a refresh's Retrieve) are deep inside the
+//     algorithm, which cannot be taken over: each runs on a goroutine of
+//     its own while the transaction waits for its result or for the
+//     watchdog to give up on it.
+//
+// One call is in flight at a time (transactions do not overlap), held in
+// Scheduler.inFlight. The watchdog is one long-lived goroutine on a reused
+// timer: it sleeps until the deadline of the call in flight, or the
+// shortest call timeout when there is none, so a call's deadline is met
+// without a timer per call.
+
+// callCtx is the context of one southbound call: the transaction's context
+// values, the call's deadline, and what the watchdog needs to give up on
+// it.
+type callCtx struct {
+	parent   context.Context
+	op       OpKind
+	desc     kv.Descriptor
+	key      string
+	start    time.Time
+	deadline time.Time
+	timeout  time.Duration
+
+	mu   sync.Mutex
+	done chan struct{}
+	err  error
+
+	// given is set once the watchdog gave up on the call.
+	given atomic.Bool
+	// cause is the error the call fails with when given up on (written by
+	// the watchdog before it takes the call out of inFlight).
+	cause error
+	// st is the transaction of an inline call (one of the plan's), which
+	// takeOver goes on with; nil for a call on a goroutine of its own.
+	st *txnState
+	// givenUp is closed when the watchdog gives up on a call on a
+	// goroutine of its own; for an inline call, when the transaction that
+	// took over has finished the job.
+	givenUp chan struct{}
+}
+
+var closedChan = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
+
+func (s *Scheduler) newCallCtx(parent context.Context, op OpKind, d kv.Descriptor, key string) *callCtx {
+	now := time.Now()
+	timeout := s.callTimeout(d)
+	return &callCtx{parent: parent, op: op, desc: d, key: key, start: now, deadline: now.Add(timeout), timeout: timeout}
+}
+
+// callTimeout returns the call timeout of d's calls.
+func (s *Scheduler) callTimeout(d kv.Descriptor) time.Duration {
+	if len(s.opts.descCallTimeouts) > 0 && d != nil {
+		if t, ok := s.opts.descCallTimeouts[d.Name()]; ok {
+			return t
+		}
+	}
+	return s.opts.callTimeout
+}
+
+// Deadline returns the call's deadline.
+func (c *callCtx) Deadline() (time.Time, bool) { return c.deadline, true }
+
+// Done returns a channel closed at the deadline, when the scheduler gives
+// up on the call, or once the call has returned.
+func (c *callCtx) Done() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done == nil {
+		if c.err != nil {
+			return closedChan
+		}
+		c.done = make(chan struct{})
+	}
+	return c.done
+}
+
+// Err returns nil while the call may go on, then why it may not.
+func (c *callCtx) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// Value returns the transaction context's value for key.
+func (c *callCtx) Value(key any) any { return c.parent.Value(key) }
+
+func (c *callCtx) cancel(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err == nil {
+		c.err = err
+		if c.done != nil {
+			close(c.done)
+		}
+	}
+}
+
+// name returns the name of the call's descriptor.
+func (c *callCtx) name() string {
+	if c.desc == nil {
+		return "<nil>"
+	}
+	return c.desc.Name()
+}
+
+// describe says which call c is and how long it has run, for Close.
+func (c *callCtx) describe(now time.Time) string {
+	what := c.op.String()
+	if c.key != "" {
+		what += " of " + c.key
+	}
+	return fmt.Sprintf("%s by descriptor %s, running for %s", what, c.name(), now.Sub(c.start).Round(time.Millisecond))
+}
+
+// timeoutError is the error of a call the scheduler gave up on.
+func (c *callCtx) timeoutError(closed bool) error {
+	return &CallTimeoutError{Op: c.op, Descriptor: c.name(), Key: c.key, Timeout: c.timeout, Closed: closed}
+}
+
+// late logs the result of a call that the scheduler had given up on.
+func (s *Scheduler) late(c *callCtx, err error) {
+	s.opts.logger.Warn("a southbound call the scheduler gave up on returned late; its result is dropped (the next resync repairs what it applied)",
+		"descriptor", c.name(), "op", c.op.String(), "key", c.key, "took", time.Since(c.start), "timeout", c.timeout, "error", err)
+}
+
+// observe reports a call to the observer.
+func (s *Scheduler) observe(c *callCtx, err error) {
+	if s.opts.observer != nil {
+		s.opts.observer.OpDone(c.name(), c.op, time.Since(c.start), err)
+	}
+}
+
+// callInline makes call i of the plan of st on the transaction's
+// goroutine. taken is the call when the watchdog gave up on it meanwhile:
+// the caller must then unwind at once, touching nothing (another
+// goroutine has taken the transaction over).
+func (s *Scheduler) callInline(st *txnState, i int, ctx context.Context, kind OpKind, d kv.Descriptor, key string, prev, value proto.Message, meta any) (m any, taken *callCtx, err error) {
+	c := s.newCallCtx(ctx, kind, d, key)
+	c.st = st
+	st.callIndex = i
+	s.inFlight.Store(c)
+	if s.closing.Load() {
+		// Close gave up: make no more calls (checked after publishing the
+		// call, so that the watchdog either sees it or this sees Close).
+		if s.inFlight.CompareAndSwap(c, nil) {
+			return nil, nil, c.timeoutError(true)
+		}
+		return nil, c, nil
+	}
+	m, err = callHandler(c, kind, d, key, prev, value, meta)
+	c.cancel(context.Canceled)
+	if !s.inFlight.CompareAndSwap(c, nil) {
+		s.late(c, err)
+		return nil, c, nil
+	}
+	s.observe(c, err)
+	return m, nil, err
+}
+
+// doCall makes one southbound call outside the plan's execution, on a
+// goroutine of its own, giving up on it at its deadline.
+func (s *Scheduler) doCall(ctx context.Context, kind OpKind, d kv.Descriptor, key string, prev, value proto.Message, meta any) (any, error) {
+	var m any
+	ok, err := s.callOut(ctx, kind, d, key, func(c *callCtx) error {
+		var err error
+		m, err = callHandler(c, kind, d, key, prev, value, meta)
+		return err
+	})
+	if !ok {
+		return nil, err
+	}
+	return m, err
+}
+
+// callOut runs fn on a goroutine of its own and waits for it, or for the
+// watchdog to give up on it: then ok is false, and what fn writes must not
+// be read.
+func (s *Scheduler) callOut(ctx context.Context, kind OpKind, d kv.Descriptor, key string, fn func(c *callCtx) error) (ok bool, err error) {
+	c := s.newCallCtx(ctx, kind, d, key)
+	c.givenUp = make(chan struct{})
+	done := make(chan error, 1)
+	s.inFlight.Store(c)
+	if s.closing.Load() {
+		// Close gave up: make no more calls.
+		if s.inFlight.CompareAndSwap(c, nil) {
+			return false, c.timeoutError(true)
+		}
+		<-c.givenUp
+		return false, c.cause
+	}
+	go func() {
+		err := fn(c)
+		c.cancel(context.Canceled)
+		if c.given.Load() {
+			s.late(c, err)
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if s.inFlight.CompareAndSwap(c, nil) {
+			s.observe(c, err)
+			return true, err
+		}
+		// Given up on while it returned: the watchdog's word stands.
+		<-c.givenUp
+	case <-c.givenUp:
+	}
+	s.observe(c, c.cause)
+	return false, c.cause
+}
+
+// watchdog gives up on the call in flight at its deadline, or at once when
+// Close gives up (abandon). It ends with the worker.
+func (s *Scheduler) watchdog() {
+	idle := s.opts.minCallTimeout()
+	t := time.NewTimer(idle)
+	defer t.Stop()
+	for {
+		closing := false
+		select {
+		case <-s.stopped:
+			return
+		case <-t.C:
+		case <-s.abandon:
+			closing = true
+		}
+		next := idle
+		if c := s.inFlight.Load(); c != nil {
+			now := time.Now()
+			switch {
+			case closing || !now.Before(c.deadline):
+				s.giveUp(c, c.timeoutError(closing))
+			default:
+				next = c.deadline.Sub(now)
+			}
+		}
+		t.Reset(next)
+	}
+}
+
+// giveUp gives up on call c, failing it with cause: the goroutine waiting
+// for it goes on, or (for a call of the plan, whose goroutine is the one
+// blocked) a new goroutine takes the transaction over. Only the watchdog
+// calls it.
+func (s *Scheduler) giveUp(c *callCtx, cause error) {
+	c.cause = cause
+	if c.st != nil {
+		c.givenUp = make(chan struct{})
+	}
+	if !s.inFlight.CompareAndSwap(c, nil) {
+		return // it has just returned
+	}
+	c.given.Store(true)
+	c.cancel(context.DeadlineExceeded)
+	s.opts.logger.Error("gave up on a southbound call at its deadline; the transaction goes on without it",
+		"descriptor", c.name(), "op", c.op.String(), "key", c.key, "timeout", c.timeout, "error", cause)
+	if c.st == nil {
+		close(c.givenUp)
+		return
+	}
+	go s.takeOver(c)
+}
+
+// txnState is what a transaction's goroutine hands over to takeOver when a
+// call of its plan is given up on.
+type txnState struct {
+	j           *job
+	res         *Result
+	plan        *run
+	view        *sbView
+	refreshErrs []KeyError
+	ctx         context.Context
+	seq         uint64
+	// callIndex is the plan's call in flight; unheld the metadata of the
+	// calls made whose operation does not hold it (see executePlan).
+	callIndex int
+	unheld    map[int]any
+}
+
+// takeOver ends the job of a transaction whose call c was given up on,
+// in place of its blocked goroutine: the call failed, and the transaction
+// goes on as after any failed call. Then it goes on as the worker when the
+// blocked goroutine was the worker; for a job run inline, it wakes the
+// committer (see runInline) once the job has ended.
+func (s *Scheduler) takeOver(c *callCtx) {
+	st, j := c.st, c.st.j
+	s.observe(c, c.cause)
+	results := st.plan.resultsUpTo(st.callIndex, nil, c.cause, st.unheld)
+	s.safely(j, func() {
+		out := s.finishTxn(st, results, false)
+		s.endJob(j, out)
+	})
+	s.idle()
+	close(c.givenUp)
+	if !j.inline {
+		s.worker()
+	}
+}

@@ -1,0 +1,49 @@
+package scheduler
+
+import (
+	"fmt"
+	"runtime/debug"
+)
+
+// lock takes the graph for the job in progress; unlock releases it. The
+// flag tells the safety net (safely) whether the lock is to be released.
+func (s *Scheduler) lock() {
+	s.mu.Lock()
+	s.locked = true
+}
+
+func (s *Scheduler) unlock() {
+	s.locked = false
+	s.mu.Unlock()
+}
+
+// safeProcess runs a job within the safety net.
+func (s *Scheduler) safeProcess(j *job) { s.safely(j, func() { s.process(j) }) }
+
+// safely runs fn, a step of job j, and recovers a panic in it (a bug of
+// the scheduler, or of a function given to it that is not recovered
+// where it is called): the job fails with an error naming the panic, a
+// transaction in planning is rolled back, and the graph is released, so
+// the scheduler stays usable. (What calls the transaction made stay made:
+// the next resync repairs the difference.)
+func (s *Scheduler) safely(j *job, fn func()) {
+	defer func() {
+		p := recover()
+		if p == nil {
+			return
+		}
+		seq := j.seq.Load()
+		err := fmt.Errorf("scheduler: %s job (transaction #%d) panicked: %v", j.kind, seq, p)
+		s.opts.logger.Error("recovered a panic of a scheduler job; the job failed", "kind", j.kind.String(), "seq", seq,
+			"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+		if s.locked {
+			if s.g.open {
+				s.g.rollback(nil)
+			}
+			s.panics.drain()
+			s.unlock()
+		}
+		j.finish(&Result{Seq: seq, Kind: j.kind, Err: err}, err)
+	}()
+	fn()
+}
