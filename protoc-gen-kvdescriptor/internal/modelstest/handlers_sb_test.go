@@ -280,7 +280,7 @@ func TestExampleHandlers(t *testing.T) {
 	if st.State != scheduler.FAILED || !errors.Is(st.LastErr, errInvalidValue) || kv.IsRetriable(st.LastErr) {
 		t.Errorf("%s: %s (%v), want FAILED with a non-retriable VNET_API_ERROR_INVALID_VALUE", bdKey, st.State, st.LastErr)
 	}
-	if diff := cmp.Diff([]scheduler.Outcome{{Key: bdKey, State: scheduler.FAILED}}, res.Outcomes[:1], cmpopts.IgnoreFields(scheduler.Outcome{}, "Err")); diff != "" {
+	if diff := cmp.Diff([]scheduler.Outcome{{Key: bdKey, State: scheduler.FAILED, LastOp: scheduler.OpCreate}}, res.Outcomes[:1], cmpopts.IgnoreFields(scheduler.Outcome{}, "Err")); diff != "" {
 		t.Errorf("outcome (-want +got):\n%s", diff)
 	}
 }
