@@ -39,32 +39,46 @@ import (
 // callCtx is the context of one southbound call: the transaction's context
 // values, the call's deadline, and what the watchdog needs to give up on
 // it.
+//
+// It is allocated per call, so it is kept small (128 bytes): what only a
+// call given up on needs is in callGiveUp.
 type callCtx struct {
-	parent   context.Context
-	op       OpKind
-	desc     kv.Descriptor
-	key      string
-	start    time.Time
-	deadline time.Time
-	timeout  time.Duration
+	parent  context.Context
+	desc    kv.Descriptor
+	key     string
+	start   time.Time
+	timeout time.Duration
+	op      OpKind
+	// inline is set for a call of the plan, made on the transaction's
+	// goroutine (s.txn is its transaction, which takeOver goes on with).
+	inline bool
+	// ended is why the context ended (endNone while it has not).
+	ended uint8
+	// given is set once the watchdog gave up on the call.
+	given atomic.Bool
 
 	mu   sync.Mutex
 	done chan struct{}
-	err  error
-
-	// given is set once the watchdog gave up on the call.
-	given atomic.Bool
-	// cause is the error the call fails with when given up on (written by
-	// the watchdog before it takes the call out of inFlight).
-	cause error
-	// st is the transaction of an inline call (one of the plan's), which
-	// takeOver goes on with; nil for a call on a goroutine of its own.
-	st *txnState
-	// givenUp is closed when the watchdog gives up on a call on a
-	// goroutine of its own; for an inline call, when the transaction that
-	// took over has finished the job.
-	givenUp chan struct{}
+	// g is set by the watchdog (before it takes the call out of inFlight)
+	// when it gives up, or by callOut before the call.
+	g *callGiveUp
 }
+
+// callGiveUp is what a call given up on needs.
+type callGiveUp struct {
+	// cause is the error the call fails with.
+	cause error
+	// done is closed when the watchdog gives up on a call on a goroutine
+	// of its own; for an inline call, when the transaction that took over
+	// has finished the job.
+	done chan struct{}
+}
+
+const (
+	endNone uint8 = iota
+	endCanceled
+	endDeadline
+)
 
 var closedChan = func() chan struct{} {
 	c := make(chan struct{})
@@ -73,9 +87,7 @@ var closedChan = func() chan struct{} {
 }()
 
 func (s *Scheduler) newCallCtx(parent context.Context, op OpKind, d kv.Descriptor, key string) *callCtx {
-	now := time.Now()
-	timeout := s.callTimeout(d)
-	return &callCtx{parent: parent, op: op, desc: d, key: key, start: now, deadline: now.Add(timeout), timeout: timeout}
+	return &callCtx{parent: parent, op: op, desc: d, key: key, start: time.Now(), timeout: s.callTimeout(d)}
 }
 
 // callTimeout returns the call timeout of d's calls.
@@ -89,7 +101,9 @@ func (s *Scheduler) callTimeout(d kv.Descriptor) time.Duration {
 }
 
 // Deadline returns the call's deadline.
-func (c *callCtx) Deadline() (time.Time, bool) { return c.deadline, true }
+func (c *callCtx) Deadline() (time.Time, bool) { return c.deadline(), true }
+
+func (c *callCtx) deadline() time.Time { return c.start.Add(c.timeout) }
 
 // Done returns a channel closed at the deadline, when the scheduler gives
 // up on the call, or once the call has returned.
@@ -97,7 +111,7 @@ func (c *callCtx) Done() <-chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.done == nil {
-		if c.err != nil {
+		if c.ended != endNone {
 			return closedChan
 		}
 		c.done = make(chan struct{})
@@ -109,17 +123,23 @@ func (c *callCtx) Done() <-chan struct{} {
 func (c *callCtx) Err() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.err
+	switch c.ended {
+	case endCanceled:
+		return context.Canceled
+	case endDeadline:
+		return context.DeadlineExceeded
+	}
+	return nil
 }
 
 // Value returns the transaction context's value for key.
 func (c *callCtx) Value(key any) any { return c.parent.Value(key) }
 
-func (c *callCtx) cancel(err error) {
+func (c *callCtx) cancel(why uint8) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.err == nil {
-		c.err = err
+	if c.ended == endNone {
+		c.ended = why
 		if c.done != nil {
 			close(c.done)
 		}
@@ -167,7 +187,7 @@ func (s *Scheduler) observe(c *callCtx, err error) {
 // goroutine has taken the transaction over).
 func (s *Scheduler) callInline(st *txnState, i int, ctx context.Context, kind OpKind, d kv.Descriptor, key string, prev, value proto.Message, meta any) (m any, taken *callCtx, err error) {
 	c := s.newCallCtx(ctx, kind, d, key)
-	c.st = st
+	c.inline = true
 	st.callIndex = i
 	s.inFlight.Store(c)
 	if s.closing.Load() {
@@ -179,7 +199,7 @@ func (s *Scheduler) callInline(st *txnState, i int, ctx context.Context, kind Op
 		return nil, c, nil
 	}
 	m, err = callHandler(c, kind, d, key, prev, value, meta)
-	c.cancel(context.Canceled)
+	c.cancel(endCanceled)
 	if !s.inFlight.CompareAndSwap(c, nil) {
 		s.late(c, err)
 		return nil, c, nil
@@ -208,7 +228,7 @@ func (s *Scheduler) doCall(ctx context.Context, kind OpKind, d kv.Descriptor, ke
 // be read.
 func (s *Scheduler) callOut(ctx context.Context, kind OpKind, d kv.Descriptor, key string, fn func(c *callCtx) error) (ok bool, err error) {
 	c := s.newCallCtx(ctx, kind, d, key)
-	c.givenUp = make(chan struct{})
+	c.g = &callGiveUp{done: make(chan struct{})}
 	done := make(chan error, 1)
 	s.inFlight.Store(c)
 	if s.closing.Load() {
@@ -216,12 +236,12 @@ func (s *Scheduler) callOut(ctx context.Context, kind OpKind, d kv.Descriptor, k
 		if s.inFlight.CompareAndSwap(c, nil) {
 			return false, c.timeoutError(true)
 		}
-		<-c.givenUp
-		return false, c.cause
+		<-c.g.done
+		return false, c.g.cause
 	}
 	go func() {
 		err := fn(c)
-		c.cancel(context.Canceled)
+		c.cancel(endCanceled)
 		if c.given.Load() {
 			s.late(c, err)
 		}
@@ -234,11 +254,11 @@ func (s *Scheduler) callOut(ctx context.Context, kind OpKind, d kv.Descriptor, k
 			return true, err
 		}
 		// Given up on while it returned: the watchdog's word stands.
-		<-c.givenUp
-	case <-c.givenUp:
+		<-c.g.done
+	case <-c.g.done:
 	}
-	s.observe(c, c.cause)
-	return false, c.cause
+	s.observe(c, c.g.cause)
+	return false, c.g.cause
 }
 
 // watchdog gives up on the call in flight at its deadline, or at once when
@@ -259,11 +279,11 @@ func (s *Scheduler) watchdog() {
 		next := idle
 		if c := s.inFlight.Load(); c != nil {
 			now := time.Now()
-			switch {
-			case closing || !now.Before(c.deadline):
+			switch deadline := c.deadline(); {
+			case closing || !now.Before(deadline):
 				s.giveUp(c, c.timeoutError(closing))
 			default:
-				next = c.deadline.Sub(now)
+				next = deadline.Sub(now)
 			}
 		}
 		t.Reset(next)
@@ -275,19 +295,19 @@ func (s *Scheduler) watchdog() {
 // blocked) a new goroutine takes the transaction over. Only the watchdog
 // calls it.
 func (s *Scheduler) giveUp(c *callCtx, cause error) {
-	c.cause = cause
-	if c.st != nil {
-		c.givenUp = make(chan struct{})
+	if c.inline {
+		c.g = &callGiveUp{done: make(chan struct{})}
 	}
+	c.g.cause = cause
 	if !s.inFlight.CompareAndSwap(c, nil) {
 		return // it has just returned
 	}
 	c.given.Store(true)
-	c.cancel(context.DeadlineExceeded)
+	c.cancel(endDeadline)
 	s.opts.logger.Error("gave up on a southbound call at its deadline; the transaction goes on without it",
 		"descriptor", c.name(), "op", c.op.String(), "key", c.key, "timeout", c.timeout, "error", cause)
-	if c.st == nil {
-		close(c.givenUp)
+	if !c.inline {
+		close(c.g.done)
 		return
 	}
 	go s.takeOver(c)
@@ -315,15 +335,16 @@ type txnState struct {
 // blocked goroutine was the worker; for a job run inline, it wakes the
 // committer (see runInline) once the job has ended.
 func (s *Scheduler) takeOver(c *callCtx) {
-	st, j := c.st, c.st.j
-	s.observe(c, c.cause)
-	results := st.plan.resultsUpTo(st.callIndex, nil, c.cause, st.unheld)
+	st := &s.txn
+	j := st.j
+	s.observe(c, c.g.cause)
+	results := st.plan.resultsUpTo(st.callIndex, nil, c.g.cause, st.unheld)
 	s.safely(j, func() {
 		out := s.finishTxn(st, results, false)
 		s.endJob(j, out)
 	})
 	s.idle()
-	close(c.givenUp)
+	close(c.g.done)
 	if !j.inline {
 		s.worker()
 	}

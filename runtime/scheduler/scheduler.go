@@ -56,8 +56,9 @@ type Scheduler struct {
 	closing  atomic.Bool
 	abandon  chan struct{}
 	// txn is the state of the running transaction (one at a time), kept
-	// for a takeover.
-	txn txnState
+	// for a takeover, and planRun its plan.
+	txn     txnState
+	planRun run
 	// locked is set while the job in progress holds mu (see lock).
 	locked bool
 }
@@ -307,7 +308,7 @@ func (s *Scheduler) runInline(j *job) (bool, error) {
 	if j.taken != nil {
 		// Another goroutine took the job over and ended it (and the
 		// scheduler's turn with it).
-		<-j.taken.givenUp
+		<-j.taken.g.done
 		return true, nil
 	}
 	s.idle()
