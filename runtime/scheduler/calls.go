@@ -39,46 +39,32 @@ import (
 // callCtx is the context of one southbound call: the transaction's context
 // values, the call's deadline, and what the watchdog needs to give up on
 // it.
-//
-// It is allocated per call, so it is kept small (128 bytes): what only a
-// call given up on needs is in callGiveUp.
 type callCtx struct {
-	parent  context.Context
-	desc    kv.Descriptor
-	key     string
-	start   time.Time
-	timeout time.Duration
-	op      OpKind
-	// inline is set for a call of the plan, made on the transaction's
-	// goroutine (s.txn is its transaction, which takeOver goes on with).
-	inline bool
-	// ended is why the context ended (endNone while it has not).
-	ended uint8
-	// given is set once the watchdog gave up on the call.
-	given atomic.Bool
+	parent   context.Context
+	op       OpKind
+	desc     kv.Descriptor
+	key      string
+	start    time.Time
+	deadline time.Time
+	timeout  time.Duration
 
 	mu   sync.Mutex
 	done chan struct{}
-	// g is set by the watchdog (before it takes the call out of inFlight)
-	// when it gives up, or by callOut before the call.
-	g *callGiveUp
-}
+	err  error
 
-// callGiveUp is what a call given up on needs.
-type callGiveUp struct {
-	// cause is the error the call fails with.
+	// given is set once the watchdog gave up on the call.
+	given atomic.Bool
+	// cause is the error the call fails with when given up on (written by
+	// the watchdog before it takes the call out of inFlight).
 	cause error
-	// done is closed when the watchdog gives up on a call on a goroutine
-	// of its own; for an inline call, when the transaction that took over
-	// has finished the job.
-	done chan struct{}
+	// st is the transaction of an inline call (one of the plan's), which
+	// takeOver goes on with; nil for a call on a goroutine of its own.
+	st *txnState
+	// givenUp is closed when the watchdog gives up on a call on a
+	// goroutine of its own; for an inline call, when the transaction that
+	// took over has finished the job.
+	givenUp chan struct{}
 }
-
-const (
-	endNone uint8 = iota
-	endCanceled
-	endDeadline
-)
 
 var closedChan = func() chan struct{} {
 	c := make(chan struct{})
@@ -87,7 +73,9 @@ var closedChan = func() chan struct{} {
 }()
 
 func (s *Scheduler) newCallCtx(parent context.Context, op OpKind, d kv.Descriptor, key string) *callCtx {
-	return &callCtx{parent: parent, op: op, desc: d, key: key, start: time.Now(), timeout: s.callTimeout(d)}
+	now := time.Now()
+	timeout := s.callTimeout(d)
+	return &callCtx{parent: parent, op: op, desc: d, key: key, start: now, deadline: now.Add(timeout), timeout: timeout}
 }
 
 // callTimeout returns the call timeout of d's calls.
@@ -101,9 +89,7 @@ func (s *Scheduler) callTimeout(d kv.Descriptor) time.Duration {
 }
 
 // Deadline returns the call's deadline.
-func (c *callCtx) Deadline() (time.Time, bool) { return c.deadline(), true }
-
-func (c *callCtx) deadline() time.Time { return c.start.Add(c.timeout) }
+func (c *callCtx) Deadline() (time.Time, bool) { return c.deadline, true }
 
 // Done returns a channel closed at the deadline, when the scheduler gives
 // up on the call, or once the call has returned.
@@ -111,7 +97,7 @@ func (c *callCtx) Done() <-chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.done == nil {
-		if c.ended != endNone {
+		if c.err != nil {
 			return closedChan
 		}
 		c.done = make(chan struct{})
@@ -123,23 +109,17 @@ func (c *callCtx) Done() <-chan struct{} {
 func (c *callCtx) Err() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	switch c.ended {
-	case endCanceled:
-		return context.Canceled
-	case endDeadline:
-		return context.DeadlineExceeded
-	}
-	return nil
+	return c.err
 }
 
 // Value returns the transaction context's value for key.
 func (c *callCtx) Value(key any) any { return c.parent.Value(key) }
 
-func (c *callCtx) cancel(why uint8) {
+func (c *callCtx) cancel(err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.ended == endNone {
-		c.ended = why
+	if c.err == nil {
+		c.err = err
 		if c.done != nil {
 			close(c.done)
 		}
@@ -187,7 +167,7 @@ func (s *Scheduler) observe(c *callCtx, err error) {
 // goroutine has taken the transaction over).
 func (s *Scheduler) callInline(st *txnState, i int, ctx context.Context, kind OpKind, d kv.Descriptor, key string, prev, value proto.Message, meta any) (m any, taken *callCtx, err error) {
 	c := s.newCallCtx(ctx, kind, d, key)
-	c.inline = true
+	c.st = st
 	st.callIndex = i
 	s.inFlight.Store(c)
 	if s.closing.Load() {
@@ -199,7 +179,7 @@ func (s *Scheduler) callInline(st *txnState, i int, ctx context.Context, kind Op
 		return nil, c, nil
 	}
 	m, err = callHandler(c, kind, d, key, prev, value, meta)
-	c.cancel(endCanceled)
+	c.cancel(context.Canceled)
 	if !s.inFlight.CompareAndSwap(c, nil) {
 		s.late(c, err)
 		return nil, c, nil
@@ -228,7 +208,7 @@ func (s *Scheduler) doCall(ctx context.Context, kind OpKind, d kv.Descriptor, ke
 // be read.
 func (s *Scheduler) callOut(ctx context.Context, kind OpKind, d kv.Descriptor, key string, fn func(c *callCtx) error) (ok bool, err error) {
 	c := s.newCallCtx(ctx, kind, d, key)
-	c.g = &callGiveUp{done: make(chan struct{})}
+	c.givenUp = make(chan struct{})
 	done := make(chan error, 1)
 	s.inFlight.Store(c)
 	if s.closing.Load() {
@@ -236,12 +216,12 @@ func (s *Scheduler) callOut(ctx context.Context, kind OpKind, d kv.Descriptor, k
 		if s.inFlight.CompareAndSwap(c, nil) {
 			return false, c.timeoutError(true)
 		}
-		<-c.g.done
-		return false, c.g.cause
+		<-c.givenUp
+		return false, c.cause
 	}
 	go func() {
 		err := fn(c)
-		c.cancel(endCanceled)
+		c.cancel(context.Canceled)
 		if c.given.Load() {
 			s.late(c, err)
 		}
@@ -254,11 +234,11 @@ func (s *Scheduler) callOut(ctx context.Context, kind OpKind, d kv.Descriptor, k
 			return true, err
 		}
 		// Given up on while it returned: the watchdog's word stands.
-		<-c.g.done
-	case <-c.g.done:
+		<-c.givenUp
+	case <-c.givenUp:
 	}
-	s.observe(c, c.g.cause)
-	return false, c.g.cause
+	s.observe(c, c.cause)
+	return false, c.cause
 }
 
 // watchdog gives up on the call in flight at its deadline, or at once when
@@ -279,11 +259,11 @@ func (s *Scheduler) watchdog() {
 		next := idle
 		if c := s.inFlight.Load(); c != nil {
 			now := time.Now()
-			switch deadline := c.deadline(); {
-			case closing || !now.Before(deadline):
+			switch {
+			case closing || !now.Before(c.deadline):
 				s.giveUp(c, c.timeoutError(closing))
 			default:
-				next = deadline.Sub(now)
+				next = c.deadline.Sub(now)
 			}
 		}
 		t.Reset(next)
@@ -295,19 +275,19 @@ func (s *Scheduler) watchdog() {
 // blocked) a new goroutine takes the transaction over. Only the watchdog
 // calls it.
 func (s *Scheduler) giveUp(c *callCtx, cause error) {
-	if c.inline {
-		c.g = &callGiveUp{done: make(chan struct{})}
+	c.cause = cause
+	if c.st != nil {
+		c.givenUp = make(chan struct{})
 	}
-	c.g.cause = cause
 	if !s.inFlight.CompareAndSwap(c, nil) {
 		return // it has just returned
 	}
 	c.given.Store(true)
-	c.cancel(endDeadline)
+	c.cancel(context.DeadlineExceeded)
 	s.opts.logger.Error("gave up on a southbound call at its deadline; the transaction goes on without it",
 		"descriptor", c.name(), "op", c.op.String(), "key", c.key, "timeout", c.timeout, "error", cause)
-	if !c.inline {
-		close(c.g.done)
+	if c.st == nil {
+		close(c.givenUp)
 		return
 	}
 	go s.takeOver(c)
@@ -335,16 +315,15 @@ type txnState struct {
 // blocked goroutine was the worker; for a job run inline, it wakes the
 // committer (see runInline) once the job has ended.
 func (s *Scheduler) takeOver(c *callCtx) {
-	st := &s.txn
-	j := st.j
-	s.observe(c, c.g.cause)
-	results := st.plan.resultsUpTo(st.callIndex, nil, c.g.cause, st.unheld)
+	st, j := c.st, c.st.j
+	s.observe(c, c.cause)
+	results := st.plan.resultsUpTo(st.callIndex, nil, c.cause, st.unheld)
 	s.safely(j, func() {
 		out := s.finishTxn(st, results, false)
 		s.endJob(j, out)
 	})
 	s.idle()
-	close(c.g.done)
+	close(c.givenUp)
 	if !j.inline {
 		s.worker()
 	}

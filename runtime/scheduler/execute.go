@@ -57,10 +57,7 @@ func (s *Scheduler) runTxn(j *job) txnOutput {
 	if txn32(seq) == 1 {
 		s.g.clearMarks() // once every 2^32-1 transactions
 	}
-	// The plan's run is kept in the scheduler (one transaction runs at a
-	// time): a takeover needs it, and it is not allocated per transaction.
-	s.planRun = run{s: s, g: s.g, ctx: ctx, seq: seq, seq32: txn32(seq), opts: j.opts, sim: true, view: view}
-	plan := &s.planRun
+	plan := &run{s: s, g: s.g, ctx: ctx, seq: seq, seq32: txn32(seq), opts: j.opts, sim: true, view: view}
 	// Sized for the usual transaction (a value, and one derived or
 	// dependent value per item), so that even a large one rarely grows.
 	size := 2*(len(j.items)+len(j.retry)) + 2

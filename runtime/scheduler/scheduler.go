@@ -56,9 +56,8 @@ type Scheduler struct {
 	closing  atomic.Bool
 	abandon  chan struct{}
 	// txn is the state of the running transaction (one at a time), kept
-	// for a takeover, and planRun its plan.
-	txn     txnState
-	planRun run
+	// for a takeover.
+	txn txnState
 	// locked is set while the job in progress holds mu (see lock).
 	locked bool
 }
@@ -308,7 +307,7 @@ func (s *Scheduler) runInline(j *job) (bool, error) {
 	if j.taken != nil {
 		// Another goroutine took the job over and ended it (and the
 		// scheduler's turn with it).
-		<-j.taken.g.done
+		<-j.taken.givenUp
 		return true, nil
 	}
 	s.idle()
