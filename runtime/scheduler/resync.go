@@ -241,7 +241,6 @@ func (r *run) resync(j *job) {
 	// One pass over the values: what the view changes, and what is out
 	// of line with its target already (failed, pending, ...).
 	var act, rest []string
-	var intended map[string]bool
 	v := r.view
 	if v != nil {
 		for i := range v.items {
@@ -271,8 +270,7 @@ func (r *run) resync(j *job) {
 		// that no other value found needs. Left out: what the intended
 		// values derive, which the reconciliation adopts. The others go
 		// last, once what needs them has been decided.
-		intended = r.intendedDerived()
-		r.dropStale(intended, true)
+		r.dropStale(true)
 	}
 
 	for _, key := range intents {
@@ -294,7 +292,7 @@ func (r *run) resync(j *job) {
 		// Late, what the intended values derive but nothing adopted (its
 		// base could not be decided) is stale too, like anything of ours
 		// left undecided.
-		r.dropStale(nil, false)
+		r.dropStale(false)
 	}
 }
 
@@ -555,12 +553,21 @@ func (r *run) adoptOnCreate(n *node) bool {
 // neither a value in the graph, nor a key that an intended value derives. A
 // stale value that a stale base derives is linked to it first, so that it
 // is deleted before its base, and its base stays when it cannot be.
-func (r *run) dropStale(intended map[string]bool, early bool) {
+func (r *run) dropStale(early bool) {
 	var stale []string
 	for i := range r.view.items {
-		if it := &r.view.items[i]; it.origin == kv.OriginNB && !it.used && !intended[it.key] {
+		if it := &r.view.items[i]; it.origin == kv.OriginNB && !it.used {
 			stale = append(stale, it.key)
 		}
+	}
+	if len(stale) == 0 {
+		return // the usual resync: what was found is known
+	}
+	if early {
+		// What the intended values derive is adopted by the
+		// reconciliation, not deleted first.
+		intended := r.intendedDerived()
+		stale = slices.DeleteFunc(stale, func(k string) bool { return intended[k] })
 	}
 	// Early, only what no other value found needs; late, what no value
 	// found and left undecided (its base could not be read, say) needs.
