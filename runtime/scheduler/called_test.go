@@ -29,14 +29,7 @@ func calledOps(ops []scheduler.Op) []string {
 func TestOpCalled(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	sb := kvtest.NewSB()
-	s := newScheduler(t)
-	if err := s.Register(
-		harness(t, sb, kvtest.Config{Name: "iface", KeyTemplate: "iface/{name}"}),
-		harness(t, sb, kvtest.Config{Name: "route", KeyTemplate: "route/{name}"}),
-	); err != nil {
-		t.Fatal(err)
-	}
+	s, sb := harnessScheduler(t, "iface", "route")
 	sb.Fail("iface/b", kvtest.Failure{Op: "create", Terminal: true})
 	res, _ := s.Txn().
 		Set("iface/a", kvtest.Value("up")).
@@ -57,11 +50,7 @@ func TestOpCalled(t *testing.T) {
 
 	// A startup-like resync over a southbound that holds what is intended
 	// makes no call: no operation says it did.
-	sb2 := kvtest.NewSB()
-	s2 := newScheduler(t)
-	if err := s2.Register(harness(t, sb2, kvtest.Config{Name: "iface", KeyTemplate: "iface/{name}"})); err != nil {
-		t.Fatal(err)
-	}
+	s2, sb2 := harnessScheduler(t, "iface")
 	sb2.Put("iface/a", "up")
 	res, err := s2.Txn(scheduler.FullResync()).Set("iface/a", kvtest.Value("up")).Commit(ctx)
 	if err != nil {
@@ -83,3 +72,17 @@ func TestOpCalled(t *testing.T) {
 }
 
 func equalStrings(a, b []string) bool { return slices.Equal(a, b) }
+
+// harnessScheduler returns a scheduler with one kvtest descriptor per name,
+// each handling NAME/{name}, over a new in-memory southbound.
+func harnessScheduler(t *testing.T, names ...string) (*scheduler.Scheduler, *kvtest.SB) {
+	t.Helper()
+	sb := kvtest.NewSB()
+	s := newScheduler(t)
+	for _, name := range names {
+		if err := s.Register(harness(t, sb, kvtest.Config{Name: name, KeyTemplate: name + "/{name}"})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s, sb
+}

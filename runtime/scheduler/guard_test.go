@@ -190,14 +190,7 @@ func TestLabelPanicOnRead(t *testing.T) {
 func TestInvalidDerivedValue(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	sb := kvtest.NewSB()
-	s := newScheduler(t)
-	if err := s.Register(
-		harness(t, sb, kvtest.Config{Name: "iface", KeyTemplate: "iface/{name}"}),
-		harness(t, sb, kvtest.Config{Name: "addr", KeyTemplate: "addr/{name}"}),
-	); err != nil {
-		t.Fatal(err)
-	}
+	s, _ := harnessScheduler(t, "iface", "addr")
 	res, err := s.Txn().Set("iface/e0", kvtest.Value("derive:addr/e0[invalid:mask]")).Commit(ctx)
 	var txnErr *scheduler.TxnError
 	if !errors.As(err, &txnErr) || len(txnErr.Errors) != 1 || txnErr.Errors[0].Key != "addr/e0" ||
