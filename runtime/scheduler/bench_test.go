@@ -20,7 +20,9 @@ import (
 	"io"
 	"log/slog"
 	"runtime"
+	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -690,4 +692,127 @@ func benchRoutesThenIfaces(b *testing.B, n int) {
 	b.ReportMetric(float64(tRoutes.Microseconds())/1e3/float64(b.N), "ms-routes-txn")
 	b.ReportMetric(float64(tIfaces.Microseconds())/1e3/float64(b.N), "ms-ifaces-txn")
 	runtime.KeepAlive(w)
+}
+
+// BenchmarkCommitsWithReaders measures what readers cost the engine: 10,000
+// single-value transactions (interfaces of workload W, each deriving an
+// address) on a fresh scheduler, first alone, then with 4 goroutines reading
+// in a loop: statuses by prefix, the history, a graph snapshot of a past
+// transaction, and a timeline. It reports both times and their ratio
+// (x-with-readers), and the reads done. Readers read the published view
+// and never take the engine's lock, so what is left is their share of the
+// CPU (4 busy readers and the worker on GOMAXPROCS cores).
+//
+//	go test -run='^$' -bench=CommitsWithReaders -benchtime=1x ./runtime/scheduler
+var readerPause = flag.Duration("readers.pause", 0, "BenchmarkCommitsWithReaders: each reader's pause between reads (0: none)")
+
+func BenchmarkCommitsWithReaders(b *testing.B) {
+	const txns = 10_000
+	w := buildWorkload(txns)
+	run := func(readers int) (time.Duration, int64) {
+		ws := newSched(b, w)
+		defer ws.close(b)
+		stop := make(chan struct{})
+		var reads atomic.Int64
+		var wg sync.WaitGroup
+		for r := range readers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; ; i++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					switch r % 4 {
+					case 0:
+						ws.s.Statuses("w/interface/if1")
+					case 1:
+						ws.s.History()
+					case 2:
+						if rs := ws.s.History(); len(rs) > 1 {
+							if _, err := ws.s.GraphSnapshot(rs[len(rs)/2].Seq); err != nil {
+								b.Error(err)
+								return
+							}
+						}
+					case 3:
+						ws.s.Timeline(w.ifaceKeys[i%txns])
+					}
+					reads.Add(1)
+					if *readerPause > 0 {
+						time.Sleep(*readerPause)
+					}
+				}
+			}()
+		}
+		t0 := time.Now()
+		for i := range txns {
+			ws.commit(b, ws.s.Txn().Set(w.ifaceKeys[i], w.ifaceVals[i]))
+		}
+		took := time.Since(t0)
+		close(stop)
+		wg.Wait()
+		if st := ws.s.Status(w.addrKeys[txns-1]); st.State != scheduler.CONFIGURED {
+			b.Fatalf("%s: %v, want CONFIGURED", st.Key, st.State)
+		}
+		return took, reads.Load()
+	}
+	var alone, with time.Duration
+	var reads int64
+	for range b.N {
+		a, _ := run(0)
+		wr, n := run(4)
+		alone, with, reads = alone+a, with+wr, reads+n
+	}
+	b.ReportMetric(float64(alone.Milliseconds())/float64(b.N), "ms-alone")
+	b.ReportMetric(float64(with.Milliseconds())/float64(b.N), "ms-with-readers")
+	b.ReportMetric(float64(with)/float64(alone), "x-with-readers")
+	b.ReportMetric(float64(reads)/with.Seconds(), "reads/s")
+}
+
+// BenchmarkStatusDuringLargeTxn measures how long a status read takes while
+// a transaction of 100,000 values runs (planning, calls and publishing): a
+// reader calls Status in a loop from the transaction's start to its end.
+// It reports the slowest read (max-µs), the 99th and 99.9th percentiles,
+// and the reads done during the transaction. A read takes no lock; what
+// the slowest ones measure is the goroutine being descheduled (two
+// cores: the reader, the committer and the garbage collector).
+//
+//	go test -run='^$' -bench=StatusDuringLargeTxn -benchtime=1x ./runtime/scheduler
+func BenchmarkStatusDuringLargeTxn(b *testing.B) {
+	w := buildWorkload(100_000 / wRoutesPerIface)
+	var lat []time.Duration
+	for range b.N {
+		ws := newSched(b, w)
+		ws.commit(b, ws.s.Txn().Set(w.ifaceKeys[0], w.ifaceVals[0]))
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			txn := ws.s.Txn()
+			ws.setRoutes(txn)
+			ws.commit(b, txn)
+		}()
+		for {
+			select {
+			case <-done:
+			default:
+				t0 := time.Now()
+				ws.s.Status(w.routeKeys[0])
+				lat = append(lat, time.Since(t0))
+				continue
+			}
+			break
+		}
+		if st := ws.s.Status(w.routeKeys[0]); st.State != scheduler.CONFIGURED {
+			b.Fatalf("%s: %v, want CONFIGURED", st.Key, st.State)
+		}
+		ws.close(b)
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)-1].Nanoseconds())/1e3, "max-µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds())/1e3, "p99-µs")
+	b.ReportMetric(float64(lat[len(lat)*999/1000].Nanoseconds())/1e3, "p99.9-µs")
+	b.ReportMetric(float64(len(lat))/float64(b.N), "reads/txn")
 }

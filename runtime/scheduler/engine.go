@@ -67,9 +67,6 @@ type run struct {
 	handovers []handover
 	// retry lists the keys that failed with a retriable error.
 	retry []string
-	// touched collects the keys whose status may have changed (execution
-	// with watchers only).
-	touched map[string]struct{}
 	// calls are the southbound calls a simulation would make, in order.
 	calls []plannedCall
 	// replay holds the results of the calls made before a failure;
@@ -125,9 +122,6 @@ func (r *run) mut(n *node) {
 	}
 	r.g.touch(n)
 	n.seq = r.seq
-	if r.touched != nil {
-		r.touched[n.key] = struct{}{}
-	}
 }
 
 // grow makes room for one more element, doubling the capacity when full:
@@ -197,9 +191,6 @@ func (r *run) newNode(key, base string) *node {
 	}
 	n := &node{key: key, base: base, origin: kv.OriginNB, desc: r.s.lookup(key)}
 	r.g.addNode(n)
-	if r.touched != nil {
-		r.touched[key] = struct{}{}
-	}
 	return n
 }
 

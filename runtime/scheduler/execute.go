@@ -3,8 +3,6 @@ package scheduler
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -12,11 +10,9 @@ import (
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
 
-// txnOutput is a transaction's result and the statuses to deliver to
-// watchers once the graph lock is released.
+// txnOutput is a transaction's result.
 type txnOutput struct {
 	*Result
-	statuses []Status
 }
 
 // runTxn plans and executes one transaction; the caller holds s.mu.
@@ -63,9 +59,6 @@ func (s *Scheduler) runTxn(j *job) txnOutput {
 	size := 2*(len(j.items)+len(j.retry)) + 2
 	plan.ops = make([]Op, 0, size)
 	plan.calls = make([]plannedCall, 0, size)
-	if s.watchers.active() && !j.opts.dryRun {
-		plan.touched = map[string]struct{}{}
-	}
 	s.g.begin()
 	plan.apply(j)
 	res.Planned = plan.ops
@@ -114,9 +107,6 @@ func (s *Scheduler) finishTxn(st *txnState, results []callResult, ok bool) txnOu
 		s.panics.drain() // the run again recovers what the plan did
 		exec := &run{s: s, g: s.g, ctx: ctx, seq: seq, seq32: plan.seq32, opts: j.opts, replay: results, view: view}
 		exec.ops = make([]Op, 0, len(plan.ops)+8)
-		if plan.touched != nil {
-			exec.touched = map[string]struct{}{}
-		}
 		if j.opts.revert {
 			exec.prior = map[string]priorNode{}
 		}
@@ -144,19 +134,7 @@ func (s *Scheduler) finishTxn(st *txnState, results []callResult, ok bool) txnOu
 	if s.opts.txnLog {
 		s.logOps(res, res.Executed, false)
 	}
-	out := txnOutput{Result: res}
-	if final.touched != nil {
-		out.statuses = make([]Status, 0, len(final.touched))
-		for k := range final.touched {
-			st := s.statusLocked(k, true)
-			if st.State == NONEXISTENT {
-				st.State = REMOVED
-			}
-			out.statuses = append(out.statuses, st)
-		}
-		slices.SortFunc(out.statuses, func(a, b Status) int { return strings.Compare(a.Key, b.Key) })
-	}
-	return out
+	return txnOutput{Result: res}
 }
 
 // plannedCall is a southbound call that the plan makes.

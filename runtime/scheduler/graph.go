@@ -121,10 +121,18 @@ type graph struct {
 	// unimplemented holds the keys without a descriptor.
 	unimplemented stringSet
 
+	// existingGen counts the changes of existing, so that the view
+	// clones it again only after a change.
+	existingGen uint64
+
 	journal chunks[undo]
 	saved   chunks[node]
 	epoch   uint64
 	open    bool
+	// dirty lists the keys of the nodes changed, added or removed since
+	// the last publish (see Scheduler.publish), journal open or not; a key
+	// may be listed more than once.
+	dirty []string
 }
 
 type undoKind uint8
@@ -215,8 +223,10 @@ func (g *graph) rollback(restored func(key string, n *node)) {
 			g.existingOn = false
 		case undoAddExisting:
 			g.existing.Delete(u.key)
+			g.existingGen++
 		case undoDelExisting:
 			g.existing.ReplaceOrInsert(u.key)
+			g.existingGen++
 		case undoAddUnimpl:
 			delete(g.unimplemented, u.key)
 		case undoDelUnimpl:
@@ -232,11 +242,15 @@ func (g *graph) record(u undo) {
 	}
 }
 
-// touch snapshots n before its first change in the open journal.
+// touch snapshots n before its first change in the open journal, and
+// marks it dirty.
 func (g *graph) touch(n *node) {
-	if g.open && n.epoch != g.epoch {
-		g.journal.push(undo{kind: undoNode, n: n, saved: g.saved.push(*n)})
+	if n.epoch != g.epoch {
+		if g.open {
+			g.journal.push(undo{kind: undoNode, n: n, saved: g.saved.push(*n)})
+		}
 		n.epoch = g.epoch
+		g.dirty = append(g.dirty, n.key)
 	}
 }
 
@@ -282,11 +296,13 @@ func (c *chunks[T]) reset() {
 func (g *graph) addNode(n *node) {
 	n.epoch = g.epoch // a new node needs no snapshot
 	g.nodes[n.key] = n
+	g.dirty = append(g.dirty, n.key)
 	g.record(undo{kind: undoAddNode, key: n.key})
 }
 
 func (g *graph) delNode(n *node) {
 	delete(g.nodes, n.key)
+	g.dirty = append(g.dirty, n.key)
 	g.record(undo{kind: undoDelNode, key: n.key, n: n})
 }
 
@@ -438,11 +454,13 @@ func (g *graph) setExisting(key string, exists bool) {
 	}
 	if exists {
 		if _, had := g.existing.ReplaceOrInsert(key); !had {
+			g.existingGen++
 			g.record(undo{kind: undoAddExisting, key: key})
 		}
 		return
 	}
 	if _, had := g.existing.Delete(key); had {
+		g.existingGen++
 		g.record(undo{kind: undoDelExisting, key: key})
 	}
 }

@@ -110,8 +110,8 @@ type GraphEdge struct {
 }
 
 // history keeps the records of the last transactions, bounded by count and
-// age. Records are appended by the worker with s.mu held, and read with it.
-// They are kept compact (histEntry) and expanded into Records when read.
+// age. Records are appended by the worker when it publishes a job (see
+// view), and read under the view's lock. They are kept compact (histEntry) and expanded into Records when read.
 type history struct {
 	// buf[head:] are the records, oldest first; dropped ones before head
 	// are nil, and compacted away once they are half of buf.
@@ -268,28 +268,33 @@ func (e *histEntry) record() Record {
 
 func (h *history) live() []*histEntry { return h.buf[h.head:] }
 
-func (h *history) add(e *histEntry) {
+// add appends e, drops what is out of retention, and returns the live
+// entries. Readers keep the slices add returned: it never writes where
+// one of them can see (it appends beyond their length, and copies the
+// live entries to a new array to let dropped ones go).
+func (h *history) add(e *histEntry) []*histEntry {
 	if h.max <= 0 {
-		return
+		return nil
 	}
 	h.buf = append(h.buf, e)
 	over := len(h.buf) - h.head - h.max
 	cut := e.rec.End.Add(-h.maxAge)
 	for h.head < len(h.buf)-1 && (over > 0 || h.maxAge > 0 && h.buf[h.head].rec.End.Before(cut)) {
-		h.buf[h.head] = nil
 		h.head++
 		over--
 	}
 	if h.head > 64 && h.head >= len(h.buf)/2 {
-		n := copy(h.buf, h.buf[h.head:])
-		clear(h.buf[n:])
-		h.buf, h.head = h.buf[:n], 0
+		live := h.buf[h.head:]
+		h.buf = make([]*histEntry, len(live), 2*len(live))
+		copy(h.buf, live)
+		h.head = 0
 	}
+	live := h.buf[h.head:]
+	return live[:len(live):len(live)]
 }
 
-// find returns the record seq, or nil.
-func (h *history) find(seq uint64) *histEntry {
-	recs := h.live()
+// findEntry returns the entry of transaction seq in recs, or nil.
+func findEntry(recs []*histEntry, seq uint64) *histEntry {
 	i, ok := slices.BinarySearchFunc(recs, seq, func(e *histEntry, seq uint64) int { return cmp.Compare(e.rec.Seq, seq) })
 	if !ok {
 		return nil
@@ -299,9 +304,7 @@ func (h *history) find(seq uint64) *histEntry {
 
 // History returns the retained transaction records, oldest first.
 func (s *Scheduler) History() []Record {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	recs := s.hist.live()
+	recs := s.view.history()
 	out := make([]Record, len(recs))
 	for i, e := range recs {
 		out[i] = e.record()
@@ -309,26 +312,29 @@ func (s *Scheduler) History() []Record {
 	return out
 }
 
+// history returns the retained entries, oldest first (entries are never
+// modified once added, nor is the slice).
+func (v *view) history() []*histEntry { return v.state.Load().hist }
+
 // Record returns the record of transaction seq, if the history still
 // holds it.
 func (s *Scheduler) Record(seq uint64) (Record, bool) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if e := s.hist.find(seq); e != nil {
-		return e.record(), true
+	e := findEntry(s.view.state.Load().hist, seq)
+	if e == nil {
+		return Record{}, false
 	}
-	return Record{}, false
+	return e.record(), true
 }
 
 // Timeline returns the changes of key recorded by the retained history,
 // oldest first: each operation executed on it, with the value, its state
 // after the change, its metadata and its dependencies.
 func (s *Scheduler) Timeline(key string) []TimelineEntry {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+	st := s.view.state.Load()
+	recs := st.hist
 	var out []TimelineEntry
-	d := s.lookup(key)
-	for _, rec := range s.hist.live() {
+	d := st.index.lookup(key)
+	for _, rec := range recs {
 		for i := range rec.executed {
 			if rec.executed[i].key != key {
 				continue

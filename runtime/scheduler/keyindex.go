@@ -26,6 +26,15 @@ func (x *keyIndex) add(d kv.Descriptor) {
 	}
 }
 
+// clone returns a copy that later additions to x leave alone.
+func (x *keyIndex) clone() keyIndex {
+	c := keyIndex{byPrefix: make(map[string][]kv.Descriptor, len(x.byPrefix)), lens: slices.Clone(x.lens)}
+	for p, ds := range x.byPrefix {
+		c.byPrefix[p] = slices.Clone(ds)
+	}
+	return c
+}
+
 // lookup returns the descriptor whose key space holds key, or nil.
 func (x *keyIndex) lookup(key string) kv.Descriptor {
 	for _, l := range x.lens {

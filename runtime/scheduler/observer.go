@@ -49,11 +49,12 @@ func (s *safeObserver) OpDone(descriptor string, op OpKind, took time.Duration, 
 
 // StateCounts returns the number of values in each state.
 func (s *Scheduler) StateCounts() map[State]int {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+	r := s.view.read()
+	defer r.done()
 	counts := map[State]int{}
-	for _, n := range s.g.nodes {
-		counts[n.state]++
-	}
+	r.each(func(_ string, rec *viewRec) bool {
+		counts[rec.state]++
+		return true
+	})
 	return counts
 }

@@ -41,6 +41,7 @@ func (s *Scheduler) safely(j *job, fn func()) {
 				s.g.rollback(nil)
 			}
 			s.panics.drain()
+			s.publish(nil, s.seq) // what the graph holds now, rolled back or not
 			s.unlock()
 		}
 		j.finish(&Result{Seq: seq, Kind: j.kind, Err: err}, err)

@@ -19,14 +19,15 @@ import (
 type Scheduler struct {
 	opts options
 
-	// mu guards the graph and the descriptor index. The worker holds it
-	// for writing while it runs a transaction; readers take it for reading.
-	mu    sync.RWMutex
+	// mu guards the graph and the descriptor index: the worker holds it
+	// while it runs a job. Readers never take it: they read the view,
+	// which the worker publishes into when a job ends.
+	mu    sync.Mutex
 	g     *graph
 	descs map[string]kv.Descriptor
 	index keyIndex
 	seq   uint64
-	hist  history
+	view  *view
 	// retryPolicies are the retry policies of transactions, by sequence
 	// number, for the values they set (see retryPolicy).
 	retryPolicies map[uint64]RetryPolicy
@@ -112,7 +113,7 @@ func New(opts ...Option) (*Scheduler, error) {
 		stopped: make(chan struct{}),
 		abandon: make(chan struct{}, 1),
 		timers:  map[*time.Timer]struct{}{},
-		hist:    history{max: o.historyRecords, maxAge: o.historyAge},
+		view:    newView(history{max: o.historyRecords, maxAge: o.historyAge}, o.maxCycle),
 	}
 	s.panics.logger = o.logger
 	s.watchers.logger = o.logger
@@ -139,10 +140,9 @@ func (s *Scheduler) Register(ds ...kv.Descriptor) error {
 
 // Descriptors returns the names of the registered descriptors, sorted.
 func (s *Scheduler) Descriptors() []string {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	names := make([]string, 0, len(s.descs))
-	for n := range s.descs {
+	descs := s.view.state.Load().descs
+	names := make([]string, 0, len(descs))
+	for n := range descs {
 		names = append(names, n)
 	}
 	sort.Strings(names)
@@ -151,17 +151,13 @@ func (s *Scheduler) Descriptors() []string {
 
 // Descriptor returns the registered descriptor with the given name.
 func (s *Scheduler) Descriptor(name string) (kv.Descriptor, bool) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	d, ok := s.descs[name]
+	d, ok := s.view.state.Load().descs[name]
 	return unguard(d), ok
 }
 
 // DescriptorForKey returns the descriptor that handles key.
 func (s *Scheduler) DescriptorForKey(key string) (kv.Descriptor, bool) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	d := s.index.lookup(key)
+	d := s.view.state.Load().index.lookup(key)
 	return unguard(d), d != nil
 }
 
@@ -417,6 +413,7 @@ func (s *Scheduler) process(j *job) {
 			s.index.add(g)
 		}
 		s.retrieveOrder, _ = retrieveOrder(slices.Collect(maps.Values(s.descs))) // checked above
+		s.publishDescriptors()
 		j.items = s.newlyImplemented(j.register)
 		if len(j.items) == 0 {
 			s.unlock()
@@ -435,18 +432,23 @@ func (s *Scheduler) process(j *job) {
 // the result.
 func (s *Scheduler) endJob(j *job, res txnOutput) {
 	var rec *Record
-	if s.hist.max > 0 || s.opts.observer != nil {
+	var entry *histEntry
+	if s.view.hist.max > 0 || s.opts.observer != nil {
 		rec = &Record{Seq: res.Seq, Kind: res.Kind, Description: res.Description, Values: j.items,
 			Planned: res.Planned, Executed: res.Executed, Errors: res.Errors, Reverted: res.Reverted,
 			DryRun: res.DryRun, Start: res.Start, End: res.End}
-		if !res.DryRun && s.hist.max > 0 {
+		if !res.DryRun && s.view.hist.max > 0 {
 			asPlanned := len(res.Executed) > 0 && len(res.Planned) > 0 && &res.Executed[0] == &res.Planned[0]
-			s.hist.add(newHistEntry(rec, asPlanned))
+			entry = newHistEntry(rec, asPlanned)
 		}
 	}
+	var seq uint64
+	if !res.DryRun {
+		seq = res.Seq
+	}
+	statuses := s.publish(entry, seq)
 	s.unlock()
-	s.watchers.deliver(res.statuses)
-	res.statuses = nil
+	s.watchers.deliver(statuses)
 	if s.opts.observer != nil {
 		s.opts.observer.TxnDone(rec)
 	}

@@ -17,26 +17,32 @@ import (
 // first operation after seq; seq must be within the history's retention.
 // Edges are computed from the values with their descriptors.
 func (s *Scheduler) GraphSnapshot(seq uint64) (*GraphSnapshot, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if seq > s.seq {
-		return nil, fmt.Errorf("scheduler: no transaction %d yet (the last is %d)", seq, s.seq)
+	// The values are copied out of the view at one published state; the
+	// rewind and the edges are worked out from the copy.
+	r := s.view.read()
+	last := r.st.seq
+	if seq > last {
+		r.done()
+		return nil, fmt.Errorf("scheduler: no transaction %d yet (the last is %d)", seq, last)
 	}
 	if seq == 0 {
-		seq = s.seq
+		seq = last
 	}
 	ents := map[string]snapEntry{}
-	for key, n := range s.g.nodes {
-		e := snapEntry{state: n.state, value: n.intent, meta: n.metadata, origin: n.origin, derived: n.base != "", err: n.lastErr}
+	r.each(func(key string, rec *viewRec) bool {
+		e := snapEntry{state: rec.state, value: rec.intent, meta: rec.metadata, origin: rec.origin, derived: rec.base() != "", err: rec.lastErr()}
 		if e.value == nil {
-			e.value = n.applied
+			e.value = rec.applied
 		}
 		ents[key] = e
-	}
+		return true
+	})
+	r.done()
+	recs, idx := r.st.hist, r.st.index
+
 	snap := &GraphSnapshot{Seq: seq}
-	recs := s.hist.live()
-	at := s.hist.find(seq)
-	if seq < s.seq {
+	at := findEntry(recs, seq)
+	if seq < last {
 		if at == nil {
 			oldest := "the history is empty or off"
 			if len(recs) > 0 {
@@ -44,7 +50,7 @@ func (s *Scheduler) GraphSnapshot(seq uint64) (*GraphSnapshot, error) {
 			}
 			return nil, fmt.Errorf("scheduler: transaction %d is out of the history's retention (%s)", seq, oldest)
 		}
-		s.rewind(ents, recs, seq)
+		rewind(ents, recs, seq)
 	}
 	if at != nil {
 		snap.Time = at.rec.End
@@ -54,7 +60,7 @@ func (s *Scheduler) GraphSnapshot(seq uint64) (*GraphSnapshot, error) {
 		}
 		snap.Touched = slices.Sorted(maps.Keys(touched))
 	}
-	s.buildSnapshot(snap, ents)
+	buildSnapshot(snap, ents, idx)
 	return snap, nil
 }
 
@@ -74,7 +80,7 @@ func (e snapEntry) exists() bool {
 
 // rewind turns ents, the values now, into the values as of the end of
 // transaction seq, using the retained records (oldest first).
-func (s *Scheduler) rewind(ents map[string]snapEntry, recs []*histEntry, seq uint64) {
+func rewind(ents map[string]snapEntry, recs []*histEntry, seq uint64) {
 	// The keys changed after seq, with their first operation after it.
 	firstAfter := map[string]*histOp{}
 	for _, rec := range recs {
@@ -156,7 +162,7 @@ func beforeOp(o *Op) (snapEntry, bool) {
 }
 
 // buildSnapshot fills the nodes and edges of snap from the values.
-func (s *Scheduler) buildSnapshot(snap *GraphSnapshot, ents map[string]snapEntry) {
+func buildSnapshot(snap *GraphSnapshot, ents map[string]snapEntry, idx *keyIndex) {
 	keys := slices.Sorted(maps.Keys(ents))
 	// The existing keys, sorted, resolve AnyOf dependencies.
 	var existing []string
@@ -168,7 +174,7 @@ func (s *Scheduler) buildSnapshot(snap *GraphSnapshot, ents map[string]snapEntry
 	placeholders := map[string]bool{}
 	for _, key := range keys {
 		e := ents[key]
-		d := s.lookup(key)
+		d := idx.lookup(key)
 		gn := GraphNode{Key: key, Label: key, State: e.state, Origin: e.origin, Value: e.value, Metadata: e.meta,
 			Derived: e.derived, Err: e.err}
 		if d != nil {

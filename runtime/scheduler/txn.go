@@ -241,8 +241,8 @@ var ErrNotSettled = errors.New("values not settled")
 // outcomes returns the outcome of each key and of the values derived from
 // them (as they are now), and whether all have settled.
 func (s *Scheduler) outcomes(keys []string) ([]Outcome, bool) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+	v := s.view.read()
+	defer v.done()
 	all := true
 	out := make([]Outcome, 0, len(keys))
 	seen := make(map[string]bool, len(keys))
@@ -252,14 +252,14 @@ func (s *Scheduler) outcomes(keys []string) ([]Outcome, bool) {
 			continue
 		}
 		seen[k] = true
-		st := s.statusLocked(k, false)
+		st := v.status(k, false)
 		keys = append(keys, st.Derived...)
 		if st.State == NONEXISTENT {
 			st.State = REMOVED // the transaction touched it, and it is gone
 		}
 		o := Outcome{Key: k, State: st.State, Err: st.LastErr, LastOp: st.LastOp}
 		if st.State == PENDING {
-			o.WhyPending = s.whyPendingLocked(k)
+			o.WhyPending = v.whyPending(k)
 		}
 		if !st.State.Settled() {
 			all = false

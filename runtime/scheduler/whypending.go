@@ -37,41 +37,42 @@ type PendingDependency struct {
 // WhyPending explains why key is PENDING. It returns false when key is not
 // PENDING.
 func (s *Scheduler) WhyPending(key string) (*PendingReason, bool) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	r := s.whyPendingLocked(key)
+	v := s.view.read()
+	defer v.done()
+	r := v.whyPending(key)
 	return r, r != nil
 }
 
-func (s *Scheduler) whyPendingLocked(key string) *PendingReason {
-	return s.why(key, map[string]bool{})
+// whyPending explains why key is PENDING.
+func (v viewRead) whyPending(key string) *PendingReason {
+	return v.why(key, map[string]bool{})
 }
 
-func (s *Scheduler) why(key string, visiting map[string]bool) *PendingReason {
-	n := s.g.nodes[key]
+func (v viewRead) why(key string, visiting map[string]bool) *PendingReason {
+	n := v.get(key)
 	if n == nil || n.state != PENDING {
 		return nil
 	}
 	visiting[key] = true
 	defer delete(visiting, key)
-	r := &PendingReason{Key: key, State: n.state, Cycle: s.cycleThrough(n)}
-	for _, d := range s.unmetDeps(n) {
+	r := &PendingReason{Key: key, State: n.state, Cycle: v.cycleThrough(key, n)}
+	for _, d := range v.unmetDeps(n) {
 		u := describeUnmet(d)
 		pd := PendingDependency{UnmetDependency: u}
 		if u.Key != "" {
-			pd.Providable = s.index.lookup(u.Key) != nil
-			if t := s.g.nodes[u.Key]; t != nil {
+			pd.Providable = v.st.index.lookup(u.Key) != nil
+			if t := v.get(u.Key); t != nil {
 				pd.State = t.state
 				pd.Intended = t.intent != nil
 				if t.state == PENDING && !visiting[u.Key] {
-					pd.Cause = s.why(u.Key, visiting)
+					pd.Cause = v.why(u.Key, visiting)
 				}
 			}
 		} else {
 			for _, p := range u.AnyOf {
-				pd.Providable = pd.Providable || s.index.covers(p)
+				pd.Providable = pd.Providable || v.st.index.covers(p)
 			}
-			pd.Intended = s.intendedUnder(&d.AnyOf)
+			pd.Intended = v.intendedUnder(&d.AnyOf)
 		}
 		r.Unmet = append(r.Unmet, pd)
 	}
@@ -80,13 +81,12 @@ func (s *Scheduler) why(key string, visiting map[string]bool) *PendingReason {
 
 // intendedUnder reports whether some intended value would satisfy the
 // AnyOf dependency once it exists.
-func (s *Scheduler) intendedUnder(a *kv.AnyOf) bool {
-	for k, n := range s.g.nodes {
-		if n.intent != nil && a.Accepts(k) {
-			return true
-		}
-	}
-	return false
+func (v viewRead) intendedUnder(a *kv.AnyOf) (found bool) {
+	v.each(func(k string, r *viewRec) bool {
+		found = r.intent != nil && a.Accepts(k)
+		return !found
+	})
+	return found
 }
 
 // Roots returns the root dependencies of the chain: those with no Cause.

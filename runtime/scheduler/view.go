@@ -1,0 +1,487 @@
+package scheduler
+
+import (
+	"maps"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/btree"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+)
+
+// view is what readers see: the values as the last finished job left
+// them, the retained history and the registered descriptors. Readers take
+// no lock, and the worker never waits for a reader.
+//
+// The worker works on the graph (under Scheduler.mu, which readers never
+// take) and publishes into the view when a job ends (publish): each value
+// the job touched gets a new version, numbered with the job's transaction,
+// linked to its older versions; then one atomic store makes the job's
+// transaction the published one, with its history and index of existing
+// keys (viewState). A reader registers the published number it reads at
+// (read), and sees, for each key, the newest version not newer than that
+// number: a transaction's values appear all at once, and a read that spans
+// many keys sees one state. Older versions are unlinked once no
+// registered reader can need them (trim).
+type view struct {
+	state atomic.Pointer[viewState]
+	// slots maps each key to its versions (*viewSlot); a key whose only
+	// version left is a deletion every reader sees is taken out.
+	slots sync.Map
+	// readers hold the published numbers that readers read at, plus one
+	// (0: free slot).
+	readers [viewReaders]atomic.Uint64
+
+	// The worker's own: the history's buffer, the keys whose versions may
+	// be trimmed at the next publish, and limits.
+	hist     history
+	retrim   []string
+	maxCycle int
+}
+
+// viewReaders is the number of reads that run at once without waiting
+// (see read).
+const viewReaders = 64
+
+// viewState is what one publish makes visible at once.
+type viewState struct {
+	seq uint64
+	// hist are the retained history entries, oldest first (never modified:
+	// a later publish appends beyond len, or copies).
+	hist []*histEntry
+	// existing is the graph's index of existing keys (a lazy copy-on-write
+	// clone, read while the worker changes the original); nil while the
+	// graph keeps none (no AnyOf dependency). gen is the graph's
+	// existingGen it was cloned at.
+	existing *btree.BTreeG[string]
+	gen      uint64
+	descs    map[string]kv.Descriptor
+	index    *keyIndex
+}
+
+// viewSlot holds the versions of one key, newest first.
+type viewSlot struct{ head atomic.Pointer[viewRec] }
+
+// viewRec is one version of a value: the node's fields readers need.
+type viewRec struct {
+	desc     kv.Descriptor
+	intent   proto.Message
+	applied  proto.Message
+	metadata any
+	deps     []kv.Dependency
+	more     *viewMore
+	// seq is the value's last change, pub the transaction that published
+	// this version.
+	seq, pub uint64
+	state    State
+	origin   kv.Origin
+	lastOp   OpKind
+	// gone: the value was removed in transaction pub.
+	gone bool
+	prev atomic.Pointer[viewRec]
+}
+
+type viewMore struct {
+	base    string
+	derived []string
+	lastErr error
+}
+
+func (r *viewRec) exists() bool { return r.applied != nil }
+
+func (r *viewRec) base() string {
+	if r.more == nil {
+		return ""
+	}
+	return r.more.base
+}
+
+func (r *viewRec) lastErr() error {
+	if r.more == nil {
+		return nil
+	}
+	return r.more.lastErr
+}
+
+func (r *viewRec) derived() []string {
+	if r.more == nil {
+		return nil
+	}
+	return r.more.derived
+}
+
+func newView(hist history, maxCycle int) *view {
+	idx := newKeyIndex()
+	v := &view{hist: hist, maxCycle: maxCycle}
+	v.state.Store(&viewState{descs: map[string]kv.Descriptor{}, index: &idx})
+	return v
+}
+
+// recOf builds a version of n published by transaction pub; old is its
+// previous version (nil: none), whose viewMore is kept when nothing in it
+// changed.
+func recOf(n *node, old *viewRec, pub uint64) *viewRec {
+	r := &viewRec{desc: n.desc, intent: n.intent, applied: n.applied, metadata: n.metadata, deps: n.deps,
+		seq: n.seq, pub: pub, state: n.state, origin: n.origin, lastOp: n.lastOp}
+	if n.base != "" || len(n.derived) > 0 || n.lastErr != nil {
+		if old != nil && old.more != nil && old.more.base == n.base && errorsEqual(old.more.lastErr, n.lastErr) &&
+			sameKeys(old.more.derived, n.derived) {
+			r.more = old.more
+		} else {
+			r.more = &viewMore{base: n.base, derived: n.derived, lastErr: n.lastErr}
+		}
+	}
+	return r
+}
+
+// sameKeys reports whether a and b are the same slice (a node's lists are
+// replaced, never modified, when they change).
+func sameKeys(a, b []string) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// errorsEqual compares two errors without panicking on an error type that
+// is not comparable.
+func errorsEqual(a, b error) (eq bool) {
+	defer func() {
+		if recover() != nil {
+			eq = false
+		}
+	}()
+	return a == b
+}
+
+// viewRead is a registered read of the view at one published state.
+type viewRead struct {
+	v    *view
+	st   *viewState
+	slot int
+}
+
+// read registers a read at the published state; the caller calls done
+// when it no longer looks at the view's versions. Until then no version
+// the read may need is unlinked.
+func (v *view) read() viewRead {
+	for spins := 0; ; spins++ {
+		st := v.state.Load()
+		for i := range v.readers {
+			if !v.readers[i].CompareAndSwap(0, st.seq+1) {
+				continue
+			}
+			// Registered; valid if st is still the published state (a
+			// publish that started before this store could not see it).
+			for {
+				now := v.state.Load()
+				if now == st {
+					return viewRead{v: v, st: st, slot: i}
+				}
+				st = now
+				v.readers[i].Store(st.seq + 1)
+			}
+		}
+		if spins > 8 {
+			time.Sleep(time.Microsecond) // all slots taken: wait for one
+		} else {
+			runtime.Gosched()
+		}
+	}
+}
+
+func (r viewRead) done() { r.v.readers[r.slot].Store(0) }
+
+// get returns the version of key as of the read's state, or nil.
+func (r viewRead) get(key string) *viewRec {
+	s, ok := r.v.slots.Load(key)
+	if !ok {
+		return nil
+	}
+	return r.at(s.(*viewSlot))
+}
+
+// at returns the version of slot as of the read's state, or nil.
+func (r viewRead) at(s *viewSlot) *viewRec {
+	rec := s.head.Load()
+	for rec != nil && rec.pub > r.st.seq {
+		rec = rec.prev.Load()
+	}
+	if rec == nil || rec.gone {
+		return nil
+	}
+	return rec
+}
+
+// each calls fn for each value as of the read's state, in no order, until
+// fn returns false.
+func (r viewRead) each(fn func(key string, rec *viewRec) bool) {
+	r.v.slots.Range(func(k, s any) bool {
+		if rec := r.at(s.(*viewSlot)); rec != nil {
+			return fn(k.(string), rec)
+		}
+		return true
+	})
+}
+
+// publish makes visible what the job that is ending changed: the values
+// the graph marked dirty, the index of existing keys, the history record
+// e (nil: none), as transaction seq (0: the published number stays, and
+// so do the values: a dry run changes none). It returns the statuses of
+// the values that changed, for the watchers (nil when there are none).
+// The caller holds s.mu.
+func (s *Scheduler) publish(e *histEntry, seq uint64) []Status {
+	g, v := s.g, s.view
+	old := v.state.Load()
+	st := *old
+	pub := max(seq, old.seq)
+	// The oldest state a reader may be reading: versions older than what
+	// it sees can go.
+	oldest := old.seq
+	for i := range v.readers {
+		if r := v.readers[i].Load(); r != 0 && r-1 < oldest {
+			oldest = r - 1
+		}
+	}
+	retrim := v.retrim
+	v.retrim = nil
+	for _, key := range retrim {
+		v.trim(key, oldest)
+	}
+	watch := s.watchers.active()
+	var changed []string
+	if pub > old.seq {
+		for _, key := range g.dirty {
+			var slot *viewSlot
+			var head *viewRec
+			if x, ok := v.slots.Load(key); ok {
+				slot = x.(*viewSlot)
+				head = slot.head.Load()
+			}
+			if head != nil && head.pub == pub {
+				continue // listed twice
+			}
+			n := g.nodes[key]
+			var rec *viewRec
+			switch {
+			case n != nil:
+				rec = recOf(n, head, pub)
+				if watch && (head == nil || head.gone || rec.seq != head.seq || rec.state != head.state ||
+					rec.applied != head.applied || rec.intent != head.intent || rec.lastOp != head.lastOp ||
+					!errorsEqual(rec.lastErr(), head.lastErr())) {
+					changed = append(changed, key)
+				}
+			case head != nil && !head.gone:
+				rec = &viewRec{pub: pub, gone: true}
+				if watch {
+					changed = append(changed, key)
+				}
+			default:
+				continue
+			}
+			if slot == nil {
+				slot = &viewSlot{}
+				slot.head.Store(rec)
+				v.slots.Store(key, slot)
+				continue
+			}
+			rec.prev.Store(head)
+			slot.head.Store(rec)
+			v.trim(key, oldest)
+		}
+	}
+	switch {
+	case !g.existingOn:
+		st.existing = nil
+	case st.existing == nil || st.gen != g.existingGen:
+		st.existing, st.gen = g.existing.Clone(), g.existingGen
+	}
+	if e != nil {
+		st.hist = v.hist.add(e)
+	}
+	st.seq = pub
+	v.state.Store(&st)
+
+	// Keep the list's room for the next job, unless a large one grew it.
+	if cap(g.dirty) > 4096 {
+		g.dirty = nil
+	} else {
+		clear(g.dirty)
+		g.dirty = g.dirty[:0]
+	}
+	if len(changed) == 0 {
+		return nil
+	}
+	slices.Sort(changed)
+	changed = slices.Compact(changed)
+	r := v.read()
+	defer r.done()
+	out := make([]Status, len(changed))
+	for i, key := range changed {
+		st := r.status(key, true)
+		if st.State == NONEXISTENT {
+			st.State = REMOVED
+		}
+		out[i] = st
+	}
+	return out
+}
+
+// trim unlinks the versions of key that no reader at oldest or later
+// needs, and takes the key out when all that is left is its deletion. A
+// key whose versions are not down to one is trimmed again at the next
+// publish.
+func (v *view) trim(key string, oldest uint64) {
+	x, ok := v.slots.Load(key)
+	if !ok {
+		return
+	}
+	slot := x.(*viewSlot)
+	head := slot.head.Load()
+	rec := head
+	for rec != nil && rec.pub > oldest {
+		rec = rec.prev.Load()
+	}
+	if rec != nil {
+		rec.prev.Store(nil) // what is older than what oldest sees
+	}
+	switch {
+	case rec == head && head.gone:
+		v.slots.CompareAndDelete(key, slot)
+	case rec != head:
+		v.retrim = append(v.retrim, key)
+	}
+}
+
+// publishDescriptors makes the registered descriptors visible. The caller
+// holds s.mu.
+func (s *Scheduler) publishDescriptors() {
+	idx := s.index.clone()
+	st := *s.view.state.Load()
+	st.descs, st.index = maps.Clone(s.descs), &idx
+	s.view.state.Store(&st)
+}
+
+// status builds the status of key.
+func (v viewRead) status(key string, detail bool) Status {
+	r := v.get(key)
+	if r == nil {
+		return Status{Key: key, State: NONEXISTENT}
+	}
+	st := Status{
+		Key: key, State: r.state, Origin: r.origin, Value: r.intent, Applied: r.applied, Metadata: r.metadata,
+		Base: r.base(), LastOp: r.lastOp, LastErr: r.lastErr(), Seq: r.seq,
+	}
+	if r.desc != nil {
+		st.Descriptor = r.desc.Name()
+	}
+	if st.Value == nil {
+		st.Value = r.applied
+	}
+	if d := r.derived(); len(d) > 0 {
+		st.Derived = slices.Clone(d)
+	}
+	if detail && r.state == PENDING {
+		st.Unmet = v.unmet(r)
+		if cycle := v.cycleThrough(key, r); len(cycle) > 0 {
+			st.Details = append(st.Details, "dependency cycle: "+strings.Join(cycle, " -> "))
+		}
+	}
+	return st
+}
+
+// unmet lists the unmet dependencies of r.
+func (v viewRead) unmet(r *viewRec) []UnmetDependency {
+	deps := v.unmetDeps(r)
+	out := make([]UnmetDependency, len(deps))
+	for i, d := range deps {
+		out[i] = describeUnmet(d)
+	}
+	return out
+}
+
+// unmetDeps returns the dependencies of r that are not satisfied.
+func (v viewRead) unmetDeps(r *viewRec) []*kv.Dependency {
+	var out []*kv.Dependency
+	for i := range r.deps {
+		d := &r.deps[i]
+		if d.IsAnyOf() {
+			if v.anyOfSatisfied(&d.AnyOf) == "" {
+				out = append(out, d)
+			}
+		} else if t := v.get(d.Key); t == nil || !t.exists() {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// anyOfSatisfied returns an existing key that satisfies the AnyOf
+// dependency, or "".
+func (v viewRead) anyOfSatisfied(a *kv.AnyOf) (found string) {
+	if v.st.existing == nil {
+		// No index (the graph keeps one from the first AnyOf dependency
+		// on): scan.
+		v.each(func(k string, r *viewRec) bool {
+			if r.exists() && a.Accepts(k) {
+				found = k
+			}
+			return found == ""
+		})
+		return found
+	}
+	for _, p := range a.Prefixes {
+		v.st.existing.AscendGreaterOrEqual(p, func(k string) bool {
+			if !strings.HasPrefix(k, p) {
+				return false
+			}
+			if a.Match == nil || a.Match(k) {
+				found = k
+				return false
+			}
+			return true
+		})
+		if found != "" {
+			return found
+		}
+	}
+	return ""
+}
+
+// cycleThrough returns a dependency cycle through key over values that do
+// not exist (key first and last), or nil.
+func (v viewRead) cycleThrough(key string, r *viewRec) []string {
+	seen := map[string]bool{key: true}
+	var path []string
+	var dfs func(k string, m *viewRec) bool
+	dfs = func(k string, m *viewRec) bool {
+		path = append(path, k)
+		for i := range m.deps {
+			d := &m.deps[i]
+			if d.IsAnyOf() {
+				continue
+			}
+			if d.Key == key {
+				path = append(path, key)
+				return true
+			}
+			t := v.get(d.Key)
+			if t == nil || t.exists() || seen[d.Key] || len(seen) > v.v.maxCycle {
+				continue
+			}
+			seen[d.Key] = true
+			if dfs(d.Key, t) {
+				return true
+			}
+		}
+		path = path[:len(path)-1]
+		return false
+	}
+	if dfs(key, r) {
+		return path
+	}
+	return nil
+}
