@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"hash/maphash"
 	"maps"
 	"runtime"
 	"slices"
@@ -31,9 +32,9 @@ import (
 // registered reader can need them (trim).
 type view struct {
 	state atomic.Pointer[viewState]
-	// slots maps each key to its versions (*viewSlot); a key whose only
-	// version left is a deletion every reader sees is taken out.
-	slots sync.Map
+	// slots maps each key to its versions; a key whose only version left
+	// is a deletion every reader sees is taken out.
+	slots slotMap
 	// readers hold the published numbers that readers read at, plus one
 	// (0: free slot).
 	readers [viewReaders]atomic.Uint64
@@ -41,7 +42,7 @@ type view struct {
 	// The worker's own: the history's buffer, the keys whose versions may
 	// be trimmed at the next publish, and limits.
 	hist     history
-	retrim   []string
+	retrim   []retrimSlot
 	maxCycle int
 }
 
@@ -74,7 +75,6 @@ type viewRec struct {
 	intent   proto.Message
 	applied  proto.Message
 	metadata any
-	deps     []kv.Dependency
 	more     *viewMore
 	// seq is the value's last change, pub the transaction that published
 	// this version.
@@ -91,6 +91,16 @@ type viewMore struct {
 	base    string
 	derived []string
 	lastErr error
+	// deps are the dependencies of intent, kept while the value does not
+	// exist or is PENDING.
+	deps []kv.Dependency
+}
+
+func (r *viewRec) deps() []kv.Dependency {
+	if r.more == nil {
+		return nil
+	}
+	return r.more.deps
 }
 
 func (r *viewRec) exists() bool { return r.applied != nil }
@@ -119,24 +129,64 @@ func (r *viewRec) derived() []string {
 func newView(hist history, maxCycle int) *view {
 	idx := newKeyIndex()
 	v := &view{hist: hist, maxCycle: maxCycle}
+	v.slots.seed = maphash.MakeSeed()
 	v.state.Store(&viewState{descs: map[string]kv.Descriptor{}, index: &idx})
 	return v
 }
 
-// recOf builds a version of n published by transaction pub; old is its
+// setRec makes r a version of n published by transaction pub; old is its
 // previous version (nil: none), whose viewMore is kept when nothing in it
 // changed.
-func recOf(n *node, old *viewRec, pub uint64) *viewRec {
-	r := &viewRec{desc: n.desc, intent: n.intent, applied: n.applied, metadata: n.metadata, deps: n.deps,
-		seq: n.seq, pub: pub, state: n.state, origin: n.origin, lastOp: n.lastOp}
-	if n.base != "" || len(n.derived) > 0 || n.lastErr != nil {
-		if old != nil && old.more != nil && old.more.base == n.base && errorsEqual(old.more.lastErr, n.lastErr) &&
-			sameKeys(old.more.derived, n.derived) {
-			r.more = old.more
+func setRec(r *viewRec, n *node, old *viewRec, pub uint64) {
+	r.desc, r.intent, r.applied, r.metadata = n.desc, n.intent, n.applied, n.metadata
+	r.seq, r.pub, r.state, r.origin, r.lastOp = n.seq, pub, n.state, n.origin, n.lastOp
+	// Readers look at the dependencies of values that do not exist only
+	// (what is unmet, cycles).
+	var deps []kv.Dependency
+	if n.applied == nil || n.state == PENDING {
+		deps = n.deps
+	}
+	if n.base != "" || len(n.derived) > 0 || n.lastErr != nil || len(deps) > 0 {
+		if m := old.moreOrNil(); m != nil && m.base == n.base && errorsEqual(m.lastErr, n.lastErr) &&
+			sameKeys(m.derived, n.derived) && sameDeps(m.deps, deps) {
+			r.more = m
 		} else {
-			r.more = &viewMore{base: n.base, derived: n.derived, lastErr: n.lastErr}
+			r.more = &viewMore{base: n.base, derived: n.derived, lastErr: n.lastErr, deps: deps}
 		}
 	}
+}
+
+func (r *viewRec) moreOrNil() *viewMore {
+	if r == nil {
+		return nil
+	}
+	return r.more
+}
+
+// recSlab hands out the versions of one publish from arrays of a few
+// hundred: one allocation for many values.
+type recSlab struct {
+	free  []viewRec
+	slots []viewSlot
+	left  int // versions still to hand out, at most
+}
+
+func (s *recSlab) slot() *viewSlot {
+	if len(s.slots) == 0 {
+		s.slots = make([]viewSlot, max(1, min(s.left+1, 256)))
+	}
+	sl := &s.slots[0]
+	s.slots = s.slots[1:]
+	return sl
+}
+
+func (s *recSlab) next() *viewRec {
+	if len(s.free) == 0 {
+		s.free = make([]viewRec, max(1, min(s.left, 256)))
+	}
+	r := &s.free[0]
+	s.free = s.free[1:]
+	s.left--
 	return r
 }
 
@@ -197,11 +247,11 @@ func (r viewRead) done() { r.v.readers[r.slot].Store(0) }
 
 // get returns the version of key as of the read's state, or nil.
 func (r viewRead) get(key string) *viewRec {
-	s, ok := r.v.slots.Load(key)
-	if !ok {
+	s := r.v.slots.load(key)
+	if s == nil {
 		return nil
 	}
-	return r.at(s.(*viewSlot))
+	return r.at(s)
 }
 
 // at returns the version of slot as of the read's state, or nil.
@@ -219,9 +269,9 @@ func (r viewRead) at(s *viewSlot) *viewRec {
 // each calls fn for each value as of the read's state, in no order, until
 // fn returns false.
 func (r viewRead) each(fn func(key string, rec *viewRec) bool) {
-	r.v.slots.Range(func(k, s any) bool {
-		if rec := r.at(s.(*viewSlot)); rec != nil {
-			return fn(k.(string), rec)
+	r.v.slots.each(func(k string, s *viewSlot) bool {
+		if rec := r.at(s); rec != nil {
+			return fn(k, rec)
 		}
 		return true
 	})
@@ -248,17 +298,17 @@ func (s *Scheduler) publish(e *histEntry, seq uint64) []Status {
 	}
 	retrim := v.retrim
 	v.retrim = nil
-	for _, key := range retrim {
-		v.trim(key, oldest)
+	for _, t := range retrim {
+		v.trim(t.key, t.slot, oldest)
 	}
 	watch := s.watchers.active()
 	var changed []string
 	if pub > old.seq {
+		slab := recSlab{left: len(g.dirty)}
 		for _, key := range g.dirty {
 			var slot *viewSlot
 			var head *viewRec
-			if x, ok := v.slots.Load(key); ok {
-				slot = x.(*viewSlot)
+			if slot = v.slots.own(key); slot != nil {
 				head = slot.head.Load()
 			}
 			if head != nil && head.pub == pub {
@@ -268,14 +318,16 @@ func (s *Scheduler) publish(e *histEntry, seq uint64) []Status {
 			var rec *viewRec
 			switch {
 			case n != nil:
-				rec = recOf(n, head, pub)
+				rec = slab.next()
+				setRec(rec, n, head, pub)
 				if watch && (head == nil || head.gone || rec.seq != head.seq || rec.state != head.state ||
 					rec.applied != head.applied || rec.intent != head.intent || rec.lastOp != head.lastOp ||
 					!errorsEqual(rec.lastErr(), head.lastErr())) {
 					changed = append(changed, key)
 				}
 			case head != nil && !head.gone:
-				rec = &viewRec{pub: pub, gone: true}
+				rec = slab.next()
+				rec.pub, rec.gone = pub, true
 				if watch {
 					changed = append(changed, key)
 				}
@@ -283,14 +335,14 @@ func (s *Scheduler) publish(e *histEntry, seq uint64) []Status {
 				continue
 			}
 			if slot == nil {
-				slot = &viewSlot{}
+				slot = slab.slot()
 				slot.head.Store(rec)
-				v.slots.Store(key, slot)
+				v.slots.add(key, slot)
 				continue
 			}
 			rec.prev.Store(head)
 			slot.head.Store(rec)
-			v.trim(key, oldest)
+			v.trim(key, slot, oldest)
 		}
 	}
 	switch {
@@ -334,12 +386,7 @@ func (s *Scheduler) publish(e *histEntry, seq uint64) []Status {
 // needs, and takes the key out when all that is left is its deletion. A
 // key whose versions are not down to one is trimmed again at the next
 // publish.
-func (v *view) trim(key string, oldest uint64) {
-	x, ok := v.slots.Load(key)
-	if !ok {
-		return
-	}
-	slot := x.(*viewSlot)
+func (v *view) trim(key string, slot *viewSlot, oldest uint64) {
 	head := slot.head.Load()
 	rec := head
 	for rec != nil && rec.pub > oldest {
@@ -350,10 +397,18 @@ func (v *view) trim(key string, oldest uint64) {
 	}
 	switch {
 	case rec == head && head.gone:
-		v.slots.CompareAndDelete(key, slot)
+		if v.slots.own(key) == slot {
+			v.slots.remove(key)
+		}
 	case rec != head:
-		v.retrim = append(v.retrim, key)
+		v.retrim = append(v.retrim, retrimSlot{key, slot})
 	}
+}
+
+// retrimSlot is a key whose older versions are to be trimmed again.
+type retrimSlot struct {
+	key  string
+	slot *viewSlot
 }
 
 // publishDescriptors makes the registered descriptors visible. The caller
@@ -406,8 +461,9 @@ func (v viewRead) unmet(r *viewRec) []UnmetDependency {
 // unmetDeps returns the dependencies of r that are not satisfied.
 func (v viewRead) unmetDeps(r *viewRec) []*kv.Dependency {
 	var out []*kv.Dependency
-	for i := range r.deps {
-		d := &r.deps[i]
+	deps := r.deps()
+	for i := range deps {
+		d := &deps[i]
 		if d.IsAnyOf() {
 			if v.anyOfSatisfied(&d.AnyOf) == "" {
 				out = append(out, d)
@@ -459,8 +515,9 @@ func (v viewRead) cycleThrough(key string, r *viewRec) []string {
 	var dfs func(k string, m *viewRec) bool
 	dfs = func(k string, m *viewRec) bool {
 		path = append(path, k)
-		for i := range m.deps {
-			d := &m.deps[i]
+		deps := m.deps()
+		for i := range deps {
+			d := &deps[i]
 			if d.IsAnyOf() {
 				continue
 			}
@@ -484,4 +541,70 @@ func (v viewRead) cycleThrough(key string, r *viewRec) []string {
 		return path
 	}
 	return nil
+}
+
+// slotMap maps keys to their versions. The worker is its only writer:
+// it reads its shards without locking, and locks one shard only to add
+// or remove a key. Readers lock one shard at a time, for reading: a
+// scan never holds more than one, so the worker waits at most for a
+// shard's worth of a scan (the versions keep a scan consistent).
+type slotMap struct {
+	seed   maphash.Seed
+	shards [slotShards]slotShard
+}
+
+const slotShards = 64
+
+type slotShard struct {
+	mu sync.RWMutex
+	m  map[string]*viewSlot
+	_  [64 - 32]byte // a cache line each
+}
+
+func (m *slotMap) shard(key string) *slotShard {
+	return &m.shards[maphash.String(m.seed, key)%slotShards]
+}
+
+// load returns the slot of key, or nil (readers).
+func (m *slotMap) load(key string) *viewSlot {
+	sh := m.shard(key)
+	sh.mu.RLock()
+	s := sh.m[key]
+	sh.mu.RUnlock()
+	return s
+}
+
+// own returns the slot of key, or nil (the worker: no lock).
+func (m *slotMap) own(key string) *viewSlot { return m.shard(key).m[key] }
+
+func (m *slotMap) add(key string, s *viewSlot) {
+	sh := m.shard(key)
+	sh.mu.Lock()
+	if sh.m == nil {
+		sh.m = map[string]*viewSlot{}
+	}
+	sh.m[key] = s
+	sh.mu.Unlock()
+}
+
+func (m *slotMap) remove(key string) {
+	sh := m.shard(key)
+	sh.mu.Lock()
+	delete(sh.m, key)
+	sh.mu.Unlock()
+}
+
+// each calls fn for each key until it returns false (readers).
+func (m *slotMap) each(fn func(key string, s *viewSlot) bool) {
+	for i := range m.shards {
+		sh := &m.shards[i]
+		sh.mu.RLock()
+		for k, s := range sh.m {
+			if !fn(k, s) {
+				sh.mu.RUnlock()
+				return
+			}
+		}
+		sh.mu.RUnlock()
+	}
 }

@@ -2,11 +2,18 @@ package scheduler_test
 
 import (
 	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"google.golang.org/protobuf/types/known/emptypb"
 
+	"github.com/kvdescriptor/kvdescriptor/runtime/kvtest"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
 )
 
@@ -102,5 +109,82 @@ func TestReadsDoNotWaitForATransaction(t *testing.T) {
 	}
 	if _, ok := s.Record(res.Seq); !ok {
 		t.Errorf("no record of transaction %d once it ended", res.Seq)
+	}
+}
+
+// TestReadsSeeWholeTransactions: each transaction sets several values to
+// one generation; readers reading all of them at once (Statuses, a graph
+// snapshot) while transactions run see one generation only, never a mix,
+// and never a generation going back.
+func TestReadsSeeWholeTransactions(t *testing.T) {
+	s, _ := harnessScheduler(t, "gen")
+	ctx := context.Background()
+	keys := []string{"gen/a", "gen/b", "gen/c", "gen/d"}
+	const txns = 300
+	stop := make(chan struct{})
+	errs := make(chan string, 16)
+	var wg sync.WaitGroup
+	for r := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			last := -1
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				gens := map[string]bool{}
+				if r%2 == 0 {
+					for _, st := range s.Statuses("gen/") {
+						gens[kvtest.Text(st.Value)] = true
+					}
+				} else {
+					snap, err := s.GraphSnapshot(0)
+					if err != nil {
+						errs <- err.Error()
+						return
+					}
+					for _, n := range snap.Nodes {
+						gens[kvtest.Text(n.Value)] = true
+					}
+				}
+				if len(gens) > 1 {
+					errs <- fmt.Sprintf("a read saw generations %v at once", slices.Sorted(maps.Keys(gens)))
+					return
+				}
+				for g := range gens {
+					n, _ := strconv.Atoi(strings.TrimPrefix(g, "v"))
+					if n < last {
+						errs <- fmt.Sprintf("generation %d after %d", n, last)
+						return
+					}
+					last = n
+				}
+			}
+		}()
+	}
+	for i := range txns {
+		txn := s.Txn()
+		for _, k := range keys {
+			if i%7 == 6 {
+				txn.Delete(k) // whole deletions too
+			} else {
+				txn.Set(k, kvtest.Value(fmt.Sprintf("v%d", i)))
+			}
+		}
+		if _, err := txn.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	if st := s.Status("gen/a"); kvtest.Text(st.Value) != fmt.Sprintf("v%d", txns-1) {
+		t.Errorf("gen/a: %v after the last transaction", kvtest.Text(st.Value))
 	}
 }
