@@ -594,17 +594,29 @@ func (m *slotMap) remove(key string) {
 	sh.mu.Unlock()
 }
 
-// each calls fn for each key until it returns false (readers).
+// each calls fn for each key until it returns false (readers). A shard's
+// keys are copied out before fn sees them: fn may read the map again (a
+// reader taking a shard's lock twice would deadlock with the worker
+// waiting for it).
 func (m *slotMap) each(fn func(key string, s *viewSlot) bool) {
+	var buf []keySlot
 	for i := range m.shards {
 		sh := &m.shards[i]
 		sh.mu.RLock()
+		buf = buf[:0]
 		for k, s := range sh.m {
-			if !fn(k, s) {
-				sh.mu.RUnlock()
+			buf = append(buf, keySlot{k, s})
+		}
+		sh.mu.RUnlock()
+		for _, ks := range buf {
+			if !fn(ks.key, ks.slot) {
 				return
 			}
 		}
-		sh.mu.RUnlock()
 	}
+}
+
+type keySlot struct {
+	key  string
+	slot *viewSlot
 }

@@ -119,7 +119,12 @@ func TestReadsDoNotWaitForATransaction(t *testing.T) {
 func TestReadsSeeWholeTransactions(t *testing.T) {
 	s, _ := harnessScheduler(t, "gen")
 	ctx := context.Background()
-	keys := []string{"gen/a", "gen/b", "gen/c", "gen/d"}
+	// Many keys, deleted every seventh transaction: the worker adds and
+	// removes keys in the view's shards while readers scan them.
+	var keys []string
+	for i := range 48 {
+		keys = append(keys, fmt.Sprintf("gen/%c%d", 'a'+i%26, i))
+	}
 	const txns = 300
 	stop := make(chan struct{})
 	errs := make(chan string, 16)
@@ -184,7 +189,7 @@ func TestReadsSeeWholeTransactions(t *testing.T) {
 	for e := range errs {
 		t.Error(e)
 	}
-	if st := s.Status("gen/a"); kvtest.Text(st.Value) != fmt.Sprintf("v%d", txns-1) {
-		t.Errorf("gen/a: %v after the last transaction", kvtest.Text(st.Value))
+	if st := s.Status(keys[0]); kvtest.Text(st.Value) != fmt.Sprintf("v%d", txns-1) {
+		t.Errorf("%s: %v after the last transaction", keys[0], kvtest.Text(st.Value))
 	}
 }
