@@ -173,10 +173,15 @@
 //
 // # Concurrency
 //
-// A Scheduler is safe for concurrent use. Reads (Status, WhyPending, ...)
-// wait while a transaction updates the graph. Handlers must not call the
-// scheduler from Create, Update or Delete (they run inside a transaction);
-// they may read metadata maps, which have their own locks. Watchers never
+// A Scheduler is safe for concurrent use. Reads (Status, Statuses,
+// StateCounts, WhyPending, History, Record, Timeline, GraphSnapshot, the
+// descriptor lookups) never wait for a running transaction: they see the
+// state the last finished transaction left, whole (a transaction's changes
+// appear all at once, and a read over many keys sees one state), while
+// the next one plans and calls its handlers. Handlers may read the
+// scheduler, and see the state before their transaction; they must not
+// commit from Create, Update or Delete (they run inside a transaction).
+// They may read metadata maps, which have their own locks. Watchers never
 // block the scheduler: a full watcher drops updates and counts them.
 //
 // The calls of an executed plan are made on the transaction's goroutine
