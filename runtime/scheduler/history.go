@@ -266,8 +266,6 @@ func (e *histEntry) record() Record {
 	return r
 }
 
-func (h *history) live() []*histEntry { return h.buf[h.head:] }
-
 // add appends e, drops what is out of retention, and returns the live
 // entries. Readers keep the slices add returned: it never writes where
 // one of them can see (it appends beyond their length, and copies the
