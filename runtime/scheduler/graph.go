@@ -502,9 +502,13 @@ func (g *graph) dependentsOf(key string) []string {
 
 // anyOfSatisfied returns an existing key that satisfies the AnyOf
 // dependency, or "". Values being removed are not in the index.
-func (g *graph) anyOfSatisfied(a *kv.AnyOf) (found string) {
+func (g *graph) anyOfSatisfied(a *kv.AnyOf) string { return anyOfIn(g.existing, a) }
+
+// anyOfIn returns a key of the ordered set existing that satisfies the
+// AnyOf dependency, or "".
+func anyOfIn(existing *btree.BTreeG[string], a *kv.AnyOf) (found string) {
 	for _, p := range a.Prefixes {
-		g.existing.AscendGreaterOrEqual(p, func(k string) bool {
+		existing.AscendGreaterOrEqual(p, func(k string) bool {
 			if !strings.HasPrefix(k, p) {
 				return false
 			}

@@ -50,7 +50,16 @@ func (s *Scheduler) DescriptorStatuses(name string) []Status {
 }
 
 func (s *Scheduler) statuses(keep func(string, *viewRec) bool) []Status {
+	out := s.collectStatuses(keep)
+	slices.SortFunc(out, func(a, b Status) int { return strings.Compare(a.Key, b.Key) })
+	return out
+}
+
+// collectStatuses returns the statuses of the values keep accepts, in no
+// order. (The read is released even if an AnyOf predicate panics.)
+func (s *Scheduler) collectStatuses(keep func(string, *viewRec) bool) []Status {
 	r := s.view.read()
+	defer r.done()
 	var out []Status
 	r.each(func(k string, rec *viewRec) bool {
 		if keep(k, rec) {
@@ -58,8 +67,6 @@ func (s *Scheduler) statuses(keep func(string, *viewRec) bool) []Status {
 		}
 		return true
 	})
-	r.done()
-	slices.SortFunc(out, func(a, b Status) int { return strings.Compare(a.Key, b.Key) })
 	return out
 }
 

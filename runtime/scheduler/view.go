@@ -489,22 +489,7 @@ func (v viewRead) anyOfSatisfied(a *kv.AnyOf) (found string) {
 		})
 		return found
 	}
-	for _, p := range a.Prefixes {
-		v.st.existing.AscendGreaterOrEqual(p, func(k string) bool {
-			if !strings.HasPrefix(k, p) {
-				return false
-			}
-			if a.Match == nil || a.Match(k) {
-				found = k
-				return false
-			}
-			return true
-		})
-		if found != "" {
-			return found
-		}
-	}
-	return ""
+	return anyOfIn(v.st.existing, a)
 }
 
 // cycleThrough returns a dependency cycle through key over values that do
