@@ -236,6 +236,9 @@ func (r *run) panicked(key string) error { return r.s.panics.take(key) }
 // the intent, say) errors of their keys, in key order.
 func (r *run) reportPanics() {
 	errs := r.s.panics.drain()
+	if len(errs) == 0 {
+		return
+	}
 	for _, key := range slices.Sorted(maps.Keys(errs)) {
 		r.keyErr(key, OpNone, errs[key])
 	}

@@ -30,9 +30,9 @@ func (s *Scheduler) GraphSnapshot(seq uint64) (*GraphSnapshot, error) {
 	}
 	ents := map[string]snapEntry{}
 	r.each(func(key string, rec *viewRec) bool {
-		e := snapEntry{state: rec.state, value: rec.intent, meta: rec.metadata, origin: rec.origin, derived: rec.base() != "", err: rec.lastErr()}
+		e := snapEntry{state: rec.state, value: rec.intent(), meta: rec.metadata(), origin: rec.origin, derived: rec.base() != "", err: rec.lastErr()}
 		if e.value == nil {
-			e.value = rec.applied
+			e.value = rec.applied()
 		}
 		ents[key] = e
 		return true

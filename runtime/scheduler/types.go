@@ -254,8 +254,14 @@ type Status struct {
 	Descriptor string // empty when UNIMPLEMENTED
 	State      State
 	Origin     kv.Origin
-	// Value is the intended value (for OBTAINED values, the observed one).
+	// Value is the intended value. When nothing is intended (Intended is
+	// false: an OBTAINED value, or a leftover of ours that a failed delete
+	// kept in the southbound), it is the applied one.
 	Value proto.Message
+	// Intended reports whether a value is intended for the key: set by a
+	// northbound transaction, or derived from an intended base. False for
+	// OBTAINED values and for leftovers waiting to be deleted.
+	Intended bool
 	// Applied is what the scheduler believes the southbound holds: nil
 	// when the value does not exist there. It differs from Value while a
 	// value is PENDING, INVALID (the last valid version stays), or after a

@@ -41,8 +41,10 @@ type view struct {
 
 	// The worker's own: the history's buffer, the keys whose versions may
 	// be trimmed at the next publish, and limits.
-	hist     history
-	retrim   []retrimSlot
+	hist   history
+	retrim []retrimSlot
+	// spare is the retrim list of the publish before, kept for its room.
+	spare    []retrimSlot
 	maxCycle int
 }
 
@@ -69,24 +71,38 @@ type viewState struct {
 // viewSlot holds the versions of one key, newest first.
 type viewSlot struct{ head atomic.Pointer[viewRec] }
 
-// viewRec is one version of a value: the node's fields readers need.
+// viewRec is one version of a value: the node's fields readers need. It
+// is kept small (most values have a version or two): the intended and the
+// applied value are held once when they are the same message (a
+// configured value), and what most values lack sits apart in more.
 type viewRec struct {
-	desc     kv.Descriptor
-	intent   proto.Message
-	applied  proto.Message
-	metadata any
-	more     *viewMore
+	desc kv.Descriptor
+	// val is the intended value, or the applied one when nothing is
+	// intended (see flags).
+	val  proto.Message
+	more *viewMore
 	// seq is the value's last change, pub the transaction that published
 	// this version.
 	seq, pub uint64
+	prev     atomic.Pointer[viewRec]
 	state    State
 	origin   kv.Origin
 	lastOp   OpKind
-	// gone: the value was removed in transaction pub.
-	gone bool
-	prev atomic.Pointer[viewRec]
+	flags    recFlags
 }
 
+// recFlags say which values a version holds, and where.
+type recFlags uint8
+
+const (
+	recIntent  recFlags = 1 << iota // val is the intended value
+	recApplied                      // something is applied: val, or more.applied
+	recSplit                        // the applied value differs from the intended one: more.applied
+	recGone                         // the value was removed in transaction pub
+)
+
+// viewMore is what a version holds that most values lack; versions share
+// it while it does not change.
 type viewMore struct {
 	base    string
 	derived []string
@@ -94,7 +110,36 @@ type viewMore struct {
 	// deps are the dependencies of intent, kept while the value does not
 	// exist or is PENDING.
 	deps []kv.Dependency
+	// applied is the applied value when it differs from the intended one.
+	applied  proto.Message
+	metadata any
 }
+
+func (r *viewRec) intent() proto.Message {
+	if r.flags&recIntent == 0 {
+		return nil
+	}
+	return r.val
+}
+
+func (r *viewRec) applied() proto.Message {
+	switch {
+	case r.flags&recApplied == 0:
+		return nil
+	case r.flags&recSplit != 0:
+		return r.more.applied
+	}
+	return r.val
+}
+
+func (r *viewRec) metadata() any {
+	if r.more == nil {
+		return nil
+	}
+	return r.more.metadata
+}
+
+func (r *viewRec) gone() bool { return r.flags&recGone != 0 }
 
 func (r *viewRec) deps() []kv.Dependency {
 	if r.more == nil {
@@ -103,7 +148,7 @@ func (r *viewRec) deps() []kv.Dependency {
 	return r.more.deps
 }
 
-func (r *viewRec) exists() bool { return r.applied != nil }
+func (r *viewRec) exists() bool { return r.flags&recApplied != 0 }
 
 func (r *viewRec) base() string {
 	if r.more == nil {
@@ -138,22 +183,45 @@ func newView(hist history, maxCycle int) *view {
 // previous version (nil: none), whose viewMore is kept when nothing in it
 // changed.
 func setRec(r *viewRec, n *node, old *viewRec, pub uint64) {
-	r.desc, r.intent, r.applied, r.metadata = n.desc, n.intent, n.applied, n.metadata
+	r.desc = n.desc
 	r.seq, r.pub, r.state, r.origin, r.lastOp = n.seq, pub, n.state, n.origin, n.lastOp
+	var applied proto.Message // held in more: it differs from the intent
+	switch {
+	case n.intent != nil:
+		r.val, r.flags = n.intent, recIntent
+		if n.applied != nil {
+			r.flags |= recApplied
+			if n.applied != n.intent {
+				r.flags |= recSplit
+				applied = n.applied
+			}
+		}
+	case n.applied != nil:
+		r.val, r.flags = n.applied, recApplied
+	}
 	// Readers look at the dependencies of values that do not exist only
 	// (what is unmet, cycles).
 	var deps []kv.Dependency
 	if n.applied == nil || n.state == PENDING {
 		deps = n.deps
 	}
-	if n.base != "" || len(n.derived) > 0 || n.lastErr != nil || len(deps) > 0 {
+	if n.base != "" || len(n.derived) > 0 || n.lastErr != nil || len(deps) > 0 || applied != nil || n.metadata != nil {
 		if m := old.moreOrNil(); m != nil && m.base == n.base && errorsEqual(m.lastErr, n.lastErr) &&
-			sameKeys(m.derived, n.derived) && sameDeps(m.deps, deps) {
+			sameKeys(m.derived, n.derived) && sameDeps(m.deps, deps) && m.applied == applied && sameMetadata(m.metadata, n.metadata) {
 			r.more = m
 		} else {
-			r.more = &viewMore{base: n.base, derived: n.derived, lastErr: n.lastErr, deps: deps}
+			r.more = &viewMore{base: n.base, derived: n.derived, lastErr: n.lastErr, deps: deps, applied: applied, metadata: n.metadata}
 		}
 	}
+}
+
+// sameMetadata reports whether a and b are the same metadata (identical
+// interface values; a type that is not comparable is never the same).
+func sameMetadata(a, b any) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return errorsEqualAny(a, b)
 }
 
 func (r *viewRec) moreOrNil() *viewMore {
@@ -198,7 +266,16 @@ func sameKeys(a, b []string) bool {
 
 // errorsEqual compares two errors without panicking on an error type that
 // is not comparable.
-func errorsEqual(a, b error) (eq bool) {
+func errorsEqual(a, b error) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return errorsEqualAny(a, b)
+}
+
+// errorsEqualAny compares two interface values without panicking on a
+// type that is not comparable.
+func errorsEqualAny(a, b any) (eq bool) {
 	defer func() {
 		if recover() != nil {
 			eq = false
@@ -260,7 +337,7 @@ func (r viewRead) at(s *viewSlot) *viewRec {
 	for rec != nil && rec.pub > r.st.seq {
 		rec = rec.prev.Load()
 	}
-	if rec == nil || rec.gone {
+	if rec == nil || rec.gone() {
 		return nil
 	}
 	return rec
@@ -297,10 +374,15 @@ func (s *Scheduler) publish(e *histEntry, seq uint64) []Status {
 		}
 	}
 	retrim := v.retrim
-	v.retrim = nil
+	v.retrim = v.spare[:0]
 	for _, t := range retrim {
 		v.trim(t.key, t.slot, oldest)
 	}
+	clear(retrim)
+	if cap(retrim) > 4096 {
+		retrim = nil // a large job's: not kept
+	}
+	v.spare = retrim
 	watch := s.watchers.active()
 	var changed []string
 	if pub > old.seq {
@@ -320,14 +402,14 @@ func (s *Scheduler) publish(e *histEntry, seq uint64) []Status {
 			case n != nil:
 				rec = slab.next()
 				setRec(rec, n, head, pub)
-				if watch && (head == nil || head.gone || rec.seq != head.seq || rec.state != head.state ||
-					rec.applied != head.applied || rec.intent != head.intent || rec.lastOp != head.lastOp ||
+				if watch && (head == nil || head.gone() || rec.seq != head.seq || rec.state != head.state ||
+					rec.applied() != head.applied() || rec.intent() != head.intent() || rec.lastOp != head.lastOp ||
 					!errorsEqual(rec.lastErr(), head.lastErr())) {
 					changed = append(changed, key)
 				}
-			case head != nil && !head.gone:
+			case head != nil && !head.gone():
 				rec = slab.next()
-				rec.pub, rec.gone = pub, true
+				rec.pub, rec.flags = pub, recGone
 				if watch {
 					changed = append(changed, key)
 				}
@@ -396,7 +478,7 @@ func (v *view) trim(key string, slot *viewSlot, oldest uint64) {
 		rec.prev.Store(nil) // what is older than what oldest sees
 	}
 	switch {
-	case rec == head && head.gone:
+	case rec == head && head.gone():
 		if v.slots.own(key) == slot {
 			v.slots.remove(key)
 		}
@@ -427,14 +509,11 @@ func (v viewRead) status(key string, detail bool) Status {
 		return Status{Key: key, State: NONEXISTENT}
 	}
 	st := Status{
-		Key: key, State: r.state, Origin: r.origin, Value: r.intent, Applied: r.applied, Metadata: r.metadata,
-		Base: r.base(), LastOp: r.lastOp, LastErr: r.lastErr(), Seq: r.seq,
+		Key: key, State: r.state, Origin: r.origin, Value: r.val, Applied: r.applied(), Metadata: r.metadata(),
+		Base: r.base(), LastOp: r.lastOp, LastErr: r.lastErr(), Seq: r.seq, Intended: r.flags&recIntent != 0,
 	}
 	if r.desc != nil {
 		st.Descriptor = r.desc.Name()
-	}
-	if st.Value == nil {
-		st.Value = r.applied
 	}
 	if d := r.derived(); len(d) > 0 {
 		st.Derived = slices.Clone(d)

@@ -193,3 +193,37 @@ func TestReadsSeeWholeTransactions(t *testing.T) {
 		t.Errorf("%s: %v after the last transaction", keys[0], kvtest.Text(st.Value))
 	}
 }
+
+// TestStatusIntended: Status.Intended tells an intended value from one
+// that only exists in the southbound (Value is the applied one then).
+func TestStatusIntended(t *testing.T) {
+	t.Parallel()
+	s, sb := harnessScheduler(t, "x")
+	ctx := context.Background()
+	sb.Put("x/found", "theirs")
+	if _, err := s.Txn(scheduler.DownstreamResync()).Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Txn().Set("x/ours", kvtest.Value("mine")).Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		key      string
+		state    scheduler.State
+		intended bool
+		value    string
+	}{
+		{"x/found", scheduler.OBTAINED, false, "theirs"},
+		{"x/ours", scheduler.CONFIGURED, true, "mine"},
+		{"x/none", scheduler.NONEXISTENT, false, ""},
+	} {
+		st := s.Status(c.key)
+		got := ""
+		if st.Value != nil {
+			got = kvtest.Text(st.Value)
+		}
+		if st.State != c.state || st.Intended != c.intended || got != c.value {
+			t.Errorf("%s: %v intended=%v value %q, want %v intended=%v value %q", c.key, st.State, st.Intended, got, c.state, c.intended, c.value)
+		}
+	}
+}

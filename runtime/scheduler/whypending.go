@@ -63,7 +63,7 @@ func (v viewRead) why(key string, visiting map[string]bool) *PendingReason {
 			pd.Providable = v.st.index.lookup(u.Key) != nil
 			if t := v.get(u.Key); t != nil {
 				pd.State = t.state
-				pd.Intended = t.intent != nil
+				pd.Intended = t.intent() != nil
 				if t.state == PENDING && !visiting[u.Key] {
 					pd.Cause = v.why(u.Key, visiting)
 				}
@@ -83,7 +83,7 @@ func (v viewRead) why(key string, visiting map[string]bool) *PendingReason {
 // AnyOf dependency once it exists.
 func (v viewRead) intendedUnder(a *kv.AnyOf) (found bool) {
 	v.each(func(k string, r *viewRec) bool {
-		found = r.intent != nil && a.Accepts(k)
+		found = r.intent() != nil && a.Accepts(k)
 		return !found
 	})
 	return found
