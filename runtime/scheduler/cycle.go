@@ -57,7 +57,7 @@ func (r *run) cycleUnit(start *node) []string {
 	startDeps := r.unitDeps(start)
 	for i := range startDeps {
 		d := &startDeps[i]
-		if t := r.g.nodes[d.Key]; !d.IsAnyOf() && t != nil && r.creatable(t) {
+		if t := r.g.node(d.Key); !d.IsAnyOf() && t != nil && r.creatable(t) {
 			promising = true
 			break
 		}
@@ -74,7 +74,7 @@ func (r *run) cycleUnit(start *node) []string {
 		deps := r.unitDeps(n)
 		for i := range deps {
 			d := &deps[i]
-			t := r.g.nodes[d.Key]
+			t := r.g.node(d.Key)
 			if d.IsAnyOf() || t == nil || !r.creatable(t) {
 				continue
 			}
@@ -112,7 +112,7 @@ func (r *run) cycleUnit(start *node) []string {
 		return nil
 	}
 	for _, k := range unit {
-		n := r.g.nodes[k]
+		n := r.g.node(k)
 		deps := r.unitDeps(n)
 		for i := range deps {
 			d := &deps[i]
@@ -122,7 +122,7 @@ func (r *run) cycleUnit(start *node) []string {
 				}
 				continue
 			}
-			if t := r.g.nodes[d.Key]; t != nil && t.exists() {
+			if t := r.g.node(d.Key); t != nil && t.exists() {
 				continue
 			}
 			if !back[d.Key] {
@@ -151,7 +151,7 @@ func (r *run) createUnit(unit []string) {
 	// A member that failed leaves the others without a dependency: delete
 	// those again, so that no existing value lacks what it needs.
 	for _, k := range unit {
-		if n := r.g.nodes[k]; n != nil && n.applied != nil && !r.depsMet(n, n.adeps) {
+		if n := r.g.node(k); n != nil && n.applied != nil && !r.depsMet(n, n.adeps) {
 			r.reconcile(k)
 		}
 	}

@@ -39,7 +39,7 @@ func (r *run) derive(n *node) {
 		if d.Key == "" || d.Value == nil || slices.Contains(keys, d.Key) {
 			continue
 		}
-		if dn := r.g.nodes[d.Key]; dn != nil && dn.base != n.key {
+		if dn := r.g.node(d.Key); dn != nil && dn.base != n.key {
 			if dn.base != "" && r.root(dn.base) == r.root(n.key) {
 				// Another value derived from the same base holds the
 				// key; it may give it up when the derivation in progress
@@ -92,13 +92,13 @@ func (r *run) takeOver() {
 		hs := r.handovers
 		r.handovers = nil
 		for _, h := range hs {
-			n := r.g.nodes[h.base]
+			n := r.g.node(h.base)
 			if n == nil || !n.exists() || !slices.ContainsFunc(n.desc.Derived(n.key, n.applied), func(d kv.Derived) bool {
 				return d.Key == h.key && proto.Equal(d.Value, h.value)
 			}) {
 				continue // n is gone or changed since: its own derive decided
 			}
-			dn := r.g.nodes[h.key]
+			dn := r.g.node(h.key)
 			switch {
 			case dn != nil && dn.base == n.key:
 				continue // taken over already
@@ -132,7 +132,7 @@ func (r *run) conflict(n, dn *node) {
 // number of derived values (key itself for a value that is not derived).
 func (r *run) root(key string) string {
 	for i := 0; i < r.s.opts.maxCycle; i++ {
-		n := r.g.nodes[key]
+		n := r.g.node(key)
 		if n == nil || n.base == "" {
 			return key
 		}
@@ -143,7 +143,7 @@ func (r *run) root(key string) string {
 
 // deriveOne sets the derived value k of n to value and reconciles it.
 func (r *run) deriveOne(n *node, k string, value proto.Message) {
-	dn := r.g.nodes[k]
+	dn := r.g.node(k)
 	if dn == nil {
 		dn = r.newNode(k, n.key)
 	}
@@ -223,7 +223,7 @@ func (r *run) dropDerivedAll(n *node) (stuck []string) {
 // reports whether it is gone. A value already being removed further up is
 // left to that removal.
 func (r *run) dropDerived(key string) bool {
-	dn := r.g.nodes[key]
+	dn := r.g.node(key)
 	if dn == nil {
 		return true
 	}

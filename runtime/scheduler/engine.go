@@ -196,7 +196,7 @@ func (r *run) newNode(key, base string) *node {
 
 // setIntent records the intended value of an NB key (nil: delete it).
 func (r *run) setIntent(key string, value proto.Message) {
-	n := r.g.nodes[key]
+	n := r.g.node(key)
 	if n != nil && n.base != "" {
 		r.keyErr(key, OpNone, ErrDerivedKey)
 		return
@@ -251,7 +251,7 @@ func (r *run) depsMet(n *node, deps []kv.Dependency) bool {
 			}
 			continue
 		}
-		t := r.g.nodes[d.Key]
+		t := r.g.node(d.Key)
 		if t == nil {
 			return false
 		}
@@ -299,14 +299,14 @@ func (r *run) target(n *node) (want proto.Message, pending bool) {
 // baseHolds reports whether the base of n, a derived value, exists and
 // derives n from the version it has applied.
 func (r *run) baseHolds(n *node) bool {
-	b := r.g.nodes[n.base]
+	b := r.g.node(n.base)
 	return b != nil && b.exists() && slices.Contains(b.derived, n.key)
 }
 
 // orphaned reports whether n, a derived value, has lost its base: the base
 // is no longer in the graph, or no longer lists n among its derived values.
 func (r *run) orphaned(n *node) bool {
-	b := r.g.nodes[n.base]
+	b := r.g.node(n.base)
 	return b == nil || !slices.Contains(b.derived, n.key)
 }
 
@@ -331,7 +331,7 @@ func (r *run) reconcile(key string) {
 	if r.abort {
 		return
 	}
-	n := r.g.nodes[key]
+	n := r.g.node(key)
 	if n == nil || n.removing || n.origin == kv.OriginSB {
 		return // obtained or discovered values are never touched by us
 	}
@@ -638,7 +638,7 @@ func (r *run) remove(n *node, flags Flags, sbGone bool) bool {
 func (r *run) removeDependents(n *node) {
 	var partners []string
 	for _, k := range r.g.dependentsOf(n.key) {
-		d := r.g.nodes[k]
+		d := r.g.node(k)
 		if d == nil || d.applied == nil || d.removing {
 			continue
 		}
@@ -647,12 +647,12 @@ func (r *run) removeDependents(n *node) {
 			continue
 		}
 		r.reconcile(k)
-		if d = r.g.nodes[k]; d != nil && !d.removing && r.needs(d, n.key) {
+		if d = r.g.node(k); d != nil && !d.removing && r.needs(d, n.key) {
 			return // n cannot go: it stays, with everything else that needs it
 		}
 	}
 	for _, k := range partners {
-		if d := r.g.nodes[k]; d != nil && d.applied != nil && !d.removing {
+		if d := r.g.node(k); d != nil && d.applied != nil && !d.removing {
 			r.reconcile(k)
 		}
 	}
@@ -665,7 +665,7 @@ func (r *run) blocker(n *node, stuck []string) string {
 		return stuck[0]
 	}
 	for _, k := range r.g.dependentsOf(n.key) {
-		if d := r.g.nodes[k]; d != nil && !d.removing && r.needs(d, n.key) {
+		if d := r.g.node(k); d != nil && !d.removing && r.needs(d, n.key) {
 			return k
 		}
 	}
@@ -677,7 +677,7 @@ func (r *run) blocker(n *node, stuck []string) string {
 // cycle with it (members of a cycle cannot wait for each other).
 func (r *run) neededByRemoval(n *node) bool {
 	for _, k := range r.g.dependentsOf(n.key) {
-		if d := r.g.nodes[k]; d != nil && d.removing && r.needs(d, n.key) && !r.leadsTo(n, k) {
+		if d := r.g.node(k); d != nil && d.removing && r.needs(d, n.key) && !r.leadsTo(n, k) {
 			return true
 		}
 	}
@@ -699,7 +699,7 @@ func (r *run) leadsTo(from *node, key string) bool {
 		if k == key {
 			return true
 		}
-		t := r.g.nodes[k]
+		t := r.g.node(k)
 		return t != nil && t.applied != nil && needs(t)
 	}
 	needs = func(n *node) bool {
@@ -739,7 +739,7 @@ func (r *run) leadsTo(from *node, key string) bool {
 // the existing ones, until f returns false.
 func (r *run) eachSatisfier(a *kv.AnyOf, f func(key string) bool) {
 	for _, k := range r.removals {
-		if t := r.g.nodes[k]; t != nil && t.removing && a.Accepts(k) && !f(k) {
+		if t := r.g.node(k); t != nil && t.removing && a.Accepts(k) && !f(k) {
 			return
 		}
 	}
@@ -867,7 +867,7 @@ func (r *run) settleState(n *node, pending, record bool) {
 		// Values that derive the key too, refused while n held it,
 		// derive it now.
 		for _, c := range n.claimantKeys() {
-			if cn := r.g.nodes[c]; cn != nil && cn.exists() {
+			if cn := r.g.node(c); cn != nil && cn.exists() {
 				r.derive(cn)
 			}
 		}
@@ -909,7 +909,7 @@ func (r *run) settleState(n *node, pending, record bool) {
 // triggerDependents reconciles the values waiting for key.
 func (r *run) triggerDependents(key string) {
 	for _, k := range r.g.dependentsOf(key) {
-		if d := r.g.nodes[k]; d != nil && d.applied == nil && d.intent != nil && d.origin != kv.OriginSB {
+		if d := r.g.node(k); d != nil && d.applied == nil && d.intent != nil && d.origin != kv.OriginSB {
 			r.reconcile(k)
 		}
 	}

@@ -182,7 +182,7 @@ func (s *Scheduler) executePlan(st *txnState) (results []callResult, ok bool, ta
 	for i, c := range plan.calls {
 		// The plan ran with no metadata: the planned graph gets what the
 		// calls return, and a later call on the same value reads it there.
-		n := s.g.nodes[c.key]
+		n := s.g.node(c.key)
 		meta := c.meta
 		if !c.first && n != nil {
 			meta = n.metadata
@@ -221,7 +221,7 @@ func (s *Scheduler) executePlan(st *txnState) (results []callResult, ok bool, ta
 	// metadata maps with the planned graph.
 	for _, key := range plan.metaKeys {
 		d := s.lookup(key)
-		n := s.g.nodes[key]
+		n := s.g.node(key)
 		if n != nil {
 			d = n.desc
 		}
@@ -303,7 +303,7 @@ func (r *run) apply(j *job) {
 	case RetryTxn:
 		r.flags = FlagRetry
 		for _, it := range j.retry {
-			n := r.g.nodes[it.key]
+			n := r.g.node(it.key)
 			if n == nil || n.intentSeq != it.intentSeq || n.state != RETRYING {
 				continue // superseded by a newer value, or resolved meanwhile
 			}
@@ -315,7 +315,7 @@ func (r *run) apply(j *job) {
 		r.resync(j)
 	case RegistrationTxn:
 		for _, it := range j.items {
-			if n := r.g.nodes[it.Key]; n != nil && (n.desc == nil || isMisfit(n.desc)) {
+			if n := r.g.node(it.Key); n != nil && (n.desc == nil || isMisfit(n.desc)) {
 				r.mut(n)
 				n.desc = r.s.lookup(it.Key)
 				r.g.setUnimplemented(n.key, false)
@@ -351,7 +351,7 @@ func (r *run) reportUnimplemented(j *job) {
 		if it.Value == nil {
 			continue
 		}
-		if n := r.g.nodes[it.Key]; n != nil && n.state == UNIMPLEMENTED {
+		if n := r.g.node(it.Key); n != nil && n.state == UNIMPLEMENTED {
 			r.keyErr(it.Key, OpNone, ErrUnimplemented)
 			r.s.opts.logger.Warn("no descriptor handles the key; the value waits, UNIMPLEMENTED, for one", "key", it.Key, "seq", r.seq)
 		}
@@ -362,14 +362,14 @@ func (r *run) reportUnimplemented(j *job) {
 // its value needed nothing.
 func (r *run) reconcileTop(key string) {
 	r.reconcile(key)
-	if n := r.g.nodes[key]; n != nil && n.base == "" && n.opSeq != r.seq32 && n.intent != nil && n.state == CONFIGURED {
+	if n := r.g.node(key); n != nil && n.base == "" && n.opSeq != r.seq32 && n.intent != nil && n.state == CONFIGURED {
 		r.opFor(n, Op{Key: key, Kind: OpNone, Value: n.intent, Flags: FlagNoop})
 	}
 }
 
 // notify applies one southbound notification.
 func (r *run) notify(it KeyValue) {
-	n := r.g.nodes[it.Key]
+	n := r.g.node(it.Key)
 	if n != nil && n.base != "" {
 		r.keyErr(it.Key, OpNone, ErrDerivedKey)
 		return
@@ -439,7 +439,7 @@ func (s *Scheduler) retryLater(keys []string, opts txnOptions) {
 	groups := map[group][]retryItem{}
 	var order []group
 	for _, k := range keys {
-		n := s.g.nodes[k]
+		n := s.g.node(k)
 		if n == nil || n.state != RETRYING {
 			continue
 		}
@@ -467,7 +467,7 @@ func (s *Scheduler) retryPolicy(n *node, opts txnOptions) RetryPolicy {
 		return opts.retry
 	}
 	for i := 0; n != nil && n.base != "" && i < s.opts.maxCycle; i++ {
-		n = s.g.nodes[n.base]
+		n = s.g.node(n.base)
 	}
 	if n == nil {
 		return RetryPolicy{}
@@ -489,7 +489,7 @@ func (s *Scheduler) rememberRetryPolicy(seq uint64, p RetryPolicy) {
 		return
 	}
 	used := map[uint64]bool{seq: true}
-	for _, n := range s.g.nodes {
+	for _, n := range s.g.all() {
 		used[n.intentSeq] = true
 	}
 	for k := range s.retryPolicies {

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"iter"
 	"math"
 	"slices"
 	"strings"
@@ -70,7 +71,7 @@ func txn32(seq uint64) uint32 { return uint32(seq%math.MaxUint32) + 1 }
 
 // clearMarks clears the opSeq and callSeq marks of every node.
 func (g *graph) clearMarks() {
-	for _, n := range g.nodes {
+	for _, n := range g.all() {
 		n.opSeq, n.callSeq = 0, 0
 	}
 }
@@ -105,7 +106,9 @@ type nodeSet map[*node]struct{}
 // open, so a simulated or reverted transaction can be rolled back at a cost
 // proportional to what it touched.
 type graph struct {
-	nodes map[string]*node
+	// nodes maps keys to nodes, and to their published versions (see
+	// nodeMap).
+	nodes nodeMap
 	// dependents: key -> the nodes with a plain dependency on it.
 	dependents map[string]nodeSet
 	// anyOf: prefix -> the nodes with an AnyOf dependency on it.
@@ -164,7 +167,6 @@ type undo struct {
 
 func newGraph() *graph {
 	return &graph{
-		nodes:         map[string]*node{},
 		dependents:    map[string]nodeSet{},
 		anyOf:         map[string]nodeSet{},
 		existing:      btree.NewG[string](32, func(a, b string) bool { return a < b }),
@@ -200,12 +202,12 @@ func (g *graph) rollback(restored func(key string, n *node)) {
 				restored(u.n.key, u.n)
 			}
 		case undoAddNode:
-			delete(g.nodes, u.key)
+			g.nodes.del(u.key)
 			if restored != nil {
 				restored(u.key, nil)
 			}
 		case undoDelNode:
-			g.nodes[u.key] = u.n
+			g.nodes.set(u.key, u.n)
 			if restored != nil {
 				restored(u.key, u.n)
 			}
@@ -293,15 +295,21 @@ func (c *chunks[T]) reset() {
 	c.n = 0
 }
 
+// node returns the node of key, or nil.
+func (g *graph) node(key string) *node { return g.nodes.get(key) }
+
+// all yields every key and its node, in no order.
+func (g *graph) all() iter.Seq2[string, *node] { return g.nodes.all() }
+
 func (g *graph) addNode(n *node) {
 	n.epoch = g.epoch // a new node needs no snapshot
-	g.nodes[n.key] = n
+	g.nodes.set(n.key, n)
 	g.dirty = append(g.dirty, n.key)
 	g.record(undo{kind: undoAddNode, key: n.key})
 }
 
 func (g *graph) delNode(n *node) {
-	delete(g.nodes, n.key)
+	g.nodes.del(n.key)
 	g.dirty = append(g.dirty, n.key)
 	g.record(undo{kind: undoDelNode, key: n.key, n: n})
 }
@@ -408,7 +416,7 @@ func (g *graph) keepExisting() {
 	}
 	g.existingOn = true
 	g.record(undo{kind: undoExistingOn})
-	for key, n := range g.nodes {
+	for key, n := range g.all() {
 		if n.exists() {
 			g.setExisting(key, true)
 		}

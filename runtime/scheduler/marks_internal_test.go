@@ -38,7 +38,7 @@ func TestTxn32WrapClearsMarks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if mark := s.g.nodes["x/a"].opSeq; mark != txn32(first.Seq) {
+	if mark := s.g.node("x/a").opSeq; mark != txn32(first.Seq) {
 		t.Fatalf("x/a's mark is %d, want txn32(%d) = %d", mark, first.Seq, txn32(first.Seq))
 	}
 	s.seq = math.MaxUint32 - 1

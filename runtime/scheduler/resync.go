@@ -102,7 +102,7 @@ func retrieveOrder(ds []kv.Descriptor) ([]kv.Descriptor, error) {
 // A failed Retrieve is an error of the transaction; its descriptor keeps
 // the scheduler's view. The caller holds s.mu.
 func (s *Scheduler) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
-	view := &sbView{index: make(map[string]int32, len(s.g.nodes)), items: make([]sbItem, 0, len(s.g.nodes)),
+	view := &sbView{index: make(map[string]int32, s.g.nodes.len()), items: make([]sbItem, 0, s.g.nodes.len()),
 		refreshed: map[kv.Descriptor]bool{}}
 	var errs []KeyError
 	correlate := s.correlate(j)
@@ -142,7 +142,7 @@ func (s *Scheduler) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 			// (they are MISSING); obtained ones keep theirs.
 			for _, it := range correlate[d] {
 				if _, seen := view.index[it.Key]; !seen {
-					if n := s.g.nodes[it.Key]; n != nil && n.applied != nil {
+					if n := s.g.node(it.Key); n != nil && n.applied != nil {
 						d.DeleteMetadata(d.Label(it.Key))
 					}
 				}
@@ -160,7 +160,7 @@ func (s *Scheduler) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 func (s *Scheduler) correlate(j *job) map[kv.Descriptor][]kv.Item[proto.Message, any] {
 	out := map[kv.Descriptor][]kv.Item[proto.Message, any]{}
 	full := j.kind == FullResyncTxn
-	for key, n := range s.g.nodes {
+	for key, n := range s.g.all() {
 		if n.desc == nil || n.origin == kv.OriginSB {
 			continue
 		}
@@ -180,7 +180,7 @@ func (s *Scheduler) correlate(j *job) map[kv.Descriptor][]kv.Item[proto.Message,
 		if value == nil || depth > s.opts.maxCycle || added[key] {
 			return
 		}
-		n := s.g.nodes[key]
+		n := s.g.node(key)
 		d := s.lookup(key)
 		if n != nil {
 			d = n.desc
@@ -217,7 +217,7 @@ func (r *run) resync(j *job) {
 			keep[it.Key] = true
 		}
 		var dropped []string
-		for key, n := range r.g.nodes {
+		for key, n := range r.g.all() {
 			if n.base == "" && n.intent != nil && !keep[key] {
 				dropped = append(dropped, key)
 			}
@@ -228,7 +228,7 @@ func (r *run) resync(j *job) {
 		}
 		intents = dropped
 		for _, it := range j.items {
-			n := r.g.nodes[it.Key]
+			n := r.g.node(it.Key)
 			if n != nil && n.base == "" && n.intent != nil && it.Value != nil && n.invalid == nil &&
 				(n.intent == it.Value || proto.Equal(n.intent, it.Value)) {
 				continue // the same intent: nothing to re-evaluate
@@ -247,7 +247,7 @@ func (r *run) resync(j *job) {
 			v.items[i].used = false
 		}
 	}
-	for key, n := range r.g.nodes {
+	for key, n := range r.g.all() {
 		if v != nil && n.desc != nil && v.refreshed[n.desc] && r.viewChanges(n) {
 			act = append(act, key)
 		}
@@ -259,7 +259,7 @@ func (r *run) resync(j *job) {
 	if v != nil {
 		for i := range v.items {
 			it := &v.items[i]
-			if _, known := r.g.nodes[it.key]; !known && it.origin != kv.OriginNB {
+			if r.g.node(it.key) == nil && it.origin != kv.OriginNB {
 				act = append(act, it.key) // foreign: OBTAINED
 			}
 		}
@@ -314,7 +314,7 @@ func (r *run) intendedDerived() map[string]bool {
 			walk(r.s.lookup(dv.Key), dv.Key, dv.Value, depth+1)
 		}
 	}
-	for key, n := range r.g.nodes {
+	for key, n := range r.g.all() {
 		if n.base == "" && n.intent != nil && n.invalid == nil && n.origin != kv.OriginSB {
 			walk(n.desc, key, n.intent, 0)
 		}
@@ -331,7 +331,7 @@ func (r *run) outOfLine(n *node) bool {
 	case n.state != CONFIGURED || n.applied == nil || n.applied != n.intent || n.removing:
 		return true
 	case n.base != "":
-		if b := r.g.nodes[n.base]; b == nil || !b.exists() {
+		if b := r.g.node(n.base); b == nil || !b.exists() {
 			return true
 		}
 	}
@@ -367,7 +367,7 @@ func (r *run) viewChanges(n *node) bool {
 func (r *run) applyView(act []string) []string {
 	var changed []string
 	for _, key := range act {
-		n := r.g.nodes[key]
+		n := r.g.node(key)
 		it := r.view.get(key)
 		switch {
 		case n == nil:
@@ -417,7 +417,7 @@ func (r *run) adoptDerived(n *node) {
 	}
 	for _, d := range ds {
 		it := r.view.get(d.Key)
-		if d.Key == "" || d.Value == nil || it == nil || it.used || r.g.nodes[d.Key] != nil || slices.Contains(n.derived, d.Key) {
+		if d.Key == "" || d.Value == nil || it == nil || it.used || r.g.node(d.Key) != nil || slices.Contains(n.derived, d.Key) {
 			continue // not found, decided already, or known to the graph
 		}
 		if desc := r.s.lookup(d.Key); desc == nil || !r.view.refreshed[desc] {
@@ -458,7 +458,7 @@ func (r *run) markMissing(n *node) {
 	// PENDING) if n cannot come back.
 	r.missingDependents = append(r.missingDependents, r.g.dependentsOf(n.key)...)
 	for _, k := range n.derived {
-		if dn := r.g.nodes[k]; dn != nil && dn.applied != nil && dn.origin != kv.OriginSB && !r.view.refreshed[dn.desc] {
+		if dn := r.g.node(k); dn != nil && dn.applied != nil && dn.origin != kv.OriginSB && !r.view.refreshed[dn.desc] {
 			r.markMissing(dn)
 		}
 	}
@@ -579,7 +579,7 @@ func (r *run) dropStale(early bool) {
 	var added []*node
 	for _, key := range stale {
 		it := r.view.get(key)
-		n := r.g.nodes[key]
+		n := r.g.node(key)
 		if n != nil && (n.applied != nil || n.intent != nil) {
 			continue // handled by the reconciliation
 		}
@@ -595,7 +595,7 @@ func (r *run) dropStale(early bool) {
 	}
 	for _, n := range added {
 		for _, d := range n.desc.Derived(n.key, n.applied) {
-			dn := r.g.nodes[d.Key]
+			dn := r.g.node(d.Key)
 			if dn == nil || dn == n || dn.base != "" || dn.intent != nil || !slices.Contains(added, dn) {
 				continue
 			}
@@ -638,7 +638,7 @@ func (r *run) neededBy(stale []string, early bool) map[string]string {
 	needed := map[string]string{}
 	for i := range r.view.items {
 		it := &r.view.items[i]
-		if isStale[it.key] || !early && (it.used || r.g.nodes[it.key] != nil) {
+		if isStale[it.key] || !early && (it.used || r.g.node(it.key) != nil) {
 			continue
 		}
 		d := r.s.lookup(it.key)
@@ -669,7 +669,7 @@ func (s *Scheduler) syncMetadataMaps(view *sbView) {
 		if d == nil || !d.WithMetadata() || !view.refreshed[d] {
 			return
 		}
-		if n := s.g.nodes[key]; n != nil && n.applied != nil {
+		if n := s.g.node(key); n != nil && n.applied != nil {
 			d.SetMetadata(d.Label(key), n.metadata)
 		} else {
 			d.DeleteMetadata(d.Label(key))
@@ -678,7 +678,7 @@ func (s *Scheduler) syncMetadataMaps(view *sbView) {
 	for i := range view.items {
 		sync(view.items[i].key, s.lookup(view.items[i].key))
 	}
-	for key, n := range s.g.nodes {
+	for key, n := range s.g.all() {
 		sync(key, n.desc)
 	}
 }
@@ -691,7 +691,7 @@ func (r *run) reportAdopted() {
 		return
 	}
 	for _, key := range slices.Sorted(maps.Keys(r.adopting)) {
-		if n := r.g.nodes[key]; n != nil {
+		if n := r.g.node(key); n != nil {
 			r.opFor(n, Op{Key: key, Kind: OpNone, Value: n.applied, Flags: r.nodeFlags(n)}) // opFor adds ADOPTED
 		}
 	}

@@ -28,7 +28,7 @@ func (r *run) revert() {
 	keys := r.priorOrder
 	for _, k := range keys {
 		p := r.prior[k]
-		n := r.g.nodes[k]
+		n := r.g.node(k)
 		if n == nil {
 			if !p.existed {
 				continue
@@ -45,7 +45,7 @@ func (r *run) revert() {
 	// values that came back.
 	restore := func() {
 		for _, k := range keys {
-			if n := r.g.nodes[k]; n != nil && n.applied != nil && n.origin != kv.OriginSB {
+			if n := r.g.node(k); n != nil && n.applied != nil && n.origin != kv.OriginSB {
 				r.derive(n)
 				r.triggerDependents(k)
 			}
@@ -60,7 +60,7 @@ func (r *run) revert() {
 	defer r.setUndoState()
 	for _, k := range keys {
 		p := r.prior[k]
-		if n := r.g.nodes[k]; n != nil && n.failedSeq != r.seq && n.applied == p.applied && p.existed {
+		if n := r.g.node(k); n != nil && n.failedSeq != r.seq && n.applied == p.applied && p.existed {
 			r.mut(n)
 			n.state, n.lastErr = p.state, p.lastErr
 		}
@@ -97,7 +97,7 @@ func (r *run) undoFailed(f *failedOp) {
 			"key", f.key, "op", f.kind.String(), "error", err)
 		return
 	}
-	if n := r.g.nodes[f.key]; n != nil && n.applied != nil && f.kind != OpCreate {
+	if n := r.g.node(f.key); n != nil && n.applied != nil && f.kind != OpCreate {
 		r.mut(n)
 		n.metadata = meta
 		r.syncMetadata(n)
@@ -118,18 +118,18 @@ func (r *run) retryRefused(keys []string) {
 	for range keys {
 		var again []string
 		for _, k := range keys {
-			if refused(r.g.nodes[k]) {
+			if refused(r.g.node(k)) {
 				again = append(again, k)
 			}
 		}
 		progress := false
 		for _, k := range again {
-			n := r.g.nodes[k]
+			n := r.g.node(k)
 			before := n.applied
 			r.mut(n)
 			n.failedSeq, n.lastErr = 0, nil
 			r.reconcile(k)
-			if n = r.g.nodes[k]; n == nil || n.applied != before || !refused(n) {
+			if n = r.g.node(k); n == nil || n.applied != before || !refused(n) {
 				progress = true
 				resolved = append(resolved, k)
 			}
@@ -142,7 +142,7 @@ func (r *run) retryRefused(keys []string) {
 		return
 	}
 	drop := func(key string, err error) bool {
-		return err != nil && errors.Is(err, ErrStillNeeded) && slices.Contains(resolved, key) && !refused(r.g.nodes[key])
+		return err != nil && errors.Is(err, ErrStillNeeded) && slices.Contains(resolved, key) && !refused(r.g.node(key))
 	}
 	r.ops = slices.DeleteFunc(r.ops, func(o Op) bool { return drop(o.Key, o.Err) })
 	r.errs = slices.DeleteFunc(r.errs, func(e KeyError) bool { return drop(e.Key, e.Err) })
@@ -155,7 +155,7 @@ func (r *run) setUndoState() {
 		return
 	}
 	o := &r.ops[r.undoOp]
-	if n := r.g.nodes[o.Key]; n != nil {
+	if n := r.g.node(o.Key); n != nil {
 		o.State = n.state
 	} else {
 		o.State = REMOVED

@@ -104,16 +104,17 @@ func New(opts ...Option) (*Scheduler, error) {
 	if o.observer != nil {
 		o.observer = &safeObserver{o: o.observer, logger: o.logger}
 	}
+	g := newGraph()
 	s := &Scheduler{
 		opts:    o,
-		g:       newGraph(),
+		g:       g,
 		descs:   map[string]kv.Descriptor{},
 		index:   newKeyIndex(),
 		wake:    make(chan struct{}, 1),
 		stopped: make(chan struct{}),
 		abandon: make(chan struct{}, 1),
 		timers:  map[*time.Timer]struct{}{},
-		view:    newView(history{max: o.historyRecords, maxAge: o.historyAge}, o.maxCycle),
+		view:    newView(&g.nodes, history{max: o.historyRecords, maxAge: o.historyAge}, o.maxCycle),
 	}
 	s.panics.logger = o.logger
 	s.watchers.logger = o.logger
@@ -496,7 +497,7 @@ func (s *Scheduler) newlyImplemented(ds []kv.Descriptor) []KeyValue {
 			items = append(items, KeyValue{Key: key})
 		}
 	}
-	for key, n := range s.g.nodes {
+	for key, n := range s.g.all() {
 		if _, ok := n.desc.(*misfit); ok && handled(key) {
 			items = append(items, KeyValue{Key: key})
 		}

@@ -1,12 +1,10 @@
 package scheduler
 
 import (
-	"hash/maphash"
 	"maps"
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -32,9 +30,10 @@ import (
 // registered reader can need them (trim).
 type view struct {
 	state atomic.Pointer[viewState]
-	// slots maps each key to its versions; a key whose only version left
-	// is a deletion every reader sees is taken out.
-	slots slotMap
+	// slots maps each key to its versions (the graph's map of nodes); a
+	// key whose only version left is a deletion every reader sees is taken
+	// out.
+	slots *nodeMap
 	// readers hold the published numbers that readers read at, plus one
 	// (0: free slot).
 	readers [viewReaders]atomic.Uint64
@@ -171,10 +170,9 @@ func (r *viewRec) derived() []string {
 	return r.more.derived
 }
 
-func newView(hist history, maxCycle int) *view {
+func newView(slots *nodeMap, hist history, maxCycle int) *view {
 	idx := newKeyIndex()
-	v := &view{hist: hist, maxCycle: maxCycle}
-	v.slots.seed = maphash.MakeSeed()
+	v := &view{slots: slots, hist: hist, maxCycle: maxCycle}
 	v.state.Store(&viewState{descs: map[string]kv.Descriptor{}, index: &idx})
 	return v
 }
@@ -346,7 +344,7 @@ func (r viewRead) at(s *viewSlot) *viewRec {
 // each calls fn for each value as of the read's state, in no order, until
 // fn returns false.
 func (r viewRead) each(fn func(key string, rec *viewRec) bool) {
-	r.v.slots.each(func(k string, s *viewSlot) bool {
+	r.v.slots.eachSlot(func(k string, s *viewSlot) bool {
 		if rec := r.at(s); rec != nil {
 			return fn(k, rec)
 		}
@@ -388,15 +386,15 @@ func (s *Scheduler) publish(e *histEntry, seq uint64) []Status {
 	if pub > old.seq {
 		slab := recSlab{left: len(g.dirty)}
 		for _, key := range g.dirty {
-			var slot *viewSlot
+			e := v.slots.entry(key)
+			slot, n := e.slot, e.n
 			var head *viewRec
-			if slot = v.slots.own(key); slot != nil {
+			if slot != nil {
 				head = slot.head.Load()
 			}
 			if head != nil && head.pub == pub {
 				continue // listed twice
 			}
-			n := g.nodes[key]
 			var rec *viewRec
 			switch {
 			case n != nil:
@@ -419,7 +417,7 @@ func (s *Scheduler) publish(e *histEntry, seq uint64) []Status {
 			if slot == nil {
 				slot = slab.slot()
 				slot.head.Store(rec)
-				v.slots.add(key, slot)
+				v.slots.setSlot(key, slot)
 				continue
 			}
 			rec.prev.Store(head)
@@ -479,9 +477,7 @@ func (v *view) trim(key string, slot *viewSlot, oldest uint64) {
 	}
 	switch {
 	case rec == head && head.gone():
-		if v.slots.own(key) == slot {
-			v.slots.remove(key)
-		}
+		v.slots.dropSlot(key, slot)
 	case rec != head:
 		v.retrim = append(v.retrim, retrimSlot{key, slot})
 	}
@@ -605,82 +601,4 @@ func (v viewRead) cycleThrough(key string, r *viewRec) []string {
 		return path
 	}
 	return nil
-}
-
-// slotMap maps keys to their versions. The worker is its only writer:
-// it reads its shards without locking, and locks one shard only to add
-// or remove a key. Readers lock one shard at a time, for reading: a
-// scan never holds more than one, so the worker waits at most for a
-// shard's worth of a scan (the versions keep a scan consistent).
-type slotMap struct {
-	seed   maphash.Seed
-	shards [slotShards]slotShard
-}
-
-const slotShards = 64
-
-type slotShard struct {
-	mu sync.RWMutex
-	m  map[string]*viewSlot
-	_  [64 - 32]byte // a cache line each
-}
-
-func (m *slotMap) shard(key string) *slotShard {
-	return &m.shards[maphash.String(m.seed, key)%slotShards]
-}
-
-// load returns the slot of key, or nil (readers).
-func (m *slotMap) load(key string) *viewSlot {
-	sh := m.shard(key)
-	sh.mu.RLock()
-	s := sh.m[key]
-	sh.mu.RUnlock()
-	return s
-}
-
-// own returns the slot of key, or nil (the worker: no lock).
-func (m *slotMap) own(key string) *viewSlot { return m.shard(key).m[key] }
-
-func (m *slotMap) add(key string, s *viewSlot) {
-	sh := m.shard(key)
-	sh.mu.Lock()
-	if sh.m == nil {
-		sh.m = map[string]*viewSlot{}
-	}
-	sh.m[key] = s
-	sh.mu.Unlock()
-}
-
-func (m *slotMap) remove(key string) {
-	sh := m.shard(key)
-	sh.mu.Lock()
-	delete(sh.m, key)
-	sh.mu.Unlock()
-}
-
-// each calls fn for each key until it returns false (readers). A shard's
-// keys are copied out before fn sees them: fn may read the map again (a
-// reader taking a shard's lock twice would deadlock with the worker
-// waiting for it).
-func (m *slotMap) each(fn func(key string, s *viewSlot) bool) {
-	var buf []keySlot
-	for i := range m.shards {
-		sh := &m.shards[i]
-		sh.mu.RLock()
-		buf = buf[:0]
-		for k, s := range sh.m {
-			buf = append(buf, keySlot{k, s})
-		}
-		sh.mu.RUnlock()
-		for _, ks := range buf {
-			if !fn(ks.key, ks.slot) {
-				return
-			}
-		}
-	}
-}
-
-type keySlot struct {
-	key  string
-	slot *viewSlot
 }

@@ -1,0 +1,189 @@
+package scheduler
+
+import (
+	"iter"
+	"sync"
+)
+
+// nodeMap maps each key to its node (the worker's) and to its published
+// versions (the readers'): one map entry per key serves both, so that the
+// read view costs no second index of the keys.
+//
+// The worker is the only writer. It reads without locking and locks one
+// shard only to add, change or remove an entry. Readers see only the
+// versions (nodeEntry.slot), never a node, and lock one shard at a time,
+// for reading. A key keeps its entry while it has versions, with no node
+// when the value is gone (until trim takes the last version out).
+type nodeMap struct {
+	shards [nodeShards]nodeShard
+	// n counts the entries that hold a node.
+	n int
+}
+
+const nodeShards = 64
+
+type nodeShard struct {
+	mu sync.RWMutex
+	m  map[string]nodeEntry
+	_  [64 - 32]byte // a cache line each
+}
+
+// nodeEntry is what a key maps to: its node (nil when no value is in the
+// graph) and its published versions (nil until the first publish).
+type nodeEntry struct {
+	n    *node
+	slot *viewSlot
+}
+
+// shardOf spreads keys over the shards. Only the spread matters (a
+// shard's lock is held briefly either way), so a few words of the key
+// are mixed instead of hashing all of it: the map hashes the key again.
+func shardOf(key string) uint32 {
+	n := len(key)
+	h := uint64(n)
+	switch {
+	case n >= 16:
+		h ^= word(key[:8]) ^ word(key[n/2-4:n/2+4])*0x9E3779B97F4A7C15 ^ word(key[n-8:])*0xC2B2AE3D27D4EB4F
+	case n >= 8:
+		h ^= word(key[:8]) ^ word(key[n-8:])*0x9E3779B97F4A7C15
+	default:
+		for i := 0; i < n; i++ {
+			h = h<<8 | uint64(key[i])
+		}
+	}
+	h ^= h >> 29
+	h *= 0xBF58476D1CE4E5B9
+	h ^= h >> 32
+	return uint32(h % nodeShards)
+}
+
+// word reads 8 bytes of s as a little-endian number.
+func word(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+func (m *nodeMap) shard(key string) *nodeShard { return &m.shards[shardOf(key)] }
+
+// get returns the node of key, or nil (the worker: no lock).
+func (m *nodeMap) get(key string) *node { return m.shard(key).m[key].n }
+
+// entry returns the entry of key (the worker: no lock).
+func (m *nodeMap) entry(key string) nodeEntry { return m.shard(key).m[key] }
+
+// len returns the number of nodes.
+func (m *nodeMap) len() int { return m.n }
+
+// set makes n the node of key.
+func (m *nodeMap) set(key string, n *node) {
+	sh := m.shard(key)
+	sh.mu.Lock()
+	if sh.m == nil {
+		sh.m = map[string]nodeEntry{}
+	}
+	e := sh.m[key]
+	if e.n == nil {
+		m.n++
+	}
+	e.n = n
+	sh.m[key] = e
+	sh.mu.Unlock()
+}
+
+// del takes the node of key out; the entry stays while it has versions.
+func (m *nodeMap) del(key string) {
+	sh := m.shard(key)
+	sh.mu.Lock()
+	if e := sh.m[key]; e.n != nil {
+		m.n--
+		if e.slot == nil {
+			delete(sh.m, key)
+		} else {
+			e.n = nil
+			sh.m[key] = e
+		}
+	}
+	sh.mu.Unlock()
+}
+
+// setSlot gives key its versions.
+func (m *nodeMap) setSlot(key string, s *viewSlot) {
+	sh := m.shard(key)
+	sh.mu.Lock()
+	if sh.m == nil {
+		sh.m = map[string]nodeEntry{}
+	}
+	e := sh.m[key]
+	e.slot = s
+	sh.m[key] = e
+	sh.mu.Unlock()
+}
+
+// dropSlot takes the versions s of key out, and the entry with them when
+// key has no node.
+func (m *nodeMap) dropSlot(key string, s *viewSlot) {
+	sh := m.shard(key)
+	sh.mu.Lock()
+	if e, ok := sh.m[key]; ok && e.slot == s {
+		if e.n == nil {
+			delete(sh.m, key)
+		} else {
+			e.slot = nil
+			sh.m[key] = e
+		}
+	}
+	sh.mu.Unlock()
+}
+
+// all yields every key and node, in no order (the worker: no lock). The
+// loop body may add and remove nodes.
+func (m *nodeMap) all() iter.Seq2[string, *node] {
+	return func(yield func(string, *node) bool) {
+		for i := range m.shards {
+			for k, e := range m.shards[i].m {
+				if e.n != nil && !yield(k, e.n) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// load returns the versions of key, or nil (readers).
+func (m *nodeMap) load(key string) *viewSlot {
+	sh := m.shard(key)
+	sh.mu.RLock()
+	s := sh.m[key].slot
+	sh.mu.RUnlock()
+	return s
+}
+
+// eachSlot calls fn for each key with versions until it returns false
+// (readers). A shard's keys are copied out before fn sees them: fn may
+// read the map again (a reader taking a shard's lock twice would deadlock
+// with the worker waiting for it).
+func (m *nodeMap) eachSlot(fn func(key string, s *viewSlot) bool) {
+	var buf []keySlot
+	for i := range m.shards {
+		sh := &m.shards[i]
+		sh.mu.RLock()
+		buf = buf[:0]
+		for k, e := range sh.m {
+			if e.slot != nil {
+				buf = append(buf, keySlot{k, e.slot})
+			}
+		}
+		sh.mu.RUnlock()
+		for _, ks := range buf {
+			if !fn(ks.key, ks.slot) {
+				return
+			}
+		}
+	}
+}
+
+type keySlot struct {
+	key  string
+	slot *viewSlot
+}
