@@ -363,24 +363,6 @@ func (s *Scheduler) publish(e *histEntry, seq uint64) []Status {
 	old := v.state.Load()
 	st := *old
 	pub := max(seq, old.seq)
-	// The oldest state a reader may be reading: versions older than what
-	// it sees can go.
-	oldest := old.seq
-	for i := range v.readers {
-		if r := v.readers[i].Load(); r != 0 && r-1 < oldest {
-			oldest = r - 1
-		}
-	}
-	retrim := v.retrim
-	v.retrim = v.spare[:0]
-	for _, t := range retrim {
-		v.trim(t.key, t.slot, oldest)
-	}
-	clear(retrim)
-	if cap(retrim) > 4096 {
-		retrim = nil // a large job's: not kept
-	}
-	v.spare = retrim
 	watch := s.watchers.active()
 	var changed []string
 	if pub > old.seq {
@@ -422,7 +404,7 @@ func (s *Scheduler) publish(e *histEntry, seq uint64) []Status {
 			}
 			rec.prev.Store(head)
 			slot.head.Store(rec)
-			v.trim(key, slot, oldest)
+			v.retrim = append(v.retrim, retrimSlot{key, slot})
 		}
 	}
 	switch {
@@ -436,6 +418,7 @@ func (s *Scheduler) publish(e *histEntry, seq uint64) []Status {
 	}
 	st.seq = pub
 	v.state.Store(&st)
+	v.trimAll(pub)
 
 	// Keep the list's room for the next job, unless a large one grew it.
 	if cap(g.dirty) > 4096 {
@@ -460,6 +443,29 @@ func (s *Scheduler) publish(e *histEntry, seq uint64) []Status {
 		out[i] = st
 	}
 	return out
+}
+
+// trimAll trims the keys with older versions, once pub is the published
+// state. A reader that registers from then on reads at pub (read checks
+// the state after registering), so only the registered readers can need a
+// version older than pub's.
+func (v *view) trimAll(pub uint64) {
+	oldest := pub
+	for i := range v.readers {
+		if r := v.readers[i].Load(); r != 0 && r-1 < oldest {
+			oldest = r - 1
+		}
+	}
+	retrim := v.retrim
+	v.retrim = v.spare[:0]
+	for _, t := range retrim {
+		v.trim(t.key, t.slot, oldest)
+	}
+	clear(retrim)
+	if cap(retrim) > 4096 {
+		retrim = nil // a large job's: not kept
+	}
+	v.spare = retrim
 }
 
 // trim unlinks the versions of key that no reader at oldest or later
