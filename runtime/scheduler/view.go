@@ -106,9 +106,6 @@ type viewMore struct {
 	base    string
 	derived []string
 	lastErr error
-	// deps are the dependencies of intent, kept while the value does not
-	// exist or is PENDING.
-	deps []kv.Dependency
 	// applied is the applied value when it differs from the intended one.
 	applied  proto.Message
 	metadata any
@@ -140,11 +137,16 @@ func (r *viewRec) metadata() any {
 
 func (r *viewRec) gone() bool { return r.flags&recGone != 0 }
 
-func (r *viewRec) deps() []kv.Dependency {
-	if r.more == nil {
+// deps returns the dependencies of the intended value of key while it
+// does not exist or is PENDING (what readers look at: what is unmet,
+// cycles), else nil. They are computed again from the value, as the
+// graph did (the descriptor's Dependencies is a function of the key and
+// the value), rather than kept with every version.
+func (r *viewRec) deps(key string) []kv.Dependency {
+	if r.desc == nil || r.flags&recIntent == 0 || r.state == INVALID || r.exists() && r.state != PENDING {
 		return nil
 	}
-	return r.more.deps
+	return r.desc.Dependencies(key, r.val)
 }
 
 func (r *viewRec) exists() bool { return r.flags&recApplied != 0 }
@@ -197,18 +199,12 @@ func setRec(r *viewRec, n *node, old *viewRec, pub uint64) {
 	case n.applied != nil:
 		r.val, r.flags = n.applied, recApplied
 	}
-	// Readers look at the dependencies of values that do not exist only
-	// (what is unmet, cycles).
-	var deps []kv.Dependency
-	if n.applied == nil || n.state == PENDING {
-		deps = n.deps
-	}
-	if n.base != "" || len(n.derived) > 0 || n.lastErr != nil || len(deps) > 0 || applied != nil || n.metadata != nil {
+	if n.base != "" || len(n.derived) > 0 || n.lastErr != nil || applied != nil || n.metadata != nil {
 		if m := old.moreOrNil(); m != nil && m.base == n.base && errorsEqual(m.lastErr, n.lastErr) &&
-			sameKeys(m.derived, n.derived) && sameDeps(m.deps, deps) && m.applied == applied && sameMetadata(m.metadata, n.metadata) {
+			sameKeys(m.derived, n.derived) && m.applied == applied && sameMetadata(m.metadata, n.metadata) {
 			r.more = m
 		} else {
-			r.more = &viewMore{base: n.base, derived: n.derived, lastErr: n.lastErr, deps: deps, applied: applied, metadata: n.metadata}
+			r.more = &viewMore{base: n.base, derived: n.derived, lastErr: n.lastErr, applied: applied, metadata: n.metadata}
 		}
 	}
 }
@@ -521,7 +517,7 @@ func (v viewRead) status(key string, detail bool) Status {
 		st.Derived = slices.Clone(d)
 	}
 	if detail && r.state == PENDING {
-		st.Unmet = v.unmet(r)
+		st.Unmet = v.unmet(key, r)
 		if cycle := v.cycleThrough(key, r); len(cycle) > 0 {
 			st.Details = append(st.Details, "dependency cycle: "+strings.Join(cycle, " -> "))
 		}
@@ -530,8 +526,8 @@ func (v viewRead) status(key string, detail bool) Status {
 }
 
 // unmet lists the unmet dependencies of r.
-func (v viewRead) unmet(r *viewRec) []UnmetDependency {
-	deps := v.unmetDeps(r)
+func (v viewRead) unmet(key string, r *viewRec) []UnmetDependency {
+	deps := v.unmetDeps(key, r)
 	out := make([]UnmetDependency, len(deps))
 	for i, d := range deps {
 		out[i] = describeUnmet(d)
@@ -539,10 +535,11 @@ func (v viewRead) unmet(r *viewRec) []UnmetDependency {
 	return out
 }
 
-// unmetDeps returns the dependencies of r that are not satisfied.
-func (v viewRead) unmetDeps(r *viewRec) []*kv.Dependency {
+// unmetDeps returns the dependencies of r, the version of key, that are
+// not satisfied.
+func (v viewRead) unmetDeps(key string, r *viewRec) []*kv.Dependency {
 	var out []*kv.Dependency
-	deps := r.deps()
+	deps := r.deps(key)
 	for i := range deps {
 		d := &deps[i]
 		if d.IsAnyOf() {
@@ -581,7 +578,7 @@ func (v viewRead) cycleThrough(key string, r *viewRec) []string {
 	var dfs func(k string, m *viewRec) bool
 	dfs = func(k string, m *viewRec) bool {
 		path = append(path, k)
-		deps := m.deps()
+		deps := m.deps(k)
 		for i := range deps {
 			d := &deps[i]
 			if d.IsAnyOf() {

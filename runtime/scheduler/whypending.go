@@ -56,7 +56,7 @@ func (v viewRead) why(key string, visiting map[string]bool) *PendingReason {
 	visiting[key] = true
 	defer delete(visiting, key)
 	r := &PendingReason{Key: key, State: n.state, Cycle: v.cycleThrough(key, n)}
-	for _, d := range v.unmetDeps(n) {
+	for _, d := range v.unmetDeps(key, n) {
 		u := describeUnmet(d)
 		pd := PendingDependency{UnmetDependency: u}
 		if u.Key != "" {
