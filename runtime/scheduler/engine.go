@@ -280,6 +280,12 @@ func (r *run) target(n *node) (want proto.Message, pending bool) {
 	case n.desc == nil:
 		return nil, false
 	case n.failedSeq == r.seq:
+		if n.applied != nil && n.lastOp != OpDelete && !r.depsMet(n, n.adeps) {
+			// Its create or update failed, yet it exists (applied in
+			// part) and what it needs is going: it goes first. Its
+			// delete is another call than the one that failed.
+			return nil, false
+		}
 		return n.applied, false // failed once in this transaction: not again
 	case n.intent == nil:
 		return nil, false

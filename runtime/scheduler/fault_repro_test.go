@@ -187,3 +187,29 @@ func TestFaultReproStaleBindingAfterUpdate(t *testing.T) {
 		{kind: fRestart, items: []fItem{{"bd/x", "ifs=b"}}},
 	})
 }
+
+// A create that applied and then failed (route/r3 on v1) leaves a value
+// that is FAILED and exists; when the veth pair cannot be completed (the
+// create of v2 fails too) v1 must go, but the route on it was kept as
+// "failed once in this transaction: not again", so v1 stayed without its
+// peer. A delete after a failed create is another call: the route goes
+// first, then v1.
+func TestFaultReproFailedCreateBlocksRemoval(t *testing.T) {
+	runFaultRepro(t, []fStep{
+		{kind: fFull, items: []fItem{{"if/v1", "peer=v2 addrs=10.0.0.1/24,10.0.1.1/24,10.1.0.1/16"}, {"route/r3", "out=v1"}, {"vrf/1", "table=2"}}},
+		{kind: fTxn, items: []fItem{{"vrf/2", "table=0"}, {"if/v2", "peer=v1"}}, faults: []fFault{{"create", "route/r3", 1, fPartial}, {"create", "if/v2", 1, fRetriable}}},
+	})
+}
+
+// The derived variant: after a restart whose Retrieve of addresses failed,
+// the create of v2's address fails ("already exists"; the read-back finds
+// it), then the create of v1 fails. v2 must go with its address, but the
+// address, its create failed once, was refused a delete as if its delete
+// had failed: v2 stayed without its peer.
+func TestFaultReproFailedDerivedCreateBlocksRemoval(t *testing.T) {
+	runFaultRepro(t, []fStep{
+		{kind: fFull, items: []fItem{{"if/v1", "addrs=10.0.0.1/24,10.0.1.1/24,10.1.0.1/16"}, {"if/v2", "addrs=10.0.0.1/24"}}},
+		{kind: fTxn, items: []fItem{{"vrf/1", "table=2"}}},
+		{kind: fRestart, items: []fItem{{"if/v1", "peer=v2 vrf=1"}, {"if/v2", "peer=v1 addrs=10.0.0.1/24"}, {"vrf/1", "table=2"}}, faults: []fFault{{"retrieve", "addr", 1, fRetriable}, {"retrieve", "vrf", 1, fRetriable}, {"create", "if/v1", 1, fRetriable}}},
+	})
+}
