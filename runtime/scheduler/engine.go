@@ -82,6 +82,9 @@ type run struct {
 	view              *sbView
 	viewFresh         map[string]bool
 	missingDependents []string
+	// staleTaken are the stale values the first dropStale of a resync
+	// took up, for the last one to link to their base.
+	staleTaken []string
 	// adopting are the values adopted with other contents than intended,
 	// whose next operation carries the ADOPTED flag (see opFor).
 	adopting map[string]bool

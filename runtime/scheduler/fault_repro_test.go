@@ -213,3 +213,59 @@ func TestFaultReproFailedDerivedCreateBlocksRemoval(t *testing.T) {
 		{kind: fRestart, items: []fItem{{"if/v1", "peer=v2 vrf=1"}, {"if/v2", "peer=v1 addrs=10.0.0.1/24"}, {"vrf/1", "table=2"}}, faults: []fFault{{"retrieve", "addr", 1, fRetriable}, {"retrieve", "vrf", 1, fRetriable}, {"create", "if/v1", 1, fRetriable}}},
 	})
 }
+
+// A bridge domain adopted as intended ({flood=1} compares equal to
+// {flood=1 ifs=a}: the members are left out of the comparison) keeps the
+// version without members in the southbound, while its binding is created.
+// At the next restart nothing is intended: the found bridge domain derives
+// nothing, so its stale binding was not linked to it and the bridge domain
+// was deleted first. The binding's descriptor names its base (BaseOf):
+// linked, it goes first.
+func TestFaultReproStaleDerivedOfBaseWithoutField(t *testing.T) {
+	runFaultRepro(t, []fStep{
+		{kind: fTxn, items: []fItem{{"bd/y", "flood=1"}}},
+		{kind: fRestart, items: []fItem{{"bd/y", "flood=1 ifs=a"}, {"if/a", "mtu=1500"}}},
+		{kind: fRestart},
+	})
+}
+
+// A restart's first pass deletes stale addresses, one fails; the stale
+// interface, kept for that pass (an intended binding needs it), is deleted
+// by the last pass, which linked only the values it took up itself: the
+// address outlived its interface. The last pass links the failed ones too.
+func TestFaultReproStaleDerivedOfEarlierPass(t *testing.T) {
+	runFaultRepro(t, []fStep{
+		{kind: fFull, items: []fItem{{"bd/x", "ifs=c"}, {"if/c", "addrs=10.0.0.1/24,10.0.1.1/24,10.1.0.1/16"}}},
+		{kind: fRestart, items: []fItem{{"bd/x", "ifs=c"}}, faults: []fFault{{"delete", "addr/c/10.0.1.1/24", 1, fPanic}}},
+	})
+}
+
+// A restart keeps a stale interface that an intended ARP entry's found
+// version needs, but deleted the stale VRF that the interface needs, first:
+// what a kept stale value needs is kept too (until the last pass).
+func TestFaultReproStaleDependencyOfKept(t *testing.T) {
+	runFaultRepro(t, []fStep{
+		{kind: fFull, items: []fItem{{"vrf/2", "table=1"}}},
+		{kind: fTxn, items: []fItem{{"if/a", "vrf=2"}}},
+		{kind: fTxn, items: []fItem{{"arp/n2", "if=a"}}},
+		{kind: fRestart, items: []fItem{{"arp/n2", "mac=m1"}}, faults: []fFault{{"delete", "if/a", 1, fPanic}}},
+	})
+	runFaultRepro(t, []fStep{
+		{kind: fFull, items: []fItem{{"if/a", "type=tap addrs=10.0.0.1/24,10.0.1.1/24,10.1.0.1/16"}, {"if/v1", "mtu=9000"}, {"if/v2", "addrs=10.0.0.1/24,10.1.0.1/16"}, {"route/r2", "out=v1"}, {"vrf/2", "table=1"}}},
+		{kind: fTxn, items: []fItem{{"if/a", "type=tap vrf=2"}, {"route/r2", "out=a"}}},
+		{kind: fRestart, items: []fItem{{"route/r2", "metric=0"}}},
+	})
+}
+
+// A restart whose Retrieve of interfaces failed creates if/b, refused
+// (it exists), and the read-back fails too: the scheduler knows nothing of
+// it. The next full resync reads it, but took it as known to the graph (a
+// node with nothing applied nor intended) and neither adopted nor deleted
+// it: the southbound kept an interface the scheduler believed absent.
+func TestFaultReproFoundValueOfEmptyNode(t *testing.T) {
+	runFaultRepro(t, []fStep{
+		{kind: fRestart, items: []fItem{{"if/b", "addrs=10.0.0.1/24"}, {"vrf/2", "table=1"}}},
+		{kind: fRestart, items: []fItem{{"if/a", "mtu=1500"}, {"if/b", "addrs=10.0.0.1/24"}, {"vrf/2", "table=1"}}, faults: []fFault{{"retrieve", "if", 1, fTerminal}, {"create", "if/a", 1, fRetriable}, {"retrieve", "if", 3, fTerminal}}},
+		{kind: fFull},
+	})
+}
