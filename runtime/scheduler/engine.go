@@ -83,8 +83,9 @@ type run struct {
 	viewFresh         map[string]bool
 	missingDependents []string
 	// staleTaken are the stale values the first dropStale of a resync
-	// took up, for the last one to link to their base.
-	staleTaken []string
+	// took up, for the last one to link to their base; staleDeferred
+	// those of them it left to the last one.
+	staleTaken, staleDeferred []string
 	// adopting are the values adopted with other contents than intended,
 	// whose next operation carries the ADOPTED flag (see opFor).
 	adopting map[string]bool
@@ -563,7 +564,13 @@ func (r *run) remove(n *node, flags Flags, sbGone bool) bool {
 	}
 	if r.abort {
 		n.removing = false
-		r.g.setExisting(n.key, true)
+		if sbGone {
+			// The southbound lost n whatever the cascade did: the
+			// revert that follows starts from there.
+			r.takeApplied(n, nil, nil)
+		} else {
+			r.g.setExisting(n.key, true)
+		}
 		return false
 	}
 	if flags&FlagRecreate == 0 && !sbGone && n.intent != nil {

@@ -291,3 +291,58 @@ func TestFaultReproRevertNeedsLeftover(t *testing.T) {
 		{kind: fTxn, revert: true, items: []fItem{{"if/a", "mtu=0"}, {"route/r1", "metric=0"}}, faults: []fFault{{"delete", "route/r1", 1, fRetriable}}},
 	})
 }
+
+// A restart finds a stale binding that an intended FIB entry's found
+// version needs: the first pass left it out of the graph, to be decided
+// last. The reconciliation then deleted its interface (intended, but
+// PENDING once its stale VRF went) without seeing the binding among the
+// interface's dependents: the binding outlived the interface. Every stale
+// value is taken into the graph by the first pass now; those needed wait.
+func TestFaultReproDeferredStaleDependent(t *testing.T) {
+	runFaultRepro(t, []fStep{
+		{kind: fFull, items: []fItem{{"fib/f2", "bd=y if=b"}, {"if/b", "addrs=10.0.0.1/24"}, {"vrf/2", "table=1"}}},
+		{kind: fTxn, items: []fItem{{"bd/y", "ifs=b,c"}}},
+		{kind: fRestart, items: []fItem{{"fib/f2", "mac=m2"}, {"if/b", "vrf=2"}}},
+	})
+}
+
+// The veth variant: v1 is stale and needed by v2's found version (its
+// peer). Left out of the graph, it was deleted as stale while v2 was
+// re-created; with the route on v1 failing its delete and v2's create
+// failing, v1 stayed without its peer. In the graph, v2's re-create takes
+// its partner into account, and the pair stays as a unit.
+func TestFaultReproDeferredStalePeer(t *testing.T) {
+	runFaultRepro(t, []fStep{
+		{kind: fFull, items: []fItem{{"if/v1", "peer=v2"}, {"if/v2", "peer=v1"}}},
+		{kind: fTxn, items: []fItem{{"vrf/2", "table=0"}}},
+		{kind: fTxn, items: []fItem{{"route/r2", "out=v1"}}},
+		{kind: fRestart, items: []fItem{{"if/v2", "addrs=10.0.0.1/24"}}, faults: []fFault{{"delete", "route/r2", 1, fTerminal}, {"create", "if/v2", 1, fTerminal}}},
+	})
+}
+
+// A restart adopts if/a (found as another version, without its addresses)
+// whose stale address an intended route's found version needs; re-creating
+// if/a deleted it with the address still there, since neither version of
+// if/a derives it. The address's BaseOf links it to if/a, which stays, so
+// that the re-create deletes it first.
+func TestFaultReproStaleDerivedOfKeptBase(t *testing.T) {
+	runFaultRepro(t, []fStep{
+		{kind: fFull, items: []fItem{{"if/a", "type=tap addrs=10.0.0.1/24,10.0.1.1/24,10.1.0.1/16"}, {"if/v1", "mtu=9000"}, {"if/v2", "addrs=10.0.0.1/24,10.1.0.1/16"}, {"route/r2", "out=v1"}, {"vrf/2", "table=1"}}},
+		{kind: fTxn, items: []fItem{{"if/a", "type=tap vrf=2"}, {"route/r2", "out=a gw=10.0.1.9"}}, faults: []fFault{{"delete", "route/r2", 2, fRetriable}}},
+		{kind: fRestart, items: []fItem{{"if/a", "addrs=10.0.0.1/24"}, {"route/r2", "metric=0"}}},
+	})
+}
+
+// v1 was removed behind the scheduler's back (with v2, its peer) and the
+// downstream resync could not read interfaces. A reverting update of v2
+// finds it gone (read back) and removes what needs it, v1, whose delete
+// fails: the removal cascade aborted and v2 kept its applied version in
+// the graph. The revert then took v2 as there, CONFIGURED but absent. A
+// value the southbound lost is recorded gone whatever its cascade did.
+func TestFaultReproGoneUpdateAbortedCascade(t *testing.T) {
+	runFaultRepro(t, []fStep{
+		{kind: fFull, items: []fItem{{"if/v1", "peer=v2"}, {"if/v2", "type=veth peer=v1"}}},
+		{kind: fDownstream, tamper: []fTamper{{"if/v1", ""}}, faults: []fFault{{"retrieve", "if", 1, fTerminal}}},
+		{kind: fTxn, revert: true, items: []fItem{{"if/v2", "type=veth peer=v1 mtu=9000"}}, faults: []fFault{{"delete", "if/v1", 1, fRetriable}}},
+	})
+}

@@ -557,11 +557,24 @@ func (r *run) adoptOnCreate(n *node) bool {
 // stale value that a stale base derives is linked to it first (see
 // linkStale), so that it is deleted before its base, and its base stays
 // when it cannot be.
+//
+// The first pass (early) takes every stale value into the graph, so that a
+// removal in the reconciliation that follows finds it among the dependents
+// of what it removes, and deletes those that no other value found needs;
+// the others (staleDeferred) wait for the last pass, once what needs them
+// has been decided.
 func (r *run) dropStale(early bool) {
 	var stale []string
 	for i := range r.view.items {
 		if it := &r.view.items[i]; it.origin == kv.OriginNB && !it.used {
 			stale = append(stale, it.key)
+		}
+	}
+	if !early {
+		for _, k := range r.staleDeferred {
+			if n := r.g.nodes[k]; n != nil && n.applied != nil && n.intent == nil && n.origin == kv.OriginNB && !n.removing {
+				stale = append(stale, k)
+			}
 		}
 	}
 	if len(stale) == 0 && len(r.staleTaken) == 0 {
@@ -577,15 +590,15 @@ func (r *run) dropStale(early bool) {
 	// found and left undecided (its base could not be read, say) needs.
 	neededBy := r.neededBy(stale, early)
 	r.neededByKept(stale, neededBy)
-	if early {
-		stale = slices.DeleteFunc(stale, func(k string) bool { return neededBy[k] != "" })
-	}
 	slices.Sort(stale)
-	var added []*node
+	var added, taken []*node
 	for _, key := range stale {
 		it := r.view.get(key)
 		n := r.g.nodes[key]
 		if n != nil && (n.applied != nil || n.intent != nil) {
+			if !early && n.intent == nil && slices.Contains(r.staleDeferred, key) {
+				taken = append(taken, n) // deferred by the first pass
+			}
 			continue // handled by the reconciliation
 		}
 		if n == nil {
@@ -600,6 +613,7 @@ func (r *run) dropStale(early bool) {
 		r.g.setDeps(n, nil, n.desc.Dependencies(key, it.value))
 		r.g.setExisting(key, true)
 		added = append(added, n)
+		taken = append(taken, n)
 	}
 	r.linkStale(added)
 	if early {
@@ -607,13 +621,27 @@ func (r *run) dropStale(early bool) {
 			r.staleTaken = append(r.staleTaken, n.key)
 		}
 	}
+	// The base of a value kept is kept too.
+	for changed := true; changed; {
+		changed = false
+		for _, n := range taken {
+			if neededBy[n.key] != "" && n.base != "" && neededBy[n.base] == "" && r.view.get(n.base) != nil {
+				neededBy[n.base], changed = n.key, true
+			}
+		}
+		if changed {
+			r.neededByKept(stale, neededBy)
+		}
+	}
 	for _, n := range added {
 		r.opFor(n, Op{Key: n.key, Kind: OpNone, Value: n.applied, Flags: FlagStale | r.nodeFlags(n)})
 	}
-	for _, n := range added {
+	for _, n := range taken {
 		switch {
-		case n.base != "":
-			// Goes with its base.
+		case n.base != "" && r.staleBase(n):
+			// Goes with its base, stale too.
+		case neededBy[n.key] != "" && early:
+			r.staleDeferred = append(r.staleDeferred, n.key) // decided last
 		case neededBy[n.key] != "":
 			// Kept, and says why: deleting it would pull it from under
 			// a value the scheduler could not decide on. A later
@@ -625,6 +653,13 @@ func (r *run) dropStale(early bool) {
 			r.reconcile(n.key) // its derived values go with it
 		}
 	}
+}
+
+// staleBase reports whether the base of n, a stale value linked to it, is
+// stale too (or gone already, with n).
+func (r *run) staleBase(n *node) bool {
+	b := r.g.nodes[n.base]
+	return b == nil || b.intent == nil
 }
 
 // linkStale links the stale values just taken up (added), and those an
@@ -643,7 +678,7 @@ func (r *run) linkStale(added []*node) {
 			pool[k] = n
 		}
 	}
-	if len(pool) < 2 {
+	if len(pool) == 0 {
 		return
 	}
 	link := func(dn, n *node) {
@@ -665,10 +700,18 @@ func (r *run) linkStale(added []*node) {
 		}
 	}
 	for _, k := range keys {
-		if dn := pool[k]; dn.base == "" {
-			if n := pool[dn.desc.BaseOf(k)]; n != nil {
-				link(dn, n)
-			}
+		dn := pool[k]
+		if dn.base != "" {
+			continue
+		}
+		b := dn.desc.BaseOf(k)
+		if n := pool[b]; n != nil {
+			link(dn, n)
+		} else if n := r.g.nodes[b]; n != nil && n.desc != nil && n.applied != nil && n.origin == kv.OriginNB && !n.removing {
+			// A base of ours that stays (intended, found as another
+			// version, say): an update or re-create of it deletes the
+			// value first, as it would one it derived.
+			link(dn, n)
 		}
 	}
 }
