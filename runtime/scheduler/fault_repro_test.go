@@ -346,3 +346,16 @@ func TestFaultReproGoneUpdateAbortedCascade(t *testing.T) {
 		{kind: fTxn, revert: true, items: []fItem{{"if/v2", "type=veth peer=v1 mtu=9000"}}, faults: []fFault{{"delete", "if/v1", 1, fRetriable}}},
 	})
 }
+
+// The create of v2 fails, so v1 must go; v1's bridge binding fails its
+// delete, so v1 cannot: two faults, and v1 is left without its peer
+// whatever the order. The harness excuses exactly that end (checkSB) until
+// the next resync repairs it; the statuses must still say what exists.
+func TestFaultReproVethPeerCreateAndBindingDeleteFail(t *testing.T) {
+	runFaultRepro(t, []fStep{
+		{kind: fTxn, items: []fItem{{"if/v1", "peer=v2"}}},
+		{kind: fTxn, items: []fItem{{"vrf/2", "table=0"}, {"bd/y", "ifs=a,b,v1"}}},
+		{kind: fTxn, items: []fItem{{"if/v2", "peer=v1"}}, faults: []fFault{{"create", "if/v2", 1, fTerminal}, {"delete", "bdif/y/v1", 1, fRetriable}}},
+		{kind: fCheckpoint},
+	})
+}
