@@ -99,6 +99,16 @@ type Spec[V proto.Message, M any] struct {
 	Dependencies func(key string, value V) []Dependency
 	// Derived lists the values derived from a value.
 	Derived func(key string, value V) []Derived
+	// BaseOf returns, for a model of derived values, the key of the base
+	// value that derives key; "" when the key does not tell. The
+	// generator emits it from the derive key template when that carries
+	// every field of the base's key (linux/interface/{name}/address/{ip}
+	// gives linux/interface/{name}). The scheduler calls it only to link
+	// values that a refresh found, and that nothing intends, to their
+	// base (a southbound may report a base without the field that
+	// derives them), so that they are deleted before it; default: no
+	// base is known.
+	BaseOf func(key string) string
 	// Equivalent tells whether two values of a key are equal for the
 	// southbound; default proto.Equal. Equal values are never re-applied.
 	Equivalent func(key string, a, b V) bool
@@ -137,6 +147,9 @@ type Descriptor interface {
 	ValueType() protoreflect.MessageType
 	Dependencies(key string, value proto.Message) []Dependency
 	Derived(key string, value proto.Message) []Derived
+	// BaseOf returns the key of the base value that derives key (a key
+	// of a derived model), or "" (Spec.BaseOf).
+	BaseOf(key string) string
 	Equivalent(key string, a, b proto.Message) bool
 	NeedsRecreate(key string, oldValue, newValue proto.Message) bool
 	Validate(key string, value proto.Message) error
@@ -278,6 +291,13 @@ func (d *TypedDescriptor[V, M]) Derived(key string, value proto.Message) []Deriv
 		return nil
 	}
 	return d.spec.Derived(key, v)
+}
+
+func (d *TypedDescriptor[V, M]) BaseOf(key string) string {
+	if d.spec.BaseOf == nil {
+		return ""
+	}
+	return d.spec.BaseOf(key)
 }
 
 func (d *TypedDescriptor[V, M]) Equivalent(key string, a, b proto.Message) bool {

@@ -59,3 +59,7 @@ package kv
 // generated for a newer contract fails to compile against an older runtime
 // with a clear name instead of misbehaving.
 const IsAtLeastVersion0_1_0 = true
+
+// IsAtLeastVersion0_2_0 is the handshake of code generated for the contract
+// with Spec.BaseOf (derived models name their base) and BaseKeyOf.
+const IsAtLeastVersion0_2_0 = true

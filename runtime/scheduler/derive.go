@@ -234,7 +234,7 @@ func (r *run) dropDerived(key string) bool {
 		return true // its removal, further up, completes and drops it
 	}
 	if dn.applied != nil {
-		if dn.failedSeq == r.seq {
+		if dn.failedSeq == r.seq && dn.lastOp == OpDelete {
 			return false // its delete failed in this transaction: not again
 		}
 		return r.remove(dn, 0, false)

@@ -142,6 +142,13 @@
 //     (STALE) are deleted. The scheduler never deletes what it did not
 //     create. OBTAINED values are removed by notifications only: a
 //     Retrieve that reports only what it owns does not make them go;
+//   - stale values go in order: a stale derived value before its base
+//     (linked by what the found base derives, or by the derived
+//     descriptor's BaseOf when the southbound reports the base without the
+//     field that derives), whether the base is stale too or stays and is
+//     updated or re-created; a stale value that another found value needs
+//     only once that value has been decided, and with it what it needs in
+//     turn;
 //   - a derived value whose descriptor cannot Retrieve is taken to exist
 //     when its base was found as intended. Give it a Retrieve when the
 //     base's comparison leaves out the field that derives it (generated

@@ -82,6 +82,10 @@ type run struct {
 	view              *sbView
 	viewFresh         map[string]bool
 	missingDependents []string
+	// staleTaken are the stale values the first dropStale of a resync
+	// took up, for the last one to link to their base; staleDeferred
+	// those of them it left to the last one.
+	staleTaken, staleDeferred []string
 	// adopting are the values adopted with other contents than intended,
 	// whose next operation carries the ADOPTED flag (see opFor).
 	adopting map[string]bool
@@ -280,6 +284,12 @@ func (r *run) target(n *node) (want proto.Message, pending bool) {
 	case n.desc == nil:
 		return nil, false
 	case n.failedSeq == r.seq:
+		if n.applied != nil && n.lastOp != OpDelete && !r.depsMet(n, n.adeps) {
+			// Its create or update failed, yet it exists (applied in
+			// part) and what it needs is going: it goes first. Its
+			// delete is another call than the one that failed.
+			return nil, false
+		}
 		return n.applied, false // failed once in this transaction: not again
 	case n.intent == nil:
 		return nil, false
@@ -554,7 +564,13 @@ func (r *run) remove(n *node, flags Flags, sbGone bool) bool {
 	}
 	if r.abort {
 		n.removing = false
-		r.g.setExisting(n.key, true)
+		if sbGone {
+			// The southbound lost n whatever the cascade did: the
+			// revert that follows starts from there.
+			r.takeApplied(n, nil, nil)
+		} else {
+			r.g.setExisting(n.key, true)
+		}
 		return false
 	}
 	if flags&FlagRecreate == 0 && !sbGone && n.intent != nil {

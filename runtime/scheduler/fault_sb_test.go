@@ -670,6 +670,11 @@ func fDescriptors(sb *faultSB) ([]kv.Descriptor, error) {
 		if m.derived != nil {
 			spec.Derived = func(key string, v *wrapperspb.StringValue) []kv.Derived { return m.derived(key, fParse(v.GetValue())) }
 		}
+		if m.name == "addr" || m.name == "bdif" {
+			// A key of a derived model tells its base, written by hand
+			// here (the generator emits it from the derive key template).
+			spec.BaseOf = fBaseOf
+		}
 		if m.recreate != nil {
 			spec.NeedsRecreate = func(key string, a, b *wrapperspb.StringValue) bool {
 				return m.recreate(fParse(a.GetValue()), fParse(b.GetValue()))

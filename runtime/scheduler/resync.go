@@ -342,8 +342,11 @@ func (r *run) outOfLine(n *node) bool {
 // descriptor, and marks its item as decided.
 func (r *run) viewChanges(n *node) bool {
 	it := r.view.get(n.key)
-	if it != nil {
-		it.used = true // known to the graph: never adopted on create, never stale
+	if it != nil && (n.applied != nil || n.intent != nil || n.origin == kv.OriginSB) {
+		// Known to the graph: never adopted on create, never stale. (A
+		// value of ours with nothing applied nor intended, say a create
+		// whose read-back failed, is stale when found.)
+		it.used = true
 	}
 	switch {
 	case n.origin == kv.OriginSB:
@@ -551,8 +554,15 @@ func (r *run) adoptOnCreate(n *node) bool {
 // dropStale deletes what the refresh found of ours (claimed by its
 // descriptor, or applied by us before) that nothing intends any more:
 // neither a value in the graph, nor a key that an intended value derives. A
-// stale value that a stale base derives is linked to it first, so that it
-// is deleted before its base, and its base stays when it cannot be.
+// stale value that a stale base derives is linked to it first (see
+// linkStale), so that it is deleted before its base, and its base stays
+// when it cannot be.
+//
+// The first pass (early) takes every stale value into the graph, so that a
+// removal in the reconciliation that follows finds it among the dependents
+// of what it removes, and deletes those that no other value found needs;
+// the others (staleDeferred) wait for the last pass, once what needs them
+// has been decided.
 func (r *run) dropStale(early bool) {
 	var stale []string
 	for i := range r.view.items {
@@ -560,7 +570,14 @@ func (r *run) dropStale(early bool) {
 			stale = append(stale, it.key)
 		}
 	}
-	if len(stale) == 0 {
+	if !early {
+		for _, k := range r.staleDeferred {
+			if n := r.g.node(k); n != nil && n.applied != nil && n.intent == nil && n.origin == kv.OriginNB && !n.removing {
+				stale = append(stale, k)
+			}
+		}
+	}
+	if len(stale) == 0 && len(r.staleTaken) == 0 {
 		return // the usual resync: what was found is known
 	}
 	if early {
@@ -572,15 +589,16 @@ func (r *run) dropStale(early bool) {
 	// Early, only what no other value found needs; late, what no value
 	// found and left undecided (its base could not be read, say) needs.
 	neededBy := r.neededBy(stale, early)
-	if early {
-		stale = slices.DeleteFunc(stale, func(k string) bool { return neededBy[k] != "" })
-	}
+	r.neededByKept(stale, neededBy)
 	slices.Sort(stale)
-	var added []*node
+	var added, taken []*node
 	for _, key := range stale {
 		it := r.view.get(key)
 		n := r.g.node(key)
 		if n != nil && (n.applied != nil || n.intent != nil) {
+			if !early && n.intent == nil && slices.Contains(r.staleDeferred, key) {
+				taken = append(taken, n) // deferred by the first pass
+			}
 			continue // handled by the reconciliation
 		}
 		if n == nil {
@@ -588,30 +606,42 @@ func (r *run) dropStale(early bool) {
 		}
 		it.used = true // decided: deleted, never adopted again in this run
 		r.mut(n)
+		if n.base != "" && r.orphaned(n) {
+			n.base = "" // a node left of a derived value: linked again below
+		}
 		n.applied, n.metadata, n.origin = it.value, it.meta, kv.OriginNB
 		r.g.setDeps(n, nil, n.desc.Dependencies(key, it.value))
 		r.g.setExisting(key, true)
 		added = append(added, n)
+		taken = append(taken, n)
 	}
-	for _, n := range added {
-		for _, d := range n.desc.Derived(n.key, n.applied) {
-			dn := r.g.node(d.Key)
-			if dn == nil || dn == n || dn.base != "" || dn.intent != nil || !slices.Contains(added, dn) {
-				continue
+	r.linkStale(added)
+	if early {
+		for _, n := range added {
+			r.staleTaken = append(r.staleTaken, n.key)
+		}
+	}
+	// The base of a value kept is kept too.
+	for changed := true; changed; {
+		changed = false
+		for _, n := range taken {
+			if neededBy[n.key] != "" && n.base != "" && neededBy[n.base] == "" && r.view.get(n.base) != nil {
+				neededBy[n.base], changed = n.key, true
 			}
-			r.mut(dn)
-			dn.base = n.key
-			r.mut(n)
-			n.derived = append(slices.Clone(n.derived), d.Key)
+		}
+		if changed {
+			r.neededByKept(stale, neededBy)
 		}
 	}
 	for _, n := range added {
 		r.opFor(n, Op{Key: n.key, Kind: OpNone, Value: n.applied, Flags: FlagStale | r.nodeFlags(n)})
 	}
-	for _, n := range added {
+	for _, n := range taken {
 		switch {
-		case n.base != "":
-			// Goes with its base.
+		case n.base != "" && r.staleBase(n):
+			// Goes with its base, stale too.
+		case neededBy[n.key] != "" && early:
+			r.staleDeferred = append(r.staleDeferred, n.key) // decided last
 		case neededBy[n.key] != "":
 			// Kept, and says why: deleting it would pull it from under
 			// a value the scheduler could not decide on. A later
@@ -621,6 +651,67 @@ func (r *run) dropStale(early bool) {
 				ErrStillNeeded, neededBy[n.key]), r.nodeFlags(n)|FlagStale, n.applied, nil, true)
 		default:
 			r.reconcile(n.key) // its derived values go with it
+		}
+	}
+}
+
+// staleBase reports whether the base of n, a stale value linked to it, is
+// stale too (or gone already, with n).
+func (r *run) staleBase(n *node) bool {
+	b := r.g.node(n.base)
+	return b == nil || b.intent == nil
+}
+
+// linkStale links the stale values just taken up (added), and those an
+// earlier pass of the run took up that are still there (their delete
+// failed), to a stale base among them: the base that derives them from the
+// version found, or the one their descriptor's BaseOf names (a southbound
+// may report a base without the field that derives). A base is then
+// deleted only after what it derives, and stays when that cannot go.
+func (r *run) linkStale(added []*node) {
+	pool := make(map[string]*node, len(added)+len(r.staleTaken))
+	for _, n := range added {
+		pool[n.key] = n
+	}
+	for _, k := range r.staleTaken {
+		if n := r.g.node(k); n != nil && pool[k] == nil && n.applied != nil && n.intent == nil && n.origin == kv.OriginNB && !n.removing {
+			pool[k] = n
+		}
+	}
+	if len(pool) == 0 {
+		return
+	}
+	link := func(dn, n *node) {
+		if dn == n || dn.base != "" || n.base == dn.key {
+			return
+		}
+		r.mut(dn)
+		dn.base = n.key
+		r.mut(n)
+		n.derived = append(slices.Clone(n.derived), dn.key)
+	}
+	keys := slices.Sorted(maps.Keys(pool))
+	for _, k := range keys {
+		n := pool[k]
+		for _, d := range n.desc.Derived(n.key, n.applied) {
+			if dn := pool[d.Key]; dn != nil {
+				link(dn, n)
+			}
+		}
+	}
+	for _, k := range keys {
+		dn := pool[k]
+		if dn.base != "" {
+			continue
+		}
+		b := dn.desc.BaseOf(k)
+		if n := pool[b]; n != nil {
+			link(dn, n)
+		} else if n := r.g.node(b); n != nil && n.desc != nil && n.applied != nil && n.origin == kv.OriginNB && !n.removing {
+			// A base of ours that stays (intended, found as another
+			// version, say): an update or re-create of it deletes the
+			// value first, as it would one it derived.
+			link(dn, n)
 		}
 	}
 }
@@ -662,6 +753,46 @@ func (r *run) neededBy(stale []string, early bool) map[string]string {
 	return needed
 }
 
+// neededByKept extends neededBy to what the stale values it keeps need in
+// turn, among stale: their dependencies and their base. Deleting one would
+// pull it from under a value that stays.
+func (r *run) neededByKept(stale []string, neededBy map[string]string) {
+	if len(neededBy) == 0 {
+		return
+	}
+	isStale := make(map[string]bool, len(stale))
+	for _, k := range stale {
+		isStale[k] = true
+	}
+	work := slices.Sorted(maps.Keys(neededBy))
+	for len(work) > 0 {
+		k := work[len(work)-1]
+		work = work[:len(work)-1]
+		it, d := r.view.get(k), r.s.lookup(k)
+		if it == nil || d == nil {
+			continue
+		}
+		mark := func(t string) {
+			if isStale[t] && neededBy[t] == "" {
+				neededBy[t] = k
+				work = append(work, t)
+			}
+		}
+		mark(d.BaseOf(k))
+		for _, dep := range d.Dependencies(k, it.value) {
+			if !dep.IsAnyOf() {
+				mark(dep.Key)
+				continue
+			}
+			for _, t := range stale {
+				if dep.AnyOf.Accepts(t) {
+					mark(t)
+				}
+			}
+		}
+	}
+}
+
 // syncMetadataMaps sets the metadata maps of the refreshed descriptors
 // back to what the graph holds, after a dry run that refreshed them.
 func (s *Scheduler) syncMetadataMaps(view *sbView) {
@@ -695,4 +826,16 @@ func (r *run) reportAdopted() {
 			r.opFor(n, Op{Key: key, Kind: OpNone, Value: n.applied, Flags: r.nodeFlags(n)}) // opFor adds ADOPTED
 		}
 	}
+}
+
+// BaseOf guards the descriptor's BaseOf like its other functions (guard.go):
+// a panic is logged and names no base; only linkStale calls it.
+func (g *guard) BaseOf(key string) (base string) {
+	defer func() {
+		if p := recover(); p != nil {
+			g.recovered(p, "BaseOf", key, false)
+			base = ""
+		}
+	}()
+	return g.Descriptor.BaseOf(key)
 }

@@ -45,6 +45,12 @@ func (e *emitter) emitSpec() {
 		e.emitDerived(v)
 		spec[jen.Id("Derived")] = jen.Id(e.lid("Derived"))
 	}
+	if m.base != nil && baseCarried(m) {
+		e.f.Commentf("%s returns the key of the %s that derives a key of %s.", e.lid("BaseOf"), m.base.name, m.name)
+		e.f.Var().Id(e.lid("BaseOf")).Op("=").Qual(kvPkg, "MustBaseKeyOf").Call(
+			jen.Id(e.lid("KeyTemplate")), jen.Id((&emitter{m: m.base}).lid("KeyTemplate")))
+		spec[jen.Id("BaseOf")] = jen.Id(e.lid("BaseOf"))
+	}
 	if msg := m.valueMsg(); msg != nil {
 		e.emitEqual(msg, v)
 		spec[jen.Id("Equivalent")] = jen.Func().Params(jen.Id("_").String(), jen.List(jen.Id("a"), jen.Id("b")).Add(v)).Bool().Block(
@@ -74,6 +80,24 @@ func (e *emitter) emitSpec() {
 	e.f.Func().Id(e.id("Spec")).Types(jen.Id("M").Any()).Params().Qual(kvPkg, "Spec").Types(v, jen.Id("M")).Block(
 		jen.Return(jen.Qual(kvPkg, "Spec").Types(v, jen.Id("M")).Values(spec)),
 	)
+}
+
+// baseCarried reports whether the key template of m, a derived model,
+// carries every placeholder of its base's key template, so that a derived
+// key tells its base's (kv.BaseKeyOf). A template that does not (a base keyed
+// by a field the derived key leaves out) gets no BaseOf: a refresh then links
+// a found derived value only to a base whose found version derives it.
+func baseCarried(m *model) bool {
+	for _, b := range m.base.key.holders {
+		carried := false
+		for _, h := range m.key.holders {
+			carried = carried || !h.elem && h.path == b.path && h.format == b.format
+		}
+		if !carried {
+			return false
+		}
+	}
+	return true
 }
 
 // labelString renders the label from a typed key field.

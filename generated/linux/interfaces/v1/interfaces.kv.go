@@ -13,7 +13,7 @@ import (
 )
 
 // This file needs a runtime/kv at least as new as the one it was generated for.
-const _ = kv.IsAtLeastVersion0_1_0
+const _ = kv.IsAtLeastVersion0_2_0
 
 // InterfaceModelName: the model linux.interfaces.v1.Interface.
 const (
@@ -261,6 +261,9 @@ func IsInterfaceIpAddressesKey(key string) bool {
 	return ok
 }
 
+// interfaceIpAddressesBaseOf returns the key of the linux.interfaces.v1.Interface that derives a key of linux.interfaces.v1.Interface.address.
+var interfaceIpAddressesBaseOf = kv.MustBaseKeyOf(interfaceIpAddressesKeyTemplate, interfaceKeyTemplate)
+
 // interfaceIpAddressesValidate validates a value of linux.interfaces.v1.Interface.address, naming every invalid field.
 func interfaceIpAddressesValidate(key string, v *wrapperspb.StringValue) error {
 	var errs *kv.InvalidValueError
@@ -281,6 +284,7 @@ func interfaceIpAddressesValidate(key string, v *wrapperspb.StringValue) error {
 // InterfaceIpAddressesSpec returns the schema-derived part of the descriptor of linux.interfaces.v1.Interface.address.
 func InterfaceIpAddressesSpec[M any]() kv.Spec[*wrapperspb.StringValue, M] {
 	return kv.Spec[*wrapperspb.StringValue, M]{
+		BaseOf:      interfaceIpAddressesBaseOf,
 		IsKey:       IsInterfaceIpAddressesKey,
 		KeyTemplate: InterfaceIpAddressesKeyTemplate,
 		Name:        InterfaceIpAddressesModelName,
@@ -368,6 +372,9 @@ func interfaceMasterDependencies(key string, v *wrapperspb.StringValue) []kv.Dep
 	return deps
 }
 
+// interfaceMasterBaseOf returns the key of the linux.interfaces.v1.Interface that derives a key of linux.interfaces.v1.Interface.master.
+var interfaceMasterBaseOf = kv.MustBaseKeyOf(interfaceMasterKeyTemplate, interfaceKeyTemplate)
+
 // interfaceMasterValidate validates a value of linux.interfaces.v1.Interface.master, naming every invalid field.
 func interfaceMasterValidate(key string, v *wrapperspb.StringValue) error {
 	var errs *kv.InvalidValueError
@@ -388,6 +395,7 @@ func interfaceMasterValidate(key string, v *wrapperspb.StringValue) error {
 // InterfaceMasterSpec returns the schema-derived part of the descriptor of linux.interfaces.v1.Interface.master.
 func InterfaceMasterSpec[M any]() kv.Spec[*wrapperspb.StringValue, M] {
 	return kv.Spec[*wrapperspb.StringValue, M]{
+		BaseOf:       interfaceMasterBaseOf,
 		Dependencies: interfaceMasterDependencies,
 		IsKey:        IsInterfaceMasterKey,
 		KeyTemplate:  InterfaceMasterKeyTemplate,

@@ -9,7 +9,7 @@ import (
 )
 
 // This file needs a runtime/kv at least as new as the one it was generated for.
-const _ = kv.IsAtLeastVersion0_1_0
+const _ = kv.IsAtLeastVersion0_2_0
 
 // RouteModelName: the model linux.l3.v1.Route.
 const (

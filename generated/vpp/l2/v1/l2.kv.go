@@ -11,7 +11,7 @@ import (
 )
 
 // This file needs a runtime/kv at least as new as the one it was generated for.
-const _ = kv.IsAtLeastVersion0_1_0
+const _ = kv.IsAtLeastVersion0_2_0
 
 // BridgeDomainModelName: the model vpp.l2.v1.BridgeDomain.
 const (
@@ -240,6 +240,9 @@ func bridgeDomainInterfacesDependencies(key string, v *BridgeDomain_Interface) [
 	return deps
 }
 
+// bridgeDomainInterfacesBaseOf returns the key of the vpp.l2.v1.BridgeDomain that derives a key of vpp.l2.v1.BridgeDomain.interfaces.
+var bridgeDomainInterfacesBaseOf = kv.MustBaseKeyOf(bridgeDomainInterfacesKeyTemplate, bridgeDomainKeyTemplate)
+
 // bridgeDomainInterfacesEqual compares two values of vpp.l2.v1.BridgeDomain.interfaces as the southbound sees them.
 func bridgeDomainInterfacesEqual(a, b *BridgeDomain_Interface) bool {
 	return a.GetName() == b.GetName() && a.GetBvi() == b.GetBvi() && a.GetSplitHorizonGroup() == b.GetSplitHorizonGroup()
@@ -265,6 +268,7 @@ func bridgeDomainInterfacesValidate(key string, v *BridgeDomain_Interface) error
 // BridgeDomainInterfacesSpec returns the schema-derived part of the descriptor of vpp.l2.v1.BridgeDomain.interfaces.
 func BridgeDomainInterfacesSpec[M any]() kv.Spec[*BridgeDomain_Interface, M] {
 	return kv.Spec[*BridgeDomain_Interface, M]{
+		BaseOf:       bridgeDomainInterfacesBaseOf,
 		Dependencies: bridgeDomainInterfacesDependencies,
 		Equivalent: func(_ string, a, b *BridgeDomain_Interface) bool {
 			return bridgeDomainInterfacesEqual(a, b)

@@ -10,7 +10,7 @@ import (
 )
 
 // This file needs a runtime/kv at least as new as the one it was generated for.
-const _ = kv.IsAtLeastVersion0_1_0
+const _ = kv.IsAtLeastVersion0_2_0
 
 // VrfTableModelName: the model vpp.l3.v1.VrfTable.
 const (
