@@ -2,6 +2,9 @@ package scheduler_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -111,5 +114,87 @@ func TestResultsOutliveReusedBuffers(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, summarize(hist.Planned)); diff != "" {
 		t.Errorf("the history of the first commit changed its plan (-want +got):\n%s", diff)
+	}
+}
+
+// ctxKeeper is a handler that keeps the context of every call, and calls
+// Done on those of keys ending in "done" while the call runs.
+type ctxKeeper struct {
+	ctxs []context.Context
+	live []error // Err of each context during its call
+	prev []error // Err of the call before's context during each call
+}
+
+func (h *ctxKeeper) Create(ctx context.Context, key string, _ *wrapperspb.StringValue) (struct{}, error) {
+	if strings.HasSuffix(key, "done") {
+		select {
+		case <-ctx.Done():
+			return struct{}{}, errors.New("context ended during the call")
+		default:
+		}
+	}
+	if n := len(h.ctxs); n > 0 {
+		h.prev = append(h.prev, h.ctxs[n-1].Err())
+	}
+	h.ctxs = append(h.ctxs, ctx)
+	h.live = append(h.live, ctx.Err())
+	return struct{}{}, nil
+}
+
+func (h *ctxKeeper) Delete(context.Context, string, *wrapperspb.StringValue, struct{}) error {
+	return nil
+}
+
+// A handler that keeps its call's context finds it ended once the call
+// has returned, and ended for good: later calls (whose contexts may come
+// from the same slab) never revive it, nor change its deadline.
+func TestCallContextStaysEndedAfterTheCall(t *testing.T) {
+	t.Parallel()
+	s := newScheduler(t, scheduler.WithCallTimeout(time.Hour))
+	h := &ctxKeeper{}
+	d, err := kv.NewDescriptor(kv.Spec[*wrapperspb.StringValue, struct{}]{Name: "keep", KeyPrefix: "keep/"}, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Register(d); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	const calls = 100 // several slabs
+	deadlines := make([]time.Time, 0, calls)
+	for i := range calls {
+		key := fmt.Sprintf("keep/%d", i)
+		if i%3 == 0 {
+			key += "/done"
+		}
+		before := time.Now()
+		if _, err := s.Txn().Set(key, wrapperspb.String("v")).Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		c := h.ctxs[i]
+		if h.live[i] != nil {
+			t.Fatalf("call %d: Err during the call = %v, want nil", i, h.live[i])
+		}
+		if i > 0 && !errors.Is(h.prev[i-1], context.Canceled) {
+			t.Fatalf("call %d: the context of call %d was revived: its Err = %v, want context.Canceled", i, i-1, h.prev[i-1])
+		}
+		dl, ok := c.Deadline()
+		if !ok || dl.Before(before.Add(time.Hour)) || dl.After(time.Now().Add(time.Hour)) {
+			t.Fatalf("call %d: deadline %v (%v), want an hour after the call started", i, dl, ok)
+		}
+		deadlines = append(deadlines, dl)
+	}
+	for i, c := range h.ctxs {
+		if !errors.Is(c.Err(), context.Canceled) {
+			t.Errorf("call %d: Err after the call = %v, want context.Canceled", i, c.Err())
+		}
+		select {
+		case <-c.Done():
+		default:
+			t.Errorf("call %d: Done not closed after the call", i)
+		}
+		if dl, _ := c.Deadline(); !dl.Equal(deadlines[i]) {
+			t.Errorf("call %d: deadline changed from %v to %v", i, deadlines[i], dl)
+		}
 	}
 }

@@ -56,6 +56,8 @@ type Scheduler struct {
 	inFlight atomic.Pointer[callCtx]
 	closing  atomic.Bool
 	abandon  chan struct{}
+	// callSlab holds the call contexts not yet used (see newCallCtx).
+	callSlab []callCtx
 	// txn is the state of the running transaction (one at a time), kept
 	// for a takeover.
 	txn txnState
