@@ -80,7 +80,9 @@ func (s *Scheduler) runTxn(j *job) txnOutput {
 		if view != nil {
 			s.syncMetadataMaps(view)
 		}
-		plan.reportPanics()
+		if s.panics.n.Load() > 0 {
+			plan.reportPanics()
+		}
 		res.Errors = append(refreshErrs, plan.errs...)
 		res.End = time.Now()
 		if len(res.Errors) > 0 {
@@ -174,7 +176,9 @@ func (s *Scheduler) finishTxn(st *txnState, results []callResult, ok bool) txnOu
 		res.Executed = exec.ops
 		final = exec
 	}
-	final.reportPanics()
+	if s.panics.n.Load() > 0 {
+		final.reportPanics()
+	}
 	final.reportUnimplemented(j)
 	res.Errors = final.errs
 	if len(refreshErrs) > 0 {

@@ -18,6 +18,9 @@ type Txn struct {
 	items []KeyValue
 	index map[string]int
 	err   error
+	// first holds the first item, so that a transaction of one key
+	// allocates nothing more than itself.
+	first [1]KeyValue
 }
 
 // Txn starts a transaction.
@@ -61,6 +64,9 @@ func (t *Txn) Set(key string, value proto.Message) *Txn {
 	}
 	if t.index != nil {
 		t.index[key] = len(t.items)
+	}
+	if t.items == nil {
+		t.items = t.first[:0]
 	}
 	t.items = append(grow(t.items), KeyValue{Key: key, Value: value})
 	if t.index == nil && len(t.items) > txnScanMax {
