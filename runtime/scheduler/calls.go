@@ -18,7 +18,8 @@ import (
 //
 //   - The calls of an executed plan (the hot path: every call when nothing
 //     fails) are made on the transaction's goroutine, which costs a context
-//     and two atomic operations. When one outlives its deadline, the
+//     (taken from a slab, see newCallCtx), a clock read and a few atomic
+//     operations. When one outlives its deadline, the
 //     watchdog gives up on it and starts a goroutine that takes the
 //     transaction over from there (takeOver): the call has failed, and the
 //     transaction goes on as after any failed call. The blocked goroutine,
@@ -38,25 +39,16 @@ import (
 
 // callCtx is the context of one southbound call: the transaction's context
 // values, the call's deadline, and what the watchdog needs to give up on
-// it.
+// it. Each call has one of its own, never reused, so that a handler that
+// keeps its context sees it ended for good; they are allocated in slabs
+// (see newCallCtx), so a call costs no allocation of its own.
 type callCtx struct {
-	parent   context.Context
-	op       OpKind
-	desc     kv.Descriptor
-	key      string
-	start    time.Time
-	deadline time.Time
-	timeout  time.Duration
-
-	mu   sync.Mutex
-	done chan struct{}
-	err  error
-
-	// given is set once the watchdog gave up on the call.
-	given atomic.Bool
-	// cause is the error the call fails with when given up on (written by
-	// the watchdog before it takes the call out of inFlight).
-	cause error
+	// parent is the job's context, of which only the values are used.
+	parent  context.Context
+	desc    kv.Descriptor
+	key     string
+	start   time.Time
+	timeout time.Duration
 	// st is the transaction of an inline call (one of the plan's), which
 	// takeOver goes on with; nil for a call on a goroutine of its own.
 	st *txnState
@@ -64,7 +56,30 @@ type callCtx struct {
 	// goroutine of its own; for an inline call, when the transaction that
 	// took over has finished the job.
 	givenUp chan struct{}
+
+	// mu guards done, made when Done is first called.
+	mu   sync.Mutex
+	done chan struct{}
+
+	op OpKind
+	// closing is set when the call was given up on because Close gave up
+	// (written by the watchdog before it takes the call out of inFlight).
+	closing bool
+	// ended is why the call may not go on (ctxLive while it may).
+	ended atomic.Uint32
+	// given is set once the watchdog gave up on the call.
+	given atomic.Bool
 }
+
+// The values of callCtx.ended.
+const (
+	ctxLive     = iota
+	ctxReturned // the call returned: context.Canceled
+	ctxExpired  // given up on: context.DeadlineExceeded
+)
+
+// callCtxSlab is the number of call contexts allocated at once.
+const callCtxSlab = 32
 
 var closedChan = func() chan struct{} {
 	c := make(chan struct{})
@@ -72,10 +87,19 @@ var closedChan = func() chan struct{} {
 	return c
 }()
 
+// newCallCtx returns the context of a call. Only the goroutine that runs
+// the job calls it (the worker, an inline committer, or the goroutine that
+// took a transaction over), so the slab needs no lock.
 func (s *Scheduler) newCallCtx(parent context.Context, op OpKind, d kv.Descriptor, key string) *callCtx {
-	now := time.Now()
-	timeout := s.callTimeout(d)
-	return &callCtx{parent: parent, op: op, desc: d, key: key, start: now, deadline: now.Add(timeout), timeout: timeout}
+	if len(s.callSlab) == 0 {
+		s.callSlab = make([]callCtx, callCtxSlab)
+	}
+	c := &s.callSlab[0]
+	s.callSlab = s.callSlab[1:]
+	c.parent, c.op, c.desc, c.key = parent, op, d, key
+	c.start = time.Now()
+	c.timeout = s.callTimeout(d)
+	return c
 }
 
 // callTimeout returns the call timeout of d's calls.
@@ -88,8 +112,11 @@ func (s *Scheduler) callTimeout(d kv.Descriptor) time.Duration {
 	return s.opts.callTimeout
 }
 
+// deadline returns the call's deadline.
+func (c *callCtx) deadline() time.Time { return c.start.Add(c.timeout) }
+
 // Deadline returns the call's deadline.
-func (c *callCtx) Deadline() (time.Time, bool) { return c.deadline, true }
+func (c *callCtx) Deadline() (time.Time, bool) { return c.deadline(), true }
 
 // Done returns a channel closed at the deadline, when the scheduler gives
 // up on the call, or once the call has returned.
@@ -97,7 +124,7 @@ func (c *callCtx) Done() <-chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.done == nil {
-		if c.err != nil {
+		if c.ended.Load() != ctxLive {
 			return closedChan
 		}
 		c.done = make(chan struct{})
@@ -107,24 +134,30 @@ func (c *callCtx) Done() <-chan struct{} {
 
 // Err returns nil while the call may go on, then why it may not.
 func (c *callCtx) Err() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.err
+	switch c.ended.Load() {
+	case ctxReturned:
+		return context.Canceled
+	case ctxExpired:
+		return context.DeadlineExceeded
+	}
+	return nil
 }
 
 // Value returns the transaction context's value for key.
 func (c *callCtx) Value(key any) any { return c.parent.Value(key) }
 
-func (c *callCtx) cancel(err error) {
+// end ends the context: why is ctxReturned or ctxExpired; the first end
+// stands.
+func (c *callCtx) end(why uint32) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.err == nil {
-		c.err = err
-		if c.done != nil {
-			close(c.done)
-		}
+	if c.ended.CompareAndSwap(ctxLive, why) && c.done != nil {
+		close(c.done)
 	}
 }
+
+// cause is the error of a call the scheduler gave up on.
+func (c *callCtx) cause() error { return c.timeoutError(c.closing) }
 
 // name returns the name of the call's descriptor.
 func (c *callCtx) name() string {
@@ -179,7 +212,7 @@ func (s *Scheduler) callInline(st *txnState, i int, ctx context.Context, kind Op
 		return nil, c, nil
 	}
 	m, err = callHandler(c, kind, d, key, prev, value, meta)
-	c.cancel(context.Canceled)
+	c.end(ctxReturned)
 	if !s.inFlight.CompareAndSwap(c, nil) {
 		s.late(c, err)
 		return nil, c, nil
@@ -217,11 +250,11 @@ func (s *Scheduler) callOut(ctx context.Context, kind OpKind, d kv.Descriptor, k
 			return false, c.timeoutError(true)
 		}
 		<-c.givenUp
-		return false, c.cause
+		return false, c.cause()
 	}
 	go func() {
 		err := fn(c)
-		c.cancel(context.Canceled)
+		c.end(ctxReturned)
 		if c.given.Load() {
 			s.late(c, err)
 		}
@@ -237,8 +270,9 @@ func (s *Scheduler) callOut(ctx context.Context, kind OpKind, d kv.Descriptor, k
 		<-c.givenUp
 	case <-c.givenUp:
 	}
-	s.observe(c, c.cause)
-	return false, c.cause
+	cause := c.cause()
+	s.observe(c, cause)
+	return false, cause
 }
 
 // watchdog gives up on the call in flight at its deadline, or at once when
@@ -259,23 +293,23 @@ func (s *Scheduler) watchdog() {
 		next := idle
 		if c := s.inFlight.Load(); c != nil {
 			now := time.Now()
-			switch {
-			case closing || !now.Before(c.deadline):
-				s.giveUp(c, c.timeoutError(closing))
+			switch deadline := c.deadline(); {
+			case closing || !now.Before(deadline):
+				s.giveUp(c, closing)
 			default:
-				next = c.deadline.Sub(now)
+				next = deadline.Sub(now)
 			}
 		}
 		t.Reset(next)
 	}
 }
 
-// giveUp gives up on call c, failing it with cause: the goroutine waiting
-// for it goes on, or (for a call of the plan, whose goroutine is the one
-// blocked) a new goroutine takes the transaction over. Only the watchdog
-// calls it.
-func (s *Scheduler) giveUp(c *callCtx, cause error) {
-	c.cause = cause
+// giveUp gives up on call c, failing it with a *CallTimeoutError (closing:
+// because Close gave up): the goroutine waiting for it goes on, or (for a
+// call of the plan, whose goroutine is the one blocked) a new goroutine
+// takes the transaction over. Only the watchdog calls it.
+func (s *Scheduler) giveUp(c *callCtx, closing bool) {
+	c.closing = closing
 	if c.st != nil {
 		c.givenUp = make(chan struct{})
 	}
@@ -283,9 +317,9 @@ func (s *Scheduler) giveUp(c *callCtx, cause error) {
 		return // it has just returned
 	}
 	c.given.Store(true)
-	c.cancel(context.DeadlineExceeded)
+	c.end(ctxExpired)
 	s.opts.logger.Error("gave up on a southbound call at its deadline; the transaction goes on without it",
-		"descriptor", c.name(), "op", c.op.String(), "key", c.key, "timeout", c.timeout, "error", cause)
+		"descriptor", c.name(), "op", c.op.String(), "key", c.key, "timeout", c.timeout, "error", c.cause())
 	if c.st == nil {
 		close(c.givenUp)
 		return
@@ -316,8 +350,9 @@ type txnState struct {
 // committer (see runInline) once the job has ended.
 func (s *Scheduler) takeOver(c *callCtx) {
 	st, j := c.st, c.st.j
-	s.observe(c, c.cause)
-	results := st.plan.resultsUpTo(st.callIndex, nil, c.cause, st.unheld)
+	cause := c.cause()
+	s.observe(c, cause)
+	results := st.plan.resultsUpTo(st.callIndex, nil, cause, st.unheld)
 	s.safely(j, func() {
 		out := s.finishTxn(st, results, false)
 		s.endJob(j, out)

@@ -36,7 +36,10 @@ func (s *Scheduler) runTxn(j *job) txnOutput {
 	if j.opts.dryRun {
 		res.Seq = 0 // a dry run changes nothing and takes no number
 	}
-	ctx := context.WithoutCancel(j.ctx)
+	// Calls get their own context (see callCtx), which takes only the
+	// values of the job's: the job's cancellation bounds the caller's
+	// wait, never the transaction.
+	ctx := j.ctx
 
 	// A refresh reads the southbound before anything is planned. What it
 	// finds is kept even by a dry run: it is a fact, not a change.
@@ -53,25 +56,33 @@ func (s *Scheduler) runTxn(j *job) txnOutput {
 	if txn32(seq) == 1 {
 		s.g.clearMarks() // once every 2^32-1 transactions
 	}
-	plan := &run{s: s, g: s.g, ctx: ctx, seq: seq, seq32: txn32(seq), opts: j.opts, sim: true, view: view}
-	// Sized for the usual transaction (a value, and one derived or
-	// dependent value per item), so that even a large one rarely grows.
-	size := 2*(len(j.items)+len(j.retry)) + 2
-	plan.ops = make([]Op, 0, size)
-	plan.calls = make([]plannedCall, 0, size)
+	// The plan is the scheduler's own run, reused with its buffers (one
+	// transaction runs at a time; see newPlan).
+	plan, scratch := s.newPlan(ctx, seq, j, view)
 	s.g.begin()
 	plan.apply(j)
+	if scratch {
+		// Planned into the reused buffer: the plan's operations get an
+		// array of their own, just their size (they go to the caller).
+		ops := make([]Op, len(plan.ops))
+		copy(ops, plan.ops)
+		clear(s.planOps[:min(len(ops), cap(s.planOps))])
+		plan.ops = ops
+	}
 	res.Planned = plan.ops
 	if s.opts.txnLog {
 		s.logOps(res, res.Planned, true)
 	}
 	if j.opts.dryRun {
+		defer s.releasePlan(plan)
 		plan.reportUnimplemented(j)
 		s.g.rollback(nil)
 		if view != nil {
 			s.syncMetadataMaps(view)
 		}
-		plan.reportPanics()
+		if s.panics.n.Load() > 0 {
+			plan.reportPanics()
+		}
 		res.Errors = append(refreshErrs, plan.errs...)
 		res.End = time.Now()
 		if len(res.Errors) > 0 {
@@ -91,11 +102,58 @@ func (s *Scheduler) runTxn(j *job) txnOutput {
 	return s.finishTxn(st, results, ok)
 }
 
+// planScratchMax bounds the capacity of the buffers that plans reuse:
+// a larger transaction's plan allocates its own, and after one that grew
+// a buffer beyond it, the buffer is dropped rather than kept.
+const planScratchMax = 64
+
+// newPlan returns the run that plans job j: the scheduler's own, reset,
+// with its buffers of calls and operations kept from the transaction
+// before (nothing of a plan outlives its transaction but its operations).
+// scratch says that the operations go to the reused buffer, from which
+// the caller copies them out after planning.
+func (s *Scheduler) newPlan(ctx context.Context, seq uint64, j *job, view *sbView) (plan *run, scratch bool) {
+	plan = &s.plan
+	calls := plan.calls
+	*plan = run{s: s, g: s.g, ctx: ctx, seq: seq, seq32: txn32(seq), opts: j.opts, sim: true, view: view}
+	// Sized for the usual transaction (a value, and one derived or
+	// dependent value per item), so that even a large one rarely grows.
+	size := 2*(len(j.items)+len(j.retry)) + 2
+	if size <= planScratchMax {
+		if calls == nil {
+			calls = make([]plannedCall, 0, planScratchMax)
+		}
+		if s.planOps == nil {
+			s.planOps = make([]Op, 0, planScratchMax)
+		}
+		plan.calls = calls
+		plan.ops = s.planOps
+		return plan, true
+	}
+	plan.calls = make([]plannedCall, 0, size)
+	plan.ops = make([]Op, 0, size)
+	return plan, false
+}
+
+// releasePlan keeps the plan's buffer of calls for the next transaction,
+// emptied, unless it grew large; the run lets go of everything else.
+func (s *Scheduler) releasePlan(plan *run) {
+	calls := plan.calls
+	if cap(calls) > planScratchMax {
+		calls = nil
+	} else {
+		clear(calls)
+		calls = calls[:0]
+	}
+	*plan = run{calls: calls}
+}
+
 // finishTxn ends a transaction whose plan was executed: all its calls
 // succeeded (ok), or results replays those made up to the one that failed.
 func (s *Scheduler) finishTxn(st *txnState, results []callResult, ok bool) txnOutput {
 	j, res, plan, view, refreshErrs, ctx, seq := st.j, st.res, st.plan, st.view, st.refreshErrs, st.ctx, st.seq
 	*st = txnState{}
+	defer s.releasePlan(plan)
 	final := plan
 	if ok {
 		s.g.commit()
@@ -118,7 +176,9 @@ func (s *Scheduler) finishTxn(st *txnState, results []callResult, ok bool) txnOu
 		res.Executed = exec.ops
 		final = exec
 	}
-	final.reportPanics()
+	if s.panics.n.Load() > 0 {
+		final.reportPanics()
+	}
 	final.reportUnimplemented(j)
 	res.Errors = final.errs
 	if len(refreshErrs) > 0 {

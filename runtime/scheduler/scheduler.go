@@ -56,9 +56,18 @@ type Scheduler struct {
 	inFlight atomic.Pointer[callCtx]
 	closing  atomic.Bool
 	abandon  chan struct{}
+	// callSlab holds the call contexts not yet used (see newCallCtx).
+	callSlab []callCtx
 	// txn is the state of the running transaction (one at a time), kept
 	// for a takeover.
 	txn txnState
+	// plan is the run that plans the running transaction, and planOps
+	// the buffer its operations go to; both are reused (see newPlan).
+	plan    run
+	planOps []Op
+	// spareJob is the job that the next inline commit reuses (see
+	// runInline); only the job that holds busy touches it.
+	spareJob *job
 	// locked is set while the job in progress holds mu (see lock).
 	locked bool
 }
@@ -283,32 +292,47 @@ func (s *Scheduler) idle() {
 	}
 }
 
-// runInline runs j on the calling goroutine when nothing is queued or
+// runInline commits t on the calling goroutine when nothing is queued or
 // running, which saves two goroutine hand-overs per transaction; it
 // reports false (and does nothing) otherwise. Order is kept: a job runs
 // inline only when it would have been next anyway.
-func (s *Scheduler) runInline(j *job) (bool, error) {
+//
+// The job is the scheduler's spare one, and it takes t's items without a
+// copy: the committer waits for the job to end, so t cannot change
+// meanwhile, and nothing keeps the items after it (the history and the
+// observer take copies).
+func (s *Scheduler) runInline(t *Txn, ctx context.Context) (*Result, bool, error) {
 	s.qmu.Lock()
 	if s.closed {
 		s.qmu.Unlock()
-		return false, ErrClosed
+		return nil, false, ErrClosed
 	}
 	if s.busy || len(s.queue) > 0 {
 		s.qmu.Unlock()
-		return false, nil
+		return nil, false, nil
 	}
 	s.busy = true
 	s.qmu.Unlock()
-	j.inline = true
+	// The spare job is used by the job that holds busy only.
+	j := s.spareJob
+	s.spareJob = nil
+	if j == nil {
+		j = new(job)
+	}
+	*j = job{kind: t.kind(), ctx: ctx, opts: t.opts, items: t.items, inline: true}
 	s.safeProcess(j)
 	if j.taken != nil {
 		// Another goroutine took the job over and ended it (and the
-		// scheduler's turn with it).
+		// scheduler's turn with it); that goroutine may still read the
+		// job, which is not reused.
 		<-j.taken.givenUp
-		return true, nil
+		return j.result, true, nil
 	}
+	res := j.result
+	*j = job{}
+	s.spareJob = j
 	s.idle()
-	return true, nil
+	return res, true, nil
 }
 
 // Close stops the scheduler. Queued work is drained until ctx ends; what
@@ -432,16 +456,13 @@ func (s *Scheduler) process(j *job) {
 // endJob records a transaction's result, releases the graph and delivers
 // the result.
 func (s *Scheduler) endJob(j *job, res txnOutput) {
-	var rec *Record
 	var entry *histEntry
-	if s.view.hist.max > 0 || s.opts.observer != nil {
-		rec = &Record{Seq: res.Seq, Kind: res.Kind, Description: res.Description, Values: j.items,
-			Planned: res.Planned, Executed: res.Executed, Errors: res.Errors, Reverted: res.Reverted,
-			DryRun: res.DryRun, Start: res.Start, End: res.End}
-		if !res.DryRun && s.view.hist.max > 0 {
-			asPlanned := len(res.Executed) > 0 && len(res.Planned) > 0 && &res.Executed[0] == &res.Planned[0]
-			entry = newHistEntry(rec, asPlanned)
-		}
+	if !res.DryRun && s.view.hist.max > 0 {
+		// The history keeps a compact copy of the record: this one need
+		// not outlive the call.
+		rec := res.record(j)
+		asPlanned := len(res.Executed) > 0 && len(res.Planned) > 0 && &res.Executed[0] == &res.Planned[0]
+		entry = newHistEntry(&rec, asPlanned)
 	}
 	var seq uint64
 	if !res.DryRun {
@@ -451,9 +472,22 @@ func (s *Scheduler) endJob(j *job, res txnOutput) {
 	s.unlock()
 	s.watchers.deliver(statuses)
 	if s.opts.observer != nil {
-		s.opts.observer.TxnDone(rec)
+		// The observer may keep its record: it gets one of its own, with
+		// its own copy of the values (a Txn may change after its commit).
+		rec := res.record(j)
+		if j.inline {
+			rec.Values = slices.Clone(rec.Values) // the Txn's own
+		}
+		s.opts.observer.TxnDone(&rec)
 	}
 	j.finish(res.Result, nil)
+}
+
+// record returns the record of the transaction of job j.
+func (res txnOutput) record(j *job) Record {
+	return Record{Seq: res.Seq, Kind: res.Kind, Description: res.Description, Values: j.items,
+		Planned: res.Planned, Executed: res.Executed, Errors: res.Errors, Reverted: res.Reverted,
+		DryRun: res.DryRun, Start: res.Start, End: res.End}
 }
 
 // schedulePeriodicResync queues a downstream resync after the resync

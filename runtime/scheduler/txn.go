@@ -18,6 +18,9 @@ type Txn struct {
 	items []KeyValue
 	index map[string]int
 	err   error
+	// first holds the first item, so that a transaction of one key
+	// allocates nothing more than itself.
+	first [1]KeyValue
 }
 
 // Txn starts a transaction.
@@ -62,6 +65,9 @@ func (t *Txn) Set(key string, value proto.Message) *Txn {
 	if t.index != nil {
 		t.index[key] = len(t.items)
 	}
+	if t.items == nil {
+		t.items = t.first[:0]
+	}
 	t.items = append(grow(t.items), KeyValue{Key: key, Value: value})
 	if t.index == nil && len(t.items) > txnScanMax {
 		t.index = make(map[string]int, 2*len(t.items))
@@ -99,11 +105,15 @@ func (t *Txn) Len() int { return len(t.items) }
 
 // job copies the items, so that the Txn may change after a commit.
 func (t *Txn) job(ctx context.Context) *job {
-	kind := NBTxn
+	return &job{kind: t.kind(), ctx: ctx, opts: t.opts, items: append([]KeyValue(nil), t.items...)}
+}
+
+// kind returns the kind of transaction t commits.
+func (t *Txn) kind() TxnKind {
 	if t.opts.resync != NBTxn {
-		kind = t.opts.resync
+		return t.opts.resync
 	}
-	return &job{kind: kind, ctx: ctx, opts: t.opts, items: append([]KeyValue(nil), t.items...)}
+	return NBTxn
 }
 
 // check returns the error of a transaction that cannot be committed.
@@ -126,17 +136,17 @@ func (t *Txn) Commit(ctx context.Context) (*Result, error) {
 	if err := t.check(); err != nil {
 		return &Result{Kind: NBTxn, Err: err}, err
 	}
-	j := t.job(ctx)
 	// Run on this goroutine when the wait need not be bounded: a context
 	// that can end needs the transaction on the worker, so that Commit can
 	// return while it runs.
 	if ctx.Done() == nil {
-		if inline, err := t.s.runInline(j); err != nil {
+		if r, inline, err := t.s.runInline(t, ctx); err != nil {
 			return &Result{Kind: NBTxn, Err: err}, err
 		} else if inline {
-			return j.result, j.result.Err
+			return r, r.Err
 		}
 	}
+	j := t.job(ctx)
 	j.done = make(chan *Result, 1)
 	if err := t.s.enqueue(j); err != nil {
 		return &Result{Kind: NBTxn, Err: err}, err
