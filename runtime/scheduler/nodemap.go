@@ -20,6 +20,7 @@ type nodeMap struct {
 	n int
 }
 
+// nodeShards is the number of shards (shardOf keeps the top 6 bits).
 const nodeShards = 64
 
 type nodeShard struct {
@@ -36,25 +37,21 @@ type nodeEntry struct {
 }
 
 // shardOf spreads keys over the shards. Only the spread matters (a
-// shard's lock is held briefly either way), so a few words of the key
-// are mixed instead of hashing all of it: the map hashes the key again.
+// shard's lock is held briefly either way), so two words of the key, its
+// middle and its end, are mixed instead of hashing all of it: the map
+// hashes the key again.
 func shardOf(key string) uint32 {
 	n := len(key)
 	h := uint64(n)
-	switch {
-	case n >= 16:
-		h ^= word(key[:8]) ^ word(key[n/2-4:n/2+4])*0x9E3779B97F4A7C15 ^ word(key[n-8:])*0xC2B2AE3D27D4EB4F
-	case n >= 8:
-		h ^= word(key[:8]) ^ word(key[n-8:])*0x9E3779B97F4A7C15
-	default:
+	if n >= 8 {
+		h ^= word(key[n-8:]) ^ word(key[(n-8)/2:(n-8)/2+8])*0x9E3779B97F4A7C15
+	} else {
 		for i := 0; i < n; i++ {
 			h = h<<8 | uint64(key[i])
 		}
 	}
-	h ^= h >> 29
 	h *= 0xBF58476D1CE4E5B9
-	h ^= h >> 32
-	return uint32(h % nodeShards)
+	return uint32(h >> (64 - 6)) // 64 shards
 }
 
 // word reads 8 bytes of s as a little-endian number.

@@ -212,7 +212,18 @@ func (h *logHandler) WithGroup(string) slog.Handler { return h }
 // control character: a key or error text from outside (an unknown key, a
 // retrieved one) can then neither split a log line nor forge one.
 func logSafe(s string) string {
-	for i := 0; i < len(s); i++ {
+	// Eight bytes at a time: a key or an error rarely holds a control
+	// character, and then every byte is looked at once.
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := word(s[i : i+8])
+		// A byte below 0x20, or equal to 0x7f, sets its high bit here.
+		if ((w-0x20*ones)&^w|((w^0x7f*ones)-ones)&^(w^0x7f*ones))&highs != 0 {
+			break
+		}
+	}
+	for ; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c == 0x7f {
 			return strconv.Quote(s)
 		}

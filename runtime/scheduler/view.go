@@ -37,6 +37,9 @@ type view struct {
 	// readers hold the published numbers that readers read at, plus one
 	// (0: free slot).
 	readers [viewReaders]atomic.Uint64
+	// reading counts the reads between read and done, so that a publish
+	// with no reader skips looking at the slots.
+	reading atomic.Int32
 
 	// The worker's own: the history's buffer, the keys whose versions may
 	// be trimmed at the next publish, and limits.
@@ -289,6 +292,9 @@ type viewRead struct {
 // when it no longer looks at the view's versions. Until then no version
 // the read may need is unlinked.
 func (v *view) read() viewRead {
+	// Counted before registering: a publish that sees no read counted
+	// after its store knows that every read to come reads its state.
+	v.reading.Add(1)
 	for spins := 0; ; spins++ {
 		st := v.state.Load()
 		for i := range v.readers {
@@ -314,7 +320,10 @@ func (v *view) read() viewRead {
 	}
 }
 
-func (r viewRead) done() { r.v.readers[r.slot].Store(0) }
+func (r viewRead) done() {
+	r.v.readers[r.slot].Store(0)
+	r.v.reading.Add(-1)
+}
 
 // get returns the version of key as of the read's state, or nil.
 func (r viewRead) get(key string) *viewRec {
@@ -446,10 +455,15 @@ func (s *Scheduler) publish(e *histEntry, seq uint64) []Status {
 // the state after registering), so only the registered readers can need a
 // version older than pub's.
 func (v *view) trimAll(pub uint64) {
+	if len(v.retrim) == 0 {
+		return
+	}
 	oldest := pub
-	for i := range v.readers {
-		if r := v.readers[i].Load(); r != 0 && r-1 < oldest {
-			oldest = r - 1
+	if v.reading.Load() != 0 {
+		for i := range v.readers {
+			if r := v.readers[i].Load(); r != 0 && r-1 < oldest {
+				oldest = r - 1
+			}
 		}
 	}
 	retrim := v.retrim
