@@ -132,10 +132,10 @@ type graph struct {
 	saved   chunks[node]
 	epoch   uint64
 	open    bool
-	// dirty lists the keys of the nodes changed, added or removed since
+	// dirty lists the nodes changed, added or removed since
 	// the last publish (see Scheduler.publish), journal open or not; a key
 	// may be listed more than once.
-	dirty []string
+	dirty chunks[*node]
 }
 
 type undoKind uint8
@@ -252,7 +252,7 @@ func (g *graph) touch(n *node) {
 			g.journal.push(undo{kind: undoNode, n: n, saved: g.saved.push(*n)})
 		}
 		n.epoch = g.epoch
-		g.dirty = append(g.dirty, n.key)
+		g.dirty.push(n)
 	}
 }
 
@@ -304,13 +304,13 @@ func (g *graph) all() iter.Seq2[string, *node] { return g.nodes.all() }
 func (g *graph) addNode(n *node) {
 	n.epoch = g.epoch // a new node needs no snapshot
 	g.nodes.set(n.key, n)
-	g.dirty = append(g.dirty, n.key)
+	g.dirty.push(n)
 	g.record(undo{kind: undoAddNode, key: n.key})
 }
 
 func (g *graph) delNode(n *node) {
 	g.nodes.del(n.key)
-	g.dirty = append(g.dirty, n.key)
+	g.dirty.push(n)
 	g.record(undo{kind: undoDelNode, key: n.key, n: n})
 }
 

@@ -371,8 +371,9 @@ func (s *Scheduler) publish(e *histEntry, seq uint64) []Status {
 	watch := s.watchers.active()
 	var changed []string
 	if pub > old.seq {
-		slab := recSlab{left: len(g.dirty)}
-		for _, key := range g.dirty {
+		slab := recSlab{left: g.dirty.len()}
+		for i := range g.dirty.len() {
+			key := (*g.dirty.at(i)).key
 			e := v.slots.entry(key)
 			slot, n := e.slot, e.n
 			var head *viewRec
@@ -425,13 +426,7 @@ func (s *Scheduler) publish(e *histEntry, seq uint64) []Status {
 	v.state.Store(&st)
 	v.trimAll(pub)
 
-	// Keep the list's room for the next job, unless a large one grew it.
-	if cap(g.dirty) > 4096 {
-		g.dirty = nil
-	} else {
-		clear(g.dirty)
-		g.dirty = g.dirty[:0]
-	}
+	g.dirty.reset() // keeps a few chunks for the next job
 	if len(changed) == 0 {
 		return nil
 	}
