@@ -18,6 +18,8 @@ type nodeMap struct {
 	shards [nodeShards]nodeShard
 	// n counts the entries that hold a node.
 	n int
+	// slots hands out versions slots a few hundred at a time.
+	slots []viewSlot
 }
 
 // nodeShards is the number of shards (shardOf keeps the top 6 bits).
@@ -30,7 +32,8 @@ type nodeShard struct {
 }
 
 // nodeEntry is what a key maps to: its node (nil when no value is in the
-// graph) and its published versions (nil until the first publish).
+// graph) and its published versions, given with the node (so that a
+// publish finds them with the lookup that finds the node).
 type nodeEntry struct {
 	n    *node
 	slot *viewSlot
@@ -83,6 +86,13 @@ func (m *nodeMap) set(key string, n *node) {
 	if e.n == nil {
 		m.n++
 	}
+	if e.slot == nil {
+		if len(m.slots) == 0 {
+			m.slots = make([]viewSlot, 256)
+		}
+		e.slot = &m.slots[0]
+		m.slots = m.slots[1:]
+	}
 	e.n = n
 	sh.m[key] = e
 	sh.mu.Unlock()
@@ -94,7 +104,7 @@ func (m *nodeMap) del(key string) {
 	sh.mu.Lock()
 	if e := sh.m[key]; e.n != nil {
 		m.n--
-		if e.slot == nil {
+		if e.slot == nil || e.slot.head.Load() == nil {
 			delete(sh.m, key)
 		} else {
 			e.n = nil
@@ -104,31 +114,13 @@ func (m *nodeMap) del(key string) {
 	sh.mu.Unlock()
 }
 
-// setSlot gives key its versions.
-func (m *nodeMap) setSlot(key string, s *viewSlot) {
-	sh := m.shard(key)
-	sh.mu.Lock()
-	if sh.m == nil {
-		sh.m = map[string]nodeEntry{}
-	}
-	e := sh.m[key]
-	e.slot = s
-	sh.m[key] = e
-	sh.mu.Unlock()
-}
-
-// dropSlot takes the versions s of key out, and the entry with them when
-// key has no node.
+// dropSlot takes out the entry of key, whose versions s are down to its
+// deletion, unless the key has a node again (whose versions go on in s).
 func (m *nodeMap) dropSlot(key string, s *viewSlot) {
 	sh := m.shard(key)
 	sh.mu.Lock()
-	if e, ok := sh.m[key]; ok && e.slot == s {
-		if e.n == nil {
-			delete(sh.m, key)
-		} else {
-			e.slot = nil
-			sh.m[key] = e
-		}
+	if e, ok := sh.m[key]; ok && e.slot == s && e.n == nil {
+		delete(sh.m, key)
 	}
 	sh.mu.Unlock()
 }

@@ -2,39 +2,48 @@ package scheduler
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 )
 
-// TestNodeMap: an entry lives while the key has a node or versions, and
-// len counts nodes only.
+// TestNodeMap: a key gets its versions with its node; the entry lives
+// while the key has a node or published versions; len counts nodes only.
 func TestNodeMap(t *testing.T) {
 	var m nodeMap
 	a, b := &node{key: "a"}, &node{key: "b"}
 	m.set("a", a)
 	m.set("b", b)
-	m.set("a", a) // again: still one node
-	if m.len() != 2 || m.get("a") != a || m.get("c") != nil {
-		t.Fatalf("len %d, a %p, c %p", m.len(), m.get("a"), m.get("c"))
+	s := m.load("a")
+	m.set("a", a) // again: still one node, the same versions
+	if m.len() != 2 || m.get("a") != a || m.get("c") != nil || s == nil || m.load("a") != s {
+		t.Fatalf("len %d, a %p, c %p, slot %p then %p", m.len(), m.get("a"), m.get("c"), s, m.load("a"))
 	}
-	s := &viewSlot{}
-	m.setSlot("a", s)
+
+	// Never published: the entry goes with the node (a rolled-back
+	// create leaves nothing behind).
+	m.del("b")
+	if _, ok := m.shard("b").m["b"]; ok || m.len() != 1 {
+		t.Fatalf("an unpublished key outlived its node (len %d)", m.len())
+	}
+
+	// Published: the versions outlive the node.
+	s.head.Store(&viewRec{pub: 1})
 	m.del("a")
-	if m.len() != 1 || m.get("a") != nil || m.load("a") != s {
+	if m.len() != 0 || m.get("a") != nil || m.load("a") != s {
 		t.Fatalf("after del: len %d, node %p, slot %p: the versions must outlive the node", m.len(), m.get("a"), m.load("a"))
 	}
 	m.del("a") // no node: nothing to count
-	if m.len() != 1 {
+	if m.len() != 0 {
 		t.Fatalf("len %d after a second del", m.len())
 	}
-	var keys []string
 	for k := range m.all() {
-		keys = append(keys, k)
+		t.Errorf("all yields %s, which has no node", k)
 	}
-	if !slices.Equal(keys, []string{"b"}) {
-		t.Errorf("all: %v, want [b] (a key with versions only has no node)", keys)
+	m.set("a", a) // back: the same versions go on
+	if m.load("a") != s || m.len() != 1 {
+		t.Fatal("a key that comes back lost its versions")
 	}
+	m.del("a")
 	m.dropSlot("a", &viewSlot{}) // not its versions: kept
 	if m.load("a") != s {
 		t.Fatal("dropSlot took another slot's entry")
@@ -43,10 +52,12 @@ func TestNodeMap(t *testing.T) {
 	if _, ok := m.shard("a").m["a"]; ok {
 		t.Error("an entry with neither node nor versions is kept")
 	}
-	m.setSlot("b", s)
-	m.dropSlot("b", s)
-	if m.get("b") != b || m.load("b") != nil {
-		t.Error("dropSlot of a key with a node must keep the node")
+	c := &node{key: "c"}
+	m.set("c", c)
+	sc := m.load("c")
+	m.dropSlot("c", sc)
+	if m.get("c") != c || m.load("c") != sc {
+		t.Error("dropSlot of a key with a node must keep the node and its versions")
 	}
 }
 

@@ -232,17 +232,7 @@ func (r *viewRec) moreOrNil() *viewMore {
 // hundred: one allocation for many values.
 type recSlab struct {
 	free  []viewRec
-	slots []viewSlot
-	left  int // versions still to hand out, at most
-}
-
-func (s *recSlab) slot() *viewSlot {
-	if len(s.slots) == 0 {
-		s.slots = make([]viewSlot, max(1, min(s.left+1, 256)))
-	}
-	sl := &s.slots[0]
-	s.slots = s.slots[1:]
-	return sl
+	left int // versions still to hand out, at most
 }
 
 func (s *recSlab) next() *viewRec {
@@ -402,10 +392,8 @@ func (s *Scheduler) publish(e *histEntry, seq uint64) []Status {
 			default:
 				continue
 			}
-			if slot == nil {
-				slot = slab.slot()
-				slot.head.Store(rec)
-				v.slots.setSlot(key, slot)
+			if head == nil {
+				slot.head.Store(rec) // the first version
 				continue
 			}
 			rec.prev.Store(head)
