@@ -93,9 +93,11 @@ type Spec[V proto.Message, M any] struct {
 	IsKey func(key string) bool
 	// Label returns the label of a key; default: the key without the prefix.
 	Label func(key string) string
-	// Dependencies lists what a value needs before it can be created. The
-	// list is never modified by its callers, so it may be shared between
-	// values (see ShareDependencies).
+	// Dependencies lists what a value needs before it can be created. It
+	// is a function of the key and the value only, and may be called from
+	// several goroutines at once (readers of the scheduler call it too).
+	// The list is never modified by its callers, so it may be shared
+	// between values (see ShareDependencies).
 	Dependencies func(key string, value V) []Dependency
 	// Derived lists the values derived from a value.
 	Derived func(key string, value V) []Derived

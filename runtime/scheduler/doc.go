@@ -189,7 +189,11 @@
 // scheduler, and see the state before their transaction; they must not
 // commit from Create, Update or Delete (they run inside a transaction).
 // They may read metadata maps, which have their own locks. Watchers never
-// block the scheduler: a full watcher drops updates and counts them.
+// block the scheduler: a full watcher drops updates and counts them. A
+// read that explains a PENDING value (Status's Unmet, WhyPending) calls
+// the descriptor's Dependencies on the reader's goroutine, with the
+// published intent: like Label and IsKey, it must be a function of the key
+// and the value only, safe for concurrent use (generated code is).
 //
 // The calls of an executed plan are made on the transaction's goroutine
 // (the committer's, when the scheduler was idle and Commit's context

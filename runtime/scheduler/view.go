@@ -15,8 +15,11 @@ import (
 )
 
 // view is what readers see: the values as the last finished job left
-// them, the retained history and the registered descriptors. Readers take
-// no lock, and the worker never waits for a reader.
+// them, the retained history and the registered descriptors. Readers
+// never wait for a transaction: the only lock they take is one shard of
+// the key map (nodeMap) at a time, for reading, for a lookup or to copy
+// the shard's keys out; the worker takes a shard only to add or remove a
+// key, so it waits at most for that.
 //
 // The worker works on the graph (under Scheduler.mu, which readers never
 // take) and publishes into the view when a job ends (publish): each value
