@@ -234,7 +234,7 @@ func (r *viewRec) moreOrNil() *viewMore {
 // recSlab hands out the versions of one publish from arrays of a few
 // hundred: one allocation for many values.
 type recSlab struct {
-	free  []viewRec
+	free []viewRec
 	left int // versions still to hand out, at most
 }
 
