@@ -29,11 +29,13 @@
 //     dependencies.
 //   - A reverting transaction (Revert) undoes, on its first failure, every
 //     operation it applied, and the failed one too (read back first: it
-//     may have applied in part). Every value it touched gets back its
-//     intended value and the version it had applied before, through
-//     ordinary operations ordered by dependencies like any other
-//     (dependents are deleted before what they need, a derived value is
-//     created after its base); a step refused because another value
+//     may have applied in part). Every value it touched, and every value
+//     the revert itself changes on the way (a derived value that goes
+//     with a base the revert re-creates), gets back its intended value
+//     and the version it had applied before, through ordinary operations
+//     ordered by dependencies like any other (dependents are deleted
+//     before what they need, a derived value is created after its base);
+//     a step refused because another value
 //     still needs the value is tried again once the values it waits for
 //     are back. When the southbound accepts the undo calls, the southbound
 //     and the values' states end exactly as before the transaction: a

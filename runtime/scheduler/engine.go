@@ -119,9 +119,12 @@ type failedOp struct {
 }
 
 // mut snapshots n into the journal before a change (simulation), or
-// records its prior state (execution of a reverting transaction).
+// records its prior state (execution of a reverting transaction). A value
+// that the revert is first to change (a derived value deleted with its
+// base, say) is recorded too: the forward pass left it as it was before
+// the transaction, and the revert must put it back.
 func (r *run) mut(n *node) {
-	if r.prior != nil && !r.reverting {
+	if r.prior != nil {
 		r.remember(n.key, n)
 	}
 	r.g.touch(n)
@@ -190,7 +193,7 @@ func (r *run) remember(key string, n *node) {
 
 // newNode adds a node for key, resolving its descriptor.
 func (r *run) newNode(key, base string) *node {
-	if r.prior != nil && !r.reverting {
+	if r.prior != nil {
 		r.remember(key, nil)
 	}
 	n := &node{key: key, base: base, origin: kv.OriginNB, desc: r.s.lookup(key)}

@@ -12,9 +12,10 @@ import (
 // when its descriptor can Retrieve: its value is then restored like any
 // other; without a read-back, the inverse of the failed call is made
 // blindly first (an error doing so is logged: it may not have applied at
-// all). Then every value the forward pass touched gets back its intended
-// value and, through ordinary operations in dependency order, the version
-// it had applied before, with its state and error of then; steps refused
+// all). Then every value the forward pass touched, or the revert changes
+// first (see mut), gets back its intended value and, through ordinary
+// operations in dependency order, the version it had applied before, with
+// its state and error of then; steps refused
 // as still needed are tried again in rounds (retryRefused). The graph says
 // what the southbound holds even when an undo call fails.
 func (r *run) revert() {
@@ -43,8 +44,10 @@ func (r *run) revert() {
 	// removed for them first, while what those need is there; then every
 	// value goes back to what it had applied; then what depends on the
 	// values that came back.
+	// The keys the revert itself changes first join r.priorOrder (see
+	// mut): they are restored as well.
 	restore := func() {
-		for _, k := range keys {
+		for _, k := range r.priorOrder {
 			if n := r.g.node(k); n != nil && n.applied != nil && n.origin != kv.OriginSB {
 				r.derive(n)
 				r.triggerDependents(k)
@@ -52,15 +55,18 @@ func (r *run) revert() {
 		}
 	}
 	restore()
-	for _, k := range keys {
-		r.reconcile(k)
+	for i := 0; i < len(r.priorOrder); i++ {
+		r.reconcile(r.priorOrder[i])
 	}
 	restore()
-	r.retryRefused(keys)
+	r.retryRefused(r.priorOrder)
 	defer r.setUndoState()
-	for _, k := range keys {
+	for _, k := range r.priorOrder {
+		// Back to the version it had applied, and not left by a failed
+		// call (one that failed earlier in the revert may have been
+		// made again, and succeeded): its state and error of then.
 		p := r.prior[k]
-		if n := r.g.node(k); n != nil && n.failedSeq != r.seq && n.applied == p.applied && p.existed {
+		if n := r.g.node(k); n != nil && (n.failedSeq != r.seq || n.lastErr == nil) && n.applied == p.applied && p.existed {
 			r.mut(n)
 			n.state, n.lastErr = p.state, p.lastErr
 		}
