@@ -42,7 +42,9 @@
 //     value that was FAILED before is FAILED again, with its old error,
 //     and holds what it held then (nothing, for a failed create: the
 //     revert does not retry it); an INVALID value keeps the valid version
-//     it kept. One exception: a leftover that nothing intends (a derived
+//     it kept; a value that was there without something it needs (its
+//     delete had failed) stays as it was when the revert deletes what the
+//     transaction created for it. One exception: a leftover that nothing intends (a derived
 //     value still there after its delete failed) is not put back once the
 //     transaction, or its revert, deleted it. When an undo call fails, the value is FAILED and the graph
 //     says what the southbound holds. A best-effort transaction (the

@@ -63,10 +63,9 @@ func (r *run) revert() {
 	defer r.setUndoState()
 	for _, k := range r.priorOrder {
 		// Back to the version it had applied, and not left by a failed
-		// call (one that failed earlier in the revert may have been
-		// made again, and succeeded): its state and error of then.
+		// call: its state and error of then.
 		p := r.prior[k]
-		if n := r.g.node(k); n != nil && (n.failedSeq != r.seq || n.lastErr == nil) && n.applied == p.applied && p.existed {
+		if n := r.g.node(k); n != nil && n.failedSeq != r.seq && n.applied == p.applied && p.existed {
 			r.mut(n)
 			n.state, n.lastErr = p.state, p.lastErr
 		}
