@@ -86,6 +86,9 @@ type run struct {
 	// took up, for the last one to link to their base; staleDeferred
 	// those of them it left to the last one.
 	staleTaken, staleDeferred []string
+	// leftovers are the stale values of ours that the graph held when a
+	// resync began (earlier runs failed to delete them).
+	leftovers []string
 	// adopting are the values adopted with other contents than intended,
 	// whose next operation carries the ADOPTED flag (see opFor).
 	adopting map[string]bool

@@ -257,6 +257,13 @@ func (r *run) resync(j *job) {
 	}
 	var repairs []string
 	if v != nil {
+		// The leftovers of earlier runs, for dropStale and linkLeftover:
+		// never CONFIGURED, so out of line.
+		for _, key := range rest {
+			if r.leftover(r.g.node(key)) {
+				r.leftovers = append(r.leftovers, key)
+			}
+		}
 		for i := range v.items {
 			it := &v.items[i]
 			if r.g.node(it.key) == nil && it.origin != kv.OriginNB {
@@ -271,8 +278,8 @@ func (r *run) resync(j *job) {
 		// values derive, which the reconciliation adopts. The others go
 		// last, once what needs them has been decided.
 		r.dropStale(true)
-		for _, key := range rest {
-			r.linkLeftover(r.g.node(key)) // a leftover is never CONFIGURED: out of line
+		for _, key := range r.leftovers {
+			r.linkLeftover(r.g.node(key))
 		}
 	}
 
@@ -583,16 +590,13 @@ func (r *run) dropStale(early bool) {
 	if len(stale) == 0 && len(r.staleTaken) == 0 {
 		return // the usual resync: what was found is known
 	}
-	// Stale values of ours that the graph knows already (an earlier
-	// resync failed to delete them) and the refresh found again: a base
-	// found stale now is linked to them, or they to it.
+	// Stale values of ours that the graph knows already (an earlier run
+	// failed to delete them): a base found stale now is linked to them,
+	// or they to it.
 	var leftovers []*node
-	for i := range r.view.items {
-		if it := &r.view.items[i]; it.origin == kv.OriginNB && it.used {
-			if n := r.g.node(it.key); n != nil && n.applied != nil && n.intent == nil && n.base == "" &&
-				n.origin == kv.OriginNB && !n.removing {
-				leftovers = append(leftovers, n)
-			}
+	for _, key := range r.leftovers {
+		if n := r.g.node(key); r.leftover(n) {
+			leftovers = append(leftovers, n)
 		}
 	}
 	if early {
@@ -761,13 +765,20 @@ func (r *run) linkDerived(dn, n *node) {
 // graph knows that base as applied now: the base is then deleted only
 // after it.
 func (r *run) linkLeftover(n *node) {
-	if n == nil || n.desc == nil || n.applied == nil || n.intent != nil || n.base != "" || n.origin != kv.OriginNB || n.removing {
+	if !r.leftover(n) {
 		return
 	}
 	b := r.g.node(n.desc.BaseOf(n.key))
 	if b != nil && b.desc != nil && b.applied != nil && b.origin == kv.OriginNB && !b.removing {
 		r.linkDerived(n, b)
 	}
+}
+
+// leftover reports whether n is a value of ours that nothing intends nor
+// derives and that the southbound holds (as far as known): its delete
+// failed.
+func (r *run) leftover(n *node) bool {
+	return n != nil && n.desc != nil && n.applied != nil && n.intent == nil && n.base == "" && n.origin == kv.OriginNB && !n.removing
 }
 
 // neededBy maps each key of stale that another value the refresh found

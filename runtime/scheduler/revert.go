@@ -130,6 +130,13 @@ func (r *run) retryRefused(keys []string) {
 		progress := false
 		for _, k := range again {
 			n := r.g.node(k)
+			if !refused(n) {
+				// Resolved by an earlier one of this round (gone,
+				// say).
+				progress = true
+				resolved = append(resolved, k)
+				continue
+			}
 			before := n.applied
 			r.mut(n)
 			n.failedSeq, n.lastErr = 0, nil
