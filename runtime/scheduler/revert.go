@@ -15,9 +15,9 @@ import (
 // all). Then every value the forward pass touched, or the revert changes
 // first (see mut), gets back its intended value and, through ordinary
 // operations in dependency order, the version it had applied before, with
-// its state and error of then; steps refused
-// as still needed are tried again in rounds (retryRefused). The graph says
-// what the southbound holds even when an undo call fails.
+// its state and error of then; steps refused as still needed are tried
+// again in rounds (retryRefused). The graph says what the southbound holds
+// even when an undo call fails.
 func (r *run) revert() {
 	r.abort, r.reverting, r.undoOp = false, true, -1
 	r.flags |= FlagRevert
@@ -43,9 +43,8 @@ func (r *run) revert() {
 	// Values still applied (a delete failed) get back what the forward pass
 	// removed for them first, while what those need is there; then every
 	// value goes back to what it had applied; then what depends on the
-	// values that came back.
-	// The keys the revert itself changes first join r.priorOrder (see
-	// mut): they are restored as well.
+	// values that came back. The keys the revert itself is first to
+	// change join r.priorOrder (see mut): they are restored as well.
 	restore := func() {
 		for _, k := range r.priorOrder {
 			if n := r.g.node(k); n != nil && n.applied != nil && n.origin != kv.OriginSB {
