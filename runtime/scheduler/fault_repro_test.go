@@ -508,3 +508,18 @@ func TestFaultReproLeftoverOfUnreadDescriptor(t *testing.T) {
 		{kind: fFull, faults: []fFault{{"retrieve", "addr", 1, fRetriable}}},
 	})
 }
+
+// v2 is left without its peer (its delete failed), v1 PENDING for its VRF.
+// A reverting transaction creates the VRF, and v1, whose create applies
+// and fails: the revert cannot tell that v1 was not there before (see the
+// second case of TestFaultReproRevertDependentLivedWithout) and keeps it,
+// and its VRF, for v2. The harness excuses exactly that
+// (fKeptForLivedWithout); the statuses must still say what exists.
+func TestFaultReproRevertPartialCreateUnderLivedWithout(t *testing.T) {
+	runFaultRepro(t, []fStep{
+		{kind: fFull, items: []fItem{{"if/v1", "vrf=2"}, {"if/v2", "peer=v1 addrs=10.0.0.1/24"}, {"vrf/1", "table=2"}}},
+		{kind: fTxn, revert: true, items: []fItem{{"if/v1", "peer=v2"}}, faults: []fFault{{"create", "addr/v2/10.0.0.1/24", 1, fPanic}, {"delete", "if/v2", 1, fRetriable}}},
+		{kind: fTxn, revert: true, items: []fItem{{"vrf/2", "table=0"}}, faults: []fFault{{"create", "if/v1", 1, fPartial}}},
+		{kind: fCheckpoint},
+	})
+}
