@@ -40,6 +40,16 @@ func (r *run) derive(n *node) {
 			continue
 		}
 		if dn := r.g.node(d.Key); dn != nil && dn.base != n.key {
+			if r.leftover(dn) {
+				// A stale value of ours, still there after its delete
+				// failed, whose base was unknown then: n derives it,
+				// so it is n's (deleted before n, adopted if equal).
+				r.mut(dn)
+				dn.base = n.key
+				keys = append(keys, d.Key)
+				values = append(values, d.Value)
+				continue
+			}
 			if dn.base != "" && r.root(dn.base) == r.root(n.key) {
 				// Another value derived from the same base holds the
 				// key; it may give it up when the derivation in progress

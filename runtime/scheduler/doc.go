@@ -29,18 +29,22 @@
 //     dependencies.
 //   - A reverting transaction (Revert) undoes, on its first failure, every
 //     operation it applied, and the failed one too (read back first: it
-//     may have applied in part). Every value it touched gets back its
-//     intended value and the version it had applied before, through
-//     ordinary operations ordered by dependencies like any other
-//     (dependents are deleted before what they need, a derived value is
-//     created after its base); a step refused because another value
+//     may have applied in part). Every value it touched, and every value
+//     the revert itself changes on the way (a derived value that goes
+//     with a base the revert re-creates), gets back its intended value
+//     and the version it had applied before, through ordinary operations
+//     ordered by dependencies like any other (dependents are deleted
+//     before what they need, a derived value is created after its base);
+//     a step refused because another value
 //     still needs the value is tried again once the values it waits for
 //     are back. When the southbound accepts the undo calls, the southbound
 //     and the values' states end exactly as before the transaction: a
 //     value that was FAILED before is FAILED again, with its old error,
 //     and holds what it held then (nothing, for a failed create: the
 //     revert does not retry it); an INVALID value keeps the valid version
-//     it kept. One exception: a leftover that nothing intends (a derived
+//     it kept; a value that was there without something it needs (its
+//     delete had failed) stays as it was when the revert deletes what the
+//     transaction created for it. One exception: a leftover that nothing intends (a derived
 //     value still there after its delete failed) is not put back once the
 //     transaction, or its revert, deleted it. When an undo call fails, the value is FAILED and the graph
 //     says what the southbound holds. A best-effort transaction (the

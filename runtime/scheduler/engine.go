@@ -86,6 +86,9 @@ type run struct {
 	// took up, for the last one to link to their base; staleDeferred
 	// those of them it left to the last one.
 	staleTaken, staleDeferred []string
+	// leftovers are the stale values of ours that the graph held when a
+	// resync began (earlier runs failed to delete them).
+	leftovers []string
 	// adopting are the values adopted with other contents than intended,
 	// whose next operation carries the ADOPTED flag (see opFor).
 	adopting map[string]bool
@@ -119,9 +122,12 @@ type failedOp struct {
 }
 
 // mut snapshots n into the journal before a change (simulation), or
-// records its prior state (execution of a reverting transaction).
+// records its prior state (execution of a reverting transaction). A value
+// that the revert is first to change (a derived value deleted with its
+// base, say) is recorded too: the forward pass left it as it was before
+// the transaction, and the revert must put it back.
 func (r *run) mut(n *node) {
-	if r.prior != nil && !r.reverting {
+	if r.prior != nil {
 		r.remember(n.key, n)
 	}
 	r.g.touch(n)
@@ -190,7 +196,7 @@ func (r *run) remember(key string, n *node) {
 
 // newNode adds a node for key, resolving its descriptor.
 func (r *run) newNode(key, base string) *node {
-	if r.prior != nil && !r.reverting {
+	if r.prior != nil {
 		r.remember(key, nil)
 	}
 	n := &node{key: key, base: base, origin: kv.OriginNB, desc: r.s.lookup(key)}
@@ -324,8 +330,15 @@ func (r *run) orphaned(n *node) bool {
 // applied before the transaction: that value, once what it needs exists.
 func (r *run) priorTarget(n *node, want proto.Message) (proto.Message, bool) {
 	switch {
-	case want == nil || n.failedSeq == r.seq:
-		return want, false
+	case want == nil:
+		return nil, false
+	case n.failedSeq == r.seq:
+		// An undo call of n failed: not again, as in target (a create
+		// made again could find what it needs gone since).
+		if n.applied != nil && n.lastOp != OpDelete && !r.depsMet(n, n.adeps) {
+			return nil, false
+		}
+		return n.applied, false
 	case want == n.intent && n.invalid == nil:
 		if !r.depsMet(n, n.deps) {
 			return nil, true
@@ -478,6 +491,18 @@ func (r *run) create(n *node, want proto.Message, flags Flags) {
 		}
 		r.fail(n, OpCreate, err, flags, nil, want, known)
 		if n.applied != nil && !r.abort {
+			if !r.depsMet(n, n.adeps) {
+				// Found in a version whose dependencies are gone (it
+				// was there already, unknown: the refresh that would
+				// have shown it failed): it goes, by another call than
+				// the one that failed, and stays FAILED with its error.
+				lastErr := n.lastErr
+				if r.remove(n, 0, false) {
+					r.mut(n)
+					n.lastErr = lastErr
+				}
+				return
+			}
 			r.derive(n)
 			r.triggerDependents(n.key)
 		}
@@ -658,6 +683,9 @@ func (r *run) removeDependents(n *node) {
 		if d == nil || d.applied == nil || d.removing {
 			continue
 		}
+		if r.reverting && r.livedWithout(d, n) {
+			continue
+		}
 		if r.leadsTo(n, k) {
 			partners = append(partners, k)
 			continue
@@ -681,11 +709,29 @@ func (r *run) blocker(n *node, stuck []string) string {
 		return stuck[0]
 	}
 	for _, k := range r.g.dependentsOf(n.key) {
-		if d := r.g.node(k); d != nil && !d.removing && r.needs(d, n.key) {
+		if d := r.g.node(k); d != nil && !d.removing && r.needs(d, n.key) && !(r.reverting && r.livedWithout(d, n)) {
 			return k
 		}
 	}
 	return ""
+}
+
+// livedWithout reports, while a revert runs, whether d held the version it
+// holds before the transaction, which names n as a dependency, when n did
+// not exist and a call of the transaction created it: d was there without
+// n (a veth end whose delete failed, left without its peer), and the revert
+// deletes n without touching d, as it was. (An AnyOf dependency may have
+// been met by another value then: it does not count. The failed call may
+// have found n there already, unknown: it does not count either.)
+func (r *run) livedWithout(d, n *node) bool {
+	pn, ok := r.prior[n.key]
+	if !ok || pn.applied != nil || r.failedOp != nil && r.failedOp.key == n.key {
+		return false
+	}
+	if pd, ok := r.prior[d.key]; ok && pd.applied != d.applied {
+		return false
+	}
+	return slices.ContainsFunc(d.adeps, func(dep kv.Dependency) bool { return !dep.IsAnyOf() && dep.Key == n.key })
 }
 
 // neededByRemoval reports whether a value being removed (further up the

@@ -257,6 +257,13 @@ func (r *run) resync(j *job) {
 	}
 	var repairs []string
 	if v != nil {
+		// The leftovers of earlier runs, for dropStale and linkLeftover:
+		// never CONFIGURED, so out of line.
+		for _, key := range rest {
+			if r.leftover(r.g.node(key)) {
+				r.leftovers = append(r.leftovers, key)
+			}
+		}
 		for i := range v.items {
 			it := &v.items[i]
 			if r.g.node(it.key) == nil && it.origin != kv.OriginNB {
@@ -271,6 +278,9 @@ func (r *run) resync(j *job) {
 		// values derive, which the reconciliation adopts. The others go
 		// last, once what needs them has been decided.
 		r.dropStale(true)
+		for _, key := range r.leftovers {
+			r.linkLeftover(r.g.node(key))
+		}
 	}
 
 	for _, key := range intents {
@@ -296,21 +306,21 @@ func (r *run) resync(j *job) {
 	}
 }
 
-// intendedDerived returns the keys that the intended values derive, through
+// intendedDerived maps the keys that the intended values derive, through
 // any number of levels (bounded by maxCycle), whether or not those derived
-// values exist yet.
-func (r *run) intendedDerived() map[string]bool {
-	out := map[string]bool{}
+// values exist yet, to the key of the value that derives them.
+func (r *run) intendedDerived() map[string]string {
+	out := map[string]string{}
 	var walk func(d kv.Descriptor, key string, value proto.Message, depth int)
 	walk = func(d kv.Descriptor, key string, value proto.Message, depth int) {
 		if d == nil || value == nil || depth > r.s.opts.maxCycle {
 			return
 		}
 		for _, dv := range d.Derived(key, value) {
-			if dv.Key == "" || dv.Value == nil || out[dv.Key] {
+			if dv.Key == "" || dv.Value == nil || out[dv.Key] != "" {
 				continue
 			}
-			out[dv.Key] = true
+			out[dv.Key] = key
 			walk(r.s.lookup(dv.Key), dv.Key, dv.Value, depth+1)
 		}
 	}
@@ -580,11 +590,36 @@ func (r *run) dropStale(early bool) {
 	if len(stale) == 0 && len(r.staleTaken) == 0 {
 		return // the usual resync: what was found is known
 	}
+	// Stale values of ours that the graph knows already (an earlier run
+	// failed to delete them): a base found stale now is linked to them,
+	// or they to it.
+	var leftovers []*node
+	for _, key := range r.leftovers {
+		if n := r.g.node(key); r.leftover(n) {
+			leftovers = append(leftovers, n)
+		}
+	}
 	if early {
 		// What the intended values derive is adopted by the
-		// reconciliation, not deleted first.
+		// reconciliation, not deleted first. One whose base exists is
+		// linked to it now (adoptDerived), as if the base had been
+		// found with it: a re-create of the base then deletes it first
+		// instead of pulling the base from under it.
 		intended := r.intendedDerived()
-		stale = slices.DeleteFunc(stale, func(k string) bool { return intended[k] })
+		var bases []string
+		stale = slices.DeleteFunc(stale, func(k string) bool {
+			b := intended[k]
+			if b != "" {
+				bases = append(bases, b)
+			}
+			return b != ""
+		})
+		slices.Sort(bases)
+		for _, b := range slices.Compact(bases) {
+			if n := r.g.node(b); n != nil && n.applied != nil && n.origin == kv.OriginNB && !n.removing {
+				r.adoptDerived(n)
+			}
+		}
 	}
 	// Early, only what no other value found needs; late, what no value
 	// found and left undecided (its base could not be read, say) needs.
@@ -615,7 +650,7 @@ func (r *run) dropStale(early bool) {
 		added = append(added, n)
 		taken = append(taken, n)
 	}
-	r.linkStale(added)
+	r.linkStale(added, leftovers)
 	if early {
 		for _, n := range added {
 			r.staleTaken = append(r.staleTaken, n.key)
@@ -662,15 +697,19 @@ func (r *run) staleBase(n *node) bool {
 	return b == nil || b.intent == nil
 }
 
-// linkStale links the stale values just taken up (added), and those an
+// linkStale links the stale values just taken up (added), those an
 // earlier pass of the run took up that are still there (their delete
-// failed), to a stale base among them: the base that derives them from the
-// version found, or the one their descriptor's BaseOf names (a southbound
-// may report a base without the field that derives). A base is then
-// deleted only after what it derives, and stays when that cannot go.
-func (r *run) linkStale(added []*node) {
-	pool := make(map[string]*node, len(added)+len(r.staleTaken))
+// failed), and the leftovers of earlier runs that the refresh found again,
+// to a stale base among them: the base that derives them from the version
+// found, or the one their descriptor's BaseOf names (a southbound may
+// report a base without the field that derives). A base is then deleted
+// only after what it derives, and stays when that cannot go.
+func (r *run) linkStale(added, leftovers []*node) {
+	pool := make(map[string]*node, len(added)+len(leftovers)+len(r.staleTaken))
 	for _, n := range added {
+		pool[n.key] = n
+	}
+	for _, n := range leftovers {
 		pool[n.key] = n
 	}
 	for _, k := range r.staleTaken {
@@ -681,15 +720,7 @@ func (r *run) linkStale(added []*node) {
 	if len(pool) == 0 {
 		return
 	}
-	link := func(dn, n *node) {
-		if dn == n || dn.base != "" || n.base == dn.key {
-			return
-		}
-		r.mut(dn)
-		dn.base = n.key
-		r.mut(n)
-		n.derived = append(slices.Clone(n.derived), dn.key)
-	}
+	link := r.linkDerived
 	keys := slices.Sorted(maps.Keys(pool))
 	for _, k := range keys {
 		n := pool[k]
@@ -714,6 +745,40 @@ func (r *run) linkStale(added []*node) {
 			link(dn, n)
 		}
 	}
+}
+
+// linkDerived makes dn, a stale value with no base, a derived value of n:
+// a removal, update or re-create of n then deletes it first.
+func (r *run) linkDerived(dn, n *node) {
+	if dn == n || dn.base != "" || n.base == dn.key {
+		return
+	}
+	r.mut(dn)
+	dn.base = n.key
+	r.mut(n)
+	n.derived = append(slices.Clone(n.derived), dn.key)
+}
+
+// linkLeftover links n, when it is a stale value of ours that an earlier
+// run failed to delete and whose base was unknown then (its Retrieve
+// failed, say), to its base as its descriptor's BaseOf names it, when the
+// graph knows that base as applied now: the base is then deleted only
+// after it.
+func (r *run) linkLeftover(n *node) {
+	if !r.leftover(n) {
+		return
+	}
+	b := r.g.node(n.desc.BaseOf(n.key))
+	if b != nil && b.desc != nil && b.applied != nil && b.origin == kv.OriginNB && !b.removing {
+		r.linkDerived(n, b)
+	}
+}
+
+// leftover reports whether n is a value of ours that nothing intends nor
+// derives and that the southbound holds (as far as known): its delete
+// failed.
+func (r *run) leftover(n *node) bool {
+	return n != nil && n.desc != nil && n.applied != nil && n.intent == nil && n.base == "" && n.origin == kv.OriginNB && !n.removing
 }
 
 // neededBy maps each key of stale that another value the refresh found

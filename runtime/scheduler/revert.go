@@ -12,11 +12,12 @@ import (
 // when its descriptor can Retrieve: its value is then restored like any
 // other; without a read-back, the inverse of the failed call is made
 // blindly first (an error doing so is logged: it may not have applied at
-// all). Then every value the forward pass touched gets back its intended
-// value and, through ordinary operations in dependency order, the version
-// it had applied before, with its state and error of then; steps refused
-// as still needed are tried again in rounds (retryRefused). The graph says
-// what the southbound holds even when an undo call fails.
+// all). Then every value the forward pass touched, or the revert changes
+// first (see mut), gets back its intended value and, through ordinary
+// operations in dependency order, the version it had applied before, with
+// its state and error of then; steps refused as still needed are tried
+// again in rounds (retryRefused). The graph says what the southbound holds
+// even when an undo call fails.
 func (r *run) revert() {
 	r.abort, r.reverting, r.undoOp = false, true, -1
 	r.flags |= FlagRevert
@@ -42,9 +43,10 @@ func (r *run) revert() {
 	// Values still applied (a delete failed) get back what the forward pass
 	// removed for them first, while what those need is there; then every
 	// value goes back to what it had applied; then what depends on the
-	// values that came back.
+	// values that came back. The keys the revert itself is first to
+	// change join r.priorOrder (see mut): they are restored as well.
 	restore := func() {
-		for _, k := range keys {
+		for _, k := range r.priorOrder {
 			if n := r.g.node(k); n != nil && n.applied != nil && n.origin != kv.OriginSB {
 				r.derive(n)
 				r.triggerDependents(k)
@@ -52,13 +54,15 @@ func (r *run) revert() {
 		}
 	}
 	restore()
-	for _, k := range keys {
-		r.reconcile(k)
+	for i := 0; i < len(r.priorOrder); i++ {
+		r.reconcile(r.priorOrder[i])
 	}
 	restore()
-	r.retryRefused(keys)
+	r.retryRefused(r.priorOrder)
 	defer r.setUndoState()
-	for _, k := range keys {
+	for _, k := range r.priorOrder {
+		// Back to the version it had applied, and not left by a failed
+		// call: its state and error of then.
 		p := r.prior[k]
 		if n := r.g.node(k); n != nil && n.failedSeq != r.seq && n.applied == p.applied && p.existed {
 			r.mut(n)
@@ -125,6 +129,13 @@ func (r *run) retryRefused(keys []string) {
 		progress := false
 		for _, k := range again {
 			n := r.g.node(k)
+			if !refused(n) {
+				// Resolved by an earlier one of this round (gone,
+				// say).
+				progress = true
+				resolved = append(resolved, k)
+				continue
+			}
 			before := n.applied
 			r.mut(n)
 			n.failedSeq, n.lastErr = 0, nil
