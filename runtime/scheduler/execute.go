@@ -116,9 +116,12 @@ func (s *Scheduler) newPlan(ctx context.Context, seq uint64, j *job, view *sbVie
 	plan = &s.plan
 	calls := plan.calls
 	*plan = run{s: s, g: s.g, ctx: ctx, seq: seq, seq32: txn32(seq), opts: j.opts, sim: true, view: view}
-	// Sized for the usual transaction (a value, and one derived or
-	// dependent value per item), so that even a large one rarely grows.
-	size := 2*(len(j.items)+len(j.retry)) + 2
+	// Sized for the usual small transaction (a value, and one derived or
+	// dependent value per item). A large one starts at a quarter more than
+	// its items (the buffers are cleared memory, and the operations are
+	// kept by the Result): one that derives more grows once or twice.
+	n := len(j.items) + len(j.retry)
+	size := 2*n + 2
 	if size <= planScratchMax {
 		if calls == nil {
 			calls = make([]plannedCall, 0, planScratchMax)
@@ -130,6 +133,7 @@ func (s *Scheduler) newPlan(ctx context.Context, seq uint64, j *job, view *sbVie
 		plan.ops = s.planOps
 		return plan, true
 	}
+	size = n + n/4 + 2
 	plan.calls = make([]plannedCall, 0, size)
 	plan.ops = make([]Op, 0, size)
 	return plan, false

@@ -45,15 +45,13 @@ type nodeEntry struct {
 // hashes the key again.
 func shardOf(key string) uint32 {
 	n := len(key)
-	h := uint64(n)
+	var h uint64
 	if n >= 8 {
-		h ^= word(key[n-8:]) ^ word(key[(n-8)/2:(n-8)/2+8])*0x9E3779B97F4A7C15
-	} else {
-		for i := 0; i < n; i++ {
-			h = h<<8 | uint64(key[i])
-		}
+		h = word(key[n-8:]) ^ word(key[(n-8)/2:])*0x9E3779B97F4A7C15
+	} else if n > 0 {
+		h = uint64(key[0]) | uint64(key[n/2])<<8 | uint64(key[n-1])<<16
 	}
-	h *= 0xBF58476D1CE4E5B9
+	h = (h ^ uint64(n)) * 0xBF58476D1CE4E5B9
 	return uint32(h >> (64 - 6)) // 64 shards
 }
 
