@@ -599,13 +599,14 @@ func (r *run) dropStale(early bool) {
 			leftovers = append(leftovers, n)
 		}
 	}
+	var intended map[string]string
 	if early {
 		// What the intended values derive is adopted by the
 		// reconciliation, not deleted first. One whose base exists is
 		// linked to it now (adoptDerived), as if the base had been
 		// found with it: a re-create of the base then deletes it first
 		// instead of pulling the base from under it.
-		intended := r.intendedDerived()
+		intended = r.intendedDerived()
 		var bases []string
 		stale = slices.DeleteFunc(stale, func(k string) bool {
 			b := intended[k]
@@ -621,6 +622,16 @@ func (r *run) dropStale(early bool) {
 			}
 		}
 	}
+	// The found version of a stale base says what it derives: those
+	// values whose descriptor the refresh could not read are taken up
+	// with it, as found, so that they go before it (a Delete of one that
+	// turns out absent fails like any call: the base stays, FAILED, for
+	// the next resync).
+	var unread map[string]proto.Message
+	if early {
+		unread = r.unreadDerived(stale, intended)
+		stale = append(stale, slices.Sorted(maps.Keys(unread))...)
+	}
 	// Early, only what no other value found needs; late, what no value
 	// found and left undecided (its base could not be read, say) needs.
 	neededBy := r.neededBy(stale, early)
@@ -628,7 +639,11 @@ func (r *run) dropStale(early bool) {
 	slices.Sort(stale)
 	var added, taken []*node
 	for _, key := range stale {
+		value, meta := unread[key], any(nil)
 		it := r.view.get(key)
+		if it != nil {
+			value, meta = it.value, it.meta
+		}
 		n := r.g.node(key)
 		if n != nil && (n.applied != nil || n.intent != nil) {
 			if !early && n.intent == nil && slices.Contains(r.staleDeferred, key) {
@@ -639,13 +654,15 @@ func (r *run) dropStale(early bool) {
 		if n == nil {
 			n = r.newNode(key, "")
 		}
-		it.used = true // decided: deleted, never adopted again in this run
+		if it != nil {
+			it.used = true // decided: deleted, never adopted again in this run
+		}
 		r.mut(n)
 		if n.base != "" && r.orphaned(n) {
 			n.base = "" // a node left of a derived value: linked again below
 		}
-		n.applied, n.metadata, n.origin = it.value, it.meta, kv.OriginNB
-		r.g.setDeps(n, nil, n.desc.Dependencies(key, it.value))
+		n.applied, n.metadata, n.origin = value, meta, kv.OriginNB
+		r.g.setDeps(n, nil, n.desc.Dependencies(key, value))
 		r.g.setExisting(key, true)
 		added = append(added, n)
 		taken = append(taken, n)
@@ -687,6 +704,66 @@ func (r *run) dropStale(early bool) {
 		default:
 			r.reconcile(n.key) // its derived values go with it
 		}
+	}
+}
+
+// unreadDerived returns the values that the found versions of the stale
+// values in stale derive, through any number of levels (bounded by
+// maxCycle), whose descriptor the refresh did not read (its Retrieve
+// failed, or it has none), each as its base's found version derives it.
+// Left out: keys the graph or the view knows, and those that the
+// intended values derive.
+func (r *run) unreadDerived(stale []string, intended map[string]string) map[string]proto.Message {
+	var out map[string]proto.Message
+	var walk func(d kv.Descriptor, key string, value proto.Message, depth int)
+	walk = func(d kv.Descriptor, key string, value proto.Message, depth int) {
+		if d == nil || value == nil || depth > r.s.opts.maxCycle {
+			return
+		}
+		for _, dv := range d.Derived(key, value) {
+			dd := r.s.lookup(dv.Key)
+			if dv.Key == "" || dv.Value == nil || dd == nil || r.view.refreshed[dd] || out[dv.Key] != nil ||
+				r.view.get(dv.Key) != nil || r.g.node(dv.Key) != nil || intended[dv.Key] != "" {
+				continue
+			}
+			if out == nil {
+				out = map[string]proto.Message{}
+			}
+			out[dv.Key] = dv.Value
+			walk(dd, dv.Key, dv.Value, depth+1)
+		}
+	}
+	for _, key := range stale {
+		n := r.g.node(key)
+		if it := r.view.get(key); it != nil && (n == nil || n.applied == nil && n.intent == nil) {
+			walk(r.s.lookup(key), key, it.value, 0)
+		}
+	}
+	return out
+}
+
+// takeUnreadDerived takes up, before n is removed in a resync, the values
+// that its applied version (the version found, for a value adopted in
+// this run) derives, whose descriptor the refresh did not read and that
+// the graph does not know: the found version of a base says what it has,
+// so they are taken to exist, derived from n, and go before it (see
+// unreadDerived for the stale values).
+func (r *run) takeUnreadDerived(n *node) {
+	if n.desc == nil || n.applied == nil || n.origin != kv.OriginNB {
+		return
+	}
+	for _, dv := range n.desc.Derived(n.key, n.applied) {
+		dd := r.s.lookup(dv.Key)
+		if dv.Key == "" || dv.Value == nil || dd == nil || r.view.refreshed[dd] || r.g.node(dv.Key) != nil {
+			continue
+		}
+		r.mut(n)
+		n.derived = append(slices.Clone(n.derived), dv.Key)
+		dn := r.newNode(dv.Key, n.key)
+		dn.applied = dv.Value
+		r.g.setDeps(dn, nil, dd.Dependencies(dv.Key, dv.Value))
+		r.g.setExisting(dv.Key, true)
+		r.opFor(dn, Op{Key: dv.Key, Kind: OpNone, Value: dv.Value, Flags: FlagStale | r.nodeFlags(dn)})
 	}
 }
 
