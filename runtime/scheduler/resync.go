@@ -114,6 +114,7 @@ func (s *Scheduler) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 			continue
 		}
 		view.refreshed[d] = true
+		withMeta := d.WithMetadata()
 		for i, it := range items {
 			reason := ""
 			_, dup := view.index[it.Key] // key spaces are disjoint: a duplicate is this descriptor's
@@ -124,7 +125,7 @@ func (s *Scheduler) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 				reason = "no value"
 			case dup:
 				reason = "duplicate key"
-			case s.lookup(it.Key) != d:
+			case !s.inKeySpace(d, it.Key):
 				reason = "the key is outside the descriptor's key space"
 			}
 			if reason != "" {
@@ -133,11 +134,11 @@ func (s *Scheduler) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 			}
 			view.index[it.Key] = int32(len(view.items))
 			view.items = append(view.items, sbItem{key: it.Key, value: it.Value, meta: it.Metadata, origin: it.Origin})
-			if d.WithMetadata() {
+			if withMeta {
 				d.SetMetadata(d.Label(it.Key), it.Metadata)
 			}
 		}
-		if d.WithMetadata() {
+		if withMeta {
 			// Ours that the southbound no longer has lose their metadata
 			// (they are MISSING); obtained ones keep theirs.
 			for _, it := range correlate[d] {
@@ -152,23 +153,77 @@ func (s *Scheduler) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 	return view, errs
 }
 
+// inKeySpace reports whether key, found by d's Retrieve, is in d's key
+// space. A key the graph holds as d's was matched (its values checked)
+// when it was taken up, and key spaces do not change: only a key new to
+// the graph is matched again (most of a refresh finds what it knows).
+func (s *Scheduler) inKeySpace(d kv.Descriptor, key string) bool {
+	if n := s.g.node(key); n != nil && n.desc == d {
+		return true
+	}
+	return s.lookup(key) == d
+}
+
 // correlate returns, per descriptor, the values the scheduler expects the
 // southbound to hold, in no particular order: the applied version of each
 // value of ours, else its intended one (for a full resync, the
 // transaction's values replace the intended state, their derived values
 // included).
 func (s *Scheduler) correlate(j *job) map[kv.Descriptor][]kv.Item[proto.Message, any] {
-	out := map[kv.Descriptor][]kv.Item[proto.Message, any]{}
 	full := j.kind == FullResyncTxn
+	// One pass collects every item with the index of its descriptor
+	// (few: found by a short scan), then the items are placed by
+	// descriptor into one array cut in per-descriptor slices: two
+	// allocations of the graph's size, where appending per descriptor
+	// regrew each slice (a downstream resync allocated twice as much).
+	var descs []kv.Descriptor
+	last := -1
+	items := make([]kv.Item[proto.Message, any], 0, s.g.nodes.len())
+	which := make([]int32, 0, s.g.nodes.len())
 	for key, n := range s.g.all() {
 		if n.desc == nil || n.origin == kv.OriginSB {
 			continue
 		}
+		var it kv.Item[proto.Message, any]
 		switch {
 		case n.applied != nil:
-			out[n.desc] = append(out[n.desc], kv.Item[proto.Message, any]{Key: key, Value: n.applied, Metadata: n.metadata, Origin: kv.OriginNB})
+			it = kv.Item[proto.Message, any]{Key: key, Value: n.applied, Metadata: n.metadata, Origin: kv.OriginNB}
 		case n.intent != nil && n.invalid == nil && !full:
-			out[n.desc] = append(out[n.desc], kv.Item[proto.Message, any]{Key: key, Value: n.intent, Origin: kv.OriginNB})
+			it = kv.Item[proto.Message, any]{Key: key, Value: n.intent, Origin: kv.OriginNB}
+		default:
+			continue
+		}
+		if last < 0 || descs[last] != n.desc {
+			if last = slices.Index(descs, n.desc); last < 0 {
+				last = len(descs)
+				descs = append(descs, n.desc)
+			}
+		}
+		items = append(items, it)
+		which = append(which, int32(last))
+	}
+	out := make(map[kv.Descriptor][]kv.Item[proto.Message, any], len(descs))
+	if len(descs) == 1 {
+		out[descs[0]] = slices.Clip(items)
+	} else if len(descs) > 1 {
+		ends := make([]int, len(descs))
+		for _, w := range which {
+			ends[w]++
+		}
+		for i := 1; i < len(ends); i++ {
+			ends[i] += ends[i-1]
+		}
+		placed := make([]kv.Item[proto.Message, any], len(items))
+		next := make([]int, len(descs))
+		for i, d := range descs {
+			if i > 0 {
+				next[i] = ends[i-1]
+			}
+			out[d] = placed[next[i]:ends[i]:ends[i]] // capped: an append copies
+		}
+		for i, w := range which {
+			placed[next[w]] = items[i]
+			next[w]++
 		}
 	}
 	if !full {
@@ -364,7 +419,9 @@ func (r *run) viewChanges(n *node) bool {
 	case n.applied != nil && it == nil:
 		return true // missing
 	case n.applied != nil:
-		return !n.desc.Equivalent(n.key, n.applied, it.value) || !metaEqual(n.metadata, it.meta)
+		// The very value applied (a Retrieve that returns what it was
+		// given to correlate) is equal with no comparison, as in change.
+		return n.applied != it.value && !n.desc.Equivalent(n.key, n.applied, it.value) || !metaEqual(n.metadata, it.meta)
 	}
 	return it != nil && n.intent != nil // to adopt
 }
@@ -447,7 +504,14 @@ func (r *run) adoptDerived(n *node) {
 }
 
 // metaEqual compares metadata, which may be of an incomparable type.
-func metaEqual(a, b any) (eq bool) {
+func metaEqual(a, b any) bool {
+	if a == nil || b == nil {
+		return a == b // no comparison that can panic
+	}
+	return metaEqualAny(a, b)
+}
+
+func metaEqualAny(a, b any) (eq bool) {
 	defer func() {
 		if recover() != nil {
 			eq = false
