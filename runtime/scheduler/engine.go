@@ -583,6 +583,9 @@ func (r *run) remove(n *node, flags Flags, sbGone bool) bool {
 	r.g.setExisting(n.key, false)
 	r.removals = append(r.removals, n.key)
 	defer func() { r.removals = r.removals[:len(r.removals)-1] }()
+	if r.view != nil {
+		r.takeUnreadDerived(n)
+	}
 	stuck := r.dropDerivedAll(n)
 	if len(stuck) == 0 {
 		r.removeDependents(n)

@@ -523,3 +523,25 @@ func TestFaultReproRevertPartialCreateUnderLivedWithout(t *testing.T) {
 		{kind: fCheckpoint},
 	})
 }
+
+// At a restart whose Retrieve of addresses failed, the stale if/a is
+// deleted; the delete applies and fails, and its read-back fails too. The
+// found version of if/a says which addresses it has: they go first,
+// whether or not their descriptor could be read, so that no failure
+// leaves them in the southbound without their base.
+func TestFaultReproStaleBaseOfUnreadDerived(t *testing.T) {
+	runFaultRepro(t, []fStep{
+		{kind: fTxn, items: []fItem{{"if/a", "addrs=10.0.0.1/24,10.0.1.1/24"}, {"vrf/2", "table=2"}}},
+		{kind: fRestart, faults: []fFault{{"retrieve", "addr", 1, fTerminal}, {"delete", "if/a", 1, fPartial}, {"retrieve", "if", 2, fRetriable}}},
+	})
+}
+
+// The same for a base that is intended and found, with the addresses its
+// found version derives unread: PENDING (its VRF could not be read), it is
+// removed, and its addresses go first.
+func TestFaultReproFoundBaseOfUnreadDerived(t *testing.T) {
+	runFaultRepro(t, []fStep{
+		{kind: fTxn, items: []fItem{{"if/a", "addrs=10.0.0.1/24,10.0.1.1/24"}, {"vrf/2", "table=2"}}},
+		{kind: fRestart, items: []fItem{{"if/a", "vrf=2"}}, faults: []fFault{{"retrieve", "addr", 1, fTerminal}, {"retrieve", "vrf", 1, fRetriable}, {"delete", "if/a", 1, fPartial}, {"retrieve", "if", 2, fRetriable}}},
+	})
+}

@@ -114,6 +114,7 @@ func (s *Scheduler) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 			continue
 		}
 		view.refreshed[d] = true
+		withMeta := d.WithMetadata()
 		for i, it := range items {
 			reason := ""
 			_, dup := view.index[it.Key] // key spaces are disjoint: a duplicate is this descriptor's
@@ -124,7 +125,7 @@ func (s *Scheduler) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 				reason = "no value"
 			case dup:
 				reason = "duplicate key"
-			case s.lookup(it.Key) != d:
+			case !s.inKeySpace(d, it.Key):
 				reason = "the key is outside the descriptor's key space"
 			}
 			if reason != "" {
@@ -133,11 +134,11 @@ func (s *Scheduler) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 			}
 			view.index[it.Key] = int32(len(view.items))
 			view.items = append(view.items, sbItem{key: it.Key, value: it.Value, meta: it.Metadata, origin: it.Origin})
-			if d.WithMetadata() {
+			if withMeta {
 				d.SetMetadata(d.Label(it.Key), it.Metadata)
 			}
 		}
-		if d.WithMetadata() {
+		if withMeta {
 			// Ours that the southbound no longer has lose their metadata
 			// (they are MISSING); obtained ones keep theirs.
 			for _, it := range correlate[d] {
@@ -152,23 +153,77 @@ func (s *Scheduler) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 	return view, errs
 }
 
+// inKeySpace reports whether key, found by d's Retrieve, is in d's key
+// space. A key the graph holds as d's was matched (its values checked)
+// when it was taken up, and key spaces do not change: only a key new to
+// the graph is matched again (most of a refresh finds what it knows).
+func (s *Scheduler) inKeySpace(d kv.Descriptor, key string) bool {
+	if n := s.g.node(key); n != nil && n.desc == d {
+		return true
+	}
+	return s.lookup(key) == d
+}
+
 // correlate returns, per descriptor, the values the scheduler expects the
 // southbound to hold, in no particular order: the applied version of each
 // value of ours, else its intended one (for a full resync, the
 // transaction's values replace the intended state, their derived values
 // included).
 func (s *Scheduler) correlate(j *job) map[kv.Descriptor][]kv.Item[proto.Message, any] {
-	out := map[kv.Descriptor][]kv.Item[proto.Message, any]{}
 	full := j.kind == FullResyncTxn
+	// One pass collects every item with the index of its descriptor
+	// (few: found by a short scan), then the items are placed by
+	// descriptor into one array cut in per-descriptor slices: two
+	// allocations of the graph's size, where appending per descriptor
+	// regrew each slice (a downstream resync allocated twice as much).
+	var descs []kv.Descriptor
+	last := -1
+	items := make([]kv.Item[proto.Message, any], 0, s.g.nodes.len())
+	which := make([]int32, 0, s.g.nodes.len())
 	for key, n := range s.g.all() {
 		if n.desc == nil || n.origin == kv.OriginSB {
 			continue
 		}
+		var it kv.Item[proto.Message, any]
 		switch {
 		case n.applied != nil:
-			out[n.desc] = append(out[n.desc], kv.Item[proto.Message, any]{Key: key, Value: n.applied, Metadata: n.metadata, Origin: kv.OriginNB})
+			it = kv.Item[proto.Message, any]{Key: key, Value: n.applied, Metadata: n.metadata, Origin: kv.OriginNB}
 		case n.intent != nil && n.invalid == nil && !full:
-			out[n.desc] = append(out[n.desc], kv.Item[proto.Message, any]{Key: key, Value: n.intent, Origin: kv.OriginNB})
+			it = kv.Item[proto.Message, any]{Key: key, Value: n.intent, Origin: kv.OriginNB}
+		default:
+			continue
+		}
+		if last < 0 || descs[last] != n.desc {
+			if last = slices.Index(descs, n.desc); last < 0 {
+				last = len(descs)
+				descs = append(descs, n.desc)
+			}
+		}
+		items = append(items, it)
+		which = append(which, int32(last))
+	}
+	out := make(map[kv.Descriptor][]kv.Item[proto.Message, any], len(descs))
+	if len(descs) == 1 {
+		out[descs[0]] = slices.Clip(items)
+	} else if len(descs) > 1 {
+		ends := make([]int, len(descs))
+		for _, w := range which {
+			ends[w]++
+		}
+		for i := 1; i < len(ends); i++ {
+			ends[i] += ends[i-1]
+		}
+		placed := make([]kv.Item[proto.Message, any], len(items))
+		next := make([]int, len(descs))
+		for i, d := range descs {
+			if i > 0 {
+				next[i] = ends[i-1]
+			}
+			out[d] = placed[next[i]:ends[i]:ends[i]] // capped: an append copies
+		}
+		for i, w := range which {
+			placed[next[w]] = items[i]
+			next[w]++
 		}
 	}
 	if !full {
@@ -364,7 +419,9 @@ func (r *run) viewChanges(n *node) bool {
 	case n.applied != nil && it == nil:
 		return true // missing
 	case n.applied != nil:
-		return !n.desc.Equivalent(n.key, n.applied, it.value) || !metaEqual(n.metadata, it.meta)
+		// The very value applied (a Retrieve that returns what it was
+		// given to correlate) is equal with no comparison, as in change.
+		return n.applied != it.value && !n.desc.Equivalent(n.key, n.applied, it.value) || !metaEqual(n.metadata, it.meta)
 	}
 	return it != nil && n.intent != nil // to adopt
 }
@@ -447,7 +504,14 @@ func (r *run) adoptDerived(n *node) {
 }
 
 // metaEqual compares metadata, which may be of an incomparable type.
-func metaEqual(a, b any) (eq bool) {
+func metaEqual(a, b any) bool {
+	if a == nil || b == nil {
+		return a == b // no comparison that can panic
+	}
+	return metaEqualAny(a, b)
+}
+
+func metaEqualAny(a, b any) (eq bool) {
 	defer func() {
 		if recover() != nil {
 			eq = false
@@ -599,13 +663,14 @@ func (r *run) dropStale(early bool) {
 			leftovers = append(leftovers, n)
 		}
 	}
+	var intended map[string]string
 	if early {
 		// What the intended values derive is adopted by the
 		// reconciliation, not deleted first. One whose base exists is
 		// linked to it now (adoptDerived), as if the base had been
 		// found with it: a re-create of the base then deletes it first
 		// instead of pulling the base from under it.
-		intended := r.intendedDerived()
+		intended = r.intendedDerived()
 		var bases []string
 		stale = slices.DeleteFunc(stale, func(k string) bool {
 			b := intended[k]
@@ -621,6 +686,16 @@ func (r *run) dropStale(early bool) {
 			}
 		}
 	}
+	// The found version of a stale base says what it derives: those
+	// values whose descriptor the refresh could not read are taken up
+	// with it, as found, so that they go before it (a Delete of one that
+	// turns out absent fails like any call: the base stays, FAILED, for
+	// the next resync).
+	var unread map[string]proto.Message
+	if early {
+		unread = r.unreadDerived(stale, intended)
+		stale = append(stale, slices.Sorted(maps.Keys(unread))...)
+	}
 	// Early, only what no other value found needs; late, what no value
 	// found and left undecided (its base could not be read, say) needs.
 	neededBy := r.neededBy(stale, early)
@@ -628,7 +703,11 @@ func (r *run) dropStale(early bool) {
 	slices.Sort(stale)
 	var added, taken []*node
 	for _, key := range stale {
+		value, meta := unread[key], any(nil)
 		it := r.view.get(key)
+		if it != nil {
+			value, meta = it.value, it.meta
+		}
 		n := r.g.node(key)
 		if n != nil && (n.applied != nil || n.intent != nil) {
 			if !early && n.intent == nil && slices.Contains(r.staleDeferred, key) {
@@ -639,13 +718,15 @@ func (r *run) dropStale(early bool) {
 		if n == nil {
 			n = r.newNode(key, "")
 		}
-		it.used = true // decided: deleted, never adopted again in this run
+		if it != nil {
+			it.used = true // decided: deleted, never adopted again in this run
+		}
 		r.mut(n)
 		if n.base != "" && r.orphaned(n) {
 			n.base = "" // a node left of a derived value: linked again below
 		}
-		n.applied, n.metadata, n.origin = it.value, it.meta, kv.OriginNB
-		r.g.setDeps(n, nil, n.desc.Dependencies(key, it.value))
+		n.applied, n.metadata, n.origin = value, meta, kv.OriginNB
+		r.g.setDeps(n, nil, n.desc.Dependencies(key, value))
 		r.g.setExisting(key, true)
 		added = append(added, n)
 		taken = append(taken, n)
@@ -687,6 +768,66 @@ func (r *run) dropStale(early bool) {
 		default:
 			r.reconcile(n.key) // its derived values go with it
 		}
+	}
+}
+
+// unreadDerived returns the values that the found versions of the stale
+// values in stale derive, through any number of levels (bounded by
+// maxCycle), whose descriptor the refresh did not read (its Retrieve
+// failed, or it has none), each as its base's found version derives it.
+// Left out: keys the graph or the view knows, and those that the
+// intended values derive.
+func (r *run) unreadDerived(stale []string, intended map[string]string) map[string]proto.Message {
+	var out map[string]proto.Message
+	var walk func(d kv.Descriptor, key string, value proto.Message, depth int)
+	walk = func(d kv.Descriptor, key string, value proto.Message, depth int) {
+		if d == nil || value == nil || depth > r.s.opts.maxCycle {
+			return
+		}
+		for _, dv := range d.Derived(key, value) {
+			dd := r.s.lookup(dv.Key)
+			if dv.Key == "" || dv.Value == nil || dd == nil || r.view.refreshed[dd] || out[dv.Key] != nil ||
+				r.view.get(dv.Key) != nil || r.g.node(dv.Key) != nil || intended[dv.Key] != "" {
+				continue
+			}
+			if out == nil {
+				out = map[string]proto.Message{}
+			}
+			out[dv.Key] = dv.Value
+			walk(dd, dv.Key, dv.Value, depth+1)
+		}
+	}
+	for _, key := range stale {
+		n := r.g.node(key)
+		if it := r.view.get(key); it != nil && (n == nil || n.applied == nil && n.intent == nil) {
+			walk(r.s.lookup(key), key, it.value, 0)
+		}
+	}
+	return out
+}
+
+// takeUnreadDerived takes up, before n is removed in a resync, the values
+// that its applied version (the version found, for a value adopted in
+// this run) derives, whose descriptor the refresh did not read and that
+// the graph does not know: the found version of a base says what it has,
+// so they are taken to exist, derived from n, and go before it (see
+// unreadDerived for the stale values).
+func (r *run) takeUnreadDerived(n *node) {
+	if n.desc == nil || n.applied == nil || n.origin != kv.OriginNB {
+		return
+	}
+	for _, dv := range n.desc.Derived(n.key, n.applied) {
+		dd := r.s.lookup(dv.Key)
+		if dv.Key == "" || dv.Value == nil || dd == nil || r.view.refreshed[dd] || r.g.node(dv.Key) != nil {
+			continue
+		}
+		r.mut(n)
+		n.derived = append(slices.Clone(n.derived), dv.Key)
+		dn := r.newNode(dv.Key, n.key)
+		dn.applied = dv.Value
+		r.g.setDeps(dn, nil, dd.Dependencies(dv.Key, dv.Value))
+		r.g.setExisting(dv.Key, true)
+		r.opFor(dn, Op{Key: dv.Key, Kind: OpNone, Value: dv.Value, Flags: FlagStale | r.nodeFlags(dn)})
 	}
 }
 
