@@ -111,14 +111,20 @@ type GraphEdge struct {
 
 // history keeps the records of the last transactions, bounded by count and
 // age. Records are appended by the worker when it publishes a job (see
-// view), and read under the view's lock. They are kept compact (histEntry) and expanded into Records when read.
+// view), and read through the published view. They are kept compact
+// (histEntry) and expanded into Records when read.
 type history struct {
-	// buf[head:] are the records, oldest first; dropped ones before head
-	// are nil, and compacted away once they are half of buf.
-	buf    []*histEntry
-	head   int
-	max    int
-	maxAge time.Duration
+	// buf[head:] are the records, oldest first. The dropped ones before
+	// head are still in buf (readers may hold slices of it, so it is
+	// never written below len), until a compaction copies the live ones
+	// to a new array: once the dropped ones are half of buf, or hold more
+	// operations and values than the copy moves pointers (one large
+	// transaction dropped is let go at once).
+	buf     []*histEntry
+	head    int
+	dropped int // operations and values of buf[:head]
+	max     int
+	maxAge  time.Duration
 }
 
 // histEntry is a retained Record: its operations and input values in
@@ -135,6 +141,15 @@ type histEntry struct {
 	oneOp   [1]histOp
 	oneMore [1]histOpMore
 	oneVal  [1]histValue
+}
+
+// weight is the number of operations and values e holds.
+func (e *histEntry) weight() int {
+	w := len(e.values) + len(e.planned)
+	if len(e.executed) > 0 && (len(e.planned) == 0 || &e.executed[0] != &e.planned[0]) {
+		w += len(e.executed)
+	}
+	return w
 }
 
 // histOp is an Op; the fields most operations leave nil are held apart.
@@ -278,14 +293,15 @@ func (h *history) add(e *histEntry) []*histEntry {
 	over := len(h.buf) - h.head - h.max
 	cut := e.rec.End.Add(-h.maxAge)
 	for h.head < len(h.buf)-1 && (over > 0 || h.maxAge > 0 && h.buf[h.head].rec.End.Before(cut)) {
+		h.dropped += h.buf[h.head].weight()
 		h.head++
 		over--
 	}
-	if h.head > 64 && h.head >= len(h.buf)/2 {
+	if h.head > 64 && h.head >= len(h.buf)/2 || h.head > 0 && h.dropped > len(h.buf)-h.head {
 		live := h.buf[h.head:]
 		h.buf = make([]*histEntry, len(live), 2*len(live))
 		copy(h.buf, live)
-		h.head = 0
+		h.head, h.dropped = 0, 0
 	}
 	live := h.buf[h.head:]
 	return live[:len(live):len(live)]

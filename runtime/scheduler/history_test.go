@@ -2,6 +2,9 @@ package scheduler_test
 
 import (
 	"context"
+	"fmt"
+	"runtime"
+	"weak"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -75,5 +78,47 @@ func TestHistoryKeepsWhatCommitReturned(t *testing.T) {
 	}
 	if first := hist[0]; len(first.Values) != 2 || first.Values[1].Key != "x/b" {
 		t.Errorf("the first record has values %v, want x/a and x/b", first.Values)
+	}
+}
+
+// TestHistoryLetsDroppedRecordsGo: a large transaction dropped from the
+// history is let go at once (its values with it), not kept until many
+// more records are dropped.
+func TestHistoryLetsDroppedRecordsGo(t *testing.T) {
+	s := newScheduler(t, scheduler.WithHistory(4, 0))
+	sb := kvtest.NewSB()
+	if err := s.Register(harness(t, sb, kvtest.Config{Name: "x", KeyTemplate: "x/{name}"})); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	probe := kvtest.Value("probe")
+	gone := weak.Make(probe)
+	txn := s.Txn().Set("x/probe", probe)
+	for i := range 2000 {
+		txn.Set(fmt.Sprintf("x/v%d", i), kvtest.Value("v"))
+	}
+	if _, err := txn.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	probe = nil
+	txn = s.Txn().Delete("x/probe")
+	for i := range 2000 {
+		txn.Delete(fmt.Sprintf("x/v%d", i))
+	}
+	if _, err := txn.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	txn = nil
+	for i := range 4 { // the two large records drop out
+		if _, err := s.Txn().Set("x/small", kvtest.Value(fmt.Sprint(i))).Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(s.History()); n != 4 {
+		t.Fatalf("%d records, want 4", n)
+	}
+	runtime.GC()
+	if gone.Value() != nil {
+		t.Error("a value of a transaction dropped from the history is still held")
 	}
 }
