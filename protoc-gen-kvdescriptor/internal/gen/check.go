@@ -154,6 +154,20 @@ func (m *model) goIdents() []string {
 	if m.base == nil {
 		ids = append(ids, g+"KeyFor")
 	}
+	if msg := m.valueMsg(); msg != nil {
+		e := &emitter{m: m}
+		var walk func(msg *protogen.Message, path []*protogen.Field)
+		walk = func(msg *protogen.Message, path []*protogen.Field) {
+			for _, f := range compared(msg) {
+				if withOptions(f) {
+					p := append(append([]*protogen.Field(nil), path...), f)
+					ids = append(ids, e.nestedEqualName(p))
+					walk(f.Message, p)
+				}
+			}
+		}
+		walk(msg, nil)
+	}
 	return ids
 }
 

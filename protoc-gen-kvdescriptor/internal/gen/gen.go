@@ -186,6 +186,7 @@ func (m *model) resolve(byName map[protoreflect.FullName]*model) []error {
 	refs, rerrs := resolveRefs(m.msg, byName)
 	m.refs, errs = refs, append(errs, rerrs...)
 	errs = append(errs, checkFields(m.msg)...)
+	errs = append(errs, checkNested(m.name, m.msg)...)
 	for _, f := range m.msg.Fields {
 		o := fieldOptions(f)
 		if o.GetDerive() == nil {

@@ -55,10 +55,18 @@ func (e *emitter) emitSpec() {
 		e.emitEqual(msg, v)
 		spec[jen.Id("Equivalent")] = jen.Func().Params(jen.Id("_").String(), jen.List(jen.Id("a"), jen.Id("b")).Add(v)).Bool().Block(
 			jen.Return(jen.Id(e.lid("Equal")).Call(jen.Id("a"), jen.Id("b"))))
-		if rec := recreateFields(msg); len(rec) > 0 {
+		if rec, deep := recreateFields(msg), nestedRecreate(msg); len(rec) > 0 || len(deep) > 0 {
+			var conds []jen.Code
+			for _, f := range rec {
+				conds = append(conds, e.fieldEqual(f, jen.Id("a"), jen.Id("b"), nil))
+			}
+			for _, p := range deep {
+				parent := p[:len(p)-1]
+				conds = append(conds, e.fieldEqual(p[len(p)-1], getter(jen.Id("a"), parent), getter(jen.Id("b"), parent), parent))
+			}
 			e.f.Commentf("%s reports whether changing a to b needs a re-create.", e.lid("NeedsRecreate"))
 			e.f.Func().Id(e.lid("NeedsRecreate")).Params(jen.List(jen.Id("a"), jen.Id("b")).Add(v)).Bool().Block(
-				jen.Return(jen.Op("!").Parens(conjunction(rec, func(f *protogen.Field) jen.Code { return fieldEqual(f) }))),
+				jen.Return(jen.Op("!").Parens(conjunctionCode(conds))),
 			)
 			spec[jen.Id("NeedsRecreate")] = jen.Func().Params(jen.Id("_").String(), jen.List(jen.Id("a"), jen.Id("b")).Add(v)).Bool().Block(
 				jen.Return(jen.Id(e.lid("NeedsRecreate")).Call(jen.Id("a"), jen.Id("b"))))
@@ -364,17 +372,6 @@ func conjunctionCode(conds []jen.Code) jen.Code {
 	return s
 }
 
-func conjunction(fields []*protogen.Field, fn func(*protogen.Field) jen.Code) jen.Code {
-	var conds []jen.Code
-	for _, f := range fields {
-		conds = append(conds, fn(f))
-	}
-	if len(conds) == 0 {
-		return jen.True()
-	}
-	return conjunctionCode(conds)
-}
-
 func (e *emitter) emitDerived(v jen.Code) {
 	m := e.m
 	var body []jen.Code
@@ -444,30 +441,25 @@ func recreateFields(msg *protogen.Message) []*protogen.Field {
 }
 
 func (e *emitter) emitEqual(msg *protogen.Message, v jen.Code) {
-	fields := compared(msg)
-	var conds []jen.Code
-	oneofs := map[*protogen.Oneof]bool{}
-	for _, f := range fields {
-		if o := f.Oneof; o != nil && !o.Desc.IsSynthetic() && !oneofs[o] {
-			oneofs[o] = true
-			conds = append(conds, jen.Qual(kvPkg, "SameType").Call(
-				jen.Id("a").Dot("Get"+o.GoName).Call(), jen.Id("b").Dot("Get"+o.GoName).Call()))
-		}
-		conds = append(conds, fieldEqual(f))
-	}
+	conds := e.comparedConds(msg, nil)
 	result := jen.True()
 	if len(conds) > 0 {
 		result = jen.Add(conjunctionCode(conds))
 	}
 	e.f.Commentf("%s compares two values of %s as the southbound sees them.", e.lid("Equal"), e.m.name)
 	e.f.Func().Id(e.lid("Equal")).Params(jen.List(jen.Id("a"), jen.Id("b")).Add(v)).Bool().Block(jen.Return(result))
+	for _, f := range compared(msg) {
+		if withOptions(f) {
+			e.emitNestedEqual([]*protogen.Field{f})
+		}
+	}
 }
 
-// fieldEqual renders the comparison of field f of a and b.
-func fieldEqual(f *protogen.Field) jen.Code {
+// fieldEqual renders the comparison of field f of the messages x and y.
+func fieldEqual(f *protogen.Field, x, y *jen.Statement) jen.Code {
 	o := fieldOptions(f).GetCompare()
-	a := jen.Id("a").Dot("Get" + f.GoName).Call()
-	b := jen.Id("b").Dot("Get" + f.GoName).Call()
+	a := x.Clone().Dot("Get" + f.GoName).Call()
+	b := y.Clone().Dot("Get" + f.GoName).Call()
 	protoEq := func(t jen.Code) jen.Code {
 		return jen.Func().Params(jen.List(jen.Id("x"), jen.Id("y")).Add(t)).Bool().Block(jen.Return(jen.Qual(protoPkg, "Equal").Call(jen.Id("x"), jen.Id("y"))))
 	}

@@ -18,28 +18,24 @@ func (e *emitter) emitValidate(v jen.Code) {
 	m := e.m
 	var body []jen.Code
 	body = append(body, jen.Var().Id("errs").Op("*").Qual(kvPkg, "InvalidValueError"))
-	keyFields := map[*protogen.Field]bool{}
+	// keyFields are the paths of the key fields in the value message.
+	keyFields := map[string]bool{}
 	src := depSource{e: e}
 	for _, h := range m.key.holders {
 		if m.base != nil && !h.elem {
 			continue // carried by the key, checked by parsing it
 		}
-		if m.base == nil || m.elem != nil {
-			keyFields[h.fields[len(h.fields)-1]] = len(h.fields) == 1
-		}
 		path := h.path
 		if m.base != nil && m.elem != nil {
 			path = strings.TrimPrefix(path, string(m.field.Desc.Name())+".")
 		}
+		if m.base == nil || m.elem != nil {
+			keyFields[path] = true
+		}
 		body = append(body, checkKeyField(h, src.raw(h), jen.Lit(path))...)
 	}
 	if msg := m.valueMsg(); msg != nil {
-		for _, f := range msg.Fields {
-			// A key field's presence and format are checked above; its
-			// validate options still apply.
-			top := keyFields[f]
-			body = append(body, checkField(f, jen.Id("v"), jen.Lit(string(f.Desc.Name())), top)...)
-		}
+		body = append(body, checkMessage(msg, jen.Id("v"), "", keyFields)...)
 	}
 	for _, d := range m.derived {
 		body = append(body, checkDerivedElements(d)...)
@@ -71,14 +67,35 @@ func checkKeyField(h *placeholder, raw *jen.Statement, path jen.Code) []jen.Code
 	return nil
 }
 
-// checkField renders the checks of a field of the value x: its format
-// (for each element of a repeated field) and its validate options. For a
-// key field (checked as such: set, in format) only the other options.
-func checkField(f *protogen.Field, x *jen.Statement, path jen.Code, keyField bool) []jen.Code {
+// checkMessage renders the checks of the fields of msg, the message x at
+// prefix in the value, and of the messages nested in it while they are
+// set (see nested.go). keyFields holds the paths of the key fields.
+func checkMessage(msg *protogen.Message, x *jen.Statement, prefix string, keyFields map[string]bool) []jen.Code {
+	var out []jen.Code
+	for _, f := range msg.Fields {
+		path := prefix + string(f.Desc.Name())
+		// A key field's presence and format are checked with the key;
+		// its validate options still apply.
+		out = append(out, checkField(f, x, path, keyFields[path])...)
+		if withOptions(f) {
+			get := x.Clone().Dot("Get" + f.GoName).Call()
+			if inner := checkMessage(f.Message, get, path+".", keyFields); len(inner) > 0 {
+				out = append(out, jen.If(get.Clone().Op("!=").Nil()).Block(inner...))
+			}
+		}
+	}
+	return out
+}
+
+// checkField renders the checks of field f of message x, at path in the
+// value: its format (for each element of a repeated field) and its
+// validate options. For a key field (checked as such: set, in format) only
+// the other options.
+func checkField(f *protogen.Field, x *jen.Statement, name string, keyField bool) []jen.Code {
 	var out []jen.Code
 	get := x.Clone().Dot("Get" + f.GoName).Call()
 	o := validateOf(f)
-	name := string(f.Desc.Name())
+	path := jen.Lit(name)
 	// A field that derives values has its elements checked as key fields
 	// of the derived values (checkDerivedElements): not twice.
 	if fo := fieldOptions(f); !keyField && fo.GetFormat() != 0 && fo.GetDerive() == nil && f.Desc.Kind() == protoreflect.StringKind && !f.Desc.IsMap() {

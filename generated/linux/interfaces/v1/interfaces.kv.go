@@ -6,7 +6,6 @@ package linuxinterfaces
 import (
 	"fmt"
 	kv "github.com/kvdescriptor/kvdescriptor/runtime/kv"
-	proto "google.golang.org/protobuf/proto"
 	wrapperspb "google.golang.org/protobuf/types/known/wrapperspb"
 	"net/netip"
 	"strings"
@@ -129,12 +128,23 @@ func interfaceDerived(_ string, v *Interface) []kv.Derived {
 
 // interfaceEqual compares two values of linux.interfaces.v1.Interface as the southbound sees them.
 func interfaceEqual(a, b *Interface) bool {
-	return a.GetName() == b.GetName() && a.GetType() == b.GetType() && a.GetHostIfName() == b.GetHostIfName() && a.GetEnabled() == b.GetEnabled() && kv.OrDefault(a.GetMtu(), 1500) == kv.OrDefault(b.GetMtu(), 1500) && kv.EqualFormatted(kv.FormatMAC, a.GetPhysAddress(), b.GetPhysAddress()) && a.GetNamespace() == b.GetNamespace() && a.GetVethPeer() == b.GetVethPeer() && a.GetParent() == b.GetParent() && proto.Equal(a.GetVxlan(), b.GetVxlan()) && a.GetMacvlanMode() == b.GetMacvlanMode() && a.GetVlanId() == b.GetVlanId() && a.GetVrfTable() == b.GetVrfTable()
+	return a.GetName() == b.GetName() && a.GetType() == b.GetType() && a.GetHostIfName() == b.GetHostIfName() && a.GetEnabled() == b.GetEnabled() && kv.OrDefault(a.GetMtu(), 1500) == kv.OrDefault(b.GetMtu(), 1500) && kv.EqualFormatted(kv.FormatMAC, a.GetPhysAddress(), b.GetPhysAddress()) && a.GetNamespace() == b.GetNamespace() && a.GetVethPeer() == b.GetVethPeer() && a.GetParent() == b.GetParent() && interfaceEqualVxlan(a.GetVxlan(), b.GetVxlan()) && a.GetMacvlanMode() == b.GetMacvlanMode() && a.GetVlanId() == b.GetVlanId() && a.GetVrfTable() == b.GetVrfTable()
+}
+
+// interfaceEqualVxlan compares the vxlan of two values of linux.interfaces.v1.Interface.
+func interfaceEqualVxlan(a, b *Interface_Vxlan) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.GetVni() == b.GetVni() &&
+		kv.EqualFormatted(kv.FormatIP, a.GetLocalIp(), b.GetLocalIp()) &&
+		kv.EqualFormatted(kv.FormatIP, a.GetRemoteIp(), b.GetRemoteIp()) &&
+		kv.OrDefault(a.GetDstPort(), 4789) == kv.OrDefault(b.GetDstPort(), 4789)
 }
 
 // interfaceNeedsRecreate reports whether changing a to b needs a re-create.
 func interfaceNeedsRecreate(a, b *Interface) bool {
-	return !(a.GetType() == b.GetType() && a.GetNamespace() == b.GetNamespace() && a.GetVethPeer() == b.GetVethPeer() && a.GetParent() == b.GetParent() && proto.Equal(a.GetVxlan(), b.GetVxlan()) && a.GetMacvlanMode() == b.GetMacvlanMode() && a.GetVlanId() == b.GetVlanId() && a.GetVrfTable() == b.GetVrfTable())
+	return !(a.GetType() == b.GetType() && a.GetNamespace() == b.GetNamespace() && a.GetVethPeer() == b.GetVethPeer() && a.GetParent() == b.GetParent() && interfaceEqualVxlan(a.GetVxlan(), b.GetVxlan()) && a.GetMacvlanMode() == b.GetMacvlanMode() && a.GetVlanId() == b.GetVlanId() && a.GetVrfTable() == b.GetVrfTable())
 }
 
 // interfaceValidate validates a value of linux.interfaces.v1.Interface, naming every invalid field.
@@ -150,6 +160,23 @@ func interfaceValidate(key string, v *Interface) error {
 	}
 	if i, j, dup := kv.FirstDuplicateFormatted(kv.FormatIPInterface, v.GetIpAddresses()); dup {
 		errs = errs.Add("ip_addresses", "elements %d and %d are equal; they must be unique", i, j)
+	}
+	if v.GetVxlan() != nil {
+		if v.GetVxlan().GetVni() < 1 {
+			errs = errs.Add("vxlan.vni", "%v is below the minimum 1", v.GetVxlan().GetVni())
+		}
+		if v.GetVxlan().GetVni() > 16777215 {
+			errs = errs.Add("vxlan.vni", "%v is above the maximum 16777215", v.GetVxlan().GetVni())
+		}
+		if r := kv.CheckFormat(kv.FormatIP, v.GetVxlan().GetLocalIp()); r != "" {
+			errs = errs.Add("vxlan.local_ip", "%s", r)
+		}
+		if r := kv.CheckFormat(kv.FormatIP, v.GetVxlan().GetRemoteIp()); r != "" {
+			errs = errs.Add("vxlan.remote_ip", "%s", r)
+		}
+		if v.GetVxlan().GetDstPort() > 65535 {
+			errs = errs.Add("vxlan.dst_port", "%v is above the maximum 65535", v.GetVxlan().GetDstPort())
+		}
 	}
 	for i, e := range v.GetIpAddresses() {
 		if e == "" {

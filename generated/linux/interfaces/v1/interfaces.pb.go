@@ -420,8 +420,7 @@ var File_linux_interfaces_v1_interfaces_proto protoreflect.FileDescriptor
 
 const file_linux_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"\n" +
-	"$linux/interfaces/v1/interfaces.proto\x12\x13linux.interfaces.v1\x1a\x1dkvdescriptor/v1/options.proto\"\xf0\n" +
-	"\n" +
+	"$linux/interfaces/v1/interfaces.proto\x12\x13linux.interfaces.v1\x1a\x1dkvdescriptor/v1/options.proto\"\x9a\v\n" +
 	"\tInterface\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12?\n" +
 	"\x04type\x18\x02 \x01(\x0e2#.linux.interfaces.v1.Interface.TypeB\x06Ҽ\x19\x02 \x01R\x04type\x12 \n" +
@@ -444,12 +443,12 @@ const file_linux_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"\x05vxlan\x18\f \x01(\v2$.linux.interfaces.v1.Interface.VxlanB\x06Ҽ\x19\x02 \x01R\x05vxlan\x12U\n" +
 	"\fmacvlan_mode\x18\r \x01(\x0e2*.linux.interfaces.v1.Interface.MacvlanModeB\x06Ҽ\x19\x02 \x01R\vmacvlanMode\x12\x1f\n" +
 	"\avlan_id\x18\x0e \x01(\rB\x06Ҽ\x19\x02 \x01R\x06vlanId\x12#\n" +
-	"\tvrf_table\x18\x0f \x01(\rB\x06Ҽ\x19\x02 \x01R\bvrfTable\x1a|\n" +
-	"\x05Vxlan\x12\x10\n" +
-	"\x03vni\x18\x01 \x01(\rR\x03vni\x12!\n" +
+	"\tvrf_table\x18\x0f \x01(\rB\x06Ҽ\x19\x02 \x01R\bvrfTable\x1a\xa5\x01\n" +
+	"\x05Vxlan\x12#\n" +
+	"\x03vni\x18\x01 \x01(\rB\x11Ҽ\x19\r2\v\x18\x01 \x01(\x010\xff\xff\xff\aR\x03vni\x12!\n" +
 	"\blocal_ip\x18\x02 \x01(\tB\x06Ҽ\x19\x02\b\x03R\alocalIp\x12#\n" +
-	"\tremote_ip\x18\x03 \x01(\tB\x06Ҽ\x19\x02\b\x03R\bremoteIp\x12\x19\n" +
-	"\bdst_port\x18\x04 \x01(\rR\adstPort\"\x99\x01\n" +
+	"\tremote_ip\x18\x03 \x01(\tB\x06Ҽ\x19\x02\b\x03R\bremoteIp\x12/\n" +
+	"\bdst_port\x18\x04 \x01(\rB\x14Ҽ\x19\x10*\x06\x12\x0447892\x06(\x010\xff\xff\x03R\adstPort\"\x99\x01\n" +
 	"\x04Type\x12\x14\n" +
 	"\x10TYPE_UNSPECIFIED\x10\x00\x12\r\n" +
 	"\tTYPE_VETH\x10\x01\x12\f\n" +
