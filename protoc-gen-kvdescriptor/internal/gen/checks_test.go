@@ -941,6 +941,92 @@ message A {
 }`},
 			want: "test.proto:6: option (kvdescriptor.v1.field).validate.unique_by: test.v1.A.members: unique_by must name a single scalar field (not bytes) of test.v1.A.Member, id is bytes",
 		},
+
+		// Options at depth: applied, or rejected with the field's path.
+		{
+			name: "ref on a field of a nested message",
+			files: map[string]string{"test.proto": `
+message A {
+  option (kvdescriptor.v1.model) = {key: "a/{name}"};
+  message Inner { string peer = 1 [(kvdescriptor.v1.field).ref = {model: "test.v1.A"}]; }
+  string name = 1;
+  Inner inner = 2;
+}`},
+			want: "test.proto:4: option (kvdescriptor.v1.field).ref: test.v1.A.Inner.peer (inner.peer of test.v1.A): ref applies to the fields of a model's message or of a derived value's element, not to the fields of a nested message",
+		},
+		{
+			name: "derive two levels deep",
+			files: map[string]string{"test.proto": `
+message A {
+  option (kvdescriptor.v1.model) = {key: "a/{name}"};
+  message Inner { Deep deep = 1; }
+  message Deep { repeated string addrs = 1 [(kvdescriptor.v1.field).derive = {key: "a/{name}/x"}]; }
+  string name = 1;
+  Inner inner = 2;
+}`},
+			want: "test.proto:5: option (kvdescriptor.v1.field).derive: test.v1.A.Deep.addrs (inner.deep.addrs of test.v1.A): derive applies to the fields of a model's message, not to the fields of a nested message",
+		},
+		{
+			name: "ref in a nested message of a derived value's element",
+			files: map[string]string{"test.proto": `
+message A {
+  option (kvdescriptor.v1.model) = {key: "a/{name}"};
+  message Member { string id = 1; Inner inner = 2; }
+  message Inner { string peer = 1 [(kvdescriptor.v1.field).ref = {model: "test.v1.A"}]; }
+  string name = 1;
+  repeated Member members = 2 [(kvdescriptor.v1.field).derive = {key: "a/{name}/m/{members.id}"}];
+}`},
+			want: "test.proto:5: option (kvdescriptor.v1.field).ref: test.v1.A.Inner.peer (inner.peer of test.v1.A.members): ref applies to the fields of a model's message or of a derived value's element, not to the fields of a nested message",
+		},
+		{
+			name: "format in the elements of a repeated message field",
+			files: map[string]string{"test.proto": `
+message A {
+  option (kvdescriptor.v1.model) = {key: "a/{name}"};
+  message Elem { string ip = 1 [(kvdescriptor.v1.field).format = IP]; }
+  string name = 1;
+  repeated Elem elems = 2;
+}`},
+			want: "test.proto:4: option (kvdescriptor.v1.field).format: test.v1.A.Elem.ip (elems[].ip of test.v1.A): options do not apply to the fields of the elements of a repeated or map field (derive the field to give its elements a model of their own)",
+		},
+		{
+			name: "validate in the values of a map, one level further",
+			files: map[string]string{"test.proto": `
+message A {
+  option (kvdescriptor.v1.model) = {key: "a/{name}"};
+  message Elem { Inner inner = 1; }
+  message Inner { uint32 mtu = 1 [(kvdescriptor.v1.field).validate = {has_max: true max: 9000}]; }
+  string name = 1;
+  message Outer { map<string, Elem> elems = 1; }
+  Outer outer = 2;
+}`},
+			want: "test.proto:5: option (kvdescriptor.v1.field).validate: test.v1.A.Inner.mtu (outer.elems[].inner.mtu of test.v1.A): options do not apply to the fields of the elements of a repeated or map field (derive the field to give its elements a model of their own)",
+		},
+		{
+			name: "format that does not fit a field of a nested message",
+			files: map[string]string{"test.proto": `
+message A {
+  option (kvdescriptor.v1.model) = {key: "a/{name}"};
+  message Inner { uint32 ip = 1 [(kvdescriptor.v1.field).format = IP]; }
+  string name = 1;
+  Inner inner = 2;
+}`},
+			want: "test.proto:4: option (kvdescriptor.v1.field).format: test.v1.A.Inner.ip: format IP needs a string field, ip is uint32",
+		},
+		{
+			name: "options in a recursive message",
+			files: map[string]string{"test.proto": `
+message A {
+  option (kvdescriptor.v1.model) = {key: "a/{name}"};
+  message Node {
+    Node next = 1;
+    uint32 mtu = 2 [(kvdescriptor.v1.field).compare.zero_equals = "1500"];
+  }
+  string name = 1;
+  Node node = 2;
+}`},
+			want: "test.proto:6: option (kvdescriptor.v1.field).compare: test.v1.A.Node.mtu (node.next.mtu of test.v1.A): its message is recursive, and options apply at a bounded depth only",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -20,6 +20,7 @@ func TestEquivalent(t *testing.T) {
 	type (
 		vIf    = vppinterfaces.Interface
 		lIf    = linuxinterfaces.Interface
+		vxlan  = linuxinterfaces.Interface_Vxlan
 		member = vppl2.BridgeDomain_Interface
 	)
 	tests := []struct {
@@ -35,6 +36,16 @@ func TestEquivalent(t *testing.T) {
 			&lIf{Name: "eth0", IpAddresses: []string{"10.0.0.1/24"}}, &lIf{Name: "eth0", IpAddresses: []string{"10.0.0.2/24", "10.0.0.3/24"}}, true},
 		{"linux enabled differs", linuxinterfaces.InterfaceModelName, &lIf{Name: "eth0"}, &lIf{Name: "eth0", Enabled: true}, false},
 		{"linux peer differs", linuxinterfaces.InterfaceModelName, &lIf{Name: "v1", VethPeer: "v2"}, &lIf{Name: "v1", VethPeer: "v3"}, false},
+		{"linux vxlan addresses compare in canonical form", linuxinterfaces.InterfaceModelName,
+			&lIf{Name: "vx0", Vxlan: &vxlan{Vni: 1, LocalIp: "2001:DB8:0::1", RemoteIp: "::FFFF:10.0.0.1"}}, &lIf{Name: "vx0", Vxlan: &vxlan{Vni: 1, LocalIp: "2001:db8::1", RemoteIp: "::ffff:10.0.0.1"}}, true},
+		{"linux vxlan local_ip differs", linuxinterfaces.InterfaceModelName,
+			&lIf{Name: "vx0", Vxlan: &vxlan{Vni: 1, LocalIp: "10.0.0.1"}}, &lIf{Name: "vx0", Vxlan: &vxlan{Vni: 1, LocalIp: "10.0.0.2"}}, false},
+		{"linux vxlan dst_port 0 is 4789", linuxinterfaces.InterfaceModelName,
+			&lIf{Name: "vx0", Vxlan: &vxlan{Vni: 1}}, &lIf{Name: "vx0", Vxlan: &vxlan{Vni: 1, DstPort: 4789}}, true},
+		{"linux vxlan dst_port 0 is not 4790", linuxinterfaces.InterfaceModelName,
+			&lIf{Name: "vx0", Vxlan: &vxlan{Vni: 1}}, &lIf{Name: "vx0", Vxlan: &vxlan{Vni: 1, DstPort: 4790}}, false},
+		{"linux vxlan set differs from unset", linuxinterfaces.InterfaceModelName,
+			&lIf{Name: "vx0"}, &lIf{Name: "vx0", Vxlan: &vxlan{}}, false},
 		{"vpp mtu 0 is 9000", vppinterfaces.InterfaceModelName, &vIf{Name: "if1"}, &vIf{Name: "if1", Mtu: 9000}, true},
 		{"vpp mtu 0 is not 1500", vppinterfaces.InterfaceModelName, &vIf{Name: "if1"}, &vIf{Name: "if1", Mtu: 1500}, false},
 		{"vpp addresses compare unordered", vppinterfaces.InterfaceModelName,
@@ -94,6 +105,12 @@ func TestNeedsRecreate(t *testing.T) {
 		{"linux mtu", linuxinterfaces.InterfaceModelName, &lIf{Name: "x"}, &lIf{Name: "x", Mtu: 9000}, false},
 		{"linux addresses", linuxinterfaces.InterfaceModelName, &lIf{Name: "x"}, &lIf{Name: "x", IpAddresses: []string{"10.0.0.1/24"}}, false},
 		{"linux enabled and host name", linuxinterfaces.InterfaceModelName, &lIf{Name: "x"}, &lIf{Name: "x", Enabled: true, HostIfName: "y"}, false},
+		{"linux vxlan vni", linuxinterfaces.InterfaceModelName,
+			&lIf{Name: "x", Vxlan: &linuxinterfaces.Interface_Vxlan{Vni: 1}}, &lIf{Name: "x", Vxlan: &linuxinterfaces.Interface_Vxlan{Vni: 2}}, true},
+		{"linux vxlan local_ip respelled", linuxinterfaces.InterfaceModelName,
+			&lIf{Name: "x", Vxlan: &linuxinterfaces.Interface_Vxlan{Vni: 1, LocalIp: "2001:DB8::1"}}, &lIf{Name: "x", Vxlan: &linuxinterfaces.Interface_Vxlan{Vni: 1, LocalIp: "2001:db8::1"}}, false},
+		{"linux vxlan dst_port 0 to 4789", linuxinterfaces.InterfaceModelName,
+			&lIf{Name: "x", Vxlan: &linuxinterfaces.Interface_Vxlan{Vni: 1}}, &lIf{Name: "x", Vxlan: &linuxinterfaces.Interface_Vxlan{Vni: 1, DstPort: 4789}}, false},
 		{"vpp type", vppinterfaces.InterfaceModelName, &vIf{Name: "x", Type: vppinterfaces.Interface_TYPE_LOOPBACK}, &vIf{Name: "x", Type: vppinterfaces.Interface_TYPE_MEMIF}, true},
 		{"vpp mtu", vppinterfaces.InterfaceModelName, &vIf{Name: "x"}, &vIf{Name: "x", Mtu: 1500}, false},
 		{"vpp vrf", vppinterfaces.InterfaceModelName, &vIf{Name: "x"}, &vIf{Name: "x", Vrf: 1}, false},
