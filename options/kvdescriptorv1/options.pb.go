@@ -335,7 +335,13 @@ func (x *AnyOf) GetNetworkContains() string {
 	return ""
 }
 
-// FieldOptions are the field-level annotations.
+// FieldOptions are the field-level annotations. They apply on the fields
+// of nested messages too, at any depth (a singular message field of a
+// value): format, compare and recreate as on the value's own fields, and
+// validate while the nested message is set; errors name the field's path
+// ("vxlan.local_ip"). ref and derive apply to a value's own fields only,
+// and no option applies to the fields of the elements of a repeated or
+// map message field that derives nothing: the generator rejects those.
 type FieldOptions struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// format validates the field and decides how it is written in keys.
