@@ -78,16 +78,6 @@ func (h *interfaces) Validate(_ linuxinterfaces.InterfaceKey, v *iface) error {
 		need(v.GetParent() == "", "parent", "applies to vxlan, macvlan and vlan interfaces only")
 	}
 	need((t == linuxinterfaces.Interface_TYPE_VXLAN) == (v.GetVxlan() != nil), "vxlan", "is set for, and only for, a vxlan interface")
-	if x := v.GetVxlan(); x != nil {
-		need(x.GetVni() >= 1 && x.GetVni() < 1<<24, "vxlan.vni", "must be 1 to 16777215")
-		need(x.GetDstPort() < 1<<16, "vxlan.dst_port", "must be at most 65535")
-		if r := kv.CheckFormat(kv.FormatIP, x.GetLocalIp()); r != "" {
-			errs = errs.Add("vxlan.local_ip", "%s", r)
-		}
-		if r := kv.CheckFormat(kv.FormatIP, x.GetRemoteIp()); r != "" {
-			errs = errs.Add("vxlan.remote_ip", "%s", r)
-		}
-	}
 	need(v.GetMacvlanMode() == 0 || t == linuxinterfaces.Interface_TYPE_MACVLAN, "macvlan_mode", "applies to macvlan interfaces only")
 	need((v.GetVlanId() != 0) == (t == linuxinterfaces.Interface_TYPE_VLAN), "vlan_id", "is set for, and only for, a vlan interface")
 	need(v.GetVlanId() < 4095, "vlan_id", "must be 1 to 4094")
@@ -495,20 +485,11 @@ func (h *interfaces) observe(view *nsView, link netlink.Link, v *iface, byLabel 
 	case *netlink.Vxlan:
 		parentIndex = l.VtepDevIndex
 		x := &linuxinterfaces.Interface_Vxlan{Vni: uint32(l.VxlanId), DstPort: uint32(l.Port)}
-		if want := v.GetVxlan(); want.GetDstPort() == 0 && l.Port == 4789 {
-			x.DstPort = 0
-		}
 		if len(l.SrcAddr) > 0 && !l.SrcAddr.IsUnspecified() {
 			x.LocalIp = l.SrcAddr.String()
 		}
 		if len(l.Group) > 0 && !l.Group.IsUnspecified() {
 			x.RemoteIp = l.Group.String()
-		}
-		if want := v.GetVxlan(); want != nil && sameIP(want.GetLocalIp(), x.LocalIp) {
-			x.LocalIp = want.GetLocalIp()
-		}
-		if want := v.GetVxlan(); want != nil && sameIP(want.GetRemoteIp(), x.RemoteIp) {
-			x.RemoteIp = want.GetRemoteIp()
 		}
 		got.Vxlan = x
 	case *netlink.Macvlan:

@@ -307,7 +307,7 @@ func TestNetnsKernelErrors(t *testing.T) {
 	if !errors.As(err, &inv) {
 		t.Fatalf("invalid value: error %v, want a *kv.InvalidValueError", err)
 	}
-	want := []string{"parent", "vxlan", "vxlan.vni", "vxlan.local_ip"}
+	want := []string{"vxlan.vni", "vxlan.local_ip", "parent", "vxlan"}
 	if diff := cmp.Diff(want, inv.FieldNames()); diff != "" {
 		t.Errorf("invalid fields (-want +got):\n%s", diff)
 	}
