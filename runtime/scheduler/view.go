@@ -207,21 +207,12 @@ func setRec(r *viewRec, n *node, old *viewRec, pub uint64) {
 	}
 	if n.base != "" || len(n.derived) > 0 || n.lastErr != nil || applied != nil || n.metadata != nil {
 		if m := old.moreOrNil(); m != nil && m.base == n.base && errorsEqual(m.lastErr, n.lastErr) &&
-			sameKeys(m.derived, n.derived) && m.applied == applied && sameMetadata(m.metadata, n.metadata) {
+			sameKeys(m.derived, n.derived) && m.applied == applied && sameValue(m.metadata, n.metadata) {
 			r.more = m
 		} else {
 			r.more = &viewMore{base: n.base, derived: n.derived, lastErr: n.lastErr, applied: applied, metadata: n.metadata}
 		}
 	}
-}
-
-// sameMetadata reports whether a and b are the same metadata (identical
-// interface values; a type that is not comparable is never the same).
-func sameMetadata(a, b any) bool {
-	if a == nil || b == nil {
-		return a == nil && b == nil
-	}
-	return errorsEqualAny(a, b)
 }
 
 func (r *viewRec) moreOrNil() *viewMore {
@@ -256,16 +247,15 @@ func sameKeys(a, b []string) bool {
 
 // errorsEqual compares two errors without panicking on an error type that
 // is not comparable.
-func errorsEqual(a, b error) bool {
+func errorsEqual(a, b error) bool { return sameValue(a, b) }
+
+// sameValue reports whether a and b are identical interface values (the
+// same metadata, say); a value of a type that is not comparable is never
+// the same, and comparing it does not panic.
+func sameValue(a, b any) (eq bool) {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
-	return errorsEqualAny(a, b)
-}
-
-// errorsEqualAny compares two interface values without panicking on a
-// type that is not comparable.
-func errorsEqualAny(a, b any) (eq bool) {
 	defer func() {
 		if recover() != nil {
 			eq = false
