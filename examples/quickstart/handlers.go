@@ -41,11 +41,11 @@ func descriptors(dev *device) ([]kv.Descriptor, error) {
 type linkHandler struct{ dev *device }
 
 var (
-	_ linuxinterfaces.InterfaceHandler[int]                                          = linkHandler{}
-	_ kv.KeyedUpdater[linuxinterfaces.InterfaceKey, *linuxinterfaces.Interface, int] = linkHandler{}
-	_ kv.KeyedValidator[linuxinterfaces.InterfaceKey, *linuxinterfaces.Interface]    = linkHandler{}
-	_ linuxinterfaces.InterfaceIpAddressesHandler[struct{}]                          = addrHandler{}
-	_ linuxl3.RouteHandler[struct{}]                                                 = routeHandler{}
+	_ linuxinterfaces.InterfaceHandler[int]                 = linkHandler{}
+	_ linuxinterfaces.InterfaceUpdater[int]                 = linkHandler{}
+	_ linuxinterfaces.InterfaceValidator                    = linkHandler{}
+	_ linuxinterfaces.InterfaceIpAddressesHandler[struct{}] = addrHandler{}
+	_ linuxl3.RouteHandler[struct{}]                        = routeHandler{}
 )
 
 // Create runs `ip link add <name> [mtu <mtu>] [up] type <type> [peer name <peer>]`.

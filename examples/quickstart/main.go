@@ -436,7 +436,7 @@ func (d *demo) expect(key string, want scheduler.State) error {
 // the ifindex of its link on the device, and prints the metadata map.
 func (d *demo) checkIfindexes() error {
 	desc, _ := d.s.Descriptor(linuxinterfaces.InterfaceModelName)
-	links, ok := desc.(*kv.TypedDescriptor[*linuxinterfaces.Interface, int])
+	links, ok := desc.(*kv.TypedDescriptor[linuxinterfaces.InterfaceKey, *linuxinterfaces.Interface, int])
 	if !ok {
 		return fmt.Errorf("the interface descriptor is %T", desc)
 	}

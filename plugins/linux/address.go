@@ -21,19 +21,16 @@ import (
 type addresses struct{ p *Plugin }
 
 var (
-	_ linuxinterfaces.InterfaceIpAddressesHandler[struct{}] = (*addresses)(nil)
-	_ kv.Retriever[*wrapperspb.StringValue, struct{}]       = (*addresses)(nil)
+	_ linuxinterfaces.InterfaceIpAddressesHandler[struct{}]   = (*addresses)(nil)
+	_ linuxinterfaces.InterfaceIpAddressesRetriever[struct{}] = (*addresses)(nil)
 )
 
 // Retrieve reports the correlated addresses that their interface has.
-func (h *addresses) Retrieve(_ context.Context, correlate []kv.Item[*wrapperspb.StringValue, struct{}]) ([]kv.Item[*wrapperspb.StringValue, struct{}], error) {
+func (h *addresses) Retrieve(_ context.Context, correlate []linuxinterfaces.InterfaceIpAddressesItem[struct{}]) ([]linuxinterfaces.InterfaceIpAddressesItem[struct{}], error) {
 	have := map[string]map[netip.Prefix]bool{} // by interface label; nil: no interface
-	var out []kv.Item[*wrapperspb.StringValue, struct{}]
+	var out []linuxinterfaces.InterfaceIpAddressesItem[struct{}]
 	for _, c := range correlate {
-		k, ok := linuxinterfaces.ParseInterfaceIpAddressesKey(c.Key)
-		if !ok {
-			continue
-		}
+		k := c.Key
 		addrs, seen := have[k.Name]
 		if !seen {
 			if n, m, err := h.p.link(k.Name); err == nil {
@@ -52,7 +49,7 @@ func (h *addresses) Retrieve(_ context.Context, correlate []kv.Item[*wrapperspb.
 			have[k.Name] = addrs
 		}
 		if addrs[k.IpAddresses] {
-			out = append(out, kv.Item[*wrapperspb.StringValue, struct{}]{Key: c.Key, Value: c.Value, Origin: kv.OriginNB})
+			out = append(out, linuxinterfaces.InterfaceIpAddressesItem[struct{}]{Key: k, Value: c.Value, Origin: kv.OriginNB})
 		}
 	}
 	return out, nil

@@ -23,10 +23,10 @@ type iface = linuxinterfaces.Interface
 type interfaces struct{ p *Plugin }
 
 var (
-	_ linuxinterfaces.InterfaceHandler[InterfaceMeta]                      = (*interfaces)(nil)
-	_ kv.KeyedUpdater[linuxinterfaces.InterfaceKey, *iface, InterfaceMeta] = (*interfaces)(nil)
-	_ kv.KeyedValidator[linuxinterfaces.InterfaceKey, *iface]              = (*interfaces)(nil)
-	_ kv.Retriever[*iface, InterfaceMeta]                                  = (*interfaces)(nil)
+	_ linuxinterfaces.InterfaceHandler[InterfaceMeta]   = (*interfaces)(nil)
+	_ linuxinterfaces.InterfaceUpdater[InterfaceMeta]   = (*interfaces)(nil)
+	_ linuxinterfaces.InterfaceValidator                = (*interfaces)(nil)
+	_ linuxinterfaces.InterfaceRetriever[InterfaceMeta] = (*interfaces)(nil)
 )
 
 // hostName is the interface's name in the kernel.
@@ -399,13 +399,13 @@ func (h *interfaces) Delete(_ context.Context, _ linuxinterfaces.InterfaceKey, _
 // (state, MTU and MAC address when managed, addresses of the value,
 // bridge master, link parameters) as the kernel has them. An interface
 // that is missing or of another type is not reported (it is not ours).
-func (h *interfaces) Retrieve(_ context.Context, correlate []kv.Item[*iface, InterfaceMeta]) ([]kv.Item[*iface, InterfaceMeta], error) {
+func (h *interfaces) Retrieve(_ context.Context, correlate []linuxinterfaces.InterfaceItem[InterfaceMeta]) ([]linuxinterfaces.InterfaceItem[InterfaceMeta], error) {
 	byLabel := make(map[string]*iface, len(correlate))
 	for _, c := range correlate {
 		byLabel[c.Value.GetName()] = c.Value
 	}
 	views := map[string]*nsView{}
-	var out []kv.Item[*iface, InterfaceMeta]
+	var out []linuxinterfaces.InterfaceItem[InterfaceMeta]
 	found := map[string]InterfaceMeta{}
 	defer func() {
 		h.p.retrievedMu.Lock()
@@ -440,7 +440,7 @@ func (h *interfaces) Retrieve(_ context.Context, correlate []kv.Item[*iface, Int
 		h.p.own(v.GetNamespace(), link.Attrs().Name, true)
 		meta := InterfaceMeta{Index: link.Attrs().Index, Namespace: v.GetNamespace(), HostName: link.Attrs().Name}
 		found[v.GetName()] = meta
-		out = append(out, kv.Item[*iface, InterfaceMeta]{Key: c.Key, Value: got, Metadata: meta, Origin: kv.OriginNB})
+		out = append(out, linuxinterfaces.InterfaceItem[InterfaceMeta]{Key: c.Key, Value: got, Metadata: meta, Origin: kv.OriginNB})
 	}
 	return out, nil
 }

@@ -18,19 +18,16 @@ import (
 type masters struct{ p *Plugin }
 
 var (
-	_ linuxinterfaces.InterfaceMasterHandler[struct{}] = (*masters)(nil)
-	_ kv.Retriever[*wrapperspb.StringValue, struct{}]  = (*masters)(nil)
+	_ linuxinterfaces.InterfaceMasterHandler[struct{}]   = (*masters)(nil)
+	_ linuxinterfaces.InterfaceMasterRetriever[struct{}] = (*masters)(nil)
 )
 
 // Retrieve reports the correlated bindings whose interface is in its
 // bridge.
-func (h *masters) Retrieve(_ context.Context, correlate []kv.Item[*wrapperspb.StringValue, struct{}]) ([]kv.Item[*wrapperspb.StringValue, struct{}], error) {
-	var out []kv.Item[*wrapperspb.StringValue, struct{}]
+func (h *masters) Retrieve(_ context.Context, correlate []linuxinterfaces.InterfaceMasterItem[struct{}]) ([]linuxinterfaces.InterfaceMasterItem[struct{}], error) {
+	var out []linuxinterfaces.InterfaceMasterItem[struct{}]
 	for _, c := range correlate {
-		k, ok := linuxinterfaces.ParseInterfaceMasterKey(c.Key)
-		if !ok {
-			continue
-		}
+		k := c.Key
 		n, m, err := h.p.link(k.Name)
 		if err != nil {
 			continue
@@ -47,7 +44,7 @@ func (h *masters) Retrieve(_ context.Context, correlate []kv.Item[*wrapperspb.St
 			return nil, kernelErr(err, "ip link show %s", m.HostName)
 		}
 		if link.Attrs().MasterIndex == bm.Index {
-			out = append(out, kv.Item[*wrapperspb.StringValue, struct{}]{Key: c.Key, Value: c.Value, Origin: kv.OriginNB})
+			out = append(out, linuxinterfaces.InterfaceMasterItem[struct{}]{Key: k, Value: c.Value, Origin: kv.OriginNB})
 		}
 	}
 	return out, nil

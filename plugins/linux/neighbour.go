@@ -20,9 +20,9 @@ import (
 type neighbours struct{ p *Plugin }
 
 var (
-	_ linuxl3.NeighbourHandler[struct{}]                                  = (*neighbours)(nil)
-	_ kv.KeyedUpdater[linuxl3.NeighbourKey, *linuxl3.Neighbour, struct{}] = (*neighbours)(nil)
-	_ kv.Retriever[*linuxl3.Neighbour, struct{}]                          = (*neighbours)(nil)
+	_ linuxl3.NeighbourHandler[struct{}]   = (*neighbours)(nil)
+	_ linuxl3.NeighbourUpdater[struct{}]   = (*neighbours)(nil)
+	_ linuxl3.NeighbourRetriever[struct{}] = (*neighbours)(nil)
 )
 
 func (h *neighbours) neigh(k linuxl3.NeighbourKey, v *linuxl3.Neighbour) (*namespace, *netlink.Neigh, string, error) {
@@ -71,17 +71,14 @@ func (h *neighbours) Delete(_ context.Context, k linuxl3.NeighbourKey, v *linuxl
 
 // Retrieve reports the permanent entries of the correlated keys that the
 // kernel has (entries are ours only by key: the kernel keeps no owner).
-func (h *neighbours) Retrieve(_ context.Context, correlate []kv.Item[*linuxl3.Neighbour, struct{}]) ([]kv.Item[*linuxl3.Neighbour, struct{}], error) {
+func (h *neighbours) Retrieve(_ context.Context, correlate []linuxl3.NeighbourItem[struct{}]) ([]linuxl3.NeighbourItem[struct{}], error) {
 	type list struct {
 		byIP map[netip.Addr]netlink.Neigh
 	}
 	lists := map[string]*list{} // by interface label
-	var out []kv.Item[*linuxl3.Neighbour, struct{}]
+	var out []linuxl3.NeighbourItem[struct{}]
 	for _, c := range correlate {
-		k, ok := linuxl3.ParseNeighbourKey(c.Key)
-		if !ok {
-			continue
-		}
+		k := c.Key
 		l := lists[k.Interface]
 		if l == nil {
 			l = &list{byIP: map[netip.Addr]netlink.Neigh{}}
@@ -108,7 +105,7 @@ func (h *neighbours) Retrieve(_ context.Context, correlate []kv.Item[*linuxl3.Ne
 		if kv.EqualFormatted(kv.FormatMAC, v.HwAddress, c.Value.GetHwAddress()) {
 			v.HwAddress = c.Value.GetHwAddress()
 		}
-		out = append(out, kv.Item[*linuxl3.Neighbour, struct{}]{Key: c.Key, Value: v, Origin: kv.OriginNB})
+		out = append(out, linuxl3.NeighbourItem[struct{}]{Key: c.Key, Value: v, Origin: kv.OriginNB})
 	}
 	return out, nil
 }

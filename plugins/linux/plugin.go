@@ -41,7 +41,7 @@ type Plugin struct {
 	opts options
 	ns   *namespaces
 
-	iface     *kv.TypedDescriptor[*linuxinterfaces.Interface, InterfaceMeta]
+	iface     *kv.TypedDescriptor[linuxinterfaces.InterfaceKey, *linuxinterfaces.Interface, InterfaceMeta]
 	addr      kv.Descriptor
 	master    kv.Descriptor
 	route     kv.Descriptor
@@ -152,12 +152,12 @@ func (p *Plugin) buildDescriptors() (err error) {
 	// where each interface is); their derive options cannot say so.
 	addrSpec := linuxinterfaces.InterfaceIpAddressesSpec[struct{}]()
 	addrSpec.RetrieveDependencies = []string{linuxinterfaces.InterfaceModelName}
-	if p.addr, err = kv.NewKeyedDescriptor(addrSpec, linuxinterfaces.ParseInterfaceIpAddressesKey, linuxinterfaces.InterfaceIpAddressesHandler[struct{}](&addresses{p: p})); err != nil {
+	if p.addr, err = kv.NewDescriptor(addrSpec, linuxinterfaces.InterfaceIpAddressesHandler[struct{}](&addresses{p: p})); err != nil {
 		return err
 	}
 	masterSpec := linuxinterfaces.InterfaceMasterSpec[struct{}]()
 	masterSpec.RetrieveDependencies = []string{linuxinterfaces.InterfaceModelName}
-	if p.master, err = kv.NewKeyedDescriptor(masterSpec, linuxinterfaces.ParseInterfaceMasterKey, linuxinterfaces.InterfaceMasterHandler[struct{}](&masters{p: p})); err != nil {
+	if p.master, err = kv.NewDescriptor(masterSpec, linuxinterfaces.InterfaceMasterHandler[struct{}](&masters{p: p})); err != nil {
 		return err
 	}
 	if p.route, err = linuxl3.NewRouteDescriptor[struct{}](&routes{p: p}); err != nil {

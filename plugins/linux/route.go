@@ -22,9 +22,9 @@ import (
 type routes struct{ p *Plugin }
 
 var (
-	_ linuxl3.RouteHandler[struct{}]                              = (*routes)(nil)
-	_ kv.KeyedUpdater[linuxl3.RouteKey, *linuxl3.Route, struct{}] = (*routes)(nil)
-	_ kv.Retriever[*linuxl3.Route, struct{}]                      = (*routes)(nil)
+	_ linuxl3.RouteHandler[struct{}]   = (*routes)(nil)
+	_ linuxl3.RouteUpdater[struct{}]   = (*routes)(nil)
+	_ linuxl3.RouteRetriever[struct{}] = (*routes)(nil)
 )
 
 var scopes = map[linuxl3.Route_Scope]netlink.Scope{
@@ -132,8 +132,8 @@ func (h *routes) Delete(_ context.Context, k linuxl3.RouteKey, v *linuxl3.Route,
 // Retrieve reports the routes, in all tables, that carry the plugin's
 // protocol number, in the plugin's namespace and in those of the
 // interfaces it knows; routes over interfaces it cannot name are left out.
-func (h *routes) Retrieve(_ context.Context, correlate []kv.Item[*linuxl3.Route, struct{}]) ([]kv.Item[*linuxl3.Route, struct{}], error) {
-	intended := make(map[string]*linuxl3.Route, len(correlate))
+func (h *routes) Retrieve(_ context.Context, correlate []linuxl3.RouteItem[struct{}]) ([]linuxl3.RouteItem[struct{}], error) {
+	intended := make(map[linuxl3.RouteKey]*linuxl3.Route, len(correlate))
 	for _, c := range correlate {
 		intended[c.Key] = c.Value
 	}
@@ -151,7 +151,7 @@ func (h *routes) Retrieve(_ context.Context, correlate []kv.Item[*linuxl3.Route,
 			spaces[m.Namespace] = true
 		}
 	}
-	var out []kv.Item[*linuxl3.Route, struct{}]
+	var out []linuxl3.RouteItem[struct{}]
 	for space := range spaces {
 		n, err := h.p.ns.get(space)
 		if err != nil {
@@ -179,13 +179,16 @@ func (h *routes) Retrieve(_ context.Context, correlate []kv.Item[*linuxl3.Route,
 				continue
 			}
 			v := observeRoute(label, r)
-			key := linuxl3.RouteKeyFor(v)
+			key, ok := linuxl3.ParseRouteKey(linuxl3.RouteKeyFor(v))
+			if !ok {
+				continue // a route the model cannot key
+			}
 			if want := intended[key]; want != nil {
 				normalise(v, want, r)
 			} else {
 				normalise(v, &linuxl3.Route{}, r)
 			}
-			out = append(out, kv.Item[*linuxl3.Route, struct{}]{Key: key, Value: v, Origin: kv.OriginNB})
+			out = append(out, linuxl3.RouteItem[struct{}]{Key: key, Value: v, Origin: kv.OriginNB})
 		}
 	}
 	return out, nil

@@ -198,7 +198,7 @@ func mustCIDR(s string) *net.IPNet {
 
 // retrieve calls a descriptor's Retrieve with correlate (nil: the values
 // the scheduler holds as CONFIGURED, with their metadata).
-func retrieve(t testing.TB, e *env, name string, correlate []kv.Item[proto.Message, any]) []kv.Item[proto.Message, any] {
+func retrieve(t testing.TB, e *env, name string, correlate []kv.Item[string, proto.Message, any]) []kv.Item[string, proto.Message, any] {
 	t.Helper()
 	d, ok := e.s.Descriptor(name)
 	if !ok {
@@ -207,7 +207,7 @@ func retrieve(t testing.TB, e *env, name string, correlate []kv.Item[proto.Messa
 	if correlate == nil {
 		for _, st := range e.s.DescriptorStatuses(name) {
 			if st.State == scheduler.CONFIGURED {
-				correlate = append(correlate, kv.Item[proto.Message, any]{Key: st.Key, Value: st.Value, Metadata: st.Metadata, Origin: kv.OriginNB})
+				correlate = append(correlate, kv.Item[string, proto.Message, any]{Key: st.Key, Value: st.Value, Metadata: st.Metadata, Origin: kv.OriginNB})
 			}
 		}
 	}
@@ -218,7 +218,7 @@ func retrieve(t testing.TB, e *env, name string, correlate []kv.Item[proto.Messa
 	return got
 }
 
-func keysOf(items []kv.Item[proto.Message, any]) []string {
+func keysOf(items []kv.Item[string, proto.Message, any]) []string {
 	var out []string
 	for _, it := range items {
 		out = append(out, it.Key)

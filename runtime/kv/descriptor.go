@@ -12,35 +12,37 @@ import (
 )
 
 // Handler holds the CRUD bodies of a descriptor: the only code a plugin
-// author writes by hand. V is the value's message type, M the metadata type
-// (use struct{} when values carry none).
-type Handler[V proto.Message, M any] interface {
+// author writes by hand. K is the key type (the generated typed key of the
+// model, or string), V the value's message type and M the metadata type
+// (struct{} when values carry none). Keys reach the handler parsed: a text
+// that does not parse as a key of the descriptor never reaches it.
+type Handler[K any, V proto.Message, M any] interface {
 	// Create creates the value in the southbound and returns its metadata.
-	Create(ctx context.Context, key string, value V) (M, error)
+	Create(ctx context.Context, key K, value V) (M, error)
 	// Delete removes the value from the southbound. Returning ErrNotFound
 	// (wrapped or not) counts as success.
-	Delete(ctx context.Context, key string, value V, metadata M) error
+	Delete(ctx context.Context, key K, value V, metadata M) error
 }
 
 // Updater is the optional in-place update capability of a Handler. Without
 // it every change is applied as Delete followed by Create.
-type Updater[V proto.Message, M any] interface {
-	Update(ctx context.Context, key string, oldValue, newValue V, oldMetadata M) (M, error)
+type Updater[K any, V proto.Message, M any] interface {
+	Update(ctx context.Context, key K, oldValue, newValue V, oldMetadata M) (M, error)
 }
 
 // Retriever is the optional capability of reading the southbound's actual
 // state. correlate holds the values the scheduler expects to exist (the
 // intended ones at startup, the applied ones later), so that a handler can
 // match what it finds to what it was asked for and mark it as ours.
-type Retriever[V proto.Message, M any] interface {
-	Retrieve(ctx context.Context, correlate []Item[V, M]) ([]Item[V, M], error)
+type Retriever[K any, V proto.Message, M any] interface {
+	Retrieve(ctx context.Context, correlate []Item[K, V, M]) ([]Item[K, V, M], error)
 }
 
 // Validator is the optional capability of checking a value beyond what the
 // schema (Spec.Validate) checks. It runs after Spec.Validate and before any
 // southbound call; errors should be *InvalidValueError naming the fields.
-type Validator[V proto.Message] interface {
-	Validate(key string, value V) error
+type Validator[K any, V proto.Message] interface {
+	Validate(key K, value V) error
 }
 
 // Origin says who created a value in the southbound.
@@ -68,8 +70,8 @@ func (o Origin) String() string {
 
 // Item is a key with its value, metadata and origin, as exchanged with
 // Retrieve.
-type Item[V proto.Message, M any] struct {
-	Key      string
+type Item[K any, V proto.Message, M any] struct {
+	Key      K
 	Value    V
 	Metadata M
 	Origin   Origin
@@ -77,27 +79,35 @@ type Item[V proto.Message, M any] struct {
 
 // Spec is the schema-derived part of a descriptor, normally generated from
 // the model's annotations. Only Name and a key space (KeyTemplate or
-// KeyPrefix) are required; every function has a documented default.
-type Spec[V proto.Message, M any] struct {
+// KeyPrefix) are required, and for a key type other than string ParseKey
+// and KeyString; every function has a documented default. Its functions
+// take key texts: they are the scheduler's, generated from the schema.
+type Spec[K any, V proto.Message, M any] struct {
 	// Name identifies the descriptor; unique within a scheduler.
 	Name string
 	// KeyTemplate is the key template, e.g. "vpp/arp/{interface}/{ip:ip}".
-	// It gives the key prefix, the default IsKey and the exact key space
-	// used to reject overlapping descriptors at registration.
+	// It gives the key prefix, the default key test and the exact key
+	// space used to reject overlapping descriptors at registration.
 	KeyTemplate string
 	// KeyPrefix is the key space of a descriptor without KeyTemplate: every
 	// key starting with it. Ignored when KeyTemplate is set.
 	KeyPrefix string
-	// IsKey refines the key space (a generated parser); default: the
-	// template's Match, or the prefix test.
-	IsKey func(key string) bool
+	// ParseKey parses a key of the descriptor into K; ok is false for a
+	// text that is not one of its keys. It is what recognises the
+	// descriptor's keys. Required unless K is string; for string keys the
+	// default is the template's Match (or the prefix test), with the key
+	// passed on unchanged.
+	ParseKey func(key string) (k K, ok bool)
+	// KeyString writes a K as its key text (the keys of the items that
+	// Retrieve returns). Required unless K is string.
+	KeyString func(k K) string
 	// Label returns the label of a key; default: the key without the prefix.
 	Label func(key string) string
 	// Dependencies lists what a value needs before it can be created. It
 	// is a function of the key and the value only, and may be called from
 	// several goroutines at once (readers of the scheduler call it too).
 	// The list is never modified by its callers, so it may be shared
-	// between values (see ShareDependencies).
+	// between values.
 	Dependencies func(key string, value V) []Dependency
 	// Derived lists the values derived from a value.
 	Derived func(key string, value V) []Derived
@@ -135,9 +145,10 @@ type Spec[V proto.Message, M any] struct {
 }
 
 // Descriptor is the type-erased descriptor that the scheduler works with.
-// It is implemented only by *TypedDescriptor, built by NewDescriptor; plugin
-// authors never implement it. Methods given a value of the wrong message type
-// fail with ErrWrongType (or report nothing) instead of panicking.
+// It is implemented only by *TypedDescriptor, built by NewDescriptor (the
+// interface is sealed); plugin authors never implement it. Methods given a
+// value of the wrong message type fail with ErrWrongType (or report nothing)
+// instead of panicking. Keys are texts here; the typed key is the handler's.
 type Descriptor interface {
 	Name() string
 	KeyPrefix() string
@@ -158,27 +169,34 @@ type Descriptor interface {
 	Create(ctx context.Context, key string, value proto.Message) (any, error)
 	Update(ctx context.Context, key string, oldValue, newValue proto.Message, oldMetadata any) (any, error)
 	Delete(ctx context.Context, key string, value proto.Message, metadata any) error
-	Retrieve(ctx context.Context, correlate []Item[proto.Message, any]) ([]Item[proto.Message, any], error)
+	Retrieve(ctx context.Context, correlate []Item[string, proto.Message, any]) ([]Item[string, proto.Message, any], error)
 	CanUpdate() bool
 	CanRetrieve() bool
 	IsRetriable(err error) bool
 	RetrieveDependencies() []string
 	WithMetadata() bool
-	// SetMetadata and DeleteMetadata keep the metadata map in sync; only
-	// the scheduler that registered the descriptor calls them.
-	SetMetadata(label string, metadata any)
-	DeleteMetadata(label string)
+
+	// metadataWriter seals the interface: the metadata map is written
+	// only by the scheduler that registered the descriptor, through
+	// runtime/internal/kvaccess.
+	metadataWriter() metadataWriter
+}
+
+// metadataWriter keeps a descriptor's metadata map in sync.
+type metadataWriter interface {
+	setMetadata(label string, metadata any)
+	deleteMetadata(label string)
 }
 
 // TypedDescriptor is a descriptor built from a typed Spec and Handler.
-type TypedDescriptor[V proto.Message, M any] struct {
-	spec      Spec[V, M]
+type TypedDescriptor[K any, V proto.Message, M any] struct {
+	spec      Spec[K, V, M]
 	template  *KeyTemplate
 	prefix    string
-	handler   Handler[V, M]
-	updater   Updater[V, M]
-	retriever Retriever[V, M]
-	validator Validator[V]
+	handler   Handler[K, V, M]
+	updater   Updater[K, V, M]
+	retriever Retriever[K, V, M]
+	validator Validator[K, V]
 	metadata  *metadataStore[M]
 	valueType protoreflect.MessageType
 	// noMeta: M has no data (struct{}), so Create and Update report nil
@@ -186,18 +204,22 @@ type TypedDescriptor[V proto.Message, M any] struct {
 	noMeta bool
 }
 
-var _ Descriptor = (*TypedDescriptor[proto.Message, any])(nil)
+var _ Descriptor = (*TypedDescriptor[string, proto.Message, any])(nil)
 
 // NewDescriptor builds a descriptor from its spec and handler. The handler's
-// optional capabilities (Updater, Retriever, Validator) are discovered here.
-func NewDescriptor[V proto.Message, M any](spec Spec[V, M], handler Handler[V, M]) (*TypedDescriptor[V, M], error) {
+// optional capabilities (Updater, Retriever, Validator) are discovered here;
+// a handler with a method named Update, Retrieve or Validate that does not
+// have the capability's signature is refused, so that a mistyped method
+// (an Update without its old metadata) is an error here rather than a
+// capability silently missing (every change applied as delete + create).
+func NewDescriptor[K any, V proto.Message, M any](spec Spec[K, V, M], handler Handler[K, V, M]) (*TypedDescriptor[K, V, M], error) {
 	if spec.Name == "" {
 		return nil, errors.New("kv.NewDescriptor: Spec.Name is empty")
 	}
-	if handler == nil {
+	if handler == nil || (reflect.ValueOf(handler).Kind() == reflect.Pointer && reflect.ValueOf(handler).IsNil()) {
 		return nil, fmt.Errorf("kv.NewDescriptor %s: handler is nil", spec.Name)
 	}
-	d := &TypedDescriptor[V, M]{spec: spec, handler: handler, prefix: spec.KeyPrefix}
+	d := &TypedDescriptor[K, V, M]{spec: spec, handler: handler, prefix: spec.KeyPrefix}
 	d.noMeta = reflect.TypeFor[M]().Kind() == reflect.Struct && reflect.TypeFor[M]().Size() == 0
 	if spec.KeyTemplate != "" {
 		t, err := ParseKeyTemplate(spec.KeyTemplate)
@@ -209,52 +231,114 @@ func NewDescriptor[V proto.Message, M any](spec Spec[V, M], handler Handler[V, M
 	if d.prefix == "" {
 		return nil, fmt.Errorf("kv.NewDescriptor %s: the key space has no literal prefix (set KeyTemplate or KeyPrefix)", spec.Name)
 	}
-	d.updater, _ = handler.(Updater[V, M])
-	d.retriever, _ = handler.(Retriever[V, M])
-	d.validator, _ = handler.(Validator[V])
+	if _, isString := any(*new(K)).(string); !isString && (spec.ParseKey == nil || spec.KeyString == nil) {
+		return nil, fmt.Errorf("kv.NewDescriptor %s: the key type %v needs Spec.ParseKey and Spec.KeyString", spec.Name, reflect.TypeFor[K]())
+	}
 	var zero V
 	if any(zero) == nil {
 		// An interface type such as proto.Message has no message type to
 		// report or to check values against.
 		return nil, fmt.Errorf("kv.NewDescriptor %s: the value type %v is not a concrete message type", spec.Name, reflect.TypeFor[V]())
 	}
+	var err error
+	if d.updater, err = capability[Updater[K, V, M]](spec.Name, handler, "Update"); err != nil {
+		return nil, err
+	}
+	if d.retriever, err = capability[Retriever[K, V, M]](spec.Name, handler, "Retrieve"); err != nil {
+		return nil, err
+	}
+	if d.validator, err = capability[Validator[K, V]](spec.Name, handler, "Validate"); err != nil {
+		return nil, err
+	}
 	d.metadata = newMetadataStore(spec.MetadataIndexes)
 	d.valueType = zero.ProtoReflect().Type()
 	return d, nil
 }
 
+// capability returns the handler as the optional capability C, nil when it
+// has no method of that name, and an error when it has one of another
+// signature.
+func capability[C any](name string, handler any, method string) (C, error) {
+	c, ok := handler.(C)
+	if ok {
+		return c, nil
+	}
+	if m := reflect.ValueOf(handler).MethodByName(method); m.IsValid() {
+		want, _ := reflect.TypeFor[C]().MethodByName(method)
+		return c, fmt.Errorf("kv.NewDescriptor %s: the handler %T has a method %s that is not the optional %s of the model: it is %v, want %v",
+			name, handler, method, method, m.Type(), want.Type)
+	}
+	return c, nil
+}
+
 // Metadata returns the read-only view of the descriptor's metadata map.
-func (d *TypedDescriptor[V, M]) Metadata() MetadataMap[M] { return d.metadata }
+func (d *TypedDescriptor[K, V, M]) Metadata() MetadataMap[M] { return d.metadata }
 
 // Handler returns the handler the descriptor was built from.
-func (d *TypedDescriptor[V, M]) Handler() Handler[V, M] { return d.handler }
+func (d *TypedDescriptor[K, V, M]) Handler() Handler[K, V, M] { return d.handler }
 
-func (d *TypedDescriptor[V, M]) Name() string                        { return d.spec.Name }
-func (d *TypedDescriptor[V, M]) KeyPrefix() string                   { return d.prefix }
-func (d *TypedDescriptor[V, M]) KeyTemplate() *KeyTemplate           { return d.template }
-func (d *TypedDescriptor[V, M]) ValueType() protoreflect.MessageType { return d.valueType }
-func (d *TypedDescriptor[V, M]) CanUpdate() bool                     { return d.updater != nil }
-func (d *TypedDescriptor[V, M]) CanRetrieve() bool                   { return d.retriever != nil }
-func (d *TypedDescriptor[V, M]) WithMetadata() bool                  { return d.spec.WithMetadata }
+func (d *TypedDescriptor[K, V, M]) Name() string                        { return d.spec.Name }
+func (d *TypedDescriptor[K, V, M]) KeyPrefix() string                   { return d.prefix }
+func (d *TypedDescriptor[K, V, M]) KeyTemplate() *KeyTemplate           { return d.template }
+func (d *TypedDescriptor[K, V, M]) ValueType() protoreflect.MessageType { return d.valueType }
+func (d *TypedDescriptor[K, V, M]) CanUpdate() bool                     { return d.updater != nil }
+func (d *TypedDescriptor[K, V, M]) CanRetrieve() bool                   { return d.retriever != nil }
+func (d *TypedDescriptor[K, V, M]) WithMetadata() bool                  { return d.spec.WithMetadata }
+func (d *TypedDescriptor[K, V, M]) metadataWriter() metadataWriter      { return d }
 
-func (d *TypedDescriptor[V, M]) RetrieveDependencies() []string {
+func (d *TypedDescriptor[K, V, M]) RetrieveDependencies() []string {
 	return append([]string(nil), d.spec.RetrieveDependencies...)
 }
 
-func (d *TypedDescriptor[V, M]) IsKey(key string) bool {
+func (d *TypedDescriptor[K, V, M]) IsKey(key string) bool {
 	if !strings.HasPrefix(key, d.prefix) {
 		return false
 	}
 	switch {
-	case d.spec.IsKey != nil:
-		return d.spec.IsKey(key)
+	case d.spec.ParseKey != nil:
+		_, ok := d.spec.ParseKey(key)
+		return ok
 	case d.template != nil:
 		return d.template.Match(key)
 	}
 	return len(key) > len(d.prefix)
 }
 
-func (d *TypedDescriptor[V, M]) Label(key string) string {
+// parseKey gives the handler's key of a key text; ok is false for a text
+// that is not a key of the descriptor.
+func (d *TypedDescriptor[K, V, M]) parseKey(key string) (K, bool) {
+	if d.spec.ParseKey != nil {
+		return d.spec.ParseKey(key)
+	}
+	k, _ := any(key).(K) // K is string (NewDescriptor checks)
+	return k, d.IsKey(key)
+}
+
+// keyString is the text of a handler's key.
+func (d *TypedDescriptor[K, V, M]) keyString(k K) string {
+	if d.spec.KeyString != nil {
+		return d.spec.KeyString(k)
+	}
+	s, _ := any(k).(string)
+	return s
+}
+
+// handlerKey parses a key for a handler call; the scheduler calls the
+// handler only with keys that IsKey accepts, so an error means a caller
+// that skipped that test.
+func (d *TypedDescriptor[K, V, M]) handlerKey(key string) (K, error) {
+	k, ok := d.parseKey(key)
+	if !ok {
+		return k, NonRetriable(fmt.Errorf("%s: %w of %s", key, errNotKey, d.spec.Name))
+	}
+	return k, nil
+}
+
+// errNotKey is the error of a handler call with a text that is not a key of
+// the descriptor.
+var errNotKey = errors.New("not a key")
+
+func (d *TypedDescriptor[K, V, M]) Label(key string) string {
 	if d.spec.Label != nil {
 		return d.spec.Label(key)
 	}
@@ -262,16 +346,16 @@ func (d *TypedDescriptor[V, M]) Label(key string) string {
 }
 
 // typed converts an erased value; ok is false for a wrong type.
-func (d *TypedDescriptor[V, M]) typed(m proto.Message) (V, bool) {
+func (d *TypedDescriptor[K, V, M]) typed(m proto.Message) (V, bool) {
 	v, ok := m.(V)
 	return v, ok
 }
 
-func (d *TypedDescriptor[V, M]) wrongType(key string, m proto.Message) error {
+func (d *TypedDescriptor[K, V, M]) wrongType(key string, m proto.Message) error {
 	return fmt.Errorf("%s: %w: %s", key, ErrWrongType, d.typeMismatch(m))
 }
 
-func (d *TypedDescriptor[V, M]) typeMismatch(m proto.Message) string {
+func (d *TypedDescriptor[K, V, M]) typeMismatch(m proto.Message) string {
 	got := "nil"
 	if m != nil {
 		got = string(m.ProtoReflect().Descriptor().FullName())
@@ -279,7 +363,7 @@ func (d *TypedDescriptor[V, M]) typeMismatch(m proto.Message) string {
 	return fmt.Sprintf("got %s, descriptor %s takes %s", got, d.spec.Name, d.valueType.Descriptor().FullName())
 }
 
-func (d *TypedDescriptor[V, M]) Dependencies(key string, value proto.Message) []Dependency {
+func (d *TypedDescriptor[K, V, M]) Dependencies(key string, value proto.Message) []Dependency {
 	v, ok := d.typed(value)
 	if !ok || d.spec.Dependencies == nil {
 		return nil
@@ -287,7 +371,7 @@ func (d *TypedDescriptor[V, M]) Dependencies(key string, value proto.Message) []
 	return d.spec.Dependencies(key, v)
 }
 
-func (d *TypedDescriptor[V, M]) Derived(key string, value proto.Message) []Derived {
+func (d *TypedDescriptor[K, V, M]) Derived(key string, value proto.Message) []Derived {
 	v, ok := d.typed(value)
 	if !ok || d.spec.Derived == nil {
 		return nil
@@ -295,14 +379,14 @@ func (d *TypedDescriptor[V, M]) Derived(key string, value proto.Message) []Deriv
 	return d.spec.Derived(key, v)
 }
 
-func (d *TypedDescriptor[V, M]) BaseOf(key string) string {
+func (d *TypedDescriptor[K, V, M]) BaseOf(key string) string {
 	if d.spec.BaseOf == nil {
 		return ""
 	}
 	return d.spec.BaseOf(key)
 }
 
-func (d *TypedDescriptor[V, M]) Equivalent(key string, a, b proto.Message) bool {
+func (d *TypedDescriptor[K, V, M]) Equivalent(key string, a, b proto.Message) bool {
 	va, okA := d.typed(a)
 	vb, okB := d.typed(b)
 	if !okA || !okB {
@@ -314,7 +398,7 @@ func (d *TypedDescriptor[V, M]) Equivalent(key string, a, b proto.Message) bool 
 	return proto.Equal(va, vb)
 }
 
-func (d *TypedDescriptor[V, M]) NeedsRecreate(key string, oldValue, newValue proto.Message) bool {
+func (d *TypedDescriptor[K, V, M]) NeedsRecreate(key string, oldValue, newValue proto.Message) bool {
 	vo, okO := d.typed(oldValue)
 	vn, okN := d.typed(newValue)
 	if !okO || !okN {
@@ -325,20 +409,15 @@ func (d *TypedDescriptor[V, M]) NeedsRecreate(key string, oldValue, newValue pro
 
 // Validate checks the type, then the schema, then the handler's Validator,
 // and merges the invalid fields they report into one *InvalidValueError.
-func (d *TypedDescriptor[V, M]) Validate(key string, value proto.Message) error {
+// The handler's Validator runs on every value whose key parses, so that
+// one error names every invalid field.
+func (d *TypedDescriptor[K, V, M]) Validate(key string, value proto.Message) error {
 	v, ok := d.typed(value)
 	if !ok || value == nil {
 		return &InvalidValueError{Key: key, Fields: []FieldError{{Field: "(message type)", Reason: d.typeMismatch(value)}}, Err: ErrWrongType}
 	}
 	var merged *InvalidValueError
-	for _, check := range []func(string, V) error{d.spec.Validate, d.validateByHandler} {
-		if check == nil {
-			continue
-		}
-		err := check(key, v)
-		if err == nil {
-			continue
-		}
+	merge := func(err error) {
 		var inv *InvalidValueError
 		if errors.As(err, &inv) {
 			// inv may be a typed nil or empty: a check that returned its
@@ -349,11 +428,29 @@ func (d *TypedDescriptor[V, M]) Validate(key string, value proto.Message) error 
 				}
 				merged.Fields = append(merged.Fields, inv.Fields...)
 			}
-		} else {
-			merged = merged.Add("(value)", "%s", err)
-			if merged.Err == nil {
-				merged.Err = err
-			}
+			return
+		}
+		merged = merged.Add("(value)", "%s", err)
+		if merged.Err == nil {
+			merged.Err = err
+		}
+	}
+	if d.spec.Validate != nil {
+		if err := d.spec.Validate(key, v); err != nil {
+			merge(err)
+		}
+	}
+	k, isKey := d.parseKey(key)
+	if !isKey && d.spec.ParseKey != nil && merged == nil {
+		// The schema's errors come first: they name the field that makes
+		// the key wrong (an address out of format), where the parser
+		// could only say that it is. Without a parser, the scheduler
+		// matches keys to the template and reports a misfit itself.
+		merged = merged.Add("(key)", "%q is not a key of %s", key, d.spec.Name)
+	}
+	if d.validator != nil && isKey {
+		if err := d.validator.Validate(k, v); err != nil {
+			merge(err)
 		}
 	}
 	if merged == nil {
@@ -363,31 +460,28 @@ func (d *TypedDescriptor[V, M]) Validate(key string, value proto.Message) error 
 	return merged
 }
 
-func (d *TypedDescriptor[V, M]) validateByHandler(key string, v V) error {
-	if d.validator == nil {
-		return nil
-	}
-	return d.validator.Validate(key, v)
-}
-
-func (d *TypedDescriptor[V, M]) meta(m any) M {
+func (d *TypedDescriptor[K, V, M]) meta(m any) M {
 	typed, _ := m.(M)
 	return typed
 }
 
-func (d *TypedDescriptor[V, M]) Create(ctx context.Context, key string, value proto.Message) (any, error) {
+func (d *TypedDescriptor[K, V, M]) Create(ctx context.Context, key string, value proto.Message) (any, error) {
 	v, ok := d.typed(value)
 	if !ok {
 		return nil, d.wrongType(key, value)
 	}
-	m, err := d.handler.Create(ctx, key, v)
+	k, err := d.handlerKey(key)
+	if err != nil {
+		return nil, err
+	}
+	m, err := d.handler.Create(ctx, k, v)
 	if err != nil || d.noMeta {
 		return nil, err
 	}
 	return m, nil
 }
 
-func (d *TypedDescriptor[V, M]) Update(ctx context.Context, key string, oldValue, newValue proto.Message, oldMetadata any) (any, error) {
+func (d *TypedDescriptor[K, V, M]) Update(ctx context.Context, key string, oldValue, newValue proto.Message, oldMetadata any) (any, error) {
 	if d.updater == nil {
 		return nil, fmt.Errorf("%s: descriptor %s has no Update", key, d.spec.Name)
 	}
@@ -399,54 +493,71 @@ func (d *TypedDescriptor[V, M]) Update(ctx context.Context, key string, oldValue
 	if !okN {
 		return nil, d.wrongType(key, newValue)
 	}
-	m, err := d.updater.Update(ctx, key, vo, vn, d.meta(oldMetadata))
+	k, err := d.handlerKey(key)
+	if err != nil {
+		return nil, err
+	}
+	m, err := d.updater.Update(ctx, k, vo, vn, d.meta(oldMetadata))
 	if err != nil || d.noMeta {
 		return nil, err
 	}
 	return m, nil
 }
 
-func (d *TypedDescriptor[V, M]) Delete(ctx context.Context, key string, value proto.Message, metadata any) error {
+func (d *TypedDescriptor[K, V, M]) Delete(ctx context.Context, key string, value proto.Message, metadata any) error {
 	v, ok := d.typed(value)
 	if !ok {
 		return d.wrongType(key, value)
 	}
-	err := d.handler.Delete(ctx, key, v, d.meta(metadata))
+	k, err := d.handlerKey(key)
+	if err != nil {
+		return err
+	}
+	err = d.handler.Delete(ctx, k, v, d.meta(metadata))
 	if errors.Is(err, ErrNotFound) {
 		return nil
 	}
 	return err
 }
 
-func (d *TypedDescriptor[V, M]) Retrieve(ctx context.Context, correlate []Item[proto.Message, any]) ([]Item[proto.Message, any], error) {
+// Retrieve gives the handler the correlated items with parsed keys (items
+// of another message type or with a text that is not a key of the
+// descriptor are left out) and returns what it found with key texts.
+func (d *TypedDescriptor[K, V, M]) Retrieve(ctx context.Context, correlate []Item[string, proto.Message, any]) ([]Item[string, proto.Message, any], error) {
 	if d.retriever == nil {
 		return nil, fmt.Errorf("descriptor %s has no Retrieve", d.spec.Name)
 	}
-	typed := make([]Item[V, M], 0, len(correlate))
+	typed := make([]Item[K, V, M], 0, len(correlate))
 	for _, it := range correlate {
-		if v, ok := d.typed(it.Value); ok {
-			typed = append(typed, Item[V, M]{Key: it.Key, Value: v, Metadata: d.meta(it.Metadata), Origin: it.Origin})
+		v, ok := d.typed(it.Value)
+		if !ok {
+			continue
 		}
+		k, ok := d.parseKey(it.Key)
+		if !ok {
+			continue
+		}
+		typed = append(typed, Item[K, V, M]{Key: k, Value: v, Metadata: d.meta(it.Metadata), Origin: it.Origin})
 	}
 	got, err := d.retriever.Retrieve(ctx, typed)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Item[proto.Message, any], len(got))
+	out := make([]Item[string, proto.Message, any], len(got))
 	for i, it := range got {
-		out[i] = Item[proto.Message, any]{Key: it.Key, Value: it.Value, Metadata: it.Metadata, Origin: it.Origin}
+		out[i] = Item[string, proto.Message, any]{Key: d.keyString(it.Key), Value: it.Value, Metadata: it.Metadata, Origin: it.Origin}
 	}
 	return out, nil
 }
 
-func (d *TypedDescriptor[V, M]) IsRetriable(err error) bool {
+func (d *TypedDescriptor[K, V, M]) IsRetriable(err error) bool {
 	if d.spec.IsRetriable != nil {
 		return d.spec.IsRetriable(err)
 	}
 	return IsRetriable(err)
 }
 
-func (d *TypedDescriptor[V, M]) SetMetadata(label string, metadata any) {
+func (d *TypedDescriptor[K, V, M]) setMetadata(label string, metadata any) {
 	if !d.spec.WithMetadata {
 		return
 	}
@@ -457,7 +568,7 @@ func (d *TypedDescriptor[V, M]) SetMetadata(label string, metadata any) {
 	d.metadata.remove(label)
 }
 
-func (d *TypedDescriptor[V, M]) DeleteMetadata(label string) {
+func (d *TypedDescriptor[K, V, M]) deleteMetadata(label string) {
 	if d.spec.WithMetadata {
 		d.metadata.remove(label)
 	}

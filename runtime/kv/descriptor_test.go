@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kvdescriptor/kvdescriptor/runtime/internal/kvaccess"
 	"strings"
 	"sync"
 	"testing"
@@ -23,7 +24,7 @@ import (
 // metadata is a pointer, as an SB index would be.
 type (
 	value = *wrapperspb.StringValue
-	spec  = kv.Spec[value, *ifaceMeta]
+	spec  = kv.Spec[string, value, *ifaceMeta]
 )
 
 type ifaceMeta struct {
@@ -99,12 +100,12 @@ func (h updateHandler) Update(_ context.Context, key string, oldValue, newValue 
 // retrieveHandler adds Retrieve.
 type retrieveHandler struct {
 	*baseHandler
-	found []kv.Item[value, *ifaceMeta]
+	found []kv.Item[string, value, *ifaceMeta]
 	err   error
-	got   *[]kv.Item[value, *ifaceMeta]
+	got   *[]kv.Item[string, value, *ifaceMeta]
 }
 
-func (h retrieveHandler) Retrieve(_ context.Context, correlate []kv.Item[value, *ifaceMeta]) ([]kv.Item[value, *ifaceMeta], error) {
+func (h retrieveHandler) Retrieve(_ context.Context, correlate []kv.Item[string, value, *ifaceMeta]) ([]kv.Item[string, value, *ifaceMeta], error) {
 	if h.got != nil {
 		*h.got = correlate
 	}
@@ -135,16 +136,16 @@ func (h fullHandler) Delete(ctx context.Context, key string, v value, m *ifaceMe
 }
 
 var (
-	_ kv.Handler[value, *ifaceMeta]   = (*baseHandler)(nil)
-	_ kv.Updater[value, *ifaceMeta]   = updateHandler{}
-	_ kv.Retriever[value, *ifaceMeta] = retrieveHandler{}
-	_ kv.Validator[value]             = validateHandler{}
-	_ kv.Updater[value, *ifaceMeta]   = fullHandler{}
-	_ kv.Retriever[value, *ifaceMeta] = fullHandler{}
-	_ kv.Validator[value]             = fullHandler{}
+	_ kv.Handler[string, value, *ifaceMeta]   = (*baseHandler)(nil)
+	_ kv.Updater[string, value, *ifaceMeta]   = updateHandler{}
+	_ kv.Retriever[string, value, *ifaceMeta] = retrieveHandler{}
+	_ kv.Validator[string, value]             = validateHandler{}
+	_ kv.Updater[string, value, *ifaceMeta]   = fullHandler{}
+	_ kv.Retriever[string, value, *ifaceMeta] = fullHandler{}
+	_ kv.Validator[string, value]             = fullHandler{}
 )
 
-func newDescriptor(t *testing.T, s spec, h kv.Handler[value, *ifaceMeta]) *kv.TypedDescriptor[value, *ifaceMeta] {
+func newDescriptor(t *testing.T, s spec, h kv.Handler[string, value, *ifaceMeta]) *kv.TypedDescriptor[string, value, *ifaceMeta] {
 	t.Helper()
 	if s.Name == "" {
 		s.Name = "test-interface"
@@ -166,7 +167,7 @@ func TestNewDescriptorErrors(t *testing.T) {
 	tests := []struct {
 		name    string
 		spec    spec
-		handler kv.Handler[value, *ifaceMeta]
+		handler kv.Handler[string, value, *ifaceMeta]
 		wantErr string
 	}{
 		{
@@ -236,7 +237,7 @@ func (anyHandler) Delete(context.Context, string, proto.Message, any) error   { 
 
 func TestNewDescriptorNeedsAConcreteMessageType(t *testing.T) {
 	t.Parallel()
-	d, err := kv.NewDescriptor(kv.Spec[proto.Message, any]{Name: "any", KeyPrefix: "any/"}, anyHandler{})
+	d, err := kv.NewDescriptor(kv.Spec[string, proto.Message, any]{Name: "any", KeyPrefix: "any/"}, anyHandler{})
 	if err == nil {
 		t.Fatalf("NewDescriptor[proto.Message] succeeded (%v), want an error", d.Name())
 	}
@@ -275,7 +276,7 @@ func TestDescriptorAccessors(t *testing.T) {
 	if !erased.WithMetadata() {
 		t.Error("WithMetadata() = false")
 	}
-	if got := d.Handler(); got != kv.Handler[value, *ifaceMeta](h) {
+	if got := d.Handler(); got != kv.Handler[string, value, *ifaceMeta](h) {
 		t.Errorf("Handler() = %v, want the handler given", got)
 	}
 
@@ -302,7 +303,7 @@ func TestDescriptorAccessors(t *testing.T) {
 		t.Errorf("RetrieveDependencies() = %q, want none", got)
 	}
 
-	otherValueType, err := kv.NewDescriptor(kv.Spec[*structpb.Struct, struct{}]{Name: "s", KeyPrefix: "s/"}, structHandler{})
+	otherValueType, err := kv.NewDescriptor(kv.Spec[string, *structpb.Struct, struct{}]{Name: "s", KeyPrefix: "s/"}, structHandler{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,7 +324,7 @@ func TestCapabilities(t *testing.T) {
 	rejectAll := func(string, value) error { return kv.Invalid("value", "rejected by the handler") }
 	tests := []struct {
 		name         string
-		handler      kv.Handler[value, *ifaceMeta]
+		handler      kv.Handler[string, value, *ifaceMeta]
 		wantUpdate   bool
 		wantRetrieve bool
 		wantValidate bool
@@ -380,7 +381,7 @@ func TestMissingCapabilityErrors(t *testing.T) {
 	if want := "linux/interface/eth0: descriptor iface has no Update"; err == nil || err.Error() != want {
 		t.Errorf("Update without Updater = %v, want %q", err, want)
 	}
-	items, err := d.Retrieve(ctx, []kv.Item[proto.Message, any]{{Key: "linux/interface/eth0", Value: str("a")}})
+	items, err := d.Retrieve(ctx, []kv.Item[string, proto.Message, any]{{Key: "linux/interface/eth0", Value: str("a")}})
 	if want := "descriptor iface has no Retrieve"; err == nil || err.Error() != want {
 		t.Errorf("Retrieve without Retriever = %v, %v; want error %q", items, err, want)
 	}
@@ -396,9 +397,9 @@ func TestIsKey(t *testing.T) {
 	customSpec := spec{
 		Name:        "custom",
 		KeyTemplate: ifaceTemplate,
-		IsKey:       func(key string) bool { return !strings.HasSuffix(key, "-tmp") },
+		ParseKey:    func(key string) (string, bool) { return key, !strings.HasSuffix(key, "-tmp") },
 	}
-	acceptAll := spec{Name: "all", KeyPrefix: "vpp/", IsKey: func(string) bool { return true }}
+	acceptAll := spec{Name: "all", KeyPrefix: "vpp/", ParseKey: func(k string) (string, bool) { return k, true }}
 	tests := []struct {
 		name string
 		spec spec
@@ -586,7 +587,7 @@ func TestValidate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			var h kv.Handler[value, *ifaceMeta] = &baseHandler{}
+			var h kv.Handler[string, value, *ifaceMeta] = &baseHandler{}
 			if tt.handlerValidate != nil {
 				h = validateHandler{&baseHandler{}, tt.handlerValidate}
 			}
@@ -904,7 +905,7 @@ func TestMetadataTypedEndToEnd(t *testing.T) {
 	if diff := cmp.Diff(&ifaceMeta{Index: 1, Tags: []string{"v1"}}, createdMeta); diff != "" {
 		t.Errorf("created metadata mismatch (-want +got):\n%s", diff)
 	}
-	erased.SetMetadata(label, created)
+	kvaccess.SetMetadata(erased, label, created)
 	if got, ok := d.Metadata().Get(label); !ok || got != createdMeta {
 		t.Errorf("Metadata().Get(%q) = %v, %v; want the created metadata", label, got, ok)
 	}
@@ -920,12 +921,12 @@ func TestMetadataTypedEndToEnd(t *testing.T) {
 	if diff := cmp.Diff(&ifaceMeta{Index: 1, Tags: []string{"v2"}}, updatedMeta); diff != "" {
 		t.Errorf("updated metadata mismatch (-want +got):\n%s", diff)
 	}
-	erased.SetMetadata(label, updated)
+	kvaccess.SetMetadata(erased, label, updated)
 
 	if err := erased.Delete(ctx, key, str("v2"), updated); err != nil {
 		t.Fatal(err)
 	}
-	erased.DeleteMetadata(label)
+	kvaccess.DeleteMetadata(erased, label)
 	if _, ok := d.Metadata().Get(label); ok {
 		t.Errorf("Metadata().Get(%q) found an entry after DeleteMetadata", label)
 	}
@@ -970,17 +971,17 @@ func TestMetadataOfAnotherType(t *testing.T) {
 func TestRetrieve(t *testing.T) {
 	t.Parallel()
 	meta := &ifaceMeta{Index: 9}
-	var got []kv.Item[value, *ifaceMeta]
+	var got []kv.Item[string, value, *ifaceMeta]
 	h := retrieveHandler{
 		baseHandler: &baseHandler{},
-		found: []kv.Item[value, *ifaceMeta]{
+		found: []kv.Item[string, value, *ifaceMeta]{
 			{Key: "linux/interface/eth0", Value: str("eth0"), Metadata: meta, Origin: kv.OriginNB},
 			{Key: "linux/interface/lo", Value: str("lo"), Origin: kv.OriginSB},
 		},
 		got: &got,
 	}
 	d := newDescriptor(t, spec{}, h)
-	correlate := []kv.Item[proto.Message, any]{
+	correlate := []kv.Item[string, proto.Message, any]{
 		{Key: "linux/interface/eth0", Value: str("eth0"), Metadata: meta, Origin: kv.OriginNB},
 		{Key: "linux/interface/bad", Value: wrapperspb.Int32(1), Origin: kv.OriginNB}, // wrong type: dropped
 		{Key: "linux/interface/eth1", Value: str("eth1"), Metadata: "not metadata"},
@@ -990,14 +991,14 @@ func TestRetrieve(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	wantCorrelate := []kv.Item[value, *ifaceMeta]{
+	wantCorrelate := []kv.Item[string, value, *ifaceMeta]{
 		{Key: "linux/interface/eth0", Value: str("eth0"), Metadata: meta, Origin: kv.OriginNB},
 		{Key: "linux/interface/eth1", Value: str("eth1")},
 	}
 	if diff := cmp.Diff(wantCorrelate, got, protocmp.Transform()); diff != "" {
 		t.Errorf("correlate given to the handler mismatch (-want +got):\n%s", diff)
 	}
-	wantItems := []kv.Item[proto.Message, any]{
+	wantItems := []kv.Item[string, proto.Message, any]{
 		{Key: "linux/interface/eth0", Value: str("eth0"), Metadata: meta, Origin: kv.OriginNB},
 		{Key: "linux/interface/lo", Value: str("lo"), Metadata: (*ifaceMeta)(nil), Origin: kv.OriginSB},
 	}

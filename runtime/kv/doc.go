@@ -10,10 +10,19 @@
 //   - A descriptor is built only through [NewDescriptor], from a typed [Spec]
 //     (the schema-derived part, normally generated) and a typed [Handler] (the
 //     CRUD bodies, hand-written). Handlers never see proto.Message or any:
-//     the conversion happens once, here.
+//     the conversion happens once, here. There is one handler family,
+//     generic over the key type K: every call, Retrieve included, gets the
+//     key parsed by Spec.ParseKey (the generated typed key of a model), and
+//     a text that does not parse never reaches the handler; descriptors
+//     written by hand may use K = string.
 //   - Optional handler capabilities ([Updater], [Retriever], [Validator]) are
-//     discovered by type assertion. A handler without Update has every change
-//     of its values applied as Delete followed by Create.
+//     discovered by type assertion, and a handler with a method of one of
+//     their names but another signature is refused by [NewDescriptor] (a
+//     mistyped Update would otherwise be silently missing). A handler without
+//     Update has every change of its values applied as Delete followed by
+//     Create.
+//   - [Descriptor] is sealed: only [TypedDescriptor] implements it, and its
+//     metadata map is written only by the scheduler that registered it.
 //   - Keys are plain strings built from a [KeyTemplate]. Placeholder values of
 //     format [FormatName] are escaped with [EscapeSegment], so they never
 //     contain '/', and keys parse back unambiguously.
@@ -63,3 +72,8 @@ const IsAtLeastVersion0_1_0 = true
 // IsAtLeastVersion0_2_0 is the handshake of code generated for the contract
 // with Spec.BaseOf (derived models name their base) and BaseKeyOf.
 const IsAtLeastVersion0_2_0 = true
+
+// IsAtLeastVersion0_3_0 is the handshake of code generated for the contract
+// with one handler family over typed keys (Handler[K, V, M], Spec.ParseKey
+// and Spec.KeyString) and the per-model capability interfaces.
+const IsAtLeastVersion0_3_0 = true

@@ -3,6 +3,7 @@ package kv_test
 import (
 	"context"
 	"fmt"
+	"github.com/kvdescriptor/kvdescriptor/runtime/internal/kvaccess"
 	"strconv"
 	"sync"
 	"testing"
@@ -14,7 +15,7 @@ import (
 
 // indexedDescriptor keeps *ifaceMeta with two secondary indexes: "tag"
 // (every tag) and "index" (the SB index in decimal).
-func indexedDescriptor(t *testing.T) *kv.TypedDescriptor[value, *ifaceMeta] {
+func indexedDescriptor(t *testing.T) *kv.TypedDescriptor[string, value, *ifaceMeta] {
 	t.Helper()
 	return newDescriptor(t, spec{
 		WithMetadata: true,
@@ -83,9 +84,9 @@ func TestMetadataMap(t *testing.T) {
 		{
 			name: "set three, labels sorted",
 			do: func(d kv.Descriptor) {
-				d.SetMetadata("lo", lo)
-				d.SetMetadata("eth1", eth1)
-				d.SetMetadata("eth0", eth0)
+				kvaccess.SetMetadata(d, "lo", lo)
+				kvaccess.SetMetadata(d, "eth1", eth1)
+				kvaccess.SetMetadata(d, "eth0", eth0)
 			},
 			want: metadataView{
 				Labels:  []string{"eth0", "eth1", "lo"},
@@ -100,7 +101,7 @@ func TestMetadataMap(t *testing.T) {
 		},
 		{
 			name: "replacing an entry re-indexes it",
-			do:   func(d kv.Descriptor) { d.SetMetadata("eth0", eth0Replaced) },
+			do:   func(d kv.Descriptor) { kvaccess.SetMetadata(d, "eth0", eth0Replaced) },
 			want: metadataView{
 				Labels:  []string{"eth0", "eth1", "lo"},
 				Len:     3,
@@ -114,7 +115,9 @@ func TestMetadataMap(t *testing.T) {
 		},
 		{
 			name: "two labels share an index value",
-			do:   func(d kv.Descriptor) { d.SetMetadata("lo", &ifaceMeta{Index: 2, Tags: []string{"vlan", "vlan"}}) },
+			do: func(d kv.Descriptor) {
+				kvaccess.SetMetadata(d, "lo", &ifaceMeta{Index: 2, Tags: []string{"vlan", "vlan"}})
+			},
 			want: metadataView{
 				Labels: []string{"eth0", "eth1", "lo"},
 				Len:    3,
@@ -131,8 +134,8 @@ func TestMetadataMap(t *testing.T) {
 		{
 			name: "delete",
 			do: func(d kv.Descriptor) {
-				d.DeleteMetadata("eth1")
-				d.DeleteMetadata("never-set")
+				kvaccess.DeleteMetadata(d, "eth1")
+				kvaccess.DeleteMetadata(d, "never-set")
 			},
 			want: metadataView{
 				Labels:  []string{"eth0", "lo"},
@@ -147,7 +150,7 @@ func TestMetadataMap(t *testing.T) {
 		},
 		{
 			name: "metadata of another type removes the entry",
-			do:   func(d kv.Descriptor) { d.SetMetadata("lo", "not metadata") },
+			do:   func(d kv.Descriptor) { kvaccess.SetMetadata(d, "lo", "not metadata") },
 			want: metadataView{
 				Labels:  []string{"eth0"},
 				Len:     1,
@@ -161,7 +164,7 @@ func TestMetadataMap(t *testing.T) {
 		},
 		{
 			name: "untyped nil removes the entry",
-			do:   func(d kv.Descriptor) { d.SetMetadata("eth0", nil) },
+			do:   func(d kv.Descriptor) { kvaccess.SetMetadata(d, "eth0", nil) },
 			want: metadataView{
 				Labels:  []string{},
 				Entries: map[string]*ifaceMeta{},
@@ -194,8 +197,8 @@ func TestMetadataGetMissing(t *testing.T) {
 func TestMetadataLabelsReturnsACopy(t *testing.T) {
 	t.Parallel()
 	d := indexedDescriptor(t)
-	d.SetMetadata("a", &ifaceMeta{Tags: []string{"t"}})
-	d.SetMetadata("b", &ifaceMeta{Tags: []string{"t"}})
+	kvaccess.SetMetadata(d, "a", &ifaceMeta{Tags: []string{"t"}})
+	kvaccess.SetMetadata(d, "b", &ifaceMeta{Tags: []string{"t"}})
 	labels := d.Metadata().Labels()
 	labels[0] = "mutated"
 	found := d.Metadata().Lookup("tag", "t")
@@ -213,25 +216,25 @@ func TestMetadataWithoutWithMetadata(t *testing.T) {
 	d := newDescriptor(t, spec{
 		MetadataIndexes: map[string]func(*ifaceMeta) []string{"tag": func(m *ifaceMeta) []string { return m.Tags }},
 	}, &baseHandler{})
-	d.SetMetadata("eth0", &ifaceMeta{Index: 1, Tags: []string{"x"}})
+	kvaccess.SetMetadata(d, "eth0", &ifaceMeta{Index: 1, Tags: []string{"x"}})
 	if n := d.Metadata().Len(); n != 0 {
 		t.Errorf("Len() = %d after SetMetadata on a descriptor without metadata", n)
 	}
 	if got := d.Metadata().Lookup("tag", "x"); len(got) != 0 {
 		t.Errorf("Lookup = %q, want nothing", got)
 	}
-	d.DeleteMetadata("eth0") // must not panic
+	kvaccess.DeleteMetadata(d, "eth0") // must not panic
 }
 
 func TestMetadataWithoutIndexes(t *testing.T) {
 	t.Parallel()
-	d, err := kv.NewDescriptor(kv.Spec[value, int]{Name: "ints", KeyPrefix: "ints/", WithMetadata: true}, intHandler{})
+	d, err := kv.NewDescriptor(kv.Spec[string, value, int]{Name: "ints", KeyPrefix: "ints/", WithMetadata: true}, intHandler{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.SetMetadata("a", 1)
-	d.SetMetadata("b", 0) // the zero value is metadata too
-	d.SetMetadata("c", int64(3))
+	kvaccess.SetMetadata(d, "a", 1)
+	kvaccess.SetMetadata(d, "b", 0) // the zero value is metadata too
+	kvaccess.SetMetadata(d, "c", int64(3))
 	if diff := cmp.Diff([]string{"a", "b"}, d.Metadata().Labels()); diff != "" {
 		t.Errorf("Labels mismatch (-want +got):\n%s", diff)
 	}
@@ -263,9 +266,9 @@ func TestMetadataConcurrentUse(t *testing.T) {
 			defer wg.Done()
 			for i := range 300 {
 				label := fmt.Sprintf("w%d-%d", w, i%10)
-				d.SetMetadata(label, &ifaceMeta{Index: uint32(i), Tags: []string{fmt.Sprint(w)}})
+				kvaccess.SetMetadata(d, label, &ifaceMeta{Index: uint32(i), Tags: []string{fmt.Sprint(w)}})
 				if i%3 == 0 {
-					d.DeleteMetadata(label)
+					kvaccess.DeleteMetadata(d, label)
 				}
 			}
 		}()

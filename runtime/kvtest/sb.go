@@ -241,7 +241,7 @@ func (h *handler) Delete(_ context.Context, key string, v *wrapperspb.StringValu
 // Retrieve reports the values of the descriptor's key space. It is
 // recorded as a call "retrieve NAME" whose value lists the keys of
 // correlate (and fails as planned for the key NAME, op "retrieve").
-func (h *handler) Retrieve(_ context.Context, correlate []kv.Item[*wrapperspb.StringValue, Meta]) ([]kv.Item[*wrapperspb.StringValue, Meta], error) {
+func (h *handler) Retrieve(_ context.Context, correlate []kv.Item[string, *wrapperspb.StringValue, Meta]) ([]kv.Item[string, *wrapperspb.StringValue, Meta], error) {
 	ours := map[string]bool{}
 	keys := make([]string, 0, len(correlate))
 	for _, it := range correlate {
@@ -258,7 +258,7 @@ func (h *handler) Retrieve(_ context.Context, correlate []kv.Item[*wrapperspb.St
 		return nil, call.Err
 	}
 	h.sb.calls = append(h.sb.calls, call)
-	var out []kv.Item[*wrapperspb.StringValue, Meta]
+	var out []kv.Item[string, *wrapperspb.StringValue, Meta]
 	for _, k := range slices.Sorted(maps.Keys(h.sb.values)) {
 		if !h.match(k) {
 			continue
@@ -271,7 +271,7 @@ func (h *handler) Retrieve(_ context.Context, correlate []kv.Item[*wrapperspb.St
 		} else if ours[k] {
 			origin = kv.OriginNB
 		}
-		out = append(out, kv.Item[*wrapperspb.StringValue, Meta]{Key: k, Value: Value(h.sb.values[k]), Metadata: h.sb.meta[k], Origin: origin})
+		out = append(out, kv.Item[string, *wrapperspb.StringValue, Meta]{Key: k, Value: Value(h.sb.values[k]), Metadata: h.sb.meta[k], Origin: origin})
 	}
 	return out, nil
 }
@@ -300,8 +300,8 @@ func (h updatingHandler) Update(_ context.Context, key string, _, v *wrapperspb.
 }
 
 // Descriptor returns a descriptor of harness values stored in sb.
-func (sb *SB) Descriptor(c Config) (*kv.TypedDescriptor[*wrapperspb.StringValue, Meta], error) {
-	spec := kv.Spec[*wrapperspb.StringValue, Meta]{
+func (sb *SB) Descriptor(c Config) (*kv.TypedDescriptor[string, *wrapperspb.StringValue, Meta], error) {
+	spec := kv.Spec[string, *wrapperspb.StringValue, Meta]{
 		Name:                 c.Name,
 		KeyTemplate:          c.KeyTemplate,
 		KeyPrefix:            c.KeyPrefix,
@@ -338,17 +338,17 @@ func (sb *SB) Descriptor(c Config) (*kv.TypedDescriptor[*wrapperspb.StringValue,
 		},
 	}
 	h := &handler{sb: sb, name: c.Name, claim: c.Claim}
-	var d *kv.TypedDescriptor[*wrapperspb.StringValue, Meta]
+	var d *kv.TypedDescriptor[string, *wrapperspb.StringValue, Meta]
 	var err error
 	switch {
 	case c.NoUpdate && c.NoRetrieve:
-		d, err = kv.NewDescriptor[*wrapperspb.StringValue, Meta](spec, bareHandler{h})
+		d, err = kv.NewDescriptor[string, *wrapperspb.StringValue, Meta](spec, bareHandler{h})
 	case c.NoUpdate:
-		d, err = kv.NewDescriptor[*wrapperspb.StringValue, Meta](spec, h)
+		d, err = kv.NewDescriptor[string, *wrapperspb.StringValue, Meta](spec, h)
 	case c.NoRetrieve:
-		d, err = kv.NewDescriptor[*wrapperspb.StringValue, Meta](spec, updatingBareHandler{bareHandler{h}})
+		d, err = kv.NewDescriptor[string, *wrapperspb.StringValue, Meta](spec, updatingBareHandler{bareHandler{h}})
 	default:
-		d, err = kv.NewDescriptor[*wrapperspb.StringValue, Meta](spec, updatingHandler{h})
+		d, err = kv.NewDescriptor[string, *wrapperspb.StringValue, Meta](spec, updatingHandler{h})
 	}
 	if err != nil {
 		return nil, err

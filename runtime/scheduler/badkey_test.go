@@ -22,7 +22,7 @@ func TestRetrieveDropsKeysKvNeverBuilds(t *testing.T) {
 	t.Parallel()
 	var log syncBuffer
 	s := newScheduler(t, scheduler.WithLogger(slog.New(scheduler.NewLogHandler(&log, slog.LevelInfo))))
-	type item = kv.Item[*wrapperspb.StringValue, struct{}]
+	type item = kv.Item[string, *wrapperspb.StringValue, struct{}]
 	descriptors := []struct {
 		template string
 		good     string
@@ -50,7 +50,7 @@ func TestRetrieveDropsKeysKvNeverBuilds(t *testing.T) {
 		for _, key := range append([]string{d.good}, d.bad...) {
 			h.items = append(h.items, item{Key: key, Value: wrapperspb.String(key)})
 		}
-		desc, err := kv.NewDescriptor(kv.Spec[*wrapperspb.StringValue, struct{}]{Name: fmt.Sprint("d", i), KeyTemplate: d.template}, h)
+		desc, err := kv.NewDescriptor(kv.Spec[string, *wrapperspb.StringValue, struct{}]{Name: fmt.Sprint("d", i), KeyTemplate: d.template}, h)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -48,16 +48,16 @@ type recorder[V proto.Message] struct {
 	creates, updates, deletes, retrieves int
 	// alter, when set, changes the southbound's report: Retrieve returns
 	// correlate (exactly what exists) with alter applied to each item.
-	alter func(i int, it *kv.Item[V, struct{}])
+	alter func(i int, it *kv.Item[string, V, struct{}])
 }
 
 // Retrieve reports exactly what exists (correlate), altered when asked.
-func (r *recorder[V]) Retrieve(_ context.Context, correlate []kv.Item[V, struct{}]) ([]kv.Item[V, struct{}], error) {
+func (r *recorder[V]) Retrieve(_ context.Context, correlate []kv.Item[string, V, struct{}]) ([]kv.Item[string, V, struct{}], error) {
 	r.retrieves++
 	if r.alter == nil {
 		return correlate, nil
 	}
-	out := make([]kv.Item[V, struct{}], len(correlate))
+	out := make([]kv.Item[string, V, struct{}], len(correlate))
 	for i, it := range correlate {
 		r.alter(i, &it)
 		out[i] = it
@@ -151,7 +151,7 @@ func newDescs(tb testing.TB, w *workload) *wDescs {
 		addr:  &recorder[*wrapperspb.StringValue]{},
 		route: &recorder[*wrapperspb.UInt64Value]{},
 	}
-	iface, err := kv.NewDescriptor(kv.Spec[*wrapperspb.UInt32Value, struct{}]{
+	iface, err := kv.NewDescriptor(kv.Spec[string, *wrapperspb.UInt32Value, struct{}]{
 		Name:        "w-interface",
 		KeyTemplate: "w/interface/{name}",
 		Derived: func(_ string, v *wrapperspb.UInt32Value) []kv.Derived {
@@ -165,14 +165,14 @@ func newDescs(tb testing.TB, w *workload) *wDescs {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	addr, err := kv.NewDescriptor(kv.Spec[*wrapperspb.StringValue, struct{}]{
+	addr, err := kv.NewDescriptor(kv.Spec[string, *wrapperspb.StringValue, struct{}]{
 		Name:        "w-address",
 		KeyTemplate: "w/address/{interface}/{ip:ip}",
 	}, d.addr)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	route, err := kv.NewDescriptor(kv.Spec[*wrapperspb.UInt64Value, struct{}]{
+	route, err := kv.NewDescriptor(kv.Spec[string, *wrapperspb.UInt64Value, struct{}]{
 		Name:        "w-route",
 		KeyTemplate: "w/route/{id:uint}",
 		Dependencies: func(_ string, v *wrapperspb.UInt64Value) []kv.Dependency {
@@ -416,7 +416,7 @@ func benchDownstreamResync(b *testing.B, ws *wSched) {
 func benchFullResync(b *testing.B, ws *wSched) {
 	b.ReportAllocs()
 	w := ws.w
-	ws.d.route.alter = func(i int, it *kv.Item[*wrapperspb.UInt64Value, struct{}]) {
+	ws.d.route.alter = func(i int, it *kv.Item[string, *wrapperspb.UInt64Value, struct{}]) {
 		if i%100 == 0 {
 			it.Value = wrapperspb.UInt64(it.Value.GetValue() + 1<<40)
 		}

@@ -31,7 +31,7 @@ type stallHandler struct {
 func newStall(t *testing.T) (kv.Descriptor, *stallHandler) {
 	t.Helper()
 	h := &stallHandler{started: make(chan string, 16), release: make(chan struct{}), honored: make(chan error, 16)}
-	d, err := kv.NewDescriptor(kv.Spec[*emptypb.Empty, struct{}]{Name: "stall", KeyPrefix: "stall/"}, h)
+	d, err := kv.NewDescriptor(kv.Spec[string, *emptypb.Empty, struct{}]{Name: "stall", KeyPrefix: "stall/"}, h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func (h *stallHandler) Create(ctx context.Context, key string, _ *emptypb.Empty)
 
 func (h *stallHandler) Delete(context.Context, string, *emptypb.Empty, struct{}) error { return nil }
 
-func (h *stallHandler) Retrieve(ctx context.Context, correlate []kv.Item[*emptypb.Empty, struct{}]) ([]kv.Item[*emptypb.Empty, struct{}], error) {
+func (h *stallHandler) Retrieve(ctx context.Context, correlate []kv.Item[string, *emptypb.Empty, struct{}]) ([]kv.Item[string, *emptypb.Empty, struct{}], error) {
 	if h.blockRetrieve {
 		h.started <- "retrieve"
 		<-h.release

@@ -1014,8 +1014,8 @@ func (r *run) syncMetadata(n *node) {
 		return
 	}
 	if n.applied != nil {
-		n.desc.SetMetadata(n.label(), n.metadata)
+		setMetadata(n.desc, n.label(), n.metadata)
 	} else {
-		n.desc.DeleteMetadata(n.label())
+		deleteMetadata(n.desc, n.label())
 	}
 }

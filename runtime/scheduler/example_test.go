@@ -31,14 +31,14 @@ func Example() {
 	// Two descriptors written by hand; generated code will provide the Spec.
 	// An interface's value is its description; a route's value is the name
 	// of its outgoing interface, which it depends on.
-	iface, err := kv.NewDescriptor(kv.Spec[*wrapperspb.StringValue, struct{}]{
+	iface, err := kv.NewDescriptor(kv.Spec[string, *wrapperspb.StringValue, struct{}]{
 		Name:        "interface",
 		KeyTemplate: "example/interface/{name}",
 	}, exampleSouthbound{})
 	if err != nil {
 		log.Fatal(err)
 	}
-	route, err := kv.NewDescriptor(kv.Spec[*wrapperspb.StringValue, struct{}]{
+	route, err := kv.NewDescriptor(kv.Spec[string, *wrapperspb.StringValue, struct{}]{
 		Name:        "route",
 		KeyTemplate: "example/route/{dst:ipprefix}",
 		Dependencies: func(_ string, v *wrapperspb.StringValue) []kv.Dependency {

@@ -275,9 +275,9 @@ func (s *Scheduler) executePlan(st *txnState) (results []callResult, ok bool, ta
 		}
 		if c.desc.WithMetadata() {
 			if c.kind == OpDelete {
-				c.desc.DeleteMetadata(c.desc.Label(c.key))
+				deleteMetadata(c.desc, c.desc.Label(c.key))
 			} else {
-				c.desc.SetMetadata(c.desc.Label(c.key), m)
+				setMetadata(c.desc, c.desc.Label(c.key), m)
 			}
 		}
 	}
@@ -292,9 +292,9 @@ func (s *Scheduler) executePlan(st *txnState) (results []callResult, ok bool, ta
 		switch {
 		case d == nil || !d.WithMetadata():
 		case n != nil && n.applied != nil:
-			d.SetMetadata(d.Label(key), n.metadata)
+			setMetadata(d, d.Label(key), n.metadata)
 		default:
-			d.DeleteMetadata(d.Label(key))
+			deleteMetadata(d, d.Label(key))
 		}
 	}
 	return results, true, nil

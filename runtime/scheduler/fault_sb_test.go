@@ -552,7 +552,7 @@ func (sb *faultSB) applyLocked(op, key, text string) error {
 
 // retrieve lists what the southbound holds under the descriptor's prefix
 // (all of it ours).
-func (sb *faultSB) retrieve(ctx context.Context, name string) ([]kv.Item[*wrapperspb.StringValue, int], error) {
+func (sb *faultSB) retrieve(ctx context.Context, name string) ([]kv.Item[string, *wrapperspb.StringValue, int], error) {
 	sb.mu.Lock()
 	kind := sb.fault("retrieve", name)
 	call := fCall{step: stepOf(ctx), op: "retrieve", key: name, fault: kind}
@@ -560,10 +560,10 @@ func (sb *faultSB) retrieve(ctx context.Context, name string) ([]kv.Item[*wrappe
 		call.err = injectedErr("retrieve", name, kind)
 	}
 	sb.calls = append(sb.calls, call)
-	var out []kv.Item[*wrapperspb.StringValue, int]
+	var out []kv.Item[string, *wrapperspb.StringValue, int]
 	for _, k := range slices.Sorted(maps.Keys(sb.vals)) {
 		if strings.HasPrefix(k, name+"/") {
-			out = append(out, kv.Item[*wrapperspb.StringValue, int]{Key: k, Value: wrapperspb.String(sb.vals[k]), Metadata: sb.meta[k], Origin: kv.OriginNB})
+			out = append(out, kv.Item[string, *wrapperspb.StringValue, int]{Key: k, Value: wrapperspb.String(sb.vals[k]), Metadata: sb.meta[k], Origin: kv.OriginNB})
 		}
 	}
 	sb.mu.Unlock()
@@ -630,9 +630,9 @@ type fHandler struct {
 type fUpdHandler struct{ fHandler }
 
 var (
-	_ kv.Handler[*wrapperspb.StringValue, int]   = fHandler{}
-	_ kv.Retriever[*wrapperspb.StringValue, int] = fHandler{}
-	_ kv.Updater[*wrapperspb.StringValue, int]   = fUpdHandler{}
+	_ kv.Handler[string, *wrapperspb.StringValue, int]   = fHandler{}
+	_ kv.Retriever[string, *wrapperspb.StringValue, int] = fHandler{}
+	_ kv.Updater[string, *wrapperspb.StringValue, int]   = fUpdHandler{}
 )
 
 func (h fHandler) Create(ctx context.Context, key string, v *wrapperspb.StringValue) (int, error) {
@@ -644,7 +644,7 @@ func (h fHandler) Delete(ctx context.Context, key string, v *wrapperspb.StringVa
 	return err
 }
 
-func (h fHandler) Retrieve(ctx context.Context, _ []kv.Item[*wrapperspb.StringValue, int]) ([]kv.Item[*wrapperspb.StringValue, int], error) {
+func (h fHandler) Retrieve(ctx context.Context, _ []kv.Item[string, *wrapperspb.StringValue, int]) ([]kv.Item[string, *wrapperspb.StringValue, int], error) {
 	return h.sb.retrieve(ctx, h.m.name)
 }
 
@@ -656,7 +656,7 @@ func (h fUpdHandler) Update(ctx context.Context, key string, _, v *wrapperspb.St
 func fDescriptors(sb *faultSB) ([]kv.Descriptor, error) {
 	var out []kv.Descriptor
 	for _, m := range fModels {
-		spec := kv.Spec[*wrapperspb.StringValue, int]{
+		spec := kv.Spec[string, *wrapperspb.StringValue, int]{
 			Name:         m.name,
 			KeyPrefix:    m.prefix(),
 			WithMetadata: m.meta,
@@ -680,7 +680,7 @@ func fDescriptors(sb *faultSB) ([]kv.Descriptor, error) {
 				return m.recreate(fParse(a.GetValue()), fParse(b.GetValue()))
 			}
 		}
-		var h kv.Handler[*wrapperspb.StringValue, int] = fHandler{sb: sb, m: m}
+		var h kv.Handler[string, *wrapperspb.StringValue, int] = fHandler{sb: sb, m: m}
 		if m.update {
 			h = fUpdHandler{fHandler{sb: sb, m: m}}
 		}

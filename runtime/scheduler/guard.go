@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kvdescriptor/kvdescriptor/runtime/internal/kvaccess"
 	"log/slog"
 	"maps"
 	"slices"
@@ -200,7 +201,7 @@ func (g *guard) IsRetriable(err error) (retriable bool) {
 	return g.Descriptor.IsRetriable(err)
 }
 
-func (g *guard) Retrieve(ctx context.Context, correlate []kv.Item[proto.Message, any]) (items []kv.Item[proto.Message, any], err error) {
+func (g *guard) Retrieve(ctx context.Context, correlate []kv.Item[string, proto.Message, any]) (items []kv.Item[string, proto.Message, any], err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			items, err = nil, g.recovered(p, "Retrieve", "", false)
@@ -209,22 +210,44 @@ func (g *guard) Retrieve(ctx context.Context, correlate []kv.Item[proto.Message,
 	return g.Descriptor.Retrieve(ctx, correlate)
 }
 
-func (g *guard) SetMetadata(label string, metadata any) {
+// setMetadata writes the descriptor's metadata map; a panic of one of its
+// indexes becomes the label's error.
+func (g *guard) setMetadata(label string, metadata any) {
 	defer func() {
 		if p := recover(); p != nil {
 			g.recovered(p, "SetMetadata (a metadata index)", label, false)
 		}
 	}()
-	g.Descriptor.SetMetadata(label, metadata)
+	kvaccess.SetMetadata(g.Descriptor, label, metadata)
 }
 
-func (g *guard) DeleteMetadata(label string) {
+// deleteMetadata removes a label from the descriptor's metadata map.
+func (g *guard) deleteMetadata(label string) {
 	defer func() {
 		if p := recover(); p != nil {
 			g.recovered(p, "DeleteMetadata (a metadata index)", label, false)
 		}
 	}()
-	g.Descriptor.DeleteMetadata(label)
+	kvaccess.DeleteMetadata(g.Descriptor, label)
+}
+
+// setMetadata writes the metadata map of d, guarded when d is.
+func setMetadata(d kv.Descriptor, label string, metadata any) {
+	if g, ok := d.(*guard); ok {
+		g.setMetadata(label, metadata)
+		return
+	}
+	kvaccess.SetMetadata(d, label, metadata)
+}
+
+// deleteMetadata removes a label from the metadata map of d, guarded when
+// d is.
+func deleteMetadata(d kv.Descriptor, label string) {
+	if g, ok := d.(*guard); ok {
+		g.deleteMetadata(label)
+		return
+	}
+	kvaccess.DeleteMetadata(d, label)
 }
 
 // panicked returns the error of a panic recovered from a function of key's

@@ -62,7 +62,7 @@ func (p *panicky) take() []string {
 func newPanicky(t *testing.T) (*scheduler.Scheduler, *panicky) {
 	t.Helper()
 	h := &panicky{}
-	d, err := kv.NewDescriptor(kv.Spec[*wrapperspb.StringValue, struct{}]{
+	d, err := kv.NewDescriptor(kv.Spec[string, *wrapperspb.StringValue, struct{}]{
 		Name:        "panicky",
 		KeyTemplate: "p/{name}",
 		Validate: func(_ string, v *wrapperspb.StringValue) error {

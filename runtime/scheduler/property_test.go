@@ -295,11 +295,14 @@ func (pr *propRun) run(trace []propTxn) (v *propViolation) {
 		}
 	}
 	// drainer consumes planned failures that a transaction did not meet;
-	// it is never registered.
-	drainer, err := sb.Descriptor(kvtest.Config{Name: "drainer", KeyPrefix: "drainer/"})
+	// it is never registered, and its handler is called directly, with
+	// keys of the other descriptors.
+	drainDesc, err := sb.Descriptor(kvtest.Config{Name: "drainer", KeyPrefix: "drainer/"})
 	if err != nil {
 		return &propViolation{kind: "setup", msg: err.Error()}
 	}
+	drainer := drainDesc.Handler()
+	drainUpdater := drainer.(kv.Updater[string, *wrapperspb.StringValue, kvtest.Meta])
 	policy := scheduler.RetryPolicy{Period: time.Millisecond, MaxAttempts: 2}
 	prev := map[string]scheduler.Status{}
 
@@ -360,9 +363,9 @@ func (pr *propRun) run(trace []propTxn) (v *propViolation) {
 				case "create":
 					_, _ = drainer.Create(ctx, f.key, kvtest.Value("drain"))
 				case "update":
-					_, _ = drainer.Update(ctx, f.key, kvtest.Value("drain"), kvtest.Value("drain"), nil)
+					_, _ = drainUpdater.Update(ctx, f.key, kvtest.Value("drain"), kvtest.Value("drain"), 0)
 				case "delete":
-					_ = drainer.Delete(ctx, f.key, kvtest.Value("drain"), nil)
+					_ = drainer.Delete(ctx, f.key, kvtest.Value("drain"), 0)
 				}
 				if had {
 					sb.Put(f.key, old)

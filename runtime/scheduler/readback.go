@@ -21,7 +21,7 @@ func (r *run) readBack(n *node, expected proto.Message) (found proto.Message, me
 	if n.desc == nil || !n.desc.CanRetrieve() {
 		return nil, nil, false
 	}
-	correlate := []kv.Item[proto.Message, any]{{Key: n.key, Value: expected, Metadata: n.metadata, Origin: kv.OriginNB}}
+	correlate := []kv.Item[string, proto.Message, any]{{Key: n.key, Value: expected, Metadata: n.metadata, Origin: kv.OriginNB}}
 	items, err := r.s.retrieveGuarded(r.ctx, n.desc, n.key, correlate)
 	if err != nil {
 		r.s.opts.logger.Warn("read-back after a failed call failed; the call is taken to have changed nothing",
@@ -39,8 +39,8 @@ func (r *run) readBack(n *node, expected proto.Message) (found proto.Message, me
 // retrieveGuarded calls d's Retrieve (for key, or for a refresh when key
 // is empty), timed for the observer and given up on at its deadline; a
 // panic is an error naming the descriptor.
-func (s *Scheduler) retrieveGuarded(ctx context.Context, d kv.Descriptor, key string, correlate []kv.Item[proto.Message, any]) ([]kv.Item[proto.Message, any], error) {
-	var items []kv.Item[proto.Message, any]
+func (s *Scheduler) retrieveGuarded(ctx context.Context, d kv.Descriptor, key string, correlate []kv.Item[string, proto.Message, any]) ([]kv.Item[string, proto.Message, any], error) {
+	var items []kv.Item[string, proto.Message, any]
 	ok, err := s.callOut(ctx, OpRetrieve, d, key, func(c *callCtx) (err error) {
 		defer func() {
 			if p := recover(); p != nil {

@@ -135,7 +135,7 @@ func (s *Scheduler) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 			view.index[it.Key] = int32(len(view.items))
 			view.items = append(view.items, sbItem{key: it.Key, value: it.Value, meta: it.Metadata, origin: it.Origin})
 			if withMeta {
-				d.SetMetadata(d.Label(it.Key), it.Metadata)
+				setMetadata(d, d.Label(it.Key), it.Metadata)
 			}
 		}
 		if withMeta {
@@ -144,7 +144,7 @@ func (s *Scheduler) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 			for _, it := range correlate[d] {
 				if _, seen := view.index[it.Key]; !seen {
 					if n := s.g.node(it.Key); n != nil && n.applied != nil {
-						d.DeleteMetadata(d.Label(it.Key))
+						deleteMetadata(d, d.Label(it.Key))
 					}
 				}
 			}
@@ -169,7 +169,7 @@ func (s *Scheduler) inKeySpace(d kv.Descriptor, key string) bool {
 // value of ours, else its intended one (for a full resync, the
 // transaction's values replace the intended state, their derived values
 // included).
-func (s *Scheduler) correlate(j *job) map[kv.Descriptor][]kv.Item[proto.Message, any] {
+func (s *Scheduler) correlate(j *job) map[kv.Descriptor][]kv.Item[string, proto.Message, any] {
 	full := j.kind == FullResyncTxn
 	// One pass collects every item with the index of its descriptor
 	// (few: found by a short scan), then the items are placed by
@@ -178,18 +178,18 @@ func (s *Scheduler) correlate(j *job) map[kv.Descriptor][]kv.Item[proto.Message,
 	// regrew each slice (a downstream resync allocated twice as much).
 	var descs []kv.Descriptor
 	last := -1
-	items := make([]kv.Item[proto.Message, any], 0, s.g.nodes.len())
+	items := make([]kv.Item[string, proto.Message, any], 0, s.g.nodes.len())
 	which := make([]int32, 0, s.g.nodes.len())
 	for key, n := range s.g.all() {
 		if n.desc == nil || n.origin == kv.OriginSB {
 			continue
 		}
-		var it kv.Item[proto.Message, any]
+		var it kv.Item[string, proto.Message, any]
 		switch {
 		case n.applied != nil:
-			it = kv.Item[proto.Message, any]{Key: key, Value: n.applied, Metadata: n.metadata, Origin: kv.OriginNB}
+			it = kv.Item[string, proto.Message, any]{Key: key, Value: n.applied, Metadata: n.metadata, Origin: kv.OriginNB}
 		case n.intent != nil && n.invalid == nil && !full:
-			it = kv.Item[proto.Message, any]{Key: key, Value: n.intent, Origin: kv.OriginNB}
+			it = kv.Item[string, proto.Message, any]{Key: key, Value: n.intent, Origin: kv.OriginNB}
 		default:
 			continue
 		}
@@ -202,7 +202,7 @@ func (s *Scheduler) correlate(j *job) map[kv.Descriptor][]kv.Item[proto.Message,
 		items = append(items, it)
 		which = append(which, int32(last))
 	}
-	out := make(map[kv.Descriptor][]kv.Item[proto.Message, any], len(descs))
+	out := make(map[kv.Descriptor][]kv.Item[string, proto.Message, any], len(descs))
 	if len(descs) == 1 {
 		out[descs[0]] = slices.Clip(items)
 	} else if len(descs) > 1 {
@@ -213,7 +213,7 @@ func (s *Scheduler) correlate(j *job) map[kv.Descriptor][]kv.Item[proto.Message,
 		for i := 1; i < len(ends); i++ {
 			ends[i] += ends[i-1]
 		}
-		placed := make([]kv.Item[proto.Message, any], len(items))
+		placed := make([]kv.Item[string, proto.Message, any], len(items))
 		next := make([]int, len(descs))
 		for i, d := range descs {
 			if i > 0 {
@@ -245,7 +245,7 @@ func (s *Scheduler) correlate(j *job) map[kv.Descriptor][]kv.Item[proto.Message,
 		}
 		if n == nil || n.applied == nil || n.origin == kv.OriginSB {
 			added[key] = true
-			out[d] = append(out[d], kv.Item[proto.Message, any]{Key: key, Value: value, Origin: kv.OriginNB})
+			out[d] = append(out[d], kv.Item[string, proto.Message, any]{Key: key, Value: value, Origin: kv.OriginNB})
 		}
 		for _, dv := range d.Derived(key, value) {
 			walk(dv.Key, dv.Value, depth+1)
@@ -1007,9 +1007,9 @@ func (s *Scheduler) syncMetadataMaps(view *sbView) {
 			return
 		}
 		if n := s.g.node(key); n != nil && n.applied != nil {
-			d.SetMetadata(d.Label(key), n.metadata)
+			setMetadata(d, d.Label(key), n.metadata)
 		} else {
-			d.DeleteMetadata(d.Label(key))
+			deleteMetadata(d, d.Label(key))
 		}
 	}
 	for i := range view.items {

@@ -42,7 +42,7 @@ func TestRetrieveDependencyCycleIsARegistrationError(t *testing.T) {
 
 // badRetriever returns what the test tells it to.
 type badRetriever struct {
-	items []kv.Item[*wrapperspb.StringValue, struct{}]
+	items []kv.Item[string, *wrapperspb.StringValue, struct{}]
 }
 
 func (b *badRetriever) Create(context.Context, string, *wrapperspb.StringValue) (struct{}, error) {
@@ -53,7 +53,7 @@ func (b *badRetriever) Delete(context.Context, string, *wrapperspb.StringValue, 
 	return nil
 }
 
-func (b *badRetriever) Retrieve(context.Context, []kv.Item[*wrapperspb.StringValue, struct{}]) ([]kv.Item[*wrapperspb.StringValue, struct{}], error) {
+func (b *badRetriever) Retrieve(context.Context, []kv.Item[string, *wrapperspb.StringValue, struct{}]) ([]kv.Item[string, *wrapperspb.StringValue, struct{}], error) {
 	return b.items, nil
 }
 
@@ -62,7 +62,7 @@ func TestRetrieveOutputIsChecked(t *testing.T) {
 	var log syncBuffer
 	s := newScheduler(t, scheduler.WithLogger(slog.New(scheduler.NewLogHandler(&log, slog.LevelInfo))))
 	h := &badRetriever{}
-	d, err := kv.NewDescriptor(kv.Spec[*wrapperspb.StringValue, struct{}]{Name: "x", KeyTemplate: "x/{name}"}, h)
+	d, err := kv.NewDescriptor(kv.Spec[string, *wrapperspb.StringValue, struct{}]{Name: "x", KeyTemplate: "x/{name}"}, h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestRetrieveOutputIsChecked(t *testing.T) {
 	if err := s.Register(d, other); err != nil {
 		t.Fatal(err)
 	}
-	type item = kv.Item[*wrapperspb.StringValue, struct{}]
+	type item = kv.Item[string, *wrapperspb.StringValue, struct{}]
 	h.items = []item{
 		{Key: "", Value: wrapperspb.String("a")},
 		{Key: "x/ok", Value: wrapperspb.String("b")},

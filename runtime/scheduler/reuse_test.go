@@ -53,7 +53,7 @@ func TestResultsOutliveReusedBuffers(t *testing.T) {
 	t.Parallel()
 	obs := &recordKeeper{}
 	s := newScheduler(t, scheduler.WithObserver(obs))
-	d, err := kv.NewDescriptor(kv.Spec[*wrapperspb.StringValue, struct{}]{Name: "str", KeyPrefix: "str/"}, &recorder[*wrapperspb.StringValue]{})
+	d, err := kv.NewDescriptor(kv.Spec[string, *wrapperspb.StringValue, struct{}]{Name: "str", KeyPrefix: "str/"}, &recorder[*wrapperspb.StringValue]{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestCallContextStaysEndedAfterTheCall(t *testing.T) {
 	t.Parallel()
 	s := newScheduler(t, scheduler.WithCallTimeout(time.Hour))
 	h := &ctxKeeper{}
-	d, err := kv.NewDescriptor(kv.Spec[*wrapperspb.StringValue, struct{}]{Name: "keep", KeyPrefix: "keep/"}, h)
+	d, err := kv.NewDescriptor(kv.Spec[string, *wrapperspb.StringValue, struct{}]{Name: "keep", KeyPrefix: "keep/"}, h)
 	if err != nil {
 		t.Fatal(err)
 	}

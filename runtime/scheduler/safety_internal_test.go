@@ -35,7 +35,7 @@ func TestJobPanicIsRecovered(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close(context.Background())
-	d, err := kv.NewDescriptor(kv.Spec[*emptypb.Empty, struct{}]{Name: "x", KeyPrefix: "x/"}, okHandler{})
+	d, err := kv.NewDescriptor(kv.Spec[string, *emptypb.Empty, struct{}]{Name: "x", KeyPrefix: "x/"}, okHandler{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,7 +41,7 @@ func newScheduler(t *testing.T, opts ...scheduler.Option) *scheduler.Scheduler {
 	return s
 }
 
-func harness(t *testing.T, sb *kvtest.SB, c kvtest.Config) *kv.TypedDescriptor[*wrapperspb.StringValue, kvtest.Meta] {
+func harness(t *testing.T, sb *kvtest.SB, c kvtest.Config) *kv.TypedDescriptor[string, *wrapperspb.StringValue, kvtest.Meta] {
 	t.Helper()
 	d, err := sb.Descriptor(c)
 	if err != nil {
@@ -173,7 +173,7 @@ func (h *blockingHandler) Delete(context.Context, string, *emptypb.Empty, struct
 
 func blocking(t *testing.T) (kv.Descriptor, *blockingHandler) {
 	h := &blockingHandler{started: make(chan string, 16), release: make(chan struct{})}
-	d, err := kv.NewDescriptor(kv.Spec[*emptypb.Empty, struct{}]{Name: "block", KeyPrefix: "block/"}, h)
+	d, err := kv.NewDescriptor(kv.Spec[string, *emptypb.Empty, struct{}]{Name: "block", KeyPrefix: "block/"}, h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,7 +351,7 @@ func (panicHandler) Delete(context.Context, string, *emptypb.Empty, struct{}) er
 func TestHandlerPanicFailsTheValueNotTheScheduler(t *testing.T) {
 	t.Parallel()
 	s := newScheduler(t)
-	d, err := kv.NewDescriptor(kv.Spec[*emptypb.Empty, struct{}]{Name: "panic", KeyPrefix: "panic/"}, panicHandler{})
+	d, err := kv.NewDescriptor(kv.Spec[string, *emptypb.Empty, struct{}]{Name: "panic", KeyPrefix: "panic/"}, panicHandler{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -421,7 +421,7 @@ func (h *metaHandler) Delete(context.Context, string, *wrapperspb.StringValue, i
 func TestMetadataMapKeptInSync(t *testing.T) {
 	t.Parallel()
 	s := newScheduler(t)
-	d, err := kv.NewDescriptor(kv.Spec[*wrapperspb.StringValue, ifMeta]{
+	d, err := kv.NewDescriptor(kv.Spec[string, *wrapperspb.StringValue, ifMeta]{
 		Name: "iface", KeyTemplate: "iface/{name}", WithMetadata: true,
 		MetadataIndexes: map[string]func(ifMeta) []string{"vrf": func(m ifMeta) []string { return []string{m.VRF} }},
 	}, &metaHandler{})
@@ -581,7 +581,7 @@ func TestDeleteGetsTheCurrentMetadata(t *testing.T) {
 	t.Parallel()
 	s := newScheduler(t)
 	h := &recreateHandler{}
-	d, err := kv.NewDescriptor(kv.Spec[*wrapperspb.StringValue, int]{Name: "r", KeyPrefix: "r/", WithMetadata: true}, h)
+	d, err := kv.NewDescriptor(kv.Spec[string, *wrapperspb.StringValue, int]{Name: "r", KeyPrefix: "r/", WithMetadata: true}, h)
 	if err != nil {
 		t.Fatal(err)
 	}

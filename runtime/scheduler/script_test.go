@@ -77,7 +77,7 @@ type scriptEnv struct {
 	t       *testing.T
 	sb      *kvtest.SB
 	s       *scheduler.Scheduler
-	descs   map[string]*kv.TypedDescriptor[*wrapperspb.StringValue, kvtest.Meta]
+	descs   map[string]*kv.TypedDescriptor[string, *wrapperspb.StringValue, kvtest.Meta]
 	txn     *scheduler.Txn
 	last    *scheduler.Result
 	ar      *txtar.Archive
@@ -109,7 +109,7 @@ func runScript(t *testing.T, file string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &scriptEnv{t: t, sb: kvtest.NewSB(), ar: ar, descs: map[string]*kv.TypedDescriptor[*wrapperspb.StringValue, kvtest.Meta]{}}
+	e := &scriptEnv{t: t, sb: kvtest.NewSB(), ar: ar, descs: map[string]*kv.TypedDescriptor[string, *wrapperspb.StringValue, kvtest.Meta]{}}
 	e.s, err = scheduler.New(scheduler.WithLogger(slog.New(scheduler.NewLogHandler(&e.log, slog.LevelInfo))))
 	if err != nil {
 		t.Fatal(err)

@@ -33,7 +33,7 @@ message Zone {
 				"// zoneHostsBaseOf returns the key of the test.v1.Zone that derives a key of test.v1.Zone.hosts.",
 				"var zoneHostsBaseOf = kv.MustBaseKeyOf(zoneHostsKeyTemplate, zoneKeyTemplate)",
 				"BaseOf:      zoneHostsBaseOf,",
-				"const _ = kv.IsAtLeastVersion0_2_0",
+				"const _ = kv.IsAtLeastVersion0_3_0",
 			},
 		},
 		{

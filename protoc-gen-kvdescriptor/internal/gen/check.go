@@ -149,7 +149,7 @@ func (m *model) goIdents() []string {
 		g + "ModelName", g + "KeyTemplate", g + "KeyPrefix", l + "KeyTemplate",
 		g + "Key", "Build" + g + "Key", "Parse" + g + "Key", "Is" + g + "Key",
 		l + "Label", l + "Dependencies", l + "Derived", l + "Equal", l + "NeedsRecreate", l + "Validate",
-		g + "Spec", g + "Handler", "New" + g + "Descriptor",
+		g + "Spec", g + "Handler", g + "Updater", g + "Retriever", g + "Validator", g + "Item", "New" + g + "Descriptor",
 	}
 	if m.base == nil {
 		ids = append(ids, g+"KeyFor")

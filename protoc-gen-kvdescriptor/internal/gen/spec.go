@@ -21,7 +21,8 @@ func (e *emitter) emitSpec() {
 	spec := jen.Dict{
 		jen.Id("Name"):        jen.Id(e.id("ModelName")),
 		jen.Id("KeyTemplate"): jen.Id(e.id("KeyTemplate")),
-		jen.Id("IsKey"):       jen.Id("Is" + e.id("Key")),
+		jen.Id("ParseKey"):    jen.Id("Parse" + e.id("Key")),
+		jen.Id("KeyString"):   jen.Id(e.id("Key")).Dot("String"),
 	}
 	if m.label != nil && (len(m.key.holders) > 1 || m.label.format == kv.FormatName) {
 		e.f.Commentf("%s returns the label of a key of %s: its %s.", e.lid("Label"), m.name, m.label.path)
@@ -85,8 +86,8 @@ func (e *emitter) emitSpec() {
 		})
 	}
 	e.f.Commentf("%s returns the schema-derived part of the descriptor of %s.", e.id("Spec"), m.name)
-	e.f.Func().Id(e.id("Spec")).Types(jen.Id("M").Any()).Params().Qual(kvPkg, "Spec").Types(v, jen.Id("M")).Block(
-		jen.Return(jen.Qual(kvPkg, "Spec").Types(v, jen.Id("M")).Values(spec)),
+	e.f.Func().Id(e.id("Spec")).Types(jen.Id("M").Any()).Params().Qual(kvPkg, "Spec").Types(jen.Id(e.id("Key")), v, jen.Id("M")).Block(
+		jen.Return(jen.Qual(kvPkg, "Spec").Types(jen.Id(e.id("Key")), v, jen.Id("M")).Values(spec)),
 	)
 }
 
@@ -116,28 +117,43 @@ func labelString(h *placeholder, x *jen.Statement) jen.Code {
 	return typedKeyPart(h, x)
 }
 
-// emitHandler writes the typed handler interface and the constructor.
+// emitHandler writes the handler interface, its optional capabilities,
+// the item of Retrieve and the constructor.
 func (e *emitter) emitHandler() {
 	m := e.m
 	v := e.valueType()
-	key := e.id("Key")
-	h := e.id("Handler")
-	e.f.Commentf("%s holds the southbound calls of %s: Create and Delete, and", h, m.name)
-	e.f.Comment("optionally Update(ctx, key, oldValue, newValue, oldMetadata) (M, error),")
-	e.f.Comment("Retrieve(ctx, correlate []kv.Item) ([]kv.Item, error) and Validate(key, value) error.")
+	key := jen.Id(e.id("Key"))
+	h, ctor := e.id("Handler"), "New"+m.goName+"Descriptor"
+	e.f.Commentf("%s holds the southbound calls of %s: Create and Delete. Its", h, m.name)
+	e.f.Commentf("optional capabilities are %s, %s and %s; %s", e.id("Updater"), e.id("Retriever"), e.id("Validator"), ctor)
+	e.f.Comment("refuses a handler with a method of one of their names and another signature.")
 	e.f.Comment("Keys arrive parsed; M is the metadata type (struct{} for none).")
 	e.f.Type().Id(h).Types(jen.Id("M").Any()).Interface(
-		jen.Qual(kvPkg, "KeyedHandler").Types(jen.Id(key), v, jen.Id("M")),
+		jen.Qual(kvPkg, "Handler").Types(key, v, jen.Id("M")),
 	)
-	e.f.Commentf("New%sDescriptor returns the descriptor of %s with handler h, to register", m.goName, m.name)
+	e.f.Commentf("%s is the optional Update of a %s: without it, every change is", e.id("Updater"), h)
+	e.f.Comment("applied as Delete followed by Create.")
+	e.f.Type().Id(e.id("Updater")).Types(jen.Id("M").Any()).Interface(
+		jen.Qual(kvPkg, "Updater").Types(key, v, jen.Id("M")),
+	)
+	e.f.Commentf("%s is the optional Retrieve of a %s: reading the southbound, so", e.id("Retriever"), h)
+	e.f.Comment("that resync finds what exists.")
+	e.f.Type().Id(e.id("Retriever")).Types(jen.Id("M").Any()).Interface(
+		jen.Qual(kvPkg, "Retriever").Types(key, v, jen.Id("M")),
+	)
+	e.f.Commentf("%s is the optional Validate of a %s: checks beyond the schema's.", e.id("Validator"), h)
+	e.f.Type().Id(e.id("Validator")).Interface(
+		jen.Qual(kvPkg, "Validator").Types(key, v),
+	)
+	e.f.Commentf("%s is a key of %s with its value, metadata and origin, as exchanged", e.id("Item"), m.name)
+	e.f.Comment("with Retrieve.")
+	e.f.Type().Id(e.id("Item")).Types(jen.Id("M").Any()).Op("=").Qual(kvPkg, "Item").Types(key, v, jen.Id("M"))
+	e.f.Commentf("%s returns the descriptor of %s with handler h, to register", ctor, m.name)
 	e.f.Comment("with the scheduler.")
-	e.f.Func().Id("New"+m.goName+"Descriptor").Types(jen.Id("M").Any()).Params(jen.Id("h").Id(h).Types(jen.Id("M"))).Params(
-		jen.Op("*").Qual(kvPkg, "TypedDescriptor").Types(v, jen.Id("M")), jen.Error(),
+	e.f.Func().Id(ctor).Types(jen.Id("M").Any()).Params(jen.Id("h").Id(h).Types(jen.Id("M"))).Params(
+		jen.Op("*").Qual(kvPkg, "TypedDescriptor").Types(key, v, jen.Id("M")), jen.Error(),
 	).Block(
-		jen.Id("spec").Op(":=").Id(e.id("Spec")).Types(jen.Id("M")).Call(),
-		jen.Id("spec").Dot("IsKey").Op("=").Nil().Comment("the same test as Parse"+key+", which recognises the keys"),
-		jen.Return(jen.Qual(kvPkg, "NewKeyedDescriptor").Types(jen.Id(key), v, jen.Id("M")).Call(
-			jen.Id("spec"), jen.Id("Parse"+key), jen.Id("h"))),
+		jen.Return(jen.Qual(kvPkg, "NewDescriptor").Call(jen.Id(e.id("Spec")).Types(jen.Id("M")).Call(), jen.Id("h"))),
 	)
 }
 

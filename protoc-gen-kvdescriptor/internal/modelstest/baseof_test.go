@@ -72,11 +72,19 @@ func TestBaseOf(t *testing.T) {
 // all of them ours: what a southbound holds after a restart.
 type found[K fmt.Stringer, V proto.Message] struct {
 	recorder[K, V]
-	items []kv.Item[V, struct{}]
+	items []kv.Item[K, V, struct{}]
 }
 
-func (f found[K, V]) Retrieve(context.Context, []kv.Item[V, struct{}]) ([]kv.Item[V, struct{}], error) {
+func (f found[K, V]) Retrieve(context.Context, []kv.Item[K, V, struct{}]) ([]kv.Item[K, V, struct{}], error) {
 	return f.items, nil
+}
+
+// mustKey returns a parsed key, panicking on a text that does not parse.
+func mustKey[K any](k K, ok bool) K {
+	if !ok {
+		panic("not a key")
+	}
+	return k
 }
 
 // TestStaleBindingGoesBeforeItsBridgeDomain: after a restart nothing is
@@ -91,15 +99,15 @@ func TestStaleBindingGoesBeforeItsBridgeDomain(t *testing.T) {
 	s := newScheduler(t,
 		noErr(vppinterfaces.NewInterfaceDescriptor[struct{}](found[vppinterfaces.InterfaceKey, *vppinterfaces.Interface]{
 			recorder[vppinterfaces.InterfaceKey, *vppinterfaces.Interface]{c},
-			[]kv.Item[*vppinterfaces.Interface, struct{}]{{Key: ifKey, Value: &vppinterfaces.Interface{Name: "if1"}, Origin: kv.OriginNB}},
+			[]vppinterfaces.InterfaceItem[struct{}]{{Key: mustKey(vppinterfaces.ParseInterfaceKey(ifKey)), Value: &vppinterfaces.Interface{Name: "if1"}, Origin: kv.OriginNB}},
 		})),
 		noErr(vppl2.NewBridgeDomainDescriptor[struct{}](found[vppl2.BridgeDomainKey, *vppl2.BridgeDomain]{
 			recorder[vppl2.BridgeDomainKey, *vppl2.BridgeDomain]{c},
-			[]kv.Item[*vppl2.BridgeDomain, struct{}]{{Key: bdKey, Value: &vppl2.BridgeDomain{Name: "bd1"}, Origin: kv.OriginNB}},
+			[]vppl2.BridgeDomainItem[struct{}]{{Key: mustKey(vppl2.ParseBridgeDomainKey(bdKey)), Value: &vppl2.BridgeDomain{Name: "bd1"}, Origin: kv.OriginNB}},
 		})),
 		noErr(vppl2.NewBridgeDomainInterfacesDescriptor[struct{}](found[vppl2.BridgeDomainInterfacesKey, *vppl2.BridgeDomain_Interface]{
 			recorder[vppl2.BridgeDomainInterfacesKey, *vppl2.BridgeDomain_Interface]{c},
-			[]kv.Item[*vppl2.BridgeDomain_Interface, struct{}]{{Key: bindingKey, Value: &vppl2.BridgeDomain_Interface{Name: "if1"}, Origin: kv.OriginNB}},
+			[]vppl2.BridgeDomainInterfacesItem[struct{}]{{Key: mustKey(vppl2.ParseBridgeDomainInterfacesKey(bindingKey)), Value: &vppl2.BridgeDomain_Interface{Name: "if1"}, Origin: kv.OriginNB}},
 		})),
 	)
 	res, err := s.Txn(scheduler.FullResync()).Commit(context.Background())

@@ -40,9 +40,9 @@ var (
 	_ vppAPI                                                                                    = (*fakeVPP)(nil)
 	_ vppl3.ARPEntryHandler[struct{}]                                                           = (*arpHandler)(nil)
 	_ vppl2.BridgeDomainHandler[bdMeta]                                                         = (*bdHandler)(nil)
-	_ kv.KeyedUpdater[vppl2.BridgeDomainKey, *vppl2.BridgeDomain, bdMeta]                       = (*bdHandler)(nil)
+	_ kv.Updater[vppl2.BridgeDomainKey, *vppl2.BridgeDomain, bdMeta]                       = (*bdHandler)(nil)
 	_ vppl2.BridgeDomainInterfacesHandler[struct{}]                                             = (*bdBindingHandler)(nil)
-	_ kv.KeyedUpdater[vppl2.BridgeDomainInterfacesKey, *vppl2.BridgeDomain_Interface, struct{}] = (*bdBindingHandler)(nil)
+	_ kv.Updater[vppl2.BridgeDomainInterfacesKey, *vppl2.BridgeDomain_Interface, struct{}] = (*bdBindingHandler)(nil)
 	_ vppl3.RouteHandler[struct{}]                                                              = (*routeHandler)(nil)
 )
 

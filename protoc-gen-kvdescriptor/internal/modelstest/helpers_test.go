@@ -37,7 +37,7 @@ type model struct {
 	desc       kv.Descriptor
 }
 
-func erase[V proto.Message](spec kv.Spec[V, struct{}], desc kv.Descriptor) model {
+func erase[K any, V proto.Message](spec kv.Spec[K, V, struct{}], desc kv.Descriptor) model {
 	m := model{name: spec.Name, desc: desc}
 	m.validate = func(key string, v proto.Message) error { return spec.Validate(key, v.(V)) }
 	m.deps = func(key string, v proto.Message) []kv.Dependency {
@@ -84,7 +84,7 @@ func models() map[string]model {
 
 // noErr returns d, panicking on a constructor error (a broken generated
 // constructor fails every test that uses it).
-func noErr[V proto.Message, M any](d *kv.TypedDescriptor[V, M], err error) kv.Descriptor {
+func noErr[K any, V proto.Message, M any](d *kv.TypedDescriptor[K, V, M], err error) kv.Descriptor {
 	if err != nil {
 		panic(err)
 	}

@@ -12,7 +12,7 @@ import (
 )
 
 // This file needs a runtime/kv at least as new as the one it was generated for.
-const _ = kv.IsAtLeastVersion0_2_0
+const _ = kv.IsAtLeastVersion0_3_0
 
 // InterfaceModelName: the model linux.interfaces.v1.Interface.
 const (
@@ -202,8 +202,8 @@ func interfaceValidate(key string, v *Interface) error {
 }
 
 // InterfaceSpec returns the schema-derived part of the descriptor of linux.interfaces.v1.Interface.
-func InterfaceSpec[M any]() kv.Spec[*Interface, M] {
-	return kv.Spec[*Interface, M]{
+func InterfaceSpec[M any]() kv.Spec[InterfaceKey, *Interface, M] {
+	return kv.Spec[InterfaceKey, *Interface, M]{
 		Dependencies: kv.ShareDependencies(interfaceDependencies, func(v *Interface) interfaceDependencyInputs {
 			return interfaceDependencyInputs{v.GetVethPeer(), v.GetParent()}
 		}),
@@ -211,32 +211,52 @@ func InterfaceSpec[M any]() kv.Spec[*Interface, M] {
 		Equivalent: func(_ string, a, b *Interface) bool {
 			return interfaceEqual(a, b)
 		},
-		IsKey:       IsInterfaceKey,
+		KeyString:   InterfaceKey.String,
 		KeyTemplate: InterfaceKeyTemplate,
 		Label:       interfaceLabel,
 		Name:        InterfaceModelName,
 		NeedsRecreate: func(_ string, a, b *Interface) bool {
 			return interfaceNeedsRecreate(a, b)
 		},
+		ParseKey:     ParseInterfaceKey,
 		Validate:     interfaceValidate,
 		WithMetadata: true,
 	}
 }
 
-// InterfaceHandler holds the southbound calls of linux.interfaces.v1.Interface: Create and Delete, and
-// optionally Update(ctx, key, oldValue, newValue, oldMetadata) (M, error),
-// Retrieve(ctx, correlate []kv.Item) ([]kv.Item, error) and Validate(key, value) error.
+// InterfaceHandler holds the southbound calls of linux.interfaces.v1.Interface: Create and Delete. Its
+// optional capabilities are InterfaceUpdater, InterfaceRetriever and InterfaceValidator; NewInterfaceDescriptor
+// refuses a handler with a method of one of their names and another signature.
 // Keys arrive parsed; M is the metadata type (struct{} for none).
 type InterfaceHandler[M any] interface {
-	kv.KeyedHandler[InterfaceKey, *Interface, M]
+	kv.Handler[InterfaceKey, *Interface, M]
 }
+
+// InterfaceUpdater is the optional Update of a InterfaceHandler: without it, every change is
+// applied as Delete followed by Create.
+type InterfaceUpdater[M any] interface {
+	kv.Updater[InterfaceKey, *Interface, M]
+}
+
+// InterfaceRetriever is the optional Retrieve of a InterfaceHandler: reading the southbound, so
+// that resync finds what exists.
+type InterfaceRetriever[M any] interface {
+	kv.Retriever[InterfaceKey, *Interface, M]
+}
+
+// InterfaceValidator is the optional Validate of a InterfaceHandler: checks beyond the schema's.
+type InterfaceValidator interface {
+	kv.Validator[InterfaceKey, *Interface]
+}
+
+// InterfaceItem is a key of linux.interfaces.v1.Interface with its value, metadata and origin, as exchanged
+// with Retrieve.
+type InterfaceItem[M any] = kv.Item[InterfaceKey, *Interface, M]
 
 // NewInterfaceDescriptor returns the descriptor of linux.interfaces.v1.Interface with handler h, to register
 // with the scheduler.
-func NewInterfaceDescriptor[M any](h InterfaceHandler[M]) (*kv.TypedDescriptor[*Interface, M], error) {
-	spec := InterfaceSpec[M]()
-	spec.IsKey = nil // the same test as ParseInterfaceKey, which recognises the keys
-	return kv.NewKeyedDescriptor[InterfaceKey, *Interface, M](spec, ParseInterfaceKey, h)
+func NewInterfaceDescriptor[M any](h InterfaceHandler[M]) (*kv.TypedDescriptor[InterfaceKey, *Interface, M], error) {
+	return kv.NewDescriptor(InterfaceSpec[M](), h)
 }
 
 // InterfaceIpAddressesModelName: the derived model linux.interfaces.v1.Interface.address (each value derived from field ip_addresses of linux.interfaces.v1.Interface).
@@ -309,30 +329,50 @@ func interfaceIpAddressesValidate(key string, v *wrapperspb.StringValue) error {
 }
 
 // InterfaceIpAddressesSpec returns the schema-derived part of the descriptor of linux.interfaces.v1.Interface.address.
-func InterfaceIpAddressesSpec[M any]() kv.Spec[*wrapperspb.StringValue, M] {
-	return kv.Spec[*wrapperspb.StringValue, M]{
+func InterfaceIpAddressesSpec[M any]() kv.Spec[InterfaceIpAddressesKey, *wrapperspb.StringValue, M] {
+	return kv.Spec[InterfaceIpAddressesKey, *wrapperspb.StringValue, M]{
 		BaseOf:      interfaceIpAddressesBaseOf,
-		IsKey:       IsInterfaceIpAddressesKey,
+		KeyString:   InterfaceIpAddressesKey.String,
 		KeyTemplate: InterfaceIpAddressesKeyTemplate,
 		Name:        InterfaceIpAddressesModelName,
+		ParseKey:    ParseInterfaceIpAddressesKey,
 		Validate:    interfaceIpAddressesValidate,
 	}
 }
 
-// InterfaceIpAddressesHandler holds the southbound calls of linux.interfaces.v1.Interface.address: Create and Delete, and
-// optionally Update(ctx, key, oldValue, newValue, oldMetadata) (M, error),
-// Retrieve(ctx, correlate []kv.Item) ([]kv.Item, error) and Validate(key, value) error.
+// InterfaceIpAddressesHandler holds the southbound calls of linux.interfaces.v1.Interface.address: Create and Delete. Its
+// optional capabilities are InterfaceIpAddressesUpdater, InterfaceIpAddressesRetriever and InterfaceIpAddressesValidator; NewInterfaceIpAddressesDescriptor
+// refuses a handler with a method of one of their names and another signature.
 // Keys arrive parsed; M is the metadata type (struct{} for none).
 type InterfaceIpAddressesHandler[M any] interface {
-	kv.KeyedHandler[InterfaceIpAddressesKey, *wrapperspb.StringValue, M]
+	kv.Handler[InterfaceIpAddressesKey, *wrapperspb.StringValue, M]
 }
+
+// InterfaceIpAddressesUpdater is the optional Update of a InterfaceIpAddressesHandler: without it, every change is
+// applied as Delete followed by Create.
+type InterfaceIpAddressesUpdater[M any] interface {
+	kv.Updater[InterfaceIpAddressesKey, *wrapperspb.StringValue, M]
+}
+
+// InterfaceIpAddressesRetriever is the optional Retrieve of a InterfaceIpAddressesHandler: reading the southbound, so
+// that resync finds what exists.
+type InterfaceIpAddressesRetriever[M any] interface {
+	kv.Retriever[InterfaceIpAddressesKey, *wrapperspb.StringValue, M]
+}
+
+// InterfaceIpAddressesValidator is the optional Validate of a InterfaceIpAddressesHandler: checks beyond the schema's.
+type InterfaceIpAddressesValidator interface {
+	kv.Validator[InterfaceIpAddressesKey, *wrapperspb.StringValue]
+}
+
+// InterfaceIpAddressesItem is a key of linux.interfaces.v1.Interface.address with its value, metadata and origin, as exchanged
+// with Retrieve.
+type InterfaceIpAddressesItem[M any] = kv.Item[InterfaceIpAddressesKey, *wrapperspb.StringValue, M]
 
 // NewInterfaceIpAddressesDescriptor returns the descriptor of linux.interfaces.v1.Interface.address with handler h, to register
 // with the scheduler.
-func NewInterfaceIpAddressesDescriptor[M any](h InterfaceIpAddressesHandler[M]) (*kv.TypedDescriptor[*wrapperspb.StringValue, M], error) {
-	spec := InterfaceIpAddressesSpec[M]()
-	spec.IsKey = nil // the same test as ParseInterfaceIpAddressesKey, which recognises the keys
-	return kv.NewKeyedDescriptor[InterfaceIpAddressesKey, *wrapperspb.StringValue, M](spec, ParseInterfaceIpAddressesKey, h)
+func NewInterfaceIpAddressesDescriptor[M any](h InterfaceIpAddressesHandler[M]) (*kv.TypedDescriptor[InterfaceIpAddressesKey, *wrapperspb.StringValue, M], error) {
+	return kv.NewDescriptor(InterfaceIpAddressesSpec[M](), h)
 }
 
 // InterfaceMasterModelName: the derived model linux.interfaces.v1.Interface.master (each value derived from field master of linux.interfaces.v1.Interface).
@@ -420,29 +460,49 @@ func interfaceMasterValidate(key string, v *wrapperspb.StringValue) error {
 }
 
 // InterfaceMasterSpec returns the schema-derived part of the descriptor of linux.interfaces.v1.Interface.master.
-func InterfaceMasterSpec[M any]() kv.Spec[*wrapperspb.StringValue, M] {
-	return kv.Spec[*wrapperspb.StringValue, M]{
+func InterfaceMasterSpec[M any]() kv.Spec[InterfaceMasterKey, *wrapperspb.StringValue, M] {
+	return kv.Spec[InterfaceMasterKey, *wrapperspb.StringValue, M]{
 		BaseOf:       interfaceMasterBaseOf,
 		Dependencies: interfaceMasterDependencies,
-		IsKey:        IsInterfaceMasterKey,
+		KeyString:    InterfaceMasterKey.String,
 		KeyTemplate:  InterfaceMasterKeyTemplate,
 		Name:         InterfaceMasterModelName,
+		ParseKey:     ParseInterfaceMasterKey,
 		Validate:     interfaceMasterValidate,
 	}
 }
 
-// InterfaceMasterHandler holds the southbound calls of linux.interfaces.v1.Interface.master: Create and Delete, and
-// optionally Update(ctx, key, oldValue, newValue, oldMetadata) (M, error),
-// Retrieve(ctx, correlate []kv.Item) ([]kv.Item, error) and Validate(key, value) error.
+// InterfaceMasterHandler holds the southbound calls of linux.interfaces.v1.Interface.master: Create and Delete. Its
+// optional capabilities are InterfaceMasterUpdater, InterfaceMasterRetriever and InterfaceMasterValidator; NewInterfaceMasterDescriptor
+// refuses a handler with a method of one of their names and another signature.
 // Keys arrive parsed; M is the metadata type (struct{} for none).
 type InterfaceMasterHandler[M any] interface {
-	kv.KeyedHandler[InterfaceMasterKey, *wrapperspb.StringValue, M]
+	kv.Handler[InterfaceMasterKey, *wrapperspb.StringValue, M]
 }
+
+// InterfaceMasterUpdater is the optional Update of a InterfaceMasterHandler: without it, every change is
+// applied as Delete followed by Create.
+type InterfaceMasterUpdater[M any] interface {
+	kv.Updater[InterfaceMasterKey, *wrapperspb.StringValue, M]
+}
+
+// InterfaceMasterRetriever is the optional Retrieve of a InterfaceMasterHandler: reading the southbound, so
+// that resync finds what exists.
+type InterfaceMasterRetriever[M any] interface {
+	kv.Retriever[InterfaceMasterKey, *wrapperspb.StringValue, M]
+}
+
+// InterfaceMasterValidator is the optional Validate of a InterfaceMasterHandler: checks beyond the schema's.
+type InterfaceMasterValidator interface {
+	kv.Validator[InterfaceMasterKey, *wrapperspb.StringValue]
+}
+
+// InterfaceMasterItem is a key of linux.interfaces.v1.Interface.master with its value, metadata and origin, as exchanged
+// with Retrieve.
+type InterfaceMasterItem[M any] = kv.Item[InterfaceMasterKey, *wrapperspb.StringValue, M]
 
 // NewInterfaceMasterDescriptor returns the descriptor of linux.interfaces.v1.Interface.master with handler h, to register
 // with the scheduler.
-func NewInterfaceMasterDescriptor[M any](h InterfaceMasterHandler[M]) (*kv.TypedDescriptor[*wrapperspb.StringValue, M], error) {
-	spec := InterfaceMasterSpec[M]()
-	spec.IsKey = nil // the same test as ParseInterfaceMasterKey, which recognises the keys
-	return kv.NewKeyedDescriptor[InterfaceMasterKey, *wrapperspb.StringValue, M](spec, ParseInterfaceMasterKey, h)
+func NewInterfaceMasterDescriptor[M any](h InterfaceMasterHandler[M]) (*kv.TypedDescriptor[InterfaceMasterKey, *wrapperspb.StringValue, M], error) {
+	return kv.NewDescriptor(InterfaceMasterSpec[M](), h)
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // This file needs a runtime/kv at least as new as the one it was generated for.
-const _ = kv.IsAtLeastVersion0_2_0
+const _ = kv.IsAtLeastVersion0_3_0
 
 // RouteModelName: the model linux.l3.v1.Route.
 const (
@@ -145,39 +145,59 @@ func routeValidate(key string, v *Route) error {
 }
 
 // RouteSpec returns the schema-derived part of the descriptor of linux.l3.v1.Route.
-func RouteSpec[M any]() kv.Spec[*Route, M] {
-	return kv.Spec[*Route, M]{
+func RouteSpec[M any]() kv.Spec[RouteKey, *Route, M] {
+	return kv.Spec[RouteKey, *Route, M]{
 		Dependencies: kv.ShareDependencies(routeDependencies, func(v *Route) routeDependencyInputs {
 			return routeDependencyInputs{v.GetOutgoingInterface(), v.GetGwAddr()}
 		}),
 		Equivalent: func(_ string, a, b *Route) bool {
 			return routeEqual(a, b)
 		},
-		IsKey:       IsRouteKey,
+		KeyString:   RouteKey.String,
 		KeyTemplate: RouteKeyTemplate,
 		Name:        RouteModelName,
 		NeedsRecreate: func(_ string, a, b *Route) bool {
 			return routeNeedsRecreate(a, b)
 		},
+		ParseKey:             ParseRouteKey,
 		RetrieveDependencies: []string{"linux.interfaces.v1.Interface"},
 		Validate:             routeValidate,
 	}
 }
 
-// RouteHandler holds the southbound calls of linux.l3.v1.Route: Create and Delete, and
-// optionally Update(ctx, key, oldValue, newValue, oldMetadata) (M, error),
-// Retrieve(ctx, correlate []kv.Item) ([]kv.Item, error) and Validate(key, value) error.
+// RouteHandler holds the southbound calls of linux.l3.v1.Route: Create and Delete. Its
+// optional capabilities are RouteUpdater, RouteRetriever and RouteValidator; NewRouteDescriptor
+// refuses a handler with a method of one of their names and another signature.
 // Keys arrive parsed; M is the metadata type (struct{} for none).
 type RouteHandler[M any] interface {
-	kv.KeyedHandler[RouteKey, *Route, M]
+	kv.Handler[RouteKey, *Route, M]
 }
+
+// RouteUpdater is the optional Update of a RouteHandler: without it, every change is
+// applied as Delete followed by Create.
+type RouteUpdater[M any] interface {
+	kv.Updater[RouteKey, *Route, M]
+}
+
+// RouteRetriever is the optional Retrieve of a RouteHandler: reading the southbound, so
+// that resync finds what exists.
+type RouteRetriever[M any] interface {
+	kv.Retriever[RouteKey, *Route, M]
+}
+
+// RouteValidator is the optional Validate of a RouteHandler: checks beyond the schema's.
+type RouteValidator interface {
+	kv.Validator[RouteKey, *Route]
+}
+
+// RouteItem is a key of linux.l3.v1.Route with its value, metadata and origin, as exchanged
+// with Retrieve.
+type RouteItem[M any] = kv.Item[RouteKey, *Route, M]
 
 // NewRouteDescriptor returns the descriptor of linux.l3.v1.Route with handler h, to register
 // with the scheduler.
-func NewRouteDescriptor[M any](h RouteHandler[M]) (*kv.TypedDescriptor[*Route, M], error) {
-	spec := RouteSpec[M]()
-	spec.IsKey = nil // the same test as ParseRouteKey, which recognises the keys
-	return kv.NewKeyedDescriptor[RouteKey, *Route, M](spec, ParseRouteKey, h)
+func NewRouteDescriptor[M any](h RouteHandler[M]) (*kv.TypedDescriptor[RouteKey, *Route, M], error) {
+	return kv.NewDescriptor(RouteSpec[M](), h)
 }
 
 // NeighbourModelName: the model linux.l3.v1.Neighbour.
@@ -299,34 +319,54 @@ func neighbourValidate(key string, v *Neighbour) error {
 }
 
 // NeighbourSpec returns the schema-derived part of the descriptor of linux.l3.v1.Neighbour.
-func NeighbourSpec[M any]() kv.Spec[*Neighbour, M] {
-	return kv.Spec[*Neighbour, M]{
+func NeighbourSpec[M any]() kv.Spec[NeighbourKey, *Neighbour, M] {
+	return kv.Spec[NeighbourKey, *Neighbour, M]{
 		Dependencies: kv.ShareDependencies(neighbourDependencies, func(v *Neighbour) neighbourDependencyInputs {
 			return neighbourDependencyInputs{v.GetInterface()}
 		}),
 		Equivalent: func(_ string, a, b *Neighbour) bool {
 			return neighbourEqual(a, b)
 		},
-		IsKey:                IsNeighbourKey,
+		KeyString:            NeighbourKey.String,
 		KeyTemplate:          NeighbourKeyTemplate,
 		Name:                 NeighbourModelName,
+		ParseKey:             ParseNeighbourKey,
 		RetrieveDependencies: []string{"linux.interfaces.v1.Interface"},
 		Validate:             neighbourValidate,
 	}
 }
 
-// NeighbourHandler holds the southbound calls of linux.l3.v1.Neighbour: Create and Delete, and
-// optionally Update(ctx, key, oldValue, newValue, oldMetadata) (M, error),
-// Retrieve(ctx, correlate []kv.Item) ([]kv.Item, error) and Validate(key, value) error.
+// NeighbourHandler holds the southbound calls of linux.l3.v1.Neighbour: Create and Delete. Its
+// optional capabilities are NeighbourUpdater, NeighbourRetriever and NeighbourValidator; NewNeighbourDescriptor
+// refuses a handler with a method of one of their names and another signature.
 // Keys arrive parsed; M is the metadata type (struct{} for none).
 type NeighbourHandler[M any] interface {
-	kv.KeyedHandler[NeighbourKey, *Neighbour, M]
+	kv.Handler[NeighbourKey, *Neighbour, M]
 }
+
+// NeighbourUpdater is the optional Update of a NeighbourHandler: without it, every change is
+// applied as Delete followed by Create.
+type NeighbourUpdater[M any] interface {
+	kv.Updater[NeighbourKey, *Neighbour, M]
+}
+
+// NeighbourRetriever is the optional Retrieve of a NeighbourHandler: reading the southbound, so
+// that resync finds what exists.
+type NeighbourRetriever[M any] interface {
+	kv.Retriever[NeighbourKey, *Neighbour, M]
+}
+
+// NeighbourValidator is the optional Validate of a NeighbourHandler: checks beyond the schema's.
+type NeighbourValidator interface {
+	kv.Validator[NeighbourKey, *Neighbour]
+}
+
+// NeighbourItem is a key of linux.l3.v1.Neighbour with its value, metadata and origin, as exchanged
+// with Retrieve.
+type NeighbourItem[M any] = kv.Item[NeighbourKey, *Neighbour, M]
 
 // NewNeighbourDescriptor returns the descriptor of linux.l3.v1.Neighbour with handler h, to register
 // with the scheduler.
-func NewNeighbourDescriptor[M any](h NeighbourHandler[M]) (*kv.TypedDescriptor[*Neighbour, M], error) {
-	spec := NeighbourSpec[M]()
-	spec.IsKey = nil // the same test as ParseNeighbourKey, which recognises the keys
-	return kv.NewKeyedDescriptor[NeighbourKey, *Neighbour, M](spec, ParseNeighbourKey, h)
+func NewNeighbourDescriptor[M any](h NeighbourHandler[M]) (*kv.TypedDescriptor[NeighbourKey, *Neighbour, M], error) {
+	return kv.NewDescriptor(NeighbourSpec[M](), h)
 }

@@ -10,7 +10,7 @@ import (
 )
 
 // This file needs a runtime/kv at least as new as the one it was generated for.
-const _ = kv.IsAtLeastVersion0_2_0
+const _ = kv.IsAtLeastVersion0_3_0
 
 // InterfaceModelName: the model vpp.interfaces.v1.Interface.
 const (
@@ -138,38 +138,58 @@ func interfaceValidate(key string, v *Interface) error {
 }
 
 // InterfaceSpec returns the schema-derived part of the descriptor of vpp.interfaces.v1.Interface.
-func InterfaceSpec[M any]() kv.Spec[*Interface, M] {
-	return kv.Spec[*Interface, M]{
+func InterfaceSpec[M any]() kv.Spec[InterfaceKey, *Interface, M] {
+	return kv.Spec[InterfaceKey, *Interface, M]{
 		Dependencies: kv.ShareDependencies(interfaceDependencies, func(v *Interface) interfaceDependencyInputs {
 			return interfaceDependencyInputs{v.GetVrf()}
 		}),
 		Equivalent: func(_ string, a, b *Interface) bool {
 			return interfaceEqual(a, b)
 		},
-		IsKey:       IsInterfaceKey,
+		KeyString:   InterfaceKey.String,
 		KeyTemplate: InterfaceKeyTemplate,
 		Label:       interfaceLabel,
 		Name:        InterfaceModelName,
 		NeedsRecreate: func(_ string, a, b *Interface) bool {
 			return interfaceNeedsRecreate(a, b)
 		},
+		ParseKey:     ParseInterfaceKey,
 		Validate:     interfaceValidate,
 		WithMetadata: true,
 	}
 }
 
-// InterfaceHandler holds the southbound calls of vpp.interfaces.v1.Interface: Create and Delete, and
-// optionally Update(ctx, key, oldValue, newValue, oldMetadata) (M, error),
-// Retrieve(ctx, correlate []kv.Item) ([]kv.Item, error) and Validate(key, value) error.
+// InterfaceHandler holds the southbound calls of vpp.interfaces.v1.Interface: Create and Delete. Its
+// optional capabilities are InterfaceUpdater, InterfaceRetriever and InterfaceValidator; NewInterfaceDescriptor
+// refuses a handler with a method of one of their names and another signature.
 // Keys arrive parsed; M is the metadata type (struct{} for none).
 type InterfaceHandler[M any] interface {
-	kv.KeyedHandler[InterfaceKey, *Interface, M]
+	kv.Handler[InterfaceKey, *Interface, M]
 }
+
+// InterfaceUpdater is the optional Update of a InterfaceHandler: without it, every change is
+// applied as Delete followed by Create.
+type InterfaceUpdater[M any] interface {
+	kv.Updater[InterfaceKey, *Interface, M]
+}
+
+// InterfaceRetriever is the optional Retrieve of a InterfaceHandler: reading the southbound, so
+// that resync finds what exists.
+type InterfaceRetriever[M any] interface {
+	kv.Retriever[InterfaceKey, *Interface, M]
+}
+
+// InterfaceValidator is the optional Validate of a InterfaceHandler: checks beyond the schema's.
+type InterfaceValidator interface {
+	kv.Validator[InterfaceKey, *Interface]
+}
+
+// InterfaceItem is a key of vpp.interfaces.v1.Interface with its value, metadata and origin, as exchanged
+// with Retrieve.
+type InterfaceItem[M any] = kv.Item[InterfaceKey, *Interface, M]
 
 // NewInterfaceDescriptor returns the descriptor of vpp.interfaces.v1.Interface with handler h, to register
 // with the scheduler.
-func NewInterfaceDescriptor[M any](h InterfaceHandler[M]) (*kv.TypedDescriptor[*Interface, M], error) {
-	spec := InterfaceSpec[M]()
-	spec.IsKey = nil // the same test as ParseInterfaceKey, which recognises the keys
-	return kv.NewKeyedDescriptor[InterfaceKey, *Interface, M](spec, ParseInterfaceKey, h)
+func NewInterfaceDescriptor[M any](h InterfaceHandler[M]) (*kv.TypedDescriptor[InterfaceKey, *Interface, M], error) {
+	return kv.NewDescriptor(InterfaceSpec[M](), h)
 }

@@ -11,7 +11,7 @@ import (
 )
 
 // This file needs a runtime/kv at least as new as the one it was generated for.
-const _ = kv.IsAtLeastVersion0_2_0
+const _ = kv.IsAtLeastVersion0_3_0
 
 // BridgeDomainModelName: the model vpp.l2.v1.BridgeDomain.
 const (
@@ -145,35 +145,55 @@ func bridgeDomainValidate(key string, v *BridgeDomain) error {
 }
 
 // BridgeDomainSpec returns the schema-derived part of the descriptor of vpp.l2.v1.BridgeDomain.
-func BridgeDomainSpec[M any]() kv.Spec[*BridgeDomain, M] {
-	return kv.Spec[*BridgeDomain, M]{
+func BridgeDomainSpec[M any]() kv.Spec[BridgeDomainKey, *BridgeDomain, M] {
+	return kv.Spec[BridgeDomainKey, *BridgeDomain, M]{
 		Derived: bridgeDomainDerived,
 		Equivalent: func(_ string, a, b *BridgeDomain) bool {
 			return bridgeDomainEqual(a, b)
 		},
-		IsKey:        IsBridgeDomainKey,
+		KeyString:    BridgeDomainKey.String,
 		KeyTemplate:  BridgeDomainKeyTemplate,
 		Label:        bridgeDomainLabel,
 		Name:         BridgeDomainModelName,
+		ParseKey:     ParseBridgeDomainKey,
 		Validate:     bridgeDomainValidate,
 		WithMetadata: true,
 	}
 }
 
-// BridgeDomainHandler holds the southbound calls of vpp.l2.v1.BridgeDomain: Create and Delete, and
-// optionally Update(ctx, key, oldValue, newValue, oldMetadata) (M, error),
-// Retrieve(ctx, correlate []kv.Item) ([]kv.Item, error) and Validate(key, value) error.
+// BridgeDomainHandler holds the southbound calls of vpp.l2.v1.BridgeDomain: Create and Delete. Its
+// optional capabilities are BridgeDomainUpdater, BridgeDomainRetriever and BridgeDomainValidator; NewBridgeDomainDescriptor
+// refuses a handler with a method of one of their names and another signature.
 // Keys arrive parsed; M is the metadata type (struct{} for none).
 type BridgeDomainHandler[M any] interface {
-	kv.KeyedHandler[BridgeDomainKey, *BridgeDomain, M]
+	kv.Handler[BridgeDomainKey, *BridgeDomain, M]
 }
+
+// BridgeDomainUpdater is the optional Update of a BridgeDomainHandler: without it, every change is
+// applied as Delete followed by Create.
+type BridgeDomainUpdater[M any] interface {
+	kv.Updater[BridgeDomainKey, *BridgeDomain, M]
+}
+
+// BridgeDomainRetriever is the optional Retrieve of a BridgeDomainHandler: reading the southbound, so
+// that resync finds what exists.
+type BridgeDomainRetriever[M any] interface {
+	kv.Retriever[BridgeDomainKey, *BridgeDomain, M]
+}
+
+// BridgeDomainValidator is the optional Validate of a BridgeDomainHandler: checks beyond the schema's.
+type BridgeDomainValidator interface {
+	kv.Validator[BridgeDomainKey, *BridgeDomain]
+}
+
+// BridgeDomainItem is a key of vpp.l2.v1.BridgeDomain with its value, metadata and origin, as exchanged
+// with Retrieve.
+type BridgeDomainItem[M any] = kv.Item[BridgeDomainKey, *BridgeDomain, M]
 
 // NewBridgeDomainDescriptor returns the descriptor of vpp.l2.v1.BridgeDomain with handler h, to register
 // with the scheduler.
-func NewBridgeDomainDescriptor[M any](h BridgeDomainHandler[M]) (*kv.TypedDescriptor[*BridgeDomain, M], error) {
-	spec := BridgeDomainSpec[M]()
-	spec.IsKey = nil // the same test as ParseBridgeDomainKey, which recognises the keys
-	return kv.NewKeyedDescriptor[BridgeDomainKey, *BridgeDomain, M](spec, ParseBridgeDomainKey, h)
+func NewBridgeDomainDescriptor[M any](h BridgeDomainHandler[M]) (*kv.TypedDescriptor[BridgeDomainKey, *BridgeDomain, M], error) {
+	return kv.NewDescriptor(BridgeDomainSpec[M](), h)
 }
 
 // BridgeDomainInterfacesModelName: the derived model vpp.l2.v1.BridgeDomain.interfaces (each value derived from field interfaces of vpp.l2.v1.BridgeDomain).
@@ -266,34 +286,54 @@ func bridgeDomainInterfacesValidate(key string, v *BridgeDomain_Interface) error
 }
 
 // BridgeDomainInterfacesSpec returns the schema-derived part of the descriptor of vpp.l2.v1.BridgeDomain.interfaces.
-func BridgeDomainInterfacesSpec[M any]() kv.Spec[*BridgeDomain_Interface, M] {
-	return kv.Spec[*BridgeDomain_Interface, M]{
+func BridgeDomainInterfacesSpec[M any]() kv.Spec[BridgeDomainInterfacesKey, *BridgeDomain_Interface, M] {
+	return kv.Spec[BridgeDomainInterfacesKey, *BridgeDomain_Interface, M]{
 		BaseOf:       bridgeDomainInterfacesBaseOf,
 		Dependencies: bridgeDomainInterfacesDependencies,
 		Equivalent: func(_ string, a, b *BridgeDomain_Interface) bool {
 			return bridgeDomainInterfacesEqual(a, b)
 		},
-		IsKey:       IsBridgeDomainInterfacesKey,
+		KeyString:   BridgeDomainInterfacesKey.String,
 		KeyTemplate: BridgeDomainInterfacesKeyTemplate,
 		Name:        BridgeDomainInterfacesModelName,
+		ParseKey:    ParseBridgeDomainInterfacesKey,
 		Validate:    bridgeDomainInterfacesValidate,
 	}
 }
 
-// BridgeDomainInterfacesHandler holds the southbound calls of vpp.l2.v1.BridgeDomain.interfaces: Create and Delete, and
-// optionally Update(ctx, key, oldValue, newValue, oldMetadata) (M, error),
-// Retrieve(ctx, correlate []kv.Item) ([]kv.Item, error) and Validate(key, value) error.
+// BridgeDomainInterfacesHandler holds the southbound calls of vpp.l2.v1.BridgeDomain.interfaces: Create and Delete. Its
+// optional capabilities are BridgeDomainInterfacesUpdater, BridgeDomainInterfacesRetriever and BridgeDomainInterfacesValidator; NewBridgeDomainInterfacesDescriptor
+// refuses a handler with a method of one of their names and another signature.
 // Keys arrive parsed; M is the metadata type (struct{} for none).
 type BridgeDomainInterfacesHandler[M any] interface {
-	kv.KeyedHandler[BridgeDomainInterfacesKey, *BridgeDomain_Interface, M]
+	kv.Handler[BridgeDomainInterfacesKey, *BridgeDomain_Interface, M]
 }
+
+// BridgeDomainInterfacesUpdater is the optional Update of a BridgeDomainInterfacesHandler: without it, every change is
+// applied as Delete followed by Create.
+type BridgeDomainInterfacesUpdater[M any] interface {
+	kv.Updater[BridgeDomainInterfacesKey, *BridgeDomain_Interface, M]
+}
+
+// BridgeDomainInterfacesRetriever is the optional Retrieve of a BridgeDomainInterfacesHandler: reading the southbound, so
+// that resync finds what exists.
+type BridgeDomainInterfacesRetriever[M any] interface {
+	kv.Retriever[BridgeDomainInterfacesKey, *BridgeDomain_Interface, M]
+}
+
+// BridgeDomainInterfacesValidator is the optional Validate of a BridgeDomainInterfacesHandler: checks beyond the schema's.
+type BridgeDomainInterfacesValidator interface {
+	kv.Validator[BridgeDomainInterfacesKey, *BridgeDomain_Interface]
+}
+
+// BridgeDomainInterfacesItem is a key of vpp.l2.v1.BridgeDomain.interfaces with its value, metadata and origin, as exchanged
+// with Retrieve.
+type BridgeDomainInterfacesItem[M any] = kv.Item[BridgeDomainInterfacesKey, *BridgeDomain_Interface, M]
 
 // NewBridgeDomainInterfacesDescriptor returns the descriptor of vpp.l2.v1.BridgeDomain.interfaces with handler h, to register
 // with the scheduler.
-func NewBridgeDomainInterfacesDescriptor[M any](h BridgeDomainInterfacesHandler[M]) (*kv.TypedDescriptor[*BridgeDomain_Interface, M], error) {
-	spec := BridgeDomainInterfacesSpec[M]()
-	spec.IsKey = nil // the same test as ParseBridgeDomainInterfacesKey, which recognises the keys
-	return kv.NewKeyedDescriptor[BridgeDomainInterfacesKey, *BridgeDomain_Interface, M](spec, ParseBridgeDomainInterfacesKey, h)
+func NewBridgeDomainInterfacesDescriptor[M any](h BridgeDomainInterfacesHandler[M]) (*kv.TypedDescriptor[BridgeDomainInterfacesKey, *BridgeDomain_Interface, M], error) {
+	return kv.NewDescriptor(BridgeDomainInterfacesSpec[M](), h)
 }
 
 // FIBEntryModelName: the model vpp.l2.v1.FIBEntry.
@@ -416,33 +456,53 @@ func fIBEntryValidate(key string, v *FIBEntry) error {
 }
 
 // FIBEntrySpec returns the schema-derived part of the descriptor of vpp.l2.v1.FIBEntry.
-func FIBEntrySpec[M any]() kv.Spec[*FIBEntry, M] {
-	return kv.Spec[*FIBEntry, M]{
+func FIBEntrySpec[M any]() kv.Spec[FIBEntryKey, *FIBEntry, M] {
+	return kv.Spec[FIBEntryKey, *FIBEntry, M]{
 		Dependencies: kv.ShareDependencies(fIBEntryDependencies, func(v *FIBEntry) fIBEntryDependencyInputs {
 			return fIBEntryDependencyInputs{v.GetBridgeDomain(), v.GetOutgoingInterface()}
 		}),
 		Equivalent: func(_ string, a, b *FIBEntry) bool {
 			return fIBEntryEqual(a, b)
 		},
-		IsKey:       IsFIBEntryKey,
+		KeyString:   FIBEntryKey.String,
 		KeyTemplate: FIBEntryKeyTemplate,
 		Name:        FIBEntryModelName,
+		ParseKey:    ParseFIBEntryKey,
 		Validate:    fIBEntryValidate,
 	}
 }
 
-// FIBEntryHandler holds the southbound calls of vpp.l2.v1.FIBEntry: Create and Delete, and
-// optionally Update(ctx, key, oldValue, newValue, oldMetadata) (M, error),
-// Retrieve(ctx, correlate []kv.Item) ([]kv.Item, error) and Validate(key, value) error.
+// FIBEntryHandler holds the southbound calls of vpp.l2.v1.FIBEntry: Create and Delete. Its
+// optional capabilities are FIBEntryUpdater, FIBEntryRetriever and FIBEntryValidator; NewFIBEntryDescriptor
+// refuses a handler with a method of one of their names and another signature.
 // Keys arrive parsed; M is the metadata type (struct{} for none).
 type FIBEntryHandler[M any] interface {
-	kv.KeyedHandler[FIBEntryKey, *FIBEntry, M]
+	kv.Handler[FIBEntryKey, *FIBEntry, M]
 }
+
+// FIBEntryUpdater is the optional Update of a FIBEntryHandler: without it, every change is
+// applied as Delete followed by Create.
+type FIBEntryUpdater[M any] interface {
+	kv.Updater[FIBEntryKey, *FIBEntry, M]
+}
+
+// FIBEntryRetriever is the optional Retrieve of a FIBEntryHandler: reading the southbound, so
+// that resync finds what exists.
+type FIBEntryRetriever[M any] interface {
+	kv.Retriever[FIBEntryKey, *FIBEntry, M]
+}
+
+// FIBEntryValidator is the optional Validate of a FIBEntryHandler: checks beyond the schema's.
+type FIBEntryValidator interface {
+	kv.Validator[FIBEntryKey, *FIBEntry]
+}
+
+// FIBEntryItem is a key of vpp.l2.v1.FIBEntry with its value, metadata and origin, as exchanged
+// with Retrieve.
+type FIBEntryItem[M any] = kv.Item[FIBEntryKey, *FIBEntry, M]
 
 // NewFIBEntryDescriptor returns the descriptor of vpp.l2.v1.FIBEntry with handler h, to register
 // with the scheduler.
-func NewFIBEntryDescriptor[M any](h FIBEntryHandler[M]) (*kv.TypedDescriptor[*FIBEntry, M], error) {
-	spec := FIBEntrySpec[M]()
-	spec.IsKey = nil // the same test as ParseFIBEntryKey, which recognises the keys
-	return kv.NewKeyedDescriptor[FIBEntryKey, *FIBEntry, M](spec, ParseFIBEntryKey, h)
+func NewFIBEntryDescriptor[M any](h FIBEntryHandler[M]) (*kv.TypedDescriptor[FIBEntryKey, *FIBEntry, M], error) {
+	return kv.NewDescriptor(FIBEntrySpec[M](), h)
 }

@@ -10,7 +10,7 @@ import (
 )
 
 // This file needs a runtime/kv at least as new as the one it was generated for.
-const _ = kv.IsAtLeastVersion0_2_0
+const _ = kv.IsAtLeastVersion0_3_0
 
 // VrfTableModelName: the model vpp.l3.v1.VrfTable.
 const (
@@ -93,32 +93,52 @@ func vrfTableValidate(key string, v *VrfTable) error {
 }
 
 // VrfTableSpec returns the schema-derived part of the descriptor of vpp.l3.v1.VrfTable.
-func VrfTableSpec[M any]() kv.Spec[*VrfTable, M] {
-	return kv.Spec[*VrfTable, M]{
+func VrfTableSpec[M any]() kv.Spec[VrfTableKey, *VrfTable, M] {
+	return kv.Spec[VrfTableKey, *VrfTable, M]{
 		Equivalent: func(_ string, a, b *VrfTable) bool {
 			return vrfTableEqual(a, b)
 		},
-		IsKey:       IsVrfTableKey,
+		KeyString:   VrfTableKey.String,
 		KeyTemplate: VrfTableKeyTemplate,
 		Name:        VrfTableModelName,
+		ParseKey:    ParseVrfTableKey,
 		Validate:    vrfTableValidate,
 	}
 }
 
-// VrfTableHandler holds the southbound calls of vpp.l3.v1.VrfTable: Create and Delete, and
-// optionally Update(ctx, key, oldValue, newValue, oldMetadata) (M, error),
-// Retrieve(ctx, correlate []kv.Item) ([]kv.Item, error) and Validate(key, value) error.
+// VrfTableHandler holds the southbound calls of vpp.l3.v1.VrfTable: Create and Delete. Its
+// optional capabilities are VrfTableUpdater, VrfTableRetriever and VrfTableValidator; NewVrfTableDescriptor
+// refuses a handler with a method of one of their names and another signature.
 // Keys arrive parsed; M is the metadata type (struct{} for none).
 type VrfTableHandler[M any] interface {
-	kv.KeyedHandler[VrfTableKey, *VrfTable, M]
+	kv.Handler[VrfTableKey, *VrfTable, M]
 }
+
+// VrfTableUpdater is the optional Update of a VrfTableHandler: without it, every change is
+// applied as Delete followed by Create.
+type VrfTableUpdater[M any] interface {
+	kv.Updater[VrfTableKey, *VrfTable, M]
+}
+
+// VrfTableRetriever is the optional Retrieve of a VrfTableHandler: reading the southbound, so
+// that resync finds what exists.
+type VrfTableRetriever[M any] interface {
+	kv.Retriever[VrfTableKey, *VrfTable, M]
+}
+
+// VrfTableValidator is the optional Validate of a VrfTableHandler: checks beyond the schema's.
+type VrfTableValidator interface {
+	kv.Validator[VrfTableKey, *VrfTable]
+}
+
+// VrfTableItem is a key of vpp.l3.v1.VrfTable with its value, metadata and origin, as exchanged
+// with Retrieve.
+type VrfTableItem[M any] = kv.Item[VrfTableKey, *VrfTable, M]
 
 // NewVrfTableDescriptor returns the descriptor of vpp.l3.v1.VrfTable with handler h, to register
 // with the scheduler.
-func NewVrfTableDescriptor[M any](h VrfTableHandler[M]) (*kv.TypedDescriptor[*VrfTable, M], error) {
-	spec := VrfTableSpec[M]()
-	spec.IsKey = nil // the same test as ParseVrfTableKey, which recognises the keys
-	return kv.NewKeyedDescriptor[VrfTableKey, *VrfTable, M](spec, ParseVrfTableKey, h)
+func NewVrfTableDescriptor[M any](h VrfTableHandler[M]) (*kv.TypedDescriptor[VrfTableKey, *VrfTable, M], error) {
+	return kv.NewDescriptor(VrfTableSpec[M](), h)
 }
 
 // ARPEntryModelName: the model vpp.l3.v1.ARPEntry.
@@ -240,35 +260,55 @@ func aRPEntryValidate(key string, v *ARPEntry) error {
 }
 
 // ARPEntrySpec returns the schema-derived part of the descriptor of vpp.l3.v1.ARPEntry.
-func ARPEntrySpec[M any]() kv.Spec[*ARPEntry, M] {
-	return kv.Spec[*ARPEntry, M]{
+func ARPEntrySpec[M any]() kv.Spec[ARPEntryKey, *ARPEntry, M] {
+	return kv.Spec[ARPEntryKey, *ARPEntry, M]{
 		Dependencies: kv.ShareDependencies(aRPEntryDependencies, func(v *ARPEntry) aRPEntryDependencyInputs {
 			return aRPEntryDependencyInputs{v.GetInterface()}
 		}),
 		Equivalent: func(_ string, a, b *ARPEntry) bool {
 			return aRPEntryEqual(a, b)
 		},
-		IsKey:       IsARPEntryKey,
+		KeyString:   ARPEntryKey.String,
 		KeyTemplate: ARPEntryKeyTemplate,
 		Name:        ARPEntryModelName,
+		ParseKey:    ParseARPEntryKey,
 		Validate:    aRPEntryValidate,
 	}
 }
 
-// ARPEntryHandler holds the southbound calls of vpp.l3.v1.ARPEntry: Create and Delete, and
-// optionally Update(ctx, key, oldValue, newValue, oldMetadata) (M, error),
-// Retrieve(ctx, correlate []kv.Item) ([]kv.Item, error) and Validate(key, value) error.
+// ARPEntryHandler holds the southbound calls of vpp.l3.v1.ARPEntry: Create and Delete. Its
+// optional capabilities are ARPEntryUpdater, ARPEntryRetriever and ARPEntryValidator; NewARPEntryDescriptor
+// refuses a handler with a method of one of their names and another signature.
 // Keys arrive parsed; M is the metadata type (struct{} for none).
 type ARPEntryHandler[M any] interface {
-	kv.KeyedHandler[ARPEntryKey, *ARPEntry, M]
+	kv.Handler[ARPEntryKey, *ARPEntry, M]
 }
+
+// ARPEntryUpdater is the optional Update of a ARPEntryHandler: without it, every change is
+// applied as Delete followed by Create.
+type ARPEntryUpdater[M any] interface {
+	kv.Updater[ARPEntryKey, *ARPEntry, M]
+}
+
+// ARPEntryRetriever is the optional Retrieve of a ARPEntryHandler: reading the southbound, so
+// that resync finds what exists.
+type ARPEntryRetriever[M any] interface {
+	kv.Retriever[ARPEntryKey, *ARPEntry, M]
+}
+
+// ARPEntryValidator is the optional Validate of a ARPEntryHandler: checks beyond the schema's.
+type ARPEntryValidator interface {
+	kv.Validator[ARPEntryKey, *ARPEntry]
+}
+
+// ARPEntryItem is a key of vpp.l3.v1.ARPEntry with its value, metadata and origin, as exchanged
+// with Retrieve.
+type ARPEntryItem[M any] = kv.Item[ARPEntryKey, *ARPEntry, M]
 
 // NewARPEntryDescriptor returns the descriptor of vpp.l3.v1.ARPEntry with handler h, to register
 // with the scheduler.
-func NewARPEntryDescriptor[M any](h ARPEntryHandler[M]) (*kv.TypedDescriptor[*ARPEntry, M], error) {
-	spec := ARPEntrySpec[M]()
-	spec.IsKey = nil // the same test as ParseARPEntryKey, which recognises the keys
-	return kv.NewKeyedDescriptor[ARPEntryKey, *ARPEntry, M](spec, ParseARPEntryKey, h)
+func NewARPEntryDescriptor[M any](h ARPEntryHandler[M]) (*kv.TypedDescriptor[ARPEntryKey, *ARPEntry, M], error) {
+	return kv.NewDescriptor(ARPEntrySpec[M](), h)
 }
 
 // RouteModelName: the model vpp.l3.v1.Route.
@@ -399,33 +439,53 @@ func routeValidate(key string, v *Route) error {
 }
 
 // RouteSpec returns the schema-derived part of the descriptor of vpp.l3.v1.Route.
-func RouteSpec[M any]() kv.Spec[*Route, M] {
-	return kv.Spec[*Route, M]{
+func RouteSpec[M any]() kv.Spec[RouteKey, *Route, M] {
+	return kv.Spec[RouteKey, *Route, M]{
 		Dependencies: kv.ShareDependencies(routeDependencies, func(v *Route) routeDependencyInputs {
 			return routeDependencyInputs{v.GetVrfId(), v.GetOutgoingInterface()}
 		}),
 		Equivalent: func(_ string, a, b *Route) bool {
 			return routeEqual(a, b)
 		},
-		IsKey:       IsRouteKey,
+		KeyString:   RouteKey.String,
 		KeyTemplate: RouteKeyTemplate,
 		Name:        RouteModelName,
+		ParseKey:    ParseRouteKey,
 		Validate:    routeValidate,
 	}
 }
 
-// RouteHandler holds the southbound calls of vpp.l3.v1.Route: Create and Delete, and
-// optionally Update(ctx, key, oldValue, newValue, oldMetadata) (M, error),
-// Retrieve(ctx, correlate []kv.Item) ([]kv.Item, error) and Validate(key, value) error.
+// RouteHandler holds the southbound calls of vpp.l3.v1.Route: Create and Delete. Its
+// optional capabilities are RouteUpdater, RouteRetriever and RouteValidator; NewRouteDescriptor
+// refuses a handler with a method of one of their names and another signature.
 // Keys arrive parsed; M is the metadata type (struct{} for none).
 type RouteHandler[M any] interface {
-	kv.KeyedHandler[RouteKey, *Route, M]
+	kv.Handler[RouteKey, *Route, M]
 }
+
+// RouteUpdater is the optional Update of a RouteHandler: without it, every change is
+// applied as Delete followed by Create.
+type RouteUpdater[M any] interface {
+	kv.Updater[RouteKey, *Route, M]
+}
+
+// RouteRetriever is the optional Retrieve of a RouteHandler: reading the southbound, so
+// that resync finds what exists.
+type RouteRetriever[M any] interface {
+	kv.Retriever[RouteKey, *Route, M]
+}
+
+// RouteValidator is the optional Validate of a RouteHandler: checks beyond the schema's.
+type RouteValidator interface {
+	kv.Validator[RouteKey, *Route]
+}
+
+// RouteItem is a key of vpp.l3.v1.Route with its value, metadata and origin, as exchanged
+// with Retrieve.
+type RouteItem[M any] = kv.Item[RouteKey, *Route, M]
 
 // NewRouteDescriptor returns the descriptor of vpp.l3.v1.Route with handler h, to register
 // with the scheduler.
-func NewRouteDescriptor[M any](h RouteHandler[M]) (*kv.TypedDescriptor[*Route, M], error) {
-	spec := RouteSpec[M]()
-	spec.IsKey = nil // the same test as ParseRouteKey, which recognises the keys
-	return kv.NewKeyedDescriptor[RouteKey, *Route, M](spec, ParseRouteKey, h)
+func NewRouteDescriptor[M any](h RouteHandler[M]) (*kv.TypedDescriptor[RouteKey, *Route, M], error) {
+	return kv.NewDescriptor(RouteSpec[M](), h)
 }
