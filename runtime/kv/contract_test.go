@@ -29,8 +29,10 @@ type typedKey struct{ name string }
 
 type typedHandler struct{}
 
-func (typedHandler) Create(context.Context, typedKey, value) (struct{}, error) { return struct{}{}, nil }
-func (typedHandler) Delete(context.Context, typedKey, value, struct{}) error   { return nil }
+func (typedHandler) Create(context.Context, typedKey, value) (struct{}, error) {
+	return struct{}{}, nil
+}
+func (typedHandler) Delete(context.Context, typedKey, value, struct{}) error { return nil }
 
 // TestTypedKeyNeedsParser: a key type other than string has no default
 // parser or writer; the constructor says so.

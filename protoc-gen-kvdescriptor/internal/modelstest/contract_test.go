@@ -132,4 +132,3 @@ func TestMistypedCapabilityRefused(t *testing.T) {
 		})
 	}
 }
-

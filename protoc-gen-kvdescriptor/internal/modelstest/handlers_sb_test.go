@@ -37,13 +37,13 @@ func newFakeVPP() *fakeVPP {
 // The handlers implement the generated handler interfaces, and Update
 // where the southbound can change a value in place.
 var (
-	_ vppAPI                                                                                    = (*fakeVPP)(nil)
-	_ vppl3.ARPEntryHandler[struct{}]                                                           = (*arpHandler)(nil)
-	_ vppl2.BridgeDomainHandler[bdMeta]                                                         = (*bdHandler)(nil)
+	_ vppAPI                                                                               = (*fakeVPP)(nil)
+	_ vppl3.ARPEntryHandler[struct{}]                                                      = (*arpHandler)(nil)
+	_ vppl2.BridgeDomainHandler[bdMeta]                                                    = (*bdHandler)(nil)
 	_ kv.Updater[vppl2.BridgeDomainKey, *vppl2.BridgeDomain, bdMeta]                       = (*bdHandler)(nil)
-	_ vppl2.BridgeDomainInterfacesHandler[struct{}]                                             = (*bdBindingHandler)(nil)
+	_ vppl2.BridgeDomainInterfacesHandler[struct{}]                                        = (*bdBindingHandler)(nil)
 	_ kv.Updater[vppl2.BridgeDomainInterfacesKey, *vppl2.BridgeDomain_Interface, struct{}] = (*bdBindingHandler)(nil)
-	_ vppl3.RouteHandler[struct{}]                                                              = (*routeHandler)(nil)
+	_ vppl3.RouteHandler[struct{}]                                                         = (*routeHandler)(nil)
 )
 
 func (f *fakeVPP) fail() error {
