@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/netip"
 	"os"
 	"slices"
 	"strings"
@@ -120,16 +121,16 @@ func route(dev, dst, gw string) *linuxl3.Route {
 
 // The keys of the scenario, built by the generated code.
 var (
-	veth1Key   = linuxinterfaces.BuildInterfaceKey("veth1")
-	veth2Key   = linuxinterfaces.BuildInterfaceKey("veth2")
-	veth1Addr  = linuxinterfaces.BuildInterfaceIpAddressesKey("veth1", "10.0.0.1/24")
-	route20Key = linuxl3.BuildRouteKey("veth1", "10.20.0.0/16")
-	br0Key     = linuxinterfaces.BuildInterfaceKey("br0")
-	br0Addr    = linuxinterfaces.BuildInterfaceIpAddressesKey("br0", "192.168.1.1/24")
-	tap0Key    = linuxinterfaces.BuildInterfaceKey("tap0")
-	tap0Addr   = linuxinterfaces.BuildInterfaceIpAddressesKey("tap0", "10.1.0.1/24")
-	route30Key = linuxl3.BuildRouteKey("tap0", "10.30.0.0/16")
-	tap9Key    = linuxinterfaces.BuildInterfaceKey("tap9")
+	veth1Key   = linuxinterfaces.InterfaceKey{Name: "veth1"}.String()
+	veth2Key   = linuxinterfaces.InterfaceKey{Name: "veth2"}.String()
+	veth1Addr  = linuxinterfaces.InterfaceIpAddressesKey{Name: "veth1", IpAddresses: netip.MustParsePrefix("10.0.0.1/24")}.String()
+	route20Key = linuxl3.RouteKey{OutgoingInterface: "veth1", DstNetwork: netip.MustParsePrefix("10.20.0.0/16")}.String()
+	br0Key     = linuxinterfaces.InterfaceKey{Name: "br0"}.String()
+	br0Addr    = linuxinterfaces.InterfaceIpAddressesKey{Name: "br0", IpAddresses: netip.MustParsePrefix("192.168.1.1/24")}.String()
+	tap0Key    = linuxinterfaces.InterfaceKey{Name: "tap0"}.String()
+	tap0Addr   = linuxinterfaces.InterfaceIpAddressesKey{Name: "tap0", IpAddresses: netip.MustParsePrefix("10.1.0.1/24")}.String()
+	route30Key = linuxl3.RouteKey{OutgoingInterface: "tap0", DstNetwork: netip.MustParsePrefix("10.30.0.0/16")}.String()
+	tap9Key    = linuxinterfaces.InterfaceKey{Name: "tap9"}.String()
 )
 
 type demo struct {

@@ -5,6 +5,7 @@ package linux_test
 import (
 	"errors"
 	"net"
+	"net/netip"
 	"slices"
 	"strings"
 	"testing"
@@ -64,7 +65,7 @@ func TestNetnsInterfaceTypes(t *testing.T) {
 			v.IpAddresses = []string{"10.7.0.1/24"}
 			key := linuxinterfaces.InterfaceKeyFor(v)
 			e.set(append(slices.Clone(tt.deps), v)...)
-			e.expect(scheduler.CONFIGURED, key, linuxinterfaces.BuildInterfaceIpAddressesKey("if0", "10.7.0.1/24"))
+			e.expect(scheduler.CONFIGURED, key, linuxinterfaces.InterfaceIpAddressesKey{Name: "if0", IpAddresses: netip.MustParsePrefix("10.7.0.1/24")}.String())
 			l := e.link("if0")
 			if l.Type() != tt.kind {
 				t.Fatalf("if0 is a %s link, want %s", l.Type(), tt.kind)
@@ -195,8 +196,8 @@ func TestNetnsAddresses(t *testing.T) {
 		}
 	}
 	want := []string{
-		"DELETE " + linuxinterfaces.BuildInterfaceIpAddressesKey("br0", "10.2.0.1/24"),
-		"CREATE " + linuxinterfaces.BuildInterfaceIpAddressesKey("br0", "10.3.0.1/16"),
+		"DELETE " + linuxinterfaces.InterfaceIpAddressesKey{Name: "br0", IpAddresses: netip.MustParsePrefix("10.2.0.1/24")}.String(),
+		"CREATE " + linuxinterfaces.InterfaceIpAddressesKey{Name: "br0", IpAddresses: netip.MustParsePrefix("10.3.0.1/16")}.String(),
 	}
 	if !slices.Equal(ops, want) {
 		t.Errorf("operations %q, want %q", ops, want)
@@ -212,7 +213,7 @@ func TestNetnsBridgeMembership(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	m := &ifc{Name: "tap0", Type: linuxinterfaces.Interface_TYPE_TAP, Enabled: true, Master: "br0"}
-	binding := linuxinterfaces.BuildInterfaceMasterKey("tap0", "br0")
+	binding := linuxinterfaces.InterfaceMasterKey{Name: "tap0", Master: "br0"}.String()
 	e.set(m)
 	e.expect(scheduler.CONFIGURED, keyOf(m))
 	e.expect(scheduler.PENDING, binding)
@@ -259,7 +260,7 @@ func TestNetnsRecreateOnTypeChange(t *testing.T) {
 			ops = append(ops, o.Kind.String()+" "+o.Key)
 		}
 	}
-	addr := linuxinterfaces.BuildInterfaceIpAddressesKey("x0", "10.4.0.1/24")
+	addr := linuxinterfaces.InterfaceIpAddressesKey{Name: "x0", IpAddresses: netip.MustParsePrefix("10.4.0.1/24")}.String()
 	if want := []string{"DELETE " + addr, "DELETE " + keyOf(v), "CREATE " + keyOf(v), "CREATE " + addr}; !slices.Equal(ops, want) {
 		t.Errorf("operations %q, want %q", ops, want)
 	}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"log/slog"
 	"net"
+	"net/netip"
 	"slices"
 	"testing"
 
@@ -27,7 +28,7 @@ func TestNetnsDownstreamResyncRestores(t *testing.T) {
 	e := newEnv(t)
 	values := exampleConfig()
 	e.set(values...)
-	addrKey := linuxinterfaces.BuildInterfaceIpAddressesKey("veth0", "10.0.0.1/24")
+	addrKey := linuxinterfaces.InterfaceIpAddressesKey{Name: "veth0", IpAddresses: netip.MustParsePrefix("10.0.0.1/24")}.String()
 	e.expect(scheduler.CONFIGURED, addrKey)
 
 	// ip addr del 10.0.0.1/24 dev veth0, behind the agent's back; the

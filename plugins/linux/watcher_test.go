@@ -4,6 +4,7 @@ package linux_test
 
 import (
 	"context"
+	"net/netip"
 	"sync"
 	"testing"
 	"time"
@@ -56,7 +57,7 @@ func TestNetnsWatcherUnblocksPendingRoute(t *testing.T) {
 	r := &linuxl3.Route{OutgoingInterface: "ext0", DstNetwork: "10.30.0.0/16", GwAddr: "10.9.0.254"}
 	e.set(mine, r)
 	e.expect(scheduler.PENDING, keyOf(r))
-	e.eventually(scheduler.OBTAINED, linuxinterfaces.BuildInterfaceKey("lo"))
+	e.eventually(scheduler.OBTAINED, linuxinterfaces.InterfaceKey{Name: "lo"}.String())
 
 	// Another program: ip link add ext0 type bridge; ip addr add ...; ip link set ext0 up
 	ext := &netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: "ext0"}}
@@ -70,7 +71,7 @@ func TestNetnsWatcherUnblocksPendingRoute(t *testing.T) {
 	if err := e.h.AddrAdd(ext, &netlink.Addr{IPNet: mustCIDR("10.99.0.1/24")}); err != nil {
 		t.Fatal(err)
 	}
-	extKey := linuxinterfaces.BuildInterfaceKey("ext0")
+	extKey := linuxinterfaces.InterfaceKey{Name: "ext0"}.String()
 	e.eventually(scheduler.OBTAINED, extKey)
 	e.expect(scheduler.PENDING, keyOf(r))
 	addr, _ := netlink.ParseAddr("10.9.0.1/24")
@@ -78,7 +79,7 @@ func TestNetnsWatcherUnblocksPendingRoute(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.eventually(scheduler.CONFIGURED, keyOf(r))
-	e.expect(scheduler.DISCOVERED, linuxinterfaces.BuildInterfaceIpAddressesKey("ext0", "10.9.0.1/24"))
+	e.expect(scheduler.DISCOVERED, linuxinterfaces.InterfaceIpAddressesKey{Name: "ext0", IpAddresses: netip.MustParsePrefix("10.9.0.1/24")}.String())
 	if got := ourRoutes(t, e.h, e.p.RouteProtocol()); len(got) != 1 || got[0] != "10.30.0.0/16 via 10.9.0.254 dev ext0 metric 0 table 254" {
 		t.Errorf("routes %q", got)
 	}

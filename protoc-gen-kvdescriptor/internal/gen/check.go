@@ -144,10 +144,10 @@ func (m *model) what() string {
 // the model declares (see emit.go and spec.go).
 func (m *model) goIdents() []string {
 	g := m.goName
-	l := strings.ToLower(g[:1]) + g[1:]
+	l := unexported(g)
 	ids := []string{
 		g + "ModelName", g + "KeyTemplate", g + "KeyPrefix", l + "KeyTemplate",
-		g + "Key", "Build" + g + "Key", "Parse" + g + "Key", "Is" + g + "Key",
+		g + "Key", l + "Key", "Parse" + g + "Key",
 		l + "Label", l + "Dependencies", l + "Derived", l + "Equal", l + "NeedsRecreate", l + "Validate",
 		g + "Spec", g + "Handler", g + "Updater", g + "Retriever", g + "Validator", g + "Item", "New" + g + "Descriptor",
 	}

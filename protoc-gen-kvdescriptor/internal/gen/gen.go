@@ -33,12 +33,22 @@ func Generate(plugin *protogen.Plugin) error {
 	for _, m := range models {
 		byFile[m.file] = append(byFile[m.file], m)
 	}
+	// The package doc goes on the first generated file of each Go
+	// package, and names the models of all its files.
+	byPkg := map[protogen.GoImportPath][]*model{}
+	for _, f := range plugin.Files {
+		if f.Generate {
+			byPkg[f.GoImportPath] = append(byPkg[f.GoImportPath], byFile[f]...)
+		}
+	}
 	for _, f := range plugin.Files {
 		if !f.Generate || len(byFile[f]) == 0 {
 			continue
 		}
 		g := plugin.NewGeneratedFile(f.GeneratedFilenamePrefix+".kv.go", f.GoImportPath)
-		if err := emitFile(g, f, byFile[f]); err != nil {
+		pkgModels := byPkg[f.GoImportPath]
+		delete(byPkg, f.GoImportPath)
+		if err := emitFile(g, f, byFile[f], pkgModels); err != nil {
 			return err
 		}
 	}

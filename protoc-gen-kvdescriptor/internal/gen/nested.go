@@ -191,10 +191,7 @@ func (e *emitter) emitNestedEqual(path []*protogen.Field) {
 	}
 	result := jen.True()
 	if len(conds) > 0 {
-		result = jen.Add(conds[0])
-		for _, c := range conds[1:] {
-			result = result.Op("&&").Line().Add(c)
-		}
+		result = jen.Add(conjunctionCode(conds))
 	}
 	e.f.Commentf("%s compares the %s of two values of %s.", e.nestedEqualName(path), dotted(path), e.m.name)
 	e.f.Func().Id(e.nestedEqualName(path)).Params(jen.List(jen.Id("a"), jen.Id("b")).Add(t)).Bool().Block(

@@ -2,6 +2,7 @@ package gen
 
 import (
 	"fmt"
+	"go/token"
 	"math"
 	"strconv"
 	"strings"
@@ -124,37 +125,40 @@ func (e *emitter) emitHandler() {
 	v := e.valueType()
 	key := jen.Id(e.id("Key"))
 	h, ctor := e.id("Handler"), "New"+m.goName+"Descriptor"
-	e.f.Commentf("%s holds the southbound calls of %s: Create and Delete. Its", h, m.name)
-	e.f.Commentf("optional capabilities are %s, %s and %s; %s", e.id("Updater"), e.id("Retriever"), e.id("Validator"), ctor)
-	e.f.Comment("refuses a handler with a method of one of their names and another signature.")
-	e.f.Comment("Keys arrive parsed; M is the metadata type (struct{} for none).")
+	e.doc("%s holds the southbound calls of %s: Create and Delete. Its optional capabilities are %s, %s and %s; "+
+		"%s refuses a handler with a method of one of their names and another signature. "+
+		"Keys arrive parsed; M is the metadata type (struct{} for none).",
+		h, m.name, e.id("Updater"), e.id("Retriever"), e.id("Validator"), ctor)
 	e.f.Type().Id(h).Types(jen.Id("M").Any()).Interface(
 		jen.Qual(kvPkg, "Handler").Types(key, v, jen.Id("M")),
 	)
-	e.f.Commentf("%s is the optional Update of a %s: without it, every change is", e.id("Updater"), h)
-	e.f.Comment("applied as Delete followed by Create.")
+	e.doc("%s is the optional Update of a %s: without it, every change is applied as Delete followed by Create.", e.id("Updater"), h)
 	e.f.Type().Id(e.id("Updater")).Types(jen.Id("M").Any()).Interface(
 		jen.Qual(kvPkg, "Updater").Types(key, v, jen.Id("M")),
 	)
-	e.f.Commentf("%s is the optional Retrieve of a %s: reading the southbound, so", e.id("Retriever"), h)
-	e.f.Comment("that resync finds what exists.")
+	e.doc("%s is the optional Retrieve of a %s: it reads the southbound, so that resync finds what exists.", e.id("Retriever"), h)
 	e.f.Type().Id(e.id("Retriever")).Types(jen.Id("M").Any()).Interface(
 		jen.Qual(kvPkg, "Retriever").Types(key, v, jen.Id("M")),
 	)
-	e.f.Commentf("%s is the optional Validate of a %s: checks beyond the schema's.", e.id("Validator"), h)
+	e.doc("%s is the optional Validate of a %s: checks beyond the schema's.", e.id("Validator"), h)
 	e.f.Type().Id(e.id("Validator")).Interface(
 		jen.Qual(kvPkg, "Validator").Types(key, v),
 	)
-	e.f.Commentf("%s is a key of %s with its value, metadata and origin, as exchanged", e.id("Item"), m.name)
-	e.f.Comment("with Retrieve.")
+	e.doc("%s is a key of %s with its value, metadata and origin, as Retrieve exchanges them.", e.id("Item"), m.name)
 	e.f.Type().Id(e.id("Item")).Types(jen.Id("M").Any()).Op("=").Qual(kvPkg, "Item").Types(key, v, jen.Id("M"))
-	e.f.Commentf("%s returns the descriptor of %s with handler h, to register", ctor, m.name)
-	e.f.Comment("with the scheduler.")
+	e.doc("%s returns the descriptor of %s with handler h, to register with the scheduler.", ctor, m.name)
 	e.f.Func().Id(ctor).Types(jen.Id("M").Any()).Params(jen.Id("h").Id(h).Types(jen.Id("M"))).Params(
 		jen.Op("*").Qual(kvPkg, "TypedDescriptor").Types(key, v, jen.Id("M")), jen.Error(),
 	).Block(
 		jen.Return(jen.Qual(kvPkg, "NewDescriptor").Call(jen.Id(e.id("Spec")).Types(jen.Id("M")).Call(), jen.Id("h"))),
 	)
+}
+
+// doc writes a doc comment wrapped at 80 columns.
+func (e *emitter) doc(format string, args ...any) {
+	for _, line := range wrap(fmt.Sprintf(format, args...), 77) {
+		e.f.Comment(line)
+	}
 }
 
 // depSource says how the placeholders of a dependency template get their
@@ -277,22 +281,32 @@ func (e *emitter) dependencyInputs() ([][]*protogen.Field, bool) {
 // between values with the same inputs.
 func (e *emitter) emitSharedDependencies(v jen.Code, inputs [][]*protogen.Field) jen.Code {
 	typ := e.lid("DependencyInputs")
-	var fields, values []jen.Code
-	for i, fs := range inputs {
+	var fields []jen.Code
+	values := jen.Dict{}
+	for _, fs := range inputs {
 		k := fs[len(fs)-1].Desc.Kind()
 		t := jen.String()
 		if isIntegerKind(k) {
 			t = goIntType(k)
 		}
-		fields = append(fields, jen.Id(fmt.Sprintf("f%d", i)).Add(t))
-		values = append(values, getter(jen.Id("v"), fs))
+		// Named after the field's path: vxlan.local_ip is vxlanLocalIp.
+		var name string
+		for _, f := range fs {
+			name += f.GoName
+		}
+		name = unexported(name)
+		if token.IsKeyword(name) {
+			name += "_"
+		}
+		fields = append(fields, jen.Id(name).Add(t))
+		values[jen.Id(name)] = getter(jen.Id("v"), fs)
 	}
 	e.f.Commentf("%s are the fields the dependencies of %s are computed from:", typ, e.m.name)
 	e.f.Comment("values with the same ones share one list.")
 	e.f.Type().Id(typ).Struct(fields...)
 	return jen.Qual(kvPkg, "ShareDependencies").Call(
 		jen.Id(e.lid("Dependencies")),
-		jen.Func().Params(jen.Id("v").Add(v)).Id(typ).Block(jen.Return(jen.Id(typ).Values(values...))),
+		jen.Func().Params(jen.Id("v").Add(v)).Id(typ).Block(jen.Return(jen.Id(typ).Values(values))),
 	)
 }
 
@@ -380,10 +394,11 @@ func (e *emitter) emitDependencies(v jen.Code) {
 	e.f.Func().Id(e.lid("Dependencies")).Params(jen.Id("key").String(), jen.Id("v").Add(v)).Index().Qual(kvPkg, "Dependency").Block(body...)
 }
 
+// conjunctionCode renders the conjunction of conds, one condition per line.
 func conjunctionCode(conds []jen.Code) jen.Code {
 	s := jen.Add(conds[0])
 	for _, c := range conds[1:] {
-		s = s.Op("&&").Add(c)
+		s = s.Op("&&").Line().Add(c)
 	}
 	return s
 }
@@ -393,7 +408,7 @@ func (e *emitter) emitDerived(v jen.Code) {
 	var body []jen.Code
 	body = append(body, jen.Var().Id("out").Index().Qual(kvPkg, "Derived"))
 	for _, d := range m.derived {
-		build := jen.Id("Build" + d.goName + "Key").CallFunc(func(g *jen.Group) {
+		build := jen.Id(unexported(d.goName + "Key")).CallFunc(func(g *jen.Group) {
 			for _, h := range d.key.holders {
 				g.Add(rawValue(d, h, jen.Id("v"), jen.Id("e"), false))
 			}

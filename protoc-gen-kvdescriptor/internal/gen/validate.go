@@ -32,7 +32,7 @@ func (e *emitter) emitValidate(v jen.Code) {
 		if m.base == nil || m.elem != nil {
 			keyFields[path] = true
 		}
-		body = append(body, checkKeyField(h, src.raw(h), jen.Lit(path))...)
+		body = append(body, checkKeyField(h, src.raw(h), jen.Lit(path), true)...)
 	}
 	if msg := m.valueMsg(); msg != nil {
 		body = append(body, checkMessage(msg, jen.Id("v"), "", keyFields)...)
@@ -50,16 +50,18 @@ func add(path jen.Code, format string, args ...jen.Code) jen.Code {
 	return jen.Id("errs").Op("=").Id("errs").Dot("Add").Call(append([]jen.Code{path, jen.Lit(format)}, args...)...)
 }
 
-// checkKeyField checks a key field's raw value: set, in format.
-func checkKeyField(h *placeholder, raw *jen.Statement, path jen.Code) []jen.Code {
+// checkKeyField checks a key field's raw value: set (unless the caller
+// checks only set values: set is false), in format.
+func checkKeyField(h *placeholder, raw *jen.Statement, path jen.Code, set bool) []jen.Code {
 	k := h.kind()
-	var set, wrong []jen.Code
 	if k == protoreflect.StringKind {
-		set = append(set, jen.If(raw.Clone().Op("==").Lit("")).Block(add(path, "must be set: it is part of the key")))
 		// Names too: one with a control character makes a key that
 		// matches no template, and the error names the field.
-		wrong = append(wrong, jen.Else().If(jen.Id("r").Op(":=").Qual(kvPkg, "CheckFormat").Call(jen.Qual(kvPkg, formatConst(h.format)), raw.Clone()), jen.Id("r").Op("!=").Lit("")).Block(add(path, "%s", jen.Id("r"))))
-		return []jen.Code{jen.Add(append(set, wrong...)...)}
+		wrong := jen.If(jen.Id("r").Op(":=").Qual(kvPkg, "CheckFormat").Call(jen.Qual(kvPkg, formatConst(h.format)), raw.Clone()), jen.Id("r").Op("!=").Lit("")).Block(add(path, "%s", jen.Id("r")))
+		if !set {
+			return []jen.Code{wrong}
+		}
+		return []jen.Code{jen.If(raw.Clone().Op("==").Lit("")).Block(add(path, "must be set: it is part of the key")).Else().Add(wrong)}
 	}
 	if isSignedKind(k) {
 		return []jen.Code{jen.If(raw.Clone().Op("<").Lit(0)).Block(add(path, "must not be negative: it is part of the key"))}
@@ -207,7 +209,9 @@ func checkDerivedElements(d *model) []jen.Code {
 			suffix := strings.TrimPrefix(h.path, name)
 			path = jen.Qual("fmt", "Sprintf").Call(jen.Lit(name+"[%d]"+suffix), jen.Id("i"))
 		}
-		inner = append(inner, checkKeyField(h, raw, path)...)
+		// A singular scalar derives a value only when set (see below).
+		set := d.field.Desc.IsList() || d.elem != nil
+		inner = append(inner, checkKeyField(h, raw, path, set)...)
 	}
 	if len(inner) == 0 {
 		return nil
@@ -237,7 +241,7 @@ func (e *emitter) checkKeyMatches() []jen.Code {
 			))}
 	} else {
 		pre = append(pre, jen.List(jen.Id("k"), jen.Id("_")).Op(":=").Id("Parse"+e.id("Key")).Call(jen.Id("key")))
-		want = jen.Id("Build" + e.id("Key")).CallFunc(func(g *jen.Group) {
+		want = jen.Id(e.lid("Key")).CallFunc(func(g *jen.Group) {
 			for _, h := range m.key.holders {
 				if h.elem {
 					g.Add(depSource{e: e}.raw(h))

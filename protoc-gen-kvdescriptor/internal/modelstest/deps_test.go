@@ -167,7 +167,7 @@ func TestGatewayPredicate(t *testing.T) {
 		t.Fatalf("route %v has no AnyOf dependency", r)
 		return kv.AnyOf{}
 	}
-	addr := linuxinterfaces.BuildInterfaceIpAddressesKey
+	addr := linuxAddressKey
 	tests := []struct {
 		name  string
 		route *linuxl3.Route
@@ -182,7 +182,7 @@ func TestGatewayPredicate(t *testing.T) {
 		{"IPv6 address for an IPv4 gateway", route, addr("eth0", "2001:db8::1/64"), false},
 		{"address of another interface", route, addr("eth1", "10.0.0.1/24"), false},
 		{"address of an interface whose name extends ours", route, addr("eth00", "10.0.0.1/24"), false},
-		{"the interface itself", route, linuxinterfaces.BuildInterfaceKey("eth0"), false},
+		{"the interface itself", route, linuxinterfaces.InterfaceKey{Name: "eth0"}.String(), false},
 		{"IPv6 gateway reachable", route6, addr("eth0", "2001:DB8::1/64"), true},
 		{"IPv6 gateway not reachable", route6, addr("eth0", "2001:db9::1/64"), false},
 		{"IPv4 address for an IPv6 gateway", route6, addr("eth0", "10.0.0.1/0"), false},

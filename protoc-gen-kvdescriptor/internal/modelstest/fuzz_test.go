@@ -81,10 +81,10 @@ func FuzzInterfaceKey(f *testing.F) {
 	f.Fuzz(func(t *testing.T, key, name string) {
 		{
 			k, ok := vppinterfaces.ParseInterfaceKey(key)
-			checkParsed(t, key, k, ok, vppinterfaces.IsInterfaceKey(key), func(k vppinterfaces.InterfaceKey) string {
-				return vppinterfaces.BuildInterfaceKey(k.Name)
+			checkParsed(t, key, k, ok, isKey(vppinterfaces.ParseInterfaceKey)(key), func(k vppinterfaces.InterfaceKey) string {
+				return vppinterfaces.InterfaceKeyFor(&vppinterfaces.Interface{Name: k.Name})
 			})
-			built := vppinterfaces.BuildInterfaceKey(name)
+			built := vppinterfaces.InterfaceKeyFor(&vppinterfaces.Interface{Name: name})
 			k, ok = vppinterfaces.ParseInterfaceKey(built)
 			if ok != validName(name) || ok && k.Name != name {
 				t.Fatalf("vpp interface: Parse(Build(%q) = %q) = %+v, %v", name, built, k, ok)
@@ -92,29 +92,29 @@ func FuzzInterfaceKey(f *testing.F) {
 		}
 		{
 			k, ok := linuxinterfaces.ParseInterfaceKey(key)
-			checkParsed(t, key, k, ok, linuxinterfaces.IsInterfaceKey(key), func(k linuxinterfaces.InterfaceKey) string {
-				return linuxinterfaces.BuildInterfaceKey(k.Name)
+			checkParsed(t, key, k, ok, isKey(linuxinterfaces.ParseInterfaceKey)(key), func(k linuxinterfaces.InterfaceKey) string {
+				return linuxinterfaces.InterfaceKeyFor(&linuxinterfaces.Interface{Name: k.Name})
 			})
-			built := linuxinterfaces.BuildInterfaceKey(name)
+			built := linuxinterfaces.InterfaceKeyFor(&linuxinterfaces.Interface{Name: name})
 			k, ok = linuxinterfaces.ParseInterfaceKey(built)
 			if ok != validName(name) || ok && k.Name != name {
 				t.Fatalf("linux interface: Parse(Build(%q) = %q) = %+v, %v", name, built, k, ok)
 			}
-			if ok && linuxinterfaces.IsInterfaceIpAddressesKey(built) {
+			if ok && isKey(linuxinterfaces.ParseInterfaceIpAddressesKey)(built) {
 				t.Fatalf("linux interface key %q is also an address key", built)
 			}
 		}
 		{
 			k, ok := vppl2.ParseBridgeDomainKey(key)
-			checkParsed(t, key, k, ok, vppl2.IsBridgeDomainKey(key), func(k vppl2.BridgeDomainKey) string {
-				return vppl2.BuildBridgeDomainKey(k.Name)
+			checkParsed(t, key, k, ok, isKey(vppl2.ParseBridgeDomainKey)(key), func(k vppl2.BridgeDomainKey) string {
+				return vppl2.BridgeDomainKeyFor(&vppl2.BridgeDomain{Name: k.Name})
 			})
-			built := vppl2.BuildBridgeDomainKey(name)
+			built := vppl2.BridgeDomainKeyFor(&vppl2.BridgeDomain{Name: name})
 			k, ok = vppl2.ParseBridgeDomainKey(built)
 			if ok != validName(name) || ok && k.Name != name {
 				t.Fatalf("bridge domain: Parse(Build(%q) = %q) = %+v, %v", name, built, k, ok)
 			}
-			if ok && vppl2.IsBridgeDomainInterfacesKey(built) {
+			if ok && isKey(vppl2.ParseBridgeDomainInterfacesKey)(built) {
 				t.Fatalf("bridge domain key %q is also a binding key", built)
 			}
 		}
@@ -128,10 +128,10 @@ func FuzzBridgeDomainInterfacesKey(f *testing.F) {
 	f.Add("vpp/bd/a/interface/b/interface/c", "a/interface/b", "c")
 	f.Fuzz(func(t *testing.T, key, bd, iface string) {
 		k, ok := vppl2.ParseBridgeDomainInterfacesKey(key)
-		checkParsed(t, key, k, ok, vppl2.IsBridgeDomainInterfacesKey(key), func(k vppl2.BridgeDomainInterfacesKey) string {
-			return vppl2.BuildBridgeDomainInterfacesKey(k.Name, k.InterfacesName)
+		checkParsed(t, key, k, ok, isKey(vppl2.ParseBridgeDomainInterfacesKey)(key), func(k vppl2.BridgeDomainInterfacesKey) string {
+			return bdBindingKey(k.Name, k.InterfacesName)
 		})
-		built := vppl2.BuildBridgeDomainInterfacesKey(bd, iface)
+		built := bdBindingKey(bd, iface)
 		k, ok = vppl2.ParseBridgeDomainInterfacesKey(built)
 		want := vppl2.BridgeDomainInterfacesKey{Name: bd, InterfacesName: iface}
 		if ok != (validName(bd) && validName(iface)) || ok && k != want {
@@ -147,10 +147,10 @@ func FuzzARPEntryKey(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, key, iface, ip string) {
 		k, ok := vppl3.ParseARPEntryKey(key)
-		checkParsed(t, key, k, ok, vppl3.IsARPEntryKey(key), func(k vppl3.ARPEntryKey) string {
-			return vppl3.BuildARPEntryKey(k.Interface, k.IpAddress.String())
+		checkParsed(t, key, k, ok, isKey(vppl3.ParseARPEntryKey)(key), func(k vppl3.ARPEntryKey) string {
+			return vppl3.ARPEntryKeyFor(&vppl3.ARPEntry{Interface: k.Interface, IpAddress: k.IpAddress.String()})
 		})
-		built := vppl3.BuildARPEntryKey(iface, ip)
+		built := vppl3.ARPEntryKeyFor(&vppl3.ARPEntry{Interface: iface, IpAddress: ip})
 		k, ok = vppl3.ParseARPEntryKey(built)
 		addr, err := netip.ParseAddr(ip)
 		valid := validName(iface) && err == nil && addr.Zone() == ""
@@ -172,10 +172,10 @@ func FuzzFIBEntryKey(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, key, bd, m string) {
 		k, ok := vppl2.ParseFIBEntryKey(key)
-		checkParsed(t, key, k, ok, vppl2.IsFIBEntryKey(key), func(k vppl2.FIBEntryKey) string {
-			return vppl2.BuildFIBEntryKey(k.BridgeDomain, k.PhysAddress.String())
+		checkParsed(t, key, k, ok, isKey(vppl2.ParseFIBEntryKey)(key), func(k vppl2.FIBEntryKey) string {
+			return vppl2.FIBEntryKeyFor(&vppl2.FIBEntry{BridgeDomain: k.BridgeDomain, PhysAddress: k.PhysAddress.String()})
 		})
-		built := vppl2.BuildFIBEntryKey(bd, m)
+		built := vppl2.FIBEntryKeyFor(&vppl2.FIBEntry{BridgeDomain: bd, PhysAddress: m})
 		k, ok = vppl2.ParseFIBEntryKey(built)
 		hw, err := net.ParseMAC(m)
 		valid := validName(bd) && err == nil && len(hw) == 6 // EUI-64 is not a MAC address of a key
@@ -199,10 +199,10 @@ func FuzzRouteKey(f *testing.F) {
 	f.Add("vpp/route/vrf/01/dst/10.1.1.0/24/gw/10.0.0.1", uint32(0), "10.1.1.0/24/gw/10.0.0.1", "10.0.0.1")
 	f.Fuzz(func(t *testing.T, key string, vrf uint32, dst, gw string) {
 		k, ok := vppl3.ParseRouteKey(key)
-		checkParsed(t, key, k, ok, vppl3.IsRouteKey(key), func(k vppl3.RouteKey) string {
-			return vppl3.BuildRouteKey(k.VrfId, k.DstNetwork.String(), k.NextHopAddr.String())
+		checkParsed(t, key, k, ok, isKey(vppl3.ParseRouteKey)(key), func(k vppl3.RouteKey) string {
+			return vppl3.RouteKeyFor(&vppl3.Route{VrfId: k.VrfId, DstNetwork: k.DstNetwork.String(), NextHopAddr: k.NextHopAddr.String()})
 		})
-		built := vppl3.BuildRouteKey(vrf, dst, gw)
+		built := vppl3.RouteKeyFor(&vppl3.Route{VrfId: vrf, DstNetwork: dst, NextHopAddr: gw})
 		k, ok = vppl3.ParseRouteKey(built)
 		p, errP := netip.ParsePrefix(dst)
 		a, errA := netip.ParseAddr(gw)
@@ -226,10 +226,10 @@ func FuzzLinuxRouteKey(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, key, oif, dst string) {
 		k, ok := linuxl3.ParseRouteKey(key)
-		checkParsed(t, key, k, ok, linuxl3.IsRouteKey(key), func(k linuxl3.RouteKey) string {
-			return linuxl3.BuildRouteKey(k.OutgoingInterface, k.DstNetwork.String())
+		checkParsed(t, key, k, ok, isKey(linuxl3.ParseRouteKey)(key), func(k linuxl3.RouteKey) string {
+			return linuxl3.RouteKeyFor(&linuxl3.Route{OutgoingInterface: k.OutgoingInterface, DstNetwork: k.DstNetwork.String()})
 		})
-		built := linuxl3.BuildRouteKey(oif, dst)
+		built := linuxl3.RouteKeyFor(&linuxl3.Route{OutgoingInterface: oif, DstNetwork: dst})
 		k, ok = linuxl3.ParseRouteKey(built)
 		p, err := netip.ParsePrefix(dst)
 		valid := validName(oif) && err == nil
@@ -252,13 +252,13 @@ func FuzzInterfaceIpAddressesKey(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, key, name, ip string) {
 		k, ok := linuxinterfaces.ParseInterfaceIpAddressesKey(key)
-		checkParsed(t, key, k, ok, linuxinterfaces.IsInterfaceIpAddressesKey(key), func(k linuxinterfaces.InterfaceIpAddressesKey) string {
-			return linuxinterfaces.BuildInterfaceIpAddressesKey(k.Name, k.IpAddresses.String())
+		checkParsed(t, key, k, ok, isKey(linuxinterfaces.ParseInterfaceIpAddressesKey)(key), func(k linuxinterfaces.InterfaceIpAddressesKey) string {
+			return linuxAddressKey(k.Name, k.IpAddresses.String())
 		})
-		if ok && linuxinterfaces.IsInterfaceKey(key) {
+		if ok && isKey(linuxinterfaces.ParseInterfaceKey)(key) {
 			t.Fatalf("address key %q is also an interface key", key)
 		}
-		built := linuxinterfaces.BuildInterfaceIpAddressesKey(name, ip)
+		built := linuxAddressKey(name, ip)
 		k, ok = linuxinterfaces.ParseInterfaceIpAddressesKey(built)
 		p, err := netip.ParsePrefix(ip)
 		valid := validName(name) && err == nil

@@ -90,3 +90,29 @@ func noErr[K any, V proto.Message, M any](d *kv.TypedDescriptor[K, V, M], err er
 	}
 	return d
 }
+
+// isKey is the key test of a generated parser.
+func isKey[K any](parse func(string) (K, bool)) func(string) bool {
+	return func(key string) bool { _, ok := parse(key); return ok }
+}
+
+// linuxAddressKey is the key of the address value that a linux interface
+// named name derives from its address addr, built by the generated Derived.
+func linuxAddressKey(name, addr string) string {
+	v := &linuxinterfaces.Interface{Name: name, IpAddresses: []string{addr}}
+	return firstDerived(linuxinterfaces.InterfaceSpec[struct{}]().Derived(linuxinterfaces.InterfaceKeyFor(v), v))
+}
+
+// bdBindingKey is the key of the binding that bridge domain bd derives for
+// its member iface, built by the generated Derived.
+func bdBindingKey(bd, iface string) string {
+	v := &vppl2.BridgeDomain{Name: bd, Interfaces: []*vppl2.BridgeDomain_Interface{{Name: iface}}}
+	return firstDerived(vppl2.BridgeDomainSpec[struct{}]().Derived(vppl2.BridgeDomainKeyFor(v), v))
+}
+
+func firstDerived(d []kv.Derived) string {
+	if len(d) == 0 {
+		return ""
+	}
+	return d[0].Key
+}

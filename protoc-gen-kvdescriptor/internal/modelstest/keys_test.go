@@ -45,7 +45,7 @@ var awkwardNames = []struct {
 // and how it parses.
 type roundTrip struct {
 	name   string
-	build  func() string // BuildXKey(raw fields)
+	build  func() string // the key the generated code builds from raw fields (XKeyFor, or the base's Derived)
 	key    string        // the key in canonical form
 	parse  func(string) (any, bool)
 	want   any              // the parsed key
@@ -65,66 +65,68 @@ func roundTrips() []roundTrip {
 		p, s := parserOf(vppinterfaces.ParseInterfaceKey)
 		out = append(out, roundTrip{
 			name:   "vpp interface " + n.name,
-			build:  func() string { return vppinterfaces.BuildInterfaceKey(n.name) },
+			build:  func() string { return vppinterfaces.InterfaceKeyFor(&vppinterfaces.Interface{Name: n.name}) },
 			key:    "vpp/interface/" + n.inKey,
 			parse:  p,
 			str:    s,
 			want:   vppinterfaces.InterfaceKey{Name: n.name},
-			is:     vppinterfaces.IsInterfaceKey,
+			is:     isKey(vppinterfaces.ParseInterfaceKey),
 			forVal: func() string { return vppinterfaces.InterfaceKeyFor(&vppinterfaces.Interface{Name: n.name}) },
 		})
 		p, s = parserOf(linuxinterfaces.ParseInterfaceKey)
 		out = append(out, roundTrip{
 			name:   "linux interface " + n.name,
-			build:  func() string { return linuxinterfaces.BuildInterfaceKey(n.name) },
+			build:  func() string { return linuxinterfaces.InterfaceKeyFor(&linuxinterfaces.Interface{Name: n.name}) },
 			key:    "linux/interface/" + n.inKey,
 			parse:  p,
 			str:    s,
 			want:   linuxinterfaces.InterfaceKey{Name: n.name},
-			is:     linuxinterfaces.IsInterfaceKey,
+			is:     isKey(linuxinterfaces.ParseInterfaceKey),
 			forVal: func() string { return linuxinterfaces.InterfaceKeyFor(&linuxinterfaces.Interface{Name: n.name}) },
 		})
 		p, s = parserOf(vppl2.ParseBridgeDomainKey)
 		out = append(out, roundTrip{
 			name:   "bridge domain " + n.name,
-			build:  func() string { return vppl2.BuildBridgeDomainKey(n.name) },
+			build:  func() string { return vppl2.BridgeDomainKeyFor(&vppl2.BridgeDomain{Name: n.name}) },
 			key:    "vpp/bd/" + n.inKey,
 			parse:  p,
 			str:    s,
 			want:   vppl2.BridgeDomainKey{Name: n.name},
-			is:     vppl2.IsBridgeDomainKey,
+			is:     isKey(vppl2.ParseBridgeDomainKey),
 			forVal: func() string { return vppl2.BridgeDomainKeyFor(&vppl2.BridgeDomain{Name: n.name}) },
 		})
 		p, s = parserOf(vppl2.ParseBridgeDomainInterfacesKey)
 		out = append(out, roundTrip{
 			name:  "bridge domain binding " + n.name,
-			build: func() string { return vppl2.BuildBridgeDomainInterfacesKey(n.name, "x/"+n.name) },
+			build: func() string { return bdBindingKey(n.name, "x/"+n.name) },
 			key:   "vpp/bd/" + n.inKey + "/interface/x%2F" + n.inKey,
 			parse: p,
 			str:   s,
 			want:  vppl2.BridgeDomainInterfacesKey{Name: n.name, InterfacesName: "x/" + n.name},
-			is:    vppl2.IsBridgeDomainInterfacesKey,
+			is:    isKey(vppl2.ParseBridgeDomainInterfacesKey),
 		})
 		p, s = parserOf(vppl3.ParseARPEntryKey)
 		out = append(out, roundTrip{
 			name:   "arp " + n.name,
-			build:  func() string { return vppl3.BuildARPEntryKey(n.name, "10.0.0.1") },
+			build:  func() string { return vppl3.ARPEntryKeyFor(&vppl3.ARPEntry{Interface: n.name, IpAddress: "10.0.0.1"}) },
 			key:    "vpp/arp/" + n.inKey + "/10.0.0.1",
 			parse:  p,
 			str:    s,
 			want:   vppl3.ARPEntryKey{Interface: n.name, IpAddress: netip.MustParseAddr("10.0.0.1")},
-			is:     vppl3.IsARPEntryKey,
+			is:     isKey(vppl3.ParseARPEntryKey),
 			forVal: func() string { return vppl3.ARPEntryKeyFor(&vppl3.ARPEntry{Interface: n.name, IpAddress: "10.0.0.1"}) },
 		})
 		p, s = parserOf(vppl2.ParseFIBEntryKey)
 		out = append(out, roundTrip{
-			name:  "fib " + n.name,
-			build: func() string { return vppl2.BuildFIBEntryKey(n.name, "02:00:00:00:00:0a") },
+			name: "fib " + n.name,
+			build: func() string {
+				return vppl2.FIBEntryKeyFor(&vppl2.FIBEntry{BridgeDomain: n.name, PhysAddress: "02:00:00:00:00:0a"})
+			},
 			key:   "vpp/l2fib/" + n.inKey + "/02:00:00:00:00:0a",
 			parse: p,
 			str:   s,
 			want:  vppl2.FIBEntryKey{BridgeDomain: n.name, PhysAddress: mac("02:00:00:00:00:0a")},
-			is:    vppl2.IsFIBEntryKey,
+			is:    isKey(vppl2.ParseFIBEntryKey),
 			forVal: func() string {
 				return vppl2.FIBEntryKeyFor(&vppl2.FIBEntry{BridgeDomain: n.name, PhysAddress: "02:00:00:00:00:0a"})
 			},
@@ -132,22 +134,24 @@ func roundTrips() []roundTrip {
 		p, s = parserOf(linuxinterfaces.ParseInterfaceIpAddressesKey)
 		out = append(out, roundTrip{
 			name:  "linux address " + n.name,
-			build: func() string { return linuxinterfaces.BuildInterfaceIpAddressesKey(n.name, "10.0.0.1/24") },
+			build: func() string { return linuxAddressKey(n.name, "10.0.0.1/24") },
 			key:   "linux/interface/" + n.inKey + "/address/10.0.0.1/24",
 			parse: p,
 			str:   s,
 			want:  linuxinterfaces.InterfaceIpAddressesKey{Name: n.name, IpAddresses: netip.MustParsePrefix("10.0.0.1/24")},
-			is:    linuxinterfaces.IsInterfaceIpAddressesKey,
+			is:    isKey(linuxinterfaces.ParseInterfaceIpAddressesKey),
 		})
 		p, s = parserOf(linuxl3.ParseRouteKey)
 		out = append(out, roundTrip{
-			name:  "linux route " + n.name,
-			build: func() string { return linuxl3.BuildRouteKey(n.name, "10.1.1.7/24") },
+			name: "linux route " + n.name,
+			build: func() string {
+				return linuxl3.RouteKeyFor(&linuxl3.Route{OutgoingInterface: n.name, DstNetwork: "10.1.1.7/24"})
+			},
 			key:   "linux/route/" + n.inKey + "/10.1.1.0/24",
 			parse: p,
 			str:   s,
 			want:  linuxl3.RouteKey{OutgoingInterface: n.name, DstNetwork: netip.MustParsePrefix("10.1.1.0/24")},
-			is:    linuxl3.IsRouteKey,
+			is:    isKey(linuxl3.ParseRouteKey),
 			forVal: func() string {
 				return linuxl3.RouteKeyFor(&linuxl3.Route{OutgoingInterface: n.name, DstNetwork: "10.1.1.7/24"})
 			},
@@ -157,7 +161,7 @@ func roundTrips() []roundTrip {
 	// Canonical forms of addresses, networks, MACs and integers.
 	p, s := parserOf(vppl3.ParseRouteKey)
 	vppRoute := func(vrf uint32, dst, gw string) func() string {
-		return func() string { return vppl3.BuildRouteKey(vrf, dst, gw) }
+		return func() string { return vppl3.RouteKeyFor(&vppl3.Route{VrfId: vrf, DstNetwork: dst, NextHopAddr: gw}) }
 	}
 	vppRouteFor := func(vrf uint32, dst, gw string) func() string {
 		return func() string {
@@ -191,19 +195,21 @@ func roundTrips() []roundTrip {
 			want: vppl3.RouteKey{VrfId: 2, DstNetwork: netip.MustParsePrefix("10.0.0.0/8"), NextHopAddr: netip.MustParseAddr("::ffff:10.0.0.1")},
 		},
 	} {
-		c.parse, c.str, c.is = p, s, vppl3.IsRouteKey
+		c.parse, c.str, c.is = p, s, isKey(vppl3.ParseRouteKey)
 		out = append(out, c)
 	}
 
 	p, s = parserOf(vppl3.ParseARPEntryKey)
 	out = append(out, roundTrip{
-		name:  "arp IPv6 lower-case and compressed",
-		build: func() string { return vppl3.BuildARPEntryKey("eth0", "2001:0DB8:0:0::0001") },
+		name: "arp IPv6 lower-case and compressed",
+		build: func() string {
+			return vppl3.ARPEntryKeyFor(&vppl3.ARPEntry{Interface: "eth0", IpAddress: "2001:0DB8:0:0::0001"})
+		},
 		forVal: func() string {
 			return vppl3.ARPEntryKeyFor(&vppl3.ARPEntry{Interface: "eth0", IpAddress: "2001:0DB8:0:0::0001"})
 		},
 		key:   "vpp/arp/eth0/2001:db8::1",
-		parse: p, str: s, is: vppl3.IsARPEntryKey,
+		parse: p, str: s, is: isKey(vppl3.ParseARPEntryKey),
 		want: vppl3.ARPEntryKey{Interface: "eth0", IpAddress: netip.MustParseAddr("2001:db8::1")},
 	})
 
@@ -211,10 +217,10 @@ func roundTrips() []roundTrip {
 	for _, id := range []uint32{0, 1, 42, 4294967295} {
 		out = append(out, roundTrip{
 			name:   "vrf table " + vppl3.VrfTableKey{Id: id}.String(),
-			build:  func() string { return vppl3.BuildVrfTableKey(id) },
+			build:  func() string { return vppl3.VrfTableKeyFor(&vppl3.VrfTable{Id: id}) },
 			forVal: func() string { return vppl3.VrfTableKeyFor(&vppl3.VrfTable{Id: id}) },
 			key:    "vpp/vrf-table/" + itoa(id),
-			parse:  p, str: s, is: vppl3.IsVrfTableKey,
+			parse:  p, str: s, is: isKey(vppl3.ParseVrfTableKey),
 			want: vppl3.VrfTableKey{Id: id},
 		})
 	}
@@ -223,10 +229,10 @@ func roundTrips() []roundTrip {
 	for _, m := range []string{"02:AB:CD:EF:00:01", "02-ab-cd-ef-00-01", "02ab.cdef.0001"} {
 		out = append(out, roundTrip{
 			name:   "fib MAC lower-case from " + m,
-			build:  func() string { return vppl2.BuildFIBEntryKey("bd1", m) },
+			build:  func() string { return vppl2.FIBEntryKeyFor(&vppl2.FIBEntry{BridgeDomain: "bd1", PhysAddress: m}) },
 			forVal: func() string { return vppl2.FIBEntryKeyFor(&vppl2.FIBEntry{BridgeDomain: "bd1", PhysAddress: m}) },
 			key:    "vpp/l2fib/bd1/02:ab:cd:ef:00:01",
-			parse:  p, str: s, is: vppl2.IsFIBEntryKey,
+			parse:  p, str: s, is: isKey(vppl2.ParseFIBEntryKey),
 			want: vppl2.FIBEntryKey{BridgeDomain: "bd1", PhysAddress: mac("02:ab:cd:ef:00:01")},
 		})
 	}
@@ -240,22 +246,24 @@ func roundTrips() []roundTrip {
 	} {
 		out = append(out, roundTrip{
 			name:  "linux address keeps host bits " + c.in,
-			build: func() string { return linuxinterfaces.BuildInterfaceIpAddressesKey("eth0", c.in) },
+			build: func() string { return linuxAddressKey("eth0", c.in) },
 			key:   "linux/interface/eth0/address/" + c.key,
-			parse: p, str: s, is: linuxinterfaces.IsInterfaceIpAddressesKey,
+			parse: p, str: s, is: isKey(linuxinterfaces.ParseInterfaceIpAddressesKey),
 			want: linuxinterfaces.InterfaceIpAddressesKey{Name: "eth0", IpAddresses: netip.MustParsePrefix(c.key)},
 		})
 	}
 
 	p, s = parserOf(linuxl3.ParseRouteKey)
 	out = append(out, roundTrip{
-		name:  "linux route IPv6 masks and lower-cases",
-		build: func() string { return linuxl3.BuildRouteKey("eth0", "2001:DB8::1/48") },
+		name: "linux route IPv6 masks and lower-cases",
+		build: func() string {
+			return linuxl3.RouteKeyFor(&linuxl3.Route{OutgoingInterface: "eth0", DstNetwork: "2001:DB8::1/48"})
+		},
 		forVal: func() string {
 			return linuxl3.RouteKeyFor(&linuxl3.Route{OutgoingInterface: "eth0", DstNetwork: "2001:DB8::1/48"})
 		},
 		key:   "linux/route/eth0/2001:db8::/48",
-		parse: p, str: s, is: linuxl3.IsRouteKey,
+		parse: p, str: s, is: isKey(linuxl3.ParseRouteKey),
 		want: linuxl3.RouteKey{OutgoingInterface: "eth0", DstNetwork: netip.MustParsePrefix("2001:db8::/48")},
 	})
 	return out
@@ -311,16 +319,16 @@ var keyModels = []struct {
 	name string
 	is   func(string) bool
 }{
-	{vppinterfaces.InterfaceModelName, vppinterfaces.IsInterfaceKey},
-	{vppl3.VrfTableModelName, vppl3.IsVrfTableKey},
-	{vppl3.ARPEntryModelName, vppl3.IsARPEntryKey},
-	{vppl3.RouteModelName, vppl3.IsRouteKey},
-	{vppl2.BridgeDomainModelName, vppl2.IsBridgeDomainKey},
-	{vppl2.BridgeDomainInterfacesModelName, vppl2.IsBridgeDomainInterfacesKey},
-	{vppl2.FIBEntryModelName, vppl2.IsFIBEntryKey},
-	{linuxinterfaces.InterfaceModelName, linuxinterfaces.IsInterfaceKey},
-	{linuxinterfaces.InterfaceIpAddressesModelName, linuxinterfaces.IsInterfaceIpAddressesKey},
-	{linuxl3.RouteModelName, linuxl3.IsRouteKey},
+	{vppinterfaces.InterfaceModelName, isKey(vppinterfaces.ParseInterfaceKey)},
+	{vppl3.VrfTableModelName, isKey(vppl3.ParseVrfTableKey)},
+	{vppl3.ARPEntryModelName, isKey(vppl3.ParseARPEntryKey)},
+	{vppl3.RouteModelName, isKey(vppl3.ParseRouteKey)},
+	{vppl2.BridgeDomainModelName, isKey(vppl2.ParseBridgeDomainKey)},
+	{vppl2.BridgeDomainInterfacesModelName, isKey(vppl2.ParseBridgeDomainInterfacesKey)},
+	{vppl2.FIBEntryModelName, isKey(vppl2.ParseFIBEntryKey)},
+	{linuxinterfaces.InterfaceModelName, isKey(linuxinterfaces.ParseInterfaceKey)},
+	{linuxinterfaces.InterfaceIpAddressesModelName, isKey(linuxinterfaces.ParseInterfaceIpAddressesKey)},
+	{linuxl3.RouteModelName, isKey(linuxl3.ParseRouteKey)},
 }
 
 // TestKeysOfOtherModelsDoNotParse feeds every key of the round-trip table
@@ -353,39 +361,39 @@ func TestParseRejects(t *testing.T) {
 		is   func(string) bool
 		key  string
 	}{
-		{"interface empty name", vppinterfaces.IsInterfaceKey, "vpp/interface/"},
-		{"interface unescaped slash", vppinterfaces.IsInterfaceKey, "vpp/interface/a/b"},
-		{"interface lower-case escape", vppinterfaces.IsInterfaceKey, "vpp/interface/a%2fb"},
-		{"interface unknown escape", vppinterfaces.IsInterfaceKey, "vpp/interface/a%41"},
-		{"interface truncated escape", vppinterfaces.IsInterfaceKey, "vpp/interface/a%2"},
-		{"interface other prefix", vppinterfaces.IsInterfaceKey, "linux/interface/eth0"},
-		{"linux interface address key", linuxinterfaces.IsInterfaceKey, "linux/interface/eth0/address/10.0.0.1/24"},
-		{"bridge domain binding key", vppl2.IsBridgeDomainKey, "vpp/bd/bd1/interface/if1"},
-		{"binding empty member", vppl2.IsBridgeDomainInterfacesKey, "vpp/bd/bd1/interface/"},
-		{"binding wrong literal", vppl2.IsBridgeDomainInterfacesKey, "vpp/bd/bd1/member/if1"},
-		{"vrf leading zero", vppl3.IsVrfTableKey, "vpp/vrf-table/01"},
-		{"vrf too large", vppl3.IsVrfTableKey, "vpp/vrf-table/4294967296"},
-		{"vrf negative", vppl3.IsVrfTableKey, "vpp/vrf-table/-1"},
-		{"vrf plus sign", vppl3.IsVrfTableKey, "vpp/vrf-table/+1"},
-		{"arp upper-case IPv6", vppl3.IsARPEntryKey, "vpp/arp/eth0/2001:DB8::1"},
-		{"arp uncompressed IPv6", vppl3.IsARPEntryKey, "vpp/arp/eth0/2001:db8:0:0:0:0:0:1"},
-		{"arp IPv6 zone", vppl3.IsARPEntryKey, "vpp/arp/eth0/fe80::1%25eth0"},
-		{"arp not an address", vppl3.IsARPEntryKey, "vpp/arp/eth0/10.0.0"},
-		{"arp leading zeros", vppl3.IsARPEntryKey, "vpp/arp/eth0/10.0.0.01"},
-		{"route host bits set", vppl3.IsRouteKey, "vpp/route/vrf/0/dst/10.1.1.7/24/gw/10.0.0.1"},
-		{"route missing gateway", vppl3.IsRouteKey, "vpp/route/vrf/0/dst/10.1.1.0/24/gw/"},
-		{"route prefix length too long", vppl3.IsRouteKey, "vpp/route/vrf/0/dst/10.1.1.0/33/gw/10.0.0.1"},
-		{"route prefix leading zero length", vppl3.IsRouteKey, "vpp/route/vrf/0/dst/10.0.0.0/08/gw/10.0.0.1"},
-		{"route no prefix length", vppl3.IsRouteKey, "vpp/route/vrf/0/dst/10.1.1.0/gw/10.0.0.1"},
-		{"route upper-case IPv6", vppl3.IsRouteKey, "vpp/route/vrf/0/dst/2001:DB8::/32/gw/::1"},
-		{"fib upper-case MAC", vppl2.IsFIBEntryKey, "vpp/l2fib/bd1/02:AB:CD:EF:00:01"},
-		{"fib dashed MAC", vppl2.IsFIBEntryKey, "vpp/l2fib/bd1/02-ab-cd-ef-00-01"},
-		{"fib short MAC", vppl2.IsFIBEntryKey, "vpp/l2fib/bd1/02:ab:cd"},
-		{"linux address without length", linuxinterfaces.IsInterfaceIpAddressesKey, "linux/interface/eth0/address/10.0.0.1"},
-		{"linux address upper-case", linuxinterfaces.IsInterfaceIpAddressesKey, "linux/interface/eth0/address/2001:DB8::1/64"},
-		{"linux route host bits set", linuxl3.IsRouteKey, "linux/route/eth0/10.1.1.7/24"},
-		{"linux route no interface", linuxl3.IsRouteKey, "linux/route//10.1.1.0/24"},
-		{"linux route trailing text", linuxl3.IsRouteKey, "linux/route/eth0/10.1.1.0/24/x"},
+		{"interface empty name", isKey(vppinterfaces.ParseInterfaceKey), "vpp/interface/"},
+		{"interface unescaped slash", isKey(vppinterfaces.ParseInterfaceKey), "vpp/interface/a/b"},
+		{"interface lower-case escape", isKey(vppinterfaces.ParseInterfaceKey), "vpp/interface/a%2fb"},
+		{"interface unknown escape", isKey(vppinterfaces.ParseInterfaceKey), "vpp/interface/a%41"},
+		{"interface truncated escape", isKey(vppinterfaces.ParseInterfaceKey), "vpp/interface/a%2"},
+		{"interface other prefix", isKey(vppinterfaces.ParseInterfaceKey), "linux/interface/eth0"},
+		{"linux interface address key", isKey(linuxinterfaces.ParseInterfaceKey), "linux/interface/eth0/address/10.0.0.1/24"},
+		{"bridge domain binding key", isKey(vppl2.ParseBridgeDomainKey), "vpp/bd/bd1/interface/if1"},
+		{"binding empty member", isKey(vppl2.ParseBridgeDomainInterfacesKey), "vpp/bd/bd1/interface/"},
+		{"binding wrong literal", isKey(vppl2.ParseBridgeDomainInterfacesKey), "vpp/bd/bd1/member/if1"},
+		{"vrf leading zero", isKey(vppl3.ParseVrfTableKey), "vpp/vrf-table/01"},
+		{"vrf too large", isKey(vppl3.ParseVrfTableKey), "vpp/vrf-table/4294967296"},
+		{"vrf negative", isKey(vppl3.ParseVrfTableKey), "vpp/vrf-table/-1"},
+		{"vrf plus sign", isKey(vppl3.ParseVrfTableKey), "vpp/vrf-table/+1"},
+		{"arp upper-case IPv6", isKey(vppl3.ParseARPEntryKey), "vpp/arp/eth0/2001:DB8::1"},
+		{"arp uncompressed IPv6", isKey(vppl3.ParseARPEntryKey), "vpp/arp/eth0/2001:db8:0:0:0:0:0:1"},
+		{"arp IPv6 zone", isKey(vppl3.ParseARPEntryKey), "vpp/arp/eth0/fe80::1%25eth0"},
+		{"arp not an address", isKey(vppl3.ParseARPEntryKey), "vpp/arp/eth0/10.0.0"},
+		{"arp leading zeros", isKey(vppl3.ParseARPEntryKey), "vpp/arp/eth0/10.0.0.01"},
+		{"route host bits set", isKey(vppl3.ParseRouteKey), "vpp/route/vrf/0/dst/10.1.1.7/24/gw/10.0.0.1"},
+		{"route missing gateway", isKey(vppl3.ParseRouteKey), "vpp/route/vrf/0/dst/10.1.1.0/24/gw/"},
+		{"route prefix length too long", isKey(vppl3.ParseRouteKey), "vpp/route/vrf/0/dst/10.1.1.0/33/gw/10.0.0.1"},
+		{"route prefix leading zero length", isKey(vppl3.ParseRouteKey), "vpp/route/vrf/0/dst/10.0.0.0/08/gw/10.0.0.1"},
+		{"route no prefix length", isKey(vppl3.ParseRouteKey), "vpp/route/vrf/0/dst/10.1.1.0/gw/10.0.0.1"},
+		{"route upper-case IPv6", isKey(vppl3.ParseRouteKey), "vpp/route/vrf/0/dst/2001:DB8::/32/gw/::1"},
+		{"fib upper-case MAC", isKey(vppl2.ParseFIBEntryKey), "vpp/l2fib/bd1/02:AB:CD:EF:00:01"},
+		{"fib dashed MAC", isKey(vppl2.ParseFIBEntryKey), "vpp/l2fib/bd1/02-ab-cd-ef-00-01"},
+		{"fib short MAC", isKey(vppl2.ParseFIBEntryKey), "vpp/l2fib/bd1/02:ab:cd"},
+		{"linux address without length", isKey(linuxinterfaces.ParseInterfaceIpAddressesKey), "linux/interface/eth0/address/10.0.0.1"},
+		{"linux address upper-case", isKey(linuxinterfaces.ParseInterfaceIpAddressesKey), "linux/interface/eth0/address/2001:DB8::1/64"},
+		{"linux route host bits set", isKey(linuxl3.ParseRouteKey), "linux/route/eth0/10.1.1.7/24"},
+		{"linux route no interface", isKey(linuxl3.ParseRouteKey), "linux/route//10.1.1.0/24"},
+		{"linux route trailing text", isKey(linuxl3.ParseRouteKey), "linux/route/eth0/10.1.1.0/24/x"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -245,8 +245,8 @@ func TestBridgeDomainEndToEnd(t *testing.T) {
 	bdKey := vppl2.BridgeDomainKeyFor(bd)
 	fib := &vppl2.FIBEntry{BridgeDomain: "bd1", PhysAddress: "02:AA:00:00:00:01", OutgoingInterface: "if1"}
 	fibKey := vppl2.FIBEntryKeyFor(fib)
-	bind1 := vppl2.BuildBridgeDomainInterfacesKey("bd1", "if1")
-	bind2 := vppl2.BuildBridgeDomainInterfacesKey("bd1", "memif/2")
+	bind1 := vppl2.BridgeDomainInterfacesKey{Name: "bd1", InterfacesName: "if1"}.String()
+	bind2 := vppl2.BridgeDomainInterfacesKey{Name: "bd1", InterfacesName: "memif/2"}.String()
 	if1 := &vppinterfaces.Interface{Name: "if1", Type: vppinterfaces.Interface_TYPE_LOOPBACK}
 	if2 := &vppinterfaces.Interface{Name: "memif/2", Type: vppinterfaces.Interface_TYPE_MEMIF}
 	if1Key, if2Key := vppinterfaces.InterfaceKeyFor(if1), vppinterfaces.InterfaceKeyFor(if2)
@@ -300,7 +300,7 @@ func TestBridgeDomainEndToEnd(t *testing.T) {
 		bind1:  scheduler.CONFIGURED,
 		bind2:  scheduler.NONEXISTENT,
 		fibKey: scheduler.CONFIGURED,
-		vppl2.BuildBridgeDomainInterfacesKey("bd1", "if3"): scheduler.PENDING,
+		vppl2.BridgeDomainInterfacesKey{Name: "bd1", InterfacesName: "if3"}.String(): scheduler.PENDING,
 	})
 
 	// A changed member is an update of its binding only.
@@ -364,7 +364,7 @@ func TestRouteAndARPEndToEnd(t *testing.T) {
 	}
 	wantUnmet(t, s, k5, "vrf -> vpp/vrf-table/5")
 
-	commit(t, s, vppl3.BuildVrfTableKey(5), &vppl3.VrfTable{Id: 5})
+	commit(t, s, vppl3.VrfTableKey{Id: 5}.String(), &vppl3.VrfTable{Id: 5})
 	wantCalls(t, c, "create vpp/vrf-table/5", "create vpp/route/vrf/5/dst/2001:db8::/32/gw/2001:db8::1")
 
 	// Weight 0 equals 1: nothing to do.
@@ -394,8 +394,8 @@ func TestVethPairEndToEnd(t *testing.T) {
 	}
 	veth2 := &linuxinterfaces.Interface{Name: "veth/2", Type: linuxinterfaces.Interface_TYPE_VETH, VethPeer: "veth1"}
 	k1, k2 := linuxinterfaces.InterfaceKeyFor(veth1), linuxinterfaces.InterfaceKeyFor(veth2)
-	a1 := linuxinterfaces.BuildInterfaceIpAddressesKey("veth1", "10.0.0.1/24")
-	a2 := linuxinterfaces.BuildInterfaceIpAddressesKey("veth1", "2001:DB8::1/64")
+	a1 := linuxinterfaces.InterfaceIpAddressesKey{Name: "veth1", IpAddresses: netip.MustParsePrefix("10.0.0.1/24")}.String()
+	a2 := linuxinterfaces.InterfaceIpAddressesKey{Name: "veth1", IpAddresses: netip.MustParsePrefix("2001:DB8::1/64")}.String()
 
 	commit(t, s, k1, veth1)
 	wantCalls(t, c)
