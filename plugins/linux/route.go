@@ -14,6 +14,7 @@ import (
 
 	linuxl3 "github.com/kvdescriptor/kvdescriptor/generated/linux/l3/v1"
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/kvimpl"
 )
 
 // routes is the handler of linux.l3.v1.Route. Its routes carry the
@@ -225,7 +226,7 @@ func normalise(v, want *linuxl3.Route, r netlink.Route) {
 	if r.Family == unix.AF_INET6 && want.GetMetric() == 0 && r.Priority == 1024 {
 		v.Metric = 0
 	}
-	if want.GetDstNetwork() != "" && kv.EqualFormatted(kv.FormatIPPrefix, want.GetDstNetwork(), v.DstNetwork) {
+	if want.GetDstNetwork() != "" && kvimpl.EqualFormatted(kv.FormatIPPrefix, want.GetDstNetwork(), v.DstNetwork) {
 		v.DstNetwork = want.GetDstNetwork()
 	}
 	if want.GetGwAddr() != "" && sameIP(want.GetGwAddr(), v.GwAddr) {

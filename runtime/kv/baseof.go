@@ -46,13 +46,3 @@ func BaseKeyOf(derived, base *KeyTemplate) (func(key string) string, error) {
 		return base.Build(picked...)
 	}, nil
 }
-
-// MustBaseKeyOf is BaseKeyOf for templates known to fit (generated code): it
-// panics where BaseKeyOf fails.
-func MustBaseKeyOf(derived, base *KeyTemplate) func(key string) string {
-	f, err := BaseKeyOf(derived, base)
-	if err != nil {
-		panic(err)
-	}
-	return f
-}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/kvimpl"
 )
 
 func TestBaseKeyOf(t *testing.T) {
@@ -80,7 +81,7 @@ func TestBaseKeyOfRefusesKeysThatDoNotTellTheirBase(t *testing.T) {
 					t.Error("MustBaseKeyOf did not panic")
 				}
 			}()
-			kv.MustBaseKeyOf(kv.MustParseKeyTemplate(tt.derived), kv.MustParseKeyTemplate(tt.base))
+			kvimpl.MustBaseKeyOf(kv.MustParseKeyTemplate(tt.derived), kv.MustParseKeyTemplate(tt.base))
 		})
 	}
 	if _, err := kv.BaseKeyOf(nil, kv.MustParseKeyTemplate("a/{b}")); err == nil {
@@ -99,7 +100,7 @@ func TestDescriptorBaseOf(t *testing.T) {
 	derived := newDescriptor(t, spec{
 		Name:        "linux-address",
 		KeyTemplate: "linux/address/{name}/{ip:ipiface}",
-		BaseOf:      kv.MustBaseKeyOf(kv.MustParseKeyTemplate("linux/address/{name}/{ip:ipiface}"), kv.MustParseKeyTemplate(ifaceTemplate)),
+		BaseOf:      kvimpl.MustBaseKeyOf(kv.MustParseKeyTemplate("linux/address/{name}/{ip:ipiface}"), kv.MustParseKeyTemplate(ifaceTemplate)),
 	}, h)
 	erased = derived
 	if got, want := erased.BaseOf("linux/address/eth0/10.0.0.1/24"), "linux/interface/eth0"; got != want {

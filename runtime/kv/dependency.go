@@ -3,7 +3,6 @@ package kv
 import (
 	"net/netip"
 	"strings"
-	"sync/atomic"
 
 	"google.golang.org/protobuf/proto"
 )
@@ -81,30 +80,5 @@ func NetworkContains(addr netip.Addr) func(key string) bool {
 		start := strings.LastIndexByte(key[:slash], '/') + 1
 		p, err := netip.ParsePrefix(key[start:])
 		return err == nil && p.Contains(addr)
-	}
-}
-
-// ShareDependencies wraps deps, a Dependencies function whose result
-// depends only on the fields that inputs extracts from a value (never on
-// the key), so that values with the same inputs as the value before them
-// share one list, computed once. A bulk configuration, thousands of routes
-// over one interface and gateway, then costs one list rather than
-// thousands. The lists are shared: callers never modify them (the
-// scheduler does not). Generated code uses it for models whose
-// dependencies come from scalar fields; it is safe for concurrent use.
-func ShareDependencies[V proto.Message, I comparable](deps func(key string, v V) []Dependency, inputs func(v V) I) func(key string, v V) []Dependency {
-	type shared struct {
-		in   I
-		deps []Dependency
-	}
-	var last atomic.Pointer[shared]
-	return func(key string, v V) []Dependency {
-		in := inputs(v)
-		if l := last.Load(); l != nil && l.in == in {
-			return l.deps
-		}
-		d := deps(key, v)
-		last.Store(&shared{in: in, deps: d})
-		return d
 	}
 }

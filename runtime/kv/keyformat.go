@@ -52,11 +52,6 @@ func AppendKeyValue(b []byte, f Format, s string) []byte {
 	return appendEscapedSegment(b, s)
 }
 
-// KeyUint returns the key form of an unsigned integer.
-func KeyUint[T ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~uint](v T) string {
-	return strconv.FormatUint(uint64(v), 10)
-}
-
 // CheckFormat reports why s is not a valid value of format f, or "" when it
 // is. Empty values are left to "required" checks. A name is valid unless
 // it holds a control character, which no key may hold.

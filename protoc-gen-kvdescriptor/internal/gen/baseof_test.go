@@ -31,7 +31,7 @@ message Zone {
 }`,
 			want: []string{
 				"// zoneHostsBaseOf returns the key of the test.v1.Zone that derives a key of test.v1.Zone.hosts.",
-				"var zoneHostsBaseOf = kv.MustBaseKeyOf(zoneHostsKeyTemplate, zoneKeyTemplate)",
+				"var zoneHostsBaseOf = kvimpl.MustBaseKeyOf(zoneHostsKeyTemplate, zoneKeyTemplate)",
 				"BaseOf:      zoneHostsBaseOf,",
 				"const _ = kv.IsAtLeastVersion0_3_0",
 			},

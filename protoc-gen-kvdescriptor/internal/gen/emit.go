@@ -13,6 +13,7 @@ import (
 
 const (
 	kvPkg       = "github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	kvimplPkg   = "github.com/kvdescriptor/kvdescriptor/runtime/kvimpl"
 	protoPkg    = "google.golang.org/protobuf/proto"
 	wrappersPkg = "google.golang.org/protobuf/types/known/wrapperspb"
 )
@@ -40,6 +41,7 @@ func emitFile(g *protogen.GeneratedFile, f *protogen.File, models, pkgModels []*
 		}
 	}
 	jf.ImportAlias(kvPkg, "kv")
+	jf.ImportAlias(kvimplPkg, "kvimpl")
 	for _, m := range models {
 		for _, x := range append([]*model{m}, m.derived...) {
 			if e := x.elem; e != nil && e.GoIdent.GoImportPath != f.GoImportPath {
@@ -203,7 +205,7 @@ func keyPart(h *placeholder, raw jen.Code) jen.Code {
 	case h.format == kv.FormatUint && isSignedKind(h.kind()):
 		return jen.Qual(kvPkg, "KeyValue").Call(jen.Qual(kvPkg, "FormatUint"), jen.Qual("strconv", "FormatInt").Call(jen.Int64().Call(raw), jen.Lit(10)))
 	case h.format == kv.FormatUint:
-		return jen.Qual(kvPkg, "KeyUint").Call(raw)
+		return jen.Qual(kvimplPkg, "KeyUint").Call(raw)
 	}
 	return jen.Qual(kvPkg, "KeyValue").Call(jen.Qual(kvPkg, formatConst(h.format)), raw)
 }

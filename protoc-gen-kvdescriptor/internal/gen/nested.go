@@ -211,7 +211,7 @@ func (e *emitter) comparedConds(msg *protogen.Message, path []*protogen.Field) [
 	for _, f := range compared(msg) {
 		if o := f.Oneof; o != nil && !o.Desc.IsSynthetic() && !oneofs[o] {
 			oneofs[o] = true
-			conds = append(conds, jen.Qual(kvPkg, "SameType").Call(
+			conds = append(conds, jen.Qual(kvimplPkg, "SameType").Call(
 				jen.Id("a").Dot("Get"+o.GoName).Call(), jen.Id("b").Dot("Get"+o.GoName).Call()))
 		}
 		conds = append(conds, e.fieldEqual(f, jen.Id("a"), jen.Id("b"), path))

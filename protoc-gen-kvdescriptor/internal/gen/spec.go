@@ -49,7 +49,7 @@ func (e *emitter) emitSpec() {
 	}
 	if m.base != nil && baseCarried(m) {
 		e.f.Commentf("%s returns the key of the %s that derives a key of %s.", e.lid("BaseOf"), m.base.name, m.name)
-		e.f.Var().Id(e.lid("BaseOf")).Op("=").Qual(kvPkg, "MustBaseKeyOf").Call(
+		e.f.Var().Id(e.lid("BaseOf")).Op("=").Qual(kvimplPkg, "MustBaseKeyOf").Call(
 			jen.Id(e.lid("KeyTemplate")), jen.Id((&emitter{m: m.base}).lid("KeyTemplate")))
 		spec[jen.Id("BaseOf")] = jen.Id(e.lid("BaseOf"))
 	}
@@ -304,7 +304,7 @@ func (e *emitter) emitSharedDependencies(v jen.Code, inputs [][]*protogen.Field)
 	e.f.Commentf("%s are the fields the dependencies of %s are computed from:", typ, e.m.name)
 	e.f.Comment("values with the same ones share one list.")
 	e.f.Type().Id(typ).Struct(fields...)
-	return jen.Qual(kvPkg, "ShareDependencies").Call(
+	return jen.Qual(kvimplPkg, "ShareDependencies").Call(
 		jen.Id(e.lid("Dependencies")),
 		jen.Func().Params(jen.Id("v").Add(v)).Id(typ).Block(jen.Return(jen.Id(typ).Values(values))),
 	)
@@ -507,7 +507,7 @@ func fieldEqual(f *protogen.Field, x, y *jen.Statement) jen.Code {
 	case f.Desc.IsList() && f.Message != nil:
 		eq := protoEq(jen.Op("*").Qual(string(f.Message.GoIdent.GoImportPath), f.Message.GoIdent.GoName))
 		if o.GetUnordered() {
-			return jen.Qual(kvPkg, "EqualUnorderedFunc").Call(a, b, eq)
+			return jen.Qual(kvimplPkg, "EqualUnorderedFunc").Call(a, b, eq)
 		}
 		return jen.Qual("slices", "EqualFunc").Call(a, b, eq)
 	case f.Desc.IsList() && f.Desc.Kind() == protoreflect.BytesKind:
@@ -515,10 +515,10 @@ func fieldEqual(f *protogen.Field, x, y *jen.Statement) jen.Code {
 	case f.Desc.IsList() && formatted(f):
 		// Compared in key form: 2001:DB8::1 and 2001:db8::1 are equal.
 		fm, _ := fieldFormat(f)
-		return jen.Qual(kvPkg, "EqualFormattedSlices").Call(jen.Qual(kvPkg, formatConst(fm)), a, b, jen.Lit(o.GetUnordered()))
+		return jen.Qual(kvimplPkg, "EqualFormattedSlices").Call(jen.Qual(kvPkg, formatConst(fm)), a, b, jen.Lit(o.GetUnordered()))
 	case f.Desc.IsList():
 		if o.GetUnordered() {
-			return jen.Qual(kvPkg, "EqualUnordered").Call(a, b)
+			return jen.Qual(kvimplPkg, "EqualUnordered").Call(a, b)
 		}
 		return jen.Qual("slices", "Equal").Call(a, b)
 	case f.Message != nil:
@@ -528,11 +528,11 @@ func fieldEqual(f *protogen.Field, x, y *jen.Statement) jen.Code {
 	}
 	if formatted(f) {
 		fm, _ := fieldFormat(f)
-		return jen.Qual(kvPkg, "EqualFormatted").Call(jen.Qual(kvPkg, formatConst(fm)), a, b)
+		return jen.Qual(kvimplPkg, "EqualFormatted").Call(jen.Qual(kvPkg, formatConst(fm)), a, b)
 	}
 	if d := o.GetZeroEquals(); d != "" {
 		def := zeroEqualsLiteral(f, d)
-		return jen.Qual(kvPkg, "OrDefault").Call(a, def).Op("==").Qual(kvPkg, "OrDefault").Call(b, def)
+		return jen.Qual(kvimplPkg, "OrDefault").Call(a, def).Op("==").Qual(kvimplPkg, "OrDefault").Call(b, def)
 	}
 	return jen.Add(a).Op("==").Add(b)
 }

@@ -133,12 +133,12 @@ func checkField(f *protogen.Field, x *jen.Statement, name string, keyField bool)
 		out = append(out, jen.If(empty).Block(add(path, "must be set")))
 	}
 	if o.GetUnique() && f.Desc.IsList() && f.Message == nil && f.Desc.Kind() != protoreflect.BytesKind {
-		dup := jen.Qual(kvPkg, "FirstDuplicate").Call(get.Clone())
+		dup := jen.Qual(kvimplPkg, "FirstDuplicate").Call(get.Clone())
 		if formatted(f) {
 			// Equal in key form is equal: two spellings of one address
 			// would derive the same key.
 			fm, _ := fieldFormat(f)
-			dup = jen.Qual(kvPkg, "FirstDuplicateFormatted").Call(jen.Qual(kvPkg, formatConst(fm)), get.Clone())
+			dup = jen.Qual(kvimplPkg, "FirstDuplicateFormatted").Call(jen.Qual(kvPkg, formatConst(fm)), get.Clone())
 		}
 		out = append(out, jen.If(jen.List(jen.Id("i"), jen.Id("j"), jen.Id("dup")).Op(":=").Add(dup), jen.Id("dup")).Block(
 			add(path, "elements %d and %d are equal; they must be unique", jen.Id("i"), jen.Id("j"))))

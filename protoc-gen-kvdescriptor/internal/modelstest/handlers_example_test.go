@@ -17,6 +17,7 @@ import (
 	vppl2 "github.com/kvdescriptor/kvdescriptor/generated/vpp/l2/v1"
 	vppl3 "github.com/kvdescriptor/kvdescriptor/generated/vpp/l3/v1"
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/kvimpl"
 )
 
 // This file holds what a plugin author writes for some of the reference's
@@ -231,7 +232,7 @@ func (h *routeHandler) route(ctx context.Context, add bool, k vppl3.RouteKey, v 
 		swIfIndex = iface.SwIfIndex
 	}
 	r := ipRoute{VrfID: k.VrfId, Dst: k.DstNetwork, NextHop: k.NextHopAddr, SwIfIndex: swIfIndex,
-		Weight: kv.OrDefault(v.GetWeight(), 1), Preference: v.GetPreference()}
+		Weight: kvimpl.OrDefault(v.GetWeight(), 1), Preference: v.GetPreference()}
 	return vppError(h.vpp.IPRouteAddDel(ctx, add, r))
 }
 

@@ -11,6 +11,7 @@ package linuxinterfaces
 import (
 	"fmt"
 	kv "github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	kvimpl "github.com/kvdescriptor/kvdescriptor/runtime/kvimpl"
 	wrapperspb "google.golang.org/protobuf/types/known/wrapperspb"
 	"net/netip"
 	"strings"
@@ -126,8 +127,8 @@ func interfaceEqual(a, b *Interface) bool {
 		a.GetType() == b.GetType() &&
 		a.GetHostIfName() == b.GetHostIfName() &&
 		a.GetEnabled() == b.GetEnabled() &&
-		kv.OrDefault(a.GetMtu(), 1500) == kv.OrDefault(b.GetMtu(), 1500) &&
-		kv.EqualFormatted(kv.FormatMAC, a.GetPhysAddress(), b.GetPhysAddress()) &&
+		kvimpl.OrDefault(a.GetMtu(), 1500) == kvimpl.OrDefault(b.GetMtu(), 1500) &&
+		kvimpl.EqualFormatted(kv.FormatMAC, a.GetPhysAddress(), b.GetPhysAddress()) &&
 		a.GetNamespace() == b.GetNamespace() &&
 		a.GetVethPeer() == b.GetVethPeer() &&
 		a.GetParent() == b.GetParent() &&
@@ -143,9 +144,9 @@ func interfaceEqualVxlan(a, b *Interface_Vxlan) bool {
 		return a == b
 	}
 	return a.GetVni() == b.GetVni() &&
-		kv.EqualFormatted(kv.FormatIP, a.GetLocalIp(), b.GetLocalIp()) &&
-		kv.EqualFormatted(kv.FormatIP, a.GetRemoteIp(), b.GetRemoteIp()) &&
-		kv.OrDefault(a.GetDstPort(), 4789) == kv.OrDefault(b.GetDstPort(), 4789)
+		kvimpl.EqualFormatted(kv.FormatIP, a.GetLocalIp(), b.GetLocalIp()) &&
+		kvimpl.EqualFormatted(kv.FormatIP, a.GetRemoteIp(), b.GetRemoteIp()) &&
+		kvimpl.OrDefault(a.GetDstPort(), 4789) == kvimpl.OrDefault(b.GetDstPort(), 4789)
 }
 
 // interfaceNeedsRecreate reports whether changing a to b needs a re-create.
@@ -171,7 +172,7 @@ func interfaceValidate(key string, v *Interface) error {
 	if r := kv.CheckFormat(kv.FormatMAC, v.GetPhysAddress()); r != "" {
 		errs = errs.Add("phys_address", "%s", r)
 	}
-	if i, j, dup := kv.FirstDuplicateFormatted(kv.FormatIPInterface, v.GetIpAddresses()); dup {
+	if i, j, dup := kvimpl.FirstDuplicateFormatted(kv.FormatIPInterface, v.GetIpAddresses()); dup {
 		errs = errs.Add("ip_addresses", "elements %d and %d are equal; they must be unique", i, j)
 	}
 	if v.GetVxlan() != nil {
@@ -215,7 +216,7 @@ func interfaceValidate(key string, v *Interface) error {
 // InterfaceSpec returns the schema-derived part of the descriptor of linux.interfaces.v1.Interface.
 func InterfaceSpec[M any]() kv.Spec[InterfaceKey, *Interface, M] {
 	return kv.Spec[InterfaceKey, *Interface, M]{
-		Dependencies: kv.ShareDependencies(interfaceDependencies, func(v *Interface) interfaceDependencyInputs {
+		Dependencies: kvimpl.ShareDependencies(interfaceDependencies, func(v *Interface) interfaceDependencyInputs {
 			return interfaceDependencyInputs{
 				parent:   v.GetParent(),
 				vethPeer: v.GetVethPeer(),
@@ -320,7 +321,7 @@ func ParseInterfaceIpAddressesKey(key string) (k InterfaceIpAddressesKey, ok boo
 }
 
 // interfaceIpAddressesBaseOf returns the key of the linux.interfaces.v1.Interface that derives a key of linux.interfaces.v1.Interface.address.
-var interfaceIpAddressesBaseOf = kv.MustBaseKeyOf(interfaceIpAddressesKeyTemplate, interfaceKeyTemplate)
+var interfaceIpAddressesBaseOf = kvimpl.MustBaseKeyOf(interfaceIpAddressesKeyTemplate, interfaceKeyTemplate)
 
 // interfaceIpAddressesValidate validates a value of linux.interfaces.v1.Interface.address, naming every invalid field.
 func interfaceIpAddressesValidate(key string, v *wrapperspb.StringValue) error {
@@ -452,7 +453,7 @@ func interfaceMasterDependencies(key string, v *wrapperspb.StringValue) []kv.Dep
 }
 
 // interfaceMasterBaseOf returns the key of the linux.interfaces.v1.Interface that derives a key of linux.interfaces.v1.Interface.master.
-var interfaceMasterBaseOf = kv.MustBaseKeyOf(interfaceMasterKeyTemplate, interfaceKeyTemplate)
+var interfaceMasterBaseOf = kvimpl.MustBaseKeyOf(interfaceMasterKeyTemplate, interfaceKeyTemplate)
 
 // interfaceMasterValidate validates a value of linux.interfaces.v1.Interface.master, naming every invalid field.
 func interfaceMasterValidate(key string, v *wrapperspb.StringValue) error {

@@ -10,6 +10,7 @@ package linuxl3
 
 import (
 	kv "github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	kvimpl "github.com/kvdescriptor/kvdescriptor/runtime/kvimpl"
 	"net/netip"
 )
 
@@ -106,17 +107,17 @@ type routeDependencyInputs struct {
 // routeEqual compares two values of linux.l3.v1.Route as the southbound sees them.
 func routeEqual(a, b *Route) bool {
 	return a.GetOutgoingInterface() == b.GetOutgoingInterface() &&
-		kv.EqualFormatted(kv.FormatIPPrefix, a.GetDstNetwork(), b.GetDstNetwork()) &&
-		kv.EqualFormatted(kv.FormatIP, a.GetGwAddr(), b.GetGwAddr()) &&
+		kvimpl.EqualFormatted(kv.FormatIPPrefix, a.GetDstNetwork(), b.GetDstNetwork()) &&
+		kvimpl.EqualFormatted(kv.FormatIP, a.GetGwAddr(), b.GetGwAddr()) &&
 		a.GetMetric() == b.GetMetric() &&
-		kv.OrDefault(a.GetTable(), 254) == kv.OrDefault(b.GetTable(), 254) &&
+		kvimpl.OrDefault(a.GetTable(), 254) == kvimpl.OrDefault(b.GetTable(), 254) &&
 		a.GetScope() == b.GetScope()
 }
 
 // routeNeedsRecreate reports whether changing a to b needs a re-create.
 func routeNeedsRecreate(a, b *Route) bool {
 	return !(a.GetMetric() == b.GetMetric() &&
-		kv.OrDefault(a.GetTable(), 254) == kv.OrDefault(b.GetTable(), 254))
+		kvimpl.OrDefault(a.GetTable(), 254) == kvimpl.OrDefault(b.GetTable(), 254))
 }
 
 // routeValidate validates a value of linux.l3.v1.Route, naming every invalid field.
@@ -147,7 +148,7 @@ func routeValidate(key string, v *Route) error {
 // RouteSpec returns the schema-derived part of the descriptor of linux.l3.v1.Route.
 func RouteSpec[M any]() kv.Spec[RouteKey, *Route, M] {
 	return kv.Spec[RouteKey, *Route, M]{
-		Dependencies: kv.ShareDependencies(routeDependencies, func(v *Route) routeDependencyInputs {
+		Dependencies: kvimpl.ShareDependencies(routeDependencies, func(v *Route) routeDependencyInputs {
 			return routeDependencyInputs{
 				gwAddr:            v.GetGwAddr(),
 				outgoingInterface: v.GetOutgoingInterface(),
@@ -282,8 +283,8 @@ type neighbourDependencyInputs struct {
 // neighbourEqual compares two values of linux.l3.v1.Neighbour as the southbound sees them.
 func neighbourEqual(a, b *Neighbour) bool {
 	return a.GetInterface() == b.GetInterface() &&
-		kv.EqualFormatted(kv.FormatIP, a.GetIpAddress(), b.GetIpAddress()) &&
-		kv.EqualFormatted(kv.FormatMAC, a.GetHwAddress(), b.GetHwAddress())
+		kvimpl.EqualFormatted(kv.FormatIP, a.GetIpAddress(), b.GetIpAddress()) &&
+		kvimpl.EqualFormatted(kv.FormatMAC, a.GetHwAddress(), b.GetHwAddress())
 }
 
 // neighbourValidate validates a value of linux.l3.v1.Neighbour, naming every invalid field.
@@ -317,7 +318,7 @@ func neighbourValidate(key string, v *Neighbour) error {
 // NeighbourSpec returns the schema-derived part of the descriptor of linux.l3.v1.Neighbour.
 func NeighbourSpec[M any]() kv.Spec[NeighbourKey, *Neighbour, M] {
 	return kv.Spec[NeighbourKey, *Neighbour, M]{
-		Dependencies: kv.ShareDependencies(neighbourDependencies, func(v *Neighbour) neighbourDependencyInputs {
+		Dependencies: kvimpl.ShareDependencies(neighbourDependencies, func(v *Neighbour) neighbourDependencyInputs {
 			return neighbourDependencyInputs{interface_: v.GetInterface()}
 		}),
 		Equivalent: func(_ string, a, b *Neighbour) bool {

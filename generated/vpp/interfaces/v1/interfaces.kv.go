@@ -11,6 +11,7 @@ package vppinterfaces
 import (
 	"fmt"
 	kv "github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	kvimpl "github.com/kvdescriptor/kvdescriptor/runtime/kvimpl"
 	"strings"
 )
 
@@ -77,7 +78,7 @@ func interfaceDependencies(key string, v *Interface) []kv.Dependency {
 	deps := make([]kv.Dependency, 0, 1)
 	if x := v.GetVrf(); x != 0 {
 		deps = append(deps, kv.Dependency{
-			Key:   "vpp/vrf-table/" + kv.KeyUint(x),
+			Key:   "vpp/vrf-table/" + kvimpl.KeyUint(x),
 			Label: "vrf",
 		})
 	}
@@ -98,9 +99,9 @@ func interfaceEqual(a, b *Interface) bool {
 	return a.GetName() == b.GetName() &&
 		a.GetType() == b.GetType() &&
 		a.GetEnabled() == b.GetEnabled() &&
-		kv.EqualFormatted(kv.FormatMAC, a.GetPhysAddress(), b.GetPhysAddress()) &&
-		kv.OrDefault(a.GetMtu(), 9000) == kv.OrDefault(b.GetMtu(), 9000) &&
-		kv.EqualFormattedSlices(kv.FormatIPInterface, a.GetIpAddresses(), b.GetIpAddresses(), true) &&
+		kvimpl.EqualFormatted(kv.FormatMAC, a.GetPhysAddress(), b.GetPhysAddress()) &&
+		kvimpl.OrDefault(a.GetMtu(), 9000) == kvimpl.OrDefault(b.GetMtu(), 9000) &&
+		kvimpl.EqualFormattedSlices(kv.FormatIPInterface, a.GetIpAddresses(), b.GetIpAddresses(), true) &&
 		a.GetVrf() == b.GetVrf() &&
 		a.GetHostIfName() == b.GetHostIfName()
 }
@@ -126,7 +127,7 @@ func interfaceValidate(key string, v *Interface) error {
 			errs = errs.Add(fmt.Sprintf("ip_addresses[%d]", i), "%s", r)
 		}
 	}
-	if i, j, dup := kv.FirstDuplicateFormatted(kv.FormatIPInterface, v.GetIpAddresses()); dup {
+	if i, j, dup := kvimpl.FirstDuplicateFormatted(kv.FormatIPInterface, v.GetIpAddresses()); dup {
 		errs = errs.Add("ip_addresses", "elements %d and %d are equal; they must be unique", i, j)
 	}
 	if errs == nil {
@@ -141,7 +142,7 @@ func interfaceValidate(key string, v *Interface) error {
 // InterfaceSpec returns the schema-derived part of the descriptor of vpp.interfaces.v1.Interface.
 func InterfaceSpec[M any]() kv.Spec[InterfaceKey, *Interface, M] {
 	return kv.Spec[InterfaceKey, *Interface, M]{
-		Dependencies: kv.ShareDependencies(interfaceDependencies, func(v *Interface) interfaceDependencyInputs {
+		Dependencies: kvimpl.ShareDependencies(interfaceDependencies, func(v *Interface) interfaceDependencyInputs {
 			return interfaceDependencyInputs{vrf: v.GetVrf()}
 		}),
 		Equivalent: func(_ string, a, b *Interface) bool {

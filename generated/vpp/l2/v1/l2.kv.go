@@ -11,6 +11,7 @@ package vppl2
 import (
 	"fmt"
 	kv "github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	kvimpl "github.com/kvdescriptor/kvdescriptor/runtime/kvimpl"
 	"net"
 	"strings"
 )
@@ -255,7 +256,7 @@ func bridgeDomainInterfacesDependencies(key string, v *BridgeDomain_Interface) [
 }
 
 // bridgeDomainInterfacesBaseOf returns the key of the vpp.l2.v1.BridgeDomain that derives a key of vpp.l2.v1.BridgeDomain.interfaces.
-var bridgeDomainInterfacesBaseOf = kv.MustBaseKeyOf(bridgeDomainInterfacesKeyTemplate, bridgeDomainKeyTemplate)
+var bridgeDomainInterfacesBaseOf = kvimpl.MustBaseKeyOf(bridgeDomainInterfacesKeyTemplate, bridgeDomainKeyTemplate)
 
 // bridgeDomainInterfacesEqual compares two values of vpp.l2.v1.BridgeDomain.interfaces as the southbound sees them.
 func bridgeDomainInterfacesEqual(a, b *BridgeDomain_Interface) bool {
@@ -424,7 +425,7 @@ type fibEntryDependencyInputs struct {
 // fibEntryEqual compares two values of vpp.l2.v1.FIBEntry as the southbound sees them.
 func fibEntryEqual(a, b *FIBEntry) bool {
 	return a.GetBridgeDomain() == b.GetBridgeDomain() &&
-		kv.EqualFormatted(kv.FormatMAC, a.GetPhysAddress(), b.GetPhysAddress()) &&
+		kvimpl.EqualFormatted(kv.FormatMAC, a.GetPhysAddress(), b.GetPhysAddress()) &&
 		a.GetOutgoingInterface() == b.GetOutgoingInterface() &&
 		a.GetStaticConfig() == b.GetStaticConfig()
 }
@@ -454,7 +455,7 @@ func fibEntryValidate(key string, v *FIBEntry) error {
 // FIBEntrySpec returns the schema-derived part of the descriptor of vpp.l2.v1.FIBEntry.
 func FIBEntrySpec[M any]() kv.Spec[FIBEntryKey, *FIBEntry, M] {
 	return kv.Spec[FIBEntryKey, *FIBEntry, M]{
-		Dependencies: kv.ShareDependencies(fibEntryDependencies, func(v *FIBEntry) fibEntryDependencyInputs {
+		Dependencies: kvimpl.ShareDependencies(fibEntryDependencies, func(v *FIBEntry) fibEntryDependencyInputs {
 			return fibEntryDependencyInputs{
 				bridgeDomain:      v.GetBridgeDomain(),
 				outgoingInterface: v.GetOutgoingInterface(),

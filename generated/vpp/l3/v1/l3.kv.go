@@ -10,6 +10,7 @@ package vppl3
 
 import (
 	kv "github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	kvimpl "github.com/kvdescriptor/kvdescriptor/runtime/kvimpl"
 	"net/netip"
 	"strconv"
 )
@@ -55,7 +56,7 @@ func ParseVrfTableKey(key string) (k VrfTableKey, ok bool) {
 // VrfTableKeyFor returns the key of a value of vpp.l3.v1.VrfTable, in key form:
 // names escaped, addresses and networks canonical.
 func VrfTableKeyFor(v *VrfTable) string {
-	return "vpp/vrf-table/" + kv.KeyUint(v.GetId())
+	return "vpp/vrf-table/" + kvimpl.KeyUint(v.GetId())
 }
 
 // vrfTableAppendKey appends VrfTableKeyFor(v) to b; validation compares it with a key
@@ -215,8 +216,8 @@ type arpEntryDependencyInputs struct {
 // arpEntryEqual compares two values of vpp.l3.v1.ARPEntry as the southbound sees them.
 func arpEntryEqual(a, b *ARPEntry) bool {
 	return a.GetInterface() == b.GetInterface() &&
-		kv.EqualFormatted(kv.FormatIP, a.GetIpAddress(), b.GetIpAddress()) &&
-		kv.EqualFormatted(kv.FormatMAC, a.GetPhysAddress(), b.GetPhysAddress()) &&
+		kvimpl.EqualFormatted(kv.FormatIP, a.GetIpAddress(), b.GetIpAddress()) &&
+		kvimpl.EqualFormatted(kv.FormatMAC, a.GetPhysAddress(), b.GetPhysAddress()) &&
 		a.GetStatic() == b.GetStatic()
 }
 
@@ -251,7 +252,7 @@ func arpEntryValidate(key string, v *ARPEntry) error {
 // ARPEntrySpec returns the schema-derived part of the descriptor of vpp.l3.v1.ARPEntry.
 func ARPEntrySpec[M any]() kv.Spec[ARPEntryKey, *ARPEntry, M] {
 	return kv.Spec[ARPEntryKey, *ARPEntry, M]{
-		Dependencies: kv.ShareDependencies(arpEntryDependencies, func(v *ARPEntry) arpEntryDependencyInputs {
+		Dependencies: kvimpl.ShareDependencies(arpEntryDependencies, func(v *ARPEntry) arpEntryDependencyInputs {
 			return arpEntryDependencyInputs{interface_: v.GetInterface()}
 		}),
 		Equivalent: func(_ string, a, b *ARPEntry) bool {
@@ -348,7 +349,7 @@ func ParseRouteKey(key string) (k RouteKey, ok bool) {
 // RouteKeyFor returns the key of a value of vpp.l3.v1.Route, in key form: names
 // escaped, addresses and networks canonical.
 func RouteKeyFor(v *Route) string {
-	return "vpp/route/vrf/" + kv.KeyUint(v.GetVrfId()) + "/dst/" + kv.KeyValue(kv.FormatIPPrefix, v.GetDstNetwork()) + "/gw/" + kv.KeyValue(kv.FormatIP, v.GetNextHopAddr())
+	return "vpp/route/vrf/" + kvimpl.KeyUint(v.GetVrfId()) + "/dst/" + kv.KeyValue(kv.FormatIPPrefix, v.GetDstNetwork()) + "/gw/" + kv.KeyValue(kv.FormatIP, v.GetNextHopAddr())
 }
 
 // routeAppendKey appends RouteKeyFor(v) to b; validation compares it with a key
@@ -368,7 +369,7 @@ func routeDependencies(key string, v *Route) []kv.Dependency {
 	deps := make([]kv.Dependency, 0, 2)
 	if x := v.GetVrfId(); x != 0 {
 		deps = append(deps, kv.Dependency{
-			Key:   "vpp/vrf-table/" + kv.KeyUint(x),
+			Key:   "vpp/vrf-table/" + kvimpl.KeyUint(x),
 			Label: "vrf",
 		})
 	}
@@ -394,10 +395,10 @@ type routeDependencyInputs struct {
 // routeEqual compares two values of vpp.l3.v1.Route as the southbound sees them.
 func routeEqual(a, b *Route) bool {
 	return a.GetVrfId() == b.GetVrfId() &&
-		kv.EqualFormatted(kv.FormatIPPrefix, a.GetDstNetwork(), b.GetDstNetwork()) &&
-		kv.EqualFormatted(kv.FormatIP, a.GetNextHopAddr(), b.GetNextHopAddr()) &&
+		kvimpl.EqualFormatted(kv.FormatIPPrefix, a.GetDstNetwork(), b.GetDstNetwork()) &&
+		kvimpl.EqualFormatted(kv.FormatIP, a.GetNextHopAddr(), b.GetNextHopAddr()) &&
 		a.GetOutgoingInterface() == b.GetOutgoingInterface() &&
-		kv.OrDefault(a.GetWeight(), 1) == kv.OrDefault(b.GetWeight(), 1) &&
+		kvimpl.OrDefault(a.GetWeight(), 1) == kvimpl.OrDefault(b.GetWeight(), 1) &&
 		a.GetPreference() == b.GetPreference()
 }
 
@@ -426,7 +427,7 @@ func routeValidate(key string, v *Route) error {
 // RouteSpec returns the schema-derived part of the descriptor of vpp.l3.v1.Route.
 func RouteSpec[M any]() kv.Spec[RouteKey, *Route, M] {
 	return kv.Spec[RouteKey, *Route, M]{
-		Dependencies: kv.ShareDependencies(routeDependencies, func(v *Route) routeDependencyInputs {
+		Dependencies: kvimpl.ShareDependencies(routeDependencies, func(v *Route) routeDependencyInputs {
 			return routeDependencyInputs{
 				outgoingInterface: v.GetOutgoingInterface(),
 				vrfId:             v.GetVrfId(),

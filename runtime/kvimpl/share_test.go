@@ -1,4 +1,4 @@
-package kv_test
+package kvimpl_test
 
 import (
 	"sync"
@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/kvimpl"
 )
 
 // TestShareDependencies: values with the inputs of the value before them
@@ -22,7 +23,7 @@ func TestShareDependencies(t *testing.T) {
 		mu.Unlock()
 		return []kv.Dependency{{Label: "interface", Key: "if/" + v.GetValue()}}
 	}
-	shared := kv.ShareDependencies(deps, func(v *wrapperspb.StringValue) string { return v.GetValue() })
+	shared := kvimpl.ShareDependencies(deps, func(v *wrapperspb.StringValue) string { return v.GetValue() })
 
 	a1 := shared("r/1", wrapperspb.String("eth0"))
 	a2 := shared("r/2", wrapperspb.String("eth0"))
