@@ -37,6 +37,7 @@ func emitFile(g *protogen.GeneratedFile, f *protogen.File, models []*model) erro
 		e := &emitter{f: jf, m: m}
 		e.emit()
 	}
+	emitDefaults(jf, f)
 	return jf.Render(g)
 }
 

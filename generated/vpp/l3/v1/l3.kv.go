@@ -429,3 +429,17 @@ func NewRouteDescriptor[M any](h RouteHandler[M]) (*kv.TypedDescriptor[*Route, M
 	spec.IsKey = nil // the same test as ParseRouteKey, which recognises the keys
 	return kv.NewKeyedDescriptor[RouteKey, *Route, M](spec, ParseRouteKey, h)
 }
+
+// RouteWeightDefault is the compare.zero_equals of
+// vpp.l3.v1.Route.weight: what a zero value stands for.
+const RouteWeightDefault uint32 = 1
+
+// EffectiveWeight returns the weight of x, or RouteWeightDefault
+// when it is zero: the value the generated comparison compares. Like the
+// getters, it is nil-safe.
+func (x *Route) EffectiveWeight() uint32 {
+	if v := x.GetWeight(); v != 0 {
+		return v
+	}
+	return RouteWeightDefault
+}
