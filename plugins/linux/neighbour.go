@@ -105,9 +105,6 @@ func (h *neighbours) Retrieve(_ context.Context, correlate []kv.Item[*linuxl3.Ne
 			continue
 		}
 		v := &linuxl3.Neighbour{Interface: c.Value.GetInterface(), IpAddress: c.Value.GetIpAddress(), HwAddress: e.HardwareAddr.String()}
-		if kv.EqualFormatted(kv.FormatMAC, v.HwAddress, c.Value.GetHwAddress()) {
-			v.HwAddress = c.Value.GetHwAddress()
-		}
 		out = append(out, kv.Item[*linuxl3.Neighbour, struct{}]{Key: c.Key, Value: v, Origin: kv.OriginNB})
 	}
 	return out, nil
