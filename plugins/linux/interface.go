@@ -193,10 +193,7 @@ func (h *interfaces) add(n *namespace, label string, v *iface) (netlink.Link, er
 		link = &netlink.Vrf{LinkAttrs: attrs, Table: v.GetVrfTable()}
 	case linuxinterfaces.Interface_TYPE_VXLAN:
 		x := v.GetVxlan()
-		vx := &netlink.Vxlan{LinkAttrs: attrs, VxlanId: int(x.GetVni()), Port: int(x.GetDstPort()), Learning: true}
-		if vx.Port == 0 {
-			vx.Port = 4789
-		}
+		vx := &netlink.Vxlan{LinkAttrs: attrs, VxlanId: int(x.GetVni()), Port: int(x.EffectiveDstPort()), Learning: true}
 		if x.GetLocalIp() != "" {
 			vx.SrcAddr = net.ParseIP(x.GetLocalIp())
 		}
@@ -313,11 +310,9 @@ func configure(n *namespace, link netlink.Link, old, v *iface) error {
 		}
 		a.Name = host
 	}
-	mtu := int(v.GetMtu())
-	if mtu == 0 && old != nil && old.GetMtu() != 0 {
-		mtu = 1500 // back to the default the model promises
-	}
-	if mtu != 0 && mtu != a.MTU {
+	// A zero MTU leaves a new link at its kernel default; set back to zero,
+	// it means the default the model promises.
+	if mtu := int(v.EffectiveMtu()); (v.GetMtu() != 0 || old.GetMtu() != 0) && mtu != a.MTU {
 		// ip link set dev NAME mtu MTU
 		if err := n.h.LinkSetMTU(link, mtu); err != nil {
 			return kernelErr(err, "ip link set dev %s mtu %d", host, mtu)
@@ -510,12 +505,6 @@ func (h *interfaces) observe(view *nsView, link netlink.Link, v *iface, byLabel 
 		got.Parent = v.GetParent()
 	}
 	return got, nil
-}
-
-func sameIP(a, b string) bool {
-	x, err1 := netip.ParseAddr(a)
-	y, err2 := netip.ParseAddr(b)
-	return err1 == nil && err2 == nil && x == y
 }
 
 // nsView is one read of the links of a namespace, with their addresses

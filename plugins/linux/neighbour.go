@@ -13,7 +13,6 @@ import (
 
 	linuxl3 "github.com/kvdescriptor/kvdescriptor/generated/linux/l3/v1"
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
-	"github.com/kvdescriptor/kvdescriptor/runtime/kvimpl"
 )
 
 // neighbours is the handler of linux.l3.v1.Neighbour: permanent ARP (IPv4)
@@ -103,9 +102,6 @@ func (h *neighbours) Retrieve(_ context.Context, correlate []linuxl3.NeighbourIt
 			continue
 		}
 		v := &linuxl3.Neighbour{Interface: c.Value.GetInterface(), IpAddress: c.Value.GetIpAddress(), HwAddress: e.HardwareAddr.String()}
-		if kvimpl.EqualFormatted(kv.FormatMAC, v.HwAddress, c.Value.GetHwAddress()) {
-			v.HwAddress = c.Value.GetHwAddress()
-		}
 		out = append(out, linuxl3.NeighbourItem[struct{}]{Key: c.Key, Value: v, Origin: kv.OriginNB})
 	}
 	return out, nil

@@ -14,7 +14,6 @@ import (
 
 	linuxl3 "github.com/kvdescriptor/kvdescriptor/generated/linux/l3/v1"
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
-	"github.com/kvdescriptor/kvdescriptor/runtime/kvimpl"
 )
 
 // routes is the handler of linux.l3.v1.Route. Its routes carry the
@@ -54,11 +53,8 @@ func (h *routes) kernelRoute(k linuxl3.RouteKey, v *linuxl3.Route) (*namespace, 
 		LinkIndex: m.Index,
 		Dst:       &net.IPNet{IP: dst.Addr().AsSlice(), Mask: net.CIDRMask(dst.Bits(), dst.Addr().BitLen())},
 		Priority:  int(v.GetMetric()),
-		Table:     int(v.GetTable()),
+		Table:     int(v.EffectiveTable()),
 		Protocol:  netlink.RouteProtocol(h.p.opts.routeProtocol),
-	}
-	if r.Table == 0 {
-		r.Table = unix.RT_TABLE_MAIN
 	}
 	if gw, err := netip.ParseAddr(v.GetGwAddr()); err == nil {
 		r.Gw = gw.AsSlice()
@@ -184,11 +180,7 @@ func (h *routes) Retrieve(_ context.Context, correlate []linuxl3.RouteItem[struc
 			if !ok {
 				continue // a route the model cannot key
 			}
-			if want := intended[key]; want != nil {
-				normalise(v, want, r)
-			} else {
-				normalise(v, &linuxl3.Route{}, r)
-			}
+			normalise(v, intended[key], r)
 			out = append(out, linuxl3.RouteItem[struct{}]{Key: key, Value: v, Origin: kv.OriginNB})
 		}
 	}
@@ -216,23 +208,16 @@ func observeRoute(label string, r netlink.Route) *linuxl3.Route {
 	return v
 }
 
-// normalise writes defaults back the way the intended value wrote them:
-// the default scope as SCOPE_UNSPECIFIED, IPv6's default metric 1024 as 0,
-// and addresses as the intended value spelled them.
+// normalise writes back, as the intended value want (nil: none) wrote
+// them, the defaults that the kernel fills in and the schema does not
+// know: the default scope as SCOPE_UNSPECIFIED, IPv6's default metric 1024
+// as 0. The rest (table 0 and 254, addresses however spelled) the
+// generated comparison compares as equal.
 func normalise(v, want *linuxl3.Route, r netlink.Route) {
 	if want.GetScope() == linuxl3.Route_SCOPE_UNSPECIFIED && r.Scope == defaultScope(len(r.Gw) > 0) {
 		v.Scope = linuxl3.Route_SCOPE_UNSPECIFIED
 	}
 	if r.Family == unix.AF_INET6 && want.GetMetric() == 0 && r.Priority == 1024 {
 		v.Metric = 0
-	}
-	if want.GetDstNetwork() != "" && kvimpl.EqualFormatted(kv.FormatIPPrefix, want.GetDstNetwork(), v.DstNetwork) {
-		v.DstNetwork = want.GetDstNetwork()
-	}
-	if want.GetGwAddr() != "" && sameIP(want.GetGwAddr(), v.GwAddr) {
-		v.GwAddr = want.GetGwAddr()
-	}
-	if want.GetTable() == 0 && v.Table == unix.RT_TABLE_MAIN {
-		v.Table = 0
 	}
 }

@@ -91,6 +91,7 @@ func checkNames(files []*protogen.File, models []*model) []error {
 			addEnum(ids, e)
 		}
 	}
+	errs = append(errs, checkDefaults(files, pkg)...)
 	reported := map[[2]string]bool{}
 	for _, m := range models {
 		ids := pkg(m.file.GoImportPath)

@@ -55,6 +55,7 @@ func emitFile(g *protogen.GeneratedFile, f *protogen.File, models, pkgModels []*
 		e := &emitter{f: jf, m: m}
 		e.emit()
 	}
+	emitDefaults(jf, f)
 	return jf.Render(g)
 }
 

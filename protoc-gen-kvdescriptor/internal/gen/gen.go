@@ -2,7 +2,8 @@
 // one entry point: it reads the (kvdescriptor.v1.model) annotations of every
 // file of the request, checks them (every error names the .proto file, the
 // line and the option), and writes one NAME.kv.go file per .proto file that
-// has models, next to the NAME.pb.go of protoc-gen-go, in the same package.
+// has models or defaults (defaults.go), next to the NAME.pb.go of
+// protoc-gen-go, in the same package.
 package gen
 
 import (
@@ -42,7 +43,7 @@ func Generate(plugin *protogen.Plugin) error {
 		}
 	}
 	for _, f := range plugin.Files {
-		if !f.Generate || len(byFile[f]) == 0 {
+		if !f.Generate || len(byFile[f]) == 0 && !hasDefaults(f) {
 			continue
 		}
 		g := plugin.NewGeneratedFile(f.GeneratedFilenamePrefix+".kv.go", f.GoImportPath)

@@ -524,3 +524,31 @@ type InterfaceMasterItem[M any] = kv.Item[InterfaceMasterKey, *wrapperspb.String
 func NewInterfaceMasterDescriptor[M any](h InterfaceMasterHandler[M]) (*kv.TypedDescriptor[InterfaceMasterKey, *wrapperspb.StringValue, M], error) {
 	return kv.NewDescriptor(InterfaceMasterSpec[M](), h)
 }
+
+// InterfaceMtuDefault is the compare.zero_equals of
+// linux.interfaces.v1.Interface.mtu: what a zero value stands for.
+const InterfaceMtuDefault uint32 = 1500
+
+// EffectiveMtu returns the mtu of x, or InterfaceMtuDefault
+// when it is zero: the value the generated comparison compares. Like the
+// getters, it is nil-safe.
+func (x *Interface) EffectiveMtu() uint32 {
+	if v := x.GetMtu(); v != 0 {
+		return v
+	}
+	return InterfaceMtuDefault
+}
+
+// Interface_VxlanDstPortDefault is the compare.zero_equals of
+// linux.interfaces.v1.Interface.Vxlan.dst_port: what a zero value stands for.
+const Interface_VxlanDstPortDefault uint32 = 4789
+
+// EffectiveDstPort returns the dst_port of x, or Interface_VxlanDstPortDefault
+// when it is zero: the value the generated comparison compares. Like the
+// getters, it is nil-safe.
+func (x *Interface_Vxlan) EffectiveDstPort() uint32 {
+	if v := x.GetDstPort(); v != 0 {
+		return v
+	}
+	return Interface_VxlanDstPortDefault
+}

@@ -369,3 +369,17 @@ type NeighbourItem[M any] = kv.Item[NeighbourKey, *Neighbour, M]
 func NewNeighbourDescriptor[M any](h NeighbourHandler[M]) (*kv.TypedDescriptor[NeighbourKey, *Neighbour, M], error) {
 	return kv.NewDescriptor(NeighbourSpec[M](), h)
 }
+
+// RouteTableDefault is the compare.zero_equals of
+// linux.l3.v1.Route.table: what a zero value stands for.
+const RouteTableDefault uint32 = 254
+
+// EffectiveTable returns the table of x, or RouteTableDefault
+// when it is zero: the value the generated comparison compares. Like the
+// getters, it is nil-safe.
+func (x *Route) EffectiveTable() uint32 {
+	if v := x.GetTable(); v != 0 {
+		return v
+	}
+	return RouteTableDefault
+}

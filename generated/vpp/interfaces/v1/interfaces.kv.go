@@ -197,3 +197,17 @@ type InterfaceItem[M any] = kv.Item[InterfaceKey, *Interface, M]
 func NewInterfaceDescriptor[M any](h InterfaceHandler[M]) (*kv.TypedDescriptor[InterfaceKey, *Interface, M], error) {
 	return kv.NewDescriptor(InterfaceSpec[M](), h)
 }
+
+// InterfaceMtuDefault is the compare.zero_equals of
+// vpp.interfaces.v1.Interface.mtu: what a zero value stands for.
+const InterfaceMtuDefault uint32 = 9000
+
+// EffectiveMtu returns the mtu of x, or InterfaceMtuDefault
+// when it is zero: the value the generated comparison compares. Like the
+// getters, it is nil-safe.
+func (x *Interface) EffectiveMtu() uint32 {
+	if v := x.GetMtu(); v != 0 {
+		return v
+	}
+	return InterfaceMtuDefault
+}

@@ -480,3 +480,17 @@ type RouteItem[M any] = kv.Item[RouteKey, *Route, M]
 func NewRouteDescriptor[M any](h RouteHandler[M]) (*kv.TypedDescriptor[RouteKey, *Route, M], error) {
 	return kv.NewDescriptor(RouteSpec[M](), h)
 }
+
+// RouteWeightDefault is the compare.zero_equals of
+// vpp.l3.v1.Route.weight: what a zero value stands for.
+const RouteWeightDefault uint32 = 1
+
+// EffectiveWeight returns the weight of x, or RouteWeightDefault
+// when it is zero: the value the generated comparison compares. Like the
+// getters, it is nil-safe.
+func (x *Route) EffectiveWeight() uint32 {
+	if v := x.GetWeight(); v != 0 {
+		return v
+	}
+	return RouteWeightDefault
+}

@@ -1,0 +1,283 @@
+package modelstest
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/scanner"
+	"go/token"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// Line counts, like with like: a line counts when it holds code, a token
+// other than a comment. Blank lines, comments (licence headers and doc
+// comments included) and lines of comment only do not count, which is how
+// the reference's descriptor files were counted (referenceLines).
+
+// codeLines returns the lines (1-based) of a Go source that hold code.
+func codeLines(name string, src []byte) map[int]bool {
+	fset := token.NewFileSet()
+	file := fset.AddFile(name, -1, len(src))
+	var s scanner.Scanner
+	s.Init(file, src, nil, 0) // mode 0: comments are skipped
+	lines := map[int]bool{}
+	for {
+		pos, tok, lit := s.Scan()
+		if tok == token.EOF {
+			return lines
+		}
+		if tok == token.SEMICOLON && lit == "\n" {
+			continue // inserted at the end of a line
+		}
+		first := file.Line(pos)
+		for l := first; l <= first+strings.Count(lit, "\n"); l++ {
+			lines[l] = true // a raw string spans lines
+		}
+	}
+}
+
+// countLines counts the lines of code of n.
+func countLines(fset *token.FileSet, code map[int]bool, n ast.Node) int {
+	c := 0
+	for l := fset.Position(n.Pos()).Line; l <= fset.Position(n.End()).Line; l++ {
+		if code[l] {
+			c++
+		}
+	}
+	return c
+}
+
+// The parts of a handler file, as counted: CRUD is the Create, Update,
+// Delete and Retrieve methods; calls is the code of the package that they
+// use (helpers, types, tables: the southbound work they share); imports is
+// the package clause and the imports; the rest is neither, the work a
+// plugin author should not have to do (hand-written validation, type
+// assertions, normalisation nobody calls from the CRUD bodies...).
+const (
+	partRest = iota
+	partImports
+	partCalls
+	partCRUD
+	nParts
+)
+
+// fileLines is the line count of one file, by part, and the lines of the
+// rest.
+type fileLines struct {
+	parts [nParts]int
+	rest  []int
+}
+
+func (f fileLines) total() int {
+	n := 0
+	for _, c := range f.parts {
+		n += c
+	}
+	return n
+}
+
+// isCRUD reports whether d is a method holding a CRUD body.
+func isCRUD(d ast.Decl) bool {
+	f, ok := d.(*ast.FuncDecl)
+	return ok && f.Recv != nil && slices.Contains([]string{"Create", "Update", "Delete", "Retrieve"}, f.Name.Name)
+}
+
+// packageLines counts the lines of the files of the Go package in dir
+// (test files excluded) by part. What the CRUD methods use is found by
+// name, without type checking: an identifier reaches the package-level
+// declarations of its name, a selector x.m every method named m. That
+// errs, if anything, towards counting a helper as used.
+func packageLines(t *testing.T, dir string) map[string]fileLines {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	type parsed struct {
+		f    *ast.File
+		code map[int]bool
+	}
+	files := map[string]parsed{}
+	decls := map[string][]ast.Node{}   // package-level names: funcs, types, vars, consts
+	methods := map[string][]ast.Node{} // method names
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := parser.ParseFile(fset, name, src, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[name] = parsed{f, codeLines(name, src)}
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if d.Recv != nil {
+					methods[d.Name.Name] = append(methods[d.Name.Name], d)
+				} else {
+					decls[d.Name.Name] = append(decls[d.Name.Name], d)
+				}
+			case *ast.GenDecl:
+				for _, s := range d.Specs {
+					switch s := s.(type) {
+					case *ast.TypeSpec:
+						decls[s.Name.Name] = append(decls[s.Name.Name], s)
+					case *ast.ValueSpec:
+						for _, n := range s.Names {
+							if n.Name != "_" {
+								decls[n.Name] = append(decls[n.Name], s)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+
+	// Everything the CRUD methods reach, transitively.
+	reached := map[ast.Node]bool{}
+	var walk func(n ast.Node)
+	reach := func(nodes []ast.Node) {
+		for _, n := range nodes {
+			if !reached[n] {
+				reached[n] = true
+				walk(n)
+			}
+		}
+	}
+	walk = func(n ast.Node) {
+		ast.Inspect(n, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.SelectorExpr:
+				walk(n.X)
+				reach(methods[n.Sel.Name])
+				return false
+			case *ast.Ident:
+				reach(decls[n.Name])
+			}
+			return true
+		})
+	}
+	for _, p := range files {
+		for _, d := range p.f.Decls {
+			if isCRUD(d) {
+				reach([]ast.Node{d})
+			}
+		}
+	}
+
+	out := map[string]fileLines{}
+	for name, p := range files {
+		part := map[int]int{} // line -> part; the highest part wins
+		mark := func(n ast.Node, what int) {
+			for l := fset.Position(n.Pos()).Line; l <= fset.Position(n.End()).Line; l++ {
+				part[l] = max(part[l], what)
+			}
+		}
+		mark(p.f.Name, partImports)
+		for _, d := range p.f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				switch {
+				case isCRUD(d):
+					mark(d, partCRUD)
+				case reached[d]:
+					mark(d, partCalls)
+				}
+			case *ast.GenDecl:
+				if d.Tok == token.IMPORT {
+					mark(d, partImports)
+					continue
+				}
+				for _, s := range d.Specs {
+					if reached[s] {
+						mark(s, partCalls)
+						if d.Lparen.IsValid() { // the block's parentheses go with it
+							mark(&ast.Ident{NamePos: d.Pos()}, partCalls)
+							mark(&ast.Ident{NamePos: d.Rparen}, partCalls)
+						}
+					}
+				}
+			}
+		}
+		var c fileLines
+		for l := range p.code {
+			c.parts[part[l]]++
+			if part[l] == partRest {
+				c.rest = append(c.rest, l)
+			}
+		}
+		slices.Sort(c.rest)
+		out[name] = c
+	}
+	return out
+}
+
+// linuxCeilings are the most lines of the rest (neither CRUD, nor used by
+// it, nor imports) that each file of the Linux plugin may have: the counts
+// when they were set. Lower them as the rest shrinks; a change that makes
+// a plugin author write more of it fails here.
+var linuxCeilings = map[string]int{
+	"interface.go": 42,
+	"route.go":     5,
+	"neighbour.go": 5,
+	"address.go":   4,
+	"master.go":    4,
+}
+
+// linuxLineCounts logs the line counts of the handler files of the Linux
+// plugin, by part, and checks the rest against linuxCeilings.
+func linuxLineCounts(t *testing.T) {
+	t.Helper()
+	counts := packageLines(t, filepath.Join("..", "..", "..", "plugins", "linux"))
+	t.Logf("Linux plugin     total   CRUD  used by CRUD  imports  rest (non-CRUD: total-CRUD)")
+	for _, name := range []string{"interface.go", "route.go", "neighbour.go", "address.go", "master.go"} {
+		c, ok := counts[name]
+		if !ok {
+			t.Errorf("plugins/linux/%s: no such file", name)
+			continue
+		}
+		p := c.parts
+		t.Logf("%-15s %6d %6d %13d %8d %5d (%d)", name, c.total(), p[partCRUD], p[partCalls], p[partImports], p[partRest], c.total()-p[partCRUD])
+		if p[partCRUD] == 0 {
+			t.Errorf("plugins/linux/%s: no CRUD method found", name)
+		}
+		if ceiling := linuxCeilings[name]; p[partRest] > ceiling {
+			t.Errorf("plugins/linux/%s: %d lines neither CRUD nor used by it (lines %v), more than the ceiling of %d", name, p[partRest], c.rest, ceiling)
+		}
+	}
+}
+
+// TestCodeLines checks what counts as a line of code.
+func TestCodeLines(t *testing.T) {
+	t.Parallel()
+	src := "// Copyright: a licence header.\n" + // 1
+		"\n" + // 2
+		"package p\n" + // 3
+		"/* a block\n" + // 4
+		"   comment */\n" + // 5
+		"var s = `raw\n" + // 6
+		"\n" + // 7 (inside the raw string)
+		"end` // trailing comment\n" + // 8
+		"\n" + // 9
+		"func f() { /* inline */ }\n" + // 10
+		"\t// a comment line\n" // 11
+	got := codeLines("p.go", []byte(src))
+	var lines []int
+	for l := range got {
+		lines = append(lines, l)
+	}
+	slices.Sort(lines)
+	if want := []int{3, 6, 7, 8, 10}; !slices.Equal(lines, want) {
+		t.Errorf("code lines %v, want %v", lines, want)
+	}
+}
