@@ -151,12 +151,10 @@ func (p *Plugin) buildDescriptors() (err error) {
 	// The derived models' Retrieve runs after the interfaces' (which tells
 	// where each interface is); their derive options cannot say so.
 	addrSpec := linuxinterfaces.InterfaceIpAddressesSpec[struct{}]()
-	addrSpec.RetrieveDependencies = []string{linuxinterfaces.InterfaceModelName}
 	if p.addr, err = kv.NewKeyedDescriptor(addrSpec, linuxinterfaces.ParseInterfaceIpAddressesKey, linuxinterfaces.InterfaceIpAddressesHandler[struct{}](&addresses{p: p})); err != nil {
 		return err
 	}
 	masterSpec := linuxinterfaces.InterfaceMasterSpec[struct{}]()
-	masterSpec.RetrieveDependencies = []string{linuxinterfaces.InterfaceModelName}
 	if p.master, err = kv.NewKeyedDescriptor(masterSpec, linuxinterfaces.ParseInterfaceMasterKey, linuxinterfaces.InterfaceMasterHandler[struct{}](&masters{p: p})); err != nil {
 		return err
 	}

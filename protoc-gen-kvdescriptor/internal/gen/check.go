@@ -265,6 +265,38 @@ func checkFields(msg *protogen.Message) []error {
 				errs = append(errs, errorf(at("validate.max", 6, 6), "%s: max %d is out of the range of %s", f.Desc.FullName(), v.GetMax(), f.Desc.Kind()))
 			}
 		}
+		if v.GetZeroAllowed() && !v.GetHasMin() && !v.GetHasMax() {
+			errs = append(errs, errorf(at("validate.zero_allowed", 6, 12), "%s: zero_allowed applies with min or max (has_min, has_max)", f.Desc.FullName()))
+		}
+		if v.GetAllowUnknown() && (f.Enum == nil || f.Desc.IsMap()) {
+			errs = append(errs, errorf(at("validate.allow_unknown", 6, 13), "%s: allow_unknown applies to enum fields", f.Desc.FullName()))
+		}
+		for _, c := range []struct {
+			name string
+			num  int32
+			cond *kvdescriptorv1.Condition
+		}{{"required_if", 9, v.GetRequiredIf()}, {"only_if", 10, v.GetOnlyIf()}} {
+			if c.cond == nil {
+				continue
+			}
+			if _, err := resolveCondition(msg, string(f.Desc.Name()), c.cond); err != nil {
+				errs = append(errs, errorf(at("validate."+c.name, 6, c.num), "%s: %s: %v", f.Desc.FullName(), c.name, err))
+			}
+		}
+		if other := v.GetNotEqualTo(); other != "" {
+			pos := at("validate.not_equal_to", 6, 11)
+			g := elemField(msg, other)
+			switch {
+			case g == nil:
+				errs = append(errs, errorf(pos, "%s: not_equal_to: %q is not a field of %s", f.Desc.FullName(), other, msg.Desc.FullName()))
+			case g == f:
+				errs = append(errs, errorf(pos, "%s: not_equal_to names the field itself", f.Desc.FullName()))
+			default:
+				if why := notEqualFits(f, g); why != "" {
+					errs = append(errs, errorf(pos, "%s: not_equal_to %s: %s", f.Desc.FullName(), other, why))
+				}
+			}
+		}
 		for _, sub := range []struct {
 			name, field string
 			num         int32
@@ -324,4 +356,27 @@ func elemField(msg *protogen.Message, name string) *protogen.Field {
 		}
 	}
 	return nil
+}
+
+// notEqualFits tells why fields f and g cannot be compared by not_equal_to
+// ("" when they can): both single scalar or enum fields (not bytes) of one
+// type.
+func notEqualFits(f, g *protogen.Field) string {
+	for _, x := range []*protogen.Field{f, g} {
+		if x.Desc.IsList() || x.Desc.IsMap() || x.Message != nil || x.Desc.Kind() == protoreflect.BytesKind {
+			return fmt.Sprintf("%s is %s; not_equal_to compares single scalar or enum fields (not bytes)", x.Desc.Name(), kindName(x))
+		}
+	}
+	if f.Desc.Kind() != g.Desc.Kind() || f.Enum != g.Enum && (f.Enum == nil || g.Enum == nil || f.Enum.Desc.FullName() != g.Enum.Desc.FullName()) {
+		return fmt.Sprintf("%s is %s and %s is %s; they must have one type", f.Desc.Name(), typeName(f), g.Desc.Name(), typeName(g))
+	}
+	return ""
+}
+
+// typeName names the type of a single field: its kind, or its enum.
+func typeName(f *protogen.Field) string {
+	if f.Enum != nil {
+		return string(f.Enum.Desc.FullName())
+	}
+	return f.Desc.Kind().String()
 }

@@ -273,10 +273,11 @@ func BridgeDomainInterfacesSpec[M any]() kv.Spec[*BridgeDomain_Interface, M] {
 		Equivalent: func(_ string, a, b *BridgeDomain_Interface) bool {
 			return bridgeDomainInterfacesEqual(a, b)
 		},
-		IsKey:       IsBridgeDomainInterfacesKey,
-		KeyTemplate: BridgeDomainInterfacesKeyTemplate,
-		Name:        BridgeDomainInterfacesModelName,
-		Validate:    bridgeDomainInterfacesValidate,
+		IsKey:                IsBridgeDomainInterfacesKey,
+		KeyTemplate:          BridgeDomainInterfacesKeyTemplate,
+		Name:                 BridgeDomainInterfacesModelName,
+		RetrieveDependencies: []string{"vpp.l2.v1.BridgeDomain"},
+		Validate:             bridgeDomainInterfacesValidate,
 	}
 }
 
