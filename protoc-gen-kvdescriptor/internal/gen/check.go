@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/kvdescriptor/kvdescriptor/options/kvdescriptorv1"
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
 
 // checkOverlaps reports two models whose key spaces overlap: a key that
@@ -379,4 +380,122 @@ func typeName(f *protogen.Field) string {
 		return string(f.Enum.Desc.FullName())
 	}
 	return f.Desc.Kind().String()
+}
+
+// checkModelCycles reports the cycles between models that no values can
+// satisfy: a model X depends on values derived from a model B, while B
+// (directly or through other models) depends on X. A derived value exists
+// only once its base is created, so values closing such a cycle wait for
+// each other forever; unlike a cycle of values of models (a veth pair),
+// the scheduler cannot create them as a unit. (X depending on values
+// derived from itself is checkCycles' when the fields are the same.)
+func checkModelCycles(models []*model) []error {
+	type edge struct {
+		to  *model
+		why string // "ref veth_peer", `dependency "bridge"`, "derived from"
+		pos position
+	}
+	edges := map[*model][]edge{}
+	for _, m := range models {
+		for _, r := range m.refs {
+			edges[m] = append(edges[m], edge{r.target, "ref " + string(r.field.Desc.Name()), r.pos})
+		}
+		for _, d := range m.deps {
+			for _, t := range dependencyTargets(d, models) {
+				edges[m] = append(edges[m], edge{t, fmt.Sprintf("dependency %q", d.label), d.pos})
+			}
+		}
+		if m.base != nil {
+			edges[m] = append(edges[m], edge{m.base, "derived from", m.pos})
+		}
+	}
+	// path finds a path of edges from a to b (nil if none), breadth first
+	// so that the shortest is reported.
+	path := func(a, b *model) []edge {
+		prev := map[*model]edge{}
+		from := map[*model]*model{}
+		seen := map[*model]bool{a: true}
+		queue := []*model{a}
+		for len(queue) > 0 {
+			x := queue[0]
+			queue = queue[1:]
+			for _, e := range edges[x] {
+				if seen[e.to] {
+					continue
+				}
+				seen[e.to], prev[e.to], from[e.to] = true, e, x
+				if e.to == b {
+					var p []edge
+					for y := b; y != a; y = from[y] {
+						p = append([]edge{prev[y]}, p...)
+					}
+					return p
+				}
+				queue = append(queue, e.to)
+			}
+		}
+		return nil
+	}
+	var errs []error
+	for _, x := range models {
+		for _, e := range edges[x] {
+			d := e.to
+			if d.base == nil || e.why == "derived from" || x == d.base {
+				continue
+			}
+			p := path(d.base, x)
+			if p == nil {
+				continue
+			}
+			steps := []string{d.base.name}
+			for _, s := range p {
+				steps = append(steps, fmt.Sprintf("(%s, %s) %s", s.why, s.pos, s.to.name))
+			}
+			errs = append(errs, errorf(e.pos, "%s of %s is on %s, values derived from %s, which depends on %s: %s; a derived value exists only once its base is created, so values that close this cycle wait for each other forever",
+				e.why, x.name, d.name, d.base.name, x.name, strings.Join(steps, " ")))
+		}
+	}
+	return errs
+}
+
+// dependencyTargets lists the models whose keys a dependency can name: a
+// key template's that overlap it, an AnyOf prefix's whose keys can start
+// with it.
+func dependencyTargets(d templateDep, models []*model) []*model {
+	var out []*model
+	for _, m := range models {
+		if d.key != nil {
+			if _, ok := d.key.parsed.Overlaps(m.key.parsed); ok {
+				out = append(out, m)
+			}
+			continue
+		}
+		for _, p := range d.prefixes {
+			if prefixMatches(p, m) {
+				out = append(out, m)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// prefixMatches reports whether a key of m can start with the AnyOf prefix
+// p: whether p followed by some segments overlaps m's key template. Names
+// of one to n+1 segments stand for the rest, n the segments of m's key.
+func prefixMatches(p *keyTemplate, m *model) bool {
+	body := strings.TrimSuffix(p.kvText, "/")
+	n := strings.Count(m.key.kvText, "/") + 1
+	var rest strings.Builder
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&rest, "/{rest_%d}", i)
+		t, err := kv.ParseKeyTemplate(body + rest.String())
+		if err != nil {
+			continue
+		}
+		if _, ok := t.Overlaps(m.key.parsed); ok {
+			return true
+		}
+	}
+	return false
 }

@@ -312,23 +312,28 @@ func checkField(f *protogen.Field, x *jen.Statement, prefix string, keyField boo
 			add(path, "elements %d and %d are equal; they must be unique", jen.Id("i"), jen.Id("j"))))
 	}
 	if (o.GetHasMin() || o.GetHasMax()) && !f.Desc.IsList() && (isIntegerKind(f.Desc.Kind()) || f.Desc.Kind() == protoreflect.FloatKind || f.Desc.Kind() == protoreflect.DoubleKind) {
-		// With zero_allowed, zero (the default) is in range.
-		bound := func(op string, n int64) *jen.Statement {
+		// With zero_allowed, zero (the default) is in range. A member of
+		// a oneof is bounded while it is the member set.
+		bound := func(op string, n int64) []jen.Code {
 			c := get.Clone().Op(op).Id(itoa(n))
 			if o.GetZeroAllowed() {
 				c = get.Clone().Op("!=").Lit(0).Op("&&").Add(c)
 			}
-			return c
+			if f.Oneof != nil && !f.Oneof.Desc.IsSynthetic() {
+				member := x.Clone().Dot("Get" + f.Oneof.GoName).Call().Assert(jen.Op("*").Qual(string(f.GoIdent.GoImportPath), f.GoIdent.GoName))
+				return []jen.Code{jen.List(jen.Id("_"), jen.Id("ok")).Op(":=").Add(member), jen.Id("ok").Op("&&").Add(c)}
+			}
+			return []jen.Code{c}
 		}
 		orZero := ""
 		if o.GetZeroAllowed() {
 			orZero = " (or 0, the default)"
 		}
 		if o.GetHasMin() {
-			out = append(out, jen.If(bound("<", o.GetMin())).Block(add(path, "%v is below the minimum "+itoa(o.GetMin())+orZero, get.Clone())))
+			out = append(out, jen.If(bound("<", o.GetMin())...).Block(add(path, "%v is below the minimum "+itoa(o.GetMin())+orZero, get.Clone())))
 		}
 		if o.GetHasMax() {
-			out = append(out, jen.If(bound(">", o.GetMax())).Block(add(path, "%v is above the maximum "+itoa(o.GetMax())+orZero, get.Clone())))
+			out = append(out, jen.If(bound(">", o.GetMax())...).Block(add(path, "%v is above the maximum "+itoa(o.GetMax())+orZero, get.Clone())))
 		}
 	}
 	if sub := o.GetAtMostOne(); sub != "" && f.Desc.IsList() && f.Message != nil {
