@@ -659,7 +659,8 @@ type Validate struct {
 	Unique bool `protobuf:"varint,2,opt,name=unique,proto3" json:"unique,omitempty"`
 	// min and max bound a numeric field (inclusive) when has_min / has_max.
 	// With zero_allowed, they bound the non-zero values only: zero (unset,
-	// the default) is valid too. An MTU of 0 (the default) or 68 to 65535:
+	// the default) is valid too. A member of a oneof is bounded only while
+	// it is the member set. An MTU of 0 (the default) or 68 to 65535:
 	//
 	//	validate = {has_min: true min: 68 has_max: true max: 65535 zero_allowed: true}
 	HasMin      bool  `protobuf:"varint,3,opt,name=has_min,json=hasMin,proto3" json:"has_min,omitempty"`
@@ -700,9 +701,12 @@ type Validate struct {
 	// peer: veth_peer not_equal_to "name").
 	NotEqualTo string `protobuf:"bytes,11,opt,name=not_equal_to,json=notEqualTo,proto3" json:"not_equal_to,omitempty"`
 	// allow_unknown lets an enum field hold numbers that its enum does not
-	// declare. Without it, every enum field (single or repeated, at any
-	// depth where options apply) must hold a declared value: Validate
-	// rejects type 99 naming the field, before any Create.
+	// declare. Without it, every enum field must hold a declared value:
+	// single or repeated, of the value and of the singular messages nested
+	// in it (down to where a message recurs; not in the elements of a
+	// repeated or map message field, which a derived model checks when the
+	// field derives values). Validate rejects type 99 naming the field
+	// ("type", "vxlan.mode"), so the value is INVALID before any Create.
 	AllowUnknown  bool `protobuf:"varint,13,opt,name=allow_unknown,json=allowUnknown,proto3" json:"allow_unknown,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
