@@ -510,7 +510,12 @@ type Derive struct {
 	// message's fields add theirs.
 	Dependencies []*Dependency `protobuf:"bytes,3,rep,name=dependencies,proto3" json:"dependencies,omitempty"`
 	// with_metadata says that the derived values carry metadata.
-	WithMetadata  bool `protobuf:"varint,4,opt,name=with_metadata,json=withMetadata,proto3" json:"with_metadata,omitempty"`
+	WithMetadata bool `protobuf:"varint,4,opt,name=with_metadata,json=withMetadata,proto3" json:"with_metadata,omitempty"`
+	// retrieve_after names more models (full message names) whose Retrieve
+	// must run before the derived values'. The base model is always among
+	// them: a derived value's Retrieve runs after its base's (which tells
+	// what exists), so it need not be named.
+	RetrieveAfter []string `protobuf:"bytes,5,rep,name=retrieve_after,json=retrieveAfter,proto3" json:"retrieve_after,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -571,6 +576,13 @@ func (x *Derive) GetWithMetadata() bool {
 		return x.WithMetadata
 	}
 	return false
+}
+
+func (x *Derive) GetRetrieveAfter() []string {
+	if x != nil {
+		return x.RetrieveAfter
+	}
+	return nil
 }
 
 // Compare adjusts the comparison of a field.
@@ -646,17 +658,56 @@ type Validate struct {
 	// unique: the elements of a repeated field must be unique.
 	Unique bool `protobuf:"varint,2,opt,name=unique,proto3" json:"unique,omitempty"`
 	// min and max bound a numeric field (inclusive) when has_min / has_max.
-	HasMin bool  `protobuf:"varint,3,opt,name=has_min,json=hasMin,proto3" json:"has_min,omitempty"`
-	Min    int64 `protobuf:"varint,4,opt,name=min,proto3" json:"min,omitempty"`
-	HasMax bool  `protobuf:"varint,5,opt,name=has_max,json=hasMax,proto3" json:"has_max,omitempty"`
-	Max    int64 `protobuf:"varint,6,opt,name=max,proto3" json:"max,omitempty"`
+	// With zero_allowed, they bound the non-zero values only: zero (unset,
+	// the default) is valid too. A member of a oneof is bounded only while
+	// it is the member set. An MTU of 0 (the default) or 68 to 65535:
+	//
+	//	validate = {has_min: true min: 68 has_max: true max: 65535 zero_allowed: true}
+	HasMin      bool  `protobuf:"varint,3,opt,name=has_min,json=hasMin,proto3" json:"has_min,omitempty"`
+	Min         int64 `protobuf:"varint,4,opt,name=min,proto3" json:"min,omitempty"`
+	HasMax      bool  `protobuf:"varint,5,opt,name=has_max,json=hasMax,proto3" json:"has_max,omitempty"`
+	Max         int64 `protobuf:"varint,6,opt,name=max,proto3" json:"max,omitempty"`
+	ZeroAllowed bool  `protobuf:"varint,12,opt,name=zero_allowed,json=zeroAllowed,proto3" json:"zero_allowed,omitempty"`
 	// at_most_one names a bool field of the elements of a repeated message
 	// field: at most one element may have it set (e.g. one BVI interface
 	// per bridge domain).
 	AtMostOne string `protobuf:"bytes,7,opt,name=at_most_one,json=atMostOne,proto3" json:"at_most_one,omitempty"`
 	// unique_by names a field of the elements of a repeated message field
 	// whose values must be unique.
-	UniqueBy      string `protobuf:"bytes,8,opt,name=unique_by,json=uniqueBy,proto3" json:"unique_by,omitempty"`
+	UniqueBy string `protobuf:"bytes,8,opt,name=unique_by,json=uniqueBy,proto3" json:"unique_by,omitempty"`
+	// required_if: the field must be set (not empty, not zero) when the
+	// condition holds. only_if: the field must be empty (zero) unless the
+	// condition holds. Both together say "set for, and only for":
+	//
+	//	string veth_peer = 9 [(kvdescriptor.v1.field).validate = {
+	//	  required_if: {field: "type" in: "TYPE_VETH"}
+	//	  only_if: {field: "type" in: "TYPE_VETH"}
+	//	}];
+	//
+	// and each alone "required for" and "only for":
+	//
+	//	string parent = 11 [(kvdescriptor.v1.field).validate = {
+	//	  required_if: {field: "type" in: ["TYPE_MACVLAN", "TYPE_VLAN"]}
+	//	  only_if: {field: "type" in: ["TYPE_VXLAN", "TYPE_MACVLAN", "TYPE_VLAN"]}
+	//	}];
+	//
+	// A message field is set when present, a repeated or map field when it
+	// has elements, a field of a oneof when it is the member set.
+	RequiredIf *Condition `protobuf:"bytes,9,opt,name=required_if,json=requiredIf,proto3" json:"required_if,omitempty"`
+	OnlyIf     *Condition `protobuf:"bytes,10,opt,name=only_if,json=onlyIf,proto3" json:"only_if,omitempty"`
+	// not_equal_to names another field of the same message, of the same
+	// type (a single scalar or enum field, not bytes): while this field is
+	// set, it must differ from that one (an interface cannot be its own
+	// peer: veth_peer not_equal_to "name").
+	NotEqualTo string `protobuf:"bytes,11,opt,name=not_equal_to,json=notEqualTo,proto3" json:"not_equal_to,omitempty"`
+	// allow_unknown lets an enum field hold numbers that its enum does not
+	// declare. Without it, every enum field must hold a declared value:
+	// single or repeated, of the value and of the singular messages nested
+	// in it (down to where a message recurs; not in the elements of a
+	// repeated or map message field, which a derived model checks when the
+	// field derives values). Validate rejects type 99 naming the field
+	// ("type", "vxlan.mode"), so the value is INVALID before any Create.
+	AllowUnknown  bool `protobuf:"varint,13,opt,name=allow_unknown,json=allowUnknown,proto3" json:"allow_unknown,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -733,6 +784,13 @@ func (x *Validate) GetMax() int64 {
 	return 0
 }
 
+func (x *Validate) GetZeroAllowed() bool {
+	if x != nil {
+		return x.ZeroAllowed
+	}
+	return false
+}
+
 func (x *Validate) GetAtMostOne() string {
 	if x != nil {
 		return x.AtMostOne
@@ -745,6 +803,93 @@ func (x *Validate) GetUniqueBy() string {
 		return x.UniqueBy
 	}
 	return ""
+}
+
+func (x *Validate) GetRequiredIf() *Condition {
+	if x != nil {
+		return x.RequiredIf
+	}
+	return nil
+}
+
+func (x *Validate) GetOnlyIf() *Condition {
+	if x != nil {
+		return x.OnlyIf
+	}
+	return nil
+}
+
+func (x *Validate) GetNotEqualTo() string {
+	if x != nil {
+		return x.NotEqualTo
+	}
+	return ""
+}
+
+func (x *Validate) GetAllowUnknown() bool {
+	if x != nil {
+		return x.AllowUnknown
+	}
+	return false
+}
+
+// Condition is a condition on the value of an enum field: it holds when
+// the field has one of the values listed. The generator rejects an unknown
+// field or value.
+type Condition struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// field names a single enum field of the same message as the annotated
+	// field (its sibling), e.g. "type". Required.
+	Field string `protobuf:"bytes,1,opt,name=field,proto3" json:"field,omitempty"`
+	// in lists values of the field's enum by name, e.g. "TYPE_VETH" or
+	// ["TYPE_MACVLAN", "TYPE_VLAN"]. At least one.
+	In            []string `protobuf:"bytes,2,rep,name=in,proto3" json:"in,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Condition) Reset() {
+	*x = Condition{}
+	mi := &file_kvdescriptor_v1_options_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Condition) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Condition) ProtoMessage() {}
+
+func (x *Condition) ProtoReflect() protoreflect.Message {
+	mi := &file_kvdescriptor_v1_options_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Condition.ProtoReflect.Descriptor instead.
+func (*Condition) Descriptor() ([]byte, []int) {
+	return file_kvdescriptor_v1_options_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *Condition) GetField() string {
+	if x != nil {
+		return x.Field
+	}
+	return ""
+}
+
+func (x *Condition) GetIn() []string {
+	if x != nil {
+		return x.In
+	}
+	return nil
 }
 
 var file_kvdescriptor_v1_options_proto_extTypes = []protoimpl.ExtensionInfo{
@@ -812,26 +957,38 @@ const file_kvdescriptor_v1_options_proto_rawDesc = "" +
 	"\bvalidate\x18\x06 \x01(\v2\x19.kvdescriptor.v1.ValidateR\bvalidate\"1\n" +
 	"\x03Ref\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\tR\x05model\x12\x14\n" +
-	"\x05label\x18\x02 \x01(\tR\x05label\"\x94\x01\n" +
+	"\x05label\x18\x02 \x01(\tR\x05label\"\xbb\x01\n" +
 	"\x06Derive\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12?\n" +
 	"\fdependencies\x18\x03 \x03(\v2\x1b.kvdescriptor.v1.DependencyR\fdependencies\x12#\n" +
-	"\rwith_metadata\x18\x04 \x01(\bR\fwithMetadata\"`\n" +
+	"\rwith_metadata\x18\x04 \x01(\bR\fwithMetadata\x12%\n" +
+	"\x0eretrieve_after\x18\x05 \x03(\tR\rretrieveAfter\"`\n" +
 	"\aCompare\x12\x16\n" +
 	"\x06ignore\x18\x01 \x01(\bR\x06ignore\x12\x1f\n" +
 	"\vzero_equals\x18\x02 \x01(\tR\n" +
 	"zeroEquals\x12\x1c\n" +
-	"\tunordered\x18\x03 \x01(\bR\tunordered\"\xd1\x01\n" +
+	"\tunordered\x18\x03 \x01(\bR\tunordered\"\xad\x03\n" +
 	"\bValidate\x12\x1a\n" +
 	"\brequired\x18\x01 \x01(\bR\brequired\x12\x16\n" +
 	"\x06unique\x18\x02 \x01(\bR\x06unique\x12\x17\n" +
 	"\ahas_min\x18\x03 \x01(\bR\x06hasMin\x12\x10\n" +
 	"\x03min\x18\x04 \x01(\x03R\x03min\x12\x17\n" +
 	"\ahas_max\x18\x05 \x01(\bR\x06hasMax\x12\x10\n" +
-	"\x03max\x18\x06 \x01(\x03R\x03max\x12\x1e\n" +
+	"\x03max\x18\x06 \x01(\x03R\x03max\x12!\n" +
+	"\fzero_allowed\x18\f \x01(\bR\vzeroAllowed\x12\x1e\n" +
 	"\vat_most_one\x18\a \x01(\tR\tatMostOne\x12\x1b\n" +
-	"\tunique_by\x18\b \x01(\tR\buniqueBy*f\n" +
+	"\tunique_by\x18\b \x01(\tR\buniqueBy\x12;\n" +
+	"\vrequired_if\x18\t \x01(\v2\x1a.kvdescriptor.v1.ConditionR\n" +
+	"requiredIf\x123\n" +
+	"\aonly_if\x18\n" +
+	" \x01(\v2\x1a.kvdescriptor.v1.ConditionR\x06onlyIf\x12 \n" +
+	"\fnot_equal_to\x18\v \x01(\tR\n" +
+	"notEqualTo\x12#\n" +
+	"\rallow_unknown\x18\r \x01(\bR\fallowUnknown\"1\n" +
+	"\tCondition\x12\x14\n" +
+	"\x05field\x18\x01 \x01(\tR\x05field\x12\x0e\n" +
+	"\x02in\x18\x02 \x03(\tR\x02in*f\n" +
 	"\x06Format\x12\x16\n" +
 	"\x12FORMAT_UNSPECIFIED\x10\x00\x12\b\n" +
 	"\x04NAME\x10\x01\x12\b\n" +
@@ -856,7 +1013,7 @@ func file_kvdescriptor_v1_options_proto_rawDescGZIP() []byte {
 }
 
 var file_kvdescriptor_v1_options_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_kvdescriptor_v1_options_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_kvdescriptor_v1_options_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_kvdescriptor_v1_options_proto_goTypes = []any{
 	(Format)(0),                         // 0: kvdescriptor.v1.Format
 	(*ModelOptions)(nil),                // 1: kvdescriptor.v1.ModelOptions
@@ -867,8 +1024,9 @@ var file_kvdescriptor_v1_options_proto_goTypes = []any{
 	(*Derive)(nil),                      // 6: kvdescriptor.v1.Derive
 	(*Compare)(nil),                     // 7: kvdescriptor.v1.Compare
 	(*Validate)(nil),                    // 8: kvdescriptor.v1.Validate
-	(*descriptorpb.MessageOptions)(nil), // 9: google.protobuf.MessageOptions
-	(*descriptorpb.FieldOptions)(nil),   // 10: google.protobuf.FieldOptions
+	(*Condition)(nil),                   // 9: kvdescriptor.v1.Condition
+	(*descriptorpb.MessageOptions)(nil), // 10: google.protobuf.MessageOptions
+	(*descriptorpb.FieldOptions)(nil),   // 11: google.protobuf.FieldOptions
 }
 var file_kvdescriptor_v1_options_proto_depIdxs = []int32{
 	2,  // 0: kvdescriptor.v1.ModelOptions.dependencies:type_name -> kvdescriptor.v1.Dependency
@@ -879,15 +1037,17 @@ var file_kvdescriptor_v1_options_proto_depIdxs = []int32{
 	7,  // 5: kvdescriptor.v1.FieldOptions.compare:type_name -> kvdescriptor.v1.Compare
 	8,  // 6: kvdescriptor.v1.FieldOptions.validate:type_name -> kvdescriptor.v1.Validate
 	2,  // 7: kvdescriptor.v1.Derive.dependencies:type_name -> kvdescriptor.v1.Dependency
-	9,  // 8: kvdescriptor.v1.model:extendee -> google.protobuf.MessageOptions
-	10, // 9: kvdescriptor.v1.field:extendee -> google.protobuf.FieldOptions
-	1,  // 10: kvdescriptor.v1.model:type_name -> kvdescriptor.v1.ModelOptions
-	4,  // 11: kvdescriptor.v1.field:type_name -> kvdescriptor.v1.FieldOptions
-	12, // [12:12] is the sub-list for method output_type
-	12, // [12:12] is the sub-list for method input_type
-	10, // [10:12] is the sub-list for extension type_name
-	8,  // [8:10] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	9,  // 8: kvdescriptor.v1.Validate.required_if:type_name -> kvdescriptor.v1.Condition
+	9,  // 9: kvdescriptor.v1.Validate.only_if:type_name -> kvdescriptor.v1.Condition
+	10, // 10: kvdescriptor.v1.model:extendee -> google.protobuf.MessageOptions
+	11, // 11: kvdescriptor.v1.field:extendee -> google.protobuf.FieldOptions
+	1,  // 12: kvdescriptor.v1.model:type_name -> kvdescriptor.v1.ModelOptions
+	4,  // 13: kvdescriptor.v1.field:type_name -> kvdescriptor.v1.FieldOptions
+	14, // [14:14] is the sub-list for method output_type
+	14, // [14:14] is the sub-list for method input_type
+	12, // [12:14] is the sub-list for extension type_name
+	10, // [10:12] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_kvdescriptor_v1_options_proto_init() }
@@ -901,7 +1061,7 @@ func file_kvdescriptor_v1_options_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_kvdescriptor_v1_options_proto_rawDesc), len(file_kvdescriptor_v1_options_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   8,
+			NumMessages:   9,
 			NumExtensions: 2,
 			NumServices:   0,
 		},

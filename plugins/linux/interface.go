@@ -48,7 +48,8 @@ func tempName(label string) string {
 	return fmt.Sprintf("%s%08x", tempPrefix, h.Sum32())
 }
 
-// Validate checks what the schema cannot: that the fields fit the type.
+// Validate checks what the schema cannot: the kernel's rules for
+// interface names. The schema checks that the fields fit the type.
 func (h *interfaces) Validate(_ linuxinterfaces.InterfaceKey, v *iface) error {
 	var errs *kv.InvalidValueError
 	name := hostName(v)
@@ -59,30 +60,6 @@ func (h *interfaces) Validate(_ linuxinterfaces.InterfaceKey, v *iface) error {
 	if len(name) >= unix.IFNAMSIZ || strings.ContainsAny(name, "/ \t\n:") || name == "." || name == ".." {
 		errs = errs.Add(field, "%q is not a kernel interface name (at most %d characters, no '/', ':' or spaces)", name, unix.IFNAMSIZ-1)
 	}
-	t := v.GetType()
-	need := func(ok bool, f, why string) {
-		if !ok {
-			errs = errs.Add(f, "%s", why)
-		}
-	}
-	need(t != linuxinterfaces.Interface_TYPE_UNSPECIFIED, "type", "must be set")
-	need((t == linuxinterfaces.Interface_TYPE_VETH) == (v.GetVethPeer() != ""), "veth_peer", "is set for, and only for, a veth interface")
-	need(v.GetVethPeer() != v.GetName(), "veth_peer", "a veth end cannot be its own peer")
-	need(v.GetMaster() != v.GetName(), "master", "an interface cannot be its own master")
-	need(v.GetParent() != v.GetName(), "parent", "an interface cannot be its own parent")
-	switch t {
-	case linuxinterfaces.Interface_TYPE_MACVLAN, linuxinterfaces.Interface_TYPE_VLAN:
-		need(v.GetParent() != "", "parent", "must be set for a "+typeName(t)+" interface")
-	case linuxinterfaces.Interface_TYPE_VXLAN:
-	default:
-		need(v.GetParent() == "", "parent", "applies to vxlan, macvlan and vlan interfaces only")
-	}
-	need((t == linuxinterfaces.Interface_TYPE_VXLAN) == (v.GetVxlan() != nil), "vxlan", "is set for, and only for, a vxlan interface")
-	need(v.GetMacvlanMode() == 0 || t == linuxinterfaces.Interface_TYPE_MACVLAN, "macvlan_mode", "applies to macvlan interfaces only")
-	need((v.GetVlanId() != 0) == (t == linuxinterfaces.Interface_TYPE_VLAN), "vlan_id", "is set for, and only for, a vlan interface")
-	need(v.GetVlanId() < 4095, "vlan_id", "must be 1 to 4094")
-	need((v.GetVrfTable() != 0) == (t == linuxinterfaces.Interface_TYPE_VRF), "vrf_table", "is set for, and only for, a vrf interface")
-	need(v.GetMtu() == 0 || v.GetMtu() >= 68, "mtu", "must be 0 (the default) or at least 68")
 	return errs.OrNil()
 }
 

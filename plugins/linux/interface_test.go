@@ -278,13 +278,15 @@ func TestNetnsRecreateOnTypeChange(t *testing.T) {
 func TestNetnsKernelErrors(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	v := &ifc{Name: "big0", Type: linuxinterfaces.Interface_TYPE_BRIDGE, Mtu: 100000}
+	// The schema allows MTUs up to 65535; a TAP device's maximum is lower
+	// (65535 less its Ethernet header).
+	v := &ifc{Name: "big0", Type: linuxinterfaces.Interface_TYPE_TAP, Mtu: 65535}
 	_, err := e.s.Txn().Set(keyOf(v), v).Commit(e.ctx)
 	if err == nil {
-		t.Fatalf("an MTU of 100000 was accepted")
+		t.Fatalf("an MTU of 65535 on a TAP device was accepted")
 	}
 	st := e.s.Status(keyOf(v))
-	if st.State != scheduler.FAILED || !errors.Is(st.LastErr, unix.EINVAL) || !strings.Contains(st.LastErr.Error(), "ip link set dev big0 mtu 100000") {
+	if st.State != scheduler.FAILED || !errors.Is(st.LastErr, unix.EINVAL) || !strings.Contains(st.LastErr.Error(), "ip link set dev big0 mtu 65535") {
 		t.Errorf("status %s, last error %v; want FAILED with the command and EINVAL", st.State, st.LastErr)
 	}
 	e.noLink("big0") // nothing half made is left
@@ -308,7 +310,7 @@ func TestNetnsKernelErrors(t *testing.T) {
 	if !errors.As(err, &inv) {
 		t.Fatalf("invalid value: error %v, want a *kv.InvalidValueError", err)
 	}
-	want := []string{"vxlan.vni", "vxlan.local_ip", "parent", "vxlan"}
+	want := []string{"parent", "vxlan", "vxlan.vni", "vxlan.local_ip"}
 	if diff := cmp.Diff(want, inv.FieldNames()); diff != "" {
 		t.Errorf("invalid fields (-want +got):\n%s", diff)
 	}

@@ -149,15 +149,11 @@ func (p *Plugin) buildDescriptors() (err error) {
 		return err
 	}
 	// The derived models' Retrieve runs after the interfaces' (which tells
-	// where each interface is); their derive options cannot say so.
-	addrSpec := linuxinterfaces.InterfaceIpAddressesSpec[struct{}]()
-	addrSpec.RetrieveDependencies = []string{linuxinterfaces.InterfaceModelName}
-	if p.addr, err = kv.NewDescriptor(addrSpec, linuxinterfaces.InterfaceIpAddressesHandler[struct{}](&addresses{p: p})); err != nil {
+	// where each interface is): their generated specs say so.
+	if p.addr, err = linuxinterfaces.NewInterfaceIpAddressesDescriptor[struct{}](&addresses{p: p}); err != nil {
 		return err
 	}
-	masterSpec := linuxinterfaces.InterfaceMasterSpec[struct{}]()
-	masterSpec.RetrieveDependencies = []string{linuxinterfaces.InterfaceModelName}
-	if p.master, err = kv.NewDescriptor(masterSpec, linuxinterfaces.InterfaceMasterHandler[struct{}](&masters{p: p})); err != nil {
+	if p.master, err = linuxinterfaces.NewInterfaceMasterDescriptor[struct{}](&masters{p: p}); err != nil {
 		return err
 	}
 	if p.route, err = linuxl3.NewRouteDescriptor[struct{}](&routes{p: p}); err != nil {

@@ -32,7 +32,7 @@ message Zone {
 			want: []string{
 				"// zoneHostsBaseOf returns the key of the test.v1.Zone that derives a key of test.v1.Zone.hosts.",
 				"var zoneHostsBaseOf = kvimpl.MustBaseKeyOf(zoneHostsKeyTemplate, zoneKeyTemplate)",
-				"BaseOf:      zoneHostsBaseOf,",
+				"BaseOf: zoneHostsBaseOf,",
 				"const _ = kv.IsAtLeastVersion0_3_0",
 			},
 		},
@@ -64,8 +64,10 @@ message Zone {
 			}
 			out := resp.GetFile()[0].GetContent()
 			lines := strings.Split(out, "\n")
+			// Lines compare with their spaces collapsed: gofmt aligns the
+			// fields of the Spec literal by the longest name.
 			for i := range lines {
-				lines[i] = strings.TrimSpace(lines[i])
+				lines[i] = strings.Join(strings.Fields(lines[i]), " ")
 			}
 			for _, w := range tt.want {
 				if !strings.Contains("\n"+strings.Join(lines, "\n")+"\n", "\n"+w+"\n") {

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/kvdescriptor/kvdescriptor/options/kvdescriptorv1"
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
 
 // checkOverlaps reports two models whose key spaces overlap: a key that
@@ -266,6 +267,38 @@ func checkFields(msg *protogen.Message) []error {
 				errs = append(errs, errorf(at("validate.max", 6, 6), "%s: max %d is out of the range of %s", f.Desc.FullName(), v.GetMax(), f.Desc.Kind()))
 			}
 		}
+		if v.GetZeroAllowed() && !v.GetHasMin() && !v.GetHasMax() {
+			errs = append(errs, errorf(at("validate.zero_allowed", 6, 12), "%s: zero_allowed applies with min or max (has_min, has_max)", f.Desc.FullName()))
+		}
+		if v.GetAllowUnknown() && (f.Enum == nil || f.Desc.IsMap()) {
+			errs = append(errs, errorf(at("validate.allow_unknown", 6, 13), "%s: allow_unknown applies to enum fields", f.Desc.FullName()))
+		}
+		for _, c := range []struct {
+			name string
+			num  int32
+			cond *kvdescriptorv1.Condition
+		}{{"required_if", 9, v.GetRequiredIf()}, {"only_if", 10, v.GetOnlyIf()}} {
+			if c.cond == nil {
+				continue
+			}
+			if _, err := resolveCondition(msg, string(f.Desc.Name()), c.cond); err != nil {
+				errs = append(errs, errorf(at("validate."+c.name, 6, c.num), "%s: %s: %v", f.Desc.FullName(), c.name, err))
+			}
+		}
+		if other := v.GetNotEqualTo(); other != "" {
+			pos := at("validate.not_equal_to", 6, 11)
+			g := elemField(msg, other)
+			switch {
+			case g == nil:
+				errs = append(errs, errorf(pos, "%s: not_equal_to: %q is not a field of %s", f.Desc.FullName(), other, msg.Desc.FullName()))
+			case g == f:
+				errs = append(errs, errorf(pos, "%s: not_equal_to names the field itself", f.Desc.FullName()))
+			default:
+				if why := notEqualFits(f, g); why != "" {
+					errs = append(errs, errorf(pos, "%s: not_equal_to %s: %s", f.Desc.FullName(), other, why))
+				}
+			}
+		}
 		for _, sub := range []struct {
 			name, field string
 			num         int32
@@ -325,4 +358,145 @@ func elemField(msg *protogen.Message, name string) *protogen.Field {
 		}
 	}
 	return nil
+}
+
+// notEqualFits tells why fields f and g cannot be compared by not_equal_to
+// ("" when they can): both single scalar or enum fields (not bytes) of one
+// type.
+func notEqualFits(f, g *protogen.Field) string {
+	for _, x := range []*protogen.Field{f, g} {
+		if x.Desc.IsList() || x.Desc.IsMap() || x.Message != nil || x.Desc.Kind() == protoreflect.BytesKind {
+			return fmt.Sprintf("%s is %s; not_equal_to compares single scalar or enum fields (not bytes)", x.Desc.Name(), kindName(x))
+		}
+	}
+	if f.Desc.Kind() != g.Desc.Kind() || f.Enum != g.Enum && (f.Enum == nil || g.Enum == nil || f.Enum.Desc.FullName() != g.Enum.Desc.FullName()) {
+		return fmt.Sprintf("%s is %s and %s is %s; they must have one type", f.Desc.Name(), typeName(f), g.Desc.Name(), typeName(g))
+	}
+	return ""
+}
+
+// typeName names the type of a single field: its kind, or its enum.
+func typeName(f *protogen.Field) string {
+	if f.Enum != nil {
+		return string(f.Enum.Desc.FullName())
+	}
+	return f.Desc.Kind().String()
+}
+
+// checkModelCycles reports the cycles between models that no values can
+// satisfy: a model X depends on values derived from a model B, while B
+// (directly or through other models) depends on X. A derived value exists
+// only once its base is created, so values closing such a cycle wait for
+// each other forever; unlike a cycle of values of models (a veth pair),
+// the scheduler cannot create them as a unit. (X depending on values
+// derived from itself is checkCycles' when the fields are the same.)
+func checkModelCycles(models []*model) []error {
+	type edge struct {
+		to  *model
+		why string // "ref veth_peer", `dependency "bridge"`, "derived from"
+		pos position
+	}
+	edges := map[*model][]edge{}
+	for _, m := range models {
+		for _, r := range m.refs {
+			edges[m] = append(edges[m], edge{r.target, "ref " + string(r.field.Desc.Name()), r.pos})
+		}
+		for _, d := range m.deps {
+			for _, t := range dependencyTargets(d, models) {
+				edges[m] = append(edges[m], edge{t, fmt.Sprintf("dependency %q", d.label), d.pos})
+			}
+		}
+		if m.base != nil {
+			edges[m] = append(edges[m], edge{m.base, "derived from", m.pos})
+		}
+	}
+	// path finds a path of edges from a to b (nil if none), breadth first
+	// so that the shortest is reported.
+	path := func(a, b *model) []edge {
+		prev := map[*model]edge{}
+		from := map[*model]*model{}
+		seen := map[*model]bool{a: true}
+		queue := []*model{a}
+		for len(queue) > 0 {
+			x := queue[0]
+			queue = queue[1:]
+			for _, e := range edges[x] {
+				if seen[e.to] {
+					continue
+				}
+				seen[e.to], prev[e.to], from[e.to] = true, e, x
+				if e.to == b {
+					var p []edge
+					for y := b; y != a; y = from[y] {
+						p = append([]edge{prev[y]}, p...)
+					}
+					return p
+				}
+				queue = append(queue, e.to)
+			}
+		}
+		return nil
+	}
+	var errs []error
+	for _, x := range models {
+		for _, e := range edges[x] {
+			d := e.to
+			if d.base == nil || e.why == "derived from" || x == d.base {
+				continue
+			}
+			p := path(d.base, x)
+			if p == nil {
+				continue
+			}
+			steps := []string{d.base.name}
+			for _, s := range p {
+				steps = append(steps, fmt.Sprintf("(%s, %s) %s", s.why, s.pos, s.to.name))
+			}
+			errs = append(errs, errorf(e.pos, "%s of %s is on %s, values derived from %s, which depends on %s: %s; a derived value exists only once its base is created, so values that close this cycle wait for each other forever",
+				e.why, x.name, d.name, d.base.name, x.name, strings.Join(steps, " ")))
+		}
+	}
+	return errs
+}
+
+// dependencyTargets lists the models whose keys a dependency can name: a
+// key template's that overlap it, an AnyOf prefix's whose keys can start
+// with it.
+func dependencyTargets(d templateDep, models []*model) []*model {
+	var out []*model
+	for _, m := range models {
+		if d.key != nil {
+			if _, ok := d.key.parsed.Overlaps(m.key.parsed); ok {
+				out = append(out, m)
+			}
+			continue
+		}
+		for _, p := range d.prefixes {
+			if prefixMatches(p, m) {
+				out = append(out, m)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// prefixMatches reports whether a key of m can start with the AnyOf prefix
+// p: whether p followed by some segments overlaps m's key template. Names
+// of one to n+1 segments stand for the rest, n the segments of m's key.
+func prefixMatches(p *keyTemplate, m *model) bool {
+	body := strings.TrimSuffix(p.kvText, "/")
+	n := strings.Count(m.key.kvText, "/") + 1
+	var rest strings.Builder
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&rest, "/{rest_%d}", i)
+		t, err := kv.ParseKeyTemplate(body + rest.String())
+		if err != nil {
+			continue
+		}
+		if _, ok := t.Overlaps(m.key.parsed); ok {
+			return true
+		}
+	}
+	return false
 }

@@ -17,7 +17,9 @@ import (
 // keywords and packages, an editions file, element messages of another
 // package) with protoc-gen-go and the generator, in-process, and runs go
 // vet on the result in a module of its own: the generator must never write
-// code that does not compile.
+// code that does not compile. Then go test runs testdata/corners's
+// corners_test.go.txt next to the generated code: the behaviour of the
+// validation options and of the members of a oneof.
 func TestCornersCompile(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go vet on generated code; skipped with -short")
@@ -65,7 +67,11 @@ func TestCornersCompile(t *testing.T) {
 	if want := []string{"gen/shared/v1/shared.kv.go", "gen/corners/v1/corners.kv.go", "gen/corners/v1/editions.kv.go"}; strings.Join(kvFiles, " ") != strings.Join(want, " ") {
 		t.Errorf("generated %v, want %v", kvFiles, want)
 	}
+	// The behaviour of what was generated: corners_test.go tests the
+	// generated code of corners.v1 in its package.
+	copyFile(t, filepath.Join(dir, "corners_test.go.txt"), filepath.Join(mod, "gen", "corners", "v1", "corners_test.go"))
 	goCmd(t, mod, "vet", "./...")
+	goCmd(t, mod, "test", "-count=1", "./...")
 }
 
 // consumerGoMod is the go.mod of a module that uses this repository (at

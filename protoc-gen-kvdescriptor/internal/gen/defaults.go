@@ -77,17 +77,6 @@ func defaultType(f *protogen.Field) jen.Code {
 	panic(fmt.Sprintf("no default for a field of kind %s", f.Desc.Kind()))
 }
 
-// isSet renders the test that the field's value v is not zero.
-func isSet(f *protogen.Field, v *jen.Statement) jen.Code {
-	switch f.Desc.Kind() {
-	case protoreflect.BoolKind:
-		return v
-	case protoreflect.StringKind:
-		return v.Op("!=").Lit("")
-	}
-	return v.Op("!=").Lit(0)
-}
-
 // emitDefaults writes the constants and accessors of the defaults of the
 // messages of file, after its models.
 func emitDefaults(out *jen.File, file *protogen.File) {

@@ -1,6 +1,8 @@
 package gen
 
 import (
+	"slices"
+
 	"google.golang.org/protobuf/compiler/protogen"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
@@ -57,6 +59,20 @@ func newDerived(m *model, f *protogen.Field, o *kvdescriptorv1.Derive, byName ma
 		}
 	}
 	var errs []error
+	// A derived value's Retrieve runs after its base's, which tells what
+	// exists; retrieve_after adds more.
+	d.after = []string{m.name}
+	for i, name := range o.GetRetrieveAfter() {
+		t := byName[protoreflect.FullName(name)]
+		if t == nil {
+			errs = append(errs, errorf(locate(m.file.Desc, optionPath(f.Location.Path, 8, 3, 5, int32(i)), "option (kvdescriptor.v1.field).derive.retrieve_after"),
+				"%q is not a model (an annotated message)", name))
+			continue
+		}
+		if t != m && !slices.Contains(d.after, t.name) {
+			d.after = append(d.after, t.name)
+		}
+	}
 	for i, dep := range o.GetDependencies() {
 		dpos := locate(m.file.Desc, optionPath(f.Location.Path, 8, 3, 3, int32(i)), "option (kvdescriptor.v1.field).derive.dependencies")
 		td, err := parseDependency(dep, scope{msg: m.msg, elem: f, only: carried})

@@ -93,6 +93,7 @@ func collect(files []*protogen.File) ([]*model, error) {
 		errs = append(errs, checkOverlaps(all)...)
 		errs = append(errs, checkNames(files, all)...)
 		errs = append(errs, checkCycles(all)...)
+		errs = append(errs, checkModelCycles(all)...)
 	}
 	if len(errs) > 0 {
 		// Sorted by place; an element message shared by two derived

@@ -1,6 +1,8 @@
 package gen
 
 import (
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -8,6 +10,7 @@ import (
 	"google.golang.org/protobuf/compiler/protogen"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/kvdescriptor/kvdescriptor/options/kvdescriptorv1"
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
 
@@ -71,17 +74,20 @@ func checkKeyField(h *placeholder, raw *jen.Statement, path jen.Code, set bool) 
 
 // checkMessage renders the checks of the fields of msg, the message x at
 // prefix in the value, and of the messages nested in it while they are
-// set (see nested.go). keyFields holds the paths of the key fields.
-func checkMessage(msg *protogen.Message, x *jen.Statement, prefix string, keyFields map[string]bool) []jen.Code {
+// set (see nested.go). keyFields holds the paths of the key fields; on
+// lists the messages on the path, so that a recursive message ends the
+// walk.
+func checkMessage(msg *protogen.Message, x *jen.Statement, prefix string, keyFields map[string]bool, on ...*protogen.Message) []jen.Code {
 	var out []jen.Code
+	on = append(on, msg)
 	for _, f := range msg.Fields {
 		path := prefix + string(f.Desc.Name())
 		// A key field's presence and format are checked with the key;
 		// its validate options still apply.
-		out = append(out, checkField(f, x, path, keyFields[path])...)
-		if withOptions(f) {
+		out = append(out, checkField(f, x, prefix, keyFields[path])...)
+		if validatedAtDepth(f) && !slices.Contains(on, f.Message) {
 			get := x.Clone().Dot("Get" + f.GoName).Call()
-			if inner := checkMessage(f.Message, get, path+".", keyFields); len(inner) > 0 {
+			if inner := checkMessage(f.Message, get, path+".", keyFields, on...); len(inner) > 0 {
 				out = append(out, jen.If(get.Clone().Op("!=").Nil()).Block(inner...))
 			}
 		}
@@ -89,15 +95,167 @@ func checkMessage(msg *protogen.Message, x *jen.Statement, prefix string, keyFie
 	return out
 }
 
-// checkField renders the checks of field f of message x, at path in the
-// value: its format (for each element of a repeated field) and its
-// validate options. For a key field (checked as such: set, in format) only
-// the other options.
-func checkField(f *protogen.Field, x *jen.Statement, name string, keyField bool) []jen.Code {
+// validatedAtDepth reports whether Validate checks the fields of f, a
+// nested message: one with options at depth, or with enum fields (whose
+// values must be known).
+func validatedAtDepth(f *protogen.Field) bool {
+	return nestedMsg(f) && (hasOptions(f.Message, nil) || hasEnums(f.Message, nil))
+}
+
+// hasEnums reports whether msg, or a message nested in it, has an enum
+// field that Validate checks. on lists the messages on the path.
+func hasEnums(msg *protogen.Message, on []*protogen.Message) bool {
+	if slices.Contains(on, msg) {
+		return false
+	}
+	for _, f := range msg.Fields {
+		if f.Enum != nil && !f.Desc.IsMap() {
+			return true
+		}
+		if nestedMsg(f) && hasEnums(f.Message, append(on, msg)) {
+			return true
+		}
+	}
+	return false
+}
+
+// isSet renders "field f (read with get) is set": not empty, not zero.
+// isEmpty is its negation.
+func isSet(f *protogen.Field, get *jen.Statement) *jen.Statement {
+	switch {
+	case f.Desc.IsList() || f.Desc.IsMap() || f.Desc.Kind() == protoreflect.BytesKind:
+		return jen.Len(get.Clone()).Op(">").Lit(0)
+	case f.Message != nil:
+		return get.Clone().Op("!=").Nil()
+	case f.Desc.Kind() == protoreflect.StringKind:
+		return get.Clone().Op("!=").Lit("")
+	case f.Desc.Kind() == protoreflect.BoolKind:
+		return get.Clone()
+	}
+	return get.Clone().Op("!=").Lit(0)
+}
+
+func isEmpty(f *protogen.Field, get *jen.Statement) *jen.Statement {
+	switch {
+	case f.Desc.IsList() || f.Desc.IsMap() || f.Desc.Kind() == protoreflect.BytesKind:
+		return jen.Len(get.Clone()).Op("==").Lit(0)
+	case f.Message != nil:
+		return get.Clone().Op("==").Nil()
+	case f.Desc.Kind() == protoreflect.StringKind:
+		return get.Clone().Op("==").Lit("")
+	case f.Desc.Kind() == protoreflect.BoolKind:
+		return jen.Op("!").Add(get.Clone())
+	}
+	return get.Clone().Op("==").Lit(0)
+}
+
+// condition is a Condition resolved against the annotated field's message
+// (checkFields made sure it resolves).
+type condition struct {
+	field  *protogen.Field
+	values []*protogen.EnumValue
+}
+
+// resolveCondition resolves c on the fields of msg, for the field named
+// self.
+func resolveCondition(msg *protogen.Message, self string, c *kvdescriptorv1.Condition) (condition, error) {
+	var r condition
+	r.field = elemField(msg, c.GetField())
+	switch {
+	case c.GetField() == "":
+		return r, fmt.Errorf("the condition names no field")
+	case r.field == nil:
+		return r, fmt.Errorf("%q is not a field of %s", c.GetField(), msg.Desc.FullName())
+	case c.GetField() == self:
+		return r, fmt.Errorf("the condition is on the field itself")
+	case r.field.Enum == nil || r.field.Desc.IsList() || r.field.Desc.IsMap():
+		return r, fmt.Errorf("the condition's field %s must be a single enum field, it is %s", c.GetField(), kindName(r.field))
+	case len(c.GetIn()) == 0:
+		return r, fmt.Errorf("the condition on %s lists no value (in)", c.GetField())
+	}
+	for _, name := range c.GetIn() {
+		var found *protogen.EnumValue
+		for _, v := range r.field.Enum.Values {
+			if string(v.Desc.Name()) == name {
+				found = v
+			}
+		}
+		if found == nil {
+			return r, fmt.Errorf("%q is not a value of %s (the enum of %s)", name, r.field.Enum.Desc.FullName(), c.GetField())
+		}
+		r.values = append(r.values, found)
+	}
+	return r, nil
+}
+
+// holds renders "the condition holds" on the message x; fails its
+// negation.
+func (c condition) holds(x *jen.Statement) jen.Code {
+	get := x.Clone().Dot("Get" + c.field.GoName).Call()
+	var ors []jen.Code
+	for _, v := range c.values {
+		ors = append(ors, get.Clone().Op("==").Qual(string(v.GoIdent.GoImportPath), v.GoIdent.GoName))
+	}
+	if len(ors) == 1 {
+		return ors[0]
+	}
+	return jen.Parens(jen.Add(ors[0]).Do(func(s *jen.Statement) {
+		for _, o := range ors[1:] {
+			s.Op("||").Add(o)
+		}
+	}))
+}
+
+func (c condition) fails(x *jen.Statement) jen.Code {
+	get := x.Clone().Dot("Get" + c.field.GoName).Call()
+	var ands []jen.Code
+	for _, v := range c.values {
+		ands = append(ands, get.Clone().Op("!=").Qual(string(v.GoIdent.GoImportPath), v.GoIdent.GoName))
+	}
+	return jen.Add(ands[0]).Do(func(s *jen.Statement) {
+		for _, a := range ands[1:] {
+			s.Op("&&").Add(a)
+		}
+	})
+}
+
+// describe is the condition in words: "type is TYPE_MACVLAN or TYPE_VLAN",
+// the field at prefix.
+func (c condition) describe(prefix string) string {
+	var names []string
+	for _, v := range c.values {
+		names = append(names, string(v.Desc.Name()))
+	}
+	list := names[0]
+	if n := len(names); n > 1 {
+		list = strings.Join(names[:n-1], ", ") + " or " + names[n-1]
+	}
+	return prefix + string(c.field.Desc.Name()) + " is " + list
+}
+
+// checkField renders the checks of field f of message x, at prefix in the
+// value: its format (for each element of a repeated field), its enum
+// values and its validate options. For a key field (checked as such: set,
+// in format) only the other options.
+func checkField(f *protogen.Field, x *jen.Statement, prefix string, keyField bool) []jen.Code {
 	var out []jen.Code
 	get := x.Clone().Dot("Get" + f.GoName).Call()
 	o := validateOf(f)
+	name := prefix + string(f.Desc.Name())
 	path := jen.Lit(name)
+	if f.Enum != nil && !f.Desc.IsMap() && !o.GetAllowUnknown() {
+		known := jen.Qual(string(f.Enum.GoIdent.GoImportPath), f.Enum.GoIdent.GoName+"_name")
+		check := func(val jen.Code, p jen.Code) jen.Code {
+			return jen.If(jen.List(jen.Id("_"), jen.Id("ok")).Op(":=").Add(known.Clone()).Index(jen.Int32().Call(val)), jen.Op("!").Id("ok")).Block(
+				add(p, "%d is not a value of "+string(f.Enum.Desc.FullName()), val))
+		}
+		if f.Desc.IsList() {
+			out = append(out, jen.For(jen.List(jen.Id("i"), jen.Id("x")).Op(":=").Range().Add(get.Clone())).Block(
+				check(jen.Id("x"), jen.Qual("fmt", "Sprintf").Call(jen.Lit(name+"[%d]"), jen.Id("i")))))
+		} else {
+			out = append(out, check(get.Clone(), path))
+		}
+	}
 	// A field that derives values has its elements checked as key fields
 	// of the derived values (checkDerivedElements): not twice.
 	if fo := fieldOptions(f); !keyField && fo.GetFormat() != 0 && fo.GetDerive() == nil && f.Desc.Kind() == protoreflect.StringKind && !f.Desc.IsMap() {
@@ -117,20 +275,30 @@ func checkField(f *protogen.Field, x *jen.Statement, name string, keyField bool)
 		return out
 	}
 	if o.GetRequired() && !keyField {
-		var empty jen.Code
-		switch {
-		case f.Desc.IsList() || f.Desc.IsMap() || f.Desc.Kind() == protoreflect.BytesKind:
-			empty = jen.Len(get.Clone()).Op("==").Lit(0)
-		case f.Message != nil:
-			empty = get.Clone().Op("==").Nil()
-		case f.Desc.Kind() == protoreflect.StringKind:
-			empty = get.Clone().Op("==").Lit("")
-		case f.Desc.Kind() == protoreflect.BoolKind:
-			empty = jen.Op("!").Add(get.Clone())
-		default:
-			empty = get.Clone().Op("==").Lit(0)
+		out = append(out, jen.If(isEmpty(f, get)).Block(add(path, "must be set")))
+	}
+	msg := f.Parent
+	if c := o.GetRequiredIf(); c != nil && !keyField {
+		if cond, err := resolveCondition(msg, string(f.Desc.Name()), c); err == nil {
+			out = append(out, jen.If(isEmpty(f, get).Op("&&").Add(cond.holds(x))).Block(
+				add(path, "must be set when "+cond.describe(prefix))))
 		}
-		out = append(out, jen.If(empty).Block(add(path, "must be set")))
+	}
+	if c := o.GetOnlyIf(); c != nil {
+		if cond, err := resolveCondition(msg, string(f.Desc.Name()), c); err == nil {
+			out = append(out, jen.If(isSet(f, get).Op("&&").Add(cond.fails(x))).Block(
+				add(path, "must be empty unless "+cond.describe(prefix)+" (it is %v)", x.Clone().Dot("Get"+cond.field.GoName).Call())))
+		}
+	}
+	if other := o.GetNotEqualTo(); other != "" {
+		if g := elemField(msg, other); g != nil && notEqualFits(f, g) == "" {
+			verb := "%v"
+			if f.Desc.Kind() == protoreflect.StringKind {
+				verb = "%q"
+			}
+			out = append(out, jen.If(isSet(f, get).Op("&&").Add(get.Clone()).Op("==").Add(x.Clone().Dot("Get"+g.GoName).Call())).Block(
+				add(path, verb+" must differ from "+prefix+other, get.Clone())))
+		}
 	}
 	if o.GetUnique() && f.Desc.IsList() && f.Message == nil && f.Desc.Kind() != protoreflect.BytesKind {
 		dup := jen.Qual(kvimplPkg, "FirstDuplicate").Call(get.Clone())
@@ -144,11 +312,28 @@ func checkField(f *protogen.Field, x *jen.Statement, name string, keyField bool)
 			add(path, "elements %d and %d are equal; they must be unique", jen.Id("i"), jen.Id("j"))))
 	}
 	if (o.GetHasMin() || o.GetHasMax()) && !f.Desc.IsList() && (isIntegerKind(f.Desc.Kind()) || f.Desc.Kind() == protoreflect.FloatKind || f.Desc.Kind() == protoreflect.DoubleKind) {
+		// With zero_allowed, zero (the default) is in range. A member of
+		// a oneof is bounded while it is the member set.
+		bound := func(op string, n int64) []jen.Code {
+			c := get.Clone().Op(op).Id(itoa(n))
+			if o.GetZeroAllowed() {
+				c = get.Clone().Op("!=").Lit(0).Op("&&").Add(c)
+			}
+			if f.Oneof != nil && !f.Oneof.Desc.IsSynthetic() {
+				member := x.Clone().Dot("Get" + f.Oneof.GoName).Call().Assert(jen.Op("*").Qual(string(f.GoIdent.GoImportPath), f.GoIdent.GoName))
+				return []jen.Code{jen.List(jen.Id("_"), jen.Id("ok")).Op(":=").Add(member), jen.Id("ok").Op("&&").Add(c)}
+			}
+			return []jen.Code{c}
+		}
+		orZero := ""
+		if o.GetZeroAllowed() {
+			orZero = " (or 0, the default)"
+		}
 		if o.GetHasMin() {
-			out = append(out, jen.If(get.Clone().Op("<").Id(itoa(o.GetMin()))).Block(add(path, "%v is below the minimum "+itoa(o.GetMin()), get.Clone())))
+			out = append(out, jen.If(bound("<", o.GetMin())...).Block(add(path, "%v is below the minimum "+itoa(o.GetMin())+orZero, get.Clone())))
 		}
 		if o.GetHasMax() {
-			out = append(out, jen.If(get.Clone().Op(">").Id(itoa(o.GetMax()))).Block(add(path, "%v is above the maximum "+itoa(o.GetMax()), get.Clone())))
+			out = append(out, jen.If(bound(">", o.GetMax())...).Block(add(path, "%v is above the maximum "+itoa(o.GetMax())+orZero, get.Clone())))
 		}
 	}
 	if sub := o.GetAtMostOne(); sub != "" && f.Desc.IsList() && f.Message != nil {

@@ -53,7 +53,7 @@ func TestBaseOf(t *testing.T) {
 	ms := models()
 	for _, v := range []proto.Message{
 		&vppl2.BridgeDomain{Name: "bd/1", Interfaces: []*vppl2.BridgeDomain_Interface{{Name: "if1"}, {Name: "memif 2"}}},
-		&linuxinterfaces.Interface{Name: "veth1", IpAddresses: []string{"10.0.0.1/24", "2001:DB8::1/64"}},
+		&linuxinterfaces.Interface{Name: "veth1", Type: linuxinterfaces.Interface_TYPE_DUMMY, IpAddresses: []string{"10.0.0.1/24", "2001:DB8::1/64"}},
 	} {
 		key := keyOf(v)
 		for _, d := range ms[string(v.ProtoReflect().Descriptor().FullName())].desc.Derived(key, v) {

@@ -234,7 +234,7 @@ func TestDerived(t *testing.T) {
 		},
 		{
 			name: "linux interface addresses", model: linuxinterfaces.InterfaceModelName,
-			value: &linuxinterfaces.Interface{Name: "veth/1", IpAddresses: []string{"10.0.0.1/24", "2001:DB8::1/64"}},
+			value: &linuxinterfaces.Interface{Name: "veth/1", Type: linuxinterfaces.Interface_TYPE_DUMMY, IpAddresses: []string{"10.0.0.1/24", "2001:DB8::1/64"}},
 			want: []derived{
 				{
 					Key:    "linux/interface/veth%2F1/address/10.0.0.1/24",
@@ -250,7 +250,7 @@ func TestDerived(t *testing.T) {
 		},
 		{
 			name: "linux interface without addresses", model: linuxinterfaces.InterfaceModelName,
-			value: &linuxinterfaces.Interface{Name: "eth0"},
+			value: &linuxinterfaces.Interface{Name: "eth0", Type: linuxinterfaces.Interface_TYPE_DUMMY},
 		},
 		{
 			name: "vpp interface derives nothing", model: vppinterfaces.InterfaceModelName,
@@ -366,7 +366,7 @@ func TestDependencyKeysMatchTheirTargets(t *testing.T) {
 				}
 				// Linux route -> interface, and its AnyOf -> the
 				// interface's derived addresses.
-				lif := &linuxinterfaces.Interface{Name: a.name, IpAddresses: []string{"10.0.0.1/24"}, VethPeer: b.name}
+				lif := &linuxinterfaces.Interface{Name: a.name, Type: linuxinterfaces.Interface_TYPE_VETH, IpAddresses: []string{"10.0.0.1/24"}, VethPeer: b.name}
 				route := &linuxl3.Route{OutgoingInterface: a.name, DstNetwork: "0.0.0.0/0", GwAddr: "10.0.0.254"}
 				routeDeps := linuxl3.RouteSpec[struct{}]().Dependencies(linuxl3.RouteKeyFor(route), route)
 				if got, want := depKey(routeDeps, "interface"), linuxinterfaces.InterfaceKeyFor(lif); got != want {
@@ -381,7 +381,7 @@ func TestDependencyKeysMatchTheirTargets(t *testing.T) {
 					t.Errorf("linux route's AnyOf %+v does not accept the address %q", deps(routeDeps), addrKey)
 				}
 				// Veth peer -> the peer's key.
-				peer := linuxinterfaces.InterfaceKeyFor(&linuxinterfaces.Interface{Name: b.name})
+				peer := linuxinterfaces.InterfaceKeyFor(&linuxinterfaces.Interface{Name: b.name, Type: linuxinterfaces.Interface_TYPE_DUMMY})
 				if got := depKey(linuxinterfaces.InterfaceSpec[struct{}]().Dependencies(linuxinterfaces.InterfaceKeyFor(lif), lif), "veth peer"); got != peer {
 					t.Errorf("veth depends on %q, the peer's key is %q", got, peer)
 				}

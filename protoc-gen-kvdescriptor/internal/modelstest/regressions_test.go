@@ -22,7 +22,7 @@ import (
 func TestDerivedElementFieldNamedOnce(t *testing.T) {
 	t.Parallel()
 	err := linuxinterfaces.InterfaceSpec[struct{}]().Validate("linux/interface/eth0",
-		&linuxinterfaces.Interface{Name: "eth0", IpAddresses: []string{"10.0.0.1/24", "10.0.0.1"}})
+		&linuxinterfaces.Interface{Name: "eth0", Type: linuxinterfaces.Interface_TYPE_DUMMY, IpAddresses: []string{"10.0.0.1/24", "10.0.0.1"}})
 	var got []string
 	if err != nil {
 		got = err.(interface{ FieldNames() []string }).FieldNames()
@@ -71,7 +71,7 @@ func TestKeyFieldOutOfFormatIsInvalid(t *testing.T) {
 // silently keeps one of the two derived values.
 func TestUniqueInKeyForm(t *testing.T) {
 	t.Parallel()
-	v := &linuxinterfaces.Interface{Name: "eth0", IpAddresses: []string{"2001:db8::1/64", "2001:DB8::1/64"}}
+	v := &linuxinterfaces.Interface{Name: "eth0", Type: linuxinterfaces.Interface_TYPE_DUMMY, IpAddresses: []string{"2001:db8::1/64", "2001:DB8::1/64"}}
 	derived := linuxinterfaces.InterfaceSpec[struct{}]().Derived("linux/interface/eth0", v)
 	if len(derived) == 2 && derived[0].Key == derived[1].Key {
 		t.Logf("both elements derive %q", derived[0].Key)

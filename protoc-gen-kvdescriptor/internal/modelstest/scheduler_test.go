@@ -517,11 +517,11 @@ func TestInvalidEndToEnd(t *testing.T) {
 		fields []string
 	}{
 		{"bad address element", "linux/interface/eth0",
-			&linuxinterfaces.Interface{Name: "eth0", IpAddresses: []string{"10.0.0.1/24", "10.0.0.300/24"}}, []string{"ip_addresses[1]"}},
+			&linuxinterfaces.Interface{Name: "eth0", Type: linuxinterfaces.Interface_TYPE_DUMMY, IpAddresses: []string{"10.0.0.1/24", "10.0.0.300/24"}}, []string{"ip_addresses[1]"}},
 		{"bad MAC", "linux/interface/eth0",
-			&linuxinterfaces.Interface{Name: "eth0", PhysAddress: "nope"}, []string{"phys_address"}},
+			&linuxinterfaces.Interface{Name: "eth0", Type: linuxinterfaces.Interface_TYPE_DUMMY, PhysAddress: "nope"}, []string{"phys_address"}},
 		{"key of the prefix, value of another key", "linux/interface/eth1",
-			&linuxinterfaces.Interface{Name: "eth0"}, []string{"(key)"}},
+			&linuxinterfaces.Interface{Name: "eth0", Type: linuxinterfaces.Interface_TYPE_DUMMY}, []string{"(key)"}},
 		{"route with a bad gateway", "linux/route/eth0/10.0.0.0/8",
 			&linuxl3.Route{OutgoingInterface: "eth0", DstNetwork: "10.0.0.0/8", GwAddr: "10.0.0.1.1"}, []string{"gw_addr"}},
 		{"address of another address", "linux/interface/eth0/address/10.0.0.1/24",

@@ -169,11 +169,50 @@ func interfaceValidate(key string, v *Interface) error {
 	} else if r := kv.CheckFormat(kv.FormatName, v.GetName()); r != "" {
 		errs = errs.Add("name", "%s", r)
 	}
+	if _, ok := Interface_Type_name[int32(v.GetType())]; !ok {
+		errs = errs.Add("type", "%d is not a value of linux.interfaces.v1.Interface.Type", v.GetType())
+	}
+	if v.GetType() == 0 {
+		errs = errs.Add("type", "must be set")
+	}
+	if v.GetMtu() != 0 && v.GetMtu() < 68 {
+		errs = errs.Add("mtu", "%v is below the minimum 68 (or 0, the default)", v.GetMtu())
+	}
+	if v.GetMtu() != 0 && v.GetMtu() > 65535 {
+		errs = errs.Add("mtu", "%v is above the maximum 65535 (or 0, the default)", v.GetMtu())
+	}
 	if r := kv.CheckFormat(kv.FormatMAC, v.GetPhysAddress()); r != "" {
 		errs = errs.Add("phys_address", "%s", r)
 	}
 	if i, j, dup := kvimpl.FirstDuplicateFormatted(kv.FormatIPInterface, v.GetIpAddresses()); dup {
 		errs = errs.Add("ip_addresses", "elements %d and %d are equal; they must be unique", i, j)
+	}
+	if v.GetVethPeer() == "" && v.GetType() == Interface_TYPE_VETH {
+		errs = errs.Add("veth_peer", "must be set when type is TYPE_VETH")
+	}
+	if v.GetVethPeer() != "" && v.GetType() != Interface_TYPE_VETH {
+		errs = errs.Add("veth_peer", "must be empty unless type is TYPE_VETH (it is %v)", v.GetType())
+	}
+	if v.GetVethPeer() != "" && v.GetVethPeer() == v.GetName() {
+		errs = errs.Add("veth_peer", "%q must differ from name", v.GetVethPeer())
+	}
+	if v.GetMaster() != "" && v.GetMaster() == v.GetName() {
+		errs = errs.Add("master", "%q must differ from name", v.GetMaster())
+	}
+	if v.GetParent() == "" && (v.GetType() == Interface_TYPE_MACVLAN || v.GetType() == Interface_TYPE_VLAN) {
+		errs = errs.Add("parent", "must be set when type is TYPE_MACVLAN or TYPE_VLAN")
+	}
+	if v.GetParent() != "" && v.GetType() != Interface_TYPE_VXLAN && v.GetType() != Interface_TYPE_MACVLAN && v.GetType() != Interface_TYPE_VLAN {
+		errs = errs.Add("parent", "must be empty unless type is TYPE_VXLAN, TYPE_MACVLAN or TYPE_VLAN (it is %v)", v.GetType())
+	}
+	if v.GetParent() != "" && v.GetParent() == v.GetName() {
+		errs = errs.Add("parent", "%q must differ from name", v.GetParent())
+	}
+	if v.GetVxlan() == nil && v.GetType() == Interface_TYPE_VXLAN {
+		errs = errs.Add("vxlan", "must be set when type is TYPE_VXLAN")
+	}
+	if v.GetVxlan() != nil && v.GetType() != Interface_TYPE_VXLAN {
+		errs = errs.Add("vxlan", "must be empty unless type is TYPE_VXLAN (it is %v)", v.GetType())
 	}
 	if v.GetVxlan() != nil {
 		if v.GetVxlan().GetVni() < 1 {
@@ -191,6 +230,27 @@ func interfaceValidate(key string, v *Interface) error {
 		if v.GetVxlan().GetDstPort() > 65535 {
 			errs = errs.Add("vxlan.dst_port", "%v is above the maximum 65535", v.GetVxlan().GetDstPort())
 		}
+	}
+	if _, ok := Interface_MacvlanMode_name[int32(v.GetMacvlanMode())]; !ok {
+		errs = errs.Add("macvlan_mode", "%d is not a value of linux.interfaces.v1.Interface.MacvlanMode", v.GetMacvlanMode())
+	}
+	if v.GetMacvlanMode() != 0 && v.GetType() != Interface_TYPE_MACVLAN {
+		errs = errs.Add("macvlan_mode", "must be empty unless type is TYPE_MACVLAN (it is %v)", v.GetType())
+	}
+	if v.GetVlanId() == 0 && v.GetType() == Interface_TYPE_VLAN {
+		errs = errs.Add("vlan_id", "must be set when type is TYPE_VLAN")
+	}
+	if v.GetVlanId() != 0 && v.GetType() != Interface_TYPE_VLAN {
+		errs = errs.Add("vlan_id", "must be empty unless type is TYPE_VLAN (it is %v)", v.GetType())
+	}
+	if v.GetVlanId() > 4094 {
+		errs = errs.Add("vlan_id", "%v is above the maximum 4094", v.GetVlanId())
+	}
+	if v.GetVrfTable() == 0 && v.GetType() == Interface_TYPE_VRF {
+		errs = errs.Add("vrf_table", "must be set when type is TYPE_VRF")
+	}
+	if v.GetVrfTable() != 0 && v.GetType() != Interface_TYPE_VRF {
+		errs = errs.Add("vrf_table", "must be empty unless type is TYPE_VRF (it is %v)", v.GetType())
 	}
 	for i, e := range v.GetIpAddresses() {
 		if e == "" {
@@ -343,12 +403,13 @@ func interfaceIpAddressesValidate(key string, v *wrapperspb.StringValue) error {
 // InterfaceIpAddressesSpec returns the schema-derived part of the descriptor of linux.interfaces.v1.Interface.address.
 func InterfaceIpAddressesSpec[M any]() kv.Spec[InterfaceIpAddressesKey, *wrapperspb.StringValue, M] {
 	return kv.Spec[InterfaceIpAddressesKey, *wrapperspb.StringValue, M]{
-		BaseOf:      interfaceIpAddressesBaseOf,
-		KeyString:   InterfaceIpAddressesKey.String,
-		KeyTemplate: InterfaceIpAddressesKeyTemplate,
-		Name:        InterfaceIpAddressesModelName,
-		ParseKey:    ParseInterfaceIpAddressesKey,
-		Validate:    interfaceIpAddressesValidate,
+		BaseOf:               interfaceIpAddressesBaseOf,
+		KeyString:            InterfaceIpAddressesKey.String,
+		KeyTemplate:          InterfaceIpAddressesKeyTemplate,
+		Name:                 InterfaceIpAddressesModelName,
+		ParseKey:             ParseInterfaceIpAddressesKey,
+		RetrieveDependencies: []string{"linux.interfaces.v1.Interface"},
+		Validate:             interfaceIpAddressesValidate,
 	}
 }
 
@@ -475,13 +536,14 @@ func interfaceMasterValidate(key string, v *wrapperspb.StringValue) error {
 // InterfaceMasterSpec returns the schema-derived part of the descriptor of linux.interfaces.v1.Interface.master.
 func InterfaceMasterSpec[M any]() kv.Spec[InterfaceMasterKey, *wrapperspb.StringValue, M] {
 	return kv.Spec[InterfaceMasterKey, *wrapperspb.StringValue, M]{
-		BaseOf:       interfaceMasterBaseOf,
-		Dependencies: interfaceMasterDependencies,
-		KeyString:    InterfaceMasterKey.String,
-		KeyTemplate:  InterfaceMasterKeyTemplate,
-		Name:         InterfaceMasterModelName,
-		ParseKey:     ParseInterfaceMasterKey,
-		Validate:     interfaceMasterValidate,
+		BaseOf:               interfaceMasterBaseOf,
+		Dependencies:         interfaceMasterDependencies,
+		KeyString:            InterfaceMasterKey.String,
+		KeyTemplate:          InterfaceMasterKeyTemplate,
+		Name:                 InterfaceMasterModelName,
+		ParseKey:             ParseInterfaceMasterKey,
+		RetrieveDependencies: []string{"linux.interfaces.v1.Interface"},
+		Validate:             interfaceMasterValidate,
 	}
 }
 

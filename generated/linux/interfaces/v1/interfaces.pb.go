@@ -166,7 +166,8 @@ type Interface struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// name is the logical name (the label).
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	// type is the link type; changing it re-creates the interface.
+	// type is the link type (required); changing it re-creates the
+	// interface.
 	Type Interface_Type `protobuf:"varint,2,opt,name=type,proto3,enum=linux.interfaces.v1.Interface_Type" json:"type,omitempty"`
 	// host_if_name is the name in the kernel; default: name. Changing it
 	// renames the interface in place.
@@ -174,7 +175,7 @@ type Interface struct {
 	// enabled sets the interface administratively up.
 	Enabled bool `protobuf:"varint,4,opt,name=enabled,proto3" json:"enabled,omitempty"`
 	// mtu 0 means the kernel's default, 1500 (and for a value read back
-	// from the kernel: not managed).
+	// from the kernel: not managed); otherwise 68 to 65535.
 	Mtu uint32 `protobuf:"varint,5,opt,name=mtu,proto3" json:"mtu,omitempty"`
 	// phys_address is the MAC address; empty: the kernel's choice.
 	PhysAddress string   `protobuf:"bytes,6,opt,name=phys_address,json=physAddress,proto3" json:"phys_address,omitempty"`
@@ -182,26 +183,28 @@ type Interface struct {
 	// namespace is the network namespace, by name (as `ip netns` names
 	// them); empty: the plugin's namespace. Changing it re-creates.
 	Namespace string `protobuf:"bytes,8,opt,name=namespace,proto3" json:"namespace,omitempty"`
-	// veth_peer is the other end of a veth pair (its label).
+	// veth_peer is the other end of a veth pair (its label): set for, and
+	// only for, a veth interface, and not the interface itself.
 	VethPeer string `protobuf:"bytes,9,opt,name=veth_peer,json=vethPeer,proto3" json:"veth_peer,omitempty"`
 	// master is the bridge this interface is a member of (the bridge's
 	// label). It derives a binding value that depends on the bridge: the
 	// interface exists without waiting for its bridge, and joins it when
-	// the bridge appears.
+	// the bridge appears. An interface is not its own master.
 	Master string `protobuf:"bytes,10,opt,name=master,proto3" json:"master,omitempty"`
 	// parent is the link a vxlan (optional), macvlan or vlan interface sits
-	// on (its label). Changing it re-creates.
+	// on (its label), never the interface itself. Changing it re-creates.
 	Parent string `protobuf:"bytes,11,opt,name=parent,proto3" json:"parent,omitempty"`
-	// vxlan holds the tunnel parameters of a vxlan interface; changing them
-	// re-creates.
+	// vxlan holds the tunnel parameters of a vxlan interface: set for, and
+	// only for, one. Changing them re-creates.
 	Vxlan *Interface_Vxlan `protobuf:"bytes,12,opt,name=vxlan,proto3" json:"vxlan,omitempty"`
-	// macvlan_mode is the mode of a macvlan interface; changing it
-	// re-creates.
+	// macvlan_mode is the mode of a macvlan interface (of macvlan
+	// interfaces only); changing it re-creates.
 	MacvlanMode Interface_MacvlanMode `protobuf:"varint,13,opt,name=macvlan_mode,json=macvlanMode,proto3,enum=linux.interfaces.v1.Interface_MacvlanMode" json:"macvlan_mode,omitempty"`
-	// vlan_id is the 802.1Q tag of a vlan interface; changing it re-creates.
+	// vlan_id is the 802.1Q tag of a vlan interface, 1 to 4094: set for, and
+	// only for, one. Changing it re-creates.
 	VlanId uint32 `protobuf:"varint,14,opt,name=vlan_id,json=vlanId,proto3" json:"vlan_id,omitempty"`
-	// vrf_table is the routing table of a vrf interface; changing it
-	// re-creates.
+	// vrf_table is the routing table of a vrf interface: set for, and only
+	// for, one. Changing it re-creates.
 	VrfTable      uint32 `protobuf:"varint,15,opt,name=vrf_table,json=vrfTable,proto3" json:"vrf_table,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -420,30 +423,45 @@ var File_linux_interfaces_v1_interfaces_proto protoreflect.FileDescriptor
 
 const file_linux_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"\n" +
-	"$linux/interfaces/v1/interfaces.proto\x12\x13linux.interfaces.v1\x1a\x1dkvdescriptor/v1/options.proto\"\x9a\v\n" +
+	"$linux/interfaces/v1/interfaces.proto\x12\x13linux.interfaces.v1\x1a\x1dkvdescriptor/v1/options.proto\"\xd1\r\n" +
 	"\tInterface\x12\x12\n" +
-	"\x04name\x18\x01 \x01(\tR\x04name\x12?\n" +
-	"\x04type\x18\x02 \x01(\x0e2#.linux.interfaces.v1.Interface.TypeB\x06Ҽ\x19\x02 \x01R\x04type\x12 \n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12C\n" +
+	"\x04type\x18\x02 \x01(\x0e2#.linux.interfaces.v1.Interface.TypeB\n" +
+	"Ҽ\x19\x06 \x012\x02\b\x01R\x04type\x12 \n" +
 	"\fhost_if_name\x18\x03 \x01(\tR\n" +
 	"hostIfName\x12\x18\n" +
-	"\aenabled\x18\x04 \x01(\bR\aenabled\x12\x1e\n" +
-	"\x03mtu\x18\x05 \x01(\rB\fҼ\x19\b*\x06\x12\x041500R\x03mtu\x12)\n" +
+	"\aenabled\x18\x04 \x01(\bR\aenabled\x12,\n" +
+	"\x03mtu\x18\x05 \x01(\rB\x1aҼ\x19\x16*\x06\x12\x0415002\f\x18\x01 D(\x010\xff\xff\x03`\x01R\x03mtu\x12)\n" +
 	"\fphys_address\x18\x06 \x01(\tB\x06Ҽ\x19\x02\b\x06R\vphysAddress\x12\x85\x01\n" +
 	"\fip_addresses\x18\a \x03(\tBbҼ\x19^\b\x05\x1aV\n" +
 	"-linux/interface/{name}/address/{ip_addresses}\x12%linux.interfaces.v1.Interface.address2\x02\x10\x01R\vipAddresses\x12$\n" +
-	"\tnamespace\x18\b \x01(\tB\x06Ҽ\x19\x02 \x01R\tnamespace\x12O\n" +
-	"\tveth_peer\x18\t \x01(\tB2Ҽ\x19.\x12*\n" +
-	"\x1dlinux.interfaces.v1.Interface\x12\tveth peer \x01R\bvethPeer\x12\x90\x01\n" +
+	"\tnamespace\x18\b \x01(\tB\x06Ҽ\x19\x02 \x01R\tnamespace\x12}\n" +
+	"\tveth_peer\x18\t \x01(\tB`Ҽ\x19\\\x12*\n" +
+	"\x1dlinux.interfaces.v1.Interface\x12\tveth peer \x012,J\x11\n" +
+	"\x04type\x12\tTYPE_VETHR\x11\n" +
+	"\x04type\x12\tTYPE_VETHZ\x04nameR\bvethPeer\x12\x99\x01\n" +
 	"\x06master\x18\n" +
-	" \x01(\tBxҼ\x19t\x1ar\n" +
+	" \x01(\tB\x80\x01Ҽ\x19|\x1ar\n" +
 	"&linux/interface/{name}/master/{master}\x12$linux.interfaces.v1.Interface.master\x1a\"\n" +
-	"\x06bridge\x12\x18linux/interface/{master}R\x06master\x12G\n" +
-	"\x06parent\x18\v \x01(\tB/Ҽ\x19+\x12'\n" +
-	"\x1dlinux.interfaces.v1.Interface\x12\x06parent \x01R\x06parent\x12B\n" +
-	"\x05vxlan\x18\f \x01(\v2$.linux.interfaces.v1.Interface.VxlanB\x06Ҽ\x19\x02 \x01R\x05vxlan\x12U\n" +
-	"\fmacvlan_mode\x18\r \x01(\x0e2*.linux.interfaces.v1.Interface.MacvlanModeB\x06Ҽ\x19\x02 \x01R\vmacvlanMode\x12\x1f\n" +
-	"\avlan_id\x18\x0e \x01(\rB\x06Ҽ\x19\x02 \x01R\x06vlanId\x12#\n" +
-	"\tvrf_table\x18\x0f \x01(\rB\x06Ҽ\x19\x02 \x01R\bvrfTable\x1a\xa5\x01\n" +
+	"\x06bridge\x12\x18linux/interface/{master}2\x06Z\x04nameR\x06master\x12\x9f\x01\n" +
+	"\x06parent\x18\v \x01(\tB\x86\x01Ҽ\x19\x81\x01\x12'\n" +
+	"\x1dlinux.interfaces.v1.Interface\x12\x06parent \x012TJ\x1f\n" +
+	"\x04type\x12\fTYPE_MACVLAN\x12\tTYPE_VLANR+\n" +
+	"\x04type\x12\n" +
+	"TYPE_VXLAN\x12\fTYPE_MACVLAN\x12\tTYPE_VLANZ\x04nameR\x06parent\x12l\n" +
+	"\x05vxlan\x18\f \x01(\v2$.linux.interfaces.v1.Interface.VxlanB0Ҽ\x19, \x012(J\x12\n" +
+	"\x04type\x12\n" +
+	"TYPE_VXLANR\x12\n" +
+	"\x04type\x12\n" +
+	"TYPE_VXLANR\x05vxlan\x12m\n" +
+	"\fmacvlan_mode\x18\r \x01(\x0e2*.linux.interfaces.v1.Interface.MacvlanModeB\x1eҼ\x19\x1a \x012\x16R\x14\n" +
+	"\x04type\x12\fTYPE_MACVLANR\vmacvlanMode\x12L\n" +
+	"\avlan_id\x18\x0e \x01(\rB3Ҽ\x19/ \x012+(\x010\xfe\x1fJ\x11\n" +
+	"\x04type\x12\tTYPE_VLANR\x11\n" +
+	"\x04type\x12\tTYPE_VLANR\x06vlanId\x12I\n" +
+	"\tvrf_table\x18\x0f \x01(\rB,Ҽ\x19( \x012$J\x10\n" +
+	"\x04type\x12\bTYPE_VRFR\x10\n" +
+	"\x04type\x12\bTYPE_VRFR\bvrfTable\x1a\xa5\x01\n" +
 	"\x05Vxlan\x12#\n" +
 	"\x03vni\x18\x01 \x01(\rB\x11Ҽ\x19\r2\v\x18\x01 \x01(\x010\xff\xff\xff\aR\x03vni\x12!\n" +
 	"\blocal_ip\x18\x02 \x01(\tB\x06Ҽ\x19\x02\b\x03R\alocalIp\x12#\n" +

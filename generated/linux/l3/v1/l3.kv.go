@@ -136,6 +136,9 @@ func routeValidate(key string, v *Route) error {
 	if r := kv.CheckFormat(kv.FormatIP, v.GetGwAddr()); r != "" {
 		errs = errs.Add("gw_addr", "%s", r)
 	}
+	if _, ok := Route_Scope_name[int32(v.GetScope())]; !ok {
+		errs = errs.Add("scope", "%d is not a value of linux.l3.v1.Route.Scope", v.GetScope())
+	}
 	if errs == nil {
 		var buf [128]byte
 		if want := routeAppendKey(buf[:0], v); string(want) != key {

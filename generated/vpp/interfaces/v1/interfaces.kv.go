@@ -119,6 +119,9 @@ func interfaceValidate(key string, v *Interface) error {
 	} else if r := kv.CheckFormat(kv.FormatName, v.GetName()); r != "" {
 		errs = errs.Add("name", "%s", r)
 	}
+	if _, ok := Interface_Type_name[int32(v.GetType())]; !ok {
+		errs = errs.Add("type", "%d is not a value of vpp.interfaces.v1.Interface.Type", v.GetType())
+	}
 	if r := kv.CheckFormat(kv.FormatMAC, v.GetPhysAddress()); r != "" {
 		errs = errs.Add("phys_address", "%s", r)
 	}
@@ -129,6 +132,12 @@ func interfaceValidate(key string, v *Interface) error {
 	}
 	if i, j, dup := kvimpl.FirstDuplicateFormatted(kv.FormatIPInterface, v.GetIpAddresses()); dup {
 		errs = errs.Add("ip_addresses", "elements %d and %d are equal; they must be unique", i, j)
+	}
+	if v.GetHostIfName() == "" && v.GetType() == Interface_TYPE_AF_PACKET {
+		errs = errs.Add("host_if_name", "must be set when type is TYPE_AF_PACKET")
+	}
+	if v.GetHostIfName() != "" && v.GetType() != Interface_TYPE_AF_PACKET {
+		errs = errs.Add("host_if_name", "must be empty unless type is TYPE_AF_PACKET (it is %v)", v.GetType())
 	}
 	if errs == nil {
 		var buf [128]byte

@@ -90,7 +90,8 @@ type Interface struct {
 	// vrf is the VRF table of the interface's addresses; 0 is the default
 	// table, which always exists.
 	Vrf uint32 `protobuf:"varint,7,opt,name=vrf,proto3" json:"vrf,omitempty"`
-	// host_if_name is the Linux interface an AF_PACKET interface binds to.
+	// host_if_name is the Linux interface an AF_PACKET interface binds to:
+	// set for, and only for, one.
 	HostIfName    string `protobuf:"bytes,8,opt,name=host_if_name,json=hostIfName,proto3" json:"host_if_name,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -186,7 +187,7 @@ var File_vpp_interfaces_v1_interfaces_proto protoreflect.FileDescriptor
 
 const file_vpp_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"\n" +
-	"\"vpp/interfaces/v1/interfaces.proto\x12\x11vpp.interfaces.v1\x1a\x1dkvdescriptor/v1/options.proto\"\xb9\x03\n" +
+	"\"vpp/interfaces/v1/interfaces.proto\x12\x11vpp.interfaces.v1\x1a\x1dkvdescriptor/v1/options.proto\"\xf1\x03\n" +
 	"\tInterface\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12=\n" +
 	"\x04type\x18\x02 \x01(\x0e2!.vpp.interfaces.v1.Interface.TypeB\x06Ҽ\x19\x02 \x01R\x04type\x12\x18\n" +
@@ -196,8 +197,10 @@ const file_vpp_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"\fip_addresses\x18\x06 \x03(\tB\x0eҼ\x19\n" +
 	"\b\x05*\x02\x18\x012\x02\x10\x01R\vipAddresses\x12,\n" +
 	"\x03vrf\x18\a \x01(\rB\x1aҼ\x19\x16\x12\x14\n" +
-	"\x12vpp.l3.v1.VrfTableR\x03vrf\x12 \n" +
-	"\fhost_if_name\x18\b \x01(\tR\n" +
+	"\x12vpp.l3.v1.VrfTableR\x03vrf\x12X\n" +
+	"\fhost_if_name\x18\b \x01(\tB6Ҽ\x19220J\x16\n" +
+	"\x04type\x12\x0eTYPE_AF_PACKETR\x16\n" +
+	"\x04type\x12\x0eTYPE_AF_PACKETR\n" +
 	"hostIfName\"S\n" +
 	"\x04Type\x12\x14\n" +
 	"\x10TYPE_UNSPECIFIED\x10\x00\x12\x11\n" +

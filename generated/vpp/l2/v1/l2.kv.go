@@ -290,11 +290,12 @@ func BridgeDomainInterfacesSpec[M any]() kv.Spec[BridgeDomainInterfacesKey, *Bri
 		Equivalent: func(_ string, a, b *BridgeDomain_Interface) bool {
 			return bridgeDomainInterfacesEqual(a, b)
 		},
-		KeyString:   BridgeDomainInterfacesKey.String,
-		KeyTemplate: BridgeDomainInterfacesKeyTemplate,
-		Name:        BridgeDomainInterfacesModelName,
-		ParseKey:    ParseBridgeDomainInterfacesKey,
-		Validate:    bridgeDomainInterfacesValidate,
+		KeyString:            BridgeDomainInterfacesKey.String,
+		KeyTemplate:          BridgeDomainInterfacesKeyTemplate,
+		Name:                 BridgeDomainInterfacesModelName,
+		ParseKey:             ParseBridgeDomainInterfacesKey,
+		RetrieveDependencies: []string{"vpp.l2.v1.BridgeDomain"},
+		Validate:             bridgeDomainInterfacesValidate,
 	}
 }
 
