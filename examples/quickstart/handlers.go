@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"net/netip"
 	"strings"
@@ -73,14 +72,10 @@ func (h linkHandler) Delete(_ context.Context, k linuxinterfaces.InterfaceKey, _
 
 // Validate adds what the simulated device cannot do to the schema's checks.
 func (h linkHandler) Validate(_ linuxinterfaces.InterfaceKey, v *linuxinterfaces.Interface) error {
-	var errs *kv.InvalidValueError
-	if v.GetType() == linuxinterfaces.Interface_TYPE_UNSPECIFIED {
-		errs = errs.Add("type", "must be set")
-	}
 	if v.GetHostIfName() != "" && v.GetHostIfName() != v.GetName() {
-		errs = errs.Add("host_if_name", "the simulated device names links by their logical name")
+		return kv.Invalid("host_if_name", "the simulated device names links by their logical name")
 	}
-	return errs.OrNil()
+	return nil
 }
 
 // linkOf is the device's view of an interface value.
@@ -91,7 +86,7 @@ func linkOf(k linuxinterfaces.InterfaceKey, v *linuxinterfaces.Interface) Link {
 		Namespace: v.GetNamespace(),
 		Peer:      v.GetVethPeer(),
 		MAC:       strings.ToLower(v.GetPhysAddress()),
-		MTU:       int(cmp.Or(v.GetMtu(), 1500)),
+		MTU:       int(v.EffectiveMtu()),
 		Up:        v.GetEnabled(),
 	}
 }

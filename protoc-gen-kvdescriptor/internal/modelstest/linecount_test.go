@@ -227,7 +227,7 @@ func packageLines(t *testing.T, dir string) map[string]fileLines {
 // when they were set. Lower them as the rest shrinks; a change that makes
 // a plugin author write more of it fails here.
 var linuxCeilings = map[string]int{
-	"interface.go": 42,
+	"interface.go": 18,
 	"route.go":     5,
 	"neighbour.go": 5,
 	"address.go":   4,

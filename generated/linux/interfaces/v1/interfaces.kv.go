@@ -127,7 +127,7 @@ func interfaceEqual(a, b *Interface) bool {
 		a.GetType() == b.GetType() &&
 		a.GetHostIfName() == b.GetHostIfName() &&
 		a.GetEnabled() == b.GetEnabled() &&
-		kvimpl.OrDefault(a.GetMtu(), 1500) == kvimpl.OrDefault(b.GetMtu(), 1500) &&
+		a.EffectiveMtu() == b.EffectiveMtu() &&
 		kvimpl.EqualFormatted(kv.FormatMAC, a.GetPhysAddress(), b.GetPhysAddress()) &&
 		a.GetNamespace() == b.GetNamespace() &&
 		a.GetVethPeer() == b.GetVethPeer() &&
@@ -146,7 +146,7 @@ func interfaceEqualVxlan(a, b *Interface_Vxlan) bool {
 	return a.GetVni() == b.GetVni() &&
 		kvimpl.EqualFormatted(kv.FormatIP, a.GetLocalIp(), b.GetLocalIp()) &&
 		kvimpl.EqualFormatted(kv.FormatIP, a.GetRemoteIp(), b.GetRemoteIp()) &&
-		kvimpl.OrDefault(a.GetDstPort(), 4789) == kvimpl.OrDefault(b.GetDstPort(), 4789)
+		a.EffectiveDstPort() == b.EffectiveDstPort()
 }
 
 // interfaceNeedsRecreate reports whether changing a to b needs a re-create.

@@ -110,14 +110,14 @@ func routeEqual(a, b *Route) bool {
 		kvimpl.EqualFormatted(kv.FormatIPPrefix, a.GetDstNetwork(), b.GetDstNetwork()) &&
 		kvimpl.EqualFormatted(kv.FormatIP, a.GetGwAddr(), b.GetGwAddr()) &&
 		a.GetMetric() == b.GetMetric() &&
-		kvimpl.OrDefault(a.GetTable(), 254) == kvimpl.OrDefault(b.GetTable(), 254) &&
+		a.EffectiveTable() == b.EffectiveTable() &&
 		a.GetScope() == b.GetScope()
 }
 
 // routeNeedsRecreate reports whether changing a to b needs a re-create.
 func routeNeedsRecreate(a, b *Route) bool {
 	return !(a.GetMetric() == b.GetMetric() &&
-		kvimpl.OrDefault(a.GetTable(), 254) == kvimpl.OrDefault(b.GetTable(), 254))
+		a.EffectiveTable() == b.EffectiveTable())
 }
 
 // routeValidate validates a value of linux.l3.v1.Route, naming every invalid field.

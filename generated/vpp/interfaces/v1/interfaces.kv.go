@@ -100,7 +100,7 @@ func interfaceEqual(a, b *Interface) bool {
 		a.GetType() == b.GetType() &&
 		a.GetEnabled() == b.GetEnabled() &&
 		kvimpl.EqualFormatted(kv.FormatMAC, a.GetPhysAddress(), b.GetPhysAddress()) &&
-		kvimpl.OrDefault(a.GetMtu(), 9000) == kvimpl.OrDefault(b.GetMtu(), 9000) &&
+		a.EffectiveMtu() == b.EffectiveMtu() &&
 		kvimpl.EqualFormattedSlices(kv.FormatIPInterface, a.GetIpAddresses(), b.GetIpAddresses(), true) &&
 		a.GetVrf() == b.GetVrf() &&
 		a.GetHostIfName() == b.GetHostIfName()

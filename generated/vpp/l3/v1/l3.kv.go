@@ -398,7 +398,7 @@ func routeEqual(a, b *Route) bool {
 		kvimpl.EqualFormatted(kv.FormatIPPrefix, a.GetDstNetwork(), b.GetDstNetwork()) &&
 		kvimpl.EqualFormatted(kv.FormatIP, a.GetNextHopAddr(), b.GetNextHopAddr()) &&
 		a.GetOutgoingInterface() == b.GetOutgoingInterface() &&
-		kvimpl.OrDefault(a.GetWeight(), 1) == kvimpl.OrDefault(b.GetWeight(), 1) &&
+		a.EffectiveWeight() == b.EffectiveWeight() &&
 		a.GetPreference() == b.GetPreference()
 }
 
