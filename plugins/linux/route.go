@@ -175,8 +175,7 @@ func (h *routes) Retrieve(_ context.Context, correlate []linuxl3.RouteItem[struc
 			if !ok || len(r.MultiPath) > 0 {
 				continue
 			}
-			v := observeRoute(label, r)
-			key, ok := linuxl3.ParseRouteKey(linuxl3.RouteKeyFor(v))
+			key, v, ok := observeRoute(label, r)
 			if !ok {
 				continue // a route the model cannot key
 			}
@@ -187,16 +186,20 @@ func (h *routes) Retrieve(_ context.Context, correlate []linuxl3.RouteItem[struc
 	return out, nil
 }
 
-// observeRoute is the value of a kernel route.
-func observeRoute(label string, r netlink.Route) *linuxl3.Route {
-	v := &linuxl3.Route{OutgoingInterface: label, Metric: uint32(r.Priority), Table: uint32(r.Table)}
-	if r.Dst != nil {
-		v.DstNetwork = r.Dst.String()
-	} else if r.Family == unix.AF_INET6 {
-		v.DstNetwork = "::/0"
-	} else {
-		v.DstNetwork = "0.0.0.0/0"
+// observeRoute is the key and value of a kernel route; ok is false for a
+// destination the model cannot key.
+func observeRoute(label string, r netlink.Route) (linuxl3.RouteKey, *linuxl3.Route, bool) {
+	dst, ok := prefixOf(r.Dst)
+	switch {
+	case r.Dst != nil && !ok:
+		return linuxl3.RouteKey{}, nil, false
+	case r.Dst == nil && r.Family == unix.AF_INET6:
+		dst = netip.PrefixFrom(netip.IPv6Unspecified(), 0)
+	case r.Dst == nil:
+		dst = netip.PrefixFrom(netip.IPv4Unspecified(), 0)
 	}
+	key := linuxl3.RouteKey{OutgoingInterface: label, DstNetwork: dst.Masked()}
+	v := &linuxl3.Route{OutgoingInterface: label, DstNetwork: dst.String(), Metric: uint32(r.Priority), Table: uint32(r.Table)}
 	if len(r.Gw) > 0 {
 		v.GwAddr = r.Gw.String()
 	}
@@ -205,7 +208,7 @@ func observeRoute(label string, r netlink.Route) *linuxl3.Route {
 			v.Scope = s
 		}
 	}
-	return v
+	return key, v, true
 }
 
 // normalise writes back, as the intended value want (nil: none) wrote

@@ -305,13 +305,15 @@ func (d *TypedDescriptor[K, V, M]) IsKey(key string) bool {
 }
 
 // parseKey gives the handler's key of a key text; ok is false for a text
-// that is not a key of the descriptor.
+// that does not parse. Without a parser (K is string, NewDescriptor
+// checks) the text is the key: the scheduler calls handlers only with keys
+// that IsKey accepted, and does not pay for matching them twice.
 func (d *TypedDescriptor[K, V, M]) parseKey(key string) (K, bool) {
 	if d.spec.ParseKey != nil {
 		return d.spec.ParseKey(key)
 	}
-	k, _ := any(key).(K) // K is string (NewDescriptor checks)
-	return k, d.IsKey(key)
+	k, _ := any(key).(K)
+	return k, true
 }
 
 // keyString is the text of a handler's key.
