@@ -30,7 +30,7 @@ message Zone {
   repeated string hosts = 3 [(kvdescriptor.v1.field).derive = {key: "zone-host/{name}/{hosts}/in/{region}"}];
 }`,
 			want: []string{
-				"// zoneHostsBaseOf returns the key of the test.v1.Zone that derives a key of test.v1.Zone.hosts.",
+				"// zoneHostsBaseOf returns the key of the test.v1.Zone that derives a key of",
 				"var zoneHostsBaseOf = kvimpl.MustBaseKeyOf(zoneHostsKeyTemplate, zoneKeyTemplate)",
 				"BaseOf: zoneHostsBaseOf,",
 				"const _ = kv.IsAtLeastVersion0_3_0",

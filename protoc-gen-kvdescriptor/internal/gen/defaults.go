@@ -82,13 +82,10 @@ func defaultType(f *protogen.Field) jen.Code {
 func emitDefaults(out *jen.File, file *protogen.File) {
 	for _, d := range fileDefaults(file) {
 		out.Line()
-		out.Commentf("%s is the compare.zero_equals of", d.constName())
-		out.Commentf("%s: what a zero value stands for.", d.f.Desc.FullName())
+		comment(out, fmt.Sprintf("%s is the compare.zero_equals of %s: what a zero value stands for.", d.constName(), d.f.Desc.FullName()))
 		out.Const().Id(d.constName()).Add(defaultType(d.f)).Op("=").Add(zeroEqualsLiteral(d.f, d.text))
 		out.Line()
-		out.Commentf("%s returns the %s of x, or %s", d.methodName(), d.f.Desc.Name(), d.constName())
-		out.Comment("when it is zero: the value the generated comparison compares. Like the")
-		out.Comment("getters, it is nil-safe.")
+		comment(out, fmt.Sprintf("%s returns the %s of x, or %s when it is zero: the value the generated comparison compares. Like the getters, it is nil-safe.", d.methodName(), d.f.Desc.Name(), d.constName()))
 		out.Func().Params(jen.Id("x").Op("*").Id(d.msg.GoIdent.GoName)).Id(d.methodName()).Params().Add(defaultType(d.f)).Block(
 			jen.If(jen.Id("v").Op(":=").Id("x").Dot("Get"+d.f.GoName).Call(), isSet(d.f, jen.Id("v"))).Block(
 				jen.Return(jen.Id("v")),

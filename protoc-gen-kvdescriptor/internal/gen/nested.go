@@ -193,7 +193,7 @@ func (e *emitter) emitNestedEqual(path []*protogen.Field) {
 	if len(conds) > 0 {
 		result = jen.Add(conjunctionCode(conds))
 	}
-	e.f.Commentf("%s compares the %s of two values of %s.", e.nestedEqualName(path), dotted(path), e.m.name)
+	e.doc("%s compares the %s of two values of %s.", e.nestedEqualName(path), dotted(path), e.m.name)
 	e.f.Func().Id(e.nestedEqualName(path)).Params(jen.List(jen.Id("a"), jen.Id("b")).Add(t)).Bool().Block(
 		jen.If(jen.Id("a").Op("==").Nil().Op("||").Id("b").Op("==").Nil()).Block(jen.Return(jen.Id("a").Op("==").Id("b"))),
 		jen.Return(result),

@@ -26,7 +26,7 @@ func (e *emitter) emitSpec() {
 		jen.Id("KeyString"):   jen.Id(e.id("Key")).Dot("String"),
 	}
 	if m.label != nil && (len(m.key.holders) > 1 || m.label.format == kv.FormatName) {
-		e.f.Commentf("%s returns the label of a key of %s: its %s.", e.lid("Label"), m.name, m.label.path)
+		e.doc("%s returns the label of a key of %s: its %s.", e.lid("Label"), m.name, m.label.path)
 		e.f.Func().Id(e.lid("Label")).Params(jen.Id("key").String()).String().Block(
 			jen.If(jen.List(jen.Id("k"), jen.Id("ok")).Op(":=").Id("Parse"+e.id("Key")).Call(jen.Id("key")), jen.Id("ok")).Block(
 				jen.Return(labelString(m.label, jen.Id("k").Dot(m.label.goName))),
@@ -48,7 +48,7 @@ func (e *emitter) emitSpec() {
 		spec[jen.Id("Derived")] = jen.Id(e.lid("Derived"))
 	}
 	if m.base != nil && baseCarried(m) {
-		e.f.Commentf("%s returns the key of the %s that derives a key of %s.", e.lid("BaseOf"), m.base.name, m.name)
+		e.doc("%s returns the key of the %s that derives a key of %s.", e.lid("BaseOf"), m.base.name, m.name)
 		e.f.Var().Id(e.lid("BaseOf")).Op("=").Qual(kvimplPkg, "MustBaseKeyOf").Call(
 			jen.Id(e.lid("KeyTemplate")), jen.Id((&emitter{m: m.base}).lid("KeyTemplate")))
 		spec[jen.Id("BaseOf")] = jen.Id(e.lid("BaseOf"))
@@ -66,7 +66,7 @@ func (e *emitter) emitSpec() {
 				parent := p[:len(p)-1]
 				conds = append(conds, e.fieldEqual(p[len(p)-1], getter(jen.Id("a"), parent), getter(jen.Id("b"), parent), parent))
 			}
-			e.f.Commentf("%s reports whether changing a to b needs a re-create.", e.lid("NeedsRecreate"))
+			e.doc("%s reports whether changing a to b needs a re-create.", e.lid("NeedsRecreate"))
 			e.f.Func().Id(e.lid("NeedsRecreate")).Params(jen.List(jen.Id("a"), jen.Id("b")).Add(v)).Bool().Block(
 				jen.Return(jen.Op("!").Parens(conjunctionCode(conds))),
 			)
@@ -86,7 +86,7 @@ func (e *emitter) emitSpec() {
 			}
 		})
 	}
-	e.f.Commentf("%s returns the schema-derived part of the descriptor of %s.", e.id("Spec"), m.name)
+	e.doc("%s returns the schema-derived part of the descriptor of %s.", e.id("Spec"), m.name)
 	e.f.Func().Id(e.id("Spec")).Types(jen.Id("M").Any()).Params().Qual(kvPkg, "Spec").Types(jen.Id(e.id("Key")), v, jen.Id("M")).Block(
 		jen.Return(jen.Qual(kvPkg, "Spec").Types(jen.Id(e.id("Key")), v, jen.Id("M")).Values(spec)),
 	)
@@ -155,9 +155,12 @@ func (e *emitter) emitHandler() {
 }
 
 // doc writes a doc comment wrapped at 80 columns.
-func (e *emitter) doc(format string, args ...any) {
-	for _, line := range wrap(fmt.Sprintf(format, args...), 77) {
-		e.f.Comment(line)
+func (e *emitter) doc(format string, args ...any) { comment(e.f, fmt.Sprintf(format, args...)) }
+
+// comment writes text into f as a comment wrapped at 80 columns.
+func comment(f *jen.File, text string) {
+	for _, line := range wrap(text, 77) {
+		f.Comment(line)
 	}
 }
 
@@ -301,8 +304,7 @@ func (e *emitter) emitSharedDependencies(v jen.Code, inputs [][]*protogen.Field)
 		fields = append(fields, jen.Id(name).Add(t))
 		values[jen.Id(name)] = getter(jen.Id("v"), fs)
 	}
-	e.f.Commentf("%s are the fields the dependencies of %s are computed from:", typ, e.m.name)
-	e.f.Comment("values with the same ones share one list.")
+	e.doc("%s are the fields the dependencies of %s are computed from: values with the same ones share one list.", typ, e.m.name)
 	e.f.Type().Id(typ).Struct(fields...)
 	return jen.Qual(kvimplPkg, "ShareDependencies").Call(
 		jen.Id(e.lid("Dependencies")),
@@ -390,7 +392,7 @@ func (e *emitter) emitDependencies(v jen.Code) {
 		jen.If(jen.Len(jen.Id("deps")).Op("==").Lit(0)).Block(jen.Return(jen.Nil())),
 		jen.Return(jen.Id("deps")),
 	)
-	e.f.Commentf("%s returns the dependencies of a value of %s.", e.lid("Dependencies"), m.name)
+	e.doc("%s returns the dependencies of a value of %s.", e.lid("Dependencies"), m.name)
 	e.f.Func().Id(e.lid("Dependencies")).Params(jen.Id("key").String(), jen.Id("v").Add(v)).Index().Qual(kvPkg, "Dependency").Block(body...)
 }
 
@@ -429,7 +431,7 @@ func (e *emitter) emitDerived(v jen.Code) {
 		}
 	}
 	body = append(body, jen.Return(jen.Id("out")))
-	e.f.Commentf("%s returns the values derived from a value of %s.", e.lid("Derived"), m.name)
+	e.doc("%s returns the values derived from a value of %s.", e.lid("Derived"), m.name)
 	e.f.Func().Id(e.lid("Derived")).Params(jen.Id("_").String(), jen.Id("v").Add(v)).Index().Qual(kvPkg, "Derived").Block(body...)
 }
 
@@ -477,7 +479,7 @@ func (e *emitter) emitEqual(msg *protogen.Message, v jen.Code) {
 	if len(conds) > 0 {
 		result = jen.Add(conjunctionCode(conds))
 	}
-	e.f.Commentf("%s compares two values of %s as the southbound sees them.", e.lid("Equal"), e.m.name)
+	e.doc("%s compares two values of %s as the southbound sees them.", e.lid("Equal"), e.m.name)
 	e.f.Func().Id(e.lid("Equal")).Params(jen.List(jen.Id("a"), jen.Id("b")).Add(v)).Bool().Block(jen.Return(result))
 	for _, f := range compared(msg) {
 		if withOptions(f) {

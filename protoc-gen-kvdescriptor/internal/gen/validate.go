@@ -45,7 +45,7 @@ func (e *emitter) emitValidate(v jen.Code) {
 	}
 	body = append(body, e.checkKeyMatches()...)
 	body = append(body, jen.Return(jen.Id("errs").Dot("OrNil").Call()))
-	e.f.Commentf("%s validates a value of %s, naming every invalid field.", e.lid("Validate"), m.name)
+	e.doc("%s validates a value of %s, naming every invalid field.", e.lid("Validate"), m.name)
 	e.f.Func().Id(e.lid("Validate")).Params(jen.Id("key").String(), jen.Id("v").Add(v)).Error().Block(body...)
 }
 
