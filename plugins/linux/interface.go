@@ -113,11 +113,10 @@ func typeOf(l netlink.Link) linuxinterfaces.Interface_Type {
 }
 
 var macvlanModes = map[linuxinterfaces.Interface_MacvlanMode]netlink.MacvlanMode{
-	linuxinterfaces.Interface_MACVLAN_MODE_UNSPECIFIED: netlink.MACVLAN_MODE_DEFAULT,
-	linuxinterfaces.Interface_MACVLAN_MODE_PRIVATE:     netlink.MACVLAN_MODE_PRIVATE,
-	linuxinterfaces.Interface_MACVLAN_MODE_VEPA:        netlink.MACVLAN_MODE_VEPA,
-	linuxinterfaces.Interface_MACVLAN_MODE_BRIDGE:      netlink.MACVLAN_MODE_BRIDGE,
-	linuxinterfaces.Interface_MACVLAN_MODE_PASSTHRU:    netlink.MACVLAN_MODE_PASSTHRU,
+	linuxinterfaces.Interface_MACVLAN_MODE_PRIVATE:  netlink.MACVLAN_MODE_PRIVATE,
+	linuxinterfaces.Interface_MACVLAN_MODE_VEPA:     netlink.MACVLAN_MODE_VEPA,
+	linuxinterfaces.Interface_MACVLAN_MODE_BRIDGE:   netlink.MACVLAN_MODE_BRIDGE,
+	linuxinterfaces.Interface_MACVLAN_MODE_PASSTHRU: netlink.MACVLAN_MODE_PASSTHRU,
 }
 
 // Create creates the link, then sets its MTU, MAC address and state.
@@ -194,7 +193,7 @@ func (h *interfaces) add(n *namespace, label string, v *iface) (netlink.Link, er
 		if v.GetType() == linuxinterfaces.Interface_TYPE_VLAN {
 			link = &netlink.Vlan{LinkAttrs: attrs, VlanId: int(v.GetVlanId())}
 		} else {
-			link = &netlink.Macvlan{LinkAttrs: attrs, Mode: macvlanModes[v.GetMacvlanMode()]}
+			link = &netlink.Macvlan{LinkAttrs: attrs, Mode: macvlanModes[v.EffectiveMacvlanMode()]}
 		}
 	default:
 		return nil, kv.NonRetriable(fmt.Errorf("interface type %s is not supported", v.GetType()))
@@ -466,12 +465,9 @@ func (h *interfaces) observe(view *nsView, link netlink.Link, v *iface, byLabel 
 		got.Vxlan = x
 	case *netlink.Macvlan:
 		for mode, nm := range macvlanModes {
-			if nm == l.Mode && mode != linuxinterfaces.Interface_MACVLAN_MODE_UNSPECIFIED {
+			if nm == l.Mode {
 				got.MacvlanMode = mode
 			}
-		}
-		if v.GetMacvlanMode() == linuxinterfaces.Interface_MACVLAN_MODE_UNSPECIFIED && l.Mode == netlink.MACVLAN_MODE_VEPA {
-			got.MacvlanMode = linuxinterfaces.Interface_MACVLAN_MODE_UNSPECIFIED
 		}
 	case *netlink.Vlan:
 		got.VlanId = uint32(l.VlanId)

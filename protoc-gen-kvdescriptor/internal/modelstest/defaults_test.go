@@ -50,6 +50,19 @@ func TestDefaults(t *testing.T) {
 			withField: func(x uint64) proto.Message { return &lIf{Name: "a", Mtu: uint32(x)} },
 		},
 		{
+			field: "linux.interfaces.v1.Interface.macvlan_mode", constant: uint64(linuxinterfaces.InterfaceMacvlanModeDefault),
+			want: uint64(linuxinterfaces.Interface_MACVLAN_MODE_VEPA), model: linuxinterfaces.InterfaceModelName,
+			set: uint64(linuxinterfaces.Interface_MACVLAN_MODE_BRIDGE),
+			effective: func() (uint64, uint64, uint64) {
+				var none *lIf
+				return uint64(none.EffectiveMacvlanMode()), uint64((&lIf{Name: "a"}).EffectiveMacvlanMode()),
+					uint64((&lIf{MacvlanMode: linuxinterfaces.Interface_MACVLAN_MODE_BRIDGE}).EffectiveMacvlanMode())
+			},
+			withField: func(x uint64) proto.Message {
+				return &lIf{Name: "m", Type: linuxinterfaces.Interface_TYPE_MACVLAN, Parent: "eth0", MacvlanMode: linuxinterfaces.Interface_MacvlanMode(x)}
+			},
+		},
+		{
 			field: "linux.interfaces.v1.Interface.Vxlan.dst_port", constant: uint64(linuxinterfaces.Interface_VxlanDstPortDefault), want: 4789,
 			model: linuxinterfaces.InterfaceModelName, set: 8472,
 			effective: func() (uint64, uint64, uint64) {

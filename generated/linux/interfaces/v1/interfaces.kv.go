@@ -138,7 +138,7 @@ func interfaceEqual(a, b *Interface) bool {
 		a.GetVethPeer() == b.GetVethPeer() &&
 		a.GetParent() == b.GetParent() &&
 		interfaceEqualVxlan(a.GetVxlan(), b.GetVxlan()) &&
-		a.GetMacvlanMode() == b.GetMacvlanMode() &&
+		a.EffectiveMacvlanMode() == b.EffectiveMacvlanMode() &&
 		a.GetVlanId() == b.GetVlanId() &&
 		a.GetVrfTable() == b.GetVrfTable()
 }
@@ -162,7 +162,7 @@ func interfaceNeedsRecreate(a, b *Interface) bool {
 		a.GetVethPeer() == b.GetVethPeer() &&
 		a.GetParent() == b.GetParent() &&
 		interfaceEqualVxlan(a.GetVxlan(), b.GetVxlan()) &&
-		a.GetMacvlanMode() == b.GetMacvlanMode() &&
+		a.EffectiveMacvlanMode() == b.EffectiveMacvlanMode() &&
 		a.GetVlanId() == b.GetVlanId() &&
 		a.GetVrfTable() == b.GetVrfTable())
 }
@@ -622,6 +622,20 @@ func (x *Interface) EffectiveMtu() uint32 {
 		return v
 	}
 	return InterfaceMtuDefault
+}
+
+// InterfaceMacvlanModeDefault is the compare.zero_equals of
+// linux.interfaces.v1.Interface.macvlan_mode: what a zero value stands for.
+const InterfaceMacvlanModeDefault Interface_MacvlanMode = Interface_MACVLAN_MODE_VEPA
+
+// EffectiveMacvlanMode returns the macvlan_mode of x, or
+// InterfaceMacvlanModeDefault when it is zero: the value the generated
+// comparison compares. Like the getters, it is nil-safe.
+func (x *Interface) EffectiveMacvlanMode() Interface_MacvlanMode {
+	if v := x.GetMacvlanMode(); v != 0 {
+		return v
+	}
+	return InterfaceMacvlanModeDefault
 }
 
 // Interface_VxlanDstPortDefault is the compare.zero_equals of

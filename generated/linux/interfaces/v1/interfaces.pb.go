@@ -198,7 +198,8 @@ type Interface struct {
 	// only for, one. Changing them re-creates.
 	Vxlan *Interface_Vxlan `protobuf:"bytes,12,opt,name=vxlan,proto3" json:"vxlan,omitempty"`
 	// macvlan_mode is the mode of a macvlan interface (of macvlan
-	// interfaces only); changing it re-creates.
+	// interfaces only); unspecified is the kernel's default, vepa. Changing
+	// it re-creates.
 	MacvlanMode Interface_MacvlanMode `protobuf:"varint,13,opt,name=macvlan_mode,json=macvlanMode,proto3,enum=linux.interfaces.v1.Interface_MacvlanMode" json:"macvlan_mode,omitempty"`
 	// vlan_id is the 802.1Q tag of a vlan interface, 1 to 4094: set for, and
 	// only for, one. Changing it re-creates.
@@ -423,7 +424,7 @@ var File_linux_interfaces_v1_interfaces_proto protoreflect.FileDescriptor
 
 const file_linux_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"\n" +
-	"$linux/interfaces/v1/interfaces.proto\x12\x13linux.interfaces.v1\x1a\x1dkvdescriptor/v1/options.proto\"\xd1\r\n" +
+	"$linux/interfaces/v1/interfaces.proto\x12\x13linux.interfaces.v1\x1a\x1dkvdescriptor/v1/options.proto\"\xe7\r\n" +
 	"\tInterface\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12C\n" +
 	"\x04type\x18\x02 \x01(\x0e2#.linux.interfaces.v1.Interface.TypeB\n" +
@@ -453,8 +454,8 @@ const file_linux_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"\x04type\x12\n" +
 	"TYPE_VXLANR\x12\n" +
 	"\x04type\x12\n" +
-	"TYPE_VXLANR\x05vxlan\x12m\n" +
-	"\fmacvlan_mode\x18\r \x01(\x0e2*.linux.interfaces.v1.Interface.MacvlanModeB\x1eҼ\x19\x1a \x012\x16R\x14\n" +
+	"TYPE_VXLANR\x05vxlan\x12\x82\x01\n" +
+	"\fmacvlan_mode\x18\r \x01(\x0e2*.linux.interfaces.v1.Interface.MacvlanModeB3Ҽ\x19/ \x01*\x13\x12\x11MACVLAN_MODE_VEPA2\x16R\x14\n" +
 	"\x04type\x12\fTYPE_MACVLANR\vmacvlanMode\x12L\n" +
 	"\avlan_id\x18\x0e \x01(\rB3Ҽ\x19/ \x012+(\x010\xfe\x1fJ\x11\n" +
 	"\x04type\x12\tTYPE_VLANR\x11\n" +
