@@ -591,7 +591,12 @@ type Compare struct {
 	// ignore leaves the field out of the comparison.
 	Ignore bool `protobuf:"varint,1,opt,name=ignore,proto3" json:"ignore,omitempty"`
 	// zero_equals says that the zero value equals this default (e.g. "1500"
-	// for an MTU): a value written in the field's text form.
+	// for an MTU): a value written in the field's text form (an enum value by
+	// its name). The generator emits the default as a constant and an
+	// accessor that handlers use instead of writing it again:
+	// <Message><Field>Default and (x *Message) Effective<Field>() (for
+	// Interface.mtu: InterfaceMtuDefault, v.EffectiveMtu()), and compares the
+	// field through the accessor.
 	ZeroEquals string `protobuf:"bytes,2,opt,name=zero_equals,json=zeroEquals,proto3" json:"zero_equals,omitempty"`
 	// unordered compares a repeated field as a set (order does not matter).
 	Unordered     bool `protobuf:"varint,3,opt,name=unordered,proto3" json:"unordered,omitempty"`
