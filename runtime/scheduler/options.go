@@ -147,6 +147,8 @@ type txnOptions struct {
 	retry       RetryPolicy
 	// resync is NBTxn for an ordinary transaction, or a resync kind.
 	resync TxnKind
+	// remembered are values applied before a restart (Remembered).
+	remembered []KeyValue
 }
 
 // RetryPolicy says how failed operations of a transaction are retried: after
@@ -202,6 +204,20 @@ func Retry(policy RetryPolicy) TxnOption { return func(o *txnOptions) { o.retry 
 // the southbound is refreshed through each descriptor's Retrieve first, so
 // that only what differs is changed.
 func FullResync() TxnOption { return func(o *txnOptions) { o.resync = FullResyncTxn } }
+
+// Remembered gives a full resync the values that were applied before a
+// restart (an agent keeps a record of them): Retrieve is asked
+// about them as about intended values, so that a value of ours that
+// nothing intends any more is found and removed, where a southbound that
+// reports only what it is asked about (an interface is found by its name)
+// would leave it behind. Values that the transaction sets are asked about
+// as intended; the others, found, are removed as stale; values that are
+// not found are forgotten. A southbound's own values are never among them,
+// so a full resync still leaves those alone. It has no effect on other
+// kinds of transaction.
+func Remembered(values ...KeyValue) TxnOption {
+	return func(o *txnOptions) { o.remembered = append(o.remembered, values...) }
+}
 
 // UpstreamResync makes the transaction an upstream resync: its values
 // replace the whole intended state, and the scheduler's view of the

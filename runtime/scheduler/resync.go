@@ -254,6 +254,9 @@ func (s *Scheduler) correlate(j *job) map[kv.Descriptor][]kv.Item[string, proto.
 	for _, it := range j.items {
 		walk(it.Key, it.Value, 0)
 	}
+	for _, it := range j.opts.remembered {
+		walk(it.Key, it.Value, 0)
+	}
 	return out
 }
 

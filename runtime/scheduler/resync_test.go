@@ -418,3 +418,51 @@ func TestObserverSeesTransactionsAndCalls(t *testing.T) {
 		t.Errorf("calls %q, want %q", rec.ops, wantOps)
 	}
 }
+
+// TestRememberedValuesAreFoundAndRemoved: after a restart, a southbound
+// that reports only what it is asked about cannot tell a stale value of
+// ours from a foreign one. Remembered values are asked about: the stale
+// one is removed, the intended one untouched, the foreign one left alone.
+func TestRememberedValuesAreFoundAndRemoved(t *testing.T) {
+	t.Parallel()
+	for _, remembered := range []bool{false, true} {
+		sb := kvtest.NewSB()
+		sb.Put("iface/a", "up")    // ours, still intended
+		sb.Put("iface/old", "up")  // ours, intended no more
+		sb.Put("iface/eth0", "up") // the host's
+		s := newScheduler(t)
+		if err := s.Register(harness(t, sb, kvtest.Config{Name: "iface", KeyTemplate: "iface/{name}"})); err != nil {
+			t.Fatal(err)
+		}
+		txn := s.Txn(scheduler.FullResync()).Set("iface/a", kvtest.Value("up"))
+		if remembered {
+			txn.With(scheduler.Remembered(
+				scheduler.KeyValue{Key: "iface/a", Value: kvtest.Value("up")},
+				scheduler.KeyValue{Key: "iface/old", Value: kvtest.Value("up")},
+				scheduler.KeyValue{Key: "iface/gone", Value: kvtest.Value("up")},
+			))
+		}
+		if _, err := txn.Commit(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		var calls []string
+		for _, c := range sb.TakeCalls() {
+			if c.Op != "retrieve" {
+				calls = append(calls, c.String())
+			}
+		}
+		var want []string
+		if remembered {
+			want = []string{"delete iface/old = up"}
+		}
+		if !cmp.Equal(calls, want) {
+			t.Errorf("remembered %v: calls %q, want %q", remembered, calls, want)
+		}
+		if _, ok := sb.Get("iface/eth0"); !ok {
+			t.Errorf("remembered %v: the host's value was removed", remembered)
+		}
+		if st := s.Status("iface/gone"); st.State != scheduler.NONEXISTENT {
+			t.Errorf("remembered %v: a remembered value not found is %v", remembered, st.State)
+		}
+	}
+}
