@@ -113,8 +113,13 @@ gotest:
 bench:
 	go test -run='^$$' -bench=. -benchmem ./runtime/...
 
-# demo drives the scheduler and the Linux plugin against the kernel, in a
-# network namespace of its own (needs root). The quickstart, which needs
-# nothing, is `go run ./examples/quickstart`.
+# demo builds the reference agent (examples/agent) and runs it as a person
+# would: on a configuration file, against a network namespace of its own
+# (as root; without root, on its in-memory southbound), edits the file,
+# and prints the transaction log, the statuses and the kernel's state.
+# DEMO_ARGS=-keep leaves the agent running to explore its HTTP API. The
+# quickstart, which needs nothing, is `go run ./examples/quickstart`.
 demo: sysdeps
-	go run ./examples/linuxdemo
+	mkdir -p .bin
+	go build -o .bin/agent ./examples/agent
+	go run ./examples/agent/demo -agent .bin/agent $(DEMO_ARGS)

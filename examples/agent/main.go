@@ -1,0 +1,294 @@
+// Command agent is the reference network agent built on kvdescriptor: the
+// one place that wires the pieces together. It keeps the Linux kernel (a
+// network namespace of it) in sync with the configuration it is given by
+// its northbound sources — a watched file, etcd, or both, each key owned by
+// the source that set it — and serves the HTTP API.
+//
+// On start it runs a startup resync, so that only what differs is
+// applied; it remembers, in its state directory, what it applied, so that
+// after a restart a value of ours that nothing wants any more is removed
+// while what it never created is never touched. On SIGINT or SIGTERM it
+// finishes the transaction in flight and exits without tearing anything
+// down: a restart does not flap the data plane.
+//
+//	agent -file config.yaml [-netns NAME] [-http 127.0.0.1:9191] [-state-dir DIR]
+//	agent -config agent.yaml
+//
+// `agent -h` lists every flag; README.md describes the configuration file
+// and the HTTP API.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/vishvananda/netns"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/kvdescriptor/kvdescriptor/plugins/linux"
+	"github.com/kvdescriptor/kvdescriptor/runtime/httpapi"
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/metrics"
+	"github.com/kvdescriptor/kvdescriptor/runtime/nb"
+	"github.com/kvdescriptor/kvdescriptor/runtime/nb/boltstore"
+	nbetcd "github.com/kvdescriptor/kvdescriptor/runtime/nb/etcd"
+	nbfile "github.com/kvdescriptor/kvdescriptor/runtime/nb/file"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
+)
+
+func main() {
+	cfg, err := parseConfig(os.Args[1:], os.Stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "agent: %v\n(agent -h lists the flags)\n", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, cfg, os.Stderr); err != nil {
+		fmt.Fprintf(os.Stderr, "agent: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+// run is the agent, until ctx ends.
+func run(ctx context.Context, cfg Config, logOut io.Writer) (err error) {
+	logger, err := newLogger(cfg, logOut)
+	if err != nil {
+		return err
+	}
+	logger = logger.With("agent", cfg.Name)
+
+	// The southbound.
+	var descs []kv.Descriptor
+	var plugin *linux.Plugin
+	if cfg.Southbound.Memory {
+		if descs, err = newMemory().descriptors(); err != nil {
+			return err
+		}
+		logger.Info("southbound: in memory (no kernel)")
+	} else {
+		opts := []linux.Option{linux.WithLogger(logger)}
+		if name := cfg.Southbound.Linux.Netns; name != "" {
+			h, err := openNetns(name)
+			if err != nil {
+				return fmt.Errorf("netns %s: %w", name, err)
+			}
+			defer h.Close()
+			opts = append(opts, linux.WithNamespace(h))
+		}
+		if p := cfg.Southbound.Linux.RouteProtocol; p != 0 {
+			opts = append(opts, linux.WithRouteProtocol(p))
+		}
+		if plugin, err = linux.New(opts...); err != nil {
+			return err
+		}
+		defer plugin.Close()
+		descs = plugin.Descriptors()
+		logger.Info("southbound: the Linux kernel", "netns", cmpOr(cfg.Southbound.Linux.Netns, "(the agent's own)"))
+	}
+
+	// The scheduler, with its metrics.
+	reg := prometheus.NewRegistry()
+	m, err := metrics.New(reg)
+	if err != nil {
+		return err
+	}
+	sopts := []scheduler.Option{
+		scheduler.WithLogger(logger),
+		scheduler.WithObserver(m),
+		scheduler.WithHistory(cfg.History.Records, cfg.History.MaxAge),
+	}
+	if cfg.ResyncInterval > 0 {
+		sopts = append(sopts, scheduler.WithPeriodicResync(cfg.ResyncInterval))
+	}
+	s, err := scheduler.New(sopts...)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		// Finish the transaction in flight; tear nothing down.
+		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if cerr := s.Close(cctx); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	if err := s.Register(descs...); err != nil {
+		return err
+	}
+	if err := m.Attach(s); err != nil {
+		return err
+	}
+
+	// What the agent applied, remembered across restarts.
+	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
+		return fmt.Errorf("state dir: %w", err)
+	}
+	store, err := boltstore.Open(filepath.Join(cfg.StateDir, "state.db"))
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+
+	// The northbound.
+	models := nb.SchedulerModels(s)
+	mux := nb.NewMux(s,
+		nb.WithStore(store),
+		nb.WithPriorityOrder(cfg.Sources.Priority...),
+		nb.WithLoadDeadline(cfg.LoadDeadline),
+		nb.WithMuxLogger(logger),
+	)
+	defer mux.Close()
+	var sources []nb.Source
+	if p := cfg.Sources.File.Path; p != "" {
+		sources = append(sources, nbfile.New(p, models, nbfile.WithLogger(logger)))
+	}
+	if eps := cfg.Sources.Etcd.Endpoints; len(eps) > 0 {
+		client, err := clientv3.New(clientv3.Config{Endpoints: eps, DialTimeout: 5 * time.Second, Logger: nil})
+		if err != nil {
+			return fmt.Errorf("etcd: %w", err)
+		}
+		defer client.Close()
+		eopts := []nbetcd.Option{nbetcd.WithAgent(cfg.Name), nbetcd.WithLogger(logger)}
+		if p := cfg.Sources.Etcd.Prefix; p != "" {
+			eopts = append(eopts, nbetcd.WithPrefix(p))
+		}
+		src := nbetcd.New(client, models, eopts...)
+		sources = append(sources, src)
+		if cfg.Sources.Etcd.Status {
+			go src.WriteStatus(ctx, s, mux)
+		}
+	}
+
+	// The HTTP API.
+	if cfg.HTTP.Address != "" {
+		token := ""
+		if f := cfg.HTTP.TokenFile; f != "" {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				return fmt.Errorf("token file: %w", err)
+			}
+			token = strings.TrimSpace(string(b))
+		}
+		h, err := httpapi.New(httpapi.Config{
+			Scheduler:  s,
+			Models:     models,
+			Owners:     mux,
+			Ready:      func() (bool, any) { return mux.Ready(), mux.Sources() },
+			Southbound: southbound(s),
+			Metrics:    promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}),
+			Token:      token,
+			Logger:     logger,
+		})
+		if err != nil {
+			return err
+		}
+		ln, err := net.Listen("tcp", cfg.HTTP.Address)
+		if err != nil {
+			return fmt.Errorf("http: %w", err)
+		}
+		srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = srv.Serve(ln) }()
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = srv.Shutdown(sctx)
+		}()
+		logger.Info("HTTP API", "url", "http://"+ln.Addr().String()+"/")
+	}
+
+	// Interfaces made by other programs become OBTAINED values.
+	if plugin != nil {
+		wctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			err := plugin.Watch(wctx, func(ctx context.Context, changes []linux.Change) error {
+				ns := make([]scheduler.Notification, len(changes))
+				for i, c := range changes {
+					ns[i] = scheduler.Notification{Key: c.Key, Value: c.Value, Metadata: c.Metadata}
+				}
+				_, err := s.Notify(ctx, ns...)
+				return err
+			})
+			if err != nil && wctx.Err() == nil {
+				logger.Error("the kernel watcher stopped", "error", err)
+			}
+		}()
+		defer func() { cancel(); <-done }()
+	}
+
+	logger.Info("agent started", "sources", len(sources), "state", cfg.StateDir)
+	err = mux.Run(ctx, sources...)
+	logger.Info("agent stopping: finishing the transaction in flight, tearing nothing down")
+	if errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	return err
+}
+
+// southbound reads a descriptor's values from the southbound through its
+// Retrieve, correlated with the scheduler's applied values.
+func southbound(s *scheduler.Scheduler) func(ctx context.Context, descriptor string) ([]kv.Item[string, proto.Message, any], error) {
+	return func(ctx context.Context, name string) ([]kv.Item[string, proto.Message, any], error) {
+		d, ok := s.Descriptor(name)
+		if !ok {
+			return nil, fmt.Errorf("no descriptor %q", name)
+		}
+		if !d.CanRetrieve() {
+			return nil, fmt.Errorf("descriptor %s cannot Retrieve", name)
+		}
+		var correlate []kv.Item[string, proto.Message, any]
+		for _, st := range s.DescriptorStatuses(name) {
+			if st.Applied != nil {
+				correlate = append(correlate, kv.Item[string, proto.Message, any]{Key: st.Key, Value: st.Applied, Origin: kv.OriginNB})
+			}
+		}
+		return d.Retrieve(ctx, correlate)
+	}
+}
+
+// openNetns opens a network namespace by name (under /var/run/netns) or
+// path.
+func openNetns(name string) (netns.NsHandle, error) {
+	if strings.Contains(name, "/") {
+		return netns.GetFromPath(name)
+	}
+	return netns.GetFromName(name)
+}
+
+func newLogger(cfg Config, w io.Writer) (*slog.Logger, error) {
+	level, err := logLevel(cfg.Log.Level)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Log.Format == "json" {
+		return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level})), nil
+	}
+	return slog.New(scheduler.NewLogHandler(w, level)), nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
