@@ -187,7 +187,7 @@ type sink struct {
 }
 
 func (k sink) Apply(ctx context.Context, u Update) error { return k.m.apply(ctx, k.name, u) }
-func (k sink) Problem(err error)                        { k.m.problem(k.name, err) }
+func (k sink) Problem(err error)                         { k.m.problem(k.name, err) }
 
 // Run runs every source with its sink until ctx ends, and returns when all
 // have returned: nil, or the errors of the sources that stopped with one
@@ -269,6 +269,9 @@ func (m *Mux) Owner(key string) (owner string, overridden []string) {
 	setters := m.setters(key)
 	if len(setters) == 0 {
 		return "", nil
+	}
+	if len(setters) == 1 {
+		return setters[0], nil
 	}
 	return setters[0], setters[1:]
 }
