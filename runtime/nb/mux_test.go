@@ -50,7 +50,7 @@ func newMux(t *testing.T, s *scheduler.Scheduler, opts ...nb.MuxOption) *nb.Mux 
 }
 
 func set(key, text string) nb.Change { return nb.Change{Key: key, Value: kvtest.Value(text)} }
-func del(key string) nb.Change        { return nb.Change{Key: key} }
+func del(key string) nb.Change       { return nb.Change{Key: key} }
 
 func apply(t *testing.T, k nb.Sink, resync bool, changes ...nb.Change) {
 	t.Helper()
