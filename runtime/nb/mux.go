@@ -100,6 +100,12 @@ type SourceState struct {
 //
 // The first transaction is a full resync, once every source has loaded or
 // when the load deadline passes; until then updates are only recorded.
+// The sources it waits for are those declared (WithSources), given a Sink
+// or run by Run. With a Store, the values recorded for a known source that
+// has not loaded by then are kept as they were applied (stand-ins, until
+// its first resync replaces them); recorded values that no source wants,
+// a source no longer known included, are removed; values never recorded
+// are not touched.
 // A Mux is safe for concurrent use; updates are applied one at a time.
 type Mux struct {
 	s      *scheduler.Scheduler
@@ -498,6 +504,11 @@ func (m *Mux) deadlinePassed() {
 	m.logger.Warn("nb: load deadline passed; starting without some sources (their values stay as applied before)", "not loaded", missing)
 	if err := m.startup(context.Background(), "load deadline passed"); err != nil {
 		m.logger.Error("nb: startup resync", "err", err)
+		if !errors.Is(err, scheduler.ErrClosed) {
+			// Try again after another deadline (or once every
+			// source has loaded).
+			m.timer = time.AfterFunc(m.opts.deadline, m.deadlinePassed)
+		}
 	}
 }
 
