@@ -376,6 +376,7 @@ func (m *Mux) apply(ctx context.Context, name string, u Update) error {
 				return err
 			}
 		}
+		src.problem = nil
 		return nil
 	}
 	// The keys the update may change.

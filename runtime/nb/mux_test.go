@@ -9,11 +9,13 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kvtest"
 	"github.com/kvdescriptor/kvdescriptor/runtime/nb"
@@ -488,4 +490,50 @@ func TestRun(t *testing.T) {
 			t.Errorf("source %s: problem %v", st.Name, st.Problem)
 		}
 	}
+}
+
+// unreadableStore is a Store whose records cannot be read.
+type unreadableStore struct{ memStore }
+
+func (*unreadableStore) Load() ([]nb.Applied, error) { return nil, errors.New("unreadable") }
+
+// Without the records, the values of a source not loaded cannot be kept:
+// the deadline does not start the agent, every source's load does.
+func TestUnreadableStoreWaitsForEverySource(t *testing.T) {
+	t.Parallel()
+	sb := kvtest.NewSB()
+	sb.Put("iface/b", "b1")
+	st := &unreadableStore{memStore: *newMemStore()}
+	m := nb.NewMux(agent(t, sb), nb.WithMuxLogger(quiet), nb.WithStore(st), nb.WithLoadDeadline(20*time.Millisecond))
+	t.Cleanup(m.Close)
+	file, etcd := m.Sink("file"), m.Sink("etcd")
+	apply(t, file, true, set("iface/a", "a1"))
+	time.Sleep(100 * time.Millisecond)
+	wantCalls(t, sb)
+	apply(t, etcd, true, set("iface/b", "b1"))
+	wantCalls(t, sb, "create iface/a = a1")
+	if !m.Ready() {
+		t.Error("not ready once every source has loaded")
+	}
+}
+
+func TestApplyWithAnEndedContextIsNotApplied(t *testing.T) {
+	t.Parallel()
+	sb := kvtest.NewSB()
+	m := newMux(t, agent(t, sb))
+	k := m.Sink("file")
+	apply(t, k, true, set("iface/a", "a1"))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := k.Apply(ctx, nb.Update{Changes: []nb.Change{set("iface/b", "b1")}}); !errors.Is(err, context.Canceled) {
+		t.Errorf("Apply with an ended context: %v", err)
+	}
+	if owner, _ := m.Owner("iface/b"); owner != "" {
+		t.Errorf("iface/b owned by %q after an update not applied", owner)
+	}
+	var nilValue *wrapperspb.StringValue
+	if err := k.Apply(context.Background(), nb.Update{Changes: []nb.Change{{Key: "iface/c", Value: nilValue}}}); err == nil || !strings.Contains(err.Error(), "iface/c") {
+		t.Errorf("Apply of a nil message: %v, want an error naming the key", err)
+	}
+	wantCalls(t, sb, "create iface/a = a1")
 }
