@@ -1,0 +1,608 @@
+package nb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
+)
+
+// DefaultLoadDeadline is how long the Mux waits, by default, for every
+// source's initial load before its startup resync.
+const DefaultLoadDeadline = 30 * time.Second
+
+// MuxOption configures a Mux.
+type MuxOption func(*muxOptions)
+
+type muxOptions struct {
+	logger   *slog.Logger
+	priority map[string]int
+	deadline time.Duration
+	store    Store
+	sources  []string
+}
+
+// WithPriority sets the priority of sources: when several set the same
+// key, the value of the source with the highest number wins. Sources not
+// listed have priority 0; ties are broken by name (the smaller wins).
+func WithPriority(p map[string]int) MuxOption {
+	return func(o *muxOptions) { o.priority = maps.Clone(p) }
+}
+
+// WithPriorityOrder sets the priority of sources as a list, the first the
+// highest. Sources not listed come after all of them, by name.
+func WithPriorityOrder(names ...string) MuxOption {
+	return func(o *muxOptions) {
+		o.priority = make(map[string]int, len(names))
+		for i, n := range names {
+			o.priority[n] = len(names) - i
+		}
+	}
+}
+
+// WithLoadDeadline sets how long the Mux waits for every source's initial
+// load before its startup resync (default DefaultLoadDeadline). The values
+// of a source that has not loaded by then are kept as they were applied
+// before the restart (see WithStore). Zero or less waits for every source.
+func WithLoadDeadline(d time.Duration) MuxOption {
+	return func(o *muxOptions) { o.deadline = d }
+}
+
+// WithStore makes the Mux remember what it applied in st (write-ahead), and
+// use the records at startup: values of ours no source wants any more are
+// removed, values of a source not loaded yet are kept. The caller closes
+// st after the Mux.
+func WithStore(st Store) MuxOption { return func(o *muxOptions) { o.store = st } }
+
+// WithSources declares the sources the startup waits for, beyond those
+// given a Sink or run by Run. Declare every source before the first one
+// loads when sinks are taken one by one: the startup resync happens as soon
+// as every known source has loaded.
+func WithSources(names ...string) MuxOption {
+	return func(o *muxOptions) { o.sources = append(o.sources, names...) }
+}
+
+// WithMuxLogger sets the logger of conflicts and source problems (default
+// slog.Default()).
+func WithMuxLogger(l *slog.Logger) MuxOption { return func(o *muxOptions) { o.logger = l } }
+
+// SourceState is the state of one source, for health and readiness pages.
+type SourceState struct {
+	Name string
+	// Loaded is set once the source's initial load (its first resync)
+	// arrived.
+	Loaded bool
+	// Keys is the number of keys the source sets (stand-ins included
+	// before it has loaded).
+	Keys int
+	// Problem is the source's last reported problem, or the error of its
+	// last update; nil when none.
+	Problem error
+	// LastUpdate is when its last update arrived (zero: none yet).
+	LastUpdate time.Time
+}
+
+// Mux merges several sources into the scheduler's intended state. Each
+// source has its own desired map; for each key the value of the source of
+// highest priority that sets it is intended, and the others are reported
+// as overridden (Owner). An update of one source becomes one transaction
+// with the difference of the merged state; a resync of one source replaces
+// that source's keys only, never another's.
+//
+// The first transaction is a full resync, once every source has loaded or
+// when the load deadline passes; until then updates are only recorded.
+// The sources it waits for are those declared (WithSources), given a Sink
+// or run by Run. With a Store, the values recorded for a known source that
+// has not loaded by then are kept as they were applied (stand-ins, until
+// its first resync replaces them); recorded values that no source wants,
+// a source no longer known included, are removed; values never recorded
+// are not touched.
+// A Mux is safe for concurrent use; updates are applied one at a time.
+type Mux struct {
+	s      *scheduler.Scheduler
+	opts   muxOptions
+	logger *slog.Logger
+	timer  *time.Timer
+
+	mu      sync.Mutex
+	sources map[string]*source
+	// applied is the merged state sent to the scheduler: key -> winner.
+	applied map[string]entry
+	// started is set once the startup resync has run.
+	started bool
+	// waitAll is set when the startup must wait for every source (the
+	// store could not be read, so stand-ins are unknown).
+	waitAll bool
+	closed  bool
+}
+
+type source struct {
+	name       string
+	desired    map[string]proto.Message
+	loaded     bool
+	problem    error
+	lastUpdate time.Time
+}
+
+type entry struct {
+	owner string
+	value proto.Message
+}
+
+// NewMux returns a Mux applying to s. The load deadline starts now.
+func NewMux(s *scheduler.Scheduler, opts ...MuxOption) *Mux {
+	o := muxOptions{deadline: DefaultLoadDeadline}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	m := &Mux{s: s, opts: o, logger: o.logger, sources: map[string]*source{}, applied: map[string]entry{}}
+	if m.logger == nil {
+		m.logger = slog.Default()
+	}
+	for _, n := range o.sources {
+		m.source(n)
+	}
+	if o.deadline > 0 {
+		m.timer = time.AfterFunc(o.deadline, m.deadlinePassed)
+	}
+	return m
+}
+
+// Close stops the load deadline; updates after it are refused. It does not
+// close the scheduler nor the store.
+func (m *Mux) Close() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.closed = true
+	if m.timer != nil {
+		m.timer.Stop()
+	}
+}
+
+// source returns the state of name, made known if it was not; m.mu held.
+func (m *Mux) source(name string) *source {
+	src, ok := m.sources[name]
+	if !ok {
+		src = &source{name: name, desired: map[string]proto.Message{}}
+		m.sources[name] = src
+	}
+	return src
+}
+
+// Sink returns the sink of the source name, which becomes a source the
+// startup waits for.
+func (m *Mux) Sink(name string) Sink {
+	m.mu.Lock()
+	m.source(name)
+	m.mu.Unlock()
+	return sink{m: m, name: name}
+}
+
+type sink struct {
+	m    *Mux
+	name string
+}
+
+func (k sink) Apply(ctx context.Context, u Update) error { return k.m.apply(ctx, k.name, u) }
+func (k sink) Problem(err error)                         { k.m.problem(k.name, err) }
+
+// Run runs every source with its sink until ctx ends, and returns when all
+// have returned: nil, or the errors of the sources that stopped with one
+// (each also reported as the source's problem and logged). A source that
+// stops is not restarted.
+func (m *Mux) Run(ctx context.Context, sources ...Source) error {
+	seen := map[string]bool{}
+	for _, src := range sources {
+		if seen[src.Name()] {
+			return fmt.Errorf("nb: two sources named %q", src.Name())
+		}
+		seen[src.Name()] = true
+	}
+	sinks := make([]Sink, len(sources))
+	for i, src := range sources {
+		sinks[i] = m.Sink(src.Name())
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(sources))
+	for i, src := range sources {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := src.Run(ctx, sinks[i]); err != nil {
+				errs[i] = fmt.Errorf("source %s: %w", src.Name(), err)
+				m.logger.Error("northbound source stopped", "source", src.Name(), "err", err)
+				m.problem(src.Name(), err)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func (m *Mux) problem(name string, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.source(name).problem = err
+	if err != nil {
+		m.logger.Warn("northbound source problem", "source", name, "err", err)
+	}
+}
+
+// Ready reports whether every source has loaded and the startup resync has
+// run.
+func (m *Mux) Ready() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.started && m.allLoaded()
+}
+
+func (m *Mux) allLoaded() bool {
+	for _, src := range m.sources {
+		if !src.loaded {
+			return false
+		}
+	}
+	return true
+}
+
+// Sources returns the state of each source, by name.
+func (m *Mux) Sources() []SourceState {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]SourceState, 0, len(m.sources))
+	for _, src := range m.sources {
+		out = append(out, SourceState{Name: src.name, Loaded: src.loaded, Keys: len(src.desired), Problem: src.problem, LastUpdate: src.lastUpdate})
+	}
+	slices.SortFunc(out, func(a, b SourceState) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// Owner returns the source whose value of key is intended, and the sources
+// that set the key too and were overridden, the highest priority first.
+// owner is empty when no source sets key.
+func (m *Mux) Owner(key string) (owner string, overridden []string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	setters := m.setters(key)
+	if len(setters) == 0 {
+		return "", nil
+	}
+	if len(setters) == 1 {
+		return setters[0], nil
+	}
+	return setters[0], setters[1:]
+}
+
+// setters returns the sources that set key, the winner first; m.mu held.
+func (m *Mux) setters(key string) []string {
+	var names []string
+	for name, src := range m.sources {
+		if _, ok := src.desired[key]; ok {
+			names = append(names, name)
+		}
+	}
+	slices.SortFunc(names, m.compare)
+	return names
+}
+
+// compare orders sources by priority, the highest first, then by name.
+func (m *Mux) compare(a, b string) int {
+	if pa, pb := m.opts.priority[a], m.opts.priority[b]; pa != pb {
+		if pa > pb {
+			return -1
+		}
+		return 1
+	}
+	return strings.Compare(a, b)
+}
+
+// winner returns the intended entry of key; m.mu held.
+func (m *Mux) winner(key string) (entry, bool) {
+	var best *source
+	for _, src := range m.sources {
+		if _, ok := src.desired[key]; !ok {
+			continue
+		}
+		if best == nil || m.compare(src.name, best.name) < 0 {
+			best = src
+		}
+	}
+	if best == nil {
+		return entry{}, false
+	}
+	return entry{owner: best.name, value: best.desired[key]}, true
+}
+
+// checkUpdate returns the error of an update that cannot be applied.
+func checkUpdate(u Update) error {
+	for _, c := range u.Changes {
+		if c.Key == "" {
+			return errors.New("nb: a change with an empty key")
+		}
+		if c.Value != nil && !c.Value.ProtoReflect().IsValid() {
+			return fmt.Errorf("nb: key %q: a nil %T message (a nil Value deletes the key)", c.Key, c.Value)
+		}
+	}
+	return nil
+}
+
+func (m *Mux) apply(ctx context.Context, name string, u Update) error {
+	if err := checkUpdate(u); err != nil {
+		m.problem(name, err)
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return errors.New("nb: the mux is closed")
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	src := m.source(name)
+	prev := src.desired
+	prevLoaded := src.loaded
+	next := maps.Clone(prev)
+	if u.Resync {
+		next = make(map[string]proto.Message, len(u.Changes))
+	}
+	for _, c := range u.Changes {
+		if c.Value == nil {
+			delete(next, c.Key)
+		} else {
+			next[c.Key] = c.Value
+		}
+	}
+	src.desired = next
+	src.lastUpdate = time.Now()
+	if u.Resync {
+		src.loaded = true
+	}
+	if !m.started {
+		// Recorded only, until the startup resync.
+		if m.allLoaded() {
+			if err := m.startup(ctx, "every source has loaded"); err != nil {
+				src.desired, src.loaded = prev, prevLoaded
+				src.problem = err
+				return err
+			}
+		}
+		src.problem = nil
+		return nil
+	}
+	// The keys the update may change.
+	keys := map[string]struct{}{}
+	for _, c := range u.Changes {
+		keys[c.Key] = struct{}{}
+	}
+	if u.Resync {
+		for k := range prev {
+			keys[k] = struct{}{}
+		}
+	}
+	err := m.commit(ctx, slices.Sorted(maps.Keys(keys)), describe(name, u))
+	if err != nil {
+		src.desired, src.loaded = prev, prevLoaded
+		src.problem = err
+		return err
+	}
+	src.problem = nil
+	return nil
+}
+
+func describe(name string, u Update) string {
+	d := "source " + name
+	if u.Resync {
+		d += " (resync)"
+	}
+	if u.Description != "" {
+		d += ": " + u.Description
+	}
+	return d
+}
+
+// commit sends the difference of the merged state on keys to the scheduler
+// as one transaction, recording it in the store around it; m.mu held. Its
+// error says that nothing was applied (m.applied and the store are as
+// before).
+func (m *Mux) commit(ctx context.Context, keys []string, description string) error {
+	txn := m.s.Txn(scheduler.Description(description))
+	next := map[string]entry{}
+	var puts []Applied
+	var deletes []string
+	var undoPuts []Applied
+	var undoDeletes []string
+	for _, k := range keys {
+		old, had := m.applied[k]
+		e, ok := m.winner(k)
+		m.reportConflict(k)
+		switch {
+		case !ok && had:
+			txn.Delete(k)
+			deletes = append(deletes, k)
+		case ok && (!had || old.owner != e.owner || !proto.Equal(old.value, e.value)):
+			if !had || !proto.Equal(old.value, e.value) {
+				txn.Set(k, e.value)
+			}
+			next[k] = e
+			puts = append(puts, Applied{Key: k, Source: e.owner, Value: e.value})
+			if had {
+				undoPuts = append(undoPuts, Applied{Key: k, Source: old.owner, Value: old.value})
+			} else {
+				undoDeletes = append(undoDeletes, k)
+			}
+		}
+	}
+	if len(puts) == 0 && len(deletes) == 0 {
+		return nil
+	}
+	if m.opts.store != nil && len(puts) > 0 {
+		if err := m.opts.store.Record(puts, nil); err != nil {
+			return fmt.Errorf("nb: recording the values before applying them: %w", err)
+		}
+	}
+	if txn.Len() > 0 {
+		res, err := txn.Commit(ctx)
+		var te *scheduler.TxnError
+		if err != nil && !errors.As(err, &te) && (res == nil || res.Seq == 0) {
+			// Not applied: forget what was written ahead.
+			if m.opts.store != nil && (len(undoPuts) > 0 || len(undoDeletes) > 0) {
+				if uerr := m.opts.store.Record(undoPuts, undoDeletes); uerr != nil {
+					m.logger.Error("nb: undoing the record of a transaction not applied", "err", uerr)
+				}
+			}
+			return err
+		}
+		if err != nil && !errors.As(err, &te) {
+			m.logger.Warn("nb: transaction still running when its context ended", "description", description, "err", err)
+		}
+	}
+	for k, e := range next {
+		m.applied[k] = e
+	}
+	for _, k := range deletes {
+		delete(m.applied, k)
+	}
+	if m.opts.store != nil && len(deletes) > 0 {
+		if err := m.opts.store.Record(nil, deletes); err != nil {
+			// Harmless but for the next startup, which asks about them.
+			m.logger.Error("nb: removing deleted values from the store", "err", err)
+		}
+	}
+	return nil
+}
+
+// reportConflict logs a key that several sources set; m.mu held.
+func (m *Mux) reportConflict(key string) {
+	setters := m.setters(key)
+	if len(setters) > 1 {
+		m.logger.Warn("nb: key set by several sources", "key", key, "owner", setters[0], "overridden", setters[1:])
+	}
+}
+
+func (m *Mux) deadlinePassed() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.started || m.closed || m.waitAll {
+		return
+	}
+	var missing []string
+	for _, src := range m.sources {
+		if !src.loaded {
+			missing = append(missing, src.name)
+		}
+	}
+	slices.Sort(missing)
+	m.logger.Warn("nb: load deadline passed; starting without some sources (their values stay as applied before)", "not loaded", missing)
+	if err := m.startup(context.Background(), "load deadline passed"); err != nil {
+		m.logger.Error("nb: startup resync", "err", err)
+		if !errors.Is(err, scheduler.ErrClosed) {
+			// Try again after another deadline (or once every
+			// source has loaded).
+			m.timer = time.AfterFunc(m.opts.deadline, m.deadlinePassed)
+		}
+	}
+}
+
+// startup runs the first transaction, a full resync of the merged state
+// with the values remembered in the store; m.mu held.
+func (m *Mux) startup(ctx context.Context, why string) error {
+	var records []Applied
+	if m.opts.store != nil {
+		var err error
+		records, err = m.opts.store.Load()
+		if err != nil {
+			if !m.allLoaded() {
+				// Without the records, the values of the sources
+				// not loaded cannot be kept: wait for all of them.
+				m.waitAll = true
+				m.logger.Error("nb: the store of applied values cannot be read; waiting for every source before the startup resync", "err", err)
+				return nil
+			}
+			m.logger.Error("nb: the store of applied values cannot be read entirely; stale values of ours may be left behind", "err", err)
+		}
+	}
+	// Stand-ins: the values of a source not loaded, as applied before.
+	standIns := 0
+	for _, r := range records {
+		src, ok := m.sources[r.Source]
+		if !ok || src.loaded || r.Value == nil {
+			continue
+		}
+		if _, set := src.desired[r.Key]; !set {
+			src.desired[r.Key] = r.Value
+			standIns++
+		}
+	}
+	keys := map[string]struct{}{}
+	for _, src := range m.sources {
+		for k := range src.desired {
+			keys[k] = struct{}{}
+		}
+	}
+	merged := make(map[string]entry, len(keys))
+	puts := make([]Applied, 0, len(keys))
+	txn := m.s.Txn(scheduler.FullResync())
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		e, _ := m.winner(k)
+		m.reportConflict(k)
+		merged[k] = e
+		puts = append(puts, Applied{Key: k, Source: e.owner, Value: e.value})
+		txn.Set(k, e.value)
+	}
+	remembered := make([]scheduler.KeyValue, 0, len(records))
+	var stale []string
+	for _, r := range records {
+		if r.Value != nil {
+			remembered = append(remembered, scheduler.KeyValue{Key: r.Key, Value: r.Value})
+		}
+		if _, ok := merged[r.Key]; !ok {
+			stale = append(stale, r.Key)
+		}
+	}
+	txn.With(scheduler.Remembered(remembered...))
+	var names []string
+	for _, src := range m.sources {
+		n := src.name
+		if !src.loaded {
+			n += " (not loaded)"
+		}
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	desc := fmt.Sprintf("startup (%s): full resync of sources %s", why, strings.Join(names, ", "))
+	if standIns > 0 {
+		desc += fmt.Sprintf("; %d values of sources not loaded kept as applied before", standIns)
+	}
+	txn.With(scheduler.Description(desc))
+	if m.opts.store != nil && len(puts) > 0 {
+		if err := m.opts.store.Record(puts, nil); err != nil {
+			return fmt.Errorf("nb: recording the values before the startup resync: %w", err)
+		}
+	}
+	res, err := txn.Commit(ctx)
+	var te *scheduler.TxnError
+	if err != nil && !errors.As(err, &te) && (res == nil || res.Seq == 0) {
+		return fmt.Errorf("nb: startup resync: %w", err)
+	}
+	m.started = true
+	m.applied = merged
+	if m.timer != nil {
+		m.timer.Stop()
+	}
+	if m.opts.store != nil && len(stale) > 0 {
+		if err := m.opts.store.Record(nil, stale); err != nil {
+			m.logger.Error("nb: removing stale values from the store", "err", err)
+		}
+	}
+	return nil
+}
