@@ -167,14 +167,22 @@ func run(ctx context.Context, cfg Config, logOut io.Writer) (err error) {
 			return fmt.Errorf("etcd: %w", err)
 		}
 		defer client.Close()
-		eopts := []nbetcd.Option{nbetcd.WithAgent(cfg.Name), nbetcd.WithLogger(logger)}
+		eopts := []nbetcd.Option{
+			nbetcd.WithAgent(cfg.Name),
+			nbetcd.WithLogger(logger),
+			nbetcd.WithStatusOwner(func(key string) string { owner, _ := mux.Owner(key); return owner }),
+		}
 		if p := cfg.Sources.Etcd.Prefix; p != "" {
 			eopts = append(eopts, nbetcd.WithPrefix(p))
 		}
 		src := nbetcd.New(client, models, eopts...)
 		sources = append(sources, src)
 		if cfg.Sources.Etcd.Status {
-			go src.WriteStatus(ctx, s, mux)
+			go func() {
+				if err := src.WriteStatus(ctx, s); err != nil && ctx.Err() == nil {
+					logger.Error("etcd status write-back stopped", "error", err)
+				}
+			}()
 		}
 	}
 
