@@ -192,11 +192,15 @@ type run struct {
 	rev     int64
 }
 
-// Run feeds the configuration under the prefix to sink until ctx ends.
+// Run feeds the configuration under the prefix to sink until ctx ends; it
+// returns an error only when the client is closed under it.
 func (s *Source) Run(ctx context.Context, sink nb.Sink) error {
 	r := &run{s: s, sink: sink, applied: map[string]proto.Message{}, bad: map[string]error{}}
 	delay := s.opts.retryMin
 	for ctx.Err() == nil {
+		if err := s.client.Ctx().Err(); err != nil {
+			return fmt.Errorf("etcd source %s: the etcd client was closed: %w", s.opts.name, err)
+		}
 		err := r.load(ctx)
 		if err == nil {
 			delay = s.opts.retryMin

@@ -183,7 +183,6 @@ func newSource(t testing.TB, c *clientv3.Client, s *scheduler.Scheduler, opts ..
 func TestInitialLoadIsOneResync(t *testing.T) {
 	srv := startServer(t)
 	c := srv.newClient()
-	defer c.Close()
 	s, _ := models(t)
 	put(t, c, "a/1", jsonValue("one"))
 	put(t, c, "a/2", wireValue(t, "two"))
@@ -216,7 +215,6 @@ func TestInitialLoadIsOneResync(t *testing.T) {
 func TestTxnIsOneUpdate(t *testing.T) {
 	srv := startServer(t)
 	c := srv.newClient()
-	defer c.Close()
 	s, _ := models(t)
 	put(t, c, "a/1", jsonValue("one"))
 	put(t, c, "a/2", jsonValue("two"))
@@ -254,7 +252,6 @@ func TestTxnIsOneUpdate(t *testing.T) {
 func TestBadValueIsReportedAndSkipped(t *testing.T) {
 	srv := startServer(t)
 	c := srv.newClient()
-	defer c.Close()
 	s, _ := models(t)
 	put(t, c, "a/1", jsonValue("one"))
 	put(t, c, "nomodel/1", jsonValue("x"))
@@ -305,7 +302,6 @@ func TestBadValueIsReportedAndSkipped(t *testing.T) {
 func TestRestart(t *testing.T) {
 	srv := startServer(t)
 	c := srv.newClient()
-	defer c.Close()
 	s, _ := models(t)
 	for i := range 5 {
 		put(t, c, fmt.Sprintf("a/%d", i), jsonValue(fmt.Sprint("v", i)))
@@ -313,6 +309,12 @@ func TestRestart(t *testing.T) {
 	sink := newRecSink()
 	runSource(t, newSource(t, c, s, etcd.WithProbe(100*time.Millisecond), etcd.WithRequestTimeout(500*time.Millisecond)), sink)
 	waitFor(t, "the initial load", func() bool { u, _, _ := sink.snapshot(); return len(u) == 1 })
+	// A bad value: its last good value survives the resync below.
+	put(t, c, "a/2", "{bad")
+	waitFor(t, "the bad value reported", func() bool {
+		_, _, p := sink.snapshot()
+		return p != nil && strings.Contains(p.Error(), prefix+"a/2")
+	})
 
 	srv.stop()
 	waitFor(t, "the outage reported", func() bool {
@@ -329,6 +331,7 @@ func TestRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := etcdState(t, c, nb.SchedulerModels(s))
+	want["a/2"] = "v2"
 	waitFor(t, "the resync after the restart", func() bool {
 		u, st, p := sink.snapshot()
 		resyncs := 0
@@ -337,7 +340,14 @@ func TestRestart(t *testing.T) {
 				resyncs++
 			}
 		}
-		return resyncs >= 2 && p == nil && maps.Equal(st, want)
+		// The outage cleared; the bad value is still reported.
+		return resyncs >= 2 && p != nil && !strings.Contains(p.Error(), "lost") && maps.Equal(st, want)
+	})
+	// Fixed, the value is applied and nothing is reported.
+	put(t, c, "a/2", jsonValue("fixed"))
+	waitFor(t, "the fix", func() bool {
+		_, st, p := sink.snapshot()
+		return p == nil && st["a/2"] == "fixed"
 	})
 }
 
@@ -347,7 +357,6 @@ func TestRestart(t *testing.T) {
 func TestCompactedWhileSlow(t *testing.T) {
 	srv := startServer(t)
 	c := srv.newClient()
-	defer c.Close()
 	s, _ := models(t)
 	put(t, c, "a/1", jsonValue("one"))
 	put(t, c, "a/2", jsonValue("two"))

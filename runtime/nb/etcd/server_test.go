@@ -99,7 +99,7 @@ func (s *server) start() {
 	go func() { _ = cmd.Wait(); close(exited) }()
 	s.mu.Unlock()
 
-	c := s.newClient()
+	c := s.dial()
 	defer c.Close()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -145,8 +145,16 @@ func (s *server) stop() {
 	}
 }
 
-// newClient returns a client of the server, closed by the caller.
+// newClient returns a client of the server, closed when the test ends
+// (after the sources that use it, started later, have stopped).
 func (s *server) newClient() *clientv3.Client {
+	s.t.Helper()
+	c := s.dial()
+	s.t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func (s *server) dial() *clientv3.Client {
 	s.t.Helper()
 	c, err := clientv3.New(clientv3.Config{
 		Endpoints:   []string{s.client},
