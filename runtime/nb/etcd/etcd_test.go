@@ -108,13 +108,18 @@ func (r *recSink) snapshot() (updates []nb.Update, state map[string]string, prob
 	return slices.Clone(r.updates), maps.Clone(r.state), p
 }
 
-// waitFor polls cond until it holds or fails the test after 20s.
-func waitFor(t testing.TB, what string, cond func() bool) {
+// waitFor polls cond until it holds or fails the test after 20s, with
+// what show says.
+func waitFor(t testing.TB, what string, cond func() bool, show ...func() string) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+			var detail []string
+			for _, f := range show {
+				detail = append(detail, f())
+			}
+			t.Fatalf("timed out waiting for %s %s", what, strings.Join(detail, "; "))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

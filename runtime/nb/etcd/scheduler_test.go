@@ -150,6 +150,24 @@ func TestStatusWriteBack(t *testing.T) {
 	if writes := resp.Kvs[0].Version; writes > 60 {
 		t.Errorf("the status of a/2 was written %d times for 100 changes", writes)
 	}
+
+	// etcd stops: the scheduler does not wait for the status writes, and
+	// the statuses are written once etcd is back.
+	srv.stop()
+	start := time.Now()
+	for i := range 200 {
+		if _, err := s.Txn().Set(fmt.Sprintf("b/x%d", i), kvtest.Value("x")).Commit(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("200 transactions took %v while etcd was down", d)
+	}
+	srv.start()
+	waitFor(t, "the statuses written after the outage", func() bool {
+		d := statusDocs(t, c)
+		return d["b/x0"].State == "CONFIGURED" && d["b/x199"].State == "CONFIGURED" && len(d) == 202
+	}, func() string { return fmt.Sprintf("%d statuses: %v", len(statusDocs(t, c)), statusDocs(t, c)["b/x0"]) })
 }
 
 func revision(t testing.TB, c *clientv3.Client) int64 {

@@ -145,16 +145,20 @@ func (sw *statusWriter) full(ctx context.Context) error {
 // flush writes the dirty keys whose document differs from what etcd holds.
 func (sw *statusWriter) flush(ctx context.Context) {
 	o := sw.s.opts
+	type write struct {
+		key  string
+		doc  *StatusDoc // nil deletes
+		text string
+	}
+	var ws []write
 	var ops []clientv3.Op
-	var keys []string
-	var texts []string
 	for _, k := range slices.Sorted(maps.Keys(sw.dirty)) {
 		d := sw.dirty[k]
 		old, had := sw.written[k]
 		if d == nil {
 			if had {
 				ops = append(ops, clientv3.OpDelete(o.statusPrefix+k))
-				keys, texts = append(keys, k), append(texts, "")
+				ws = append(ws, write{key: k})
 			}
 			continue
 		}
@@ -166,7 +170,7 @@ func (sw *statusWriter) flush(ctx context.Context) {
 			continue
 		}
 		ops = append(ops, clientv3.OpPut(o.statusPrefix+k, string(b)))
-		keys, texts = append(keys, k), append(texts, string(b))
+		ws = append(ws, write{key: k, doc: d, text: string(b)})
 	}
 	clear(sw.dirty)
 	for i := 0; i < len(ops); i += maxTxnOps {
@@ -179,23 +183,16 @@ func (sw *statusWriter) flush(ctx context.Context) {
 			if ctx.Err() == nil {
 				o.logger.Warn("etcd status: write failed; retried next interval", "keys", j-i, "error", fmt.Sprint(err))
 			}
-			for n := i; n < len(ops); n++ {
-				if texts[n] == "" {
-					sw.dirty[keys[n]] = nil
-				} else {
-					var d StatusDoc
-					if json.Unmarshal([]byte(texts[n]), &d) == nil {
-						sw.dirty[keys[n]] = &d
-					}
-				}
+			for _, w := range ws[i:] {
+				sw.dirty[w.key] = w.doc
 			}
 			return
 		}
-		for n := i; n < j; n++ {
-			if texts[n] == "" {
-				delete(sw.written, keys[n])
+		for _, w := range ws[i:j] {
+			if w.doc == nil {
+				delete(sw.written, w.key)
 			} else {
-				sw.written[keys[n]] = texts[n]
+				sw.written[w.key] = w.text
 			}
 		}
 	}
