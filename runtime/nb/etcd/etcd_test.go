@@ -3,6 +3,7 @@ package etcd_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"strings"
@@ -180,8 +181,18 @@ func wireValue(t testing.TB, text string) string {
 	return string(b)
 }
 
+// testLog writes a source's log to the test's.
+type testLog struct{ t testing.TB }
+
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Helper()
+	l.t.Log(strings.TrimSuffix(string(p), "\n"))
+	return len(p), nil
+}
+
 func newSource(t testing.TB, c *clientv3.Client, s *scheduler.Scheduler, opts ...etcd.Option) *etcd.Source {
-	opts = append([]etcd.Option{etcd.WithRetry(50*time.Millisecond, 500*time.Millisecond), etcd.WithRequestTimeout(2 * time.Second)}, opts...)
+	logger := slog.New(slog.NewTextHandler(testLog{t}, nil))
+	opts = append([]etcd.Option{etcd.WithLogger(logger), etcd.WithRetry(50*time.Millisecond, 500*time.Millisecond), etcd.WithRequestTimeout(2 * time.Second)}, opts...)
 	return etcd.New(c, nb.SchedulerModels(s), opts...)
 }
 
