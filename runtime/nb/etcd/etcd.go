@@ -182,7 +182,8 @@ type run struct {
 	applied map[string]proto.Message
 	// bad are the keys whose value is skipped, by etcd key.
 	bad map[string]error
-	// conn is the trouble of the connection, nil when etcd answers.
+	// conn is the trouble of the connection (or an update the sink did
+	// not apply), nil when etcd answers and the sink took our state.
 	conn error
 	// reported is the text of the last problem reported ("" for none).
 	reported string
