@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"maps"
 	"slices"
 	"strings"
@@ -413,4 +414,35 @@ func TestCompactedWhileSlow(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestReplacedStore replaces etcd by an empty one on the same address (its
+// data lost): the revisions start again, lower than the watched one, so the
+// source must resync rather than wait for revisions that mean something
+// else.
+func TestReplacedStore(t *testing.T) {
+	srv := startServer(t)
+	c := srv.newClient()
+	s, _ := models(t)
+	for i := range 30 {
+		put(t, c, "a/1", jsonValue(fmt.Sprint("v", i)))
+	}
+	put(t, c, "a/2", jsonValue("two"))
+	sink := newRecSink()
+	// The probe is what sees it: slower than the restart below, so the
+	// outage itself goes unnoticed.
+	runSource(t, newSource(t, c, s, etcd.WithProbe(2*time.Second)), sink)
+	waitFor(t, "the initial load", func() bool { u, _, _ := sink.snapshot(); return len(u) == 1 })
+
+	srv.stop()
+	if err := os.RemoveAll(srv.dir); err != nil {
+		t.Fatal(err)
+	}
+	srv.start()
+	put(t, c, "b/1", jsonValue("new store"))
+	want := map[string]string{"b/1": "new store"}
+	waitFor(t, "the resync to the new store", func() bool {
+		_, st, _ := sink.snapshot()
+		return maps.Equal(st, want)
+	}, func() string { _, st, p := sink.snapshot(); return fmt.Sprintf("state %v, problem %v", st, p) })
 }
