@@ -2,6 +2,7 @@ package etcd_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -445,4 +446,41 @@ func TestReplacedStore(t *testing.T) {
 		_, st, _ := sink.snapshot()
 		return maps.Equal(st, want)
 	}, func() string { _, st, p := sink.snapshot(); return fmt.Sprintf("state %v, problem %v", st, p) })
+}
+
+// TestRejectedUpdate: a sink that refuses an update keeps the source's
+// previous state; the source reports it and resyncs.
+func TestRejectedUpdate(t *testing.T) {
+	srv := startServer(t)
+	c := srv.newClient()
+	s, _ := models(t)
+	put(t, c, "a/1", jsonValue("one"))
+	sink := newRecSink()
+	var mu sync.Mutex
+	refuse := 1
+	sink.then = func(_ context.Context, u nb.Update) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if !u.Resync && refuse > 0 {
+			refuse--
+			return errors.New("refused")
+		}
+		return nil
+	}
+	runSource(t, newSource(t, c, s), sink)
+	waitFor(t, "the initial load", func() bool { u, _, _ := sink.snapshot(); return len(u) == 1 })
+	put(t, c, "a/2", jsonValue("two"))
+	waitFor(t, "the resync after the refusal", func() bool {
+		u, st, p := sink.snapshot()
+		return len(u) == 2 && u[1].Resync && p == nil && maps.Equal(st, map[string]string{"a/1": "one", "a/2": "two"})
+	})
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	var saw bool
+	for _, p := range sink.problems {
+		saw = saw || (p != nil && strings.Contains(p.Error(), "refused"))
+	}
+	if !saw {
+		t.Errorf("problems %v, want the refusal reported", sink.problems)
+	}
 }
