@@ -1,0 +1,490 @@
+// Package etcd is the etcd northbound source: the intended configuration of
+// an agent kept under one etcd prefix, for fleets configured from one
+// place.
+//
+// # Layout
+//
+// The value of the key K is stored at <prefix>K, the prefix by default
+// /kvdescriptor/<agent>/config/. A value is the protojson form of K's model
+// or its protobuf wire form: a value that is valid JSON text is read as
+// protojson, anything else as the wire form (so an empty value is a message
+// of default fields). A wire-form value whose bytes all happen to be valid
+// JSON text would be misread; writers that want to be safe use protojson.
+//
+// Statuses, when WriteStatus runs, are JSON documents (see StatusDoc) at
+// <status prefix>K, by default /kvdescriptor/<agent>/status/K.
+//
+// # Behaviour
+//
+// Run loads the prefix with one Get (its revision R) and applies it as one
+// resync update, then watches from R+1; the events of one watch response
+// (those of one etcd transaction among them) become one update with the
+// difference. A lost connection (a health probe that fails), a compacted
+// revision, a restarted or replaced etcd (a revision that went backwards, a
+// new cluster id) end the watch: once etcd answers again, a new Get and a
+// resync of this source, so there is never a gap and never a deletion of a
+// key that still exists. A short outage that the probe does not see is
+// covered by the etcd client itself, which resumes its watch where it was
+// (or finds the revision compacted, which resyncs).
+//
+// A value that does not decode, or a key no model handles, is reported
+// through Sink.Problem naming the etcd key and skipped: what is applied for
+// the key stays (in a resync too, the last good value is sent again) until
+// the key is fixed or deleted. Deleting a key always deletes its value.
+// The problem clears when no key is bad and etcd is reachable.
+package etcd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/kvdescriptor/kvdescriptor/runtime/nb"
+)
+
+// DefaultAgent is the agent name of the default prefixes.
+const DefaultAgent = "agent"
+
+// Source is the etcd northbound source. Run it once at a time.
+type Source struct {
+	client *clientv3.Client
+	models nb.Models
+	opts   options
+}
+
+var _ nb.Source = (*Source)(nil)
+
+type options struct {
+	name           string
+	agent          string
+	prefix         string
+	statusPrefix   string
+	logger         *slog.Logger
+	requestTimeout time.Duration
+	probeInterval  time.Duration
+	retryMin       time.Duration
+	retryMax       time.Duration
+	statusInterval time.Duration
+	statusBuffer   int
+	statusOwner    func(key string) string
+}
+
+// Option configures a Source.
+type Option func(*options)
+
+// WithName sets the source's name, the owner of its keys (default "etcd").
+func WithName(name string) Option { return func(o *options) { o.name = name } }
+
+// WithAgent sets the agent name of the default prefixes
+// (/kvdescriptor/<agent>/config/ and /kvdescriptor/<agent>/status/).
+func WithAgent(agent string) Option { return func(o *options) { o.agent = agent } }
+
+// WithPrefix sets the prefix of the configuration keys.
+func WithPrefix(prefix string) Option { return func(o *options) { o.prefix = prefix } }
+
+// WithStatusPrefix sets the prefix of the status keys.
+func WithStatusPrefix(prefix string) Option { return func(o *options) { o.statusPrefix = prefix } }
+
+// WithLogger sets the logger (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+
+// WithRequestTimeout bounds each request to etcd: the load, a probe, a
+// batch of status writes (default 5s).
+func WithRequestTimeout(d time.Duration) Option { return func(o *options) { o.requestTimeout = d } }
+
+// WithProbe sets how often a watching source checks that etcd answers
+// (default 5s); a probe that fails is a lost connection.
+func WithProbe(interval time.Duration) Option { return func(o *options) { o.probeInterval = interval } }
+
+// WithRetry sets the delays between attempts to load while etcd does not
+// answer: min, doubling up to max (default 200ms to 10s).
+func WithRetry(min, max time.Duration) Option {
+	return func(o *options) { o.retryMin, o.retryMax = min, max }
+}
+
+// WithStatusInterval sets how often WriteStatus writes: each key at most
+// once per interval, the changed keys of an interval in batches (default 1s).
+func WithStatusInterval(d time.Duration) Option { return func(o *options) { o.statusInterval = d } }
+
+// WithStatusOwner gives WriteStatus the owner of a key (the source that
+// set it), written when not empty.
+func WithStatusOwner(owner func(key string) string) Option {
+	return func(o *options) { o.statusOwner = owner }
+}
+
+// New returns a source of the configuration under the prefix, decoded with
+// models. The client stays the caller's (Run does not close it).
+func New(client *clientv3.Client, models nb.Models, opts ...Option) *Source {
+	o := options{
+		name:           "etcd",
+		agent:          DefaultAgent,
+		requestTimeout: 5 * time.Second,
+		probeInterval:  5 * time.Second,
+		retryMin:       200 * time.Millisecond,
+		retryMax:       10 * time.Second,
+		statusInterval: time.Second,
+		statusBuffer:   4096,
+	}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.prefix == "" {
+		o.prefix = "/kvdescriptor/" + o.agent + "/config/"
+	}
+	if o.statusPrefix == "" {
+		o.statusPrefix = "/kvdescriptor/" + o.agent + "/status/"
+	}
+	if o.logger == nil {
+		o.logger = slog.Default()
+	}
+	if o.retryMin <= 0 {
+		o.retryMin = 200 * time.Millisecond
+	}
+	if o.retryMax < o.retryMin {
+		o.retryMax = o.retryMin
+	}
+	return &Source{client: client, models: models, opts: o}
+}
+
+// Name returns the source's name.
+func (s *Source) Name() string { return s.opts.name }
+
+// Prefix returns the prefix of the configuration keys.
+func (s *Source) Prefix() string { return s.opts.prefix }
+
+// StatusPrefix returns the prefix of the status keys.
+func (s *Source) StatusPrefix() string { return s.opts.statusPrefix }
+
+// resyncError ends a watch that must be followed by a resync.
+type resyncError struct{ why error }
+
+func (e *resyncError) Error() string { return e.why.Error() }
+func (e *resyncError) Unwrap() error { return e.why }
+
+// run is the state of one Run.
+type run struct {
+	s    *Source
+	sink nb.Sink
+	// applied is what the sink holds from us: the last good value of each
+	// key, as of the last update it accepted.
+	applied map[string]proto.Message
+	// bad are the keys whose value is skipped, by etcd key.
+	bad map[string]error
+	// conn is the trouble of the connection (or an update the sink did
+	// not apply), nil when etcd answers and the sink took our state.
+	conn error
+	// reported is the text of the last problem reported ("" for none).
+	reported string
+	// cluster and rev are the cluster id and the last revision seen.
+	cluster uint64
+	revMu   sync.Mutex // rev is read by the probe too
+	rev     int64
+}
+
+// Run feeds the configuration under the prefix to sink until ctx ends; it
+// returns an error only when the client is closed under it.
+func (s *Source) Run(ctx context.Context, sink nb.Sink) error {
+	r := &run{s: s, sink: sink, applied: map[string]proto.Message{}, bad: map[string]error{}}
+	delay := s.opts.retryMin
+	for ctx.Err() == nil {
+		if err := s.client.Ctx().Err(); err != nil {
+			return fmt.Errorf("etcd source %s: the etcd client was closed: %w", s.opts.name, err)
+		}
+		err := r.load(ctx)
+		if err == nil {
+			delay = s.opts.retryMin
+			err = r.watch(ctx)
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		s.opts.logger.Warn("etcd source: resync", "source", s.opts.name, "why", err)
+		if !sleep(ctx, delay) {
+			break
+		}
+		delay = min(2*delay, s.opts.retryMax)
+	}
+	return nil
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// report sends the current problem to the sink when it changed.
+func (r *run) report() {
+	var errs []error
+	if r.conn != nil {
+		errs = append(errs, r.conn)
+	}
+	for _, k := range slices.Sorted(maps.Keys(r.bad)) {
+		errs = append(errs, r.bad[k])
+	}
+	err := errors.Join(errs...)
+	text := ""
+	if err != nil {
+		text = err.Error()
+	}
+	if text == r.reported {
+		return
+	}
+	r.reported = text
+	r.sink.Problem(err)
+}
+
+func (r *run) lost(err error) {
+	r.conn = fmt.Errorf("etcd %v: %w", r.s.client.Endpoints(), err)
+	r.report()
+}
+
+// decode decodes the value at an etcd key; a bad one is recorded.
+func (r *run) decode(etcdKey, data []byte) (key string, v proto.Message, ok bool) {
+	ek := string(etcdKey)
+	key = strings.TrimPrefix(ek, r.s.opts.prefix)
+	delete(r.bad, ek)
+	if key == "" {
+		r.bad[ek] = fmt.Errorf("etcd key %q: no key after the prefix", ek)
+		return key, nil, false
+	}
+	enc := nb.Binary
+	if json.Valid(data) {
+		enc = nb.JSON
+	}
+	v, err := nb.Decode(r.s.models, key, data, enc)
+	if err != nil {
+		r.bad[ek] = fmt.Errorf("etcd key %q: skipped: %w", ek, err)
+		return key, nil, false
+	}
+	return key, v, true
+}
+
+// load reads the prefix and applies it as a resync.
+func (r *run) load(ctx context.Context) error {
+	o := r.s.opts
+	gctx, cancel := context.WithTimeout(ctx, o.requestTimeout)
+	resp, err := r.s.client.Get(gctx, o.prefix, clientv3.WithPrefix())
+	cancel()
+	if err != nil {
+		if ctx.Err() == nil {
+			r.lost(fmt.Errorf("load of %q: %w", o.prefix, err))
+		}
+		return err
+	}
+	clear(r.bad)
+	state := make(map[string]proto.Message, len(resp.Kvs))
+	for _, kv := range resp.Kvs {
+		key, v, ok := r.decode(kv.Key, kv.Value)
+		if !ok {
+			if old, had := r.applied[key]; had {
+				state[key] = old
+			}
+			continue
+		}
+		state[key] = v
+	}
+	changes := make([]nb.Change, 0, len(state))
+	for _, k := range slices.Sorted(maps.Keys(state)) {
+		changes = append(changes, nb.Change{Key: k, Value: state[k]})
+	}
+	rev := resp.Header.Revision
+	u := nb.Update{Resync: true, Changes: changes, Description: fmt.Sprintf("etcd revision %d (full load of %s)", rev, o.prefix)}
+	if err := r.sink.Apply(ctx, u); err != nil {
+		if ctx.Err() == nil {
+			r.conn = fmt.Errorf("etcd revision %d was not applied: %w", rev, err)
+			r.report()
+		}
+		return err
+	}
+	r.applied = state
+	r.cluster = resp.Header.ClusterId
+	r.revMu.Lock()
+	r.rev = rev
+	r.revMu.Unlock()
+	r.conn = nil
+	r.report()
+	return nil
+}
+
+// watch applies the changes after r.rev until the watch must be resynced.
+func (r *run) watch(ctx context.Context) error {
+	o := r.s.opts
+	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
+	defer cancel()
+	ch := r.s.client.Watch(wctx, o.prefix, clientv3.WithPrefix(), clientv3.WithRev(r.loadRev()+1))
+
+	probeErr := make(chan error, 1)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	if o.probeInterval > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			probeErr <- r.probe(wctx)
+		}()
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-probeErr:
+			if ctx.Err() != nil {
+				return nil
+			}
+			r.lost(err)
+			return err
+		case resp, ok := <-ch:
+			if !ok {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return &resyncError{errors.New("the watch ended")}
+			}
+			if err := resp.Err(); err != nil {
+				if errors.Is(err, rpctypes.ErrCompacted) || resp.CompactRevision != 0 {
+					return &resyncError{fmt.Errorf("revision %d compacted (compact revision %d): %w", r.loadRev()+1, resp.CompactRevision, err)}
+				}
+				r.lost(fmt.Errorf("watch: %w", err))
+				return &resyncError{err}
+			}
+			if resp.Canceled {
+				return &resyncError{errors.New("the watch was canceled")}
+			}
+			if err := r.events(ctx, resp); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// probe returns once etcd does not answer or answers as another store.
+func (r *run) probe(ctx context.Context) error {
+	o := r.s.opts
+	t := time.NewTicker(o.probeInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+		pctx, cancel := context.WithTimeout(ctx, o.requestTimeout)
+		resp, err := r.s.client.Get(pctx, o.prefix, clientv3.WithKeysOnly(), clientv3.WithLimit(1), clientv3.WithSerializable())
+		cancel()
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil {
+			return &resyncError{fmt.Errorf("lost connection: %w", err)}
+		}
+		// A store that went back in time, or another cluster, was
+		// replaced: the watch would wait for revisions that mean
+		// something else.
+		if resp.Header.ClusterId != r.cluster {
+			return &resyncError{fmt.Errorf("etcd cluster id changed from %x to %x", r.cluster, resp.Header.ClusterId)}
+		}
+		if resp.Header.Revision < r.loadRev() {
+			return &resyncError{fmt.Errorf("etcd revision went back to %d", resp.Header.Revision)}
+		}
+	}
+}
+
+// events applies the events of one watch response as one update.
+func (r *run) events(ctx context.Context, resp clientv3.WatchResponse) error {
+	if len(resp.Events) == 0 {
+		r.setRev(resp.Header.Revision)
+		return nil
+	}
+	latest := map[string]*mvccpb.KeyValue{}
+	var order []string
+	for _, ev := range resp.Events {
+		k := string(ev.Kv.Key)
+		if _, seen := latest[k]; !seen {
+			order = append(order, k)
+		}
+		if ev.Type == clientv3.EventTypeDelete {
+			latest[k] = nil
+		} else {
+			latest[k] = ev.Kv
+		}
+	}
+	next := maps.Clone(r.applied)
+	var changes []nb.Change
+	for _, ek := range order {
+		kv := latest[ek]
+		var key string
+		var v proto.Message
+		if kv == nil {
+			delete(r.bad, ek)
+			key = strings.TrimPrefix(ek, r.s.opts.prefix)
+		} else {
+			var ok bool
+			key, v, ok = r.decode(kv.Key, kv.Value)
+			if !ok {
+				continue
+			}
+		}
+		old, had := next[key]
+		if v == nil {
+			if !had {
+				continue
+			}
+			delete(next, key)
+		} else {
+			if had && proto.Equal(old, v) {
+				continue
+			}
+			next[key] = v
+		}
+		changes = append(changes, nb.Change{Key: key, Value: v})
+	}
+	rev := resp.Header.Revision
+	if len(changes) > 0 {
+		u := nb.Update{Changes: changes, Description: fmt.Sprintf("etcd revision %d", rev)}
+		if err := r.sink.Apply(ctx, u); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			r.conn = fmt.Errorf("etcd revision %d was not applied: %w", rev, err)
+			r.report()
+			return &resyncError{err}
+		}
+		r.applied = next
+	}
+	r.setRev(rev)
+	r.report()
+	return nil
+}
+
+func (r *run) setRev(rev int64) {
+	r.revMu.Lock()
+	defer r.revMu.Unlock()
+	if rev > r.rev {
+		r.rev = rev
+	}
+}
+
+func (r *run) loadRev() int64 {
+	r.revMu.Lock()
+	defer r.revMu.Unlock()
+	return r.rev
+}

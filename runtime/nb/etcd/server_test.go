@@ -1,0 +1,168 @@
+package etcd_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+)
+
+// server is a real etcd server process (Debian's etcd-server, which make
+// tools installs), on localhost ports of its own and a temporary data
+// directory. It can be stopped and started again on the same data.
+type server struct {
+	t      testing.TB
+	bin    string
+	dir    string
+	client string // the client URL
+	peer   string
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	out    *bytes.Buffer
+	exited chan struct{}
+}
+
+// etcdBinary returns the etcd server's path, or fails the test: make test
+// installs every tool first (make tools), so a skip would only hide a
+// broken set-up (the convention of the repository's other tool tests).
+func etcdBinary(t testing.TB) string {
+	t.Helper()
+	if p, err := exec.LookPath("etcd"); err == nil {
+		return p
+	}
+	if _, err := os.Stat("/usr/bin/etcd"); err == nil {
+		return "/usr/bin/etcd"
+	}
+	t.Fatalf("the etcd server is needed by this test and is not in PATH nor /usr/bin/etcd; make tools installs it (Debian package etcd-server)")
+	return ""
+}
+
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// startServer starts an etcd server and stops it when the test ends.
+func startServer(t testing.TB) *server {
+	t.Helper()
+	s := &server{
+		t:      t,
+		bin:    etcdBinary(t),
+		dir:    filepath.Join(t.TempDir(), "etcd"),
+		client: fmt.Sprintf("http://127.0.0.1:%d", freePort(t)),
+		peer:   fmt.Sprintf("http://127.0.0.1:%d", freePort(t)),
+	}
+	t.Cleanup(s.stop)
+	s.start()
+	return s
+}
+
+// start starts the process (again) and waits until it answers.
+func (s *server) start() {
+	s.t.Helper()
+	s.mu.Lock()
+	cmd := exec.Command(s.bin,
+		"--name", "test",
+		"--data-dir", s.dir,
+		"--listen-client-urls", s.client,
+		"--advertise-client-urls", s.client,
+		"--listen-peer-urls", s.peer,
+		"--initial-advertise-peer-urls", s.peer,
+		"--initial-cluster", "test="+s.peer,
+		"--logger", "zap",
+		"--log-level", "error",
+	)
+	s.out = &bytes.Buffer{}
+	cmd.Stdout, cmd.Stderr = s.out, s.out
+	if err := cmd.Start(); err != nil {
+		s.mu.Unlock()
+		s.t.Fatalf("start etcd: %v", err)
+	}
+	s.cmd = cmd
+	exited := make(chan struct{})
+	s.exited = exited
+	go func() { _ = cmd.Wait(); close(exited) }()
+	s.mu.Unlock()
+
+	c := s.dial()
+	defer c.Close()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		_, err := c.Get(ctx, "health")
+		cancel()
+		if err == nil {
+			return
+		}
+		select {
+		case <-exited:
+			s.t.Fatalf("etcd exited at start: %s", s.output())
+		default:
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("etcd did not answer in 20s: %v\n%s", err, s.output())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (s *server) output() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.out.String()
+}
+
+// stop stops the process (SIGTERM, then SIGKILL after 10s) and waits for it.
+func (s *server) stop() {
+	s.mu.Lock()
+	cmd, exited := s.cmd, s.exited
+	s.cmd = nil
+	s.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		_ = cmd.Process.Kill()
+		<-exited
+	}
+}
+
+// newClient returns a client of the server, closed when the test ends
+// (after the sources that use it, started later, have stopped).
+func (s *server) newClient() *clientv3.Client {
+	s.t.Helper()
+	c := s.dial()
+	s.t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func (s *server) dial() *clientv3.Client {
+	s.t.Helper()
+	c, err := clientv3.New(clientv3.Config{
+		Endpoints:   []string{s.client},
+		DialTimeout: 2 * time.Second,
+		Logger:      zap.NewNop(),
+	})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return c
+}
