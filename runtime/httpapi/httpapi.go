@@ -1,0 +1,389 @@
+// Package httpapi is the HTTP API of an agent built on the scheduler: what
+// an operator reads (statuses with why-pending and owner, history, key
+// timelines, the graph, dumps in three views, registered models, metrics,
+// health) and the few things an operator does (a downstream resync, a
+// plan preview). JSON by default (values in the protojson form of their
+// model), text where a person reads it (?format=text).
+//
+//	GET  /healthz                         alive: 200 "ok"
+//	GET  /readyz                          200 once ready (Config.Ready), else 503; the detail as JSON
+//	GET  /metrics                         Prometheus metrics (Config.Metrics)
+//	GET  /status?key=K | prefix=P | descriptor=D [&format=text]
+//	                                      value statuses, with why-pending and owner
+//	GET  /history[?seq=N | since=T&until=T][&format=text]
+//	                                      transaction records; T is RFC 3339 or a duration ago ("10m")
+//	GET  /timeline?key=K[&format=text]    the changes of one value
+//	GET  /graph[?seq=N][&format=svg|dot|json]
+//	                                      the graph now or as of transaction N, its values highlighted
+//	GET  /dump?view=intended|southbound|scheduler[&descriptor=D | prefix=P]
+//	                                      values in one of three views (southbound: through Retrieve)
+//	GET  /models                          registered models: key template, message, fields
+//	POST /resync/downstream[?retry=true][&verbose=true]
+//	                                      a downstream resync; verbose returns the operations
+//	POST /plan                            body {"set": {KEY: VALUE, ...}, "delete": [KEY, ...]}:
+//	                                      the plan the scheduler would execute; nothing executed
+//
+// A bad request gets a 4xx with {"error": ..., "argument": ...} naming
+// the argument; an unknown key or descriptor a 404 naming it; a wrong
+// method 405 with Allow. POSTs need "Authorization: Bearer TOKEN" when
+// Config.Token is set (an agent sets it when it listens beyond loopback).
+package httpapi
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/nb"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
+)
+
+// Config configures the API.
+type Config struct {
+	// Scheduler is the scheduler served (required).
+	Scheduler *scheduler.Scheduler
+	// Models decodes posted values; default: the scheduler's descriptors.
+	Models nb.Models
+	// Owners says which source owns a key and which sources it
+	// overrides (an nb.Mux); optional.
+	Owners interface {
+		Owner(key string) (owner string, overridden []string)
+	}
+	// Ready reports readiness and a detail shown at /readyz; default:
+	// always ready.
+	Ready func() (ready bool, detail any)
+	// Southbound reads a descriptor's values from the southbound; the
+	// southbound view of /dump is 501 without it.
+	Southbound func(ctx context.Context, descriptor string) ([]kv.Item[string, proto.Message, any], error)
+	// Metrics serves /metrics (404 without it).
+	Metrics http.Handler
+	// Token, when set, is required as a bearer token on POSTs.
+	Token string
+	// Logger logs recovered panics; default slog.Default().
+	Logger *slog.Logger
+}
+
+type api struct {
+	cfg Config
+	s   *scheduler.Scheduler
+}
+
+// New returns the API's handler.
+func New(cfg Config) (http.Handler, error) {
+	if cfg.Scheduler == nil {
+		return nil, errors.New("httpapi: Config.Scheduler is nil")
+	}
+	if cfg.Models == nil {
+		cfg.Models = nb.SchedulerModels(cfg.Scheduler)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	a := &api{cfg: cfg, s: cfg.Scheduler}
+	mux := http.NewServeMux()
+	route := func(path, method string, h func(w http.ResponseWriter, r *http.Request) error) {
+		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != method && !(method == http.MethodGet && r.Method == http.MethodHead) {
+				w.Header().Set("Allow", method)
+				writeErr(w, &httpError{code: http.StatusMethodNotAllowed, msg: fmt.Sprintf("%s %s: use %s", r.Method, path, method)})
+				return
+			}
+			if method == http.MethodPost && a.cfg.Token != "" && !a.authorized(r) {
+				w.Header().Set("WWW-Authenticate", "Bearer")
+				writeErr(w, &httpError{code: http.StatusUnauthorized, msg: "a bearer token is required (Authorization: Bearer TOKEN)", arg: "Authorization"})
+				return
+			}
+			if err := h(w, r); err != nil {
+				writeErr(w, err)
+			}
+		})
+	}
+	route("/healthz", http.MethodGet, func(w http.ResponseWriter, _ *http.Request) error {
+		_, err := io.WriteString(w, "ok\n")
+		return err
+	})
+	route("/readyz", http.MethodGet, a.readyz)
+	route("/metrics", http.MethodGet, func(w http.ResponseWriter, r *http.Request) error {
+		if a.cfg.Metrics == nil {
+			return &httpError{code: http.StatusNotFound, msg: "no metrics configured"}
+		}
+		a.cfg.Metrics.ServeHTTP(w, r)
+		return nil
+	})
+	route("/status", http.MethodGet, a.status)
+	route("/history", http.MethodGet, a.history)
+	route("/timeline", http.MethodGet, a.timeline)
+	route("/graph", http.MethodGet, a.graph)
+	route("/dump", http.MethodGet, a.dump)
+	route("/models", http.MethodGet, a.models)
+	route("/resync/downstream", http.MethodPost, a.resync)
+	route("/plan", http.MethodPost, a.plan)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/" {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			fmt.Fprint(w, index)
+			return
+		}
+		writeErr(w, &httpError{code: http.StatusNotFound, msg: fmt.Sprintf("no endpoint %q (GET / lists them)", r.URL.Path)})
+	})
+	return a.recoverer(mux), nil
+}
+
+// index is what GET / says.
+const index = `kvdescriptor agent API
+GET  /healthz /readyz /metrics
+GET  /status?key=K|prefix=P|descriptor=D[&format=text]
+GET  /history[?seq=N|since=T&until=T][&format=text]
+GET  /timeline?key=K[&format=text]
+GET  /graph[?seq=N][&format=svg|dot|json]
+GET  /dump?view=intended|southbound|scheduler[&descriptor=D|prefix=P]
+GET  /models
+POST /resync/downstream[?retry=true][&verbose=true]
+POST /plan   {"set": {KEY: VALUE}, "delete": [KEY]}
+`
+
+func (a *api) authorized(r *http.Request) bool {
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(a.cfg.Token)) == 1
+}
+
+// recoverer turns a panic into a 500 that says so, and logs it.
+func (a *api) recoverer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				a.cfg.Logger.Error("HTTP handler panicked", "path", r.URL.Path, "panic", p, "stack", string(debug.Stack()))
+				writeErr(w, &httpError{code: http.StatusInternalServerError, msg: fmt.Sprintf("internal error: %v", p)})
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// httpError is an error with its status code and the argument it is
+// about.
+type httpError struct {
+	code int
+	msg  string
+	arg  string
+}
+
+func (e *httpError) Error() string { return e.msg }
+
+func badArg(arg, format string, args ...any) error {
+	return &httpError{code: http.StatusBadRequest, arg: arg, msg: arg + ": " + fmt.Sprintf(format, args...)}
+}
+
+func notFound(arg, format string, args ...any) error {
+	return &httpError{code: http.StatusNotFound, arg: arg, msg: fmt.Sprintf(format, args...)}
+}
+
+func writeErr(w http.ResponseWriter, err error) {
+	var he *httpError
+	if !errors.As(err, &he) {
+		he = &httpError{code: http.StatusInternalServerError, msg: err.Error()}
+	}
+	body := map[string]string{"error": he.msg}
+	if he.arg != "" {
+		body["argument"] = he.arg
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(he.code)
+	_ = json.NewEncoder(w).Encode(body)
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) error {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func writeText(w http.ResponseWriter, text string) error {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, err := io.WriteString(w, text)
+	return err
+}
+
+// query reads the query, refusing parameters the endpoint does not know
+// and parameters given twice.
+func query(r *http.Request, known ...string) (map[string]string, error) {
+	q, err := urlQuery(r)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for name, vals := range q {
+		if !slices.Contains(known, name) {
+			return nil, badArg(name, "unknown parameter (this endpoint takes %s)", strings.Join(known, ", "))
+		}
+		if len(vals) > 1 {
+			return nil, badArg(name, "given %d times", len(vals))
+		}
+		out[name] = vals[0]
+	}
+	return out, nil
+}
+
+func urlQuery(r *http.Request) (map[string][]string, error) {
+	q, err := parseQuery(r.URL.RawQuery)
+	if err != nil {
+		return nil, badArg("query", "%v", err)
+	}
+	return q, nil
+}
+
+// format reads ?format among allowed (the first is the default).
+func format(q map[string]string, allowed ...string) (string, error) {
+	f, ok := q["format"]
+	if !ok || f == "" {
+		return allowed[0], nil
+	}
+	if !slices.Contains(allowed, f) {
+		return "", badArg("format", "%q is not one of %s", f, strings.Join(allowed, ", "))
+	}
+	return f, nil
+}
+
+func parseSeq(arg, s string) (uint64, error) {
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil || n == 0 {
+		return 0, badArg(arg, "%q is not a transaction number (1, 2, ...)", s)
+	}
+	return n, nil
+}
+
+func parseBool(arg, s string) (bool, error) {
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return false, badArg(arg, "%q is not true or false", s)
+	}
+	return b, nil
+}
+
+// parseTime reads an RFC 3339 time or a duration ago.
+func parseTime(arg, s string, now time.Time) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	return time.Time{}, badArg(arg, "%q is neither an RFC 3339 time nor a duration ago (10m)", s)
+}
+
+// valueJSON is a value in the protojson form of its model.
+func valueJSON(m proto.Message) json.RawMessage {
+	if m == nil || !m.ProtoReflect().IsValid() {
+		return nil
+	}
+	b, err := protojson.Marshal(m)
+	if err != nil {
+		b, _ = json.Marshal(fmt.Sprintf("(cannot write %s: %v)", m.ProtoReflect().Descriptor().FullName(), err))
+	}
+	return b
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+func (a *api) readyz(w http.ResponseWriter, _ *http.Request) error {
+	ready, detail := true, any(nil)
+	if a.cfg.Ready != nil {
+		ready, detail = a.cfg.Ready()
+	}
+	code := http.StatusOK
+	if !ready {
+		code = http.StatusServiceUnavailable
+	}
+	return writeJSON(w, code, map[string]any{"ready": ready, "detail": detail})
+}
+
+// fieldNames lists a message's fields with their kinds, nested messages
+// by name.
+func fieldNames(md protoreflect.MessageDescriptor) []map[string]string {
+	var out []map[string]string
+	fs := md.Fields()
+	for i := range fs.Len() {
+		f := fs.Get(i)
+		kind := f.Kind().String()
+		switch {
+		case f.Message() != nil:
+			kind = string(f.Message().FullName())
+		case f.Enum() != nil:
+			kind = string(f.Enum().FullName())
+		}
+		card := ""
+		switch {
+		case f.IsMap():
+			card = "map"
+		case f.IsList():
+			card = "repeated"
+		}
+		m := map[string]string{"name": string(f.Name()), "json": f.JSONName(), "type": kind}
+		if card != "" {
+			m["cardinality"] = card
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func (a *api) models(w http.ResponseWriter, r *http.Request) error {
+	if _, err := query(r); err != nil {
+		return err
+	}
+	type model struct {
+		Name          string              `json:"name"`
+		KeyTemplate   string              `json:"keyTemplate,omitempty"`
+		KeyPrefix     string              `json:"keyPrefix"`
+		Message       string              `json:"message"`
+		Fields        []map[string]string `json:"fields"`
+		CanUpdate     bool                `json:"canUpdate"`
+		CanRetrieve   bool                `json:"canRetrieve"`
+		RetrieveAfter []string            `json:"retrieveAfter,omitempty"`
+		WithMetadata  bool                `json:"withMetadata"`
+		Values        int                 `json:"values"`
+	}
+	var out []model
+	for _, name := range a.s.Descriptors() {
+		d, ok := a.s.Descriptor(name)
+		if !ok {
+			continue
+		}
+		m := model{Name: name, KeyPrefix: d.KeyPrefix(), CanUpdate: d.CanUpdate(), CanRetrieve: d.CanRetrieve(),
+			RetrieveAfter: d.RetrieveDependencies(), WithMetadata: d.WithMetadata(), Values: len(a.s.DescriptorStatuses(name))}
+		if t := d.KeyTemplate(); t != nil {
+			m.KeyTemplate = t.String()
+		}
+		if mt := d.ValueType(); mt != nil {
+			m.Message = string(mt.Descriptor().FullName())
+			m.Fields = fieldNames(mt.Descriptor())
+		}
+		out = append(out, m)
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
