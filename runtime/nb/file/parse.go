@@ -586,7 +586,7 @@ func (c *converter) scalar(b *bytes.Buffer, n *yaml.Node) bool {
 	return true
 }
 
-// intJSON writes a YAML integer (0x1f, 0o17, 0b101, 1_000, +5) as a JSON
+// intJSON writes a YAML integer (0x1f, 0o17, 0b101, 1_000, +5, 017) as a JSON
 // number, exactly: 64-bit values are not rounded through a float. A value
 // out of the 64-bit range stays as written, as a string, for protojson to
 // reject by the field's name.
@@ -602,9 +602,9 @@ func intJSON(s string) string {
 		base, t = 8, t[2:]
 	case strings.HasPrefix(t, "0b"), strings.HasPrefix(t, "0B"):
 		base, t = 2, t[2:]
-	case len(t) > 1 && t[0] == '0':
-		base = 8 // YAML 1.1's 017, which yaml.v3 resolves as an integer
 	}
+	// 017 is seventeen, as in YAML 1.2 (octal is written 0o17): a VLAN
+	// written 010 is not 8.
 	u, err := strconv.ParseUint(t, base, 64)
 	if err != nil {
 		return quote(s)
