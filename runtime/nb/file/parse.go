@@ -312,10 +312,23 @@ func (p *parser) value(key string, keyNode, valNode *yaml.Node) (proto.Message, 
 	m := mt.New().Interface()
 	if err := protojson.Unmarshal(b.Bytes(), m); err != nil {
 		// protojson names the field; the line is the value's.
-		p.fail(valNode, key, fmt.Errorf("the value is not a %s: %v", mt.Descriptor().FullName(), err))
+		p.fail(valNode, key, fmt.Errorf("the value is not a %s: %s", mt.Descriptor().FullName(), protojsonMessage(err)))
 		return nil, false
 	}
 	return m, true
+}
+
+// protojsonMessage returns what protojson found wrong without its position
+// in the JSON made from the file, which would mislead.
+func protojsonMessage(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "proto:")
+	msg = strings.TrimLeft(msg, " \u00a0") // protojson's separator varies
+	if strings.HasPrefix(msg, "(line ") {
+		if i := strings.Index(msg, "): "); i > 0 {
+			msg = msg[i+3:]
+		}
+	}
+	return msg
 }
 
 // converter writes a YAML value as the JSON that protojson reads, guided by
