@@ -94,12 +94,16 @@ type run struct {
 	loaded  bool                     // the initial resync was applied
 	good    map[string]proto.Message // the configuration applied
 	last    []byte                   // the contents last read
-	lastOK  bool                     // they were read, parsed and applied
+	settled bool                     // they were parsed, and applied or reported bad
 	problem bool                     // a problem is reported
 }
 
 // Run loads the file, sends its initial resync, then watches the file and
-// sends each edit's difference, until ctx ends.
+// sends each edit's difference, until ctx ends. The file's directory must
+// exist (the file need not): Run returns an error otherwise. An update that
+// the sink does not apply is reported as a problem and tried again at the
+// next event in the directory; until the initial resync is applied, every
+// update is a resync.
 func (s *Source) Run(ctx context.Context, sink nb.Sink) error {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
@@ -151,7 +155,7 @@ func (r *run) reload(ctx context.Context) {
 	s := r.s
 	data, err := os.ReadFile(s.path)
 	if err != nil {
-		r.last, r.lastOK = nil, false
+		r.last, r.settled = nil, false
 		if errors.Is(err, fs.ErrNotExist) {
 			err = &ParseError{File: s.path, Err: errors.New("the file does not exist (the configuration applied stays)")}
 		} else {
@@ -160,12 +164,15 @@ func (r *run) reload(ctx context.Context) {
 		r.report(err)
 		return
 	}
-	if r.lastOK && bytes.Equal(data, r.last) {
-		return // an event that changed nothing (a temporary file, a touch)
+	if r.settled && bytes.Equal(data, r.last) {
+		// An event that changed nothing (a temporary file, a touch,
+		// another file of the directory): applied, or reported.
+		return
 	}
-	r.last, r.lastOK = data, false
+	r.last, r.settled = data, false
 	changes, err := Parse(s.path, data, s.models)
 	if err != nil {
+		r.settled = true
 		r.report(err)
 		return
 	}
@@ -180,7 +187,7 @@ func (r *run) reload(ctx context.Context) {
 		u.Changes = diff(r.good, changes, next)
 	}
 	if r.loaded && len(u.Changes) == 0 {
-		r.lastOK = true
+		r.settled = true
 		r.clear()
 		return
 	}
@@ -188,12 +195,13 @@ func (r *run) reload(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		// The previous state stays; the next event tries again from it.
+		// The previous state stays; the next event in the directory
+		// tries again from it, even with the same contents.
 		r.report(fmt.Errorf("file source %s: the update was not applied: %w", s.path, err))
 		return
 	}
 	s.logger.Info("file source: applied", "file", s.path, "resync", u.Resync, "changes", len(u.Changes))
-	r.loaded, r.good, r.lastOK = true, next, true
+	r.loaded, r.good, r.settled = true, next, true
 	r.clear()
 }
 

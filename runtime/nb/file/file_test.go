@@ -2,6 +2,7 @@ package file_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"os"
@@ -363,6 +364,10 @@ func TestBadAtStart(t *testing.T) {
 	write(t, path, "linux/bogus/x: {}\n")
 	s := start(t, path)
 	s.waitFor(t, 0, 1)
+	// Another file of the directory changes: the same problem is not
+	// reported again.
+	write(t, filepath.Join(filepath.Dir(path), "other"), "x")
+	s.quiet(t)
 	write(t, path, "{}\n")
 	s.waitFor(t, 1, 2)
 	if u := s.update(0); !u.Resync || len(u.Changes) != 0 {
@@ -399,4 +404,61 @@ func routeA() proto.Message {
 		panic(err)
 	}
 	return changes[0].Value
+}
+
+// refusing is a sink whose Apply fails while refuse is set.
+type refusing struct {
+	*sink
+	mu     sync.Mutex
+	refuse bool
+}
+
+func (r *refusing) Apply(ctx context.Context, u nb.Update) error {
+	r.mu.Lock()
+	refuse := r.refuse
+	r.mu.Unlock()
+	if refuse {
+		r.sink.Problem(nil) // counted as an event, told apart below
+		return errors.New("refused")
+	}
+	return r.sink.Apply(ctx, u)
+}
+
+func TestApplyRefused(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.yaml")
+	write(t, path, cfgAB)
+	r := &refusing{sink: newSink(), refuse: true}
+	src := file.New(path, testModels, file.WithDebounce(debounce),
+		file.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	if src.Name() != "file" {
+		t.Errorf("default Name() = %q", src.Name())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- src.Run(ctx, r) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	// The refused resync: a nil from the fake, then the source's report.
+	r.waitFor(t, 0, 2)
+	if err := r.problem(1); err == nil || !strings.Contains(err.Error(), "refused") {
+		t.Fatalf("problem %v", err)
+	}
+	r.mu.Lock()
+	r.refuse = false
+	r.mu.Unlock()
+	// Any event in the directory tries again, the same contents too, and
+	// the first update applied is still the resync.
+	write(t, filepath.Join(dir, "other"), "x")
+	r.waitFor(t, 1, 3)
+	if u := r.update(0); !u.Resync || len(u.Changes) != 2 {
+		t.Errorf("update %v, want the resync of a and b", u)
+	}
+	if r.problem(2) != nil {
+		t.Errorf("problem not cleared: %v", r.problem(2))
+	}
 }

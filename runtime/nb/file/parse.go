@@ -79,6 +79,7 @@ const maxExpansion = 64
 //
 // or a list of entries, each with a key and a value:
 //
+//	# the list form
 //	- key: linux/interface/veth1
 //	  value: {name: veth1, type: TYPE_VETH}
 //
