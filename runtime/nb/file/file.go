@@ -16,6 +16,11 @@
 // start before its file exists, and a file that is not there yet never
 // reads as "no configuration" (which would remove what a previous run of
 // the agent applied). An empty configuration is written {}.
+//
+// A program that writes the file should write it whole and rename it over
+// the file: the debounce (DefaultDebounce) covers an editor's steps, but a
+// writer that pauses longer than it, after a prefix of the file that parses
+// by itself, would have that prefix applied.
 package file
 
 import (
@@ -116,6 +121,13 @@ func (s *Source) Run(ctx context.Context, sink nb.Sink) error {
 	dir := filepath.Dir(s.path)
 	if err := w.Add(dir); err != nil {
 		return fmt.Errorf("file source %s: watching %s: %w", s.path, dir, err)
+	}
+	// A path that is a symlink into another directory (a mounted
+	// ConfigMap's is into the same one) is watched there too.
+	if real, err := filepath.EvalSymlinks(s.path); err == nil && filepath.Dir(real) != filepath.Clean(dir) {
+		if err := w.Add(filepath.Dir(real)); err != nil {
+			s.logger.Warn("file source: cannot watch the symlink's target", "file", s.path, "target", real, "error", err)
+		}
 	}
 	r := &run{s: s, sink: sink}
 	r.reload(ctx)

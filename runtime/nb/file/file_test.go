@@ -316,7 +316,7 @@ func TestBadEditAndRecovery(t *testing.T) {
 	}{
 		{"malformed", cfgAB2C + "linux/interface/c: {name: c\n", "config.yaml:10: did not find expected ',' or '}'"},
 		{"unknown key", cfgAB2C + "linux/bogus/c:\n  name: c\n", `config.yaml:11:1: key "linux/bogus/c": no model handles it (unknown key)`},
-		{"bad value", cfgAB2C + "linux/interface/c:\n  name: c\n  mtu: lots\n", `config.yaml:12:3: key "linux/interface/c": the value is not a linux.interfaces.v1.Interface: invalid value for uint32 field mtu: "lots"`},
+		{"bad value", cfgAB2C + "linux/interface/c:\n  name: c\n  mtu: lots\n", `config.yaml:13:8: key "linux/interface/c": field mtu: "lots" is not a uint32`},
 		{"duplicate key", cfgAB2C + "linux/interface/a: {name: a}\n", `config.yaml:11:1: key "linux/interface/a": duplicate key (first at line 1)`},
 		{"empty", "", "config.yaml: the file is empty"},
 	} {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -305,8 +306,11 @@ func (p *parser) value(key string, keyNode, valNode *yaml.Node) (proto.Message, 
 	}
 	c := converter{p: p, key: key}
 	var b bytes.Buffer
-	if valNode.Kind == yaml.ScalarNode && valNode.ShortTag() == "!!null" {
+	if n := resolve(valNode); isNull(n) {
 		b.WriteString("{}")
+	} else if md := mt.Descriptor(); !isWellKnown(md) && n.Kind != yaml.MappingNode {
+		p.fail(valNode, key, fmt.Errorf("the value must be a mapping (a %s)", md.FullName()))
+		return nil, false
 	} else if !c.message(&b, valNode, mt.Descriptor(), 0) {
 		return nil, false
 	}
@@ -324,13 +328,10 @@ func (p *parser) value(key string, keyNode, valNode *yaml.Node) (proto.Message, 
 func protojsonMessage(err error) string {
 	msg := strings.TrimPrefix(err.Error(), "proto:")
 	msg = strings.TrimLeft(msg, " \u00a0") // protojson's separator varies
-	if strings.HasPrefix(msg, "(line ") {
-		if i := strings.Index(msg, "): "); i > 0 {
-			msg = msg[i+3:]
-		}
-	}
-	return msg
+	return strings.TrimLeft(jsonPosition.ReplaceAllString(msg, ""), ": ")
 }
+
+var jsonPosition = regexp.MustCompile(` ?\(line \d+:\d+\)`)
 
 // converter writes a YAML value as the JSON that protojson reads, guided by
 // the message's descriptor where YAML's implicit types would surprise: a
@@ -435,7 +436,7 @@ func (c *converter) field(b *bytes.Buffer, n *yaml.Node, fd protoreflect.FieldDe
 	switch {
 	case fd.IsMap():
 		if n.Kind != yaml.MappingNode {
-			return c.any(b, n, depth) // protojson says what is wrong
+			return c.fail(n, fmt.Errorf("field %s: a mapping is expected", fd.JSONName()))
 		}
 		b.WriteByte('{')
 		ok := true
@@ -456,7 +457,7 @@ func (c *converter) field(b *bytes.Buffer, n *yaml.Node, fd protoreflect.FieldDe
 		return ok
 	case fd.IsList():
 		if n.Kind != yaml.SequenceNode {
-			return c.any(b, n, depth)
+			return c.fail(n, fmt.Errorf("field %s: a list is expected", fd.JSONName()))
 		}
 		b.WriteByte('[')
 		ok := true
@@ -477,14 +478,85 @@ func (c *converter) single(b *bytes.Buffer, n *yaml.Node, fd protoreflect.FieldD
 	n = resolve(n)
 	switch fd.Kind() {
 	case protoreflect.MessageKind, protoreflect.GroupKind:
+		if md := fd.Message(); !isWellKnown(md) && n.Kind != yaml.MappingNode {
+			return c.fail(n, fmt.Errorf("field %s: a mapping (a %s) is expected", fd.JSONName(), md.FullName()))
+		}
 		return c.message(b, n, fd.Message(), depth)
 	case protoreflect.StringKind, protoreflect.BytesKind:
 		if n.Kind == yaml.ScalarNode && !isNull(n) {
 			// "name: 123" or "name: true" is the string, not a number.
 			return c.scalarString(b, n)
 		}
+	default:
+		if n.Kind == yaml.ScalarNode && !isNull(n) {
+			// Checked here to be reported at the scalar's own line;
+			// what passes, protojson still checks.
+			if err := checkScalar(n, fd); err != nil {
+				return c.fail(n, err)
+			}
+		}
 	}
 	return c.any(b, n, depth)
+}
+
+// checkScalar checks a scalar of a field of a numeric, boolean or enum kind.
+func checkScalar(n *yaml.Node, fd protoreflect.FieldDescriptor) error {
+	tag := n.ShortTag()
+	bad := func(what string) error {
+		return fmt.Errorf("field %s: %q is not %s", fd.JSONName(), n.Value, what)
+	}
+	var bits int
+	signed := true
+	switch fd.Kind() {
+	case protoreflect.BoolKind:
+		if tag != "!!bool" {
+			return bad("a boolean (true or false)")
+		}
+		return nil
+	case protoreflect.EnumKind:
+		ed := fd.Enum()
+		if ed.FullName() == "google.protobuf.NullValue" || ed.Values().ByName(protoreflect.Name(n.Value)) != nil {
+			return nil
+		}
+		if tag == "!!int" {
+			if _, err := strconv.ParseInt(intJSON(n.Value), 10, 32); err == nil {
+				return nil
+			}
+		}
+		return bad("a value of " + string(ed.FullName()))
+	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
+		bits = 32
+	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
+		bits, signed = 32, false
+	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
+		bits = 64
+	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
+		bits, signed = 64, false
+	default: // floats: protojson's forms ("Infinity", 1e3...) are many
+		return nil
+	}
+	text := n.Value
+	switch tag {
+	case "!!int":
+		text = intJSON(n.Value)
+	case "!!str":
+		// protojson takes a 64-bit integer as a string too.
+	default:
+		return nil // a float (1e3 is an integer): protojson decides
+	}
+	var err error
+	if signed {
+		_, err = strconv.ParseInt(text, 10, bits)
+	} else {
+		_, err = strconv.ParseUint(text, 10, bits)
+	}
+	if err != nil {
+		if signed {
+			return bad(fmt.Sprintf("an int%d", bits))
+		}
+		return bad(fmt.Sprintf("a uint%d", bits))
+	}
+	return nil
 }
 
 func (c *converter) scalarString(b *bytes.Buffer, n *yaml.Node) bool {
