@@ -100,7 +100,7 @@ type run struct {
 	good    map[string]proto.Message // the configuration applied
 	last    []byte                   // the contents last read
 	settled bool                     // they were parsed, and applied or reported bad
-	problem bool                     // a problem is reported
+	problem string                   // the problem reported, "" for none
 }
 
 // Run loads the file, sends its initial resync, then watches the file and
@@ -168,9 +168,12 @@ func (r *run) reload(ctx context.Context) {
 	data, err := os.ReadFile(s.path)
 	if err != nil {
 		r.last, r.settled = nil, false
-		if errors.Is(err, fs.ErrNotExist) {
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && !r.loaded:
+			err = &ParseError{File: s.path, Err: errors.New("the file does not exist: waiting for it")}
+		case errors.Is(err, fs.ErrNotExist):
 			err = &ParseError{File: s.path, Err: errors.New("the file does not exist (the configuration applied stays)")}
-		} else {
+		default:
 			err = &ParseError{File: s.path, Err: err}
 		}
 		r.report(err)
@@ -240,15 +243,20 @@ func diff(old map[string]proto.Message, changes []nb.Change, next map[string]pro
 	return out
 }
 
+// report reports a problem, once: the same problem again (the file still
+// missing at another event in the directory) is not reported again.
 func (r *run) report(err error) {
+	if r.problem == err.Error() {
+		return
+	}
 	r.s.logger.Warn("file source: not applied", "file", r.s.path, "error", err)
-	r.problem = true
+	r.problem = err.Error()
 	r.sink.Problem(err)
 }
 
 func (r *run) clear() {
-	if r.problem {
-		r.problem = false
+	if r.problem != "" {
+		r.problem = ""
 		r.sink.Problem(nil)
 	}
 }

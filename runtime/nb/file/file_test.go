@@ -349,9 +349,11 @@ func TestMissingAtStart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "config.yaml")
 	s := start(t, path)
 	s.waitFor(t, 0, 1)
-	if err := s.problem(0); err == nil || !strings.Contains(err.Error(), "does not exist") {
+	if err := s.problem(0); err == nil || !strings.Contains(err.Error(), path+": the file does not exist: waiting for it") {
 		t.Errorf("problem %v", err)
 	}
+	write(t, filepath.Join(filepath.Dir(path), "other"), "x")
+	s.quiet(t) // not reported again
 	write(t, path, cfgAB)
 	s.waitFor(t, 1, 2)
 	if u := s.update(0); !u.Resync || len(u.Changes) != 2 {
