@@ -368,30 +368,11 @@ func (c *converter) message(b *bytes.Buffer, n *yaml.Node, md protoreflect.Messa
 	if depth > maxDepth {
 		return c.fail(n, errors.New("the value nests too deep"))
 	}
+	entries, ok := c.pairs(n, 0)
 	b.WriteByte('{')
 	first := true
-	ok := c.fields(b, n, md, depth, &first, 0)
-	b.WriteByte('}')
-	return ok
-}
-
-// fields writes the fields of mapping n (merging "<<" keys in).
-func (c *converter) fields(b *bytes.Buffer, n *yaml.Node, md protoreflect.MessageDescriptor, depth int, first *bool, merges int) bool {
-	ok := true
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := resolve(n.Content[i]), n.Content[i+1]
-		if k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" {
-			if merges > maxDepth {
-				return c.fail(k, errors.New("merges nest too deep"))
-			}
-			for _, src := range mergeSources(resolve(v)) {
-				if src.Kind != yaml.MappingNode {
-					return c.fail(k, errors.New("a merge (<<) takes a mapping or a list of mappings"))
-				}
-				ok = c.fields(b, src, md, depth, first, merges+1) && ok
-			}
-			continue
-		}
+	for _, e := range entries {
+		k, v := e[0], e[1]
 		if k.Kind != yaml.ScalarNode {
 			ok = c.fail(k, errors.New("a field name must be a string"))
 			continue
@@ -404,15 +385,66 @@ func (c *converter) fields(b *bytes.Buffer, n *yaml.Node, md protoreflect.Messag
 			ok = c.fail(k, fmt.Errorf("%s has no field %q", md.FullName(), k.Value))
 			continue
 		}
-		if !*first {
+		if !first {
 			b.WriteByte(',')
 		}
-		*first = false
+		first = false
 		writeString(b, k.Value)
 		b.WriteByte(':')
 		ok = c.field(b, v, fd, depth+1) && ok
 	}
+	b.WriteByte('}')
 	return ok
+}
+
+// pairs returns the keys and values of mapping n with the mappings that
+// its "<<" keys merge in, as YAML merges them: a key of n wins over a
+// merged one, and an earlier merge over a later one. A key twice in n is
+// an error.
+func (c *converter) pairs(n *yaml.Node, merges int) ([][2]*yaml.Node, bool) {
+	var own, merged [][2]*yaml.Node
+	seen := make(map[string]int) // scalar key -> its line
+	ok := true
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := resolve(n.Content[i]), n.Content[i+1]
+		if !c.spend(k, 2) {
+			return nil, false
+		}
+		if k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" {
+			if merges > maxDepth {
+				return nil, c.fail(k, errors.New("merges nest too deep"))
+			}
+			for _, src := range mergeSources(resolve(v)) {
+				if src.Kind != yaml.MappingNode {
+					return nil, c.fail(k, errors.New("a merge (<<) takes a mapping or a list of mappings"))
+				}
+				sub, subOK := c.pairs(src, merges+1)
+				if !subOK {
+					return nil, false
+				}
+				merged = append(merged, sub...)
+			}
+			continue
+		}
+		if k.Kind == yaml.ScalarNode {
+			if line, dup := seen[k.Value]; dup {
+				ok = c.fail(k, fmt.Errorf("%q twice (first at line %d)", k.Value, line))
+				continue
+			}
+			seen[k.Value] = k.Line
+		}
+		own = append(own, [2]*yaml.Node{k, v})
+	}
+	for _, e := range merged {
+		if e[0].Kind == yaml.ScalarNode {
+			if _, dup := seen[e[0].Value]; dup {
+				continue
+			}
+			seen[e[0].Value] = e[0].Line
+		}
+		own = append(own, e)
+	}
+	return own, ok
 }
 
 func mergeSources(v *yaml.Node) []*yaml.Node {
@@ -438,20 +470,19 @@ func (c *converter) field(b *bytes.Buffer, n *yaml.Node, fd protoreflect.FieldDe
 		if n.Kind != yaml.MappingNode {
 			return c.fail(n, fmt.Errorf("field %s: a mapping is expected", fd.JSONName()))
 		}
+		entries, ok := c.pairs(n, 0)
 		b.WriteByte('{')
-		ok := true
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k := resolve(n.Content[i])
-			if k.Kind != yaml.ScalarNode {
-				ok = c.fail(k, errors.New("a map key must be a scalar"))
+		for i, e := range entries {
+			if e[0].Kind != yaml.ScalarNode {
+				ok = c.fail(e[0], errors.New("a map key must be a scalar"))
 				continue
 			}
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			writeString(b, k.Value)
+			writeString(b, e[0].Value)
 			b.WriteByte(':')
-			ok = c.single(b, n.Content[i+1], fd.MapValue(), depth+1) && ok
+			ok = c.single(b, e[1], fd.MapValue(), depth+1) && ok
 		}
 		b.WriteByte('}')
 		return ok
@@ -591,42 +622,20 @@ func (c *converter) any(b *bytes.Buffer, n *yaml.Node, depth int) bool {
 	}
 	switch n.Kind {
 	case yaml.MappingNode:
+		entries, ok := c.pairs(n, 0)
 		b.WriteByte('{')
-		ok := true
-		first := true
-		var write func(m *yaml.Node, merges int) bool
-		write = func(m *yaml.Node, merges int) bool {
-			for i := 0; i+1 < len(m.Content); i += 2 {
-				k, v := resolve(m.Content[i]), m.Content[i+1]
-				if k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" {
-					if merges > maxDepth {
-						return c.fail(k, errors.New("merges nest too deep"))
-					}
-					for _, src := range mergeSources(resolve(v)) {
-						if src.Kind != yaml.MappingNode {
-							return c.fail(k, errors.New("a merge (<<) takes a mapping or a list of mappings"))
-						}
-						if !write(src, merges+1) {
-							return false
-						}
-					}
-					continue
-				}
-				if k.Kind != yaml.ScalarNode {
-					ok = c.fail(k, errors.New("a mapping key must be a scalar"))
-					continue
-				}
-				if !first {
-					b.WriteByte(',')
-				}
-				first = false
-				writeString(b, k.Value)
-				b.WriteByte(':')
-				ok = c.any(b, v, depth+1) && ok
+		for i, e := range entries {
+			if e[0].Kind != yaml.ScalarNode {
+				ok = c.fail(e[0], errors.New("a mapping key must be a scalar"))
+				continue
 			}
-			return true
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeString(b, e[0].Value)
+			b.WriteByte(':')
+			ok = c.any(b, e[1], depth+1) && ok
 		}
-		ok = write(n, 0) && ok
 		b.WriteByte('}')
 		return ok
 	case yaml.SequenceNode:

@@ -103,6 +103,10 @@ func TestParseForms(t *testing.T) {
   value: &base {type: TYPE_VETH}
 - key: linux/interface/veth2
   value: {<<: *base, name: veth2, vethPeer: veth1}
+- key: linux/interface/veth3
+  value:
+    <<: [{mtu: 1400, name: x}, {mtu: 1500, type: TYPE_VETH}]
+    name: veth3
 `
 	changes, err := file.Parse("config.yml", []byte(list), testModels)
 	if err != nil {
@@ -112,6 +116,7 @@ func TestParseForms(t *testing.T) {
 		nb.Change{Key: "linux/interface/veth1", Value: veth("veth1", "veth2", "10.0.0.1/24")},
 		nb.Change{Key: "linux/interface/base", Value: &interfaces.Interface{Type: interfaces.Interface_TYPE_VETH}},
 		nb.Change{Key: "linux/interface/veth2", Value: veth("veth2", "veth1")},
+		nb.Change{Key: "linux/interface/veth3", Value: &interfaces.Interface{Name: "veth3", Type: interfaces.Interface_TYPE_VETH, Mtu: 1400}},
 	)
 	for _, empty := range []string{"{}", "[]", "~", "# nothing\n{}\n"} {
 		changes, err := file.Parse("config.yaml", []byte(empty), testModels)
@@ -146,6 +151,7 @@ func TestParseErrors(t *testing.T) {
 		{"unknown key", "config.yaml", "linux/interface/a: {name: a}\n\nlinux/foo/x:\n  name: x\n", []string{`config.yaml:3:1: key "linux/foo/x": no model handles it (unknown key)`}, true},
 		{"duplicate key", "config.yaml", "linux/interface/a: {name: a}\nlinux/interface/b: {name: b}\nlinux/interface/a: {name: c}\n", []string{`config.yaml:3:1: key "linux/interface/a": duplicate key (first at line 1)`}, false},
 		{"unknown field", "config.yaml", "linux/interface/a:\n  name: a\n  colour: blue\n", []string{`config.yaml:3:3: key "linux/interface/a": linux.interfaces.v1.Interface has no field "colour"`}, false},
+		{"duplicate field", "config.yaml", "linux/interface/a:\n  name: a\n  mtu: 1\n  mtu: 2\n", []string{`config.yaml:4:3: key "linux/interface/a": "mtu" twice (first at line 3)`}, false},
 		{"bad enum", "config.yaml", "linux/interface/a:\n  name: a\n  type: TYPE_BANANA\n", []string{`config.yaml:3:9: key "linux/interface/a": field type: "TYPE_BANANA" is not a value of linux.interfaces.v1.Interface.Type`}, false},
 		{"bad number", "config.yaml", "linux/interface/a:\n  mtu: -1\n", []string{`config.yaml:2:8: key "linux/interface/a": field mtu: "-1" is not a uint32`}, false},
 		{"bad bool", "config.yaml", "linux/interface/a:\n  enabled: yes\n", []string{`config.yaml:2:12: key "linux/interface/a": field enabled: "yes" is not a boolean`}, false},
