@@ -1,0 +1,262 @@
+// Package file is the file northbound source, the agent's embedded default:
+// a YAML or JSON file mapping keys to values (see Parse for its format),
+// loaded, then watched, each edit becoming one update with the difference.
+//
+// A file that does not parse (malformed, a duplicate key, an unknown key, a
+// value that does not decode), that is empty or that is missing is a
+// problem, reported through Sink.Problem with the file, the line and the
+// key, and nothing is applied: the last good configuration stays, so that
+// a file caught half-written by an editor (truncated, renamed over,
+// deleted and recreated) never removes anything. Once the file is good
+// again, the difference from the last good configuration is applied and
+// the problem cleared.
+//
+// A file missing (or bad) at start is reported and waited for: the source
+// sends its initial resync only once the file has loaded, so an agent can
+// start before its file exists, and a file that is not there yet never
+// reads as "no configuration" (which would remove what a previous run of
+// the agent applied). An empty configuration is written {}.
+//
+// A program that writes the file should write it whole and rename it over
+// the file: the debounce (DefaultDebounce) covers an editor's steps, but a
+// writer that pauses longer than it, after a prefix of the file that parses
+// by itself, would have that prefix applied.
+package file
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/kvdescriptor/kvdescriptor/runtime/nb"
+)
+
+// DefaultDebounce is how long the source waits after the last event on the
+// file before it reads it: editors write in several steps.
+const DefaultDebounce = 100 * time.Millisecond
+
+// Source is the file source. It implements nb.Source.
+type Source struct {
+	path     string
+	models   nb.Models
+	name     string
+	logger   *slog.Logger
+	debounce time.Duration
+}
+
+var _ nb.Source = (*Source)(nil)
+
+// Option configures a Source.
+type Option func(*Source)
+
+// WithName sets the source's name, the owner of its keys ("file" by
+// default).
+func WithName(name string) Option { return func(s *Source) { s.name = name } }
+
+// WithLogger sets the logger (slog.Default() by default).
+func WithLogger(l *slog.Logger) Option { return func(s *Source) { s.logger = l } }
+
+// WithDebounce sets how long the source waits after the last event on the
+// file before reading it (DefaultDebounce by default).
+func WithDebounce(d time.Duration) Option { return func(s *Source) { s.debounce = d } }
+
+// New returns the source of the file at path, its values decoded by the
+// models of their keys.
+func New(path string, models nb.Models, opts ...Option) *Source {
+	s := &Source{path: path, models: models, name: "file", debounce: DefaultDebounce}
+	for _, o := range opts {
+		o(s)
+	}
+	if s.logger == nil {
+		s.logger = slog.Default()
+	}
+	if s.debounce <= 0 {
+		s.debounce = time.Millisecond
+	}
+	return s
+}
+
+// Name returns the source's name.
+func (s *Source) Name() string { return s.name }
+
+// Path returns the file's path.
+func (s *Source) Path() string { return s.path }
+
+// run is the state of one Run.
+type run struct {
+	s       *Source
+	sink    nb.Sink
+	loaded  bool                     // the initial resync was applied
+	good    map[string]proto.Message // the configuration applied
+	last    []byte                   // the contents last read
+	settled bool                     // they were parsed, and applied or reported bad
+	problem string                   // the problem reported, "" for none
+}
+
+// Run loads the file, sends its initial resync, then watches the file and
+// sends each edit's difference, until ctx ends. The file's directory must
+// exist (the file need not): Run returns an error otherwise. An update that
+// the sink does not apply is reported as a problem and tried again at the
+// next event in the directory; until the initial resync is applied, every
+// update is a resync.
+func (s *Source) Run(ctx context.Context, sink nb.Sink) error {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return fmt.Errorf("file source %s: %w", s.path, err)
+	}
+	defer w.Close()
+	// The directory is watched, not the file: editors replace the file
+	// (rename over it, delete and recreate it), which a watch on the
+	// file itself would not survive.
+	dir := filepath.Dir(s.path)
+	if err := w.Add(dir); err != nil {
+		return fmt.Errorf("file source %s: watching %s: %w", s.path, dir, err)
+	}
+	// A path that is a symlink into another directory (a mounted
+	// ConfigMap's is into the same one) is watched there too.
+	if real, err := filepath.EvalSymlinks(s.path); err == nil && filepath.Dir(real) != filepath.Clean(dir) {
+		if err := w.Add(filepath.Dir(real)); err != nil {
+			s.logger.Warn("file source: cannot watch the symlink's target", "file", s.path, "target", real, "error", err)
+		}
+	}
+	r := &run{s: s, sink: sink}
+	r.reload(ctx)
+
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-w.Events:
+			if !ok {
+				return errors.New("file source: the watcher stopped")
+			}
+			// Any event in the directory may change what the path
+			// reads (a symlink swapped, as a mounted ConfigMap does):
+			// read it once things settle, and do nothing if the
+			// contents are the same.
+			s.logger.Debug("file source: event", "file", s.path, "event", ev.String())
+			timer.Reset(s.debounce)
+		case err, ok := <-w.Errors:
+			if !ok {
+				return errors.New("file source: the watcher stopped")
+			}
+			// An overflow loses events: read the file anyway.
+			s.logger.Warn("file source: watcher", "file", s.path, "error", err)
+			timer.Reset(s.debounce)
+		case <-timer.C:
+			r.reload(ctx)
+		}
+	}
+}
+
+// reload reads and parses the file and applies what changed.
+func (r *run) reload(ctx context.Context) {
+	s := r.s
+	data, err := os.ReadFile(s.path)
+	if err != nil {
+		r.last, r.settled = nil, false
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && !r.loaded:
+			err = &ParseError{File: s.path, Err: errors.New("the file does not exist: waiting for it")}
+		case errors.Is(err, fs.ErrNotExist):
+			err = &ParseError{File: s.path, Err: errors.New("the file does not exist (the configuration applied stays)")}
+		default:
+			err = &ParseError{File: s.path, Err: err}
+		}
+		r.report(err)
+		return
+	}
+	if r.settled && bytes.Equal(data, r.last) {
+		// An event that changed nothing (a temporary file, a touch,
+		// another file of the directory): applied, or reported.
+		return
+	}
+	r.last, r.settled = data, false
+	changes, err := Parse(s.path, data, s.models)
+	if err != nil {
+		r.settled = true
+		r.report(err)
+		return
+	}
+	u := nb.Update{Description: "file " + s.path}
+	next := make(map[string]proto.Message, len(changes))
+	for _, c := range changes {
+		next[c.Key] = c.Value
+	}
+	if !r.loaded {
+		u.Resync, u.Changes = true, changes
+	} else {
+		u.Changes = diff(r.good, changes, next)
+	}
+	if r.loaded && len(u.Changes) == 0 {
+		r.settled = true
+		r.clear()
+		return
+	}
+	if err := r.sink.Apply(ctx, u); err != nil {
+		if ctx.Err() != nil {
+			return
+		}
+		// The previous state stays; the next event in the directory
+		// tries again from it, even with the same contents.
+		r.report(fmt.Errorf("file source %s: the update was not applied: %w", s.path, err))
+		return
+	}
+	s.logger.Info("file source: applied", "file", s.path, "resync", u.Resync, "changes", len(u.Changes))
+	r.loaded, r.good, r.settled = true, next, true
+	r.clear()
+}
+
+// diff returns the changes from old to the new configuration (changes, in
+// the file's order, and the same as a map): the keys set or changed, then
+// the keys removed, sorted.
+func diff(old map[string]proto.Message, changes []nb.Change, next map[string]proto.Message) []nb.Change {
+	var out []nb.Change
+	for _, c := range changes {
+		if prev, ok := old[c.Key]; !ok || !proto.Equal(prev, c.Value) {
+			out = append(out, c)
+		}
+	}
+	var gone []string
+	for k := range old {
+		if _, ok := next[k]; !ok {
+			gone = append(gone, k)
+		}
+	}
+	slices.Sort(gone)
+	for _, k := range gone {
+		out = append(out, nb.Change{Key: k})
+	}
+	return out
+}
+
+// report reports a problem, once: the same problem again (the file still
+// missing at another event in the directory) is not reported again.
+func (r *run) report(err error) {
+	if r.problem == err.Error() {
+		return
+	}
+	r.s.logger.Warn("file source: not applied", "file", r.s.path, "error", err)
+	r.problem = err.Error()
+	r.sink.Problem(err)
+}
+
+func (r *run) clear() {
+	if r.problem != "" {
+		r.problem = ""
+		r.sink.Problem(nil)
+	}
+}
