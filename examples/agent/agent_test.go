@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -22,6 +23,7 @@ import (
 	"github.com/vishvananda/netns"
 
 	"github.com/kvdescriptor/kvdescriptor/plugins/linux"
+	"github.com/kvdescriptor/kvdescriptor/runtime/nb/etcd/etcdtest"
 )
 
 // The agent's end-to-end tests run the built binary, as root, against
@@ -418,15 +420,17 @@ func TestAgentRestart(t *testing.T) {
 }
 
 var (
-	killRoutes = flag.Int("agent.kill.routes", 500, "routes of the SIGKILL test (the documented long run: 5000)")
-	killRuns   = flag.Int("agent.kill.runs", 3, "agent runs killed with SIGKILL (the documented long run: 20)")
+	killRoutes = flag.Int("agent.kill.routes", 2000, "routes of the SIGKILL test (the documented long run: 5000)")
+	killRuns   = flag.Int("agent.kill.runs", 4, "agent runs killed with SIGKILL (the documented long run: 20)")
 )
 
 // TestAgentKilled: the agent killed with SIGKILL at random points of a
 // large transaction, and restarted, converges every time, never deletes a
 // route that was already in place and still wanted, and leaves none of
-// ours behind. Every other run the file changes (a tenth of the routes
-// replaced) while the agent is down.
+// ours behind. Between runs the file changes (half the routes replaced),
+// so that each run has a large transaction to be killed in; a first run,
+// not killed, times how long applying the routes takes, which bounds the
+// random moments of the kills.
 //
 // The long run: go test -run TestAgentKilled ./examples/agent -agent.kill.routes=5000 -agent.kill.runs=20 -timeout 60m
 func TestAgentKilled(t *testing.T) {
@@ -436,8 +440,7 @@ func TestAgentKilled(t *testing.T) {
 	args := []string{"-name", "t3", "-netns", ns, "-file", cfg, "-state-dir", filepath.Join(dir, "state"), "-load-deadline", "5s", "-history", "100"}
 	n := *killRoutes
 	rng := rand.New(rand.NewPCG(1, 2))
-	for run := range *killRuns {
-		shift := (run % 2) * (n / 10)
+	config := func(shift int) map[string]bool {
 		want := map[string]bool{}
 		var b strings.Builder
 		b.WriteString("linux/interface/d0:\n  name: d0\n  type: TYPE_BRIDGE\n  enabled: true\n  ipAddresses: [\"10.0.0.1/16\"]\n")
@@ -447,38 +450,10 @@ func TestAgentKilled(t *testing.T) {
 			fmt.Fprintf(&b, "linux/route/d0/%s:\n  outgoingInterface: d0\n  dstNetwork: %s\n", dst, dst)
 		}
 		writeFile(t, cfg, b.String())
-		correct := map[string]bool{}
-		for dst := range kernelRoutes(t, h, linux.DefaultRouteProtocol) {
-			if want[dst] {
-				correct[dst] = true
-			}
-		}
-		a := startAgentNoWait(t, args...)
-		// Kill somewhere in the transaction: once a random number of
-		// the wanted routes are in.
-		target := len(correct) + rng.IntN(n-len(correct)+1)
-		deadline := time.Now().Add(60 * time.Second)
-		for time.Now().Before(deadline) {
-			in := 0
-			for dst := range kernelRoutes(t, h, linux.DefaultRouteProtocol) {
-				if want[dst] {
-					in++
-				}
-			}
-			if in >= target {
-				break
-			}
-			time.Sleep(2 * time.Millisecond)
-		}
-		a.kill()
-		mid := kernelRoutes(t, h, linux.DefaultRouteProtocol)
-		for dst := range correct {
-			if !mid[dst] {
-				t.Fatalf("run %d: route %s, correct before the run, was deleted", run, dst)
-			}
-		}
-		b2 := startAgent(t, args...)
-		eventually(t, 120*time.Second, fmt.Sprintf("run %d: exactly the %d wanted routes", run, n), func() (bool, string) {
+		return want
+	}
+	exactly := func(run int, want map[string]bool) {
+		eventually(t, 300*time.Second, fmt.Sprintf("run %d: exactly the %d wanted routes", run, n), func() (bool, string) {
 			got := kernelRoutes(t, h, linux.DefaultRouteProtocol)
 			extra := 0
 			for dst := range got {
@@ -488,13 +463,134 @@ func TestAgentKilled(t *testing.T) {
 			}
 			return len(got) == n && extra == 0, fmt.Sprintf("%d routes, %d not wanted", len(got), extra)
 		})
+	}
+
+	want := config(0)
+	start := time.Now()
+	a := startAgentNoWait(t, args...)
+	exactly(0, want)
+	calib := time.Since(start)
+	a.stop()
+	t.Logf("run 0: %d routes applied from a fresh start in %v", n, calib.Round(time.Millisecond))
+
+	for run := 1; run <= *killRuns; run++ {
+		want := config((run % 2) * (n / 2))
+		correct := map[string]bool{}
+		for dst := range kernelRoutes(t, h, linux.DefaultRouteProtocol) {
+			if want[dst] {
+				correct[dst] = true
+			}
+		}
+		a := startAgentNoWait(t, args...)
+		delay := time.Duration(rng.Float64() * 2 * float64(calib))
+		time.Sleep(delay)
+		a.kill()
+		mid := kernelRoutes(t, h, linux.DefaultRouteProtocol)
+		for dst := range correct {
+			if !mid[dst] {
+				t.Fatalf("run %d: route %s, correct before the run, was deleted", run, dst)
+			}
+		}
+		inMid := 0
+		for dst := range mid {
+			if want[dst] {
+				inMid++
+			}
+		}
+		b := startAgent(t, args...)
+		exactly(run, want)
 		after := kernelRoutes(t, h, linux.DefaultRouteProtocol)
 		for dst := range correct {
 			if !after[dst] {
 				t.Fatalf("run %d: route %s, correct before the run, is gone", run, dst)
 			}
 		}
-		b2.stop()
-		t.Logf("run %d: killed with %d of %d routes in (target %d), converged", run, len(mid), n, target)
+		b.stop()
+		t.Logf("run %d: killed after %v with %d of %d wanted routes in (and %d others), converged after the restart",
+			run, delay.Round(time.Millisecond), inMid, n, len(mid)-inMid)
 	}
+}
+
+const etcdBridge = `{"name": "br9", "type": "TYPE_BRIDGE", "enabled": true}`
+
+// TestAgentFileAndEtcd: two sources own different keys; the etcd source
+// resyncs (its server restarted, its data replaced) and the file's keys
+// survive; a key both set goes to the file (higher priority) and the
+// status says who was overridden. With etcd down at a restart, etcd's
+// values stay applied until it loads; the final state equals what the
+// file and etcd hold.
+func TestAgentFileAndEtcd(t *testing.T) {
+	ns, h := newNetns(t)
+	srv := etcdtest.Start(t)
+	client := srv.NewClient()
+	ctx := context.Background()
+	prefix := "/kvdescriptor/t4/config/"
+	if _, err := client.Put(ctx, prefix+"linux/interface/br9", etcdBridge); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.Put(ctx, prefix+"linux/interface/veth0", `{"name": "veth0", "type": "TYPE_VETH", "vethPeer": "veth1", "mtu": 1400}`); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.yaml")
+	writeFile(t, cfg, baseConfig)
+	args := []string{"-name", "t4", "-netns", ns, "-file", cfg, "-etcd", srv.URL, "-etcd-status",
+		"-state-dir", filepath.Join(dir, "state"), "-load-deadline", "2s"}
+	a := startAgent(t, args...)
+	eventually(t, 10*time.Second, "both sources applied", func() (bool, string) {
+		return linkExists(h, "br9") && linkExists(h, "br0") && linkExists(h, "veth0"), ""
+	})
+	var st struct {
+		Owner      string   `json:"owner"`
+		Overridden []string `json:"overridden"`
+	}
+	a.getJSON("/status?key=linux/interface/veth0", &st)
+	if st.Owner != "file" || len(st.Overridden) != 1 || st.Overridden[0] != "etcd" {
+		t.Errorf("veth0: owner %q, overridden %v; want file over etcd", st.Owner, st.Overridden)
+	}
+	if l, err := h.LinkByName("veth0"); err == nil && l.Attrs().MTU == 1400 {
+		t.Errorf("veth0 has etcd's MTU: the file's value should win")
+	}
+	// The status written back to etcd.
+	eventually(t, 10*time.Second, "the status in etcd", func() (bool, string) {
+		resp, err := client.Get(ctx, "/kvdescriptor/t4/status/linux/interface/br9")
+		return err == nil && len(resp.Kvs) == 1 && strings.Contains(string(resp.Kvs[0].Value), "CONFIGURED"), ""
+	})
+
+	// etcd's store replaced: its server restarted on an empty data
+	// directory holding another bridge. The source resyncs; the file's
+	// keys survive.
+	srv.Stop()
+	if err := os.RemoveAll(srv.Dir); err != nil {
+		t.Fatal(err)
+	}
+	srv.Start()
+	c2 := srv.NewClient()
+	if _, err := c2.Put(ctx, prefix+"linux/interface/br8", `{"name": "br8", "type": "TYPE_BRIDGE"}`); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "etcd's resync", func() (bool, string) {
+		return linkExists(h, "br8") && !linkExists(h, "br9"), ""
+	})
+	for _, l := range []string{"br0", "veth0", "veth1"} {
+		if !linkExists(h, l) {
+			t.Errorf("%s, the file's, was removed by etcd's resync", l)
+		}
+	}
+	a.stop()
+
+	// A restart with etcd down: the file loads, etcd does not; after the
+	// deadline the agent starts with etcd's remembered values kept.
+	srv.Stop()
+	b := startAgentNoWait(t, args...)
+	time.Sleep(3 * time.Second)
+	if !linkExists(h, "br8") {
+		t.Errorf("br8, etcd's, was removed while etcd was unreachable")
+	}
+	srv.Start()
+	b.waitReady(30 * time.Second)
+	if !linkExists(h, "br8") || !linkExists(h, "br0") {
+		t.Errorf("after etcd came back: br8 %v, br0 %v", linkExists(h, "br8"), linkExists(h, "br0"))
+	}
+	b.stop()
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/kvdescriptor/kvdescriptor/runtime/kvtest"
 	"github.com/kvdescriptor/kvdescriptor/runtime/nb"
 	"github.com/kvdescriptor/kvdescriptor/runtime/nb/etcd"
+	"github.com/kvdescriptor/kvdescriptor/runtime/nb/etcd/etcdtest"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
 )
 
@@ -199,8 +200,8 @@ func newSource(t testing.TB, c *clientv3.Client, s *scheduler.Scheduler, opts ..
 }
 
 func TestInitialLoadIsOneResync(t *testing.T) {
-	srv := startServer(t)
-	c := srv.newClient()
+	srv := etcdtest.Start(t)
+	c := srv.NewClient()
 	s, _ := models(t)
 	put(t, c, "a/1", jsonValue("one"))
 	put(t, c, "a/2", wireValue(t, "two"))
@@ -231,8 +232,8 @@ func TestInitialLoadIsOneResync(t *testing.T) {
 }
 
 func TestTxnIsOneUpdate(t *testing.T) {
-	srv := startServer(t)
-	c := srv.newClient()
+	srv := etcdtest.Start(t)
+	c := srv.NewClient()
 	s, _ := models(t)
 	put(t, c, "a/1", jsonValue("one"))
 	put(t, c, "a/2", jsonValue("two"))
@@ -268,8 +269,8 @@ func TestTxnIsOneUpdate(t *testing.T) {
 }
 
 func TestBadValueIsReportedAndSkipped(t *testing.T) {
-	srv := startServer(t)
-	c := srv.newClient()
+	srv := etcdtest.Start(t)
+	c := srv.NewClient()
 	s, _ := models(t)
 	put(t, c, "a/1", jsonValue("one"))
 	put(t, c, "nomodel/1", jsonValue("x"))
@@ -318,8 +319,8 @@ func TestBadValueIsReportedAndSkipped(t *testing.T) {
 // TestRestart stops the etcd server under a running source, changes the
 // data on the restarted server, and checks the source resyncs to it.
 func TestRestart(t *testing.T) {
-	srv := startServer(t)
-	c := srv.newClient()
+	srv := etcdtest.Start(t)
+	c := srv.NewClient()
 	s, _ := models(t)
 	for i := range 5 {
 		put(t, c, fmt.Sprintf("a/%d", i), jsonValue(fmt.Sprint("v", i)))
@@ -334,12 +335,12 @@ func TestRestart(t *testing.T) {
 		return p != nil && strings.Contains(p.Error(), prefix+"a/2")
 	})
 
-	srv.stop()
+	srv.Stop()
 	waitFor(t, "the outage reported", func() bool {
 		_, _, p := sink.snapshot()
 		return p != nil && strings.Contains(p.Error(), "etcd")
 	})
-	srv.start()
+	srv.Start()
 	_, err := c.Txn(context.Background()).Then(
 		clientv3.OpDelete(prefix+"a/0"),
 		clientv3.OpPut(prefix+"a/1", jsonValue("changed")),
@@ -373,8 +374,8 @@ func TestRestart(t *testing.T) {
 // is still applying the load: the watch from the next revision finds it
 // compacted, and the source resyncs instead of leaving a gap.
 func TestCompactedWhileSlow(t *testing.T) {
-	srv := startServer(t)
-	c := srv.newClient()
+	srv := etcdtest.Start(t)
+	c := srv.NewClient()
 	s, _ := models(t)
 	put(t, c, "a/1", jsonValue("one"))
 	put(t, c, "a/2", jsonValue("two"))
@@ -422,8 +423,8 @@ func TestCompactedWhileSlow(t *testing.T) {
 // source must resync rather than wait for revisions that mean something
 // else.
 func TestReplacedStore(t *testing.T) {
-	srv := startServer(t)
-	c := srv.newClient()
+	srv := etcdtest.Start(t)
+	c := srv.NewClient()
 	s, _ := models(t)
 	for i := range 30 {
 		put(t, c, "a/1", jsonValue(fmt.Sprint("v", i)))
@@ -435,11 +436,11 @@ func TestReplacedStore(t *testing.T) {
 	runSource(t, newSource(t, c, s, etcd.WithProbe(2*time.Second)), sink)
 	waitFor(t, "the initial load", func() bool { u, _, _ := sink.snapshot(); return len(u) == 1 })
 
-	srv.stop()
-	if err := os.RemoveAll(srv.dir); err != nil {
+	srv.Stop()
+	if err := os.RemoveAll(srv.Dir); err != nil {
 		t.Fatal(err)
 	}
-	srv.start()
+	srv.Start()
 	put(t, c, "b/1", jsonValue("new store"))
 	want := map[string]string{"b/1": "new store"}
 	waitFor(t, "the resync to the new store", func() bool {
@@ -451,8 +452,8 @@ func TestReplacedStore(t *testing.T) {
 // TestRejectedUpdate: a sink that refuses an update keeps the source's
 // previous state; the source reports it and resyncs.
 func TestRejectedUpdate(t *testing.T) {
-	srv := startServer(t)
-	c := srv.newClient()
+	srv := etcdtest.Start(t)
+	c := srv.NewClient()
 	s, _ := models(t)
 	put(t, c, "a/1", jsonValue("one"))
 	sink := newRecSink()

@@ -18,6 +18,7 @@ import (
 	"github.com/kvdescriptor/kvdescriptor/runtime/kvtest"
 	"github.com/kvdescriptor/kvdescriptor/runtime/nb"
 	"github.com/kvdescriptor/kvdescriptor/runtime/nb/etcd"
+	"github.com/kvdescriptor/kvdescriptor/runtime/nb/etcd/etcdtest"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
 )
 
@@ -86,8 +87,8 @@ func statusDocs(t testing.TB, c *clientv3.Client) map[string]etcd.StatusDoc {
 }
 
 func TestStatusWriteBack(t *testing.T) {
-	srv := startServer(t)
-	c := srv.newClient()
+	srv := etcdtest.Start(t)
+	c := srv.NewClient()
 	s, _ := models(t)
 	put(t, c, "a/1", jsonValue("one"))
 	put(t, c, "a/2", jsonValue("dep:b/missing"))
@@ -153,7 +154,7 @@ func TestStatusWriteBack(t *testing.T) {
 
 	// etcd stops: the scheduler does not wait for the status writes, and
 	// the statuses are written once etcd is back.
-	srv.stop()
+	srv.Stop()
 	start := time.Now()
 	for i := range 200 {
 		if _, err := s.Txn().Set(fmt.Sprintf("b/x%d", i), kvtest.Value("x")).Commit(context.Background()); err != nil {
@@ -163,7 +164,7 @@ func TestStatusWriteBack(t *testing.T) {
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("200 transactions took %v while etcd was down", d)
 	}
-	srv.start()
+	srv.Start()
 	waitFor(t, "the statuses written after the outage", func() bool {
 		d := statusDocs(t, c)
 		return d["b/x0"].State == "CONFIGURED" && d["b/x199"].State == "CONFIGURED" && len(d) == 202
@@ -183,9 +184,9 @@ func revision(t testing.TB, c *clientv3.Client) int64 {
 // etcd and a compaction while disconnected; the scheduler's intended state
 // and the southbound end equal to what etcd holds.
 func TestEndToEnd(t *testing.T) {
-	srv := startServer(t)
-	direct := srv.newClient()
-	px := newProxy(t, strings.TrimPrefix(srv.client, "http://"))
+	srv := etcdtest.Start(t)
+	direct := srv.NewClient()
+	px := newProxy(t, strings.TrimPrefix(srv.URL, "http://"))
 	c, err := clientv3.New(clientv3.Config{Endpoints: []string{"http://" + px.addr()}, DialTimeout: 2 * time.Second, Logger: zap.NewNop()})
 	if err != nil {
 		t.Fatal(err)
@@ -233,8 +234,8 @@ func TestEndToEnd(t *testing.T) {
 	converged("the resync after a compaction while disconnected")
 
 	// Stop etcd, restart it on the same data and change it.
-	srv.stop()
-	srv.start()
+	srv.Stop()
+	srv.Start()
 	_, err = direct.Txn(context.Background()).Then(
 		clientv3.OpDelete(prefix+"a/6"), clientv3.OpPut(prefix+"b/2", wireValue(t, "b2")),
 	).Commit()

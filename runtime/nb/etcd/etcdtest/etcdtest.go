@@ -1,4 +1,9 @@
-package etcd_test
+// Package etcdtest starts real etcd server processes for tests: Debian's
+// etcd-server (make tools installs it), on localhost ports of its own and a
+// temporary data directory, stopped and started again on the same data like
+// a server in production. Without the etcd binary a test fails (the
+// repository's convention: make test installs every tool first).
+package etcdtest
 
 import (
 	"bytes"
@@ -17,14 +22,16 @@ import (
 	"go.uber.org/zap"
 )
 
-// server is a real etcd server process (Debian's etcd-server, which make
+// Server is a real etcd server process (Debian's etcd-server, which make
 // tools installs), on localhost ports of its own and a temporary data
 // directory. It can be stopped and started again on the same data.
-type server struct {
-	t      testing.TB
-	bin    string
-	dir    string
-	client string // the client URL
+type Server struct {
+	t   testing.TB
+	bin string
+	// Dir is the data directory.
+	Dir string
+	// URL is the client URL.
+	URL    string
 	peer   string
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -32,10 +39,10 @@ type server struct {
 	exited chan struct{}
 }
 
-// etcdBinary returns the etcd server's path, or fails the test: make test
+// Binary returns the etcd server's path, or fails the test: make test
 // installs every tool first (make tools), so a skip would only hide a
 // broken set-up (the convention of the repository's other tool tests).
-func etcdBinary(t testing.TB) string {
+func Binary(t testing.TB) string {
 	t.Helper()
 	if p, err := exec.LookPath("etcd"); err == nil {
 		return p
@@ -57,30 +64,30 @@ func freePort(t testing.TB) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// startServer starts an etcd server and stops it when the test ends.
-func startServer(t testing.TB) *server {
+// Start starts an etcd server and stops it when the test ends.
+func Start(t testing.TB) *Server {
 	t.Helper()
-	s := &server{
-		t:      t,
-		bin:    etcdBinary(t),
-		dir:    filepath.Join(t.TempDir(), "etcd"),
-		client: fmt.Sprintf("http://127.0.0.1:%d", freePort(t)),
-		peer:   fmt.Sprintf("http://127.0.0.1:%d", freePort(t)),
+	s := &Server{
+		t:    t,
+		bin:  Binary(t),
+		Dir:  filepath.Join(t.TempDir(), "etcd"),
+		URL:  fmt.Sprintf("http://127.0.0.1:%d", freePort(t)),
+		peer: fmt.Sprintf("http://127.0.0.1:%d", freePort(t)),
 	}
-	t.Cleanup(s.stop)
-	s.start()
+	t.Cleanup(s.Stop)
+	s.Start()
 	return s
 }
 
-// start starts the process (again) and waits until it answers.
-func (s *server) start() {
+// Start starts the process (again) and waits until it answers.
+func (s *Server) Start() {
 	s.t.Helper()
 	s.mu.Lock()
 	cmd := exec.Command(s.bin,
 		"--name", "test",
-		"--data-dir", s.dir,
-		"--listen-client-urls", s.client,
-		"--advertise-client-urls", s.client,
+		"--data-dir", s.Dir,
+		"--listen-client-urls", s.URL,
+		"--advertise-client-urls", s.URL,
 		"--listen-peer-urls", s.peer,
 		"--initial-advertise-peer-urls", s.peer,
 		"--initial-cluster", "test="+s.peer,
@@ -99,7 +106,7 @@ func (s *server) start() {
 	go func() { _ = cmd.Wait(); close(exited) }()
 	s.mu.Unlock()
 
-	c := s.dial()
+	c := s.Dial()
 	defer c.Close()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -111,24 +118,25 @@ func (s *server) start() {
 		}
 		select {
 		case <-exited:
-			s.t.Fatalf("etcd exited at start: %s", s.output())
+			s.t.Fatalf("etcd exited at start: %s", s.Output())
 		default:
 		}
 		if time.Now().After(deadline) {
-			s.t.Fatalf("etcd did not answer in 20s: %v\n%s", err, s.output())
+			s.t.Fatalf("etcd did not answer in 20s: %v\n%s", err, s.Output())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 }
 
-func (s *server) output() string {
+// Output is what the server printed.
+func (s *Server) Output() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.out.String()
 }
 
-// stop stops the process (SIGTERM, then SIGKILL after 10s) and waits for it.
-func (s *server) stop() {
+// Stop stops the process (SIGTERM, then SIGKILL after 10s) and waits for it.
+func (s *Server) Stop() {
 	s.mu.Lock()
 	cmd, exited := s.cmd, s.exited
 	s.cmd = nil
@@ -145,19 +153,20 @@ func (s *server) stop() {
 	}
 }
 
-// newClient returns a client of the server, closed when the test ends
+// NewClient returns a client of the server, closed when the test ends
 // (after the sources that use it, started later, have stopped).
-func (s *server) newClient() *clientv3.Client {
+func (s *Server) NewClient() *clientv3.Client {
 	s.t.Helper()
-	c := s.dial()
+	c := s.Dial()
 	s.t.Cleanup(func() { c.Close() })
 	return c
 }
 
-func (s *server) dial() *clientv3.Client {
+// Dial returns a new client of the server; the caller closes it.
+func (s *Server) Dial() *clientv3.Client {
 	s.t.Helper()
 	c, err := clientv3.New(clientv3.Config{
-		Endpoints:   []string{s.client},
+		Endpoints:   []string{s.URL},
 		DialTimeout: 2 * time.Second,
 		Logger:      zap.NewNop(),
 	})
