@@ -14,6 +14,7 @@ import (
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/graphviz"
 	"github.com/kvdescriptor/kvdescriptor/runtime/nb"
+	nbfile "github.com/kvdescriptor/kvdescriptor/runtime/nb/file"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
 )
 
@@ -460,7 +461,12 @@ func (a *api) resync(w http.ResponseWriter, r *http.Request) error {
 const maxBody = 16 << 20
 
 func (a *api) plan(w http.ResponseWriter, r *http.Request) error {
-	if _, err := query(r); err != nil {
+	q, err := query(r, "format")
+	if err != nil {
+		return err
+	}
+	f, err := format(q, "json", "file")
+	if err != nil {
 		return err
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
@@ -469,6 +475,23 @@ func (a *api) plan(w http.ResponseWriter, r *http.Request) error {
 	}
 	if len(body) > maxBody {
 		return badArg("body", "larger than %d bytes", maxBody)
+	}
+	if f == "file" {
+		// A whole configuration file, as the file source reads it: the
+		// plan of what applying it would change (keys of the file that
+		// are set now are compared; nothing else is deleted).
+		changes, err := nbfile.Parse("body", body, a.cfg.Models)
+		if err != nil {
+			return badArg("body", "%v", err)
+		}
+		txn := a.s.Txn(scheduler.DryRun(), scheduler.Description("plan preview of a file (HTTP)"))
+		for _, c := range changes {
+			txn.Set(c.Key, c.Value)
+		}
+		if txn.Len() == 0 {
+			return badArg("body", "the file holds no value")
+		}
+		return a.writePlan(w, r, txn)
 	}
 	var req struct {
 		Set    map[string]json.RawMessage `json:"set"`
@@ -501,6 +524,10 @@ func (a *api) plan(w http.ResponseWriter, r *http.Request) error {
 		}
 		txn.Delete(k)
 	}
+	return a.writePlan(w, r, txn)
+}
+
+func (a *api) writePlan(w http.ResponseWriter, r *http.Request, txn *scheduler.Txn) error {
 	res, err := txn.Commit(r.Context())
 	if res == nil {
 		return &httpError{code: http.StatusServiceUnavailable, msg: fmt.Sprintf("plan: %v", err)}

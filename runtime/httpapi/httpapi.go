@@ -20,8 +20,10 @@
 //	GET  /models                          registered models: key template, message, fields
 //	POST /resync/downstream[?retry=true][&verbose=true]
 //	                                      a downstream resync; verbose returns the operations
-//	POST /plan                            body {"set": {KEY: VALUE, ...}, "delete": [KEY, ...]}:
-//	                                      the plan the scheduler would execute; nothing executed
+//	POST /plan[?format=file]              body {"set": {KEY: VALUE, ...}, "delete": [KEY, ...]}, or
+//	                                      with format=file a configuration file (YAML or JSON, as the
+//	                                      file source reads it): the plan the scheduler would execute;
+//	                                      nothing executed
 //
 // A bad request gets a 4xx with {"error": ..., "argument": ...} naming
 // the argument; an unknown key or descriptor a 404 naming it; a wrong
@@ -48,6 +50,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/kvdescriptor/kvdescriptor/options/kvdescriptorv1"
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 	"github.com/kvdescriptor/kvdescriptor/runtime/nb"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
@@ -154,7 +157,7 @@ GET  /graph[?seq=N][&format=svg|dot|json]
 GET  /dump?view=intended|southbound|scheduler[&descriptor=D|prefix=P]
 GET  /models
 POST /resync/downstream[?retry=true][&verbose=true]
-POST /plan   {"set": {KEY: VALUE}, "delete": [KEY]}
+POST /plan   {"set": {KEY: VALUE}, "delete": [KEY]}   (or ?format=file: a config file)
 `
 
 func (a *api) authorized(r *http.Request) bool {
@@ -346,6 +349,19 @@ func fieldNames(md protoreflect.MessageDescriptor) []map[string]string {
 		m := map[string]string{"name": string(f.Name()), "json": f.JSONName(), "type": kind}
 		if card != "" {
 			m["cardinality"] = card
+		}
+		// What the schema says of the field: a reference to another
+		// model (a dependency), derived values.
+		if o, ok := proto.GetExtension(f.Options(), kvdescriptorv1.E_Field).(*kvdescriptorv1.FieldOptions); ok && o != nil {
+			if ref := o.GetRef(); ref != nil {
+				m["ref"] = ref.GetModel()
+			}
+			if d := o.GetDerive(); d != nil {
+				m["derives"] = d.GetKey()
+			}
+			if o.GetRecreate() {
+				m["recreate"] = "true"
+			}
 		}
 		out = append(out, m)
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	linuxl3 "github.com/kvdescriptor/kvdescriptor/generated/linux/l3/v1"
 	"github.com/kvdescriptor/kvdescriptor/runtime/httpapi"
 	"github.com/kvdescriptor/kvdescriptor/runtime/kvtest"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
@@ -142,6 +143,10 @@ func TestEndpoints(t *testing.T) {
 		{"POST", "/plan", `{"sett": {}}`, 400, `"argument":"body"`},
 		{"POST", "/plan", `{}`, 400, `nothing to plan`},
 		{"POST", "/plan", `[`, 400, `"argument":"body"`},
+		{"POST", "/plan?format=file", "iface/a: up\nroute/r1: \"v=2 dep:iface/a\"\n", 200, `"flags": "WAS-PENDING"`},
+		{"POST", "/plan?format=file", "iface/a: [\n", 400, `body:1`},
+		{"POST", "/plan?format=file", "nope/x: up\n", 400, `unknown key`},
+		{"POST", "/plan?format=yaml", "", 400, `"argument":"format"`},
 		{"POST", "/resync/downstream?verbose=true", "", 200, `"executed"`},
 		{"POST", "/resync/downstream?retry=maybe", "", 400, `"argument":"retry"`},
 	}
@@ -224,4 +229,41 @@ func FuzzQuery(f *testing.F) {
 			t.Errorf("GET %s: %d %s", target, rec.Code, rec.Body.String())
 		}
 	})
+}
+
+type nopRoutes struct{}
+
+func (nopRoutes) Create(context.Context, linuxl3.RouteKey, *linuxl3.Route) (struct{}, error) {
+	return struct{}{}, nil
+}
+func (nopRoutes) Delete(context.Context, linuxl3.RouteKey, *linuxl3.Route, struct{}) error {
+	return nil
+}
+
+// TestModelsShowTheSchema: /models says what the schema says of a field:
+// the model it references, the values it derives, a re-create.
+func TestModelsShowTheSchema(t *testing.T) {
+	s, err := scheduler.New(scheduler.WithLogger(quiet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(context.Background())
+	d, err := linuxl3.NewRouteDescriptor[struct{}](nopRoutes{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Register(d); err != nil {
+		t.Fatal(err)
+	}
+	h, err := httpapi.New(httpapi.Config{Scheduler: s, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/models", nil))
+	for _, want := range []string{`"keyTemplate": "linux/route/{outgoing_interface:name}/{dst_network:ipprefix}"`, `"ref": "linux.interfaces.v1.Interface"`, `"recreate": "true"`} {
+		if !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("/models lacks %s:\n%s", want, rec.Body.String())
+		}
+	}
 }
