@@ -113,7 +113,12 @@ type Mux struct {
 	logger *slog.Logger
 	timer  *time.Timer
 
+	// mu serialises the writers (updates, problems, the deadline),
+	// commits included; rmu guards what readers see (the sources' maps
+	// and states, started), taken by writers only around their changes,
+	// so that Owner, Ready and Sources never wait for a transaction.
 	mu      sync.Mutex
+	rmu     sync.RWMutex
 	sources map[string]*source
 	// applied is the merged state sent to the scheduler: key -> winner.
 	applied map[string]entry
@@ -173,7 +178,7 @@ func (m *Mux) source(name string) *source {
 	src, ok := m.sources[name]
 	if !ok {
 		src = &source{name: name, desired: map[string]proto.Message{}}
-		m.sources[name] = src
+		m.set(func() { m.sources[name] = src })
 	}
 	return src
 }
@@ -231,7 +236,8 @@ func (m *Mux) Run(ctx context.Context, sources ...Source) error {
 func (m *Mux) problem(name string, err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.source(name).problem = err
+	src := m.source(name)
+	m.set(func() { src.problem = err })
 	if err != nil {
 		m.logger.Warn("northbound source problem", "source", name, "err", err)
 	}
@@ -240,8 +246,8 @@ func (m *Mux) problem(name string, err error) {
 // Ready reports whether every source has loaded and the startup resync has
 // run.
 func (m *Mux) Ready() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.rmu.RLock()
+	defer m.rmu.RUnlock()
 	return m.started && m.allLoaded()
 }
 
@@ -256,8 +262,8 @@ func (m *Mux) allLoaded() bool {
 
 // Sources returns the state of each source, by name.
 func (m *Mux) Sources() []SourceState {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.rmu.RLock()
+	defer m.rmu.RUnlock()
 	out := make([]SourceState, 0, len(m.sources))
 	for _, src := range m.sources {
 		out = append(out, SourceState{Name: src.name, Loaded: src.loaded, Keys: len(src.desired), Problem: src.problem, LastUpdate: src.lastUpdate})
@@ -270,8 +276,8 @@ func (m *Mux) Sources() []SourceState {
 // that set the key too and were overridden, the highest priority first.
 // owner is empty when no source sets key.
 func (m *Mux) Owner(key string) (owner string, overridden []string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.rmu.RLock()
+	defer m.rmu.RUnlock()
 	setters := m.setters(key)
 	if len(setters) == 0 {
 		return "", nil
@@ -282,7 +288,8 @@ func (m *Mux) Owner(key string) (owner string, overridden []string) {
 	return setters[0], setters[1:]
 }
 
-// setters returns the sources that set key, the winner first; m.mu held.
+// setters returns the sources that set key, the winner first; m.mu or
+// m.rmu held.
 func (m *Mux) setters(key string) []string {
 	var names []string
 	for name, src := range m.sources {
@@ -362,21 +369,25 @@ func (m *Mux) apply(ctx context.Context, name string, u Update) error {
 			next[c.Key] = c.Value
 		}
 	}
-	src.desired = next
-	src.lastUpdate = time.Now()
-	if u.Resync {
-		src.loaded = true
+	m.set(func() {
+		src.desired = next
+		src.lastUpdate = time.Now()
+		if u.Resync {
+			src.loaded = true
+		}
+	})
+	undo := func(err error) {
+		m.set(func() { src.desired, src.loaded, src.problem = prev, prevLoaded, err })
 	}
 	if !m.started {
 		// Recorded only, until the startup resync.
 		if m.allLoaded() {
 			if err := m.startup(ctx, "every source has loaded"); err != nil {
-				src.desired, src.loaded = prev, prevLoaded
-				src.problem = err
+				undo(err)
 				return err
 			}
 		}
-		src.problem = nil
+		m.set(func() { src.problem = nil })
 		return nil
 	}
 	// The keys the update may change.
@@ -391,12 +402,18 @@ func (m *Mux) apply(ctx context.Context, name string, u Update) error {
 	}
 	err := m.commit(ctx, slices.Sorted(maps.Keys(keys)), describe(name, u))
 	if err != nil {
-		src.desired, src.loaded = prev, prevLoaded
-		src.problem = err
+		undo(err)
 		return err
 	}
-	src.problem = nil
+	m.set(func() { src.problem = nil })
 	return nil
+}
+
+// set makes a change that readers see; m.mu held.
+func (m *Mux) set(change func()) {
+	m.rmu.Lock()
+	defer m.rmu.Unlock()
+	change()
 }
 
 func describe(name string, u Update) string {
@@ -533,16 +550,18 @@ func (m *Mux) startup(ctx context.Context, why string) error {
 	}
 	// Stand-ins: the values of a source not loaded, as applied before.
 	standIns := 0
-	for _, r := range records {
-		src, ok := m.sources[r.Source]
-		if !ok || src.loaded || r.Value == nil {
-			continue
+	m.set(func() {
+		for _, r := range records {
+			src, ok := m.sources[r.Source]
+			if !ok || src.loaded || r.Value == nil {
+				continue
+			}
+			if _, set := src.desired[r.Key]; !set {
+				src.desired[r.Key] = r.Value
+				standIns++
+			}
 		}
-		if _, set := src.desired[r.Key]; !set {
-			src.desired[r.Key] = r.Value
-			standIns++
-		}
-	}
+	})
 	keys := map[string]struct{}{}
 	for _, src := range m.sources {
 		for k := range src.desired {
@@ -594,7 +613,7 @@ func (m *Mux) startup(ctx context.Context, why string) error {
 	if err != nil && !errors.As(err, &te) && (res == nil || res.Seq == 0) {
 		return fmt.Errorf("nb: startup resync: %w", err)
 	}
-	m.started = true
+	m.set(func() { m.started = true })
 	m.applied = merged
 	if m.timer != nil {
 		m.timer.Stop()

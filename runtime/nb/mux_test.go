@@ -537,3 +537,50 @@ func TestApplyWithAnEndedContextIsNotApplied(t *testing.T) {
 	}
 	wantCalls(t, sb, "create iface/a = a1")
 }
+
+// TestReadersDoNotWaitForAnUpdate: while an update is being applied (here
+// held in its write-ahead record), Owner, Ready and Sources answer at
+// once: an HTTP status page or a readiness probe never waits for a
+// transaction.
+func TestReadersDoNotWaitForAnUpdate(t *testing.T) {
+	t.Parallel()
+	sb := kvtest.NewSB()
+	s := agent(t, sb)
+	st := newMemStore()
+	m := newMux(t, s, nb.WithStore(st))
+	k := m.Sink("file")
+	apply(t, k, true, set("iface/a", "up"))
+
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	st.mu.Lock()
+	st.onRecord = func([]nb.Applied) {
+		once.Do(func() { close(entered) })
+		<-release
+	}
+	st.mu.Unlock()
+	done := make(chan error, 1)
+	go func() { done <- k.Apply(context.Background(), nb.Update{Changes: []nb.Change{set("iface/b", "up")}}) }()
+	<-entered
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		if owner, _ := m.Owner("iface/a"); owner != "file" {
+			t.Errorf("Owner(iface/a) = %q during an update", owner)
+		}
+		if !m.Ready() {
+			t.Errorf("not ready during an update")
+		}
+		_ = m.Sources()
+	}()
+	select {
+	case <-read:
+	case <-time.After(5 * time.Second):
+		t.Error("Owner, Ready or Sources waited for the update")
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	<-read
+}
