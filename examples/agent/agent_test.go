@@ -594,3 +594,28 @@ func TestAgentFileAndEtcd(t *testing.T) {
 	}
 	b.stop()
 }
+
+// TestAgentSouthboundView: the API's southbound view reads the kernel
+// through Retrieve: an address removed behind the agent's back is missing
+// from it while the scheduler's view still has it.
+func TestAgentSouthboundView(t *testing.T) {
+	ns, _ := newNetns(t)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.yaml")
+	writeFile(t, cfg, baseConfig)
+	a := startAgent(t, "-name", "t5", "-netns", ns, "-file", cfg, "-state-dir", filepath.Join(dir, "state"))
+	addr := "linux/interface/br0/address/192.168.50.1/24"
+	eventually(t, 10*time.Second, "br0's address", func() (bool, string) {
+		code, body := a.get("/dump?view=southbound&prefix=linux/interface/br0/")
+		return code == http.StatusOK && strings.Contains(body, addr), body
+	})
+	if out, err := exec.Command("ip", "-n", ns, "addr", "del", "192.168.50.1/24", "dev", "br0").CombinedOutput(); err != nil {
+		t.Fatalf("ip addr del: %v: %s", err, out)
+	}
+	if code, body := a.get("/dump?view=southbound&prefix=linux/interface/br0/"); code != http.StatusOK || strings.Contains(body, addr) {
+		t.Errorf("the southbound view after the address was removed: %d %s", code, body)
+	}
+	if code, body := a.get("/dump?view=scheduler&prefix=linux/interface/br0/"); code != http.StatusOK || !strings.Contains(body, addr) {
+		t.Errorf("the scheduler's view lost the address: %d %s", code, body)
+	}
+}

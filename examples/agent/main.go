@@ -38,7 +38,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/vishvananda/netns"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/kvdescriptor/kvdescriptor/plugins/linux"
 	"github.com/kvdescriptor/kvdescriptor/runtime/httpapi"
@@ -201,7 +200,7 @@ func run(ctx context.Context, cfg Config, logOut io.Writer) (err error) {
 			Models:     models,
 			Owners:     mux,
 			Ready:      func() (bool, any) { return mux.Ready(), mux.Sources() },
-			Southbound: southbound(s),
+			Southbound: s.Southbound,
 			Metrics:    promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}),
 			Token:      token,
 			Logger:     logger,
@@ -251,27 +250,6 @@ func run(ctx context.Context, cfg Config, logOut io.Writer) (err error) {
 		err = nil
 	}
 	return err
-}
-
-// southbound reads a descriptor's values from the southbound through its
-// Retrieve, correlated with the scheduler's applied values.
-func southbound(s *scheduler.Scheduler) func(ctx context.Context, descriptor string) ([]kv.Item[string, proto.Message, any], error) {
-	return func(ctx context.Context, name string) ([]kv.Item[string, proto.Message, any], error) {
-		d, ok := s.Descriptor(name)
-		if !ok {
-			return nil, fmt.Errorf("no descriptor %q", name)
-		}
-		if !d.CanRetrieve() {
-			return nil, fmt.Errorf("descriptor %s cannot Retrieve", name)
-		}
-		var correlate []kv.Item[string, proto.Message, any]
-		for _, st := range s.DescriptorStatuses(name) {
-			if st.Applied != nil {
-				correlate = append(correlate, kv.Item[string, proto.Message, any]{Key: st.Key, Value: st.Applied, Origin: kv.OriginNB})
-			}
-		}
-		return d.Retrieve(ctx, correlate)
-	}
 }
 
 // openNetns opens a network namespace by name (under /var/run/netns) or

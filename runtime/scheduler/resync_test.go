@@ -466,3 +466,42 @@ func TestRememberedValuesAreFoundAndRemoved(t *testing.T) {
 		}
 	}
 }
+
+// TestSouthboundReadsThroughRetrieve: Southbound returns what Retrieve
+// reports, correlated with the values of ours, and changes nothing.
+func TestSouthboundReadsThroughRetrieve(t *testing.T) {
+	t.Parallel()
+	sb := kvtest.NewSB()
+	s := newScheduler(t)
+	if err := s.Register(harness(t, sb, kvtest.Config{Name: "iface", KeyTemplate: "iface/{name}"})); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := s.Txn().Set("iface/a", kvtest.Value("up")).Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sb.Put("iface/host", "up")
+	sb.TakeCalls()
+	items, err := s.Southbound(ctx, "iface")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]kv.Origin{}
+	for _, it := range items {
+		got[it.Key] = it.Origin
+	}
+	if want := map[string]kv.Origin{"iface/a": kv.OriginNB, "iface/host": kv.OriginSB}; !cmp.Equal(got, want) {
+		t.Errorf("Southbound = %v, want %v", got, want)
+	}
+	for _, c := range sb.TakeCalls() {
+		if c.Op != "retrieve" {
+			t.Errorf("Southbound made the call %s", c)
+		}
+	}
+	if st := s.Status("iface/host"); st.State != scheduler.NONEXISTENT {
+		t.Errorf("Southbound changed the state of iface/host: %v", st.State)
+	}
+	if _, err := s.Southbound(ctx, "nope"); err == nil {
+		t.Error("Southbound of an unknown descriptor did not fail")
+	}
+}

@@ -81,6 +81,9 @@ type job struct {
 	items    []KeyValue
 	retry    []retryItem
 	register []kv.Descriptor
+	// read, for a job that only reads (Southbound), runs on the worker
+	// between transactions and changes nothing.
+	read func()
 	// done receives the result of a queued job; a job run inline on the
 	// committer's goroutine has none and gets its result in result.
 	done   chan *Result
@@ -423,6 +426,13 @@ func (j *job) finish(r *Result, regErr error) {
 func (s *Scheduler) process(j *job) {
 	if j.ctx.Err() != nil {
 		j.finish(&Result{Kind: j.kind, Err: j.ctx.Err()}, j.ctx.Err())
+		return
+	}
+	if j.read != nil {
+		s.lock()
+		j.read()
+		s.unlock()
+		j.finish(&Result{Kind: j.kind}, nil)
 		return
 	}
 	s.lock()
