@@ -270,7 +270,7 @@ func (a *api) history(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *api) timeline(w http.ResponseWriter, r *http.Request) error {
-	q, err := query(r, "key", "format")
+	q, err := query(r, "key", "at", "format")
 	if err != nil {
 		return err
 	}
@@ -283,6 +283,18 @@ func (a *api) timeline(w http.ResponseWriter, r *http.Request) error {
 		return badArg("key", "required")
 	}
 	entries := a.s.Timeline(key)
+	if s, ok := q["at"]; ok {
+		// The value's changes up to a time: the last is its state then.
+		at, err := parseTime("at", s, time.Now())
+		if err != nil {
+			return err
+		}
+		n := 0
+		for n < len(entries) && !entries[n].Time.After(at) {
+			n++
+		}
+		entries = entries[:n]
+	}
 	if f == "text" {
 		var b strings.Builder
 		for _, e := range entries {
@@ -310,7 +322,7 @@ func (a *api) timeline(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *api) graph(w http.ResponseWriter, r *http.Request) error {
-	q, err := query(r, "seq", "format")
+	q, err := query(r, "seq", "time", "format")
 	if err != nil {
 		return err
 	}
@@ -322,6 +334,24 @@ func (a *api) graph(w http.ResponseWriter, r *http.Request) error {
 	if s, ok := q["seq"]; ok {
 		if seq, err = parseSeq("seq", s); err != nil {
 			return err
+		}
+	}
+	if s, ok := q["time"]; ok {
+		// The graph as of a time: after the last transaction begun by then.
+		if seq != 0 {
+			return badArg("time", "give seq or time, not both")
+		}
+		at, err := parseTime("time", s, time.Now())
+		if err != nil {
+			return err
+		}
+		for _, rec := range a.s.History() {
+			if !rec.Start.After(at) {
+				seq = rec.Seq
+			}
+		}
+		if seq == 0 {
+			return notFound("time", "no transaction in the history began by %s", at.Format(time.RFC3339))
 		}
 	}
 	snap, err := a.s.GraphSnapshot(seq)
@@ -577,4 +607,37 @@ func snapshotOf(snap *scheduler.GraphSnapshot) any {
 		out.Edges = append(out.Edges, edge{From: e.From, To: e.To, Label: e.Label, Kind: fmt.Sprint(e.Kind), Met: e.Met})
 	}
 	return out
+}
+
+// stats counts the values by state (now) and the operations of the
+// history by flag, for keys under a prefix.
+func (a *api) stats(w http.ResponseWriter, r *http.Request) error {
+	q, err := query(r, "prefix", "flag")
+	if err != nil {
+		return err
+	}
+	prefix := q["prefix"]
+	states := map[string]int{}
+	for _, st := range a.s.Statuses(prefix) {
+		states[st.State.String()]++
+	}
+	flags := map[string]int{}
+	for _, rec := range a.s.History() {
+		for _, op := range rec.Executed {
+			if !strings.HasPrefix(op.Key, prefix) {
+				continue
+			}
+			for _, name := range strings.Fields(op.Flags.String()) {
+				flags[name]++
+			}
+		}
+	}
+	if f, ok := q["flag"]; ok {
+		n, known := flags[f]
+		if !known && !slices.Contains(scheduler.FlagNames(), f) {
+			return badArg("flag", "%q is not a flag (%s)", f, strings.Join(scheduler.FlagNames(), ", "))
+		}
+		flags = map[string]int{f: n}
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"states": states, "flags": flags})
 }

@@ -12,9 +12,11 @@
 //	                                      value statuses, with why-pending and owner
 //	GET  /history[?seq=N | since=T&until=T][&format=text]
 //	                                      transaction records; T is RFC 3339 or a duration ago ("10m")
-//	GET  /timeline?key=K[&format=text]    the changes of one value
-//	GET  /graph[?seq=N][&format=svg|dot|json]
-//	                                      the graph now or as of transaction N, its values highlighted
+//	GET  /timeline?key=K[&at=T][&format=text]
+//	                                      the changes of one value (up to time T)
+//	GET  /graph[?seq=N | time=T][&format=svg|dot|json]
+//	                                      the graph now or as of transaction N (or time T), its values highlighted
+//	GET  /stats[?prefix=P][&flag=F]       values by state, and operations of the history by flag
 //	GET  /dump?view=intended|southbound|scheduler[&descriptor=D | prefix=P]
 //	                                      values in one of three views (southbound: through Retrieve)
 //	GET  /models                          registered models: key template, message, fields
@@ -134,6 +136,7 @@ func New(cfg Config) (http.Handler, error) {
 	route("/graph", http.MethodGet, a.graph)
 	route("/dump", http.MethodGet, a.dump)
 	route("/models", http.MethodGet, a.models)
+	route("/stats", http.MethodGet, a.stats)
 	route("/resync/downstream", http.MethodPost, a.resync)
 	route("/plan", http.MethodPost, a.plan)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -152,8 +155,9 @@ const index = `kvdescriptor agent API
 GET  /healthz /readyz /metrics
 GET  /status?key=K|prefix=P|descriptor=D[&format=text]
 GET  /history[?seq=N|since=T&until=T][&format=text]
-GET  /timeline?key=K[&format=text]
-GET  /graph[?seq=N][&format=svg|dot|json]
+GET  /timeline?key=K[&at=T][&format=text]
+GET  /graph[?seq=N|time=T][&format=svg|dot|json]
+GET  /stats[?prefix=P][&flag=F]
 GET  /dump?view=intended|southbound|scheduler[&descriptor=D|prefix=P]
 GET  /models
 POST /resync/downstream[?retry=true][&verbose=true]

@@ -125,6 +125,9 @@ const (
 
 var flagNames = []string{"DERIVED", "RECREATE", "WAS-PENDING", "IS-PENDING", "REVERT", "RETRY", "NOOP", "INVALID", "UNIMPLEMENTED", "OBTAINED", "CYCLE", "MISSING", "ADOPTED", "STALE"}
 
+// FlagNames returns the names of the flags, as Flags.String writes them.
+func FlagNames() []string { return append([]string(nil), flagNames...) }
+
 func (f Flags) String() string {
 	var b strings.Builder
 	f.appendTo(&b)
