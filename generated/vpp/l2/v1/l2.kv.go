@@ -94,7 +94,8 @@ func bridgeDomainEqual(a, b *BridgeDomain) bool {
 	return a.GetName() == b.GetName() &&
 		a.GetFlood() == b.GetFlood() &&
 		a.GetLearn() == b.GetLearn() &&
-		a.GetMacAge() == b.GetMacAge()
+		a.GetMacAge() == b.GetMacAge() &&
+		a.GetArpTermination() == b.GetArpTermination()
 }
 
 // bridgeDomainValidate validates a value of vpp.l2.v1.BridgeDomain, naming
@@ -105,6 +106,9 @@ func bridgeDomainValidate(key string, v *BridgeDomain) error {
 		errs = errs.Add("name", "must be set: it is part of the key")
 	} else if r := kv.CheckFormat(kv.FormatName, v.GetName()); r != "" {
 		errs = errs.Add("name", "%s", r)
+	}
+	if v.GetMacAge() > 255 {
+		errs = errs.Add("mac_age", "%v is above the maximum 255", v.GetMacAge())
 	}
 	{
 		first := -1
