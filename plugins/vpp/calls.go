@@ -31,9 +31,17 @@ func vppErr(call string, err error) error {
 	return fmt.Errorf("%s: %w", call, err)
 }
 
-// dump returns a function that reads a dump's stream to its end.
-func dump[D any](call string) func(s interface{ Recv() (D, error) }, err error) ([]D, error) {
-	return func(s interface{ Recv() (D, error) }, err error) ([]D, error) {
+// dumpStream is the stream of a dump's details that govpp's generated
+// RPC clients return.
+type dumpStream[D any] interface {
+	Recv() (D, error)
+	Close() error
+}
+
+// dump returns a function that reads a dump's stream to its end (where
+// the stream closes itself), or closes it at an error.
+func dump[D any](call string) func(s dumpStream[D], err error) ([]D, error) {
+	return func(s dumpStream[D], err error) ([]D, error) {
 		if err != nil {
 			return nil, vppErr(call, err)
 		}
@@ -44,6 +52,7 @@ func dump[D any](call string) func(s interface{ Recv() (D, error) }, err error) 
 				return out, nil
 			}
 			if err != nil {
+				_ = s.Close()
 				return nil, vppErr(call, err)
 			}
 			out = append(out, d)

@@ -285,9 +285,16 @@ func (f *fakeVPP) apply(msg api.Message, retval *int32) []api.Message {
 			d.L2Address = m.MacAddress
 		}
 	case *vppif.SwInterfaceSetTable:
-		if iface(m.SwIfIndex) != nil {
-			f.ifVrf[uint32(m.SwIfIndex)] = m.VrfID
+		if iface(m.SwIfIndex) == nil {
+			return nil
 		}
+		for _, a := range f.addrs[uint32(m.SwIfIndex)] {
+			if (a.Address.Af == ip_types.ADDRESS_IP6) == m.IsIPv6 && f.ifVrf[uint32(m.SwIfIndex)] != m.VrfID {
+				*retval = int32(api.ADDRESS_FOUND_FOR_INTERFACE)
+				return nil
+			}
+		}
+		f.ifVrf[uint32(m.SwIfIndex)] = m.VrfID
 	case *vppif.SwInterfaceGetTable:
 		if iface(m.SwIfIndex) != nil {
 			return []api.Message{&vppif.SwInterfaceGetTableReply{VrfID: f.ifVrf[uint32(m.SwIfIndex)]}}

@@ -8,6 +8,8 @@ import (
 	"go.fd.io/govpp/binapi/ethernet_types"
 	vppif "go.fd.io/govpp/binapi/interface"
 	"go.fd.io/govpp/binapi/interface_types"
+	"go.fd.io/govpp/binapi/ip"
+	"go.fd.io/govpp/binapi/ip_types"
 	"go.fd.io/govpp/binapi/memif"
 	"go.fd.io/govpp/binapi/tapv2"
 
@@ -93,9 +95,33 @@ func (h *interfaces) apply(ctx context.Context, idx interface_types.InterfaceInd
 		}
 	}
 	if (old == nil && v.GetVrf() != 0) || (old != nil && v.GetVrf() != old.GetVrf()) {
+		// VPP moves an interface to another table only without addresses:
+		// they are taken off and put back.
+		var addrs []ip_types.AddressWithPrefix
+		if old != nil {
+			for _, v6 := range []bool{false, true} {
+				list, err := dump[*ip.IPAddressDetails]("ip_address_dump")(ip.NewServiceClient(h.p.conn).IPAddressDump(ctx, &ip.IPAddressDump{SwIfIndex: idx, IsIPv6: v6}))
+				if err != nil {
+					return err
+				}
+				for _, d := range list {
+					addrs = append(addrs, d.Prefix)
+				}
+			}
+		}
+		for _, a := range addrs {
+			if _, err := c.SwInterfaceAddDelAddress(ctx, &vppif.SwInterfaceAddDelAddress{SwIfIndex: idx, Prefix: a}); err != nil {
+				return vppErr("sw_interface_add_del_address", err)
+			}
+		}
 		for _, v6 := range []bool{false, true} {
 			if _, err := c.SwInterfaceSetTable(ctx, &vppif.SwInterfaceSetTable{SwIfIndex: idx, IsIPv6: v6, VrfID: v.GetVrf()}); err != nil {
 				return vppErr("sw_interface_set_table", err)
+			}
+		}
+		for _, a := range addrs {
+			if _, err := c.SwInterfaceAddDelAddress(ctx, &vppif.SwInterfaceAddDelAddress{SwIfIndex: idx, IsAdd: true, Prefix: a}); err != nil {
+				return vppErr("sw_interface_add_del_address", err)
 			}
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	vppif "go.fd.io/govpp/binapi/interface"
 	"go.fd.io/govpp/binapi/interface_types"
 	"go.fd.io/govpp/binapi/ip"
+	"go.fd.io/govpp/binapi/ip_types"
 	"go.fd.io/govpp/binapi/memif"
 	"go.fd.io/govpp/binapi/tapv2"
 	"google.golang.org/protobuf/types/known/wrapperspb"
@@ -132,10 +133,27 @@ func TestInterfaceUpdate(t *testing.T) {
 	expectRequests(t, f,
 		&vppif.SwInterfaceSetMacAddress{SwIfIndex: 1, MacAddress: mac1},
 		&vppif.HwInterfaceSetMtu{SwIfIndex: 1, Mtu: 1500},
+		&ip.IPAddressDump{SwIfIndex: 1},
+		&ip.IPAddressDump{SwIfIndex: 1, IsIPv6: true},
 		&vppif.SwInterfaceSetTable{SwIfIndex: 1, VrfID: 0},
 		&vppif.SwInterfaceSetTable{SwIfIndex: 1, IsIPv6: true, VrfID: 0},
 		&vppif.SwInterfaceSetFlags{SwIfIndex: 1, Flags: 0},
 	)
+	// Another VRF with addresses: they are taken off and put back.
+	f.Do(func(f *fakeVPP) { f.addrs[1] = []ip_types.AddressWithPrefix{addrWithPrefix("10.0.0.1/24")} })
+	v2 := &vppinterfaces.Interface{Name: "lo1", PhysAddress: "02:00:00:00:00:01", Mtu: 1500, Vrf: 4}
+	if _, err := h.Update(context.Background(), k, v, v2, m); err != nil {
+		t.Fatal(err)
+	}
+	expectRequests(t, f,
+		&ip.IPAddressDump{SwIfIndex: 1},
+		&ip.IPAddressDump{SwIfIndex: 1, IsIPv6: true},
+		&vppif.SwInterfaceAddDelAddress{SwIfIndex: 1, Prefix: addrWithPrefix("10.0.0.1/24")},
+		&vppif.SwInterfaceSetTable{SwIfIndex: 1, VrfID: 4},
+		&vppif.SwInterfaceSetTable{SwIfIndex: 1, IsIPv6: true, VrfID: 4},
+		&vppif.SwInterfaceAddDelAddress{SwIfIndex: 1, IsAdd: true, Prefix: addrWithPrefix("10.0.0.1/24")},
+	)
+	v = v2
 	// Nothing changed: no call.
 	if _, err := h.Update(context.Background(), k, v, v, m); err != nil {
 		t.Fatal(err)

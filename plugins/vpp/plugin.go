@@ -152,7 +152,7 @@ func (p *Plugin) watch(events <-chan core.ConnectionEvent, first chan<- error) {
 				p.opts.logger.Info("vpp: connected")
 				if !connected {
 					connected = true
-					first <- nil
+					report(first, nil)
 				} else if lost && p.opts.onReconnect != nil {
 					p.opts.onReconnect()
 				}
@@ -163,10 +163,19 @@ func (p *Plugin) watch(events <-chan core.ConnectionEvent, first chan<- error) {
 			case core.Failed:
 				p.opts.logger.Error("vpp: connecting failed", "error", ev.Error)
 				if !connected {
-					first <- fmt.Errorf("connect to VPP: %w", ev.Error)
+					report(first, fmt.Errorf("connect to VPP: %w", ev.Error))
 				}
 			}
 		}
+	}
+}
+
+// report sends the outcome of the first connection to New, unless it has
+// one already (or gave up waiting).
+func report(first chan<- error, err error) {
+	select {
+	case first <- err:
+	default:
 	}
 }
 

@@ -254,3 +254,17 @@ func (f *fakeVPP) state() string {
 }
 
 func itoa(i uint32) string { return strconv.FormatUint(uint64(i), 10) }
+
+func TestScenarioVrfChangeKeepsAddresses(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	if1 := &vppinterfaces.Interface{Name: "if1", Type: vppinterfaces.Interface_TYPE_LOOPBACK, Vrf: 3, IpAddresses: []string{"10.0.0.1/24"}}
+	e.set(nil, &vppl3.VrfTable{Id: 3}, &vppl3.VrfTable{Id: 4}, if1)
+	if2 := proto.Clone(if1).(*vppinterfaces.Interface)
+	if2.Vrf = 4
+	e.set(nil, if2)
+	e.expect(scheduler.CONFIGURED, "vpp/interface/if1", "vpp/interface/if1/address/10.0.0.1/24")
+	if got, want := e.f.state(), "if  local vrf 0 flags 0\nif if1 Loopback vrf 4 flags 0 10.0.0.1/24\ntables 6\n"; got != want {
+		t.Errorf("VPP's state:\n%s\nwant:\n%s", got, want)
+	}
+}
