@@ -75,6 +75,8 @@ func (h *interfaces) Create(ctx context.Context, k vppinterfaces.InterfaceKey, v
 	m := InterfaceMeta{SwIfIndex: uint32(idx)}
 	c := vppif.NewServiceClient(h.p.conn)
 	if _, err := c.SwInterfaceTagAddDel(ctx, &vppif.SwInterfaceTagAddDel{IsAdd: true, SwIfIndex: idx, Tag: k.Name}); err != nil {
+		// Untagged, it would not be found as ours: take it away again.
+		_ = h.Delete(ctx, k, v, m)
 		return m, vppErr("sw_interface_tag_add_del", err)
 	}
 	return m, h.apply(ctx, idx, nil, v)
@@ -161,6 +163,14 @@ func (h *interfaces) Delete(ctx context.Context, _ vppinterfaces.InterfaceKey, v
 	return vppErr("delete_loopback", err)
 }
 
+// macOrNone is the MAC address, or "" for none (all zeros).
+func macOrNone(m ethernet_types.MacAddress) string {
+	if m == (ethernet_types.MacAddress{}) {
+		return ""
+	}
+	return m.String()
+}
+
 // devTypes maps VPP's interface_dev_type to the model's type.
 var devTypes = map[string]vppinterfaces.Interface_Type{
 	"Loopback":  vppinterfaces.Interface_TYPE_LOOPBACK,
@@ -194,7 +204,7 @@ func (h *interfaces) Retrieve(ctx context.Context, correlate []vppinterfaces.Int
 			Name:        name,
 			Type:        devTypes[d.InterfaceDevType],
 			Enabled:     d.Flags&interface_types.IF_STATUS_API_FLAG_ADMIN_UP != 0,
-			PhysAddress: d.L2Address.String(),
+			PhysAddress: macOrNone(d.L2Address),
 			Mtu:         uint32(d.LinkMtu),
 		}
 		if got.Type == vppinterfaces.Interface_TYPE_AF_PACKET {

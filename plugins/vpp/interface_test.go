@@ -178,6 +178,19 @@ func TestInterfaceErrors(t *testing.T) {
 	if !kv.IsRetriable(err) {
 		t.Errorf("error %v: want a retriable one", err)
 	}
+	// A failed tag takes the new interface away again.
+	f.Requests()
+	f.Fail("sw_interface_tag_add_del", -1)
+	_, err = h.Create(context.Background(), vppinterfaces.InterfaceKey{Name: "lo1"}, &vppinterfaces.Interface{Name: "lo1"})
+	if err == nil {
+		t.Error("a failed tag: no error")
+	}
+	expectRequests(t, f, &vppif.CreateLoopback{}, &vppif.SwInterfaceTagAddDel{IsAdd: true, SwIfIndex: 1, Tag: "lo1"}, &vppif.DeleteLoopback{SwIfIndex: 1})
+	f.Do(func(f *fakeVPP) {
+		if len(f.ifaces) != 1 {
+			t.Errorf("VPP has %d interfaces after a failed create, want local0 alone", len(f.ifaces))
+		}
+	})
 	// Deleting what is gone succeeds.
 	err = h.Delete(context.Background(), vppinterfaces.InterfaceKey{Name: "lo9"}, &vppinterfaces.Interface{Name: "lo9"}, InterfaceMeta{SwIfIndex: 9})
 	if !errors.Is(err, kv.ErrNotFound) {
@@ -209,7 +222,7 @@ func TestInterfaceRetrieve(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []vppinterfaces.InterfaceItem[InterfaceMeta]{
-		{Key: vppinterfaces.InterfaceKey{Name: "local0"}, Value: &vppinterfaces.Interface{Name: "local0", PhysAddress: "00:00:00:00:00:00"}, Metadata: InterfaceMeta{0}, Origin: kv.OriginSB},
+		{Key: vppinterfaces.InterfaceKey{Name: "local0"}, Value: &vppinterfaces.Interface{Name: "local0"}, Metadata: InterfaceMeta{0}, Origin: kv.OriginSB},
 		{Key: vppinterfaces.InterfaceKey{Name: "lo1"}, Value: &vppinterfaces.Interface{Name: "lo1", Type: vppinterfaces.Interface_TYPE_LOOPBACK, Enabled: true, Mtu: 9000, Vrf: 3, IpAddresses: []string{"10.0.0.1/24"}}, Metadata: InterfaceMeta{1}, Origin: kv.OriginNB},
 		{Key: vppinterfaces.InterfaceKey{Name: "a1"}, Value: &vppinterfaces.Interface{Name: "a1", Type: vppinterfaces.Interface_TYPE_AF_PACKET, HostIfName: "veth1", PhysAddress: "02:00:00:00:00:01", Mtu: 9000}, Metadata: InterfaceMeta{2}, Origin: kv.OriginNB},
 		{Key: vppinterfaces.InterfaceKey{Name: "host-eth7"}, Value: &vppinterfaces.Interface{Name: "host-eth7", Type: vppinterfaces.Interface_TYPE_AF_PACKET, HostIfName: "eth7", Enabled: true, PhysAddress: "02:00:00:00:00:01", Mtu: 1500}, Metadata: InterfaceMeta{7}, Origin: kv.OriginSB},

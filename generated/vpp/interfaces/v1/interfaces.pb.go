@@ -101,7 +101,9 @@ type Interface struct {
 	// host_if_name is the Linux interface an AF_PACKET interface binds to:
 	// set for, and only for, one. It names the Linux interface model's value
 	// (its label): a dependency on another plugin's model, which the
-	// scheduler alone resolves. Changing it re-creates.
+	// scheduler alone resolves. VPP opens the kernel interface of that name,
+	// so the Linux value's own host_if_name is left empty (the label is the
+	// kernel name) or equal to it. Changing it re-creates.
 	HostIfName string `protobuf:"bytes,8,opt,name=host_if_name,json=hostIfName,proto3" json:"host_if_name,omitempty"`
 	// memif: optional for, and only for, a memif interface (unset: a slave
 	// with id 0 on the default socket). Changing it re-creates.
