@@ -11,11 +11,13 @@ import (
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
 
-// bridgeDomains is the handler of vpp.l2.v1.BridgeDomain. It has no
-// Update: a change of its flags re-creates it (and its bindings).
+// bridgeDomains is the handler of vpp.l2.v1.BridgeDomain.
 type bridgeDomains struct{ p *Plugin }
 
-var _ vppl2.BridgeDomainRetriever[BridgeDomainMeta] = (*bridgeDomains)(nil)
+var (
+	_ vppl2.BridgeDomainUpdater[BridgeDomainMeta]   = (*bridgeDomains)(nil)
+	_ vppl2.BridgeDomainRetriever[BridgeDomainMeta] = (*bridgeDomains)(nil)
+)
 
 // Create adds the bridge domain, tagged with its name; VPP allocates its
 // bd_id.
@@ -29,6 +31,40 @@ func (h *bridgeDomains) Create(ctx context.Context, k vppl2.BridgeDomainKey, v *
 		return BridgeDomainMeta{}, vppErr("bridge_domain_add_del_v2", err)
 	}
 	return BridgeDomainMeta{ID: r.BdID}, nil
+}
+
+// Update sets the flags that were turned on, clears those turned off, and
+// sets the MAC age, in place: the members stay.
+// vppctl set bridge-domain (learn|flood|uu-flood|arp term) BD [disable]
+func (h *bridgeDomains) Update(ctx context.Context, _ vppl2.BridgeDomainKey, old, v *vppl2.BridgeDomain, m BridgeDomainMeta) (BridgeDomainMeta, error) {
+	c := l2.NewServiceClient(h.p.conn)
+	flags := func(b *vppl2.BridgeDomain) (f l2.BdFlags) {
+		for flag, on := range map[l2.BdFlags]bool{l2.BRIDGE_API_FLAG_LEARN: b.GetLearn(), l2.BRIDGE_API_FLAG_FLOOD | l2.BRIDGE_API_FLAG_UU_FLOOD: b.GetFlood(), l2.BRIDGE_API_FLAG_ARP_TERM: b.GetArpTermination()} {
+			if on {
+				f |= flag
+			}
+		}
+		return f
+	}
+	was, now := flags(old), flags(v)
+	for _, set := range []bool{true, false} {
+		changed := now &^ was
+		if !set {
+			changed = was &^ now
+		}
+		if changed == 0 {
+			continue
+		}
+		if _, err := c.BridgeFlags(ctx, &l2.BridgeFlags{BdID: m.ID, IsSet: set, Flags: changed}); err != nil {
+			return m, vppErr("bridge_flags", err)
+		}
+	}
+	if v.GetMacAge() != old.GetMacAge() {
+		if _, err := c.BridgeDomainSetMacAge(ctx, &l2.BridgeDomainSetMacAge{BdID: m.ID, MacAge: uint8(v.GetMacAge())}); err != nil {
+			return m, vppErr("bridge_domain_set_mac_age", err)
+		}
+	}
+	return m, nil
 }
 
 // Delete removes the bridge domain.

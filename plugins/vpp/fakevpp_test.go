@@ -343,6 +343,24 @@ func (f *fakeVPP) apply(msg api.Message, retval *int32) []api.Message {
 		f.bds[id] = &l2.BridgeDomainDetails{BdID: id, Flood: m.Flood, UuFlood: m.UuFlood, Forward: m.Forward, Learn: m.Learn,
 			ArpTerm: m.ArpTerm, MacAge: m.MacAge, BdTag: m.BdTag, BviSwIfIndex: ^interface_types.InterfaceIndex(0)}
 		return []api.Message{&l2.BridgeDomainAddDelV2Reply{BdID: id}}
+	case *l2.BridgeFlags:
+		bd := f.bds[m.BdID]
+		if bd == nil {
+			*retval = retvalNoSuchEntry
+			return nil
+		}
+		for flag, field := range map[l2.BdFlags]*bool{l2.BRIDGE_API_FLAG_LEARN: &bd.Learn, l2.BRIDGE_API_FLAG_FWD: &bd.Forward,
+			l2.BRIDGE_API_FLAG_FLOOD: &bd.Flood, l2.BRIDGE_API_FLAG_UU_FLOOD: &bd.UuFlood, l2.BRIDGE_API_FLAG_ARP_TERM: &bd.ArpTerm} {
+			if m.Flags&flag != 0 {
+				*field = m.IsSet
+			}
+		}
+	case *l2.BridgeDomainSetMacAge:
+		if bd := f.bds[m.BdID]; bd != nil {
+			bd.MacAge = m.MacAge
+		} else {
+			*retval = retvalNoSuchEntry
+		}
 	case *l2.SwInterfaceSetL2Bridge:
 		bd := f.bds[m.BdID]
 		if iface(m.RxSwIfIndex) == nil || bd == nil {

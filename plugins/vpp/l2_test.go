@@ -93,6 +93,31 @@ func TestBridgeDomain(t *testing.T) {
 		&l2.BridgeDomainDump{BdID: ^uint32(0), SwIfIndex: ^interface_types.InterfaceIndex(0)},
 	)
 
+	// Flags and MAC age change in place.
+	bd2 := &vppl2.BridgeDomain{Name: "bd1", Flood: false, Learn: true, MacAge: 10, ArpTermination: false, Interfaces: bd.Interfaces}
+	if _, err := h.Update(context.Background(), vppl2.BridgeDomainKey{Name: "bd1"}, bd, bd2, m); err != nil {
+		t.Fatal(err)
+	}
+	bd3 := &vppl2.BridgeDomain{Name: "bd1", Flood: true, Learn: false, MacAge: 10, Interfaces: bd.Interfaces}
+	if _, err := h.Update(context.Background(), vppl2.BridgeDomainKey{Name: "bd1"}, bd2, bd3, m); err != nil {
+		t.Fatal(err)
+	}
+	expectRequests(t, f,
+		&l2.BridgeFlags{BdID: 1, Flags: l2.BRIDGE_API_FLAG_FLOOD | l2.BRIDGE_API_FLAG_UU_FLOOD | l2.BRIDGE_API_FLAG_ARP_TERM},
+		&l2.BridgeDomainSetMacAge{BdID: 1, MacAge: 10},
+		&l2.BridgeFlags{BdID: 1, IsSet: true, Flags: l2.BRIDGE_API_FLAG_FLOOD | l2.BRIDGE_API_FLAG_UU_FLOOD},
+		&l2.BridgeFlags{BdID: 1, Flags: l2.BRIDGE_API_FLAG_LEARN},
+	)
+	f.Do(func(f *fakeVPP) {
+		if d := f.bds[1]; d.Learn || !d.Flood || !d.UuFlood || d.ArpTerm || d.MacAge != 10 || len(d.SwIfDetails) != 2 {
+			t.Errorf("bridge domain after the updates: %+v", d)
+		}
+	})
+	if _, err := h.Update(context.Background(), vppl2.BridgeDomainKey{Name: "bd1"}, bd, bd, m); err != nil {
+		t.Fatal(err)
+	}
+	expectRequests(t, f)
+
 	// The L2 FIB entry through if2.
 	fh := &fibEntries{p: p}
 	fe := &vppl2.FIBEntry{BridgeDomain: "bd1", PhysAddress: "02:00:00:00:00:01", OutgoingInterface: "if2", StaticConfig: true}
