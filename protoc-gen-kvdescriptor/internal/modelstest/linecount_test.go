@@ -288,7 +288,7 @@ func TestCodeLines(t *testing.T) {
 var vppCeilings = map[string]int{
 	"interface.go":    4,
 	"address.go":      4,
-	"bridgedomain.go": 1,
+	"bridgedomain.go": 4,
 	"binding.go":      1,
 	"fib.go":          1,
 	"vrf.go":          1,
