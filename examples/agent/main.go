@@ -111,18 +111,26 @@ func run(ctx context.Context, cfg Config, logOut io.Writer) (err error) {
 	// resync restores it.
 	vppBack := make(chan struct{}, 1)
 	if sock := cfg.Southbound.VPP.Socket; sock != "" {
-		vp, err := vpp.New(vpp.WithSocket(sock), vpp.WithLogger(logger), vpp.WithReconnect(func() {
+		opts := []vpp.Option{vpp.WithSocket(sock), vpp.WithLogger(logger), vpp.WithReconnect(func() {
 			select {
 			case vppBack <- struct{}{}:
 			default:
 			}
-		}))
+		})}
+		if sock == mockVPPSocket {
+			opts = append(opts, vpp.WithAdapter(newMockVPP()))
+		}
+		vp, err := vpp.New(opts...)
 		if err != nil {
 			return err
 		}
 		defer vp.Close()
 		descs = append(descs, vp.Descriptors()...)
-		logger.Info("southbound: VPP", "socket", sock)
+		if sock == mockVPPSocket {
+			logger.Info("southbound: no VPP: the VPP plugin over govpp's mock adapter, which accepts every request")
+		} else {
+			logger.Info("southbound: VPP", "socket", sock)
+		}
 	}
 
 	// The scheduler, with its metrics.
