@@ -1,6 +1,7 @@
 package vpp
 
 import (
+	"context"
 	"slices"
 	"strconv"
 	"strings"
@@ -266,5 +267,82 @@ func TestScenarioVrfChangeKeepsAddresses(t *testing.T) {
 	e.expect(scheduler.CONFIGURED, "vpp/interface/if1", "vpp/interface/if1/address/10.0.0.1/24")
 	if got, want := e.f.state(), "if  local vrf 0 flags 0\nif if1 Loopback vrf 4 flags 0 10.0.0.1/24\ntables 6\n"; got != want {
 		t.Errorf("VPP's state:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestScenarioAgentRestart restarts the agent, not VPP: a new plugin and
+// scheduler, knowing no index, resync against a VPP that holds everything
+// already. Retrieve finds it all (in the order the models declare), and
+// the resync makes no call but the dumps.
+func TestScenarioAgentRestart(t *testing.T) {
+	t.Parallel()
+	values := []proto.Message{
+		&vppl3.VrfTable{Id: 3},
+		&vppinterfaces.Interface{Name: "if1", Type: vppinterfaces.Interface_TYPE_LOOPBACK, Enabled: true, Vrf: 3, IpAddresses: []string{"10.0.0.1/24"}},
+		&vppinterfaces.Interface{Name: "m1", Type: vppinterfaces.Interface_TYPE_MEMIF, Mtu: 1500},
+		&vppl2.BridgeDomain{Name: "bd1", Learn: true, Interfaces: []*vppl2.BridgeDomain_Interface{{Name: "m1"}, {Name: "if1", Bvi: true}}},
+		&vppl2.FIBEntry{BridgeDomain: "bd1", PhysAddress: "02:00:00:00:00:01", OutgoingInterface: "m1", StaticConfig: true},
+		&vppl3.Route{VrfId: 3, DstNetwork: "10.1.0.0/16", NextHopAddr: "10.0.0.2", OutgoingInterface: "if1"},
+		&vppl3.ARPEntry{Interface: "if1", IpAddress: "10.0.0.2", PhysAddress: "02:00:00:00:00:02", Static: true},
+	}
+	f := newFakeVPP(t)
+	first := func() {
+		s, err := scheduler.New(scheduler.WithLogger(testLogger(t)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := New(WithAdapter(f), WithLogger(testLogger(t)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		defer s.Close(context.Background())
+		if err := s.Register(p.Descriptors()...); err != nil {
+			t.Fatal(err)
+		}
+		e := &env{t: t, ctx: context.Background(), p: p, f: f, s: s}
+		e.set(nil, values...)
+	}
+	first()
+	before := f.state()
+	f.Requests()
+
+	e := &env{t: t, ctx: context.Background(), f: f}
+	var err error
+	if e.s, err = scheduler.New(scheduler.WithLogger(testLogger(t))); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.s.Close(context.Background()) })
+	if e.p, err = New(WithAdapter(f), WithLogger(testLogger(t))); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.p.Close() })
+	if err := e.s.Register(e.p.Descriptors()...); err != nil {
+		t.Fatal(err)
+	}
+	res := e.set([]scheduler.TxnOption{scheduler.FullResync()}, values...)
+	for _, op := range res.Executed {
+		if op.Kind == scheduler.OpCreate || op.Kind == scheduler.OpUpdate || op.Kind == scheduler.OpDelete {
+			t.Errorf("the resync of a VPP in order made %s %s", op.Kind, op.Key)
+		}
+	}
+	for _, st := range e.s.Statuses("vpp/") {
+		if st.State != scheduler.CONFIGURED && st.State != scheduler.OBTAINED {
+			t.Errorf("%s: %s (%v)", st.Key, st.State, st.LastErr)
+		}
+	}
+	for _, n := range f.RequestNames() {
+		if !strings.HasSuffix(n, "_dump") && n != "sw_interface_get_table" {
+			t.Errorf("the resync sent %s", n)
+		}
+	}
+	if got := f.state(); got != before {
+		t.Errorf("VPP's state changed:\n%s\nwas:\n%s", got, before)
+	}
+	if m, ok := e.p.Interfaces().Get("m1"); !ok || m.SwIfIndex != 2 {
+		t.Errorf("m1's metadata: %+v, %v; want sw_if_index 2", m, ok)
+	}
+	if m, ok := e.p.BridgeDomains().Get("bd1"); !ok || m.ID != 1 {
+		t.Errorf("bd1's metadata: %+v, %v; want bd_id 1", m, ok)
 	}
 }

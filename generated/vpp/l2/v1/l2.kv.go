@@ -158,13 +158,14 @@ func BridgeDomainSpec[M any]() kv.Spec[BridgeDomainKey, *BridgeDomain, M] {
 		Equivalent: func(_ string, a, b *BridgeDomain) bool {
 			return bridgeDomainEqual(a, b)
 		},
-		KeyString:    BridgeDomainKey.String,
-		KeyTemplate:  BridgeDomainKeyTemplate,
-		Label:        bridgeDomainLabel,
-		Name:         BridgeDomainModelName,
-		ParseKey:     ParseBridgeDomainKey,
-		Validate:     bridgeDomainValidate,
-		WithMetadata: true,
+		KeyString:            BridgeDomainKey.String,
+		KeyTemplate:          BridgeDomainKeyTemplate,
+		Label:                bridgeDomainLabel,
+		Name:                 BridgeDomainModelName,
+		ParseKey:             ParseBridgeDomainKey,
+		RetrieveDependencies: []string{"vpp.interfaces.v1.Interface"},
+		Validate:             bridgeDomainValidate,
+		WithMetadata:         true,
 	}
 }
 
@@ -489,11 +490,12 @@ func FIBEntrySpec[M any]() kv.Spec[FIBEntryKey, *FIBEntry, M] {
 		Equivalent: func(_ string, a, b *FIBEntry) bool {
 			return fibEntryEqual(a, b)
 		},
-		KeyString:   FIBEntryKey.String,
-		KeyTemplate: FIBEntryKeyTemplate,
-		Name:        FIBEntryModelName,
-		ParseKey:    ParseFIBEntryKey,
-		Validate:    fibEntryValidate,
+		KeyString:            FIBEntryKey.String,
+		KeyTemplate:          FIBEntryKeyTemplate,
+		Name:                 FIBEntryModelName,
+		ParseKey:             ParseFIBEntryKey,
+		RetrieveDependencies: []string{"vpp.l2.v1.BridgeDomain", "vpp.interfaces.v1.Interface"},
+		Validate:             fibEntryValidate,
 	}
 }
 

@@ -253,7 +253,7 @@ var File_vpp_l2_v1_l2_proto protoreflect.FileDescriptor
 
 const file_vpp_l2_v1_l2_proto_rawDesc = "" +
 	"\n" +
-	"\x12vpp/l2/v1/l2.proto\x12\tvpp.l2.v1\x1a\x1dkvdescriptor/v1/options.proto\"\xef\x03\n" +
+	"\x12vpp/l2/v1/l2.proto\x12\tvpp.l2.v1\x1a\x1dkvdescriptor/v1/options.proto\"\x8c\x04\n" +
 	"\fBridgeDomain\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05flood\x18\x02 \x01(\bR\x05flood\x12\x14\n" +
@@ -268,15 +268,15 @@ const file_vpp_l2_v1_l2_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tB.Ҽ\x19*\x12(\n" +
 	"\x1bvpp.interfaces.v1.Interface\x12\tinterfaceR\x04name\x12\x10\n" +
 	"\x03bvi\x18\x02 \x01(\bR\x03bvi\x12.\n" +
-	"\x13split_horizon_group\x18\x03 \x01(\rR\x11splitHorizonGroup:\x15Ҽ\x19\x11\n" +
-	"\rvpp/bd/{name} \x01\"\xd9\x02\n" +
+	"\x13split_horizon_group\x18\x03 \x01(\rR\x11splitHorizonGroup:2Ҽ\x19.\n" +
+	"\rvpp/bd/{name} \x01*\x1bvpp.interfaces.v1.Interface\"\x90\x03\n" +
 	"\bFIBEntry\x12R\n" +
 	"\rbridge_domain\x18\x01 \x01(\tB-Ҽ\x19)\x12'\n" +
 	"\x16vpp.l2.v1.BridgeDomain\x12\rbridge domainR\fbridgeDomain\x12)\n" +
 	"\fphys_address\x18\x02 \x01(\tB\x06Ҽ\x19\x02\b\x06R\vphysAddress\x12-\n" +
 	"\x12outgoing_interface\x18\x03 \x01(\tR\x11outgoingInterface\x12#\n" +
-	"\rstatic_config\x18\x04 \x01(\bR\fstaticConfig:zҼ\x19v\n" +
-	"(vpp/l2fib/{bridge_domain}/{phys_address}2J\n" +
+	"\rstatic_config\x18\x04 \x01(\bR\fstaticConfig:\xb0\x01Ҽ\x19\xab\x01\n" +
+	"(vpp/l2fib/{bridge_domain}/{phys_address}*\x16vpp.l2.v1.BridgeDomain*\x1bvpp.interfaces.v1.Interface2J\n" +
 	"\x11bridged interface\x125vpp/bd/{bridge_domain}/interface/{outgoing_interface}B@Z>github.com/kvdescriptor/kvdescriptor/generated/vpp/l2/v1;vppl2b\x06proto3"
 
 var (
