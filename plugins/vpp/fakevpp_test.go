@@ -42,6 +42,7 @@ type fakeVPP struct {
 	record   bool
 	fail     map[string][]int32 // retvals of the next requests of a name
 	down     bool               // VPP is gone: nothing is answered
+	refuse   error              // what Connect returns
 
 	nextIf   uint32
 	ifaces   map[uint32]*vppif.SwInterfaceDetails
@@ -68,12 +69,6 @@ func newFakeVPP(t testing.TB) *fakeVPP {
 	}
 	f.reset()
 	f.MockReplyHandler(f.handle)
-	// VPP is back when the client connects again.
-	f.SetConnectCallback(func() {
-		f.mu.Lock()
-		f.down = false
-		f.mu.Unlock()
-	})
 	go func() {
 		for {
 			select {
@@ -107,6 +102,24 @@ func (f *fakeVPP) Restart() {
 	defer f.mu.Unlock()
 	f.down = true
 	f.reset()
+}
+
+// Connect connects, unless Refuse said no; a VPP that was down is back.
+func (f *fakeVPP) Connect() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.refuse != nil {
+		return f.refuse
+	}
+	f.down = false
+	return nil
+}
+
+// Refuse makes connecting fail with err (nil: succeed again).
+func (f *fakeVPP) Refuse(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.refuse = err
 }
 
 // SetMsgCallback keeps the callback: the fake answers through it.
