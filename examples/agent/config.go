@@ -54,6 +54,12 @@ type Config struct {
 			// RouteProtocol marks the routes the agent creates.
 			RouteProtocol uint8 `yaml:"route_protocol"`
 		} `yaml:"linux"`
+		// VPP adds the VPP plugin when Socket (VPP's binary API socket,
+		// usually /run/vpp/api.sock) is set; "": no VPP; "mock": govpp's
+		// mock adapter in place of a VPP (the demo).
+		VPP struct {
+			Socket string `yaml:"socket"`
+		} `yaml:"vpp"`
 	} `yaml:"southbound"`
 	Sources struct {
 		File struct {
@@ -115,6 +121,7 @@ func parseConfig(args []string, help io.Writer) (Config, error) {
 	priority := fs.String("priority", strings.Join(c.Sources.Priority, ","), "sources, highest priority first")
 	netns := fs.String("netns", "", "network namespace to configure (name or path; default: the agent's own)")
 	memory := fs.Bool("memory", false, "an in-memory southbound instead of the kernel")
+	vppSocket := fs.String("vpp-socket", "", `VPP's binary API socket, e.g. /run/vpp/api.sock ("": no VPP plugin; "mock": govpp's mock adapter, no VPP)`)
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -156,6 +163,7 @@ func parseConfig(args []string, help io.Writer) (Config, error) {
 	apply("priority", func() { c.Sources.Priority = splitList(*priority) })
 	apply("netns", func() { c.Southbound.Linux.Netns = *netns })
 	apply("memory", func() { c.Southbound.Memory = *memory })
+	apply("vpp-socket", func() { c.Southbound.VPP.Socket = *vppSocket })
 	return c, c.check()
 }
 

@@ -40,6 +40,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/kvdescriptor/kvdescriptor/plugins/linux"
+	"github.com/kvdescriptor/kvdescriptor/plugins/vpp"
 	"github.com/kvdescriptor/kvdescriptor/runtime/httpapi"
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 	"github.com/kvdescriptor/kvdescriptor/runtime/metrics"
@@ -102,6 +103,33 @@ func run(ctx context.Context, cfg Config, logOut io.Writer) (err error) {
 		defer plugin.Close()
 		descs = plugin.Descriptors()
 		logger.Info("southbound: the Linux kernel", "netns", cmpOr(cfg.Southbound.Linux.Netns, "(the agent's own)"))
+	}
+
+	// VPP, when a socket is configured. A VPP that comes back after the
+	// connection was lost has restarted and lost its state: a downstream
+	// resync restores it.
+	vppBack := make(chan struct{}, 1)
+	if sock := cfg.Southbound.VPP.Socket; sock != "" {
+		opts := []vpp.Option{vpp.WithSocket(sock), vpp.WithLogger(logger), vpp.WithReconnect(func() {
+			select {
+			case vppBack <- struct{}{}:
+			default:
+			}
+		})}
+		if sock == mockVPPSocket {
+			opts = append(opts, vpp.WithAdapter(newMockVPP()))
+		}
+		vp, err := vpp.New(opts...)
+		if err != nil {
+			return err
+		}
+		defer vp.Close()
+		descs = append(descs, vp.Descriptors()...)
+		if sock == mockVPPSocket {
+			logger.Info("southbound: no VPP: the VPP plugin over govpp's mock adapter, which accepts every request")
+		} else {
+			logger.Info("southbound: VPP", "socket", sock)
+		}
 	}
 
 	// The scheduler, with its metrics.
@@ -242,6 +270,20 @@ func run(ctx context.Context, cfg Config, logOut io.Writer) (err error) {
 		}()
 		defer func() { cancel(); <-done }()
 	}
+
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-vppBack:
+				logger.Warn("VPP reconnected: downstream resync")
+				if _, err := s.Txn(scheduler.DownstreamResync(), scheduler.Description("VPP reconnected")).Commit(ctx); err != nil && ctx.Err() == nil {
+					logger.Error("downstream resync after VPP reconnected", "error", err)
+				}
+			}
+		}
+	}()
 
 	logger.Info("agent started", "sources", len(sources), "state", cfg.StateDir)
 	err = mux.Run(ctx, sources...)

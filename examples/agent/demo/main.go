@@ -9,6 +9,8 @@
 //  3. prints the statuses, with why the route waits;
 //  4. edits the file (veth0 gets an address in the gateway's network):
 //     the agent applies just that difference, and the route is created;
+//     then adds a veth pair, which a VPP af_packet interface (VPP: govpp's
+//     mock adapter, no VPP needed) was waiting for;
 //  5. prints the transaction log, the statuses and the kernel's state
 //     (ip -n NS ...), and where the HTTP API serves the graph;
 //  6. stops the agent (nothing is torn down) and removes the namespace.
@@ -77,6 +79,11 @@ linux/route/veth0/10.20.0.0/16:
   outgoingInterface: veth0
   dstNetwork: 10.20.0.0/16
   gwAddr: 10.10.0.254
+vpp/interface/host-veth2:
+  name: host-veth2
+  type: TYPE_AF_PACKET
+  hostIfName: veth2
+  enabled: true
 `
 	veth0Before = `linux/interface/veth0:
   name: veth0
@@ -92,6 +99,20 @@ linux/route/veth0/10.20.0.0/16:
   ipAddresses: ["10.10.0.1/24"]
 `
 	routeKey = "linux/route/veth0/10.20.0.0/16"
+	// vethPair is the second edit: the veth that the VPP af_packet
+	// interface binds to.
+	vethPair = `linux/interface/veth2:
+  name: veth2
+  type: TYPE_VETH
+  vethPeer: veth3
+  enabled: true
+linux/interface/veth3:
+  name: veth3
+  type: TYPE_VETH
+  vethPeer: veth2
+  enabled: true
+`
+	afPacketKey = "vpp/interface/host-veth2"
 )
 
 func run(ctx context.Context, w io.Writer, agent string, root, keep bool) (err error) {
@@ -136,7 +157,7 @@ func run(ctx context.Context, w io.Writer, agent string, root, keep bool) (err e
 	if err != nil {
 		return err
 	}
-	args = append(args, "-file", cfgPath, "-http", addr)
+	args = append(args, "-file", cfgPath, "-http", addr, "-vpp-socket", "mock")
 	step("2. The agent: %s %s", agent, strings.Join(args, " "))
 	logPath := filepath.Join(dir, "agent.log")
 	logFile, err := os.Create(logPath)
@@ -177,8 +198,17 @@ func run(ctx context.Context, w io.Writer, agent string, root, keep bool) (err e
 		return err
 	}
 
-	step("3. The statuses: the route waits for its gateway")
+	if err := api.waitState(ctx, afPacketKey, "PENDING", 10*time.Second); err != nil {
+		return err
+	}
+
+	step("3. The statuses: the route waits for its gateway, the VPP af_packet interface for its Linux veth")
 	if err := api.print(w, "/status?prefix=linux/&format=text"); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "No VPP runs on this machine: the VPP plugin works over govpp's mock adapter (-vpp-socket mock),")
+	fmt.Fprintln(w, "which accepts every request. The af_packet interface names a Linux veth that does not exist yet:")
+	if err := api.print(w, "/status?prefix=vpp/&format=text"); err != nil {
 		return err
 	}
 
@@ -189,6 +219,19 @@ func run(ctx context.Context, w io.Writer, agent string, root, keep bool) (err e
 	}
 	fmt.Fprintf(w, "%s now says:\n%s", cfgPath, indent(veth0After))
 	if err := api.waitState(ctx, routeKey, "CONFIGURED", 15*time.Second); err != nil {
+		return err
+	}
+
+	step("4b. The file is edited again: the veth pair veth2-veth3 is added, and the af_packet interface bound to veth2 is created after it")
+	edited += vethPair
+	if err := writeInSteps(cfgPath, edited); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "%s now adds:\n%s", cfgPath, indent(vethPair))
+	if err := api.waitState(ctx, afPacketKey, "CONFIGURED", 15*time.Second); err != nil {
+		return err
+	}
+	if err := api.print(w, "/status?prefix=vpp/&format=text"); err != nil {
 		return err
 	}
 

@@ -31,6 +31,9 @@ func TestDemo(t *testing.T) {
 		for _, want := range []string{
 			routeKey + " PENDING",
 			routeKey + " CONFIGURED",
+			afPacketKey + " PENDING",
+			afPacketKey + " CONFIGURED",
+			"govpp's mock adapter",
 			"/graph?format=svg",
 		} {
 			if !strings.Contains(text, want) {

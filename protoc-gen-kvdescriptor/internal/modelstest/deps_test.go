@@ -81,6 +81,15 @@ func TestDependencies(t *testing.T) {
 			want:  []dep{{Label: "vrf", Key: "vpp/vrf-table/3"}},
 		},
 		{
+			name: "af_packet interface depends on the Linux interface (another plugin's model)", model: vppinterfaces.InterfaceModelName, key: "vpp/interface/host-veth1",
+			value: &vppinterfaces.Interface{Name: "host-veth1", Type: vppinterfaces.Interface_TYPE_AF_PACKET, HostIfName: "veth/1"},
+			want:  []dep{{Label: "host interface", Key: "linux/interface/veth%2F1"}},
+		},
+		{
+			name: "vpp interface address depends on nothing but its base", model: vppinterfaces.InterfaceIpAddressesModelName, key: "vpp/interface/if1/address/10.0.0.1/24",
+			value: wrapperspb.String("10.0.0.1/24"),
+		},
+		{
 			name: "bridge domain does not wait for its members (case 3)", model: vppl2.BridgeDomainModelName, key: "vpp/bd/bd1",
 			value: &vppl2.BridgeDomain{Name: "bd1", Interfaces: []*vppl2.BridgeDomain_Interface{{Name: "if1"}, {Name: "if2"}}},
 		},
@@ -253,8 +262,17 @@ func TestDerived(t *testing.T) {
 			value: &linuxinterfaces.Interface{Name: "eth0", Type: linuxinterfaces.Interface_TYPE_DUMMY},
 		},
 		{
-			name: "vpp interface derives nothing", model: vppinterfaces.InterfaceModelName,
+			name: "vpp interface derives its addresses", model: vppinterfaces.InterfaceModelName,
 			value: &vppinterfaces.Interface{Name: "if1", IpAddresses: []string{"10.0.0.1/24"}},
+			want: []derived{{
+				Key:    "vpp/interface/if1/address/10.0.0.1/24",
+				Parsed: vppinterfaces.InterfaceIpAddressesKey{Name: "if1", IpAddresses: netip.MustParsePrefix("10.0.0.1/24")},
+				Value:  wrapperspb.String("10.0.0.1/24"),
+			}},
+		},
+		{
+			name: "vpp interface without addresses", model: vppinterfaces.InterfaceModelName,
+			value: &vppinterfaces.Interface{Name: "if1"},
 		},
 	}
 	parse := map[string]func(string) (any, bool){
@@ -263,6 +281,9 @@ func TestDerived(t *testing.T) {
 		},
 		linuxinterfaces.InterfaceIpAddressesModelName: func(k string) (any, bool) {
 			return linuxinterfaces.ParseInterfaceIpAddressesKey(k)
+		},
+		vppinterfaces.InterfaceIpAddressesModelName: func(k string) (any, bool) {
+			return vppinterfaces.ParseInterfaceIpAddressesKey(k)
 		},
 	}
 	for _, tc := range tests {

@@ -293,7 +293,8 @@ var referenceLines = map[string]int{
 // handler declarations in this file, per model, and checks they are at
 // most a third of the reference's hand-written descriptors, counted the
 // same way; then those of the Linux plugin's handler files, split into
-// CRUD methods and the rest (linuxLineCounts).
+// CRUD methods and the rest (linuxLineCounts), and the VPP plugin's
+// (vppLineCounts).
 func TestHandlerLineCounts(t *testing.T) {
 	t.Parallel()
 	const file = "handlers_example_test.go"
@@ -348,4 +349,5 @@ func TestHandlerLineCounts(t *testing.T) {
 		}
 	}
 	linuxLineCounts(t)
+	vppLineCounts(t)
 }

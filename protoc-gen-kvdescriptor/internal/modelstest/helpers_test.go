@@ -70,6 +70,7 @@ func models() map[string]model {
 	out := map[string]model{}
 	add := func(m model) { out[m.name] = m }
 	add(erase(vppinterfaces.InterfaceSpec[struct{}](), noErr(vppinterfaces.NewInterfaceDescriptor[struct{}](nop[vppinterfaces.InterfaceKey, *vppinterfaces.Interface]{}))))
+	add(erase(vppinterfaces.InterfaceIpAddressesSpec[struct{}](), noErr(vppinterfaces.NewInterfaceIpAddressesDescriptor[struct{}](nop[vppinterfaces.InterfaceIpAddressesKey, *wrapperspb.StringValue]{}))))
 	add(erase(vppl3.VrfTableSpec[struct{}](), noErr(vppl3.NewVrfTableDescriptor[struct{}](nop[vppl3.VrfTableKey, *vppl3.VrfTable]{}))))
 	add(erase(vppl3.ARPEntrySpec[struct{}](), noErr(vppl3.NewARPEntryDescriptor[struct{}](nop[vppl3.ARPEntryKey, *vppl3.ARPEntry]{}))))
 	add(erase(vppl3.RouteSpec[struct{}](), noErr(vppl3.NewRouteDescriptor[struct{}](nop[vppl3.RouteKey, *vppl3.Route]{}))))

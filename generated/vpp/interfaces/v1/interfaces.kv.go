@@ -11,6 +11,9 @@ import (
 	"fmt"
 	kv "github.com/kvdescriptor/kvdescriptor/runtime/kv"
 	kvimpl "github.com/kvdescriptor/kvdescriptor/runtime/kvimpl"
+	proto "google.golang.org/protobuf/proto"
+	wrapperspb "google.golang.org/protobuf/types/known/wrapperspb"
+	"net/netip"
 	"strings"
 )
 
@@ -77,11 +80,17 @@ func interfaceLabel(key string) string {
 // interfaceDependencies returns the dependencies of a value of
 // vpp.interfaces.v1.Interface.
 func interfaceDependencies(key string, v *Interface) []kv.Dependency {
-	deps := make([]kv.Dependency, 0, 1)
+	deps := make([]kv.Dependency, 0, 2)
 	if x := v.GetVrf(); x != 0 {
 		deps = append(deps, kv.Dependency{
 			Key:   "vpp/vrf-table/" + kvimpl.KeyUint(x),
 			Label: "vrf",
+		})
+	}
+	if x := v.GetHostIfName(); x != "" {
+		deps = append(deps, kv.Dependency{
+			Key:   "linux/interface/" + kv.KeyValue(kv.FormatName, x),
+			Label: "host interface",
 		})
 	}
 	if len(deps) == 0 {
@@ -94,7 +103,21 @@ func interfaceDependencies(key string, v *Interface) []kv.Dependency {
 // vpp.interfaces.v1.Interface are computed from: values with the same ones
 // share one list.
 type interfaceDependencyInputs struct {
-	vrf uint32
+	vrf        uint32
+	hostIfName string
+}
+
+// interfaceDerived returns the values derived from a value of
+// vpp.interfaces.v1.Interface.
+func interfaceDerived(_ string, v *Interface) []kv.Derived {
+	var out []kv.Derived
+	for _, e := range v.GetIpAddresses() {
+		out = append(out, kv.Derived{
+			Key:   interfaceIpAddressesKey(v.GetName(), e),
+			Value: wrapperspb.String(e),
+		})
+	}
+	return out
 }
 
 // interfaceEqual compares two values of vpp.interfaces.v1.Interface as the
@@ -105,14 +128,18 @@ func interfaceEqual(a, b *Interface) bool {
 		a.GetEnabled() == b.GetEnabled() &&
 		kvimpl.EqualFormatted(kv.FormatMAC, a.GetPhysAddress(), b.GetPhysAddress()) &&
 		a.EffectiveMtu() == b.EffectiveMtu() &&
-		kvimpl.EqualFormattedSlices(kv.FormatIPInterface, a.GetIpAddresses(), b.GetIpAddresses(), true) &&
 		a.GetVrf() == b.GetVrf() &&
-		a.GetHostIfName() == b.GetHostIfName()
+		a.GetHostIfName() == b.GetHostIfName() &&
+		proto.Equal(a.GetMemif(), b.GetMemif()) &&
+		proto.Equal(a.GetTap(), b.GetTap())
 }
 
 // interfaceNeedsRecreate reports whether changing a to b needs a re-create.
 func interfaceNeedsRecreate(a, b *Interface) bool {
-	return !(a.GetType() == b.GetType())
+	return !(a.GetType() == b.GetType() &&
+		a.GetHostIfName() == b.GetHostIfName() &&
+		proto.Equal(a.GetMemif(), b.GetMemif()) &&
+		proto.Equal(a.GetTap(), b.GetTap()))
 }
 
 // interfaceValidate validates a value of vpp.interfaces.v1.Interface, naming
@@ -130,11 +157,6 @@ func interfaceValidate(key string, v *Interface) error {
 	if r := kv.CheckFormat(kv.FormatMAC, v.GetPhysAddress()); r != "" {
 		errs = errs.Add("phys_address", "%s", r)
 	}
-	for i, x := range v.GetIpAddresses() {
-		if r := kv.CheckFormat(kv.FormatIPInterface, x); r != "" {
-			errs = errs.Add(fmt.Sprintf("ip_addresses[%d]", i), "%s", r)
-		}
-	}
 	if i, j, dup := kvimpl.FirstDuplicateFormatted(kv.FormatIPInterface, v.GetIpAddresses()); dup {
 		errs = errs.Add("ip_addresses", "elements %d and %d are equal; they must be unique", i, j)
 	}
@@ -143,6 +165,19 @@ func interfaceValidate(key string, v *Interface) error {
 	}
 	if v.GetHostIfName() != "" && v.GetType() != Interface_TYPE_AF_PACKET {
 		errs = errs.Add("host_if_name", "must be empty unless type is TYPE_AF_PACKET (it is %v)", v.GetType())
+	}
+	if v.GetMemif() != nil && v.GetType() != Interface_TYPE_MEMIF {
+		errs = errs.Add("memif", "must be empty unless type is TYPE_MEMIF (it is %v)", v.GetType())
+	}
+	if v.GetTap() != nil && v.GetType() != Interface_TYPE_TAP {
+		errs = errs.Add("tap", "must be empty unless type is TYPE_TAP (it is %v)", v.GetType())
+	}
+	for i, e := range v.GetIpAddresses() {
+		if e == "" {
+			errs = errs.Add(fmt.Sprintf("ip_addresses[%d]", i), "must be set: it is part of the key")
+		} else if r := kv.CheckFormat(kv.FormatIPInterface, e); r != "" {
+			errs = errs.Add(fmt.Sprintf("ip_addresses[%d]", i), "%s", r)
+		}
 	}
 	if errs == nil {
 		var buf [128]byte
@@ -158,8 +193,12 @@ func interfaceValidate(key string, v *Interface) error {
 func InterfaceSpec[M any]() kv.Spec[InterfaceKey, *Interface, M] {
 	return kv.Spec[InterfaceKey, *Interface, M]{
 		Dependencies: kvimpl.ShareDependencies(interfaceDependencies, func(v *Interface) interfaceDependencyInputs {
-			return interfaceDependencyInputs{vrf: v.GetVrf()}
+			return interfaceDependencyInputs{
+				hostIfName: v.GetHostIfName(),
+				vrf:        v.GetVrf(),
+			}
 		}),
+		Derived: interfaceDerived,
 		Equivalent: func(_ string, a, b *Interface) bool {
 			return interfaceEqual(a, b)
 		},
@@ -211,6 +250,131 @@ type InterfaceItem[M any] = kv.Item[InterfaceKey, *Interface, M]
 // with handler h, to register with the scheduler.
 func NewInterfaceDescriptor[M any](h InterfaceHandler[M]) (*kv.TypedDescriptor[InterfaceKey, *Interface, M], error) {
 	return kv.NewDescriptor(InterfaceSpec[M](), h)
+}
+
+// InterfaceIpAddressesModelName: the derived model
+// vpp.interfaces.v1.Interface.address (each value derived from field
+// ip_addresses of vpp.interfaces.v1.Interface).
+const (
+	InterfaceIpAddressesModelName = "vpp.interfaces.v1.Interface.address"
+	// InterfaceIpAddressesKeyTemplate is the key template of vpp.interfaces.v1.Interface.address.
+	InterfaceIpAddressesKeyTemplate = "vpp/interface/{name:name}/address/{ip_addresses:ipiface}"
+	// InterfaceIpAddressesKeyPrefix starts every key of vpp.interfaces.v1.Interface.address.
+	InterfaceIpAddressesKeyPrefix = "vpp/interface/"
+)
+
+var interfaceIpAddressesKeyTemplate = kv.MustParseKeyTemplate(InterfaceIpAddressesKeyTemplate)
+
+// InterfaceIpAddressesKey is a parsed key of
+// vpp.interfaces.v1.Interface.address.
+type InterfaceIpAddressesKey struct {
+	Name        string
+	IpAddresses netip.Prefix
+}
+
+// String builds the key.
+func (k InterfaceIpAddressesKey) String() string {
+	return "vpp/interface/" + kv.EscapeSegment(k.Name) + "/address/" + k.IpAddresses.String()
+}
+
+// interfaceIpAddressesKey builds the key of vpp.interfaces.v1.Interface.address
+// from its fields, in key form: names escaped, addresses and networks
+// canonical.
+func interfaceIpAddressesKey(name string, ipAddresses string) string {
+	return "vpp/interface/" + kv.KeyValue(kv.FormatName, name) + "/address/" + kv.KeyValue(kv.FormatIPInterface, ipAddresses)
+}
+
+// ParseInterfaceIpAddressesKey parses a key of
+// vpp.interfaces.v1.Interface.address; ok is false for any other text.
+func ParseInterfaceIpAddressesKey(key string) (k InterfaceIpAddressesKey, ok bool) {
+	var parts [2]string
+	if !interfaceIpAddressesKeyTemplate.SplitInto(key, parts[:]) {
+		return
+	}
+	if k.Name, ok = kv.ParseKeyName(parts[0]); !ok {
+		return
+	}
+	if k.IpAddresses, ok = kv.ParseKeyIPInterface(parts[1]); !ok {
+		return
+	}
+	return k, true
+}
+
+// interfaceIpAddressesBaseOf returns the key of the vpp.interfaces.v1.Interface
+// that derives a key of vpp.interfaces.v1.Interface.address.
+var interfaceIpAddressesBaseOf = kvimpl.MustBaseKeyOf(interfaceIpAddressesKeyTemplate, interfaceKeyTemplate)
+
+// interfaceIpAddressesValidate validates a value of
+// vpp.interfaces.v1.Interface.address, naming every invalid field.
+func interfaceIpAddressesValidate(key string, v *wrapperspb.StringValue) error {
+	var errs *kv.InvalidValueError
+	if v.GetValue() == "" {
+		errs = errs.Add("ip_addresses", "must be set: it is part of the key")
+	} else if r := kv.CheckFormat(kv.FormatIPInterface, v.GetValue()); r != "" {
+		errs = errs.Add("ip_addresses", "%s", r)
+	}
+	if errs == nil {
+		k, _ := ParseInterfaceIpAddressesKey(key)
+		if want := interfaceIpAddressesKey(k.Name, v.GetValue()); want != key {
+			errs = errs.Add("(key)", "%q is not the key of this value, which is %q", key, want)
+		}
+	}
+	return errs.OrNil()
+}
+
+// InterfaceIpAddressesSpec returns the schema-derived part of the descriptor of
+// vpp.interfaces.v1.Interface.address.
+func InterfaceIpAddressesSpec[M any]() kv.Spec[InterfaceIpAddressesKey, *wrapperspb.StringValue, M] {
+	return kv.Spec[InterfaceIpAddressesKey, *wrapperspb.StringValue, M]{
+		BaseOf:               interfaceIpAddressesBaseOf,
+		KeyString:            InterfaceIpAddressesKey.String,
+		KeyTemplate:          InterfaceIpAddressesKeyTemplate,
+		Name:                 InterfaceIpAddressesModelName,
+		ParseKey:             ParseInterfaceIpAddressesKey,
+		RetrieveDependencies: []string{"vpp.interfaces.v1.Interface"},
+		Validate:             interfaceIpAddressesValidate,
+	}
+}
+
+// InterfaceIpAddressesHandler holds the southbound calls of
+// vpp.interfaces.v1.Interface.address: Create and Delete. Its optional
+// capabilities are InterfaceIpAddressesUpdater, InterfaceIpAddressesRetriever
+// and InterfaceIpAddressesValidator; NewInterfaceIpAddressesDescriptor refuses
+// a handler with a method of one of their names and another signature. Keys
+// arrive parsed; M is the metadata type (struct{} for none).
+type InterfaceIpAddressesHandler[M any] interface {
+	kv.Handler[InterfaceIpAddressesKey, *wrapperspb.StringValue, M]
+}
+
+// InterfaceIpAddressesUpdater is the optional Update of a
+// InterfaceIpAddressesHandler: without it, every change is applied as Delete
+// followed by Create.
+type InterfaceIpAddressesUpdater[M any] interface {
+	kv.Updater[InterfaceIpAddressesKey, *wrapperspb.StringValue, M]
+}
+
+// InterfaceIpAddressesRetriever is the optional Retrieve of a
+// InterfaceIpAddressesHandler: it reads the southbound, so that resync finds
+// what exists.
+type InterfaceIpAddressesRetriever[M any] interface {
+	kv.Retriever[InterfaceIpAddressesKey, *wrapperspb.StringValue, M]
+}
+
+// InterfaceIpAddressesValidator is the optional Validate of a
+// InterfaceIpAddressesHandler: checks beyond the schema's.
+type InterfaceIpAddressesValidator interface {
+	kv.Validator[InterfaceIpAddressesKey, *wrapperspb.StringValue]
+}
+
+// InterfaceIpAddressesItem is a key of vpp.interfaces.v1.Interface.address with
+// its value, metadata and origin, as Retrieve exchanges them.
+type InterfaceIpAddressesItem[M any] = kv.Item[InterfaceIpAddressesKey, *wrapperspb.StringValue, M]
+
+// NewInterfaceIpAddressesDescriptor returns the descriptor of
+// vpp.interfaces.v1.Interface.address with handler h, to register with the
+// scheduler.
+func NewInterfaceIpAddressesDescriptor[M any](h InterfaceIpAddressesHandler[M]) (*kv.TypedDescriptor[InterfaceIpAddressesKey, *wrapperspb.StringValue, M], error) {
+	return kv.NewDescriptor(InterfaceIpAddressesSpec[M](), h)
 }
 
 // InterfaceMtuDefault is the compare.zero_equals of

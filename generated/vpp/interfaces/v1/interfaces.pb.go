@@ -29,7 +29,10 @@ const (
 	Interface_TYPE_UNSPECIFIED Interface_Type = 0
 	Interface_TYPE_LOOPBACK    Interface_Type = 1
 	Interface_TYPE_MEMIF       Interface_Type = 2
-	Interface_TYPE_AF_PACKET   Interface_Type = 3
+	// TYPE_AF_PACKET: binds to the Linux interface host_if_name.
+	Interface_TYPE_AF_PACKET Interface_Type = 3
+	// TYPE_TAP: a virtio TAP interface; see tap.
+	Interface_TYPE_TAP Interface_Type = 4
 )
 
 // Enum value maps for Interface_Type.
@@ -39,12 +42,14 @@ var (
 		1: "TYPE_LOOPBACK",
 		2: "TYPE_MEMIF",
 		3: "TYPE_AF_PACKET",
+		4: "TYPE_TAP",
 	}
 	Interface_Type_value = map[string]int32{
 		"TYPE_UNSPECIFIED": 0,
 		"TYPE_LOOPBACK":    1,
 		"TYPE_MEMIF":       2,
 		"TYPE_AF_PACKET":   3,
+		"TYPE_TAP":         4,
 	}
 )
 
@@ -85,14 +90,27 @@ type Interface struct {
 	Enabled     bool           `protobuf:"varint,3,opt,name=enabled,proto3" json:"enabled,omitempty"`
 	PhysAddress string         `protobuf:"bytes,4,opt,name=phys_address,json=physAddress,proto3" json:"phys_address,omitempty"`
 	// mtu 0 means the default, 9000.
-	Mtu         uint32   `protobuf:"varint,5,opt,name=mtu,proto3" json:"mtu,omitempty"`
+	Mtu uint32 `protobuf:"varint,5,opt,name=mtu,proto3" json:"mtu,omitempty"`
+	// ip_addresses each derive a value of their own, so that the scheduler
+	// orders address operations (and what depends on an address) apart from
+	// the interface.
 	IpAddresses []string `protobuf:"bytes,6,rep,name=ip_addresses,json=ipAddresses,proto3" json:"ip_addresses,omitempty"`
 	// vrf is the VRF table of the interface's addresses; 0 is the default
 	// table, which always exists.
 	Vrf uint32 `protobuf:"varint,7,opt,name=vrf,proto3" json:"vrf,omitempty"`
 	// host_if_name is the Linux interface an AF_PACKET interface binds to:
-	// set for, and only for, one.
-	HostIfName    string `protobuf:"bytes,8,opt,name=host_if_name,json=hostIfName,proto3" json:"host_if_name,omitempty"`
+	// set for, and only for, one. It names the Linux interface model's value
+	// (its label): a dependency on another plugin's model, which the
+	// scheduler alone resolves. VPP opens the kernel interface of that name,
+	// so the Linux value's own host_if_name is left empty (the label is the
+	// kernel name) or equal to it. Changing it re-creates.
+	HostIfName string `protobuf:"bytes,8,opt,name=host_if_name,json=hostIfName,proto3" json:"host_if_name,omitempty"`
+	// memif: optional for, and only for, a memif interface (unset: a slave
+	// with id 0 on the default socket). Changing it re-creates.
+	Memif *Interface_Memif `protobuf:"bytes,9,opt,name=memif,proto3" json:"memif,omitempty"`
+	// tap: optional for, and only for, a TAP interface. Changing it
+	// re-creates.
+	Tap           *Interface_Tap `protobuf:"bytes,10,opt,name=tap,proto3" json:"tap,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -183,31 +201,173 @@ func (x *Interface) GetHostIfName() string {
 	return ""
 }
 
+func (x *Interface) GetMemif() *Interface_Memif {
+	if x != nil {
+		return x.Memif
+	}
+	return nil
+}
+
+func (x *Interface) GetTap() *Interface_Tap {
+	if x != nil {
+		return x.Tap
+	}
+	return nil
+}
+
+// Memif holds the parameters of a memif interface.
+type Interface_Memif struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// master makes this end the master (the one that creates the shared
+	// memory); otherwise it is the slave.
+	Master bool `protobuf:"varint,1,opt,name=master,proto3" json:"master,omitempty"`
+	// id is the memif id on its socket; both ends use the same.
+	Id uint32 `protobuf:"varint,2,opt,name=id,proto3" json:"id,omitempty"`
+	// socket_id is the memif socket file's id; 0 is VPP's default socket
+	// (/run/vpp/memif.sock), which always exists.
+	SocketId      uint32 `protobuf:"varint,3,opt,name=socket_id,json=socketId,proto3" json:"socket_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Interface_Memif) Reset() {
+	*x = Interface_Memif{}
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Interface_Memif) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Interface_Memif) ProtoMessage() {}
+
+func (x *Interface_Memif) ProtoReflect() protoreflect.Message {
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Interface_Memif.ProtoReflect.Descriptor instead.
+func (*Interface_Memif) Descriptor() ([]byte, []int) {
+	return file_vpp_interfaces_v1_interfaces_proto_rawDescGZIP(), []int{0, 0}
+}
+
+func (x *Interface_Memif) GetMaster() bool {
+	if x != nil {
+		return x.Master
+	}
+	return false
+}
+
+func (x *Interface_Memif) GetId() uint32 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *Interface_Memif) GetSocketId() uint32 {
+	if x != nil {
+		return x.SocketId
+	}
+	return 0
+}
+
+// Tap holds the parameters of a TAP interface.
+type Interface_Tap struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// host_if_name is the name of the Linux end; empty: VPP's choice
+	// (tapN).
+	HostIfName    string `protobuf:"bytes,1,opt,name=host_if_name,json=hostIfName,proto3" json:"host_if_name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Interface_Tap) Reset() {
+	*x = Interface_Tap{}
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Interface_Tap) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Interface_Tap) ProtoMessage() {}
+
+func (x *Interface_Tap) ProtoReflect() protoreflect.Message {
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Interface_Tap.ProtoReflect.Descriptor instead.
+func (*Interface_Tap) Descriptor() ([]byte, []int) {
+	return file_vpp_interfaces_v1_interfaces_proto_rawDescGZIP(), []int{0, 1}
+}
+
+func (x *Interface_Tap) GetHostIfName() string {
+	if x != nil {
+		return x.HostIfName
+	}
+	return ""
+}
+
 var File_vpp_interfaces_v1_interfaces_proto protoreflect.FileDescriptor
 
 const file_vpp_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"\n" +
-	"\"vpp/interfaces/v1/interfaces.proto\x12\x11vpp.interfaces.v1\x1a\x1dkvdescriptor/v1/options.proto\"\xf1\x03\n" +
+	"\"vpp/interfaces/v1/interfaces.proto\x12\x11vpp.interfaces.v1\x1a\x1dkvdescriptor/v1/options.proto\"\xa3\a\n" +
 	"\tInterface\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12=\n" +
 	"\x04type\x18\x02 \x01(\x0e2!.vpp.interfaces.v1.Interface.TypeB\x06Ҽ\x19\x02 \x01R\x04type\x12\x18\n" +
 	"\aenabled\x18\x03 \x01(\bR\aenabled\x12)\n" +
 	"\fphys_address\x18\x04 \x01(\tB\x06Ҽ\x19\x02\b\x06R\vphysAddress\x12\x1e\n" +
-	"\x03mtu\x18\x05 \x01(\rB\fҼ\x19\b*\x06\x12\x049000R\x03mtu\x121\n" +
-	"\fip_addresses\x18\x06 \x03(\tB\x0eҼ\x19\n" +
-	"\b\x05*\x02\x18\x012\x02\x10\x01R\vipAddresses\x12,\n" +
+	"\x03mtu\x18\x05 \x01(\rB\fҼ\x19\b*\x06\x12\x049000R\x03mtu\x12\x81\x01\n" +
+	"\fip_addresses\x18\x06 \x03(\tB^Ҽ\x19Z\b\x05\x1aR\n" +
+	"+vpp/interface/{name}/address/{ip_addresses}\x12#vpp.interfaces.v1.Interface.address2\x02\x10\x01R\vipAddresses\x12,\n" +
 	"\x03vrf\x18\a \x01(\rB\x1aҼ\x19\x16\x12\x14\n" +
-	"\x12vpp.l3.v1.VrfTableR\x03vrf\x12X\n" +
-	"\fhost_if_name\x18\b \x01(\tB6Ҽ\x19220J\x16\n" +
+	"\x12vpp.l3.v1.VrfTableR\x03vrf\x12\x8b\x01\n" +
+	"\fhost_if_name\x18\b \x01(\tBiҼ\x19e\x12/\n" +
+	"\x1dlinux.interfaces.v1.Interface\x12\x0ehost interface \x0120J\x16\n" +
 	"\x04type\x12\x0eTYPE_AF_PACKETR\x16\n" +
 	"\x04type\x12\x0eTYPE_AF_PACKETR\n" +
-	"hostIfName\"S\n" +
+	"hostIfName\x12V\n" +
+	"\x05memif\x18\t \x01(\v2\".vpp.interfaces.v1.Interface.MemifB\x1cҼ\x19\x18 \x012\x14R\x12\n" +
+	"\x04type\x12\n" +
+	"TYPE_MEMIFR\x05memif\x12N\n" +
+	"\x03tap\x18\n" +
+	" \x01(\v2 .vpp.interfaces.v1.Interface.TapB\x1aҼ\x19\x16 \x012\x12R\x10\n" +
+	"\x04type\x12\bTYPE_TAPR\x03tap\x1aL\n" +
+	"\x05Memif\x12\x16\n" +
+	"\x06master\x18\x01 \x01(\bR\x06master\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\rR\x02id\x12\x1b\n" +
+	"\tsocket_id\x18\x03 \x01(\rR\bsocketId\x1a'\n" +
+	"\x03Tap\x12 \n" +
+	"\fhost_if_name\x18\x01 \x01(\tR\n" +
+	"hostIfName\"a\n" +
 	"\x04Type\x12\x14\n" +
 	"\x10TYPE_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rTYPE_LOOPBACK\x10\x01\x12\x0e\n" +
 	"\n" +
 	"TYPE_MEMIF\x10\x02\x12\x12\n" +
-	"\x0eTYPE_AF_PACKET\x10\x03:\x1cҼ\x19\x18\n" +
+	"\x0eTYPE_AF_PACKET\x10\x03\x12\f\n" +
+	"\bTYPE_TAP\x10\x04:\x1cҼ\x19\x18\n" +
 	"\x14vpp/interface/{name} \x01BPZNgithub.com/kvdescriptor/kvdescriptor/generated/vpp/interfaces/v1;vppinterfacesb\x06proto3"
 
 var (
@@ -223,18 +383,22 @@ func file_vpp_interfaces_v1_interfaces_proto_rawDescGZIP() []byte {
 }
 
 var file_vpp_interfaces_v1_interfaces_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_vpp_interfaces_v1_interfaces_proto_msgTypes = make([]protoimpl.MessageInfo, 1)
+var file_vpp_interfaces_v1_interfaces_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
 var file_vpp_interfaces_v1_interfaces_proto_goTypes = []any{
-	(Interface_Type)(0), // 0: vpp.interfaces.v1.Interface.Type
-	(*Interface)(nil),   // 1: vpp.interfaces.v1.Interface
+	(Interface_Type)(0),     // 0: vpp.interfaces.v1.Interface.Type
+	(*Interface)(nil),       // 1: vpp.interfaces.v1.Interface
+	(*Interface_Memif)(nil), // 2: vpp.interfaces.v1.Interface.Memif
+	(*Interface_Tap)(nil),   // 3: vpp.interfaces.v1.Interface.Tap
 }
 var file_vpp_interfaces_v1_interfaces_proto_depIdxs = []int32{
 	0, // 0: vpp.interfaces.v1.Interface.type:type_name -> vpp.interfaces.v1.Interface.Type
-	1, // [1:1] is the sub-list for method output_type
-	1, // [1:1] is the sub-list for method input_type
-	1, // [1:1] is the sub-list for extension type_name
-	1, // [1:1] is the sub-list for extension extendee
-	0, // [0:1] is the sub-list for field type_name
+	2, // 1: vpp.interfaces.v1.Interface.memif:type_name -> vpp.interfaces.v1.Interface.Memif
+	3, // 2: vpp.interfaces.v1.Interface.tap:type_name -> vpp.interfaces.v1.Interface.Tap
+	3, // [3:3] is the sub-list for method output_type
+	3, // [3:3] is the sub-list for method input_type
+	3, // [3:3] is the sub-list for extension type_name
+	3, // [3:3] is the sub-list for extension extendee
+	0, // [0:3] is the sub-list for field type_name
 }
 
 func init() { file_vpp_interfaces_v1_interfaces_proto_init() }
@@ -248,7 +412,7 @@ func file_vpp_interfaces_v1_interfaces_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_vpp_interfaces_v1_interfaces_proto_rawDesc), len(file_vpp_interfaces_v1_interfaces_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   1,
+			NumMessages:   3,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

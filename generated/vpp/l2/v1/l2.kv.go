@@ -94,7 +94,8 @@ func bridgeDomainEqual(a, b *BridgeDomain) bool {
 	return a.GetName() == b.GetName() &&
 		a.GetFlood() == b.GetFlood() &&
 		a.GetLearn() == b.GetLearn() &&
-		a.GetMacAge() == b.GetMacAge()
+		a.GetMacAge() == b.GetMacAge() &&
+		a.GetArpTermination() == b.GetArpTermination()
 }
 
 // bridgeDomainValidate validates a value of vpp.l2.v1.BridgeDomain, naming
@@ -105,6 +106,9 @@ func bridgeDomainValidate(key string, v *BridgeDomain) error {
 		errs = errs.Add("name", "must be set: it is part of the key")
 	} else if r := kv.CheckFormat(kv.FormatName, v.GetName()); r != "" {
 		errs = errs.Add("name", "%s", r)
+	}
+	if v.GetMacAge() > 255 {
+		errs = errs.Add("mac_age", "%v is above the maximum 255", v.GetMacAge())
 	}
 	{
 		first := -1
@@ -154,13 +158,14 @@ func BridgeDomainSpec[M any]() kv.Spec[BridgeDomainKey, *BridgeDomain, M] {
 		Equivalent: func(_ string, a, b *BridgeDomain) bool {
 			return bridgeDomainEqual(a, b)
 		},
-		KeyString:    BridgeDomainKey.String,
-		KeyTemplate:  BridgeDomainKeyTemplate,
-		Label:        bridgeDomainLabel,
-		Name:         BridgeDomainModelName,
-		ParseKey:     ParseBridgeDomainKey,
-		Validate:     bridgeDomainValidate,
-		WithMetadata: true,
+		KeyString:            BridgeDomainKey.String,
+		KeyTemplate:          BridgeDomainKeyTemplate,
+		Label:                bridgeDomainLabel,
+		Name:                 BridgeDomainModelName,
+		ParseKey:             ParseBridgeDomainKey,
+		RetrieveDependencies: []string{"vpp.interfaces.v1.Interface"},
+		Validate:             bridgeDomainValidate,
+		WithMetadata:         true,
 	}
 }
 
@@ -485,11 +490,12 @@ func FIBEntrySpec[M any]() kv.Spec[FIBEntryKey, *FIBEntry, M] {
 		Equivalent: func(_ string, a, b *FIBEntry) bool {
 			return fibEntryEqual(a, b)
 		},
-		KeyString:   FIBEntryKey.String,
-		KeyTemplate: FIBEntryKeyTemplate,
-		Name:        FIBEntryModelName,
-		ParseKey:    ParseFIBEntryKey,
-		Validate:    fibEntryValidate,
+		KeyString:            FIBEntryKey.String,
+		KeyTemplate:          FIBEntryKeyTemplate,
+		Name:                 FIBEntryModelName,
+		ParseKey:             ParseFIBEntryKey,
+		RetrieveDependencies: []string{"vpp.l2.v1.BridgeDomain", "vpp.interfaces.v1.Interface"},
+		Validate:             fibEntryValidate,
 	}
 }
 

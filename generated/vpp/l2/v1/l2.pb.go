@@ -26,14 +26,22 @@ const (
 // binding value that depends on that interface; the bridge domain itself
 // does not wait for its members.
 type BridgeDomain struct {
-	state         protoimpl.MessageState    `protogen:"open.v1"`
-	Name          string                    `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Flood         bool                      `protobuf:"varint,2,opt,name=flood,proto3" json:"flood,omitempty"`
-	Learn         bool                      `protobuf:"varint,3,opt,name=learn,proto3" json:"learn,omitempty"`
-	MacAge        uint32                    `protobuf:"varint,4,opt,name=mac_age,json=macAge,proto3" json:"mac_age,omitempty"`
-	Interfaces    []*BridgeDomain_Interface `protobuf:"bytes,5,rep,name=interfaces,proto3" json:"interfaces,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// name is the label; VPP keeps it as the bridge domain's tag, which is
+	// how Retrieve finds it again (VPP keeps up to 63 bytes of it).
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// flood floods unknown unicast and broadcast frames.
+	Flood bool `protobuf:"varint,2,opt,name=flood,proto3" json:"flood,omitempty"`
+	// learn learns source MAC addresses.
+	Learn bool `protobuf:"varint,3,opt,name=learn,proto3" json:"learn,omitempty"`
+	// mac_age is the age of learnt MAC entries in minutes; 0: never.
+	MacAge     uint32                    `protobuf:"varint,4,opt,name=mac_age,json=macAge,proto3" json:"mac_age,omitempty"`
+	Interfaces []*BridgeDomain_Interface `protobuf:"bytes,5,rep,name=interfaces,proto3" json:"interfaces,omitempty"`
+	// arp_termination answers ARP requests from the bridge domain's IP to
+	// MAC table instead of flooding them.
+	ArpTermination bool `protobuf:"varint,6,opt,name=arp_termination,json=arpTermination,proto3" json:"arp_termination,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *BridgeDomain) Reset() {
@@ -99,6 +107,13 @@ func (x *BridgeDomain) GetInterfaces() []*BridgeDomain_Interface {
 		return x.Interfaces
 	}
 	return nil
+}
+
+func (x *BridgeDomain) GetArpTermination() bool {
+	if x != nil {
+		return x.ArpTermination
+	}
+	return false
 }
 
 // FIBEntry is a static L2 FIB entry. It needs the interface bound to the
@@ -238,29 +253,30 @@ var File_vpp_l2_v1_l2_proto protoreflect.FileDescriptor
 
 const file_vpp_l2_v1_l2_proto_rawDesc = "" +
 	"\n" +
-	"\x12vpp/l2/v1/l2.proto\x12\tvpp.l2.v1\x1a\x1dkvdescriptor/v1/options.proto\"\xb9\x03\n" +
+	"\x12vpp/l2/v1/l2.proto\x12\tvpp.l2.v1\x1a\x1dkvdescriptor/v1/options.proto\"\x8c\x04\n" +
 	"\fBridgeDomain\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05flood\x18\x02 \x01(\bR\x05flood\x12\x14\n" +
-	"\x05learn\x18\x03 \x01(\bR\x05learn\x12\x17\n" +
-	"\amac_age\x18\x04 \x01(\rR\x06macAge\x12\xa4\x01\n" +
+	"\x05learn\x18\x03 \x01(\bR\x05learn\x12$\n" +
+	"\amac_age\x18\x04 \x01(\rB\vҼ\x19\a2\x05(\x010\xff\x01R\x06macAge\x12\xa4\x01\n" +
 	"\n" +
 	"interfaces\x18\x05 \x03(\v2!.vpp.l2.v1.BridgeDomain.InterfaceBaҼ\x19]\x1aN\n" +
 	")vpp/bd/{name}/interface/{interfaces.name}\x12!vpp.l2.v1.BridgeDomain.interfaces2\v:\x03bviB\x04nameR\n" +
-	"interfaces\x1a\x91\x01\n" +
+	"interfaces\x12'\n" +
+	"\x0farp_termination\x18\x06 \x01(\bR\x0earpTermination\x1a\x91\x01\n" +
 	"\tInterface\x12B\n" +
 	"\x04name\x18\x01 \x01(\tB.Ҽ\x19*\x12(\n" +
 	"\x1bvpp.interfaces.v1.Interface\x12\tinterfaceR\x04name\x12\x10\n" +
 	"\x03bvi\x18\x02 \x01(\bR\x03bvi\x12.\n" +
-	"\x13split_horizon_group\x18\x03 \x01(\rR\x11splitHorizonGroup:\x15Ҽ\x19\x11\n" +
-	"\rvpp/bd/{name} \x01\"\xd9\x02\n" +
+	"\x13split_horizon_group\x18\x03 \x01(\rR\x11splitHorizonGroup:2Ҽ\x19.\n" +
+	"\rvpp/bd/{name} \x01*\x1bvpp.interfaces.v1.Interface\"\x90\x03\n" +
 	"\bFIBEntry\x12R\n" +
 	"\rbridge_domain\x18\x01 \x01(\tB-Ҽ\x19)\x12'\n" +
 	"\x16vpp.l2.v1.BridgeDomain\x12\rbridge domainR\fbridgeDomain\x12)\n" +
 	"\fphys_address\x18\x02 \x01(\tB\x06Ҽ\x19\x02\b\x06R\vphysAddress\x12-\n" +
 	"\x12outgoing_interface\x18\x03 \x01(\tR\x11outgoingInterface\x12#\n" +
-	"\rstatic_config\x18\x04 \x01(\bR\fstaticConfig:zҼ\x19v\n" +
-	"(vpp/l2fib/{bridge_domain}/{phys_address}2J\n" +
+	"\rstatic_config\x18\x04 \x01(\bR\fstaticConfig:\xb0\x01Ҽ\x19\xab\x01\n" +
+	"(vpp/l2fib/{bridge_domain}/{phys_address}*\x16vpp.l2.v1.BridgeDomain*\x1bvpp.interfaces.v1.Interface2J\n" +
 	"\x11bridged interface\x125vpp/bd/{bridge_domain}/interface/{outgoing_interface}B@Z>github.com/kvdescriptor/kvdescriptor/generated/vpp/l2/v1;vppl2b\x06proto3"
 
 var (

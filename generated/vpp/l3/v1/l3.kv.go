@@ -268,11 +268,12 @@ func ARPEntrySpec[M any]() kv.Spec[ARPEntryKey, *ARPEntry, M] {
 		Equivalent: func(_ string, a, b *ARPEntry) bool {
 			return arpEntryEqual(a, b)
 		},
-		KeyString:   ARPEntryKey.String,
-		KeyTemplate: ARPEntryKeyTemplate,
-		Name:        ARPEntryModelName,
-		ParseKey:    ParseARPEntryKey,
-		Validate:    arpEntryValidate,
+		KeyString:            ARPEntryKey.String,
+		KeyTemplate:          ARPEntryKeyTemplate,
+		Name:                 ARPEntryModelName,
+		ParseKey:             ParseARPEntryKey,
+		RetrieveDependencies: []string{"vpp.interfaces.v1.Interface"},
+		Validate:             arpEntryValidate,
 	}
 }
 
@@ -450,11 +451,12 @@ func RouteSpec[M any]() kv.Spec[RouteKey, *Route, M] {
 		Equivalent: func(_ string, a, b *Route) bool {
 			return routeEqual(a, b)
 		},
-		KeyString:   RouteKey.String,
-		KeyTemplate: RouteKeyTemplate,
-		Name:        RouteModelName,
-		ParseKey:    ParseRouteKey,
-		Validate:    routeValidate,
+		KeyString:            RouteKey.String,
+		KeyTemplate:          RouteKeyTemplate,
+		Name:                 RouteModelName,
+		ParseKey:             ParseRouteKey,
+		RetrieveDependencies: []string{"vpp.interfaces.v1.Interface"},
+		Validate:             routeValidate,
 	}
 }
 

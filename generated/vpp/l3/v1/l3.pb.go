@@ -243,7 +243,7 @@ const file_vpp_l3_v1_l3_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\rB\n" +
 	"Ҽ\x19\x062\x04\x18\x01 \x01R\x02id\x12\x14\n" +
 	"\x05label\x18\x02 \x01(\tR\x05label:\x18Ҽ\x19\x14\n" +
-	"\x12vpp/vrf-table/{id}\"\xe3\x01\n" +
+	"\x12vpp/vrf-table/{id}\"\x80\x02\n" +
 	"\bARPEntry\x12A\n" +
 	"\tinterface\x18\x01 \x01(\tB#Ҽ\x19\x1f\x12\x1d\n" +
 	"\x1bvpp.interfaces.v1.InterfaceR\tinterface\x12%\n" +
@@ -251,8 +251,8 @@ const file_vpp_l3_v1_l3_proto_rawDesc = "" +
 	"ip_address\x18\x02 \x01(\tB\x06Ҽ\x19\x02\b\x03R\tipAddress\x12-\n" +
 	"\fphys_address\x18\x03 \x01(\tB\n" +
 	"Ҽ\x19\x06\b\x062\x02\b\x01R\vphysAddress\x12\x16\n" +
-	"\x06static\x18\x04 \x01(\bR\x06static:&Ҽ\x19\"\n" +
-	" vpp/arp/{interface}/{ip_address}\"\xf9\x02\n" +
+	"\x06static\x18\x04 \x01(\bR\x06static:CҼ\x19?\n" +
+	" vpp/arp/{interface}/{ip_address}*\x1bvpp.interfaces.v1.Interface\"\x96\x03\n" +
 	"\x05Route\x126\n" +
 	"\x06vrf_id\x18\x01 \x01(\rB\x1fҼ\x19\x1b\x12\x19\n" +
 	"\x12vpp.l3.v1.VrfTable\x12\x03vrfR\x05vrfId\x12'\n" +
@@ -264,8 +264,8 @@ const file_vpp_l3_v1_l3_proto_rawDesc = "" +
 	"\x06weight\x18\x05 \x01(\rB\tҼ\x19\x05*\x03\x12\x011R\x06weight\x12\x1e\n" +
 	"\n" +
 	"preference\x18\x06 \x01(\rR\n" +
-	"preference:AҼ\x19=\n" +
-	";vpp/route/vrf/{vrf_id}/dst/{dst_network}/gw/{next_hop_addr}B@Z>github.com/kvdescriptor/kvdescriptor/generated/vpp/l3/v1;vppl3b\x06proto3"
+	"preference:^Ҽ\x19Z\n" +
+	";vpp/route/vrf/{vrf_id}/dst/{dst_network}/gw/{next_hop_addr}*\x1bvpp.interfaces.v1.InterfaceB@Z>github.com/kvdescriptor/kvdescriptor/generated/vpp/l3/v1;vppl3b\x06proto3"
 
 var (
 	file_vpp_l3_v1_l3_proto_rawDescOnce sync.Once

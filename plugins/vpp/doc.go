@@ -1,0 +1,23 @@
+// Package vpp is the VPP plugin: the handlers of the models in models/vpp
+// (interfaces and their addresses, bridge domains and their members, L2 FIB
+// entries, VRF tables, routes and ARP entries), written over govpp's
+// generated binary API (go.fd.io/govpp v0.13.0, whose binapi packages are
+// generated for VPP 25.10).
+//
+// Build it with New, which connects to VPP's API socket through govpp's
+// core with reconnection; register Descriptors with a scheduler; Close it
+// after the scheduler. When VPP comes back after the connection was lost
+// (VPP restarted, and lost its state), the callback given WithReconnect
+// runs: the agent uses it for a downstream resync.
+//
+// The handlers write only CRUD bodies: keys, dependencies, validation and
+// comparison are generated from the models. Interfaces carry their
+// sw_if_index as metadata (InterfaceMeta), bridge domains their bd_id
+// (BridgeDomainMeta); the other handlers read them through the read-only
+// maps Interfaces and BridgeDomains.
+//
+// Ownership in VPP: the plugin tags each interface it creates with its
+// label (sw_interface_tag_add_del) and each bridge domain with its name
+// (bd_tag); Retrieve reports tagged ones as ours and everything else VPP
+// has as obtained (OriginSB), which the scheduler never deletes.
+package vpp

@@ -1,0 +1,520 @@
+package vpp
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net/netip"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"go.fd.io/govpp/adapter"
+	"go.fd.io/govpp/adapter/mock"
+	"go.fd.io/govpp/api"
+	"go.fd.io/govpp/binapi/af_packet"
+	"go.fd.io/govpp/binapi/fib_types"
+	vppif "go.fd.io/govpp/binapi/interface"
+	"go.fd.io/govpp/binapi/interface_types"
+	"go.fd.io/govpp/binapi/ip"
+	"go.fd.io/govpp/binapi/ip_neighbor"
+	"go.fd.io/govpp/binapi/ip_types"
+	"go.fd.io/govpp/binapi/l2"
+	"go.fd.io/govpp/binapi/memclnt"
+	"go.fd.io/govpp/binapi/memif"
+	"go.fd.io/govpp/binapi/tapv2"
+	"go.fd.io/govpp/codec"
+)
+
+// fakeVPP is a VPP simulated over govpp's mock adapter: a reply handler
+// decodes each request (real binary-API encoding), records it, applies it
+// to a small model of VPP's state and answers with encoded replies. Like
+// VPP's socket, it answers from its own goroutine, in order, so that a
+// dump of any length is read while it is sent.
+type fakeVPP struct {
+	*mock.VppAdapter
+	types map[string]reflect.Type // message types by name
+
+	mu       sync.Mutex
+	cb       adapter.MsgCallback
+	requests []api.Message
+	record   bool
+	fail     map[string][]int32 // retvals of the next requests of a name
+	down     bool               // VPP is gone: nothing is answered
+	refuse   error              // what Connect returns
+
+	nextIf   uint32
+	ifaces   map[uint32]*vppif.SwInterfaceDetails
+	ifVrf    map[uint32]uint32
+	addrs    map[uint32][]ip_types.AddressWithPrefix
+	nextBD   uint32
+	bds      map[uint32]*l2.BridgeDomainDetails
+	fib      map[uint32][]*l2.L2FibTableDetails
+	tables   map[ip.IPTable]bool
+	routes   map[uint32][]ip.IPRoute // by table id
+	neigh    []ip_neighbor.IPNeighbor
+	replies  chan func()
+	stop     chan struct{}
+	stopOnce sync.Once
+}
+
+func newFakeVPP(t testing.TB) *fakeVPP {
+	f := &fakeVPP{VppAdapter: mock.NewVppAdapter(), types: map[string]reflect.Type{}, record: true,
+		fail: map[string][]int32{}, replies: make(chan func(), 1<<16), stop: make(chan struct{})}
+	for _, msgs := range api.GetRegisteredMessages() {
+		for _, m := range msgs {
+			f.types[m.GetMessageName()] = reflect.TypeOf(m).Elem()
+		}
+	}
+	f.reset()
+	f.MockReplyHandler(f.handle)
+	go func() {
+		for {
+			select {
+			case r := <-f.replies:
+				r()
+			case <-f.stop:
+				return
+			}
+		}
+	}()
+	t.Cleanup(f.close)
+	return f
+}
+
+func (f *fakeVPP) close() { f.stopOnce.Do(func() { close(f.stop) }) }
+
+// reset empties VPP's state: local0 and the default tables.
+func (f *fakeVPP) reset() {
+	f.nextIf, f.nextBD = 1, 1
+	f.ifaces = map[uint32]*vppif.SwInterfaceDetails{0: {SwIfIndex: 0, InterfaceName: "local0", InterfaceDevType: "local", LinkMtu: 0}}
+	f.ifVrf, f.addrs = map[uint32]uint32{}, map[uint32][]ip_types.AddressWithPrefix{}
+	f.bds, f.fib = map[uint32]*l2.BridgeDomainDetails{}, map[uint32][]*l2.L2FibTableDetails{}
+	f.tables = map[ip.IPTable]bool{{TableID: 0}: true, {TableID: 0, IsIP6: true}: true}
+	f.routes, f.neigh = map[uint32][]ip.IPRoute{}, nil
+}
+
+// Restart simulates a VPP restart: it stops answering (the client's
+// health check notices) and comes back empty when the client reconnects.
+func (f *fakeVPP) Restart() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.down = true
+	f.reset()
+}
+
+// Connect connects, unless Refuse said no; a VPP that was down is back.
+func (f *fakeVPP) Connect() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.refuse != nil {
+		return f.refuse
+	}
+	f.down = false
+	return nil
+}
+
+// Refuse makes connecting fail with err (nil: succeed again).
+func (f *fakeVPP) Refuse(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.refuse = err
+}
+
+// SetMsgCallback keeps the callback: the fake answers through it.
+func (f *fakeVPP) SetMsgCallback(cb adapter.MsgCallback) {
+	f.mu.Lock()
+	f.cb = cb
+	f.mu.Unlock()
+	f.VppAdapter.SetMsgCallback(cb)
+}
+
+// Fail makes the next requests of the given name fail with the retvals.
+func (f *fakeVPP) Fail(name string, retvals ...int32) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fail[name] = append(f.fail[name], retvals...)
+}
+
+// Requests returns the recorded requests (not the control pings) and
+// forgets them.
+func (f *fakeVPP) Requests() []api.Message {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r := f.requests
+	f.requests = nil
+	return r
+}
+
+// RequestNames returns the names of the recorded requests and forgets
+// them.
+func (f *fakeVPP) RequestNames() []string {
+	var out []string
+	for _, m := range f.Requests() {
+		out = append(out, m.GetMessageName())
+	}
+	return out
+}
+
+// Do runs f on the state, under the lock.
+func (f *fakeVPP) Do(fn func(f *fakeVPP)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fn(f)
+}
+
+func (f *fakeVPP) handle(req mock.MessageDTO) ([]byte, uint16, bool) {
+	if req.MsgName == "" { // the mock's fixed ids (control_ping, sw_interface_dump)
+		req.MsgName, _ = f.GetMsgNameByID(req.MsgID)
+	}
+	t, ok := f.types[req.MsgName]
+	if !ok {
+		panic(fmt.Sprintf("fake VPP: unknown message %q", req.MsgName))
+	}
+	msg := reflect.New(t).Interface().(api.Message)
+	if err := codec.DefaultCodec.DecodeMsg(req.Data, msg); err != nil {
+		panic(fmt.Sprintf("fake VPP: decoding %s: %v", req.MsgName, err))
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.down {
+		return nil, 0, false
+	}
+	if _, ping := msg.(*memclnt.ControlPing); !ping && f.record {
+		f.requests = append(f.requests, msg)
+	}
+	var retval int32
+	if rs := f.fail[req.MsgName]; len(rs) > 0 {
+		retval, f.fail[req.MsgName] = rs[0], rs[1:]
+	}
+	var out []api.Message
+	if retval == 0 {
+		out = f.apply(msg, &retval)
+	}
+	if !strings.HasSuffix(req.MsgName, "_dump") {
+		rt, ok := f.types[req.MsgName+"_reply"]
+		if !ok {
+			panic(fmt.Sprintf("fake VPP: no reply to %s", req.MsgName))
+		}
+		r := reflect.New(rt)
+		if len(out) == 1 && reflect.TypeOf(out[0]) == r.Type() {
+			r = reflect.ValueOf(out[0])
+		}
+		if fv := r.Elem().FieldByName("Retval"); fv.IsValid() {
+			fv.SetInt(int64(retval))
+		}
+		out = []api.Message{r.Interface().(api.Message)}
+	}
+	var data [][]byte
+	var ids []uint16
+	for _, m := range out {
+		id, _ := f.GetMsgID(m.GetMessageName(), m.GetCrcString())
+		b, err := codec.DefaultCodec.EncodeMsg(m, id)
+		if err != nil {
+			panic(fmt.Sprintf("fake VPP: encoding %s: %v", m.GetMessageName(), err))
+		}
+		binary.BigEndian.PutUint32(b[2:6], req.ClientID)
+		data, ids = append(data, b), append(ids, id)
+	}
+	cb := f.cb
+	f.replies <- func() {
+		for i := range data {
+			cb(ids[i], data[i])
+		}
+	}
+	return nil, 0, false // answered from the fake's goroutine
+}
+
+const (
+	retvalNoSuchEntry = int32(api.NO_SUCH_ENTRY)
+	retvalBadIndex    = int32(api.INVALID_SW_IF_INDEX)
+)
+
+// apply applies a request to the state and returns the reply (with
+// fields beyond Retval) or the details of a dump.
+func (f *fakeVPP) apply(msg api.Message, retval *int32) []api.Message {
+	iface := func(i interface_types.InterfaceIndex) *vppif.SwInterfaceDetails {
+		d := f.ifaces[uint32(i)]
+		if d == nil {
+			*retval = retvalBadIndex
+		}
+		return d
+	}
+	newIf := func(name, dev string, mac [6]byte) interface_types.InterfaceIndex {
+		i := f.nextIf
+		f.nextIf++
+		if mac == [6]byte{} {
+			mac = [6]byte{0x02, 0xfe, 0, 0, 0, byte(i)}
+		}
+		f.ifaces[i] = &vppif.SwInterfaceDetails{SwIfIndex: interface_types.InterfaceIndex(i), InterfaceName: name, InterfaceDevType: dev, L2Address: mac, LinkMtu: 9000}
+		return interface_types.InterfaceIndex(i)
+	}
+	delIf := func(i interface_types.InterfaceIndex) {
+		if iface(i) != nil {
+			delete(f.ifaces, uint32(i))
+			delete(f.addrs, uint32(i))
+		}
+	}
+	switch m := msg.(type) {
+	case *memclnt.ControlPing:
+		return []api.Message{&memclnt.ControlPingReply{}}
+	case *vppif.CreateLoopback:
+		return []api.Message{&vppif.CreateLoopbackReply{SwIfIndex: newIf(fmt.Sprintf("loop%d", f.nextIf), "Loopback", m.MacAddress)}}
+	case *memif.MemifCreateV2:
+		return []api.Message{&memif.MemifCreateV2Reply{SwIfIndex: newIf(fmt.Sprintf("memif%d/%d", m.SocketID, m.ID), "memif", m.HwAddr)}}
+	case *tapv2.TapCreateV3:
+		return []api.Message{&tapv2.TapCreateV3Reply{SwIfIndex: newIf(fmt.Sprintf("tap%d", f.nextIf), "virtio", m.MacAddress)}}
+	case *af_packet.AfPacketCreateV3:
+		return []api.Message{&af_packet.AfPacketCreateV3Reply{SwIfIndex: newIf("host-"+m.HostIfName, "af_packet", m.HwAddr)}}
+	case *vppif.DeleteLoopback:
+		delIf(m.SwIfIndex)
+	case *memif.MemifDelete:
+		delIf(m.SwIfIndex)
+	case *tapv2.TapDeleteV2:
+		delIf(m.SwIfIndex)
+	case *af_packet.AfPacketDelete:
+		*retval = retvalNoSuchEntry
+		for i, d := range f.ifaces {
+			if d.InterfaceName == "host-"+m.HostIfName {
+				delete(f.ifaces, i)
+				*retval = 0
+			}
+		}
+	case *vppif.SwInterfaceTagAddDel:
+		if d := iface(m.SwIfIndex); d != nil {
+			d.Tag = m.Tag
+		}
+	case *vppif.SwInterfaceSetFlags:
+		if d := iface(m.SwIfIndex); d != nil {
+			d.Flags = m.Flags
+		}
+	case *vppif.HwInterfaceSetMtu:
+		if d := iface(m.SwIfIndex); d != nil {
+			d.LinkMtu = m.Mtu
+		}
+	case *vppif.SwInterfaceSetMacAddress:
+		if d := iface(m.SwIfIndex); d != nil {
+			d.L2Address = m.MacAddress
+		}
+	case *vppif.SwInterfaceSetTable:
+		if iface(m.SwIfIndex) == nil {
+			return nil
+		}
+		for _, a := range f.addrs[uint32(m.SwIfIndex)] {
+			if (a.Address.Af == ip_types.ADDRESS_IP6) == m.IsIPv6 && f.ifVrf[uint32(m.SwIfIndex)] != m.VrfID {
+				*retval = int32(api.ADDRESS_FOUND_FOR_INTERFACE)
+				return nil
+			}
+		}
+		f.ifVrf[uint32(m.SwIfIndex)] = m.VrfID
+	case *vppif.SwInterfaceGetTable:
+		if iface(m.SwIfIndex) != nil {
+			return []api.Message{&vppif.SwInterfaceGetTableReply{VrfID: f.ifVrf[uint32(m.SwIfIndex)]}}
+		}
+	case *vppif.SwInterfaceDump:
+		var out []api.Message
+		for _, i := range sortedKeys(f.ifaces) {
+			d := *f.ifaces[i]
+			out = append(out, &d)
+		}
+		return out
+	case *vppif.SwInterfaceAddDelAddress:
+		if iface(m.SwIfIndex) != nil {
+			i := uint32(m.SwIfIndex)
+			at := slices.Index(f.addrs[i], m.Prefix)
+			switch {
+			case m.IsAdd && at < 0:
+				f.addrs[i] = append(f.addrs[i], m.Prefix)
+			case !m.IsAdd && at >= 0:
+				f.addrs[i] = slices.Delete(f.addrs[i], at, at+1)
+			case !m.IsAdd:
+				*retval = int32(api.ADDRESS_NOT_FOUND_FOR_INTERFACE)
+			}
+		}
+	case *ip.IPAddressDump:
+		var out []api.Message
+		for _, a := range f.addrs[uint32(m.SwIfIndex)] {
+			if (a.Address.Af == ip_types.ADDRESS_IP6) == m.IsIPv6 {
+				out = append(out, &ip.IPAddressDetails{SwIfIndex: m.SwIfIndex, Prefix: a})
+			}
+		}
+		return out
+	case *l2.BridgeDomainAddDelV2:
+		if !m.IsAdd {
+			if f.bds[m.BdID] == nil {
+				*retval = retvalNoSuchEntry
+			}
+			delete(f.bds, m.BdID)
+			return nil
+		}
+		id := m.BdID
+		if id == ^uint32(0) {
+			id = f.nextBD
+			f.nextBD++
+		}
+		f.bds[id] = &l2.BridgeDomainDetails{BdID: id, Flood: m.Flood, UuFlood: m.UuFlood, Forward: m.Forward, Learn: m.Learn,
+			ArpTerm: m.ArpTerm, MacAge: m.MacAge, BdTag: m.BdTag, BviSwIfIndex: ^interface_types.InterfaceIndex(0)}
+		return []api.Message{&l2.BridgeDomainAddDelV2Reply{BdID: id}}
+	case *l2.BridgeFlags:
+		bd := f.bds[m.BdID]
+		if bd == nil {
+			*retval = retvalNoSuchEntry
+			return nil
+		}
+		for flag, field := range map[l2.BdFlags]*bool{l2.BRIDGE_API_FLAG_LEARN: &bd.Learn, l2.BRIDGE_API_FLAG_FWD: &bd.Forward,
+			l2.BRIDGE_API_FLAG_FLOOD: &bd.Flood, l2.BRIDGE_API_FLAG_UU_FLOOD: &bd.UuFlood, l2.BRIDGE_API_FLAG_ARP_TERM: &bd.ArpTerm} {
+			if m.Flags&flag != 0 {
+				*field = m.IsSet
+			}
+		}
+	case *l2.BridgeDomainSetMacAge:
+		if bd := f.bds[m.BdID]; bd != nil {
+			bd.MacAge = m.MacAge
+		} else {
+			*retval = retvalNoSuchEntry
+		}
+	case *l2.SwInterfaceSetL2Bridge:
+		bd := f.bds[m.BdID]
+		if iface(m.RxSwIfIndex) == nil || bd == nil {
+			if *retval == 0 {
+				*retval = retvalNoSuchEntry
+			}
+			return nil
+		}
+		bd.SwIfDetails = slices.DeleteFunc(bd.SwIfDetails, func(s l2.BridgeDomainSwIf) bool { return s.SwIfIndex == m.RxSwIfIndex })
+		if bd.BviSwIfIndex == m.RxSwIfIndex {
+			bd.BviSwIfIndex = ^interface_types.InterfaceIndex(0)
+		}
+		if m.Enable {
+			bd.SwIfDetails = append(bd.SwIfDetails, l2.BridgeDomainSwIf{SwIfIndex: m.RxSwIfIndex, Shg: m.Shg})
+			if m.PortType == l2.L2_API_PORT_TYPE_BVI {
+				bd.BviSwIfIndex = m.RxSwIfIndex
+			}
+		}
+		bd.NSwIfs = uint32(len(bd.SwIfDetails))
+	case *l2.BridgeDomainDump:
+		var out []api.Message
+		for _, id := range sortedKeys(f.bds) {
+			d := *f.bds[id]
+			d.SwIfDetails = slices.Clone(d.SwIfDetails)
+			out = append(out, &d)
+		}
+		return out
+	case *l2.L2fibAddDel:
+		if f.bds[m.BdID] == nil {
+			*retval = retvalNoSuchEntry
+			return nil
+		}
+		t := slices.DeleteFunc(f.fib[m.BdID], func(e *l2.L2FibTableDetails) bool { return e.Mac == m.Mac })
+		if m.IsAdd {
+			t = append(t, &l2.L2FibTableDetails{BdID: m.BdID, Mac: m.Mac, SwIfIndex: m.SwIfIndex, StaticMac: m.StaticMac})
+		}
+		f.fib[m.BdID] = t
+	case *l2.L2FibTableDump:
+		var out []api.Message
+		for _, e := range f.fib[m.BdID] {
+			d := *e
+			out = append(out, &d)
+		}
+		return out
+	case *ip.IPTableAddDel:
+		k := m.Table
+		k.Name = ""
+		if m.IsAdd {
+			f.tables[k] = true
+		} else {
+			delete(f.tables, k)
+		}
+	case *ip.IPTableDump:
+		var out []api.Message
+		for k := range f.tables {
+			out = append(out, &ip.IPTableDetails{Table: k})
+		}
+		slices.SortFunc(out, func(a, b api.Message) int {
+			x, y := a.(*ip.IPTableDetails).Table, b.(*ip.IPTableDetails).Table
+			return int(x.TableID)*2 + boolInt(x.IsIP6) - int(y.TableID)*2 - boolInt(y.IsIP6)
+		})
+		return out
+	case *ip.IPRouteAddDel:
+		r, path := m.Route, m.Route.Paths[0]
+		list := f.routes[r.TableID]
+		at := slices.IndexFunc(list, func(x ip.IPRoute) bool { return x.Prefix == r.Prefix })
+		if at < 0 && m.IsAdd {
+			list = append(list, ip.IPRoute{TableID: r.TableID, Prefix: r.Prefix})
+			at = len(list) - 1
+		} else if at < 0 {
+			*retval = retvalNoSuchEntry
+			return nil
+		}
+		paths := slices.DeleteFunc(list[at].Paths, func(p fib_types.FibPath) bool { return p.Nh == path.Nh && p.SwIfIndex == path.SwIfIndex })
+		if m.IsAdd {
+			paths = append(paths, path)
+		}
+		list[at].Paths, list[at].NPaths = paths, uint8(len(paths))
+		if len(paths) == 0 {
+			list = slices.Delete(list, at, at+1)
+		}
+		f.routes[r.TableID] = list
+	case *ip.IPRouteDump:
+		var out []api.Message
+		for _, r := range f.routes[m.Table.TableID] {
+			if (r.Prefix.Address.Af == ip_types.ADDRESS_IP6) == m.Table.IsIP6 {
+				r.Paths = slices.Clone(r.Paths)
+				out = append(out, &ip.IPRouteDetails{Route: r})
+			}
+		}
+		return out
+	case *ip_neighbor.IPNeighborAddDel:
+		n := m.Neighbor
+		if iface(n.SwIfIndex) == nil {
+			return nil
+		}
+		f.neigh = slices.DeleteFunc(f.neigh, func(x ip_neighbor.IPNeighbor) bool { return x.SwIfIndex == n.SwIfIndex && x.IPAddress == n.IPAddress })
+		if m.IsAdd {
+			f.neigh = append(f.neigh, n)
+		}
+	case *ip_neighbor.IPNeighborDump:
+		var out []api.Message
+		for _, n := range f.neigh {
+			if n.IPAddress.Af == m.Af {
+				out = append(out, &ip_neighbor.IPNeighborDetails{Neighbor: n})
+			}
+		}
+		return out
+	default:
+		panic(fmt.Sprintf("fake VPP: %s is not simulated", msg.GetMessageName()))
+	}
+	return nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func sortedKeys[V any](m map[uint32]V) []uint32 {
+	var out []uint32
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// ifIndex returns the sw_if_index of the interface tagged or named name.
+func (f *fakeVPP) ifIndex(name string) (uint32, bool) {
+	for i, d := range f.ifaces {
+		if d.Tag == name || d.InterfaceName == name {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// addrWithPrefix builds an interface address of the binary API.
+func addrWithPrefix(s string) ip_types.AddressWithPrefix {
+	return ip_types.AddressWithPrefix(prefix(netip.MustParsePrefix(s)))
+}

@@ -1,0 +1,236 @@
+package vpp
+
+import (
+	"context"
+	"strings"
+
+	"go.fd.io/govpp/binapi/af_packet"
+	"go.fd.io/govpp/binapi/ethernet_types"
+	vppif "go.fd.io/govpp/binapi/interface"
+	"go.fd.io/govpp/binapi/interface_types"
+	"go.fd.io/govpp/binapi/ip"
+	"go.fd.io/govpp/binapi/ip_types"
+	"go.fd.io/govpp/binapi/memif"
+	"go.fd.io/govpp/binapi/tapv2"
+
+	vppinterfaces "github.com/kvdescriptor/kvdescriptor/generated/vpp/interfaces/v1"
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+)
+
+// interfaces is the handler of vpp.interfaces.v1.Interface.
+type interfaces struct{ p *Plugin }
+
+var (
+	_ vppinterfaces.InterfaceUpdater[InterfaceMeta]   = (*interfaces)(nil)
+	_ vppinterfaces.InterfaceRetriever[InterfaceMeta] = (*interfaces)(nil)
+)
+
+// Create creates the interface of its type, tags it with its label, and
+// applies MAC, MTU, VRF and admin state.
+func (h *interfaces) Create(ctx context.Context, k vppinterfaces.InterfaceKey, v *vppinterfaces.Interface) (InterfaceMeta, error) {
+	var idx interface_types.InterfaceIndex
+	mac, _ := ethernet_types.ParseMacAddress(v.GetPhysAddress())
+	switch v.GetType() {
+	case vppinterfaces.Interface_TYPE_MEMIF:
+		role := memif.MEMIF_ROLE_API_SLAVE
+		if v.GetMemif().GetMaster() {
+			role = memif.MEMIF_ROLE_API_MASTER
+		}
+		// vppctl create interface memif id ID socket-id S (master|slave)
+		r, err := memif.NewServiceClient(h.p.conn).MemifCreateV2(ctx, &memif.MemifCreateV2{
+			Role: role, Mode: memif.MEMIF_MODE_API_ETHERNET, ID: v.GetMemif().GetId(), SocketID: v.GetMemif().GetSocketId(), HwAddr: mac,
+		})
+		if err != nil {
+			return InterfaceMeta{}, vppErr("memif_create_v2", err)
+		}
+		idx = r.SwIfIndex
+	case vppinterfaces.Interface_TYPE_TAP:
+		// vppctl create tap host-if-name NAME
+		r, err := tapv2.NewServiceClient(h.p.conn).TapCreateV3(ctx, &tapv2.TapCreateV3{
+			ID: ^uint32(0), UseRandomMac: v.GetPhysAddress() == "", MacAddress: mac, NumRxQueues: 1, NumTxQueues: 1,
+			TxRingSz: 256, RxRingSz: 256, HostIfNameSet: v.GetTap().GetHostIfName() != "", HostIfName: v.GetTap().GetHostIfName(),
+		})
+		if err != nil {
+			return InterfaceMeta{}, vppErr("tap_create_v3", err)
+		}
+		idx = r.SwIfIndex
+	case vppinterfaces.Interface_TYPE_AF_PACKET:
+		// vppctl create host-interface name HOST
+		r, err := af_packet.NewServiceClient(h.p.conn).AfPacketCreateV3(ctx, &af_packet.AfPacketCreateV3{
+			Mode: af_packet.AF_PACKET_API_MODE_ETHERNET, HostIfName: v.GetHostIfName(), HwAddr: mac,
+			UseRandomHwAddr: v.GetPhysAddress() == "", NumRxQueues: 1, NumTxQueues: 1,
+		})
+		if err != nil {
+			return InterfaceMeta{}, vppErr("af_packet_create_v3", err)
+		}
+		idx = r.SwIfIndex
+	default: // a loopback
+		// vppctl create loopback interface mac MAC
+		r, err := vppif.NewServiceClient(h.p.conn).CreateLoopback(ctx, &vppif.CreateLoopback{MacAddress: mac})
+		if err != nil {
+			return InterfaceMeta{}, vppErr("create_loopback", err)
+		}
+		idx = r.SwIfIndex
+	}
+	m := InterfaceMeta{SwIfIndex: uint32(idx)}
+	c := vppif.NewServiceClient(h.p.conn)
+	if _, err := c.SwInterfaceTagAddDel(ctx, &vppif.SwInterfaceTagAddDel{IsAdd: true, SwIfIndex: idx, Tag: k.Name}); err != nil {
+		// Untagged, it would not be found as ours: take it away again.
+		_ = h.Delete(ctx, k, v, m)
+		return m, vppErr("sw_interface_tag_add_del", err)
+	}
+	return m, h.apply(ctx, idx, nil, v)
+}
+
+// apply sets what differs between old (nil: a new interface) and v.
+func (h *interfaces) apply(ctx context.Context, idx interface_types.InterfaceIndex, old, v *vppinterfaces.Interface) error {
+	c := vppif.NewServiceClient(h.p.conn)
+	if old != nil && v.GetPhysAddress() != "" && v.GetPhysAddress() != old.GetPhysAddress() {
+		mac, _ := ethernet_types.ParseMacAddress(v.GetPhysAddress())
+		if _, err := c.SwInterfaceSetMacAddress(ctx, &vppif.SwInterfaceSetMacAddress{SwIfIndex: idx, MacAddress: mac}); err != nil {
+			return vppErr("sw_interface_set_mac_address", err)
+		}
+	}
+	if old == nil || v.EffectiveMtu() != old.EffectiveMtu() {
+		if _, err := c.HwInterfaceSetMtu(ctx, &vppif.HwInterfaceSetMtu{SwIfIndex: idx, Mtu: uint16(v.EffectiveMtu())}); err != nil {
+			return vppErr("hw_interface_set_mtu", err)
+		}
+	}
+	if (old == nil && v.GetVrf() != 0) || (old != nil && v.GetVrf() != old.GetVrf()) {
+		// VPP moves an interface to another table only without addresses:
+		// they are taken off and put back.
+		var addrs []ip_types.AddressWithPrefix
+		if old != nil {
+			for _, v6 := range []bool{false, true} {
+				list, err := dump[*ip.IPAddressDetails]("ip_address_dump")(ip.NewServiceClient(h.p.conn).IPAddressDump(ctx, &ip.IPAddressDump{SwIfIndex: idx, IsIPv6: v6}))
+				if err != nil {
+					return err
+				}
+				for _, d := range list {
+					addrs = append(addrs, d.Prefix)
+				}
+			}
+		}
+		for _, a := range addrs {
+			if _, err := c.SwInterfaceAddDelAddress(ctx, &vppif.SwInterfaceAddDelAddress{SwIfIndex: idx, Prefix: a}); err != nil {
+				return vppErr("sw_interface_add_del_address", err)
+			}
+		}
+		for _, v6 := range []bool{false, true} {
+			if _, err := c.SwInterfaceSetTable(ctx, &vppif.SwInterfaceSetTable{SwIfIndex: idx, IsIPv6: v6, VrfID: v.GetVrf()}); err != nil {
+				return vppErr("sw_interface_set_table", err)
+			}
+		}
+		for _, a := range addrs {
+			if _, err := c.SwInterfaceAddDelAddress(ctx, &vppif.SwInterfaceAddDelAddress{SwIfIndex: idx, IsAdd: true, Prefix: a}); err != nil {
+				return vppErr("sw_interface_add_del_address", err)
+			}
+		}
+	}
+	if (old == nil && v.GetEnabled()) || (old != nil && v.GetEnabled() != old.GetEnabled()) {
+		var flags interface_types.IfStatusFlags
+		if v.GetEnabled() {
+			flags = interface_types.IF_STATUS_API_FLAG_ADMIN_UP
+		}
+		if _, err := c.SwInterfaceSetFlags(ctx, &vppif.SwInterfaceSetFlags{SwIfIndex: idx, Flags: flags}); err != nil {
+			return vppErr("sw_interface_set_flags", err)
+		}
+	}
+	return nil
+}
+
+// Update changes MAC, MTU, VRF and admin state in place.
+func (h *interfaces) Update(ctx context.Context, _ vppinterfaces.InterfaceKey, old, v *vppinterfaces.Interface, m InterfaceMeta) (InterfaceMeta, error) {
+	return m, h.apply(ctx, interface_types.InterfaceIndex(m.SwIfIndex), old, v)
+}
+
+// Delete deletes the interface with the call of its type.
+func (h *interfaces) Delete(ctx context.Context, _ vppinterfaces.InterfaceKey, v *vppinterfaces.Interface, m InterfaceMeta) error {
+	idx := interface_types.InterfaceIndex(m.SwIfIndex)
+	var err error
+	switch v.GetType() {
+	case vppinterfaces.Interface_TYPE_MEMIF:
+		_, err = memif.NewServiceClient(h.p.conn).MemifDelete(ctx, &memif.MemifDelete{SwIfIndex: idx})
+		return vppErr("memif_delete", err)
+	case vppinterfaces.Interface_TYPE_TAP:
+		_, err = tapv2.NewServiceClient(h.p.conn).TapDeleteV2(ctx, &tapv2.TapDeleteV2{SwIfIndex: idx})
+		return vppErr("tap_delete_v2", err)
+	case vppinterfaces.Interface_TYPE_AF_PACKET:
+		_, err = af_packet.NewServiceClient(h.p.conn).AfPacketDelete(ctx, &af_packet.AfPacketDelete{HostIfName: v.GetHostIfName()})
+		return vppErr("af_packet_delete", err)
+	}
+	_, err = vppif.NewServiceClient(h.p.conn).DeleteLoopback(ctx, &vppif.DeleteLoopback{SwIfIndex: idx})
+	return vppErr("delete_loopback", err)
+}
+
+// macOrNone is the MAC address, or "" for none (all zeros).
+func macOrNone(m ethernet_types.MacAddress) string {
+	if m == (ethernet_types.MacAddress{}) {
+		return ""
+	}
+	return m.String()
+}
+
+// devTypes maps VPP's interface_dev_type to the model's type.
+var devTypes = map[string]vppinterfaces.Interface_Type{
+	"Loopback":  vppinterfaces.Interface_TYPE_LOOPBACK,
+	"memif":     vppinterfaces.Interface_TYPE_MEMIF,
+	"virtio":    vppinterfaces.Interface_TYPE_TAP,
+	"af_packet": vppinterfaces.Interface_TYPE_AF_PACKET,
+}
+
+// Retrieve dumps the interfaces. Tagged ones are ours (the tag is the
+// label); the others, VPP's own or made by hand, are obtained. Fields VPP
+// does not report back (memif and tap parameters) and those the value
+// leaves to VPP (an empty MAC) are taken from the value correlated.
+func (h *interfaces) Retrieve(ctx context.Context, correlate []vppinterfaces.InterfaceItem[InterfaceMeta]) ([]vppinterfaces.InterfaceItem[InterfaceMeta], error) {
+	c := vppif.NewServiceClient(h.p.conn)
+	list, err := dump[*vppif.SwInterfaceDetails]("sw_interface_dump")(c.SwInterfaceDump(ctx, &vppif.SwInterfaceDump{SwIfIndex: ^interface_types.InterfaceIndex(0)}))
+	if err != nil {
+		return nil, err
+	}
+	want := map[string]*vppinterfaces.Interface{}
+	for _, it := range correlate {
+		want[it.Key.Name] = it.Value
+	}
+	found := map[string]uint32{}
+	var out []vppinterfaces.InterfaceItem[InterfaceMeta]
+	for _, d := range list {
+		name, origin := d.Tag, kv.OriginNB
+		if name == "" {
+			name, origin = d.InterfaceName, kv.OriginSB
+		}
+		got := &vppinterfaces.Interface{
+			Name:        name,
+			Type:        devTypes[d.InterfaceDevType],
+			Enabled:     d.Flags&interface_types.IF_STATUS_API_FLAG_ADMIN_UP != 0,
+			PhysAddress: macOrNone(d.L2Address),
+			Mtu:         uint32(d.LinkMtu),
+		}
+		if got.Type == vppinterfaces.Interface_TYPE_AF_PACKET {
+			got.HostIfName = strings.TrimPrefix(d.InterfaceName, "host-")
+		}
+		if w := want[name]; w != nil {
+			if w.GetPhysAddress() == "" {
+				got.PhysAddress = ""
+			}
+			got.Memif, got.Tap, got.IpAddresses = w.GetMemif(), w.GetTap(), w.GetIpAddresses()
+			if w.GetType() == vppinterfaces.Interface_TYPE_AF_PACKET {
+				got.HostIfName = w.GetHostIfName()
+			}
+		}
+		if origin == kv.OriginNB {
+			t, err := c.SwInterfaceGetTable(ctx, &vppif.SwInterfaceGetTable{SwIfIndex: d.SwIfIndex})
+			if err != nil {
+				return nil, vppErr("sw_interface_get_table", err)
+			}
+			got.Vrf = t.VrfID
+		}
+		found[name] = uint32(d.SwIfIndex)
+		out = append(out, vppinterfaces.InterfaceItem[InterfaceMeta]{
+			Key: vppinterfaces.InterfaceKey{Name: name}, Value: got, Metadata: InterfaceMeta{SwIfIndex: uint32(d.SwIfIndex)}, Origin: origin,
+		})
+	}
+	h.p.setRetrieved(false, found)
+	return out, nil
+}
