@@ -202,6 +202,8 @@ func (k sink) Apply(ctx context.Context, u Update) error {
 	return err
 }
 
+func (k sink) Problem(err error) { k.m.problem(k.name, err) }
+
 // ApplyWith applies an update of the source name as its sink's Apply does,
 // the transaction made with opts too (Revert, Retry: a source of remote
 // transactions passes its client's options), and returns the transaction's
@@ -262,7 +264,6 @@ func (m *Mux) Desired(name string) map[string]proto.Message {
 	}
 	return maps.Clone(src.desired)
 }
-func (k sink) Problem(err error)                         { k.m.problem(k.name, err) }
 
 // Run runs every source with its sink until ctx ends, and returns when all
 // have returned: nil, or the errors of the sources that stopped with one
