@@ -69,7 +69,7 @@ func newEnv(t *testing.T, sb *kvtest.SB, dir string, o envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.mux = nb.NewMux(e.s, nb.WithMuxLogger(quiet), nb.WithLoadDeadline(0), nb.WithStore(store), nb.WithPriorityOrder("file", "grpc"))
+	e.mux = nb.NewMux(e.s, nb.WithMuxLogger(quiet), nb.WithLoadDeadline(0), nb.WithStore(store), nb.WithPriorityOrder("file", "grpc"), nb.WithSources("grpc"))
 	e.file = e.mux.Sink("file")
 	if err := e.file.Apply(context.Background(), nb.Update{Resync: true, Changes: o.file}); err != nil {
 		t.Fatal(err)
@@ -322,6 +322,13 @@ func TestConfirmedCommitAcrossRestart(t *testing.T) {
 	e = newEnv(t, sb, dir, envOptions{})
 	e.want(t, "iface/a", "a1")
 	e.want(t, "iface/b", "")
+	h, err := e.client.History(context.Background(), &apiv1.HistoryRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, want := h.GetRecords()[0].GetDescription(), "source grpc: rollback of commit "+itoa(resp.GetSeq())+", which awaited confirmation when the agent stopped"; !strings.Contains(d, want) {
+		t.Fatalf("startup %q, want it to say %q", d, want)
+	}
 	if _, err := e.client.Confirm(context.Background(), &apiv1.ConfirmRequest{Seq: resp.GetSeq()}); status.Code(err) != codes.NotFound {
 		t.Fatalf("confirm after the restart: %v", err)
 	}

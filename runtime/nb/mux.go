@@ -131,8 +131,11 @@ type Mux struct {
 }
 
 type source struct {
-	name       string
-	desired    map[string]proto.Message
+	name    string
+	desired map[string]proto.Message
+	// loadNote is the description of the source's initial load when it
+	// came before the startup resync, which names it.
+	loadNote   string
 	loaded     bool
 	problem    error
 	lastUpdate time.Time
@@ -470,6 +473,9 @@ func (m *Mux) apply(ctx context.Context, name string, u Update, opts ...schedule
 		src.lastUpdate = time.Now()
 		if u.Resync {
 			src.loaded = true
+			if !m.started {
+				src.loadNote = u.Description
+			}
 		}
 	})
 	undo := func(err error) {
@@ -687,6 +693,16 @@ func (m *Mux) startup(ctx context.Context, why string) error {
 	}
 	slices.Sort(names)
 	desc := fmt.Sprintf("startup (%s): full resync of sources %s", why, strings.Join(names, ", "))
+	var notes []string
+	for _, src := range m.sources {
+		if src.loaded && src.loadNote != "" {
+			notes = append(notes, "source "+src.name+": "+src.loadNote)
+		}
+	}
+	slices.Sort(notes)
+	if len(notes) > 0 {
+		desc += "; " + strings.Join(notes, "; ")
+	}
 	if standIns > 0 {
 		desc += fmt.Sprintf("; %d values of sources not loaded kept as applied before", standIns)
 	}
