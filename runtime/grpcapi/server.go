@@ -101,7 +101,9 @@ type Server struct {
 // NewServer returns a server with the service registered on a new
 // grpc.Server. It loads the state file and gives the Mux the source's
 // initial load: the source's state, or, when a commit was awaiting
-// confirmation, the state before it (the commit is rolled back).
+// confirmation, the state before it (the commit is rolled back). Make the
+// Mux's other sources known first (nb.WithSources, or their Sink): when
+// the gRPC source is the last one to load, the startup resync runs here.
 func NewServer(cfg Config) (*Server, error) {
 	if cfg.Scheduler == nil || cfg.Mux == nil {
 		return nil, errors.New("grpcapi: Config.Scheduler and Config.Mux are required")
