@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -291,10 +292,12 @@ func commitError(res *scheduler.Result, err error) error {
 		return status.Errorf(codes.DeadlineExceeded, "%v", err)
 	case errors.Is(err, context.Canceled):
 		return status.Errorf(codes.Canceled, "%v", err)
-	case errors.Is(err, scheduler.ErrClosed):
+	case errors.Is(err, scheduler.ErrClosed), strings.Contains(err.Error(), "mux is closed"):
 		return status.Errorf(codes.Unavailable, "%v", err)
 	}
-	_ = res
+	if res != nil && res.Seq > 0 {
+		return status.Errorf(codes.Internal, "transaction %d: %v", res.Seq, err)
+	}
 	return status.Errorf(codes.Internal, "%v", err)
 }
 

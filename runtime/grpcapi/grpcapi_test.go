@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -43,6 +45,7 @@ type env struct {
 }
 
 type envOptions struct {
+	extra     []grpc.ServerOption
 	token     string
 	dialToken string
 	file      []nb.Change
@@ -76,6 +79,7 @@ func newEnv(t *testing.T, sb *kvtest.SB, dir string, o envOptions) *env {
 	}
 	e.srv, err = grpcapi.NewServer(grpcapi.Config{
 		Scheduler: e.s, Mux: e.mux, StateFile: filepath.Join(dir, "grpc.json"), Token: o.token, Logger: quiet,
+		ServerOptions: o.extra,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -430,15 +434,45 @@ func TestToken(t *testing.T) {
 	}
 }
 
+// TestPanicRecovered: a panic in a call (here, an interceptor after the
+// server's own) is an Internal status, and the server goes on.
+func TestPanicRecovered(t *testing.T) {
+	boom := grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		if info.FullMethod == apiv1.AgentService_Models_FullMethodName {
+			panic("boom")
+		}
+		return h(ctx, req)
+	})
+	e := newEnv(t, kvtest.NewSB(), t.TempDir(), envOptions{extra: []grpc.ServerOption{boom}})
+	if _, err := e.client.Models(context.Background(), &apiv1.ModelsRequest{}); status.Code(err) != codes.Internal {
+		t.Fatalf("a panicking call: %v", err)
+	}
+	if _, err := e.client.History(context.Background(), &apiv1.HistoryRequest{}); err != nil {
+		t.Fatalf("after the panic: %v", err)
+	}
+}
+
 func TestListenRefusesExposedWithoutTLS(t *testing.T) {
 	if _, err := grpcapi.Listen("0.0.0.0:0", false); err == nil {
 		t.Fatal("listening beyond the loopback without TLS and a token")
 	}
-	ln, err := grpcapi.Listen("unix:"+filepath.Join(t.TempDir(), "grpc.sock"), false)
-	if err != nil {
+	dir := t.TempDir()
+	for range 2 { // the second time over the socket the first left
+		ln, err := grpcapi.Listen("unix:"+filepath.Join(dir, "grpc.sock"), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l, ok := ln.(*net.UnixListener); ok {
+			l.SetUnlinkOnClose(false)
+		}
+		ln.Close()
+	}
+	if err := os.WriteFile(filepath.Join(dir, "file"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ln.Close()
+	if _, err := grpcapi.Listen(filepath.Join(dir, "file"), false); err == nil {
+		t.Fatal("a file that is not a socket was replaced")
+	}
 }
 
 func TestWatchSlowClient(t *testing.T) {

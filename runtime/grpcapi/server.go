@@ -171,8 +171,15 @@ func Listen(addr string, exposed bool) (net.Listener, error) {
 		if !ok {
 			path = addr
 		}
-		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("grpcapi: removing the old socket: %w", err)
+		// A socket left by a previous run is removed; any other file
+		// at the path is an error.
+		if fi, err := os.Lstat(path); err == nil {
+			if fi.Mode().Type() != os.ModeSocket {
+				return nil, fmt.Errorf("grpcapi: %s exists and is not a socket", path)
+			}
+			if err := os.Remove(path); err != nil {
+				return nil, fmt.Errorf("grpcapi: removing the old socket: %w", err)
+			}
 		}
 		ln, err := net.Listen("unix", path)
 		if err != nil {
