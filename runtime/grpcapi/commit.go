@@ -40,6 +40,9 @@ func (srv *Server) start() error {
 	if p != nil {
 		desired = p.previous
 		desc = fmt.Sprintf("rollback of commit %d, which awaited confirmation when the agent stopped", p.seq)
+		if p.seq == 0 {
+			desc = "rollback of a confirmed commit that was in flight when the agent stopped"
+		}
 		srv.logger.Warn("grpcapi: "+desc, "source", srv.cfg.Source)
 	}
 	res, err := srv.mux.ApplyWith(ctx, srv.cfg.Source, nb.Update{Resync: true, Changes: changesOf(desired), Description: desc})
@@ -112,15 +115,34 @@ func (srv *Server) Commit(ctx context.Context, req *apiv1.CommitRequest) (*apiv1
 		return nil, status.Errorf(codes.FailedPrecondition, "commit %d awaits confirmation until %s: confirm or cancel it first", p.seq, p.deadline.UTC().Format(time.RFC3339))
 	}
 	previous := maps.Clone(srv.st.current)
+	// Write-ahead: the state file holds the source's next state (and,
+	// for a confirmed commit, a confirmation awaited, its seq not known
+	// yet) before the transaction, so that an agent that dies during it
+	// starts with what the client asked, and rolls back a confirmed
+	// commit whatever became of it.
+	srv.st.current = next(previous, u)
+	if within > 0 {
+		srv.st.pending = &pendingCommit{deadline: time.Now().Add(within), previous: previous}
+	}
+	if err := srv.st.save(); err != nil {
+		srv.st.current, srv.st.pending = previous, nil
+		return nil, status.Errorf(codes.Unavailable, "recording the commit before applying it: %v", err)
+	}
 	res, err := srv.mux.ApplyWith(ctx, srv.cfg.Source, u, opts...)
 	if err := commitError(res, err); err != nil {
+		srv.st.current, srv.st.pending = previous, nil
+		if serr := srv.st.save(); serr != nil {
+			srv.logger.Error("grpcapi: saving the source's state", "err", serr)
+		}
 		return nil, err
 	}
 	srv.st.current = srv.desired()
+	srv.st.pending = nil
 	var deadline time.Time
 	if res != nil && res.Seq > 0 {
 		srv.st.record(res.Seq, srv.cfg.StatesKept)
 		if within > 0 {
+			// The deadline counts from the end of the transaction.
 			deadline = time.Now().Add(within)
 			srv.st.pending = &pendingCommit{seq: res.Seq, deadline: deadline, previous: previous}
 			srv.arm(res.Seq, within)
@@ -137,6 +159,22 @@ func (srv *Server) Commit(ctx context.Context, req *apiv1.CommitRequest) (*apiv1
 		resp.ConfirmDeadline = timestamppb.New(deadline)
 	}
 	return resp, nil
+}
+
+// next returns the source's state after u.
+func next(prev map[string]proto.Message, u nb.Update) map[string]proto.Message {
+	out := maps.Clone(prev)
+	if u.Resync || out == nil {
+		out = map[string]proto.Message{}
+	}
+	for _, c := range u.Changes {
+		if c.Value == nil {
+			delete(out, c.Key)
+		} else {
+			out[c.Key] = c.Value
+		}
+	}
+	return out
 }
 
 // desired returns the source's state as the Mux holds it.
