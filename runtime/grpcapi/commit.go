@@ -284,7 +284,7 @@ func (srv *Server) Cancel(ctx context.Context, req *apiv1.CancelRequest) (*apiv1
 
 // RollbackTo makes the source's state after transaction seq a new
 // transaction.
-func (srv *Server) RollbackTo(ctx context.Context, req *apiv1.RollbackToRequest) (*apiv1.CommitResponse, error) {
+func (srv *Server) RollbackTo(ctx context.Context, req *apiv1.RollbackToRequest) (*apiv1.RollbackToResponse, error) {
 	seq := req.GetSeq()
 	if seq == 0 {
 		return nil, status.Error(codes.InvalidArgument, "seq: required")
@@ -305,7 +305,11 @@ func (srv *Server) RollbackTo(ctx context.Context, req *apiv1.RollbackToRequest)
 	if err != nil {
 		return nil, err
 	}
-	return srv.response(ctx, &apiv1.CommitRequest{}, res, slices.Sorted(maps.Keys(target)))
+	out, err := srv.response(ctx, &apiv1.CommitRequest{}, res, slices.Sorted(maps.Keys(target)))
+	if err != nil {
+		return nil, err
+	}
+	return &apiv1.RollbackToResponse{Result: out}, nil
 }
 
 func describe(what, description string) string {

@@ -357,7 +357,7 @@ func TestRollbackTo(t *testing.T) {
 	e.want(t, "iface/a", "a1")
 	e.want(t, "iface/b", "")
 	e.want(t, "iface/f", "f")
-	h, _ := e.client.History(context.Background(), &apiv1.HistoryRequest{Seq: resp.GetSeq()})
+	h, _ := e.client.History(context.Background(), &apiv1.HistoryRequest{Seq: resp.GetResult().GetSeq()})
 	if d := h.GetRecords()[0].GetDescription(); !strings.Contains(d, "rollback to the state after transaction "+itoa(r1.GetSeq())) {
 		t.Fatalf("description %q", d)
 	}

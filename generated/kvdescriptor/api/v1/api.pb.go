@@ -28,8 +28,9 @@ const (
 type ResyncKind int32
 
 const (
-	// RESYNC_KIND_NONE: the values change the source's state.
-	ResyncKind_RESYNC_KIND_NONE ResyncKind = 0
+	// RESYNC_KIND_UNSPECIFIED: no resync; the values change the source's
+	// state.
+	ResyncKind_RESYNC_KIND_UNSPECIFIED ResyncKind = 0
 	// RESYNC_KIND_SOURCE: the values replace the gRPC source's whole state.
 	ResyncKind_RESYNC_KIND_SOURCE ResyncKind = 1
 	// RESYNC_KIND_DOWNSTREAM: a downstream resync (no values).
@@ -39,14 +40,14 @@ const (
 // Enum value maps for ResyncKind.
 var (
 	ResyncKind_name = map[int32]string{
-		0: "RESYNC_KIND_NONE",
+		0: "RESYNC_KIND_UNSPECIFIED",
 		1: "RESYNC_KIND_SOURCE",
 		2: "RESYNC_KIND_DOWNSTREAM",
 	}
 	ResyncKind_value = map[string]int32{
-		"RESYNC_KIND_NONE":       0,
-		"RESYNC_KIND_SOURCE":     1,
-		"RESYNC_KIND_DOWNSTREAM": 2,
+		"RESYNC_KIND_UNSPECIFIED": 0,
+		"RESYNC_KIND_SOURCE":      1,
+		"RESYNC_KIND_DOWNSTREAM":  2,
 	}
 )
 
@@ -465,7 +466,7 @@ func (x *CommitRequest) GetResync() ResyncKind {
 	if x != nil {
 		return x.Resync
 	}
-	return ResyncKind_RESYNC_KIND_NONE
+	return ResyncKind_RESYNC_KIND_UNSPECIFIED
 }
 
 func (x *CommitRequest) GetConfirmWithin() *durationpb.Duration {
@@ -969,6 +970,51 @@ func (x *RollbackToRequest) GetDescription() string {
 	return ""
 }
 
+type RollbackToResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// result is the rollback's transaction (its seq 0: nothing changed).
+	Result        *CommitResponse `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RollbackToResponse) Reset() {
+	*x = RollbackToResponse{}
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RollbackToResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RollbackToResponse) ProtoMessage() {}
+
+func (x *RollbackToResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RollbackToResponse.ProtoReflect.Descriptor instead.
+func (*RollbackToResponse) Descriptor() ([]byte, []int) {
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *RollbackToResponse) GetResult() *CommitResponse {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
 // ValueStatus is the status of one value.
 type ValueStatus struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -993,7 +1039,7 @@ type ValueStatus struct {
 
 func (x *ValueStatus) Reset() {
 	*x = ValueStatus{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[11]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1005,7 +1051,7 @@ func (x *ValueStatus) String() string {
 func (*ValueStatus) ProtoMessage() {}
 
 func (x *ValueStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[11]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1018,7 +1064,7 @@ func (x *ValueStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValueStatus.ProtoReflect.Descriptor instead.
 func (*ValueStatus) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{11}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ValueStatus) GetKey() string {
@@ -1139,7 +1185,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[12]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1151,7 +1197,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[12]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1164,7 +1210,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{12}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *StatusRequest) GetKey() string {
@@ -1204,7 +1250,7 @@ type StatusResponse struct {
 
 func (x *StatusResponse) Reset() {
 	*x = StatusResponse{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[13]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1216,7 +1262,7 @@ func (x *StatusResponse) String() string {
 func (*StatusResponse) ProtoMessage() {}
 
 func (x *StatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[13]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1229,7 +1275,7 @@ func (x *StatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
 func (*StatusResponse) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{13}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *StatusResponse) GetStatuses() []*ValueStatus {
@@ -1251,7 +1297,7 @@ type DumpRequest struct {
 
 func (x *DumpRequest) Reset() {
 	*x = DumpRequest{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[14]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1263,7 +1309,7 @@ func (x *DumpRequest) String() string {
 func (*DumpRequest) ProtoMessage() {}
 
 func (x *DumpRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[14]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1276,7 +1322,7 @@ func (x *DumpRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DumpRequest.ProtoReflect.Descriptor instead.
 func (*DumpRequest) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{14}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *DumpRequest) GetView() View {
@@ -1305,7 +1351,7 @@ type DumpItem struct {
 
 func (x *DumpItem) Reset() {
 	*x = DumpItem{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[15]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1317,7 +1363,7 @@ func (x *DumpItem) String() string {
 func (*DumpItem) ProtoMessage() {}
 
 func (x *DumpItem) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[15]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1330,7 +1376,7 @@ func (x *DumpItem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DumpItem.ProtoReflect.Descriptor instead.
 func (*DumpItem) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{15}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *DumpItem) GetKey() string {
@@ -1370,7 +1416,7 @@ type DumpResponse struct {
 
 func (x *DumpResponse) Reset() {
 	*x = DumpResponse{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[16]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1382,7 +1428,7 @@ func (x *DumpResponse) String() string {
 func (*DumpResponse) ProtoMessage() {}
 
 func (x *DumpResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[16]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1395,7 +1441,7 @@ func (x *DumpResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DumpResponse.ProtoReflect.Descriptor instead.
 func (*DumpResponse) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{16}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *DumpResponse) GetItems() []*DumpItem {
@@ -1416,7 +1462,7 @@ type HistoryRequest struct {
 
 func (x *HistoryRequest) Reset() {
 	*x = HistoryRequest{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[17]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1428,7 +1474,7 @@ func (x *HistoryRequest) String() string {
 func (*HistoryRequest) ProtoMessage() {}
 
 func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[17]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1441,7 +1487,7 @@ func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryRequest.ProtoReflect.Descriptor instead.
 func (*HistoryRequest) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{17}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *HistoryRequest) GetSeq() uint64 {
@@ -1475,7 +1521,7 @@ type Record struct {
 
 func (x *Record) Reset() {
 	*x = Record{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[18]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1487,7 +1533,7 @@ func (x *Record) String() string {
 func (*Record) ProtoMessage() {}
 
 func (x *Record) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[18]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1500,7 +1546,7 @@ func (x *Record) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Record.ProtoReflect.Descriptor instead.
 func (*Record) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{18}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Record) GetSeq() uint64 {
@@ -1575,7 +1621,7 @@ type HistoryResponse struct {
 
 func (x *HistoryResponse) Reset() {
 	*x = HistoryResponse{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[19]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1587,7 +1633,7 @@ func (x *HistoryResponse) String() string {
 func (*HistoryResponse) ProtoMessage() {}
 
 func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[19]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1600,7 +1646,7 @@ func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryResponse.ProtoReflect.Descriptor instead.
 func (*HistoryResponse) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{19}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *HistoryResponse) GetRecords() []*Record {
@@ -1619,7 +1665,7 @@ type TimelineRequest struct {
 
 func (x *TimelineRequest) Reset() {
 	*x = TimelineRequest{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[20]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1631,7 +1677,7 @@ func (x *TimelineRequest) String() string {
 func (*TimelineRequest) ProtoMessage() {}
 
 func (x *TimelineRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[20]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1644,7 +1690,7 @@ func (x *TimelineRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TimelineRequest.ProtoReflect.Descriptor instead.
 func (*TimelineRequest) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{20}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *TimelineRequest) GetKey() string {
@@ -1669,7 +1715,7 @@ type TimelineEntry struct {
 
 func (x *TimelineEntry) Reset() {
 	*x = TimelineEntry{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[21]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1681,7 +1727,7 @@ func (x *TimelineEntry) String() string {
 func (*TimelineEntry) ProtoMessage() {}
 
 func (x *TimelineEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[21]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1694,7 +1740,7 @@ func (x *TimelineEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TimelineEntry.ProtoReflect.Descriptor instead.
 func (*TimelineEntry) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{21}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *TimelineEntry) GetSeq() uint64 {
@@ -1755,7 +1801,7 @@ type TimelineResponse struct {
 
 func (x *TimelineResponse) Reset() {
 	*x = TimelineResponse{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[22]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1767,7 +1813,7 @@ func (x *TimelineResponse) String() string {
 func (*TimelineResponse) ProtoMessage() {}
 
 func (x *TimelineResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[22]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1780,7 +1826,7 @@ func (x *TimelineResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TimelineResponse.ProtoReflect.Descriptor instead.
 func (*TimelineResponse) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{22}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *TimelineResponse) GetEntries() []*TimelineEntry {
@@ -1798,7 +1844,7 @@ type ModelsRequest struct {
 
 func (x *ModelsRequest) Reset() {
 	*x = ModelsRequest{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[23]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1810,7 +1856,7 @@ func (x *ModelsRequest) String() string {
 func (*ModelsRequest) ProtoMessage() {}
 
 func (x *ModelsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[23]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1823,7 +1869,7 @@ func (x *ModelsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelsRequest.ProtoReflect.Descriptor instead.
 func (*ModelsRequest) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{23}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{24}
 }
 
 type Field struct {
@@ -1837,7 +1883,7 @@ type Field struct {
 
 func (x *Field) Reset() {
 	*x = Field{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[24]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1849,7 +1895,7 @@ func (x *Field) String() string {
 func (*Field) ProtoMessage() {}
 
 func (x *Field) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[24]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1862,7 +1908,7 @@ func (x *Field) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Field.ProtoReflect.Descriptor instead.
 func (*Field) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{24}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Field) GetName() string {
@@ -1899,7 +1945,7 @@ type Model struct {
 
 func (x *Model) Reset() {
 	*x = Model{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[25]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1911,7 +1957,7 @@ func (x *Model) String() string {
 func (*Model) ProtoMessage() {}
 
 func (x *Model) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[25]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1924,7 +1970,7 @@ func (x *Model) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Model.ProtoReflect.Descriptor instead.
 func (*Model) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{25}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *Model) GetDescriptor_() string {
@@ -1971,7 +2017,7 @@ type ModelsResponse struct {
 
 func (x *ModelsResponse) Reset() {
 	*x = ModelsResponse{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[26]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1983,7 +2029,7 @@ func (x *ModelsResponse) String() string {
 func (*ModelsResponse) ProtoMessage() {}
 
 func (x *ModelsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[26]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1996,7 +2042,7 @@ func (x *ModelsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelsResponse.ProtoReflect.Descriptor instead.
 func (*ModelsResponse) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{26}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ModelsResponse) GetModels() []*Model {
@@ -2017,7 +2063,7 @@ type GraphRequest struct {
 
 func (x *GraphRequest) Reset() {
 	*x = GraphRequest{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[27]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2029,7 +2075,7 @@ func (x *GraphRequest) String() string {
 func (*GraphRequest) ProtoMessage() {}
 
 func (x *GraphRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[27]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2042,7 +2088,7 @@ func (x *GraphRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GraphRequest.ProtoReflect.Descriptor instead.
 func (*GraphRequest) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{27}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *GraphRequest) GetSeq() uint64 {
@@ -2068,7 +2114,7 @@ type GraphResponse struct {
 
 func (x *GraphResponse) Reset() {
 	*x = GraphResponse{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[28]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2080,7 +2126,7 @@ func (x *GraphResponse) String() string {
 func (*GraphResponse) ProtoMessage() {}
 
 func (x *GraphResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[28]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2093,7 +2139,7 @@ func (x *GraphResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GraphResponse.ProtoReflect.Descriptor instead.
 func (*GraphResponse) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{28}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *GraphResponse) GetData() []byte {
@@ -2114,7 +2160,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[29]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2126,7 +2172,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[29]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2139,7 +2185,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{29}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *WatchRequest) GetPrefix() string {
@@ -2169,7 +2215,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[30]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2181,7 +2227,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[30]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2194,7 +2240,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{30}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *WatchResponse) GetEvent() isWatchResponse_Event {
@@ -2303,7 +2349,9 @@ const file_kvdescriptor_api_v1_api_proto_rawDesc = "" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\"G\n" +
 	"\x11RollbackToRequest\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12 \n" +
-	"\vdescription\x18\x02 \x01(\tR\vdescription\"\xab\x03\n" +
+	"\vdescription\x18\x02 \x01(\tR\vdescription\"Q\n" +
+	"\x12RollbackToResponse\x12;\n" +
+	"\x06result\x18\x01 \x01(\v2#.kvdescriptor.api.v1.CommitResponseR\x06result\"\xab\x03\n" +
 	"\vValueStatus\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x1e\n" +
 	"\n" +
@@ -2403,10 +2451,10 @@ const file_kvdescriptor_api_v1_api_proto_rawDesc = "" +
 	"\rWatchResponse\x12:\n" +
 	"\x06status\x18\x01 \x01(\v2 .kvdescriptor.api.v1.ValueStatusH\x00R\x06status\x12#\n" +
 	"\flost_updates\x18\x02 \x01(\x04H\x00R\vlostUpdatesB\a\n" +
-	"\x05event*V\n" +
+	"\x05event*]\n" +
 	"\n" +
-	"ResyncKind\x12\x14\n" +
-	"\x10RESYNC_KIND_NONE\x10\x00\x12\x16\n" +
+	"ResyncKind\x12\x1b\n" +
+	"\x17RESYNC_KIND_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12RESYNC_KIND_SOURCE\x10\x01\x12\x1a\n" +
 	"\x16RESYNC_KIND_DOWNSTREAM\x10\x02*X\n" +
 	"\x04View\x12\x14\n" +
@@ -2417,13 +2465,13 @@ const file_kvdescriptor_api_v1_api_proto_rawDesc = "" +
 	"\vGraphFormat\x12\x1c\n" +
 	"\x18GRAPH_FORMAT_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10GRAPH_FORMAT_DOT\x10\x01\x12\x14\n" +
-	"\x10GRAPH_FORMAT_SVG\x10\x022\xa9\a\n" +
+	"\x10GRAPH_FORMAT_SVG\x10\x022\xad\a\n" +
 	"\fAgentService\x12Q\n" +
 	"\x06Commit\x12\".kvdescriptor.api.v1.CommitRequest\x1a#.kvdescriptor.api.v1.CommitResponse\x12T\n" +
 	"\aConfirm\x12#.kvdescriptor.api.v1.ConfirmRequest\x1a$.kvdescriptor.api.v1.ConfirmResponse\x12Q\n" +
-	"\x06Cancel\x12\".kvdescriptor.api.v1.CancelRequest\x1a#.kvdescriptor.api.v1.CancelResponse\x12Y\n" +
+	"\x06Cancel\x12\".kvdescriptor.api.v1.CancelRequest\x1a#.kvdescriptor.api.v1.CancelResponse\x12]\n" +
 	"\n" +
-	"RollbackTo\x12&.kvdescriptor.api.v1.RollbackToRequest\x1a#.kvdescriptor.api.v1.CommitResponse\x12Q\n" +
+	"RollbackTo\x12&.kvdescriptor.api.v1.RollbackToRequest\x1a'.kvdescriptor.api.v1.RollbackToResponse\x12Q\n" +
 	"\x06Status\x12\".kvdescriptor.api.v1.StatusRequest\x1a#.kvdescriptor.api.v1.StatusResponse\x12K\n" +
 	"\x04Dump\x12 .kvdescriptor.api.v1.DumpRequest\x1a!.kvdescriptor.api.v1.DumpResponse\x12T\n" +
 	"\aHistory\x12#.kvdescriptor.api.v1.HistoryRequest\x1a$.kvdescriptor.api.v1.HistoryResponse\x12W\n" +
@@ -2445,7 +2493,7 @@ func file_kvdescriptor_api_v1_api_proto_rawDescGZIP() []byte {
 }
 
 var file_kvdescriptor_api_v1_api_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_kvdescriptor_api_v1_api_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
+var file_kvdescriptor_api_v1_api_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_kvdescriptor_api_v1_api_proto_goTypes = []any{
 	(ResyncKind)(0),               // 0: kvdescriptor.api.v1.ResyncKind
 	(View)(0),                     // 1: kvdescriptor.api.v1.View
@@ -2461,91 +2509,93 @@ var file_kvdescriptor_api_v1_api_proto_goTypes = []any{
 	(*CancelRequest)(nil),         // 11: kvdescriptor.api.v1.CancelRequest
 	(*CancelResponse)(nil),        // 12: kvdescriptor.api.v1.CancelResponse
 	(*RollbackToRequest)(nil),     // 13: kvdescriptor.api.v1.RollbackToRequest
-	(*ValueStatus)(nil),           // 14: kvdescriptor.api.v1.ValueStatus
-	(*StatusRequest)(nil),         // 15: kvdescriptor.api.v1.StatusRequest
-	(*StatusResponse)(nil),        // 16: kvdescriptor.api.v1.StatusResponse
-	(*DumpRequest)(nil),           // 17: kvdescriptor.api.v1.DumpRequest
-	(*DumpItem)(nil),              // 18: kvdescriptor.api.v1.DumpItem
-	(*DumpResponse)(nil),          // 19: kvdescriptor.api.v1.DumpResponse
-	(*HistoryRequest)(nil),        // 20: kvdescriptor.api.v1.HistoryRequest
-	(*Record)(nil),                // 21: kvdescriptor.api.v1.Record
-	(*HistoryResponse)(nil),       // 22: kvdescriptor.api.v1.HistoryResponse
-	(*TimelineRequest)(nil),       // 23: kvdescriptor.api.v1.TimelineRequest
-	(*TimelineEntry)(nil),         // 24: kvdescriptor.api.v1.TimelineEntry
-	(*TimelineResponse)(nil),      // 25: kvdescriptor.api.v1.TimelineResponse
-	(*ModelsRequest)(nil),         // 26: kvdescriptor.api.v1.ModelsRequest
-	(*Field)(nil),                 // 27: kvdescriptor.api.v1.Field
-	(*Model)(nil),                 // 28: kvdescriptor.api.v1.Model
-	(*ModelsResponse)(nil),        // 29: kvdescriptor.api.v1.ModelsResponse
-	(*GraphRequest)(nil),          // 30: kvdescriptor.api.v1.GraphRequest
-	(*GraphResponse)(nil),         // 31: kvdescriptor.api.v1.GraphResponse
-	(*WatchRequest)(nil),          // 32: kvdescriptor.api.v1.WatchRequest
-	(*WatchResponse)(nil),         // 33: kvdescriptor.api.v1.WatchResponse
-	(*anypb.Any)(nil),             // 34: google.protobuf.Any
-	(*durationpb.Duration)(nil),   // 35: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 36: google.protobuf.Timestamp
+	(*RollbackToResponse)(nil),    // 14: kvdescriptor.api.v1.RollbackToResponse
+	(*ValueStatus)(nil),           // 15: kvdescriptor.api.v1.ValueStatus
+	(*StatusRequest)(nil),         // 16: kvdescriptor.api.v1.StatusRequest
+	(*StatusResponse)(nil),        // 17: kvdescriptor.api.v1.StatusResponse
+	(*DumpRequest)(nil),           // 18: kvdescriptor.api.v1.DumpRequest
+	(*DumpItem)(nil),              // 19: kvdescriptor.api.v1.DumpItem
+	(*DumpResponse)(nil),          // 20: kvdescriptor.api.v1.DumpResponse
+	(*HistoryRequest)(nil),        // 21: kvdescriptor.api.v1.HistoryRequest
+	(*Record)(nil),                // 22: kvdescriptor.api.v1.Record
+	(*HistoryResponse)(nil),       // 23: kvdescriptor.api.v1.HistoryResponse
+	(*TimelineRequest)(nil),       // 24: kvdescriptor.api.v1.TimelineRequest
+	(*TimelineEntry)(nil),         // 25: kvdescriptor.api.v1.TimelineEntry
+	(*TimelineResponse)(nil),      // 26: kvdescriptor.api.v1.TimelineResponse
+	(*ModelsRequest)(nil),         // 27: kvdescriptor.api.v1.ModelsRequest
+	(*Field)(nil),                 // 28: kvdescriptor.api.v1.Field
+	(*Model)(nil),                 // 29: kvdescriptor.api.v1.Model
+	(*ModelsResponse)(nil),        // 30: kvdescriptor.api.v1.ModelsResponse
+	(*GraphRequest)(nil),          // 31: kvdescriptor.api.v1.GraphRequest
+	(*GraphResponse)(nil),         // 32: kvdescriptor.api.v1.GraphResponse
+	(*WatchRequest)(nil),          // 33: kvdescriptor.api.v1.WatchRequest
+	(*WatchResponse)(nil),         // 34: kvdescriptor.api.v1.WatchResponse
+	(*anypb.Any)(nil),             // 35: google.protobuf.Any
+	(*durationpb.Duration)(nil),   // 36: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 37: google.protobuf.Timestamp
 }
 var file_kvdescriptor_api_v1_api_proto_depIdxs = []int32{
-	34, // 0: kvdescriptor.api.v1.Value.any:type_name -> google.protobuf.Any
-	35, // 1: kvdescriptor.api.v1.RetryPolicy.period:type_name -> google.protobuf.Duration
-	35, // 2: kvdescriptor.api.v1.RetryPolicy.max_period:type_name -> google.protobuf.Duration
+	35, // 0: kvdescriptor.api.v1.Value.any:type_name -> google.protobuf.Any
+	36, // 1: kvdescriptor.api.v1.RetryPolicy.period:type_name -> google.protobuf.Duration
+	36, // 2: kvdescriptor.api.v1.RetryPolicy.max_period:type_name -> google.protobuf.Duration
 	3,  // 3: kvdescriptor.api.v1.CommitRequest.values:type_name -> kvdescriptor.api.v1.Value
 	4,  // 4: kvdescriptor.api.v1.CommitRequest.retry:type_name -> kvdescriptor.api.v1.RetryPolicy
-	35, // 5: kvdescriptor.api.v1.CommitRequest.wait_timeout:type_name -> google.protobuf.Duration
+	36, // 5: kvdescriptor.api.v1.CommitRequest.wait_timeout:type_name -> google.protobuf.Duration
 	0,  // 6: kvdescriptor.api.v1.CommitRequest.resync:type_name -> kvdescriptor.api.v1.ResyncKind
-	35, // 7: kvdescriptor.api.v1.CommitRequest.confirm_within:type_name -> google.protobuf.Duration
-	34, // 8: kvdescriptor.api.v1.Op.value:type_name -> google.protobuf.Any
-	34, // 9: kvdescriptor.api.v1.Op.prev_value:type_name -> google.protobuf.Any
+	36, // 7: kvdescriptor.api.v1.CommitRequest.confirm_within:type_name -> google.protobuf.Duration
+	35, // 8: kvdescriptor.api.v1.Op.value:type_name -> google.protobuf.Any
+	35, // 9: kvdescriptor.api.v1.Op.prev_value:type_name -> google.protobuf.Any
 	6,  // 10: kvdescriptor.api.v1.CommitResponse.planned:type_name -> kvdescriptor.api.v1.Op
 	6,  // 11: kvdescriptor.api.v1.CommitResponse.executed:type_name -> kvdescriptor.api.v1.Op
 	7,  // 12: kvdescriptor.api.v1.CommitResponse.outcomes:type_name -> kvdescriptor.api.v1.Outcome
-	36, // 13: kvdescriptor.api.v1.CommitResponse.confirm_deadline:type_name -> google.protobuf.Timestamp
-	34, // 14: kvdescriptor.api.v1.ValueStatus.value:type_name -> google.protobuf.Any
-	34, // 15: kvdescriptor.api.v1.ValueStatus.applied:type_name -> google.protobuf.Any
-	14, // 16: kvdescriptor.api.v1.StatusResponse.statuses:type_name -> kvdescriptor.api.v1.ValueStatus
-	1,  // 17: kvdescriptor.api.v1.DumpRequest.view:type_name -> kvdescriptor.api.v1.View
-	34, // 18: kvdescriptor.api.v1.DumpItem.value:type_name -> google.protobuf.Any
-	18, // 19: kvdescriptor.api.v1.DumpResponse.items:type_name -> kvdescriptor.api.v1.DumpItem
-	36, // 20: kvdescriptor.api.v1.HistoryRequest.since:type_name -> google.protobuf.Timestamp
-	6,  // 21: kvdescriptor.api.v1.Record.planned:type_name -> kvdescriptor.api.v1.Op
-	6,  // 22: kvdescriptor.api.v1.Record.executed:type_name -> kvdescriptor.api.v1.Op
-	36, // 23: kvdescriptor.api.v1.Record.start:type_name -> google.protobuf.Timestamp
-	36, // 24: kvdescriptor.api.v1.Record.end:type_name -> google.protobuf.Timestamp
-	21, // 25: kvdescriptor.api.v1.HistoryResponse.records:type_name -> kvdescriptor.api.v1.Record
-	36, // 26: kvdescriptor.api.v1.TimelineEntry.time:type_name -> google.protobuf.Timestamp
-	34, // 27: kvdescriptor.api.v1.TimelineEntry.value:type_name -> google.protobuf.Any
-	24, // 28: kvdescriptor.api.v1.TimelineResponse.entries:type_name -> kvdescriptor.api.v1.TimelineEntry
-	27, // 29: kvdescriptor.api.v1.Model.fields:type_name -> kvdescriptor.api.v1.Field
-	28, // 30: kvdescriptor.api.v1.ModelsResponse.models:type_name -> kvdescriptor.api.v1.Model
-	2,  // 31: kvdescriptor.api.v1.GraphRequest.format:type_name -> kvdescriptor.api.v1.GraphFormat
-	14, // 32: kvdescriptor.api.v1.WatchResponse.status:type_name -> kvdescriptor.api.v1.ValueStatus
-	5,  // 33: kvdescriptor.api.v1.AgentService.Commit:input_type -> kvdescriptor.api.v1.CommitRequest
-	9,  // 34: kvdescriptor.api.v1.AgentService.Confirm:input_type -> kvdescriptor.api.v1.ConfirmRequest
-	11, // 35: kvdescriptor.api.v1.AgentService.Cancel:input_type -> kvdescriptor.api.v1.CancelRequest
-	13, // 36: kvdescriptor.api.v1.AgentService.RollbackTo:input_type -> kvdescriptor.api.v1.RollbackToRequest
-	15, // 37: kvdescriptor.api.v1.AgentService.Status:input_type -> kvdescriptor.api.v1.StatusRequest
-	17, // 38: kvdescriptor.api.v1.AgentService.Dump:input_type -> kvdescriptor.api.v1.DumpRequest
-	20, // 39: kvdescriptor.api.v1.AgentService.History:input_type -> kvdescriptor.api.v1.HistoryRequest
-	23, // 40: kvdescriptor.api.v1.AgentService.Timeline:input_type -> kvdescriptor.api.v1.TimelineRequest
-	26, // 41: kvdescriptor.api.v1.AgentService.Models:input_type -> kvdescriptor.api.v1.ModelsRequest
-	30, // 42: kvdescriptor.api.v1.AgentService.Graph:input_type -> kvdescriptor.api.v1.GraphRequest
-	32, // 43: kvdescriptor.api.v1.AgentService.Watch:input_type -> kvdescriptor.api.v1.WatchRequest
-	8,  // 44: kvdescriptor.api.v1.AgentService.Commit:output_type -> kvdescriptor.api.v1.CommitResponse
-	10, // 45: kvdescriptor.api.v1.AgentService.Confirm:output_type -> kvdescriptor.api.v1.ConfirmResponse
-	12, // 46: kvdescriptor.api.v1.AgentService.Cancel:output_type -> kvdescriptor.api.v1.CancelResponse
-	8,  // 47: kvdescriptor.api.v1.AgentService.RollbackTo:output_type -> kvdescriptor.api.v1.CommitResponse
-	16, // 48: kvdescriptor.api.v1.AgentService.Status:output_type -> kvdescriptor.api.v1.StatusResponse
-	19, // 49: kvdescriptor.api.v1.AgentService.Dump:output_type -> kvdescriptor.api.v1.DumpResponse
-	22, // 50: kvdescriptor.api.v1.AgentService.History:output_type -> kvdescriptor.api.v1.HistoryResponse
-	25, // 51: kvdescriptor.api.v1.AgentService.Timeline:output_type -> kvdescriptor.api.v1.TimelineResponse
-	29, // 52: kvdescriptor.api.v1.AgentService.Models:output_type -> kvdescriptor.api.v1.ModelsResponse
-	31, // 53: kvdescriptor.api.v1.AgentService.Graph:output_type -> kvdescriptor.api.v1.GraphResponse
-	33, // 54: kvdescriptor.api.v1.AgentService.Watch:output_type -> kvdescriptor.api.v1.WatchResponse
-	44, // [44:55] is the sub-list for method output_type
-	33, // [33:44] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	37, // 13: kvdescriptor.api.v1.CommitResponse.confirm_deadline:type_name -> google.protobuf.Timestamp
+	8,  // 14: kvdescriptor.api.v1.RollbackToResponse.result:type_name -> kvdescriptor.api.v1.CommitResponse
+	35, // 15: kvdescriptor.api.v1.ValueStatus.value:type_name -> google.protobuf.Any
+	35, // 16: kvdescriptor.api.v1.ValueStatus.applied:type_name -> google.protobuf.Any
+	15, // 17: kvdescriptor.api.v1.StatusResponse.statuses:type_name -> kvdescriptor.api.v1.ValueStatus
+	1,  // 18: kvdescriptor.api.v1.DumpRequest.view:type_name -> kvdescriptor.api.v1.View
+	35, // 19: kvdescriptor.api.v1.DumpItem.value:type_name -> google.protobuf.Any
+	19, // 20: kvdescriptor.api.v1.DumpResponse.items:type_name -> kvdescriptor.api.v1.DumpItem
+	37, // 21: kvdescriptor.api.v1.HistoryRequest.since:type_name -> google.protobuf.Timestamp
+	6,  // 22: kvdescriptor.api.v1.Record.planned:type_name -> kvdescriptor.api.v1.Op
+	6,  // 23: kvdescriptor.api.v1.Record.executed:type_name -> kvdescriptor.api.v1.Op
+	37, // 24: kvdescriptor.api.v1.Record.start:type_name -> google.protobuf.Timestamp
+	37, // 25: kvdescriptor.api.v1.Record.end:type_name -> google.protobuf.Timestamp
+	22, // 26: kvdescriptor.api.v1.HistoryResponse.records:type_name -> kvdescriptor.api.v1.Record
+	37, // 27: kvdescriptor.api.v1.TimelineEntry.time:type_name -> google.protobuf.Timestamp
+	35, // 28: kvdescriptor.api.v1.TimelineEntry.value:type_name -> google.protobuf.Any
+	25, // 29: kvdescriptor.api.v1.TimelineResponse.entries:type_name -> kvdescriptor.api.v1.TimelineEntry
+	28, // 30: kvdescriptor.api.v1.Model.fields:type_name -> kvdescriptor.api.v1.Field
+	29, // 31: kvdescriptor.api.v1.ModelsResponse.models:type_name -> kvdescriptor.api.v1.Model
+	2,  // 32: kvdescriptor.api.v1.GraphRequest.format:type_name -> kvdescriptor.api.v1.GraphFormat
+	15, // 33: kvdescriptor.api.v1.WatchResponse.status:type_name -> kvdescriptor.api.v1.ValueStatus
+	5,  // 34: kvdescriptor.api.v1.AgentService.Commit:input_type -> kvdescriptor.api.v1.CommitRequest
+	9,  // 35: kvdescriptor.api.v1.AgentService.Confirm:input_type -> kvdescriptor.api.v1.ConfirmRequest
+	11, // 36: kvdescriptor.api.v1.AgentService.Cancel:input_type -> kvdescriptor.api.v1.CancelRequest
+	13, // 37: kvdescriptor.api.v1.AgentService.RollbackTo:input_type -> kvdescriptor.api.v1.RollbackToRequest
+	16, // 38: kvdescriptor.api.v1.AgentService.Status:input_type -> kvdescriptor.api.v1.StatusRequest
+	18, // 39: kvdescriptor.api.v1.AgentService.Dump:input_type -> kvdescriptor.api.v1.DumpRequest
+	21, // 40: kvdescriptor.api.v1.AgentService.History:input_type -> kvdescriptor.api.v1.HistoryRequest
+	24, // 41: kvdescriptor.api.v1.AgentService.Timeline:input_type -> kvdescriptor.api.v1.TimelineRequest
+	27, // 42: kvdescriptor.api.v1.AgentService.Models:input_type -> kvdescriptor.api.v1.ModelsRequest
+	31, // 43: kvdescriptor.api.v1.AgentService.Graph:input_type -> kvdescriptor.api.v1.GraphRequest
+	33, // 44: kvdescriptor.api.v1.AgentService.Watch:input_type -> kvdescriptor.api.v1.WatchRequest
+	8,  // 45: kvdescriptor.api.v1.AgentService.Commit:output_type -> kvdescriptor.api.v1.CommitResponse
+	10, // 46: kvdescriptor.api.v1.AgentService.Confirm:output_type -> kvdescriptor.api.v1.ConfirmResponse
+	12, // 47: kvdescriptor.api.v1.AgentService.Cancel:output_type -> kvdescriptor.api.v1.CancelResponse
+	14, // 48: kvdescriptor.api.v1.AgentService.RollbackTo:output_type -> kvdescriptor.api.v1.RollbackToResponse
+	17, // 49: kvdescriptor.api.v1.AgentService.Status:output_type -> kvdescriptor.api.v1.StatusResponse
+	20, // 50: kvdescriptor.api.v1.AgentService.Dump:output_type -> kvdescriptor.api.v1.DumpResponse
+	23, // 51: kvdescriptor.api.v1.AgentService.History:output_type -> kvdescriptor.api.v1.HistoryResponse
+	26, // 52: kvdescriptor.api.v1.AgentService.Timeline:output_type -> kvdescriptor.api.v1.TimelineResponse
+	30, // 53: kvdescriptor.api.v1.AgentService.Models:output_type -> kvdescriptor.api.v1.ModelsResponse
+	32, // 54: kvdescriptor.api.v1.AgentService.Graph:output_type -> kvdescriptor.api.v1.GraphResponse
+	34, // 55: kvdescriptor.api.v1.AgentService.Watch:output_type -> kvdescriptor.api.v1.WatchResponse
+	45, // [45:56] is the sub-list for method output_type
+	34, // [34:45] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_kvdescriptor_api_v1_api_proto_init() }
@@ -2557,7 +2607,7 @@ func file_kvdescriptor_api_v1_api_proto_init() {
 		(*Value_Any)(nil),
 		(*Value_Json)(nil),
 	}
-	file_kvdescriptor_api_v1_api_proto_msgTypes[30].OneofWrappers = []any{
+	file_kvdescriptor_api_v1_api_proto_msgTypes[31].OneofWrappers = []any{
 		(*WatchResponse_Status)(nil),
 		(*WatchResponse_LostUpdates)(nil),
 	}
@@ -2567,7 +2617,7 @@ func file_kvdescriptor_api_v1_api_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_kvdescriptor_api_v1_api_proto_rawDesc), len(file_kvdescriptor_api_v1_api_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   31,
+			NumMessages:   32,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -49,7 +49,7 @@ type AgentServiceClient interface {
 	Cancel(ctx context.Context, in *CancelRequest, opts ...grpc.CallOption) (*CancelResponse, error)
 	// RollbackTo makes the gRPC source's state as it was after a
 	// transaction a new transaction.
-	RollbackTo(ctx context.Context, in *RollbackToRequest, opts ...grpc.CallOption) (*CommitResponse, error)
+	RollbackTo(ctx context.Context, in *RollbackToRequest, opts ...grpc.CallOption) (*RollbackToResponse, error)
 	// Status returns value statuses.
 	Status(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error)
 	// Dump returns values in one of three views.
@@ -104,9 +104,9 @@ func (c *agentServiceClient) Cancel(ctx context.Context, in *CancelRequest, opts
 	return out, nil
 }
 
-func (c *agentServiceClient) RollbackTo(ctx context.Context, in *RollbackToRequest, opts ...grpc.CallOption) (*CommitResponse, error) {
+func (c *agentServiceClient) RollbackTo(ctx context.Context, in *RollbackToRequest, opts ...grpc.CallOption) (*RollbackToResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(CommitResponse)
+	out := new(RollbackToResponse)
 	err := c.cc.Invoke(ctx, AgentService_RollbackTo_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
@@ -210,7 +210,7 @@ type AgentServiceServer interface {
 	Cancel(context.Context, *CancelRequest) (*CancelResponse, error)
 	// RollbackTo makes the gRPC source's state as it was after a
 	// transaction a new transaction.
-	RollbackTo(context.Context, *RollbackToRequest) (*CommitResponse, error)
+	RollbackTo(context.Context, *RollbackToRequest) (*RollbackToResponse, error)
 	// Status returns value statuses.
 	Status(context.Context, *StatusRequest) (*StatusResponse, error)
 	// Dump returns values in one of three views.
@@ -244,7 +244,7 @@ func (UnimplementedAgentServiceServer) Confirm(context.Context, *ConfirmRequest)
 func (UnimplementedAgentServiceServer) Cancel(context.Context, *CancelRequest) (*CancelResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Cancel not implemented")
 }
-func (UnimplementedAgentServiceServer) RollbackTo(context.Context, *RollbackToRequest) (*CommitResponse, error) {
+func (UnimplementedAgentServiceServer) RollbackTo(context.Context, *RollbackToRequest) (*RollbackToResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method RollbackTo not implemented")
 }
 func (UnimplementedAgentServiceServer) Status(context.Context, *StatusRequest) (*StatusResponse, error) {
