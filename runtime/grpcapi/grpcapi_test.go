@@ -268,7 +268,7 @@ func TestConfirmedCommit(t *testing.T) {
 	e.commit(t, &apiv1.CommitRequest{Values: []*apiv1.Value{value("iface/a", "a1")}})
 
 	// Confirmed in time: it stays.
-	resp := e.commit(t, &apiv1.CommitRequest{Values: []*apiv1.Value{value("iface/a", "a2"), value("iface/b", "b")}, ConfirmWithin: durationpb.New(300 * time.Millisecond)})
+	resp := e.commit(t, &apiv1.CommitRequest{Values: []*apiv1.Value{value("iface/a", "a2"), value("iface/b", "b")}, ConfirmWithin: durationpb.New(time.Second)})
 	if resp.GetConfirmDeadline() == nil {
 		t.Fatalf("no deadline: %v", resp)
 	}
@@ -280,7 +280,7 @@ func TestConfirmedCommit(t *testing.T) {
 	if _, err := e.client.Confirm(context.Background(), &apiv1.ConfirmRequest{Seq: resp.GetSeq()}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(500 * time.Millisecond)
+	time.Sleep(1200 * time.Millisecond) // past the deadline
 	e.want(t, "iface/a", "a2")
 	e.want(t, "iface/b", "b")
 
