@@ -49,11 +49,10 @@ func (srv *Server) start() error {
 	if err != nil {
 		return fmt.Errorf("grpcapi: the initial load of source %s: %w", srv.cfg.Source, err)
 	}
-	if p == nil {
-		return nil
-	}
 	st.current = maps.Clone(desired)
 	st.pending = nil
+	// The state loaded is the source's state since the transaction
+	// before this one (or since the start: 0).
 	seq := uint64(0)
 	if res != nil {
 		seq = res.Seq
@@ -61,8 +60,9 @@ func (srv *Server) start() error {
 		// Applied by the startup resync (or waiting for it).
 		seq = h[len(h)-1].Seq
 	}
-	if seq > 0 {
-		st.record(seq, srv.cfg.StatesKept)
+	st.record(seq, srv.cfg.StatesKept)
+	if p == nil {
+		return nil
 	}
 	return st.save()
 }

@@ -7,11 +7,14 @@
 // nb.Mux like any source's updates, so that the agent's ownership rules and
 // priorities apply, and a plan only is a dry run over the merged state.
 //
-// The source's state (what the gRPC clients intend), the states it had
-// after its recent transactions (for RollbackTo) and a commit awaiting
-// confirmation are kept in a small file (Config.StateFile), written
-// atomically after every change: a server started over a file that holds a
-// commit awaiting confirmation rolls it back first.
+// The source's state (what the gRPC clients intend) and a commit awaiting
+// confirmation, with the state before it, are kept in a small JSON file
+// (Config.StateFile), written atomically ahead of every commit and after
+// it: a server started over a file that holds a commit awaiting
+// confirmation rolls it back first. The states the source had after its
+// recent transactions (for RollbackTo; Config.StatesKept of them) are kept
+// in memory, like the scheduler's history whose sequence numbers they
+// follow.
 //
 // The package is not imported by runtime/scheduler: an agent that does not
 // serve gRPC does not link it.
@@ -59,9 +62,8 @@ type Config struct {
 	// Models resolves keys to their models (default
 	// nb.SchedulerModels(Scheduler)).
 	Models nb.Models
-	// StateFile keeps the source's state, its past states and a commit
-	// awaiting confirmation across restarts ("" keeps them in memory
-	// only).
+	// StateFile keeps the source's state and a commit awaiting
+	// confirmation across restarts ("" keeps them in memory only).
 	StateFile string
 	// StatesKept bounds the past states kept for RollbackTo (default
 	// DefaultStatesKept).

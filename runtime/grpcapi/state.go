@@ -17,7 +17,9 @@ import (
 
 // state is the gRPC source's state: what it intends now, what it intended
 // after each of its recent transactions, and a commit awaiting
-// confirmation.
+// confirmation. The file keeps what it intends and the commit awaiting
+// confirmation; the past states stay in memory, as the scheduler's
+// history does (sequence numbers start again at 1 with a new scheduler).
 type state struct {
 	file    string
 	current map[string]proto.Message
@@ -52,11 +54,6 @@ type fileValue struct {
 	Data []byte `json:"data"`
 }
 
-type fileSnapshot struct {
-	Seq    uint64      `json:"seq"`
-	Values []fileValue `json:"values"`
-}
-
 type filePending struct {
 	Seq      uint64      `json:"seq"`
 	Deadline time.Time   `json:"deadline"`
@@ -64,10 +61,8 @@ type filePending struct {
 }
 
 type fileState struct {
-	Current []fileValue    `json:"current"`
-	States  []fileSnapshot `json:"states"`
-	Floor   uint64         `json:"floor,omitempty"`
-	Pending *filePending   `json:"pending,omitempty"`
+	Current []fileValue  `json:"current"`
+	Pending *filePending `json:"pending,omitempty"`
 }
 
 // loadState reads the state file (a missing one is an empty state).
@@ -90,14 +85,6 @@ func loadState(file string, models nb.Models) (*state, error) {
 	if st.current, err = decodeValues(models, fs.Current); err != nil {
 		return nil, fmt.Errorf("grpcapi: state file %s: %w", file, err)
 	}
-	for _, s := range fs.States {
-		vs, err := decodeValues(models, s.Values)
-		if err != nil {
-			return nil, fmt.Errorf("grpcapi: state file %s: state after %d: %w", file, s.Seq, err)
-		}
-		st.states = append(st.states, snapshot{seq: s.Seq, values: vs})
-	}
-	st.floor = fs.Floor
 	if p := fs.Pending; p != nil {
 		prev, err := decodeValues(models, p.Previous)
 		if err != nil {
@@ -113,17 +100,10 @@ func (st *state) save() error {
 	if st.file == "" {
 		return nil
 	}
-	fs := fileState{Floor: st.floor}
+	var fs fileState
 	var err error
 	if fs.Current, err = encodeValues(st.current); err != nil {
 		return err
-	}
-	for _, s := range st.states {
-		vs, err := encodeValues(s.values)
-		if err != nil {
-			return err
-		}
-		fs.States = append(fs.States, fileSnapshot{Seq: s.seq, Values: vs})
 	}
 	if p := st.pending; p != nil {
 		prev, err := encodeValues(p.previous)
