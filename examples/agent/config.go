@@ -31,6 +31,17 @@ type Config struct {
 		// when Address is not a loopback address.
 		TokenFile string `yaml:"token_file"`
 	} `yaml:"http"`
+	GRPC struct {
+		// Address of the gRPC API: "unix:PATH" (a Unix socket) or a TCP
+		// address; "" is the Unix socket grpc.sock in the state
+		// directory; "off" turns the API off.
+		Address string `yaml:"address"`
+		// TokenFile holds the bearer token every call must carry; CertFile
+		// and KeyFile serve TLS. Beyond loopback all three are required.
+		TokenFile string `yaml:"token_file"`
+		CertFile  string `yaml:"cert_file"`
+		KeyFile   string `yaml:"key_file"`
+	} `yaml:"grpc"`
 	History struct {
 		Records int           `yaml:"records"`
 		MaxAge  time.Duration `yaml:"max_age"`
@@ -88,7 +99,7 @@ func defaults() Config {
 	c.History.Records = 10000
 	c.StateDir = "/var/lib/kvdescriptor-agent"
 	c.LoadDeadline = 30 * time.Second
-	c.Sources.Priority = []string{"file", "etcd"}
+	c.Sources.Priority = []string{"file", "etcd", "grpc"}
 	return c
 }
 
@@ -109,6 +120,10 @@ func parseConfig(args []string, help io.Writer) (Config, error) {
 	logFormat := fs.String("log-format", c.Log.Format, "log format: text or json")
 	httpAddr := fs.String("http", c.HTTP.Address, `HTTP API address ("" turns it off)`)
 	tokenFile := fs.String("token-file", "", "file holding the bearer token of mutating HTTP requests")
+	grpcAddr := fs.String("grpc", "", `gRPC API address: unix:PATH or host:port ("": unix:<state-dir>/grpc.sock; "off": no gRPC API)`)
+	grpcToken := fs.String("grpc-token-file", "", "file holding the bearer token of every gRPC call")
+	grpcCert := fs.String("grpc-cert", "", "TLS certificate file of the gRPC API")
+	grpcKey := fs.String("grpc-key", "", "TLS key file of the gRPC API")
 	history := fs.Int("history", c.History.Records, "transactions kept in the history (0: none)")
 	historyAge := fs.Duration("history-age", 0, "drop history records older than this (0: no limit)")
 	resync := fs.Duration("resync", 0, "periodic downstream resync interval (0: never)")
@@ -151,6 +166,10 @@ func parseConfig(args []string, help io.Writer) (Config, error) {
 	apply("log-format", func() { c.Log.Format = *logFormat })
 	apply("http", func() { c.HTTP.Address = *httpAddr })
 	apply("token-file", func() { c.HTTP.TokenFile = *tokenFile })
+	apply("grpc", func() { c.GRPC.Address = *grpcAddr })
+	apply("grpc-token-file", func() { c.GRPC.TokenFile = *grpcToken })
+	apply("grpc-cert", func() { c.GRPC.CertFile = *grpcCert })
+	apply("grpc-key", func() { c.GRPC.KeyFile = *grpcKey })
 	apply("history", func() { c.History.Records = *history })
 	apply("history-age", func() { c.History.MaxAge = *historyAge })
 	apply("resync", func() { c.ResyncInterval = *resync })
@@ -197,6 +216,17 @@ func (c *Config) check() error {
 			errs = append(errs, fmt.Errorf("http address: %q is not a loopback address: a token file (-token-file) is required", c.HTTP.Address))
 		}
 	}
+	if a := c.GRPC.Address; a != "" && a != "off" && !strings.HasPrefix(a, "unix:") {
+		host, _, err := net.SplitHostPort(a)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("grpc address: %q: %w", a, err))
+		} else if !isLoopback(host) && (c.GRPC.TokenFile == "" || c.GRPC.CertFile == "" || c.GRPC.KeyFile == "") {
+			errs = append(errs, fmt.Errorf("grpc address: %q is not a loopback address: TLS (-grpc-cert, -grpc-key) and a token file (-grpc-token-file) are required", a))
+		}
+	}
+	if (c.GRPC.CertFile == "") != (c.GRPC.KeyFile == "") {
+		errs = append(errs, errors.New("grpc: -grpc-cert and -grpc-key go together"))
+	}
 	if c.History.Records < 0 {
 		errs = append(errs, fmt.Errorf("history: %d records", c.History.Records))
 	}
@@ -204,8 +234,8 @@ func (c *Config) check() error {
 		errs = append(errs, errors.New("state dir: empty"))
 	}
 	for _, p := range c.Sources.Priority {
-		if p != "file" && p != "etcd" {
-			errs = append(errs, fmt.Errorf("priority: unknown source %q (file, etcd)", p))
+		if p != "file" && p != "etcd" && p != "grpc" {
+			errs = append(errs, fmt.Errorf("priority: unknown source %q (file, etcd, grpc)", p))
 		}
 	}
 	if c.Sources.File.Path == "" && len(c.Sources.Etcd.Endpoints) == 0 {

@@ -20,6 +20,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -41,6 +42,7 @@ import (
 
 	"github.com/kvdescriptor/kvdescriptor/plugins/linux"
 	"github.com/kvdescriptor/kvdescriptor/plugins/vpp"
+	"github.com/kvdescriptor/kvdescriptor/runtime/grpcapi"
 	"github.com/kvdescriptor/kvdescriptor/runtime/httpapi"
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 	"github.com/kvdescriptor/kvdescriptor/runtime/metrics"
@@ -250,6 +252,21 @@ func run(ctx context.Context, cfg Config, logOut io.Writer) (err error) {
 		logger.Info("HTTP API", "url", "http://"+ln.Addr().String()+"/")
 	}
 
+	// The gRPC API: one more source, "grpc", whose state (and a commit
+	// awaiting confirmation) is kept in grpc.json in the state directory.
+	if cfg.GRPC.Address != "off" {
+		// The gRPC source loads at once: the other sources must be
+		// known before, or the startup resync would not wait for them.
+		for _, src := range sources {
+			mux.Sink(src.Name())
+		}
+		stopGRPC, err := serveGRPC(cfg, s, mux, models, logger)
+		if err != nil {
+			return err
+		}
+		defer stopGRPC()
+	}
+
 	// Interfaces made by other programs become OBTAINED values.
 	if plugin != nil {
 		wctx, cancel := context.WithCancel(ctx)
@@ -292,6 +309,47 @@ func run(ctx context.Context, cfg Config, logOut io.Writer) (err error) {
 		err = nil
 	}
 	return err
+}
+
+// serveGRPC starts the gRPC API; the function returned stops it.
+func serveGRPC(cfg Config, s *scheduler.Scheduler, mux *nb.Mux, models nb.Models, logger *slog.Logger) (func(), error) {
+	gcfg := grpcapi.Config{
+		Scheduler: s,
+		Mux:       mux,
+		Models:    models,
+		StateFile: filepath.Join(cfg.StateDir, "grpc.json"),
+		Logger:    logger,
+	}
+	if f := cfg.GRPC.TokenFile; f != "" {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("grpc token file: %w", err)
+		}
+		gcfg.Token = strings.TrimSpace(string(b))
+	}
+	if cfg.GRPC.CertFile != "" {
+		cert, err := tls.LoadX509KeyPair(cfg.GRPC.CertFile, cfg.GRPC.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("grpc TLS: %w", err)
+		}
+		gcfg.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	addr := cfg.GRPC.Address
+	if addr == "" {
+		addr = "unix:" + filepath.Join(cfg.StateDir, "grpc.sock")
+	}
+	ln, err := grpcapi.Listen(addr, gcfg.TLS != nil && gcfg.Token != "")
+	if err != nil {
+		return nil, fmt.Errorf("grpc: %w", err)
+	}
+	srv, err := grpcapi.NewServer(gcfg)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	go func() { _ = srv.Serve(ln) }()
+	logger.Info("gRPC API", "address", addr)
+	return srv.Close, nil
 }
 
 // openNetns opens a network namespace by name (under /var/run/netns) or

@@ -131,8 +131,11 @@ type Mux struct {
 }
 
 type source struct {
-	name       string
-	desired    map[string]proto.Message
+	name    string
+	desired map[string]proto.Message
+	// loadNote is the description of the source's initial load when it
+	// came before the startup resync, which names it.
+	loadNote   string
 	loaded     bool
 	problem    error
 	lastUpdate time.Time
@@ -197,8 +200,73 @@ type sink struct {
 	name string
 }
 
-func (k sink) Apply(ctx context.Context, u Update) error { return k.m.apply(ctx, k.name, u) }
-func (k sink) Problem(err error)                         { k.m.problem(k.name, err) }
+func (k sink) Apply(ctx context.Context, u Update) error {
+	_, err := k.m.apply(ctx, k.name, u)
+	return err
+}
+
+func (k sink) Problem(err error) { k.m.problem(k.name, err) }
+
+// ApplyWith applies an update of the source name as its sink's Apply does,
+// the transaction made with opts too (Revert, Retry: a source of remote
+// transactions passes its client's options), and returns the transaction's
+// result: nil when the update changed nothing in the merged state (a key
+// another source overrides, say) or was only recorded (before the startup
+// resync). The source becomes known, as with Sink.
+func (m *Mux) ApplyWith(ctx context.Context, name string, u Update, opts ...scheduler.TxnOption) (*scheduler.Result, error) {
+	return m.apply(ctx, name, u, opts...)
+}
+
+// Plan plans, as a scheduler dry run, the transaction that the update of
+// the source name would make of the merged state (the other sources'
+// values and priorities included), and changes nothing. Its result is nil
+// when the update would change nothing; before the startup resync it fails.
+func (m *Mux) Plan(ctx context.Context, name string, u Update, opts ...scheduler.TxnOption) (*scheduler.Result, error) {
+	if err := checkUpdate(u); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, errors.New("nb: the mux is closed")
+	}
+	if !m.started {
+		return nil, errors.New("nb: the startup resync has not run yet (some sources have not loaded)")
+	}
+	var prev map[string]proto.Message
+	if src, ok := m.sources[name]; ok {
+		prev = src.desired
+	}
+	next := nextDesired(prev, u)
+	keys := updateKeys(prev, u)
+	txn := m.s.Txn(opts...).With(scheduler.DryRun(), scheduler.Description("plan of "+describe(name, u)))
+	for _, k := range keys {
+		old, had := m.applied[k]
+		e, ok := m.winnerWith(k, name, next)
+		switch {
+		case !ok && had:
+			txn.Delete(k)
+		case ok && (!had || !proto.Equal(old.value, e.value)):
+			txn.Set(k, e.value)
+		}
+	}
+	if txn.Len() == 0 {
+		return nil, nil
+	}
+	return txn.Commit(ctx)
+}
+
+// Desired returns a copy of what the source name intends (nil for a source
+// not known).
+func (m *Mux) Desired(name string) map[string]proto.Message {
+	m.rmu.RLock()
+	defer m.rmu.RUnlock()
+	src, ok := m.sources[name]
+	if !ok {
+		return nil
+	}
+	return maps.Clone(src.desired)
+}
 
 // Run runs every source with its sink until ctx ends, and returns when all
 // have returned: nil, or the errors of the sources that stopped with one
@@ -313,20 +381,61 @@ func (m *Mux) compare(a, b string) int {
 }
 
 // winner returns the intended entry of key; m.mu held.
-func (m *Mux) winner(key string) (entry, bool) {
-	var best *source
+func (m *Mux) winner(key string) (entry, bool) { return m.winnerWith(key, "", nil) }
+
+// winnerWith is winner with the source name intending desired instead of
+// what it does (a plan); name "" changes nothing; m.mu held.
+func (m *Mux) winnerWith(key, name string, desired map[string]proto.Message) (entry, bool) {
+	best := entry{}
+	found := false
+	consider := func(n string, d map[string]proto.Message) {
+		v, ok := d[key]
+		if !ok {
+			return
+		}
+		if !found || m.compare(n, best.owner) < 0 {
+			best, found = entry{owner: n, value: v}, true
+		}
+	}
 	for _, src := range m.sources {
-		if _, ok := src.desired[key]; !ok {
-			continue
-		}
-		if best == nil || m.compare(src.name, best.name) < 0 {
-			best = src
+		if src.name != name || name == "" {
+			consider(src.name, src.desired)
 		}
 	}
-	if best == nil {
-		return entry{}, false
+	if name != "" {
+		consider(name, desired)
 	}
-	return entry{owner: best.name, value: best.desired[key]}, true
+	return best, found
+}
+
+// nextDesired returns a source's desired map after u.
+func nextDesired(prev map[string]proto.Message, u Update) map[string]proto.Message {
+	next := maps.Clone(prev)
+	if u.Resync || next == nil {
+		next = make(map[string]proto.Message, len(u.Changes))
+	}
+	for _, c := range u.Changes {
+		if c.Value == nil {
+			delete(next, c.Key)
+		} else {
+			next[c.Key] = c.Value
+		}
+	}
+	return next
+}
+
+// updateKeys returns the keys that u may change, sorted.
+func updateKeys(prev map[string]proto.Message, u Update) []string {
+	keys := map[string]struct{}{}
+	for _, c := range u.Changes {
+		keys[c.Key] = struct{}{}
+	}
+	if u.Resync {
+		for k := range prev {
+			keys[k] = struct{}{}
+		}
+	}
+	return slices.Sorted(maps.Keys(keys))
 }
 
 // checkUpdate returns the error of an update that cannot be applied.
@@ -342,38 +451,31 @@ func checkUpdate(u Update) error {
 	return nil
 }
 
-func (m *Mux) apply(ctx context.Context, name string, u Update) error {
+func (m *Mux) apply(ctx context.Context, name string, u Update, opts ...scheduler.TxnOption) (*scheduler.Result, error) {
 	if err := checkUpdate(u); err != nil {
 		m.problem(name, err)
-		return err
+		return nil, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
-		return errors.New("nb: the mux is closed")
+		return nil, errors.New("nb: the mux is closed")
 	}
 	if err := ctx.Err(); err != nil {
-		return err
+		return nil, err
 	}
 	src := m.source(name)
 	prev := src.desired
 	prevLoaded := src.loaded
-	next := maps.Clone(prev)
-	if u.Resync {
-		next = make(map[string]proto.Message, len(u.Changes))
-	}
-	for _, c := range u.Changes {
-		if c.Value == nil {
-			delete(next, c.Key)
-		} else {
-			next[c.Key] = c.Value
-		}
-	}
+	next := nextDesired(prev, u)
 	m.set(func() {
 		src.desired = next
 		src.lastUpdate = time.Now()
 		if u.Resync {
 			src.loaded = true
+			if !m.started {
+				src.loadNote = u.Description
+			}
 		}
 	})
 	undo := func(err error) {
@@ -384,29 +486,19 @@ func (m *Mux) apply(ctx context.Context, name string, u Update) error {
 		if m.allLoaded() {
 			if err := m.startup(ctx, "every source has loaded"); err != nil {
 				undo(err)
-				return err
+				return nil, err
 			}
 		}
 		m.set(func() { src.problem = nil })
-		return nil
+		return nil, nil
 	}
-	// The keys the update may change.
-	keys := map[string]struct{}{}
-	for _, c := range u.Changes {
-		keys[c.Key] = struct{}{}
-	}
-	if u.Resync {
-		for k := range prev {
-			keys[k] = struct{}{}
-		}
-	}
-	err := m.commit(ctx, slices.Sorted(maps.Keys(keys)), describe(name, u))
+	res, err := m.commit(ctx, updateKeys(prev, u), describe(name, u), opts...)
 	if err != nil {
 		undo(err)
-		return err
+		return nil, err
 	}
 	m.set(func() { src.problem = nil })
-	return nil
+	return res, nil
 }
 
 // set makes a change that readers see; m.mu held.
@@ -431,8 +523,8 @@ func describe(name string, u Update) string {
 // as one transaction, recording it in the store around it; m.mu held. Its
 // error says that nothing was applied (m.applied and the store are as
 // before).
-func (m *Mux) commit(ctx context.Context, keys []string, description string) error {
-	txn := m.s.Txn(scheduler.Description(description))
+func (m *Mux) commit(ctx context.Context, keys []string, description string, opts ...scheduler.TxnOption) (*scheduler.Result, error) {
+	txn := m.s.Txn(opts...).With(scheduler.Description(description))
 	next := map[string]entry{}
 	var puts []Applied
 	var deletes []string
@@ -460,15 +552,17 @@ func (m *Mux) commit(ctx context.Context, keys []string, description string) err
 		}
 	}
 	if len(puts) == 0 && len(deletes) == 0 {
-		return nil
+		return nil, nil
 	}
 	if m.opts.store != nil && len(puts) > 0 {
 		if err := m.opts.store.Record(puts, nil); err != nil {
-			return fmt.Errorf("nb: recording the values before applying them: %w", err)
+			return nil, fmt.Errorf("nb: recording the values before applying them: %w", err)
 		}
 	}
+	var res *scheduler.Result
 	if txn.Len() > 0 {
-		res, err := txn.Commit(ctx)
+		var err error
+		res, err = txn.Commit(ctx)
 		var te *scheduler.TxnError
 		if err != nil && !errors.As(err, &te) && (res == nil || res.Seq == 0) {
 			// Not applied: forget what was written ahead.
@@ -477,7 +571,7 @@ func (m *Mux) commit(ctx context.Context, keys []string, description string) err
 					m.logger.Error("nb: undoing the record of a transaction not applied", "err", uerr)
 				}
 			}
-			return err
+			return nil, err
 		}
 		if err != nil && !errors.As(err, &te) {
 			m.logger.Warn("nb: transaction still running when its context ended", "description", description, "err", err)
@@ -495,7 +589,7 @@ func (m *Mux) commit(ctx context.Context, keys []string, description string) err
 			m.logger.Error("nb: removing deleted values from the store", "err", err)
 		}
 	}
-	return nil
+	return res, nil
 }
 
 // reportConflict logs a key that several sources set; m.mu held.
@@ -599,6 +693,16 @@ func (m *Mux) startup(ctx context.Context, why string) error {
 	}
 	slices.Sort(names)
 	desc := fmt.Sprintf("startup (%s): full resync of sources %s", why, strings.Join(names, ", "))
+	var notes []string
+	for _, src := range m.sources {
+		if src.loaded && src.loadNote != "" {
+			notes = append(notes, "source "+src.name+": "+src.loadNote)
+		}
+	}
+	slices.Sort(notes)
+	if len(notes) > 0 {
+		desc += "; " + strings.Join(notes, "; ")
+	}
 	if standIns > 0 {
 		desc += fmt.Sprintf("; %d values of sources not loaded kept as applied before", standIns)
 	}
