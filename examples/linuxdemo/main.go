@@ -22,7 +22,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"runtime"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -213,32 +212,7 @@ func removeAddress(ns netns.NsHandle, link, cidr string) error {
 
 // newNamespace creates an unnamed network namespace on a locked thread,
 // switching the thread back before unlocking it.
-func newNamespace() (netns.NsHandle, error) {
-	type result struct {
-		ns  netns.NsHandle
-		err error
-	}
-	c := make(chan result, 1)
-	go func() {
-		runtime.LockOSThread()
-		orig, err := netns.Get()
-		if err != nil {
-			runtime.UnlockOSThread()
-			c <- result{netns.None(), err}
-			return
-		}
-		defer orig.Close()
-		ns, err := netns.New() // unshare(CLONE_NEWNET) of this thread
-		if serr := netns.Set(orig); serr != nil {
-			c <- result{ns, errors.Join(err, serr)} // the thread stays locked and exits
-			return
-		}
-		runtime.UnlockOSThread()
-		c <- result{ns, err}
-	}()
-	r := <-c
-	return r.ns, r.err
-}
+func newNamespace() (netns.NsHandle, error) { return linux.NewNamespace() }
 
 func expect(s *scheduler.Scheduler, state scheduler.State, key string) error {
 	if st := s.Status(key); st.State != state {

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -48,7 +47,7 @@ func requireRoot(t testing.TB) {
 func newNetns(t testing.TB) netns.NsHandle {
 	t.Helper()
 	requireRoot(t)
-	ns, err := onLockedThread(func() (netns.NsHandle, error) { return netns.New() })
+	ns, err := linux.OnLockedThread(func() (netns.NsHandle, error) { return netns.New() })
 	if err != nil {
 		t.Fatalf("creating a network namespace: %v", err)
 	}
@@ -64,7 +63,7 @@ func newNamedNetns(t testing.TB) (string, netns.NsHandle) {
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
 	name := "kvdtest-" + hex.EncodeToString(b)
-	ns, err := onLockedThread(func() (netns.NsHandle, error) { return netns.NewNamed(name) })
+	ns, err := linux.OnLockedThread(func() (netns.NsHandle, error) { return netns.NewNamed(name) })
 	if err != nil {
 		t.Fatalf("creating network namespace %s: %v", name, err)
 	}
@@ -75,35 +74,6 @@ func newNamedNetns(t testing.TB) (string, netns.NsHandle) {
 		}
 	})
 	return name, ns
-}
-
-// onLockedThread runs f (which switches the thread's namespace) on a
-// locked thread and switches the thread back.
-func onLockedThread(f func() (netns.NsHandle, error)) (netns.NsHandle, error) {
-	type result struct {
-		ns  netns.NsHandle
-		err error
-	}
-	c := make(chan result, 1)
-	go func() {
-		runtime.LockOSThread()
-		orig, err := netns.Get()
-		if err != nil {
-			runtime.UnlockOSThread()
-			c <- result{netns.None(), err}
-			return
-		}
-		defer orig.Close()
-		ns, err := f()
-		if serr := netns.Set(orig); serr != nil {
-			c <- result{ns, errors.Join(err, serr)} // the thread stays locked and dies
-			return
-		}
-		runtime.UnlockOSThread()
-		c <- result{ns, err}
-	}()
-	r := <-c
-	return r.ns, r.err
 }
 
 // env is one test's namespace, plugin and scheduler.
@@ -283,7 +253,7 @@ func ourRoutes(t testing.TB, h *netlink.Handle, proto int) []string {
 // by creating one in a scratch namespace.
 var kernelSupports = sync.OnceValue(func() map[string]error {
 	out := map[string]error{}
-	ns, err := onLockedThread(func() (netns.NsHandle, error) { return netns.New() })
+	ns, err := linux.OnLockedThread(func() (netns.NsHandle, error) { return netns.New() })
 	if err != nil {
 		return map[string]error{"": err}
 	}

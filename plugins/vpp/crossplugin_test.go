@@ -3,9 +3,7 @@
 package vpp
 
 import (
-	"errors"
 	"os"
-	"runtime"
 	"slices"
 	"testing"
 
@@ -25,34 +23,12 @@ func newNetns(t *testing.T) netns.NsHandle {
 	if os.Geteuid() != 0 {
 		t.Fatalf("this test needs root to create a network namespace (euid %d)", os.Geteuid())
 	}
-	type result struct {
-		ns  netns.NsHandle
-		err error
+	ns, err := linux.NewNamespace()
+	if err != nil {
+		t.Fatalf("creating a network namespace: %v", err)
 	}
-	c := make(chan result, 1)
-	go func() {
-		runtime.LockOSThread()
-		orig, err := netns.Get()
-		if err != nil {
-			runtime.UnlockOSThread()
-			c <- result{netns.None(), err}
-			return
-		}
-		defer orig.Close()
-		ns, err := netns.New()
-		if serr := netns.Set(orig); serr != nil {
-			c <- result{ns, errors.Join(err, serr)} // the thread stays locked and dies
-			return
-		}
-		runtime.UnlockOSThread()
-		c <- result{ns, err}
-	}()
-	r := <-c
-	if r.err != nil {
-		t.Fatalf("creating a network namespace: %v", r.err)
-	}
-	t.Cleanup(func() { r.ns.Close() })
-	return r.ns
+	t.Cleanup(func() { ns.Close() })
+	return ns
 }
 
 // TestScenarioAfPacketWaitsForLinuxVeth registers the Linux plugin (in a
