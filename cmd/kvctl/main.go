@@ -732,6 +732,9 @@ func (c *cli) writePlan(ops []*apiv1.Op, outcomes []*apiv1.Outcome) {
 		return
 	}
 	for _, op := range ops {
+		if slices.Contains(op.GetFlags(), "NOOP") {
+			continue
+		}
 		recreate := false
 		for _, f := range op.GetFlags() {
 			recreate = recreate || f == "RECREATE"
