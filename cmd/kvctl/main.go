@@ -283,7 +283,39 @@ func (c *cli) stateColour(state string) string {
 	return state
 }
 
-func newTable(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 4, 2, ' ', 0) }
+// newTable aligns columns separated by tabs (an empty last column leaves
+// no trailing spaces).
+func newTable(w io.Writer) *tabwriter.Writer {
+	return tabwriter.NewWriter(&trimWriter{w: w}, 0, 4, 2, ' ', 0)
+}
+
+// trimWriter drops the spaces that end lines.
+type trimWriter struct {
+	w      io.Writer
+	spaces int
+}
+
+func (t *trimWriter) Write(p []byte) (int, error) {
+	var out []byte
+	for _, b := range p {
+		switch b {
+		case ' ':
+			t.spaces++
+			continue
+		case '\n':
+			t.spaces = 0
+		default:
+			for ; t.spaces > 0; t.spaces-- {
+				out = append(out, ' ')
+			}
+		}
+		out = append(out, b)
+	}
+	if _, err := t.w.Write(out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
 
 // valueText renders a value as one line of compact JSON.
 func valueText(a *anypb.Any) string {
@@ -731,13 +763,36 @@ func (c *cli) writePlan(ops []*apiv1.Op, outcomes []*apiv1.Outcome) {
 		fmt.Fprintln(c.stdout, "no changes")
 		return
 	}
+	// A re-creation is planned as a delete and a create of one key: one
+	// "!" line, with the fields that changed.
+	recreated := map[string][2]*anypb.Any{}
+	for _, op := range ops {
+		if !slices.Contains(op.GetFlags(), "RECREATE") {
+			continue
+		}
+		r := recreated[op.GetKey()]
+		switch op.GetKind() {
+		case "DELETE":
+			r[0] = op.GetValue()
+			if op.GetPrevValue() != nil {
+				r[0] = op.GetPrevValue()
+			}
+		case "CREATE":
+			r[1] = op.GetValue()
+		}
+		recreated[op.GetKey()] = r
+	}
+	shown := map[string]bool{}
 	for _, op := range ops {
 		if slices.Contains(op.GetFlags(), "NOOP") {
 			continue
 		}
-		recreate := false
-		for _, f := range op.GetFlags() {
-			recreate = recreate || f == "RECREATE"
+		r, recreate := recreated[op.GetKey()]
+		if recreate {
+			if shown[op.GetKey()] {
+				continue
+			}
+			shown[op.GetKey()] = true
 		}
 		var sign, colour string
 		switch {
@@ -758,25 +813,26 @@ func (c *cli) writePlan(ops []*apiv1.Op, outcomes []*apiv1.Outcome) {
 		line := fmt.Sprintf("%s %s", sign, op.GetKey())
 		var extra []string
 		for _, f := range op.GetFlags() {
-			if f != "RECREATE" {
+			if f != "RECREATE" && (f != "IS-PENDING" || op.GetState() != "PENDING") {
 				extra = append(extra, f)
 			}
 		}
-		if recreate {
-			line += " (" + strings.ToLower(op.GetKind()) + ")"
-		}
-		if op.GetState() == "PENDING" {
+		if op.GetState() == "PENDING" && !recreate {
 			line += " (pending)"
-			extra = slices.DeleteFunc(extra, func(f string) bool { return f == "IS-PENDING" })
 		}
-		if len(extra) > 0 {
+		if len(extra) > 0 && !recreate {
 			line += " [" + strings.Join(extra, ",") + "]"
 		}
 		fmt.Fprintln(c.stdout, c.paint(colour, line))
-		if op.GetKind() == "UPDATE" && op.GetPrevValue() != nil && op.GetValue() != nil {
-			for _, f := range changedFields(op.GetPrevValue(), op.GetValue()) {
-				fmt.Fprintln(c.stdout, "    "+f)
-			}
+		var fields []string
+		switch {
+		case recreate && r[0] != nil && r[1] != nil:
+			fields = changedFields(r[0], r[1])
+		case op.GetKind() == "UPDATE" && op.GetPrevValue() != nil && op.GetValue() != nil:
+			fields = changedFields(op.GetPrevValue(), op.GetValue())
+		}
+		for _, f := range fields {
+			fmt.Fprintln(c.stdout, "    "+f)
 		}
 	}
 }
@@ -852,18 +908,19 @@ func (c *cli) progress(cmd *cobra.Command, what string) func() {
 
 func (c *cli) applyCmd() *cobra.Command {
 	var path, description string
-	var plan, wait bool
+	var plan, wait, prune bool
 	var confirmWithin time.Duration
 	cmd := &cobra.Command{
 		Use:   "apply -f config.yaml",
 		Short: "Apply a configuration file (key to value, YAML or JSON): show the plan, then commit",
 		Long: `apply reads a configuration file (the format of the agent's file source:
-a map of key to value, a null value deleting the key) and shows the plan
+a map of key to value) and shows the plan
 like a diff: "+" create, "~" update with the changed fields, "-" delete,
 "!" re-create. Then it commits, unless --plan. With --wait it waits for
 the values to settle and fails (exit code 1) unless they are CONFIGURED.
 With --confirm-within the commit is rolled back unless confirmed in time
-(kvctl confirm SEQ).`,
+(kvctl confirm SEQ). With --prune the file is the whole state of the gRPC
+source: its values that the file lacks are deleted.`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if path == "" {
@@ -889,11 +946,10 @@ With --confirm-within the commit is rolled back unless confirmed in time
 				if description != "" {
 					req.Description = description
 				}
+				if prune {
+					req.Resync = apiv1.ResyncKind_RESYNC_KIND_SOURCE
+				}
 				for _, ch := range changes {
-					if ch.Value == nil {
-						req.Deletes = append(req.Deletes, ch.Key)
-						continue
-					}
 					a, err := anypb.New(ch.Value)
 					if err != nil {
 						return failed("%s: %v", ch.Key, err)
@@ -934,6 +990,7 @@ With --confirm-within the commit is rolled back unless confirmed in time
 	}
 	cmd.Flags().StringVarP(&path, "file", "f", "", "the configuration file")
 	cmd.Flags().BoolVar(&plan, "plan", false, "show the plan only; change nothing")
+	cmd.Flags().BoolVar(&prune, "prune", false, "the file is the gRPC source's whole state: delete its values the file lacks")
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait for the values to settle (at most --timeout); fail unless CONFIGURED")
 	cmd.Flags().DurationVar(&confirmWithin, "confirm-within", 0, "roll the commit back unless confirmed within this time")
 	cmd.Flags().StringVar(&description, "description", "", "the transaction's description")

@@ -192,6 +192,10 @@ func TestCommands(t *testing.T) {
 		{"resync-downstream", []string{"resync", "--downstream"}, 0},
 		{"resync", []string{"resync"}, 0},
 		{"status-end", []string{"status"}, 0},
+		{"apply-dummy", []string{"apply", "-f", "apply4.yaml"}, 0},
+		{"apply-plan-recreate", []string{"apply", "-f", "apply5.yaml", "--plan"}, 0},
+		{"apply-plan-prune", []string{"apply", "-f", "apply5.yaml", "--plan", "--prune"}, 0},
+		{"apply-plan-prune-yaml", []string{"apply", "-f", "apply5.yaml", "--plan", "--prune", "-o", "yaml"}, 0},
 		{"confirm-unknown", []string{"confirm", "99"}, 1},
 		{"apply-bad-file", []string{"apply", "-f", "bad.yaml"}, 1},
 	}
@@ -217,11 +221,19 @@ func TestBadUsage(t *testing.T) {
 		{"confirm", "x"},
 		{"rollback"},
 		{"history", "--since", "yesterday"},
+		{"apply", "-f", "x.yaml", "--confirm-within", "soon"},
 	} {
 		out, code := kvctl(t, args...)
 		if code != 2 {
 			t.Errorf("kvctl %s: exit code %d, want 2\n%s", strings.Join(args, " "), code, out)
 		}
+	}
+}
+
+func TestCompletion(t *testing.T) {
+	out, code := kvctl(t, "completion", "bash")
+	if code != 0 || !strings.Contains(out, "kvctl") {
+		t.Errorf("completion bash: exit code %d\n%.300s", code, out)
 	}
 }
 
