@@ -10,6 +10,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,6 +27,7 @@ import (
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -127,6 +130,8 @@ type cli struct {
 	stdout    io.Writer
 	server    string
 	tokenFile string
+	tls       bool
+	tlsCA     string
 	output    string
 	timeout   time.Duration
 	color     bool
@@ -140,7 +145,8 @@ const longHelp = `kvctl talks to a running kvdescriptor agent over its gRPC API.
 The agent is reached at --server: unix:PATH (the agent's Unix socket, by
 default grpc.sock in its state directory) or host:port; the environment
 variable KVCTL_SERVER sets the default. --token-file names a file holding
-the bearer token the agent requires, if any.
+the bearer token the agent requires, if any; --tls (or --tls-ca FILE)
+connects with TLS, as an agent exposed beyond the machine requires.
 
 Exit codes:
   0  success
@@ -174,6 +180,8 @@ func (c *cli) root() *cobra.Command {
 	pf := root.PersistentFlags()
 	pf.StringVar(&c.server, "server", server, "agent address: unix:PATH or host:port (env KVCTL_SERVER)")
 	pf.StringVar(&c.tokenFile, "token-file", "", "file holding the agent's bearer token")
+	pf.BoolVar(&c.tls, "tls", false, "connect with TLS (the system's roots, or --tls-ca)")
+	pf.StringVar(&c.tlsCA, "tls-ca", "", "PEM file of the CA that signed the agent's certificate (implies --tls)")
 	pf.StringVarP(&c.output, "output", "o", "text", "output format: text, json or yaml")
 	pf.DurationVar(&c.timeout, "timeout", 30*time.Second, "time limit of each call (watch: of connecting)")
 	root.AddCommand(c.statusCmd(), c.whyCmd(), c.historyCmd(), c.timelineCmd(), c.modelsCmd(), c.dumpCmd(),
@@ -207,12 +215,27 @@ func (c *cli) dial() (apiv1.AgentServiceClient, error) {
 		return c.client, nil
 	}
 	opts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
+	useTLS := c.tls || c.tlsCA != ""
+	if useTLS {
+		cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+		if c.tlsCA != "" {
+			pem, err := os.ReadFile(c.tlsCA)
+			if err != nil {
+				return nil, usage("--tls-ca: %v", err)
+			}
+			cfg.RootCAs = x509.NewCertPool()
+			if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+				return nil, usage("--tls-ca %s: no PEM certificate", c.tlsCA)
+			}
+		}
+		opts[0] = grpc.WithTransportCredentials(credentials.NewTLS(cfg))
+	}
 	if c.tokenFile != "" {
 		b, err := os.ReadFile(c.tokenFile)
 		if err != nil {
 			return nil, usage("--token-file: %v", err)
 		}
-		opts = append(opts, grpc.WithPerRPCCredentials(grpcapi.TokenCredentials(strings.TrimSpace(string(b)), true)))
+		opts = append(opts, grpc.WithPerRPCCredentials(grpcapi.TokenCredentials(strings.TrimSpace(string(b)), !useTLS)))
 	}
 	target := c.server
 	if strings.HasPrefix(target, "/") {
