@@ -9,6 +9,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -267,12 +268,19 @@ func (c *cli) call(cmd *cobra.Command, f func(ctx context.Context, cl apiv1.Agen
 
 // structured writes m as JSON or YAML.
 func (c *cli) structured(m proto.Message) error {
-	b, err := protojson.MarshalOptions{Indent: "  ", UseProtoNames: true}.Marshal(m)
+	b, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(m)
 	if err != nil {
 		return failed("%v", err)
 	}
 	if c.output == "json" {
-		_, err = fmt.Fprintf(c.stdout, "%s\n", b)
+		// Indented by encoding/json: protojson's own spacing varies
+		// from build to build on purpose, and scripts may diff it.
+		var buf bytes.Buffer
+		if err := json.Indent(&buf, b, "", "  "); err != nil {
+			return failed("%v", err)
+		}
+		buf.WriteByte('\n')
+		_, err = c.stdout.Write(buf.Bytes())
 		return err
 	}
 	var v any
