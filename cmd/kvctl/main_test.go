@@ -185,6 +185,7 @@ func TestCommands(t *testing.T) {
 		{"dump-cached", []string{"dump", "--view", "cached"}, 0},
 		{"timeline", []string{"timeline", "linux/interface/veth4"}, 0},
 		{"history", []string{"history"}, 0},
+		{"history-since", []string{"history", "--since", "1h"}, 0},
 		{"history-seq", []string{"history", "--seq", "4"}, 0},
 		{"graph", []string{"graph"}, 0},
 		{"rollback", []string{"rollback", "--to", "3"}, 0},
@@ -227,6 +228,20 @@ func TestBadUsage(t *testing.T) {
 		if code != 2 {
 			t.Errorf("kvctl %s: exit code %d, want 2\n%s", strings.Join(args, " "), code, out)
 		}
+	}
+}
+
+func TestGraphSVG(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "graph.svg")
+	if out, code := kvctl(t, "graph", "--format", "svg", "-O", path); code != 0 || out != "" {
+		t.Fatalf("graph: exit code %d\n%s", code, out)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "<svg") {
+		t.Errorf("%s is not SVG:\n%.300s", path, b)
 	}
 }
 
