@@ -184,7 +184,7 @@ func (c *cli) root() *cobra.Command {
 	pf.BoolVar(&c.tls, "tls", false, "connect with TLS (the system's roots, or --tls-ca)")
 	pf.StringVar(&c.tlsCA, "tls-ca", "", "PEM file of the CA that signed the agent's certificate (implies --tls)")
 	pf.StringVarP(&c.output, "output", "o", "text", "output format: text, json or yaml")
-	pf.DurationVar(&c.timeout, "timeout", 30*time.Second, "time limit of each call (watch: of connecting)")
+	pf.DurationVar(&c.timeout, "timeout", 30*time.Second, "time limit of each call (watch runs until interrupted)")
 	root.AddCommand(c.statusCmd(), c.whyCmd(), c.historyCmd(), c.timelineCmd(), c.modelsCmd(), c.dumpCmd(),
 		c.graphCmd(), c.applyCmd(), c.confirmCmd(), c.rollbackCmd(), c.deleteCmd(), c.resyncCmd(), c.watchCmd())
 	return root
