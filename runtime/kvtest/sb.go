@@ -65,6 +65,7 @@ type SB struct {
 	calls    []Call
 	failures map[string][]*Failure
 	index    int
+	batches  [][]string
 }
 
 // NewSB returns an empty southbound.
@@ -80,6 +81,13 @@ func (sb *SB) Fail(key string, f Failure) {
 		f.Times = 1
 	}
 	sb.failures[key] = append(sb.failures[key], &f)
+}
+
+// ClearFailures drops the planned failures not used yet.
+func (sb *SB) ClearFailures() {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	clear(sb.failures)
 }
 
 // Values returns a copy of what the southbound holds.
@@ -217,6 +225,13 @@ type Config struct {
 	// marker. Without it, only the values given to correlate are ours;
 	// with it, correlate does not matter.
 	Claim string
+	// Batch makes the handler apply batches (kv.Batcher): each operation
+	// of a batch is applied in turn as its own call would be, with the
+	// planned failures, and the batch's size is recorded (SB.Batches).
+	// Concurrent, above 1, declares that many concurrent calls
+	// (kv.Concurrent). Neither applies with NoRetrieve.
+	Batch      bool
+	Concurrent int
 }
 
 // Meta is the metadata of harness values: the southbound's index.
@@ -299,6 +314,74 @@ func (h updatingHandler) Update(_ context.Context, key string, _, v *wrapperspb.
 	return h.sb.apply("update", key, v.GetValue())
 }
 
+// batch applies a batch's operations one by one.
+func (h *handler) batch(kind kv.BatchKind, ops []kv.BatchOp[string, *wrapperspb.StringValue, Meta]) {
+	keys := make([]string, len(ops))
+	for i := range ops {
+		keys[i] = ops[i].Key
+	}
+	h.sb.mu.Lock()
+	h.sb.batches = append(h.sb.batches, keys)
+	h.sb.mu.Unlock()
+	for i := range ops {
+		op := &ops[i]
+		switch kind {
+		case kv.BatchCreate:
+			op.Metadata, op.Err = h.sb.apply("create", op.Key, op.Value.GetValue())
+		case kv.BatchUpdate:
+			op.Metadata, op.Err = h.sb.apply("update", op.Key, op.Value.GetValue())
+		default:
+			_, op.Err = h.sb.apply("delete", op.Key, op.Value.GetValue())
+		}
+	}
+}
+
+// batchingHandler and batchingUpdHandler apply batches.
+type batchingHandler struct{ *handler }
+
+func (h batchingHandler) Batch(_ context.Context, kind kv.BatchKind, ops []kv.BatchOp[string, *wrapperspb.StringValue, Meta]) {
+	h.batch(kind, ops)
+}
+
+type batchingUpdHandler struct{ updatingHandler }
+
+func (h batchingUpdHandler) Batch(_ context.Context, kind kv.BatchKind, ops []kv.BatchOp[string, *wrapperspb.StringValue, Meta]) {
+	h.batch(kind, ops)
+}
+
+// concurrentHandler and concurrentUpdHandler take concurrent calls.
+type concurrentHandler struct {
+	*handler
+	n int
+}
+
+func (h concurrentHandler) ConcurrentCalls() int { return h.n }
+
+type concurrentUpdHandler struct {
+	updatingHandler
+	n int
+}
+
+func (h concurrentUpdHandler) ConcurrentCalls() int { return h.n }
+
+// Batches returns the sizes of the batches applied so far, in order.
+func (sb *SB) Batches() []int {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	sizes := make([]int, len(sb.batches))
+	for i, b := range sb.batches {
+		sizes[i] = len(b)
+	}
+	return sizes
+}
+
+// BatchKeys returns the keys of each batch applied so far, in order.
+func (sb *SB) BatchKeys() [][]string {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	return slices.Clone(sb.batches)
+}
+
 // Descriptor returns a descriptor of harness values stored in sb.
 func (sb *SB) Descriptor(c Config) (*kv.TypedDescriptor[string, *wrapperspb.StringValue, Meta], error) {
 	spec := kv.Spec[string, *wrapperspb.StringValue, Meta]{
@@ -341,6 +424,14 @@ func (sb *SB) Descriptor(c Config) (*kv.TypedDescriptor[string, *wrapperspb.Stri
 	var d *kv.TypedDescriptor[string, *wrapperspb.StringValue, Meta]
 	var err error
 	switch {
+	case c.Batch && c.NoUpdate:
+		d, err = kv.NewDescriptor[string, *wrapperspb.StringValue, Meta](spec, batchingHandler{h})
+	case c.Batch:
+		d, err = kv.NewDescriptor[string, *wrapperspb.StringValue, Meta](spec, batchingUpdHandler{updatingHandler{h}})
+	case c.Concurrent > 1 && c.NoUpdate:
+		d, err = kv.NewDescriptor[string, *wrapperspb.StringValue, Meta](spec, concurrentHandler{h, c.Concurrent})
+	case c.Concurrent > 1:
+		d, err = kv.NewDescriptor[string, *wrapperspb.StringValue, Meta](spec, concurrentUpdHandler{updatingHandler{h}, c.Concurrent})
 	case c.NoUpdate && c.NoRetrieve:
 		d, err = kv.NewDescriptor[string, *wrapperspb.StringValue, Meta](spec, bareHandler{h})
 	case c.NoUpdate:

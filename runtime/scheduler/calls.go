@@ -62,6 +62,9 @@ type callCtx struct {
 	done chan struct{}
 
 	op OpKind
+	// group is the number of operations of a batch or group of concurrent
+	// calls (see batch.go); 0 for one call.
+	group int
 	// closing is set when the call was given up on because Close gave up
 	// (written by the watchdog before it takes the call out of inFlight).
 	closing bool
@@ -97,6 +100,7 @@ func (s *Scheduler) newCallCtx(parent context.Context, op OpKind, d kv.Descripto
 	c := &s.callSlab[0]
 	s.callSlab = s.callSlab[1:]
 	c.parent, c.op, c.desc, c.key = parent, op, d, key
+	c.group = 0
 	c.start = time.Now()
 	c.timeout = s.callTimeout(d)
 	return c
@@ -173,12 +177,15 @@ func (c *callCtx) describe(now time.Time) string {
 	if c.key != "" {
 		what += " of " + c.key
 	}
+	if c.group > 1 {
+		what = fmt.Sprintf("a group of %d, %s and the next %d,", c.group, what, c.group-1)
+	}
 	return fmt.Sprintf("%s by descriptor %s, running for %s", what, c.name(), now.Sub(c.start).Round(time.Millisecond))
 }
 
 // timeoutError is the error of a call the scheduler gave up on.
 func (c *callCtx) timeoutError(closed bool) error {
-	return &CallTimeoutError{Op: c.op, Descriptor: c.name(), Key: c.key, Timeout: c.timeout, Closed: closed}
+	return &CallTimeoutError{Op: c.op, Descriptor: c.name(), Key: c.key, Timeout: c.timeout, Closed: closed, Group: c.group}
 }
 
 // late logs the result of a call that the scheduler had given up on.
@@ -341,6 +348,9 @@ type txnState struct {
 	// calls made whose operation does not hold it (see executePlan).
 	callIndex int
 	unheld    map[int]any
+	// groupEnd ends the group of calls in flight from callIndex (see
+	// execGroup); 0 for one call.
+	groupEnd int
 }
 
 // takeOver ends the job of a transaction whose call c was given up on,
@@ -353,6 +363,12 @@ func (s *Scheduler) takeOver(c *callCtx) {
 	cause := c.cause()
 	s.observe(c, cause)
 	results := st.plan.resultsUpTo(st.callIndex, nil, cause, st.unheld)
+	// Every operation of a group given up on failed with it: the
+	// algorithm's read-back finds what was applied.
+	for i := st.callIndex + 1; i < st.groupEnd; i++ {
+		c := &st.plan.calls[i]
+		results = append(results, callResult{kind: c.kind, key: c.key, value: c.value, err: cause})
+	}
 	s.safely(j, func() {
 		out := s.finishTxn(st, results, false)
 		s.endJob(j, out)

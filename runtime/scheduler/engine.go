@@ -442,21 +442,26 @@ func (r *run) call(kind OpKind, n *node, prev, value proto.Message) (meta any, e
 		r.calls = grow(r.calls)
 		r.calls = append(r.calls, plannedCall{kind: kind, key: n.key, desc: n.desc, prev: prev, value: value,
 			meta: n.metadata, first: n.callSeq != r.seq32, op: len(r.ops)})
+		if mode, _ := r.s.groupMode(n.desc); mode != groupNone && !r.opts.revert {
+			// What tells whether the call may be grouped (batch.go).
+			c := &r.calls[len(r.calls)-1]
+			c.base = n.base
+			if kind != OpDelete {
+				c.deps = r.depsOfValue(n, value)
+			}
+			if kind != OpCreate {
+				c.adeps = n.adeps
+			}
+		}
 		// Not journaled on purpose: a stale mark after a rollback only
 		// ever carries an older transaction's number.
 		n.callSeq = r.seq32
 		return nil, nil
 	}
 	if r.replayed < len(r.replay) {
-		c := r.replay[r.replayed]
-		r.replayed++
-		if c.kind == kind && c.key == n.key {
+		if c := r.takeReplay(kind, n.key); c != nil {
 			return c.meta, c.err
 		}
-		// The algorithm is deterministic, so this does not happen; if it
-		// did, making the call again is the safe way on.
-		r.s.opts.logger.Warn("execution diverged from the plan", "key", n.key, "planned", c.key)
-		r.replay = nil
 	}
 	return r.s.doCall(r.ctx, kind, n.desc, n.key, prev, value, n.metadata)
 }

@@ -94,12 +94,18 @@ type CallTimeoutError struct {
 	// Closed is set when Close's deadline, not the call timeout, ended
 	// the wait.
 	Closed bool
+	// Group is the number of operations of the batch or group of
+	// concurrent calls given up on, which begins with Key; 0 for one call.
+	Group int
 }
 
 func (e *CallTimeoutError) Error() string {
 	what := e.Op.String()
 	if e.Key != "" {
 		what += " of " + e.Key
+	}
+	if e.Group > 1 {
+		what = fmt.Sprintf("%s and %d more in one batch", what, e.Group-1)
 	}
 	if e.Closed {
 		return fmt.Sprintf("%s by descriptor %s: given up, the scheduler was closed", what, e.Descriptor)

@@ -173,6 +173,7 @@ func (s *Scheduler) finishTxn(st *txnState, results []callResult, ok bool) txnOu
 			exec.prior = map[string]priorNode{}
 		}
 		exec.apply(j)
+		exec.settleLeftovers()
 		if exec.abort {
 			exec.revert()
 			res.Reverted = true
@@ -215,14 +216,24 @@ type plannedCall struct {
 	// op is the index in the plan of the operation that records the call
 	// (it follows the call): its metadata is filled in on execution.
 	op int
+	// deps are the dependencies of value and adeps those of prev, and
+	// base the value's base: kept only for the calls of descriptors whose
+	// calls may be grouped, to tell which are independent (batch.go).
+	deps, adeps []kv.Dependency
+	base        string
 }
 
 // callResult is the outcome of a call, replayed after a failure.
 type callResult struct {
 	kind OpKind
 	key  string
-	meta any
-	err  error
+	// value is the value created or updated to (a call of a group only:
+	// see settleLeftovers).
+	value proto.Message
+	meta  any
+	err   error
+	// used is set once the run replayed it.
+	used bool
 }
 
 // executePlan makes the calls of the plan in order, keeping the metadata
@@ -243,7 +254,33 @@ func (s *Scheduler) executePlan(st *txnState) (results []callResult, ok bool, ta
 	// results are built only after a failure; a call with no operation to
 	// hold its metadata (none yet: a safeguard) has it kept here.
 	var unheld map[int]any
-	for i, c := range plan.calls {
+	for i := 0; i < len(plan.calls); i++ {
+		if end := s.groupEnd(plan, i); end > i+1 {
+			ops, failed, taken := s.execGroup(st, i, end, &unheld)
+			if taken != nil {
+				return nil, false, taken
+			}
+			if failed >= 0 {
+				results = plan.resultsBefore(i, len(ops), unheld)
+				for k := range ops {
+					c := &plan.calls[i+k]
+					r := callResult{kind: c.kind, key: c.key, value: c.value, err: ops[k].Err}
+					if r.err == nil {
+						r.meta = ops[k].Metadata
+						if c.kind == OpDelete {
+							r.meta = nil
+						}
+					}
+					results = append(results, r)
+				}
+				s.releaseBatchOps(ops)
+				return results, false, nil
+			}
+			s.releaseBatchOps(ops)
+			i = end - 1
+			continue
+		}
+		c := &plan.calls[i]
 		// The plan ran with no metadata: the planned graph gets what the
 		// calls return, and a later call on the same value reads it there.
 		n := s.g.node(c.key)
@@ -310,8 +347,16 @@ func (c *plannedCall) holdsMeta(ops []Op) bool {
 // last, which returned (m, err); unheld has the metadata of the calls
 // whose operation does not hold it.
 func (r *run) resultsUpTo(last int, m any, err error, unheld map[int]any) []callResult {
-	results := make([]callResult, 0, last+1)
-	for i := range last {
+	results := r.resultsBefore(last, 1, unheld)
+	c := &r.calls[last]
+	return append(results, callResult{kind: c.kind, key: c.key, meta: m, err: err})
+}
+
+// resultsBefore returns the results of the calls of the plan before call
+// end (all made and successful), with room for more.
+func (r *run) resultsBefore(end, more int, unheld map[int]any) []callResult {
+	results := make([]callResult, 0, end+more)
+	for i := range end {
 		c := &r.calls[i]
 		res := callResult{kind: c.kind, key: c.key}
 		switch {
@@ -324,8 +369,7 @@ func (r *run) resultsUpTo(last int, m any, err error, unheld map[int]any) []call
 		}
 		results = append(results, res)
 	}
-	c := &r.calls[last]
-	return append(results, callResult{kind: c.kind, key: c.key, meta: m, err: err})
+	return results
 }
 
 // callHandler makes one southbound call; a panicking handler fails the

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
@@ -652,8 +653,53 @@ func (h fUpdHandler) Update(ctx context.Context, key string, _, v *wrapperspb.St
 	return h.sb.do(ctx, "update", key, v.GetValue())
 }
 
-// fDescriptors builds the schema's descriptors over sb.
-func fDescriptors(sb *faultSB) ([]kv.Descriptor, error) {
+// fBatch applies a batch one operation after the other through the
+// faulty southbound. A panic of one (an injected fault) ends the batch:
+// the scheduler fails every operation of it, applied or not, and reads
+// back what it needs.
+func (h fHandler) fBatch(ctx context.Context, kind kv.BatchKind, ops []kv.BatchOp[string, *wrapperspb.StringValue, int]) {
+	fBatches.Add(1)
+	fBatchedOps.Add(int64(len(ops)))
+	for i := range ops {
+		op := &ops[i]
+		switch kind {
+		case kv.BatchCreate:
+			op.Metadata, op.Err = h.sb.do(ctx, "create", op.Key, op.Value.GetValue())
+		case kv.BatchUpdate:
+			op.Metadata, op.Err = h.sb.do(ctx, "update", op.Key, op.Value.GetValue())
+		default:
+			_, op.Err = h.sb.do(ctx, "delete", op.Key, op.Value.GetValue())
+		}
+	}
+}
+
+// fBatches and fBatchedOps count the batches of the "batch" mode and the
+// operations they held.
+var fBatches, fBatchedOps atomic.Int64
+
+// The handlers of the "batch" and "concurrent" modes.
+type (
+	fBatchHandler    struct{ fHandler }
+	fBatchUpdHandler struct{ fUpdHandler }
+	fConcHandler     struct{ fHandler }
+	fConcUpdHandler  struct{ fUpdHandler }
+)
+
+func (h fBatchHandler) Batch(ctx context.Context, kind kv.BatchKind, ops []kv.BatchOp[string, *wrapperspb.StringValue, int]) {
+	h.fBatch(ctx, kind, ops)
+}
+
+func (h fBatchUpdHandler) Batch(ctx context.Context, kind kv.BatchKind, ops []kv.BatchOp[string, *wrapperspb.StringValue, int]) {
+	h.fBatch(ctx, kind, ops)
+}
+
+func (fConcHandler) ConcurrentCalls() int    { return 4 }
+func (fConcUpdHandler) ConcurrentCalls() int { return 4 }
+
+// fDescriptors builds the schema's descriptors over sb; mode "batch" or
+// "concurrent" makes every descriptor apply batches or take concurrent
+// calls.
+func fDescriptors(sb *faultSB, mode string) ([]kv.Descriptor, error) {
 	var out []kv.Descriptor
 	for _, m := range fModels {
 		spec := kv.Spec[string, *wrapperspb.StringValue, int]{
@@ -680,9 +726,21 @@ func fDescriptors(sb *faultSB) ([]kv.Descriptor, error) {
 				return m.recreate(fParse(a.GetValue()), fParse(b.GetValue()))
 			}
 		}
-		var h kv.Handler[string, *wrapperspb.StringValue, int] = fHandler{sb: sb, m: m}
-		if m.update {
-			h = fUpdHandler{fHandler{sb: sb, m: m}}
+		base := fHandler{sb: sb, m: m}
+		var h kv.Handler[string, *wrapperspb.StringValue, int]
+		switch {
+		case mode == "batch" && m.update:
+			h = fBatchUpdHandler{fUpdHandler{base}}
+		case mode == "batch":
+			h = fBatchHandler{base}
+		case mode == "concurrent" && m.update:
+			h = fConcUpdHandler{fUpdHandler{base}}
+		case mode == "concurrent":
+			h = fConcHandler{base}
+		case m.update:
+			h = fUpdHandler{base}
+		default:
+			h = base
 		}
 		d, err := kv.NewDescriptor(spec, h)
 		if err != nil {

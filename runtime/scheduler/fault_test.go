@@ -93,6 +93,7 @@ var (
 	faultShrink   = flag.Bool("fault.shrink", true, "shrink the first instance of each divergence class")
 	faultRate     = flag.Float64("fault.rate", 0.05, "probability that a southbound call fails")
 	faultPanics   = flag.Bool("fault.panics", true, "let Retrieve panic now and then (a wedge ends the incident)")
+	faultMode     = flag.String("fault.mode", "", "run only the configurations of TestFault whose calls are made this way: serial, batch or concurrent")
 	faultDeadline = flag.Duration("fault.deadline", 20*time.Second, "how long a Commit or a settling may take before the scheduler counts as wedged")
 )
 
@@ -364,6 +365,9 @@ type fRun struct {
 	panics   bool
 	partial  bool
 	deadline time.Duration
+	// mode is how the scheduler makes calls: "" one at a time, "batch",
+	// or "concurrent" (see fDescriptors).
+	mode string
 
 	sb     *faultSB
 	s      *scheduler.Scheduler
@@ -380,8 +384,8 @@ type fRun struct {
 	commits, reverted, revertChecked, secondResync int
 }
 
-func newFRun(rng *rand.Rand, partial bool, deadline time.Duration) (*fRun, error) {
-	r := &fRun{rng: rng, rate: *faultRate, panics: *faultPanics, partial: partial, deadline: deadline}
+func newFRun(rng *rand.Rand, partial bool, deadline time.Duration, mode string) (*fRun, error) {
+	r := &fRun{rng: rng, rate: *faultRate, panics: *faultPanics, partial: partial, deadline: deadline, mode: mode}
 	return r, r.start()
 }
 
@@ -399,7 +403,7 @@ func (r *fRun) newScheduler() error {
 	if err != nil {
 		return err
 	}
-	ds, err := fDescriptors(r.sb)
+	ds, err := fDescriptors(r.sb, r.mode)
 	if err == nil {
 		err = s.Register(ds...)
 	}
@@ -1208,10 +1212,10 @@ func (rep *fReport) add(inc *fIncident) {
 
 // runSeed runs n random steps of one seed (plus a checkpoint every
 // fCheckpointEvery steps and at the end).
-func runFaultSeed(t *testing.T, seed int64, n int, partial bool, rep *fReport) {
+func runFaultSeed(t *testing.T, seed int64, n int, partial bool, mode string, rep *fReport) {
 	gen := rand.New(rand.NewPCG(uint64(seed), 0xfa17))
 	faults := rand.New(rand.NewPCG(uint64(seed), 0x5b))
-	r, err := newFRun(faults, partial, *faultDeadline)
+	r, err := newFRun(faults, partial, *faultDeadline, mode)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1254,7 +1258,7 @@ func (r *fRun) collect(rep *fReport) {
 // replayFault replays steps (their faults planned) on a fresh run and
 // returns the divergences of the first step that diverged, and its index.
 func replayFault(steps []fStep, deadline time.Duration) ([]fDiv, int, string, error) {
-	r, err := newFRun(nil, true, deadline)
+	r, err := newFRun(nil, true, deadline, "")
 	if err != nil {
 		return nil, 0, "", err
 	}
@@ -1399,12 +1403,24 @@ func TestFault(t *testing.T) {
 	for _, cfg := range []struct {
 		name    string
 		partial bool
-	}{{"all-faults", true}, {"no-partial-faults", false}} {
+		mode    string
+	}{{"all-faults", true, ""}, {"no-partial-faults", false, ""}, {"all-faults-batches", true, "batch"}, {"all-faults-concurrent", true, "concurrent"}} {
+		if *faultMode != "" && cfg.mode != *faultMode && (*faultMode != "serial" || cfg.mode != "") {
+			continue
+		}
 		t.Run(cfg.name, func(t *testing.T) {
 			rep := &fReport{byClass: map[string]int{}, first: map[string]*fIncident{}}
 			start := time.Now()
+			batches, batched := fBatches.Load(), fBatchedOps.Load()
 			for _, seed := range seeds {
-				runFaultSeed(t, seed, n, cfg.partial, rep)
+				runFaultSeed(t, seed, n, cfg.partial, cfg.mode, rep)
+			}
+			if cfg.mode == "batch" {
+				b, o := fBatches.Load()-batches, fBatchedOps.Load()-batched
+				t.Logf("%d batches of %d operations", b, o)
+				if b == 0 {
+					t.Error("the batch configuration made no batch")
+				}
 			}
 			reportFault(t, rep, seeds, n, time.Since(start))
 			commits += rep.commits
@@ -1413,7 +1429,7 @@ func TestFault(t *testing.T) {
 	}
 	// The figure of the documented long run (README), for both
 	// configurations: run with -v to see it when the test passes.
-	t.Logf("total: %d commits, %d incidents (2 configurations, %s, %d steps each)", commits, incidents, fSeedsText(seeds), n)
+	t.Logf("total: %d commits, %d incidents (4 configurations, %s, %d steps each)", commits, incidents, fSeedsText(seeds), n)
 }
 
 // fSeedsText names the seeds of a run: "seed 5", "seeds 1-8".

@@ -24,7 +24,9 @@ type Record struct {
 	Errors            []KeyError
 	Reverted          bool
 	DryRun            bool
-	Start, End        time.Time
+	// Batches and BatchedOps are as in Result.
+	Batches, BatchedOps int
+	Start, End          time.Time
 }
 
 // KeyValue is a key with its value (nil: deleted).

@@ -47,6 +47,16 @@ func (s *safeObserver) OpDone(descriptor string, op OpKind, took time.Duration, 
 	s.o.OpDone(descriptor, op, took, err)
 }
 
+// batchDone tells the observer of a group when it is a BatchObserver.
+func (s *safeObserver) batchDone(descriptor string, op OpKind, ops int, took time.Duration) {
+	bo, ok := s.o.(BatchObserver)
+	if !ok {
+		return
+	}
+	defer s.recovered("BatchDone")
+	bo.BatchDone(descriptor, op, ops, took)
+}
+
 // StateCounts returns the number of values in each state.
 func (s *Scheduler) StateCounts() map[State]int {
 	r := s.view.read()

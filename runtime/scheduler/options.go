@@ -34,6 +34,11 @@ type options struct {
 	// it by descriptor name.
 	callTimeout      time.Duration
 	descCallTimeouts map[string]time.Duration
+	// batchSize bounds the operations of a batch, and of a group of
+	// concurrent calls; 1 turns both off. noConcurrency turns concurrent
+	// calls off alone.
+	batchSize     int
+	noConcurrency bool
 }
 
 // defaultOptions are the settings of scheduler.New with no options.
@@ -47,6 +52,7 @@ func defaultOptions() options {
 		historyRecords: 10000,
 		historyAge:     24 * time.Hour,
 		callTimeout:    DefaultCallTimeout,
+		batchSize:      DefaultBatchSize,
 	}
 }
 
@@ -62,6 +68,8 @@ func (o *options) validate() error {
 		return errors.New("scheduler: history retention must not be negative")
 	case o.resyncPeriod < 0:
 		return errors.New("scheduler: resync period must not be negative")
+	case o.batchSize < 1:
+		return fmt.Errorf("scheduler: batch size %d must be at least 1", o.batchSize)
 	case o.callTimeout <= 0:
 		return fmt.Errorf("scheduler: call timeout %s must be positive", o.callTimeout)
 	}
@@ -229,3 +237,24 @@ func UpstreamResync() TxnOption { return func(o *txnOptions) { o.resync = Upstre
 // intended state, which is kept. It takes no values: committing one with
 // Set or Delete fails.
 func DownstreamResync() TxnOption { return func(o *txnOptions) { o.resync = DownstreamResyncTxn } }
+
+// DefaultBatchSize is the default bound of a batch (see WithBatchSize).
+const DefaultBatchSize = 1000
+
+// WithBatchSize bounds the number of operations the scheduler gives at
+// once to a descriptor that applies batches (kv.Batcher), and the number
+// of calls of a group that a kv.Concurrent descriptor runs at once (the
+// group's size; its handler's ConcurrentCalls bounds how many are in
+// flight). Default DefaultBatchSize; 1 turns batching and concurrent
+// calls off: every operation is then its own call, made one at a time.
+//
+// Batching is an execution detail: plans, the transaction log, history
+// and statuses read the same with it or without, and each operation of a
+// batch succeeds or fails on its own. A transaction with Revert does not
+// batch (its first failure ends it, and a batch would have applied what
+// follows).
+func WithBatchSize(n int) Option { return func(o *options) { o.batchSize = n } }
+
+// WithConcurrentCalls turns concurrent calls of kv.Concurrent descriptors
+// on (the default) or off; batches are not affected.
+func WithConcurrentCalls(on bool) Option { return func(o *options) { o.noConcurrency = !on } }

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -260,7 +261,11 @@ func (v *propViolation) Error() string {
 // returns the first violation, with the transaction log of the run.
 type propRun struct {
 	retry bool // transactions retry failures; wait for the state to settle
-	log   strings.Builder
+	// mode is how calls are made: "" one at a time, "batch" (every
+	// descriptor applies batches) or "concurrent" (every descriptor takes
+	// four calls at once).
+	mode string
+	log  strings.Builder
 }
 
 func propText(m proto.Message) string {
@@ -286,6 +291,12 @@ func (pr *propRun) run(trace []propTxn) (v *propViolation) {
 		}
 	}()
 	for _, c := range propDescriptors {
+		switch pr.mode {
+		case "batch":
+			c.Batch = true
+		case "concurrent":
+			c.Concurrent = 4
+		}
 		d, err := sb.Descriptor(c)
 		if err == nil {
 			err = s.Register(d)
@@ -297,6 +308,7 @@ func (pr *propRun) run(trace []propTxn) (v *propViolation) {
 	// drainer consumes planned failures that a transaction did not meet;
 	// it is never registered, and its handler is called directly, with
 	// keys of the other descriptors.
+	defer func() { propBatches.Add(int64(len(sb.Batches()))) }()
 	drainDesc, err := sb.Descriptor(kvtest.Config{Name: "drainer", KeyPrefix: "drainer/"})
 	if err != nil {
 		return &propViolation{kind: "setup", msg: err.Error()}
@@ -1122,7 +1134,7 @@ func propShrink(trace []propTxn, kind string, retry bool) ([]propTxn, *propViola
 	return trace, best
 }
 
-func runPropertySeeds(t *testing.T, seeds []int64, txns int, retry bool) {
+func runPropertySeeds(t *testing.T, seeds []int64, txns int, retry bool, mode ...string) {
 	for _, seed := range seeds {
 		if *propertySeed >= 0 && seed != *propertySeed {
 			continue
@@ -1131,6 +1143,9 @@ func runPropertySeeds(t *testing.T, seeds []int64, txns int, retry bool) {
 			t.Parallel()
 			trace := propGenTrace(seed, txns, retry)
 			pr := &propRun{retry: retry}
+			if len(mode) > 0 {
+				pr.mode = mode[0]
+			}
 			v := pr.run(trace)
 			if v == nil {
 				return
@@ -1143,7 +1158,7 @@ func runPropertySeeds(t *testing.T, seeds []int64, txns int, retry bool) {
 			t.Logf("last transactions:\n%s", log)
 			if *propertyShrink {
 				small, sv := propShrink(trace, v.kind, retry)
-				spr := &propRun{retry: retry}
+				spr := &propRun{retry: retry, mode: pr.mode}
 				spr.run(small)
 				t.Logf("minimised (%d transactions): %v\n%s\nlog:\n%s", len(small), sv, propFormatTrace(small), spr.log.String())
 			} else {
@@ -1171,6 +1186,31 @@ func TestProperty(t *testing.T) {
 	}
 	runPropertySeeds(t, propSeedRange(1, n), propertyTxns, false)
 }
+
+// TestPropertyBatched runs TestProperty's transactions with batches and
+// with concurrent calls: the invariants hold however the calls are made.
+func TestPropertyBatched(t *testing.T) {
+	t.Parallel()
+	n := int64(80)
+	if *propertyAll > 0 {
+		n = int64(*propertyAll)
+	}
+	for _, mode := range []string{"batch", "concurrent"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			runPropertySeeds(t, propSeedRange(1, n), propertyTxns, false, mode)
+			runPropertySeeds(t, propSeedRange(1001, n/4), 25, true, mode)
+		})
+	}
+	t.Cleanup(func() {
+		if propBatches.Load() == 0 {
+			t.Error("the batched runs made no batch")
+		}
+	})
+}
+
+// propBatches counts the batches of the property runs.
+var propBatches atomic.Int64
 
 // TestPropertyRetry runs fewer best-effort transactions that retry their
 // failures, waits after each until nothing is RETRYING, then checks the

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
 
@@ -58,6 +60,14 @@ type Scheduler struct {
 	abandon  chan struct{}
 	// callSlab holds the call contexts not yet used (see newCallCtx).
 	callSlab []callCtx
+	// groupModes caches how each descriptor's calls may be grouped,
+	// grouping is the group being formed, and batchOps the buffer of the
+	// last group's operations (see batch.go).
+	groupModes    map[kv.Descriptor]groupInfo
+	lastGroupDesc kv.Descriptor
+	lastGroup     groupInfo
+	grouping      grouping
+	batchOps      []kv.BatchOp[string, proto.Message, any]
 	// txn is the state of the running transaction (one at a time), kept
 	// for a takeover.
 	txn txnState
@@ -497,7 +507,7 @@ func (s *Scheduler) endJob(j *job, res txnOutput) {
 func (res txnOutput) record(j *job) Record {
 	return Record{Seq: res.Seq, Kind: res.Kind, Description: res.Description, Values: j.items,
 		Planned: res.Planned, Executed: res.Executed, Errors: res.Errors, Reverted: res.Reverted,
-		DryRun: res.DryRun, Start: res.Start, End: res.End}
+		DryRun: res.DryRun, Batches: res.Batches, BatchedOps: res.BatchedOps, Start: res.Start, End: res.End}
 }
 
 // schedulePeriodicResync queues a downstream resync after the resync

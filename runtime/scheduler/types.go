@@ -230,6 +230,11 @@ type Result struct {
 	Reverted bool
 	// DryRun is set when nothing was executed.
 	DryRun bool
+	// Batches counts the batches the execution sent (kv.Batcher) and the
+	// groups of concurrent calls it ran (kv.Concurrent); BatchedOps the
+	// operations they held. An execution detail: the operations are in
+	// Executed as they would be without batches.
+	Batches, BatchedOps int
 	// Outcomes is filled by CommitAndWait: the final state of every value
 	// the transaction touched.
 	Outcomes   []Outcome

@@ -1,0 +1,456 @@
+package scheduler
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+)
+
+// Batched and concurrent execution.
+//
+// The plan's calls are made in the plan's order. A run of consecutive
+// calls of one descriptor and one kind, none of which depends on another
+// (no dependency, in either the new or the old value, and no derivation
+// between any two), may be made together: as one batch when the descriptor
+// applies batches (kv.Batcher), or as concurrent calls when it declares
+// them safe (kv.Concurrent). Such a group changes nothing but how the calls
+// are made: the algorithm planned each call alone, and on a failure it
+// replays each outcome alone (see finishTxn), so a value that fails in a
+// group is treated as if its own call had failed.
+//
+// A group is one call for the watchdog (one deadline, the descriptor's call
+// timeout): given up on, every operation of it fails with the timeout, and
+// the algorithm's read-back finds out what was applied.
+
+// groupMode says how the calls of a descriptor may be grouped.
+type groupMode uint8
+
+const (
+	groupNone groupMode = iota
+	groupBatch
+	groupConcurrent
+)
+
+// groupMode returns how the calls of d may be grouped, cached per
+// descriptor. Only the goroutine running the transaction calls it.
+func (s *Scheduler) groupMode(d kv.Descriptor) (groupMode, int) {
+	if s.opts.batchSize < 2 || d == nil {
+		return groupNone, 1
+	}
+	if d == s.lastGroupDesc {
+		return s.lastGroup.mode, s.lastGroup.workers
+	}
+	if g, ok := s.groupModes[d]; ok {
+		s.lastGroupDesc, s.lastGroup = d, g
+		return g.mode, g.workers
+	}
+	g := groupInfo{workers: 1}
+	switch {
+	case d.CanBatch():
+		g.mode = groupBatch
+	case !s.opts.noConcurrency:
+		if n := s.concurrentCalls(d); n > 1 {
+			g.mode, g.workers = groupConcurrent, n
+		}
+	}
+	if s.groupModes == nil {
+		s.groupModes = map[kv.Descriptor]groupInfo{}
+	}
+	s.groupModes[d] = g
+	s.lastGroupDesc, s.lastGroup = d, g
+	return g.mode, g.workers
+}
+
+// groupInfo is the cached grouping of a descriptor's calls.
+type groupInfo struct {
+	mode    groupMode
+	workers int
+}
+
+// concurrentCalls asks d's handler how many calls may run at once; a
+// panic counts as one.
+func (s *Scheduler) concurrentCalls(d kv.Descriptor) (n int) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.opts.logger.Error("ConcurrentCalls panicked; the descriptor's calls are made one at a time", "descriptor", d.Name(), "panic", fmt.Sprint(p))
+			n = 1
+		}
+	}()
+	return d.ConcurrentCalls()
+}
+
+// groupEnd returns the end (exclusive) of the group of calls of the plan
+// that starts at call i: i+1 when call i is made alone.
+func (s *Scheduler) groupEnd(plan *run, i int) int {
+	calls := plan.calls
+	c := &calls[i]
+	if plan.opts.revert || i+1 == len(calls) {
+		return i + 1
+	}
+	if next := &calls[i+1]; next.desc != c.desc || next.kind != c.kind {
+		return i + 1 // the usual case of a plan that alternates
+	}
+	if mode, _ := s.groupMode(c.desc); mode == groupNone {
+		return i + 1
+	}
+	g := &s.grouping
+	g.reset()
+	g.add(c)
+	end := i + 1
+	for end < len(calls) && end-i < s.opts.batchSize {
+		n := &calls[end]
+		if n.desc != c.desc || n.kind != c.kind || !g.independent(n) {
+			break
+		}
+		g.add(n)
+		end++
+	}
+	return end
+}
+
+// grouping holds the keys of a group being formed, to tell whether one
+// more call is independent of its calls.
+type grouping struct {
+	// keys are the group's keys; needed the keys its values depend on
+	// (and their bases); anyOf the AnyOf dependencies of its values.
+	keys, needed map[string]struct{}
+	anyOf        []kv.AnyOf
+}
+
+func (g *grouping) reset() {
+	if g.keys == nil {
+		g.keys, g.needed = map[string]struct{}{}, map[string]struct{}{}
+	}
+	clear(g.keys)
+	clear(g.needed)
+	clear(g.anyOf)
+	g.anyOf = g.anyOf[:0]
+}
+
+func (g *grouping) add(c *plannedCall) {
+	g.keys[c.key] = struct{}{}
+	if c.base != "" {
+		g.needed[c.base] = struct{}{}
+	}
+	for _, deps := range [2][]kv.Dependency{c.deps, c.adeps} {
+		for _, d := range deps {
+			if d.IsAnyOf() {
+				g.anyOf = append(g.anyOf, d.AnyOf)
+			} else {
+				g.needed[d.Key] = struct{}{}
+			}
+		}
+	}
+}
+
+// independent reports whether call c depends on no call of the group, and
+// no call of the group on it (a delete's order is the reverse of its
+// dependencies', so both directions count).
+func (g *grouping) independent(c *plannedCall) bool {
+	if _, ok := g.keys[c.key]; ok {
+		return false // a second call on a value
+	}
+	if _, ok := g.needed[c.key]; ok {
+		return false
+	}
+	if _, ok := g.keys[c.base]; ok && c.base != "" {
+		return false
+	}
+	for _, a := range g.anyOf {
+		if hasAnyPrefix(c.key, a.Prefixes) {
+			return false
+		}
+	}
+	for _, deps := range [2][]kv.Dependency{c.deps, c.adeps} {
+		for _, d := range deps {
+			if !d.IsAnyOf() {
+				if _, ok := g.keys[d.Key]; ok {
+					return false
+				}
+				continue
+			}
+			for k := range g.keys {
+				if hasAnyPrefix(k, d.AnyOf.Prefixes) {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+func hasAnyPrefix(key string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(key, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// batchKind is the batch kind of an operation kind.
+func batchKind(k OpKind) kv.BatchKind {
+	switch k {
+	case OpCreate:
+		return kv.BatchCreate
+	case OpUpdate:
+		return kv.BatchUpdate
+	}
+	return kv.BatchDelete
+}
+
+// execGroup makes the calls [i, end) of the plan of st together, and
+// records their outcomes as executePlan does for one call. failed is the
+// first of them that failed, or -1; taken is set when the watchdog gave up
+// on the group (see callInline).
+func (s *Scheduler) execGroup(st *txnState, i, end int, unheld *map[int]any) (ops []kv.BatchOp[string, proto.Message, any], failed int, taken *callCtx) {
+	plan := st.plan
+	calls := plan.calls[i:end]
+	// The buffer is the scheduler's, taken for the group: a group given
+	// up on keeps it (its goroutines may still write to it).
+	ops = s.batchOps
+	s.batchOps = nil
+	if cap(ops) < len(calls) {
+		ops = make([]kv.BatchOp[string, proto.Message, any], len(calls), max(len(calls), min(s.opts.batchSize, 4*len(calls))))
+	}
+	ops = ops[:len(calls)]
+	for k := range calls {
+		c := &calls[k]
+		meta := c.meta
+		if !c.first {
+			if n := s.g.node(c.key); n != nil {
+				meta = n.metadata
+			}
+		}
+		op := &ops[k]
+		*op = kv.BatchOp[string, proto.Message, any]{Key: c.key, Value: c.value, OldValue: c.prev, OldMetadata: meta}
+		if c.kind == OpDelete {
+			op.Value, op.OldValue = c.prev, nil
+		}
+	}
+	first := &calls[0]
+	mode, workers := s.groupMode(first.desc)
+	cc := s.newCallCtx(st.ctx, first.kind, first.desc, first.key)
+	cc.st, cc.group = st, len(calls)
+	st.callIndex, st.groupEnd = i, end
+	s.inFlight.Store(cc)
+	if s.closing.Load() {
+		if !s.inFlight.CompareAndSwap(cc, nil) {
+			return nil, -1, cc
+		}
+		err := cc.timeoutError(true)
+		for k := range ops {
+			ops[k].Err = err
+		}
+	} else if mode == groupBatch {
+		callBatch(cc, batchKind(first.kind), first.desc, ops)
+	} else {
+		callConcurrent(cc, first.kind, first.desc, calls, ops, workers)
+	}
+	cc.end(ctxReturned)
+	if !s.inFlight.CompareAndSwap(cc, nil) {
+		s.late(cc, nil)
+		return nil, -1, cc
+	}
+	st.groupEnd = 0
+	took := time.Since(cc.start)
+	st.res.Batches++
+	st.res.BatchedOps += len(calls)
+	if o := s.opts.observer; o != nil {
+		share := took / time.Duration(len(calls))
+		for k := range ops {
+			o.OpDone(first.desc.Name(), first.kind, share, ops[k].Err)
+		}
+		if so, ok := o.(*safeObserver); ok {
+			so.batchDone(first.desc.Name(), first.kind, len(calls), took)
+		}
+	}
+	failed = -1
+	for k := range calls {
+		c := &calls[k]
+		op := &ops[k]
+		if op.Err != nil {
+			if failed < 0 {
+				failed = i + k
+			}
+			continue
+		}
+		m := op.Metadata
+		switch {
+		case c.kind == OpDelete:
+			m = nil
+		case c.holdsMeta(plan.ops):
+			plan.ops[c.op].Metadata = m
+		default:
+			if *unheld == nil {
+				*unheld = map[int]any{}
+				st.unheld = *unheld
+			}
+			(*unheld)[i+k] = m
+		}
+		if n := s.g.node(c.key); n != nil {
+			n.metadata = m
+		}
+		if c.desc.WithMetadata() {
+			if c.kind == OpDelete {
+				deleteMetadata(c.desc, c.desc.Label(c.key))
+			} else {
+				setMetadata(c.desc, c.desc.Label(c.key), m)
+			}
+		}
+	}
+	return ops, failed, nil
+}
+
+// releaseBatchOps keeps ops for the next group, emptied.
+func (s *Scheduler) releaseBatchOps(ops []kv.BatchOp[string, proto.Message, any]) {
+	clear(ops)
+	s.batchOps = ops[:0]
+}
+
+// callBatch gives ops to d's Batch; a panic fails them all.
+func callBatch(cc *callCtx, kind kv.BatchKind, d kv.Descriptor, ops []kv.BatchOp[string, proto.Message, any]) {
+	defer func() {
+		if p := recover(); p != nil {
+			err := kv.NonRetriable(fmt.Errorf("handler of %s panicked in Batch: %v", d.Name(), p))
+			for k := range ops {
+				ops[k].Err = err
+				ops[k].Metadata = nil
+			}
+		}
+	}()
+	d.Batch(cc, kind, ops)
+}
+
+// callConcurrent makes the calls on up to workers goroutines, each
+// operation's outcome in ops.
+func callConcurrent(cc *callCtx, kind OpKind, d kv.Descriptor, calls []plannedCall, ops []kv.BatchOp[string, proto.Message, any], workers int) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	work := func() {
+		defer wg.Done()
+		for {
+			k := int(next.Add(1)) - 1
+			if k >= len(ops) {
+				return
+			}
+			c, op := &calls[k], &ops[k]
+			op.Metadata, op.Err = callHandler(cc, kind, d, c.key, c.prev, c.value, op.OldMetadata)
+		}
+	}
+	workers = min(workers, len(ops))
+	wg.Add(workers)
+	for range workers - 1 {
+		go work()
+	}
+	work()
+	wg.Wait()
+}
+
+// BatchObserver is an Observer that is also told of each batch, and of
+// each group of concurrent calls, with its size; OpDone is still called
+// for each of its operations (with the group's time shared among them).
+type BatchObserver interface {
+	BatchDone(descriptor string, op OpKind, ops int, took time.Duration)
+}
+
+// takeReplay returns the result of the call (kind, key) made by the plan,
+// or nil when the plan made no such call: the run then makes it. The run
+// after a failure makes the plan's calls in the plan's order up to the
+// failure, and in the plan's order after it as long as the failure changes
+// nothing for them; the calls of a group after its first failure were
+// made, though, and the run may get to them in another order or not at
+// all (a failed delete of a dependent stops the removal of its
+// dependency, for one): they are looked for ahead, and those the run never
+// gets to are settled at its end (settleLeftovers).
+func (r *run) takeReplay(kind OpKind, key string) *callResult {
+	for r.replayed < len(r.replay) && r.replay[r.replayed].used {
+		r.replayed++
+	}
+	for i := r.replayed; i < len(r.replay); i++ {
+		c := &r.replay[i]
+		if !c.used && c.kind == kind && c.key == key {
+			c.used = true
+			return c
+		}
+	}
+	return nil
+}
+
+// settleLeftovers brings into the graph what the calls of a group that
+// the run did not replay changed in the southbound (see takeReplay), as a
+// notification of the change would: a value created or updated is taken as
+// applied and brought to its target, one deleted as gone (what depends on
+// it goes first, and it is created again when still wanted). The outcome
+// of a leftover that failed is read back; when that cannot be known, the
+// call is taken to have changed nothing, as after any failed call.
+func (r *run) settleLeftovers() {
+	if r.replayed >= len(r.replay) {
+		return
+	}
+	settled := false
+	for i := r.replayed; i < len(r.replay); i++ {
+		c := &r.replay[i]
+		if c.used {
+			continue
+		}
+		c.used = true
+		n := r.g.node(c.key)
+		if n == nil || n.desc == nil {
+			continue
+		}
+		value, meta := c.value, c.meta
+		switch {
+		case c.err != nil:
+			found, fmeta, known := r.readBack(n, c.value)
+			if !known {
+				continue
+			}
+			value, meta = found, fmeta
+		case c.kind == OpDelete:
+			value, meta = nil, nil
+		}
+		r.s.opts.logger.Debug("settling a call of a batch that the run after a failure did not make again",
+			"key", c.key, "op", c.kind.String(), "exists", value != nil, "seq", r.seq)
+		r.learn(n, value, meta)
+		settled = true
+	}
+	if settled {
+		r.runLater()
+	}
+}
+
+// learn takes value (nil: nothing) as what the southbound holds for n,
+// and brings n to its target from there.
+func (r *run) learn(n *node, value proto.Message, meta any) {
+	if value == nil {
+		if n.applied == nil || n.removing {
+			return
+		}
+		if n.origin == kv.OriginSB {
+			r.remove(n, FlagObtained, true)
+			return
+		}
+		if r.remove(n, 0, true) {
+			r.reconcile(n.key)
+		}
+		return
+	}
+	r.mut(n)
+	fresh := n.applied == nil
+	r.takeApplied(n, value, meta)
+	if n.origin != kv.OriginSB {
+		n.origin = kv.OriginNB
+	}
+	if fresh {
+		r.derive(n)
+		r.triggerDependents(n.key)
+	}
+	r.reconcile(n.key)
+}
