@@ -12,7 +12,67 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netlink/nl"
 	"golang.org/x/sys/unix"
+
+	linuxl3 "github.com/kvdescriptor/kvdescriptor/generated/linux/l3/v1"
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
+
+var _ linuxl3.RouteBatcher[struct{}] = (*routes)(nil)
+
+// batchOps are the route requests of each batch kind.
+var batchOps = map[kv.BatchKind]routeOp{
+	kv.BatchCreate: routeAdd,
+	kv.BatchUpdate: routeReplace,
+	kv.BatchDelete: routeDel,
+}
+
+// Batch adds (create), replaces (update) or deletes routes, many per
+// netlink write: the routes of each namespace go in one batch through the
+// namespace's batch socket. Each operation's outcome, and its error, is
+// the one its own Create, Update or Delete would have had.
+func (h *routes) Batch(ctx context.Context, kind kv.BatchKind, ops []linuxl3.RouteBatchOp[struct{}]) {
+	op, ok := batchOps[kind]
+	if !ok {
+		err := kv.NonRetriable(fmt.Errorf("route batch of unknown kind %v", kind))
+		for i := range ops {
+			ops[i].Err = err
+		}
+		return
+	}
+	// The routes of one namespace, in the order of ops.
+	type batch struct {
+		n    *namespace
+		at   []int // the op of each route
+		rs   []*netlink.Route
+		devs []string
+	}
+	var batches []*batch
+	byNs := map[*namespace]*batch{}
+	for i := range ops {
+		n, r, dev, err := h.kernelRoute(ops[i].Key, ops[i].Value)
+		if err != nil {
+			if op == routeDel {
+				err = notFound(err)
+			}
+			ops[i].Err = err
+			continue
+		}
+		b := byNs[n]
+		if b == nil {
+			b = &batch{n: n}
+			byNs[n] = b
+			batches = append(batches, b)
+		}
+		b.at = append(b.at, i)
+		b.rs = append(b.rs, r)
+		b.devs = append(b.devs, dev)
+	}
+	for _, b := range batches {
+		for k, err := range b.n.routeBatch(ctx, op, b.rs, b.devs) {
+			ops[b.at[k]].Err = err
+		}
+	}
+}
 
 // routeOp is what a route request asks of the kernel.
 type routeOp uint8
