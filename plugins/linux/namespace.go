@@ -17,6 +17,24 @@ type namespace struct {
 	name string
 	ns   netns.NsHandle
 	h    *netlink.Handle
+
+	batchMu sync.Mutex
+	batch   *batchSocket // opened on first use
+}
+
+// batchSocket returns the namespace's batch socket, opening it on first
+// use.
+func (n *namespace) batchSocket() (*batchSocket, error) {
+	n.batchMu.Lock()
+	defer n.batchMu.Unlock()
+	if n.batch == nil {
+		s, err := openBatchSocket(n.ns, batchRcvbuf)
+		if err != nil {
+			return nil, fmt.Errorf("network namespace %q: %w", n.name, err)
+		}
+		n.batch = s
+	}
+	return n.batch, nil
 }
 
 // namespaces caches a handle per namespace name; "" is the plugin's own.
@@ -65,6 +83,11 @@ func (s *namespaces) close() {
 	defer s.mu.Unlock()
 	for name, n := range s.byName {
 		n.h.Close()
+		n.batchMu.Lock()
+		if n.batch != nil {
+			n.batch.Close()
+		}
+		n.batchMu.Unlock()
 		if name != "" {
 			n.ns.Close()
 		}
