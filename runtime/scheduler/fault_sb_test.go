@@ -280,6 +280,13 @@ type fCall struct {
 	// holds that needs the key a delete removed.
 	refused string
 	orphans []string
+	// readKey is the key a Retrieve was given alone to correlate: a
+	// read-back after a failed call on it (or a refresh of a descriptor
+	// with one value).
+	readKey string
+	// batchPanic: the call was made in a batch that panicked, which fails
+	// it for the scheduler whatever it did.
+	batchPanic bool
 }
 
 func (c fCall) String() string {
@@ -553,10 +560,10 @@ func (sb *faultSB) applyLocked(op, key, text string) error {
 
 // retrieve lists what the southbound holds under the descriptor's prefix
 // (all of it ours).
-func (sb *faultSB) retrieve(ctx context.Context, name string) ([]kv.Item[string, *wrapperspb.StringValue, int], error) {
+func (sb *faultSB) retrieve(ctx context.Context, name, readKey string) ([]kv.Item[string, *wrapperspb.StringValue, int], error) {
 	sb.mu.Lock()
 	kind := sb.fault("retrieve", name)
-	call := fCall{step: stepOf(ctx), op: "retrieve", key: name, fault: kind}
+	call := fCall{step: stepOf(ctx), op: "retrieve", key: name, fault: kind, readKey: readKey}
 	if kind != 0 && kind != fPanic {
 		call.err = injectedErr("retrieve", name, kind)
 	}
@@ -645,8 +652,12 @@ func (h fHandler) Delete(ctx context.Context, key string, v *wrapperspb.StringVa
 	return err
 }
 
-func (h fHandler) Retrieve(ctx context.Context, _ []kv.Item[string, *wrapperspb.StringValue, int]) ([]kv.Item[string, *wrapperspb.StringValue, int], error) {
-	return h.sb.retrieve(ctx, h.m.name)
+func (h fHandler) Retrieve(ctx context.Context, correlate []kv.Item[string, *wrapperspb.StringValue, int]) ([]kv.Item[string, *wrapperspb.StringValue, int], error) {
+	readKey := ""
+	if len(correlate) == 1 {
+		readKey = correlate[0].Key
+	}
+	return h.sb.retrieve(ctx, h.m.name, readKey)
 }
 
 func (h fUpdHandler) Update(ctx context.Context, key string, _, v *wrapperspb.StringValue, _ int) (int, error) {
@@ -660,6 +671,21 @@ func (h fUpdHandler) Update(ctx context.Context, key string, _, v *wrapperspb.St
 func (h fHandler) fBatch(ctx context.Context, kind kv.BatchKind, ops []kv.BatchOp[string, *wrapperspb.StringValue, int]) {
 	fBatches.Add(1)
 	fBatchedOps.Add(int64(len(ops)))
+	h.sb.mu.Lock()
+	start := len(h.sb.calls)
+	h.sb.mu.Unlock()
+	defer func() {
+		if p := recover(); p != nil {
+			// The scheduler fails every operation of a batch that
+			// panicked, those applied before the panic too.
+			h.sb.mu.Lock()
+			for i := start; i < len(h.sb.calls); i++ {
+				h.sb.calls[i].batchPanic = true
+			}
+			h.sb.mu.Unlock()
+			panic(p)
+		}
+	}()
 	for i := range ops {
 		op := &ops[i]
 		switch kind {
@@ -753,4 +779,4 @@ func fDescriptors(sb *faultSB, mode string) ([]kv.Descriptor, error) {
 
 // failed reports whether the call failed: it returned an error, or it
 // panicked (the southbound recorded no error for it then).
-func (c fCall) failed() bool { return c.err != nil || c.fault == fPanic }
+func (c fCall) failed() bool { return c.err != nil || c.fault == fPanic || c.batchPanic }

@@ -724,26 +724,52 @@ func (r *fRun) checkView(sts map[string]scheduler.Status) []fDiv {
 	return divs
 }
 
+// fReadBackOf reports whether call i is the read-back of a failed call,
+// and of which key: a Retrieve right after the failed call, or (after a
+// batch, whose failed operations are read back once the batch returned)
+// one given that key alone to correlate, after a failed call on it.
+func fReadBackOf(calls []fCall, i int) (string, bool) {
+	c := calls[i]
+	if c.op != "retrieve" {
+		return "", false
+	}
+	if i > 0 && calls[i-1].op != "retrieve" && calls[i-1].failed() && (c.readKey == "" || c.readKey == calls[i-1].key) {
+		return calls[i-1].key, true
+	}
+	if c.readKey == "" {
+		return "", false
+	}
+	for j := i - 1; j >= 0; j-- {
+		p := calls[j]
+		if p.key != c.readKey {
+			continue
+		}
+		if p.op != "retrieve" && p.failed() {
+			return p.key, true
+		}
+		return "", false // made again since, successfully
+	}
+	return "", false
+}
+
 // refreshed forgets the staleness of the keys of descriptors that a
 // resync read successfully.
 func (r *fRun) refreshed(calls []fCall) (readBack bool) {
 	for i, c := range calls {
-		if c.op == "retrieve" && c.failed() && i > 0 && calls[i-1].op != "retrieve" && calls[i-1].failed() {
-			// A failed read-back: what the failed call left is unknown
-			// to the scheduler until its next refresh.
-			r.stale[calls[i-1].key] = true
+		if k, ok := fReadBackOf(calls, i); ok {
+			switch {
+			case c.failed():
+				// A failed read-back: what the failed call left is
+				// unknown to the scheduler until its next refresh.
+				r.stale[k] = true
+			case c.fault == 0 && r.stale[k]:
+				// The scheduler takes what it found for that key alone.
+				delete(r.stale, k)
+				readBack = true
+			}
 			continue
 		}
 		if c.op != "retrieve" || c.failed() || c.fault != 0 {
-			continue
-		}
-		if i > 0 && calls[i-1].op != "retrieve" && calls[i-1].failed() && fModelOf(calls[i-1].key).name == c.key {
-			// The read-back after a failed call: the scheduler takes
-			// what it found for that key alone.
-			if r.stale[calls[i-1].key] {
-				delete(r.stale, calls[i-1].key)
-				readBack = true
-			}
 			continue
 		}
 		for k := range r.stale {
@@ -1257,8 +1283,13 @@ func (r *fRun) collect(rep *fReport) {
 
 // replayFault replays steps (their faults planned) on a fresh run and
 // returns the divergences of the first step that diverged, and its index.
+// faultReplayMode is the mode of the configuration TestFault runs, for
+// the replays that shrink its incidents (its configurations run one after
+// the other).
+var faultReplayMode string
+
 func replayFault(steps []fStep, deadline time.Duration) ([]fDiv, int, string, error) {
-	r, err := newFRun(nil, true, deadline, "")
+	r, err := newFRun(nil, true, deadline, faultReplayMode)
 	if err != nil {
 		return nil, 0, "", err
 	}
@@ -1409,6 +1440,7 @@ func TestFault(t *testing.T) {
 			continue
 		}
 		t.Run(cfg.name, func(t *testing.T) {
+			faultReplayMode = cfg.mode
 			rep := &fReport{byClass: map[string]int{}, first: map[string]*fIncident{}}
 			start := time.Now()
 			batches, batched := fBatches.Load(), fBatchedOps.Load()
