@@ -100,7 +100,7 @@ func (s *Scheduler) groupEnd(plan *run, i int) int {
 		return i + 1
 	}
 	g := &s.grouping
-	g.reset()
+	g.reset(c.desc.KeyPrefix())
 	g.add(c)
 	end := i + 1
 	for end < len(calls) && end-i < s.opts.batchSize {
@@ -118,12 +118,18 @@ func (s *Scheduler) groupEnd(plan *run, i int) int {
 // more call is independent of its calls.
 type grouping struct {
 	// keys are the group's keys; needed the keys its values depend on
-	// (and their bases); anyOf the AnyOf dependencies of its values.
+	// (and their bases); anyOf the AnyOf dependencies of its values that
+	// a key of the descriptor may satisfy.
 	keys, needed map[string]struct{}
 	anyOf        []kv.AnyOf
+	// prefix is the key prefix of the group's descriptor: an AnyOf
+	// dependency none of whose prefixes overlaps it is satisfied by no
+	// key of the group (a route's gateway by an address, say), and is
+	// not looked at again.
+	prefix string
 }
 
-func (g *grouping) reset() {
+func (g *grouping) reset(prefix string) {
 	if g.keys == nil {
 		g.keys, g.needed = map[string]struct{}{}, map[string]struct{}{}
 	}
@@ -131,6 +137,18 @@ func (g *grouping) reset() {
 	clear(g.needed)
 	clear(g.anyOf)
 	g.anyOf = g.anyOf[:0]
+	g.prefix = prefix
+}
+
+// overlaps reports whether a key of the group's descriptor may have one
+// of prefixes.
+func (g *grouping) overlaps(prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(p, g.prefix) || strings.HasPrefix(g.prefix, p) {
+			return true
+		}
+	}
+	return false
 }
 
 func (g *grouping) add(c *plannedCall) {
@@ -140,10 +158,11 @@ func (g *grouping) add(c *plannedCall) {
 	}
 	for _, deps := range [2][]kv.Dependency{c.deps, c.adeps} {
 		for _, d := range deps {
-			if d.IsAnyOf() {
-				g.anyOf = append(g.anyOf, d.AnyOf)
-			} else {
+			switch {
+			case !d.IsAnyOf():
 				g.needed[d.Key] = struct{}{}
+			case g.overlaps(d.AnyOf.Prefixes):
+				g.anyOf = append(g.anyOf, d.AnyOf)
 			}
 		}
 	}
@@ -173,6 +192,9 @@ func (g *grouping) independent(c *plannedCall) bool {
 				if _, ok := g.keys[d.Key]; ok {
 					return false
 				}
+				continue
+			}
+			if !g.overlaps(d.AnyOf.Prefixes) {
 				continue
 			}
 			for k := range g.keys {
