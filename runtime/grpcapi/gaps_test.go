@@ -93,7 +93,7 @@ func TestPlanOutcomes(t *testing.T) {
 		"iface/a": {"CONFIGURED", "grpc", ""},
 		"iface/n": {"CONFIGURED", "grpc", ""},
 		"route/p": {"PENDING", "grpc", ""},
-		"iface/f": {"CONFIGURED", "file", "source file sets iface/f too and has priority: the grpc source's value would not take effect"},
+		"iface/f": {"CONFIGURED", "file", "source file sets this key too, with a higher priority: the grpc source's value would not take effect"},
 		"iface/g": {"CONFIGURED", "file", ""},
 		"iface/h": {"REMOVED", "", ""},
 	}

@@ -76,7 +76,7 @@ func (srv *Server) ownerAfter(key string, v proto.Message, planned bool) (owner,
 		return "", ""
 	}
 	loses := func() (string, string) {
-		return owner, fmt.Sprintf("source %s sets %s too and has priority: the %s source's value would not take effect", owner, key, src)
+		return owner, fmt.Sprintf("source %s sets this key too, with a higher priority: the %s source's value would not take effect", owner, src)
 	}
 	switch {
 	case owner == "" || owner == src:
