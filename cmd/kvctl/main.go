@@ -4,8 +4,8 @@
 // models/kvdescriptor/api/v1).
 //
 // Exit codes: 0 success; 1 the operation failed (a commit error, a value
-// not CONFIGURED with --wait, a bad configuration file); 2 bad usage; 3
-// the agent cannot be reached.
+// not CONFIGURED with --wait, a bad configuration file, a request the
+// agent refuses); 2 bad usage; 3 the agent cannot be reached.
 package main
 
 import (
@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"slices"
@@ -152,9 +153,10 @@ connects with TLS, as an agent exposed beyond the machine requires.
 Exit codes:
   0  success
   1  the operation failed (e.g. a commit error, a value not CONFIGURED
-     with --wait, a bad configuration file)
+     with --wait, a bad configuration file, a confirmed commit with
+     nothing to confirm, a request the agent refuses as invalid)
   2  bad usage (unknown command or flag, wrong arguments)
-  3  the agent cannot be reached`
+  3  the agent cannot be reached (or its connection was lost)`
 
 func (c *cli) root() *cobra.Command {
 	server := os.Getenv("KVCTL_SERVER")
@@ -635,10 +637,16 @@ func (c *cli) modelsCmd() *cobra.Command {
 func (c *cli) dumpCmd() *cobra.Command {
 	var view, model string
 	cmd := &cobra.Command{
-		Use:   "dump",
+		Use:   "dump [prefix]",
 		Short: "The values in one view: intended, the southbound's (sb) or the scheduler's (cached)",
-		Args:  args(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Long: `dump shows the values of one view as a table (KEY ORIGIN VALUE): the
+intended values (--view intended, the default), what the southbound holds
+(sb: the agent reads it now) or what the scheduler believes is applied
+(cached). An argument keeps the keys that start with it (a key shows its
+value and its derived values); --model keeps one descriptor's values. A
+prefix that no key of --model can start with is an error (exit code 1).`,
+		Args: args(cobra.MaximumNArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
 			var v apiv1.View
 			switch view {
 			case "intended":
@@ -651,7 +659,11 @@ func (c *cli) dumpCmd() *cobra.Command {
 				return usage("--view %q: want intended, sb or cached", view)
 			}
 			return c.call(cmd, func(ctx context.Context, cl apiv1.AgentServiceClient) error {
-				resp, err := cl.Dump(ctx, &apiv1.DumpRequest{View: v, Descriptor_: model})
+				req := &apiv1.DumpRequest{View: v, Descriptor_: model}
+				if len(a) == 1 {
+					req.Prefix = a[0]
+				}
+				resp, err := cl.Dump(ctx, req)
 				if err != nil {
 					return err
 				}
@@ -780,13 +792,14 @@ func fieldText(m protoreflect.Message, fd protoreflect.FieldDescriptor) string {
 	return fmt.Sprint(v.Interface())
 }
 
-// writePlan writes planned operations like a diff, then the values the
-// commit touches that another source owns (whose values win).
+// writePlan writes planned operations like a diff, then a warning line
+// per value of the file that would not take effect (another source sets
+// the key and wins: the plan's outcomes say so).
 func (c *cli) writePlan(ops []*apiv1.Op, outcomes []*apiv1.Outcome) {
 	defer func() {
 		for _, o := range outcomes {
-			if o.GetOwner() != "" && o.GetOwner() != grpcapi.DefaultSource {
-				fmt.Fprintf(c.stdout, "= %s (owned by %s: unchanged)\n", o.GetKey(), o.GetOwner())
+			if o.GetWarning() != "" {
+				fmt.Fprintln(c.stdout, c.paint("33", fmt.Sprintf("warning: %s: %s", o.GetKey(), o.GetWarning())))
 			}
 		}
 	}()
@@ -947,11 +960,17 @@ func (c *cli) applyCmd() *cobra.Command {
 		Long: `apply reads a configuration file (the format of the agent's file source:
 a map of key to value) and shows the plan
 like a diff: "+" create, "~" update with the changed fields, "-" delete,
-"!" re-create. Then it commits, unless --plan. With --wait it waits for
-the values to settle and fails (exit code 1) unless they are CONFIGURED.
-With --confirm-within the commit is rolled back unless confirmed in time
-(kvctl confirm SEQ). With --prune the file is the whole state of the gRPC
-source: its values that the file lacks are deleted.`,
+"!" re-create; then a line "warning: KEY: ..." per value of the file that
+would not take effect, because another source of higher priority sets
+that key (the agent's file or etcd source, say). Then it commits, unless
+--plan. With --wait it waits for the values to settle and fails (exit
+code 1) unless they are CONFIGURED. With --confirm-within DURATION (any
+positive duration: 2s, 90s, 5m) the commit is rolled back, by a
+transaction of its own in the history, unless confirmed in time (kvctl
+confirm SEQ); a confirmed commit that would change nothing is refused
+(exit code 1), as there is no transaction to confirm. With --prune the
+file is the whole state of the gRPC source: its values that the file
+lacks are deleted.`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if path == "" {
@@ -1023,7 +1042,7 @@ source: its values that the file lacks are deleted.`,
 	cmd.Flags().BoolVar(&plan, "plan", false, "show the plan only; change nothing")
 	cmd.Flags().BoolVar(&prune, "prune", false, "the file is the gRPC source's whole state: delete its values the file lacks")
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait for the values to settle (at most --timeout); fail unless CONFIGURED")
-	cmd.Flags().DurationVar(&confirmWithin, "confirm-within", 0, "roll the commit back unless confirmed within this time")
+	cmd.Flags().DurationVar(&confirmWithin, "confirm-within", 0, "roll the commit back unless confirmed (kvctl confirm SEQ) within this time, e.g. 30s or 5m")
 	cmd.Flags().StringVar(&description, "description", "", "the transaction's description")
 	return cmd
 }
@@ -1157,7 +1176,19 @@ func (c *cli) watchCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "watch [prefix]",
 		Short: "Stream status changes of the keys under prefix, until interrupted",
-		Args:  args(cobra.MaximumNArgs(1)),
+		Long: `watch streams the status changes of the keys under prefix (every key
+without one) as rows KEY STATE OWNER DETAIL, until interrupted.
+
+The agent never waits for a slow reader: it holds at most --buffer updates
+for kvctl and drops the others. When the stream says updates were lost,
+watch prints a line saying how many, then re-reads the current status of
+every key under the prefix and prints it (a key it showed before that no
+longer exists shows as NONEXISTENT); updates that the re-read showed
+already (of its transaction or an earlier one) are then skipped. So the
+last row of each key is always its current state.
+With -o json or yaml, the stream's messages are printed as they come, and
+the re-read follows a lost_updates message as status messages.`,
+		Args: args(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			cl, err := c.dial()
 			if err != nil {
@@ -1172,10 +1203,10 @@ func (c *cli) watchCmd() *cobra.Command {
 			if err != nil {
 				return rpcError(err)
 			}
-			t := newTable(c.stdout)
+			w := &watcher{c: c, t: newTable(c.stdout), shown: map[string]bool{}, reread: map[string]uint64{}}
 			if c.output == "text" {
-				fmt.Fprintln(t, "KEY\tSTATE\tOWNER\tDETAIL")
-				t.Flush()
+				fmt.Fprintln(w.t, "KEY\tSTATE\tOWNER\tDETAIL")
+				w.t.Flush()
 			}
 			for {
 				m, err := stream.Recv()
@@ -1185,25 +1216,91 @@ func (c *cli) watchCmd() *cobra.Command {
 					}
 					return rpcError(err)
 				}
-				if c.output != "text" {
-					if err := c.structured(m); err != nil {
+				if n := m.GetLostUpdates(); n > 0 {
+					if err := w.lost(cmd, cl, req.GetPrefix(), m); err != nil {
 						return err
 					}
-					continue
-				}
-				if n := m.GetLostUpdates(); n > 0 {
-					fmt.Fprintf(t, "%s\n", c.paint("31", fmt.Sprintf("-- %d updates lost; kvctl status shows the current state --", n)))
 				} else if s := m.GetStatus(); s != nil {
-					detail := s.GetError()
-					if s.GetState() == "PENDING" {
-						detail = pendingDetail(s.GetWhyPending())
+					if err := w.status(m, false); err != nil {
+						return err
 					}
-					fmt.Fprintf(t, "%s\t%s\t%s\t%s\n", s.GetKey(), c.stateColour(s.GetState()), dash(s.GetOwner()), detail)
 				}
-				t.Flush()
 			}
 		},
 	}
-	cmd.Flags().Int32Var(&buffer, "buffer", 0, "updates the agent holds for kvctl before it drops them (0: the agent's default)")
+	cmd.Flags().Int32Var(&buffer, "buffer", 0, "updates the agent holds for kvctl before it drops them (0: the agent's default, 256); watch re-reads after a loss")
 	return cmd
+}
+
+// watcher prints a watch stream.
+type watcher struct {
+	c *cli
+	t *tabwriter.Writer
+	// shown are the keys printed; reread the seq of each key's status
+	// as the last re-read found it.
+	shown  map[string]bool
+	reread map[string]uint64
+}
+
+// status prints one status update, unless the last re-read showed it or
+// a later one (fresh: it comes from the re-read).
+func (w *watcher) status(m *apiv1.WatchResponse, fresh bool) error {
+	s := m.GetStatus()
+	if seq, ok := w.reread[s.GetKey()]; ok && !fresh && s.GetSeq() <= seq {
+		return nil
+	}
+	w.shown[s.GetKey()] = true
+	if w.c.output != "text" {
+		return w.c.structured(m)
+	}
+	detail := s.GetError()
+	if s.GetState() == "PENDING" {
+		detail = pendingDetail(s.GetWhyPending())
+	}
+	fmt.Fprintf(w.t, "%s\t%s\t%s\t%s\n", s.GetKey(), w.c.stateColour(s.GetState()), dash(s.GetOwner()), detail)
+	return w.t.Flush()
+}
+
+// lost reports lost updates and re-reads the statuses under prefix.
+func (w *watcher) lost(cmd *cobra.Command, cl apiv1.AgentServiceClient, prefix string, m *apiv1.WatchResponse) error {
+	if w.c.output != "text" {
+		if err := w.c.structured(m); err != nil {
+			return err
+		}
+	} else {
+		what := "updates"
+		if m.GetLostUpdates() == 1 {
+			what = "update"
+		}
+		fmt.Fprintln(w.t, w.c.paint("31", fmt.Sprintf("-- %d %s lost; the current state, re-read: --", m.GetLostUpdates(), what)))
+	}
+	ctx, cancel := context.WithTimeout(cmd.Context(), w.c.timeout)
+	defer cancel()
+	resp, err := cl.Status(ctx, &apiv1.StatusRequest{Prefix: prefix})
+	if err != nil {
+		return rpcError(err)
+	}
+	sts := resp.GetStatuses()
+	sort.Slice(sts, func(i, j int) bool { return sts[i].GetKey() < sts[j].GetKey() })
+	present := map[string]bool{}
+	for _, s := range sts {
+		present[s.GetKey()] = true
+	}
+	// A key shown before and gone now was removed meanwhile.
+	for _, k := range slices.Sorted(maps.Keys(w.shown)) {
+		if !present[k] {
+			sts = append(sts, &apiv1.ValueStatus{Key: k, State: "NONEXISTENT"})
+		}
+	}
+	w.reread = map[string]uint64{}
+	for _, s := range sts {
+		w.reread[s.GetKey()] = s.GetSeq()
+		if err := w.status(&apiv1.WatchResponse{Event: &apiv1.WatchResponse_Status{Status: s}}, true); err != nil {
+			return err
+		}
+	}
+	if w.c.output == "text" {
+		fmt.Fprintln(w.t, w.c.paint("31", "-- end of the re-read --"))
+	}
+	return w.t.Flush()
 }

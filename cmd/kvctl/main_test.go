@@ -197,6 +197,10 @@ func TestCommands(t *testing.T) {
 		{"apply-plan-recreate", []string{"apply", "-f", "apply5.yaml", "--plan"}, 0},
 		{"apply-plan-prune", []string{"apply", "-f", "apply5.yaml", "--plan", "--prune"}, 0},
 		{"apply-plan-prune-yaml", []string{"apply", "-f", "apply5.yaml", "--plan", "--prune", "-o", "yaml"}, 0},
+		{"apply-plan-shadowed", []string{"apply", "-f", "apply6.yaml", "--plan"}, 0},
+		{"dump-prefix", []string{"dump", "linux/interface/veth1"}, 0},
+		{"dump-prefix-cached", []string{"dump", "--view", "cached", "--model", "linux.interfaces.v1.Interface", "linux/interface/veth"}, 0},
+		{"dump-bad-prefix", []string{"dump", "--model", "linux.interfaces.v1.Interface", "linux/route/"}, 1},
 		{"confirm-unknown", []string{"confirm", "99"}, 1},
 		{"apply-bad-file", []string{"apply", "-f", "bad.yaml"}, 1},
 	}
@@ -218,6 +222,7 @@ func TestBadUsage(t *testing.T) {
 		{"why"},
 		{"apply"},
 		{"dump", "--view", "other"},
+		{"dump", "linux/", "vpp/"},
 		{"graph", "--format", "png"},
 		{"confirm", "x"},
 		{"rollback"},

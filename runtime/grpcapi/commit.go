@@ -100,7 +100,12 @@ func (srv *Server) Commit(ctx context.Context, req *apiv1.CommitRequest) (*apiv1
 		if err != nil {
 			return nil, status.Errorf(codes.FailedPrecondition, "plan_only: %v", err)
 		}
-		return srv.response(ctx, req, res, keysOf(changes))
+		resp, err := srv.response(ctx, req, res, keysOf(changes))
+		if err != nil {
+			return nil, err
+		}
+		resp.Outcomes = srv.planOutcomes(res, u)
+		return resp, nil
 	}
 	var within time.Duration
 	if d := req.GetConfirmWithin(); d != nil {
@@ -115,6 +120,9 @@ func (srv *Server) Commit(ctx context.Context, req *apiv1.CommitRequest) (*apiv1
 		return nil, status.Errorf(codes.FailedPrecondition, "commit %d awaits confirmation until %s: confirm or cancel it first", p.seq, p.deadline.UTC().Format(time.RFC3339))
 	}
 	previous := maps.Clone(srv.st.current)
+	if within > 0 && sameValues(previous, next(previous, u)) {
+		return nil, errNothingToConfirm
+	}
 	// Write-ahead: the state file holds the source's next state (and,
 	// for a confirmed commit, a confirmation awaited, its seq not known
 	// yet) before the transaction, so that an agent that dies during it
@@ -135,6 +143,9 @@ func (srv *Server) Commit(ctx context.Context, req *apiv1.CommitRequest) (*apiv1
 			srv.logger.Error("grpcapi: saving the source's state", "err", serr)
 		}
 		return nil, err
+	}
+	if within > 0 && (res == nil || res.Seq == 0) {
+		return nil, srv.undoUnconfirmable(ctx, previous)
 	}
 	srv.st.current = srv.desired()
 	srv.st.pending = nil
@@ -159,6 +170,58 @@ func (srv *Server) Commit(ctx context.Context, req *apiv1.CommitRequest) (*apiv1
 		resp.ConfirmDeadline = timestamppb.New(deadline)
 	}
 	return resp, nil
+}
+
+// A confirmed commit that makes no transaction is refused. The choice: a
+// router's "commit confirmed" arms its timer even when nothing changes,
+// because every commit there makes a numbered configuration revision to
+// confirm. Here the confirmation names a transaction (Confirm and Cancel
+// take its seq; the history records the commit and its rollback by it),
+// and a commit that changes nothing in the merged state makes none: a
+// timer armed for it would leave the client a deadline with nothing to
+// name, and a rollback that changes nothing either. So the client is
+// told, with FAILED_PRECONDITION, that there is nothing to confirm, and
+// the source's state stays as it was: its values are not taken without
+// the confirmation asked for (a value that another source overrides
+// would otherwise come into effect, unconfirmed, once that source drops
+// it).
+var errNothingToConfirm = status.Error(codes.FailedPrecondition,
+	"confirm_within: the commit leaves the gRPC source's values as they are, so there is no transaction to confirm; nothing was changed")
+
+// undoUnconfirmable restores the source's state before a confirmed commit
+// that made no transaction, and returns the error refusing it; srv.mu
+// held.
+func (srv *Server) undoUnconfirmable(ctx context.Context, previous map[string]proto.Message) error {
+	res, err := srv.mux.ApplyWith(ctx, srv.cfg.Source, nb.Update{
+		Resync: true, Changes: changesOf(previous),
+		Description: "undo of a confirmed commit that made no transaction",
+	})
+	err = commitError(res, err)
+	if err != nil {
+		// The source's state keeps the values, as the Mux does; the
+		// state file says so.
+		srv.logger.Error("grpcapi: undoing a confirmed commit that made no transaction", "err", err)
+	}
+	srv.st.current = srv.desired()
+	srv.st.pending = nil
+	if res != nil && res.Seq > 0 {
+		// Another source changed the merged state meanwhile.
+		srv.st.record(res.Seq, srv.cfg.StatesKept)
+	}
+	if err := srv.st.save(); err != nil {
+		srv.logger.Error("grpcapi: saving the source's state", "err", err)
+	}
+	if err != nil {
+		return status.Errorf(codes.Internal, "confirm_within: the commit made no transaction to confirm, and undoing its change of the source's state failed: %v", err)
+	}
+	return status.Error(codes.FailedPrecondition,
+		"confirm_within: the commit changes nothing in the agent (another source's values win, or the agent has not run its startup resync yet), "+
+			"so there is no transaction to confirm; nothing was changed")
+}
+
+// sameValues reports whether two states of the source are equal.
+func sameValues(a, b map[string]proto.Message) bool {
+	return maps.EqualFunc(a, b, proto.Equal)
 }
 
 // next returns the source's state after u.

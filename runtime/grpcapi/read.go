@@ -111,16 +111,39 @@ func (srv *Server) Status(_ context.Context, req *apiv1.StatusRequest) (*apiv1.S
 	return out, nil
 }
 
-// Dump returns the values of one view.
+// Dump returns the values of one view, those under a prefix when asked.
 func (srv *Server) Dump(ctx context.Context, req *apiv1.DumpRequest) (*apiv1.DumpResponse, error) {
-	names := srv.s.Descriptors()
+	switch req.GetView() {
+	case apiv1.View_VIEW_INTENDED, apiv1.View_VIEW_SCHEDULER, apiv1.View_VIEW_SOUTHBOUND:
+	default:
+		return nil, status.Errorf(codes.InvalidArgument, "view: %s: give VIEW_INTENDED, VIEW_SOUTHBOUND or VIEW_SCHEDULER", req.GetView())
+	}
+	prefix := req.GetPrefix()
+	var names []string
 	if d := req.GetDescriptor_(); d != "" {
-		if _, ok := srv.s.Descriptor(d); !ok {
+		desc, ok := srv.s.Descriptor(d)
+		if !ok {
 			return nil, status.Errorf(codes.NotFound, "descriptor: %q is not registered", d)
 		}
+		if !prefixMeets(prefix, desc.KeyPrefix()) {
+			return nil, status.Errorf(codes.InvalidArgument, "prefix: no key of descriptor %s (keys %s...) starts with %q", d, desc.KeyPrefix(), prefix)
+		}
 		names = []string{d}
+	} else {
+		// Only the descriptors whose keys can start with the prefix: the
+		// southbound view then reads no more than it must.
+		for _, name := range srv.s.Descriptors() {
+			if desc, _ := srv.s.Descriptor(name); prefixMeets(prefix, desc.KeyPrefix()) {
+				names = append(names, name)
+			}
+		}
 	}
 	out := &apiv1.DumpResponse{}
+	add := func(it *apiv1.DumpItem) {
+		if strings.HasPrefix(it.GetKey(), prefix) {
+			out.Items = append(out.Items, it)
+		}
+	}
 	switch req.GetView() {
 	case apiv1.View_VIEW_INTENDED, apiv1.View_VIEW_SCHEDULER:
 		intended := req.GetView() == apiv1.View_VIEW_INTENDED
@@ -136,7 +159,7 @@ func (srv *Server) Dump(ctx context.Context, req *apiv1.DumpRequest) (*apiv1.Dum
 				if v == nil {
 					continue
 				}
-				out.Items = append(out.Items, &apiv1.DumpItem{Key: st.Key, Descriptor_: name, Value: anyOf(v), Origin: st.Origin.String()})
+				add(&apiv1.DumpItem{Key: st.Key, Descriptor_: name, Value: anyOf(v), Origin: st.Origin.String()})
 			}
 		}
 	case apiv1.View_VIEW_SOUTHBOUND:
@@ -150,13 +173,18 @@ func (srv *Server) Dump(ctx context.Context, req *apiv1.DumpRequest) (*apiv1.Dum
 				return nil, status.Errorf(codes.Unavailable, "descriptor %s: reading the southbound: %v", name, err)
 			}
 			for _, it := range items {
-				out.Items = append(out.Items, &apiv1.DumpItem{Key: it.Key, Descriptor_: name, Value: anyOf(it.Value), Origin: it.Origin.String()})
+				add(&apiv1.DumpItem{Key: it.Key, Descriptor_: name, Value: anyOf(it.Value), Origin: it.Origin.String()})
 			}
 		}
-	default:
-		return nil, status.Errorf(codes.InvalidArgument, "view: %s: give VIEW_INTENDED, VIEW_SOUTHBOUND or VIEW_SCHEDULER", req.GetView())
 	}
 	return out, nil
+}
+
+// prefixMeets reports whether a key that starts with keyPrefix (a
+// descriptor's) can start with prefix: one of the two starts with the
+// other. A descriptor without a key prefix may have any key.
+func prefixMeets(prefix, keyPrefix string) bool {
+	return strings.HasPrefix(prefix, keyPrefix) || strings.HasPrefix(keyPrefix, prefix)
 }
 
 func recordOf(r scheduler.Record) *apiv1.Record {

@@ -11,7 +11,12 @@
 // confirmation, with the state before it, are kept in a small JSON file
 // (Config.StateFile), written atomically ahead of every commit and after
 // it: a server started over a file that holds a commit awaiting
-// confirmation rolls it back first. The states the source had after its
+// confirmation rolls it back first. A confirmed commit must make a
+// transaction (the one its confirmation names): one that would make none
+// is refused and changes nothing. A plan only tells, per value, the state
+// the plan leads to, the source that would own it, and warns where
+// another source's value would win over the gRPC source's. The states
+// the source had after its
 // recent transactions (for RollbackTo; Config.StatesKept of them) are kept
 // in memory, like the scheduler's history whose sequence numbers they
 // follow.

@@ -370,7 +370,11 @@ type CommitRequest struct {
 	WaitTimeout *durationpb.Duration `protobuf:"bytes,8,opt,name=wait_timeout,json=waitTimeout,proto3" json:"wait_timeout,omitempty"`
 	Resync      ResyncKind           `protobuf:"varint,9,opt,name=resync,proto3,enum=kvdescriptor.api.v1.ResyncKind" json:"resync,omitempty"`
 	// confirm_within makes the commit a confirmed commit: rolled back
-	// unless confirmed within that time.
+	// unless confirmed within that time (any positive duration). A
+	// confirmed commit must make a transaction, the one Confirm and Cancel
+	// name: one that changes nothing in the merged state (its values are
+	// already intended, or another source's values win) is refused with
+	// FAILED_PRECONDITION, and the gRPC source's state stays as it was.
 	ConfirmWithin *durationpb.Duration `protobuf:"bytes,10,opt,name=confirm_within,json=confirmWithin,proto3" json:"confirm_within,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -577,7 +581,12 @@ func (x *Op) GetCalled() bool {
 	return false
 }
 
-// Outcome is the state of a value the commit touched.
+// Outcome is the state of a value the commit touched. For a plan only,
+// it is what the commit would make of the value: state is the state the
+// plan leads to (the current state when the plan leaves the value alone),
+// owner the source whose value would be intended, and warning says why
+// the gRPC source's value would not take effect (another source of
+// higher priority sets the key).
 type Outcome struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
@@ -585,6 +594,7 @@ type Outcome struct {
 	Error         string                 `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
 	WhyPending    string                 `protobuf:"bytes,4,opt,name=why_pending,json=whyPending,proto3" json:"why_pending,omitempty"`
 	Owner         string                 `protobuf:"bytes,5,opt,name=owner,proto3" json:"owner,omitempty"`
+	Warning       string                 `protobuf:"bytes,6,opt,name=warning,proto3" json:"warning,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -654,10 +664,18 @@ func (x *Outcome) GetOwner() string {
 	return ""
 }
 
+func (x *Outcome) GetWarning() string {
+	if x != nil {
+		return x.Warning
+	}
+	return ""
+}
+
 type CommitResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// seq is the transaction's sequence number (0: plan only, or nothing
-	// to do).
+	// to do; a confirmed commit that would have nothing to do is refused
+	// with FAILED_PRECONDITION, as there is no transaction to confirm).
 	Seq      uint64     `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
 	Planned  []*Op      `protobuf:"bytes,2,rep,name=planned,proto3" json:"planned,omitempty"`
 	Executed []*Op      `protobuf:"bytes,3,rep,name=executed,proto3" json:"executed,omitempty"`
@@ -1290,7 +1308,12 @@ type DumpRequest struct {
 	View  View                   `protobuf:"varint,1,opt,name=view,proto3,enum=kvdescriptor.api.v1.View" json:"view,omitempty"`
 	// descriptor limits the dump to one descriptor (required for the
 	// southbound view unless all are read).
-	Descriptor_   string `protobuf:"bytes,2,opt,name=descriptor,proto3" json:"descriptor,omitempty"`
+	Descriptor_ string `protobuf:"bytes,2,opt,name=descriptor,proto3" json:"descriptor,omitempty"`
+	// prefix limits the dump to the keys that start with it (a key shows
+	// its value and its derived values). The southbound view reads only
+	// the descriptors whose keys can start with it. With descriptor, a
+	// prefix that none of its keys can start with is INVALID_ARGUMENT.
+	Prefix        string `protobuf:"bytes,3,opt,name=prefix,proto3" json:"prefix,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1335,6 +1358,13 @@ func (x *DumpRequest) GetView() View {
 func (x *DumpRequest) GetDescriptor_() string {
 	if x != nil {
 		return x.Descriptor_
+	}
+	return ""
+}
+
+func (x *DumpRequest) GetPrefix() string {
+	if x != nil {
+		return x.Prefix
 	}
 	return ""
 }
@@ -2324,14 +2354,15 @@ const file_kvdescriptor_api_v1_api_proto_rawDesc = "" +
 	"\n" +
 	"prev_value\x18\x06 \x01(\v2\x14.google.protobuf.AnyR\tprevValue\x12\x14\n" +
 	"\x05error\x18\a \x01(\tR\x05error\x12\x16\n" +
-	"\x06called\x18\b \x01(\bR\x06called\"~\n" +
+	"\x06called\x18\b \x01(\bR\x06called\"\x98\x01\n" +
 	"\aOutcome\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\tR\x05state\x12\x14\n" +
 	"\x05error\x18\x03 \x01(\tR\x05error\x12\x1f\n" +
 	"\vwhy_pending\x18\x04 \x01(\tR\n" +
 	"whyPending\x12\x14\n" +
-	"\x05owner\x18\x05 \x01(\tR\x05owner\"\xc1\x02\n" +
+	"\x05owner\x18\x05 \x01(\tR\x05owner\x12\x18\n" +
+	"\awarning\x18\x06 \x01(\tR\awarning\"\xc1\x02\n" +
 	"\x0eCommitResponse\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x121\n" +
 	"\aplanned\x18\x02 \x03(\v2\x17.kvdescriptor.api.v1.OpR\aplanned\x123\n" +
@@ -2382,12 +2413,13 @@ const file_kvdescriptor_api_v1_api_proto_rawDesc = "" +
 	"descriptor\x12\x14\n" +
 	"\x05owner\x18\x04 \x01(\tR\x05owner\"N\n" +
 	"\x0eStatusResponse\x12<\n" +
-	"\bstatuses\x18\x01 \x03(\v2 .kvdescriptor.api.v1.ValueStatusR\bstatuses\"\\\n" +
+	"\bstatuses\x18\x01 \x03(\v2 .kvdescriptor.api.v1.ValueStatusR\bstatuses\"t\n" +
 	"\vDumpRequest\x12-\n" +
 	"\x04view\x18\x01 \x01(\x0e2\x19.kvdescriptor.api.v1.ViewR\x04view\x12\x1e\n" +
 	"\n" +
 	"descriptor\x18\x02 \x01(\tR\n" +
-	"descriptor\"\x80\x01\n" +
+	"descriptor\x12\x16\n" +
+	"\x06prefix\x18\x03 \x01(\tR\x06prefix\"\x80\x01\n" +
 	"\bDumpItem\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x1e\n" +
 	"\n" +
