@@ -18,6 +18,7 @@
 //
 // Ownership in VPP: the plugin tags each interface it creates with its
 // label (sw_interface_tag_add_del) and each bridge domain with its name
-// (bd_tag); Retrieve reports tagged ones as ours and everything else VPP
+// (bd_tag), so Validate refuses a label longer than a tag holds (63
+// bytes); Retrieve reports tagged ones as ours and everything else VPP
 // has as obtained (OriginSB), which the scheduler never deletes.
 package vpp

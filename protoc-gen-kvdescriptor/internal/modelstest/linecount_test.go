@@ -284,11 +284,14 @@ func TestCodeLines(t *testing.T) {
 }
 
 // vppCeilings are the ceilings of the rest in the VPP plugin's handler
-// files, as linuxCeilings are for the Linux plugin's.
+// files, as linuxCeilings are for the Linux plugin's. The interfaces' and
+// bridge domains' include a hand-written Validate (4 lines each) that
+// checks their label's length against VPP's 64-byte tag: the schema has
+// no max-length option yet; with one, they go back to 4.
 var vppCeilings = map[string]int{
-	"interface.go":    4,
+	"interface.go":    8,
 	"address.go":      4,
-	"bridgedomain.go": 4,
+	"bridgedomain.go": 8,
 	"binding.go":      1,
 	"fib.go":          1,
 	"vrf.go":          1,
