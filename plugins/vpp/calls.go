@@ -74,6 +74,15 @@ func dump[D any](call string) func(s dumpStream[D], err error) ([]D, error) {
 	}
 }
 
+// origin is the origin of a value found in VPP: OriginNB when it is
+// ours, OriginSB otherwise.
+func origin(ours bool) kv.Origin {
+	if ours {
+		return kv.OriginNB
+	}
+	return kv.OriginSB
+}
+
 // address converts an address of the models to the binary API's.
 func address(a netip.Addr) ip_types.Address {
 	return ip_types.NewAddress(a.AsSlice())

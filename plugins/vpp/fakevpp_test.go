@@ -14,6 +14,7 @@ import (
 	"go.fd.io/govpp/adapter/mock"
 	"go.fd.io/govpp/api"
 	"go.fd.io/govpp/binapi/af_packet"
+	"go.fd.io/govpp/binapi/fib"
 	"go.fd.io/govpp/binapi/fib_types"
 	vppif "go.fd.io/govpp/binapi/interface"
 	"go.fd.io/govpp/binapi/interface_types"
@@ -52,7 +53,7 @@ type fakeVPP struct {
 	bds      map[uint32]*l2.BridgeDomainDetails
 	fib      map[uint32][]*l2.L2FibTableDetails
 	tables   map[ip.IPTable]bool
-	routes   map[uint32][]ip.IPRoute // by table id
+	routes   map[uint32][]ip.IPRouteV2 // by table id (both families), one per prefix and source
 	neigh    []ip_neighbor.IPNeighbor
 	replies  chan func()
 	stop     chan struct{}
@@ -91,8 +92,66 @@ func (f *fakeVPP) reset() {
 	f.ifaces = map[uint32]*vppif.SwInterfaceDetails{0: {SwIfIndex: 0, InterfaceName: "local0", InterfaceDevType: "local", LinkMtu: 0}}
 	f.ifVrf, f.addrs = map[uint32]uint32{}, map[uint32][]ip_types.AddressWithPrefix{}
 	f.bds, f.fib = map[uint32]*l2.BridgeDomainDetails{}, map[uint32][]*l2.L2FibTableDetails{}
-	f.tables = map[ip.IPTable]bool{{TableID: 0}: true, {TableID: 0, IsIP6: true}: true}
-	f.routes, f.neigh = map[uint32][]ip.IPRoute{}, nil
+	f.tables = map[ip.IPTable]bool{}
+	f.routes, f.neigh = map[uint32][]ip.IPRouteV2{}, nil
+	f.addTable(ip.IPTable{TableID: 0})
+	f.addTable(ip.IPTable{TableID: 0, IsIP6: true})
+}
+
+// The FIB sources of the fake, with the ids and priorities of VPP 25.10's
+// (fib_source.h): fib_source_dump lists them, and a route's best source
+// is the one with the lowest priority.
+const (
+	srcSpecial      = 1
+	srcInterface    = 4
+	srcAPI          = 8
+	srcCLI          = 9
+	srcAdjacency    = 15
+	srcDefaultRoute = 20
+)
+
+var fakeSources = []fib.FibSource{
+	{ID: srcSpecial, Priority: 0x00, Name: "special"},
+	{ID: srcInterface, Priority: 0x03, Name: "interface"},
+	{ID: srcAPI, Priority: 0x80, Name: "API"},
+	{ID: srcCLI, Priority: 0x81, Name: "CLI"},
+	{ID: srcAdjacency, Priority: 0xd0, Name: "adjacency"},
+	{ID: srcDefaultRoute, Priority: 0xfd, Name: "default-route"},
+}
+
+// addTable creates a table with the routes VPP puts in each: the default
+// route and the special prefixes, all dropping.
+func (f *fakeVPP) addTable(t ip.IPTable) {
+	t.Name = ""
+	if f.tables[t] {
+		return
+	}
+	f.tables[t] = true
+	specials := map[string]uint8{"0.0.0.0/0": srcDefaultRoute, "0.0.0.0/32": srcDefaultRoute, "224.0.0.0/4": srcSpecial, "240.0.0.0/4": srcSpecial, "255.255.255.255/32": srcSpecial}
+	if t.IsIP6 {
+		specials = map[string]uint8{"::/0": srcDefaultRoute, "fe80::/10": srcSpecial}
+	}
+	for dst, src := range specials {
+		typ := fib_types.FIB_API_PATH_TYPE_DROP
+		if dst == "fe80::/10" {
+			typ = fib_types.FIB_API_PATH_TYPE_LOCAL
+		}
+		f.addRoute(t.TableID, dst, src, fib_types.FibPath{SwIfIndex: ^uint32(0), Type: typ})
+	}
+}
+
+// addRoute adds a path to the route of a prefix from a source, as a
+// source other than ours (the API) would: VPP's own, or by hand.
+func (f *fakeVPP) addRoute(table uint32, dst string, src uint8, path fib_types.FibPath) {
+	p := prefix(netip.MustParsePrefix(dst))
+	list := f.routes[table]
+	at := slices.IndexFunc(list, func(r ip.IPRouteV2) bool { return r.Prefix == p && r.Src == src })
+	if at < 0 {
+		list, at = append(list, ip.IPRouteV2{TableID: table, Prefix: p, Src: src}), len(list)
+	}
+	list[at].Paths = append(list[at].Paths, path)
+	list[at].NPaths = uint8(len(list[at].Paths))
+	f.routes[table] = list
 }
 
 // Restart simulates a VPP restart: it stops answering (the client's
@@ -422,10 +481,13 @@ func (f *fakeVPP) apply(msg api.Message, retval *int32) []api.Message {
 		k := m.Table
 		k.Name = ""
 		if m.IsAdd {
-			f.tables[k] = true
-		} else {
-			delete(f.tables, k)
+			f.addTable(k)
+			return nil
 		}
+		delete(f.tables, k)
+		f.routes[k.TableID] = slices.DeleteFunc(f.routes[k.TableID], func(r ip.IPRouteV2) bool {
+			return (r.Prefix.Address.Af == ip_types.ADDRESS_IP6) == k.IsIP6
+		})
 	case *ip.IPTableDump:
 		var out []api.Message
 		for k := range f.tables {
@@ -438,10 +500,14 @@ func (f *fakeVPP) apply(msg api.Message, retval *int32) []api.Message {
 		return out
 	case *ip.IPRouteAddDel:
 		r, path := m.Route, m.Route.Paths[0]
+		if !f.tables[ip.IPTable{TableID: r.TableID, IsIP6: r.Prefix.Address.Af == ip_types.ADDRESS_IP6}] {
+			*retval = int32(api.NO_SUCH_FIB)
+			return nil
+		}
 		list := f.routes[r.TableID]
-		at := slices.IndexFunc(list, func(x ip.IPRoute) bool { return x.Prefix == r.Prefix })
+		at := slices.IndexFunc(list, func(x ip.IPRouteV2) bool { return x.Prefix == r.Prefix && x.Src == srcAPI })
 		if at < 0 && m.IsAdd {
-			list = append(list, ip.IPRoute{TableID: r.TableID, Prefix: r.Prefix})
+			list = append(list, ip.IPRouteV2{TableID: r.TableID, Prefix: r.Prefix, Src: srcAPI})
 			at = len(list) - 1
 		} else if at < 0 {
 			*retval = retvalNoSuchEntry
@@ -456,13 +522,33 @@ func (f *fakeVPP) apply(msg api.Message, retval *int32) []api.Message {
 			list = slices.Delete(list, at, at+1)
 		}
 		f.routes[r.TableID] = list
-	case *ip.IPRouteDump:
-		var out []api.Message
+	case *ip.IPRouteV2Dump:
+		// One route per prefix: its best source's, as VPP reports it.
+		best := map[ip_types.Prefix]ip.IPRouteV2{}
+		var order []ip_types.Prefix
 		for _, r := range f.routes[m.Table.TableID] {
-			if (r.Prefix.Address.Af == ip_types.ADDRESS_IP6) == m.Table.IsIP6 {
-				r.Paths = slices.Clone(r.Paths)
-				out = append(out, &ip.IPRouteDetails{Route: r})
+			if (r.Prefix.Address.Af == ip_types.ADDRESS_IP6) != m.Table.IsIP6 {
+				continue
 			}
+			b, seen := best[r.Prefix]
+			if !seen {
+				order = append(order, r.Prefix)
+			}
+			if !seen || priority(r.Src) < priority(b.Src) {
+				best[r.Prefix] = r
+			}
+		}
+		var out []api.Message
+		for _, p := range order {
+			r := best[p]
+			r.Paths = slices.Clone(r.Paths)
+			out = append(out, &ip.IPRouteV2Details{Route: r})
+		}
+		return out
+	case *fib.FibSourceDump:
+		var out []api.Message
+		for _, s := range fakeSources {
+			out = append(out, &fib.FibSourceDetails{Src: s})
 		}
 		return out
 	case *ip_neighbor.IPNeighborAddDel:
@@ -486,6 +572,12 @@ func (f *fakeVPP) apply(msg api.Message, retval *int32) []api.Message {
 		panic(fmt.Sprintf("fake VPP: %s is not simulated", msg.GetMessageName()))
 	}
 	return nil
+}
+
+// priority is the priority of a source of the fake.
+func priority(src uint8) uint8 {
+	at := slices.IndexFunc(fakeSources, func(s fib.FibSource) bool { return s.ID == src })
+	return fakeSources[at].Priority
 }
 
 func boolInt(b bool) int {
