@@ -2,7 +2,9 @@ package vpp
 
 import (
 	"context"
+	"errors"
 	"net/netip"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -159,6 +161,18 @@ func TestARPEntry(t *testing.T) {
 	)
 	if err := h.Delete(context.Background(), k, a, struct{}{}); err != nil {
 		t.Fatal(err)
+	}
+	expectRequests(t, f, &ip_neighbor.IPNeighborAddDel{Neighbor: n})
+	// VPP's answer that it has no such neighbour: the call named, and a
+	// delete of what is not there succeeds in the scheduler.
+	f.Fail("ip_neighbor_add_del", retvalNoSuchEntry)
+	err = h.Delete(context.Background(), k, a, struct{}{})
+	if !errors.Is(err, kv.ErrNotFound) || !strings.HasPrefix(err.Error(), "ip_neighbor_add_del: ") {
+		t.Errorf("Delete of a missing neighbour: %v, want ip_neighbor_add_del: ... kv.ErrNotFound", err)
+	}
+	// An interface with no sw_if_index known: no call.
+	if _, err := h.Create(context.Background(), vppl3.ARPEntryKey{Interface: "nope", IpAddress: k.IpAddress}, a); !errors.Is(err, kv.ErrNotFound) {
+		t.Errorf("Create on an unknown interface: %v, want kv.ErrNotFound", err)
 	}
 	expectRequests(t, f, &ip_neighbor.IPNeighborAddDel{Neighbor: n})
 }

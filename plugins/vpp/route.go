@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 
+	"go.fd.io/govpp/api"
 	"go.fd.io/govpp/binapi/fib"
 	"go.fd.io/govpp/binapi/fib_types"
 	"go.fd.io/govpp/binapi/ip"
@@ -22,15 +23,17 @@ var _ vppl3.RouteRetriever[struct{}] = (*routes)(nil)
 // Create adds the path.
 // vppctl ip route add DST table VRF via GW [NAME] weight W preference P
 func (h *routes) Create(ctx context.Context, k vppl3.RouteKey, v *vppl3.Route) (struct{}, error) {
-	return struct{}{}, h.addDel(ctx, k, v, true)
+	return struct{}{}, apply(ctx, h.p, h.request, k, v, true)
 }
 
 // Delete removes the path.
+// vppctl ip route del DST table VRF via GW [NAME]
 func (h *routes) Delete(ctx context.Context, k vppl3.RouteKey, v *vppl3.Route, _ struct{}) error {
-	return h.addDel(ctx, k, v, false)
+	return apply(ctx, h.p, h.request, k, v, false)
 }
 
-func (h *routes) addDel(ctx context.Context, k vppl3.RouteKey, v *vppl3.Route, add bool) error {
+// request builds the ip_route_add_del that adds or removes the path.
+func (h *routes) request(k vppl3.RouteKey, v *vppl3.Route, add bool) (api.Message, error) {
 	path := fib_types.FibPath{SwIfIndex: ^uint32(0), TableID: k.VrfId, Weight: uint8(v.EffectiveWeight()), Preference: uint8(v.GetPreference())}
 	if k.NextHopAddr.Is6() {
 		path.Proto = fib_types.FIB_API_PATH_NH_PROTO_IP6
@@ -43,14 +46,13 @@ func (h *routes) addDel(ctx context.Context, k vppl3.RouteKey, v *vppl3.Route, a
 	if v.GetOutgoingInterface() != "" {
 		idx, err := h.p.swIfIndex(v.GetOutgoingInterface())
 		if err != nil {
-			return err
+			return nil, err
 		}
 		path.SwIfIndex = idx
 	}
-	_, err := ip.NewServiceClient(h.p.conn).IPRouteAddDel(ctx, &ip.IPRouteAddDel{IsAdd: add, IsMultipath: true, Route: ip.IPRoute{
+	return &ip.IPRouteAddDel{IsAdd: add, IsMultipath: true, Route: ip.IPRoute{
 		TableID: k.VrfId, Prefix: prefix(k.DstNetwork), NPaths: 1, Paths: []fib_types.FibPath{path},
-	}})
-	return vppErr("ip_route_add_del", err)
+	}}, nil
 }
 
 // userSources name the FIB sources (fib_source_dump) of routes that
