@@ -172,6 +172,12 @@ type Descriptor interface {
 	Retrieve(ctx context.Context, correlate []Item[string, proto.Message, any]) ([]Item[string, proto.Message, any], error)
 	CanUpdate() bool
 	CanRetrieve() bool
+	// CanBatch reports whether the handler applies batches (Batcher), and
+	// Batch applies one; ConcurrentCalls is the number of calls of
+	// independent values that may run at once (Concurrent), at least 1.
+	CanBatch() bool
+	Batch(ctx context.Context, kind BatchKind, ops []BatchOp[string, proto.Message, any])
+	ConcurrentCalls() int
 	IsRetriable(err error) bool
 	RetrieveDependencies() []string
 	WithMetadata() bool
@@ -197,8 +203,11 @@ type TypedDescriptor[K any, V proto.Message, M any] struct {
 	updater   Updater[K, V, M]
 	retriever Retriever[K, V, M]
 	validator Validator[K, V]
-	metadata  *metadataStore[M]
-	valueType protoreflect.MessageType
+	batcher   Batcher[K, V, M]
+	// concurrent is the handler when it is Concurrent.
+	concurrent Concurrent
+	metadata   *metadataStore[M]
+	valueType  protoreflect.MessageType
 	// noMeta: M has no data (struct{}), so Create and Update report nil
 	// metadata rather than a boxed empty value kept with every value.
 	noMeta bool
@@ -207,8 +216,9 @@ type TypedDescriptor[K any, V proto.Message, M any] struct {
 var _ Descriptor = (*TypedDescriptor[string, proto.Message, any])(nil)
 
 // NewDescriptor builds a descriptor from its spec and handler. The handler's
-// optional capabilities (Updater, Retriever, Validator) are discovered here;
-// a handler with a method named Update, Retrieve or Validate that does not
+// optional capabilities (Updater, Retriever, Validator, Batcher, Concurrent)
+// are discovered here; a handler with a method named Update, Retrieve,
+// Validate, Batch or ConcurrentCalls that does not
 // have the capability's signature is refused, so that a mistyped method
 // (an Update without its old metadata) is an error here rather than a
 // capability silently missing (every change applied as delete + create).
@@ -248,6 +258,12 @@ func NewDescriptor[K any, V proto.Message, M any](spec Spec[K, V, M], handler Ha
 		return nil, err
 	}
 	if d.validator, err = capability[Validator[K, V]](spec.Name, handler, "Validate"); err != nil {
+		return nil, err
+	}
+	if d.batcher, err = capability[Batcher[K, V, M]](spec.Name, handler, "Batch"); err != nil {
+		return nil, err
+	}
+	if d.concurrent, err = capability[Concurrent](spec.Name, handler, "ConcurrentCalls"); err != nil {
 		return nil, err
 	}
 	d.metadata = newMetadataStore(spec.MetadataIndexes)

@@ -151,7 +151,7 @@ func (m *model) goIdents() []string {
 		g + "ModelName", g + "KeyTemplate", g + "KeyPrefix", l + "KeyTemplate",
 		g + "Key", l + "Key", "Parse" + g + "Key",
 		l + "Label", l + "Dependencies", l + "Derived", l + "Equal", l + "NeedsRecreate", l + "Validate",
-		g + "Spec", g + "Handler", g + "Updater", g + "Retriever", g + "Validator", g + "Item", "New" + g + "Descriptor",
+		g + "Spec", g + "Handler", g + "Updater", g + "Retriever", g + "Validator", g + "Batcher", g + "BatchOp", g + "Item", "New" + g + "Descriptor",
 	}
 	if m.base == nil {
 		ids = append(ids, g+"KeyFor")

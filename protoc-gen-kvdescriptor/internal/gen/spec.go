@@ -125,10 +125,10 @@ func (e *emitter) emitHandler() {
 	v := e.valueType()
 	key := jen.Id(e.id("Key"))
 	h, ctor := e.id("Handler"), "New"+m.goName+"Descriptor"
-	e.doc("%s holds the southbound calls of %s: Create and Delete. Its optional capabilities are %s, %s and %s; "+
-		"%s refuses a handler with a method of one of their names and another signature. "+
+	e.doc("%s holds the southbound calls of %s: Create and Delete. Its optional capabilities are %s, %s, %s and %s "+
+		"(and kv.Concurrent); %s refuses a handler with a method of one of their names and another signature. "+
 		"Keys arrive parsed; M is the metadata type (struct{} for none).",
-		h, m.name, e.id("Updater"), e.id("Retriever"), e.id("Validator"), ctor)
+		h, m.name, e.id("Updater"), e.id("Retriever"), e.id("Validator"), e.id("Batcher"), ctor)
 	e.f.Type().Id(h).Types(jen.Id("M").Any()).Interface(
 		jen.Qual(kvPkg, "Handler").Types(key, v, jen.Id("M")),
 	)
@@ -144,6 +144,13 @@ func (e *emitter) emitHandler() {
 	e.f.Type().Id(e.id("Validator")).Interface(
 		jen.Qual(kvPkg, "Validator").Types(key, v),
 	)
+	e.doc("%s is the optional Batch of a %s: many independent creates, updates or deletes in one call, "+
+		"each with its own outcome.", e.id("Batcher"), h)
+	e.f.Type().Id(e.id("Batcher")).Types(jen.Id("M").Any()).Interface(
+		jen.Qual(kvPkg, "Batcher").Types(key, v, jen.Id("M")),
+	)
+	e.doc("%s is one operation of a batch of %s, with its outcome.", e.id("BatchOp"), m.name)
+	e.f.Type().Id(e.id("BatchOp")).Types(jen.Id("M").Any()).Op("=").Qual(kvPkg, "BatchOp").Types(key, v, jen.Id("M"))
 	e.doc("%s is a key of %s with its value, metadata and origin, as Retrieve exchanges them.", e.id("Item"), m.name)
 	e.f.Type().Id(e.id("Item")).Types(jen.Id("M").Any()).Op("=").Qual(kvPkg, "Item").Types(key, v, jen.Id("M"))
 	e.doc("%s returns the descriptor of %s with handler h, to register with the scheduler.", ctor, m.name)

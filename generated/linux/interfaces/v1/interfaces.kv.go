@@ -309,9 +309,10 @@ func InterfaceSpec[M any]() kv.Spec[InterfaceKey, *Interface, M] {
 
 // InterfaceHandler holds the southbound calls of linux.interfaces.v1.Interface:
 // Create and Delete. Its optional capabilities are InterfaceUpdater,
-// InterfaceRetriever and InterfaceValidator; NewInterfaceDescriptor refuses a
-// handler with a method of one of their names and another signature. Keys
-// arrive parsed; M is the metadata type (struct{} for none).
+// InterfaceRetriever, InterfaceValidator and InterfaceBatcher (and
+// kv.Concurrent); NewInterfaceDescriptor refuses a handler with a method of one
+// of their names and another signature. Keys arrive parsed; M is the metadata
+// type (struct{} for none).
 type InterfaceHandler[M any] interface {
 	kv.Handler[InterfaceKey, *Interface, M]
 }
@@ -333,6 +334,17 @@ type InterfaceRetriever[M any] interface {
 type InterfaceValidator interface {
 	kv.Validator[InterfaceKey, *Interface]
 }
+
+// InterfaceBatcher is the optional Batch of a InterfaceHandler: many
+// independent creates, updates or deletes in one call, each with its own
+// outcome.
+type InterfaceBatcher[M any] interface {
+	kv.Batcher[InterfaceKey, *Interface, M]
+}
+
+// InterfaceBatchOp is one operation of a batch of
+// linux.interfaces.v1.Interface, with its outcome.
+type InterfaceBatchOp[M any] = kv.BatchOp[InterfaceKey, *Interface, M]
 
 // InterfaceItem is a key of linux.interfaces.v1.Interface with its value,
 // metadata and origin, as Retrieve exchanges them.
@@ -431,10 +443,11 @@ func InterfaceIpAddressesSpec[M any]() kv.Spec[InterfaceIpAddressesKey, *wrapper
 
 // InterfaceIpAddressesHandler holds the southbound calls of
 // linux.interfaces.v1.Interface.address: Create and Delete. Its optional
-// capabilities are InterfaceIpAddressesUpdater, InterfaceIpAddressesRetriever
-// and InterfaceIpAddressesValidator; NewInterfaceIpAddressesDescriptor refuses
-// a handler with a method of one of their names and another signature. Keys
-// arrive parsed; M is the metadata type (struct{} for none).
+// capabilities are InterfaceIpAddressesUpdater, InterfaceIpAddressesRetriever,
+// InterfaceIpAddressesValidator and InterfaceIpAddressesBatcher (and
+// kv.Concurrent); NewInterfaceIpAddressesDescriptor refuses a handler with a
+// method of one of their names and another signature. Keys arrive parsed; M is
+// the metadata type (struct{} for none).
 type InterfaceIpAddressesHandler[M any] interface {
 	kv.Handler[InterfaceIpAddressesKey, *wrapperspb.StringValue, M]
 }
@@ -458,6 +471,17 @@ type InterfaceIpAddressesRetriever[M any] interface {
 type InterfaceIpAddressesValidator interface {
 	kv.Validator[InterfaceIpAddressesKey, *wrapperspb.StringValue]
 }
+
+// InterfaceIpAddressesBatcher is the optional Batch of a
+// InterfaceIpAddressesHandler: many independent creates, updates or deletes in
+// one call, each with its own outcome.
+type InterfaceIpAddressesBatcher[M any] interface {
+	kv.Batcher[InterfaceIpAddressesKey, *wrapperspb.StringValue, M]
+}
+
+// InterfaceIpAddressesBatchOp is one operation of a batch of
+// linux.interfaces.v1.Interface.address, with its outcome.
+type InterfaceIpAddressesBatchOp[M any] = kv.BatchOp[InterfaceIpAddressesKey, *wrapperspb.StringValue, M]
 
 // InterfaceIpAddressesItem is a key of linux.interfaces.v1.Interface.address
 // with its value, metadata and origin, as Retrieve exchanges them.
@@ -572,10 +596,11 @@ func InterfaceMasterSpec[M any]() kv.Spec[InterfaceMasterKey, *wrapperspb.String
 
 // InterfaceMasterHandler holds the southbound calls of
 // linux.interfaces.v1.Interface.master: Create and Delete. Its optional
-// capabilities are InterfaceMasterUpdater, InterfaceMasterRetriever and
-// InterfaceMasterValidator; NewInterfaceMasterDescriptor refuses a handler with
-// a method of one of their names and another signature. Keys arrive parsed; M
-// is the metadata type (struct{} for none).
+// capabilities are InterfaceMasterUpdater, InterfaceMasterRetriever,
+// InterfaceMasterValidator and InterfaceMasterBatcher (and kv.Concurrent);
+// NewInterfaceMasterDescriptor refuses a handler with a method of one of their
+// names and another signature. Keys arrive parsed; M is the metadata type
+// (struct{} for none).
 type InterfaceMasterHandler[M any] interface {
 	kv.Handler[InterfaceMasterKey, *wrapperspb.StringValue, M]
 }
@@ -598,6 +623,17 @@ type InterfaceMasterRetriever[M any] interface {
 type InterfaceMasterValidator interface {
 	kv.Validator[InterfaceMasterKey, *wrapperspb.StringValue]
 }
+
+// InterfaceMasterBatcher is the optional Batch of a InterfaceMasterHandler:
+// many independent creates, updates or deletes in one call, each with its own
+// outcome.
+type InterfaceMasterBatcher[M any] interface {
+	kv.Batcher[InterfaceMasterKey, *wrapperspb.StringValue, M]
+}
+
+// InterfaceMasterBatchOp is one operation of a batch of
+// linux.interfaces.v1.Interface.master, with its outcome.
+type InterfaceMasterBatchOp[M any] = kv.BatchOp[InterfaceMasterKey, *wrapperspb.StringValue, M]
 
 // InterfaceMasterItem is a key of linux.interfaces.v1.Interface.master with its
 // value, metadata and origin, as Retrieve exchanges them.

@@ -176,10 +176,10 @@ func RouteSpec[M any]() kv.Spec[RouteKey, *Route, M] {
 }
 
 // RouteHandler holds the southbound calls of linux.l3.v1.Route: Create and
-// Delete. Its optional capabilities are RouteUpdater, RouteRetriever and
-// RouteValidator; NewRouteDescriptor refuses a handler with a method of one of
-// their names and another signature. Keys arrive parsed; M is the metadata type
-// (struct{} for none).
+// Delete. Its optional capabilities are RouteUpdater, RouteRetriever,
+// RouteValidator and RouteBatcher (and kv.Concurrent); NewRouteDescriptor
+// refuses a handler with a method of one of their names and another signature.
+// Keys arrive parsed; M is the metadata type (struct{} for none).
 type RouteHandler[M any] interface {
 	kv.Handler[RouteKey, *Route, M]
 }
@@ -201,6 +201,16 @@ type RouteRetriever[M any] interface {
 type RouteValidator interface {
 	kv.Validator[RouteKey, *Route]
 }
+
+// RouteBatcher is the optional Batch of a RouteHandler: many independent
+// creates, updates or deletes in one call, each with its own outcome.
+type RouteBatcher[M any] interface {
+	kv.Batcher[RouteKey, *Route, M]
+}
+
+// RouteBatchOp is one operation of a batch of linux.l3.v1.Route, with its
+// outcome.
+type RouteBatchOp[M any] = kv.BatchOp[RouteKey, *Route, M]
 
 // RouteItem is a key of linux.l3.v1.Route with its value, metadata and origin,
 // as Retrieve exchanges them.
@@ -347,9 +357,10 @@ func NeighbourSpec[M any]() kv.Spec[NeighbourKey, *Neighbour, M] {
 
 // NeighbourHandler holds the southbound calls of linux.l3.v1.Neighbour: Create
 // and Delete. Its optional capabilities are NeighbourUpdater,
-// NeighbourRetriever and NeighbourValidator; NewNeighbourDescriptor refuses a
-// handler with a method of one of their names and another signature. Keys
-// arrive parsed; M is the metadata type (struct{} for none).
+// NeighbourRetriever, NeighbourValidator and NeighbourBatcher (and
+// kv.Concurrent); NewNeighbourDescriptor refuses a handler with a method of one
+// of their names and another signature. Keys arrive parsed; M is the metadata
+// type (struct{} for none).
 type NeighbourHandler[M any] interface {
 	kv.Handler[NeighbourKey, *Neighbour, M]
 }
@@ -371,6 +382,17 @@ type NeighbourRetriever[M any] interface {
 type NeighbourValidator interface {
 	kv.Validator[NeighbourKey, *Neighbour]
 }
+
+// NeighbourBatcher is the optional Batch of a NeighbourHandler: many
+// independent creates, updates or deletes in one call, each with its own
+// outcome.
+type NeighbourBatcher[M any] interface {
+	kv.Batcher[NeighbourKey, *Neighbour, M]
+}
+
+// NeighbourBatchOp is one operation of a batch of linux.l3.v1.Neighbour, with
+// its outcome.
+type NeighbourBatchOp[M any] = kv.BatchOp[NeighbourKey, *Neighbour, M]
 
 // NeighbourItem is a key of linux.l3.v1.Neighbour with its value, metadata and
 // origin, as Retrieve exchanges them.

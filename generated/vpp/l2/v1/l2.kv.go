@@ -171,9 +171,10 @@ func BridgeDomainSpec[M any]() kv.Spec[BridgeDomainKey, *BridgeDomain, M] {
 
 // BridgeDomainHandler holds the southbound calls of vpp.l2.v1.BridgeDomain:
 // Create and Delete. Its optional capabilities are BridgeDomainUpdater,
-// BridgeDomainRetriever and BridgeDomainValidator; NewBridgeDomainDescriptor
-// refuses a handler with a method of one of their names and another signature.
-// Keys arrive parsed; M is the metadata type (struct{} for none).
+// BridgeDomainRetriever, BridgeDomainValidator and BridgeDomainBatcher (and
+// kv.Concurrent); NewBridgeDomainDescriptor refuses a handler with a method of
+// one of their names and another signature. Keys arrive parsed; M is the
+// metadata type (struct{} for none).
 type BridgeDomainHandler[M any] interface {
 	kv.Handler[BridgeDomainKey, *BridgeDomain, M]
 }
@@ -195,6 +196,17 @@ type BridgeDomainRetriever[M any] interface {
 type BridgeDomainValidator interface {
 	kv.Validator[BridgeDomainKey, *BridgeDomain]
 }
+
+// BridgeDomainBatcher is the optional Batch of a BridgeDomainHandler: many
+// independent creates, updates or deletes in one call, each with its own
+// outcome.
+type BridgeDomainBatcher[M any] interface {
+	kv.Batcher[BridgeDomainKey, *BridgeDomain, M]
+}
+
+// BridgeDomainBatchOp is one operation of a batch of vpp.l2.v1.BridgeDomain,
+// with its outcome.
+type BridgeDomainBatchOp[M any] = kv.BatchOp[BridgeDomainKey, *BridgeDomain, M]
 
 // BridgeDomainItem is a key of vpp.l2.v1.BridgeDomain with its value, metadata
 // and origin, as Retrieve exchanges them.
@@ -321,7 +333,8 @@ func BridgeDomainInterfacesSpec[M any]() kv.Spec[BridgeDomainInterfacesKey, *Bri
 // BridgeDomainInterfacesHandler holds the southbound calls of
 // vpp.l2.v1.BridgeDomain.interfaces: Create and Delete. Its optional
 // capabilities are BridgeDomainInterfacesUpdater,
-// BridgeDomainInterfacesRetriever and BridgeDomainInterfacesValidator;
+// BridgeDomainInterfacesRetriever, BridgeDomainInterfacesValidator and
+// BridgeDomainInterfacesBatcher (and kv.Concurrent);
 // NewBridgeDomainInterfacesDescriptor refuses a handler with a method of one of
 // their names and another signature. Keys arrive parsed; M is the metadata type
 // (struct{} for none).
@@ -348,6 +361,17 @@ type BridgeDomainInterfacesRetriever[M any] interface {
 type BridgeDomainInterfacesValidator interface {
 	kv.Validator[BridgeDomainInterfacesKey, *BridgeDomain_Interface]
 }
+
+// BridgeDomainInterfacesBatcher is the optional Batch of a
+// BridgeDomainInterfacesHandler: many independent creates, updates or deletes
+// in one call, each with its own outcome.
+type BridgeDomainInterfacesBatcher[M any] interface {
+	kv.Batcher[BridgeDomainInterfacesKey, *BridgeDomain_Interface, M]
+}
+
+// BridgeDomainInterfacesBatchOp is one operation of a batch of
+// vpp.l2.v1.BridgeDomain.interfaces, with its outcome.
+type BridgeDomainInterfacesBatchOp[M any] = kv.BatchOp[BridgeDomainInterfacesKey, *BridgeDomain_Interface, M]
 
 // BridgeDomainInterfacesItem is a key of vpp.l2.v1.BridgeDomain.interfaces with
 // its value, metadata and origin, as Retrieve exchanges them.
@@ -500,10 +524,11 @@ func FIBEntrySpec[M any]() kv.Spec[FIBEntryKey, *FIBEntry, M] {
 }
 
 // FIBEntryHandler holds the southbound calls of vpp.l2.v1.FIBEntry: Create and
-// Delete. Its optional capabilities are FIBEntryUpdater, FIBEntryRetriever and
-// FIBEntryValidator; NewFIBEntryDescriptor refuses a handler with a method of
-// one of their names and another signature. Keys arrive parsed; M is the
-// metadata type (struct{} for none).
+// Delete. Its optional capabilities are FIBEntryUpdater, FIBEntryRetriever,
+// FIBEntryValidator and FIBEntryBatcher (and kv.Concurrent);
+// NewFIBEntryDescriptor refuses a handler with a method of one of their names
+// and another signature. Keys arrive parsed; M is the metadata type (struct{}
+// for none).
 type FIBEntryHandler[M any] interface {
 	kv.Handler[FIBEntryKey, *FIBEntry, M]
 }
@@ -525,6 +550,16 @@ type FIBEntryRetriever[M any] interface {
 type FIBEntryValidator interface {
 	kv.Validator[FIBEntryKey, *FIBEntry]
 }
+
+// FIBEntryBatcher is the optional Batch of a FIBEntryHandler: many independent
+// creates, updates or deletes in one call, each with its own outcome.
+type FIBEntryBatcher[M any] interface {
+	kv.Batcher[FIBEntryKey, *FIBEntry, M]
+}
+
+// FIBEntryBatchOp is one operation of a batch of vpp.l2.v1.FIBEntry, with its
+// outcome.
+type FIBEntryBatchOp[M any] = kv.BatchOp[FIBEntryKey, *FIBEntry, M]
 
 // FIBEntryItem is a key of vpp.l2.v1.FIBEntry with its value, metadata and
 // origin, as Retrieve exchanges them.

@@ -107,10 +107,11 @@ func VrfTableSpec[M any]() kv.Spec[VrfTableKey, *VrfTable, M] {
 }
 
 // VrfTableHandler holds the southbound calls of vpp.l3.v1.VrfTable: Create and
-// Delete. Its optional capabilities are VrfTableUpdater, VrfTableRetriever and
-// VrfTableValidator; NewVrfTableDescriptor refuses a handler with a method of
-// one of their names and another signature. Keys arrive parsed; M is the
-// metadata type (struct{} for none).
+// Delete. Its optional capabilities are VrfTableUpdater, VrfTableRetriever,
+// VrfTableValidator and VrfTableBatcher (and kv.Concurrent);
+// NewVrfTableDescriptor refuses a handler with a method of one of their names
+// and another signature. Keys arrive parsed; M is the metadata type (struct{}
+// for none).
 type VrfTableHandler[M any] interface {
 	kv.Handler[VrfTableKey, *VrfTable, M]
 }
@@ -132,6 +133,16 @@ type VrfTableRetriever[M any] interface {
 type VrfTableValidator interface {
 	kv.Validator[VrfTableKey, *VrfTable]
 }
+
+// VrfTableBatcher is the optional Batch of a VrfTableHandler: many independent
+// creates, updates or deletes in one call, each with its own outcome.
+type VrfTableBatcher[M any] interface {
+	kv.Batcher[VrfTableKey, *VrfTable, M]
+}
+
+// VrfTableBatchOp is one operation of a batch of vpp.l3.v1.VrfTable, with its
+// outcome.
+type VrfTableBatchOp[M any] = kv.BatchOp[VrfTableKey, *VrfTable, M]
 
 // VrfTableItem is a key of vpp.l3.v1.VrfTable with its value, metadata and
 // origin, as Retrieve exchanges them.
@@ -278,10 +289,11 @@ func ARPEntrySpec[M any]() kv.Spec[ARPEntryKey, *ARPEntry, M] {
 }
 
 // ARPEntryHandler holds the southbound calls of vpp.l3.v1.ARPEntry: Create and
-// Delete. Its optional capabilities are ARPEntryUpdater, ARPEntryRetriever and
-// ARPEntryValidator; NewARPEntryDescriptor refuses a handler with a method of
-// one of their names and another signature. Keys arrive parsed; M is the
-// metadata type (struct{} for none).
+// Delete. Its optional capabilities are ARPEntryUpdater, ARPEntryRetriever,
+// ARPEntryValidator and ARPEntryBatcher (and kv.Concurrent);
+// NewARPEntryDescriptor refuses a handler with a method of one of their names
+// and another signature. Keys arrive parsed; M is the metadata type (struct{}
+// for none).
 type ARPEntryHandler[M any] interface {
 	kv.Handler[ARPEntryKey, *ARPEntry, M]
 }
@@ -303,6 +315,16 @@ type ARPEntryRetriever[M any] interface {
 type ARPEntryValidator interface {
 	kv.Validator[ARPEntryKey, *ARPEntry]
 }
+
+// ARPEntryBatcher is the optional Batch of a ARPEntryHandler: many independent
+// creates, updates or deletes in one call, each with its own outcome.
+type ARPEntryBatcher[M any] interface {
+	kv.Batcher[ARPEntryKey, *ARPEntry, M]
+}
+
+// ARPEntryBatchOp is one operation of a batch of vpp.l3.v1.ARPEntry, with its
+// outcome.
+type ARPEntryBatchOp[M any] = kv.BatchOp[ARPEntryKey, *ARPEntry, M]
 
 // ARPEntryItem is a key of vpp.l3.v1.ARPEntry with its value, metadata and
 // origin, as Retrieve exchanges them.
@@ -461,10 +483,10 @@ func RouteSpec[M any]() kv.Spec[RouteKey, *Route, M] {
 }
 
 // RouteHandler holds the southbound calls of vpp.l3.v1.Route: Create and
-// Delete. Its optional capabilities are RouteUpdater, RouteRetriever and
-// RouteValidator; NewRouteDescriptor refuses a handler with a method of one of
-// their names and another signature. Keys arrive parsed; M is the metadata type
-// (struct{} for none).
+// Delete. Its optional capabilities are RouteUpdater, RouteRetriever,
+// RouteValidator and RouteBatcher (and kv.Concurrent); NewRouteDescriptor
+// refuses a handler with a method of one of their names and another signature.
+// Keys arrive parsed; M is the metadata type (struct{} for none).
 type RouteHandler[M any] interface {
 	kv.Handler[RouteKey, *Route, M]
 }
@@ -486,6 +508,16 @@ type RouteRetriever[M any] interface {
 type RouteValidator interface {
 	kv.Validator[RouteKey, *Route]
 }
+
+// RouteBatcher is the optional Batch of a RouteHandler: many independent
+// creates, updates or deletes in one call, each with its own outcome.
+type RouteBatcher[M any] interface {
+	kv.Batcher[RouteKey, *Route, M]
+}
+
+// RouteBatchOp is one operation of a batch of vpp.l3.v1.Route, with its
+// outcome.
+type RouteBatchOp[M any] = kv.BatchOp[RouteKey, *Route, M]
 
 // RouteItem is a key of vpp.l3.v1.Route with its value, metadata and origin, as
 // Retrieve exchanges them.
