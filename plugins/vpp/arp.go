@@ -10,13 +10,17 @@ import (
 	"go.fd.io/govpp/binapi/ip_types"
 
 	vppl3 "github.com/kvdescriptor/kvdescriptor/generated/vpp/l3/v1"
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
 
 // arpEntries is the handler of vpp.l3.v1.ARPEntry (an IP neighbour). It
 // has no Update: a change re-creates it.
 type arpEntries struct{ p *Plugin }
 
-var _ vppl3.ARPEntryRetriever[struct{}] = (*arpEntries)(nil)
+var (
+	_ vppl3.ARPEntryRetriever[struct{}] = (*arpEntries)(nil)
+	_ vppl3.ARPEntryBatcher[struct{}]   = (*arpEntries)(nil)
+)
 
 // Create adds the neighbour.
 // vppctl set ip neighbor [static] NAME IP MAC
@@ -28,6 +32,11 @@ func (h *arpEntries) Create(ctx context.Context, k vppl3.ARPEntryKey, v *vppl3.A
 // vppctl set ip neighbor del NAME IP MAC
 func (h *arpEntries) Delete(ctx context.Context, k vppl3.ARPEntryKey, v *vppl3.ARPEntry, _ struct{}) error {
 	return apply(ctx, h.p, h.request, k, v, false)
+}
+
+// Batch adds or removes many neighbours, their requests sent in a stream.
+func (h *arpEntries) Batch(ctx context.Context, kind kv.BatchKind, ops []vppl3.ARPEntryBatchOp[struct{}]) {
+	batch(ctx, h.p, kind, ops, h.request)
 }
 
 // request builds the ip_neighbor_add_del that adds or removes the

@@ -2,10 +2,15 @@ package vpp
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"reflect"
 
 	"go.fd.io/govpp/api"
 	"go.fd.io/govpp/core"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
 
 // window is how many requests a pipeline sends ahead of their replies.
@@ -87,4 +92,29 @@ func apply[K, V any](ctx context.Context, p *Plugin, build func(K, V, bool) (api
 		return err
 	}
 	return p.pipeline(ctx, []api.Message{req})[0]
+}
+
+// batch applies creates or deletes with one request each, built by
+// build and sent on one stream (pipeline): the Batch of handlers without
+// Update. Each operation's Err names its key, and the call when VPP
+// refused it.
+func batch[K fmt.Stringer, V proto.Message, M any](ctx context.Context, p *Plugin, kind kv.BatchKind, ops []kv.BatchOp[K, V, M], build func(K, V, bool) (api.Message, error)) {
+	reqs := make([]api.Message, len(ops))
+	for i := range ops {
+		op := &ops[i]
+		var err error
+		if kind == kv.BatchUpdate {
+			err = kv.NonRetriable(errors.New("no update in place: a change re-creates"))
+		} else {
+			reqs[i], err = build(op.Key, op.Value, kind == kv.BatchCreate)
+		}
+		if err != nil {
+			op.Err = fmt.Errorf("%s: %w", op.Key, err)
+		}
+	}
+	for i, err := range p.pipeline(ctx, reqs) {
+		if err != nil {
+			ops[i].Err = fmt.Errorf("%s: %w", ops[i].Key, err)
+		}
+	}
 }

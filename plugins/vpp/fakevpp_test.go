@@ -1,6 +1,7 @@
 package vpp
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"net/netip"
@@ -43,6 +44,7 @@ type fakeVPP struct {
 	record   bool
 	fail     map[string][]int32 // retvals of the next requests of a name
 	down     bool               // VPP is gone: nothing is answered
+	mute     bool               // requests are recorded, and only control pings answered
 	refuse   error              // what Connect returns
 
 	nextIf   uint32
@@ -53,7 +55,8 @@ type fakeVPP struct {
 	bds      map[uint32]*l2.BridgeDomainDetails
 	fib      map[uint32][]*l2.L2FibTableDetails
 	tables   map[ip.IPTable]bool
-	routes   map[uint32][]ip.IPRouteV2 // by table id (both families), one per prefix and source
+	routes   map[routeID]*fakeRoute // one per table, prefix and source
+	nextSeq  uint64
 	neigh    []ip_neighbor.IPNeighbor
 	replies  chan func()
 	stop     chan struct{}
@@ -93,7 +96,7 @@ func (f *fakeVPP) reset() {
 	f.ifVrf, f.addrs = map[uint32]uint32{}, map[uint32][]ip_types.AddressWithPrefix{}
 	f.bds, f.fib = map[uint32]*l2.BridgeDomainDetails{}, map[uint32][]*l2.L2FibTableDetails{}
 	f.tables = map[ip.IPTable]bool{}
-	f.routes, f.neigh = map[uint32][]ip.IPRouteV2{}, nil
+	f.routes, f.neigh = map[routeID]*fakeRoute{}, nil
 	f.addTable(ip.IPTable{TableID: 0})
 	f.addTable(ip.IPTable{TableID: 0, IsIP6: true})
 }
@@ -140,18 +143,54 @@ func (f *fakeVPP) addTable(t ip.IPTable) {
 	}
 }
 
+// routeID identifies the route of a prefix in a table from one source
+// (VPP keeps one FIB entry per prefix, with the paths of each source).
+type routeID struct {
+	table  uint32
+	prefix ip_types.Prefix
+	src    uint8
+}
+
+// fakeRoute is a route of the fake, with the order of its creation.
+type fakeRoute struct {
+	seq   uint64
+	route ip.IPRouteV2
+}
+
+// route returns the route of id, created (empty) if it is not there.
+func (f *fakeVPP) route(id routeID) *fakeRoute {
+	r := f.routes[id]
+	if r == nil {
+		f.nextSeq++
+		r = &fakeRoute{seq: f.nextSeq, route: ip.IPRouteV2{TableID: id.table, Prefix: id.prefix, Src: id.src}}
+		f.routes[id] = r
+	}
+	return r
+}
+
+// tableRoutes returns the routes of a table (both families, every
+// source) in the order of their creation.
+func (f *fakeVPP) tableRoutes(table uint32) []ip.IPRouteV2 {
+	var list []*fakeRoute
+	for id, r := range f.routes {
+		if id.table == table {
+			list = append(list, r)
+		}
+	}
+	slices.SortFunc(list, func(a, b *fakeRoute) int { return cmp.Compare(a.seq, b.seq) })
+	out := make([]ip.IPRouteV2, len(list))
+	for i, r := range list {
+		out[i] = r.route
+	}
+	return out
+}
+
 // addRoute adds a path to the route of a prefix from a source, as a
 // source other than ours (the API) would: VPP's own, or by hand.
 func (f *fakeVPP) addRoute(table uint32, dst string, src uint8, path fib_types.FibPath) {
-	p := prefix(netip.MustParsePrefix(dst))
-	list := f.routes[table]
-	at := slices.IndexFunc(list, func(r ip.IPRouteV2) bool { return r.Prefix == p && r.Src == src })
-	if at < 0 {
-		list, at = append(list, ip.IPRouteV2{TableID: table, Prefix: p, Src: src}), len(list)
-	}
-	list[at].Paths = append(list[at].Paths, path)
-	list[at].NPaths = uint8(len(list[at].Paths))
-	f.routes[table] = list
+	r := &f.route(routeID{table, prefix(netip.MustParsePrefix(dst)), src}).route
+	r.Paths = append(r.Paths, path)
+	r.NPaths = uint8(len(r.Paths))
 }
 
 // Restart simulates a VPP restart: it stops answering (the client's
@@ -240,8 +279,12 @@ func (f *fakeVPP) handle(req mock.MessageDTO) ([]byte, uint16, bool) {
 	if f.down {
 		return nil, 0, false
 	}
-	if _, ping := msg.(*memclnt.ControlPing); !ping && f.record {
+	_, ping := msg.(*memclnt.ControlPing)
+	if !ping && f.record {
 		f.requests = append(f.requests, msg)
+	}
+	if !ping && f.mute {
+		return nil, 0, false
 	}
 	var retval int32
 	if rs := f.fail[req.MsgName]; len(rs) > 0 {
@@ -485,9 +528,11 @@ func (f *fakeVPP) apply(msg api.Message, retval *int32) []api.Message {
 			return nil
 		}
 		delete(f.tables, k)
-		f.routes[k.TableID] = slices.DeleteFunc(f.routes[k.TableID], func(r ip.IPRouteV2) bool {
-			return (r.Prefix.Address.Af == ip_types.ADDRESS_IP6) == k.IsIP6
-		})
+		for id := range f.routes {
+			if id.table == k.TableID && (id.prefix.Address.Af == ip_types.ADDRESS_IP6) == k.IsIP6 {
+				delete(f.routes, id)
+			}
+		}
 	case *ip.IPTableDump:
 		var out []api.Message
 		for k := range f.tables {
@@ -504,29 +549,25 @@ func (f *fakeVPP) apply(msg api.Message, retval *int32) []api.Message {
 			*retval = int32(api.NO_SUCH_FIB)
 			return nil
 		}
-		list := f.routes[r.TableID]
-		at := slices.IndexFunc(list, func(x ip.IPRouteV2) bool { return x.Prefix == r.Prefix && x.Src == srcAPI })
-		if at < 0 && m.IsAdd {
-			list = append(list, ip.IPRouteV2{TableID: r.TableID, Prefix: r.Prefix, Src: srcAPI})
-			at = len(list) - 1
-		} else if at < 0 {
+		id := routeID{r.TableID, r.Prefix, srcAPI}
+		if f.routes[id] == nil && !m.IsAdd {
 			*retval = retvalNoSuchEntry
 			return nil
 		}
-		paths := slices.DeleteFunc(list[at].Paths, func(p fib_types.FibPath) bool { return p.Nh == path.Nh && p.SwIfIndex == path.SwIfIndex })
+		x := &f.route(id).route
+		x.Paths = slices.DeleteFunc(x.Paths, func(p fib_types.FibPath) bool { return p.Nh == path.Nh && p.SwIfIndex == path.SwIfIndex })
 		if m.IsAdd {
-			paths = append(paths, path)
+			x.Paths = append(x.Paths, path)
 		}
-		list[at].Paths, list[at].NPaths = paths, uint8(len(paths))
-		if len(paths) == 0 {
-			list = slices.Delete(list, at, at+1)
+		x.NPaths = uint8(len(x.Paths))
+		if len(x.Paths) == 0 {
+			delete(f.routes, id)
 		}
-		f.routes[r.TableID] = list
 	case *ip.IPRouteV2Dump:
 		// One route per prefix: its best source's, as VPP reports it.
 		best := map[ip_types.Prefix]ip.IPRouteV2{}
 		var order []ip_types.Prefix
-		for _, r := range f.routes[m.Table.TableID] {
+		for _, r := range f.tableRoutes(m.Table.TableID) {
 			if (r.Prefix.Address.Af == ip_types.ADDRESS_IP6) != m.Table.IsIP6 {
 				continue
 			}

@@ -11,6 +11,7 @@ import (
 	"go.fd.io/govpp/binapi/ip_types"
 
 	vppl3 "github.com/kvdescriptor/kvdescriptor/generated/vpp/l3/v1"
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
 
 // routes is the handler of vpp.l3.v1.Route: one path of a route, added
@@ -18,7 +19,10 @@ import (
 // through different gateways coexist.
 type routes struct{ p *Plugin }
 
-var _ vppl3.RouteRetriever[struct{}] = (*routes)(nil)
+var (
+	_ vppl3.RouteRetriever[struct{}] = (*routes)(nil)
+	_ vppl3.RouteBatcher[struct{}]   = (*routes)(nil)
+)
 
 // Create adds the path.
 // vppctl ip route add DST table VRF via GW [NAME] weight W preference P
@@ -30,6 +34,11 @@ func (h *routes) Create(ctx context.Context, k vppl3.RouteKey, v *vppl3.Route) (
 // vppctl ip route del DST table VRF via GW [NAME]
 func (h *routes) Delete(ctx context.Context, k vppl3.RouteKey, v *vppl3.Route, _ struct{}) error {
 	return apply(ctx, h.p, h.request, k, v, false)
+}
+
+// Batch adds or removes many paths, their requests sent in a stream.
+func (h *routes) Batch(ctx context.Context, kind kv.BatchKind, ops []vppl3.RouteBatchOp[struct{}]) {
+	batch(ctx, h.p, kind, ops, h.request)
 }
 
 // request builds the ip_route_add_del that adds or removes the path.

@@ -240,8 +240,12 @@ func (f *fakeVPP) state() string {
 			}
 			s += "\n"
 		}
-		for _, id := range sortedKeys(f.routes) {
-			for _, r := range f.routes[id] {
+		tables := map[uint32]bool{}
+		for id := range f.routes {
+			tables[id.table] = true
+		}
+		for _, id := range sortedKeys(tables) {
+			for _, r := range f.tableRoutes(id) {
 				if r.Src != srcAPI { // VPP's own
 					continue
 				}

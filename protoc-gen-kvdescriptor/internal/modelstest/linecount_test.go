@@ -52,7 +52,8 @@ func countLines(fset *token.FileSet, code map[int]bool, n ast.Node) int {
 }
 
 // The parts of a handler file, as counted: CRUD is the Create, Update,
-// Delete and Retrieve methods; calls is the code of the package that they
+// Delete and Retrieve methods, and Batch (many creates, updates or
+// deletes in one call); calls is the code of the package that they
 // use (helpers, types, tables: the southbound work they share); imports is
 // the package clause and the imports; the rest is neither, the work a
 // plugin author should not have to do (hand-written validation, type
@@ -83,7 +84,7 @@ func (f fileLines) total() int {
 // isCRUD reports whether d is a method holding a CRUD body.
 func isCRUD(d ast.Decl) bool {
 	f, ok := d.(*ast.FuncDecl)
-	return ok && f.Recv != nil && slices.Contains([]string{"Create", "Update", "Delete", "Retrieve"}, f.Name.Name)
+	return ok && f.Recv != nil && slices.Contains([]string{"Create", "Update", "Delete", "Retrieve", "Batch"}, f.Name.Name)
 }
 
 // packageLines counts the lines of the files of the Go package in dir
@@ -284,8 +285,9 @@ func TestCodeLines(t *testing.T) {
 }
 
 // vppCeilings are the ceilings of the rest in the VPP plugin's handler
-// files, as linuxCeilings are for the Linux plugin's. The interfaces' and
-// bridge domains' include a hand-written Validate (4 lines each) that
+// files, as linuxCeilings are for the Linux plugin's. Those of routes and
+// ARP entries hold two capability assertions (Retriever, Batcher) in a
+// var block. The interfaces' and bridge domains' include a hand-written Validate (4 lines each) that
 // checks their label's length against VPP's 64-byte tag: the schema has
 // no max-length option yet; with one, they go back to 4.
 var vppCeilings = map[string]int{
@@ -295,8 +297,8 @@ var vppCeilings = map[string]int{
 	"binding.go":      1,
 	"fib.go":          1,
 	"vrf.go":          1,
-	"route.go":        1,
-	"arp.go":          1,
+	"route.go":        4,
+	"arp.go":          4,
 }
 
 // vppReference maps the VPP plugin's files to the reference's descriptor
