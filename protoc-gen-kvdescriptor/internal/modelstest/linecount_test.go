@@ -312,6 +312,17 @@ var vppReference = map[string]string{
 	"route.go":        "VPP route",
 }
 
+// vppWholeReference holds, for the VPP plugin's files that hold their
+// calls too, the lines of code of the reference's descriptor file and of
+// the vppcalls files that do the same work (the newest VPP version's),
+// counted as codeLines counts: a file must be at most a third of it.
+var vppWholeReference = map[string]struct {
+	lines int
+	what  string
+}{
+	"arp.go": {83 + 47 + 66, "descriptor/arp_entry.go 83, vppcalls/vpp2306/arp_vppcalls.go 47, arp_dump.go 66"},
+}
+
 // vppLineCounts logs the line counts of the handler files of the VPP
 // plugin, by part, next to the reference's where there is one, and checks
 // the rest against vppCeilings.
@@ -336,6 +347,12 @@ func vppLineCounts(t *testing.T) {
 		}
 		if ceiling := vppCeilings[name]; p[partRest] > ceiling {
 			t.Errorf("plugins/vpp/%s: %d lines neither CRUD nor used by it (lines %v), more than the ceiling of %d", name, p[partRest], c.rest, ceiling)
+		}
+		if ref, ok := vppWholeReference[name]; ok {
+			t.Logf("%-15s %6d lines against the reference's %d with its calls (%s): %.0f%%", name, c.total(), ref.lines, ref.what, 100*float64(c.total())/float64(ref.lines))
+			if 3*c.total() > ref.lines {
+				t.Errorf("plugins/vpp/%s: %d lines, more than a third of the reference's %d (%s)", name, c.total(), ref.lines, ref.what)
+			}
 		}
 	}
 }
