@@ -3,6 +3,7 @@ package vpp
 import (
 	"context"
 
+	"go.fd.io/govpp/api"
 	"go.fd.io/govpp/binapi/ethernet_types"
 	"go.fd.io/govpp/binapi/interface_types"
 	"go.fd.io/govpp/binapi/ip_neighbor"
@@ -16,66 +17,64 @@ import (
 // has no Update: a change re-creates it.
 type arpEntries struct{ p *Plugin }
 
-var _ vppl3.ARPEntryRetriever[struct{}] = (*arpEntries)(nil)
+var (
+	_ vppl3.ARPEntryRetriever[struct{}] = (*arpEntries)(nil)
+	_ vppl3.ARPEntryBatcher[struct{}]   = (*arpEntries)(nil)
+)
 
 // Create adds the neighbour.
 // vppctl set ip neighbor [static] NAME IP MAC
 func (h *arpEntries) Create(ctx context.Context, k vppl3.ARPEntryKey, v *vppl3.ARPEntry) (struct{}, error) {
-	return struct{}{}, h.addDel(ctx, k, v, true)
+	return struct{}{}, apply(ctx, h.p, h.request, k, v, true)
 }
 
 // Delete removes the neighbour.
+// vppctl set ip neighbor del NAME IP MAC
 func (h *arpEntries) Delete(ctx context.Context, k vppl3.ARPEntryKey, v *vppl3.ARPEntry, _ struct{}) error {
-	return h.addDel(ctx, k, v, false)
+	return apply(ctx, h.p, h.request, k, v, false)
 }
 
-func (h *arpEntries) addDel(ctx context.Context, k vppl3.ARPEntryKey, v *vppl3.ARPEntry, add bool) error {
+// Batch adds or removes many neighbours, their requests sent in a stream.
+func (h *arpEntries) Batch(ctx context.Context, kind kv.BatchKind, ops []vppl3.ARPEntryBatchOp[struct{}]) {
+	batch(ctx, h.p, kind, ops, h.request)
+}
+
+// request builds the ip_neighbor_add_del that adds or removes the
+// neighbour.
+func (h *arpEntries) request(k vppl3.ARPEntryKey, v *vppl3.ARPEntry, add bool) (api.Message, error) {
 	idx, err := h.p.swIfIndex(k.Interface)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	flags := ip_neighbor.IP_API_NEIGHBOR_FLAG_NONE
+	n := ip_neighbor.IPNeighbor{SwIfIndex: interface_types.InterfaceIndex(idx), IPAddress: address(k.IpAddress)}
+	n.MacAddress, _ = ethernet_types.ParseMacAddress(v.GetPhysAddress()) // the generated Validate checked it
 	if v.GetStatic() {
-		flags = ip_neighbor.IP_API_NEIGHBOR_FLAG_STATIC
+		n.Flags = ip_neighbor.IP_API_NEIGHBOR_FLAG_STATIC
 	}
-	mac, _ := ethernet_types.ParseMacAddress(v.GetPhysAddress())
-	_, err = ip_neighbor.NewServiceClient(h.p.conn).IPNeighborAddDel(ctx, &ip_neighbor.IPNeighborAddDel{IsAdd: add, Neighbor: ip_neighbor.IPNeighbor{
-		SwIfIndex: interface_types.InterfaceIndex(idx), Flags: flags, MacAddress: mac, IPAddress: address(k.IpAddress),
-	}})
-	return vppErr("ip_neighbor_add_del", err)
+	return &ip_neighbor.IPNeighborAddDel{IsAdd: add, Neighbor: n}, nil
 }
 
 // Retrieve dumps the neighbours: correlated ones are ours, other static
 // ones (added by hand) obtained; learnt ones are not configuration.
-func (h *arpEntries) Retrieve(ctx context.Context, correlate []vppl3.ARPEntryItem[struct{}]) ([]vppl3.ARPEntryItem[struct{}], error) {
-	want := map[vppl3.ARPEntryKey]bool{}
-	for _, c := range correlate {
-		want[c.Key] = true
+func (h *arpEntries) Retrieve(ctx context.Context, correlate []vppl3.ARPEntryItem[struct{}]) (out []vppl3.ARPEntryItem[struct{}], _ error) {
+	ours := map[vppl3.ARPEntryKey]bool{}
+	for _, it := range correlate {
+		ours[it.Key] = true
 	}
 	names := h.p.interfaceNames()
-	var out []vppl3.ARPEntryItem[struct{}]
 	for _, af := range []ip_types.AddressFamily{ip_types.ADDRESS_IP4, ip_types.ADDRESS_IP6} {
-		list, err := dump[*ip_neighbor.IPNeighborDetails]("ip_neighbor_dump")(ip_neighbor.NewServiceClient(h.p.conn).IPNeighborDump(ctx, &ip_neighbor.IPNeighborDump{
-			SwIfIndex: ^interface_types.InterfaceIndex(0), Af: af,
-		}))
+		req := &ip_neighbor.IPNeighborDump{SwIfIndex: ^interface_types.InterfaceIndex(0), Af: af}
+		list, err := dump[*ip_neighbor.IPNeighborDetails]("ip_neighbor_dump")(ip_neighbor.NewServiceClient(h.p.conn).IPNeighborDump(ctx, req))
 		if err != nil {
 			return nil, err
 		}
 		for _, d := range list {
-			n := d.Neighbor
-			name, ok := names[uint32(n.SwIfIndex)]
-			static := n.Flags&ip_neighbor.IP_API_NEIGHBOR_FLAG_STATIC != 0
-			k := vppl3.ARPEntryKey{Interface: name, IpAddress: addrOf(n.IPAddress)}
-			if !ok || (!want[k] && !static) {
-				continue
+			n, static := d.Neighbor, d.Neighbor.Flags&ip_neighbor.IP_API_NEIGHBOR_FLAG_STATIC != 0
+			k := vppl3.ARPEntryKey{Interface: names[uint32(n.SwIfIndex)], IpAddress: addrOf(n.IPAddress)}
+			if k.Interface != "" && (static || ours[k]) {
+				got := &vppl3.ARPEntry{Interface: k.Interface, IpAddress: k.IpAddress.String(), PhysAddress: n.MacAddress.String(), Static: static}
+				out = append(out, vppl3.ARPEntryItem[struct{}]{Key: k, Value: got, Origin: origin(ours[k])})
 			}
-			it := vppl3.ARPEntryItem[struct{}]{Key: k, Origin: kv.OriginSB, Value: &vppl3.ARPEntry{
-				Interface: name, IpAddress: k.IpAddress.String(), PhysAddress: n.MacAddress.String(), Static: static,
-			}}
-			if want[k] {
-				it.Origin = kv.OriginNB
-			}
-			out = append(out, it)
 		}
 	}
 	return out, nil

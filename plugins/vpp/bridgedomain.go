@@ -17,7 +17,13 @@ type bridgeDomains struct{ p *Plugin }
 var (
 	_ vppl2.BridgeDomainUpdater[BridgeDomainMeta]   = (*bridgeDomains)(nil)
 	_ vppl2.BridgeDomainRetriever[BridgeDomainMeta] = (*bridgeDomains)(nil)
+	_ vppl2.BridgeDomainValidator                   = (*bridgeDomains)(nil)
 )
+
+// Validate checks that VPP can hold the name: it is the bd_tag.
+func (h *bridgeDomains) Validate(k vppl2.BridgeDomainKey, _ *vppl2.BridgeDomain) error {
+	return checkTag(k.Name)
+}
 
 // Create adds the bridge domain, tagged with its name; VPP allocates its
 // bd_id.

@@ -31,6 +31,20 @@ func vppErr(call string, err error) error {
 	return fmt.Errorf("%s: %w", call, err)
 }
 
+// maxTag is the most bytes of a tag (sw_interface_tag_add_del's tag, a
+// bridge domain's bd_tag) that VPP keeps: the API's field has 64, and VPP
+// writes its terminating NUL over the last one.
+const maxTag = 63
+
+// checkTag checks that a label fits in a tag; a longer one would come
+// back truncated, and the value would never be found again.
+func checkTag(name string) error {
+	if len(name) > maxTag {
+		return kv.Invalid("name", "%d bytes: VPP keeps at most %d bytes of the tag that holds it", len(name), maxTag)
+	}
+	return nil
+}
+
 // dumpStream is the stream of a dump's details that govpp's generated
 // RPC clients return.
 type dumpStream[D any] interface {
@@ -58,6 +72,15 @@ func dump[D any](call string) func(s dumpStream[D], err error) ([]D, error) {
 			out = append(out, d)
 		}
 	}
+}
+
+// origin is the origin of a value found in VPP: OriginNB when it is
+// ours, OriginSB otherwise.
+func origin(ours bool) kv.Origin {
+	if ours {
+		return kv.OriginNB
+	}
+	return kv.OriginSB
 }
 
 // address converts an address of the models to the binary API's.

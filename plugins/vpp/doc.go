@@ -18,6 +18,14 @@
 //
 // Ownership in VPP: the plugin tags each interface it creates with its
 // label (sw_interface_tag_add_del) and each bridge domain with its name
-// (bd_tag); Retrieve reports tagged ones as ours and everything else VPP
-// has as obtained (OriginSB), which the scheduler never deletes.
+// (bd_tag), so Validate refuses a label longer than a tag holds (63
+// bytes); Retrieve reports tagged ones as ours and everything else VPP
+// has as obtained (OriginSB), which the scheduler never deletes. Routes
+// carry no tag: those whose FIB source is the API or the CLI are reported
+// (correlated ones as ours, the rest obtained), VPP's own by their source
+// are not.
+//
+// Routes and ARP entries also apply batches (Batch): one request per value,
+// all sent on one stream ahead of their replies (the binary API's
+// pipelined path), rather than a round trip each.
 package vpp

@@ -1,6 +1,7 @@
 package vpp
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"net/netip"
@@ -14,6 +15,7 @@ import (
 	"go.fd.io/govpp/adapter/mock"
 	"go.fd.io/govpp/api"
 	"go.fd.io/govpp/binapi/af_packet"
+	"go.fd.io/govpp/binapi/fib"
 	"go.fd.io/govpp/binapi/fib_types"
 	vppif "go.fd.io/govpp/binapi/interface"
 	"go.fd.io/govpp/binapi/interface_types"
@@ -42,6 +44,7 @@ type fakeVPP struct {
 	record   bool
 	fail     map[string][]int32 // retvals of the next requests of a name
 	down     bool               // VPP is gone: nothing is answered
+	mute     bool               // requests are recorded, and only control pings answered
 	refuse   error              // what Connect returns
 
 	nextIf   uint32
@@ -52,7 +55,8 @@ type fakeVPP struct {
 	bds      map[uint32]*l2.BridgeDomainDetails
 	fib      map[uint32][]*l2.L2FibTableDetails
 	tables   map[ip.IPTable]bool
-	routes   map[uint32][]ip.IPRoute // by table id
+	routes   map[routeID]*fakeRoute // one per table, prefix and source
+	nextSeq  uint64
 	neigh    []ip_neighbor.IPNeighbor
 	replies  chan func()
 	stop     chan struct{}
@@ -91,8 +95,102 @@ func (f *fakeVPP) reset() {
 	f.ifaces = map[uint32]*vppif.SwInterfaceDetails{0: {SwIfIndex: 0, InterfaceName: "local0", InterfaceDevType: "local", LinkMtu: 0}}
 	f.ifVrf, f.addrs = map[uint32]uint32{}, map[uint32][]ip_types.AddressWithPrefix{}
 	f.bds, f.fib = map[uint32]*l2.BridgeDomainDetails{}, map[uint32][]*l2.L2FibTableDetails{}
-	f.tables = map[ip.IPTable]bool{{TableID: 0}: true, {TableID: 0, IsIP6: true}: true}
-	f.routes, f.neigh = map[uint32][]ip.IPRoute{}, nil
+	f.tables = map[ip.IPTable]bool{}
+	f.routes, f.neigh = map[routeID]*fakeRoute{}, nil
+	f.addTable(ip.IPTable{TableID: 0})
+	f.addTable(ip.IPTable{TableID: 0, IsIP6: true})
+}
+
+// The FIB sources of the fake, with the ids and priorities of VPP 25.10's
+// (fib_source.h): fib_source_dump lists them, and a route's best source
+// is the one with the lowest priority.
+const (
+	srcSpecial      = 1
+	srcInterface    = 4
+	srcAPI          = 8
+	srcCLI          = 9
+	srcAdjacency    = 15
+	srcDefaultRoute = 20
+)
+
+var fakeSources = []fib.FibSource{
+	{ID: srcSpecial, Priority: 0x00, Name: "special"},
+	{ID: srcInterface, Priority: 0x03, Name: "interface"},
+	{ID: srcAPI, Priority: 0x80, Name: "API"},
+	{ID: srcCLI, Priority: 0x81, Name: "CLI"},
+	{ID: srcAdjacency, Priority: 0xd0, Name: "adjacency"},
+	{ID: srcDefaultRoute, Priority: 0xfd, Name: "default-route"},
+}
+
+// addTable creates a table with the routes VPP puts in each: the default
+// route and the special prefixes, all dropping.
+func (f *fakeVPP) addTable(t ip.IPTable) {
+	t.Name = ""
+	if f.tables[t] {
+		return
+	}
+	f.tables[t] = true
+	specials := map[string]uint8{"0.0.0.0/0": srcDefaultRoute, "0.0.0.0/32": srcDefaultRoute, "224.0.0.0/4": srcSpecial, "240.0.0.0/4": srcSpecial, "255.255.255.255/32": srcSpecial}
+	if t.IsIP6 {
+		specials = map[string]uint8{"::/0": srcDefaultRoute, "fe80::/10": srcSpecial}
+	}
+	for dst, src := range specials {
+		typ := fib_types.FIB_API_PATH_TYPE_DROP
+		if dst == "fe80::/10" {
+			typ = fib_types.FIB_API_PATH_TYPE_LOCAL
+		}
+		f.addRoute(t.TableID, dst, src, fib_types.FibPath{SwIfIndex: ^uint32(0), Type: typ})
+	}
+}
+
+// routeID identifies the route of a prefix in a table from one source
+// (VPP keeps one FIB entry per prefix, with the paths of each source).
+type routeID struct {
+	table  uint32
+	prefix ip_types.Prefix
+	src    uint8
+}
+
+// fakeRoute is a route of the fake, with the order of its creation.
+type fakeRoute struct {
+	seq   uint64
+	route ip.IPRouteV2
+}
+
+// route returns the route of id, created (empty) if it is not there.
+func (f *fakeVPP) route(id routeID) *fakeRoute {
+	r := f.routes[id]
+	if r == nil {
+		f.nextSeq++
+		r = &fakeRoute{seq: f.nextSeq, route: ip.IPRouteV2{TableID: id.table, Prefix: id.prefix, Src: id.src}}
+		f.routes[id] = r
+	}
+	return r
+}
+
+// tableRoutes returns the routes of a table (both families, every
+// source) in the order of their creation.
+func (f *fakeVPP) tableRoutes(table uint32) []ip.IPRouteV2 {
+	var list []*fakeRoute
+	for id, r := range f.routes {
+		if id.table == table {
+			list = append(list, r)
+		}
+	}
+	slices.SortFunc(list, func(a, b *fakeRoute) int { return cmp.Compare(a.seq, b.seq) })
+	out := make([]ip.IPRouteV2, len(list))
+	for i, r := range list {
+		out[i] = r.route
+	}
+	return out
+}
+
+// addRoute adds a path to the route of a prefix from a source, as a
+// source other than ours (the API) would: VPP's own, or by hand.
+func (f *fakeVPP) addRoute(table uint32, dst string, src uint8, path fib_types.FibPath) {
+	r := &f.route(routeID{table, prefix(netip.MustParsePrefix(dst)), src}).route
+	r.Paths = append(r.Paths, path)
+	r.NPaths = uint8(len(r.Paths))
 }
 
 // Restart simulates a VPP restart: it stops answering (the client's
@@ -181,8 +279,12 @@ func (f *fakeVPP) handle(req mock.MessageDTO) ([]byte, uint16, bool) {
 	if f.down {
 		return nil, 0, false
 	}
-	if _, ping := msg.(*memclnt.ControlPing); !ping && f.record {
+	_, ping := msg.(*memclnt.ControlPing)
+	if !ping && f.record {
 		f.requests = append(f.requests, msg)
+	}
+	if !ping && f.mute {
+		return nil, 0, false
 	}
 	var retval int32
 	if rs := f.fail[req.MsgName]; len(rs) > 0 {
@@ -422,9 +524,14 @@ func (f *fakeVPP) apply(msg api.Message, retval *int32) []api.Message {
 		k := m.Table
 		k.Name = ""
 		if m.IsAdd {
-			f.tables[k] = true
-		} else {
-			delete(f.tables, k)
+			f.addTable(k)
+			return nil
+		}
+		delete(f.tables, k)
+		for id := range f.routes {
+			if id.table == k.TableID && (id.prefix.Address.Af == ip_types.ADDRESS_IP6) == k.IsIP6 {
+				delete(f.routes, id)
+			}
 		}
 	case *ip.IPTableDump:
 		var out []api.Message
@@ -438,31 +545,51 @@ func (f *fakeVPP) apply(msg api.Message, retval *int32) []api.Message {
 		return out
 	case *ip.IPRouteAddDel:
 		r, path := m.Route, m.Route.Paths[0]
-		list := f.routes[r.TableID]
-		at := slices.IndexFunc(list, func(x ip.IPRoute) bool { return x.Prefix == r.Prefix })
-		if at < 0 && m.IsAdd {
-			list = append(list, ip.IPRoute{TableID: r.TableID, Prefix: r.Prefix})
-			at = len(list) - 1
-		} else if at < 0 {
+		if !f.tables[ip.IPTable{TableID: r.TableID, IsIP6: r.Prefix.Address.Af == ip_types.ADDRESS_IP6}] {
+			*retval = int32(api.NO_SUCH_FIB)
+			return nil
+		}
+		id := routeID{r.TableID, r.Prefix, srcAPI}
+		if f.routes[id] == nil && !m.IsAdd {
 			*retval = retvalNoSuchEntry
 			return nil
 		}
-		paths := slices.DeleteFunc(list[at].Paths, func(p fib_types.FibPath) bool { return p.Nh == path.Nh && p.SwIfIndex == path.SwIfIndex })
+		x := &f.route(id).route
+		x.Paths = slices.DeleteFunc(x.Paths, func(p fib_types.FibPath) bool { return p.Nh == path.Nh && p.SwIfIndex == path.SwIfIndex })
 		if m.IsAdd {
-			paths = append(paths, path)
+			x.Paths = append(x.Paths, path)
 		}
-		list[at].Paths, list[at].NPaths = paths, uint8(len(paths))
-		if len(paths) == 0 {
-			list = slices.Delete(list, at, at+1)
+		x.NPaths = uint8(len(x.Paths))
+		if len(x.Paths) == 0 {
+			delete(f.routes, id)
 		}
-		f.routes[r.TableID] = list
-	case *ip.IPRouteDump:
-		var out []api.Message
-		for _, r := range f.routes[m.Table.TableID] {
-			if (r.Prefix.Address.Af == ip_types.ADDRESS_IP6) == m.Table.IsIP6 {
-				r.Paths = slices.Clone(r.Paths)
-				out = append(out, &ip.IPRouteDetails{Route: r})
+	case *ip.IPRouteV2Dump:
+		// One route per prefix: its best source's, as VPP reports it.
+		best := map[ip_types.Prefix]ip.IPRouteV2{}
+		var order []ip_types.Prefix
+		for _, r := range f.tableRoutes(m.Table.TableID) {
+			if (r.Prefix.Address.Af == ip_types.ADDRESS_IP6) != m.Table.IsIP6 {
+				continue
 			}
+			b, seen := best[r.Prefix]
+			if !seen {
+				order = append(order, r.Prefix)
+			}
+			if !seen || priority(r.Src) < priority(b.Src) {
+				best[r.Prefix] = r
+			}
+		}
+		var out []api.Message
+		for _, p := range order {
+			r := best[p]
+			r.Paths = slices.Clone(r.Paths)
+			out = append(out, &ip.IPRouteV2Details{Route: r})
+		}
+		return out
+	case *fib.FibSourceDump:
+		var out []api.Message
+		for _, s := range fakeSources {
+			out = append(out, &fib.FibSourceDetails{Src: s})
 		}
 		return out
 	case *ip_neighbor.IPNeighborAddDel:
@@ -486,6 +613,12 @@ func (f *fakeVPP) apply(msg api.Message, retval *int32) []api.Message {
 		panic(fmt.Sprintf("fake VPP: %s is not simulated", msg.GetMessageName()))
 	}
 	return nil
+}
+
+// priority is the priority of a source of the fake.
+func priority(src uint8) uint8 {
+	at := slices.IndexFunc(fakeSources, func(s fib.FibSource) bool { return s.ID == src })
+	return fakeSources[at].Priority
 }
 
 func boolInt(b bool) int {

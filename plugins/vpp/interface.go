@@ -23,7 +23,13 @@ type interfaces struct{ p *Plugin }
 var (
 	_ vppinterfaces.InterfaceUpdater[InterfaceMeta]   = (*interfaces)(nil)
 	_ vppinterfaces.InterfaceRetriever[InterfaceMeta] = (*interfaces)(nil)
+	_ vppinterfaces.InterfaceValidator                = (*interfaces)(nil)
 )
+
+// Validate checks that VPP can hold the label: it is the interface's tag.
+func (h *interfaces) Validate(k vppinterfaces.InterfaceKey, _ *vppinterfaces.Interface) error {
+	return checkTag(k.Name)
+}
 
 // Create creates the interface of its type, tags it with its label, and
 // applies MAC, MTU, VRF and admin state.

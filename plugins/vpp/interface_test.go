@@ -3,6 +3,7 @@ package vpp
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -15,10 +16,13 @@ import (
 	"go.fd.io/govpp/binapi/ip_types"
 	"go.fd.io/govpp/binapi/memif"
 	"go.fd.io/govpp/binapi/tapv2"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	vppinterfaces "github.com/kvdescriptor/kvdescriptor/generated/vpp/interfaces/v1"
+	vppl2 "github.com/kvdescriptor/kvdescriptor/generated/vpp/l2/v1"
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
 )
 
 var (
@@ -277,5 +281,53 @@ func TestAddresses(t *testing.T) {
 	expectRequests(t, f, &vppif.SwInterfaceAddDelAddress{SwIfIndex: 1, Prefix: addrWithPrefix("10.0.0.1/24")})
 	if err := h.Delete(context.Background(), k4, nil, struct{}{}); !errors.Is(err, kv.ErrNotFound) {
 		t.Errorf("deleting an address that is gone: %v, want not found", err)
+	}
+}
+
+// TestTagLength checks that a label longer than VPP's tag (63 bytes and
+// the NUL) is refused before any call: VPP would truncate it, and the
+// value would never be found as ours again.
+func TestTagLength(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	name := func(n int) string { return strings.Repeat("x", n) }
+	tests := []struct {
+		name  string
+		value proto.Message
+		bad   bool
+	}{
+		{name: "interface, 63 bytes", value: loop(name(63))},
+		{name: "interface, 64 bytes", value: loop(name(64)), bad: true},
+		{name: "interface, 21 runes of 3 bytes", value: loop(strings.Repeat("€", 21))},
+		{name: "interface, 22 runes of 3 bytes", value: loop(strings.Repeat("€", 22)), bad: true},
+		{name: "bridge domain, 63 bytes", value: &vppl2.BridgeDomain{Name: name(63)}},
+		{name: "bridge domain, 100 bytes", value: &vppl2.BridgeDomain{Name: name(100)}, bad: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			key := keyOf(tt.value)
+			var d kv.Descriptor = e.p.iface
+			if _, ok := tt.value.(*vppl2.BridgeDomain); ok {
+				d = e.p.bd
+			}
+			err := d.Validate(key, tt.value)
+			var iv *kv.InvalidValueError
+			switch {
+			case !tt.bad && err != nil:
+				t.Fatalf("Validate: %v", err)
+			case tt.bad && !errors.As(err, &iv):
+				t.Fatalf("Validate: %v, want an *kv.InvalidValueError", err)
+			case tt.bad && (len(iv.Fields) != 1 || iv.Fields[0].Field != "name" || !strings.Contains(iv.Error(), "at most 63 bytes")):
+				t.Fatalf("Validate: %v, want the field name and the limit named", err)
+			}
+		})
+	}
+	// Through the scheduler: INVALID, and VPP never asked.
+	e.f.Requests()
+	long := loop(name(64))
+	e.set(nil, long)
+	e.expect(scheduler.INVALID, keyOf(long))
+	if got := e.f.RequestNames(); len(got) != 0 {
+		t.Errorf("an invalid interface sent %v", got)
 	}
 }

@@ -2,11 +2,14 @@ package vpp
 
 import (
 	"context"
+	"errors"
 	"net/netip"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"go.fd.io/govpp/binapi/ethernet_types"
+	"go.fd.io/govpp/binapi/fib"
 	"go.fd.io/govpp/binapi/fib_types"
 	"go.fd.io/govpp/binapi/interface_types"
 	"go.fd.io/govpp/binapi/ip"
@@ -55,6 +58,7 @@ func TestRoute(t *testing.T) {
 	t.Parallel()
 	p, f := newPlugin(t)
 	loopbacks(t, p, f, "if1")
+	f.Do(func(f *fakeVPP) { f.addTable(ip.IPTable{TableID: 3}) }) // vppctl ip table add 3
 	h := &routes{p: p}
 	r4 := &vppl3.Route{VrfId: 3, DstNetwork: "10.1.0.0/16", NextHopAddr: "10.0.0.1", OutgoingInterface: "if1", Preference: 2}
 	k4 := vppl3.RouteKey{VrfId: 3, DstNetwork: netip.MustParsePrefix("10.1.0.0/16"), NextHopAddr: netip.MustParseAddr("10.0.0.1")}
@@ -78,15 +82,43 @@ func TestRoute(t *testing.T) {
 		&ip.IPRouteAddDel{IsAdd: true, IsMultipath: true, Route: route(3, "10.1.0.0/16", path4)},
 		&ip.IPRouteAddDel{IsAdd: true, IsMultipath: true, Route: route(0, "2001:db8:1::/48", path6)},
 	)
-	got, err := h.Retrieve(context.Background(), []vppl3.RouteItem[struct{}]{{Key: k4, Value: r4}})
+	via := func(nh string, idx uint32) fib_types.FibPath {
+		p := fib_types.FibPath{SwIfIndex: idx, Weight: 1}
+		p.Nh.Address.SetIP4(netip.MustParseAddr(nh).As4())
+		return p
+	}
+	// What VPP adds on its own (besides each table's default and special
+	// routes) and what someone adds by hand.
+	f.Do(func(f *fakeVPP) {
+		f.addRoute(3, "10.0.0.0/24", srcInterface, fib_types.FibPath{SwIfIndex: 1, Weight: 1})                                    // connected
+		f.addRoute(3, "10.0.0.5/32", srcInterface, fib_types.FibPath{SwIfIndex: 1, Type: fib_types.FIB_API_PATH_TYPE_LOCAL})      // local
+		f.addRoute(3, "10.0.0.1/32", srcAdjacency, via("10.0.0.1", 1))                                                            // a resolved neighbour
+		f.addRoute(3, "10.0.0.9/32", srcCLI, via("10.0.0.9", 1))                                                                  // by hand, but the
+		f.addRoute(3, "10.0.0.9/32", srcInterface, fib_types.FibPath{SwIfIndex: 1, Type: fib_types.FIB_API_PATH_TYPE_LOCAL})      // interface source wins
+		f.addTable(ip.IPTable{TableID: 7})                                                                                        // vppctl ip table add 7
+		f.addRoute(7, "192.168.5.0/24", srcCLI, via("10.0.0.7", 1))                                                               // vppctl ip route add 192.168.5.0/24 table 7 via 10.0.0.7 loop1
+		f.addRoute(7, "192.168.6.0/24", srcCLI, fib_types.FibPath{SwIfIndex: ^uint32(0), Type: fib_types.FIB_API_PATH_TYPE_DROP}) // ... via drop: not a route of the model
+	})
+	got, err := h.Retrieve(context.Background(), []vppl3.RouteItem[struct{}]{{Key: k4, Value: r4}, {Key: k6, Value: r6}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []vppl3.RouteItem[struct{}]{{Key: k4, Value: &vppl3.Route{VrfId: 3, DstNetwork: "10.1.0.0/16", NextHopAddr: "10.0.0.1", OutgoingInterface: "if1", Weight: 1, Preference: 2}, Origin: kv.OriginNB}}
+	want := []vppl3.RouteItem[struct{}]{
+		{Key: k6, Value: &vppl3.Route{DstNetwork: "2001:db8:1::/48", NextHopAddr: "2001:db8::1", Weight: 5}, Origin: kv.OriginNB},
+		{Key: k4, Value: &vppl3.Route{VrfId: 3, DstNetwork: "10.1.0.0/16", NextHopAddr: "10.0.0.1", OutgoingInterface: "if1", Weight: 1, Preference: 2}, Origin: kv.OriginNB},
+		{
+			Key:    vppl3.RouteKey{VrfId: 7, DstNetwork: netip.MustParsePrefix("192.168.5.0/24"), NextHopAddr: netip.MustParseAddr("10.0.0.7")},
+			Value:  &vppl3.Route{VrfId: 7, DstNetwork: "192.168.5.0/24", NextHopAddr: "10.0.0.7", OutgoingInterface: "if1", Weight: 1},
+			Origin: kv.OriginSB,
+		},
+	}
 	if diff := cmp.Diff(want, got, protoCmp); diff != "" {
 		t.Errorf("Retrieve (-want +got):\n%s", diff)
 	}
-	expectRequests(t, f, &ip.IPRouteDump{Table: ip.IPTable{TableID: 3}})
+	expectRequests(t, f, &fib.FibSourceDump{}, &ip.IPTableDump{},
+		&ip.IPRouteV2Dump{Table: ip.IPTable{TableID: 0}}, &ip.IPRouteV2Dump{Table: ip.IPTable{TableID: 0, IsIP6: true}},
+		&ip.IPRouteV2Dump{Table: ip.IPTable{TableID: 3}}, &ip.IPRouteV2Dump{Table: ip.IPTable{TableID: 7}},
+	)
 	if err := h.Delete(context.Background(), k6, r6, struct{}{}); err != nil {
 		t.Fatal(err)
 	}
@@ -129,6 +161,18 @@ func TestARPEntry(t *testing.T) {
 	)
 	if err := h.Delete(context.Background(), k, a, struct{}{}); err != nil {
 		t.Fatal(err)
+	}
+	expectRequests(t, f, &ip_neighbor.IPNeighborAddDel{Neighbor: n})
+	// VPP's answer that it has no such neighbour: the call named, and a
+	// delete of what is not there succeeds in the scheduler.
+	f.Fail("ip_neighbor_add_del", retvalNoSuchEntry)
+	err = h.Delete(context.Background(), k, a, struct{}{})
+	if !errors.Is(err, kv.ErrNotFound) || !strings.HasPrefix(err.Error(), "ip_neighbor_add_del: ") {
+		t.Errorf("Delete of a missing neighbour: %v, want ip_neighbor_add_del: ... kv.ErrNotFound", err)
+	}
+	// An interface with no sw_if_index known: no call.
+	if _, err := h.Create(context.Background(), vppl3.ARPEntryKey{Interface: "nope", IpAddress: k.IpAddress}, a); !errors.Is(err, kv.ErrNotFound) {
+		t.Errorf("Create on an unknown interface: %v, want kv.ErrNotFound", err)
 	}
 	expectRequests(t, f, &ip_neighbor.IPNeighborAddDel{Neighbor: n})
 }

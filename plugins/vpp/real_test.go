@@ -2,8 +2,11 @@ package vpp
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"testing"
 
+	"go.fd.io/govpp/binapi/vlib"
 	"google.golang.org/protobuf/proto"
 
 	vppinterfaces "github.com/kvdescriptor/kvdescriptor/generated/vpp/interfaces/v1"
@@ -14,7 +17,8 @@ import (
 
 // TestRealVPP runs the models' round trip against the VPP whose API
 // socket KVD_VPP_SOCKET names: create, read back by a downstream resync
-// (nothing to do), delete. Without it the test is skipped, saying so.
+// (nothing to do), a route added by hand (obtained), delete. Without it
+// the test is skipped, saying so.
 func TestRealVPP(t *testing.T) {
 	p := realVPP(t)
 	ctx := context.Background()
@@ -55,6 +59,39 @@ func TestRealVPP(t *testing.T) {
 	}
 	check("after a resync")
 	t.Logf("resync: %+v", res)
+
+	// A route added by hand is obtained; VPP's own routes (each table's
+	// default and special ones, the address's connected and local ones)
+	// are not reported at all. It goes in the default table, which stays:
+	// the scheduler forgets an obtained value only when notified.
+	hand := "vpp/route/vrf/0/dst/10.97.0.0/16/gw/192.0.2.1"
+	cli := func(cmd string) {
+		r, err := vlib.NewServiceClient(p.conn).CliInband(ctx, &vlib.CliInband{Cmd: cmd})
+		if err != nil {
+			t.Fatalf("vppctl %s: %v", cmd, err)
+		}
+		if strings.TrimSpace(r.Reply) != "" {
+			t.Logf("vppctl %s: %s", cmd, r.Reply)
+		}
+	}
+	cli("ip route add 10.97.0.0/16 via 192.0.2.1")
+	defer cli("ip route del 10.97.0.0/16 via 192.0.2.1")
+	if _, err := s.Txn(scheduler.DownstreamResync()).Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Status(hand); st.State != scheduler.OBTAINED {
+		t.Errorf("%s: %s, want OBTAINED", hand, st.State)
+	}
+	var routes []string
+	for _, st := range s.Statuses("vpp/route/vrf/42/") {
+		routes = append(routes, st.Key)
+	}
+	if want := []string{keyOf(values[4])}; !slices.Equal(routes, want) {
+		t.Errorf("routes of table 42: %q, want only ours %q", routes, want)
+	}
+	for _, st := range s.Statuses("vpp/route/vrf/0/dst/0.0.0.0/0/") {
+		t.Errorf("VPP's default route reported: %s %s", st.Key, st.State)
+	}
 	txn = s.Txn()
 	for _, v := range values {
 		txn.Delete(keyOf(v))

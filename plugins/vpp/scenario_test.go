@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"go.fd.io/govpp/binapi/fib_types"
 	"go.fd.io/govpp/binapi/interface_types"
 	"google.golang.org/protobuf/proto"
 
@@ -202,7 +203,7 @@ func TestScenarioVPPRestartResync(t *testing.T) {
 		t.Fatalf("downstream resync: %v", err)
 	}
 	for _, n := range e.f.RequestNames() {
-		if !slices.Contains([]string{"sw_interface_dump", "sw_interface_get_table", "ip_address_dump", "bridge_domain_dump", "l2_fib_table_dump", "ip_table_dump", "ip_route_dump", "ip_neighbor_dump"}, n) {
+		if !slices.Contains([]string{"sw_interface_dump", "sw_interface_get_table", "ip_address_dump", "bridge_domain_dump", "l2_fib_table_dump", "ip_table_dump", "fib_source_dump", "ip_route_v2_dump", "ip_neighbor_dump"}, n) {
 			t.Errorf("a resync of an unchanged VPP sent %s", n)
 		}
 	}
@@ -239,8 +240,15 @@ func (f *fakeVPP) state() string {
 			}
 			s += "\n"
 		}
-		for _, id := range sortedKeys(f.routes) {
-			for _, r := range f.routes[id] {
+		tables := map[uint32]bool{}
+		for id := range f.routes {
+			tables[id.table] = true
+		}
+		for _, id := range sortedKeys(tables) {
+			for _, r := range f.tableRoutes(id) {
+				if r.Src != srcAPI { // VPP's own
+					continue
+				}
 				for _, p := range r.Paths {
 					s += "route " + itoa(id) + " " + prefixOf(r.Prefix).String() + " dev " + name(interface_types.InterfaceIndex(p.SwIfIndex)) + "\n"
 				}
@@ -344,5 +352,47 @@ func TestScenarioAgentRestart(t *testing.T) {
 	}
 	if m, ok := e.p.BridgeDomains().Get("bd1"); !ok || m.ID != 1 {
 		t.Errorf("bd1's metadata: %+v, %v; want bd_id 1", m, ok)
+	}
+}
+
+// TestScenarioHandMadeRouteObtained checks that a route added by hand in
+// VPP shows up as OBTAINED, stays through a full resync (never deleted),
+// and that VPP's own routes (defaults, specials, connected) show up not at
+// all.
+func TestScenarioHandMadeRouteObtained(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ours := &vppl3.Route{VrfId: 3, DstNetwork: "10.1.0.0/16", NextHopAddr: "10.0.0.2", OutgoingInterface: "if1"}
+	if1 := loop("if1")
+	if1.Vrf, if1.IpAddresses = 3, []string{"10.0.0.1/24"}
+	values := []proto.Message{&vppl3.VrfTable{Id: 3}, if1, ours}
+	e.set(nil, values...)
+	e.f.Requests()
+	e.f.Do(func(f *fakeVPP) {
+		i, _ := f.ifIndex("if1")
+		f.addRoute(3, "10.0.0.0/24", srcInterface, fib_types.FibPath{SwIfIndex: i, Weight: 1})
+		f.addRoute(3, "10.0.0.1/32", srcInterface, fib_types.FibPath{SwIfIndex: i, Type: fib_types.FIB_API_PATH_TYPE_LOCAL})
+		// vppctl ip route add 172.16.0.0/12 table 3 via 10.0.0.9 loop1
+		p := fib_types.FibPath{SwIfIndex: i, Weight: 1}
+		p.Nh.Address.SetIP4([4]byte{10, 0, 0, 9})
+		f.addRoute(3, "172.16.0.0/12", srcCLI, p)
+	})
+	hand := "vpp/route/vrf/3/dst/172.16.0.0/12/gw/10.0.0.9"
+	for range 2 {
+		e.set([]scheduler.TxnOption{scheduler.FullResync()}, values...)
+		e.expect(scheduler.CONFIGURED, keyOf(ours))
+		e.expect(scheduler.OBTAINED, hand)
+		var keys []string
+		for _, st := range e.s.Statuses("vpp/route/") {
+			keys = append(keys, st.Key)
+		}
+		if want := []string{keyOf(ours), hand}; !slices.Equal(keys, want) {
+			t.Errorf("routes known %v, want %v", keys, want)
+		}
+	}
+	for _, n := range e.f.RequestNames() {
+		if n == "ip_route_add_del" {
+			t.Errorf("a resync of a VPP in order sent %s", n)
+		}
 	}
 }

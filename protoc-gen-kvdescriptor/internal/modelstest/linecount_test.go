@@ -52,7 +52,8 @@ func countLines(fset *token.FileSet, code map[int]bool, n ast.Node) int {
 }
 
 // The parts of a handler file, as counted: CRUD is the Create, Update,
-// Delete and Retrieve methods; calls is the code of the package that they
+// Delete and Retrieve methods, and Batch (many creates, updates or
+// deletes in one call); calls is the code of the package that they
 // use (helpers, types, tables: the southbound work they share); imports is
 // the package clause and the imports; the rest is neither, the work a
 // plugin author should not have to do (hand-written validation, type
@@ -83,7 +84,7 @@ func (f fileLines) total() int {
 // isCRUD reports whether d is a method holding a CRUD body.
 func isCRUD(d ast.Decl) bool {
 	f, ok := d.(*ast.FuncDecl)
-	return ok && f.Recv != nil && slices.Contains([]string{"Create", "Update", "Delete", "Retrieve"}, f.Name.Name)
+	return ok && f.Recv != nil && slices.Contains([]string{"Create", "Update", "Delete", "Retrieve", "Batch"}, f.Name.Name)
 }
 
 // packageLines counts the lines of the files of the Go package in dir
@@ -284,16 +285,20 @@ func TestCodeLines(t *testing.T) {
 }
 
 // vppCeilings are the ceilings of the rest in the VPP plugin's handler
-// files, as linuxCeilings are for the Linux plugin's.
+// files, as linuxCeilings are for the Linux plugin's. Those of routes and
+// ARP entries hold two capability assertions (Retriever, Batcher) in a
+// var block. The interfaces' and bridge domains' include a hand-written Validate (4 lines each) that
+// checks their label's length against VPP's 64-byte tag: the schema has
+// no max-length option yet; with one, they go back to 4.
 var vppCeilings = map[string]int{
-	"interface.go":    4,
+	"interface.go":    8,
 	"address.go":      4,
-	"bridgedomain.go": 4,
+	"bridgedomain.go": 8,
 	"binding.go":      1,
 	"fib.go":          1,
 	"vrf.go":          1,
-	"route.go":        1,
-	"arp.go":          1,
+	"route.go":        4,
+	"arp.go":          4,
 }
 
 // vppReference maps the VPP plugin's files to the reference's descriptor
@@ -305,6 +310,17 @@ var vppReference = map[string]string{
 	"bridgedomain.go": "bridge domain",
 	"binding.go":      "BD interface binding",
 	"route.go":        "VPP route",
+}
+
+// vppWholeReference holds, for the VPP plugin's files that hold their
+// calls too, the lines of code of the reference's descriptor file and of
+// the vppcalls files that do the same work (the newest VPP version's),
+// counted as codeLines counts: a file must be at most a third of it.
+var vppWholeReference = map[string]struct {
+	lines int
+	what  string
+}{
+	"arp.go": {83 + 47 + 66, "descriptor/arp_entry.go 83, vppcalls/vpp2306/arp_vppcalls.go 47, arp_dump.go 66"},
 }
 
 // vppLineCounts logs the line counts of the handler files of the VPP
@@ -331,6 +347,12 @@ func vppLineCounts(t *testing.T) {
 		}
 		if ceiling := vppCeilings[name]; p[partRest] > ceiling {
 			t.Errorf("plugins/vpp/%s: %d lines neither CRUD nor used by it (lines %v), more than the ceiling of %d", name, p[partRest], c.rest, ceiling)
+		}
+		if ref, ok := vppWholeReference[name]; ok {
+			t.Logf("%-15s %6d lines against the reference's %d with its calls (%s): %.0f%%", name, c.total(), ref.lines, ref.what, 100*float64(c.total())/float64(ref.lines))
+			if 3*c.total() > ref.lines {
+				t.Errorf("plugins/vpp/%s: %d lines, more than a third of the reference's %d (%s)", name, c.total(), ref.lines, ref.what)
+			}
 		}
 	}
 }
