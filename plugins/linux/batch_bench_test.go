@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/netip"
+	"runtime"
 	"testing"
 	"time"
 
@@ -86,9 +87,13 @@ func BenchmarkRouteBatchFramework(b *testing.B) {
 			}
 		}
 	}
-	var build, add, del time.Duration
+	var build, add, del, resync time.Duration
+	var heap uint64
 	b.ResetTimer()
 	for range b.N {
+		b.StopTimer()
+		before := heapInUse()
+		b.StartTimer()
 		start := time.Now()
 		txn := s.Txn()
 		for i, v := range values {
@@ -99,8 +104,23 @@ func BenchmarkRouteBatchFramework(b *testing.B) {
 		commit(txn)
 		add += time.Since(start)
 		b.StopTimer()
+		// What the framework keeps for the routes (the values are the
+		// caller's, allocated before), its history included.
+		heap += heapInUse() - min(before, heapInUse())
 		if got := len(installed(b, n)); got != len(values) {
 			b.Fatalf("%d routes added, want %d", got, len(values))
+		}
+		// A downstream resync over the routes, all correct: one dump.
+		start = time.Now()
+		res, err := s.Txn(scheduler.DownstreamResync()).Commit(ctx)
+		resync += time.Since(start)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, op := range res.Executed {
+			if op.Called {
+				b.Fatalf("the resync of correct routes called the kernel: %v %s", op.Kind, op.Key)
+			}
 		}
 		b.StartTimer()
 		start = time.Now()
@@ -123,7 +143,17 @@ func BenchmarkRouteBatchFramework(b *testing.B) {
 	}
 	b.Logf("routes sent in batches: %v", own.batch != nil)
 	b.ReportMetric(build.Seconds()/float64(2*b.N), "s-txn-build")
+	b.ReportMetric(resync.Seconds()/float64(b.N), "s-resync")
+	b.ReportMetric(float64(heap)/float64(b.N*len(values)), "B-heap/route")
 	reportRoutes(b, len(values), add, del)
+}
+
+// heapInUse returns the bytes of live heap objects after a collection.
+func heapInUse() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
 }
 
 // BenchmarkRouteBatchNetlinkLoop is level 2: one RouteAdd, then one

@@ -34,7 +34,10 @@ import (
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
 )
 
-var benchTxnLog = flag.Bool("w.txnlog", true, "workload W benchmarks: keep the scheduler's transaction log on (the default setting)")
+var (
+	benchTxnLog = flag.Bool("w.txnlog", true, "workload W benchmarks: keep the scheduler's transaction log on (the default setting)")
+	benchBatch  = flag.Bool("w.batch", true, "workload W benchmarks: let the scheduler send batches (its handlers apply them); false sets WithBatchSize(1)")
+)
 
 // wSizes are the values of N of the benchmarks that take several.
 var wSizes = []int{1_000, 10_000, 50_000}
@@ -78,6 +81,18 @@ func (r *recorder[V]) Update(context.Context, string, V, V, struct{}) (struct{},
 func (r *recorder[V]) Delete(context.Context, string, V, struct{}) error {
 	r.deletes++
 	return nil
+}
+
+// Batch counts the operations of a batch as calls of their kind.
+func (r *recorder[V]) Batch(_ context.Context, kind kv.BatchKind, ops []kv.BatchOp[string, V, struct{}]) {
+	switch kind {
+	case kv.BatchCreate:
+		r.creates += len(ops)
+	case kv.BatchUpdate:
+		r.updates += len(ops)
+	default:
+		r.deletes += len(ops)
+	}
 }
 
 // workload holds the keys and values of workload W for one N, built once
@@ -228,6 +243,9 @@ func newSched(tb testing.TB, w *workload, extra ...scheduler.Option) *wSched {
 	opts = append(opts, extra...)
 	if !*benchTxnLog {
 		opts = append(opts, scheduler.WithTxnLog(false))
+	}
+	if !*benchBatch {
+		opts = append(opts, scheduler.WithBatchSize(1))
 	}
 	s, err := scheduler.New(opts...)
 	if err != nil {
