@@ -90,8 +90,9 @@ type Source interface {
 }
 
 var (
-	_ Source             = (*scheduler.Scheduler)(nil)
-	_ scheduler.Observer = (*Metrics)(nil)
+	_ Source                  = (*scheduler.Scheduler)(nil)
+	_ scheduler.Observer      = (*Metrics)(nil)
+	_ scheduler.BatchObserver = (*Metrics)(nil)
 )
 
 // Metrics holds the metrics of one scheduler. It is the scheduler's
@@ -106,6 +107,9 @@ type Metrics struct {
 	ops     *prometheus.CounterVec
 	opDur   *prometheus.HistogramVec
 	retries prometheus.Counter
+	// batchOps is the size of each batch (and group of concurrent calls)
+	// by descriptor and operation; its count is the number of batches.
+	batchOps *prometheus.HistogramVec
 
 	// txnSeries are the series of the known kinds, resolved once.
 	txnSeries [len(kindLabels)]struct {
@@ -170,6 +174,12 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 			Buckets:     o.opBuckets,
 			ConstLabels: o.constLabels,
 		}, []string{"descriptor", "op"}),
+		batchOps: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:        namespace + "batch_operations",
+			Help:        "Operations per batch (or group of concurrent calls) sent to a descriptor, by descriptor and operation; the count is the number of batches.",
+			Buckets:     []float64{2, 8, 32, 128, 512, 1024, 4096},
+			ConstLabels: o.constLabels,
+		}, []string{"descriptor", "op"}),
 		retries: prometheus.NewCounter(prometheus.CounterOpts{
 			Name:        namespace + "retries_total",
 			Help:        "Southbound calls of retry transactions (operations flagged RETRY).",
@@ -188,8 +198,8 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 		}
 		m.txnSeries[k].dur = m.txnDur.WithLabelValues(kindLabels[k])
 	}
-	registered := make([]prometheus.Collector, 0, 5)
-	for _, c := range []prometheus.Collector{m.txns, m.txnDur, m.ops, m.opDur, m.retries} {
+	registered := make([]prometheus.Collector, 0, 6)
+	for _, c := range []prometheus.Collector{m.txns, m.txnDur, m.ops, m.opDur, m.retries, m.batchOps} {
 		if err := reg.Register(c); err != nil {
 			for _, r := range registered {
 				reg.Unregister(r)
@@ -234,6 +244,13 @@ func (m *Metrics) TxnDone(rec *scheduler.Record) {
 	if retried > 0 {
 		m.retries.Add(float64(retried))
 	}
+}
+
+// BatchDone records the size of one batch (or group of concurrent
+// calls). It implements scheduler.BatchObserver; each operation of the
+// batch is counted by OpDone as well.
+func (m *Metrics) BatchDone(descriptor string, op scheduler.OpKind, ops int, _ time.Duration) {
+	m.batchOps.WithLabelValues(descriptor, OpLabel(op)).Observe(float64(ops))
 }
 
 // OpDone counts and times one southbound call. It implements

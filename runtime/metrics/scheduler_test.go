@@ -3,6 +3,7 @@ package metrics_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -194,4 +195,43 @@ func single(t *testing.T, g prometheus.Gatherer, name string) float64 {
 		t.Fatalf("%s: want exactly one series, got %v", name, mf)
 	}
 	return mf.GetMetric()[0].GetCounter().GetValue() + mf.GetMetric()[0].GetGauge().GetValue()
+}
+
+// TestBatches: each batch is one observation of batch_operations (its
+// size), and each of its operations is counted by operations_total.
+func TestBatches(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewRegistry()
+	m, err := metrics.New(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := scheduler.New(scheduler.WithLogger(quiet), scheduler.WithObserver(m))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close(context.Background()) })
+	sb := kvtest.NewSB()
+	route, err := sb.Descriptor(kvtest.Config{Name: "route", KeyPrefix: "route/", Batch: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Register(route); err != nil {
+		t.Fatal(err)
+	}
+	txn := s.Txn()
+	for i := range 5 {
+		txn.Set(fmt.Sprintf("route/r%d", i), kvtest.Value("x"))
+	}
+	if _, err := txn.Commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got := histograms(t, reg, "kvdescriptor_scheduler_batch_operations")
+	if cs := got["descriptor=route,op=create"]; cs[0] != 1 || cs[1] != 5 {
+		t.Errorf("batch_operations{route,create}: count %v, sum %v; want one batch of 5 (all: %v)", cs[0], cs[1], got)
+	}
+	ops, _ := counters(t, reg, "kvdescriptor_scheduler_operations_total")
+	if n := ops["descriptor=route,op=create,result=ok"]; n != 5 {
+		t.Errorf("operations_total{route,create,ok} = %v, want 5", n)
+	}
 }
