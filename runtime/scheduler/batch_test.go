@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"math/rand/v2"
 	"os"
@@ -568,4 +569,26 @@ func batchSeeds() int {
 		return n
 	}
 	return 3
+}
+
+// TestBatchLogged: the transaction log says how many batches a
+// transaction sent; its operations read as without batches.
+func TestBatchLogged(t *testing.T) {
+	t.Parallel()
+	var buf syncBuffer
+	sb := kvtest.NewSB()
+	s := newScheduler(t, scheduler.WithLogger(slog.New(slog.NewTextHandler(&buf, nil))))
+	if err := s.Register(harness(t, sb, kvtest.Config{Name: "route", KeyTemplate: "route/{name}", Batch: true})); err != nil {
+		t.Fatal(err)
+	}
+	txn := s.Txn()
+	for i := range 4 {
+		txn.Set(fmt.Sprintf("route/r%d", i), kvtest.Value("x"))
+	}
+	if _, err := txn.Commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if out := buf.String(); !strings.Contains(out, "transaction executed as planned") || !strings.Contains(out, "batches=1 batched=4") {
+		t.Errorf("log does not count the batch:\n%s", out)
+	}
 }
