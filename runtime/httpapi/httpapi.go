@@ -26,6 +26,8 @@
 //	                                      with format=file a configuration file (YAML or JSON, as the
 //	                                      file source reads it): the plan the scheduler would execute;
 //	                                      nothing executed
+//	GET  /ui/                             the operator page (HTML; see ui.go); GET / redirects a
+//	                                      browser (Accept: text/html) there
 //
 // A bad request gets a 4xx with {"error": ..., "argument": ...} naming
 // the argument; an unknown key or descriptor a 404 naming it; a wrong
@@ -139,8 +141,18 @@ func New(cfg Config) (http.Handler, error) {
 	route("/stats", http.MethodGet, a.stats)
 	route("/resync/downstream", http.MethodPost, a.resync)
 	route("/plan", http.MethodPost, a.plan)
+	u, err := newUI(a)
+	if err != nil {
+		return nil, err
+	}
+	u.register(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/" {
+			if r.URL.RawQuery == "" && wantsHTML(r) {
+				// A browser: the operator page.
+				http.Redirect(w, r, "ui/", http.StatusFound)
+				return
+			}
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 			fmt.Fprint(w, index)
 			return
@@ -162,7 +174,13 @@ GET  /dump?view=intended|southbound|scheduler[&descriptor=D|prefix=P]
 GET  /models
 POST /resync/downstream[?retry=true][&verbose=true]
 POST /plan   {"set": {KEY: VALUE}, "delete": [KEY]}   (or ?format=file: a config file)
+GET  /ui/    the operator page (HTML): values, why-pending, history, timelines, the graph
 `
+
+// wantsHTML reports whether the client is a browser asking for a page.
+func wantsHTML(r *http.Request) bool {
+	return strings.Contains(r.Header.Get("Accept"), "text/html")
+}
 
 func (a *api) authorized(r *http.Request) bool {
 	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
