@@ -25,13 +25,14 @@ tools: sysdeps $(BUF) $(STATICCHECK)
 # sysdeps installs with apt-get the Debian package of everything missing:
 # graphviz's dot (the SVG tests), protoc and the well-known types it imports
 # (the plugin under plain protoc), npm (to install buf), ip (the network
-# namespaces of the demo and the Linux tests) and etcd (the server that the
-# tests of runtime/nb/etcd start, stop and restart). Each entry is a command, or an
+# namespaces of the demo and the Linux tests), etcd (the server that the
+# tests of runtime/nb/etcd start, stop and restart) and chromium (the
+# headless browser that tests the operator page). Each entry is a command, or an
 # absolute path of a file, and the package that provides it. apt-get needs
 # root; without it, sysdeps names the packages to install and fails.
 SYSDEPS := dot:graphviz protoc:protobuf-compiler \
 	/usr/include/google/protobuf/descriptor.proto:libprotobuf-dev \
-	npm:npm ip:iproute2 etcd:etcd-server
+	npm:npm ip:iproute2 etcd:etcd-server chromium:chromium
 sysdeps:
 	@missing=""; \
 	for dep in $(SYSDEPS); do \

@@ -223,7 +223,6 @@ func TestUIEscapes(t *testing.T) {
 	}
 }
 
-
 // TestUIRoot: GET / sends a browser to the page and keeps answering the
 // API's index to everything else; the index names the page.
 func TestUIRoot(t *testing.T) {
