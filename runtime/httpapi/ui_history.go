@@ -17,8 +17,11 @@ type uiRecord struct {
 	KindName string
 	Planned  []uiOp
 	Executed []uiOp
-	Errors   []string
-	Values   []uiKV
+	// MorePlanned and MoreExecuted count the operations left out of a
+	// long list (the history page's; a transaction's page lists all).
+	MorePlanned, MoreExecuted int
+	Errors                    []string
+	Values                    []uiKV
 	// AsPlanned: the execution was exactly the plan, with no error.
 	AsPlanned bool
 }
@@ -99,6 +102,8 @@ type historyData struct {
 const (
 	historyLimit    = 20
 	maxHistoryLimit = 500
+	// historyOps bounds the operations listed per transaction.
+	historyOps = 50
 )
 
 func (u *ui) history(r *http.Request) (string, any, error) {
@@ -132,7 +137,14 @@ func (u *ui) history(r *http.Request) (string, any, error) {
 	}
 	start := max(0, end-limit)
 	for i := end - 1; i >= start; i-- {
-		d.Records = append(d.Records, recordOfUI(hist[i]))
+		rec := recordOfUI(hist[i])
+		if n := len(rec.Planned) - historyOps; n > 0 {
+			rec.Planned, rec.MorePlanned = rec.Planned[:historyOps], n
+		}
+		if n := len(rec.Executed) - historyOps; n > 0 {
+			rec.Executed, rec.MoreExecuted = rec.Executed[:historyOps], n
+		}
+		d.Records = append(d.Records, rec)
 	}
 	lim := ""
 	if limit != historyLimit {
@@ -266,6 +278,6 @@ func (u *ui) graph(r *http.Request) (string, any, error) {
 	if i := bytes.Index(svg, []byte("<svg")); i >= 0 {
 		svg = svg[i:]
 	}
-	d.SVG = template.HTML(svg) //nolint:gosec // dot's output, whose text dot escapes; the tests inject keys to check
+	d.SVG = template.HTML(svg) // dot's output; dot escapes its text (TestUIEscapes injects keys to check)
 	return "graph", d, nil
 }

@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -262,5 +263,53 @@ func TestUIRoot(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "GET" {
 		t.Errorf("POST /ui/values: %d, Allow %q", resp.StatusCode, resp.Header.Get("Allow"))
+	}
+}
+
+// TestUICutsLongLists: the values page lists at most 1000 values and the
+// history page at most 50 operations of a transaction, saying what they
+// left out; the transaction's page lists them all.
+func TestUICutsLongLists(t *testing.T) {
+	s, err := scheduler.New(scheduler.WithLogger(quiet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close(context.Background()) })
+	d, err := kvtest.NewSB().Descriptor(kvtest.Config{Name: "iface", KeyTemplate: "iface/{name}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Register(d); err != nil {
+		t.Fatal(err)
+	}
+	txn := s.Txn()
+	for i := range 1001 {
+		txn.Set(fmt.Sprintf("iface/e%04d", i), kvtest.Value("up"))
+	}
+	if _, err := txn.Commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	h, err := httpapi.New(httpapi.Config{Scheduler: s, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+
+	_, body := get(t, srv.URL+"/ui/values")
+	if n := strings.Count(body, "<tr data-key="); n != 1000 || !strings.Contains(body, "the first 1000 of 1001 values") {
+		t.Errorf("the values page lists %d values and says %q", n, regexp.MustCompile(`id="cut">[^<]*`).FindString(body))
+	}
+	_, body = get(t, srv.URL+"/ui/values?prefix=iface/e1")
+	if n := strings.Count(body, "<tr data-key="); n != 1 || strings.Contains(body, `id="cut"`) {
+		t.Errorf("the values page under iface/e1 lists %d values", n)
+	}
+	_, body = get(t, srv.URL+"/ui/history")
+	if n := strings.Count(body, `<tr class="op`); n != 50 || !strings.Contains(body, "and 951 more") || !strings.Contains(body, "1001 planned, 1001 executed") {
+		t.Errorf("the history page lists %d operations of 1001:\n%.2000s", n, body)
+	}
+	_, body = get(t, srv.URL+"/ui/txn?seq=1")
+	if n := strings.Count(body, `<tr class="op`); n != 2002 {
+		t.Errorf("the transaction's page lists %d operations, want 1001 planned and 1001 executed", n)
 	}
 }

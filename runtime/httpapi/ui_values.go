@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -110,7 +111,12 @@ func (u *ui) overview(r *http.Request) (string, any, error) {
 		var detail any
 		d.Ready, detail = u.a.cfg.Ready()
 		if detail != nil {
-			d.Detail = fmt.Sprint(detail)
+			// As /readyz writes it.
+			if b, err := json.MarshalIndent(detail, "", "  "); err == nil {
+				d.Detail = string(b)
+			} else {
+				d.Detail = fmt.Sprint(detail)
+			}
 		}
 	}
 	hist := u.a.s.History()
@@ -142,9 +148,13 @@ type valuesData struct {
 	States        []string
 	Counts        []stateCount
 	Rows          []uiStatus
-	// Within is the number of values under the prefix, all states.
-	Within int
+	// Within is the number of values under the prefix, all states;
+	// Matching those that pass the filter (more than Rows when cut).
+	Within, Matching int
 }
+
+// maxRows bounds the values page's table: past it, the filters narrow.
+const maxRows = 1000
 
 func (u *ui) values(r *http.Request) (string, any, error) {
 	q, err := query(r, "prefix", "state")
@@ -171,7 +181,10 @@ func (u *ui) values(r *http.Request) (string, any, error) {
 		if d.State != "" && st.State != want {
 			continue
 		}
-		d.Rows = append(d.Rows, u.statusOf(st))
+		d.Matching++
+		if len(d.Rows) < maxRows {
+			d.Rows = append(d.Rows, u.statusOf(st))
+		}
 	}
 	return "values", d, nil
 }
