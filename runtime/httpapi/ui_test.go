@@ -313,3 +313,44 @@ func TestUICutsLongLists(t *testing.T) {
 		t.Errorf("the transaction's page lists %d operations, want 1001 planned and 1001 executed", n)
 	}
 }
+
+// FuzzUIQuery: no path or query of the operator page makes it answer 5xx
+// or anything but HTML, and no argument comes back unescaped.
+func FuzzUIQuery(f *testing.F) {
+	for _, s := range []string{"/ui/", "/ui/values?prefix=iface/&state=PENDING", "/ui/value?key=iface/b", "/ui/timeline?key=",
+		"/ui/history?before=1&limit=500", "/ui/txn?seq=18446744073709551616", "/ui/graph?seq=1", "/ui/values?state=%3Cb%3E",
+		"/ui/value?key=%3Cscript%3E", "/ui/nope", "/ui/static/ui.css"} {
+		f.Add(s)
+	}
+	s, err := scheduler.New(scheduler.WithLogger(quiet))
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer s.Close(context.Background())
+	d, _ := kvtest.NewSB().Descriptor(kvtest.Config{Name: "iface", KeyTemplate: "iface/{name}"})
+	_ = s.Register(d)
+	_, _ = s.Txn().Set("iface/b", kvtest.Value("up")).Set("iface/c", kvtest.Value("dep:iface/a")).Commit(context.Background())
+	h, err := httpapi.New(httpapi.Config{Scheduler: s, Logger: quiet})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, target string) {
+		u, err := url.Parse(target)
+		if err != nil || !strings.HasPrefix(u.Path, "/ui/") || strings.HasPrefix(u.Path, "/ui/static/") {
+			return
+		}
+		req := httptest.NewRequest("GET", "/", nil)
+		req.URL = &url.URL{Path: u.Path, RawPath: u.RawPath, RawQuery: u.RawQuery}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code >= 500 {
+			t.Errorf("GET %s: %d %s", target, rec.Code, rec.Body.String())
+		}
+		if ct := rec.Header().Get("Content-Type"); rec.Code/100 != 3 && !strings.HasPrefix(ct, "text/html") && !strings.HasPrefix(ct, "text/plain") {
+			t.Errorf("GET %s: Content-Type %q", target, ct)
+		}
+		if strings.HasPrefix(rec.Header().Get("Content-Type"), "text/html") && strings.Contains(rec.Body.String(), "<script>") {
+			t.Errorf("GET %s: a script element in the page", target)
+		}
+	})
+}
