@@ -217,14 +217,7 @@ var uiFuncs = template.FuncMap{
 		}
 		return t.Local().Format("2006-01-02 15:04:05.000")
 	},
-	"since": func(t time.Time) string {
-		if t.IsZero() {
-			return ""
-		}
-		return time.Since(t).Round(time.Second).String() + " ago"
-	},
 	"took": func(start, end time.Time) string { return end.Sub(start).Round(time.Microsecond).String() },
-	"add":  func(a, b int) int { return a + b },
 }
 
 // uiValueText is a value as indented protojson, for a <pre>.

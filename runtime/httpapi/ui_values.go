@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -284,14 +285,24 @@ func (u *ui) value(r *http.Request) (string, any, error) {
 type uiEntry struct {
 	scheduler.TimelineEntry
 	Op, State, Flags, Value, Error string
-	Deps                           []uiDep
+	// Short is the value on one line, when that is short enough to show
+	// in the table (Value is then shown folded).
+	Short string
+	Deps  []uiDep
 }
+
+// shortValue is the longest value a table shows on one line.
+const shortValue = 100
 
 func entriesOf(es []scheduler.TimelineEntry) []uiEntry {
 	out := make([]uiEntry, len(es))
 	for i, e := range es {
 		out[i] = uiEntry{TimelineEntry: e, Op: e.Op.String(), State: e.State.String(), Flags: e.Flags.String(),
 			Value: uiValueText(e.Value), Error: errText(e.Err)}
+		var b bytes.Buffer
+		if json.Compact(&b, []byte(out[i].Value)) == nil && b.Len() <= shortValue {
+			out[i].Short = b.String()
+		}
 		for _, dep := range e.Dependencies {
 			ud := uiDep{Label: dep.Label, Key: dep.Key}
 			if dep.IsAnyOf() {
