@@ -15,7 +15,8 @@
 //	agent -config agent.yaml
 //
 // `agent -h` lists every flag; README.md describes the configuration file
-// and the HTTP API.
+// and the HTTP API. Extensions (package ext) linked by extensions.go add
+// models of their own, e.g. examples/extension.
 package main
 
 import (
@@ -40,6 +41,7 @@ import (
 	"github.com/vishvananda/netns"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/kvdescriptor/kvdescriptor/examples/agent/ext"
 	"github.com/kvdescriptor/kvdescriptor/plugins/linux"
 	"github.com/kvdescriptor/kvdescriptor/plugins/vpp"
 	"github.com/kvdescriptor/kvdescriptor/runtime/grpcapi"
@@ -132,6 +134,17 @@ func run(ctx context.Context, cfg Config, logOut io.Writer) (err error) {
 		} else {
 			logger.Info("southbound: VPP", "socket", sock)
 		}
+	}
+
+	// The extensions linked into the agent (extensions.go): more models
+	// and their handlers, registered like the plugins'.
+	extDescs, err := ext.Descriptors(ext.Env{Logger: logger, Memory: cfg.Southbound.Memory})
+	if err != nil {
+		return err
+	}
+	descs = append(descs, extDescs...)
+	if names := ext.Names(); len(names) > 0 {
+		logger.Info("extensions", "names", strings.Join(names, ","), "descriptors", len(extDescs))
 	}
 
 	// The scheduler, with its metrics.

@@ -12,9 +12,9 @@
 // namespace, rejects an invalid value, previews a plan, reverts a failed
 // transaction, waits for a retried one, and prints the status of every value.
 //
-// Run it with `make demo`. It exits non-zero when a value does not reach the
-// state the demo expects, so it doubles as a smoke test of the scheduler and
-// the generated code.
+// Run it with `go run ./examples/quickstart`. It exits non-zero when a
+// value does not reach the state the demo expects, so it doubles as a
+// smoke test of the scheduler and the generated code.
 package main
 
 import (
