@@ -14,8 +14,8 @@ func TestAPIDocRPCs(t *testing.T) {
 	t.Parallel()
 	sec := section(t, readRepoFile(t, "docs/api.md"), "## gRPC")
 	documented := map[string]bool{}
-	for _, m := range regexp.MustCompile("(?m)^\\| ([^|]+) \\|").FindAllStringSubmatch(sec, -1) {
-		for _, n := range regexp.MustCompile("`(\\w+)`").FindAllStringSubmatch(m[1], -1) {
+	for _, m := range regexp.MustCompile(`(?m)^\| ([^|]+) \|`).FindAllStringSubmatch(sec, -1) {
+		for _, n := range regexp.MustCompile(`\x60(\w+)\x60`).FindAllStringSubmatch(m[1], -1) {
 			documented[n[1]] = true
 		}
 	}

@@ -39,9 +39,9 @@ func printedNames() map[string][]string {
 	}
 }
 
-// tableNames returns the names in the first column of the tables of a
+// tableName matches the names in the first column of the tables of a
 // section: "| `NAME` | ...".
-var tableName = regexp.MustCompile("(?m)^\\| `([^`]+)` \\|")
+var tableName = regexp.MustCompile(`(?m)^\| \x60([^\x60]+)\x60 \|`)
 
 // TestLegend fails when the scheduler can print a state, an operation, a
 // flag, a transaction kind or an origin that docs/legend.md does not
