@@ -2,6 +2,26 @@
 // generated Linux models (interfaces with their addresses and bridge
 // memberships, routes, neighbours) over netlink.
 //
+// Build it with New, register its Descriptors with a scheduler, and Close
+// it after the scheduler; Watch, optional, reports the interfaces others
+// create:
+//
+//	p, err := linux.New(linux.WithRouteProtocol(212))
+//	...
+//	defer p.Close()
+//	err = s.Register(p.Descriptors()...)
+//	go p.Watch(ctx, func(ctx context.Context, cs []linux.Change) error {
+//		ns := make([]scheduler.Notification, len(cs))
+//		for i, c := range cs {
+//			ns[i] = scheduler.Notification{Key: c.Key, Value: c.Value, Metadata: c.Metadata}
+//		}
+//		_, err := s.Notify(ctx, ns...)
+//		return err
+//	})
+//
+// Then commit values of the generated models (generated/linux/...) to the
+// scheduler; examples/linuxdemo is a complete program.
+//
 // What it promises:
 //
 //   - Every netlink call goes through a handle bound to the network

@@ -10,6 +10,16 @@
 // (VPP restarted, and lost its state), the callback given WithReconnect
 // runs: the agent uses it for a downstream resync.
 //
+//	p, err := vpp.New(vpp.WithSocket("/run/vpp/api.sock"), vpp.WithReconnect(func() {
+//		s.Txn(scheduler.DownstreamResync()).CommitAsync(context.Background())
+//	}))
+//	...
+//	defer p.Close()
+//	err = s.Register(p.Descriptors()...)
+//
+// (WithAdapter runs it over another binary-API adapter, such as govpp's
+// mock, which its tests use.)
+//
 // The handlers write only CRUD bodies: keys, dependencies, validation and
 // comparison are generated from the models. Interfaces carry their
 // sw_if_index as metadata (InterfaceMeta), bridge domains their bd_id

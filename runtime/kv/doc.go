@@ -1,6 +1,28 @@
 // Package kv is the descriptor contract of kvdescriptor: the types that the
 // scheduler, generated code and southbound plugins share.
 //
+// A descriptor is a [Spec] (the schema-derived part: name, key template,
+// key parsing, dependencies, derived values, comparison, validation) and a
+// [Handler] (the southbound calls), joined by [NewDescriptor] and then
+// registered with a scheduler. Generated code provides the Spec and a
+// typed constructor (NewRouteDescriptor(h) calls NewDescriptor with
+// RouteSpec); a descriptor written by hand fills in a Spec itself:
+//
+//	d, err := kv.NewDescriptor(kv.Spec[string, *structpb.Struct, struct{}]{
+//		Name:        "route",
+//		KeyTemplate: "demo/route/{dst:ipprefix}",
+//		Dependencies: func(key string, v *structpb.Struct) []kv.Dependency {
+//			return []kv.Dependency{{Label: "interface", Key: "demo/interface/" + v.GetFields()["dev"].GetStringValue()}}
+//		},
+//	}, routes{}) // routes has Create and Delete, and optionally Update, Retrieve, Validate, Batch
+//	...
+//	err = s.Register(d) // s is a *scheduler.Scheduler
+//
+// The handler's optional capabilities are [Updater], [Retriever],
+// [Validator], [Batcher] and [Concurrent]. A handler returns [ErrNotFound]
+// for a delete of what is already gone, and marks errors that retrying
+// cannot fix with [NonRetriable].
+//
 // Invariants this package promises:
 //
 //   - Values handed to handlers, and values returned by the scheduler, are
@@ -33,6 +55,8 @@
 //     characters, escapes other than "%25" and "%2F", numbers with leading
 //     zeros, addresses or networks out of canonical form, or MAC addresses
 //     other than six lower-case octets; a key that does is nobody's key.
+//   - Metadata maps are written only by the scheduler that owns the
+//     descriptor; everybody else gets the read-only [MetadataMap] view.
 //
 // # Key template grammar
 //
@@ -58,8 +82,6 @@
 // template followed by one '/'. Templates that the grammar accepts may still
 // split keys in more than one place; [KeyTemplate.Ambiguity] says where, and
 // the generator rejects them.
-//   - Metadata maps are written only by the scheduler that owns the
-//     descriptor; everybody else gets the read-only [MetadataMap] view.
 //
 // This package depends only on the protobuf runtime and the standard library.
 package kv

@@ -1,10 +1,3 @@
-// Package nb is the northbound side of an agent: the sources of intended
-// configuration (a watched file, etcd, a remote API) and what they share.
-// A Source feeds Updates to a Sink; the Mux (mux.go) is the Sink that
-// merges the sources into scheduler transactions, each key owned by the
-// source that set it. Sources live in packages of their own
-// (runtime/nb/file, runtime/nb/etcd), independent of each other and of the
-// agent; none of them is compiled by a user of runtime/scheduler alone.
 package nb
 
 import (

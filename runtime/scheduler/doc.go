@@ -2,6 +2,30 @@
 // create/read/update/delete) in sync with the intended state of its values,
 // in the order their dependencies require.
 //
+// # Using it
+//
+// New makes a scheduler, Register gives it descriptors (generated:
+// New<Model>Descriptor(handler); by hand: kv.NewDescriptor), and every
+// change is a transaction, Txn().Set(key, value).Commit(ctx):
+//
+//	s, err := scheduler.New()
+//	...
+//	defer s.Close(ctx)
+//	if err := s.Register(ifaceDescriptor, routeDescriptor); err != nil { ... }
+//	res, err := s.Txn().Set(routeKey, route).Delete(oldKey).Commit(ctx)
+//	st := s.Status(routeKey)          // PENDING, CONFIGURED, FAILED, ...
+//	why, _ := s.WhyPending(routeKey)  // what a PENDING value waits for
+//
+// Transactions take options: Revert (undo all on the first failure),
+// DryRun (plan only), Retry, Description, and the resync kinds FullResync,
+// UpstreamResync and DownstreamResync. CommitAndWait also waits for the
+// retries to settle. Notify reports values the southbound changed by
+// itself. The scheduler's own options (New) set the logger, the history's
+// retention, periodic resync, call timeouts, batch sizes and an Observer.
+// The Example is a complete program; docs/scheduler.md in the repository
+// is the long form of what follows, and docs/legend.md explains the
+// transaction log.
+//
 // # What it promises
 //
 //   - Transactions run one at a time, in the order they were committed. Each

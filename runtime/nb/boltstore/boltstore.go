@@ -1,8 +1,3 @@
-// Package boltstore is an nb.Store in a bbolt file: the values the agent
-// applied, each with its source and its message type, kept across
-// restarts. Every Record is one bbolt transaction, so a crash leaves the
-// file as before or after it. The file is locked: a second agent on the
-// same state directory fails to open it, with an error that says so.
 package boltstore
 
 import (
