@@ -236,6 +236,7 @@ func run(ctx context.Context, w io.Writer, agent string, root, keep bool) (err e
 	}
 
 	step("5. The transaction log")
+	fmt.Fprintln(w, "(every word of the log is explained in docs/legend.md)")
 	if err := api.print(w, "/history?format=text"); err != nil {
 		return err
 	}
