@@ -176,11 +176,12 @@ func (h *routes) Retrieve(_ context.Context, correlate []linuxl3.RouteItem[struc
 func (h *routes) retrieveIn(n *namespace, byIndex map[uint32]string, shaping map[linuxl3.RouteKey]*linuxl3.Route, out []linuxl3.RouteItem[struct{}]) ([]linuxl3.RouteItem[struct{}], error) {
 	var (
 		unknown = map[uint32]bool{} // indexes without a label
-		gw      gwText
+		alloc   routeAlloc
 		from    = len(out)
 	)
 	_, err := retryDump(func() (struct{}, error) {
 		out = out[:from] // an interrupted dump's routes go
+		alloc.pending = alloc.pending[:0]
 		// ip route show table all proto N
 		err := n.dumpRoutes(uint8(h.p.opts.routeProtocol), func(r *routeMsg) {
 			if r.multipath {
@@ -199,31 +200,77 @@ func (h *routes) retrieveIn(n *namespace, byIndex map[uint32]string, shaping map
 			if !ok {
 				return
 			}
-			key, v, ok := observeRoute(label, r, &gw)
+			key, v, ok := observeRoute(label, r, &alloc)
 			if !ok {
 				return // a route the model cannot key
 			}
 			normalise(v, shaping[key], r)
 			out = append(out, linuxl3.RouteItem[struct{}]{Key: key, Value: v, Origin: kv.OriginNB})
 		})
+		alloc.flush()
 		return struct{}{}, err
 	})
 	return out, err
 }
 
-// gwText writes gateways as text, reusing the last one's: a namespace's
-// routes have few gateways.
-type gwText struct {
-	last []byte
-	text string
+// routeAlloc allocates the values of retrieved routes a few at a time:
+// a dump makes one per route, up to millions. A value kept (a route
+// that differs from the intended one) keeps its few neighbours.
+type routeAlloc struct {
+	values []linuxl3.Route
+	// The destinations' texts, written after each other and made strings
+	// of by flush, one per few values, which then point into it.
+	text    []byte
+	pending []pendingDst
+	// The last gateway's text: a namespace's routes have few gateways.
+	gw     []byte
+	gwText string
 }
 
-func (g *gwText) of(b []byte) string {
-	if g.last == nil || !bytes.Equal(b, g.last) {
-		g.last = append(g.last[:0:0], b...)
-		g.text = ipText(b)
+// routeChunk is how many values and texts routeAlloc allocates at once.
+const routeChunk = 32
+
+type pendingDst struct {
+	v   *linuxl3.Route
+	end int // of its text
+}
+
+// value returns a zero route value.
+func (a *routeAlloc) value() *linuxl3.Route {
+	if len(a.values) == 0 {
+		a.values = make([]linuxl3.Route, routeChunk)
 	}
-	return g.text
+	v := &a.values[0]
+	a.values = a.values[1:]
+	return v
+}
+
+// setDst sets the DstNetwork of v to the text of dst, on the next flush.
+func (a *routeAlloc) setDst(v *linuxl3.Route, dst netip.Prefix) {
+	a.text = dst.AppendTo(a.text)
+	a.pending = append(a.pending, pendingDst{v, len(a.text)})
+	if len(a.pending) == routeChunk {
+		a.flush()
+	}
+}
+
+// flush sets the pending destinations.
+func (a *routeAlloc) flush() {
+	text, start := string(a.text), 0
+	for _, p := range a.pending {
+		p.v.DstNetwork = text[start:p.end]
+		start = p.end
+	}
+	a.text, a.pending = a.text[:0], a.pending[:0]
+}
+
+// gateway is the text of a gateway address, as net.IP writes it.
+func (a *routeAlloc) gateway(b []byte) string {
+	if a.gw == nil || !bytes.Equal(b, a.gw) {
+		a.gw = append(a.gw[:0:0], b...)
+		a.gwText = ipText(b)
+	}
+	return a.gwText
 }
 
 // ipText writes an address of 4 or 16 bytes as net.IP does: an
@@ -237,7 +284,7 @@ func ipText(b []byte) string {
 
 // observeRoute is the key and value of a kernel route; ok is false for a
 // destination the model cannot key.
-func observeRoute(label string, r *routeMsg, gw *gwText) (linuxl3.RouteKey, *linuxl3.Route, bool) {
+func observeRoute(label string, r *routeMsg, alloc *routeAlloc) (linuxl3.RouteKey, *linuxl3.Route, bool) {
 	var dst netip.Prefix
 	switch {
 	case r.hasDst:
@@ -256,9 +303,11 @@ func observeRoute(label string, r *routeMsg, gw *gwText) (linuxl3.RouteKey, *lin
 		dst = netip.PrefixFrom(netip.IPv4Unspecified(), 0)
 	}
 	key := linuxl3.RouteKey{OutgoingInterface: label, DstNetwork: dst.Masked()}
-	v := &linuxl3.Route{OutgoingInterface: label, DstNetwork: dst.String(), Metric: r.priority, Table: r.table}
+	v := alloc.value()
+	v.OutgoingInterface, v.Metric, v.Table = label, r.priority, r.table
+	alloc.setDst(v, dst) // dst.String(), when flushed
 	if len(r.gw) > 0 {
-		v.GwAddr = gw.of(r.gw)
+		v.GwAddr = alloc.gateway(r.gw)
 	}
 	v.Scope = modelScope(netlink.Scope(r.scope))
 	return key, v, true
