@@ -55,7 +55,10 @@ const (
 // first send's own doing. No request is ever reported as done without a
 // reply or a later reply that proves it.
 //
-// A batchSocket serialises its callers: one batch at a time.
+// It also reads dumps (see dump): the route descriptor's Retrieve reads
+// the namespace's routes through it.
+//
+// A batchSocket serialises its callers: one batch or dump at a time.
 type batchSocket struct {
 	mu   sync.Mutex
 	f    *os.File
