@@ -26,25 +26,25 @@ var (
 )
 
 // Retrieve reports the correlated addresses that their interface has.
+// It reads the addresses of each namespace once.
 func (h *addresses) Retrieve(_ context.Context, correlate []linuxinterfaces.InterfaceIpAddressesItem[struct{}]) ([]linuxinterfaces.InterfaceIpAddressesItem[struct{}], error) {
 	have := map[string]map[netip.Prefix]bool{} // by interface label; nil: no interface
+	byNs := map[*namespace]map[int]map[netip.Prefix]bool{}
 	var out []linuxinterfaces.InterfaceIpAddressesItem[struct{}]
 	for _, c := range correlate {
 		k := c.Key
 		addrs, seen := have[k.Name]
 		if !seen {
 			if n, m, err := h.p.link(k.Name); err == nil {
-				link := &netlink.Device{LinkAttrs: netlink.LinkAttrs{Index: m.Index, Name: m.HostName}}
-				list, err := retryDump(func() ([]netlink.Addr, error) { return n.h.AddrList(link, netlink.FAMILY_ALL) })
-				if err != nil && !isGone(err) {
-					return nil, kernelErr(err, "ip addr show dev %s", m.HostName)
-				}
-				addrs = map[netip.Prefix]bool{}
-				for _, a := range list {
-					if p, ok := prefixOf(a.IPNet); ok {
-						addrs[p] = true
+				all, read := byNs[n]
+				if !read {
+					all, err = addrsByIndex(n)
+					if err != nil && !isGone(err) {
+						return nil, kernelErr(err, "ip addr show dev %s", m.HostName)
 					}
+					byNs[n] = all
 				}
+				addrs = all[m.Index]
 			}
 			have[k.Name] = addrs
 		}

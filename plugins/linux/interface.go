@@ -486,7 +486,7 @@ type nsView struct {
 	n       *namespace
 	byName  map[string]netlink.Link
 	byIndex map[int]netlink.Link
-	addrsOf map[int]map[netip.Prefix]bool
+	addrsOf map[int]map[netip.Prefix]bool // nil: not read yet
 }
 
 // view reads the links of a namespace.
@@ -503,7 +503,7 @@ func viewOf(n *namespace) (*nsView, error) {
 	if err != nil {
 		return nil, kernelErr(err, "ip link show (namespace %s)", nsName(n))
 	}
-	view := &nsView{n: n, byName: map[string]netlink.Link{}, byIndex: map[int]netlink.Link{}, addrsOf: map[int]map[netip.Prefix]bool{}}
+	view := &nsView{n: n, byName: map[string]netlink.Link{}, byIndex: map[int]netlink.Link{}}
 	for _, l := range links {
 		view.byName[l.Attrs().Name] = l
 		view.byIndex[l.Attrs().Index] = l
@@ -518,24 +518,41 @@ func (v *nsView) nameOf(index int) string {
 	return ""
 }
 
-// addrs returns the addresses of a link (ip addr show dev NAME).
+// addrs returns the addresses of a link (ip addr show dev NAME); the
+// first call reads those of every link of the namespace.
 func (v *nsView) addrs(link netlink.Link) (map[netip.Prefix]bool, error) {
-	idx := link.Attrs().Index
-	if m, ok := v.addrsOf[idx]; ok {
-		return m, nil
-	}
-	list, err := retryDump(func() ([]netlink.Addr, error) { return v.n.h.AddrList(link, netlink.FAMILY_ALL) })
-	if err != nil {
-		return nil, kernelErr(err, "ip addr show dev %s", link.Attrs().Name)
-	}
-	m := map[netip.Prefix]bool{}
-	for _, a := range list {
-		if p, ok := prefixOf(a.IPNet); ok {
-			m[p] = true
+	if v.addrsOf == nil {
+		all, err := addrsByIndex(v.n)
+		if err != nil {
+			return nil, kernelErr(err, "ip addr show dev %s", link.Attrs().Name)
 		}
+		v.addrsOf = all
 	}
-	v.addrsOf[idx] = m
-	return m, nil
+	return v.addrsOf[link.Attrs().Index], nil
+}
+
+// addrsByIndex returns the addresses of every interface of the namespace,
+// by index: one dump, as iproute2 reads the addresses of even one
+// interface (the kernel's dump is of them all, whichever a request
+// names). An interface without addresses has none in the map.
+func addrsByIndex(n *namespace) (map[int]map[netip.Prefix]bool, error) {
+	// ip addr show
+	list, err := retryDump(func() ([]netlink.Addr, error) { return n.h.AddrList(nil, netlink.FAMILY_ALL) })
+	if err != nil {
+		return nil, err
+	}
+	out := map[int]map[netip.Prefix]bool{}
+	for _, a := range list {
+		p, ok := prefixOf(a.IPNet)
+		if !ok {
+			continue
+		}
+		if out[a.LinkIndex] == nil {
+			out[a.LinkIndex] = map[netip.Prefix]bool{}
+		}
+		out[a.LinkIndex][p] = true
+	}
+	return out, nil
 }
 
 // prefixOf converts an interface address (host bits kept).

@@ -71,37 +71,53 @@ func (h *neighbours) Delete(_ context.Context, k linuxl3.NeighbourKey, v *linuxl
 
 // Retrieve reports the permanent entries of the correlated keys that the
 // kernel has (entries are ours only by key: the kernel keeps no owner).
+// It reads the entries of each namespace once.
 func (h *neighbours) Retrieve(_ context.Context, correlate []linuxl3.NeighbourItem[struct{}]) ([]linuxl3.NeighbourItem[struct{}], error) {
-	type list struct {
-		byIP map[netip.Addr]netlink.Neigh
+	type entry struct {
+		index int
+		ip    netip.Addr
 	}
-	lists := map[string]*list{} // by interface label
+	type where struct {
+		n *namespace // nil: no such interface
+		m InterfaceMeta
+	}
+	links := map[string]where{} // by interface label
+	byNs := map[*namespace]map[entry]net.HardwareAddr{}
 	var out []linuxl3.NeighbourItem[struct{}]
 	for _, c := range correlate {
 		k := c.Key
-		l := lists[k.Interface]
-		if l == nil {
-			l = &list{byIP: map[netip.Addr]netlink.Neigh{}}
-			lists[k.Interface] = l
-			n, m, err := h.p.link(k.Interface)
-			if err != nil {
-				continue // no interface, no entries
+		w, seen := links[k.Interface]
+		if !seen {
+			if n, m, err := h.p.link(k.Interface); err == nil {
+				w = where{n, m}
 			}
-			entries, err := retryDump(func() ([]netlink.Neigh, error) { return n.h.NeighList(m.Index, netlink.FAMILY_ALL) })
+			links[k.Interface] = w
+		}
+		n, m := w.n, w.m
+		if n == nil {
+			continue // no interface, no entries
+		}
+		entries, read := byNs[n]
+		if !read {
+			// ip neigh show nud permanent: the kernel's dump is of every
+			// interface's entries, whichever a request names.
+			list, err := retryDump(func() ([]netlink.Neigh, error) { return n.h.NeighList(0, netlink.FAMILY_ALL) })
 			if err != nil {
 				return nil, kernelErr(err, "ip neigh show dev %s", m.HostName)
 			}
-			for _, e := range entries {
+			entries = map[entry]net.HardwareAddr{}
+			for _, e := range list {
 				if a, ok := netip.AddrFromSlice(e.IP); ok && e.State&netlink.NUD_PERMANENT != 0 {
-					l.byIP[a.Unmap()] = e
+					entries[entry{e.LinkIndex, a.Unmap()}] = e.HardwareAddr
 				}
 			}
+			byNs[n] = entries
 		}
-		e, ok := l.byIP[k.IpAddress]
+		hw, ok := entries[entry{m.Index, k.IpAddress}]
 		if !ok {
 			continue
 		}
-		v := &linuxl3.Neighbour{Interface: c.Value.GetInterface(), IpAddress: c.Value.GetIpAddress(), HwAddress: e.HardwareAddr.String()}
+		v := &linuxl3.Neighbour{Interface: c.Value.GetInterface(), IpAddress: c.Value.GetIpAddress(), HwAddress: hw.String()}
 		out = append(out, linuxl3.NeighbourItem[struct{}]{Key: c.Key, Value: v, Origin: kv.OriginNB})
 	}
 	return out, nil

@@ -55,7 +55,10 @@ const (
 // first send's own doing. No request is ever reported as done without a
 // reply or a later reply that proves it.
 //
-// A batchSocket serialises its callers: one batch at a time.
+// It also reads dumps (see dump): the route descriptor's Retrieve reads
+// the namespace's routes through it.
+//
+// A batchSocket serialises its callers: one batch or dump at a time.
 type batchSocket struct {
 	mu   sync.Mutex
 	f    *os.File
@@ -119,6 +122,10 @@ func (s *batchSocket) setup(fd, rcvbuf int) error {
 	// Kernels without either still answer, with less.
 	_ = unix.SetsockoptInt(fd, unix.SOL_NETLINK, unix.NETLINK_EXT_ACK, 1)
 	_ = unix.SetsockoptInt(fd, unix.SOL_NETLINK, unix.NETLINK_CAP_ACK, 1)
+	// Dumps filtered by the kernel (see dump): it then checks dump
+	// requests strictly and honours their filters. Older kernels ignore
+	// the filters; the caller filters again.
+	_ = unix.SetsockoptInt(fd, unix.SOL_NETLINK, unix.NETLINK_GET_STRICT_CHK, 1)
 
 	snd, err := sizeBuffer(fd, unix.SO_SNDBUFFORCE, unix.SO_SNDBUF, 2*batchWriteBytes)
 	if err != nil {

@@ -3,6 +3,7 @@
 package linux
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -128,28 +129,33 @@ func (h *routes) Delete(_ context.Context, k linuxl3.RouteKey, v *linuxl3.Route,
 
 // Retrieve reports the routes, in all tables, that carry the plugin's
 // protocol number, in the plugin's namespace and in those of the
-// interfaces it knows; routes over interfaces it cannot name are left out.
+// interfaces it knows; routes over interfaces it cannot name, and
+// multipath routes, are left out. It reads one dump per namespace
+// straight from the kernel's messages.
 func (h *routes) Retrieve(_ context.Context, correlate []linuxl3.RouteItem[struct{}]) ([]linuxl3.RouteItem[struct{}], error) {
-	intended := make(map[linuxl3.RouteKey]*linuxl3.Route, len(correlate))
+	// Only an intended scope or metric changes how a route is normalised:
+	// the others normalise as no intended value does.
+	shaping := map[linuxl3.RouteKey]*linuxl3.Route{}
 	for _, c := range correlate {
-		intended[c.Key] = c.Value
+		if c.Value.GetScope() != linuxl3.Route_SCOPE_UNSPECIFIED || c.Value.GetMetric() != 0 {
+			shaping[c.Key] = c.Value
+		} else {
+			delete(shaping, c.Key)
+		}
 	}
-	// label of (namespace, ifindex)
-	type nsIndex struct {
-		ns    string
-		index int
-	}
-	labels := map[nsIndex]string{}
-	spaces := map[string]bool{"": true}
+	// label by ifindex, by namespace
+	labels := map[string]map[uint32]string{"": {}}
 	ifaces := h.p.Interfaces()
 	for _, l := range ifaces.Labels() {
 		if m, ok := ifaces.Get(l); ok {
-			labels[nsIndex{m.Namespace, m.Index}] = l
-			spaces[m.Namespace] = true
+			if labels[m.Namespace] == nil {
+				labels[m.Namespace] = map[uint32]string{}
+			}
+			labels[m.Namespace][uint32(m.Index)] = l
 		}
 	}
-	var out []linuxl3.RouteItem[struct{}]
-	for space := range spaces {
+	out := make([]linuxl3.RouteItem[struct{}], 0, len(correlate))
+	for space, byIndex := range labels {
 		n, err := h.p.ns.get(space)
 		if err != nil {
 			if isGone(err) {
@@ -157,58 +163,170 @@ func (h *routes) Retrieve(_ context.Context, correlate []linuxl3.RouteItem[struc
 			}
 			return nil, err
 		}
-		filter := &netlink.Route{Protocol: netlink.RouteProtocol(h.p.opts.routeProtocol), Table: unix.RT_TABLE_UNSPEC}
-		list, err := retryDump(func() ([]netlink.Route, error) {
-			return n.h.RouteListFiltered(netlink.FAMILY_ALL, filter, netlink.RT_FILTER_PROTOCOL|netlink.RT_FILTER_TABLE)
-		})
-		if err != nil {
+		if out, err = h.retrieveIn(n, byIndex, shaping, out); err != nil {
 			return nil, kernelErr(err, "ip route show table all proto %d (namespace %s)", h.p.opts.routeProtocol, nsName(n))
-		}
-		for _, r := range list {
-			label, ok := labels[nsIndex{space, r.LinkIndex}]
-			if !ok && space == "" {
-				// An interface we did not create (obtained): its label is its name.
-				if l, err := n.h.LinkByIndex(r.LinkIndex); err == nil {
-					label, ok = l.Attrs().Name, true
-				}
-			}
-			if !ok || len(r.MultiPath) > 0 {
-				continue
-			}
-			key, v, ok := observeRoute(label, r)
-			if !ok {
-				continue // a route the model cannot key
-			}
-			normalise(v, intended[key], r)
-			out = append(out, linuxl3.RouteItem[struct{}]{Key: key, Value: v, Origin: kv.OriginNB})
 		}
 	}
 	return out, nil
 }
 
+// retrieveIn appends to out the routes of namespace n that Retrieve
+// reports, labelled by byIndex, and normalised as the intended values
+// shaping (by key) ask for.
+func (h *routes) retrieveIn(n *namespace, byIndex map[uint32]string, shaping map[linuxl3.RouteKey]*linuxl3.Route, out []linuxl3.RouteItem[struct{}]) ([]linuxl3.RouteItem[struct{}], error) {
+	var (
+		unknown = map[uint32]bool{} // indexes without a label
+		alloc   routeAlloc
+		from    = len(out)
+	)
+	_, err := retryDump(func() (struct{}, error) {
+		out = out[:from] // an interrupted dump's routes go
+		alloc.pending = alloc.pending[:0]
+		// ip route show table all proto N
+		err := n.dumpRoutes(uint8(h.p.opts.routeProtocol), func(r *routeMsg) {
+			if r.multipath {
+				return
+			}
+			label, ok := byIndex[r.oif]
+			if !ok && n.name == "" && !unknown[r.oif] {
+				// An interface we did not create (obtained): its label is its name.
+				if l, err := n.h.LinkByIndex(int(r.oif)); err == nil {
+					label, ok = l.Attrs().Name, true
+					byIndex[r.oif] = label
+				} else {
+					unknown[r.oif] = true
+				}
+			}
+			if !ok {
+				return
+			}
+			key, v, ok := observeRoute(label, r, &alloc)
+			if !ok {
+				return // a route the model cannot key
+			}
+			normalise(v, shaping[key], r)
+			out = append(out, linuxl3.RouteItem[struct{}]{Key: key, Value: v, Origin: kv.OriginNB})
+		})
+		alloc.flush()
+		return struct{}{}, err
+	})
+	return out, err
+}
+
+// routeAlloc allocates the values of retrieved routes a few at a time:
+// a dump makes one per route, up to millions. A value kept (a route
+// that differs from the intended one) keeps its few neighbours.
+type routeAlloc struct {
+	values []linuxl3.Route
+	// The destinations' texts, written after each other and made strings
+	// of by flush, one per few values, which then point into it.
+	text    []byte
+	pending []pendingDst
+	// The last gateway's text: a namespace's routes have few gateways.
+	gw     []byte
+	gwText string
+}
+
+// routeChunk is how many values and texts routeAlloc allocates at once.
+const routeChunk = 32
+
+type pendingDst struct {
+	v   *linuxl3.Route
+	end int // of its text
+}
+
+// value returns a zero route value.
+func (a *routeAlloc) value() *linuxl3.Route {
+	if len(a.values) == 0 {
+		a.values = make([]linuxl3.Route, routeChunk)
+	}
+	v := &a.values[0]
+	a.values = a.values[1:]
+	return v
+}
+
+// setDst sets the DstNetwork of v to the text of dst, on the next flush.
+func (a *routeAlloc) setDst(v *linuxl3.Route, dst netip.Prefix) {
+	a.text = dst.AppendTo(a.text)
+	a.pending = append(a.pending, pendingDst{v, len(a.text)})
+	if len(a.pending) == routeChunk {
+		a.flush()
+	}
+}
+
+// flush sets the pending destinations.
+func (a *routeAlloc) flush() {
+	text, start := string(a.text), 0
+	for _, p := range a.pending {
+		p.v.DstNetwork = text[start:p.end]
+		start = p.end
+	}
+	a.text, a.pending = a.text[:0], a.pending[:0]
+}
+
+// gateway is the text of a gateway address, as net.IP writes it.
+func (a *routeAlloc) gateway(b []byte) string {
+	if a.gw == nil || !bytes.Equal(b, a.gw) {
+		a.gw = append(a.gw[:0:0], b...)
+		a.gwText = ipText(b)
+	}
+	return a.gwText
+}
+
+// ipText writes an address of 4 or 16 bytes as net.IP does: an
+// IPv4-mapped IPv6 address as IPv4.
+func ipText(b []byte) string {
+	if a, ok := netip.AddrFromSlice(b); ok {
+		return a.Unmap().String()
+	}
+	return net.IP(b).String()
+}
+
 // observeRoute is the key and value of a kernel route; ok is false for a
 // destination the model cannot key.
-func observeRoute(label string, r netlink.Route) (linuxl3.RouteKey, *linuxl3.Route, bool) {
-	dst, ok := prefixOf(r.Dst)
+func observeRoute(label string, r *routeMsg, alloc *routeAlloc) (linuxl3.RouteKey, *linuxl3.Route, bool) {
+	var dst netip.Prefix
 	switch {
-	case r.Dst != nil && !ok:
-		return linuxl3.RouteKey{}, nil, false
-	case r.Dst == nil && r.Family == unix.AF_INET6:
+	case r.hasDst:
+		a, ok := netip.AddrFromSlice(r.dst)
+		if !ok {
+			return linuxl3.RouteKey{}, nil, false
+		}
+		bits := int(r.dstLen)
+		if bits > 8*len(r.dst) {
+			bits = 0 // as a mask of more bits than the address has
+		}
+		dst = netip.PrefixFrom(a.Unmap(), bits)
+	case r.family == unix.AF_INET6:
 		dst = netip.PrefixFrom(netip.IPv6Unspecified(), 0)
-	case r.Dst == nil:
+	default:
 		dst = netip.PrefixFrom(netip.IPv4Unspecified(), 0)
 	}
 	key := linuxl3.RouteKey{OutgoingInterface: label, DstNetwork: dst.Masked()}
-	v := &linuxl3.Route{OutgoingInterface: label, DstNetwork: dst.String(), Metric: uint32(r.Priority), Table: uint32(r.Table)}
-	if len(r.Gw) > 0 {
-		v.GwAddr = r.Gw.String()
+	v := alloc.value()
+	v.OutgoingInterface, v.Metric, v.Table = label, r.priority, r.table
+	alloc.setDst(v, dst) // dst.String(), when flushed
+	if len(r.gw) > 0 {
+		v.GwAddr = alloc.gateway(r.gw)
 	}
-	for s, ns := range scopes {
-		if ns == r.Scope {
-			v.Scope = s
-		}
-	}
+	v.Scope = modelScope(netlink.Scope(r.scope))
 	return key, v, true
+}
+
+// modelScope is the model's scope of a kernel scope; SCOPE_UNSPECIFIED
+// for one the model does not name.
+func modelScope(s netlink.Scope) linuxl3.Route_Scope {
+	switch s {
+	case netlink.SCOPE_UNIVERSE:
+		return linuxl3.Route_SCOPE_GLOBAL
+	case netlink.SCOPE_SITE:
+		return linuxl3.Route_SCOPE_SITE
+	case netlink.SCOPE_LINK:
+		return linuxl3.Route_SCOPE_LINK
+	case netlink.SCOPE_HOST:
+		return linuxl3.Route_SCOPE_HOST
+	}
+	return linuxl3.Route_SCOPE_UNSPECIFIED
 }
 
 // normalise writes back, as the intended value want (nil: none) wrote
@@ -216,11 +334,11 @@ func observeRoute(label string, r netlink.Route) (linuxl3.RouteKey, *linuxl3.Rou
 // know: the default scope as SCOPE_UNSPECIFIED, IPv6's default metric 1024
 // as 0. The rest (table 0 and 254, addresses however spelled) the
 // generated comparison compares as equal.
-func normalise(v, want *linuxl3.Route, r netlink.Route) {
-	if want.GetScope() == linuxl3.Route_SCOPE_UNSPECIFIED && r.Scope == defaultScope(len(r.Gw) > 0) {
+func normalise(v, want *linuxl3.Route, r *routeMsg) {
+	if want.GetScope() == linuxl3.Route_SCOPE_UNSPECIFIED && netlink.Scope(r.scope) == defaultScope(len(r.gw) > 0) {
 		v.Scope = linuxl3.Route_SCOPE_UNSPECIFIED
 	}
-	if r.Family == unix.AF_INET6 && want.GetMetric() == 0 && r.Priority == 1024 {
+	if r.family == unix.AF_INET6 && want.GetMetric() == 0 && r.priority == 1024 {
 		v.Metric = 0
 	}
 }

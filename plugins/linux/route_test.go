@@ -238,7 +238,7 @@ func TestNetnsRetrieveMatchesIntended(t *testing.T) {
 	for _, v := range values {
 		e.expect(scheduler.CONFIGURED, keyOf(v))
 	}
-	for _, name := range []string{linuxinterfaces.InterfaceModelName, linuxl3.RouteModelName, linuxl3.NeighbourModelName} {
+	for _, name := range []string{linuxinterfaces.InterfaceModelName, linuxinterfaces.InterfaceIpAddressesModelName, linuxl3.RouteModelName, linuxl3.NeighbourModelName} {
 		d, _ := e.s.Descriptor(name)
 		intended := map[string]proto.Message{}
 		for _, st := range e.s.DescriptorStatuses(name) {
@@ -286,5 +286,6 @@ func exampleConfig() []proto.Message {
 		&linuxl3.Route{OutgoingInterface: "veth0", DstNetwork: "2001:db8:20::/48", GwAddr: "2001:db8::fe", Table: 100},
 		&linuxl3.Route{OutgoingInterface: "br0", DstNetwork: "0.0.0.0/0", GwAddr: "192.168.7.254", Metric: 10},
 		&linuxl3.Neighbour{Interface: "br0", IpAddress: "192.168.7.9", HwAddress: "02:00:00:00:07:09"},
+		&linuxl3.Neighbour{Interface: "veth0", IpAddress: "2001:db8::9", HwAddress: "02:00:00:00:00:09"},
 	}
 }
