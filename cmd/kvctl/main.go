@@ -3,6 +3,11 @@
 // over the agent's gRPC API (the AgentService of
 // models/kvdescriptor/api/v1).
 //
+// kvctl reads and writes the values of any model the agent serves: the
+// message types it is built with come first; a type it lacks is taken
+// from the agent's schema (the .proto files of its models, which Models
+// sends on request), read once per run and only when needed.
+//
 // Exit codes: 0 success; 1 the operation failed (a commit error, a value
 // not CONFIGURED with --wait, a bad configuration file, a request the
 // agent refuses); 2 bad usage; 3 the agent cannot be reached.
@@ -35,6 +40,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -756,6 +762,9 @@ func (c *cli) graphCmd() *cobra.Command {
 type agentModels struct {
 	models []*apiv1.Model
 	types  *types
+	// missing is the first message type that neither kvctl nor the
+	// agent's schema has, with the reason.
+	missing *error
 }
 
 func (m agentModels) MessageType(key string) (protoreflect.MessageType, bool) {
@@ -771,6 +780,12 @@ func (m agentModels) MessageType(key string) (protoreflect.MessageType, bool) {
 	}
 	mt, err := m.types.FindMessageByName(protoreflect.FullName(best.GetMessage()))
 	if err != nil {
+		if *m.missing == nil {
+			if errors.Is(err, protoregistry.NotFound) {
+				err = errors.New("neither kvctl nor the agent's schema describes it")
+			}
+			*m.missing = fmt.Errorf("the model %s has the message %s: %w", best.GetDescriptor_(), best.GetMessage(), err)
+		}
 		return nil, false
 	}
 	return mt, true
@@ -1018,8 +1033,12 @@ lacks are deleted.`,
 				if err != nil {
 					return err
 				}
-				changes, err := file.Parse(path, data, agentModels{models: mresp.GetModels(), types: c.types})
+				var missing error
+				changes, err := file.Parse(path, data, agentModels{models: mresp.GetModels(), types: c.types, missing: &missing})
 				if err != nil {
+					if missing != nil {
+						return failed("%v; %v", err, missing)
+					}
 					return failed("%v", err)
 				}
 				req := &apiv1.CommitRequest{Description: "kvctl apply " + path, PlanOnly: true}

@@ -108,6 +108,8 @@ func (a *widgetAgent) Models(_ context.Context, req *apiv1.ModelsRequest) (*apiv
 	resp := &apiv1.ModelsResponse{Models: []*apiv1.Model{
 		{Descriptor_: "name", Message: "google.protobuf.StringValue", KeyTemplate: "name/{value}", KeyPrefix: "name/"},
 		{Descriptor_: "widget", Message: "widget.v1.Widget", KeyTemplate: "widget/{name}", KeyPrefix: "widget/"},
+		// A model whose message the schema lacks.
+		{Descriptor_: "gadget", Message: "gadget.v1.Gadget", KeyTemplate: "gadget/{name}", KeyPrefix: "gadget/"},
 	}}
 	if req.GetIncludeSchema() {
 		a.mu.Lock()
@@ -192,7 +194,7 @@ func TestUnknownModel(t *testing.T) {
 	if err := os.WriteFile(file, []byte("widget/w1:\n  name: w1\n  size: 4\n  colour: COLOUR_RED\n  period: 1s\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	run := func(args ...string) string {
+	runOK := func(args ...string) string {
 		t.Helper()
 		var stdout, stderr bytes.Buffer
 		if code := run(append([]string{"--server", ln.Addr().String()}, args...), &stdout, &stderr); code != 0 {
@@ -246,7 +248,7 @@ func TestUnknownModel(t *testing.T) {
 		schema: 1,
 	}} {
 		before := agent.schemaRequests()
-		out := run(tc.args...)
+		out := runOK(tc.args...)
 		rest := out
 		for _, w := range tc.want {
 			i := strings.Index(rest, w)
@@ -259,6 +261,18 @@ func TestUnknownModel(t *testing.T) {
 		if got := agent.schemaRequests() - before; got != tc.schema {
 			t.Errorf("%s: the schema was read %d times, want %d", tc.name, got, tc.schema)
 		}
+	}
+
+	// A file of a model that neither kvctl nor the schema describes: the
+	// error says which message is missing.
+	gadgets := filepath.Join(dir, "gadgets.yaml")
+	if err := os.WriteFile(gadgets, []byte("gadget/g1:\n  name: g1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"--server", ln.Addr().String(), "apply", "-f", gadgets}, &stdout, &stderr)
+	if want := "the model gadget has the message gadget.v1.Gadget: neither kvctl nor the agent's schema describes it"; code != exitFailed || !strings.Contains(stderr.String(), want) {
+		t.Errorf("kvctl apply of a gadget: exit code %d, want %d, saying %q:\n%s%s", code, exitFailed, want, stdout.String(), stderr.String())
 	}
 
 	// What apply sent is the widget of the file, in the model's encoding.
