@@ -3,6 +3,11 @@
 // over the agent's gRPC API (the AgentService of
 // models/kvdescriptor/api/v1).
 //
+// kvctl reads and writes the values of any model the agent serves: the
+// message types it is built with come first; a type it lacks is taken
+// from the agent's schema (the .proto files of its models, which Models
+// sends on request), read once per run and only when needed.
+//
 // Exit codes: 0 success; 1 the operation failed (a commit error, a value
 // not CONFIGURED with --wait, a bad configuration file, a request the
 // agent refuses); 2 bad usage; 3 the agent cannot be reached.
@@ -36,6 +41,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
+	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -105,6 +111,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	c := &cli{stdout: stdout}
+	c.types = &types{fetch: c.schema}
 	root := c.root()
 	root.SetArgs(args)
 	root.SetOut(stdout)
@@ -140,6 +147,9 @@ type cli struct {
 	grace     time.Duration
 	conn      *grpc.ClientConn
 	client    apiv1.AgentServiceClient
+	// ctx is the command's; types resolves the message types of values.
+	ctx   context.Context
+	types *types
 }
 
 const longHelp = `kvctl talks to a running kvdescriptor agent over its gRPC API.
@@ -176,6 +186,7 @@ func (c *cli) root() *cobra.Command {
 				return usage("-o %q: want text, json or yaml", c.output)
 			}
 			c.color = isTerminal(c.stdout)
+			c.ctx = cmd.Context()
 			return nil
 		},
 	}
@@ -268,9 +279,29 @@ func (c *cli) call(cmd *cobra.Command, f func(ctx context.Context, cl apiv1.Agen
 	return rpcError(f(ctx, cl))
 }
 
+// schema asks the agent for the .proto files of its models (types calls
+// it once, the first time kvctl lacks a type).
+func (c *cli) schema() (*descriptorpb.FileDescriptorSet, error) {
+	cl, err := c.dial()
+	if err != nil {
+		return nil, err
+	}
+	ctx := c.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	resp, err := cl.Models(ctx, &apiv1.ModelsRequest{IncludeSchema: true})
+	if err != nil {
+		return nil, err
+	}
+	return resp.GetSchema(), nil
+}
+
 // structured writes m as JSON or YAML.
 func (c *cli) structured(m proto.Message) error {
-	b, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(m)
+	b, err := protojson.MarshalOptions{UseProtoNames: true, Resolver: c.types}.Marshal(m)
 	if err != nil {
 		return failed("%v", err)
 	}
@@ -351,15 +382,15 @@ func (t *trimWriter) Write(p []byte) (int, error) {
 }
 
 // valueText renders a value as one line of compact JSON.
-func valueText(a *anypb.Any) string {
+func (c *cli) valueText(a *anypb.Any) string {
 	if a == nil {
 		return ""
 	}
-	m, err := a.UnmarshalNew()
+	m, err := anypb.UnmarshalNew(a, proto.UnmarshalOptions{Resolver: c.types})
 	if err != nil {
 		return "(" + a.GetTypeUrl() + ")"
 	}
-	b, err := protojson.Marshal(m)
+	b, err := protojson.MarshalOptions{Resolver: c.types}.Marshal(m)
 	if err != nil {
 		return "(" + a.GetTypeUrl() + ")"
 	}
@@ -588,7 +619,7 @@ func (c *cli) timelineCmd() *cobra.Command {
 				t := newTable(c.stdout)
 				fmt.Fprintln(t, "SEQ\tTIME\tOP\tSTATE\tFLAGS\tVALUE")
 				for _, e := range resp.GetEntries() {
-					v := valueText(e.GetValue())
+					v := c.valueText(e.GetValue())
 					if e.GetError() != "" {
 						v = "error: " + e.GetError()
 					}
@@ -675,7 +706,7 @@ prefix that no key of --model can start with is an error (exit code 1).`,
 				t := newTable(c.stdout)
 				fmt.Fprintln(t, "KEY\tORIGIN\tVALUE")
 				for _, it := range items {
-					fmt.Fprintf(t, "%s\t%s\t%s\n", it.GetKey(), dash(it.GetOrigin()), valueText(it.GetValue()))
+					fmt.Fprintf(t, "%s\t%s\t%s\n", it.GetKey(), dash(it.GetOrigin()), c.valueText(it.GetValue()))
 				}
 				return t.Flush()
 			})
@@ -725,32 +756,46 @@ func (c *cli) graphCmd() *cobra.Command {
 	return cmd
 }
 
-// registryModels resolves keys through the key prefixes of the agent's
-// models and the generated message types linked into kvctl.
-type registryModels []*apiv1.Model
+// agentModels resolves keys through the key prefixes of the agent's
+// models, to the message types of types: those linked into kvctl, or
+// the agent's schema.
+type agentModels struct {
+	models []*apiv1.Model
+	types  *types
+	// missing is the first message type that neither kvctl nor the
+	// agent's schema has, with the reason.
+	missing *error
+}
 
-func (m registryModels) MessageType(key string) (protoreflect.MessageType, bool) {
-	best := -1
-	for i, md := range m {
+func (m agentModels) MessageType(key string) (protoreflect.MessageType, bool) {
+	var best *apiv1.Model
+	for _, md := range m.models {
 		p := md.GetKeyPrefix()
-		if strings.HasPrefix(key, p) && (best < 0 || len(p) > len(m[best].GetKeyPrefix())) {
-			best = i
+		if strings.HasPrefix(key, p) && (best == nil || len(p) > len(best.GetKeyPrefix())) {
+			best = md
 		}
 	}
-	if best < 0 {
+	if best == nil {
 		return nil, false
 	}
-	mt, err := protoregistry.GlobalTypes.FindMessageByName(protoreflect.FullName(m[best].GetMessage()))
+	mt, err := m.types.FindMessageByName(protoreflect.FullName(best.GetMessage()))
 	if err != nil {
+		if *m.missing == nil {
+			if errors.Is(err, protoregistry.NotFound) {
+				err = errors.New("neither kvctl nor the agent's schema describes it")
+			}
+			*m.missing = fmt.Errorf("the model %s has the message %s: %w", best.GetDescriptor_(), best.GetMessage(), err)
+		}
 		return nil, false
 	}
 	return mt, true
 }
 
 // changedFields names the top-level fields that differ between two values.
-func changedFields(prev, next *anypb.Any) []string {
-	a, err1 := prev.UnmarshalNew()
-	b, err2 := next.UnmarshalNew()
+func (c *cli) changedFields(prev, next *anypb.Any) []string {
+	opts := proto.UnmarshalOptions{Resolver: c.types}
+	a, err1 := anypb.UnmarshalNew(prev, opts)
+	b, err2 := anypb.UnmarshalNew(next, opts)
 	if err1 != nil || err2 != nil || a.ProtoReflect().Descriptor() != b.ProtoReflect().Descriptor() {
 		return nil
 	}
@@ -760,13 +805,13 @@ func changedFields(prev, next *anypb.Any) []string {
 	for i := 0; i < fields.Len(); i++ {
 		fd := fields.Get(i)
 		if ra.Has(fd) != rb.Has(fd) || !ra.Get(fd).Equal(rb.Get(fd)) {
-			out = append(out, fmt.Sprintf("%s: %s -> %s", fd.JSONName(), fieldText(ra, fd), fieldText(rb, fd)))
+			out = append(out, fmt.Sprintf("%s: %s -> %s", fd.JSONName(), c.fieldText(ra, fd), c.fieldText(rb, fd)))
 		}
 	}
 	return out
 }
 
-func fieldText(m protoreflect.Message, fd protoreflect.FieldDescriptor) string {
+func (c *cli) fieldText(m protoreflect.Message, fd protoreflect.FieldDescriptor) string {
 	if !m.Has(fd) {
 		return "(unset)"
 	}
@@ -786,7 +831,7 @@ func fieldText(m protoreflect.Message, fd protoreflect.FieldDescriptor) string {
 	case fd.Kind() == protoreflect.StringKind:
 		return fmt.Sprintf("%q", v.String())
 	case fd.Message() != nil && !fd.IsMap():
-		b, _ := protojson.Marshal(v.Message().Interface())
+		b, _ := protojson.MarshalOptions{Resolver: c.types}.Marshal(v.Message().Interface())
 		return string(b)
 	}
 	return fmt.Sprint(v.Interface())
@@ -871,9 +916,9 @@ func (c *cli) writePlan(ops []*apiv1.Op, outcomes []*apiv1.Outcome) {
 		var fields []string
 		switch {
 		case recreate && r[0] != nil && r[1] != nil:
-			fields = changedFields(r[0], r[1])
+			fields = c.changedFields(r[0], r[1])
 		case op.GetKind() == "UPDATE" && op.GetPrevValue() != nil && op.GetValue() != nil:
-			fields = changedFields(op.GetPrevValue(), op.GetValue())
+			fields = c.changedFields(op.GetPrevValue(), op.GetValue())
 		}
 		for _, f := range fields {
 			fmt.Fprintln(c.stdout, "    "+f)
@@ -988,8 +1033,12 @@ lacks are deleted.`,
 				if err != nil {
 					return err
 				}
-				changes, err := file.Parse(path, data, registryModels(mresp.GetModels()))
+				var missing error
+				changes, err := file.Parse(path, data, agentModels{models: mresp.GetModels(), types: c.types, missing: &missing})
 				if err != nil {
+					if missing != nil {
+						return failed("%v; %v", err, missing)
+					}
 					return failed("%v", err)
 				}
 				req := &apiv1.CommitRequest{Description: "kvctl apply " + path, PlanOnly: true}

@@ -240,12 +240,15 @@ func (srv *Server) Timeline(_ context.Context, req *apiv1.TimelineRequest) (*api
 	return out, nil
 }
 
-// Models lists the registered models.
-func (srv *Server) Models(context.Context, *apiv1.ModelsRequest) (*apiv1.ModelsResponse, error) {
+// Models lists the registered models; with include_schema, the .proto
+// files of their messages too.
+func (srv *Server) Models(_ context.Context, req *apiv1.ModelsRequest) (*apiv1.ModelsResponse, error) {
 	out := &apiv1.ModelsResponse{}
+	var messages []protoreflect.MessageDescriptor
 	for _, name := range srv.s.Descriptors() {
 		d, _ := srv.s.Descriptor(name)
 		md := d.ValueType().Descriptor()
+		messages = append(messages, md)
 		m := &apiv1.Model{Descriptor_: name, Message: string(md.FullName()), KeyPrefix: d.KeyPrefix()}
 		if t := d.KeyTemplate(); t != nil {
 			m.KeyTemplate = t.String()
@@ -256,6 +259,9 @@ func (srv *Server) Models(context.Context, *apiv1.ModelsRequest) (*apiv1.ModelsR
 			m.Fields = append(m.Fields, &apiv1.Field{Name: string(f.Name()), Type: fieldType(f), Repeated: f.IsList()})
 		}
 		out.Models = append(out.Models, m)
+	}
+	if req.GetIncludeSchema() {
+		out.Schema = schemaOf(messages)
 	}
 	return out, nil
 }

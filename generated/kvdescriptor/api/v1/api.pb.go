@@ -9,6 +9,7 @@ package apiv1
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	descriptorpb "google.golang.org/protobuf/types/descriptorpb"
 	anypb "google.golang.org/protobuf/types/known/anypb"
 	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
@@ -1867,7 +1868,9 @@ func (x *TimelineResponse) GetEntries() []*TimelineEntry {
 }
 
 type ModelsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// include_schema asks for ModelsResponse.schema.
+	IncludeSchema bool `protobuf:"varint,1,opt,name=include_schema,json=includeSchema,proto3" json:"include_schema,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1900,6 +1903,13 @@ func (x *ModelsRequest) ProtoReflect() protoreflect.Message {
 // Deprecated: Use ModelsRequest.ProtoReflect.Descriptor instead.
 func (*ModelsRequest) Descriptor() ([]byte, []int) {
 	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *ModelsRequest) GetIncludeSchema() bool {
+	if x != nil {
+		return x.IncludeSchema
+	}
+	return false
 }
 
 type Field struct {
@@ -2039,8 +2049,14 @@ func (x *Model) GetFields() []*Field {
 }
 
 type ModelsResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Models        []*Model               `protobuf:"bytes,1,rep,name=models,proto3" json:"models,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Models []*Model               `protobuf:"bytes,1,rep,name=models,proto3" json:"models,omitempty"`
+	// schema, sent when include_schema is set, holds the .proto file of
+	// every model's message and every file these import, each once, a file
+	// after those it imports: enough for a client that was not built with
+	// a model to decode, edit and encode its values (protodesc.NewFiles and
+	// dynamicpb in Go).
+	Schema        *descriptorpb.FileDescriptorSet `protobuf:"bytes,2,opt,name=schema,proto3" json:"schema,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2078,6 +2094,13 @@ func (*ModelsResponse) Descriptor() ([]byte, []int) {
 func (x *ModelsResponse) GetModels() []*Model {
 	if x != nil {
 		return x.Models
+	}
+	return nil
+}
+
+func (x *ModelsResponse) GetSchema() *descriptorpb.FileDescriptorSet {
+	if x != nil {
+		return x.Schema
 	}
 	return nil
 }
@@ -2320,7 +2343,7 @@ var File_kvdescriptor_api_v1_api_proto protoreflect.FileDescriptor
 
 const file_kvdescriptor_api_v1_api_proto_rawDesc = "" +
 	"\n" +
-	"\x1dkvdescriptor/api/v1/api.proto\x12\x13kvdescriptor.api.v1\x1a\x19google/protobuf/any.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x7f\n" +
+	"\x1dkvdescriptor/api/v1/api.proto\x12\x13kvdescriptor.api.v1\x1a\x19google/protobuf/any.proto\x1a google/protobuf/descriptor.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x7f\n" +
 	"\x05Value\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12(\n" +
 	"\x03any\x18\x02 \x01(\v2\x14.google.protobuf.AnyH\x00R\x03any\x12\x14\n" +
@@ -2455,8 +2478,9 @@ const file_kvdescriptor_api_v1_api_proto_rawDesc = "" +
 	"\x05value\x18\x06 \x01(\v2\x14.google.protobuf.AnyR\x05value\x12\x14\n" +
 	"\x05error\x18\a \x01(\tR\x05error\"P\n" +
 	"\x10TimelineResponse\x12<\n" +
-	"\aentries\x18\x01 \x03(\v2\".kvdescriptor.api.v1.TimelineEntryR\aentries\"\x0f\n" +
-	"\rModelsRequest\"K\n" +
+	"\aentries\x18\x01 \x03(\v2\".kvdescriptor.api.v1.TimelineEntryR\aentries\"6\n" +
+	"\rModelsRequest\x12%\n" +
+	"\x0einclude_schema\x18\x01 \x01(\bR\rincludeSchema\"K\n" +
 	"\x05Field\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x1a\n" +
@@ -2469,9 +2493,10 @@ const file_kvdescriptor_api_v1_api_proto_rawDesc = "" +
 	"\fkey_template\x18\x03 \x01(\tR\vkeyTemplate\x12\x1d\n" +
 	"\n" +
 	"key_prefix\x18\x04 \x01(\tR\tkeyPrefix\x122\n" +
-	"\x06fields\x18\x05 \x03(\v2\x1a.kvdescriptor.api.v1.FieldR\x06fields\"D\n" +
+	"\x06fields\x18\x05 \x03(\v2\x1a.kvdescriptor.api.v1.FieldR\x06fields\"\x80\x01\n" +
 	"\x0eModelsResponse\x122\n" +
-	"\x06models\x18\x01 \x03(\v2\x1a.kvdescriptor.api.v1.ModelR\x06models\"Z\n" +
+	"\x06models\x18\x01 \x03(\v2\x1a.kvdescriptor.api.v1.ModelR\x06models\x12:\n" +
+	"\x06schema\x18\x02 \x01(\v2\".google.protobuf.FileDescriptorSetR\x06schema\"Z\n" +
 	"\fGraphRequest\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x128\n" +
 	"\x06format\x18\x02 \x01(\x0e2 .kvdescriptor.api.v1.GraphFormatR\x06format\"#\n" +
@@ -2527,44 +2552,45 @@ func file_kvdescriptor_api_v1_api_proto_rawDescGZIP() []byte {
 var file_kvdescriptor_api_v1_api_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
 var file_kvdescriptor_api_v1_api_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_kvdescriptor_api_v1_api_proto_goTypes = []any{
-	(ResyncKind)(0),               // 0: kvdescriptor.api.v1.ResyncKind
-	(View)(0),                     // 1: kvdescriptor.api.v1.View
-	(GraphFormat)(0),              // 2: kvdescriptor.api.v1.GraphFormat
-	(*Value)(nil),                 // 3: kvdescriptor.api.v1.Value
-	(*RetryPolicy)(nil),           // 4: kvdescriptor.api.v1.RetryPolicy
-	(*CommitRequest)(nil),         // 5: kvdescriptor.api.v1.CommitRequest
-	(*Op)(nil),                    // 6: kvdescriptor.api.v1.Op
-	(*Outcome)(nil),               // 7: kvdescriptor.api.v1.Outcome
-	(*CommitResponse)(nil),        // 8: kvdescriptor.api.v1.CommitResponse
-	(*ConfirmRequest)(nil),        // 9: kvdescriptor.api.v1.ConfirmRequest
-	(*ConfirmResponse)(nil),       // 10: kvdescriptor.api.v1.ConfirmResponse
-	(*CancelRequest)(nil),         // 11: kvdescriptor.api.v1.CancelRequest
-	(*CancelResponse)(nil),        // 12: kvdescriptor.api.v1.CancelResponse
-	(*RollbackToRequest)(nil),     // 13: kvdescriptor.api.v1.RollbackToRequest
-	(*RollbackToResponse)(nil),    // 14: kvdescriptor.api.v1.RollbackToResponse
-	(*ValueStatus)(nil),           // 15: kvdescriptor.api.v1.ValueStatus
-	(*StatusRequest)(nil),         // 16: kvdescriptor.api.v1.StatusRequest
-	(*StatusResponse)(nil),        // 17: kvdescriptor.api.v1.StatusResponse
-	(*DumpRequest)(nil),           // 18: kvdescriptor.api.v1.DumpRequest
-	(*DumpItem)(nil),              // 19: kvdescriptor.api.v1.DumpItem
-	(*DumpResponse)(nil),          // 20: kvdescriptor.api.v1.DumpResponse
-	(*HistoryRequest)(nil),        // 21: kvdescriptor.api.v1.HistoryRequest
-	(*Record)(nil),                // 22: kvdescriptor.api.v1.Record
-	(*HistoryResponse)(nil),       // 23: kvdescriptor.api.v1.HistoryResponse
-	(*TimelineRequest)(nil),       // 24: kvdescriptor.api.v1.TimelineRequest
-	(*TimelineEntry)(nil),         // 25: kvdescriptor.api.v1.TimelineEntry
-	(*TimelineResponse)(nil),      // 26: kvdescriptor.api.v1.TimelineResponse
-	(*ModelsRequest)(nil),         // 27: kvdescriptor.api.v1.ModelsRequest
-	(*Field)(nil),                 // 28: kvdescriptor.api.v1.Field
-	(*Model)(nil),                 // 29: kvdescriptor.api.v1.Model
-	(*ModelsResponse)(nil),        // 30: kvdescriptor.api.v1.ModelsResponse
-	(*GraphRequest)(nil),          // 31: kvdescriptor.api.v1.GraphRequest
-	(*GraphResponse)(nil),         // 32: kvdescriptor.api.v1.GraphResponse
-	(*WatchRequest)(nil),          // 33: kvdescriptor.api.v1.WatchRequest
-	(*WatchResponse)(nil),         // 34: kvdescriptor.api.v1.WatchResponse
-	(*anypb.Any)(nil),             // 35: google.protobuf.Any
-	(*durationpb.Duration)(nil),   // 36: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 37: google.protobuf.Timestamp
+	(ResyncKind)(0),                        // 0: kvdescriptor.api.v1.ResyncKind
+	(View)(0),                              // 1: kvdescriptor.api.v1.View
+	(GraphFormat)(0),                       // 2: kvdescriptor.api.v1.GraphFormat
+	(*Value)(nil),                          // 3: kvdescriptor.api.v1.Value
+	(*RetryPolicy)(nil),                    // 4: kvdescriptor.api.v1.RetryPolicy
+	(*CommitRequest)(nil),                  // 5: kvdescriptor.api.v1.CommitRequest
+	(*Op)(nil),                             // 6: kvdescriptor.api.v1.Op
+	(*Outcome)(nil),                        // 7: kvdescriptor.api.v1.Outcome
+	(*CommitResponse)(nil),                 // 8: kvdescriptor.api.v1.CommitResponse
+	(*ConfirmRequest)(nil),                 // 9: kvdescriptor.api.v1.ConfirmRequest
+	(*ConfirmResponse)(nil),                // 10: kvdescriptor.api.v1.ConfirmResponse
+	(*CancelRequest)(nil),                  // 11: kvdescriptor.api.v1.CancelRequest
+	(*CancelResponse)(nil),                 // 12: kvdescriptor.api.v1.CancelResponse
+	(*RollbackToRequest)(nil),              // 13: kvdescriptor.api.v1.RollbackToRequest
+	(*RollbackToResponse)(nil),             // 14: kvdescriptor.api.v1.RollbackToResponse
+	(*ValueStatus)(nil),                    // 15: kvdescriptor.api.v1.ValueStatus
+	(*StatusRequest)(nil),                  // 16: kvdescriptor.api.v1.StatusRequest
+	(*StatusResponse)(nil),                 // 17: kvdescriptor.api.v1.StatusResponse
+	(*DumpRequest)(nil),                    // 18: kvdescriptor.api.v1.DumpRequest
+	(*DumpItem)(nil),                       // 19: kvdescriptor.api.v1.DumpItem
+	(*DumpResponse)(nil),                   // 20: kvdescriptor.api.v1.DumpResponse
+	(*HistoryRequest)(nil),                 // 21: kvdescriptor.api.v1.HistoryRequest
+	(*Record)(nil),                         // 22: kvdescriptor.api.v1.Record
+	(*HistoryResponse)(nil),                // 23: kvdescriptor.api.v1.HistoryResponse
+	(*TimelineRequest)(nil),                // 24: kvdescriptor.api.v1.TimelineRequest
+	(*TimelineEntry)(nil),                  // 25: kvdescriptor.api.v1.TimelineEntry
+	(*TimelineResponse)(nil),               // 26: kvdescriptor.api.v1.TimelineResponse
+	(*ModelsRequest)(nil),                  // 27: kvdescriptor.api.v1.ModelsRequest
+	(*Field)(nil),                          // 28: kvdescriptor.api.v1.Field
+	(*Model)(nil),                          // 29: kvdescriptor.api.v1.Model
+	(*ModelsResponse)(nil),                 // 30: kvdescriptor.api.v1.ModelsResponse
+	(*GraphRequest)(nil),                   // 31: kvdescriptor.api.v1.GraphRequest
+	(*GraphResponse)(nil),                  // 32: kvdescriptor.api.v1.GraphResponse
+	(*WatchRequest)(nil),                   // 33: kvdescriptor.api.v1.WatchRequest
+	(*WatchResponse)(nil),                  // 34: kvdescriptor.api.v1.WatchResponse
+	(*anypb.Any)(nil),                      // 35: google.protobuf.Any
+	(*durationpb.Duration)(nil),            // 36: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil),          // 37: google.protobuf.Timestamp
+	(*descriptorpb.FileDescriptorSet)(nil), // 38: google.protobuf.FileDescriptorSet
 }
 var file_kvdescriptor_api_v1_api_proto_depIdxs = []int32{
 	35, // 0: kvdescriptor.api.v1.Value.any:type_name -> google.protobuf.Any
@@ -2599,35 +2625,36 @@ var file_kvdescriptor_api_v1_api_proto_depIdxs = []int32{
 	25, // 29: kvdescriptor.api.v1.TimelineResponse.entries:type_name -> kvdescriptor.api.v1.TimelineEntry
 	28, // 30: kvdescriptor.api.v1.Model.fields:type_name -> kvdescriptor.api.v1.Field
 	29, // 31: kvdescriptor.api.v1.ModelsResponse.models:type_name -> kvdescriptor.api.v1.Model
-	2,  // 32: kvdescriptor.api.v1.GraphRequest.format:type_name -> kvdescriptor.api.v1.GraphFormat
-	15, // 33: kvdescriptor.api.v1.WatchResponse.status:type_name -> kvdescriptor.api.v1.ValueStatus
-	5,  // 34: kvdescriptor.api.v1.AgentService.Commit:input_type -> kvdescriptor.api.v1.CommitRequest
-	9,  // 35: kvdescriptor.api.v1.AgentService.Confirm:input_type -> kvdescriptor.api.v1.ConfirmRequest
-	11, // 36: kvdescriptor.api.v1.AgentService.Cancel:input_type -> kvdescriptor.api.v1.CancelRequest
-	13, // 37: kvdescriptor.api.v1.AgentService.RollbackTo:input_type -> kvdescriptor.api.v1.RollbackToRequest
-	16, // 38: kvdescriptor.api.v1.AgentService.Status:input_type -> kvdescriptor.api.v1.StatusRequest
-	18, // 39: kvdescriptor.api.v1.AgentService.Dump:input_type -> kvdescriptor.api.v1.DumpRequest
-	21, // 40: kvdescriptor.api.v1.AgentService.History:input_type -> kvdescriptor.api.v1.HistoryRequest
-	24, // 41: kvdescriptor.api.v1.AgentService.Timeline:input_type -> kvdescriptor.api.v1.TimelineRequest
-	27, // 42: kvdescriptor.api.v1.AgentService.Models:input_type -> kvdescriptor.api.v1.ModelsRequest
-	31, // 43: kvdescriptor.api.v1.AgentService.Graph:input_type -> kvdescriptor.api.v1.GraphRequest
-	33, // 44: kvdescriptor.api.v1.AgentService.Watch:input_type -> kvdescriptor.api.v1.WatchRequest
-	8,  // 45: kvdescriptor.api.v1.AgentService.Commit:output_type -> kvdescriptor.api.v1.CommitResponse
-	10, // 46: kvdescriptor.api.v1.AgentService.Confirm:output_type -> kvdescriptor.api.v1.ConfirmResponse
-	12, // 47: kvdescriptor.api.v1.AgentService.Cancel:output_type -> kvdescriptor.api.v1.CancelResponse
-	14, // 48: kvdescriptor.api.v1.AgentService.RollbackTo:output_type -> kvdescriptor.api.v1.RollbackToResponse
-	17, // 49: kvdescriptor.api.v1.AgentService.Status:output_type -> kvdescriptor.api.v1.StatusResponse
-	20, // 50: kvdescriptor.api.v1.AgentService.Dump:output_type -> kvdescriptor.api.v1.DumpResponse
-	23, // 51: kvdescriptor.api.v1.AgentService.History:output_type -> kvdescriptor.api.v1.HistoryResponse
-	26, // 52: kvdescriptor.api.v1.AgentService.Timeline:output_type -> kvdescriptor.api.v1.TimelineResponse
-	30, // 53: kvdescriptor.api.v1.AgentService.Models:output_type -> kvdescriptor.api.v1.ModelsResponse
-	32, // 54: kvdescriptor.api.v1.AgentService.Graph:output_type -> kvdescriptor.api.v1.GraphResponse
-	34, // 55: kvdescriptor.api.v1.AgentService.Watch:output_type -> kvdescriptor.api.v1.WatchResponse
-	45, // [45:56] is the sub-list for method output_type
-	34, // [34:45] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	38, // 32: kvdescriptor.api.v1.ModelsResponse.schema:type_name -> google.protobuf.FileDescriptorSet
+	2,  // 33: kvdescriptor.api.v1.GraphRequest.format:type_name -> kvdescriptor.api.v1.GraphFormat
+	15, // 34: kvdescriptor.api.v1.WatchResponse.status:type_name -> kvdescriptor.api.v1.ValueStatus
+	5,  // 35: kvdescriptor.api.v1.AgentService.Commit:input_type -> kvdescriptor.api.v1.CommitRequest
+	9,  // 36: kvdescriptor.api.v1.AgentService.Confirm:input_type -> kvdescriptor.api.v1.ConfirmRequest
+	11, // 37: kvdescriptor.api.v1.AgentService.Cancel:input_type -> kvdescriptor.api.v1.CancelRequest
+	13, // 38: kvdescriptor.api.v1.AgentService.RollbackTo:input_type -> kvdescriptor.api.v1.RollbackToRequest
+	16, // 39: kvdescriptor.api.v1.AgentService.Status:input_type -> kvdescriptor.api.v1.StatusRequest
+	18, // 40: kvdescriptor.api.v1.AgentService.Dump:input_type -> kvdescriptor.api.v1.DumpRequest
+	21, // 41: kvdescriptor.api.v1.AgentService.History:input_type -> kvdescriptor.api.v1.HistoryRequest
+	24, // 42: kvdescriptor.api.v1.AgentService.Timeline:input_type -> kvdescriptor.api.v1.TimelineRequest
+	27, // 43: kvdescriptor.api.v1.AgentService.Models:input_type -> kvdescriptor.api.v1.ModelsRequest
+	31, // 44: kvdescriptor.api.v1.AgentService.Graph:input_type -> kvdescriptor.api.v1.GraphRequest
+	33, // 45: kvdescriptor.api.v1.AgentService.Watch:input_type -> kvdescriptor.api.v1.WatchRequest
+	8,  // 46: kvdescriptor.api.v1.AgentService.Commit:output_type -> kvdescriptor.api.v1.CommitResponse
+	10, // 47: kvdescriptor.api.v1.AgentService.Confirm:output_type -> kvdescriptor.api.v1.ConfirmResponse
+	12, // 48: kvdescriptor.api.v1.AgentService.Cancel:output_type -> kvdescriptor.api.v1.CancelResponse
+	14, // 49: kvdescriptor.api.v1.AgentService.RollbackTo:output_type -> kvdescriptor.api.v1.RollbackToResponse
+	17, // 50: kvdescriptor.api.v1.AgentService.Status:output_type -> kvdescriptor.api.v1.StatusResponse
+	20, // 51: kvdescriptor.api.v1.AgentService.Dump:output_type -> kvdescriptor.api.v1.DumpResponse
+	23, // 52: kvdescriptor.api.v1.AgentService.History:output_type -> kvdescriptor.api.v1.HistoryResponse
+	26, // 53: kvdescriptor.api.v1.AgentService.Timeline:output_type -> kvdescriptor.api.v1.TimelineResponse
+	30, // 54: kvdescriptor.api.v1.AgentService.Models:output_type -> kvdescriptor.api.v1.ModelsResponse
+	32, // 55: kvdescriptor.api.v1.AgentService.Graph:output_type -> kvdescriptor.api.v1.GraphResponse
+	34, // 56: kvdescriptor.api.v1.AgentService.Watch:output_type -> kvdescriptor.api.v1.WatchResponse
+	46, // [46:57] is the sub-list for method output_type
+	35, // [35:46] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_kvdescriptor_api_v1_api_proto_init() }

@@ -58,7 +58,8 @@ type AgentServiceClient interface {
 	History(ctx context.Context, in *HistoryRequest, opts ...grpc.CallOption) (*HistoryResponse, error)
 	// Timeline returns the changes of one key.
 	Timeline(ctx context.Context, in *TimelineRequest, opts ...grpc.CallOption) (*TimelineResponse, error)
-	// Models lists the registered models with their schema.
+	// Models lists the registered models with their fields and, on
+	// request, the .proto files that define them.
 	Models(ctx context.Context, in *ModelsRequest, opts ...grpc.CallOption) (*ModelsResponse, error)
 	// Graph renders the graph of values.
 	Graph(ctx context.Context, in *GraphRequest, opts ...grpc.CallOption) (*GraphResponse, error)
@@ -219,7 +220,8 @@ type AgentServiceServer interface {
 	History(context.Context, *HistoryRequest) (*HistoryResponse, error)
 	// Timeline returns the changes of one key.
 	Timeline(context.Context, *TimelineRequest) (*TimelineResponse, error)
-	// Models lists the registered models with their schema.
+	// Models lists the registered models with their fields and, on
+	// request, the .proto files that define them.
 	Models(context.Context, *ModelsRequest) (*ModelsResponse, error)
 	// Graph renders the graph of values.
 	Graph(context.Context, *GraphRequest) (*GraphResponse, error)
