@@ -53,14 +53,17 @@ type node struct {
 	// retries counts retries of the current intent.
 	retries int32
 	// opSeq is the last transaction that recorded an operation on the
-	// node, callSeq the last whose plan made a call on it, as txn32
-	// numbers: only ever compared with the current transaction's.
-	opSeq, callSeq uint32
-	lastErr        error
-	// failedSeq is the transaction whose operation on the node failed.
-	failedSeq uint64
-	seq       uint64 // last transaction that changed the node
-	epoch     uint64 // journal epoch of the last snapshot
+	// node, callSeq the last whose plan made a call on it, and failedSeq
+	// the last whose operation on it failed, as txn32 numbers: only ever
+	// compared with the current transaction's.
+	opSeq, callSeq, failedSeq uint32
+	// epoch is the journal epoch of the last snapshot (see begin).
+	epoch   uint32
+	lastErr error
+	seq     uint64 // last transaction that changed the node
+	// slot holds the published versions of the key (see nodeMap.set), so
+	// that a publish finds them without a lookup.
+	slot *viewSlot
 }
 
 // txn32 is the short number of transaction seq that nodes keep in opSeq
@@ -69,10 +72,10 @@ type node struct {
 // (clearMarks) so that no old mark passes for the current transaction's.
 func txn32(seq uint64) uint32 { return uint32(seq%math.MaxUint32) + 1 }
 
-// clearMarks clears the opSeq and callSeq marks of every node.
+// clearMarks clears the opSeq, callSeq and failedSeq marks of every node.
 func (g *graph) clearMarks() {
 	for _, n := range g.all() {
-		n.opSeq, n.callSeq = 0, 0
+		n.opSeq, n.callSeq, n.failedSeq = 0, 0, 0
 	}
 }
 
@@ -127,10 +130,12 @@ type graph struct {
 	// existingGen counts the changes of existing, so that the view
 	// clones it again only after a change.
 	existingGen uint64
+	// added counts the nodes added (see current).
+	added uint64
 
 	journal chunks[undo]
 	saved   chunks[node]
-	epoch   uint64
+	epoch   uint32
 	open    bool
 	// dirty lists the nodes changed, added or removed since
 	// the last publish (see Scheduler.publish), journal open or not; a key
@@ -155,14 +160,18 @@ const (
 	undoDelUnimpl                   // unimplemented[key]
 )
 
-// undo is one journal entry. Node snapshots live in graph.saved, so that
-// the entries of index changes stay small.
+// undo is one journal entry (32 bytes: a large transaction journals a
+// few per value). Node snapshots live in graph.saved, so that the entries
+// of index changes stay small.
 type undo struct {
-	kind   undoKind
-	key    string
+	kind undoKind
+	// saved is the index of the snapshot in graph.saved (undoNode).
+	saved int32
+	// target is the key of the index entry (dependents, anyOf), or the
+	// key of the change (existing, unimplemented).
 	target string
-	n      *node
-	saved  int // index into graph.saved (undoNode)
+	// n is the node changed, added, removed or linked.
+	n *node
 }
 
 func newGraph() *graph {
@@ -174,10 +183,21 @@ func newGraph() *graph {
 	}
 }
 
+// reserve makes room for a transaction of n keys: its new nodes, and
+// the values they derive (a quarter more).
+func (g *graph) reserve(n int) { g.nodes.reserve(n + n/4) }
+
 // begin opens the journal.
 func (g *graph) begin() {
 	g.open = true
-	g.epoch++
+	if g.epoch++; g.epoch == 0 {
+		// Once every 2^32 journals: no node's epoch may pass for the
+		// new one's.
+		for _, n := range g.all() {
+			n.epoch = 0
+		}
+		g.epoch = 1
+	}
 	g.journal.reset()
 	g.saved.reset()
 }
@@ -197,19 +217,22 @@ func (g *graph) rollback(restored func(key string, n *node)) {
 		u := g.journal.at(i)
 		switch u.kind {
 		case undoNode:
-			*u.n = *g.saved.at(u.saved)
+			slot := u.n.slot // the key's versions now (a node put back may have new ones)
+			*u.n = *g.saved.at(int(u.saved))
+			u.n.slot = slot
 			if restored != nil {
 				restored(u.n.key, u.n)
 			}
 		case undoAddNode:
-			g.nodes.del(u.key)
+			g.nodes.del(u.n.key)
+			u.n.state = REMOVED // out of the graph (see current)
 			if restored != nil {
-				restored(u.key, nil)
+				restored(u.n.key, nil)
 			}
 		case undoDelNode:
-			g.nodes.set(u.key, u.n)
+			g.nodes.set(u.n.key, u.n)
 			if restored != nil {
-				restored(u.key, u.n)
+				restored(u.n.key, u.n)
 			}
 		case undoAddDep:
 			g.setDel(g.dependents, u.target, u.n)
@@ -224,15 +247,15 @@ func (g *graph) rollback(restored func(key string, n *node)) {
 		case undoExistingOn:
 			g.existingOn = false
 		case undoAddExisting:
-			g.existing.Delete(u.key)
+			g.existing.Delete(u.target)
 			g.existingGen++
 		case undoDelExisting:
-			g.existing.ReplaceOrInsert(u.key)
+			g.existing.ReplaceOrInsert(u.target)
 			g.existingGen++
 		case undoAddUnimpl:
-			delete(g.unimplemented, u.key)
+			delete(g.unimplemented, u.target)
 		case undoDelUnimpl:
-			g.unimplemented[u.key] = struct{}{}
+			g.unimplemented[u.target] = struct{}{}
 		}
 	}
 	g.commit()
@@ -249,7 +272,7 @@ func (g *graph) record(u undo) {
 func (g *graph) touch(n *node) {
 	if n.epoch != g.epoch {
 		if g.open {
-			g.journal.push(undo{kind: undoNode, n: n, saved: g.saved.push(*n)})
+			g.journal.push(undo{kind: undoNode, n: n, saved: int32(g.saved.push(*n))})
 		}
 		n.epoch = g.epoch
 		g.dirty.push(n)
@@ -303,15 +326,16 @@ func (g *graph) all() iter.Seq2[string, *node] { return g.nodes.all() }
 
 func (g *graph) addNode(n *node) {
 	n.epoch = g.epoch // a new node needs no snapshot
+	g.added++
 	g.nodes.set(n.key, n)
 	g.dirty.push(n)
-	g.record(undo{kind: undoAddNode, key: n.key})
+	g.record(undo{kind: undoAddNode, n: n})
 }
 
 func (g *graph) delNode(n *node) {
 	g.nodes.del(n.key)
 	g.dirty.push(n)
-	g.record(undo{kind: undoDelNode, key: n.key, n: n})
+	g.record(undo{kind: undoDelNode, n: n})
 }
 
 func (g *graph) setAdd(m map[string]nodeSet, target string, n *node) bool {
@@ -463,13 +487,13 @@ func (g *graph) setExisting(key string, exists bool) {
 	if exists {
 		if _, had := g.existing.ReplaceOrInsert(key); !had {
 			g.existingGen++
-			g.record(undo{kind: undoAddExisting, key: key})
+			g.record(undo{kind: undoAddExisting, target: key})
 		}
 		return
 	}
 	if _, had := g.existing.Delete(key); had {
 		g.existingGen++
-		g.record(undo{kind: undoDelExisting, key: key})
+		g.record(undo{kind: undoDelExisting, target: key})
 	}
 }
 
@@ -478,11 +502,53 @@ func (g *graph) setUnimplemented(key string, on bool) {
 	switch {
 	case on && !had:
 		g.unimplemented[key] = struct{}{}
-		g.record(undo{kind: undoAddUnimpl, key: key})
+		g.record(undo{kind: undoAddUnimpl, target: key})
 	case !on && had:
 		delete(g.unimplemented, key)
-		g.record(undo{kind: undoDelUnimpl, key: key})
+		g.record(undo{kind: undoDelUnimpl, target: key})
 	}
+}
+
+// dependentNodes is dependentsOf, giving the nodes (in the order of their
+// keys). The caller checks each with current before using it, when what
+// it does in between may take nodes out of the graph.
+func (g *graph) dependentNodes(key string) []*node {
+	plain := g.dependents[key]
+	if len(plain) == 0 && len(g.anyOfLens) == 0 {
+		return nil
+	}
+	out := make([]*node, 0, len(plain))
+	for n := range plain {
+		out = append(out, n)
+	}
+	for _, c := range g.anyOfLens {
+		if c.len > len(key) {
+			continue
+		}
+		for n := range g.anyOf[key[:c.len]] {
+			out = append(out, n)
+		}
+	}
+	if len(out) > 1 {
+		slices.SortFunc(out, func(a, b *node) int { return strings.Compare(a.key, b.key) })
+		out = slices.CompactFunc(out, func(a, b *node) bool { return a == b })
+	}
+	return out
+}
+
+// current returns the graph's node of key, given n, what a lookup of key
+// returned earlier in the run when the graph's count of added nodes was
+// added (n nil: none then). n, while it is in the graph (a node taken
+// out is REMOVED; see settleState), and nil, while no node was added
+// since, are the answer without a lookup.
+func (g *graph) current(key string, n *node, added uint64) *node {
+	switch {
+	case n != nil && n.state != REMOVED:
+		return n
+	case n == nil && g.added == added:
+		return nil
+	}
+	return g.node(key)
 }
 
 // dependentsOf returns the keys of the nodes that depend on key, plainly or

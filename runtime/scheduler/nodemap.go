@@ -92,8 +92,36 @@ func (m *nodeMap) set(key string, n *node) {
 		m.slots = m.slots[1:]
 	}
 	e.n = n
+	n.slot = e.slot
 	sh.m[key] = e
 	sh.mu.Unlock()
+}
+
+// reserve makes room for up to n more keys, spread over the shards, so
+// that a large transaction on a small graph (the startup resync of a
+// fresh process) does not grow the shard maps step by step: each step
+// rehashes the shard and leaves its old table to the collector. Only
+// shards that hold few keys for the size are rebuilt (a transaction over
+// keys the graph holds, a full resync say, adds none), copied under the
+// shard's lock, as growing them would be.
+func (m *nodeMap) reserve(n int) {
+	per := n / nodeShards
+	if per < 64 {
+		return // small: growing costs little
+	}
+	for i := range m.shards {
+		sh := &m.shards[i]
+		if len(sh.m) >= per/8 {
+			continue
+		}
+		bigger := make(map[string]nodeEntry, len(sh.m)+per)
+		sh.mu.Lock()
+		for k, e := range sh.m {
+			bigger[k] = e
+		}
+		sh.m = bigger
+		sh.mu.Unlock()
+	}
 }
 
 // del takes the node of key out; the entry stays while it has versions.

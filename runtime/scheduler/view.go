@@ -356,9 +356,14 @@ func (s *Scheduler) publish(e *histEntry, seq uint64) []Status {
 	if pub > old.seq {
 		slab := recSlab{left: g.dirty.len()}
 		for i := range g.dirty.len() {
-			key := (*g.dirty.at(i)).key
-			e := v.slots.entry(key)
-			slot, n := e.slot, e.n
+			// A node in the graph holds its key's versions; for one
+			// taken out, the key may have another node now, or none.
+			n := *g.dirty.at(i)
+			key, slot := n.key, n.slot
+			if n.state == REMOVED || slot == nil {
+				e := v.slots.entry(key)
+				slot, n = e.slot, e.n
+			}
 			var head *viewRec
 			if slot != nil {
 				head = slot.head.Load()
