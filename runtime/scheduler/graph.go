@@ -99,10 +99,80 @@ func (n *node) label() string {
 
 type stringSet map[string]struct{}
 
-// nodeSet is a set of nodes: the dependents of a key. Pointers hash and
-// grow cheaper than keys, and a node is unlinked before it leaves the
-// graph (settle), so a set never holds a node that is gone.
-type nodeSet map[*node]struct{}
+// nodeSet is a set of nodes: the dependents of a key. Pointers compare
+// and hash cheaper than keys, and a node is unlinked before it leaves the
+// graph (settle), so a set never holds a node that is gone. Most keys have
+// a few dependents (the routes over an interface): those sit in a slice
+// (a map of a few entries costs some 200 bytes); a set that grows beyond
+// nodeSetFew moves to a map, so that adding and removing stay O(1) for a
+// key that thousands of values need.
+type nodeSet struct {
+	few  []*node            // while small (many is nil)
+	many map[*node]struct{} // once large (few is nil)
+}
+
+// nodeSetFew is the largest set kept in a slice.
+const nodeSetFew = 16
+
+func (s *nodeSet) len() int { return len(s.few) + len(s.many) }
+
+func (s *nodeSet) has(n *node) bool {
+	if s.many != nil {
+		_, ok := s.many[n]
+		return ok
+	}
+	return slices.Contains(s.few, n)
+}
+
+// add adds n, which the set does not hold.
+func (s *nodeSet) add(n *node) {
+	switch {
+	case s.many != nil:
+		s.many[n] = struct{}{}
+	case s.few == nil:
+		s.few = append(make([]*node, 0, 4), n)
+	case len(s.few) < nodeSetFew:
+		s.few = append(s.few, n)
+	default:
+		s.many = make(map[*node]struct{}, 2*nodeSetFew)
+		for _, m := range s.few {
+			s.many[m] = struct{}{}
+		}
+		s.many[n] = struct{}{}
+		s.few = nil
+	}
+}
+
+// del removes n and reports whether the set held it.
+func (s *nodeSet) del(n *node) bool {
+	if s.many != nil {
+		_, ok := s.many[n]
+		delete(s.many, n)
+		return ok
+	}
+	i := slices.Index(s.few, n)
+	if i < 0 {
+		return false
+	}
+	s.few = slices.Delete(s.few, i, i+1)
+	return true
+}
+
+// all yields the nodes of the set, in no order.
+func (s *nodeSet) all() iter.Seq[*node] {
+	return func(yield func(*node) bool) {
+		for _, n := range s.few {
+			if !yield(n) {
+				return
+			}
+		}
+		for n := range s.many {
+			if !yield(n) {
+				return
+			}
+		}
+	}
+}
 
 // graph holds the nodes and the indexes that resolve dependencies. All its
 // mutations go through methods that record an undo entry while a journal is
@@ -340,24 +410,27 @@ func (g *graph) delNode(n *node) {
 
 func (g *graph) setAdd(m map[string]nodeSet, target string, n *node) bool {
 	set := m[target]
-	if set == nil {
-		set = nodeSet{}
-		m[target] = set
-	} else if _, ok := set[n]; ok {
+	if set.has(n) {
 		return false
 	}
-	set[n] = struct{}{}
+	large := set.many != nil
+	set.add(n)
+	if !large {
+		m[target] = set // a slice that grew, or a new map
+	}
 	return true
 }
 
 func (g *graph) setDel(m map[string]nodeSet, target string, n *node) bool {
 	set := m[target]
-	if _, ok := set[n]; !ok {
+	if !set.del(n) {
 		return false
 	}
-	delete(set, n)
-	if len(set) == 0 {
+	switch {
+	case set.len() == 0:
 		delete(m, target)
+	case set.many == nil:
+		m[target] = set // the slice is shorter
 	}
 	return true
 }
@@ -514,18 +587,19 @@ func (g *graph) setUnimplemented(key string, on bool) {
 // it does in between may take nodes out of the graph.
 func (g *graph) dependentNodes(key string) []*node {
 	plain := g.dependents[key]
-	if len(plain) == 0 && len(g.anyOfLens) == 0 {
+	if plain.len() == 0 && len(g.anyOfLens) == 0 {
 		return nil
 	}
-	out := make([]*node, 0, len(plain))
-	for n := range plain {
+	out := make([]*node, 0, plain.len())
+	for n := range plain.all() {
 		out = append(out, n)
 	}
 	for _, c := range g.anyOfLens {
 		if c.len > len(key) {
 			continue
 		}
-		for n := range g.anyOf[key[:c.len]] {
+		set := g.anyOf[key[:c.len]]
+		for n := range set.all() {
 			out = append(out, n)
 		}
 	}
@@ -556,14 +630,16 @@ func (g *graph) current(key string, n *node, added uint64) *node {
 // callers re-check). Sorted, for a deterministic order.
 func (g *graph) dependentsOf(key string) []string {
 	var out []string
-	for n := range g.dependents[key] {
+	plain := g.dependents[key]
+	for n := range plain.all() {
 		out = append(out, n.key)
 	}
 	for _, c := range g.anyOfLens {
 		if c.len > len(key) {
 			continue
 		}
-		for n := range g.anyOf[key[:c.len]] {
+		set := g.anyOf[key[:c.len]]
+		for n := range set.all() {
 			out = append(out, n.key)
 		}
 	}
