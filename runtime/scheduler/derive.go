@@ -197,7 +197,10 @@ func (r *run) deriveOne(n *node, k string, value proto.Message, dn *node) {
 	if n.origin == kv.OriginSB {
 		r.observe(dn, dn.intent, nil, DISCOVERED)
 	} else {
+		held := r.held
+		r.held = n // the base, which dn's reconciliation looks at
 		r.reconcileNode(dn)
+		r.held = held
 	}
 }
 

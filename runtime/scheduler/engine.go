@@ -95,6 +95,8 @@ type run struct {
 	// called is set by a southbound call, until the operation that
 	// records it.
 	called bool
+	// held is a node that a caller up the stack holds (see nodeOf).
+	held *node
 }
 
 // priorNode is what a reverting transaction needs to know of a value as
@@ -264,7 +266,7 @@ func (r *run) depsMet(n *node, deps []kv.Dependency) bool {
 			}
 			continue
 		}
-		t := r.g.node(d.Key)
+		t := r.nodeOf(d.Key)
 		if t == nil {
 			return false
 		}
@@ -287,7 +289,7 @@ func (r *run) baseNode(n *node) *node {
 	if n.base == "" {
 		return nil
 	}
-	return r.g.node(n.base)
+	return r.nodeOf(n.base)
 }
 
 // targetWith is target, given b, the node of n's base (see baseNode).
@@ -534,7 +536,7 @@ func (r *run) create(n *node, want proto.Message, flags Flags) {
 				return
 			}
 			r.derive(n)
-			r.triggerDependents(n.key)
+			r.triggerDependentsOf(n.key, n)
 		}
 		return
 	}
@@ -544,7 +546,7 @@ func (r *run) create(n *node, want proto.Message, flags Flags) {
 	r.syncMetadata(n)
 	r.opFor(n, Op{Key: n.key, Kind: OpCreate, Value: want, Flags: flags})
 	r.derive(n)
-	r.triggerDependents(n.key)
+	r.triggerDependentsOf(n.key, n)
 }
 
 // depsOfValue returns the dependencies of value, a version of n.
@@ -643,7 +645,7 @@ func (r *run) remove(n *node, flags Flags, sbGone bool) bool {
 			n.removing = false
 			r.g.setExisting(n.key, true)
 			r.derive(n)
-			r.triggerDependents(n.key)
+			r.triggerDependentsOf(n.key, n)
 			r.reconcile(n.key)
 			return false
 		}
@@ -910,7 +912,7 @@ func (r *run) keep(n *node, flags Flags, err error, prev proto.Message, known bo
 	r.g.setExisting(n.key, n.applied != nil)
 	r.fail(n, OpDelete, err, flags, prev, nil, known)
 	r.derive(n)
-	r.triggerDependents(n.key)
+	r.triggerDependentsOf(n.key, n)
 	r.runLater() // what waited for n's removal decides again, with n staying
 }
 
@@ -1002,13 +1004,35 @@ func (r *run) settleState(n *node, pending, record bool) {
 }
 
 // triggerDependents reconciles the values waiting for key.
-func (r *run) triggerDependents(key string) {
-	for _, d := range r.g.dependentNodes(key) {
+func (r *run) triggerDependents(key string) { r.triggerDependentsOf(key, nil) }
+
+// triggerDependentsOf is triggerDependents, given n, the node of key (nil:
+// unknown), which the dependents' reconciliations find without a lookup
+// (see nodeOf).
+func (r *run) triggerDependentsOf(key string, n *node) {
+	ds := r.g.dependentNodes(key)
+	if len(ds) == 0 {
+		return
+	}
+	held := r.held
+	r.held = n
+	defer func() { r.held = held }()
+	for _, d := range ds {
 		// An earlier one's reconciliation may have taken d out.
 		if d = r.g.current(d.key, d, 0); d != nil && d.applied == nil && d.intent != nil && d.origin != kv.OriginSB {
 			r.reconcileNode(d)
 		}
 	}
+}
+
+// nodeOf returns the graph's node of key, or nil: r.held, a node that a
+// caller up the stack holds, when key is its key and it is still in the
+// graph (see graph.current), else a lookup.
+func (r *run) nodeOf(key string) *node {
+	if h := r.held; h != nil && h.key == key && h.state != REMOVED {
+		return h
+	}
+	return r.g.node(key)
 }
 
 // observe records a value present in the southbound that we did not create
@@ -1032,7 +1056,7 @@ func (r *run) observe(n *node, value proto.Message, meta any, st State) {
 	r.opFor(n, Op{Key: n.key, Kind: OpNone, Value: value, Flags: FlagObtained | r.nodeFlags(n)})
 	r.derive(n)
 	if fresh {
-		r.triggerDependents(n.key)
+		r.triggerDependentsOf(n.key, n)
 	}
 }
 
