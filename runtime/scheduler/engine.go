@@ -201,7 +201,7 @@ func (r *run) newNode(key, base string) *node {
 	if r.prior != nil {
 		r.remember(key, nil)
 	}
-	n := &node{key: key, base: base, origin: kv.OriginNB, desc: r.s.lookup(key)}
+	n := &node{nodeFields: nodeFields{key: key, base: base, origin: kv.OriginNB, desc: r.s.lookup(key)}}
 	r.g.addNode(n)
 	return n
 }

@@ -12,10 +12,21 @@ import (
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
 
-// node is the scheduler's record of one key. Slices held by a node are
+// node is the scheduler's record of one key: its fields, which the
+// worker alone reads and writes, and the key's published versions, which
+// readers reach through the key map (see nodeMap).
+type node struct {
+	nodeFields
+	// slot holds the published versions of the key, so that a publish
+	// finds them without a lookup. Set by nodeMap.set under the shard's
+	// lock (readers read it under theirs); the journal leaves it alone.
+	slot *viewSlot
+}
+
+// nodeFields are the worker's fields of a node. Slices held by a node are
 // never mutated in place, only replaced, so that a struct copy is a
 // complete snapshot for the journal.
-type node struct {
+type nodeFields struct {
 	key  string
 	desc kv.Descriptor // nil: UNIMPLEMENTED
 	// intent is the intended value: from the NB, or from the base value for
@@ -61,9 +72,6 @@ type node struct {
 	epoch   uint32
 	lastErr error
 	seq     uint64 // last transaction that changed the node
-	// slot holds the published versions of the key (see nodeMap.set), so
-	// that a publish finds them without a lookup.
-	slot *viewSlot
 }
 
 // txn32 is the short number of transaction seq that nodes keep in opSeq
@@ -204,7 +212,7 @@ type graph struct {
 	added uint64
 
 	journal chunks[undo]
-	saved   chunks[node]
+	saved   chunks[nodeFields]
 	epoch   uint32
 	open    bool
 	// dirty lists the nodes changed, added or removed since
@@ -288,20 +296,20 @@ func (g *graph) rollback(restored func(key string, n *node)) {
 		u := g.journal.at(i)
 		switch u.kind {
 		case undoNode:
-			slot := u.n.slot // the key's versions now (a node put back may have new ones)
-			*u.n = *g.saved.at(int(u.saved))
-			u.n.slot = slot
+			u.n.nodeFields = *g.saved.at(int(u.saved))
 			if restored != nil {
 				restored(u.n.key, u.n)
 			}
 		case undoAddNode:
-			g.nodes.del(u.n.key)
-			u.n.state = REMOVED // out of the graph (see current)
+			g.nodes.del(u.n.key) // REMOVED: out of the graph (see current)
 			if restored != nil {
 				restored(u.n.key, nil)
 			}
 		case undoDelNode:
+			// Back in the graph; its fields come back with its snapshot
+			// (older in the journal), or it goes again (undoAddNode).
 			g.nodes.set(u.n.key, u.n)
+			u.n.state = NONEXISTENT
 			if restored != nil {
 				restored(u.n.key, u.n)
 			}
@@ -343,7 +351,7 @@ func (g *graph) record(u undo) {
 func (g *graph) touch(n *node) {
 	if n.epoch != g.epoch {
 		if g.open {
-			g.journal.push(undo{kind: undoNode, n: n, saved: int32(g.saved.push(*n))})
+			g.journal.push(undo{kind: undoNode, n: n, saved: int32(g.saved.push(n.nodeFields))})
 		}
 		n.epoch = g.epoch
 		g.dirty.push(n)

@@ -5,15 +5,18 @@ import (
 	"sync"
 )
 
-// nodeMap maps each key to its node (the worker's) and to its published
-// versions (the readers'): one map entry per key serves both, so that the
-// read view costs no second index of the keys.
+// nodeMap maps each key to its node (the worker's) and, through the
+// node's slot, to its published versions (the readers'): one map entry
+// per key serves both, so that the read view costs no second index of
+// the keys.
 //
 // The worker is the only writer. It reads without locking and locks one
 // shard only to add, change or remove an entry. Readers see only the
-// versions (nodeEntry.slot), never a node, and lock one shard at a time,
-// for reading. A key keeps its entry while it has versions, with no node
-// when the value is gone (until trim takes the last version out).
+// versions (node.slot, which they read under the shard's lock), never
+// the node's fields, and lock one shard at a time, for reading. A key keeps its entry while it has versions: when its value is
+// gone, the entry keeps the node taken out, REMOVED, for its slot (until
+// trim takes the last version out, or the key gets a node again, which
+// takes the slot over).
 type nodeMap struct {
 	shards [nodeShards]nodeShard
 	// n counts the entries that hold a node.
@@ -27,17 +30,13 @@ const nodeShards = 64
 
 type nodeShard struct {
 	mu sync.RWMutex
-	m  map[string]nodeEntry
+	m  map[string]*node
 	_  [64 - 32]byte // a cache line each
 }
 
-// nodeEntry is what a key maps to: its node (nil when no value is in the
-// graph) and its published versions, given with the node (so that a
-// publish finds them with the lookup that finds the node).
-type nodeEntry struct {
-	n    *node
-	slot *viewSlot
-}
+// live reports whether n, an entry of the map, is the key's node (not one
+// taken out, kept for its versions).
+func live(n *node) bool { return n != nil && n.state != REMOVED }
 
 // shardOf spreads keys over the shards. Only the spread matters (a
 // shard's lock is held briefly either way), so two words of the key, its
@@ -65,35 +64,59 @@ func word(s string) uint64 {
 func (m *nodeMap) shard(key string) *nodeShard { return &m.shards[shardOf(key)] }
 
 // get returns the node of key, or nil (the worker: no lock).
-func (m *nodeMap) get(key string) *node { return m.shard(key).m[key].n }
+func (m *nodeMap) get(key string) *node {
+	if n := m.shard(key).m[key]; live(n) {
+		return n
+	}
+	return nil
+}
 
-// entry returns the entry of key (the worker: no lock).
-func (m *nodeMap) entry(key string) nodeEntry { return m.shard(key).m[key] }
+// entry returns the versions of key (nil: none) and its node (nil: none),
+// for the worker (no lock).
+func (m *nodeMap) entry(key string) (*viewSlot, *node) {
+	n := m.shard(key).m[key]
+	if n == nil {
+		return nil, nil
+	}
+	if !live(n) {
+		return n.slot, nil
+	}
+	return n.slot, n
+}
 
 // len returns the number of nodes.
 func (m *nodeMap) len() int { return m.n }
 
-// set makes n the node of key.
+// set makes n the node of key: n takes the key's versions over, if it
+// has any. n is a new node, or one taken out (REMOVED) that comes back,
+// which the caller makes live again before the next lookup (a rollback
+// restores its fields).
 func (m *nodeMap) set(key string, n *node) {
 	sh := m.shard(key)
-	sh.mu.Lock()
-	if sh.m == nil {
-		sh.m = map[string]nodeEntry{}
-	}
-	e := sh.m[key]
-	if e.n == nil {
+	old := sh.m[key]
+	if !live(old) {
 		m.n++
 	}
-	if e.slot == nil {
+	if old == n {
+		return // its own entry (a node put back): nothing changes for readers
+	}
+	slot := n.slot
+	switch {
+	case old != nil:
+		slot = old.slot
+	case slot == nil:
 		if len(m.slots) == 0 {
 			m.slots = make([]viewSlot, 256)
 		}
-		e.slot = &m.slots[0]
+		slot = &m.slots[0]
 		m.slots = m.slots[1:]
 	}
-	e.n = n
-	n.slot = e.slot
-	sh.m[key] = e
+	sh.mu.Lock()
+	if sh.m == nil {
+		sh.m = map[string]*node{}
+	}
+	n.slot = slot // under the lock, before readers can see n (they read it under theirs)
+	sh.m[key] = n
 	sh.mu.Unlock()
 }
 
@@ -114,7 +137,7 @@ func (m *nodeMap) reserve(n int) {
 		if len(sh.m) >= per/8 {
 			continue
 		}
-		bigger := make(map[string]nodeEntry, len(sh.m)+per)
+		bigger := make(map[string]*node, len(sh.m)+per)
 		sh.mu.Lock()
 		for k, e := range sh.m {
 			bigger[k] = e
@@ -124,30 +147,32 @@ func (m *nodeMap) reserve(n int) {
 	}
 }
 
-// del takes the node of key out; the entry stays while it has versions.
+// del takes the node of key out, REMOVED; the entry stays, holding it,
+// while the key has versions.
 func (m *nodeMap) del(key string) {
 	sh := m.shard(key)
-	sh.mu.Lock()
-	if e := sh.m[key]; e.n != nil {
-		m.n--
-		if e.slot == nil || e.slot.head.Load() == nil {
-			delete(sh.m, key)
-		} else {
-			e.n = nil
-			sh.m[key] = e
-		}
+	n := sh.m[key]
+	if !live(n) {
+		return
 	}
-	sh.mu.Unlock()
+	m.n--
+	n.state = REMOVED
+	if n.slot.head.Load() == nil {
+		sh.mu.Lock()
+		delete(sh.m, key)
+		sh.mu.Unlock()
+	}
 }
 
 // dropSlot takes out the entry of key, whose versions s are down to its
 // deletion, unless the key has a node again (whose versions go on in s).
 func (m *nodeMap) dropSlot(key string, s *viewSlot) {
 	sh := m.shard(key)
-	sh.mu.Lock()
-	if e, ok := sh.m[key]; ok && e.slot == s && e.n == nil {
-		delete(sh.m, key)
+	if n, ok := sh.m[key]; !ok || n.slot != s || live(n) {
+		return
 	}
+	sh.mu.Lock()
+	delete(sh.m, key)
 	sh.mu.Unlock()
 }
 
@@ -156,8 +181,8 @@ func (m *nodeMap) dropSlot(key string, s *viewSlot) {
 func (m *nodeMap) all() iter.Seq2[string, *node] {
 	return func(yield func(string, *node) bool) {
 		for i := range m.shards {
-			for k, e := range m.shards[i].m {
-				if e.n != nil && !yield(k, e.n) {
+			for k, n := range m.shards[i].m {
+				if live(n) && !yield(k, n) {
 					return
 				}
 			}
@@ -168,8 +193,11 @@ func (m *nodeMap) all() iter.Seq2[string, *node] {
 // load returns the versions of key, or nil (readers).
 func (m *nodeMap) load(key string) *viewSlot {
 	sh := m.shard(key)
+	var s *viewSlot
 	sh.mu.RLock()
-	s := sh.m[key].slot
+	if n := sh.m[key]; n != nil {
+		s = n.slot // under the lock: set may give a node taken out new versions
+	}
 	sh.mu.RUnlock()
 	return s
 }
@@ -184,10 +212,8 @@ func (m *nodeMap) eachSlot(fn func(key string, s *viewSlot) bool) {
 		sh := &m.shards[i]
 		sh.mu.RLock()
 		buf = buf[:0]
-		for k, e := range sh.m {
-			if e.slot != nil {
-				buf = append(buf, keySlot{k, e.slot})
-			}
+		for k, n := range sh.m {
+			buf = append(buf, keySlot{k, n.slot})
 		}
 		sh.mu.RUnlock()
 		for _, ks := range buf {

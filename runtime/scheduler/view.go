@@ -360,9 +360,8 @@ func (s *Scheduler) publish(e *histEntry, seq uint64) []Status {
 			// taken out, the key may have another node now, or none.
 			n := *g.dirty.at(i)
 			key, slot := n.key, n.slot
-			if n.state == REMOVED || slot == nil {
-				e := v.slots.entry(key)
-				slot, n = e.slot, e.n
+			if n.state == REMOVED {
+				slot, n = v.slots.entry(key)
 			}
 			var head *viewRec
 			if slot != nil {
