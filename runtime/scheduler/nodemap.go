@@ -11,15 +11,15 @@ import (
 // the keys.
 //
 // The worker is the only writer. It reads without locking and locks one
-// shard only to add, change or remove an entry. Readers see only the
-// versions (node.slot, which they read under the shard's lock), never
-// the node's fields, and lock one shard at a time, for reading. A key keeps its entry while it has versions: when its value is
-// gone, the entry keeps the node taken out, REMOVED, for its slot (until
-// trim takes the last version out, or the key gets a node again, which
-// takes the slot over).
+// shard only to add or remove an entry. Readers see only the versions
+// (node.slot, which they read under the shard's lock), never the node's
+// fields, and lock one shard at a time, for reading. A key whose value is
+// gone keeps its versions in the shard's gone map (until trim takes the
+// last version out, or the key gets a node again, which takes them over),
+// so that the worker's lookups see live nodes only.
 type nodeMap struct {
 	shards [nodeShards]nodeShard
-	// n counts the entries that hold a node.
+	// n counts the nodes.
 	n int
 	// slots hands out versions slots a few hundred at a time.
 	slots []viewSlot
@@ -31,12 +31,10 @@ const nodeShards = 64
 type nodeShard struct {
 	mu sync.RWMutex
 	m  map[string]*node
-	_  [64 - 32]byte // a cache line each
+	// gone holds the versions of keys without a node (few, and briefly).
+	gone map[string]*viewSlot
+	_    [64 - 40]byte // a cache line each
 }
-
-// live reports whether n, an entry of the map, is the key's node (not one
-// taken out, kept for its versions).
-func live(n *node) bool { return n != nil && n.state != REMOVED }
 
 // shardOf spreads keys over the shards. Only the spread matters (a
 // shard's lock is held briefly either way), so two words of the key, its
@@ -64,47 +62,34 @@ func word(s string) uint64 {
 func (m *nodeMap) shard(key string) *nodeShard { return &m.shards[shardOf(key)] }
 
 // get returns the node of key, or nil (the worker: no lock).
-func (m *nodeMap) get(key string) *node {
-	if n := m.shard(key).m[key]; live(n) {
-		return n
-	}
-	return nil
-}
+func (m *nodeMap) get(key string) *node { return m.shard(key).m[key] }
 
 // entry returns the versions of key (nil: none) and its node (nil: none),
 // for the worker (no lock).
 func (m *nodeMap) entry(key string) (*viewSlot, *node) {
-	n := m.shard(key).m[key]
-	if n == nil {
-		return nil, nil
+	sh := m.shard(key)
+	if n := sh.m[key]; n != nil {
+		return n.slot, n
 	}
-	if !live(n) {
-		return n.slot, nil
-	}
-	return n.slot, n
+	return sh.gone[key], nil
 }
 
 // len returns the number of nodes.
 func (m *nodeMap) len() int { return m.n }
 
 // set makes n the node of key: n takes the key's versions over, if it
-// has any. n is a new node, or one taken out (REMOVED) that comes back,
-// which the caller makes live again before the next lookup (a rollback
-// restores its fields).
+// has any (a node put back by a rollback has them already).
 func (m *nodeMap) set(key string, n *node) {
 	sh := m.shard(key)
-	old := sh.m[key]
-	if !live(old) {
+	if old := sh.m[key]; old == n {
+		return
+	} else if old == nil {
 		m.n++
 	}
-	if old == n {
-		return // its own entry (a node put back): nothing changes for readers
-	}
 	slot := n.slot
-	switch {
-	case old != nil:
-		slot = old.slot
-	case slot == nil:
+	if s, ok := sh.gone[key]; ok {
+		slot = s
+	} else if slot == nil {
 		if len(m.slots) == 0 {
 			m.slots = make([]viewSlot, 256)
 		}
@@ -117,6 +102,9 @@ func (m *nodeMap) set(key string, n *node) {
 	}
 	n.slot = slot // under the lock, before readers can see n (they read it under theirs)
 	sh.m[key] = n
+	if len(sh.gone) > 0 {
+		delete(sh.gone, key)
+	}
 	sh.mu.Unlock()
 }
 
@@ -147,32 +135,36 @@ func (m *nodeMap) reserve(n int) {
 	}
 }
 
-// del takes the node of key out, REMOVED; the entry stays, holding it,
-// while the key has versions.
+// del takes the node of key out, REMOVED (see graph.current); its
+// versions, if it has any, stay in the gone map.
 func (m *nodeMap) del(key string) {
 	sh := m.shard(key)
 	n := sh.m[key]
-	if !live(n) {
+	if n == nil {
 		return
 	}
 	m.n--
 	n.state = REMOVED
-	if n.slot.head.Load() == nil {
-		sh.mu.Lock()
-		delete(sh.m, key)
-		sh.mu.Unlock()
+	sh.mu.Lock()
+	delete(sh.m, key)
+	if n.slot.head.Load() != nil {
+		if sh.gone == nil {
+			sh.gone = map[string]*viewSlot{}
+		}
+		sh.gone[key] = n.slot
 	}
+	sh.mu.Unlock()
 }
 
-// dropSlot takes out the entry of key, whose versions s are down to its
-// deletion, unless the key has a node again (whose versions go on in s).
+// dropSlot takes out the versions s of key, down to its deletion, unless
+// the key has a node again (whose versions go on in s).
 func (m *nodeMap) dropSlot(key string, s *viewSlot) {
 	sh := m.shard(key)
-	if n, ok := sh.m[key]; !ok || n.slot != s || live(n) {
+	if sh.gone[key] != s || s == nil {
 		return
 	}
 	sh.mu.Lock()
-	delete(sh.m, key)
+	delete(sh.gone, key)
 	sh.mu.Unlock()
 }
 
@@ -182,7 +174,7 @@ func (m *nodeMap) all() iter.Seq2[string, *node] {
 	return func(yield func(string, *node) bool) {
 		for i := range m.shards {
 			for k, n := range m.shards[i].m {
-				if live(n) && !yield(k, n) {
+				if !yield(k, n) {
 					return
 				}
 			}
@@ -196,7 +188,9 @@ func (m *nodeMap) load(key string) *viewSlot {
 	var s *viewSlot
 	sh.mu.RLock()
 	if n := sh.m[key]; n != nil {
-		s = n.slot // under the lock: set may give a node taken out new versions
+		s = n.slot // under the lock: set may give a node put back new versions
+	} else {
+		s = sh.gone[key]
 	}
 	sh.mu.RUnlock()
 	return s
@@ -214,6 +208,9 @@ func (m *nodeMap) eachSlot(fn func(key string, s *viewSlot) bool) {
 		buf = buf[:0]
 		for k, n := range sh.m {
 			buf = append(buf, keySlot{k, n.slot})
+		}
+		for k, s := range sh.gone {
+			buf = append(buf, keySlot{k, s})
 		}
 		sh.mu.RUnlock()
 		for _, ks := range buf {
