@@ -402,10 +402,12 @@ func (g *graph) node(key string) *node { return g.nodes.get(key) }
 // all yields every key and its node, in no order.
 func (g *graph) all() iter.Seq2[string, *node] { return g.nodes.all() }
 
+// addNode adds n, a new node of a key that has none (every caller has
+// just looked the key up).
 func (g *graph) addNode(n *node) {
 	n.epoch = g.epoch // a new node needs no snapshot
 	g.added++
-	g.nodes.set(n.key, n)
+	g.nodes.add(g.nodes.shard(n.key), n.key, n)
 	g.dirty.push(n)
 	g.record(undo{kind: undoAddNode, n: n})
 }

@@ -83,9 +83,16 @@ func (m *nodeMap) set(key string, n *node) {
 	sh := m.shard(key)
 	if old := sh.m[key]; old == n {
 		return
-	} else if old == nil {
-		m.n++
+	} else if old != nil {
+		m.n-- // replaced: add counts n
 	}
+	m.add(sh, key, n)
+}
+
+// add makes n, a new node, the node of key, which has none: set without
+// the lookup of what key had.
+func (m *nodeMap) add(sh *nodeShard, key string, n *node) {
+	m.n++
 	slot := n.slot
 	if s, ok := sh.gone[key]; ok {
 		slot = s
