@@ -9,7 +9,7 @@ import (
 // creatable reports whether t could be created in this run if its
 // dependencies were met.
 func (r *run) creatable(t *node) bool {
-	if t.desc == nil || t.removing || t.failedSeq == r.seq || t.origin == kv.OriginSB || t.applied != nil {
+	if t.desc == nil || t.removing || t.failedSeq == r.seq32 || t.origin == kv.OriginSB || t.applied != nil {
 		return false
 	}
 	if want, ok := r.revertTarget(t); ok {
@@ -41,7 +41,7 @@ func (r *run) unitDeps(n *node) []kv.Dependency {
 // met because both are members of the cycle being created as a unit.
 func (r *run) sameUnit(key, dep string, t *node) bool {
 	u := r.unit[key]
-	return u != 0 && r.unit[dep] == u && t.failedSeq != r.seq
+	return u != 0 && r.unit[dep] == u && t.failedSeq != r.seq32
 }
 
 // cycleUnit returns the members of the dependency cycle through start that

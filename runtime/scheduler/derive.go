@@ -33,21 +33,23 @@ func (r *run) derive(n *node) {
 			return
 		}
 	}
-	keys := make([]string, 0, len(ds))
-	values := make([]proto.Message, 0, len(ds))
+	// What n derives, with the node of each key as looked up here (see
+	// current).
+	wants := make([]derivedWant, 0, len(ds))
+	added := r.g.added
 	for _, d := range ds {
-		if d.Key == "" || d.Value == nil || slices.Contains(keys, d.Key) {
+		if d.Key == "" || d.Value == nil || slices.ContainsFunc(wants, func(w derivedWant) bool { return w.key == d.Key }) {
 			continue
 		}
-		if dn := r.g.node(d.Key); dn != nil && dn.base != n.key {
+		dn := r.g.node(d.Key)
+		if dn != nil && dn.base != n.key {
 			if r.leftover(dn) {
 				// A stale value of ours, still there after its delete
 				// failed, whose base was unknown then: n derives it,
 				// so it is n's (deleted before n, adopted if equal).
 				r.mut(dn)
 				dn.base = n.key
-				keys = append(keys, d.Key)
-				values = append(values, d.Value)
+				wants = append(wants, derivedWant{d.Key, d.Value, dn})
 				continue
 			}
 			if dn.base != "" && r.root(dn.base) == r.root(n.key) {
@@ -61,20 +63,24 @@ func (r *run) derive(n *node) {
 			}
 			continue
 		}
-		keys = append(keys, d.Key)
-		values = append(values, d.Value)
+		wants = append(wants, derivedWant{d.Key, d.Value, dn})
 	}
 	var stuck []string
 	for i := len(n.derived) - 1; i >= 0; i-- {
-		if k := n.derived[i]; !slices.Contains(keys, k) && !r.dropDerived(k) {
+		k := n.derived[i]
+		if !slices.ContainsFunc(wants, func(w derivedWant) bool { return w.key == k }) && !r.dropDerived(k) {
 			stuck = append(stuck, k)
 		}
 	}
-	if all := append(slices.Clone(keys), stuck...); !slices.Equal(n.derived, all) {
+	if !sameDerived(n.derived, wants, stuck) {
+		all := make([]string, 0, len(wants)+len(stuck))
+		for _, w := range wants {
+			all = append(all, w.key)
+		}
 		r.mut(n)
-		n.derived = all
+		n.derived = append(all, stuck...)
 	}
-	for i, k := range keys {
+	for _, w := range wants {
 		if !n.exists() {
 			// Reconciling a derived value removed n itself (n depends on
 			// a value it derives, and the new version of that one cannot
@@ -82,8 +88,29 @@ func (r *run) derive(n *node) {
 			// more may be derived from a base that is gone.
 			return
 		}
-		r.deriveOne(n, k, values[i])
+		r.deriveOne(n, w.key, w.value, r.g.current(w.key, w.node, added))
 	}
+}
+
+// derivedWant is a value that a base derives, and the node of its key
+// when derive looked it up (nil: none).
+type derivedWant struct {
+	key   string
+	value proto.Message
+	node  *node
+}
+
+// sameDerived reports whether list is the keys of wants followed by stuck.
+func sameDerived(list []string, wants []derivedWant, stuck []string) bool {
+	if len(list) != len(wants)+len(stuck) {
+		return false
+	}
+	for i, w := range wants {
+		if list[i] != w.key {
+			return false
+		}
+	}
+	return slices.Equal(list[len(wants):], stuck)
 }
 
 // handover is a key that base derives while another value derived from the
@@ -119,7 +146,7 @@ func (r *run) takeOver() {
 			r.mut(n)
 			n.derived = append(slices.Clone(n.derived), h.key)
 			r.deriving++
-			r.deriveOne(n, h.key, h.value)
+			r.deriveOne(n, h.key, h.value, nil)
 			r.deriving--
 		}
 	}
@@ -151,9 +178,9 @@ func (r *run) root(key string) string {
 	return key
 }
 
-// deriveOne sets the derived value k of n to value and reconciles it.
-func (r *run) deriveOne(n *node, k string, value proto.Message) {
-	dn := r.g.node(k)
+// deriveOne sets the derived value k of n to value and reconciles it; dn
+// is the graph's node of k (nil: none).
+func (r *run) deriveOne(n *node, k string, value proto.Message, dn *node) {
 	if dn == nil {
 		dn = r.newNode(k, n.key)
 	}
@@ -170,7 +197,10 @@ func (r *run) deriveOne(n *node, k string, value proto.Message) {
 	if n.origin == kv.OriginSB {
 		r.observe(dn, dn.intent, nil, DISCOVERED)
 	} else {
-		r.reconcile(k)
+		held := r.held
+		r.held = n // the base, which dn's reconciliation looks at
+		r.reconcileNode(dn)
+		r.held = held
 	}
 }
 
@@ -244,7 +274,7 @@ func (r *run) dropDerived(key string) bool {
 		return true // its removal, further up, completes and drops it
 	}
 	if dn.applied != nil {
-		if dn.failedSeq == r.seq && dn.lastOp == OpDelete {
+		if dn.failedSeq == r.seq32 && dn.lastOp == OpDelete {
 			return false // its delete failed in this transaction: not again
 		}
 		return r.remove(dn, 0, false)

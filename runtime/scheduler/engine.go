@@ -95,6 +95,8 @@ type run struct {
 	// called is set by a southbound call, until the operation that
 	// records it.
 	called bool
+	// held is a node that a caller up the stack holds (see nodeOf).
+	held *node
 }
 
 // priorNode is what a reverting transaction needs to know of a value as
@@ -199,23 +201,25 @@ func (r *run) newNode(key, base string) *node {
 	if r.prior != nil {
 		r.remember(key, nil)
 	}
-	n := &node{key: key, base: base, origin: kv.OriginNB, desc: r.s.lookup(key)}
+	n := &node{nodeFields: nodeFields{key: key, base: base, origin: kv.OriginNB, desc: r.s.lookup(key)}}
 	r.g.addNode(n)
 	return n
 }
 
 // setIntent records the intended value of an NB key (nil: delete it).
-func (r *run) setIntent(key string, value proto.Message) {
+// It returns the node of key (nil: none), for the caller to reconcile
+// without looking it up again (see graph.current).
+func (r *run) setIntent(key string, value proto.Message) *node {
 	n := r.g.node(key)
 	if n != nil && n.base != "" {
 		r.keyErr(key, OpNone, ErrDerivedKey)
-		return
+		return n
 	}
 	if value == nil && (n == nil || n.intent == nil) {
 		if n != nil && n.origin == kv.OriginSB && n.applied != nil {
 			r.keyErr(key, OpDelete, ErrObtainedKey)
 		}
-		return
+		return n
 	}
 	if n == nil {
 		n = r.newNode(key, "")
@@ -229,6 +233,7 @@ func (r *run) setIntent(key string, value proto.Message) {
 	if n.invalid != nil && !r.reverting {
 		r.keyErr(key, OpNone, n.invalid) // bad input is an error of the commit
 	}
+	return n
 }
 
 // evaluate validates n's intent and indexes its dependencies. n is mut'ed.
@@ -261,7 +266,7 @@ func (r *run) depsMet(n *node, deps []kv.Dependency) bool {
 			}
 			continue
 		}
-		t := r.g.node(d.Key)
+		t := r.nodeOf(d.Key)
 		if t == nil {
 			return false
 		}
@@ -275,7 +280,21 @@ func (r *run) depsMet(n *node, deps []kv.Dependency) bool {
 // target returns what n should have applied now, and whether it is held
 // back by unmet dependencies.
 func (r *run) target(n *node) (want proto.Message, pending bool) {
-	if n.base != "" && !r.baseHolds(n) {
+	return r.targetWith(n, r.baseNode(n))
+}
+
+// baseNode returns the node of n's base, or nil (none, or n is not
+// derived).
+func (r *run) baseNode(n *node) *node {
+	if n.base == "" {
+		return nil
+	}
+	return r.nodeOf(n.base)
+}
+
+// targetWith is target, given b, the node of n's base (see baseNode).
+func (r *run) targetWith(n, b *node) (want proto.Message, pending bool) {
+	if n.base != "" && !baseHolds(n, b) {
 		// A derived value exists only while its base exists and derives
 		// it: never created before its base (a revert, a dependency
 		// that came back), never kept after it.
@@ -289,7 +308,7 @@ func (r *run) target(n *node) (want proto.Message, pending bool) {
 	switch {
 	case n.desc == nil:
 		return nil, false
-	case n.failedSeq == r.seq:
+	case n.failedSeq == r.seq32:
 		if n.applied != nil && n.lastOp != OpDelete && !r.depsMet(n, n.adeps) {
 			// Its create or update failed, yet it exists (applied in
 			// part) and what it needs is going: it goes first. Its
@@ -312,17 +331,18 @@ func (r *run) target(n *node) (want proto.Message, pending bool) {
 	return n.intent, false
 }
 
-// baseHolds reports whether the base of n, a derived value, exists and
+// baseHolds reports whether b, the base of n, a derived value, exists and
 // derives n from the version it has applied.
-func (r *run) baseHolds(n *node) bool {
-	b := r.g.node(n.base)
+func baseHolds(n, b *node) bool {
 	return b != nil && b.exists() && slices.Contains(b.derived, n.key)
 }
 
 // orphaned reports whether n, a derived value, has lost its base: the base
 // is no longer in the graph, or no longer lists n among its derived values.
-func (r *run) orphaned(n *node) bool {
-	b := r.g.node(n.base)
+func (r *run) orphaned(n *node) bool { return orphanedFrom(n, r.g.node(n.base)) }
+
+// orphanedFrom is orphaned, given b, the node of n's base.
+func orphanedFrom(n, b *node) bool {
 	return b == nil || !slices.Contains(b.derived, n.key)
 }
 
@@ -332,7 +352,7 @@ func (r *run) priorTarget(n *node, want proto.Message) (proto.Message, bool) {
 	switch {
 	case want == nil:
 		return nil, false
-	case n.failedSeq == r.seq:
+	case n.failedSeq == r.seq32:
 		// An undo call of n failed: not again, as in target (a create
 		// made again could find what it needs gone since).
 		if n.applied != nil && n.lastOp != OpDelete && !r.depsMet(n, n.adeps) {
@@ -354,18 +374,29 @@ func (r *run) reconcile(key string) {
 	if r.abort {
 		return
 	}
-	n := r.g.node(key)
-	if n == nil || n.removing || n.origin == kv.OriginSB {
+	r.reconcileNode(r.g.node(key))
+}
+
+// reconcileNode is reconcile of the key of n, the graph's node of it (nil:
+// none), for callers that hold it already.
+func (r *run) reconcileNode(n *node) {
+	if r.abort || n == nil || n.removing || n.origin == kv.OriginSB {
 		return // obtained or discovered values are never touched by us
 	}
+	key := n.key
 	if n.desc == nil {
 		r.settle(n, false) // UNIMPLEMENTED: no call can be made
 		return
 	}
-	if _, touched := r.prior[key]; r.reverting && !touched {
-		return // a revert restores what the transaction changed, nothing else
+	if r.reverting {
+		if _, touched := r.prior[key]; !touched {
+			return // a revert restores what the transaction changed, nothing else
+		}
 	}
-	if n.base != "" && n.intent != nil && r.orphaned(n) {
+	// The base is looked up once: what follows changes n only (a
+	// resync's adoption aside).
+	b := r.baseNode(n)
+	if n.base != "" && n.intent != nil && orphanedFrom(n, b) {
 		// Its base is gone or no longer derives it (the value outlived
 		// it after a failed delete): nothing intends it any more.
 		r.mut(n)
@@ -376,8 +407,9 @@ func (r *run) reconcile(key string) {
 		// Found by the refresh (a derived value of a base that turned
 		// out to exist, say): it is applied, whatever comes next.
 		r.adoptFound(n)
+		b = r.baseNode(n)
 	}
-	want, pending := r.target(n)
+	want, pending := r.targetWith(n, b)
 	switch {
 	case want == nil && n.applied == nil:
 		if pending && r.unit[n.key] == 0 {
@@ -509,7 +541,7 @@ func (r *run) create(n *node, want proto.Message, flags Flags) {
 				return
 			}
 			r.derive(n)
-			r.triggerDependents(n.key)
+			r.triggerDependentsOf(n.key, n)
 		}
 		return
 	}
@@ -519,7 +551,7 @@ func (r *run) create(n *node, want proto.Message, flags Flags) {
 	r.syncMetadata(n)
 	r.opFor(n, Op{Key: n.key, Kind: OpCreate, Value: want, Flags: flags})
 	r.derive(n)
-	r.triggerDependents(n.key)
+	r.triggerDependentsOf(n.key, n)
 }
 
 // depsOfValue returns the dependencies of value, a version of n.
@@ -618,7 +650,7 @@ func (r *run) remove(n *node, flags Flags, sbGone bool) bool {
 			n.removing = false
 			r.g.setExisting(n.key, true)
 			r.derive(n)
-			r.triggerDependents(n.key)
+			r.triggerDependentsOf(n.key, n)
 			r.reconcile(n.key)
 			return false
 		}
@@ -885,7 +917,7 @@ func (r *run) keep(n *node, flags Flags, err error, prev proto.Message, known bo
 	r.g.setExisting(n.key, n.applied != nil)
 	r.fail(n, OpDelete, err, flags, prev, nil, known)
 	r.derive(n)
-	r.triggerDependents(n.key)
+	r.triggerDependentsOf(n.key, n)
 	r.runLater() // what waited for n's removal decides again, with n staying
 }
 
@@ -897,7 +929,7 @@ func (r *run) fail(n *node, kind OpKind, err error, flags Flags, prev, value pro
 	r.opFor(n, Op{Key: n.key, Kind: kind, Value: value, PrevValue: prev, Flags: flags, Err: err})
 	i := len(r.ops) - 1
 	r.keyErr(n.key, kind, err)
-	n.failedSeq = r.seq
+	n.failedSeq = r.seq32
 	if r.opts.revert && !r.reverting {
 		// The forward pass stops here; revert decides the states.
 		r.abort = true
@@ -943,7 +975,7 @@ func (r *run) settleState(n *node, pending, record bool) {
 		}
 		return
 	}
-	if n.failedSeq == r.seq {
+	if n.failedSeq == r.seq32 {
 		return // fail() set FAILED or RETRYING
 	}
 	var (
@@ -977,12 +1009,35 @@ func (r *run) settleState(n *node, pending, record bool) {
 }
 
 // triggerDependents reconciles the values waiting for key.
-func (r *run) triggerDependents(key string) {
-	for _, k := range r.g.dependentsOf(key) {
-		if d := r.g.node(k); d != nil && d.applied == nil && d.intent != nil && d.origin != kv.OriginSB {
-			r.reconcile(k)
+func (r *run) triggerDependents(key string) { r.triggerDependentsOf(key, nil) }
+
+// triggerDependentsOf is triggerDependents, given n, the node of key (nil:
+// unknown), which the dependents' reconciliations find without a lookup
+// (see nodeOf).
+func (r *run) triggerDependentsOf(key string, n *node) {
+	ds := r.g.dependentNodes(key)
+	if len(ds) == 0 {
+		return
+	}
+	held := r.held
+	r.held = n
+	defer func() { r.held = held }()
+	for _, d := range ds {
+		// An earlier one's reconciliation may have taken d out.
+		if d = r.g.current(d.key, d, 0); d != nil && d.applied == nil && d.intent != nil && d.origin != kv.OriginSB {
+			r.reconcileNode(d)
 		}
 	}
+}
+
+// nodeOf returns the graph's node of key, or nil: r.held, a node that a
+// caller up the stack holds, when key is its key and it is still in the
+// graph (see graph.current), else a lookup.
+func (r *run) nodeOf(key string) *node {
+	if h := r.held; h != nil && h.key == key && h.state != REMOVED {
+		return h
+	}
+	return r.g.node(key)
 }
 
 // observe records a value present in the southbound that we did not create
@@ -1006,7 +1061,7 @@ func (r *run) observe(n *node, value proto.Message, meta any, st State) {
 	r.opFor(n, Op{Key: n.key, Kind: OpNone, Value: value, Flags: FlagObtained | r.nodeFlags(n)})
 	r.derive(n)
 	if fresh {
-		r.triggerDependents(n.key)
+		r.triggerDependentsOf(n.key, n)
 	}
 }
 

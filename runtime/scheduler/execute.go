@@ -59,6 +59,7 @@ func (s *Scheduler) runTxn(j *job) txnOutput {
 	// The plan is the scheduler's own run, reused with its buffers (one
 	// transaction runs at a time; see newPlan).
 	plan, scratch := s.newPlan(ctx, seq, j, view)
+	s.g.reserve(len(j.items))
 	s.g.begin()
 	plan.apply(j)
 	if scratch {
@@ -398,11 +399,15 @@ func callHandler(ctx context.Context, kind OpKind, d kv.Descriptor, key string, 
 func (r *run) apply(j *job) {
 	switch j.kind {
 	case NBTxn:
-		for _, it := range j.items {
-			r.setIntent(it.Key, it.Value)
+		// The items' nodes, kept from setIntent to reconcileTop (see
+		// graph.current).
+		nodes := make([]*node, len(j.items))
+		added := r.g.added
+		for i, it := range j.items {
+			nodes[i] = r.setIntent(it.Key, it.Value)
 		}
-		for _, it := range j.items {
-			r.reconcileTop(it.Key)
+		for i, it := range j.items {
+			r.reconcileTop(it.Key, r.g.current(it.Key, nodes[i], added))
 		}
 	case SBNotification:
 		for _, it := range j.items {
@@ -466,11 +471,12 @@ func (r *run) reportUnimplemented(j *job) {
 	}
 }
 
-// reconcileTop reconciles a key of the transaction and records a NOOP when
-// its value needed nothing.
-func (r *run) reconcileTop(key string) {
-	r.reconcile(key)
-	if n := r.g.node(key); n != nil && n.base == "" && n.opSeq != r.seq32 && n.intent != nil && n.state == CONFIGURED {
+// reconcileTop reconciles a key of the transaction, whose node is n (nil:
+// none), and records a NOOP when its value needed nothing.
+func (r *run) reconcileTop(key string, n *node) {
+	added := r.g.added
+	r.reconcileNode(n)
+	if n = r.g.current(key, n, added); n != nil && n.base == "" && n.opSeq != r.seq32 && n.intent != nil && n.state == CONFIGURED {
 		r.opFor(n, Op{Key: key, Kind: OpNone, Value: n.intent, Flags: FlagNoop})
 	}
 }

@@ -12,10 +12,21 @@ import (
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
 
-// node is the scheduler's record of one key. Slices held by a node are
+// node is the scheduler's record of one key: its fields, which the
+// worker alone reads and writes, and the key's published versions, which
+// readers reach through the key map (see nodeMap).
+type node struct {
+	nodeFields
+	// slot holds the published versions of the key, so that a publish
+	// finds them without a lookup. Set by nodeMap.set under the shard's
+	// lock (readers read it under theirs); the journal leaves it alone.
+	slot *viewSlot
+}
+
+// nodeFields are the worker's fields of a node. Slices held by a node are
 // never mutated in place, only replaced, so that a struct copy is a
 // complete snapshot for the journal.
-type node struct {
+type nodeFields struct {
 	key  string
 	desc kv.Descriptor // nil: UNIMPLEMENTED
 	// intent is the intended value: from the NB, or from the base value for
@@ -53,14 +64,14 @@ type node struct {
 	// retries counts retries of the current intent.
 	retries int32
 	// opSeq is the last transaction that recorded an operation on the
-	// node, callSeq the last whose plan made a call on it, as txn32
-	// numbers: only ever compared with the current transaction's.
-	opSeq, callSeq uint32
-	lastErr        error
-	// failedSeq is the transaction whose operation on the node failed.
-	failedSeq uint64
-	seq       uint64 // last transaction that changed the node
-	epoch     uint64 // journal epoch of the last snapshot
+	// node, callSeq the last whose plan made a call on it, and failedSeq
+	// the last whose operation on it failed, as txn32 numbers: only ever
+	// compared with the current transaction's.
+	opSeq, callSeq, failedSeq uint32
+	// epoch is the journal epoch of the last snapshot (see begin).
+	epoch   uint32
+	lastErr error
+	seq     uint64 // last transaction that changed the node
 }
 
 // txn32 is the short number of transaction seq that nodes keep in opSeq
@@ -69,10 +80,10 @@ type node struct {
 // (clearMarks) so that no old mark passes for the current transaction's.
 func txn32(seq uint64) uint32 { return uint32(seq%math.MaxUint32) + 1 }
 
-// clearMarks clears the opSeq and callSeq marks of every node.
+// clearMarks clears the opSeq, callSeq and failedSeq marks of every node.
 func (g *graph) clearMarks() {
 	for _, n := range g.all() {
-		n.opSeq, n.callSeq = 0, 0
+		n.opSeq, n.callSeq, n.failedSeq = 0, 0, 0
 	}
 }
 
@@ -96,10 +107,80 @@ func (n *node) label() string {
 
 type stringSet map[string]struct{}
 
-// nodeSet is a set of nodes: the dependents of a key. Pointers hash and
-// grow cheaper than keys, and a node is unlinked before it leaves the
-// graph (settle), so a set never holds a node that is gone.
-type nodeSet map[*node]struct{}
+// nodeSet is a set of nodes: the dependents of a key. Pointers compare
+// and hash cheaper than keys, and a node is unlinked before it leaves the
+// graph (settle), so a set never holds a node that is gone. Most keys have
+// a few dependents (the routes over an interface): those sit in a slice
+// (a map of a few entries costs some 200 bytes); a set that grows beyond
+// nodeSetFew moves to a map, so that adding and removing stay O(1) for a
+// key that thousands of values need.
+type nodeSet struct {
+	few  []*node            // while small (many is nil)
+	many map[*node]struct{} // once large (few is nil)
+}
+
+// nodeSetFew is the largest set kept in a slice.
+const nodeSetFew = 16
+
+func (s *nodeSet) len() int { return len(s.few) + len(s.many) }
+
+func (s *nodeSet) has(n *node) bool {
+	if s.many != nil {
+		_, ok := s.many[n]
+		return ok
+	}
+	return slices.Contains(s.few, n)
+}
+
+// add adds n, which the set does not hold.
+func (s *nodeSet) add(n *node) {
+	switch {
+	case s.many != nil:
+		s.many[n] = struct{}{}
+	case s.few == nil:
+		s.few = append(make([]*node, 0, 4), n)
+	case len(s.few) < nodeSetFew:
+		s.few = append(s.few, n)
+	default:
+		s.many = make(map[*node]struct{}, 2*nodeSetFew)
+		for _, m := range s.few {
+			s.many[m] = struct{}{}
+		}
+		s.many[n] = struct{}{}
+		s.few = nil
+	}
+}
+
+// del removes n and reports whether the set held it.
+func (s *nodeSet) del(n *node) bool {
+	if s.many != nil {
+		_, ok := s.many[n]
+		delete(s.many, n)
+		return ok
+	}
+	i := slices.Index(s.few, n)
+	if i < 0 {
+		return false
+	}
+	s.few = slices.Delete(s.few, i, i+1)
+	return true
+}
+
+// all yields the nodes of the set, in no order.
+func (s *nodeSet) all() iter.Seq[*node] {
+	return func(yield func(*node) bool) {
+		for _, n := range s.few {
+			if !yield(n) {
+				return
+			}
+		}
+		for n := range s.many {
+			if !yield(n) {
+				return
+			}
+		}
+	}
+}
 
 // graph holds the nodes and the indexes that resolve dependencies. All its
 // mutations go through methods that record an undo entry while a journal is
@@ -127,10 +208,12 @@ type graph struct {
 	// existingGen counts the changes of existing, so that the view
 	// clones it again only after a change.
 	existingGen uint64
+	// added counts the nodes added (see current).
+	added uint64
 
 	journal chunks[undo]
-	saved   chunks[node]
-	epoch   uint64
+	saved   chunks[nodeFields]
+	epoch   uint32
 	open    bool
 	// dirty lists the nodes changed, added or removed since
 	// the last publish (see Scheduler.publish), journal open or not; a key
@@ -155,14 +238,18 @@ const (
 	undoDelUnimpl                   // unimplemented[key]
 )
 
-// undo is one journal entry. Node snapshots live in graph.saved, so that
-// the entries of index changes stay small.
+// undo is one journal entry (32 bytes: a large transaction journals a
+// few per value). Node snapshots live in graph.saved, so that the entries
+// of index changes stay small.
 type undo struct {
-	kind   undoKind
-	key    string
+	kind undoKind
+	// saved is the index of the snapshot in graph.saved (undoNode).
+	saved int32
+	// target is the key of the index entry (dependents, anyOf), or the
+	// key of the change (existing, unimplemented).
 	target string
-	n      *node
-	saved  int // index into graph.saved (undoNode)
+	// n is the node changed, added, removed or linked.
+	n *node
 }
 
 func newGraph() *graph {
@@ -174,10 +261,21 @@ func newGraph() *graph {
 	}
 }
 
+// reserve makes room for a transaction of n keys: its new nodes, and
+// the values they derive (a quarter more).
+func (g *graph) reserve(n int) { g.nodes.reserve(n + n/4) }
+
 // begin opens the journal.
 func (g *graph) begin() {
 	g.open = true
-	g.epoch++
+	if g.epoch++; g.epoch == 0 {
+		// Once every 2^32 journals: no node's epoch may pass for the
+		// new one's.
+		for _, n := range g.all() {
+			n.epoch = 0
+		}
+		g.epoch = 1
+	}
 	g.journal.reset()
 	g.saved.reset()
 }
@@ -197,19 +295,22 @@ func (g *graph) rollback(restored func(key string, n *node)) {
 		u := g.journal.at(i)
 		switch u.kind {
 		case undoNode:
-			*u.n = *g.saved.at(u.saved)
+			u.n.nodeFields = *g.saved.at(int(u.saved))
 			if restored != nil {
 				restored(u.n.key, u.n)
 			}
 		case undoAddNode:
-			g.nodes.del(u.key)
+			g.nodes.del(u.n.key) // REMOVED: out of the graph (see current)
 			if restored != nil {
-				restored(u.key, nil)
+				restored(u.n.key, nil)
 			}
 		case undoDelNode:
-			g.nodes.set(u.key, u.n)
+			// Back in the graph; its fields come back with its snapshot
+			// (older in the journal), or it goes again (undoAddNode).
+			g.nodes.set(u.n.key, u.n)
+			u.n.state = NONEXISTENT
 			if restored != nil {
-				restored(u.key, u.n)
+				restored(u.n.key, u.n)
 			}
 		case undoAddDep:
 			g.setDel(g.dependents, u.target, u.n)
@@ -224,15 +325,15 @@ func (g *graph) rollback(restored func(key string, n *node)) {
 		case undoExistingOn:
 			g.existingOn = false
 		case undoAddExisting:
-			g.existing.Delete(u.key)
+			g.existing.Delete(u.target)
 			g.existingGen++
 		case undoDelExisting:
-			g.existing.ReplaceOrInsert(u.key)
+			g.existing.ReplaceOrInsert(u.target)
 			g.existingGen++
 		case undoAddUnimpl:
-			delete(g.unimplemented, u.key)
+			delete(g.unimplemented, u.target)
 		case undoDelUnimpl:
-			g.unimplemented[u.key] = struct{}{}
+			g.unimplemented[u.target] = struct{}{}
 		}
 	}
 	g.commit()
@@ -249,7 +350,7 @@ func (g *graph) record(u undo) {
 func (g *graph) touch(n *node) {
 	if n.epoch != g.epoch {
 		if g.open {
-			g.journal.push(undo{kind: undoNode, n: n, saved: g.saved.push(*n)})
+			g.journal.push(undo{kind: undoNode, n: n, saved: int32(g.saved.push(n.nodeFields))})
 		}
 		n.epoch = g.epoch
 		g.dirty.push(n)
@@ -301,39 +402,45 @@ func (g *graph) node(key string) *node { return g.nodes.get(key) }
 // all yields every key and its node, in no order.
 func (g *graph) all() iter.Seq2[string, *node] { return g.nodes.all() }
 
+// addNode adds n, a new node of a key that has none (every caller has
+// just looked the key up).
 func (g *graph) addNode(n *node) {
 	n.epoch = g.epoch // a new node needs no snapshot
-	g.nodes.set(n.key, n)
+	g.added++
+	g.nodes.add(g.nodes.shard(n.key), n.key, n)
 	g.dirty.push(n)
-	g.record(undo{kind: undoAddNode, key: n.key})
+	g.record(undo{kind: undoAddNode, n: n})
 }
 
 func (g *graph) delNode(n *node) {
 	g.nodes.del(n.key)
 	g.dirty.push(n)
-	g.record(undo{kind: undoDelNode, key: n.key, n: n})
+	g.record(undo{kind: undoDelNode, n: n})
 }
 
 func (g *graph) setAdd(m map[string]nodeSet, target string, n *node) bool {
 	set := m[target]
-	if set == nil {
-		set = nodeSet{}
-		m[target] = set
-	} else if _, ok := set[n]; ok {
+	if set.has(n) {
 		return false
 	}
-	set[n] = struct{}{}
+	large := set.many != nil
+	set.add(n)
+	if !large {
+		m[target] = set // a slice that grew, or a new map
+	}
 	return true
 }
 
 func (g *graph) setDel(m map[string]nodeSet, target string, n *node) bool {
 	set := m[target]
-	if _, ok := set[n]; !ok {
+	if !set.del(n) {
 		return false
 	}
-	delete(set, n)
-	if len(set) == 0 {
+	switch {
+	case set.len() == 0:
 		delete(m, target)
+	case set.many == nil:
+		m[target] = set // the slice is shorter
 	}
 	return true
 }
@@ -463,13 +570,13 @@ func (g *graph) setExisting(key string, exists bool) {
 	if exists {
 		if _, had := g.existing.ReplaceOrInsert(key); !had {
 			g.existingGen++
-			g.record(undo{kind: undoAddExisting, key: key})
+			g.record(undo{kind: undoAddExisting, target: key})
 		}
 		return
 	}
 	if _, had := g.existing.Delete(key); had {
 		g.existingGen++
-		g.record(undo{kind: undoDelExisting, key: key})
+		g.record(undo{kind: undoDelExisting, target: key})
 	}
 }
 
@@ -478,11 +585,54 @@ func (g *graph) setUnimplemented(key string, on bool) {
 	switch {
 	case on && !had:
 		g.unimplemented[key] = struct{}{}
-		g.record(undo{kind: undoAddUnimpl, key: key})
+		g.record(undo{kind: undoAddUnimpl, target: key})
 	case !on && had:
 		delete(g.unimplemented, key)
-		g.record(undo{kind: undoDelUnimpl, key: key})
+		g.record(undo{kind: undoDelUnimpl, target: key})
 	}
+}
+
+// dependentNodes is dependentsOf, giving the nodes (in the order of their
+// keys). The caller checks each with current before using it, when what
+// it does in between may take nodes out of the graph.
+func (g *graph) dependentNodes(key string) []*node {
+	plain := g.dependents[key]
+	if plain.len() == 0 && len(g.anyOfLens) == 0 {
+		return nil
+	}
+	out := make([]*node, 0, plain.len())
+	for n := range plain.all() {
+		out = append(out, n)
+	}
+	for _, c := range g.anyOfLens {
+		if c.len > len(key) {
+			continue
+		}
+		set := g.anyOf[key[:c.len]]
+		for n := range set.all() {
+			out = append(out, n)
+		}
+	}
+	if len(out) > 1 {
+		slices.SortFunc(out, func(a, b *node) int { return strings.Compare(a.key, b.key) })
+		out = slices.CompactFunc(out, func(a, b *node) bool { return a == b })
+	}
+	return out
+}
+
+// current returns the graph's node of key, given n, what a lookup of key
+// returned earlier in the run when the graph's count of added nodes was
+// added (n nil: none then). n, while it is in the graph (a node taken
+// out is REMOVED; see settleState), and nil, while no node was added
+// since, are the answer without a lookup.
+func (g *graph) current(key string, n *node, added uint64) *node {
+	switch {
+	case n != nil && n.state != REMOVED:
+		return n
+	case n == nil && g.added == added:
+		return nil
+	}
+	return g.node(key)
 }
 
 // dependentsOf returns the keys of the nodes that depend on key, plainly or
@@ -490,14 +640,16 @@ func (g *graph) setUnimplemented(key string, on bool) {
 // callers re-check). Sorted, for a deterministic order.
 func (g *graph) dependentsOf(key string) []string {
 	var out []string
-	for n := range g.dependents[key] {
+	plain := g.dependents[key]
+	for n := range plain.all() {
 		out = append(out, n.key)
 	}
 	for _, c := range g.anyOfLens {
 		if c.len > len(key) {
 			continue
 		}
-		for n := range g.anyOf[key[:c.len]] {
+		set := g.anyOf[key[:c.len]]
+		for n := range set.all() {
 			out = append(out, n.key)
 		}
 	}

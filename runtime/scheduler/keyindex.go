@@ -8,11 +8,33 @@ import (
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
 
-// keyIndex maps keys to descriptors through their key prefixes: one map
-// lookup per distinct prefix length, never a scan of all descriptors.
+// keyIndex maps keys to descriptors through their key prefixes: at most
+// one map lookup per distinct prefix length, never a scan of all
+// descriptors. A length is tried only when the key's byte at the end of
+// that length is the last byte of a prefix of that length (a '/' most
+// often), so that a key usually costs one lookup, however many lengths
+// there are.
 type keyIndex struct {
 	byPrefix map[string][]kv.Descriptor
-	lens     []int // distinct prefix lengths, longest first
+	lens     []prefixLen // distinct prefix lengths, longest first
+}
+
+// prefixLen is a length of prefixes and the set of their last bytes.
+type prefixLen struct {
+	n    int
+	last [4]uint64 // bit b: a prefix of length n ends with byte b
+}
+
+// mayEnd reports whether key may have a prefix of length l.n.
+func (l *prefixLen) mayEnd(key string) bool {
+	if l.n > len(key) {
+		return false
+	}
+	if l.n == 0 {
+		return true
+	}
+	b := key[l.n-1]
+	return l.last[b>>6]&(1<<(b&63)) != 0
 }
 
 func newKeyIndex() keyIndex { return keyIndex{byPrefix: map[string][]kv.Descriptor{}} }
@@ -20,9 +42,15 @@ func newKeyIndex() keyIndex { return keyIndex{byPrefix: map[string][]kv.Descript
 func (x *keyIndex) add(d kv.Descriptor) {
 	p := d.KeyPrefix()
 	x.byPrefix[p] = append(x.byPrefix[p], d)
-	if !slices.Contains(x.lens, len(p)) {
-		x.lens = append(x.lens, len(p))
-		slices.SortFunc(x.lens, func(a, b int) int { return b - a })
+	i := slices.IndexFunc(x.lens, func(l prefixLen) bool { return l.n == len(p) })
+	if i < 0 {
+		x.lens = append(x.lens, prefixLen{n: len(p)})
+		slices.SortFunc(x.lens, func(a, b prefixLen) int { return b.n - a.n })
+		i = slices.IndexFunc(x.lens, func(l prefixLen) bool { return l.n == len(p) })
+	}
+	if len(p) > 0 {
+		b := p[len(p)-1]
+		x.lens[i].last[b>>6] |= 1 << (b & 63)
 	}
 }
 
@@ -37,11 +65,12 @@ func (x *keyIndex) clone() keyIndex {
 
 // lookup returns the descriptor whose key space holds key, or nil.
 func (x *keyIndex) lookup(key string) kv.Descriptor {
-	for _, l := range x.lens {
-		if l > len(key) {
+	for i := range x.lens {
+		l := &x.lens[i]
+		if !l.mayEnd(key) {
 			continue
 		}
-		for _, d := range x.byPrefix[key[:l]] {
+		for _, d := range x.byPrefix[key[:l.n]] {
 			if d.IsKey(key) {
 				return d
 			}
@@ -72,11 +101,12 @@ func (x *keyIndex) resolve(key string) kv.Descriptor {
 	if d := x.lookup(key); d != nil {
 		return d
 	}
-	for _, l := range x.lens {
-		if l > len(key) {
+	for i := range x.lens {
+		l := &x.lens[i]
+		if !l.mayEnd(key) {
 			continue
 		}
-		if ds := x.byPrefix[key[:l]]; len(ds) == 1 {
+		if ds := x.byPrefix[key[:l.n]]; len(ds) == 1 {
 			return &misfit{Descriptor: ds[0]}
 		} else if len(ds) > 1 {
 			return nil

@@ -5,18 +5,21 @@ import (
 	"sync"
 )
 
-// nodeMap maps each key to its node (the worker's) and to its published
-// versions (the readers'): one map entry per key serves both, so that the
-// read view costs no second index of the keys.
+// nodeMap maps each key to its node (the worker's) and, through the
+// node's slot, to its published versions (the readers'): one map entry
+// per key serves both, so that the read view costs no second index of
+// the keys.
 //
 // The worker is the only writer. It reads without locking and locks one
-// shard only to add, change or remove an entry. Readers see only the
-// versions (nodeEntry.slot), never a node, and lock one shard at a time,
-// for reading. A key keeps its entry while it has versions, with no node
-// when the value is gone (until trim takes the last version out).
+// shard only to add or remove an entry. Readers see only the versions
+// (node.slot, which they read under the shard's lock), never the node's
+// fields, and lock one shard at a time, for reading. A key whose value is
+// gone keeps its versions in the shard's gone map (until trim takes the
+// last version out, or the key gets a node again, which takes them over),
+// so that the worker's lookups see live nodes only.
 type nodeMap struct {
 	shards [nodeShards]nodeShard
-	// n counts the entries that hold a node.
+	// n counts the nodes.
 	n int
 	// slots hands out versions slots a few hundred at a time.
 	slots []viewSlot
@@ -27,16 +30,10 @@ const nodeShards = 64
 
 type nodeShard struct {
 	mu sync.RWMutex
-	m  map[string]nodeEntry
-	_  [64 - 32]byte // a cache line each
-}
-
-// nodeEntry is what a key maps to: its node (nil when no value is in the
-// graph) and its published versions, given with the node (so that a
-// publish finds them with the lookup that finds the node).
-type nodeEntry struct {
-	n    *node
-	slot *viewSlot
+	m  map[string]*node
+	// gone holds the versions of keys without a node (few, and briefly).
+	gone map[string]*viewSlot
+	_    [64 - 40]byte // a cache line each
 }
 
 // shardOf spreads keys over the shards. Only the spread matters (a
@@ -65,61 +62,116 @@ func word(s string) uint64 {
 func (m *nodeMap) shard(key string) *nodeShard { return &m.shards[shardOf(key)] }
 
 // get returns the node of key, or nil (the worker: no lock).
-func (m *nodeMap) get(key string) *node { return m.shard(key).m[key].n }
+func (m *nodeMap) get(key string) *node { return m.shard(key).m[key] }
 
-// entry returns the entry of key (the worker: no lock).
-func (m *nodeMap) entry(key string) nodeEntry { return m.shard(key).m[key] }
+// entry returns the versions of key (nil: none) and its node (nil: none),
+// for the worker (no lock).
+func (m *nodeMap) entry(key string) (*viewSlot, *node) {
+	sh := m.shard(key)
+	if n := sh.m[key]; n != nil {
+		return n.slot, n
+	}
+	return sh.gone[key], nil
+}
 
 // len returns the number of nodes.
 func (m *nodeMap) len() int { return m.n }
 
-// set makes n the node of key.
+// set makes n the node of key: n takes the key's versions over, if it
+// has any (a node put back by a rollback has them already).
 func (m *nodeMap) set(key string, n *node) {
 	sh := m.shard(key)
-	sh.mu.Lock()
-	if sh.m == nil {
-		sh.m = map[string]nodeEntry{}
+	if old := sh.m[key]; old == n {
+		return
+	} else if old != nil {
+		m.n-- // replaced: add counts n
 	}
-	e := sh.m[key]
-	if e.n == nil {
-		m.n++
-	}
-	if e.slot == nil {
+	m.add(sh, key, n)
+}
+
+// add makes n, a new node, the node of key, which has none: set without
+// the lookup of what key had.
+func (m *nodeMap) add(sh *nodeShard, key string, n *node) {
+	m.n++
+	slot := n.slot
+	if s, ok := sh.gone[key]; ok {
+		slot = s
+	} else if slot == nil {
 		if len(m.slots) == 0 {
 			m.slots = make([]viewSlot, 256)
 		}
-		e.slot = &m.slots[0]
+		slot = &m.slots[0]
 		m.slots = m.slots[1:]
 	}
-	e.n = n
-	sh.m[key] = e
+	sh.mu.Lock()
+	if sh.m == nil {
+		sh.m = map[string]*node{}
+	}
+	n.slot = slot // under the lock, before readers can see n (they read it under theirs)
+	sh.m[key] = n
+	if len(sh.gone) > 0 {
+		delete(sh.gone, key)
+	}
 	sh.mu.Unlock()
 }
 
-// del takes the node of key out; the entry stays while it has versions.
+// reserve makes room for up to n more keys, spread over the shards, so
+// that a large transaction on a small graph (the startup resync of a
+// fresh process) does not grow the shard maps step by step: each step
+// rehashes the shard and leaves its old table to the collector. Only
+// shards that hold few keys for the size are rebuilt (a transaction over
+// keys the graph holds, a full resync say, adds none), copied under the
+// shard's lock, as growing them would be.
+func (m *nodeMap) reserve(n int) {
+	per := n / nodeShards
+	if per < 64 {
+		return // small: growing costs little
+	}
+	for i := range m.shards {
+		sh := &m.shards[i]
+		if len(sh.m) >= per/8 {
+			continue
+		}
+		bigger := make(map[string]*node, len(sh.m)+per)
+		sh.mu.Lock()
+		for k, e := range sh.m {
+			bigger[k] = e
+		}
+		sh.m = bigger
+		sh.mu.Unlock()
+	}
+}
+
+// del takes the node of key out, REMOVED (see graph.current); its
+// versions, if it has any, stay in the gone map.
 func (m *nodeMap) del(key string) {
 	sh := m.shard(key)
+	n := sh.m[key]
+	if n == nil {
+		return
+	}
+	m.n--
+	n.state = REMOVED
 	sh.mu.Lock()
-	if e := sh.m[key]; e.n != nil {
-		m.n--
-		if e.slot == nil || e.slot.head.Load() == nil {
-			delete(sh.m, key)
-		} else {
-			e.n = nil
-			sh.m[key] = e
+	delete(sh.m, key)
+	if n.slot.head.Load() != nil {
+		if sh.gone == nil {
+			sh.gone = map[string]*viewSlot{}
 		}
+		sh.gone[key] = n.slot
 	}
 	sh.mu.Unlock()
 }
 
-// dropSlot takes out the entry of key, whose versions s are down to its
-// deletion, unless the key has a node again (whose versions go on in s).
+// dropSlot takes out the versions s of key, down to its deletion, unless
+// the key has a node again (whose versions go on in s).
 func (m *nodeMap) dropSlot(key string, s *viewSlot) {
 	sh := m.shard(key)
-	sh.mu.Lock()
-	if e, ok := sh.m[key]; ok && e.slot == s && e.n == nil {
-		delete(sh.m, key)
+	if sh.gone[key] != s || s == nil {
+		return
 	}
+	sh.mu.Lock()
+	delete(sh.gone, key)
 	sh.mu.Unlock()
 }
 
@@ -128,8 +180,8 @@ func (m *nodeMap) dropSlot(key string, s *viewSlot) {
 func (m *nodeMap) all() iter.Seq2[string, *node] {
 	return func(yield func(string, *node) bool) {
 		for i := range m.shards {
-			for k, e := range m.shards[i].m {
-				if e.n != nil && !yield(k, e.n) {
+			for k, n := range m.shards[i].m {
+				if !yield(k, n) {
 					return
 				}
 			}
@@ -140,8 +192,13 @@ func (m *nodeMap) all() iter.Seq2[string, *node] {
 // load returns the versions of key, or nil (readers).
 func (m *nodeMap) load(key string) *viewSlot {
 	sh := m.shard(key)
+	var s *viewSlot
 	sh.mu.RLock()
-	s := sh.m[key].slot
+	if n := sh.m[key]; n != nil {
+		s = n.slot // under the lock: set may give a node put back new versions
+	} else {
+		s = sh.gone[key]
+	}
 	sh.mu.RUnlock()
 	return s
 }
@@ -156,10 +213,11 @@ func (m *nodeMap) eachSlot(fn func(key string, s *viewSlot) bool) {
 		sh := &m.shards[i]
 		sh.mu.RLock()
 		buf = buf[:0]
-		for k, e := range sh.m {
-			if e.slot != nil {
-				buf = append(buf, keySlot{k, e.slot})
-			}
+		for k, n := range sh.m {
+			buf = append(buf, keySlot{k, n.slot})
+		}
+		for k, s := range sh.gone {
+			buf = append(buf, keySlot{k, s})
 		}
 		sh.mu.RUnlock()
 		for _, ks := range buf {

@@ -10,7 +10,7 @@ import (
 // while the key has a node or published versions; len counts nodes only.
 func TestNodeMap(t *testing.T) {
 	var m nodeMap
-	a, b := &node{key: "a"}, &node{key: "b"}
+	a, b := &node{nodeFields: nodeFields{key: "a"}}, &node{nodeFields: nodeFields{key: "b"}}
 	m.set("a", a)
 	m.set("b", b)
 	s := m.load("a")
@@ -39,9 +39,19 @@ func TestNodeMap(t *testing.T) {
 	for k := range m.all() {
 		t.Errorf("all yields %s, which has no node", k)
 	}
-	m.set("a", a) // back: the same versions go on
-	if m.load("a") != s || m.len() != 1 {
+	if a.state != REMOVED {
+		t.Fatalf("a node taken out is %v, want REMOVED", a.state)
+	}
+	m.set("a", a)         // back: the same versions go on
+	a.state = NONEXISTENT // live again (a rollback restores its fields)
+	if m.load("a") != s || m.len() != 1 || m.get("a") != a {
 		t.Fatal("a key that comes back lost its versions")
+	}
+	a2 := &node{nodeFields: nodeFields{key: "a"}}
+	m.del("a")
+	m.set("a", a2) // a new node of the key: it takes the versions over
+	if m.load("a") != s || m.len() != 1 || m.get("a") != a2 || a2.slot != s {
+		t.Fatal("a new node of a key with versions does not take them over")
 	}
 	m.del("a")
 	m.dropSlot("a", &viewSlot{}) // not its versions: kept
@@ -52,7 +62,7 @@ func TestNodeMap(t *testing.T) {
 	if _, ok := m.shard("a").m["a"]; ok {
 		t.Error("an entry with neither node nor versions is kept")
 	}
-	c := &node{key: "c"}
+	c := &node{nodeFields: nodeFields{key: "c"}}
 	m.set("c", c)
 	sc := m.load("c")
 	m.dropSlot("c", sc)

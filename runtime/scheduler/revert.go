@@ -64,7 +64,7 @@ func (r *run) revert() {
 		// Back to the version it had applied, and not left by a failed
 		// call: its state and error of then.
 		p := r.prior[k]
-		if n := r.g.node(k); n != nil && n.failedSeq != r.seq && n.applied == p.applied && p.existed {
+		if n := r.g.node(k); n != nil && n.failedSeq != r.seq32 && n.applied == p.applied && p.existed {
 			r.mut(n)
 			n.state, n.lastErr = p.state, p.lastErr
 		}
@@ -116,7 +116,7 @@ func (r *run) undoFailed(f *failedOp) {
 // from the transaction's operations and errors, since nothing failed.
 func (r *run) retryRefused(keys []string) {
 	refused := func(n *node) bool {
-		return n != nil && n.failedSeq == r.seq && errors.Is(n.lastErr, ErrStillNeeded)
+		return n != nil && n.failedSeq == r.seq32 && errors.Is(n.lastErr, ErrStillNeeded)
 	}
 	var resolved []string
 	for range keys {

@@ -187,8 +187,8 @@ func newView(slots *nodeMap, hist history, maxCycle int) *view {
 
 // setRec makes r a version of n published by transaction pub; old is its
 // previous version (nil: none), whose viewMore is kept when nothing in it
-// changed.
-func setRec(r *viewRec, n *node, old *viewRec, pub uint64) {
+// changed. A new viewMore comes from slab.
+func setRec(r *viewRec, n *node, old *viewRec, pub uint64, slab *recSlab) {
 	r.desc = n.desc
 	r.seq, r.pub, r.state, r.origin, r.lastOp = n.seq, pub, n.state, n.origin, n.lastOp
 	var applied proto.Message // held in more: it differs from the intent
@@ -210,7 +210,8 @@ func setRec(r *viewRec, n *node, old *viewRec, pub uint64) {
 			sameKeys(m.derived, n.derived) && m.applied == applied && sameValue(m.metadata, n.metadata) {
 			r.more = m
 		} else {
-			r.more = &viewMore{base: n.base, derived: n.derived, lastErr: n.lastErr, applied: applied, metadata: n.metadata}
+			r.more = slab.nextMore()
+			*r.more = viewMore{base: n.base, derived: n.derived, lastErr: n.lastErr, applied: applied, metadata: n.metadata}
 		}
 	}
 }
@@ -222,11 +223,24 @@ func (r *viewRec) moreOrNil() *viewMore {
 	return r.more
 }
 
-// recSlab hands out the versions of one publish from arrays of a few
-// hundred: one allocation for many values.
+// recSlab hands out the versions of one publish, and their viewMores,
+// from arrays of a few hundred: one allocation for many values.
 type recSlab struct {
 	free []viewRec
 	left int // versions still to hand out, at most
+	more []viewMore
+}
+
+// nextMore returns a viewMore for the version handed out last.
+func (s *recSlab) nextMore() *viewMore {
+	if len(s.more) == 0 {
+		// Not every version needs one: the array is sized for those
+		// still to come, the version being made included.
+		s.more = make([]viewMore, max(1, min(s.left+1, 256)))
+	}
+	m := &s.more[0]
+	s.more = s.more[1:]
+	return m
 }
 
 func (s *recSlab) next() *viewRec {
@@ -356,9 +370,13 @@ func (s *Scheduler) publish(e *histEntry, seq uint64) []Status {
 	if pub > old.seq {
 		slab := recSlab{left: g.dirty.len()}
 		for i := range g.dirty.len() {
-			key := (*g.dirty.at(i)).key
-			e := v.slots.entry(key)
-			slot, n := e.slot, e.n
+			// A node in the graph holds its key's versions; for one
+			// taken out, the key may have another node now, or none.
+			n := *g.dirty.at(i)
+			key, slot := n.key, n.slot
+			if n.state == REMOVED {
+				slot, n = v.slots.entry(key)
+			}
 			var head *viewRec
 			if slot != nil {
 				head = slot.head.Load()
@@ -370,7 +388,7 @@ func (s *Scheduler) publish(e *histEntry, seq uint64) []Status {
 			switch {
 			case n != nil:
 				rec = slab.next()
-				setRec(rec, n, head, pub)
+				setRec(rec, n, head, pub, &slab)
 				if watch && (head == nil || head.gone() || rec.seq != head.seq || rec.state != head.state ||
 					rec.applied() != head.applied() || rec.intent() != head.intent() || rec.lastOp != head.lastOp ||
 					!errorsEqual(rec.lastErr(), head.lastErr())) {
