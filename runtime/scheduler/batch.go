@@ -448,8 +448,10 @@ func (r *run) settleLeftovers() {
 	}
 }
 
-// learn takes value (nil: nothing) as what the southbound holds for n,
-// and brings n to its target from there.
+// learn takes value (nil: nothing) as what the southbound holds for n, as
+// a notification says or a call left it, and brings n to its target from
+// there: a value that vanished is removed (what depends on it first) and,
+// when it is one of ours, created again if still wanted.
 func (r *run) learn(n *node, value proto.Message, meta any) {
 	if value == nil {
 		if n.applied == nil || n.removing {
@@ -467,9 +469,6 @@ func (r *run) learn(n *node, value proto.Message, meta any) {
 	r.mut(n)
 	fresh := n.applied == nil
 	r.takeApplied(n, value, meta)
-	if n.origin != kv.OriginSB {
-		n.origin = kv.OriginNB
-	}
 	if fresh {
 		r.derive(n)
 		r.triggerDependents(n.key)

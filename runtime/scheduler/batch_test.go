@@ -592,3 +592,24 @@ func TestBatchLogged(t *testing.T) {
 		t.Errorf("log does not count the batch:\n%s", out)
 	}
 }
+
+// TestNotifyUnimplementedIntended: a notification of a key that is
+// intended but that no descriptor handles does not break the scheduler
+// (it has no descriptor to tell its dependencies).
+func TestNotifyUnimplementedIntended(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, _ := harnessScheduler(t, "iface")
+	if _, err := s.Txn().Set("x/a", kvtest.Value("v")).Commit(ctx); err == nil {
+		t.Fatal("a key nobody handles committed without an error")
+	}
+	if _, err := s.Notify(ctx, scheduler.Notification{Key: "x/a", Value: kvtest.Value("w")}); err != nil && strings.Contains(err.Error(), "panic") {
+		t.Fatalf("notify: %v", err)
+	}
+	if st := s.Status("x/a"); st.State != scheduler.UNIMPLEMENTED {
+		t.Errorf("x/a is %v, want UNIMPLEMENTED", st.State)
+	}
+	if _, err := s.Txn().Set("iface/a", kvtest.Value("up")).Commit(ctx); err != nil {
+		t.Errorf("after the notification: %v", err)
+	}
+}

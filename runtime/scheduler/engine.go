@@ -559,6 +559,9 @@ func (r *run) depsOfValue(n *node, value proto.Message) []kv.Dependency {
 	if value == n.intent && n.invalid == nil {
 		return n.deps
 	}
+	if n.desc == nil {
+		return nil // UNIMPLEMENTED: no descriptor tells
+	}
 	return n.desc.Dependencies(n.key, value)
 }
 

@@ -508,19 +508,7 @@ func (r *run) notify(it KeyValue) {
 		if n != nil && n.intent != nil {
 			// One of ours, seen in the southbound: trust what it says it
 			// holds, then bring it to the intended value.
-			r.mut(n)
-			fresh := n.applied == nil
-			n.applied, n.metadata = it.Value, it.Metadata
-			if n.desc != nil {
-				r.g.setDeps(n, n.deps, n.desc.Dependencies(n.key, it.Value))
-			}
-			r.g.setExisting(n.key, true)
-			r.syncMetadata(n)
-			if fresh {
-				r.derive(n)
-				r.triggerDependents(n.key)
-			}
-			r.reconcile(n.key)
+			r.learn(n, it.Value, it.Metadata)
 			return
 		}
 		if n == nil {
@@ -529,18 +517,10 @@ func (r *run) notify(it KeyValue) {
 		r.observe(n, it.Value, it.Metadata, OBTAINED)
 		return
 	}
-	if n == nil || n.applied == nil {
+	if n == nil {
 		return
 	}
-	if n.origin == kv.OriginSB {
-		r.remove(n, FlagObtained, true)
-		return
-	}
-	// One of ours vanished behind our back: remove what depends on it,
-	// then create it again.
-	if r.remove(n, 0, true) {
-		r.reconcile(n.key)
-	}
+	r.learn(n, nil, nil)
 }
 
 // retryLater schedules retries of keys that failed with retriable errors,
