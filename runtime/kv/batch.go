@@ -107,7 +107,18 @@ func (d *TypedDescriptor[K, V, M]) Batch(ctx context.Context, kind BatchKind, op
 		}
 		return
 	}
-	typed := make([]BatchOp[K, V, M], 0, len(ops))
+	// The typed operations come from a pool: a batch is a hot path, and
+	// a handler given up on at its deadline keeps its buffer until it
+	// returns.
+	buf := d.batchBufs.Get().(*[]BatchOp[K, V, M])
+	typed := (*buf)[:0]
+	defer func() {
+		clear(typed)
+		if cap(typed) <= 4096 {
+			*buf = typed[:0]
+			d.batchBufs.Put(buf)
+		}
+	}()
 	// at maps typed operations back to ops when some were left out.
 	var at []int
 	for i := range ops {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -204,6 +205,8 @@ type TypedDescriptor[K any, V proto.Message, M any] struct {
 	retriever Retriever[K, V, M]
 	validator Validator[K, V]
 	batcher   Batcher[K, V, M]
+	// batchBufs pools the typed operations of batches (see Batch).
+	batchBufs sync.Pool
 	// concurrent is the handler when it is Concurrent.
 	concurrent Concurrent
 	metadata   *metadataStore[M]
@@ -263,6 +266,7 @@ func NewDescriptor[K any, V proto.Message, M any](spec Spec[K, V, M], handler Ha
 	if d.batcher, err = capability[Batcher[K, V, M]](spec.Name, handler, "Batch"); err != nil {
 		return nil, err
 	}
+	d.batchBufs.New = func() any { return new([]BatchOp[K, V, M]) }
 	if d.concurrent, err = capability[Concurrent](spec.Name, handler, "ConcurrentCalls"); err != nil {
 		return nil, err
 	}

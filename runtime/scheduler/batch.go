@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -115,12 +116,16 @@ func (s *Scheduler) groupEnd(plan *run, i int) int {
 }
 
 // grouping holds the keys of a group being formed, to tell whether one
-// more call is independent of its calls.
+// more call is independent of its calls. Groups are mostly small (the
+// routes of one interface): the keys are kept in slices, looked through,
+// and in maps only once a group grows beyond groupScan.
 type grouping struct {
 	// keys are the group's keys; needed the keys its values depend on
 	// (and their bases); anyOf the AnyOf dependencies of its values that
 	// a key of the descriptor may satisfy.
-	keys, needed map[string]struct{}
+	keys, needed []string
+	keySet       map[string]struct{}
+	neededSet    map[string]struct{}
 	anyOf        []kv.AnyOf
 	// prefix is the key prefix of the group's descriptor: an AnyOf
 	// dependency none of whose prefixes overlaps it is satisfied by no
@@ -129,12 +134,18 @@ type grouping struct {
 	prefix string
 }
 
+// groupScan is the size up to which a group's keys are looked through
+// rather than hashed.
+const groupScan = 16
+
 func (g *grouping) reset(prefix string) {
-	if g.keys == nil {
-		g.keys, g.needed = map[string]struct{}{}, map[string]struct{}{}
-	}
 	clear(g.keys)
 	clear(g.needed)
+	g.keys, g.needed = g.keys[:0], g.needed[:0]
+	if len(g.keySet) > 0 {
+		clear(g.keySet)
+		clear(g.neededSet)
+	}
 	clear(g.anyOf)
 	g.anyOf = g.anyOf[:0]
 	g.prefix = prefix
@@ -151,34 +162,86 @@ func (g *grouping) overlaps(prefixes []string) bool {
 	return false
 }
 
+// hashed reports whether the group's keys are in the maps.
+func (g *grouping) hashed() bool { return len(g.keys) > groupScan }
+
+func (g *grouping) hasKey(k string) bool {
+	if g.hashed() {
+		_, ok := g.keySet[k]
+		return ok
+	}
+	return slices.Contains(g.keys, k)
+}
+
+func (g *grouping) isNeeded(k string) bool {
+	if g.hashed() {
+		_, ok := g.neededSet[k]
+		return ok
+	}
+	return slices.Contains(g.needed, k)
+}
+
 func (g *grouping) add(c *plannedCall) {
-	g.keys[c.key] = struct{}{}
+	g.keys = append(g.keys, c.key)
 	if c.base != "" {
-		g.needed[c.base] = struct{}{}
+		g.needed = append(g.needed, c.base)
 	}
 	for _, deps := range [2][]kv.Dependency{c.deps, c.adeps} {
 		for _, d := range deps {
 			switch {
 			case !d.IsAnyOf():
-				g.needed[d.Key] = struct{}{}
+				g.needed = append(g.needed, d.Key)
 			case g.overlaps(d.AnyOf.Prefixes):
 				g.anyOf = append(g.anyOf, d.AnyOf)
 			}
 		}
 	}
+	if !g.hashed() {
+		return
+	}
+	if g.keySet == nil {
+		g.keySet, g.neededSet = map[string]struct{}{}, map[string]struct{}{}
+	}
+	if len(g.keySet) == 0 {
+		// Grown past groupScan: hash what the slices hold so far.
+		for _, k := range g.keys {
+			g.keySet[k] = struct{}{}
+		}
+		for _, k := range g.needed {
+			g.neededSet[k] = struct{}{}
+		}
+		return
+	}
+	g.keySet[c.key] = struct{}{}
+	for _, k := range g.needed[len(g.needed)-g.added(c):] {
+		g.neededSet[k] = struct{}{}
+	}
+}
+
+// added counts the keys add appended to needed for c.
+func (g *grouping) added(c *plannedCall) int {
+	n := 0
+	if c.base != "" {
+		n++
+	}
+	for _, deps := range [2][]kv.Dependency{c.deps, c.adeps} {
+		for _, d := range deps {
+			if !d.IsAnyOf() {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // independent reports whether call c depends on no call of the group, and
 // no call of the group on it (a delete's order is the reverse of its
 // dependencies', so both directions count).
 func (g *grouping) independent(c *plannedCall) bool {
-	if _, ok := g.keys[c.key]; ok {
-		return false // a second call on a value
+	if g.hasKey(c.key) || g.isNeeded(c.key) {
+		return false // a second call on a value, or one the group needs
 	}
-	if _, ok := g.needed[c.key]; ok {
-		return false
-	}
-	if _, ok := g.keys[c.base]; ok && c.base != "" {
+	if c.base != "" && g.hasKey(c.base) {
 		return false
 	}
 	for _, a := range g.anyOf {
@@ -189,7 +252,7 @@ func (g *grouping) independent(c *plannedCall) bool {
 	for _, deps := range [2][]kv.Dependency{c.deps, c.adeps} {
 		for _, d := range deps {
 			if !d.IsAnyOf() {
-				if _, ok := g.keys[d.Key]; ok {
+				if g.hasKey(d.Key) {
 					return false
 				}
 				continue
@@ -197,7 +260,7 @@ func (g *grouping) independent(c *plannedCall) bool {
 			if !g.overlaps(d.AnyOf.Prefixes) {
 				continue
 			}
-			for k := range g.keys {
+			for _, k := range g.keys {
 				if hasAnyPrefix(k, d.AnyOf.Prefixes) {
 					return false
 				}
