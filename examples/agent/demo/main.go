@@ -255,6 +255,7 @@ func run(ctx context.Context, w io.Writer, agent string, root, keep bool) (err e
 		}
 	}
 	step("The HTTP API")
+	fmt.Fprintf(w, "  %s/ui/   (the operator page, in a browser)\n", api.base)
 	for _, p := range []string{"/graph?format=svg", "/graph?format=dot", "/history", "/status?key=" + routeKey, "/models", "/metrics"} {
 		fmt.Fprintf(w, "  %s%s\n", api.base, p)
 	}

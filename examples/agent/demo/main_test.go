@@ -35,6 +35,8 @@ func TestDemo(t *testing.T) {
 			afPacketKey + " CONFIGURED",
 			"govpp's mock adapter",
 			"/graph?format=svg",
+			"/ui/   (the operator page",
+			"docs/legend.md",
 		} {
 			if !strings.Contains(text, want) {
 				t.Errorf("root %v: the output lacks %q:\n%s", root, want, text)
