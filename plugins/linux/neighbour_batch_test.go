@@ -25,17 +25,17 @@ import (
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
 )
 
-// neighbourValues are n entries over dev: IPv4 from 10.0.1.0 on, every
-// third one IPv6 from 2001:db8::1:0 on, each with a MAC address of its
+// neighbourValues are n entries over dev: IPv4 from 10.16.0.0 on, every
+// third one IPv6 from 2001:db8::1:0:0 on, each with a MAC address of its
 // own.
 func neighbourValues(dev string, n int) []*linuxl3.Neighbour {
 	vs := make([]*linuxl3.Neighbour, n)
 	for i := range vs {
-		ip := netip.AddrFrom4([4]byte{10, 0, 1 + byte(i>>8), byte(i)}).String()
+		ip := netip.AddrFrom4([4]byte{10, 16 + byte(i>>16), byte(i >> 8), byte(i)}).String()
 		if i%3 == 2 {
-			ip = fmt.Sprintf("2001:db8::1:%x", i)
+			ip = fmt.Sprintf("2001:db8::1:%x:%x", i>>16, i&0xffff)
 		}
-		vs[i] = &linuxl3.Neighbour{Interface: dev, IpAddress: ip, HwAddress: fmt.Sprintf("02:00:00:00:%02x:%02x", byte(i>>8), byte(i))}
+		vs[i] = &linuxl3.Neighbour{Interface: dev, IpAddress: ip, HwAddress: fmt.Sprintf("02:00:00:%02x:%02x:%02x", byte(i>>16), byte(i>>8), byte(i))}
 	}
 	return vs
 }
@@ -155,7 +155,7 @@ func TestNetnsNeighbourBatch(t *testing.T) {
 		t.Errorf("entries after the updates (-want +got):\n%s", diff)
 	}
 
-	// ip neigh del 10.0.1.200 dev veth0, behind the plugin's back
+	// ip neigh del 10.16.0.200 dev veth0, behind the plugin's back
 	const gone = 200
 	veth0, err := n.h.LinkByName("veth0")
 	if err != nil {
