@@ -233,12 +233,18 @@ func BenchmarkRouteBatchRaw(b *testing.B) {
 
 // reportRoutes reports the times per route and for all routes, each way.
 func reportRoutes(b *testing.B, routes int, add, del time.Duration) {
+	reportEach(b, "route", routes, add, del)
+}
+
+// reportEach reports the times per value (ns/UNIT-add, ns/UNIT-del) and
+// for all n values (s-add, s-del), each way.
+func reportEach(b *testing.B, unit string, n int, add, del time.Duration) {
 	b.StopTimer()
-	per := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(b.N) / float64(routes) }
+	per := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(b.N) / float64(n) }
 	total := func(d time.Duration) float64 { return d.Seconds() / float64(b.N) }
-	b.ReportMetric(per(add), "ns/route-add")
+	b.ReportMetric(per(add), "ns/"+unit+"-add")
 	b.ReportMetric(total(add), "s-add")
-	b.ReportMetric(per(del), "ns/route-del")
+	b.ReportMetric(per(del), "ns/"+unit+"-del")
 	b.ReportMetric(total(del), "s-del")
 	b.ReportMetric(0, "ns/op")
 }

@@ -44,6 +44,24 @@ func (h *neighbours) neigh(k linuxl3.NeighbourKey, v *linuxl3.Neighbour) (*names
 	return n, e, fmt.Sprintf("%s lladdr %s dev %s", k.IpAddress, e.HardwareAddr, m.HostName), nil
 }
 
+// neighOp is what a neighbour request asks of the kernel.
+type neighOp uint8
+
+const (
+	neighReplace neighOp = iota + 1 // ip neigh replace
+	neighDel                        // ip neigh del
+)
+
+// neighErr wraps the error of a neighbour call, if any, with its `ip neigh`
+// command (cmd: the entry as neigh writes it). A delete that finds its
+// entry gone is reported as not found (kv.ErrNotFound).
+func neighErr(err error, op neighOp, cmd string) error {
+	if op == neighDel {
+		return notFound(kernelErr(err, "ip neigh del %s", cmd))
+	}
+	return kernelErr(err, "ip neigh replace %s nud permanent", cmd)
+}
+
 // Create sets the entry (replacing a dynamic one the kernel learnt).
 func (h *neighbours) Create(_ context.Context, k linuxl3.NeighbourKey, v *linuxl3.Neighbour) (struct{}, error) {
 	n, e, cmd, err := h.neigh(k, v)
@@ -51,7 +69,7 @@ func (h *neighbours) Create(_ context.Context, k linuxl3.NeighbourKey, v *linuxl
 		return struct{}{}, err
 	}
 	// ip neigh replace IP lladdr MAC dev NAME nud permanent
-	return struct{}{}, kernelErr(n.h.NeighSet(e), "ip neigh replace %s nud permanent", cmd)
+	return struct{}{}, neighErr(n.h.NeighSet(e), neighReplace, cmd)
 }
 
 // Update sets the new link-layer address in place.
@@ -66,7 +84,7 @@ func (h *neighbours) Delete(_ context.Context, k linuxl3.NeighbourKey, v *linuxl
 		return notFound(err)
 	}
 	// ip neigh del IP dev NAME
-	return notFound(kernelErr(n.h.NeighDel(e), "ip neigh del %s", cmd))
+	return neighErr(n.h.NeighDel(e), neighDel, cmd)
 }
 
 // Retrieve reports the permanent entries of the correlated keys that the
