@@ -39,18 +39,31 @@ const (
 )
 
 // groupMode returns how the calls of d may be grouped, cached per
-// descriptor. Only the goroutine running the transaction calls it.
+// descriptor: in its guard (every registered descriptor has one), else in
+// a map. Only the goroutine running the transaction calls it.
 func (s *Scheduler) groupMode(d kv.Descriptor) (groupMode, int) {
 	if s.opts.batchSize < 2 || d == nil {
 		return groupNone, 1
 	}
-	if d == s.lastGroupDesc {
-		return s.lastGroup.mode, s.lastGroup.workers
+	if g, ok := d.(*guard); ok {
+		if !g.grouped {
+			g.group, g.grouped = s.groupInfo(d), true
+		}
+		return g.group.mode, g.group.workers
 	}
 	if g, ok := s.groupModes[d]; ok {
-		s.lastGroupDesc, s.lastGroup = d, g
 		return g.mode, g.workers
 	}
+	g := s.groupInfo(d)
+	if s.groupModes == nil {
+		s.groupModes = map[kv.Descriptor]groupInfo{}
+	}
+	s.groupModes[d] = g
+	return g.mode, g.workers
+}
+
+// groupInfo asks d how its calls may be grouped.
+func (s *Scheduler) groupInfo(d kv.Descriptor) groupInfo {
 	g := groupInfo{workers: 1}
 	switch {
 	case d.CanBatch():
@@ -60,12 +73,7 @@ func (s *Scheduler) groupMode(d kv.Descriptor) (groupMode, int) {
 			g.mode, g.workers = groupConcurrent, n
 		}
 	}
-	if s.groupModes == nil {
-		s.groupModes = map[kv.Descriptor]groupInfo{}
-	}
-	s.groupModes[d] = g
-	s.lastGroupDesc, s.lastGroup = d, g
-	return g.mode, g.workers
+	return g
 }
 
 // groupInfo is the cached grouping of a descriptor's calls.
@@ -183,19 +191,12 @@ func (g *grouping) isNeeded(k string) bool {
 
 func (g *grouping) add(c *plannedCall) {
 	g.keys = append(g.keys, c.key)
+	from := len(g.needed)
 	if c.base != "" {
 		g.needed = append(g.needed, c.base)
 	}
-	for _, deps := range [2][]kv.Dependency{c.deps, c.adeps} {
-		for _, d := range deps {
-			switch {
-			case !d.IsAnyOf():
-				g.needed = append(g.needed, d.Key)
-			case g.overlaps(d.AnyOf.Prefixes):
-				g.anyOf = append(g.anyOf, d.AnyOf)
-			}
-		}
-	}
+	g.addDeps(c.deps)
+	g.addDeps(c.adeps)
 	if !g.hashed() {
 		return
 	}
@@ -207,31 +208,29 @@ func (g *grouping) add(c *plannedCall) {
 		for _, k := range g.keys {
 			g.keySet[k] = struct{}{}
 		}
-		for _, k := range g.needed {
-			g.neededSet[k] = struct{}{}
-		}
-		return
+		from = 0
+	} else {
+		g.keySet[c.key] = struct{}{}
 	}
-	g.keySet[c.key] = struct{}{}
-	for _, k := range g.needed[len(g.needed)-g.added(c):] {
+	for _, k := range g.needed[from:] {
 		g.neededSet[k] = struct{}{}
 	}
 }
 
-// added counts the keys add appended to needed for c.
-func (g *grouping) added(c *plannedCall) int {
-	n := 0
-	if c.base != "" {
-		n++
-	}
-	for _, deps := range [2][]kv.Dependency{c.deps, c.adeps} {
-		for _, d := range deps {
-			if !d.IsAnyOf() {
-				n++
+// addDeps adds the dependencies deps of a call of the group. A key needed
+// by the call before (the interface of routes) is listed once.
+func (g *grouping) addDeps(deps []kv.Dependency) {
+	for i := range deps {
+		d := &deps[i]
+		switch {
+		case !d.IsAnyOf():
+			if n := len(g.needed); n == 0 || g.needed[n-1] != d.Key {
+				g.needed = append(g.needed, d.Key)
 			}
+		case g.overlaps(d.AnyOf.Prefixes):
+			g.anyOf = append(g.anyOf, d.AnyOf)
 		}
 	}
-	return n
 }
 
 // independent reports whether call c depends on no call of the group, and
@@ -249,21 +248,25 @@ func (g *grouping) independent(c *plannedCall) bool {
 			return false
 		}
 	}
-	for _, deps := range [2][]kv.Dependency{c.deps, c.adeps} {
-		for _, d := range deps {
-			if !d.IsAnyOf() {
-				if g.hasKey(d.Key) {
-					return false
-				}
-				continue
+	return g.needsNone(c.deps) && g.needsNone(c.adeps)
+}
+
+// needsNone reports whether no dependency of deps is a call of the group.
+func (g *grouping) needsNone(deps []kv.Dependency) bool {
+	for i := range deps {
+		d := &deps[i]
+		if !d.IsAnyOf() {
+			if g.hasKey(d.Key) {
+				return false
 			}
-			if !g.overlaps(d.AnyOf.Prefixes) {
-				continue
-			}
-			for _, k := range g.keys {
-				if hasAnyPrefix(k, d.AnyOf.Prefixes) {
-					return false
-				}
+			continue
+		}
+		if !g.overlaps(d.AnyOf.Prefixes) {
+			continue
+		}
+		for _, k := range g.keys {
+			if hasAnyPrefix(k, d.AnyOf.Prefixes) {
+				return false
 			}
 		}
 	}
@@ -305,13 +308,15 @@ func (s *Scheduler) execGroup(st *txnState, i, end int, unheld *map[int]any) (op
 		ops = make([]kv.BatchOp[string, proto.Message, any], len(calls), max(len(calls), min(s.opts.batchSize, 4*len(calls))))
 	}
 	ops = ops[:len(calls)]
+	// The nodes are looked up once: the calls change nothing in the graph.
+	nodes := s.groupNodes[:0]
 	for k := range calls {
 		c := &calls[k]
+		n := s.g.node(c.key)
+		nodes = append(nodes, n)
 		meta := c.meta
-		if !c.first {
-			if n := s.g.node(c.key); n != nil {
-				meta = n.metadata
-			}
+		if !c.first && n != nil {
+			meta = n.metadata
 		}
 		op := &ops[k]
 		*op = kv.BatchOp[string, proto.Message, any]{Key: c.key, Value: c.value, OldValue: c.prev, OldMetadata: meta}
@@ -344,10 +349,10 @@ func (s *Scheduler) execGroup(st *txnState, i, end int, unheld *map[int]any) (op
 		return nil, -1, cc
 	}
 	st.groupEnd = 0
-	took := time.Since(cc.start)
 	st.res.Batches++
 	st.res.BatchedOps += len(calls)
 	if o := s.opts.observer; o != nil {
+		took := time.Since(cc.start)
 		share := took / time.Duration(len(calls))
 		for k := range ops {
 			o.OpDone(first.desc.Name(), first.kind, share, ops[k].Err)
@@ -379,7 +384,7 @@ func (s *Scheduler) execGroup(st *txnState, i, end int, unheld *map[int]any) (op
 			}
 			(*unheld)[i+k] = m
 		}
-		if n := s.g.node(c.key); n != nil {
+		if n := nodes[k]; n != nil {
 			n.metadata = m
 		}
 		if c.desc.WithMetadata() {
@@ -390,6 +395,8 @@ func (s *Scheduler) execGroup(st *txnState, i, end int, unheld *map[int]any) (op
 			}
 		}
 	}
+	clear(nodes)
+	s.groupNodes = nodes[:0]
 	return ops, failed, nil
 }
 

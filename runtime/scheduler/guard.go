@@ -50,6 +50,11 @@ func (e *PanicError) Unwrap() error { return ErrPanicked }
 type guard struct {
 	kv.Descriptor
 	rec *panicRecord
+	// group is how the descriptor's calls may be grouped, once grouped
+	// is set (see Scheduler.groupMode): written and read by the
+	// goroutine running the transaction only.
+	group   groupInfo
+	grouped bool
 }
 
 // panicRecord collects the panics that the guards recovered from functions

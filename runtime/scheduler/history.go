@@ -133,9 +133,11 @@ type history struct {
 // compact form (about half the size of Op and KeyValue), since a history
 // holds as many operations as the values its transactions touched.
 type histEntry struct {
-	rec      Record // without Values, Planned and Executed
-	values   []histValue
-	metas    []any // the values' metadata, when any has some (notifications)
+	rec    histRec
+	values []histValue
+	// metas are the values' metadata, when any has some (notifications
+	// only): held apart, so that the usual record fits a smaller size class.
+	metas    *[]any
 	planned  []histOp
 	executed []histOp // shares planned's array when executed as planned
 	// Room for the usual single-value transaction, so that its record
@@ -143,6 +145,20 @@ type histEntry struct {
 	oneOp   [1]histOp
 	oneMore [1]histOpMore
 	oneVal  [1]histValue
+}
+
+// histRec is a Record without its values and operations, packed: the
+// usual record (one value, one operation) fits a smaller size class.
+type histRec struct {
+	seq         uint64
+	description string
+	errors      []KeyError
+	start, end  time.Time
+	// batches and batchedOps are Result's, which count the operations
+	// of one transaction: 32 bits hold them.
+	batches, batchedOps int32
+	kind                TxnKind
+	reverted, dryRun    bool
 }
 
 // weight is the number of operations and values e holds.
@@ -236,9 +252,12 @@ func expandOps(ops []histOp) []Op {
 // newHistEntry compacts rec; executedAsPlanned says that rec.Executed is
 // rec.Planned (or its beginning).
 func newHistEntry(rec *Record, executedAsPlanned bool) *histEntry {
-	e := &histEntry{rec: *rec}
+	e := &histEntry{rec: histRec{
+		seq: rec.Seq, description: rec.Description, errors: rec.Errors, start: rec.Start, end: rec.End,
+		batches: int32(rec.Batches), batchedOps: int32(rec.BatchedOps),
+		kind: rec.Kind, reverted: rec.Reverted, dryRun: rec.DryRun,
+	}}
 	e.planned = e.compactOps(rec.Planned)
-	e.rec.Values, e.rec.Planned, e.rec.Executed = nil, nil, nil
 	if executedAsPlanned {
 		e.executed = e.planned[:len(rec.Executed)]
 	} else {
@@ -253,9 +272,10 @@ func newHistEntry(rec *Record, executedAsPlanned bool) *histEntry {
 			e.values[i] = histValue{key: kv.Key, value: kv.Value}
 			if kv.Metadata != nil {
 				if e.metas == nil {
-					e.metas = make([]any, len(rec.Values))
+					metas := make([]any, len(rec.Values))
+					e.metas = &metas
 				}
-				e.metas[i] = kv.Metadata
+				(*e.metas)[i] = kv.Metadata
 			}
 		}
 	}
@@ -264,7 +284,12 @@ func newHistEntry(rec *Record, executedAsPlanned bool) *histEntry {
 
 // record expands the entry into the Record it was made from.
 func (e *histEntry) record() Record {
-	r := e.rec
+	h := &e.rec
+	r := Record{
+		Seq: h.seq, Kind: h.kind, Description: h.description, Errors: h.errors,
+		Reverted: h.reverted, DryRun: h.dryRun, Batches: int(h.batches), BatchedOps: int(h.batchedOps),
+		Start: h.start, End: h.end,
+	}
 	r.Planned = expandOps(e.planned)
 	if len(e.executed) > 0 && len(e.planned) > 0 && &e.executed[0] == &e.planned[0] {
 		r.Executed = r.Planned[:len(e.executed)]
@@ -276,7 +301,7 @@ func (e *histEntry) record() Record {
 		for i, v := range e.values {
 			r.Values[i] = KeyValue{Key: v.key, Value: v.value}
 			if e.metas != nil {
-				r.Values[i].Metadata = e.metas[i]
+				r.Values[i].Metadata = (*e.metas)[i]
 			}
 		}
 	}
@@ -293,8 +318,8 @@ func (h *history) add(e *histEntry) []*histEntry {
 	}
 	h.buf = append(h.buf, e)
 	over := len(h.buf) - h.head - h.max
-	cut := e.rec.End.Add(-h.maxAge)
-	for h.head < len(h.buf)-1 && (over > 0 || h.maxAge > 0 && h.buf[h.head].rec.End.Before(cut)) {
+	cut := e.rec.end.Add(-h.maxAge)
+	for h.head < len(h.buf)-1 && (over > 0 || h.maxAge > 0 && h.buf[h.head].rec.end.Before(cut)) {
 		h.dropped += h.buf[h.head].weight()
 		h.head++
 		over--
@@ -311,7 +336,7 @@ func (h *history) add(e *histEntry) []*histEntry {
 
 // findEntry returns the entry of transaction seq in recs, or nil.
 func findEntry(recs []*histEntry, seq uint64) *histEntry {
-	i, ok := slices.BinarySearchFunc(recs, seq, func(e *histEntry, seq uint64) int { return cmp.Compare(e.rec.Seq, seq) })
+	i, ok := slices.BinarySearchFunc(recs, seq, func(e *histEntry, seq uint64) int { return cmp.Compare(e.rec.seq, seq) })
 	if !ok {
 		return nil
 	}
@@ -356,7 +381,7 @@ func (s *Scheduler) Timeline(key string) []TimelineEntry {
 				continue
 			}
 			o := rec.executed[i].op()
-			e := TimelineEntry{Seq: rec.rec.Seq, Time: rec.rec.End, Op: o.Kind, State: o.State, Flags: o.Flags,
+			e := TimelineEntry{Seq: rec.rec.seq, Time: rec.rec.end, Op: o.Kind, State: o.State, Flags: o.Flags,
 				Value: o.Value, Metadata: o.Metadata, Err: o.Err}
 			if e.Value == nil {
 				e.Value = o.PrevValue

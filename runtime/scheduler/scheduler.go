@@ -60,14 +60,14 @@ type Scheduler struct {
 	abandon  chan struct{}
 	// callSlab holds the call contexts not yet used (see newCallCtx).
 	callSlab []callCtx
-	// groupModes caches how each descriptor's calls may be grouped,
-	// grouping is the group being formed, and batchOps the buffer of the
-	// last group's operations (see batch.go).
-	groupModes    map[kv.Descriptor]groupInfo
-	lastGroupDesc kv.Descriptor
-	lastGroup     groupInfo
-	grouping      grouping
-	batchOps      []kv.BatchOp[string, proto.Message, any]
+	// groupModes caches how the calls of descriptors without a guard
+	// may be grouped, grouping is the group being formed, and batchOps
+	// and groupNodes the buffers of the last group's operations and
+	// nodes (see batch.go).
+	groupModes map[kv.Descriptor]groupInfo
+	grouping   grouping
+	batchOps   []kv.BatchOp[string, proto.Message, any]
+	groupNodes []*node
 	// txn is the state of the running transaction (one at a time), kept
 	// for a takeover.
 	txn txnState

@@ -46,14 +46,14 @@ func (s *Scheduler) GraphSnapshot(seq uint64) (*GraphSnapshot, error) {
 		if at == nil {
 			oldest := "the history is empty or off"
 			if len(recs) > 0 {
-				oldest = fmt.Sprintf("the oldest kept is %d", recs[0].rec.Seq)
+				oldest = fmt.Sprintf("the oldest kept is %d", recs[0].rec.seq)
 			}
 			return nil, fmt.Errorf("scheduler: transaction %d is out of the history's retention (%s)", seq, oldest)
 		}
 		rewind(ents, recs, seq)
 	}
 	if at != nil {
-		snap.Time = at.rec.End
+		snap.Time = at.rec.end
 		touched := map[string]bool{}
 		for i := range at.executed {
 			touched[at.executed[i].key] = true
@@ -84,7 +84,7 @@ func rewind(ents map[string]snapEntry, recs []*histEntry, seq uint64) {
 	// The keys changed after seq, with their first operation after it.
 	firstAfter := map[string]*histOp{}
 	for _, rec := range recs {
-		if rec.rec.Seq <= seq {
+		if rec.rec.seq <= seq {
 			continue
 		}
 		for i := range rec.executed {
@@ -96,7 +96,7 @@ func rewind(ents map[string]snapEntry, recs []*histEntry, seq uint64) {
 	// Their last operation up to seq, if the history has it.
 	lastUpTo := map[string]*histOp{}
 	for _, rec := range recs {
-		if rec.rec.Seq > seq {
+		if rec.rec.seq > seq {
 			break
 		}
 		for i := range rec.executed {
