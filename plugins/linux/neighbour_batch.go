@@ -35,46 +35,38 @@ func (h *neighbours) Batch(ctx context.Context, kind kv.BatchKind, ops []linuxl3
 		}
 		return
 	}
-	// The entries of one namespace, in the order of ops.
-	type batch struct {
-		n    *namespace
-		at   []int // the op of each request
-		reqs []*nl.NetlinkRequest
-		cmds []string
+	type entry struct {
+		req *nl.NetlinkRequest
+		cmd string
 	}
-	var batches []*batch
-	byNs := map[*namespace]*batch{}
-	for i := range ops {
+	groups := groupByNamespace(len(ops), func(i int) (*namespace, entry, error) {
 		n, e, cmd, err := h.neigh(ops[i].Key, ops[i].Value)
 		if err != nil {
-			if op == neighDel {
-				err = notFound(err)
-			}
-			ops[i].Err = err
-			continue
+			return nil, entry{}, err
 		}
-		b := byNs[n]
-		if b == nil {
-			b = &batch{n: n}
-			byNs[n] = b
-			batches = append(batches, b)
+		return n, entry{neighRequest(op, e), cmd}, nil
+	}, func(i int, err error) {
+		if op == neighDel {
+			err = notFound(err)
 		}
-		b.at = append(b.at, i)
-		b.reqs = append(b.reqs, neighRequest(op, e))
-		b.cmds = append(b.cmds, cmd)
-	}
-	for _, b := range batches {
+		ops[i].Err = err
+	})
+	for _, g := range groups {
 		// A request sent again after an overrun is harmless: a replace
 		// sets the same entry twice, and a delete that then finds its
 		// entry gone is reported as not found, which counts as done.
+		reqs := make([]*nl.NetlinkRequest, len(g.items))
+		for k, it := range g.items {
+			reqs[k] = it.req
+		}
 		var errs []error
-		if s, err := b.n.batchSocket(); err != nil {
-			errs = slices.Repeat([]error{err}, len(b.reqs))
+		if s, err := g.n.batchSocket(); err != nil {
+			errs = slices.Repeat([]error{err}, len(reqs))
 		} else {
-			errs = s.do(ctx, b.reqs)
+			errs = s.do(ctx, reqs)
 		}
 		for k, err := range errs {
-			ops[b.at[k]].Err = neighErr(err, op, b.cmds[k])
+			ops[g.at[k]].Err = neighErr(err, op, g.items[k].cmd)
 		}
 	}
 }

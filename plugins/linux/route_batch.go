@@ -39,37 +39,26 @@ func (h *routes) Batch(ctx context.Context, kind kv.BatchKind, ops []linuxl3.Rou
 		}
 		return
 	}
-	// The routes of one namespace, in the order of ops.
-	type batch struct {
-		n    *namespace
-		at   []int // the op of each route
-		rs   []*netlink.Route
-		devs []string
+	type route struct {
+		r   *netlink.Route
+		dev string
 	}
-	var batches []*batch
-	byNs := map[*namespace]*batch{}
-	for i := range ops {
+	groups := groupByNamespace(len(ops), func(i int) (*namespace, route, error) {
 		n, r, dev, err := h.kernelRoute(ops[i].Key, ops[i].Value)
-		if err != nil {
-			if op == routeDel {
-				err = notFound(err)
-			}
-			ops[i].Err = err
-			continue
+		return n, route{r, dev}, err
+	}, func(i int, err error) {
+		if op == routeDel {
+			err = notFound(err)
 		}
-		b := byNs[n]
-		if b == nil {
-			b = &batch{n: n}
-			byNs[n] = b
-			batches = append(batches, b)
+		ops[i].Err = err
+	})
+	for _, g := range groups {
+		rs, devs := make([]*netlink.Route, len(g.items)), make([]string, len(g.items))
+		for k, it := range g.items {
+			rs[k], devs[k] = it.r, it.dev
 		}
-		b.at = append(b.at, i)
-		b.rs = append(b.rs, r)
-		b.devs = append(b.devs, dev)
-	}
-	for _, b := range batches {
-		for k, err := range b.n.routeBatch(ctx, op, b.rs, b.devs) {
-			ops[b.at[k]].Err = err
+		for k, err := range g.n.routeBatch(ctx, op, rs, devs) {
+			ops[g.at[k]].Err = err
 		}
 	}
 }

@@ -1,0 +1,35 @@
+//go:build linux
+
+package linux
+
+// nsGroup is the part of a batch that goes to one namespace: its items, in
+// the order of the batch, and the position in the batch of each.
+type nsGroup[T any] struct {
+	n     *namespace
+	at    []int
+	items []T
+}
+
+// groupByNamespace splits the count operations of a batch by namespace, in
+// the order of the batch. prep returns the namespace and item of operation
+// i, or the error that fails it alone; fail records that error.
+func groupByNamespace[T any](count int, prep func(i int) (*namespace, T, error), fail func(i int, err error)) []*nsGroup[T] {
+	var groups []*nsGroup[T]
+	byNs := map[*namespace]*nsGroup[T]{}
+	for i := range count {
+		n, item, err := prep(i)
+		if err != nil {
+			fail(i, err)
+			continue
+		}
+		g := byNs[n]
+		if g == nil {
+			g = &nsGroup[T]{n: n}
+			byNs[n] = g
+			groups = append(groups, g)
+		}
+		g.at = append(g.at, i)
+		g.items = append(g.items, item)
+	}
+	return groups
+}
