@@ -372,28 +372,7 @@ func (s *Scheduler) execGroup(st *txnState, i, end int, unheld *map[int]any) (op
 			continue
 		}
 		m := op.Metadata
-		switch {
-		case c.kind == OpDelete:
-			m = nil
-		case c.holdsMeta(plan.ops):
-			plan.ops[c.op].Metadata = m
-		default:
-			if *unheld == nil {
-				*unheld = map[int]any{}
-				st.unheld = *unheld
-			}
-			(*unheld)[i+k] = m
-		}
-		if n := nodes[k]; n != nil {
-			n.metadata = m
-		}
-		if c.desc.WithMetadata() {
-			if c.kind == OpDelete {
-				deleteMetadata(c.desc, c.desc.Label(c.key))
-			} else {
-				setMetadata(c.desc, c.desc.Label(c.key), m)
-			}
-		}
+		st.recordMeta(i+k, c, nodes[k], m, unheld)
 	}
 	clear(nodes)
 	s.groupNodes = nodes[:0]

@@ -296,28 +296,7 @@ func (s *Scheduler) executePlan(st *txnState) (results []callResult, ok bool, ta
 		if err != nil {
 			return plan.resultsUpTo(i, m, err, unheld), false, nil
 		}
-		switch {
-		case c.kind == OpDelete:
-			m = nil
-		case c.holdsMeta(plan.ops):
-			plan.ops[c.op].Metadata = m
-		default:
-			if unheld == nil {
-				unheld = map[int]any{}
-				st.unheld = unheld
-			}
-			unheld[i] = m
-		}
-		if n != nil {
-			n.metadata = m
-		}
-		if c.desc.WithMetadata() {
-			if c.kind == OpDelete {
-				deleteMetadata(c.desc, c.desc.Label(c.key))
-			} else {
-				setMetadata(c.desc, c.desc.Label(c.key), m)
-			}
-		}
+		st.recordMeta(i, c, n, m, &unheld)
 	}
 	// Values that changed with no call (obtained ones, say): sync their
 	// metadata maps with the planned graph.
@@ -336,6 +315,34 @@ func (s *Scheduler) executePlan(st *txnState) (results []callResult, ok bool, ta
 		}
 	}
 	return results, true, nil
+}
+
+// recordMeta keeps the metadata m that call i of the plan (c, on node n)
+// returned: in its planned operation (or unheld, when none holds it), in
+// the planned graph and in the descriptor's metadata map.
+func (st *txnState) recordMeta(i int, c *plannedCall, n *node, m any, unheld *map[int]any) {
+	switch {
+	case c.kind == OpDelete:
+		m = nil
+	case c.holdsMeta(st.plan.ops):
+		st.plan.ops[c.op].Metadata = m
+	default:
+		if *unheld == nil {
+			*unheld = map[int]any{}
+			st.unheld = *unheld
+		}
+		(*unheld)[i] = m
+	}
+	if n != nil {
+		n.metadata = m
+	}
+	if c.desc.WithMetadata() {
+		if c.kind == OpDelete {
+			deleteMetadata(c.desc, c.desc.Label(c.key))
+		} else {
+			setMetadata(c.desc, c.desc.Label(c.key), m)
+		}
+	}
 }
 
 // holdsMeta reports whether the operation c.op of ops records the call c,
