@@ -96,49 +96,69 @@ func (s *Scheduler) concurrentCalls(d kv.Descriptor) (n int) {
 
 // groupEnd returns the end (exclusive) of the group of calls of the plan
 // that starts at call i: i+1 when call i is made alone.
-func (s *Scheduler) groupEnd(plan *run, i int) int {
-	calls := plan.calls
-	c := &calls[i]
-	if plan.opts.revert || i+1 == len(calls) {
-		return i + 1
-	}
-	if next := &calls[i+1]; next.desc != c.desc || next.kind != c.kind {
-		return i + 1 // the usual case of a plan that alternates
-	}
-	if mode, _ := s.groupMode(c.desc); mode == groupNone {
-		return i + 1
-	}
-	g := &s.grouping
-	g.reset(c.desc.KeyPrefix())
-	g.add(c)
+func groupEnd(plan *run, i int) int {
 	end := i + 1
-	for end < len(calls) && end-i < s.opts.batchSize {
-		n := &calls[end]
-		if n.desc != c.desc || n.kind != c.kind || !g.independent(n) {
-			break
-		}
-		g.add(n)
+	for end < len(plan.calls) && plan.calls[end].joins {
 		end++
 	}
 	return end
 }
 
-// grouping holds the keys of a group being formed, to tell whether one
+// groupCall decides whether the call the plan made last, on n, joins the
+// group of the call before it: both of one descriptor whose calls may be
+// grouped, of one kind, and independent of each other and of the group's
+// other calls. It is decided as the plan makes the call, when what tells
+// (the dependencies of the value and of the applied one, the base) is at
+// hand, so the call need not keep it. A reverting transaction's calls are
+// made one at a time: its first failure ends it.
+func (r *run) groupCall(n *node, kind OpKind, value proto.Message) {
+	if r.opts.revert {
+		return
+	}
+	mode, _ := r.s.groupMode(n.desc)
+	if mode == groupNone {
+		r.grouped = 0
+		return
+	}
+	var deps, adeps []kv.Dependency
+	if kind != OpDelete {
+		deps = r.depsOfValue(n, value)
+	}
+	if kind != OpCreate {
+		adeps = n.adeps
+	}
+	g := &r.s.grouping
+	if k := len(r.calls); r.grouped > 0 && r.grouped < r.s.opts.batchSize {
+		c, p := &r.calls[k-1], &r.calls[k-2]
+		if p.desc == c.desc && p.kind == kind && g.independent(c.key, n.base, deps, adeps) {
+			c.joins = true
+			g.add(c.key, n.base, deps, adeps)
+			r.grouped++
+			return
+		}
+	}
+	g.reset(n.desc.KeyPrefix())
+	g.add(n.key, n.base, deps, adeps)
+	r.grouped = 1
+}
+
+// grouping holds the keys of the group being formed, to tell whether one
 // more call is independent of its calls. Groups are mostly small (the
 // routes of one interface): the keys are kept in slices, looked through,
 // and in maps only once a group grows beyond groupScan.
 type grouping struct {
-	// keys are the group's keys; needed the keys its values depend on
-	// (and their bases); anyOf the AnyOf dependencies of its values that
-	// a key of the descriptor may satisfy.
+	// keys are the group's keys; needed the keys of the descriptor that
+	// its values depend on (and their bases); anyOf the AnyOf
+	// dependencies of its values that a key of the descriptor may
+	// satisfy.
 	keys, needed []string
 	keySet       map[string]struct{}
 	neededSet    map[string]struct{}
 	anyOf        []kv.AnyOf
-	// prefix is the key prefix of the group's descriptor: an AnyOf
-	// dependency none of whose prefixes overlaps it is satisfied by no
-	// key of the group (a route's gateway by an address, say), and is
-	// not looked at again.
+	// prefix is the key prefix of the group's descriptor, which each of
+	// its keys has: a dependency on a key without it (a route's on its
+	// interface), or an AnyOf dependency none of whose prefixes overlaps
+	// it, is met by no call of the group, and is not looked at again.
 	prefix string
 }
 
@@ -170,6 +190,9 @@ func (g *grouping) overlaps(prefixes []string) bool {
 	return false
 }
 
+// mine reports whether key may be a key of the group's descriptor.
+func (g *grouping) mine(key string) bool { return strings.HasPrefix(key, g.prefix) }
+
 // hashed reports whether the group's keys are in the maps.
 func (g *grouping) hashed() bool { return len(g.keys) > groupScan }
 
@@ -189,14 +212,16 @@ func (g *grouping) isNeeded(k string) bool {
 	return slices.Contains(g.needed, k)
 }
 
-func (g *grouping) add(c *plannedCall) {
-	g.keys = append(g.keys, c.key)
+// add adds the call on key (its value's base, the dependencies of its
+// value and of the applied one) to the group.
+func (g *grouping) add(key, base string, deps, adeps []kv.Dependency) {
+	g.keys = append(g.keys, key)
 	from := len(g.needed)
-	if c.base != "" {
-		g.needed = append(g.needed, c.base)
+	if base != "" && g.mine(base) {
+		g.needed = append(g.needed, base)
 	}
-	g.addDeps(c.deps)
-	g.addDeps(c.adeps)
+	g.addDeps(deps)
+	g.addDeps(adeps)
 	if !g.hashed() {
 		return
 	}
@@ -210,7 +235,7 @@ func (g *grouping) add(c *plannedCall) {
 		}
 		from = 0
 	} else {
-		g.keySet[c.key] = struct{}{}
+		g.keySet[key] = struct{}{}
 	}
 	for _, k := range g.needed[from:] {
 		g.neededSet[k] = struct{}{}
@@ -218,12 +243,15 @@ func (g *grouping) add(c *plannedCall) {
 }
 
 // addDeps adds the dependencies deps of a call of the group. A key needed
-// by the call before (the interface of routes) is listed once.
+// by the call before is listed once.
 func (g *grouping) addDeps(deps []kv.Dependency) {
 	for i := range deps {
 		d := &deps[i]
 		switch {
 		case !d.IsAnyOf():
+			if !g.mine(d.Key) {
+				continue
+			}
 			if n := len(g.needed); n == 0 || g.needed[n-1] != d.Key {
 				g.needed = append(g.needed, d.Key)
 			}
@@ -233,22 +261,23 @@ func (g *grouping) addDeps(deps []kv.Dependency) {
 	}
 }
 
-// independent reports whether call c depends on no call of the group, and
-// no call of the group on it (a delete's order is the reverse of its
-// dependencies', so both directions count).
-func (g *grouping) independent(c *plannedCall) bool {
-	if g.hasKey(c.key) || g.isNeeded(c.key) {
+// independent reports whether the call on key (base, deps and adeps as
+// for add) depends on no call of the group, and no call of the group on
+// it (a delete's order is the reverse of its dependencies', so both
+// directions count).
+func (g *grouping) independent(key, base string, deps, adeps []kv.Dependency) bool {
+	if g.hasKey(key) || g.isNeeded(key) {
 		return false // a second call on a value, or one the group needs
 	}
-	if c.base != "" && g.hasKey(c.base) {
+	if base != "" && g.mine(base) && g.hasKey(base) {
 		return false
 	}
 	for _, a := range g.anyOf {
-		if hasAnyPrefix(c.key, a.Prefixes) {
+		if hasAnyPrefix(key, a.Prefixes) {
 			return false
 		}
 	}
-	return g.needsNone(c.deps) && g.needsNone(c.adeps)
+	return g.needsNone(deps) && g.needsNone(adeps)
 }
 
 // needsNone reports whether no dependency of deps is a call of the group.
@@ -256,7 +285,7 @@ func (g *grouping) needsNone(deps []kv.Dependency) bool {
 	for i := range deps {
 		d := &deps[i]
 		if !d.IsAnyOf() {
-			if g.hasKey(d.Key) {
+			if g.mine(d.Key) && g.hasKey(d.Key) {
 				return false
 			}
 			continue
@@ -312,7 +341,7 @@ func (s *Scheduler) execGroup(st *txnState, i, end int, unheld *map[int]any) (op
 	nodes := s.groupNodes[:0]
 	for k := range calls {
 		c := &calls[k]
-		n := s.g.node(c.key)
+		n := c.node(s.g)
 		nodes = append(nodes, n)
 		meta := c.meta
 		if !c.first && n != nil {

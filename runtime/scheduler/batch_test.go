@@ -362,7 +362,7 @@ func TestBatchDifferential(t *testing.T) {
 					ref = got
 					continue
 				}
-				if !slices.Equal(got, ref) {
+				if !slices.Equal(got, ref) && !sameButRefreshed(got, ref) {
 					t.Fatalf("seed %d step %d (items %v, failures %v, revert %v, resync %v): mode %s differs from serial:\n%s\nserial:\n%s",
 						seed, i, st.items, st.fail, st.revert, st.resync, batchModes[w].name, strings.Join(got, "\n"), strings.Join(ref, "\n"))
 				}
@@ -560,6 +560,32 @@ func TestBatchFaults(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sameButRefreshed reports whether the outcome got of a mode that groups
+// calls is the outcome ref of one call at a time, but for values that ref
+// has FAILED with an error of an earlier call, holding their intended
+// value, and got has CONFIGURED with that value. A batch that fails
+// part-way has applied the operations after the failure, which one call at
+// a time never makes; when such an operation deleted a value that is still
+// wanted, the run brings it back (see settleLeftovers), and its status then
+// tells of that successful call rather than of the earlier failure. The
+// southbound is the same either way.
+func sameButRefreshed(got, ref []string) bool {
+	if len(got) != len(ref) {
+		return false
+	}
+	for i := range got {
+		if got[i] == ref[i] {
+			continue
+		}
+		key, rest, _ := strings.Cut(ref[i], " FAILED ")
+		applied, _, failed := strings.Cut(rest, " ! ")
+		if !failed || strings.Contains(key, " ") || got[i] != key+" CONFIGURED "+applied {
+			return false
+		}
+	}
+	return true
 }
 
 // batchSeeds is the number of seeds of TestBatchDifferential: 3, or

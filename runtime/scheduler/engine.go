@@ -67,8 +67,11 @@ type run struct {
 	handovers []handover
 	// retry lists the keys that failed with a retriable error.
 	retry []string
-	// calls are the southbound calls a simulation would make, in order.
-	calls []plannedCall
+	// calls are the southbound calls a simulation would make, in order;
+	// grouped counts the calls of the group the last one is in (0: made
+	// alone; see groupCall).
+	calls   []plannedCall
+	grouped int
 	// replay holds the results of the calls made before a failure;
 	// replayed counts those used.
 	replay   []callResult
@@ -472,19 +475,9 @@ func (r *run) call(kind OpKind, n *node, prev, value proto.Message) (meta any, e
 	r.called = true
 	if r.sim {
 		r.calls = grow(r.calls)
-		r.calls = append(r.calls, plannedCall{kind: kind, key: n.key, desc: n.desc, prev: prev, value: value,
-			meta: n.metadata, first: n.callSeq != r.seq32, op: len(r.ops)})
-		if mode, _ := r.s.groupMode(n.desc); mode != groupNone && !r.opts.revert {
-			// What tells whether the call may be grouped (batch.go).
-			c := &r.calls[len(r.calls)-1]
-			c.base = n.base
-			if kind != OpDelete {
-				c.deps = r.depsOfValue(n, value)
-			}
-			if kind != OpCreate {
-				c.adeps = n.adeps
-			}
-		}
+		r.calls = append(r.calls, plannedCall{kind: kind, key: n.key, desc: n.desc, n: n, prev: prev, value: value,
+			meta: n.metadata, first: n.callSeq != r.seq32, op: int32(len(r.ops))})
+		r.groupCall(n, kind, value)
 		// Not journaled on purpose: a stale mark after a rollback only
 		// ever carries an older transaction's number.
 		n.callSeq = r.seq32

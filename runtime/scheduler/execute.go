@@ -205,23 +205,33 @@ func (s *Scheduler) finishTxn(st *txnState, results []callResult, ok bool) txnOu
 
 // plannedCall is a southbound call that the plan makes.
 type plannedCall struct {
-	kind        OpKind
-	key         string
-	desc        kv.Descriptor
+	key  string
+	desc kv.Descriptor
+	// n is the node the call was planned on: the graph's node of key at
+	// execution too, unless it was taken out later in the plan (see
+	// graph.current).
+	n           *node
 	prev, value proto.Message
 	// meta is the value's metadata when the plan made the call: right for
 	// the first call on a value in the transaction (later ones get what
 	// the call before returned).
-	meta  any
-	first bool
+	meta any
 	// op is the index in the plan of the operation that records the call
 	// (it follows the call): its metadata is filled in on execution.
-	op int
-	// deps are the dependencies of value and adeps those of prev, and
-	// base the value's base: kept only for the calls of descriptors whose
-	// calls may be grouped, to tell which are independent (batch.go).
-	deps, adeps []kv.Dependency
-	base        string
+	op    int32
+	kind  OpKind
+	first bool
+	// joins is set when the call is made together with the call before
+	// it, in one batch or group of concurrent calls (see batch.go).
+	joins bool
+}
+
+// node returns the graph's node of the call's key once the plan ran.
+func (c *plannedCall) node(g *graph) *node {
+	if c.n.state != REMOVED {
+		return c.n
+	}
+	return g.node(c.key)
 }
 
 // callResult is the outcome of a call, replayed after a failure.
@@ -256,7 +266,7 @@ func (s *Scheduler) executePlan(st *txnState) (results []callResult, ok bool, ta
 	// hold its metadata (none yet: a safeguard) has it kept here.
 	var unheld map[int]any
 	for i := 0; i < len(plan.calls); i++ {
-		if end := s.groupEnd(plan, i); end > i+1 {
+		if end := groupEnd(plan, i); end > i+1 {
 			ops, failed, taken := s.execGroup(st, i, end, &unheld)
 			if taken != nil {
 				return nil, false, taken
@@ -284,7 +294,7 @@ func (s *Scheduler) executePlan(st *txnState) (results []callResult, ok bool, ta
 		c := &plan.calls[i]
 		// The plan ran with no metadata: the planned graph gets what the
 		// calls return, and a later call on the same value reads it there.
-		n := s.g.node(c.key)
+		n := c.node(s.g)
 		meta := c.meta
 		if !c.first && n != nil {
 			meta = n.metadata
@@ -325,7 +335,7 @@ func (st *txnState) recordMeta(i int, c *plannedCall, n *node, m any, unheld *ma
 	case c.kind == OpDelete:
 		m = nil
 	case c.holdsMeta(st.plan.ops):
-		st.plan.ops[c.op].Metadata = m
+		st.plan.ops[int(c.op)].Metadata = m
 	default:
 		if *unheld == nil {
 			*unheld = map[int]any{}
@@ -348,7 +358,7 @@ func (st *txnState) recordMeta(i int, c *plannedCall, n *node, m any, unheld *ma
 // holdsMeta reports whether the operation c.op of ops records the call c,
 // and so holds the metadata it returned.
 func (c *plannedCall) holdsMeta(ops []Op) bool {
-	return c.op < len(ops) && ops[c.op].Key == c.key
+	return int(c.op) < len(ops) && ops[c.op].Key == c.key
 }
 
 // resultsUpTo returns the results of the calls of the plan up to call
