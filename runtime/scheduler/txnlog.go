@@ -25,13 +25,9 @@ func (s *Scheduler) logOps(res *Result, ops []Op, planned bool) {
 	seq, kind := slog.Uint64("seq", res.Seq), slog.String("kind", res.Kind.String())
 	if !planned && res.Err == nil && sameOps(res.Planned, ops) {
 		// The plan, logged just before, already lists them: a constant
-		// message, the rest as attributes (cheap to format).
-		if res.Batches > 0 {
-			logRecord(ctx, l, slog.LevelInfo, "transaction executed as planned", seq, kind,
-				slog.Int("operations", len(ops)), slog.Int("batches", res.Batches), slog.Int("batched", res.BatchedOps),
-				slog.Duration("took", res.End.Sub(res.Start)))
-			return
-		}
+		// message, the rest as attributes (cheap to format). Batches are an
+		// execution detail: the record counts them (Result.Batches), the
+		// log reads as without them.
 		logRecord(ctx, l, slog.LevelInfo, "transaction executed as planned", seq, kind,
 			slog.Int("operations", len(ops)), slog.Duration("took", res.End.Sub(res.Start)))
 		return
@@ -57,11 +53,6 @@ func (s *Scheduler) logOps(res *Result, ops []Op, planned bool) {
 	level := slog.LevelInfo
 	if res.Err != nil {
 		level = slog.LevelWarn
-	}
-	if res.Batches > 0 {
-		logRecord(ctx, l, level, b.String(), seq, kind, slog.Int("batches", res.Batches), slog.Int("batched", res.BatchedOps),
-			slog.Duration("took", res.End.Sub(res.Start)))
-		return
 	}
 	logRecord(ctx, l, level, b.String(), seq, kind, slog.Duration("took", res.End.Sub(res.Start)))
 }
