@@ -128,18 +128,33 @@ func (r *run) groupCall(n *node, kind OpKind, value proto.Message) {
 		adeps = n.adeps
 	}
 	g := &r.s.grouping
-	if k := len(r.calls); r.grouped > 0 && r.grouped < r.s.opts.batchSize {
-		c, p := &r.calls[k-1], &r.calls[k-2]
-		if p.desc == c.desc && p.kind == kind && g.independent(c.key, n.base, deps, adeps) {
-			c.joins = true
-			g.add(c.key, n.base, deps, adeps)
-			r.grouped++
-			return
+	k := len(r.calls)
+	c := &r.calls[k-1]
+	if r.grouped > 0 && r.grouped < r.s.opts.batchSize {
+		if p := &r.calls[k-2]; p.desc == c.desc && p.kind == kind {
+			if r.grouped == 1 {
+				// A second call: the first is looked at only now (most
+				// groups are of one call).
+				g.reset(c.desc.KeyPrefix())
+				g.add(g.first.key, g.first.base, g.first.deps, g.first.adeps)
+			}
+			if g.independent(c.key, n.base, deps, adeps) {
+				c.joins = true
+				g.add(c.key, n.base, deps, adeps)
+				r.grouped++
+				return
+			}
 		}
 	}
-	g.reset(n.desc.KeyPrefix())
-	g.add(n.key, n.base, deps, adeps)
+	g.first = firstCall{c.key, n.base, deps, adeps}
 	r.grouped = 1
+}
+
+// firstCall is what tells whether a call is independent of others, kept
+// for the first call of a group until a second one comes.
+type firstCall struct {
+	key, base   string
+	deps, adeps []kv.Dependency
 }
 
 // grouping holds the keys of the group being formed, to tell whether one
@@ -160,6 +175,8 @@ type grouping struct {
 	// interface), or an AnyOf dependency none of whose prefixes overlaps
 	// it, is met by no call of the group, and is not looked at again.
 	prefix string
+	// first is the call that starts the group being formed.
+	first firstCall
 }
 
 // groupScan is the size up to which a group's keys are looked through
