@@ -138,9 +138,8 @@ func (r *run) groupCall(n *node, kind OpKind, value proto.Message) {
 				g.reset(c.desc.KeyPrefix())
 				g.add(g.first.key, g.first.base, g.first.deps, g.first.adeps)
 			}
-			if g.independent(c.key, n.base, deps, adeps) {
+			if g.join(c.key, n.base, deps, adeps) {
 				c.joins = true
-				g.add(c.key, n.base, deps, adeps)
 				r.grouped++
 				return
 			}
@@ -242,21 +241,33 @@ func (g *grouping) add(key, base string, deps, adeps []kv.Dependency) {
 	if !g.hashed() {
 		return
 	}
-	if g.keySet == nil {
-		g.keySet, g.neededSet = map[string]struct{}{}, map[string]struct{}{}
-	}
-	if len(g.keySet) == 0 {
-		// Grown past groupScan: hash what the slices hold so far.
-		for _, k := range g.keys {
-			g.keySet[k] = struct{}{}
-		}
+	if g.hashKey(key) {
 		from = 0
-	} else {
-		g.keySet[key] = struct{}{}
 	}
 	for _, k := range g.needed[from:] {
 		g.neededSet[k] = struct{}{}
 	}
+}
+
+// hashKey puts key, the group's last, in the key map of a group grown
+// past groupScan; when the group has just grown past it, the map gets
+// every key, the needed map is to get every needed key (from the caller),
+// and it returns true.
+func (g *grouping) hashKey(key string) (first bool) {
+	if g.keySet == nil {
+		g.keySet, g.neededSet = map[string]struct{}{}, map[string]struct{}{}
+	}
+	if len(g.keySet) == 0 {
+		for _, k := range g.keys {
+			g.keySet[k] = struct{}{}
+		}
+		for _, k := range g.needed {
+			g.neededSet[k] = struct{}{}
+		}
+		return true
+	}
+	g.keySet[key] = struct{}{}
+	return false
 }
 
 // addDeps adds the dependencies deps of a call of the group. A key needed
@@ -278,43 +289,55 @@ func (g *grouping) addDeps(deps []kv.Dependency) {
 	}
 }
 
-// independent reports whether the call on key (base, deps and adeps as
-// for add) depends on no call of the group, and no call of the group on
-// it (a delete's order is the reverse of its dependencies', so both
-// directions count).
-func (g *grouping) independent(key, base string, deps, adeps []kv.Dependency) bool {
+// join adds the call on key (base, deps and adeps as for add) to the group
+// when it depends on no call of the group, and no call of the group on it
+// (a delete's order is the reverse of its dependencies', so both
+// directions count); it reports whether it did. One pass over the
+// dependencies decides, in the usual case of a call none of whose
+// dependencies a key of the group's descriptor may meet.
+func (g *grouping) join(key, base string, deps, adeps []kv.Dependency) bool {
 	if g.hasKey(key) || g.isNeeded(key) {
 		return false // a second call on a value, or one the group needs
-	}
-	if base != "" && g.mine(base) && g.hasKey(base) {
-		return false
 	}
 	for _, a := range g.anyOf {
 		if hasAnyPrefix(key, a.Prefixes) {
 			return false
 		}
 	}
-	return g.needsNone(deps) && g.needsNone(adeps)
-}
-
-// needsNone reports whether no dependency of deps is a call of the group.
-func (g *grouping) needsNone(deps []kv.Dependency) bool {
-	for i := range deps {
-		d := &deps[i]
-		if !d.IsAnyOf() {
-			if g.mine(d.Key) && g.hasKey(d.Key) {
-				return false
+	own := base != "" && g.mine(base)
+	if own && g.hasKey(base) {
+		return false
+	}
+	for _, list := range [2][]kv.Dependency{deps, adeps} {
+		for i := range list {
+			d := &list[i]
+			if !d.IsAnyOf() {
+				if g.mine(d.Key) {
+					if g.hasKey(d.Key) {
+						return false
+					}
+					own = true
+				}
+				continue
 			}
-			continue
-		}
-		if !g.overlaps(d.AnyOf.Prefixes) {
-			continue
-		}
-		for _, k := range g.keys {
-			if hasAnyPrefix(k, d.AnyOf.Prefixes) {
-				return false
+			if !g.overlaps(d.AnyOf.Prefixes) {
+				continue
 			}
+			for _, k := range g.keys {
+				if hasAnyPrefix(k, d.AnyOf.Prefixes) {
+					return false
+				}
+			}
+			own = true
 		}
+	}
+	if own {
+		g.add(key, base, deps, adeps)
+		return true
+	}
+	g.keys = append(g.keys, key)
+	if g.hashed() {
+		g.hashKey(key)
 	}
 	return true
 }
