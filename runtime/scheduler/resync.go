@@ -22,6 +22,9 @@ type sbView struct {
 	items []sbItem
 	// refreshed are the descriptors whose Retrieve succeeded.
 	refreshed map[kv.Descriptor]bool
+	// added is the graph's count of added nodes when the view was
+	// taken: with sbItem.node, graph.current's argument.
+	added uint64
 }
 
 type sbItem struct {
@@ -29,6 +32,10 @@ type sbItem struct {
 	value  proto.Message
 	meta   any
 	origin kv.Origin
+	// node is the graph's node of key when the view was taken (nil:
+	// none), so that a resync pairs items with nodes without a lookup
+	// each (see graph.current).
+	node *node
 	// used marks an item decided by the run in progress: known to the
 	// graph when the view was applied, or adopted since (never adopted
 	// again by a re-create, never stale). Reset at the start of each run.
@@ -104,7 +111,7 @@ func retrieveOrder(ds []kv.Descriptor) ([]kv.Descriptor, error) {
 // the scheduler's view. The caller holds s.mu.
 func (s *Scheduler) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 	view := &sbView{index: make(map[string]int32, s.g.nodes.len()), items: make([]sbItem, 0, s.g.nodes.len()),
-		refreshed: map[kv.Descriptor]bool{}}
+		refreshed: map[kv.Descriptor]bool{}, added: s.g.added}
 	var errs []KeyError
 	correlate := s.correlate(j)
 	for _, d := range s.retrieveOrder {
@@ -119,6 +126,10 @@ func (s *Scheduler) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 		for i, it := range items {
 			reason := ""
 			_, dup := view.index[it.Key] // key spaces are disjoint: a duplicate is this descriptor's
+			var n *node
+			if it.Key != "" {
+				n = s.g.node(it.Key)
+			}
 			switch {
 			case it.Key == "":
 				reason = "empty key"
@@ -126,7 +137,7 @@ func (s *Scheduler) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 				reason = "no value"
 			case dup:
 				reason = "duplicate key"
-			case !s.inKeySpace(d, it.Key):
+			case !s.inKeySpace(d, it.Key, n):
 				reason = "the key is outside the descriptor's key space"
 			}
 			if reason != "" {
@@ -135,7 +146,7 @@ func (s *Scheduler) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 			}
 			meta := foundMeta(it.Metadata)
 			view.index[it.Key] = int32(len(view.items))
-			view.items = append(view.items, sbItem{key: it.Key, value: it.Value, meta: meta, origin: it.Origin})
+			view.items = append(view.items, sbItem{key: it.Key, value: it.Value, meta: meta, origin: it.Origin, node: n})
 			if withMeta {
 				setMetadata(d, d.Label(it.Key), meta)
 			}
@@ -169,11 +180,12 @@ func foundMeta(m any) any {
 }
 
 // inKeySpace reports whether key, found by d's Retrieve, is in d's key
-// space. A key the graph holds as d's was matched (its values checked)
-// when it was taken up, and key spaces do not change: only a key new to
-// the graph is matched again (most of a refresh finds what it knows).
-func (s *Scheduler) inKeySpace(d kv.Descriptor, key string) bool {
-	if n := s.g.node(key); n != nil && n.desc == d {
+// space; n is the graph's node of key (nil: none). A key the graph holds
+// as d's was matched (its values checked) when it was taken up, and key
+// spaces do not change: only a key new to the graph is matched again
+// (most of a refresh finds what it knows).
+func (s *Scheduler) inKeySpace(d kv.Descriptor, key string, n *node) bool {
+	if n != nil && n.desc == d {
 		return true
 	}
 	return s.lookup(key) == d
@@ -311,18 +323,15 @@ func (r *run) resync(j *job) {
 		}
 	}
 
-	// One pass over the values: what the view changes, and what is out
-	// of line with its target already (failed, pending, ...).
-	var act, rest []string
+	// One pass over the values: what is out of line with its target
+	// already (failed, pending, ...), and how many the view should hold.
+	var rest []string
 	v := r.view
-	if v != nil {
-		for i := range v.items {
-			v.items[i].used = false
-		}
-	}
+	held := 0
+	refreshed := v.refreshedFunc()
 	for key, n := range r.g.all() {
-		if v != nil && n.desc != nil && v.refreshed[n.desc] && r.viewChanges(n) {
-			act = append(act, key)
+		if v != nil && n.applied != nil && n.origin != kv.OriginSB && refreshed(n.desc) {
+			held++
 		}
 		if r.outOfLine(n) {
 			rest = append(rest, key)
@@ -337,12 +346,7 @@ func (r *run) resync(j *job) {
 				r.leftovers = append(r.leftovers, key)
 			}
 		}
-		for i := range v.items {
-			it := &v.items[i]
-			if r.g.node(it.key) == nil && it.origin != kv.OriginNB {
-				act = append(act, it.key) // foreign: OBTAINED
-			}
-		}
+		act := r.viewActs(held)
 		slices.Sort(act)
 		repairs = r.applyView(act)
 		// Stale values go first (a derived value that neither version
@@ -421,10 +425,68 @@ func (r *run) outOfLine(n *node) bool {
 	return !r.depsMet(n, n.adeps)
 }
 
+// viewActs returns the keys that applyView must look at: those of the
+// values the view changes (see viewChanges), and those of the foreign
+// values it holds (to be OBTAINED). It pairs each item with the graph's
+// node of its key through the node the refresh found (graph.current), not
+// a lookup of each value; held is the number of values of ours that the
+// view should hold (applied, of a refreshed descriptor): when fewer were
+// paired with an item, those missing are found by a lookup of each.
+func (r *run) viewActs(held int) []string {
+	v := r.view
+	refreshed := v.refreshedFunc()
+	var act []string
+	paired := 0
+	for i := range v.items {
+		it := &v.items[i]
+		it.used = false // a run decides anew
+		n := r.g.current(it.key, it.node, v.added)
+		switch {
+		case n == nil:
+			if it.origin != kv.OriginNB {
+				act = append(act, it.key) // foreign: OBTAINED
+			}
+			continue
+		case !refreshed(n.desc):
+			continue
+		case n.applied != nil && n.origin != kv.OriginSB:
+			paired++
+		}
+		if r.viewChanges(n, it) {
+			act = append(act, it.key)
+		}
+	}
+	if paired < held {
+		for key, n := range r.g.all() {
+			if n.applied != nil && n.origin != kv.OriginSB && refreshed(n.desc) && v.get(key) == nil {
+				act = append(act, key) // missing
+			}
+		}
+	}
+	return act
+}
+
+// refreshedFunc returns a test of whether a descriptor was refreshed (nil
+// never was; nor was any in no view) that remembers its last answer: a
+// pass over the values meets them grouped by descriptor, mostly.
+func (v *sbView) refreshedFunc() func(kv.Descriptor) bool {
+	var last kv.Descriptor
+	was := false
+	return func(d kv.Descriptor) bool {
+		if v == nil || d == nil {
+			return false
+		}
+		if d != last {
+			last, was = d, v.refreshed[d]
+		}
+		return was
+	}
+}
+
 // viewChanges reports whether the view changes n, a value of a refreshed
-// descriptor, and marks its item as decided.
-func (r *run) viewChanges(n *node) bool {
-	it := r.view.get(n.key)
+// descriptor whose item is it (nil: the view does not hold it), and marks
+// it as decided.
+func (r *run) viewChanges(n *node, it *sbItem) bool {
 	if it != nil && (n.applied != nil || n.intent != nil || n.origin == kv.OriginSB) {
 		// Known to the graph: never adopted on create, never stale. (A
 		// value of ours with nothing applied nor intended, say a create

@@ -2,8 +2,11 @@ package scheduler_test
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
@@ -12,9 +15,11 @@ import (
 )
 
 // echoRetriever holds what it was given to create, and its Retrieve
-// reports it back with its (empty) metadata: a southbound in line.
+// reports it back with its (empty) metadata: a southbound in line. The
+// keys in foreign it reports as created by others.
 type echoRetriever struct {
-	held map[string]*wrapperspb.StringValue
+	held    map[string]*wrapperspb.StringValue
+	foreign map[string]bool
 }
 
 func (e *echoRetriever) Create(_ context.Context, key string, v *wrapperspb.StringValue) (struct{}, error) {
@@ -30,7 +35,11 @@ func (e *echoRetriever) Delete(_ context.Context, key string, _ *wrapperspb.Stri
 func (e *echoRetriever) Retrieve(context.Context, []kv.Item[string, *wrapperspb.StringValue, struct{}]) ([]kv.Item[string, *wrapperspb.StringValue, struct{}], error) {
 	var out []kv.Item[string, *wrapperspb.StringValue, struct{}]
 	for k, v := range e.held {
-		out = append(out, kv.Item[string, *wrapperspb.StringValue, struct{}]{Key: k, Value: v, Origin: kv.OriginNB})
+		origin := kv.OriginNB
+		if e.foreign[k] {
+			origin = kv.OriginSB
+		}
+		out = append(out, kv.Item[string, *wrapperspb.StringValue, struct{}]{Key: k, Value: v, Origin: origin})
 	}
 	return out, nil
 }
@@ -44,7 +53,7 @@ func TestResyncOfValuesInLineChangesNothing(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := newScheduler(t)
-	h := &echoRetriever{held: map[string]*wrapperspb.StringValue{}}
+	h := &echoRetriever{held: map[string]*wrapperspb.StringValue{}, foreign: map[string]bool{}}
 	d, err := kv.NewDescriptor(kv.Spec[string, *wrapperspb.StringValue, struct{}]{Name: "x", KeyTemplate: "x/{name}"}, h)
 	if err != nil {
 		t.Fatal(err)
@@ -77,5 +86,109 @@ func TestResyncOfValuesInLineChangesNothing(t *testing.T) {
 			t.Errorf("%s after the resync: %v, seq %d, metadata %#v; want CONFIGURED, seq %d, no metadata",
 				k, st.State, st.Seq, st.Metadata, before[k].Seq)
 		}
+	}
+}
+
+// A resync pairs what Retrieve found with the graph's values through the
+// nodes the refresh saw: values missing, found with other contents, found
+// and not known (ours or not), and, for a full resync, values that the
+// new intent adds or drops after the refresh, are each decided as by a
+// lookup of each key.
+func TestResyncPairsTheViewWithTheGraph(t *testing.T) {
+	t.Parallel()
+	type change func(h *echoRetriever)
+	tests := []struct {
+		name string
+		sb   change // behind the scheduler's back, after x/a, x/b, x/c were created
+		opts []scheduler.TxnOption
+		set  []string // the values of a full resync
+		want map[string]scheduler.State
+		held []string // what the southbound holds after the resync
+		ops  []string // the operations that called it
+	}{{
+		name: "missing",
+		sb:   func(h *echoRetriever) { delete(h.held, "x/b") },
+		opts: []scheduler.TxnOption{scheduler.DownstreamResync()},
+		want: map[string]scheduler.State{"x/a": scheduler.CONFIGURED, "x/b": scheduler.CONFIGURED, "x/c": scheduler.CONFIGURED},
+		held: []string{"x/a", "x/b", "x/c"},
+		ops:  []string{"CREATE x/b"},
+	}, {
+		name: "other contents",
+		sb:   func(h *echoRetriever) { h.held["x/c"] = wrapperspb.String("changed") },
+		opts: []scheduler.TxnOption{scheduler.DownstreamResync()},
+		want: map[string]scheduler.State{"x/a": scheduler.CONFIGURED, "x/b": scheduler.CONFIGURED, "x/c": scheduler.CONFIGURED},
+		held: []string{"x/a", "x/b", "x/c"},
+		ops:  []string{"DELETE x/c", "CREATE x/c"},
+	}, {
+		name: "foreign and stale",
+		sb: func(h *echoRetriever) {
+			h.held["x/obtained"], h.foreign["x/obtained"] = wrapperspb.String("x/obtained"), true
+			h.held["x/stale"] = wrapperspb.String("x/stale")
+		},
+		opts: []scheduler.TxnOption{scheduler.DownstreamResync()},
+		want: map[string]scheduler.State{"x/a": scheduler.CONFIGURED, "x/obtained": scheduler.OBTAINED, "x/stale": scheduler.NONEXISTENT},
+		held: []string{"x/a", "x/b", "x/c", "x/obtained"},
+		ops:  []string{"DELETE x/stale"},
+	}, {
+		name: "full resync: added, found, dropped",
+		sb: func(h *echoRetriever) {
+			h.held["x/d"] = wrapperspb.String("x/d")
+			delete(h.held, "x/a")
+		},
+		opts: []scheduler.TxnOption{scheduler.FullResync()},
+		set:  []string{"x/a", "x/b", "x/d", "x/e"},
+		want: map[string]scheduler.State{"x/a": scheduler.CONFIGURED, "x/c": scheduler.NONEXISTENT, "x/d": scheduler.CONFIGURED, "x/e": scheduler.CONFIGURED},
+		held: []string{"x/a", "x/b", "x/d", "x/e"},
+		ops:  []string{"CREATE x/a", "CREATE x/e", "DELETE x/c"},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			s := newScheduler(t)
+			h := &echoRetriever{held: map[string]*wrapperspb.StringValue{}, foreign: map[string]bool{}}
+			d, err := kv.NewDescriptor(kv.Spec[string, *wrapperspb.StringValue, struct{}]{Name: "x", KeyTemplate: "x/{name}"}, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Register(d); err != nil {
+				t.Fatal(err)
+			}
+			txn := s.Txn()
+			for _, k := range []string{"x/a", "x/b", "x/c"} {
+				txn.Set(k, wrapperspb.String(k))
+			}
+			if _, err := txn.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			tt.sb(h)
+			txn = s.Txn(tt.opts...)
+			for _, k := range tt.set {
+				txn.Set(k, wrapperspb.String(k))
+			}
+			res, err := txn.Commit(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ops []string
+			for _, op := range res.Executed {
+				if op.Called {
+					ops = append(ops, op.Kind.String()+" "+op.Key)
+				}
+			}
+			slices.Sort(ops)
+			want := slices.Sorted(slices.Values(tt.ops))
+			if diff := cmp.Diff(want, ops); diff != "" {
+				t.Errorf("calls (-want +got):\n%s", diff)
+			}
+			for k, st := range tt.want {
+				if got := s.Status(k).State; got != st {
+					t.Errorf("%s: %v, want %v", k, got, st)
+				}
+			}
+			if diff := cmp.Diff(tt.held, slices.Sorted(maps.Keys(h.held))); diff != "" {
+				t.Errorf("southbound (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
