@@ -199,10 +199,11 @@ func (s *Scheduler) inKeySpace(d kv.Descriptor, key string, n *node) bool {
 func (s *Scheduler) correlate(j *job) map[kv.Descriptor][]kv.Item[string, proto.Message, any] {
 	full := j.kind == FullResyncTxn
 	// One pass collects every item with the index of its descriptor
-	// (few: found by a short scan), then the items are placed by
-	// descriptor into one array cut in per-descriptor slices: two
-	// allocations of the graph's size, where appending per descriptor
-	// regrew each slice (a downstream resync allocated twice as much).
+	// (few: found by a short scan), then the items are moved in place
+	// into per-descriptor runs of the same array, cut in per-descriptor
+	// slices: one allocation of the graph's size, where appending per
+	// descriptor regrew each slice (a downstream resync allocated twice
+	// as much), and a copy into a second array allocated as much again.
 	var descs []kv.Descriptor
 	last := -1
 	items := make([]kv.Item[string, proto.Message, any], 0, s.g.nodes.len())
@@ -240,17 +241,32 @@ func (s *Scheduler) correlate(j *job) map[kv.Descriptor][]kv.Item[string, proto.
 		for i := 1; i < len(ends); i++ {
 			ends[i] += ends[i-1]
 		}
-		placed := make([]kv.Item[string, proto.Message, any], len(items))
 		next := make([]int, len(descs))
-		for i, d := range descs {
-			if i > 0 {
-				next[i] = ends[i-1]
-			}
-			out[d] = placed[next[i]:ends[i]:ends[i]] // capped: an append copies
+		for i := 1; i < len(next); i++ {
+			next[i] = ends[i-1]
 		}
-		for i, w := range which {
-			placed[next[w]] = items[i]
-			next[w]++
+		// Each run is filled from its start: an item of another
+		// descriptor found there is swapped into the next free place of
+		// its own run, where it stays. Each swap places one item for
+		// good: with one descriptor holding most values, there are few.
+		for w := range descs {
+			for next[w] < ends[w] {
+				i := next[w]
+				o := which[i]
+				if int(o) == w {
+					next[w]++
+					continue
+				}
+				k := next[o]
+				items[i], items[k] = items[k], items[i]
+				which[i], which[k] = which[k], which[i]
+				next[o]++
+			}
+		}
+		start := 0
+		for w, d := range descs {
+			out[d] = items[start:ends[w]:ends[w]] // capped: an append copies
+			start = ends[w]
 		}
 	}
 	if !full {

@@ -2,6 +2,7 @@ package scheduler_test
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"testing"
@@ -20,6 +21,8 @@ import (
 type echoRetriever struct {
 	held    map[string]*wrapperspb.StringValue
 	foreign map[string]bool
+	// correlated are the keys of the last Retrieve's correlate argument.
+	correlated []string
 }
 
 func (e *echoRetriever) Create(_ context.Context, key string, v *wrapperspb.StringValue) (struct{}, error) {
@@ -32,7 +35,11 @@ func (e *echoRetriever) Delete(_ context.Context, key string, _ *wrapperspb.Stri
 	return nil
 }
 
-func (e *echoRetriever) Retrieve(context.Context, []kv.Item[string, *wrapperspb.StringValue, struct{}]) ([]kv.Item[string, *wrapperspb.StringValue, struct{}], error) {
+func (e *echoRetriever) Retrieve(_ context.Context, correlate []kv.Item[string, *wrapperspb.StringValue, struct{}]) ([]kv.Item[string, *wrapperspb.StringValue, struct{}], error) {
+	e.correlated = e.correlated[:0]
+	for _, it := range correlate {
+		e.correlated = append(e.correlated, it.Key)
+	}
 	var out []kv.Item[string, *wrapperspb.StringValue, struct{}]
 	for k, v := range e.held {
 		origin := kv.OriginNB
@@ -190,5 +197,53 @@ func TestResyncPairsTheViewWithTheGraph(t *testing.T) {
 				t.Errorf("southbound (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// Each descriptor's Retrieve is given its own values to correlate, all of
+// them, however the graph interleaves the descriptors' values.
+func TestRetrieveCorrelatesItsOwnValues(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newScheduler(t)
+	names := []string{"p", "q", "r"}
+	hs := map[string]*echoRetriever{}
+	for _, name := range names {
+		h := &echoRetriever{held: map[string]*wrapperspb.StringValue{}, foreign: map[string]bool{}}
+		d, err := kv.NewDescriptor(kv.Spec[string, *wrapperspb.StringValue, struct{}]{Name: name, KeyTemplate: name + "/{name}"}, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Register(d); err != nil {
+			t.Fatal(err)
+		}
+		hs[name] = h
+	}
+	// Most values are q's, as most are routes in a large southbound.
+	want := map[string][]string{}
+	txn := s.Txn()
+	for i := range 300 {
+		name := "q"
+		switch {
+		case i%37 == 0:
+			name = "p"
+		case i%53 == 0:
+			name = "r"
+		}
+		k := fmt.Sprintf("%s/%03d", name, i)
+		want[name] = append(want[name], k)
+		txn.Set(k, wrapperspb.String(k))
+	}
+	if _, err := txn.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Txn(scheduler.DownstreamResync()).Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range names {
+		got := slices.Sorted(slices.Values(hs[name].correlated))
+		if diff := cmp.Diff(want[name], got); diff != "" {
+			t.Errorf("%s's correlate argument (-want +got):\n%s", name, diff)
+		}
 	}
 }
