@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -21,6 +22,9 @@ type sbView struct {
 	items []sbItem
 	// refreshed are the descriptors whose Retrieve succeeded.
 	refreshed map[kv.Descriptor]bool
+	// added is the graph's count of added nodes when the view was
+	// taken: with sbItem.node, graph.current's argument.
+	added uint64
 }
 
 type sbItem struct {
@@ -28,6 +32,10 @@ type sbItem struct {
 	value  proto.Message
 	meta   any
 	origin kv.Origin
+	// node is the graph's node of key when the view was taken (nil:
+	// none), so that a resync pairs items with nodes without a lookup
+	// each (see graph.current).
+	node *node
 	// used marks an item decided by the run in progress: known to the
 	// graph when the view was applied, or adopted since (never adopted
 	// again by a re-create, never stale). Reset at the start of each run.
@@ -103,7 +111,7 @@ func retrieveOrder(ds []kv.Descriptor) ([]kv.Descriptor, error) {
 // the scheduler's view. The caller holds s.mu.
 func (s *Scheduler) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 	view := &sbView{index: make(map[string]int32, s.g.nodes.len()), items: make([]sbItem, 0, s.g.nodes.len()),
-		refreshed: map[kv.Descriptor]bool{}}
+		refreshed: map[kv.Descriptor]bool{}, added: s.g.added}
 	var errs []KeyError
 	correlate := s.correlate(j)
 	for _, d := range s.retrieveOrder {
@@ -118,6 +126,10 @@ func (s *Scheduler) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 		for i, it := range items {
 			reason := ""
 			_, dup := view.index[it.Key] // key spaces are disjoint: a duplicate is this descriptor's
+			var n *node
+			if it.Key != "" {
+				n = s.g.node(it.Key)
+			}
 			switch {
 			case it.Key == "":
 				reason = "empty key"
@@ -125,17 +137,18 @@ func (s *Scheduler) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 				reason = "no value"
 			case dup:
 				reason = "duplicate key"
-			case !s.inKeySpace(d, it.Key):
+			case !s.inKeySpace(d, it.Key, n):
 				reason = "the key is outside the descriptor's key space"
 			}
 			if reason != "" {
 				s.opts.logger.Warn("retrieve: item dropped", "descriptor", d.Name(), "item", i, "key", it.Key, "reason", reason)
 				continue
 			}
+			meta := foundMeta(it.Metadata)
 			view.index[it.Key] = int32(len(view.items))
-			view.items = append(view.items, sbItem{key: it.Key, value: it.Value, meta: it.Metadata, origin: it.Origin})
+			view.items = append(view.items, sbItem{key: it.Key, value: it.Value, meta: meta, origin: it.Origin, node: n})
 			if withMeta {
-				setMetadata(d, d.Label(it.Key), it.Metadata)
+				setMetadata(d, d.Label(it.Key), meta)
 			}
 		}
 		if withMeta {
@@ -153,12 +166,26 @@ func (s *Scheduler) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 	return view, errs
 }
 
+// foundMeta returns the metadata m that a Retrieve reported, or nil when
+// m carries no data (a value of a zero-size type, struct{} say): Create,
+// Update and Batch report such metadata as nil, and a value found as it
+// was applied must compare equal to what the graph holds (else every
+// value found would be taken again, its node changed, by a resync that
+// finds nothing to do).
+func foundMeta(m any) any {
+	if m != nil && reflect.TypeOf(m).Size() == 0 {
+		return nil
+	}
+	return m
+}
+
 // inKeySpace reports whether key, found by d's Retrieve, is in d's key
-// space. A key the graph holds as d's was matched (its values checked)
-// when it was taken up, and key spaces do not change: only a key new to
-// the graph is matched again (most of a refresh finds what it knows).
-func (s *Scheduler) inKeySpace(d kv.Descriptor, key string) bool {
-	if n := s.g.node(key); n != nil && n.desc == d {
+// space; n is the graph's node of key (nil: none). A key the graph holds
+// as d's was matched (its values checked) when it was taken up, and key
+// spaces do not change: only a key new to the graph is matched again
+// (most of a refresh finds what it knows).
+func (s *Scheduler) inKeySpace(d kv.Descriptor, key string, n *node) bool {
+	if n != nil && n.desc == d {
 		return true
 	}
 	return s.lookup(key) == d
@@ -172,10 +199,11 @@ func (s *Scheduler) inKeySpace(d kv.Descriptor, key string) bool {
 func (s *Scheduler) correlate(j *job) map[kv.Descriptor][]kv.Item[string, proto.Message, any] {
 	full := j.kind == FullResyncTxn
 	// One pass collects every item with the index of its descriptor
-	// (few: found by a short scan), then the items are placed by
-	// descriptor into one array cut in per-descriptor slices: two
-	// allocations of the graph's size, where appending per descriptor
-	// regrew each slice (a downstream resync allocated twice as much).
+	// (few: found by a short scan), then the items are moved in place
+	// into per-descriptor runs of the same array, cut in per-descriptor
+	// slices: one allocation of the graph's size, where appending per
+	// descriptor regrew each slice (a downstream resync allocated twice
+	// as much), and a copy into a second array allocated as much again.
 	var descs []kv.Descriptor
 	last := -1
 	items := make([]kv.Item[string, proto.Message, any], 0, s.g.nodes.len())
@@ -213,17 +241,32 @@ func (s *Scheduler) correlate(j *job) map[kv.Descriptor][]kv.Item[string, proto.
 		for i := 1; i < len(ends); i++ {
 			ends[i] += ends[i-1]
 		}
-		placed := make([]kv.Item[string, proto.Message, any], len(items))
 		next := make([]int, len(descs))
-		for i, d := range descs {
-			if i > 0 {
-				next[i] = ends[i-1]
-			}
-			out[d] = placed[next[i]:ends[i]:ends[i]] // capped: an append copies
+		for i := 1; i < len(next); i++ {
+			next[i] = ends[i-1]
 		}
-		for i, w := range which {
-			placed[next[w]] = items[i]
-			next[w]++
+		// Each run is filled from its start: an item of another
+		// descriptor found there is swapped into the next free place of
+		// its own run, where it stays. Each swap places one item for
+		// good: with one descriptor holding most values, there are few.
+		for w := range descs {
+			for next[w] < ends[w] {
+				i := next[w]
+				o := which[i]
+				if int(o) == w {
+					next[w]++
+					continue
+				}
+				k := next[o]
+				items[i], items[k] = items[k], items[i]
+				which[i], which[k] = which[k], which[i]
+				next[o]++
+			}
+		}
+		start := 0
+		for w, d := range descs {
+			out[d] = items[start:ends[w]:ends[w]] // capped: an append copies
+			start = ends[w]
 		}
 	}
 	if !full {
@@ -296,18 +339,15 @@ func (r *run) resync(j *job) {
 		}
 	}
 
-	// One pass over the values: what the view changes, and what is out
-	// of line with its target already (failed, pending, ...).
-	var act, rest []string
+	// One pass over the values: what is out of line with its target
+	// already (failed, pending, ...), and how many the view should hold.
+	var rest []string
 	v := r.view
-	if v != nil {
-		for i := range v.items {
-			v.items[i].used = false
-		}
-	}
+	held := 0
+	refreshed := v.refreshedFunc()
 	for key, n := range r.g.all() {
-		if v != nil && n.desc != nil && v.refreshed[n.desc] && r.viewChanges(n) {
-			act = append(act, key)
+		if v != nil && n.applied != nil && n.origin != kv.OriginSB && refreshed(n.desc) {
+			held++
 		}
 		if r.outOfLine(n) {
 			rest = append(rest, key)
@@ -322,12 +362,7 @@ func (r *run) resync(j *job) {
 				r.leftovers = append(r.leftovers, key)
 			}
 		}
-		for i := range v.items {
-			it := &v.items[i]
-			if r.g.node(it.key) == nil && it.origin != kv.OriginNB {
-				act = append(act, it.key) // foreign: OBTAINED
-			}
-		}
+		act := r.viewActs(held)
 		slices.Sort(act)
 		repairs = r.applyView(act)
 		// Stale values go first (a derived value that neither version
@@ -406,10 +441,68 @@ func (r *run) outOfLine(n *node) bool {
 	return !r.depsMet(n, n.adeps)
 }
 
+// viewActs returns the keys that applyView must look at: those of the
+// values the view changes (see viewChanges), and those of the foreign
+// values it holds (to be OBTAINED). It pairs each item with the graph's
+// node of its key through the node the refresh found (graph.current), not
+// a lookup of each value; held is the number of values of ours that the
+// view should hold (applied, of a refreshed descriptor): when fewer were
+// paired with an item, those missing are found by a lookup of each.
+func (r *run) viewActs(held int) []string {
+	v := r.view
+	refreshed := v.refreshedFunc()
+	var act []string
+	paired := 0
+	for i := range v.items {
+		it := &v.items[i]
+		it.used = false // a run decides anew
+		n := r.g.current(it.key, it.node, v.added)
+		switch {
+		case n == nil:
+			if it.origin != kv.OriginNB {
+				act = append(act, it.key) // foreign: OBTAINED
+			}
+			continue
+		case !refreshed(n.desc):
+			continue
+		case n.applied != nil && n.origin != kv.OriginSB:
+			paired++
+		}
+		if r.viewChanges(n, it) {
+			act = append(act, it.key)
+		}
+	}
+	if paired < held {
+		for key, n := range r.g.all() {
+			if n.applied != nil && n.origin != kv.OriginSB && refreshed(n.desc) && v.get(key) == nil {
+				act = append(act, key) // missing
+			}
+		}
+	}
+	return act
+}
+
+// refreshedFunc returns a test of whether a descriptor was refreshed (nil
+// never was; nor was any in no view) that remembers its last answer: a
+// pass over the values meets them grouped by descriptor, mostly.
+func (v *sbView) refreshedFunc() func(kv.Descriptor) bool {
+	var last kv.Descriptor
+	was := false
+	return func(d kv.Descriptor) bool {
+		if v == nil || d == nil {
+			return false
+		}
+		if d != last {
+			last, was = d, v.refreshed[d]
+		}
+		return was
+	}
+}
+
 // viewChanges reports whether the view changes n, a value of a refreshed
-// descriptor, and marks its item as decided.
-func (r *run) viewChanges(n *node) bool {
-	it := r.view.get(n.key)
+// descriptor whose item is it (nil: the view does not hold it), and marks
+// it as decided.
+func (r *run) viewChanges(n *node, it *sbItem) bool {
 	if it != nil && (n.applied != nil || n.intent != nil || n.origin == kv.OriginSB) {
 		// Known to the graph: never adopted on create, never stale. (A
 		// value of ours with nothing applied nor intended, say a create
