@@ -567,7 +567,11 @@ func (d *TypedDescriptor[K, V, M]) Retrieve(ctx context.Context, correlate []Ite
 	}
 	out := make([]Item[string, proto.Message, any], len(got))
 	for i, it := range got {
-		out[i] = Item[string, proto.Message, any]{Key: d.keyString(it.Key), Value: it.Value, Metadata: it.Metadata, Origin: it.Origin}
+		out[i] = Item[string, proto.Message, any]{Key: d.keyString(it.Key), Value: it.Value, Origin: it.Origin}
+		if !d.noMeta {
+			// Metadata of no data is nil, as Create and Update report it.
+			out[i].Metadata = it.Metadata
+		}
 	}
 	return out, nil
 }

@@ -1161,3 +1161,31 @@ func TestDescriptorIsRetriable(t *testing.T) {
 		})
 	}
 }
+
+type structRetriever struct{ structHandler }
+
+func (structRetriever) Retrieve(context.Context, []kv.Item[string, *structpb.Struct, struct{}]) ([]kv.Item[string, *structpb.Struct, struct{}], error) {
+	return []kv.Item[string, *structpb.Struct, struct{}]{{Key: "s/a", Value: &structpb.Struct{}}}, nil
+}
+
+// TestRetrieveMetadataOfNoData: a descriptor whose metadata holds no data
+// (struct{}) reports nil metadata from Retrieve, as from Create, so that a
+// resync finds what it created unchanged.
+func TestRetrieveMetadataOfNoData(t *testing.T) {
+	t.Parallel()
+	d, err := kv.NewDescriptor(kv.Spec[string, *structpb.Struct, struct{}]{Name: "s", KeyPrefix: "s/"}, structRetriever{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	created, err := d.Create(context.Background(), "s/a", &structpb.Struct{})
+	if err != nil || created != nil {
+		t.Fatalf("Create = %v, %v; want nil metadata", created, err)
+	}
+	got, err := d.Retrieve(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Key != "s/a" || got[0].Metadata != nil {
+		t.Errorf("Retrieve = %+v, want s/a with nil metadata", got)
+	}
+}
