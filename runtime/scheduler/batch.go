@@ -98,7 +98,7 @@ func (s *Scheduler) concurrentCalls(d kv.Descriptor) (n int) {
 // that starts at call i: i+1 when call i is made alone.
 func groupEnd(plan *run, i int) int {
 	end := i + 1
-	for end < len(plan.calls) && plan.calls[end].joins {
+	for end < plan.calls.len() && plan.calls.at(end).joins {
 		end++
 	}
 	return end
@@ -111,7 +111,7 @@ func groupEnd(plan *run, i int) int {
 // (the dependencies of the value and of the applied one, the base) is at
 // hand, so the call need not keep it. A reverting transaction's calls are
 // made one at a time: its first failure ends it.
-func (r *run) groupCall(n *node, kind OpKind, value proto.Message) {
+func (r *run) groupCall(c *plannedCall, n *node, kind OpKind, value proto.Message) {
 	if r.opts.revert {
 		return
 	}
@@ -128,10 +128,9 @@ func (r *run) groupCall(n *node, kind OpKind, value proto.Message) {
 		adeps = n.adeps
 	}
 	g := &r.s.grouping
-	k := len(r.calls)
-	c := &r.calls[k-1]
-	if r.grouped > 0 && r.grouped < r.s.opts.batchSize {
-		if p := &r.calls[k-2]; p.desc == c.desc && p.kind == kind {
+	k := r.calls.len() - 1 // c's index
+	if r.grouped > 0 && r.grouped < r.s.opts.batchSize && !firstOfChunk(k) {
+		if p := r.calls.at(k - 1); p.desc == c.desc && p.kind == kind {
 			if r.grouped == 1 {
 				// A second call: the first is looked at only now (most
 				// groups are of one call).
@@ -368,7 +367,7 @@ func batchKind(k OpKind) kv.BatchKind {
 // on the group (see callInline).
 func (s *Scheduler) execGroup(st *txnState, i, end int, unheld *map[int]any) (ops []kv.BatchOp[string, proto.Message, any], failed int, taken *callCtx) {
 	plan := st.plan
-	calls := plan.calls[i:end]
+	calls := plan.calls.group(i, end)
 	// The buffer is the scheduler's, taken for the group: a group given
 	// up on keeps it (its goroutines may still write to it).
 	ops = s.batchOps

@@ -661,3 +661,70 @@ func TestNotifyUnimplementedIntended(t *testing.T) {
 		t.Errorf("after the notification: %v", err)
 	}
 }
+
+// TestBatchAcrossChunks: a plan of more calls than one chunk of its call
+// list holds (see callList) makes the same calls and reaches the same
+// outcome with batches as one call at a time, with failures on both sides
+// of a chunk's end (the run after the first failure makes its calls one at
+// a time); no batch spans two chunks or exceeds the batch size.
+func TestBatchAcrossChunks(t *testing.T) {
+	t.Parallel()
+	const n = 10_000
+	fail := []int{4094, 4095, 4096, 8191, 8193}
+	run := func(m batchMode) ([]string, *kvtest.SB) {
+		s, sb := modeScheduler(t, m)
+		for _, i := range fail {
+			sb.Fail(fmt.Sprintf("route/r%05d", i), kvtest.Failure{Op: "create", Partial: i%2 == 0})
+		}
+		txn := s.Txn()
+		for i := range n {
+			txn.Set(fmt.Sprintf("route/r%05d", i), kvtest.Value("x"))
+		}
+		res, err := txn.Commit(context.Background())
+		if err == nil {
+			t.Fatalf("%s: no error, want %d failures", m.name, len(fail))
+		}
+		out := append(opsText(res.Executed), "--")
+		out = append(out, statusText(s)...)
+		for _, k := range slices.Sorted(maps.Keys(sb.Values())) {
+			v, _ := sb.Get(k)
+			out = append(out, k+"="+v)
+		}
+		return out, sb
+	}
+	want, _ := run(batchModes[0])
+	for _, m := range batchModes[1:3] {
+		got, sb := run(m)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s differs from serial in %d of %d lines", m.name, len(got)-countEqual(got, want), len(want))
+		}
+		done := 0
+		for _, keys := range sb.BatchKeys() {
+			if len(keys) > 1000 {
+				t.Errorf("%s: a batch of %d", m.name, len(keys))
+			}
+			first, last := keys[0], keys[len(keys)-1]
+			var a, b int
+			fmt.Sscanf(first, "route/r%d", &a)
+			fmt.Sscanf(last, "route/r%d", &b)
+			if a/4096 != b/4096 {
+				t.Errorf("%s: a batch from %s to %s spans two chunks", m.name, first, last)
+			}
+			done += len(keys)
+		}
+		if done < fail[0] {
+			t.Errorf("%s: %d operations in batches, want at least the %d before the first failure", m.name, done, fail[0])
+		}
+	}
+}
+
+// countEqual counts the lines equal at the same index in a and b.
+func countEqual(a, b []string) int {
+	c := 0
+	for i := range min(len(a), len(b)) {
+		if a[i] == b[i] {
+			c++
+		}
+	}
+	return c
+}

@@ -366,7 +366,7 @@ func (s *Scheduler) takeOver(c *callCtx) {
 	// Every operation of a group given up on failed with it: the
 	// algorithm's read-back finds what was applied.
 	for i := st.callIndex + 1; i < st.groupEnd; i++ {
-		c := &st.plan.calls[i]
+		c := st.plan.calls.at(i)
 		results = append(results, callResult{kind: c.kind, key: c.key, value: c.value, err: cause})
 	}
 	s.safely(j, func() {

@@ -70,7 +70,7 @@ type run struct {
 	// calls are the southbound calls a simulation would make, in order;
 	// grouped counts the calls of the group the last one is in (0: made
 	// alone; see groupCall).
-	calls   []plannedCall
+	calls   callList
 	grouped int
 	// replay holds the results of the calls made before a failure;
 	// replayed counts those used.
@@ -474,10 +474,9 @@ func (r *run) change(n *node, want proto.Message) {
 func (r *run) call(kind OpKind, n *node, prev, value proto.Message) (meta any, err error) {
 	r.called = true
 	if r.sim {
-		r.calls = grow(r.calls)
-		r.calls = append(r.calls, plannedCall{kind: kind, key: n.key, desc: n.desc, n: n, prev: prev, value: value,
+		c := r.calls.add(plannedCall{kind: kind, key: n.key, desc: n.desc, n: n, prev: prev, value: value,
 			meta: n.metadata, first: n.callSeq != r.seq32, op: int32(len(r.ops))})
-		r.groupCall(n, kind, value)
+		r.groupCall(c, n, kind, value)
 		// Not journaled on purpose: a stale mark after a rollback only
 		// ever carries an older transaction's number.
 		n.callSeq = r.seq32

@@ -120,13 +120,12 @@ func (s *Scheduler) newPlan(ctx context.Context, seq uint64, j *job, view *sbVie
 	// Sized for the usual small transaction (a value, and one derived or
 	// dependent value per item). A large one starts at a quarter more than
 	// its items (the buffers are cleared memory, and the operations are
-	// kept by the Result): one that derives more grows once or twice.
+	// kept by the Result): one that derives more grows once or twice. The
+	// calls grow in chunks (see callList).
 	n := len(j.items) + len(j.retry)
 	size := 2*n + 2
 	if size <= planScratchMax {
-		if calls == nil {
-			calls = make([]plannedCall, 0, planScratchMax)
-		}
+		calls.start(planScratchMax)
 		if s.planOps == nil {
 			s.planOps = make([]Op, 0, planScratchMax)
 		}
@@ -135,22 +134,90 @@ func (s *Scheduler) newPlan(ctx context.Context, seq uint64, j *job, view *sbVie
 		return plan, true
 	}
 	size = n + n/4 + 2
-	plan.calls = make([]plannedCall, 0, size)
+	calls.start(size)
+	plan.calls = calls
 	plan.ops = make([]Op, 0, size)
 	return plan, false
 }
 
-// releasePlan keeps the plan's buffer of calls for the next transaction,
-// emptied, unless it grew large; the run lets go of everything else.
+// releasePlan keeps the plan's first chunk of calls for the next
+// transaction, emptied, unless it grew large; the run lets go of
+// everything else.
 func (s *Scheduler) releasePlan(plan *run) {
 	calls := plan.calls
-	if cap(calls) > planScratchMax {
-		calls = nil
-	} else {
-		clear(calls)
-		calls = calls[:0]
-	}
+	calls.reset()
 	*plan = run{calls: calls}
+}
+
+// callList holds the calls of a plan in chunks of callChunk, so that a
+// plan that grows large copies nothing and leaves no outgrown arrays to
+// the collector; the first chunk grows as a slice up to callChunk. A
+// group of calls (see groupCall) never spans two chunks: it is one slice.
+type callList struct {
+	chunks [][]plannedCall
+	n      int
+}
+
+// callChunk is the number of calls of a chunk (about 400 kB): four
+// batches of the default size.
+const callChunk = 4096
+
+// start makes the list ready for a plan of about size calls.
+func (l *callList) start(size int) {
+	if l.n > 0 {
+		l.reset()
+	}
+	if len(l.chunks) == 0 {
+		l.chunks = append(l.chunks, make([]plannedCall, 0, min(max(size, planScratchMax), callChunk)))
+	} else if size > cap(l.chunks[0]) {
+		l.chunks[0] = make([]plannedCall, 0, min(size, callChunk))
+	}
+}
+
+func (l *callList) len() int              { return l.n }
+func (l *callList) at(i int) *plannedCall { return &l.chunks[i/callChunk][i%callChunk] }
+
+// add appends c, and returns it.
+func (l *callList) add(c plannedCall) *plannedCall {
+	k := l.n / callChunk
+	if k == len(l.chunks) {
+		l.chunks = append(l.chunks, make([]plannedCall, 0, callChunk))
+	}
+	ch := &l.chunks[k]
+	if len(*ch) == cap(*ch) {
+		// The first chunk, started small: it doubles, up to callChunk.
+		bigger := make([]plannedCall, len(*ch), min(max(2*cap(*ch), 8), callChunk))
+		copy(bigger, *ch)
+		*ch = bigger
+	}
+	*ch = append(*ch, c)
+	l.n++
+	return &(*ch)[len(*ch)-1]
+}
+
+// firstOfChunk reports whether call i starts a chunk.
+func firstOfChunk(i int) bool { return i%callChunk == 0 }
+
+// group returns the calls [i, end), which are in one chunk.
+func (l *callList) group(i, end int) []plannedCall {
+	o := i % callChunk
+	return l.chunks[i/callChunk][o : o+end-i]
+}
+
+// reset empties the list, keeping its first chunk unless it grew beyond
+// planScratchMax.
+func (l *callList) reset() {
+	if len(l.chunks) == 0 {
+		return
+	}
+	first := l.chunks[0]
+	clear(l.chunks)
+	if cap(first) > planScratchMax {
+		l.chunks, l.n = l.chunks[:0], 0
+		return
+	}
+	clear(first)
+	l.chunks, l.n = append(l.chunks[:0], first[:0]), 0
 }
 
 // finishTxn ends a transaction whose plan was executed: all its calls
@@ -265,7 +332,7 @@ func (s *Scheduler) executePlan(st *txnState) (results []callResult, ok bool, ta
 	// results are built only after a failure; a call with no operation to
 	// hold its metadata (none yet: a safeguard) has it kept here.
 	var unheld map[int]any
-	for i := 0; i < len(plan.calls); i++ {
+	for i := 0; i < plan.calls.len(); i++ {
 		if end := groupEnd(plan, i); end > i+1 {
 			ops, failed, taken := s.execGroup(st, i, end, &unheld)
 			if taken != nil {
@@ -274,7 +341,7 @@ func (s *Scheduler) executePlan(st *txnState) (results []callResult, ok bool, ta
 			if failed >= 0 {
 				results = plan.resultsBefore(i, len(ops), unheld)
 				for k := range ops {
-					c := &plan.calls[i+k]
+					c := plan.calls.at(i + k)
 					r := callResult{kind: c.kind, key: c.key, value: c.value, err: ops[k].Err}
 					if r.err == nil {
 						r.meta = ops[k].Metadata
@@ -291,7 +358,7 @@ func (s *Scheduler) executePlan(st *txnState) (results []callResult, ok bool, ta
 			i = end - 1
 			continue
 		}
-		c := &plan.calls[i]
+		c := plan.calls.at(i)
 		// The plan ran with no metadata: the planned graph gets what the
 		// calls return, and a later call on the same value reads it there.
 		n := c.node(s.g)
@@ -366,7 +433,7 @@ func (c *plannedCall) holdsMeta(ops []Op) bool {
 // whose operation does not hold it.
 func (r *run) resultsUpTo(last int, m any, err error, unheld map[int]any) []callResult {
 	results := r.resultsBefore(last, 1, unheld)
-	c := &r.calls[last]
+	c := r.calls.at(last)
 	return append(results, callResult{kind: c.kind, key: c.key, meta: m, err: err})
 }
 
@@ -375,7 +442,7 @@ func (r *run) resultsUpTo(last int, m any, err error, unheld map[int]any) []call
 func (r *run) resultsBefore(end, more int, unheld map[int]any) []callResult {
 	results := make([]callResult, 0, end+more)
 	for i := range end {
-		c := &r.calls[i]
+		c := r.calls.at(i)
 		res := callResult{kind: c.kind, key: c.key}
 		switch {
 		case c.kind == OpDelete:
