@@ -112,6 +112,9 @@ func (d *TypedDescriptor[K, V, M]) Batch(ctx context.Context, kind BatchKind, op
 	// returns.
 	buf := d.batchBufs.Get().(*[]BatchOp[K, V, M])
 	typed := (*buf)[:0]
+	if cap(typed) < len(ops) {
+		typed = make([]BatchOp[K, V, M], 0, len(ops)) // not grown step by step
+	}
 	defer func() {
 		clear(typed)
 		if cap(typed) <= 4096 {

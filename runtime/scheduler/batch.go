@@ -115,7 +115,12 @@ func (r *run) groupCall(c *plannedCall, n *node, kind OpKind, value proto.Messag
 	if r.opts.revert {
 		return
 	}
-	mode, _ := r.s.groupMode(n.desc)
+	var mode groupMode
+	if gd, ok := n.desc.(*guard); ok && gd.grouped && r.s.opts.batchSize >= 2 {
+		mode = gd.group.mode // the usual case, without a call
+	} else {
+		mode, _ = r.s.groupMode(n.desc)
+	}
 	if mode == groupNone {
 		r.grouped = 0
 		return
@@ -130,7 +135,7 @@ func (r *run) groupCall(c *plannedCall, n *node, kind OpKind, value proto.Messag
 	g := &r.s.grouping
 	k := r.calls.len() - 1 // c's index
 	if r.grouped > 0 && r.grouped < r.s.opts.batchSize && !firstOfChunk(k) {
-		if p := r.calls.at(k - 1); p.desc == c.desc && p.kind == kind {
+		if p := r.calls.at(k - 1); p.kind == kind && sameDesc(p.desc, c.desc) {
 			if r.grouped == 1 {
 				// A second call: the first is looked at only now (most
 				// groups are of one call).
@@ -146,6 +151,16 @@ func (r *run) groupCall(c *plannedCall, n *node, kind OpKind, value proto.Messag
 	}
 	g.first = firstCall{c.key, n.base, deps, adeps}
 	r.grouped = 1
+}
+
+// sameDesc reports whether a and b are one descriptor. Registered ones
+// are guards, compared as pointers: cheaper than comparing interfaces.
+func sameDesc(a, b kv.Descriptor) bool {
+	if ga, ok := a.(*guard); ok {
+		gb, ok := b.(*guard)
+		return ok && ga == gb
+	}
+	return a == b
 }
 
 // firstCall is what tells whether a call is independent of others, kept
