@@ -156,6 +156,8 @@ func (s *Scheduler) releasePlan(plan *run) {
 type callList struct {
 	chunks [][]plannedCall
 	n      int
+	// size is the number of calls the plan was sized for (see start).
+	size int
 }
 
 // callChunk is the number of calls of a chunk (about 400 kB): four
@@ -167,6 +169,7 @@ func (l *callList) start(size int) {
 	if l.n > 0 {
 		l.reset()
 	}
+	l.size = size
 	if len(l.chunks) == 0 {
 		l.chunks = append(l.chunks, make([]plannedCall, 0, min(max(size, planScratchMax), callChunk)))
 	} else if size > cap(l.chunks[0]) {
@@ -181,7 +184,13 @@ func (l *callList) at(i int) *plannedCall { return &l.chunks[i/callChunk][i%call
 func (l *callList) add(c plannedCall) *plannedCall {
 	k := l.n / callChunk
 	if k == len(l.chunks) {
-		l.chunks = append(l.chunks, make([]plannedCall, 0, callChunk))
+		// Sized for what the plan was expected to hold beyond the chunks
+		// before, or small when it holds more than expected (it doubles).
+		size := l.size - l.n
+		if size <= 0 {
+			size = planScratchMax
+		}
+		l.chunks = append(l.chunks, make([]plannedCall, 0, min(size, callChunk)))
 	}
 	ch := &l.chunks[k]
 	if len(*ch) == cap(*ch) {

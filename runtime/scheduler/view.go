@@ -81,7 +81,9 @@ type viewSlot struct{ head atomic.Pointer[viewRec] }
 // applied value are held once when they are the same message (a
 // configured value), and what most values lack sits apart in more.
 type viewRec struct {
-	desc kv.Descriptor
+	// desc is the value's descriptor (every registered one is a guard; a
+	// pointer, so that a version is 64 bytes), nil when none handles it.
+	desc *guard
 	// val is the intended value, or the applied one when nothing is
 	// intended (see flags).
 	val  proto.Message
@@ -189,7 +191,7 @@ func newView(slots *nodeMap, hist history, maxCycle int) *view {
 // previous version (nil: none), whose viewMore is kept when nothing in it
 // changed. A new viewMore comes from slab.
 func setRec(r *viewRec, n *node, old *viewRec, pub uint64, slab *recSlab) {
-	r.desc = n.desc
+	r.desc = guardOf(n.desc)
 	r.seq, r.pub, r.state, r.origin, r.lastOp = n.seq, pub, n.state, n.origin, n.lastOp
 	var applied proto.Message // held in more: it differs from the intent
 	switch {
@@ -214,6 +216,19 @@ func setRec(r *viewRec, n *node, old *viewRec, pub uint64, slab *recSlab) {
 			*r.more = viewMore{base: n.base, derived: n.derived, lastErr: n.lastErr, applied: applied, metadata: n.metadata}
 		}
 	}
+}
+
+// guardOf returns the guard of a node's descriptor: d itself, or the guard
+// a misfit wraps (whose values are INVALID, so only its name is read).
+func guardOf(d kv.Descriptor) *guard {
+	switch d := d.(type) {
+	case *guard:
+		return d
+	case *misfit:
+		g, _ := d.Descriptor.(*guard)
+		return g
+	}
+	return nil
 }
 
 func (r *viewRec) moreOrNil() *viewMore {
