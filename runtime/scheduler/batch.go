@@ -142,7 +142,7 @@ func (r *run) groupCall(c *plannedCall, n *node, kind OpKind, value proto.Messag
 				g.reset(c.desc.KeyPrefix())
 				g.add(g.first.key, g.first.base, g.first.deps, g.first.adeps)
 			}
-			if g.join(c.key, n.base, deps, adeps) {
+			if g.join(c.key, n.base, deps, adeps, c.first) {
 				c.joins = true
 				r.grouped++
 				return
@@ -173,16 +173,19 @@ type firstCall struct {
 // grouping holds the keys of the group being formed, to tell whether one
 // more call is independent of its calls. Groups are mostly small (the
 // routes of one interface): the keys are kept in slices, looked through,
-// and in maps only once a group grows beyond groupScan.
+// and put in maps only when a group beyond groupScan is looked up (most
+// large groups never are: see join).
 type grouping struct {
 	// keys are the group's keys; needed the keys of the descriptor that
 	// its values depend on (and their bases); anyOf the AnyOf
 	// dependencies of its values that a key of the descriptor may
 	// satisfy.
 	keys, needed []string
-	keySet       map[string]struct{}
-	neededSet    map[string]struct{}
 	anyOf        []kv.AnyOf
+	// keySet and neededSet hold keys[:keysHashed] and
+	// needed[:neededHashed].
+	keySet, neededSet        map[string]struct{}
+	keysHashed, neededHashed int
 	// prefix is the key prefix of the group's descriptor, which each of
 	// its keys has: a dependency on a key without it (a route's on its
 	// interface), or an AnyOf dependency none of whose prefixes overlaps
@@ -200,9 +203,10 @@ func (g *grouping) reset(prefix string) {
 	clear(g.keys)
 	clear(g.needed)
 	g.keys, g.needed = g.keys[:0], g.needed[:0]
-	if len(g.keySet) > 0 {
+	if g.keysHashed > 0 || g.neededHashed > 0 {
 		clear(g.keySet)
 		clear(g.neededSet)
+		g.keysHashed, g.neededHashed = 0, 0
 	}
 	clear(g.anyOf)
 	g.anyOf = g.anyOf[:0]
@@ -223,65 +227,45 @@ func (g *grouping) overlaps(prefixes []string) bool {
 // mine reports whether key may be a key of the group's descriptor.
 func (g *grouping) mine(key string) bool { return strings.HasPrefix(key, g.prefix) }
 
-// hashed reports whether the group's keys are in the maps.
-func (g *grouping) hashed() bool { return len(g.keys) > groupScan }
-
 func (g *grouping) hasKey(k string) bool {
-	if g.hashed() {
-		_, ok := g.keySet[k]
-		return ok
+	if len(g.keys) <= groupScan {
+		return slices.Contains(g.keys, k)
 	}
-	return slices.Contains(g.keys, k)
+	if g.keySet == nil {
+		g.keySet = map[string]struct{}{}
+	}
+	for _, key := range g.keys[g.keysHashed:] {
+		g.keySet[key] = struct{}{}
+	}
+	g.keysHashed = len(g.keys)
+	_, ok := g.keySet[k]
+	return ok
 }
 
 func (g *grouping) isNeeded(k string) bool {
-	if g.hashed() {
-		_, ok := g.neededSet[k]
-		return ok
+	if len(g.needed) <= groupScan {
+		return slices.Contains(g.needed, k)
 	}
-	return slices.Contains(g.needed, k)
+	if g.neededSet == nil {
+		g.neededSet = map[string]struct{}{}
+	}
+	for _, key := range g.needed[g.neededHashed:] {
+		g.neededSet[key] = struct{}{}
+	}
+	g.neededHashed = len(g.needed)
+	_, ok := g.neededSet[k]
+	return ok
 }
 
 // add adds the call on key (its value's base, the dependencies of its
 // value and of the applied one) to the group.
 func (g *grouping) add(key, base string, deps, adeps []kv.Dependency) {
 	g.keys = append(g.keys, key)
-	from := len(g.needed)
 	if base != "" && g.mine(base) {
 		g.needed = append(g.needed, base)
 	}
 	g.addDeps(deps)
 	g.addDeps(adeps)
-	if !g.hashed() {
-		return
-	}
-	if g.hashKey(key) {
-		from = 0
-	}
-	for _, k := range g.needed[from:] {
-		g.neededSet[k] = struct{}{}
-	}
-}
-
-// hashKey puts key, the group's last, in the key map of a group grown
-// past groupScan; when the group has just grown past it, the map gets
-// every key, the needed map is to get every needed key (from the caller),
-// and it returns true.
-func (g *grouping) hashKey(key string) (first bool) {
-	if g.keySet == nil {
-		g.keySet, g.neededSet = map[string]struct{}{}, map[string]struct{}{}
-	}
-	if len(g.keySet) == 0 {
-		for _, k := range g.keys {
-			g.keySet[k] = struct{}{}
-		}
-		for _, k := range g.needed {
-			g.neededSet[k] = struct{}{}
-		}
-		return true
-	}
-	g.keySet[key] = struct{}{}
-	return false
 }
 
 // addDeps adds the dependencies deps of a call of the group. A key needed
@@ -309,9 +293,11 @@ func (g *grouping) addDeps(deps []kv.Dependency) {
 // directions count); it reports whether it did. One pass over the
 // dependencies decides, in the usual case of a call none of whose
 // dependencies a key of the group's descriptor may meet.
-func (g *grouping) join(key, base string, deps, adeps []kv.Dependency) bool {
-	if g.hasKey(key) || g.isNeeded(key) {
-		return false // a second call on a value, or one the group needs
+func (g *grouping) join(key, base string, deps, adeps []kv.Dependency, first bool) bool {
+	if !first && g.hasKey(key) || g.isNeeded(key) {
+		// A second call on a value (only a value called before in the
+		// transaction may be in the group), or one the group needs.
+		return false
 	}
 	for _, a := range g.anyOf {
 		if hasAnyPrefix(key, a.Prefixes) {
@@ -350,9 +336,6 @@ func (g *grouping) join(key, base string, deps, adeps []kv.Dependency) bool {
 		return true
 	}
 	g.keys = append(g.keys, key)
-	if g.hashed() {
-		g.hashKey(key)
-	}
 	return true
 }
 
