@@ -526,7 +526,8 @@ func (r *run) takeReplay(kind OpKind, key string) *callResult {
 // applied and brought to its target, one deleted as gone (what depends on
 // it goes first, and it is created again when still wanted). The outcome
 // of a leftover that failed is read back; when that cannot be known, the
-// call is taken to have changed nothing, as after any failed call.
+// value fails with the call's error, as after any failed call whose outcome
+// is unknown: neither CONFIGURED nor gone, whatever the southbound holds.
 func (r *run) settleLeftovers() {
 	if r.replayed >= len(r.replay) {
 		return
@@ -545,8 +546,18 @@ func (r *run) settleLeftovers() {
 		value, meta := c.value, c.meta
 		switch {
 		case c.err != nil:
-			found, fmeta, known := r.readBack(n, c.value)
+			expected := c.value
+			if c.kind == OpDelete {
+				expected = n.applied
+			}
+			found, fmeta, known := r.readBack(n, expected)
 			if !known {
+				r.s.opts.logger.Debug("a call of a batch that the run after a failure did not make again failed, and its outcome is unknown",
+					"key", c.key, "op", c.kind.String(), "error", c.err, "seq", r.seq)
+				r.mut(n)
+				n.lastOp = c.kind
+				r.fail(n, c.kind, c.err, 0, n.applied, c.value, false)
+				settled = true
 				continue
 			}
 			value, meta = found, fmeta

@@ -728,3 +728,51 @@ func countEqual(a, b []string) int {
 	}
 	return c
 }
+
+// TestBatchLeftoverOfUnknownOutcome: a batch fails in its first operation,
+// the run after the failure does not make the second again (the re-create
+// that needed it stops at the first), and the second had failed too, after
+// applying (a delete that removed the route, then erred), and its
+// read-back fails: the route may not stay CONFIGURED while the southbound
+// lacks it. It fails with its call's error, and a resync repairs it.
+func TestBatchLeftoverOfUnknownOutcome(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, sb := modeScheduler(t, batchModes[1])
+	txn := s.Txn().Set("iface/a", kvtest.Value("up recreate:x"))
+	for _, r := range []string{"route/r1", "route/r2"} {
+		txn.Set(r, kvtest.Value("dep:iface/a"))
+	}
+	if _, err := txn.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sb.Fail("route/r1", kvtest.Failure{Op: "delete"})
+	sb.Fail("route/r2", kvtest.Failure{Op: "delete", Partial: true, Terminal: true})
+	sb.Fail("route", kvtest.Failure{Op: "retrieve", Times: -1})
+	if _, err := s.Txn().Set("iface/a", kvtest.Value("up recreate:y")).Commit(ctx); err == nil {
+		t.Fatal("the re-create succeeded, want the failures planned")
+	}
+	if got := len(sb.Batches()); got == 0 {
+		t.Fatal("no batch was made: the test does not test what it says")
+	}
+	if _, ok := sb.Get("route/r2"); ok {
+		t.Fatal("route/r2 is in the southbound: the partial delete did not apply")
+	}
+	st := s.Status("route/r2")
+	if st.State == scheduler.CONFIGURED || st.LastErr == nil {
+		t.Errorf("route/r2 is %v (error %v) while the southbound lacks it, want FAILED with its delete's error", st.State, st.LastErr)
+	}
+	sb.ClearFailures()
+	if _, err := s.Txn(scheduler.FullResync()).Set("iface/a", kvtest.Value("up recreate:y")).
+		Set("route/r1", kvtest.Value("dep:iface/a")).Set("route/r2", kvtest.Value("dep:iface/a")).Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"iface/a", "route/r1", "route/r2"} {
+		if st := s.Status(k); st.State != scheduler.CONFIGURED {
+			t.Errorf("after the resync, %s is %v (%v)", k, st.State, st.LastErr)
+		}
+		if _, ok := sb.Get(k); !ok {
+			t.Errorf("after the resync, %s is not in the southbound", k)
+		}
+	}
+}
