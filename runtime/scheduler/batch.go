@@ -506,6 +506,30 @@ type BatchObserver interface {
 // all (a failed delete of a dependent stops the removal of its
 // dependency, for one): they are looked for ahead, and those the run never
 // gets to are settled at its end (settleLeftovers).
+// vanishedBeyondFailure returns the keys that calls of the failed group
+// deleted after the first failed one: a batch or concurrent group makes
+// them all, where one call at a time would have stopped at the failure.
+// Until the run replays those deletes, or settles them at its end, what
+// depends on those keys is taken not to be met (see depsMet): a dependent
+// is not created on a value the southbound no longer holds.
+func vanishedBeyondFailure(results []callResult) map[string]bool {
+	var out map[string]bool
+	failed := false
+	for i := range results {
+		c := &results[i]
+		switch {
+		case c.err != nil:
+			failed = true
+		case failed && c.kind == OpDelete:
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[c.key] = true
+		}
+	}
+	return out
+}
+
 func (r *run) takeReplay(kind OpKind, key string) *callResult {
 	for r.replayed < len(r.replay) && r.replay[r.replayed].used {
 		r.replayed++
@@ -514,6 +538,9 @@ func (r *run) takeReplay(kind OpKind, key string) *callResult {
 		c := &r.replay[i]
 		if !c.used && c.kind == kind && c.key == key {
 			c.used = true
+			if kind == OpDelete {
+				delete(r.vanished, key) // the graph takes the delete now
+			}
 			return c
 		}
 	}
@@ -529,6 +556,7 @@ func (r *run) takeReplay(kind OpKind, key string) *callResult {
 // value fails with the call's error, as after any failed call whose outcome
 // is unknown: neither CONFIGURED nor gone, whatever the southbound holds.
 func (r *run) settleLeftovers() {
+	r.vanished = nil // settled below, as the graph's own
 	if r.replayed >= len(r.replay) {
 		return
 	}

@@ -117,7 +117,7 @@ func (r *run) cycleUnit(start *node) []string {
 		for i := range deps {
 			d := &deps[i]
 			if d.IsAnyOf() {
-				if r.g.anyOfSatisfied(&d.AnyOf) == "" {
+				if r.anyOfSatisfied(&d.AnyOf) == "" {
 					return nil
 				}
 				continue

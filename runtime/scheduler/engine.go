@@ -72,6 +72,11 @@ type run struct {
 	// alone; see groupCall).
 	calls   callList
 	grouped int
+	// vanished are the keys that calls of a group deleted beyond the
+	// failure that ends the plan (see vanishedBeyondFailure): gone from
+	// the southbound while the graph, until the run replays or settles
+	// those calls, still holds them.
+	vanished map[string]bool
 	// replay holds the results of the calls made before a failure;
 	// replayed counts those used.
 	replay   []callResult
@@ -264,13 +269,13 @@ func (r *run) depsMet(n *node, deps []kv.Dependency) bool {
 	for i := range deps {
 		d := &deps[i]
 		if d.IsAnyOf() {
-			if r.g.anyOfSatisfied(&d.AnyOf) == "" {
+			if r.anyOfSatisfied(&d.AnyOf) == "" {
 				return false
 			}
 			continue
 		}
 		t := r.nodeOf(d.Key)
-		if t == nil {
+		if t == nil || r.vanished[d.Key] {
 			return false
 		}
 		if !t.exists() && !r.sameUnit(n.key, d.Key, t) {
@@ -278,6 +283,31 @@ func (r *run) depsMet(n *node, deps []kv.Dependency) bool {
 		}
 	}
 	return true
+}
+
+// anyOfSatisfied returns an existing key that satisfies the AnyOf
+// dependency, or "": one the run knows to have vanished does not.
+func (r *run) anyOfSatisfied(a *kv.AnyOf) string {
+	if len(r.vanished) == 0 {
+		return r.g.anyOfSatisfied(a)
+	}
+	var found string
+	for _, p := range a.Prefixes {
+		r.g.existing.AscendGreaterOrEqual(p, func(k string) bool {
+			if !strings.HasPrefix(k, p) {
+				return false
+			}
+			if !r.vanished[k] && (a.Match == nil || a.Match(k)) {
+				found = k
+				return false
+			}
+			return true
+		})
+		if found != "" {
+			return found
+		}
+	}
+	return ""
 }
 
 // target returns what n should have applied now, and whether it is held

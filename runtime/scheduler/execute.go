@@ -245,6 +245,7 @@ func (s *Scheduler) finishTxn(st *txnState, results []callResult, ok bool) txnOu
 		s.g.rollback(nil)
 		s.panics.drain() // the run again recovers what the plan did
 		exec := &run{s: s, g: s.g, ctx: ctx, seq: seq, seq32: plan.seq32, opts: j.opts, replay: results, view: view}
+		exec.vanished = vanishedBeyondFailure(results)
 		exec.ops = make([]Op, 0, len(plan.ops)+8)
 		if j.opts.revert {
 			exec.prior = map[string]priorNode{}

@@ -285,8 +285,11 @@ type fCall struct {
 	// with one value).
 	readKey string
 	// batchPanic: the call was made in a batch that panicked, which fails
-	// it for the scheduler whatever it did.
+	// it for the scheduler whatever it did; batchKeys are the keys of all
+	// the batch's operations, those the panic stopped before their call
+	// included (the scheduler fails and reads back those too).
 	batchPanic bool
+	batchKeys  []string
 }
 
 func (c fCall) String() string {
@@ -678,9 +681,14 @@ func (h fHandler) fBatch(ctx context.Context, kind kv.BatchKind, ops []kv.BatchO
 		if p := recover(); p != nil {
 			// The scheduler fails every operation of a batch that
 			// panicked, those applied before the panic too.
+			keys := make([]string, len(ops))
+			for i := range ops {
+				keys[i] = ops[i].Key
+			}
 			h.sb.mu.Lock()
 			for i := start; i < len(h.sb.calls); i++ {
 				h.sb.calls[i].batchPanic = true
+				h.sb.calls[i].batchKeys = keys
 			}
 			h.sb.mu.Unlock()
 			panic(p)

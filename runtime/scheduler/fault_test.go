@@ -742,6 +742,11 @@ func fReadBackOf(calls []fCall, i int) (string, bool) {
 	for j := i - 1; j >= 0; j-- {
 		p := calls[j]
 		if p.key != c.readKey {
+			if p.batchPanic && slices.Contains(p.batchKeys, c.readKey) {
+				// An operation of a batch that panicked before making
+				// it: failed for the scheduler, with no call of its own.
+				return c.readKey, true
+			}
 			continue
 		}
 		if p.op != "retrieve" && p.failed() {
@@ -1289,7 +1294,13 @@ func (r *fRun) collect(rep *fReport) {
 var faultReplayMode string
 
 func replayFault(steps []fStep, deadline time.Duration) ([]fDiv, int, string, error) {
-	r, err := newFRun(nil, true, deadline, faultReplayMode)
+	return replayFaultMode(steps, deadline, faultReplayMode)
+}
+
+// replayFaultMode is replayFault with the calls made as mode says ("",
+// "batch" or "concurrent").
+func replayFaultMode(steps []fStep, deadline time.Duration, mode string) ([]fDiv, int, string, error) {
+	r, err := newFRun(nil, true, deadline, mode)
 	if err != nil {
 		return nil, 0, "", err
 	}
