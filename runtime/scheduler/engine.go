@@ -275,7 +275,7 @@ func (r *run) depsMet(n *node, deps []kv.Dependency) bool {
 			continue
 		}
 		t := r.nodeOf(d.Key)
-		if t == nil || r.vanished[d.Key] {
+		if t == nil || len(r.vanished) > 0 && r.vanished[d.Key] {
 			return false
 		}
 		if !t.exists() && !r.sameUnit(n.key, d.Key, t) {
