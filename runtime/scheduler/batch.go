@@ -180,12 +180,8 @@ type grouping struct {
 	// its values depend on (and their bases); anyOf the AnyOf
 	// dependencies of its values that a key of the descriptor may
 	// satisfy.
-	keys, needed []string
+	keys, needed keyList
 	anyOf        []kv.AnyOf
-	// keySet and neededSet hold keys[:keysHashed] and
-	// needed[:neededHashed].
-	keySet, neededSet        map[string]struct{}
-	keysHashed, neededHashed int
 	// prefix is the key prefix of the group's descriptor, which each of
 	// its keys has: a dependency on a key without it (a route's on its
 	// interface), or an AnyOf dependency none of whose prefixes overlaps
@@ -200,17 +196,46 @@ type grouping struct {
 const groupScan = 16
 
 func (g *grouping) reset(prefix string) {
-	clear(g.keys)
-	clear(g.needed)
-	g.keys, g.needed = g.keys[:0], g.needed[:0]
-	if g.keysHashed > 0 || g.neededHashed > 0 {
-		clear(g.keySet)
-		clear(g.neededSet)
-		g.keysHashed, g.neededHashed = 0, 0
-	}
+	g.keys.reset()
+	g.needed.reset()
 	clear(g.anyOf)
 	g.anyOf = g.anyOf[:0]
 	g.prefix = prefix
+}
+
+// keyList is a list of keys, looked through while short and put in a map
+// (the keys added since the last look-up) once longer.
+type keyList struct {
+	list []string
+	set  map[string]struct{}
+	// hashed counts the keys of list in set.
+	hashed int
+}
+
+func (l *keyList) add(k string) { l.list = append(l.list, k) }
+
+func (l *keyList) reset() {
+	clear(l.list)
+	l.list = l.list[:0]
+	if l.hashed > 0 {
+		clear(l.set)
+		l.hashed = 0
+	}
+}
+
+func (l *keyList) has(k string) bool {
+	if len(l.list) <= groupScan {
+		return slices.Contains(l.list, k)
+	}
+	if l.set == nil {
+		l.set = map[string]struct{}{}
+	}
+	for _, key := range l.list[l.hashed:] {
+		l.set[key] = struct{}{}
+	}
+	l.hashed = len(l.list)
+	_, ok := l.set[k]
+	return ok
 }
 
 // overlaps reports whether a key of the group's descriptor may have one
@@ -227,42 +252,12 @@ func (g *grouping) overlaps(prefixes []string) bool {
 // mine reports whether key may be a key of the group's descriptor.
 func (g *grouping) mine(key string) bool { return strings.HasPrefix(key, g.prefix) }
 
-func (g *grouping) hasKey(k string) bool {
-	if len(g.keys) <= groupScan {
-		return slices.Contains(g.keys, k)
-	}
-	if g.keySet == nil {
-		g.keySet = map[string]struct{}{}
-	}
-	for _, key := range g.keys[g.keysHashed:] {
-		g.keySet[key] = struct{}{}
-	}
-	g.keysHashed = len(g.keys)
-	_, ok := g.keySet[k]
-	return ok
-}
-
-func (g *grouping) isNeeded(k string) bool {
-	if len(g.needed) <= groupScan {
-		return slices.Contains(g.needed, k)
-	}
-	if g.neededSet == nil {
-		g.neededSet = map[string]struct{}{}
-	}
-	for _, key := range g.needed[g.neededHashed:] {
-		g.neededSet[key] = struct{}{}
-	}
-	g.neededHashed = len(g.needed)
-	_, ok := g.neededSet[k]
-	return ok
-}
-
 // add adds the call on key (its value's base, the dependencies of its
 // value and of the applied one) to the group.
 func (g *grouping) add(key, base string, deps, adeps []kv.Dependency) {
-	g.keys = append(g.keys, key)
+	g.keys.add(key)
 	if base != "" && g.mine(base) {
-		g.needed = append(g.needed, base)
+		g.needed.add(base)
 	}
 	g.addDeps(deps)
 	g.addDeps(adeps)
@@ -278,8 +273,8 @@ func (g *grouping) addDeps(deps []kv.Dependency) {
 			if !g.mine(d.Key) {
 				continue
 			}
-			if n := len(g.needed); n == 0 || g.needed[n-1] != d.Key {
-				g.needed = append(g.needed, d.Key)
+			if n := len(g.needed.list); n == 0 || g.needed.list[n-1] != d.Key {
+				g.needed.add(d.Key)
 			}
 		case g.overlaps(d.AnyOf.Prefixes):
 			g.anyOf = append(g.anyOf, d.AnyOf)
@@ -294,7 +289,7 @@ func (g *grouping) addDeps(deps []kv.Dependency) {
 // dependencies decides, in the usual case of a call none of whose
 // dependencies a key of the group's descriptor may meet.
 func (g *grouping) join(key, base string, deps, adeps []kv.Dependency, first bool) bool {
-	if !first && g.hasKey(key) || g.isNeeded(key) {
+	if !first && g.keys.has(key) || g.needed.has(key) {
 		// A second call on a value (only a value called before in the
 		// transaction may be in the group), or one the group needs.
 		return false
@@ -305,7 +300,7 @@ func (g *grouping) join(key, base string, deps, adeps []kv.Dependency, first boo
 		}
 	}
 	own := base != "" && g.mine(base)
-	if own && g.hasKey(base) {
+	if own && g.keys.has(base) {
 		return false
 	}
 	for _, list := range [2][]kv.Dependency{deps, adeps} {
@@ -313,7 +308,7 @@ func (g *grouping) join(key, base string, deps, adeps []kv.Dependency, first boo
 			d := &list[i]
 			if !d.IsAnyOf() {
 				if g.mine(d.Key) {
-					if g.hasKey(d.Key) {
+					if g.keys.has(d.Key) {
 						return false
 					}
 					own = true
@@ -323,7 +318,7 @@ func (g *grouping) join(key, base string, deps, adeps []kv.Dependency, first boo
 			if !g.overlaps(d.AnyOf.Prefixes) {
 				continue
 			}
-			for _, k := range g.keys {
+			for _, k := range g.keys.list {
 				if hasAnyPrefix(k, d.AnyOf.Prefixes) {
 					return false
 				}
@@ -335,7 +330,7 @@ func (g *grouping) join(key, base string, deps, adeps []kv.Dependency, first boo
 		g.add(key, base, deps, adeps)
 		return true
 	}
-	g.keys = append(g.keys, key)
+	g.keys.add(key)
 	return true
 }
 

@@ -291,23 +291,7 @@ func (r *run) anyOfSatisfied(a *kv.AnyOf) string {
 	if len(r.vanished) == 0 {
 		return r.g.anyOfSatisfied(a)
 	}
-	var found string
-	for _, p := range a.Prefixes {
-		r.g.existing.AscendGreaterOrEqual(p, func(k string) bool {
-			if !strings.HasPrefix(k, p) {
-				return false
-			}
-			if !r.vanished[k] && (a.Match == nil || a.Match(k)) {
-				found = k
-				return false
-			}
-			return true
-		})
-		if found != "" {
-			return found
-		}
-	}
-	return ""
+	return anyOfInExcept(r.g.existing, a, r.vanished)
 }
 
 // target returns what n should have applied now, and whether it is held

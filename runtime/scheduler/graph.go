@@ -666,13 +666,18 @@ func (g *graph) anyOfSatisfied(a *kv.AnyOf) string { return anyOfIn(g.existing, 
 
 // anyOfIn returns a key of the ordered set existing that satisfies the
 // AnyOf dependency, or "".
-func anyOfIn(existing *btree.BTreeG[string], a *kv.AnyOf) (found string) {
+func anyOfIn(existing *btree.BTreeG[string], a *kv.AnyOf) string {
+	return anyOfInExcept(existing, a, nil)
+}
+
+// anyOfInExcept is anyOfIn with the keys of except taken as absent.
+func anyOfInExcept(existing *btree.BTreeG[string], a *kv.AnyOf, except map[string]bool) (found string) {
 	for _, p := range a.Prefixes {
 		existing.AscendGreaterOrEqual(p, func(k string) bool {
 			if !strings.HasPrefix(k, p) {
 				return false
 			}
-			if a.Match == nil || a.Match(k) {
+			if !except[k] && (a.Match == nil || a.Match(k)) {
 				found = k
 				return false
 			}

@@ -59,15 +59,7 @@ func (e *echoRetriever) Retrieve(_ context.Context, correlate []kv.Item[string, 
 func TestResyncOfValuesInLineChangesNothing(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := newScheduler(t)
-	h := &echoRetriever{held: map[string]*wrapperspb.StringValue{}, foreign: map[string]bool{}}
-	d, err := kv.NewDescriptor(kv.Spec[string, *wrapperspb.StringValue, struct{}]{Name: "x", KeyTemplate: "x/{name}"}, h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Register(d); err != nil {
-		t.Fatal(err)
-	}
+	s, _ := echoScheduler(t)
 	keys := []string{"x/a", "x/b", "x/c"}
 	txn := s.Txn()
 	for _, k := range keys {
@@ -152,15 +144,7 @@ func TestResyncPairsTheViewWithTheGraph(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			s := newScheduler(t)
-			h := &echoRetriever{held: map[string]*wrapperspb.StringValue{}, foreign: map[string]bool{}}
-			d, err := kv.NewDescriptor(kv.Spec[string, *wrapperspb.StringValue, struct{}]{Name: "x", KeyTemplate: "x/{name}"}, h)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := s.Register(d); err != nil {
-				t.Fatal(err)
-			}
+			s, h := echoScheduler(t)
 			txn := s.Txn()
 			for _, k := range []string{"x/a", "x/b", "x/c"} {
 				txn.Set(k, wrapperspb.String(k))
@@ -246,4 +230,20 @@ func TestRetrieveCorrelatesItsOwnValues(t *testing.T) {
 			t.Errorf("%s's correlate argument (-want +got):\n%s", name, diff)
 		}
 	}
+}
+
+// echoScheduler returns a scheduler with one descriptor, "x", over an
+// echoRetriever (metadata of no data: struct{}).
+func echoScheduler(t *testing.T) (*scheduler.Scheduler, *echoRetriever) {
+	t.Helper()
+	s := newScheduler(t)
+	h := &echoRetriever{held: map[string]*wrapperspb.StringValue{}, foreign: map[string]bool{}}
+	d, err := kv.NewDescriptor(kv.Spec[string, *wrapperspb.StringValue, struct{}]{Name: "x", KeyTemplate: "x/{name}"}, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Register(d); err != nil {
+		t.Fatal(err)
+	}
+	return s, h
 }
