@@ -267,6 +267,12 @@ func (r *run) dropDerived(key string) bool {
 	if dn == nil {
 		return true
 	}
+	if _, touched := r.prior[key]; r.reverting && !touched && dn.applied != nil {
+		// A revert changes nothing the forward pass left alone: a value
+		// that stayed after an earlier failed delete (one its base no
+		// longer derives) stays, as before the transaction.
+		return false
+	}
 	r.mut(dn)
 	dn.intent, dn.invalid, dn.intentSeq = nil, nil, r.seq
 	r.g.setDeps(dn, nil, dn.adeps)

@@ -569,3 +569,18 @@ func TestFaultReproGroupDeleteBeyondFailure(t *testing.T) {
 		t.Run("mode="+mode, func(t *testing.T) { runFaultReproMode(t, mode, steps) })
 	}
 }
+
+// bdif/y/c stays after its delete panicked (bd/y no longer derives it). A
+// reverting transaction that sets bd/y again, unchanged, fails in another
+// delete: its revert derived bd/y's values anew and deleted bdif/y/c,
+// which the forward pass never touched. A revert changes nothing the
+// forward pass left alone.
+func TestFaultReproRevertKeepsUntouchedLeftover(t *testing.T) {
+	runFaultRepro(t, []fStep{
+		{kind: fFull, items: []fItem{{"bd/y", "ifs=a,b,c"}, {"if/c", "addrs=10.1.0.1/16"}, {"vrf/1", "table=2"}}},
+		{kind: fTxn, items: []fItem{{"bd/y", "ifs=b,v1"}}, faults: []fFault{{"delete", "bdif/y/c", 1, fPanic}}},
+		{kind: fTxn, items: []fItem{{"if/a", "addrs=10.1.0.1/16"}}},
+		{kind: fTxn, revert: true, items: []fItem{{"if/c", ""}}, faults: []fFault{{"delete", "if/c", 1, fRetriable}}},
+		{kind: fTxn, revert: true, items: []fItem{{"if/a", ""}, {"bd/y", "ifs=b,v1"}}, faults: []fFault{{"delete", "addr/a/10.1.0.1/16", 1, fRetriable}}},
+	})
+}
