@@ -262,12 +262,19 @@ func (r *run) dropDerivedAll(n *node) (stuck []string) {
 // dropDerived deletes a derived value whose base no longer derives it, and
 // reports whether it is gone. A value already being removed further up is
 // left to that removal.
+// touched reports whether the forward pass of a reverting transaction
+// changed key (or the revert already did).
+func (r *run) touched(key string) bool {
+	_, ok := r.prior[key]
+	return ok
+}
+
 func (r *run) dropDerived(key string) bool {
 	dn := r.g.node(key)
 	if dn == nil {
 		return true
 	}
-	if _, touched := r.prior[key]; r.reverting && !touched && dn.applied != nil {
+	if r.reverting && dn.applied != nil && !r.touched(key) {
 		// A revert changes nothing the forward pass left alone: a value
 		// that stayed after an earlier failed delete (one its base no
 		// longer derives) stays, as before the transaction.
