@@ -531,6 +531,7 @@ func (r *run) create(n *node, want proto.Message, flags Flags) {
 		found, fmeta, known := r.readBack(n, want)
 		if found != nil {
 			r.takeApplied(n, found, fmeta) // applied in part: it exists
+			r.linkFoundDerived(n)
 		}
 		r.fail(n, OpCreate, err, flags, nil, want, known)
 		if n.applied != nil && !r.abort {

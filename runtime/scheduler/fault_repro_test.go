@@ -584,3 +584,16 @@ func TestFaultReproRevertKeepsUntouchedLeftover(t *testing.T) {
 		{kind: fTxn, revert: true, items: []fItem{{"if/a", ""}, {"bd/y", "ifs=b,v1"}}, faults: []fFault{{"delete", "addr/a/10.1.0.1/16", 1, fRetriable}}},
 	})
 }
+
+// A restart cannot read the interfaces. The create of if/v1 finds it there
+// ("already exists") in a version whose peer is not intended, and removes
+// it; the addresses that version derives, which the refresh found, had no
+// node yet and were deleted after it: one delete failed and left an
+// address without its interface. They are taken as its derived values,
+// deleted first.
+func TestFaultReproFoundBaseDerivedFirst(t *testing.T) {
+	runFaultRepro(t, []fStep{
+		{kind: fFull, items: []fItem{{"if/v1", "peer=v2 addrs=10.0.1.1/24,10.1.0.1/16"}, {"if/v2", "addrs=10.0.0.1/24,10.0.1.1/24"}, {"vrf/2", "table=0"}}},
+		{kind: fRestart, items: []fItem{{"if/v1", "addrs=10.0.0.1/24,10.0.1.1/24,10.1.0.1/16"}, {"vrf/2", "table=1"}}, faults: []fFault{{"retrieve", "if", 1, fRetriable}, {"delete", "addr/v1/10.1.0.1/16", 1, fRetriable}}},
+	})
+}

@@ -996,6 +996,42 @@ func (r *run) linkDerived(dn, n *node) {
 	n.derived = append(slices.Clone(n.derived), dn.key)
 }
 
+// linkFoundDerived makes the values that n derives in the version a
+// read-back found (the graph did not know it: its refresh failed) n's
+// derived values where the southbound holds them: stale nodes with no
+// base, and values the resync's refresh found that have no node yet. A
+// removal or re-create of n then deletes them first.
+func (r *run) linkFoundDerived(n *node) {
+	if n.desc == nil || n.applied == nil || n.origin != kv.OriginNB {
+		return
+	}
+	for _, d := range n.desc.Derived(n.key, n.applied) {
+		dn := r.g.node(d.Key)
+		switch {
+		case dn == nil:
+			if r.view == nil {
+				continue
+			}
+			it := r.view.get(d.Key)
+			dd := r.s.lookup(d.Key)
+			if it == nil || it.used || it.value == nil || dd == nil || it.origin != kv.OriginNB {
+				continue
+			}
+			it.used = true
+			r.mut(n)
+			n.derived = append(slices.Clone(n.derived), d.Key)
+			dn = r.newNode(d.Key, n.key)
+			dn.applied, dn.metadata = it.value, it.meta
+			r.g.setDeps(dn, nil, dd.Dependencies(d.Key, it.value))
+			r.g.setExisting(d.Key, true)
+			r.syncMetadata(dn)
+			r.opFor(dn, Op{Key: d.Key, Kind: OpNone, Value: it.value, Flags: FlagStale | r.nodeFlags(dn)})
+		case dn != n && dn.desc != nil && dn.applied != nil && !dn.removing && dn.base == "" && dn.intent == nil:
+			r.linkDerived(dn, n)
+		}
+	}
+}
+
 // linkLeftover links n, when it is a stale value of ours that an earlier
 // run failed to delete and whose base was unknown then (its Retrieve
 // failed, say), to its base as its descriptor's BaseOf names it, when the
