@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -144,7 +143,7 @@ func (s *Scheduler) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 				s.opts.logger.Warn("retrieve: item dropped", "descriptor", d.Name(), "item", i, "key", it.Key, "reason", reason)
 				continue
 			}
-			meta := foundMeta(it.Metadata)
+			meta := it.Metadata // nil when it carries no data (see kv.TypedDescriptor.Retrieve)
 			view.index[it.Key] = int32(len(view.items))
 			view.items = append(view.items, sbItem{key: it.Key, value: it.Value, meta: meta, origin: it.Origin, node: n})
 			if withMeta {
@@ -164,19 +163,6 @@ func (s *Scheduler) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 		}
 	}
 	return view, errs
-}
-
-// foundMeta returns the metadata m that a Retrieve reported, or nil when
-// m carries no data (a value of a zero-size type, struct{} say): Create,
-// Update and Batch report such metadata as nil, and a value found as it
-// was applied must compare equal to what the graph holds (else every
-// value found would be taken again, its node changed, by a resync that
-// finds nothing to do).
-func foundMeta(m any) any {
-	if m != nil && reflect.TypeOf(m).Size() == 0 {
-		return nil
-	}
-	return m
 }
 
 // inKeySpace reports whether key, found by d's Retrieve, is in d's key
