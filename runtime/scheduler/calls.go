@@ -341,6 +341,7 @@ type txnState struct {
 	res         *Result
 	plan        *run
 	view        *sbView
+	unsure      []unsureFact
 	refreshErrs []KeyError
 	ctx         context.Context
 	seq         uint64

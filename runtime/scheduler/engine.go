@@ -105,6 +105,9 @@ type run struct {
 	called bool
 	// held is a node that a caller up the stack holds (see nodeOf).
 	held *node
+	// unsure is what the read-backs before the run found of the values
+	// whose outcome was unknown (see unsure.go).
+	unsure []unsureFact
 }
 
 // priorNode is what a reverting transaction needs to know of a value as
@@ -405,6 +408,14 @@ func (r *run) reconcileNode(n *node) {
 		r.settle(n, false) // UNIMPLEMENTED: no call can be made
 		return
 	}
+	if len(r.unsure) != 0 {
+		if err := r.unknownOutcome(key); err != nil {
+			if n.failedSeq != r.seq32 {
+				r.failUnknown(n, err)
+			}
+			return
+		}
+	}
 	if r.reverting {
 		if _, touched := r.prior[key]; !touched {
 			return // a revert restores what the transaction changed, nothing else
@@ -532,6 +543,8 @@ func (r *run) create(n *node, want proto.Message, flags Flags) {
 		if found != nil {
 			r.takeApplied(n, found, fmeta) // applied in part: it exists
 			r.linkFoundDerived(n)
+		} else if !known {
+			r.markUnsure(n, want)
 		}
 		r.fail(n, OpCreate, err, flags, nil, want, known)
 		if n.applied != nil && !r.abort {
@@ -604,6 +617,8 @@ func (r *run) update(n *node, want proto.Message) {
 		}
 		if known {
 			r.takeApplied(n, found, fmeta) // what it holds: old, new or between
+		} else {
+			r.markUnsure(n, want)
 		}
 		r.fail(n, OpUpdate, err, flags, prev, want, known)
 		r.derive(n) // bring derived values in line with what is applied
@@ -672,6 +687,12 @@ func (r *run) remove(n *node, flags Flags, sbGone bool) bool {
 		r.g.setExisting(n.key, true)
 		r.later = append(r.later, n.key)
 		return false
+	}
+	if len(r.g.unsure) != 0 && !sbGone {
+		if k := r.unsureBlocker(n); k != "" {
+			r.keep(n, flags, fmt.Errorf("not deleted, %w: %s may need it, and what the southbound holds of it is unknown", ErrStillNeeded, k), n.applied, true)
+			return false
+		}
 	}
 	if blocker := r.blocker(n, stuck); blocker != "" && !sbGone {
 		if slices.Contains(r.later, blocker) {

@@ -58,7 +58,9 @@ func (s *Scheduler) runTxn(j *job) txnOutput {
 	}
 	// The plan is the scheduler's own run, reused with its buffers (one
 	// transaction runs at a time; see newPlan).
+	unsure := s.readBackUnsure(ctx, j.opts.dryRun, view)
 	plan, scratch := s.newPlan(ctx, seq, j, view)
+	plan.unsure = unsure
 	s.g.reserve(len(j.items))
 	s.g.begin()
 	plan.apply(j)
@@ -94,7 +96,7 @@ func (s *Scheduler) runTxn(j *job) txnOutput {
 
 	s.seq = seq
 	st := &s.txn
-	*st = txnState{j: j, res: res, plan: plan, view: view, refreshErrs: refreshErrs, ctx: ctx, seq: seq}
+	*st = txnState{j: j, res: res, plan: plan, view: view, unsure: unsure, refreshErrs: refreshErrs, ctx: ctx, seq: seq}
 	results, ok, taken := s.executePlan(st)
 	if taken != nil {
 		j.taken = taken
@@ -233,6 +235,7 @@ func (l *callList) reset() {
 // succeeded (ok), or results replays those made up to the one that failed.
 func (s *Scheduler) finishTxn(st *txnState, results []callResult, ok bool) txnOutput {
 	j, res, plan, view, refreshErrs, ctx, seq := st.j, st.res, st.plan, st.view, st.refreshErrs, st.ctx, st.seq
+	unsure := st.unsure
 	*st = txnState{}
 	defer s.releasePlan(plan)
 	final := plan
@@ -244,7 +247,7 @@ func (s *Scheduler) finishTxn(st *txnState, results []callResult, ok bool) txnOu
 		// the algorithm for real from the start, replaying what was done.
 		s.g.rollback(nil)
 		s.panics.drain() // the run again recovers what the plan did
-		exec := &run{s: s, g: s.g, ctx: ctx, seq: seq, seq32: plan.seq32, opts: j.opts, replay: results, view: view}
+		exec := &run{s: s, g: s.g, ctx: ctx, seq: seq, seq32: plan.seq32, opts: j.opts, replay: results, view: view, unsure: unsure}
 		exec.vanished = vanishedBeyondFailure(results)
 		exec.ops = make([]Op, 0, len(plan.ops)+8)
 		if j.opts.revert {
@@ -491,6 +494,7 @@ func callHandler(ctx context.Context, kind OpKind, d kv.Descriptor, key string, 
 
 // apply runs the job's changes through the algorithm.
 func (r *run) apply(j *job) {
+	r.takeUnsure()
 	switch j.kind {
 	case NBTxn:
 		// The items' nodes, kept from setIntent to reconcileTop (see
@@ -537,6 +541,7 @@ func (r *run) apply(j *job) {
 	// waited for each other) decide again, now that nothing is being
 	// removed: each is deleted, or fails with ErrStillNeeded, instead of
 	// staying out of line with its target unnoticed.
+	r.settleUnsure()
 	r.runLater()
 	r.reportAdopted()
 }

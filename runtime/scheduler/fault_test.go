@@ -375,6 +375,11 @@ type fRun struct {
 	// stale are keys changed behind the scheduler's back whose descriptor
 	// has not been read since: the scheduler cannot know them yet.
 	stale map[string]bool
+	// unknown are the stale keys made stale by a failed read-back after a
+	// failed call (and nothing else since): the scheduler does not know
+	// what the call left, but knows it may be there, so what it may need
+	// must stay (checkSB checks their dependencies).
+	unknown map[string]bool
 	// excused are values that lost what they need while the scheduler
 	// could not know of them (see checkSB).
 	excused map[string]bool
@@ -393,7 +398,7 @@ func newFRun(rng *rand.Rand, partial bool, deadline time.Duration, mode string) 
 func (r *fRun) start() error {
 	r.sb = newFaultSB(r.rng, r.rate)
 	r.sb.panics, r.sb.partial = r.panics, r.partial
-	r.intent, r.stale, r.excused = map[string]string{}, map[string]bool{}, map[string]bool{}
+	r.intent, r.stale, r.excused, r.unknown = map[string]string{}, map[string]bool{}, map[string]bool{}, map[string]bool{}
 	return r.newScheduler()
 }
 
@@ -570,6 +575,7 @@ func (r *fRun) runStep(st *fStep, num int) (divs []fDiv) {
 		for k := range pre {
 			if post[k] != pre[k] {
 				r.stale[k] = true
+				delete(r.unknown, k)
 			}
 		}
 	}
@@ -583,6 +589,7 @@ func (r *fRun) runStep(st *fStep, num int) (divs []fDiv) {
 		for k := range r.sb.snapshot() {
 			r.stale[k] = true
 		}
+		clear(r.unknown)
 	}
 	before := r.sb.snapshot()
 	// Leftovers: values applied that nothing intends (a derived value
@@ -766,10 +773,14 @@ func (r *fRun) refreshed(calls []fCall) (readBack bool) {
 			case c.failed():
 				// A failed read-back: what the failed call left is
 				// unknown to the scheduler until its next refresh.
+				if !r.stale[k] {
+					r.unknown[k] = true
+				}
 				r.stale[k] = true
 			case c.fault == 0 && r.stale[k]:
 				// The scheduler takes what it found for that key alone.
 				delete(r.stale, k)
+				delete(r.unknown, k)
 				readBack = true
 			}
 			continue
@@ -780,6 +791,7 @@ func (r *fRun) refreshed(calls []fCall) (readBack bool) {
 		for k := range r.stale {
 			if fModelOf(k).name == c.key {
 				delete(r.stale, k)
+				delete(r.unknown, k)
 			}
 		}
 	}
@@ -874,7 +886,7 @@ func (r *fRun) checkSB(sb map[string]string, calls []fCall) []fDiv {
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(sb)) {
-		if r.stale[k] || r.excused[k] {
+		if r.stale[k] && !r.unknown[k] || r.excused[k] {
 			// A value the scheduler could not know of when what it
 			// needs went (a failed Retrieve after a restart) stays
 			// excused until it is gone or has what it needs.

@@ -204,6 +204,10 @@ type graph struct {
 	existingOn bool
 	// unimplemented holds the keys without a descriptor.
 	unimplemented stringSet
+	// unsure maps the keys of values whose outcome is unknown to the
+	// version the southbound may hold (see unsure.go). Not journaled: a
+	// simulation's calls do not fail.
+	unsure map[string]proto.Message
 
 	// existingGen counts the changes of existing, so that the view
 	// clones it again only after a change.

@@ -59,6 +59,7 @@ func (s *Scheduler) retrieveGuarded(ctx context.Context, d kv.Descriptor, key st
 // takeApplied records that the southbound holds value (nil: nothing) for
 // n, as a read-back found it; n is mut'ed.
 func (r *run) takeApplied(n *node, value proto.Message, meta any) {
+	r.sure(n.key)
 	n.applied, n.metadata = value, meta
 	if value == nil {
 		n.metadata = nil

@@ -101,6 +101,9 @@ func (r *run) undoFailed(f *failedOp) {
 			"key", f.key, "op", f.kind.String(), "error", err)
 		return
 	}
+	if f.kind != OpDelete {
+		r.sure(f.key) // its inverse applied: the southbound is as before
+	}
 	if n := r.g.node(f.key); n != nil && n.applied != nil && f.kind != OpCreate {
 		r.mut(n)
 		n.metadata = meta

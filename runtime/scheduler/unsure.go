@@ -1,0 +1,225 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+)
+
+// Values whose outcome is unknown.
+//
+// A call that fails is read back (readBack). When the read-back fails too,
+// the call may have applied, in whole or in part, or not at all: the graph
+// keeps what it knew before (nothing, for a create), and the version the
+// call was about goes to graph.unsure. Before the next transaction plans,
+// those values are read back again (readBackUnsure): what is found is a
+// fact, which the transaction takes first (takeUnsure) and brings to its
+// target at its end (settleUnsure), as a notification of the change would.
+// While a read-back keeps failing, the value is not decided on (it fails
+// again, naming the read-back's error), and nothing it may need is deleted:
+// not its dependencies, nor its base (unsureBlocker). Otherwise a value
+// created in part could be left in the southbound without what it needs,
+// where the graph, not knowing it is there, would delete that.
+
+// unsureFact is what a read-back before a transaction found for a value
+// of graph.unsure: value (nil: nothing) and its metadata, or err when the
+// read-back failed again.
+type unsureFact struct {
+	key   string
+	value proto.Message
+	meta  any
+	err   error
+	// fresh: the graph had nothing applied (see takeUnsure).
+	fresh bool
+}
+
+// markUnsure records that the southbound may hold value for n (nil: it may
+// have lost it), as a call left it whose read-back failed. Only a run that
+// makes calls gets here (a simulation's calls do not fail).
+func (r *run) markUnsure(n *node, value proto.Message) {
+	if r.sim || value == nil {
+		return
+	}
+	if r.g.unsure == nil {
+		r.g.unsure = map[string]proto.Message{}
+	}
+	r.g.unsure[n.key] = value
+}
+
+// sure drops n from graph.unsure: a read-back or a call that succeeded
+// told what the southbound holds for it.
+func (r *run) sure(key string) {
+	if len(r.g.unsure) != 0 && !r.sim {
+		delete(r.g.unsure, key)
+	}
+}
+
+// readBackUnsure reads back, before a transaction plans, each value whose
+// outcome is unknown (the refresh of a resync, view, tells for the
+// descriptors it read). What is found leaves graph.unsure unless the
+// transaction is a dry run (which changes nothing: the next one reads it
+// again); a failed read-back leaves it there.
+func (s *Scheduler) readBackUnsure(ctx context.Context, dryRun bool, view *sbView) []unsureFact {
+	if len(s.g.unsure) == 0 {
+		return nil
+	}
+	var facts []unsureFact
+	for _, key := range slices.Sorted(maps.Keys(s.g.unsure)) {
+		expected := s.g.unsure[key]
+		n := s.g.node(key)
+		if n == nil || n.desc == nil || !n.desc.CanRetrieve() {
+			// Gone from the graph (a resync dropped it), or nothing
+			// can tell: a resync refreshes what it can.
+			delete(s.g.unsure, key)
+			continue
+		}
+		if view != nil && view.refreshed[n.desc] {
+			if !dryRun {
+				delete(s.g.unsure, key)
+			}
+			continue
+		}
+		correlate := []kv.Item[string, proto.Message, any]{{Key: key, Value: expected, Metadata: n.metadata, Origin: kv.OriginNB}}
+		items, err := s.retrieveGuarded(ctx, n.desc, key, correlate)
+		f := unsureFact{key: key, err: err}
+		if err != nil {
+			s.opts.logger.Warn("read-back of a value whose outcome is unknown failed again; it is not decided on, and what it may need stays",
+				"key", key, "descriptor", n.desc.Name(), "error", err)
+			facts = append(facts, f)
+			continue
+		}
+		for _, it := range items {
+			if it.Key == key && it.Value != nil && it.Value.ProtoReflect().IsValid() {
+				f.value, f.meta = it.Value, it.Metadata
+				break
+			}
+		}
+		facts = append(facts, f)
+		if !dryRun {
+			delete(s.g.unsure, key)
+		}
+	}
+	return facts
+}
+
+// takeUnsure takes, first in the run, what the read-backs before it found:
+// a value found is applied, one gone is removed (what needs it first); the
+// graph holds it from there on (the plan and the run after a failure
+// both take it, the same). It is a fact, not a change of the transaction:
+// a revert starts from it.
+func (r *run) takeUnsure() {
+	if len(r.unsure) == 0 {
+		return
+	}
+	prior := r.prior
+	r.prior = nil
+	for i := range r.unsure {
+		f := &r.unsure[i]
+		n := r.g.node(f.key)
+		if f.err != nil || n == nil || r.abort {
+			continue
+		}
+		f.fresh = n.applied == nil
+		switch {
+		case f.value != nil:
+			r.mut(n)
+			r.takeApplied(n, f.value, f.meta)
+		case n.applied != nil && !n.removing:
+			// Gone: what derives from it and what needs it go first,
+			// before the transaction counts on it.
+			var flags Flags
+			if n.origin == kv.OriginSB {
+				flags = FlagObtained
+			}
+			r.remove(n, flags, true)
+		}
+	}
+	r.prior = prior
+}
+
+// settleUnsure brings, last in the run, the values read back to their
+// targets: what one found derives comes, and what depends on it may go
+// on; one found gone (removed by takeUnsure) is created again when still
+// wanted.
+func (r *run) settleUnsure() {
+	for i := range r.unsure {
+		f := &r.unsure[i]
+		n := r.g.node(f.key)
+		if f.err != nil || n == nil || r.abort {
+			continue
+		}
+		if f.value == nil {
+			r.reconcile(n.key) // created again when still wanted
+			continue
+		}
+		if f.fresh && n.applied != nil {
+			r.derive(n)
+			r.triggerDependents(n.key)
+		}
+		r.reconcile(n.key)
+	}
+}
+
+// unknownOutcome returns the error of the read-back that failed again for
+// key, nil when what the southbound holds of it is known.
+func (r *run) unknownOutcome(key string) error {
+	for i := range r.unsure {
+		if r.unsure[i].key == key {
+			return r.unsure[i].err
+		}
+	}
+	return nil
+}
+
+// failUnknown fails n, whose outcome is still unknown, with no call: what
+// the southbound holds of it decides what to call.
+func (r *run) failUnknown(n *node, err error) {
+	want, _ := r.target(n)
+	kind := OpUpdate
+	if n.applied == nil {
+		kind = OpCreate
+	}
+	r.mut(n)
+	n.lastOp = kind
+	r.fail(n, kind, fmt.Errorf("%s: what the southbound holds is unknown (its read-back failed: %w)", n.key, err), r.nodeFlags(n), n.applied, want, true)
+}
+
+// unsureBlocker returns a value whose outcome is unknown (a read-back
+// before the run failed again, or one in the run failed) that may need n,
+// as a dependency or as its base: n may not go before it is known.
+func (r *run) unsureBlocker(n *node) string {
+	for _, k := range slices.Sorted(maps.Keys(r.g.unsure)) {
+		if r.knownNow(k) {
+			continue // read back before a dry run, which left it listed
+		}
+		u := r.g.node(k)
+		if u == nil || u.desc == nil {
+			continue
+		}
+		if u.base == n.key {
+			return k
+		}
+		for _, d := range r.depsOfValue(u, r.g.unsure[k]) {
+			if d.Key == n.key || d.IsAnyOf() && d.AnyOf.Accepts(n.key) {
+				return k
+			}
+		}
+	}
+	return ""
+}
+
+// knownNow reports whether a read-back before the run found what the
+// southbound holds for key.
+func (r *run) knownNow(key string) bool {
+	for i := range r.unsure {
+		if r.unsure[i].key == key {
+			return r.unsure[i].err == nil
+		}
+	}
+	return false
+}
