@@ -991,7 +991,7 @@ func (r *run) settle(n *node, pending bool) { r.settleState(n, pending, true) }
 func (r *run) settleQuiet(n *node, pending bool) { r.settleState(n, pending, false) }
 
 func (r *run) settleState(n *node, pending, record bool) {
-	if n.intent == nil && n.applied == nil && !n.removing {
+	if n.intent == nil && n.applied == nil && !n.removing && !r.unsureOf(n.key) {
 		r.mut(n)
 		r.g.setDeps(n, nil, nil)
 		r.g.setUnimplemented(n.key, false)

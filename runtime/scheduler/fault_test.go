@@ -380,6 +380,11 @@ type fRun struct {
 	// what the call left, but knows it may be there, so what it may need
 	// must stay (checkSB checks their dependencies).
 	unknown map[string]bool
+	// newUnknown are the keys that became unknown in the step: what
+	// the failed call left may lack what it needs (a veth end created
+	// in part, its peer not yet), which no scheduler can know of. Such a
+	// key is excused as long as it lacks it (see checkSB).
+	newUnknown map[string]bool
 	// excused are values that lost what they need while the scheduler
 	// could not know of them (see checkSB).
 	excused map[string]bool
@@ -398,7 +403,7 @@ func newFRun(rng *rand.Rand, partial bool, deadline time.Duration, mode string) 
 func (r *fRun) start() error {
 	r.sb = newFaultSB(r.rng, r.rate)
 	r.sb.panics, r.sb.partial = r.panics, r.partial
-	r.intent, r.stale, r.excused, r.unknown = map[string]string{}, map[string]bool{}, map[string]bool{}, map[string]bool{}
+	r.intent, r.stale, r.excused, r.unknown, r.newUnknown = map[string]string{}, map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}
 	return r.newScheduler()
 }
 
@@ -557,6 +562,7 @@ func (r *fRun) runStep(st *fStep, num int) (divs []fDiv) {
 		planned = st.faults
 	}
 	r.sb.beginStep(planned)
+	clear(r.newUnknown)
 	defer func() {
 		if r.rng != nil {
 			st.faults = r.sb.stepFaults()
@@ -659,14 +665,14 @@ func (r *fRun) runStep(st *fStep, num int) (divs []fDiv) {
 	}
 	// A key that only a read-back made known was unknown when the step's
 	// earlier calls were made: their order is not checked.
-	blindOrder := r.refreshed(commitCalls)
+	blindOrder := r.refreshed(commitCalls, st.kind == fTxn)
 
 	sts, div := r.settle()
 	if div != nil {
 		return append(divs, *div)
 	}
 	// Retries that ran after the commit returned read back too.
-	if all := r.sb.stepCalls(); len(all) > len(commitCalls) && r.refreshed(all[len(commitCalls):]) {
+	if all := r.sb.stepCalls(); len(all) > len(commitCalls) && r.refreshed(all[len(commitCalls):], true) {
 		blindOrder = true
 	}
 	if res.Reverted && st.revert && !blind {
@@ -764,9 +770,33 @@ func fReadBackOf(calls []fCall, i int) (string, bool) {
 	return "", false
 }
 
+// fPrePlanReadBack reports whether calls[i], a Retrieve given one key to
+// correlate that is no read-back after a failed call of the step, is the
+// read-back before a transaction plans of a value whose outcome was
+// unknown: in a plain transaction (txn), which has no refresh, every such
+// Retrieve is; in a resync, one that comes after the refresh read its
+// descriptor, before any other call.
+func fPrePlanReadBack(calls []fCall, i int, txn bool) bool {
+	if txn {
+		return true
+	}
+	read := false
+	for _, c := range calls[:i] {
+		if c.op != "retrieve" {
+			return false
+		}
+		if c.key == calls[i].key {
+			read = true
+		}
+	}
+	return read
+}
+
 // refreshed forgets the staleness of the keys of descriptors that a
-// resync read successfully.
-func (r *fRun) refreshed(calls []fCall) (readBack bool) {
+// resync read successfully, and of keys read back alone. txn says the
+// calls are of plain transactions (no refresh: the transaction of the
+// step, or retries).
+func (r *fRun) refreshed(calls []fCall, txn bool) (readBack bool) {
 	for i, c := range calls {
 		if k, ok := fReadBackOf(calls, i); ok {
 			switch {
@@ -775,6 +805,7 @@ func (r *fRun) refreshed(calls []fCall) (readBack bool) {
 				// unknown to the scheduler until its next refresh.
 				if !r.stale[k] {
 					r.unknown[k] = true
+					r.newUnknown[k] = true
 				}
 				r.stale[k] = true
 			case c.fault == 0 && r.stale[k]:
@@ -782,6 +813,21 @@ func (r *fRun) refreshed(calls []fCall) (readBack bool) {
 				delete(r.stale, k)
 				delete(r.unknown, k)
 				readBack = true
+			}
+			continue
+		}
+		if c.op == "retrieve" && c.readKey != "" && fPrePlanReadBack(calls, i, txn) {
+			// The read-back, before a transaction plans, of a value
+			// whose outcome was unknown: what it finds is known from
+			// here on (to the calls that follow, unless calls of an
+			// earlier transaction came before it). Other keys of the
+			// descriptor stay as they were.
+			if !c.failed() && c.fault == 0 && r.stale[c.readKey] {
+				delete(r.stale, c.readKey)
+				delete(r.unknown, c.readKey)
+				if slices.ContainsFunc(calls[:i], func(p fCall) bool { return p.op != "retrieve" }) {
+					readBack = true
+				}
 			}
 			continue
 		}
@@ -817,7 +863,7 @@ func (r *fRun) checkpoint(num int) []fDiv {
 			return []fDiv{*div}
 		}
 		r.commits++
-		r.refreshed(r.sb.stepCalls())
+		r.refreshed(r.sb.stepCalls(), false)
 		sts, div := r.settle()
 		if div != nil {
 			return []fDiv{*div}
@@ -886,7 +932,7 @@ func (r *fRun) checkSB(sb map[string]string, calls []fCall) []fDiv {
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(sb)) {
-		if r.stale[k] && !r.unknown[k] || r.excused[k] {
+		if r.stale[k] && !r.unknown[k] || r.excused[k] || r.newUnknown[k] {
 			// A value the scheduler could not know of when what it
 			// needs went (a failed Retrieve after a restart) stays
 			// excused until it is gone or has what it needs.

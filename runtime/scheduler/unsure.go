@@ -213,6 +213,17 @@ func (r *run) unsureBlocker(n *node) string {
 	return ""
 }
 
+// unsureOf reports whether the outcome of key is unknown: its node stays
+// in the graph, nothing intended or applied, until a read-back tells (so
+// that unsureBlocker finds its base and dependencies).
+func (r *run) unsureOf(key string) bool {
+	if len(r.g.unsure) == 0 {
+		return false
+	}
+	_, ok := r.g.unsure[key]
+	return ok && !r.knownNow(key)
+}
+
 // knownNow reports whether a read-back before the run found what the
 // southbound holds for key.
 func (r *run) knownNow(key string) bool {
