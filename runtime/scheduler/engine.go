@@ -106,8 +106,11 @@ type run struct {
 	// held is a node that a caller up the stack holds (see nodeOf).
 	held *node
 	// unsure is what the read-backs before the run found of the values
-	// whose outcome was unknown (see unsure.go).
-	unsure []unsureFact
+	// whose outcome was unknown (see unsure.go); unsureGone those of
+	// graph.unsure that a simulation deleted (the transaction drops them
+	// from graph.unsure when its plan is kept).
+	unsure     []unsureFact
+	unsureGone []string
 }
 
 // priorNode is what a reverting transaction needs to know of a value as
@@ -689,7 +692,7 @@ func (r *run) remove(n *node, flags Flags, sbGone bool) bool {
 		return false
 	}
 	if len(r.g.unsure) != 0 && !sbGone {
-		if k := r.unsureBlocker(n); k != "" {
+		if k := r.dropUnsureFor(n); k != "" {
 			r.keep(n, flags, fmt.Errorf("not deleted, %w: %s may need it, and what the southbound holds of it is unknown", ErrStillNeeded, k), n.applied, true)
 			return false
 		}
@@ -719,6 +722,9 @@ func (r *run) remove(n *node, flags Flags, sbGone bool) bool {
 		}
 	}
 	n.applied, n.metadata, n.removing, n.lastErr, n.lastOp = nil, nil, false, nil, OpDelete
+	if len(r.g.unsure) != 0 {
+		r.unsureDeleted(n.key)
+	}
 	r.g.setDeps(n, n.deps, nil)
 	r.syncMetadata(n)
 	defer r.runLater()

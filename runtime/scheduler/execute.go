@@ -241,6 +241,9 @@ func (s *Scheduler) finishTxn(st *txnState, results []callResult, ok bool) txnOu
 	final := plan
 	if ok {
 		s.g.commit()
+		for _, k := range plan.unsureGone {
+			delete(s.g.unsure, k)
+		}
 		res.Executed = plan.ops
 	} else {
 		// A call failed: back to the graph before the transaction, and run

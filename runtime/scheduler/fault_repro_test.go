@@ -687,3 +687,16 @@ func TestFaultReproUnknownOutcomeVethEnd(t *testing.T) {
 		{kind: fCheckpoint},
 	})
 }
+
+// The re-create of a veth end fails after its delete; its peer must go
+// too, but an address it derives is of unknown outcome (a partial create,
+// unread): the address is deleted first, blindly (a Delete of what may be
+// there), and then the peer, instead of the peer staying for it.
+func TestFaultReproUnknownOutcomeDeletedBlindly(t *testing.T) {
+	runFaultRepro(t, []fStep{
+		{kind: fFull, items: []fItem{{"if/v1", "type=veth peer=v2"}, {"if/v2", "peer=v1 vrf=1 addrs=10.0.0.1/24,10.0.1.1/24"}, {"vrf/1", "table=0"}, {"vrf/2", "table=1"}}},
+		{kind: fTxn, items: []fItem{{"vrf/1", ""}, {"if/v1", "type=veth peer=v2"}}, faults: []fFault{{"delete", "addr/v2/10.0.0.1/24", 1, fPartial}}},
+		{kind: fDownstream, faults: []fFault{{"create", "addr/v2/10.0.0.1/24", 1, fPartialTerminal}, {"retrieve", "addr", 2, fRetriable}, {"create", "if/v1", 1, fTerminal}}},
+		{kind: fCheckpoint},
+	})
+}

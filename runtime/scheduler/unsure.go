@@ -189,13 +189,67 @@ func (r *run) failUnknown(n *node, err error) {
 	r.fail(n, kind, fmt.Errorf("%s: what the southbound holds is unknown (its read-back failed: %w)", n.key, err), r.nodeFlags(n), n.applied, want, true)
 }
 
+// dropUnsureFor deletes, before n goes, the values of unknown outcome that
+// may need n (see unsureBlocker), each through a Delete of the version the
+// failed call was about: a value that turns out absent is deleted all the
+// same (kv.ErrNotFound counts as success). It returns the first whose
+// Delete failed: n stays for it.
+func (r *run) dropUnsureFor(n *node) string {
+	for {
+		k := r.unsureBlocker(n)
+		if k == "" {
+			return ""
+		}
+		u := r.g.node(k)
+		if u.applied != nil {
+			// Applied in another version, its update's outcome
+			// unknown: removed as any dependent, what it derives and
+			// what needs it first.
+			if !r.remove(u, 0, false) {
+				return k
+			}
+			continue
+		}
+		v := r.g.unsure[k]
+		flags := r.nodeFlags(u)
+		_, err := r.call(OpDelete, u, v, nil)
+		r.mut(u)
+		u.lastOp = OpDelete
+		if err != nil {
+			// Still unknown: the read-back before the next
+			// transaction tells.
+			r.fail(u, OpDelete, err, flags, v, nil, true)
+			return k
+		}
+		r.unsureDeleted(k)
+		u.lastErr = nil
+		r.opFor(u, Op{Key: k, Kind: OpDelete, PrevValue: v, Flags: flags})
+		_, pending := r.target(u)
+		r.settleQuiet(u, pending)
+		r.setOpState(len(r.ops)-1, u.state)
+	}
+}
+
+// unsureDeleted records that a Delete of key, of unknown outcome before,
+// succeeded: it is gone.
+func (r *run) unsureDeleted(key string) {
+	if _, ok := r.g.unsure[key]; !ok {
+		return
+	}
+	if r.sim {
+		r.unsureGone = append(r.unsureGone, key)
+	} else {
+		delete(r.g.unsure, key)
+	}
+}
+
 // unsureBlocker returns a value whose outcome is unknown (a read-back
 // before the run failed again, or one in the run failed) that may need n,
 // as a dependency or as its base: n may not go before it is known.
 func (r *run) unsureBlocker(n *node) string {
 	for _, k := range slices.Sorted(maps.Keys(r.g.unsure)) {
-		if r.knownNow(k) {
-			continue // read back before a dry run, which left it listed
+		if r.knownNow(k) || slices.Contains(r.unsureGone, k) {
+			continue // read back before a dry run, which left it listed; or deleted
 		}
 		u := r.g.node(k)
 		if u == nil || u.desc == nil {
@@ -221,7 +275,7 @@ func (r *run) unsureOf(key string) bool {
 		return false
 	}
 	_, ok := r.g.unsure[key]
-	return ok && !r.knownNow(key)
+	return ok && !r.knownNow(key) && !slices.Contains(r.unsureGone, key)
 }
 
 // knownNow reports whether a read-back before the run found what the
