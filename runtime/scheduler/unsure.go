@@ -21,10 +21,12 @@ import (
 // fact, which the transaction takes first (takeUnsure) and brings to its
 // target at its end (settleUnsure), as a notification of the change would.
 // While a read-back keeps failing, the value is not decided on (it fails
-// again, naming the read-back's error), and nothing it may need is deleted:
-// not its dependencies, nor its base (unsureBlocker). Otherwise a value
-// created in part could be left in the southbound without what it needs,
-// where the graph, not knowing it is there, would delete that.
+// again, naming the read-back's error), and a removal of what it may need
+// (a dependency, its base: unsureBlocker) deletes it first, by a Delete of
+// the version the failed call was about (dropUnsureFor), or stays refused
+// when that fails. Otherwise a value created in part could be left in the
+// southbound without what it needs, where the graph, not knowing it is
+// there, would delete that.
 
 // unsureFact is what a read-back before a transaction found for a value
 // of graph.unsure: value (nil: nothing) and its metadata, or err when the
