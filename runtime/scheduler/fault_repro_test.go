@@ -700,3 +700,17 @@ func TestFaultReproUnknownOutcomeDeletedBlindly(t *testing.T) {
 		{kind: fCheckpoint},
 	})
 }
+
+// A restart cannot read the bridge domains. The refresh finds bdif/x/a,
+// which the intended bd/x derives, but not bd/x; the transaction then
+// removes if/a, which bdif/x/a needs. bdif/x/a is taken into the graph as
+// found, so that the removal deletes it first (its delete fails: if/a
+// stays), instead of waiting for the last pass of the resync.
+func TestFaultReproFoundDerivedOfUnreadBase(t *testing.T) {
+	runFaultRepro(t, []fStep{
+		{kind: fTxn, items: []fItem{{"bd/x", "flood=0"}}},
+		{kind: fFull, items: []fItem{{"bd/x", "flood=0 ifs=a"}, {"if/a", "addrs=10.0.0.1/24"}, {"vrf/2", "table=0"}}},
+		{kind: fRestart, items: []fItem{{"bd/x", "ifs=a"}, {"if/a", "vrf=1"}}, faults: []fFault{{"retrieve", "bd", 1, fRetriable}, {"delete", "bdif/x/a", 1, fRetriable}}},
+		{kind: fCheckpoint},
+	})
+}

@@ -767,6 +767,7 @@ func (r *run) dropStale(early bool) {
 				r.adoptDerived(n)
 			}
 		}
+		r.takeUnclaimedDerived(intended)
 	}
 	// The found version of a stale base says what it derives: those
 	// values whose descriptor the refresh could not read are taken up
@@ -850,6 +851,47 @@ func (r *run) dropStale(early bool) {
 		default:
 			r.reconcile(n.key) // its derived values go with it
 		}
+	}
+}
+
+// takeUnclaimedDerived takes into the graph, as found, the values of
+// ours that the refresh found and that an intended value derives, whose
+// base the graph does not hold applied (its descriptor could not be read,
+// say): until the base's create derives them (and takes them as found),
+// what they need must not go from under them, so a removal must find them
+// among its dependents. The last pass of dropStale deletes those that no
+// value derived in the end.
+func (r *run) takeUnclaimedDerived(intended map[string]string) {
+	var keys []string
+	for i := range r.view.items {
+		it := &r.view.items[i]
+		if it.origin != kv.OriginNB || it.used || intended[it.key] == "" {
+			continue
+		}
+		if b := r.g.node(intended[it.key]); b != nil && b.applied != nil && !b.removing {
+			continue // linked to it by adoptDerived
+		}
+		if n := r.g.node(it.key); n != nil && (n.applied != nil || n.intent != nil) {
+			continue
+		}
+		keys = append(keys, it.key)
+	}
+	slices.Sort(keys)
+	for _, key := range keys {
+		it := r.view.get(key)
+		n := r.g.node(key)
+		if n == nil {
+			n = r.newNode(key, "")
+		}
+		if n.desc == nil {
+			continue
+		}
+		it.used = true // taken: never adopted again in this run
+		r.mut(n)
+		n.applied, n.metadata, n.origin = it.value, it.meta, kv.OriginNB
+		r.g.setDeps(n, n.deps, r.depsOfValue(n, it.value))
+		r.g.setExisting(key, true)
+		r.staleDeferred = append(r.staleDeferred, key)
 	}
 }
 
