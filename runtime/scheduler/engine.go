@@ -124,6 +124,7 @@ type priorNode struct {
 	applied   proto.Message
 	state     State
 	lastErr   error
+	lastOp    OpKind
 }
 
 type failedOp struct {
@@ -204,7 +205,7 @@ func (r *run) remember(key string, n *node) {
 	p := priorNode{}
 	if n != nil {
 		p = priorNode{existed: true, base: n.base, intent: n.intent, intentSeq: n.intentSeq, retries: n.retries,
-			applied: n.applied, state: n.state, lastErr: n.lastErr}
+			applied: n.applied, state: n.state, lastErr: n.lastErr, lastOp: n.lastOp}
 	}
 	r.prior[key] = p
 	r.priorOrder = append(r.priorOrder, key)

@@ -714,3 +714,20 @@ func TestFaultReproFoundDerivedOfUnreadBase(t *testing.T) {
 		{kind: fCheckpoint},
 	})
 }
+
+// A revert puts back two leftovers (fib/f1, whose delete panicked, and the
+// binding it needs) that its forward pass deleted, with their state and
+// error of before, and now their operation too: a failed DELETE, so that
+// they still count as leftovers. (They read as a failed CREATE, and a
+// later reverted transaction that deleted them was taken to have changed
+// the southbound.)
+func TestFaultReproRevertRestoresLastOp(t *testing.T) {
+	runFaultRepro(t, []fStep{
+		{kind: fFull, items: []fItem{{"bd/x", "ifs=a,v1"}}},
+		{kind: fTxn, items: []fItem{{"fib/f1", "bd=x if=a"}}},
+		{kind: fTxn, items: []fItem{{"if/a", "addrs=10.0.1.1/24"}}},
+		{kind: fFull, items: []fItem{{"arp/n2", "if=a"}, {"bd/x", "ifs=c"}, {"vrf/1", "table=0"}}, faults: []fFault{{"delete", "fib/f1", 1, fPanic}}},
+		{kind: fTxn, revert: true, items: []fItem{{"if/a", "type=tap"}}, faults: []fFault{{"create", "arp/n2", 1, fPanic}}},
+		{kind: fTxn, revert: true, items: []fItem{{"bd/x", "ifs=c,v1"}, {"vrf/2", "table=2"}}, faults: []fFault{{"create", "vrf/2", 1, fTerminal}}},
+	})
+}

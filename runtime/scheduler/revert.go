@@ -62,11 +62,13 @@ func (r *run) revert() {
 	defer r.setUndoState()
 	for _, k := range r.priorOrder {
 		// Back to the version it had applied, and not left by a failed
-		// call: its state and error of then.
+		// call: its state and error of then, and the operation the
+		// error is about (a leftover whose delete failed, put back by
+		// the revert, stays a failed DELETE).
 		p := r.prior[k]
 		if n := r.g.node(k); n != nil && n.failedSeq != r.seq32 && n.applied == p.applied && p.existed {
 			r.mut(n)
-			n.state, n.lastErr = p.state, p.lastErr
+			n.state, n.lastErr, n.lastOp = p.state, p.lastErr, p.lastOp
 		}
 	}
 }
