@@ -15,7 +15,7 @@ import (
 // all). Then every value the forward pass touched, or the revert changes
 // first (see mut), gets back its intended value and, through ordinary
 // operations in dependency order, the version it had applied before, with
-// its state and error of then; steps refused as still needed are tried
+// its state, error and last operation of then; steps refused as still needed are tried
 // again in rounds (retryRefused). The graph says what the southbound holds
 // even when an undo call fails.
 func (r *run) revert() {
