@@ -753,11 +753,12 @@ func (r *run) dropStale(early bool) {
 		// found with it: a re-create of the base then deletes it first
 		// instead of pulling the base from under it.
 		intended = r.intendedDerived()
-		var bases []string
+		var bases, derived []string
 		stale = slices.DeleteFunc(stale, func(k string) bool {
 			b := intended[k]
 			if b != "" {
 				bases = append(bases, b)
+				derived = append(derived, k)
 			}
 			return b != ""
 		})
@@ -767,7 +768,7 @@ func (r *run) dropStale(early bool) {
 				r.adoptDerived(n)
 			}
 		}
-		r.takeUnclaimedDerived(intended)
+		r.takeUnclaimedDerived(derived, intended)
 	}
 	// The found version of a stale base says what it derives: those
 	// values whose descriptor the refresh could not read are taken up
@@ -854,36 +855,33 @@ func (r *run) dropStale(early bool) {
 	}
 }
 
-// takeUnclaimedDerived takes into the graph, as found, the values of
-// ours that the refresh found and that an intended value derives, whose
-// base the graph does not hold applied (its descriptor could not be read,
-// say): until the base's create derives them (and takes them as found),
-// what they need must not go from under them, so a removal must find them
-// among its dependents. The last pass of dropStale deletes those that no
-// value derived in the end.
-func (r *run) takeUnclaimedDerived(intended map[string]string) {
-	var keys []string
-	for i := range r.view.items {
-		it := &r.view.items[i]
-		if it.origin != kv.OriginNB || it.used || intended[it.key] == "" {
+// takeUnclaimedDerived takes into the graph, as found, the values of ours
+// that the refresh found and that an intended value derives (derived, with
+// their bases in intended), whose base the graph does not hold applied
+// (its descriptor could not be read, say): until the base's create derives
+// them (and takes them as found), what they need must not go from under
+// them, so a removal must find them among its dependents. The last pass
+// of dropStale deletes those that no value derived in the end.
+func (r *run) takeUnclaimedDerived(derived []string, intended map[string]string) {
+	slices.Sort(derived)
+	for _, key := range derived {
+		it := r.view.get(key)
+		if it == nil || it.used {
 			continue
 		}
-		if b := r.g.node(intended[it.key]); b != nil && b.applied != nil && !b.removing {
+		if b := r.g.node(intended[key]); b != nil && b.applied != nil && !b.removing {
 			continue // linked to it by adoptDerived
 		}
-		if n := r.g.node(it.key); n != nil && (n.applied != nil || n.intent != nil) {
+		n := r.g.node(key)
+		if n != nil && (n.applied != nil || n.intent != nil) {
 			continue
 		}
-		keys = append(keys, it.key)
-	}
-	slices.Sort(keys)
-	for _, key := range keys {
-		it := r.view.get(key)
-		n := r.g.node(key)
 		if n == nil {
+			if r.s.lookup(key) == nil {
+				continue
+			}
 			n = r.newNode(key, "")
-		}
-		if n.desc == nil {
+		} else if n.desc == nil {
 			continue
 		}
 		it.used = true // taken: never adopted again in this run
