@@ -693,8 +693,8 @@ func (r *run) remove(n *node, flags Flags, sbGone bool) bool {
 		return false
 	}
 	if len(r.g.unsure) != 0 && !sbGone {
-		if k := r.dropUnsureFor(n); k != "" {
-			r.keep(n, flags, fmt.Errorf("not deleted, %w: %s may need it, and what the southbound holds of it is unknown", ErrStillNeeded, k), n.applied, true)
+		if k := r.unsureBlocker(n); k != "" {
+			r.keep(n, flags, fmt.Errorf("not deleted, %w: %s may need it (%w)", ErrStillNeeded, k, ErrOutcomeUnknown), n.applied, true)
 			return false
 		}
 	}

@@ -29,6 +29,12 @@ var ErrObtainedKey = errors.New("the value was obtained from the southbound and 
 // deleted first. No Delete was called; the value stays, FAILED.
 var ErrStillNeeded = errors.New("still needed")
 
+// ErrOutcomeUnknown is matched by the error of a value whose call failed
+// and whose read-back failed too, so that what the southbound holds of it
+// is unknown until a read-back succeeds (see doc.go), and by the error of
+// a value not deleted because such a value may need it.
+var ErrOutcomeUnknown = errors.New("what the southbound holds is unknown")
+
 // ErrRetriesExhausted wraps the last error of a value whose retries ran out.
 var ErrRetriesExhausted = errors.New("retries exhausted")
 

@@ -1,6 +1,12 @@
 package scheduler_test
 
-import "testing"
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
+)
 
 // Minimal reproductions of what the fault harness (fault_test.go) found,
 // one per class of divergence, shrunk from random runs. Each replays its
@@ -690,9 +696,10 @@ func TestFaultReproUnknownOutcomeVethEnd(t *testing.T) {
 
 // The re-create of a veth end fails after its delete; its peer must go
 // too, but an address it derives is of unknown outcome (a partial create,
-// unread): the address is deleted first, blindly (a Delete of what may be
-// there), and then the peer, instead of the peer staying for it.
-func TestFaultReproUnknownOutcomeDeletedBlindly(t *testing.T) {
+// unread). The peer stays for it, FAILED with ErrOutcomeUnknown (a Delete
+// of the address, blindly, could not be trusted: see unsure.go); the next
+// resync reads the address and removes both.
+func TestFaultReproUnknownOutcomeKeepsPeer(t *testing.T) {
 	runFaultRepro(t, []fStep{
 		{kind: fFull, items: []fItem{{"if/v1", "type=veth peer=v2"}, {"if/v2", "peer=v1 vrf=1 addrs=10.0.0.1/24,10.0.1.1/24"}, {"vrf/1", "table=0"}, {"vrf/2", "table=1"}}},
 		{kind: fTxn, items: []fItem{{"vrf/1", ""}, {"if/v1", "type=veth peer=v2"}}, faults: []fFault{{"delete", "addr/v2/10.0.0.1/24", 1, fPartial}}},
@@ -730,4 +737,47 @@ func TestFaultReproRevertRestoresLastOp(t *testing.T) {
 		{kind: fTxn, revert: true, items: []fItem{{"if/a", "type=tap"}}, faults: []fFault{{"create", "arp/n2", 1, fPanic}}},
 		{kind: fTxn, revert: true, items: []fItem{{"bd/x", "ifs=c,v1"}, {"vrf/2", "table=2"}}, faults: []fFault{{"create", "vrf/2", 1, fTerminal}}},
 	})
+}
+
+// What a user sees of a value of unknown outcome: while its read-back
+// fails, the value fails with ErrOutcomeUnknown naming the read-back's
+// error, and a removal of what it may need fails with ErrStillNeeded and
+// ErrOutcomeUnknown naming it; once a read-back succeeds, both go on.
+func TestUnknownOutcomeStatus(t *testing.T) {
+	faultGate(t)
+	r, err := newFRun(nil, true, *faultDeadline, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.close()
+	steps := []fStep{
+		{kind: fFull, items: []fItem{{"if/b", "addrs=10.0.0.1/24"}, {"vrf/1", "table=2"}}},
+		{kind: fTxn, items: []fItem{{"arp/n2", "if=b"}, {"if/b", "type=tap"}}, faults: []fFault{{"create", "arp/n2", 2, fPartial}, {"retrieve", "arp", 1, fRetriable}}},
+		{kind: fTxn, items: []fItem{{"arp/n2", "if=c"}, {"if/b", ""}}, faults: []fFault{{"retrieve", "arp", 1, fRetriable}}},
+	}
+	for i := range steps {
+		if divs := r.runStep(&steps[i], i+1); len(divs) > 0 {
+			t.Fatalf("step %d: %v", i+1, divs)
+		}
+	}
+	arp, ifb := r.s.Status("arp/n2"), r.s.Status("if/b")
+	if arp.State != scheduler.FAILED || !errors.Is(arp.LastErr, scheduler.ErrOutcomeUnknown) || !errors.Is(arp.LastErr, errInjected) {
+		t.Errorf("arp/n2: %v %v, want FAILED with ErrOutcomeUnknown wrapping the read-back's error", arp.State, arp.LastErr)
+	}
+	if ifb.State != scheduler.FAILED || ifb.Applied == nil || !errors.Is(ifb.LastErr, scheduler.ErrStillNeeded) ||
+		!errors.Is(ifb.LastErr, scheduler.ErrOutcomeUnknown) || !strings.Contains(ifb.LastErr.Error(), "arp/n2") {
+		t.Errorf("if/b: %v %v, want FAILED and applied, not deleted for arp/n2 (ErrStillNeeded, ErrOutcomeUnknown)", ifb.State, ifb.LastErr)
+	}
+	// The southbound answers again: arp/n2 is read back before the next
+	// transaction, found on if/b, and both go.
+	next := fStep{kind: fTxn, items: []fItem{{"if/c", "addrs=10.0.1.1/24"}}}
+	if divs := r.runStep(&next, len(steps)+1); len(divs) > 0 {
+		t.Fatalf("step %d: %v", len(steps)+1, divs)
+	}
+	if st := r.s.Status("if/b"); st.State != scheduler.NONEXISTENT {
+		t.Errorf("if/b after the read-back: %v %v, want gone", st.State, st.LastErr)
+	}
+	if sb := r.sb.snapshot(); sb["arp/n2"] != "if=c" {
+		t.Errorf("arp/n2 in the southbound: %q, want it on if/c", sb["arp/n2"])
+	}
 }

@@ -952,9 +952,12 @@ func (r *fRun) checkSB(sb map[string]string, calls []fCall) []fDiv {
 			if fDependencyMet(d, sb) {
 				continue
 			}
-			if d.Label == "peer" && failedDelete[k] || d.Key != "" && r.stale[d.Key] {
+			if d.Label == "peer" && failedDelete[k] || d.Key != "" && r.stale[d.Key] || r.refusedForUnknown(k) {
 				// (Or what it needs is unknown to the scheduler: a
-				// failed read-back after a failed call.)
+				// failed read-back after a failed call. Or its own
+				// removal was refused for a value of unknown outcome
+				// that may need it, an address of its, say: its status
+				// says so, and the next resync decides.)
 				r.excused[k] = true
 				continue
 			}
@@ -969,6 +972,13 @@ func (r *fRun) checkSB(sb map[string]string, calls []fCall) []fDiv {
 		}
 	}
 	return divs
+}
+
+// refusedForUnknown reports whether the scheduler holds k FAILED, not
+// deleted because a value of unknown outcome may need it.
+func (r *fRun) refusedForUnknown(k string) bool {
+	st := r.s.Status(k)
+	return st.State == scheduler.FAILED && errors.Is(st.LastErr, scheduler.ErrOutcomeUnknown) && errors.Is(st.LastErr, scheduler.ErrStillNeeded)
 }
 
 // checkConfigured checks (ii): CONFIGURED values are what the southbound

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -21,19 +22,23 @@ import (
 // fact, which the transaction takes first (takeUnsure) and brings to its
 // target at its end (settleUnsure), as a notification of the change would.
 // While a read-back keeps failing, the value is not decided on (it fails
-// again, naming the read-back's error), and a removal of what it may need
-// (a dependency, its base: unsureBlocker) deletes it first, by a Delete of
-// the version the failed call was about (dropUnsureFor), or stays refused
-// when that fails. Otherwise a value created in part could be left in the
-// southbound without what it needs, where the graph, not knowing it is
-// there, would delete that.
+// again, naming the read-back's error), and nothing it may need is deleted:
+// not its dependencies, nor its base (unsureBlocker); such a removal fails
+// with ErrStillNeeded and ErrOutcomeUnknown. Otherwise a value created in
+// part could be left in the southbound without what it needs, where the
+// graph, not knowing it is there, would delete that. (A Delete of the
+// value instead, blindly, could not be trusted: a handler finds what to
+// delete through the metadata that the failed create never returned, and
+// may report as not found what it could not look up.)
 
 // unsureFact is what a read-back before a transaction found for a value
 // of graph.unsure: value (nil: nothing) and its metadata, or err when the
 // read-back failed again.
 type unsureFact struct {
-	key   string
-	value proto.Message
+	key string
+	// expected is the version the failed call was about.
+	expected proto.Message
+	value    proto.Message
 	meta  any
 	err   error
 	// fresh: the graph had nothing applied (see takeUnsure).
@@ -88,7 +93,7 @@ func (s *Scheduler) readBackUnsure(ctx context.Context, dryRun bool, view *sbVie
 		}
 		correlate := []kv.Item[string, proto.Message, any]{{Key: key, Value: expected, Metadata: n.metadata, Origin: kv.OriginNB}}
 		items, err := s.retrieveGuarded(ctx, n.desc, key, correlate)
-		f := unsureFact{key: key, err: err}
+		f := unsureFact{key: key, expected: expected, err: err}
 		if err != nil {
 			s.opts.logger.Warn("read-back of a value whose outcome is unknown failed again; it is not decided on, and what it may need stays",
 				"key", key, "descriptor", n.desc.Name(), "error", err)
@@ -147,7 +152,8 @@ func (r *run) takeUnsure() {
 // settleUnsure brings, last in the run, the values read back to their
 // targets: what one found derives comes, and what depends on it may go
 // on; one found gone (removed by takeUnsure) is created again when still
-// wanted.
+// wanted. Then what an earlier run did not delete because the value might
+// need it (its base, its dependencies) decides again.
 func (r *run) settleUnsure() {
 	for i := range r.unsure {
 		f := &r.unsure[i]
@@ -157,13 +163,29 @@ func (r *run) settleUnsure() {
 		}
 		if f.value == nil {
 			r.reconcile(n.key) // created again when still wanted
-			continue
+		} else {
+			if f.fresh && n.applied != nil {
+				r.derive(n)
+				r.triggerDependents(n.key)
+			}
+			r.reconcile(n.key)
 		}
-		if f.fresh && n.applied != nil {
-			r.derive(n)
-			r.triggerDependents(n.key)
+		if n.base != "" {
+			r.reconcileRefused(n.base)
 		}
-		r.reconcile(n.key)
+		for _, d := range r.depsOfValue(n, f.expected) {
+			if !d.IsAnyOf() {
+				r.reconcileRefused(d.Key)
+			}
+		}
+	}
+}
+
+// reconcileRefused reconciles key when its removal was refused for a value
+// of unknown outcome.
+func (r *run) reconcileRefused(key string) {
+	if n := r.g.node(key); n != nil && n.state == FAILED && errors.Is(n.lastErr, ErrOutcomeUnknown) && errors.Is(n.lastErr, ErrStillNeeded) {
+		r.reconcileNode(n)
 	}
 }
 
@@ -188,61 +210,7 @@ func (r *run) failUnknown(n *node, err error) {
 	}
 	r.mut(n)
 	n.lastOp = kind
-	r.fail(n, kind, fmt.Errorf("%s: what the southbound holds is unknown (its read-back failed: %w)", n.key, err), r.nodeFlags(n), n.applied, want, true)
-}
-
-// dropUnsureFor deletes, before n goes, the values of unknown outcome that
-// may need n (see unsureBlocker), each through a Delete of the version the
-// failed call was about: a value that turns out absent is deleted all the
-// same (kv.ErrNotFound counts as success). It returns the first whose
-// Delete failed: n stays for it.
-func (r *run) dropUnsureFor(n *node) string {
-	for {
-		k := r.unsureBlocker(n)
-		if k == "" {
-			return ""
-		}
-		u := r.g.node(k)
-		if u.applied != nil {
-			// Applied in another version, its update's outcome
-			// unknown: removed as any dependent, what it derives and
-			// what needs it first.
-			if !r.remove(u, 0, false) {
-				return k
-			}
-			continue
-		}
-		v := r.g.unsure[k]
-		flags := r.nodeFlags(u)
-		_, err := r.call(OpDelete, u, v, nil)
-		r.mut(u)
-		u.lastOp = OpDelete
-		if err != nil {
-			// Still unknown: the read-back before the next
-			// transaction tells.
-			r.fail(u, OpDelete, err, flags, v, nil, true)
-			return k
-		}
-		r.unsureDeleted(k)
-		u.lastErr = nil
-		r.opFor(u, Op{Key: k, Kind: OpDelete, PrevValue: v, Flags: flags})
-		_, pending := r.target(u)
-		r.settleQuiet(u, pending)
-		r.setOpState(len(r.ops)-1, u.state)
-	}
-}
-
-// unsureDeleted records that a Delete of key, of unknown outcome before,
-// succeeded: it is gone.
-func (r *run) unsureDeleted(key string) {
-	if _, ok := r.g.unsure[key]; !ok {
-		return
-	}
-	if r.sim {
-		r.unsureGone = append(r.unsureGone, key)
-	} else {
-		delete(r.g.unsure, key)
-	}
+	r.fail(n, kind, fmt.Errorf("%s: %w (its read-back failed: %w)", n.key, ErrOutcomeUnknown, err), r.nodeFlags(n), n.applied, want, true)
 }
 
 // unsureBlocker returns a value whose outcome is unknown (a read-back
@@ -289,4 +257,18 @@ func (r *run) knownNow(key string) bool {
 		}
 	}
 	return false
+}
+
+// unsureDeleted records that key, of unknown outcome before, is gone: a
+// Delete of the version the graph held succeeded (a value whose update's
+// outcome was unknown, removed by a cascade), or the southbound lost it.
+func (r *run) unsureDeleted(key string) {
+	if _, ok := r.g.unsure[key]; !ok {
+		return
+	}
+	if r.sim {
+		r.unsureGone = append(r.unsureGone, key)
+	} else {
+		delete(r.g.unsure, key)
+	}
 }
