@@ -39,8 +39,8 @@ type unsureFact struct {
 	// expected is the version the failed call was about.
 	expected proto.Message
 	value    proto.Message
-	meta  any
-	err   error
+	meta     any
+	err      error
 	// fresh: the graph had nothing applied (see takeUnsure).
 	fresh bool
 }
