@@ -85,9 +85,10 @@
 //     its word: the failed call changed nothing, and a revert calls the
 //     inverse of the failed call blindly. When the read-back fails too,
 //     the value is read back again before the next transaction, which
-//     takes what is found first; until then it is not decided on, and a
-//     removal of a value it may need (a dependency, its base) deletes it
-//     first, blindly (ErrNotFound counts as deleted), or is refused.
+//     takes what is found first; until then it is not decided on
+//     (ErrOutcomeUnknown), and the removal of a value it may need (a
+//     dependency, its base) is refused (ErrStillNeeded, ErrOutcomeUnknown)
+//     and decided again once it is read back.
 //   - Every call into a descriptor's code is recovered: a panic in a
 //     handler fails its call (a non-retriable error); a panic in a
 //     function of the spec becomes a *PanicError (ErrPanicked) naming the
