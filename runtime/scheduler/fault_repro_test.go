@@ -781,3 +781,22 @@ func TestUnknownOutcomeStatus(t *testing.T) {
 		t.Errorf("arp/n2 in the southbound: %q, want it on if/c", sb["arp/n2"])
 	}
 }
+
+// A restart cannot read the interfaces; the address that the intended
+// if/v2 derives is found, taken into the graph as found, and its delete
+// fails. It is linked to if/v2 at the end of the resync, so that deleting
+// if/v2 later deletes it first (it fails again: if/v2 stays).
+func TestFaultReproFoundDerivedLinkedAtLast(t *testing.T) {
+	runFaultRepro(t, []fStep{
+		{kind: fTxn, items: []fItem{{"if/v2", "type=veth"}}},
+		{kind: fFull, items: []fItem{{"if/v2", "type=veth addrs=10.0.0.1/24"}}},
+		{kind: fRestart, items: []fItem{{"if/v2", "addrs=10.0.0.1/24"}}, faults: []fFault{{"retrieve", "if", 1, fRetriable}, {"delete", "addr/v2/10.0.0.1/24", 1, fTerminal}}},
+		{kind: fTxn, items: []fItem{{"if/v2", ""}}},
+	})
+	runFaultRepro(t, []fStep{
+		{kind: fFull, items: []fItem{{"if/v1", "addrs=10.0.1.1/24,10.1.0.1/16"}, {"if/v2", "type=veth peer=v1 mtu=9000"}, {"vrf/2", "table=0"}}},
+		{kind: fTxn, items: []fItem{{"if/v2", "type=veth peer=v1 mtu=9000 addrs=10.0.0.1/24,10.1.0.1/16"}}},
+		{kind: fRestart, items: []fItem{{"if/v1", "addrs=10.0.1.1/24,10.1.0.1/16"}, {"if/v2", "addrs=10.0.0.1/24,10.1.0.1/16"}, {"vrf/2", "table=0"}}, faults: []fFault{{"retrieve", "if", 1, fRetriable}, {"delete", "addr/v2/10.1.0.1/16", 1, fRetriable}}},
+		{kind: fTxn, items: []fItem{{"if/v2", "addrs=10.1.0.1/16"}}},
+	})
+}

@@ -889,7 +889,10 @@ func (r *run) takeUnclaimedDerived(derived []string, intended map[string]string)
 		n.applied, n.metadata, n.origin = it.value, it.meta, kv.OriginNB
 		r.g.setDeps(n, n.deps, r.depsOfValue(n, it.value))
 		r.g.setExisting(key, true)
+		// Decided, and linked to its base when the base stays, by the
+		// last pass.
 		r.staleDeferred = append(r.staleDeferred, key)
+		r.staleTaken = append(r.staleTaken, key)
 	}
 }
 
