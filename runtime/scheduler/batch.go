@@ -551,10 +551,14 @@ func (r *run) takeReplay(kind OpKind, key string) *callResult {
 // value fails with the call's error, as after any failed call whose outcome
 // is unknown: neither CONFIGURED nor gone, whatever the southbound holds.
 func (r *run) settleLeftovers() {
-	r.vanished = nil // settled below, as the graph's own
 	if r.replayed >= len(r.replay) {
+		r.vanished = nil
 		return
 	}
+	// Each key stays vanished until its call is settled below: what the
+	// settling of one brings back (a value created again, what needs it)
+	// must not count on another that is gone and not yet settled.
+	defer func() { r.vanished = nil }()
 	settled := false
 	for i := r.replayed; i < len(r.replay); i++ {
 		c := &r.replay[i]
@@ -562,6 +566,7 @@ func (r *run) settleLeftovers() {
 			continue
 		}
 		c.used = true
+		delete(r.vanished, c.key) // the graph takes it now
 		n := r.g.node(c.key)
 		if n == nil || n.desc == nil {
 			continue

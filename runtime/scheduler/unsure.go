@@ -136,6 +136,9 @@ func (r *run) takeUnsure() {
 		case f.value != nil:
 			r.mut(n)
 			r.takeApplied(n, f.value, f.meta)
+			// What it derives and the graph holds with no base (a
+			// leftover whose delete failed) goes before it.
+			r.linkFoundDerived(n)
 		case n.applied != nil && !n.removing:
 			// Gone: what derives from it and what needs it go first,
 			// before the transaction counts on it.
