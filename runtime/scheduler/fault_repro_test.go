@@ -827,3 +827,18 @@ func TestFaultReproUnknownOutcomeFoundBaseOfLeftover(t *testing.T) {
 		{kind: fTxn, items: []fItem{{"if/v2", "peer=v1"}}, faults: []fFault{{"retrieve", "if", 2, fRetriable}}},
 	})
 }
+
+// (The fault model.) A downstream resync cannot read the interfaces, one
+// of which went behind the scheduler's back; the calls made meanwhile are
+// refused. A retry reads the interface back before it plans and creates it
+// again: its read-back makes the key known from there on, not to the calls
+// of the step before it.
+func TestFaultReproReadBackInRetry(t *testing.T) {
+	runFaultReproMode(t, "batch", []fStep{
+		{kind: fTxn, items: []fItem{{"if/c", "type=tap vrf=1 addrs=10.0.0.1/24"}}},
+		{kind: fTxn, items: []fItem{{"vrf/1", "table=1"}}},
+		{kind: fTxn, retry: true, items: []fItem{{"if/c", "type=tap"}}, faults: []fFault{{"update", "if/c", 1, fPanic}}},
+		{kind: fDownstream, tamper: []fTamper{{"if/c", ""}}, faults: []fFault{{"retrieve", "if", 1, fRetriable}, {"update", "if/c", 1, fRetriable}, {"retrieve", "if", 2, fRetriable}}},
+		{kind: fCheckpoint},
+	})
+}

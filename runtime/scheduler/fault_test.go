@@ -665,14 +665,14 @@ func (r *fRun) runStep(st *fStep, num int) (divs []fDiv) {
 	}
 	// A key that only a read-back made known was unknown when the step's
 	// earlier calls were made: their order is not checked.
-	blindOrder := r.refreshed(commitCalls, st.kind == fTxn)
+	blindOrder := r.refreshed(commitCalls, st.kind == fTxn, false)
 
 	sts, div := r.settle()
 	if div != nil {
 		return append(divs, *div)
 	}
 	// Retries that ran after the commit returned read back too.
-	if all := r.sb.stepCalls(); len(all) > len(commitCalls) && r.refreshed(all[len(commitCalls):], true) {
+	if all := r.sb.stepCalls(); len(all) > len(commitCalls) && r.refreshed(all[len(commitCalls):], true, true) {
 		blindOrder = true
 	}
 	if res.Reverted && st.revert && !blind {
@@ -795,8 +795,8 @@ func fPrePlanReadBack(calls []fCall, i int, txn bool) bool {
 // refreshed forgets the staleness of the keys of descriptors that a
 // resync read successfully, and of keys read back alone. txn says the
 // calls are of plain transactions (no refresh: the transaction of the
-// step, or retries).
-func (r *fRun) refreshed(calls []fCall, txn bool) (readBack bool) {
+// step, or retries); after, that calls of the step came before them.
+func (r *fRun) refreshed(calls []fCall, txn, after bool) (readBack bool) {
 	for i, c := range calls {
 		if k, ok := fReadBackOf(calls, i); ok {
 			switch {
@@ -825,7 +825,7 @@ func (r *fRun) refreshed(calls []fCall, txn bool) (readBack bool) {
 			if !c.failed() && c.fault == 0 && r.stale[c.readKey] {
 				delete(r.stale, c.readKey)
 				delete(r.unknown, c.readKey)
-				if slices.ContainsFunc(calls[:i], func(p fCall) bool { return p.op != "retrieve" }) {
+				if after || slices.ContainsFunc(calls[:i], func(p fCall) bool { return p.op != "retrieve" }) {
 					readBack = true
 				}
 			}
@@ -863,7 +863,7 @@ func (r *fRun) checkpoint(num int) []fDiv {
 			return []fDiv{*div}
 		}
 		r.commits++
-		r.refreshed(r.sb.stepCalls(), false)
+		r.refreshed(r.sb.stepCalls(), false, false)
 		sts, div := r.settle()
 		if div != nil {
 			return []fDiv{*div}
