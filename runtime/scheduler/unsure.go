@@ -137,8 +137,10 @@ func (r *run) takeUnsure() {
 			r.mut(n)
 			r.takeApplied(n, f.value, f.meta)
 			// What it derives and the graph holds with no base (a
-			// leftover whose delete failed) goes before it.
+			// leftover whose delete failed) goes before it; and it
+			// goes before its base.
 			r.linkFoundDerived(n)
+			r.linkFoundToBase(n)
 		case n.applied != nil && !n.removing:
 			// Gone: what derives from it and what needs it go first,
 			// before the transaction counts on it.
@@ -150,6 +152,25 @@ func (r *run) takeUnsure() {
 		}
 	}
 	r.prior = prior
+}
+
+// linkFoundToBase makes n, a derived value found by a read-back, a derived
+// value of its base when the graph holds the base applied and the base's
+// version does not derive it (a revert or an update moved it on): a
+// removal of the base then deletes n first.
+func (r *run) linkFoundToBase(n *node) {
+	b := n.base
+	if b == "" {
+		b = n.desc.BaseOf(n.key)
+	}
+	bn := r.g.node(b)
+	if b == "" || bn == nil || bn == n || bn.applied == nil || bn.origin != kv.OriginNB || bn.removing || slices.Contains(bn.derived, n.key) {
+		return
+	}
+	r.mut(n)
+	n.base = b
+	r.mut(bn)
+	bn.derived = append(slices.Clone(bn.derived), n.key)
 }
 
 // settleUnsure brings, last in the run, the values read back to their
