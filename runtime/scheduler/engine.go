@@ -723,9 +723,7 @@ func (r *run) remove(n *node, flags Flags, sbGone bool) bool {
 		}
 	}
 	n.applied, n.metadata, n.removing, n.lastErr, n.lastOp = nil, nil, false, nil, OpDelete
-	if len(r.g.unsure) != 0 {
-		r.unsureDeleted(n.key)
-	}
+	r.known(n.key)
 	r.g.setDeps(n, n.deps, nil)
 	r.syncMetadata(n)
 	defer r.runLater()
@@ -998,7 +996,7 @@ func (r *run) settle(n *node, pending bool) { r.settleState(n, pending, true) }
 func (r *run) settleQuiet(n *node, pending bool) { r.settleState(n, pending, false) }
 
 func (r *run) settleState(n *node, pending, record bool) {
-	if n.intent == nil && n.applied == nil && !n.removing && !r.unsureOf(n.key) {
+	if n.intent == nil && n.applied == nil && !n.removing && (len(r.g.unsure) == 0 || !r.unsureOf(n.key)) {
 		r.mut(n)
 		r.g.setDeps(n, nil, nil)
 		r.g.setUnimplemented(n.key, false)

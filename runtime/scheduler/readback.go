@@ -15,25 +15,36 @@ import (
 // may be assumed. It calls the descriptor's Retrieve with n's key alone to
 // correlate (expected is the value the call was about) and keeps only
 // what it returns for that key. known is false when the descriptor cannot
-// Retrieve or the Retrieve failed: the caller then assumes the failed call
-// changed nothing. A simulation never gets here: its calls do not fail.
+// Retrieve or the Retrieve failed: the graph then keeps what it held, and
+// when the Retrieve failed the value is of unknown outcome (markUnsure). A simulation never gets here: its calls do not fail.
 func (r *run) readBack(n *node, expected proto.Message) (found proto.Message, meta any, known bool) {
 	if n.desc == nil || !n.desc.CanRetrieve() {
 		return nil, nil, false
 	}
-	correlate := []kv.Item[string, proto.Message, any]{{Key: n.key, Value: expected, Metadata: n.metadata, Origin: kv.OriginNB}}
-	items, err := r.s.retrieveGuarded(r.ctx, n.desc, n.key, correlate)
+	found, meta, err := r.s.readKey(r.ctx, n, expected)
 	if err != nil {
-		r.s.opts.logger.Warn("read-back after a failed call failed; the call is taken to have changed nothing",
+		r.s.opts.logger.Warn("read-back after a failed call failed; what the call left is unknown until a read-back succeeds",
 			"key", n.key, "descriptor", n.desc.Name(), "error", err)
 		return nil, nil, false
 	}
+	return found, meta, true
+}
+
+// readKey calls n's Retrieve with n's key alone to correlate (expected:
+// the version a call was about) and returns what it reports for that key
+// (nil: nothing).
+func (s *Scheduler) readKey(ctx context.Context, n *node, expected proto.Message) (proto.Message, any, error) {
+	correlate := []kv.Item[string, proto.Message, any]{{Key: n.key, Value: expected, Metadata: n.metadata, Origin: kv.OriginNB}}
+	items, err := s.retrieveGuarded(ctx, n.desc, n.key, correlate)
+	if err != nil {
+		return nil, nil, err
+	}
 	for _, it := range items {
 		if it.Key == n.key && it.Value != nil && it.Value.ProtoReflect().IsValid() {
-			return it.Value, it.Metadata, true
+			return it.Value, it.Metadata, nil
 		}
 	}
-	return nil, nil, true
+	return nil, nil, nil
 }
 
 // retrieveGuarded calls d's Retrieve (for key, or for a refresh when key
@@ -59,7 +70,7 @@ func (s *Scheduler) retrieveGuarded(ctx context.Context, d kv.Descriptor, key st
 // takeApplied records that the southbound holds value (nil: nothing) for
 // n, as a read-back found it; n is mut'ed.
 func (r *run) takeApplied(n *node, value proto.Message, meta any) {
-	r.sure(n.key)
+	r.known(n.key)
 	n.applied, n.metadata = value, meta
 	if value == nil {
 		n.metadata = nil

@@ -104,7 +104,7 @@ func (r *run) undoFailed(f *failedOp) {
 		return
 	}
 	if f.kind != OpDelete {
-		r.sure(f.key) // its inverse applied: the southbound is as before
+		r.known(f.key) // its inverse applied: the southbound is as before
 	}
 	if n := r.g.node(f.key); n != nil && n.applied != nil && f.kind != OpCreate {
 		r.mut(n)

@@ -49,21 +49,13 @@ type unsureFact struct {
 // have lost it), as a call left it whose read-back failed. Only a run that
 // makes calls gets here (a simulation's calls do not fail).
 func (r *run) markUnsure(n *node, value proto.Message) {
-	if r.sim || value == nil {
-		return
+	if r.sim || value == nil || n.desc == nil || !n.desc.CanRetrieve() {
+		return // (a descriptor without Retrieve is taken at its word)
 	}
 	if r.g.unsure == nil {
 		r.g.unsure = map[string]proto.Message{}
 	}
 	r.g.unsure[n.key] = value
-}
-
-// sure drops n from graph.unsure: a read-back or a call that succeeded
-// told what the southbound holds for it.
-func (r *run) sure(key string) {
-	if len(r.g.unsure) != 0 && !r.sim {
-		delete(r.g.unsure, key)
-	}
 }
 
 // readBackUnsure reads back, before a transaction plans, each value whose
@@ -91,20 +83,13 @@ func (s *Scheduler) readBackUnsure(ctx context.Context, dryRun bool, view *sbVie
 			}
 			continue
 		}
-		correlate := []kv.Item[string, proto.Message, any]{{Key: key, Value: expected, Metadata: n.metadata, Origin: kv.OriginNB}}
-		items, err := s.retrieveGuarded(ctx, n.desc, key, correlate)
-		f := unsureFact{key: key, expected: expected, err: err}
+		value, meta, err := s.readKey(ctx, n, expected)
+		f := unsureFact{key: key, expected: expected, value: value, meta: meta, err: err}
 		if err != nil {
 			s.opts.logger.Warn("read-back of a value whose outcome is unknown failed again; it is not decided on, and what it may need stays",
 				"key", key, "descriptor", n.desc.Name(), "error", err)
 			facts = append(facts, f)
 			continue
-		}
-		for _, it := range items {
-			if it.Key == key && it.Value != nil && it.Value.ProtoReflect().IsValid() {
-				f.value, f.meta = it.Value, it.Metadata
-				break
-			}
 		}
 		facts = append(facts, f)
 		if !dryRun {
@@ -283,10 +268,15 @@ func (r *run) knownNow(key string) bool {
 	return false
 }
 
-// unsureDeleted records that key, of unknown outcome before, is gone: a
-// Delete of the version the graph held succeeded (a value whose update's
-// outcome was unknown, removed by a cascade), or the southbound lost it.
-func (r *run) unsureDeleted(key string) {
+// known records that what the southbound holds for key, of unknown
+// outcome before, is known: a read-back told, or a call succeeded (an
+// undo, or a Delete of the version the graph held by a cascade), or the
+// southbound lost it. A simulation keeps it in unsureGone, which the
+// transaction applies when its plan is kept.
+func (r *run) known(key string) {
+	if len(r.g.unsure) == 0 {
+		return
+	}
 	if _, ok := r.g.unsure[key]; !ok {
 		return
 	}
