@@ -14,9 +14,10 @@ import (
 // shard only to add or remove an entry. Readers see only the versions
 // (node.slot, which they read under the shard's lock), never the node's
 // fields, and lock one shard at a time, for reading. A key whose value is
-// gone keeps its versions in the shard's gone map (until trim takes the
-// last version out, or the key gets a node again, which takes them over),
-// so that the worker's lookups see live nodes only.
+// gone keeps its entry, its node REMOVED (a tombstone), for its versions:
+// until trim takes the last version out, or the key gets a node again,
+// which takes them over. The worker's lookups skip tombstones. Taking a
+// node out thus changes no map, and needs no lock.
 type nodeMap struct {
 	shards [nodeShards]nodeShard
 	// n counts the nodes.
@@ -30,10 +31,12 @@ const nodeShards = 64
 
 type nodeShard struct {
 	mu sync.RWMutex
-	m  map[string]*node
-	// gone holds the versions of keys without a node (few, and briefly).
-	gone map[string]*viewSlot
-	_    [64 - 40]byte // a cache line each
+	// m holds the nodes, and the tombstones of keys with versions and
+	// no node (REMOVED nodes, few and briefly).
+	m map[string]*node
+	// tombs counts the tombstones in m (the worker's).
+	tombs int
+	_     [64 - 40]byte // a cache line each
 }
 
 // shardOf spreads keys over the shards. Only the spread matters (a
@@ -62,16 +65,25 @@ func word(s string) uint64 {
 func (m *nodeMap) shard(key string) *nodeShard { return &m.shards[shardOf(key)] }
 
 // get returns the node of key, or nil (the worker: no lock).
-func (m *nodeMap) get(key string) *node { return m.shard(key).m[key] }
+func (m *nodeMap) get(key string) *node {
+	n := m.shards[shardOf(key)].m[key]
+	if n != nil && n.state == REMOVED {
+		n = nil // a tombstone
+	}
+	return n
+}
 
 // entry returns the versions of key (nil: none) and its node (nil: none),
 // for the worker (no lock).
 func (m *nodeMap) entry(key string) (*viewSlot, *node) {
-	sh := m.shard(key)
-	if n := sh.m[key]; n != nil {
-		return n.slot, n
+	n := m.shard(key).m[key]
+	switch {
+	case n == nil:
+		return nil, nil
+	case n.state == REMOVED:
+		return n.slot, nil
 	}
-	return sh.gone[key], nil
+	return n.slot, n
 }
 
 // len returns the number of nodes.
@@ -81,22 +93,32 @@ func (m *nodeMap) len() int { return m.n }
 // has any (a node put back by a rollback has them already).
 func (m *nodeMap) set(key string, n *node) {
 	sh := m.shard(key)
-	if old := sh.m[key]; old == n {
+	switch old := sh.m[key]; {
+	case old == n && n.state == REMOVED:
+		// Its own tombstone: back, with its versions, as it is.
+		sh.tombs--
+		m.n++
 		return
-	} else if old != nil {
+	case old == n:
+		return
+	case old != nil && old.state != REMOVED:
 		m.n-- // replaced: add counts n
 	}
 	m.add(sh, key, n)
 }
 
 // add makes n, a new node, the node of key, which has none: set without
-// the lookup of what key had.
+// the lookup of what key had while the shard holds no tombstone.
 func (m *nodeMap) add(sh *nodeShard, key string, n *node) {
 	m.n++
 	slot := n.slot
-	if s, ok := sh.gone[key]; ok {
-		slot = s
-	} else if slot == nil {
+	if sh.tombs > 0 {
+		if t := sh.m[key]; t != nil && t.state == REMOVED { // the key's tombstone: n takes its versions
+			slot = t.slot
+			sh.tombs--
+		}
+	}
+	if slot == nil {
 		if len(m.slots) == 0 {
 			m.slots = make([]viewSlot, 256)
 		}
@@ -109,9 +131,6 @@ func (m *nodeMap) add(sh *nodeShard, key string, n *node) {
 	}
 	n.slot = slot // under the lock, before readers can see n (they read it under theirs)
 	sh.m[key] = n
-	if len(sh.gone) > 0 {
-		delete(sh.gone, key)
-	}
 	sh.mu.Unlock()
 }
 
@@ -142,24 +161,23 @@ func (m *nodeMap) reserve(n int) {
 	}
 }
 
-// del takes the node of key out, REMOVED (see graph.current); its
-// versions, if it has any, stay in the gone map.
+// del takes the node of key out, REMOVED (see graph.current). A node with
+// versions stays in the map as the key's tombstone, for them; readers
+// read only its slot, which does not change, so nothing is locked.
 func (m *nodeMap) del(key string) {
 	sh := m.shard(key)
 	n := sh.m[key]
-	if n == nil {
+	if n == nil || n.state == REMOVED {
 		return
 	}
 	m.n--
 	n.state = REMOVED
+	if n.slot.head.Load() != nil {
+		sh.tombs++
+		return
+	}
 	sh.mu.Lock()
 	delete(sh.m, key)
-	if n.slot.head.Load() != nil {
-		if sh.gone == nil {
-			sh.gone = map[string]*viewSlot{}
-		}
-		sh.gone[key] = n.slot
-	}
 	sh.mu.Unlock()
 }
 
@@ -167,11 +185,12 @@ func (m *nodeMap) del(key string) {
 // the key has a node again (whose versions go on in s).
 func (m *nodeMap) dropSlot(key string, s *viewSlot) {
 	sh := m.shard(key)
-	if sh.gone[key] != s || s == nil {
+	if t := sh.m[key]; t == nil || t.state != REMOVED || t.slot != s || s == nil {
 		return
 	}
+	sh.tombs--
 	sh.mu.Lock()
-	delete(sh.gone, key)
+	delete(sh.m, key)
 	sh.mu.Unlock()
 }
 
@@ -181,6 +200,9 @@ func (m *nodeMap) all() iter.Seq2[string, *node] {
 	return func(yield func(string, *node) bool) {
 		for i := range m.shards {
 			for k, n := range m.shards[i].m {
+				if n.state == REMOVED {
+					continue // a tombstone
+				}
 				if !yield(k, n) {
 					return
 				}
@@ -196,8 +218,6 @@ func (m *nodeMap) load(key string) *viewSlot {
 	sh.mu.RLock()
 	if n := sh.m[key]; n != nil {
 		s = n.slot // under the lock: set may give a node put back new versions
-	} else {
-		s = sh.gone[key]
 	}
 	sh.mu.RUnlock()
 	return s
@@ -215,9 +235,6 @@ func (m *nodeMap) eachSlot(fn func(key string, s *viewSlot) bool) {
 		buf = buf[:0]
 		for k, n := range sh.m {
 			buf = append(buf, keySlot{k, n.slot})
-		}
-		for k, s := range sh.gone {
-			buf = append(buf, keySlot{k, s})
 		}
 		sh.mu.RUnlock()
 		for _, ks := range buf {

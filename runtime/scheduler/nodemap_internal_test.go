@@ -115,3 +115,19 @@ func TestLogSafeFindsEveryControlByte(t *testing.T) {
 		}
 	}
 }
+
+// TestFlagsNames: the names of any set of flags, in flagNames' order,
+// space-separated; a bit no flag has is not written.
+func TestFlagsNames(t *testing.T) {
+	for f := range 1 << 16 {
+		var want []string
+		for i, n := range flagNames {
+			if f&(1<<i) != 0 {
+				want = append(want, n)
+			}
+		}
+		if got := Flags(f).String(); got != strings.Join(want, " ") {
+			t.Fatalf("Flags(%#x) = %q, want %q", f, got, strings.Join(want, " "))
+		}
+	}
+}

@@ -28,7 +28,7 @@ func (s *Scheduler) logOps(res *Result, ops []Op, planned bool) {
 		// message, the rest as attributes (cheap to format). Batches are an
 		// execution detail: the record counts them (Result.Batches), the
 		// log reads as without them.
-		logRecord(ctx, l, slog.LevelInfo, "transaction executed as planned", seq, kind,
+		logRecord(ctx, l, slog.LevelInfo, res.End, "transaction executed as planned", seq, kind,
 			slog.Int("operations", len(ops)), slog.Duration("took", res.End.Sub(res.Start)))
 		return
 	}
@@ -47,25 +47,27 @@ func (s *Scheduler) logOps(res *Result, ops []Op, planned bool) {
 		writeOps(&b, ops, withValues)
 	}
 	if planned {
-		logRecord(ctx, l, slog.LevelInfo, b.String(), seq, kind)
+		logRecord(ctx, l, slog.LevelInfo, time.Now(), b.String(), seq, kind)
 		return
 	}
 	level := slog.LevelInfo
 	if res.Err != nil {
 		level = slog.LevelWarn
 	}
-	logRecord(ctx, l, level, b.String(), seq, kind, slog.Duration("took", res.End.Sub(res.Start)))
+	logRecord(ctx, l, level, res.End, b.String(), seq, kind, slog.Duration("took", res.End.Sub(res.Start)))
 }
 
 // logRecord is Logger.LogAttrs without the caller's program counter: the
 // source of a transaction record would always be this file, and reading
-// the stack for it costs more than formatting a short record.
-func logRecord(ctx context.Context, l *slog.Logger, level slog.Level, msg string, attrs ...slog.Attr) {
+// the stack for it costs more than formatting a short record. t is the
+// record's time (a record of the executed transaction is written as it
+// ends: at Result.End).
+func logRecord(ctx context.Context, l *slog.Logger, level slog.Level, t time.Time, msg string, attrs ...slog.Attr) {
 	h := l.Handler()
 	if !h.Enabled(ctx, level) {
 		return
 	}
-	r := slog.NewRecord(time.Now(), level, msg, 0)
+	r := slog.NewRecord(t, level, msg, 0)
 	r.AddAttrs(attrs...)
 	_ = h.Handle(ctx, r)
 }
@@ -215,20 +217,33 @@ func (h *logHandler) WithGroup(string) slog.Handler { return h }
 // retrieved one) can then neither split a log line nor forge one.
 func logSafe(s string) string {
 	// Eight bytes at a time: a key or an error rarely holds a control
-	// character, and then every byte is looked at once.
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		w := word(s[i : i+8])
-		// A byte below 0x20, or equal to 0x7f, sets its high bit here.
-		if ((w-0x20*ones)&^w|((w^0x7f*ones)-ones)&^(w^0x7f*ones))&highs != 0 {
-			break
+	// character. A text of eight bytes or more ends with its last eight
+	// (which may overlap the word before); a shorter one is looked at a
+	// byte at a time.
+	n := len(s)
+	if n < 8 {
+		for i := range n {
+			if c := s[i]; c < 0x20 || c == 0x7f {
+				return strconv.Quote(s)
+			}
 		}
+		return s
 	}
-	for ; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == 0x7f {
+	for i := 0; i+8 <= n; i += 8 {
+		if hasControl(word(s[i : i+8])) {
 			return strconv.Quote(s)
 		}
 	}
+	if n%8 != 0 && hasControl(word(s[n-8:])) {
+		return strconv.Quote(s)
+	}
 	return s
+}
+
+// hasControl reports whether one of the eight bytes of w is below 0x20
+// or equal to 0x7f: the expression has a high bit set exactly when one is
+// (a borrow of the subtractions starts only at such a byte).
+func hasControl(w uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	return ((w-0x20*ones)&^w|((w^0x7f*ones)-ones)&^(w^0x7f*ones))&highs != 0
 }

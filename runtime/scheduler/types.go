@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"math/bits"
 	"strconv"
 	"strings"
 	"time"
@@ -134,17 +135,17 @@ func (f Flags) String() string {
 	return b.String()
 }
 
+// appendTo writes the names of the flags set, in flagNames' order; only
+// the bits set are looked at (an operation has one flag or two).
 func (f Flags) appendTo(b *strings.Builder) {
-	first := true
-	for i, n := range flagNames {
-		if f&(1<<i) == 0 {
-			continue
-		}
+	f &= 1<<len(flagNames) - 1 // bits no flag names have no name
+	for first := true; f != 0; first = false {
+		i := bits.TrailingZeros16(uint16(f))
+		f &= f - 1
 		if !first {
 			b.WriteByte(' ')
 		}
-		b.WriteString(n)
-		first = false
+		b.WriteString(flagNames[i])
 	}
 }
 
