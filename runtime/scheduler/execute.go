@@ -117,8 +117,14 @@ const planScratchMax = 64
 // the caller copies them out after planning.
 func (s *Scheduler) newPlan(ctx context.Context, seq uint64, j *job, view *sbView) (plan *run, scratch bool) {
 	plan = &s.plan
+	if plan.s != nil {
+		// Not released (the transaction before ended in a panic): cleared
+		// here. A released run is clear already but for its calls.
+		*plan = run{calls: plan.calls}
+	}
 	calls := plan.calls
-	*plan = run{s: s, g: s.g, ctx: ctx, seq: seq, seq32: txn32(seq), opts: j.opts, sim: true, view: view}
+	plan.s, plan.g, plan.ctx, plan.seq, plan.seq32 = s, s.g, ctx, seq, txn32(seq)
+	plan.opts, plan.sim, plan.view = j.opts, true, view
 	// Sized for the usual small transaction (a value, and one derived or
 	// dependent value per item). A large one starts at a quarter more than
 	// its items (the buffers are cleared memory, and the operations are
