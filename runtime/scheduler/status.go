@@ -49,25 +49,33 @@ func (s *Scheduler) DescriptorStatuses(name string) []Status {
 	return s.statuses(func(_ string, r *viewRec) bool { return r.desc != nil && r.desc.Name() == name })
 }
 
+// statuses returns the statuses of the values keep accepts, sorted by
+// key. The values are picked and sorted first, as keys and versions, and
+// each status is built once, in its place: no second lookup of a key, and
+// no moving of statuses around. (The read is released even if an AnyOf
+// predicate panics.)
 func (s *Scheduler) statuses(keep func(string, *viewRec) bool) []Status {
-	out := s.collectStatuses(keep)
-	slices.SortFunc(out, func(a, b Status) int { return strings.Compare(a.Key, b.Key) })
-	return out
-}
-
-// collectStatuses returns the statuses of the values keep accepts, in no
-// order. (The read is released even if an AnyOf predicate panics.)
-func (s *Scheduler) collectStatuses(keep func(string, *viewRec) bool) []Status {
 	r := s.view.read()
 	defer r.done()
-	var out []Status
+	var picked []keyRec
 	r.each(func(k string, rec *viewRec) bool {
 		if keep(k, rec) {
-			out = append(out, r.status(k, true))
+			picked = append(picked, keyRec{k, rec})
 		}
 		return true
 	})
+	slices.SortFunc(picked, func(a, b keyRec) int { return strings.Compare(a.key, b.key) })
+	out := make([]Status, len(picked))
+	for i, p := range picked {
+		out[i] = r.statusOf(p.key, p.rec, true)
+	}
 	return out
+}
+
+// keyRec is a key and its version, as a read sees it.
+type keyRec struct {
+	key string
+	rec *viewRec
 }
 
 func describeUnmet(d *kv.Dependency) UnmetDependency {

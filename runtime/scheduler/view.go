@@ -526,7 +526,11 @@ func (s *Scheduler) publishDescriptors() {
 
 // status builds the status of key.
 func (v viewRead) status(key string, detail bool) Status {
-	r := v.get(key)
+	return v.statusOf(key, v.get(key), detail)
+}
+
+// statusOf builds the status of key from its version r (nil: none).
+func (v viewRead) statusOf(key string, r *viewRec, detail bool) Status {
 	if r == nil {
 		return Status{Key: key, State: NONEXISTENT}
 	}
