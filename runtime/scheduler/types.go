@@ -138,7 +138,7 @@ func (f Flags) String() string {
 // appendTo writes the names of the flags set, in flagNames' order; only
 // the bits set are looked at (an operation has one flag or two).
 func (f Flags) appendTo(b *strings.Builder) {
-	f &= 1<<len(flagNames) - 1 // bits no flag names have no name
+	f &= 1<<len(flagNames) - 1 // a bit that no flag is has no name
 	for first := true; f != 0; first = false {
 		i := bits.TrailingZeros16(uint16(f))
 		f &= f - 1
