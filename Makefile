@@ -2,7 +2,7 @@
 # all that CI runs (.ci/run calls it and adds nothing); `make demo` is the
 # README's main command. Both install what they need (the tools target).
 
-.PHONY: test check gotest lint staticcheck bench demo tools sysdeps generate checkgenerate
+.PHONY: test check gotest lint staticcheck bench demo tools sysdeps demo-sysdeps goversion generate checkgenerate
 
 # test installs what the tests need, then runs lint (gofmt, go vet,
 # staticcheck), the staleness check of the generated code and every test
@@ -22,45 +22,50 @@ STATICCHECK := .bin/staticcheck
 # enters the library's dependency graph.
 tools: sysdeps $(BUF) $(STATICCHECK)
 
-# sysdeps installs with apt-get the Debian package of everything missing:
-# graphviz's dot (the SVG tests), protoc and the well-known types it imports
-# (the plugin under plain protoc), npm (to install buf), ip (the network
-# namespaces of the demo and the Linux tests), etcd (the server that the
-# tests of runtime/nb/etcd start, stop and restart) and chromium (the
-# headless browser that tests the operator page). Each entry is a command, or an
-# absolute path of a file, and the package that provides it. apt-get needs
-# root; without it, sysdeps names the packages to install and fails.
-SYSDEPS := dot:graphviz protoc:protobuf-compiler \
-	/usr/include/google/protobuf/descriptor.proto:libprotobuf-dev \
-	npm:npm ip:iproute2 etcd:etcd-server chromium:chromium
+# sysdeps installs with apt-get the Debian package of everything missing
+# that the tests use, naming each with its purpose first
+# (tools/sysdeps.sh; etcd-server with its system service neither started
+# nor enabled). Each entry is a command, or an absolute path of a file, the
+# package that provides it and what it is for. apt-get needs root; without
+# it, sysdeps names the packages to install and fails. The demo needs only
+# ip (DEMO_SYSDEPS).
+SYSDEPS := "dot:graphviz:the SVG graphs and their tests" \
+	"protoc:protobuf-compiler:the plugin's test under plain protoc" \
+	"/usr/include/google/protobuf/descriptor.proto:libprotobuf-dev:the well-known types protoc imports" \
+	"npm:npm:installing buf, prebuilt" \
+	"ip:iproute2:the network namespaces of the demo and the Linux tests" \
+	"etcd:etcd-server:the etcd server that the etcd source's tests start" \
+	"chromium:chromium:the headless browser that tests the operator page"
+DEMO_SYSDEPS := "ip:iproute2:the demo's network namespace"
 sysdeps:
-	@missing=""; \
-	for dep in $(SYSDEPS); do \
-		what="$${dep%%:*}"; \
-		case "$$what" in \
-		/*) [ -e "$$what" ] && continue ;; \
-		*) command -v "$$what" >/dev/null 2>&1 && continue ;; \
-		esac; \
-		missing="$$missing $${dep#*:}"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-		if [ "$$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then \
-			echo "missing tools: run as root, or install these packages:$$missing"; \
-			echo "  (Debian and Ubuntu: apt-get install$$missing)"; \
-			exit 1; \
-		fi; \
-		echo "apt-get install$$missing"; \
-		apt-get update -qq || exit 1; \
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null || exit 1; \
-	fi
+	@sh tools/sysdeps.sh $(SYSDEPS)
+
+demo-sysdeps:
+	@sh tools/sysdeps.sh $(DEMO_SYSDEPS)
 
 $(BUF): tools/package.json
-	command -v npm >/dev/null 2>&1 || $(MAKE) --no-print-directory sysdeps
+	@sh tools/sysdeps.sh "npm:npm:installing buf, prebuilt"
 	cd tools && npm install --no-package-lock --no-audit --no-fund
 	@touch $@
 
 $(STATICCHECK): tools/go.mod tools/go.sum
+	@$(MAKE) --no-print-directory goversion
+	@echo "building staticcheck (tools/go.mod)"
 	cd tools && go build -o ../$(STATICCHECK) honnef.co/go/tools/cmd/staticcheck
+
+# goversion stops with a clear message when the Go toolchain cannot build
+# tools/go.mod (staticcheck needs the Go version of its go line): with
+# GOTOOLCHAIN=local the go command would not fetch a newer toolchain and
+# fail with less to say. README.md's set-up states the same versions, and
+# docs/readme_test.go checks that it does.
+goversion:
+	@need="$$(sed -n 's/^go \([0-9.]*\).*/\1/p' tools/go.mod)"; \
+	have="$$(cd tools && go env GOVERSION 2>/dev/null | sed 's/^go//')"; \
+	if [ -z "$$have" ] || [ "$$(printf '%s\n%s\n' "$$need" "$$have" | sort -V | head -n1)" != "$$need" ]; then \
+		echo "make test needs Go $$need or newer to build staticcheck (tools/go.mod); this go is $${have:-unknown}"; \
+		echo "  (the library itself needs only the version of go.mod's go line; see README.md, Set-up)"; \
+		exit 1; \
+	fi
 
 # generate regenerates options/ (the annotation vocabulary's Go package,
 # which the plugin imports) and generated/ (the models) with buf and the
@@ -123,7 +128,7 @@ bench:
 # and prints the transaction log, the statuses and the kernel's state.
 # DEMO_ARGS=-keep leaves the agent running to explore its HTTP API. The
 # quickstart, which needs nothing, is `go run ./examples/quickstart`.
-demo: sysdeps
+demo: demo-sysdeps
 	mkdir -p .bin
 	go build -o .bin/agent ./examples/agent
 	go run ./examples/agent/demo -agent .bin/agent $(DEMO_ARGS)

@@ -194,6 +194,7 @@ func run(ctx context.Context, w io.Writer, agent string, root, keep bool) (err e
 		return err
 	}
 	fmt.Fprintf(w, "ready: %s/readyz\n", api.base)
+	printAPI(w, api.base, keep)
 	if err := api.waitState(ctx, routeKey, "PENDING", 10*time.Second); err != nil {
 		return err
 	}
@@ -254,12 +255,9 @@ func run(ctx context.Context, w io.Writer, agent string, root, keep bool) (err e
 			}
 		}
 	}
-	step("The HTTP API")
-	fmt.Fprintf(w, "  %s/ui/   (the operator page, in a browser)\n", api.base)
-	for _, p := range []string{"/graph?format=svg", "/graph?format=dot", "/history", "/status?key=" + routeKey, "/models", "/metrics"} {
-		fmt.Fprintf(w, "  %s%s\n", api.base, p)
-	}
 	if keep {
+		step("The HTTP API, still answering")
+		printAPI(w, api.base, keep)
 		fmt.Fprintf(w, "\nthe agent keeps running (its log: %s); Ctrl-C ends the demo\n", logPath)
 		select {
 		case <-ctx.Done():
@@ -268,6 +266,22 @@ func run(ctx context.Context, w io.Writer, agent string, root, keep bool) (err e
 		}
 	}
 	return nil
+}
+
+// printAPI prints the addresses of the agent's HTTP API. The demo prints
+// them as soon as the agent is ready, while it runs; without -keep it stops
+// the agent at its end, and says so, with the way to keep it.
+func printAPI(w io.Writer, base string, keep bool) {
+	if keep {
+		fmt.Fprintln(w, "The agent's HTTP API answers at:")
+	} else {
+		fmt.Fprintln(w, "While the demo runs, the agent's HTTP API answers at (the demo stops the agent at its end;")
+		fmt.Fprintln(w, "`make demo DEMO_ARGS=-keep` keeps it running to explore these):")
+	}
+	fmt.Fprintf(w, "  %s/ui/   (the operator page, in a browser)\n", base)
+	for _, p := range []string{"/graph?format=svg", "/graph?format=dot", "/history", "/status?key=" + routeKey, "/models", "/metrics"} {
+		fmt.Fprintf(w, "  %s%s\n", base, p)
+	}
 }
 
 // writeInSteps writes data as an editor that truncates and then writes

@@ -42,6 +42,15 @@ func TestDemo(t *testing.T) {
 				t.Errorf("root %v: the output lacks %q:\n%s", root, want, text)
 			}
 		}
+		// The API's addresses are printed while the agent runs, with the
+		// way to keep it running, not after it stopped.
+		ui, stopped := strings.Index(text, "/ui/"), strings.Index(text, "the agent stopped")
+		if ui < 0 || stopped < 0 || ui > stopped || ui > strings.Index(text, "=== 5.") {
+			t.Errorf("root %v: the API's addresses are not printed while the agent runs (at %d, stopped at %d):\n%s", root, ui, stopped, text)
+		}
+		if !strings.Contains(text, "DEMO_ARGS=-keep") {
+			t.Errorf("root %v: the output does not say how to keep the agent running:\n%s", root, text)
+		}
 		if root && !strings.Contains(text, "10.20.0.0/16 via 10.10.0.254 dev veth0") {
 			t.Errorf("the kernel's routes lack the route:\n%s", text)
 		}
