@@ -314,7 +314,7 @@ func TestBadEditAndRecovery(t *testing.T) {
 		name, data string
 		want       string
 	}{
-		{"malformed", cfgAB2C + "linux/interface/c: {name: c\n", "config.yaml:10: did not find expected ',' or '}'"},
+		{"malformed", cfgAB2C + "linux/interface/c: {name: c\n", "config.yaml:11: did not find expected ',' or '}'"},
 		{"unknown key", cfgAB2C + "linux/bogus/c:\n  name: c\n", `config.yaml:11:1: key "linux/bogus/c": no model handles it (unknown key)`},
 		{"bad value", cfgAB2C + "linux/interface/c:\n  name: c\n  mtu: lots\n", `config.yaml:13:8: key "linux/interface/c": field mtu: "lots" is not a uint32`},
 		{"duplicate key", cfgAB2C + "linux/interface/a: {name: a}\n", `config.yaml:11:1: key "linux/interface/a": duplicate key (first at line 1)`},
