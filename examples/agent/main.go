@@ -201,7 +201,7 @@ func run(ctx context.Context, cfg Config, logOut io.Writer) (err error) {
 	defer mux.Close()
 	var sources []nb.Source
 	if p := cfg.Sources.File.Path; p != "" {
-		sources = append(sources, nbfile.New(p, models, nbfile.WithLogger(logger)))
+		sources = append(sources, nbfile.New(p, models, nbfile.WithLogger(logger), nbfile.WithMaxSize(cfg.Sources.File.MaxSize)))
 	}
 	if eps := cfg.Sources.Etcd.Endpoints; len(eps) > 0 {
 		client, err := clientv3.New(clientv3.Config{Endpoints: eps, DialTimeout: 5 * time.Second, Logger: nil})
