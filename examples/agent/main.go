@@ -153,9 +153,25 @@ func run(ctx context.Context, cfg Config, logOut io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
+	// What the agent applied, and the last transaction number it
+	// reserved, remembered across restarts (seq.go). Opened before the
+	// scheduler, closed after it.
+	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
+		return fmt.Errorf("state dir: %w", err)
+	}
+	store, err := boltstore.Open(filepath.Join(cfg.StateDir, "state.db"))
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	seqs, lastSeq, err := newSeqKeeper(m, store, logger)
+	if err != nil {
+		return err
+	}
 	sopts := []scheduler.Option{
 		scheduler.WithLogger(logger),
-		scheduler.WithObserver(m),
+		scheduler.WithObserver(seqs),
+		scheduler.WithSeqAfter(lastSeq),
 		scheduler.WithHistory(cfg.History.Records, cfg.History.MaxAge),
 	}
 	if cfg.ResyncInterval > 0 {
@@ -179,16 +195,6 @@ func run(ctx context.Context, cfg Config, logOut io.Writer) (err error) {
 	if err := m.Attach(s); err != nil {
 		return err
 	}
-
-	// What the agent applied, remembered across restarts.
-	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
-		return fmt.Errorf("state dir: %w", err)
-	}
-	store, err := boltstore.Open(filepath.Join(cfg.StateDir, "state.db"))
-	if err != nil {
-		return err
-	}
-	defer store.Close()
 
 	// The northbound.
 	models := nb.SchedulerModels(s)
