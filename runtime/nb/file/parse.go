@@ -263,11 +263,13 @@ var yamlReaderProblems = map[string]bool{
 	"control characters are not allowed": true,
 }
 
-// tabIndentLine returns the first line after line (1-based) whose
-// indentation holds a tab; line itself when there is none.
+// tabIndentLine returns the first line from line (1-based) on whose
+// indentation holds a tab; line itself when there is none. (The scalar's
+// own line has none; when the scalar starts on the first line, yaml.v3
+// gives the tab's line.)
 func tabIndentLine(data []byte, line int) int {
 	lines := bytes.Split(data, []byte{'\n'})
-	for i := max(line, 1); i < len(lines); i++ {
+	for i := max(line-1, 0); i < len(lines); i++ {
 		indent := lines[i][:len(lines[i])-len(bytes.TrimLeft(lines[i], " \t"))]
 		if bytes.IndexByte(indent, '\t') >= 0 {
 			return i + 1

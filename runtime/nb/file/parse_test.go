@@ -252,6 +252,7 @@ func TestParseSyntaxErrorLine(t *testing.T) {
 	}{
 		{"tab starting a line", head + "linux/interface/b:\n  name: b\n\ttype: TYPE_VETH\n", 6, "found a tab character that violates indentation"},
 		{"tab after a long scalar", head + "linux/interface/b:\n  name: b\n    c\n    d\n\ttype: TYPE_VETH\n", 8, "found a tab character that violates indentation"},
+		{"tab after a scalar of line 1", "linux/interface/a: a\n\tb\n\tc\n", 2, "found a tab character that violates indentation"},
 		{"tab indenting a key", head + "linux/interface/b:\n\tname: b\n", 5, "found character that cannot start any token"},
 		{"unclosed [", head + "linux/interface/b:\n  ipAddresses: [10.0.0.1/24\n  mtu: 1\n", 5, "did not find expected ',' or ']'"},
 		{"unclosed [ at the end", head + "linux/interface/b:\n  ipAddresses: [10.0.0.1/24\n", 5, "did not find expected ',' or ']'"},
