@@ -75,6 +75,10 @@ type Config struct {
 	Sources struct {
 		File struct {
 			Path string `yaml:"path"`
+			// MaxSize is the largest file read, in bytes; 0: 16 MiB
+			// (file.DefaultMaxSize). A larger file is reported, like a
+			// file that does not parse, and not applied.
+			MaxSize int64 `yaml:"max_size"`
 		} `yaml:"file"`
 		Etcd struct {
 			Endpoints []string `yaml:"endpoints"`
@@ -130,6 +134,7 @@ func parseConfig(args []string, help io.Writer) (Config, error) {
 	stateDir := fs.String("state-dir", c.StateDir, "directory of the record of what the agent applied")
 	deadline := fs.Duration("load-deadline", c.LoadDeadline, "how long the startup resync waits for every source to load")
 	file := fs.String("file", "", "configuration file source (YAML or JSON: key to value)")
+	fileMaxSize := fs.Int64("file-max-size", 0, "largest configuration file read, in bytes (0: 16 MiB); a larger one is reported, not applied")
 	etcd := fs.String("etcd", "", "etcd endpoints, comma-separated (the etcd source)")
 	etcdPrefix := fs.String("etcd-prefix", "", "etcd prefix of the configuration (default /kvdescriptor/<name>/config/)")
 	etcdStatus := fs.Bool("etcd-status", false, "write each value's status back to etcd")
@@ -176,6 +181,7 @@ func parseConfig(args []string, help io.Writer) (Config, error) {
 	apply("state-dir", func() { c.StateDir = *stateDir })
 	apply("load-deadline", func() { c.LoadDeadline = *deadline })
 	apply("file", func() { c.Sources.File.Path = *file })
+	apply("file-max-size", func() { c.Sources.File.MaxSize = *fileMaxSize })
 	apply("etcd", func() { c.Sources.Etcd.Endpoints = splitList(*etcd) })
 	apply("etcd-prefix", func() { c.Sources.Etcd.Prefix = *etcdPrefix })
 	apply("etcd-status", func() { c.Sources.Etcd.Status = *etcdStatus })
@@ -237,6 +243,9 @@ func (c *Config) check() error {
 		if p != "file" && p != "etcd" && p != "grpc" {
 			errs = append(errs, fmt.Errorf("priority: unknown source %q (file, etcd, grpc)", p))
 		}
+	}
+	if c.Sources.File.MaxSize < 0 {
+		errs = append(errs, fmt.Errorf("file max size: %d bytes (0 for the default, or more)", c.Sources.File.MaxSize))
 	}
 	if c.Sources.File.Path == "" && len(c.Sources.Etcd.Endpoints) == 0 {
 		errs = append(errs, errors.New("sources: none configured (-file or -etcd)"))

@@ -153,9 +153,25 @@ func run(ctx context.Context, cfg Config, logOut io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
+	// What the agent applied, and the last transaction number it
+	// reserved, remembered across restarts (seq.go). Opened before the
+	// scheduler, closed after it.
+	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
+		return fmt.Errorf("state dir: %w", err)
+	}
+	store, err := boltstore.Open(filepath.Join(cfg.StateDir, "state.db"))
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	seqs, lastSeq, err := newSeqKeeper(m, store, logger)
+	if err != nil {
+		return err
+	}
 	sopts := []scheduler.Option{
 		scheduler.WithLogger(logger),
-		scheduler.WithObserver(m),
+		scheduler.WithObserver(seqs),
+		scheduler.WithSeqAfter(lastSeq),
 		scheduler.WithHistory(cfg.History.Records, cfg.History.MaxAge),
 	}
 	if cfg.ResyncInterval > 0 {
@@ -180,16 +196,6 @@ func run(ctx context.Context, cfg Config, logOut io.Writer) (err error) {
 		return err
 	}
 
-	// What the agent applied, remembered across restarts.
-	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
-		return fmt.Errorf("state dir: %w", err)
-	}
-	store, err := boltstore.Open(filepath.Join(cfg.StateDir, "state.db"))
-	if err != nil {
-		return err
-	}
-	defer store.Close()
-
 	// The northbound.
 	models := nb.SchedulerModels(s)
 	mux := nb.NewMux(s,
@@ -201,7 +207,7 @@ func run(ctx context.Context, cfg Config, logOut io.Writer) (err error) {
 	defer mux.Close()
 	var sources []nb.Source
 	if p := cfg.Sources.File.Path; p != "" {
-		sources = append(sources, nbfile.New(p, models, nbfile.WithLogger(logger)))
+		sources = append(sources, nbfile.New(p, models, nbfile.WithLogger(logger), nbfile.WithMaxSize(cfg.Sources.File.MaxSize)))
 	}
 	if eps := cfg.Sources.Etcd.Endpoints; len(eps) > 0 {
 		client, err := clientv3.New(clientv3.Config{Endpoints: eps, DialTimeout: 5 * time.Second, Logger: nil})

@@ -275,9 +275,10 @@ var kernelSupports = sync.OnceValue(func() map[string]error {
 	return out
 })
 
-// requireKernel skips a subtest for a link kind whose kernel module is
-// missing, naming it; any other failure of the probe fails the test.
-func requireKernel(t *testing.T, kind, module, config string) {
+// kernelHas reports whether the kernel creates links of a kind: false
+// when it answers that the type is not supported (its module missing);
+// any other failure of the probe fails the test.
+func kernelHas(t *testing.T, kind string) bool {
 	t.Helper()
 	sup := kernelSupports()
 	if err := sup[""]; err != nil {
@@ -286,9 +287,11 @@ func requireKernel(t *testing.T, kind, module, config string) {
 	err := sup[kind]
 	switch {
 	case err == nil:
+		return true
 	case errors.Is(err, unix.EOPNOTSUPP):
-		t.Skipf("this kernel lacks %s link support (module %s, %s): %v", kind, module, config, err)
+		return false
 	default:
 		t.Fatalf("probing %s link support: %v", kind, err)
+		return false
 	}
 }

@@ -19,10 +19,6 @@ import (
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
 )
 
-// SocketEnv names the environment variable that points the suite at a
-// real VPP's API socket; without it, the suite runs over the fake.
-const SocketEnv = "KVD_VPP_SOCKET"
-
 func TestMain(m *testing.M) {
 	// A lost VPP is noticed within ~100ms rather than seconds.
 	core.HealthCheckProbeInterval = 20 * time.Millisecond
@@ -53,22 +49,6 @@ func newPlugin(t testing.TB, opts ...Option) (*Plugin, *fakeVPP) {
 	}
 	t.Cleanup(func() { _ = p.Close() })
 	return p, f
-}
-
-// realVPP returns a plugin connected to the VPP whose API socket
-// KVD_VPP_SOCKET names, or skips the test saying so.
-func realVPP(t testing.TB) *Plugin {
-	t.Helper()
-	sock := os.Getenv(SocketEnv)
-	if sock == "" {
-		t.Skipf("no real VPP: set %s to the path of VPP's API socket (e.g. %s) to run this test against it", SocketEnv, DefaultSocket)
-	}
-	p, err := New(WithSocket(sock), WithLogger(testLogger(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Close() })
-	return p
 }
 
 // expectRequests checks the requests the fake received since the last

@@ -39,6 +39,8 @@ type options struct {
 	// calls off alone.
 	batchSize     int
 	noConcurrency bool
+	// seqAfter is the number before the first transaction's (WithSeqAfter).
+	seqAfter uint64
 }
 
 // defaultOptions are the settings of scheduler.New with no options.

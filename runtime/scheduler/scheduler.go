@@ -137,6 +137,7 @@ func New(opts ...Option) (*Scheduler, error) {
 		abandon: make(chan struct{}, 1),
 		timers:  map[*time.Timer]struct{}{},
 		view:    newView(&g.nodes, history{max: o.historyRecords, maxAge: o.historyAge}, o.maxCycle),
+		seq:     o.seqAfter,
 	}
 	s.panics.logger = o.logger
 	s.watchers.logger = o.logger

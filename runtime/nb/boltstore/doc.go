@@ -10,6 +10,10 @@
 //	defer store.Close()
 //	mux := nb.NewMux(s, nb.WithStore(store))
 //
+// The store keeps a transaction number too (LastSeq, SetLastSeq): the
+// agent numbers its transactions after it, so that numbers stay unique
+// across restarts.
+//
 // Every Record is one bbolt transaction, so a crash leaves the file as
 // before or after it. The file is locked: a second agent on the same state
 // directory fails to open it, with an error that says so.

@@ -19,6 +19,10 @@
 // again, the difference from the last good configuration is applied and
 // the problem cleared.
 //
+// A file larger than the source's limit (WithMaxSize, DefaultMaxSize by
+// default) is a bad file too: the source reads no more than the limit and
+// one byte of it, and reports ErrTooLarge with the file and the limit.
+//
 // A file missing (or bad) at start is reported and waited for: the source
 // sends its initial resync only once the file has loaded, so an agent can
 // start before its file exists, and a file that is not there yet never

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -22,6 +23,18 @@ import (
 // file before it reads it: editors write in several steps.
 const DefaultDebounce = 100 * time.Millisecond
 
+// DefaultMaxSize is the largest file the source reads, in bytes (16 MiB).
+// Parsing takes some 35 to 50 times a file's size in memory while it
+// runs, so the limit bounds that to under a gigabyte; a value of the
+// models written out in YAML takes about 120 bytes, so the limit holds
+// some 140,000 values, twice the largest configuration the benchmarks
+// apply.
+const DefaultMaxSize = 16 << 20
+
+// ErrTooLarge is the cause of the problem reported for a file larger than
+// the source's limit (WithMaxSize).
+var ErrTooLarge = errors.New("the file is larger than the limit")
+
 // Source is the file source. It implements nb.Source.
 type Source struct {
 	path     string
@@ -29,6 +42,7 @@ type Source struct {
 	name     string
 	logger   *slog.Logger
 	debounce time.Duration
+	maxSize  int64
 }
 
 var _ nb.Source = (*Source)(nil)
@@ -47,10 +61,16 @@ func WithLogger(l *slog.Logger) Option { return func(s *Source) { s.logger = l }
 // file before reading it (DefaultDebounce by default).
 func WithDebounce(d time.Duration) Option { return func(s *Source) { s.debounce = d } }
 
+// WithMaxSize sets the largest file the source reads, in bytes
+// (DefaultMaxSize by default; 0 or less: the default). A larger file is a
+// bad file: reported, and nothing of it applied. The source never reads
+// more than this and one byte of it.
+func WithMaxSize(n int64) Option { return func(s *Source) { s.maxSize = n } }
+
 // New returns the source of the file at path, its values decoded by the
 // models of their keys.
 func New(path string, models nb.Models, opts ...Option) *Source {
-	s := &Source{path: path, models: models, name: "file", debounce: DefaultDebounce}
+	s := &Source{path: path, models: models, name: "file", debounce: DefaultDebounce, maxSize: DefaultMaxSize}
 	for _, o := range opts {
 		o(s)
 	}
@@ -60,6 +80,9 @@ func New(path string, models nb.Models, opts ...Option) *Source {
 	if s.debounce <= 0 {
 		s.debounce = time.Millisecond
 	}
+	if s.maxSize <= 0 {
+		s.maxSize = DefaultMaxSize
+	}
 	return s
 }
 
@@ -68,6 +91,27 @@ func (s *Source) Name() string { return s.name }
 
 // Path returns the file's path.
 func (s *Source) Path() string { return s.path }
+
+// MaxSize returns the largest file the source reads, in bytes.
+func (s *Source) MaxSize() int64 { return s.maxSize }
+
+// read reads the file, or fails with ErrTooLarge having read no more than
+// the limit and one byte.
+func (s *Source) read() ([]byte, error) {
+	f, err := os.Open(s.path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, s.maxSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > s.maxSize {
+		return nil, fmt.Errorf("%w of %d bytes", ErrTooLarge, s.maxSize)
+	}
+	return data, nil
+}
 
 // run is the state of one Run.
 type run struct {
@@ -142,7 +186,7 @@ func (s *Source) Run(ctx context.Context, sink nb.Sink) error {
 // reload reads and parses the file and applies what changed.
 func (r *run) reload(ctx context.Context) {
 	s := r.s
-	data, err := os.ReadFile(s.path)
+	data, err := s.read()
 	if err != nil {
 		r.last, r.settled = nil, false
 		switch {

@@ -3,12 +3,14 @@ package file_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -314,7 +316,7 @@ func TestBadEditAndRecovery(t *testing.T) {
 		name, data string
 		want       string
 	}{
-		{"malformed", cfgAB2C + "linux/interface/c: {name: c\n", "config.yaml:10: did not find expected ',' or '}'"},
+		{"malformed", cfgAB2C + "linux/interface/c: {name: c\n", "config.yaml:11: did not find expected ',' or '}'"},
 		{"unknown key", cfgAB2C + "linux/bogus/c:\n  name: c\n", `config.yaml:11:1: key "linux/bogus/c": no model handles it (unknown key)`},
 		{"bad value", cfgAB2C + "linux/interface/c:\n  name: c\n  mtu: lots\n", `config.yaml:13:8: key "linux/interface/c": field mtu: "lots" is not a uint32`},
 		{"duplicate key", cfgAB2C + "linux/interface/a: {name: a}\n", `config.yaml:11:1: key "linux/interface/a": duplicate key (first at line 1)`},
@@ -462,5 +464,93 @@ func TestApplyRefused(t *testing.T) {
 	}
 	if r.problem(2) != nil {
 		t.Errorf("problem not cleared: %v", r.problem(2))
+	}
+}
+
+// startOpts runs a source of path with opts until the test ends.
+func startOpts(t *testing.T, path string, opts ...file.Option) *sink {
+	t.Helper()
+	opts = append([]file.Option{file.WithDebounce(debounce), file.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))}, opts...)
+	src := file.New(path, testModels, opts...)
+	s := newSink()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- src.Run(ctx, s) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	return s
+}
+
+// A file over the size limit is a bad file: reported with the file and the
+// limit, nothing of it applied; a file of the limit's size loads.
+func TestMaxSize(t *testing.T) {
+	if n := file.New("x", testModels).MaxSize(); n != file.DefaultMaxSize {
+		t.Errorf("MaxSize() = %d by default, want %d", n, file.DefaultMaxSize)
+	}
+	limit := int64(len(cfgAB2C))
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	write(t, path, cfgAB)
+	s := startOpts(t, path, file.WithMaxSize(limit))
+	s.waitFor(t, 1, 0)
+
+	write(t, path, cfgAB2C+"#")
+	s.waitFor(t, 1, 1)
+	err := s.problem(0)
+	if !errors.Is(err, file.ErrTooLarge) {
+		t.Errorf("problem %v is not ErrTooLarge", err)
+	}
+	if want := fmt.Sprintf("%s: the file is larger than the limit of %d bytes", path, limit); err == nil || err.Error() != want {
+		t.Errorf("problem %v, want %q", err, want)
+	}
+	s.quiet(t)
+
+	write(t, path, cfgAB2C)
+	s.waitFor(t, 2, 2)
+	checkAB2C(t, s.update(1))
+	if s.problem(1) != nil {
+		t.Errorf("problem not cleared: %v", s.problem(1))
+	}
+}
+
+// The source reads no more than the limit and a byte: a file that never
+// ends (here a pipe, written to until its reader goes) is reported too
+// large, not read whole.
+func TestMaxSizeBoundsTheRead(t *testing.T) {
+	const limit = 1 << 20
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	written := make(chan int64, 1)
+	go func() {
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			written <- -1
+			return
+		}
+		defer f.Close()
+		line := []byte("# " + strings.Repeat("x", 1021) + "\n")
+		var n int64
+		for n < 64*limit { // a bound, so that a reader reading it all ends
+			k, err := f.Write(line)
+			n += int64(k)
+			if err != nil {
+				break // the reader closed the pipe
+			}
+		}
+		written <- n
+	}()
+	s := startOpts(t, path, file.WithMaxSize(limit))
+	s.waitFor(t, 0, 1)
+	if err := s.problem(0); !errors.Is(err, file.ErrTooLarge) {
+		t.Errorf("problem %v is not ErrTooLarge", err)
+	}
+	// What the pipe took beyond the read: its buffer, at most.
+	if n := <-written; n < limit || n > limit+1<<20 {
+		t.Errorf("the writer wrote %d bytes into the pipe, want the limit (%d) and at most 1 MiB of buffer more", n, limit)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -160,13 +161,13 @@ func (p *parser) document(data []byte) (*yaml.Node, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, &ParseError{File: p.name, Err: errors.New("the file is empty (an empty configuration is written {})")}
 		}
-		return nil, p.syntaxError(err)
+		return nil, p.syntaxError(data, err)
 	}
 	var more yaml.Node
 	if err := dec.Decode(&more); err == nil {
 		return nil, &ParseError{File: p.name, Line: more.Line, Column: more.Column, Err: errors.New("a second document: the file must hold one")}
 	} else if !errors.Is(err, io.EOF) {
-		return nil, p.syntaxError(err)
+		return nil, p.syntaxError(data, err)
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
 		return nil, &ParseError{File: p.name, Err: errors.New("the file is empty (an empty configuration is written {})")}
@@ -178,21 +179,137 @@ func (p *parser) document(data []byte) (*yaml.Node, error) {
 	return root, nil
 }
 
-// syntaxError makes a ParseError of a YAML syntax error, with the line
-// that yaml.v3 gives ("yaml: line 12: ...").
-func (p *parser) syntaxError(err error) error {
-	pe := &ParseError{File: p.name, Err: err}
+// syntaxError makes a ParseError of a YAML syntax error of data, at the
+// line of the trouble (see syntaxLine).
+func (p *parser) syntaxError(data []byte, err error) error {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	line := 0
 	if rest, ok := strings.CutPrefix(msg, "line "); ok {
 		if i := strings.Index(rest, ": "); i > 0 {
 			if n, err := strconv.Atoi(rest[:i]); err == nil {
-				pe.Line = n
-				msg = rest[i+2:]
+				line, msg = n, rest[i+2:]
 			}
 		}
 	}
-	pe.Err = errors.New(msg)
-	return pe
+	return &ParseError{File: p.name, Line: syntaxLine(data, line, msg), Err: errors.New(msg)}
+}
+
+// syntaxLine returns the 1-based line of a yaml.v3 error: its message msg
+// and the line that its text gives (0 for none).
+//
+// yaml.v3 writes the line of one of two marks, both 0-based: the start of
+// what was being read (a flow sequence's "[", a quoted string's quote),
+// and failing that the place of the problem. It adds 1 for the scanner's
+// errors but not for the parser's, and leaves the line out when the mark
+// is on line 0: a parser error reads one line early, and an error on the
+// file's first line has no line. Its reader's errors (bad UTF-8, control
+// characters) and an alias to an unknown anchor carry no mark at all:
+// their place is found in the text. The end of the file, past its last
+// line break, is on its last line.
+func syntaxLine(data []byte, line int, msg string) int {
+	last := bytes.Count(data, []byte{'\n'})
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		last++
+	}
+	return min(yamlLine(data, line, msg), max(last, 1))
+}
+
+func yamlLine(data []byte, line int, msg string) int {
+	switch {
+	case yamlParserProblems[msg]:
+		return line + 1
+	case msg == "found a tab character that violates indentation":
+		// The mark is the start of the plain scalar being read, which
+		// the tab ends, a line or more after it.
+		return tabIndentLine(data, line)
+	case line > 0:
+		return line // a scanner's error
+	case strings.HasPrefix(msg, "unknown anchor '"):
+		return aliasLine(data, strings.TrimSuffix(strings.TrimPrefix(msg, "unknown anchor '"), "' referenced"))
+	case yamlReaderProblems[msg] || strings.HasPrefix(msg, "input error: "):
+		return badCharLine(data)
+	}
+	return 1 // a scanner's error on the first line
+}
+
+// yamlParserProblems are the problems of yaml.v3's parser (parserc.go), as
+// opposed to its scanner's: their line is 0-based.
+var yamlParserProblems = map[string]bool{
+	"did not find expected <stream-start>":   true,
+	"did not find expected <document start>": true,
+	"found undefined tag handle":             true,
+	"did not find expected node content":     true,
+	"did not find expected '-' indicator":    true,
+	"did not find expected key":              true,
+	"did not find expected ',' or ']'":       true,
+	"did not find expected ',' or '}'":       true,
+	"found duplicate %YAML directive":        true,
+	"found incompatible YAML document":       true,
+	"found duplicate %TAG directive":         true,
+}
+
+// yamlReaderProblems are the problems of yaml.v3's reader (readerc.go):
+// characters that are not allowed, which it reports without a line.
+var yamlReaderProblems = map[string]bool{
+	"invalid leading UTF-8 octet":        true,
+	"incomplete UTF-8 octet sequence":    true,
+	"invalid trailing UTF-8 octet":       true,
+	"invalid length of a UTF-8 sequence": true,
+	"invalid Unicode character":          true,
+	"incomplete UTF-16 character":        true,
+	"unexpected low surrogate area":      true,
+	"incomplete UTF-16 surrogate pair":   true,
+	"expected low surrogate area":        true,
+	"control characters are not allowed": true,
+}
+
+// tabIndentLine returns the first line from line (1-based) on whose
+// indentation holds a tab; line itself when there is none. (The scalar's
+// own line has none; when the scalar starts on the first line, yaml.v3
+// gives the tab's line.)
+func tabIndentLine(data []byte, line int) int {
+	lines := bytes.Split(data, []byte{'\n'})
+	for i := max(line-1, 0); i < len(lines); i++ {
+		indent := lines[i][:len(lines[i])-len(bytes.TrimLeft(lines[i], " \t"))]
+		if bytes.IndexByte(indent, '\t') >= 0 {
+			return i + 1
+		}
+	}
+	return line
+}
+
+// aliasLine returns the line of the first alias to anchor (*anchor), 0
+// when there is none.
+func aliasLine(data []byte, anchor string) int {
+	re, err := regexp.Compile(`(^|[\s\[{,])\*` + regexp.QuoteMeta(anchor) + `($|[\s\]},])`)
+	if err != nil {
+		return 0
+	}
+	loc := re.FindIndex(data)
+	if loc == nil {
+		return 0
+	}
+	line, _ := position(data, loc[0]+1)
+	return line
+}
+
+// badCharLine returns the line of the first character that YAML does not
+// allow (invalid UTF-8, a control character other than tab and line
+// breaks), 0 when there is none.
+func badCharLine(data []byte) int {
+	for off := 0; off < len(data); {
+		r, size := utf8.DecodeRune(data[off:])
+		bad := r == utf8.RuneError && size <= 1 ||
+			r < 0x20 && r != '\t' && r != '\n' && r != '\r' ||
+			r >= 0x7f && r < 0xa0 && r != 0x85 ||
+			r == 0xfffe || r == 0xffff
+		if bad {
+			line, _ := position(data, off+1)
+			return line
+		}
+		off += size
+	}
+	return 0
 }
 
 // checkJSON checks that data is one JSON text; its error comes with the

@@ -2,6 +2,7 @@ package file_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -145,7 +146,7 @@ func TestParseErrors(t *testing.T) {
 		unknown          bool
 	}{
 		{"malformed YAML", "config.yaml", "linux/interface/a:\n  name: a\n  type: [TYPE_VETH\n", []string{"config.yaml:"}, false},
-		{"bad indent", "config.yaml", "linux/interface/a:\n  name: a\n type: x\n", []string{"config.yaml:2: did not find expected key"}, false},
+		{"bad indent", "config.yaml", "linux/interface/a:\n  name: a\n type: x\n", []string{"config.yaml:3: did not find expected key"}, false},
 		{"malformed JSON", "config.json", "{\n  \"linux/interface/a\": {\n    \"name\": \"a\",\n  }\n}\n", []string{"config.json:4:3", "invalid JSON"}, false},
 		{"trailing JSON", "config.json", "{}\n{}\n", []string{"config.json:2:1"}, false},
 		{"unknown key", "config.yaml", "linux/interface/a: {name: a}\n\nlinux/foo/x:\n  name: x\n", []string{`config.yaml:3:1: key "linux/foo/x": no model handles it (unknown key)`}, true},
@@ -236,4 +237,56 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("error %q does not name the file", err)
 		}
 	})
+}
+
+// TestParseSyntaxErrorLine checks the line of each kind of YAML syntax
+// error: the parser's (which yaml.v3 numbers from 0), the scanner's (from
+// 1), those on the first line (which it gives no line) and those it gives
+// no place at all.
+func TestParseSyntaxErrorLine(t *testing.T) {
+	const head = "linux/interface/a:\n  name: a\n  mtu: 1500\n" // lines 1-3
+	for _, tc := range []struct {
+		name, data string
+		line       int
+		msg        string
+	}{
+		{"tab starting a line", head + "linux/interface/b:\n  name: b\n\ttype: TYPE_VETH\n", 6, "found a tab character that violates indentation"},
+		{"tab after a long scalar", head + "linux/interface/b:\n  name: b\n    c\n    d\n\ttype: TYPE_VETH\n", 8, "found a tab character that violates indentation"},
+		{"tab after a scalar of line 1", "linux/interface/a: a\n\tb\n\tc\n", 2, "found a tab character that violates indentation"},
+		{"tab indenting a key", head + "linux/interface/b:\n\tname: b\n", 5, "found character that cannot start any token"},
+		{"unclosed [", head + "linux/interface/b:\n  ipAddresses: [10.0.0.1/24\n  mtu: 1\n", 5, "did not find expected ',' or ']'"},
+		{"unclosed [ at the end", head + "linux/interface/b:\n  ipAddresses: [10.0.0.1/24\n", 5, "did not find expected ',' or ']'"},
+		{"unclosed {", head + "linux/interface/b: {name: b\nlinux/interface/c: {}\n", 4, "did not find expected ',' or '}'"},
+		{"bad indent", head + " linux/interface/b: {}\n", 4, "did not find expected key"},
+		{"list in a mapping", head + "- linux/interface/b\n", 4, "did not find expected key"},
+		{"[ at the end", head + "linux/interface/b:\n  ipAddresses: [\n", 5, "did not find expected node content"},
+		{"unclosed quote", head + "linux/interface/b:\n  name: \"b\n", 5, "found unexpected end of stream"},
+		{"key without colon", head + "linux/interface/b\nlinux/interface/c: {}\n", 4, "could not find expected ':'"},
+		{"two colons", head + "linux/interface/b: name: b\n", 4, "mapping values are not allowed in this context"},
+		{"undefined tag", head + "linux/interface/b: !x!y {}\n", 4, "found undefined tag handle"},
+		{"first line", "linux/interface/a: name: a\n", 1, "mapping values are not allowed in this context"},
+		{"first line [", "linux/interface/a: {name: [a}\n", 1, "did not find expected ',' or ']'"},
+		{"unknown anchor", head + "linux/interface/b:\n  name: *nothing\n", 5, "unknown anchor 'nothing' referenced"},
+		{"control character", head + "linux/interface/b:\n  name: b\x01\n", 5, "control characters are not allowed"},
+		{"bad UTF-8", head + "linux/interface/b:\n  name: b\xff\n", 5, "invalid leading UTF-8 octet"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := file.Parse("config.yaml", []byte(tc.data), testModels)
+			var pe *file.ParseError
+			if !errors.As(err, &pe) {
+				t.Fatalf("error %v is not a *ParseError", err)
+			}
+			if pe.Line != tc.line || pe.Err.Error() != tc.msg {
+				t.Errorf("line %d, %q; want line %d, %q\n%s", pe.Line, pe.Err, tc.line, tc.msg, numbered(tc.data))
+			}
+		})
+	}
+}
+
+func numbered(s string) string {
+	var b strings.Builder
+	for i, l := range strings.Split(strings.TrimSuffix(s, "\n"), "\n") {
+		fmt.Fprintf(&b, "%3d  %q\n", i+1, l)
+	}
+	return b.String()
 }

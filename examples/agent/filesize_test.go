@@ -1,0 +1,64 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestAgentFileMaxSize: a configuration file over -file-max-size is a bad
+// file. /readyz names the file and the limit, and the configuration
+// applied before stays; the file back under the limit applies.
+func TestAgentFileMaxSize(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.yaml")
+	const small = "linux/interface/br0: {name: br0, type: TYPE_BRIDGE}\n"
+	const limit = 200
+	writeFile(t, cfg, small)
+	a := startAgent(t, "-name", "tm", "-memory", "-file", cfg, "-file-max-size", fmt.Sprint(limit), "-state-dir", filepath.Join(dir, "state"))
+	eventually(t, 10*time.Second, "br0 configured", func() (bool, string) {
+		_, body := a.get("/status?key=linux/interface/br0")
+		return strings.Contains(body, `"CONFIGURED"`), body
+	})
+
+	big := "linux/interface/br1: {name: br1, type: TYPE_BRIDGE}\n# " + strings.Repeat("x", limit) + "\n"
+	writeFile(t, cfg, big)
+	want := fmt.Sprintf("%s: the file is larger than the limit of %d bytes", cfg, limit)
+	eventually(t, 10*time.Second, "the problem at /readyz", func() (bool, string) {
+		_, body := a.get("/readyz")
+		return strings.Contains(body, want), body
+	})
+	if _, body := a.get("/status?key=linux/interface/br1"); strings.Contains(body, `"CONFIGURED"`) {
+		t.Errorf("br1 of the file over the limit was applied: %s", body)
+	}
+	if _, body := a.get("/status?key=linux/interface/br0"); !strings.Contains(body, `"CONFIGURED"`) {
+		t.Errorf("br0 is no longer configured: %s", body)
+	}
+
+	writeFile(t, cfg, small+"linux/interface/br1: {name: br1, type: TYPE_BRIDGE}\n")
+	eventually(t, 10*time.Second, "br1 configured and the problem cleared", func() (bool, string) {
+		_, status := a.get("/status?key=linux/interface/br1")
+		_, ready := a.get("/readyz")
+		return strings.Contains(status, `"CONFIGURED"`) && !strings.Contains(ready, "larger than the limit"), status + ready
+	})
+}
+
+// The file source's limit is a setting of the configuration file as well
+// as a flag, and a negative one is refused by name.
+func TestConfigFileMaxSize(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "agent.yaml")
+	writeFile(t, conf, "sources:\n  file: {path: /x.yaml, max_size: 1048576}\n")
+	c, err := parseConfig([]string{"-config", conf}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Sources.File.MaxSize != 1<<20 {
+		t.Errorf("max_size %d, want %d", c.Sources.File.MaxSize, 1<<20)
+	}
+	if _, err := parseConfig([]string{"-config", conf, "-file-max-size", "-1"}, nil); err == nil || !strings.Contains(err.Error(), "file max size: -1") {
+		t.Errorf("a negative limit: %v", err)
+	}
+}
