@@ -4,6 +4,7 @@ package linux
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"net"
@@ -49,7 +50,9 @@ func tempName(label string) string {
 }
 
 // Validate checks what the schema cannot: the kernel's rules for
-// interface names. The schema checks that the fields fit the type.
+// interface names, and the namespaces the plugin may configure
+// (WithAllowedNamespaces). The schema checks that the fields fit the
+// type, and the namespace's form, which Validate checks again.
 func (h *interfaces) Validate(_ linuxinterfaces.InterfaceKey, v *iface) error {
 	var errs *kv.InvalidValueError
 	name := hostName(v)
@@ -59,6 +62,13 @@ func (h *interfaces) Validate(_ linuxinterfaces.InterfaceKey, v *iface) error {
 	}
 	if len(name) >= unix.IFNAMSIZ || strings.ContainsAny(name, "/ \t\n:") || name == "." || name == ".." {
 		errs = errs.Add(field, "%q is not a kernel interface name (at most %d characters, no '/', ':' or spaces)", name, unix.IFNAMSIZ-1)
+	}
+	// The schema checks the namespace's form (and opening one checks it
+	// again); Validate checks the allow-list.
+	if ns := v.GetNamespace(); kv.CheckPlainName(ns) == "" { // else INVALID already, naming namespace
+		if err := h.p.ns.check(ns); err != nil {
+			errs = errs.Add("namespace", "%s", strings.TrimPrefix(err.Error(), errNamespace.Error()+": "))
+		}
 	}
 	return errs.OrNil()
 }
@@ -123,6 +133,9 @@ var macvlanModes = map[linuxinterfaces.Interface_MacvlanMode]netlink.MacvlanMode
 func (h *interfaces) Create(_ context.Context, k linuxinterfaces.InterfaceKey, v *iface) (InterfaceMeta, error) {
 	meta := InterfaceMeta{Namespace: v.GetNamespace(), HostName: hostName(v)}
 	n, err := h.p.ns.get(v.GetNamespace())
+	if errors.Is(err, errNamespace) {
+		return meta, kv.NonRetriable(err) // Validate refuses it first
+	}
 	if err != nil {
 		return meta, err
 	}
@@ -389,8 +402,10 @@ func (h *interfaces) Retrieve(_ context.Context, correlate []linuxinterfaces.Int
 		if !ok {
 			var err error
 			if view, err = h.p.view(v.GetNamespace()); err != nil {
-				if isGone(err) {
-					views[v.GetNamespace()] = nil // no such namespace: nothing of ours there
+				if isGone(err) || errors.Is(err, errNamespace) {
+					// No such namespace, or one the plugin may not touch:
+					// nothing of ours there.
+					views[v.GetNamespace()] = nil
 					continue
 				}
 				return nil, err
