@@ -145,7 +145,7 @@ func run(ctx context.Context, cfg Config, logOut io.Writer) (err error) {
 
 	// The extensions linked into the agent (extensions.go): more models
 	// and their handlers, registered like the plugins'.
-	extDescs, err := ext.Descriptors(ext.Env{Logger: logger, Memory: cfg.Southbound.Memory})
+	extDescs, err := ext.Descriptors(ext.Env{Logger: logger, Memory: cfg.Southbound.Memory, AllowedNetns: cfg.Southbound.Linux.NetnsAllow})
 	if err != nil {
 		return err
 	}

@@ -208,10 +208,21 @@ func TestAgentNamespaceEscapeFile(t *testing.T) {
 	for k, v := range e.values() {
 		fmt.Fprintf(&b, "%s: %s\n", k, v)
 	}
+	// The sysctl extension keeps the allow-list too.
+	forward := nsSysctl(t, e.victim, "net.ipv4.ip_forward")
+	b.WriteString(sysctlEntry(e.victim, "net.ipv4.ip_forward", flip(forward)))
 	writeFile(t, cfg, b.String())
 	a := startAgent(t, "-name", "tns1", "-netns", e.agentNs, "-netns-allow", e.allowed, "-file", cfg,
 		"-state-dir", filepath.Join(dir, "state"), "-grpc", "off")
-	e.checkNothingEscaped(t, httpState(t, a))
+	state := httpState(t, a)
+	e.checkNothingEscaped(t, state)
+	key := "linux/sysctl/" + e.victim + "/net.ipv4.ip_forward"
+	if st, errText := state(key); st != "INVALID" || !strings.Contains(errText, "namespace: ") {
+		t.Errorf("%s: %s %q; want INVALID naming namespace", key, st, errText)
+	}
+	if got := nsSysctl(t, e.victim, "net.ipv4.ip_forward"); got != forward {
+		t.Errorf("net.ipv4.ip_forward in the victim namespace: %s, was %s", got, forward)
+	}
 }
 
 // TestAgentNamespaceEscapeEtcd: through the etcd source, with the
