@@ -9,10 +9,8 @@ import (
 	"hash/fnv"
 	"net"
 	"net/netip"
-	"strings"
 
 	"github.com/vishvananda/netlink"
-	"golang.org/x/sys/unix"
 
 	linuxinterfaces "github.com/kvdescriptor/kvdescriptor/generated/linux/interfaces/v1"
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
@@ -49,28 +47,16 @@ func tempName(label string) string {
 	return fmt.Sprintf("%s%08x", tempPrefix, h.Sum32())
 }
 
-// Validate checks what the schema cannot: the kernel's rules for
-// interface names, and the namespaces the plugin may configure
-// (WithAllowedNamespaces). The schema checks that the fields fit the
-// type, and the namespace's form, which Validate checks again.
+// Validate checks what the schema cannot: that the label is a kernel
+// interface name when it is the kernel's name (host_if_name empty; the
+// schema checks host_if_name, and the namespace's form), and that the
+// namespace is one the plugin may configure (WithAllowedNamespaces).
 func (h *interfaces) Validate(_ linuxinterfaces.InterfaceKey, v *iface) error {
 	var errs *kv.InvalidValueError
-	name := hostName(v)
-	field := "host_if_name"
-	if v.GetHostIfName() == "" {
-		field = "name"
+	if r := kv.CheckIfName(v.GetName()); r != "" && v.GetHostIfName() == "" {
+		errs = errs.Add("name", "%s (the kernel's name while host_if_name is empty)", r)
 	}
-	if len(name) >= unix.IFNAMSIZ || strings.ContainsAny(name, "/ \t\n:") || name == "." || name == ".." {
-		errs = errs.Add(field, "%q is not a kernel interface name (at most %d characters, no '/', ':' or spaces)", name, unix.IFNAMSIZ-1)
-	}
-	// The schema checks the namespace's form (and opening one checks it
-	// again); Validate checks the allow-list.
-	if ns := v.GetNamespace(); kv.CheckPlainName(ns) == "" { // else INVALID already, naming namespace
-		if err := h.p.ns.check(ns); err != nil {
-			errs = errs.Add("namespace", "%s", strings.TrimPrefix(err.Error(), errNamespace.Error()+": "))
-		}
-	}
-	return errs.OrNil()
+	return h.p.ns.validate(v.GetNamespace(), errs).OrNil()
 }
 
 // typeName is the kernel's name (`ip link add ... type NAME`) of a type.

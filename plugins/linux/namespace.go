@@ -79,6 +79,20 @@ func (s *namespaces) check(name string) error {
 	return nil
 }
 
+// validate adds to errs the namespace's refusal by the allow-list, naming
+// the field namespace. A name that is not a plain name is left to the
+// schema, which makes the value INVALID naming namespace already (and
+// check refuses to open it all the same).
+func (s *namespaces) validate(name string, errs *kv.InvalidValueError) *kv.InvalidValueError {
+	if kv.CheckPlainName(name) != "" {
+		return errs
+	}
+	if err := s.check(name); err != nil {
+		errs = errs.Add("namespace", "%s", strings.TrimPrefix(err.Error(), errNamespace.Error()+": "))
+	}
+	return errs
+}
+
 // allowedList is the allow-list for messages, sorted.
 func (s *namespaces) allowedList() string {
 	names := make([]string, 0, len(s.allowed))

@@ -116,3 +116,30 @@ func TestAllowedNamespacesChecked(t *testing.T) {
 		}
 	}
 }
+
+// TestKernelNames: the kernel's name is host_if_name (the schema checks
+// it) or, when that is empty, the label (the plugin checks it): each
+// refusal names its field once.
+func TestKernelNames(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct {
+		v     *linuxinterfaces.Interface
+		field string
+	}{
+		{&linuxinterfaces.Interface{Name: "a-label-of-16-by", Type: linuxinterfaces.Interface_TYPE_BRIDGE}, "name"},
+		{&linuxinterfaces.Interface{Name: "br:0", Type: linuxinterfaces.Interface_TYPE_BRIDGE}, "name"},
+		{&linuxinterfaces.Interface{Name: "br0", HostIfName: "a-name-of-16-byt", Type: linuxinterfaces.Interface_TYPE_BRIDGE}, "host_if_name"},
+		{&linuxinterfaces.Interface{Name: "br0", HostIfName: "br/0", Type: linuxinterfaces.Interface_TYPE_BRIDGE}, "host_if_name"},
+	} {
+		_, err := e.s.Txn().Set(keyOf(tc.v), tc.v).Commit(e.ctx)
+		var inv *kv.InvalidValueError
+		if !errors.As(err, &inv) || !slices.Equal(inv.FieldNames(), []string{tc.field}) {
+			t.Errorf("%v: %v; want INVALID naming %s once", tc.v, err, tc.field)
+		}
+	}
+	// A long label is fine with a kernel name of its own.
+	ok := &linuxinterfaces.Interface{Name: "a-label-of-16-by", HostIfName: "br16", Type: linuxinterfaces.Interface_TYPE_BRIDGE}
+	e.set(ok)
+	e.expect(scheduler.CONFIGURED, keyOf(ok))
+	e.link("br16")
+}
