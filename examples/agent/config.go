@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
 
 // Config is the agent's configuration: an optional YAML file, then flags
@@ -62,6 +64,11 @@ type Config struct {
 			// Netns is the network namespace the plugin configures: a
 			// name under /var/run/netns or a path; "": the agent's own.
 			Netns string `yaml:"netns"`
+			// NetnsAllow, when set (even empty), lists the only named
+			// namespaces that values may name (Interface.namespace);
+			// others are INVALID. The agent's own (the empty name, Netns)
+			// is always allowed. Unset: any namespace under /var/run/netns.
+			NetnsAllow []string `yaml:"netns_allow"`
 			// RouteProtocol marks the routes the agent creates.
 			RouteProtocol uint8 `yaml:"route_protocol"`
 		} `yaml:"linux"`
@@ -140,6 +147,7 @@ func parseConfig(args []string, help io.Writer) (Config, error) {
 	etcdStatus := fs.Bool("etcd-status", false, "write each value's status back to etcd")
 	priority := fs.String("priority", strings.Join(c.Sources.Priority, ","), "sources, highest priority first")
 	netns := fs.String("netns", "", "network namespace to configure (name or path; default: the agent's own)")
+	netnsAllow := fs.String("netns-allow", "", `the only network namespaces values may name, comma-separated ("": none but the -netns one; default: any under /var/run/netns); others are INVALID`)
 	memory := fs.Bool("memory", false, "an in-memory southbound instead of the kernel")
 	vppSocket := fs.String("vpp-socket", "", `VPP's binary API socket, e.g. /run/vpp/api.sock ("": no VPP plugin; "mock": govpp's mock adapter, no VPP)`)
 	if err := fs.Parse(args); err != nil {
@@ -187,6 +195,7 @@ func parseConfig(args []string, help io.Writer) (Config, error) {
 	apply("etcd-status", func() { c.Sources.Etcd.Status = *etcdStatus })
 	apply("priority", func() { c.Sources.Priority = splitList(*priority) })
 	apply("netns", func() { c.Southbound.Linux.Netns = *netns })
+	apply("netns-allow", func() { c.Southbound.Linux.NetnsAllow = append([]string{}, splitList(*netnsAllow)...) })
 	apply("memory", func() { c.Southbound.Memory = *memory })
 	apply("vpp-socket", func() { c.Southbound.VPP.Socket = *vppSocket })
 	return c, c.check()
@@ -238,6 +247,11 @@ func (c *Config) check() error {
 	}
 	if c.StateDir == "" {
 		errs = append(errs, errors.New("state dir: empty"))
+	}
+	for _, n := range c.Southbound.Linux.NetnsAllow {
+		if r := kv.CheckPlainName(n); r != "" || n == "" {
+			errs = append(errs, fmt.Errorf("netns allow: %q is not a network namespace name (a file name under /var/run/netns)", n))
+		}
 	}
 	for _, p := range c.Sources.Priority {
 		if p != "file" && p != "etcd" && p != "grpc" {

@@ -98,6 +98,9 @@ func run(ctx context.Context, cfg Config, logOut io.Writer) (err error) {
 			defer h.Close()
 			opts = append(opts, linux.WithNamespace(h))
 		}
+		if allow := cfg.Southbound.Linux.NetnsAllow; allow != nil {
+			opts = append(opts, linux.WithAllowedNamespaces(allow...))
+		}
 		if p := cfg.Southbound.Linux.RouteProtocol; p != 0 {
 			opts = append(opts, linux.WithRouteProtocol(p))
 		}
@@ -106,7 +109,11 @@ func run(ctx context.Context, cfg Config, logOut io.Writer) (err error) {
 		}
 		defer plugin.Close()
 		descs = plugin.Descriptors()
-		logger.Info("southbound: the Linux kernel", "netns", cmpOr(cfg.Southbound.Linux.Netns, "(the agent's own)"))
+		allowed := "(any)"
+		if allow := cfg.Southbound.Linux.NetnsAllow; allow != nil {
+			allowed = "[" + strings.Join(allow, ",") + "]"
+		}
+		logger.Info("southbound: the Linux kernel", "netns", cmpOr(cfg.Southbound.Linux.Netns, "(the agent's own)"), "netns_allow", allowed)
 	}
 
 	// VPP, when a socket is configured. A VPP that comes back after the
@@ -138,7 +145,7 @@ func run(ctx context.Context, cfg Config, logOut io.Writer) (err error) {
 
 	// The extensions linked into the agent (extensions.go): more models
 	// and their handlers, registered like the plugins'.
-	extDescs, err := ext.Descriptors(ext.Env{Logger: logger, Memory: cfg.Southbound.Memory})
+	extDescs, err := ext.Descriptors(ext.Env{Logger: logger, Memory: cfg.Southbound.Memory, AllowedNetns: cfg.Southbound.Linux.NetnsAllow})
 	if err != nil {
 		return err
 	}

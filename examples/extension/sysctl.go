@@ -61,7 +61,14 @@ func New(env ext.Env) ([]kv.Descriptor, error) {
 		logger.Info("sysctl extension: off over the in-memory southbound")
 		return nil, nil
 	}
-	d, err := sysctlv1.NewSysctlDescriptor[Original](handler{logger: logger, procSys: "/proc/sys"})
+	h := handler{logger: logger, procSys: "/proc/sys"}
+	if env.AllowedNetns != nil {
+		h.allowed = map[string]bool{}
+		for _, n := range env.AllowedNetns {
+			h.allowed[n] = true
+		}
+	}
+	d, err := sysctlv1.NewSysctlDescriptor[Original](h)
 	if err != nil {
 		return nil, err
 	}
@@ -80,6 +87,8 @@ type Original struct {
 type handler struct {
 	logger  *slog.Logger
 	procSys string
+	// allowed, when not nil, holds the only namespaces values may name.
+	allowed map[string]bool
 }
 
 var (
@@ -169,14 +178,16 @@ func (h handler) Retrieve(_ context.Context, correlate []sysctlv1.SysctlItem[Ori
 }
 
 // Validate checks what the schema cannot say: that the name is a sysctl
-// path and the namespace a name of `ip netns`.
+// path, and that the namespace is one the agent may configure (ext.Env's
+// AllowedNetns). The schema checks that the namespace is a plain name, a
+// file of `ip netns` (format PLAIN_NAME).
 func (h handler) Validate(k sysctlv1.SysctlKey, _ *sysctlv1.Sysctl) error {
 	var errs *kv.InvalidValueError
 	if reason := checkName(k.Name); reason != "" {
 		errs = errs.Add("name", "%q is not a sysctl name: %s", k.Name, reason)
 	}
-	if k.Namespace == "." || k.Namespace == ".." || strings.ContainsAny(k.Namespace, "/\x00") {
-		errs = errs.Add("namespace", "%q is not a network namespace name (a file name under /var/run/netns)", k.Namespace)
+	if h.allowed != nil && kv.CheckPlainName(k.Namespace) == "" && !h.allowed[k.Namespace] {
+		errs = errs.Add("namespace", "%q is not among the namespaces the agent may configure", k.Namespace)
 	}
 	return errs.OrNil()
 }

@@ -21,6 +21,8 @@ func TestValidate(t *testing.T) {
 		name, namespace, sysctl string
 		// invalid lists the fields named, in order; none: valid.
 		invalid []string
+		// allowList: the extension allows blue and green only.
+		allowList bool
 	}{
 		{name: "ipv4 forwarding", namespace: "blue", sysctl: "net.ipv4.ip_forward"},
 		{name: "dash and underscore", namespace: "blue", sysctl: "net.ipv6.conf.veth-0_a.forwarding"},
@@ -30,16 +32,28 @@ func TestValidate(t *testing.T) {
 		{name: "slash", namespace: "blue", sysctl: "net/ipv4/ip_forward", invalid: []string{"name"}},
 		{name: "space", namespace: "blue", sysctl: "net.ipv4 ip_forward", invalid: []string{"name"}},
 		{name: "dot-dot namespace", namespace: "..", sysctl: "net.ipv4.ip_forward", invalid: []string{"namespace"}},
-		{name: "both", namespace: "a/b", sysctl: "kernel.*", invalid: []string{"name", "namespace"}},
+		{name: "both", namespace: "a/b", sysctl: "kernel.*", invalid: []string{"namespace", "name"}},
+		{name: "path out of the netns directory", namespace: "../../proc/1/ns/net", sysctl: "net.ipv4.ip_forward", invalid: []string{"namespace"}},
+		// With an allow-list (blue, green): others are INVALID.
+		{name: "allowed", namespace: "green", sysctl: "net.ipv4.ip_forward", allowList: true},
+		{name: "not allowed", namespace: "red", sysctl: "net.ipv4.ip_forward", allowList: true, invalid: []string{"namespace"}},
+		{name: "not allowed and a path", namespace: "../red", sysctl: "net.ipv4.ip_forward", allowList: true, invalid: []string{"namespace"}},
 	}
 	descs, err := New(ext.Env{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := descs[0]
+	limited, err := New(ext.Env{AllowedNetns: []string{"blue", "green"}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
+			d := descs[0]
+			if tt.allowList {
+				d = limited[0]
+			}
 			v := &sysctlv1.Sysctl{Namespace: tt.namespace, Name: tt.sysctl, Value: "1"}
 			err := d.Validate(sysctlv1.SysctlKeyFor(v), v)
 			var got []string

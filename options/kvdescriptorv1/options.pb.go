@@ -58,6 +58,14 @@ const (
 	Format_IP_INTERFACE Format = 5
 	// MAC: a MAC address; keyed as lower-case hex pairs separated by ':'.
 	Format_MAC Format = 6
+	// PLAIN_NAME: a name that may be joined onto a directory and name a file
+	// in it and nothing else (a network namespace under /var/run/netns): at
+	// most 255 bytes of UTF-8, not "." or "..", without '/', whitespace or
+	// control characters. Keyed as NAME.
+	Format_PLAIN_NAME Format = 7
+	// IF_NAME: a kernel interface name: a PLAIN_NAME of at most 15 bytes,
+	// without ':'. Keyed as NAME.
+	Format_IF_NAME Format = 8
 )
 
 // Enum value maps for Format.
@@ -70,6 +78,8 @@ var (
 		4: "IP_PREFIX",
 		5: "IP_INTERFACE",
 		6: "MAC",
+		7: "PLAIN_NAME",
+		8: "IF_NAME",
 	}
 	Format_value = map[string]int32{
 		"FORMAT_UNSPECIFIED": 0,
@@ -79,6 +89,8 @@ var (
 		"IP_PREFIX":          4,
 		"IP_INTERFACE":       5,
 		"MAC":                6,
+		"PLAIN_NAME":         7,
+		"IF_NAME":            8,
 	}
 )
 
@@ -993,7 +1005,7 @@ const file_kvdescriptor_v1_options_proto_rawDesc = "" +
 	"\rallow_unknown\x18\r \x01(\bR\fallowUnknown\"1\n" +
 	"\tCondition\x12\x14\n" +
 	"\x05field\x18\x01 \x01(\tR\x05field\x12\x0e\n" +
-	"\x02in\x18\x02 \x03(\tR\x02in*f\n" +
+	"\x02in\x18\x02 \x03(\tR\x02in*\x83\x01\n" +
 	"\x06Format\x12\x16\n" +
 	"\x12FORMAT_UNSPECIFIED\x10\x00\x12\b\n" +
 	"\x04NAME\x10\x01\x12\b\n" +
@@ -1001,7 +1013,10 @@ const file_kvdescriptor_v1_options_proto_rawDesc = "" +
 	"\x02IP\x10\x03\x12\r\n" +
 	"\tIP_PREFIX\x10\x04\x12\x10\n" +
 	"\fIP_INTERFACE\x10\x05\x12\a\n" +
-	"\x03MAC\x10\x06:V\n" +
+	"\x03MAC\x10\x06\x12\x0e\n" +
+	"\n" +
+	"PLAIN_NAME\x10\a\x12\v\n" +
+	"\aIF_NAME\x10\b:V\n" +
 	"\x05model\x12\x1f.google.protobuf.MessageOptions\x18ʗ\x03 \x01(\v2\x1d.kvdescriptor.v1.ModelOptionsR\x05model:T\n" +
 	"\x05field\x12\x1d.google.protobuf.FieldOptions\x18ʗ\x03 \x01(\v2\x1d.kvdescriptor.v1.FieldOptionsR\x05fieldBLZJgithub.com/kvdescriptor/kvdescriptor/options/kvdescriptorv1;kvdescriptorv1b\x06proto3"
 

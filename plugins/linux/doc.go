@@ -30,7 +30,11 @@
 //     before unlocking (only TAP creation, an ioctl, needs a switch).
 //   - Values with an empty namespace live in the plugin's namespace
 //     (WithNamespace, default the caller's); others in the named namespace
-//     (/var/run/netns/NAME, as `ip netns` names them).
+//     (/var/run/netns/NAME, as `ip netns` names them). A name is a plain
+//     name (the schema's PLAIN_NAME): a path such as ../../proc/1/ns/net
+//     is INVALID, and the plugin never opens a namespace outside
+//     NetnsDir, validated or not. WithAllowedNamespaces limits the names
+//     to a list: a value naming another is INVALID, naming namespace.
 //   - Retrieve reports only what the plugin owns: interfaces that match an
 //     intended one (by host name, namespace and type), routes that carry
 //     the plugin's protocol number, neighbours of intended keys. A resync

@@ -4,14 +4,13 @@ package linux
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"net"
 	"net/netip"
-	"strings"
 
 	"github.com/vishvananda/netlink"
-	"golang.org/x/sys/unix"
 
 	linuxinterfaces "github.com/kvdescriptor/kvdescriptor/generated/linux/interfaces/v1"
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
@@ -48,19 +47,16 @@ func tempName(label string) string {
 	return fmt.Sprintf("%s%08x", tempPrefix, h.Sum32())
 }
 
-// Validate checks what the schema cannot: the kernel's rules for
-// interface names. The schema checks that the fields fit the type.
+// Validate checks what the schema cannot: that the label is a kernel
+// interface name when it is the kernel's name (host_if_name empty; the
+// schema checks host_if_name, and the namespace's form), and that the
+// namespace is one the plugin may configure (WithAllowedNamespaces).
 func (h *interfaces) Validate(_ linuxinterfaces.InterfaceKey, v *iface) error {
 	var errs *kv.InvalidValueError
-	name := hostName(v)
-	field := "host_if_name"
-	if v.GetHostIfName() == "" {
-		field = "name"
+	if r := kv.CheckIfName(v.GetName()); r != "" && v.GetHostIfName() == "" {
+		errs = errs.Add("name", "%s (the kernel's name while host_if_name is empty)", r)
 	}
-	if len(name) >= unix.IFNAMSIZ || strings.ContainsAny(name, "/ \t\n:") || name == "." || name == ".." {
-		errs = errs.Add(field, "%q is not a kernel interface name (at most %d characters, no '/', ':' or spaces)", name, unix.IFNAMSIZ-1)
-	}
-	return errs.OrNil()
+	return h.p.ns.validate(v.GetNamespace(), errs).OrNil()
 }
 
 // typeName is the kernel's name (`ip link add ... type NAME`) of a type.
@@ -123,6 +119,9 @@ var macvlanModes = map[linuxinterfaces.Interface_MacvlanMode]netlink.MacvlanMode
 func (h *interfaces) Create(_ context.Context, k linuxinterfaces.InterfaceKey, v *iface) (InterfaceMeta, error) {
 	meta := InterfaceMeta{Namespace: v.GetNamespace(), HostName: hostName(v)}
 	n, err := h.p.ns.get(v.GetNamespace())
+	if errors.Is(err, errNamespace) {
+		return meta, kv.NonRetriable(err) // Validate refuses it first
+	}
 	if err != nil {
 		return meta, err
 	}
@@ -389,8 +388,10 @@ func (h *interfaces) Retrieve(_ context.Context, correlate []linuxinterfaces.Int
 		if !ok {
 			var err error
 			if view, err = h.p.view(v.GetNamespace()); err != nil {
-				if isGone(err) {
-					views[v.GetNamespace()] = nil // no such namespace: nothing of ours there
+				if isGone(err) || errors.Is(err, errNamespace) {
+					// No such namespace, or one the plugin may not touch:
+					// nothing of ours there.
+					views[v.GetNamespace()] = nil
 					continue
 				}
 				return nil, err

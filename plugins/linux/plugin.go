@@ -69,6 +69,9 @@ type options struct {
 	// reads the kernel's state and notifies.
 	debounce time.Duration
 	logger   *slog.Logger
+	// allowed, when not nil, lists the only named namespaces values may
+	// name (WithAllowedNamespaces).
+	allowed map[string]bool
 }
 
 func defaultOptions() options {
@@ -89,6 +92,11 @@ func (o *options) validate() error {
 	}
 	if o.logger == nil {
 		return errors.New("logger is nil")
+	}
+	for name := range o.allowed {
+		if r := kv.CheckPlainName(name); r != "" || name == "" {
+			return fmt.Errorf("allowed network namespace %q: not a namespace name (a file name under %s)", name, NetnsDir)
+		}
 	}
 	return nil
 }
@@ -115,6 +123,21 @@ func WithDebounce(d time.Duration) Option { return func(o *options) { o.debounce
 // slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 
+// WithAllowedNamespaces limits the network namespaces that values may name
+// (Interface.namespace) to these names: a value naming another is INVALID
+// (the error names the field namespace), and the plugin never opens it.
+// The plugin's own namespace (the empty name) is always allowed; with no
+// names, it is the only one. Without this option every named namespace
+// (a file under NetnsDir) may be configured.
+func WithAllowedNamespaces(names ...string) Option {
+	return func(o *options) {
+		o.allowed = make(map[string]bool, len(names))
+		for _, n := range names {
+			o.allowed[n] = true
+		}
+	}
+}
+
 // New builds the plugin and its descriptors.
 func New(opts ...Option) (*Plugin, error) {
 	o := defaultOptions()
@@ -136,7 +159,7 @@ func New(opts ...Option) (*Plugin, error) {
 	if err != nil {
 		return nil, fmt.Errorf("linux plugin: the plugin's network namespace: %w", err)
 	}
-	p := &Plugin{opts: o, ns: newNamespaces(def), owned: map[string]bool{}}
+	p := &Plugin{opts: o, ns: newNamespaces(def, o.allowed), owned: map[string]bool{}}
 	if err := p.buildDescriptors(); err != nil {
 		p.ns.close()
 		return nil, fmt.Errorf("linux plugin: %w", err)

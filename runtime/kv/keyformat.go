@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // KeyValue returns the key form of a placeholder value of format f: names
@@ -320,4 +322,64 @@ func indexControl(s string) int {
 		}
 	}
 	return -1
+}
+
+// MaxPlainName is the longest plain name (see CheckPlainName), in bytes:
+// the longest file name of Linux file systems (NAME_MAX).
+const MaxPlainName = 255
+
+// MaxIfName is the longest kernel interface name (see CheckIfName), in
+// bytes: IFNAMSIZ less the terminating NUL.
+const MaxIfName = 15
+
+// CheckPlainName reports why s is not a plain name, or "" when it is (or
+// is empty: that is left to "required" checks). A plain name is what may
+// be joined onto a directory and name a file in it and nothing else, as
+// a network namespace name under /var/run/netns: at most MaxPlainName
+// bytes of valid UTF-8, not "." or "..", without '/', whitespace or
+// control characters (NUL among them).
+func CheckPlainName(s string) string {
+	if s == "" {
+		return ""
+	}
+	if len(s) > MaxPlainName {
+		return fmt.Sprintf("%q is not a plain name: %d bytes, more than %d", s, len(s), MaxPlainName)
+	}
+	if s == "." || s == ".." {
+		return fmt.Sprintf("%q is not a plain name: it names a directory, not a name in it", s)
+	}
+	if !utf8.ValidString(s) {
+		return fmt.Sprintf("%q is not a plain name: it is not valid UTF-8", s)
+	}
+	for i, r := range s {
+		switch {
+		case r == '/':
+			return fmt.Sprintf("%q is not a plain name: it holds '/' at offset %d", s, i)
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+			return fmt.Sprintf("%q is not a plain name: it holds the control character %U at offset %d", s, r, i)
+		case unicode.IsSpace(r):
+			return fmt.Sprintf("%q is not a plain name: it holds the space %U at offset %d", s, r, i)
+		}
+	}
+	return ""
+}
+
+// CheckIfName reports why s is not a kernel interface name, or "" when it
+// is (or is empty, left to "required" checks): a plain name (see
+// CheckPlainName) of at most MaxIfName bytes, without ':' (the kernel's
+// rules for a link name).
+func CheckIfName(s string) string {
+	if s == "" {
+		return ""
+	}
+	if r := CheckPlainName(s); r != "" {
+		return strings.Replace(r, "not a plain name", "not an interface name", 1)
+	}
+	if len(s) > MaxIfName {
+		return fmt.Sprintf("%q is not an interface name: %d bytes, more than %d", s, len(s), MaxIfName)
+	}
+	if i := strings.IndexByte(s, ':'); i >= 0 {
+		return fmt.Sprintf("%q is not an interface name: it holds ':' at offset %d", s, i)
+	}
+	return ""
 }

@@ -31,6 +31,10 @@ type Env struct {
 	// instead of the kernel: an extension that would touch the system may
 	// then return no descriptor.
 	Memory bool
+	// AllowedNetns, when not nil, lists the only named network namespaces
+	// that values may name (the agent's -netns-allow): an extension that
+	// works in namespaces refuses others (INVALID, naming the field).
+	AllowedNetns []string
 }
 
 // Factory builds the descriptors of an extension.

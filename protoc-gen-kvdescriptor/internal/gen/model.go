@@ -183,7 +183,9 @@ func fieldFormat(f *protogen.Field) (kv.Format, error) {
 		return 0, fmt.Errorf("format %s needs a string field, %s is %s", o.GetFormat(), f.Desc.Name(), f.Desc.Kind())
 	}
 	switch o.GetFormat() {
-	case kvdescriptorv1.Format_NAME:
+	case kvdescriptorv1.Format_NAME, kvdescriptorv1.Format_PLAIN_NAME, kvdescriptorv1.Format_IF_NAME:
+		// Plain and interface names are names in keys; Validate checks
+		// their own rules too (nameCheck).
 		return kv.FormatName, nil
 	case kvdescriptorv1.Format_IP:
 		return kv.FormatIP, nil
@@ -195,6 +197,22 @@ func fieldFormat(f *protogen.Field) (kv.Format, error) {
 		return kv.FormatMAC, nil
 	}
 	return 0, fmt.Errorf("unknown format %v", o.GetFormat())
+}
+
+// nameCheck returns the runtime/kv function that checks the values of a
+// string field of format PLAIN_NAME or IF_NAME beyond what a name in a
+// key needs, or "" for other fields.
+func nameCheck(f *protogen.Field) string {
+	if f.Desc.Kind() != protoreflect.StringKind {
+		return ""
+	}
+	switch fieldOptions(f).GetFormat() {
+	case kvdescriptorv1.Format_PLAIN_NAME:
+		return "CheckPlainName"
+	case kvdescriptorv1.Format_IF_NAME:
+		return "CheckIfName"
+	}
+	return ""
 }
 
 func isIntegerKind(k protoreflect.Kind) bool {

@@ -60,7 +60,13 @@ func checkKeyField(h *placeholder, raw *jen.Statement, path jen.Code, set bool) 
 	if k == protoreflect.StringKind {
 		// Names too: one with a control character makes a key that
 		// matches no template, and the error names the field.
-		wrong := jen.If(jen.Id("r").Op(":=").Qual(kvPkg, "CheckFormat").Call(jen.Qual(kvPkg, formatConst(h.format)), raw.Clone()), jen.Id("r").Op("!=").Lit("")).Block(add(path, "%s", jen.Id("r")))
+		check := jen.Qual(kvPkg, "CheckFormat").Call(jen.Qual(kvPkg, formatConst(h.format)), raw.Clone())
+		if len(h.fields) > 0 && nameCheck(h.fields[len(h.fields)-1]) != "" {
+			fn := nameCheck(h.fields[len(h.fields)-1])
+			// A plain or interface name: its rules include a key name's.
+			check = jen.Qual(kvPkg, fn).Call(raw.Clone())
+		}
+		wrong := jen.If(jen.Id("r").Op(":=").Add(check), jen.Id("r").Op("!=").Lit("")).Block(add(path, "%s", jen.Id("r")))
 		if !set {
 			return []jen.Code{wrong}
 		}
@@ -259,9 +265,13 @@ func checkField(f *protogen.Field, x *jen.Statement, prefix string, keyField boo
 	// A field that derives values has its elements checked as key fields
 	// of the derived values (checkDerivedElements): not twice.
 	if fo := fieldOptions(f); !keyField && fo.GetFormat() != 0 && fo.GetDerive() == nil && f.Desc.Kind() == protoreflect.StringKind && !f.Desc.IsMap() {
-		if format, err := fieldFormat(f); err == nil && format != kv.FormatName {
+		if format, err := fieldFormat(f); err == nil && (format != kv.FormatName || nameCheck(f) != "") {
 			check := func(val jen.Code, p jen.Code) jen.Code {
-				return jen.If(jen.Id("r").Op(":=").Qual(kvPkg, "CheckFormat").Call(jen.Qual(kvPkg, formatConst(format)), val), jen.Id("r").Op("!=").Lit("")).Block(add(p, "%s", jen.Id("r")))
+				c := jen.Qual(kvPkg, "CheckFormat").Call(jen.Qual(kvPkg, formatConst(format)), val)
+				if fn := nameCheck(f); fn != "" {
+					c = jen.Qual(kvPkg, fn).Call(val)
+				}
+				return jen.If(jen.Id("r").Op(":=").Add(c), jen.Id("r").Op("!=").Lit("")).Block(add(p, "%s", jen.Id("r")))
 			}
 			if f.Desc.IsList() {
 				out = append(out, jen.For(jen.List(jen.Id("i"), jen.Id("x")).Op(":=").Range().Add(get.Clone())).Block(

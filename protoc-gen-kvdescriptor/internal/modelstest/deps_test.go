@@ -82,8 +82,8 @@ func TestDependencies(t *testing.T) {
 		},
 		{
 			name: "af_packet interface depends on the Linux interface (another plugin's model)", model: vppinterfaces.InterfaceModelName, key: "vpp/interface/host-veth1",
-			value: &vppinterfaces.Interface{Name: "host-veth1", Type: vppinterfaces.Interface_TYPE_AF_PACKET, HostIfName: "veth/1"},
-			want:  []dep{{Label: "host interface", Key: "linux/interface/veth%2F1"}},
+			value: &vppinterfaces.Interface{Name: "host-veth1", Type: vppinterfaces.Interface_TYPE_AF_PACKET, HostIfName: "veth%1"},
+			want:  []dep{{Label: "host interface", Key: "linux/interface/veth%251"}},
 		},
 		{
 			name: "vpp interface address depends on nothing but its base", model: vppinterfaces.InterfaceIpAddressesModelName, key: "vpp/interface/if1/address/10.0.0.1/24",

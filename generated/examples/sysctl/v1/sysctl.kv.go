@@ -80,7 +80,7 @@ func sysctlValidate(key string, v *Sysctl) error {
 	var errs *kv.InvalidValueError
 	if v.GetNamespace() == "" {
 		errs = errs.Add("namespace", "must be set: it is part of the key")
-	} else if r := kv.CheckFormat(kv.FormatName, v.GetNamespace()); r != "" {
+	} else if r := kv.CheckPlainName(v.GetNamespace()); r != "" {
 		errs = errs.Add("namespace", "%s", r)
 	}
 	if v.GetName() == "" {

@@ -98,9 +98,10 @@ var File_examples_sysctl_v1_sysctl_proto protoreflect.FileDescriptor
 
 const file_examples_sysctl_v1_sysctl_proto_rawDesc = "" +
 	"\n" +
-	"\x1fexamples/sysctl/v1/sysctl.proto\x12\x12examples.sysctl.v1\x1a\x1dkvdescriptor/v1/options.proto\"\x97\x01\n" +
-	"\x06Sysctl\x12&\n" +
-	"\tnamespace\x18\x01 \x01(\tB\bҼ\x19\x042\x02\b\x01R\tnamespace\x12\x1c\n" +
+	"\x1fexamples/sysctl/v1/sysctl.proto\x12\x12examples.sysctl.v1\x1a\x1dkvdescriptor/v1/options.proto\"\x99\x01\n" +
+	"\x06Sysctl\x12(\n" +
+	"\tnamespace\x18\x01 \x01(\tB\n" +
+	"Ҽ\x19\x06\b\a2\x02\b\x01R\tnamespace\x12\x1c\n" +
 	"\x04name\x18\x02 \x01(\tB\bҼ\x19\x042\x02\b\x01R\x04name\x12\x1e\n" +
 	"\x05value\x18\x03 \x01(\tB\bҼ\x19\x042\x02\b\x01R\x05value:'Ҽ\x19#\n" +
 	"\x1flinux/sysctl/{namespace}/{name} \x01BLZJgithub.com/kvdescriptor/kvdescriptor/generated/examples/sysctl/v1;sysctlv1b\x06proto3"

@@ -182,6 +182,9 @@ func interfaceValidate(key string, v *Interface) error {
 	if v.GetType() == 0 {
 		errs = errs.Add("type", "must be set")
 	}
+	if r := kv.CheckIfName(v.GetHostIfName()); r != "" {
+		errs = errs.Add("host_if_name", "%s", r)
+	}
 	if v.GetMtu() != 0 && v.GetMtu() < 68 {
 		errs = errs.Add("mtu", "%v is below the minimum 68 (or 0, the default)", v.GetMtu())
 	}
@@ -193,6 +196,9 @@ func interfaceValidate(key string, v *Interface) error {
 	}
 	if i, j, dup := kvimpl.FirstDuplicateFormatted(kv.FormatIPInterface, v.GetIpAddresses()); dup {
 		errs = errs.Add("ip_addresses", "elements %d and %d are equal; they must be unique", i, j)
+	}
+	if r := kv.CheckPlainName(v.GetNamespace()); r != "" {
+		errs = errs.Add("namespace", "%s", r)
 	}
 	if v.GetVethPeer() == "" && v.GetType() == Interface_TYPE_VETH {
 		errs = errs.Add("veth_peer", "must be set when type is TYPE_VETH")

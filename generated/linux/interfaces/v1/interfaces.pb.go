@@ -169,8 +169,9 @@ type Interface struct {
 	// type is the link type (required); changing it re-creates the
 	// interface.
 	Type Interface_Type `protobuf:"varint,2,opt,name=type,proto3,enum=linux.interfaces.v1.Interface_Type" json:"type,omitempty"`
-	// host_if_name is the name in the kernel; default: name. Changing it
-	// renames the interface in place.
+	// host_if_name is the name in the kernel (at most 15 bytes, no '/',
+	// ':' or spaces); default: name. Changing it renames the interface in
+	// place.
 	HostIfName string `protobuf:"bytes,3,opt,name=host_if_name,json=hostIfName,proto3" json:"host_if_name,omitempty"`
 	// enabled sets the interface administratively up.
 	Enabled bool `protobuf:"varint,4,opt,name=enabled,proto3" json:"enabled,omitempty"`
@@ -181,7 +182,8 @@ type Interface struct {
 	PhysAddress string   `protobuf:"bytes,6,opt,name=phys_address,json=physAddress,proto3" json:"phys_address,omitempty"`
 	IpAddresses []string `protobuf:"bytes,7,rep,name=ip_addresses,json=ipAddresses,proto3" json:"ip_addresses,omitempty"`
 	// namespace is the network namespace, by name (as `ip netns` names
-	// them); empty: the plugin's namespace. Changing it re-creates.
+	// them: a plain name, never a path); empty: the plugin's namespace.
+	// Changing it re-creates.
 	Namespace string `protobuf:"bytes,8,opt,name=namespace,proto3" json:"namespace,omitempty"`
 	// veth_peer is the other end of a veth pair (its label): set for, and
 	// only for, a veth interface, and not the interface itself.
@@ -424,19 +426,19 @@ var File_linux_interfaces_v1_interfaces_proto protoreflect.FileDescriptor
 
 const file_linux_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"\n" +
-	"$linux/interfaces/v1/interfaces.proto\x12\x13linux.interfaces.v1\x1a\x1dkvdescriptor/v1/options.proto\"\xe7\r\n" +
+	"$linux/interfaces/v1/interfaces.proto\x12\x13linux.interfaces.v1\x1a\x1dkvdescriptor/v1/options.proto\"\xf1\r\n" +
 	"\tInterface\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12C\n" +
 	"\x04type\x18\x02 \x01(\x0e2#.linux.interfaces.v1.Interface.TypeB\n" +
-	"Ҽ\x19\x06 \x012\x02\b\x01R\x04type\x12 \n" +
-	"\fhost_if_name\x18\x03 \x01(\tR\n" +
+	"Ҽ\x19\x06 \x012\x02\b\x01R\x04type\x12(\n" +
+	"\fhost_if_name\x18\x03 \x01(\tB\x06Ҽ\x19\x02\b\bR\n" +
 	"hostIfName\x12\x18\n" +
 	"\aenabled\x18\x04 \x01(\bR\aenabled\x12,\n" +
 	"\x03mtu\x18\x05 \x01(\rB\x1aҼ\x19\x16*\x06\x12\x0415002\f\x18\x01 D(\x010\xff\xff\x03`\x01R\x03mtu\x12)\n" +
 	"\fphys_address\x18\x06 \x01(\tB\x06Ҽ\x19\x02\b\x06R\vphysAddress\x12\x85\x01\n" +
 	"\fip_addresses\x18\a \x03(\tBbҼ\x19^\b\x05\x1aV\n" +
-	"-linux/interface/{name}/address/{ip_addresses}\x12%linux.interfaces.v1.Interface.address2\x02\x10\x01R\vipAddresses\x12$\n" +
-	"\tnamespace\x18\b \x01(\tB\x06Ҽ\x19\x02 \x01R\tnamespace\x12}\n" +
+	"-linux/interface/{name}/address/{ip_addresses}\x12%linux.interfaces.v1.Interface.address2\x02\x10\x01R\vipAddresses\x12&\n" +
+	"\tnamespace\x18\b \x01(\tB\bҼ\x19\x04\b\a \x01R\tnamespace\x12}\n" +
 	"\tveth_peer\x18\t \x01(\tB`Ҽ\x19\\\x12*\n" +
 	"\x1dlinux.interfaces.v1.Interface\x12\tveth peer \x012,J\x11\n" +
 	"\x04type\x12\tTYPE_VETHR\x11\n" +

@@ -131,7 +131,16 @@ func interfaceEqual(a, b *Interface) bool {
 		a.GetVrf() == b.GetVrf() &&
 		a.GetHostIfName() == b.GetHostIfName() &&
 		proto.Equal(a.GetMemif(), b.GetMemif()) &&
-		proto.Equal(a.GetTap(), b.GetTap())
+		interfaceEqualTap(a.GetTap(), b.GetTap())
+}
+
+// interfaceEqualTap compares the tap of two values of
+// vpp.interfaces.v1.Interface.
+func interfaceEqualTap(a, b *Interface_Tap) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.GetHostIfName() == b.GetHostIfName()
 }
 
 // interfaceNeedsRecreate reports whether changing a to b needs a re-create.
@@ -139,7 +148,7 @@ func interfaceNeedsRecreate(a, b *Interface) bool {
 	return !(a.GetType() == b.GetType() &&
 		a.GetHostIfName() == b.GetHostIfName() &&
 		proto.Equal(a.GetMemif(), b.GetMemif()) &&
-		proto.Equal(a.GetTap(), b.GetTap()))
+		interfaceEqualTap(a.GetTap(), b.GetTap()))
 }
 
 // interfaceValidate validates a value of vpp.interfaces.v1.Interface, naming
@@ -160,6 +169,9 @@ func interfaceValidate(key string, v *Interface) error {
 	if i, j, dup := kvimpl.FirstDuplicateFormatted(kv.FormatIPInterface, v.GetIpAddresses()); dup {
 		errs = errs.Add("ip_addresses", "elements %d and %d are equal; they must be unique", i, j)
 	}
+	if r := kv.CheckIfName(v.GetHostIfName()); r != "" {
+		errs = errs.Add("host_if_name", "%s", r)
+	}
 	if v.GetHostIfName() == "" && v.GetType() == Interface_TYPE_AF_PACKET {
 		errs = errs.Add("host_if_name", "must be set when type is TYPE_AF_PACKET")
 	}
@@ -171,6 +183,11 @@ func interfaceValidate(key string, v *Interface) error {
 	}
 	if v.GetTap() != nil && v.GetType() != Interface_TYPE_TAP {
 		errs = errs.Add("tap", "must be empty unless type is TYPE_TAP (it is %v)", v.GetType())
+	}
+	if v.GetTap() != nil {
+		if r := kv.CheckIfName(v.GetTap().GetHostIfName()); r != "" {
+			errs = errs.Add("tap.host_if_name", "%s", r)
+		}
 	}
 	for i, e := range v.GetIpAddresses() {
 		if e == "" {

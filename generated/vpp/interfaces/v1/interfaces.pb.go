@@ -284,8 +284,8 @@ func (x *Interface_Memif) GetSocketId() uint32 {
 // Tap holds the parameters of a TAP interface.
 type Interface_Tap struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// host_if_name is the name of the Linux end; empty: VPP's choice
-	// (tapN).
+	// host_if_name is the name of the Linux end (a kernel interface name);
+	// empty: VPP's choice (tapN).
 	HostIfName    string `protobuf:"bytes,1,opt,name=host_if_name,json=hostIfName,proto3" json:"host_if_name,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -332,7 +332,7 @@ var File_vpp_interfaces_v1_interfaces_proto protoreflect.FileDescriptor
 
 const file_vpp_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"\n" +
-	"\"vpp/interfaces/v1/interfaces.proto\x12\x11vpp.interfaces.v1\x1a\x1dkvdescriptor/v1/options.proto\"\xa3\a\n" +
+	"\"vpp/interfaces/v1/interfaces.proto\x12\x11vpp.interfaces.v1\x1a\x1dkvdescriptor/v1/options.proto\"\xad\a\n" +
 	"\tInterface\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12=\n" +
 	"\x04type\x18\x02 \x01(\x0e2!.vpp.interfaces.v1.Interface.TypeB\x06Ҽ\x19\x02 \x01R\x04type\x12\x18\n" +
@@ -342,8 +342,8 @@ const file_vpp_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"\fip_addresses\x18\x06 \x03(\tB^Ҽ\x19Z\b\x05\x1aR\n" +
 	"+vpp/interface/{name}/address/{ip_addresses}\x12#vpp.interfaces.v1.Interface.address2\x02\x10\x01R\vipAddresses\x12,\n" +
 	"\x03vrf\x18\a \x01(\rB\x1aҼ\x19\x16\x12\x14\n" +
-	"\x12vpp.l3.v1.VrfTableR\x03vrf\x12\x8b\x01\n" +
-	"\fhost_if_name\x18\b \x01(\tBiҼ\x19e\x12/\n" +
+	"\x12vpp.l3.v1.VrfTableR\x03vrf\x12\x8d\x01\n" +
+	"\fhost_if_name\x18\b \x01(\tBkҼ\x19g\b\b\x12/\n" +
 	"\x1dlinux.interfaces.v1.Interface\x12\x0ehost interface \x0120J\x16\n" +
 	"\x04type\x12\x0eTYPE_AF_PACKETR\x16\n" +
 	"\x04type\x12\x0eTYPE_AF_PACKETR\n" +
@@ -357,9 +357,9 @@ const file_vpp_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"\x05Memif\x12\x16\n" +
 	"\x06master\x18\x01 \x01(\bR\x06master\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\rR\x02id\x12\x1b\n" +
-	"\tsocket_id\x18\x03 \x01(\rR\bsocketId\x1a'\n" +
-	"\x03Tap\x12 \n" +
-	"\fhost_if_name\x18\x01 \x01(\tR\n" +
+	"\tsocket_id\x18\x03 \x01(\rR\bsocketId\x1a/\n" +
+	"\x03Tap\x12(\n" +
+	"\fhost_if_name\x18\x01 \x01(\tB\x06Ҽ\x19\x02\b\bR\n" +
 	"hostIfName\"a\n" +
 	"\x04Type\x12\x14\n" +
 	"\x10TYPE_UNSPECIFIED\x10\x00\x12\x11\n" +
