@@ -249,7 +249,11 @@ func (c *cli) dial() (apiv1.AgentServiceClient, error) {
 		if err != nil {
 			return nil, usage("--token-file: %v", err)
 		}
-		opts = append(opts, grpc.WithPerRPCCredentials(grpcapi.TokenCredentials(strings.TrimSpace(string(b)), !useTLS)))
+		token := strings.TrimSpace(string(b))
+		if token == "" {
+			return nil, usage("--token-file %s: empty (or white space only): it must hold the token", c.tokenFile)
+		}
+		opts = append(opts, grpc.WithPerRPCCredentials(grpcapi.TokenCredentials(token, !useTLS)))
 	}
 	target := c.server
 	if strings.HasPrefix(target, "/") {
