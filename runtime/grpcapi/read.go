@@ -231,7 +231,13 @@ func (srv *Server) Timeline(_ context.Context, req *apiv1.TimelineRequest) (*api
 		return nil, status.Error(codes.InvalidArgument, "key: empty")
 	}
 	out := &apiv1.TimelineResponse{}
-	for _, e := range srv.s.Timeline(req.GetKey()) {
+	entries := srv.s.Timeline(req.GetKey())
+	if len(entries) == 0 && srv.s.Status(req.GetKey()).State == scheduler.NONEXISTENT {
+		if _, ok := srv.s.DescriptorForKey(req.GetKey()); !ok {
+			return nil, status.Errorf(codes.NotFound, "key: %q has no value, and no descriptor handles it", req.GetKey())
+		}
+	}
+	for _, e := range entries {
 		out.Entries = append(out.Entries, &apiv1.TimelineEntry{
 			Seq: e.Seq, Time: timestamppb.New(e.Time), Op: e.Op.String(), State: e.State.String(),
 			Flags: flagsOf(e.Flags), Value: anyOf(e.Value), Error: errText(e.Err),

@@ -84,13 +84,10 @@ func (a *api) status(w http.ResponseWriter, r *http.Request) error {
 	}
 	switch {
 	case q["key"] != "":
-		st := a.s.Status(q["key"])
-		if st.State == scheduler.NONEXISTENT && st.Descriptor == "" {
-			if _, ok := a.s.DescriptorForKey(q["key"]); !ok {
-				return notFound("key", "key %q: no value, and no descriptor handles it", q["key"])
-			}
+		if a.unknownKey(q["key"]) {
+			return notFound("key", "key %q: no value, and no descriptor handles it", q["key"])
 		}
-		sts = []scheduler.Status{st}
+		sts = []scheduler.Status{a.s.Status(q["key"])}
 	case q["descriptor"] != "":
 		if _, ok := a.s.Descriptor(q["descriptor"]); !ok {
 			return notFound("descriptor", "no descriptor %q (GET /models lists them)", q["descriptor"])
@@ -130,6 +127,17 @@ func (a *api) status(w http.ResponseWriter, r *http.Request) error {
 		return writeJSON(w, http.StatusOK, out[0])
 	}
 	return writeJSON(w, http.StatusOK, out)
+}
+
+// unknownKey reports whether key has no value and no descriptor handles
+// it: /status and /timeline answer 404 naming it.
+func (a *api) unknownKey(key string) bool {
+	st := a.s.Status(key)
+	if st.State != scheduler.NONEXISTENT || st.Descriptor != "" {
+		return false
+	}
+	_, ok := a.s.DescriptorForKey(key)
+	return !ok
 }
 
 // opJSON is an operation as the API writes it.
@@ -283,6 +291,9 @@ func (a *api) timeline(w http.ResponseWriter, r *http.Request) error {
 		return badArg("key", "required")
 	}
 	entries := a.s.Timeline(key)
+	if len(entries) == 0 && a.unknownKey(key) {
+		return notFound("key", "key %q: no value, and no descriptor handles it", key)
+	}
 	if s, ok := q["at"]; ok {
 		// The value's changes up to a time: the last is its state then.
 		at, err := parseTime("at", s, time.Now())
@@ -532,6 +543,9 @@ func (a *api) plan(w http.ResponseWriter, r *http.Request) error {
 	if err := dec.Decode(&req); err != nil {
 		return badArg("body", "not {\"set\": {KEY: VALUE}, \"delete\": [KEY]}: %v", err)
 	}
+	if err := onlyOne(dec); err != nil {
+		return err
+	}
 	if len(req.Set) == 0 && len(req.Delete) == 0 {
 		return badArg("body", "nothing to plan (set and delete are empty)")
 	}
@@ -555,6 +569,21 @@ func (a *api) plan(w http.ResponseWriter, r *http.Request) error {
 		txn.Delete(k)
 	}
 	return a.writePlan(w, r, txn)
+}
+
+// onlyOne refuses what follows the JSON value dec has read: a second
+// value, or anything but white space.
+func onlyOne(dec *json.Decoder) error {
+	off := dec.InputOffset()
+	var extra json.RawMessage
+	switch err := dec.Decode(&extra); {
+	case err == io.EOF:
+		return nil
+	case err == nil:
+		return badArg("body", "a second JSON value at byte %d: the body is one object", off)
+	default:
+		return badArg("body", "after the JSON object, at byte %d: %v", off, err)
+	}
 }
 
 func (a *api) writePlan(w http.ResponseWriter, r *http.Request, txn *scheduler.Txn) error {

@@ -309,7 +309,31 @@ func (a *api) readyz(w http.ResponseWriter, _ *http.Request) error {
 	if !ready {
 		code = http.StatusServiceUnavailable
 	}
-	return writeJSON(w, code, map[string]any{"ready": ready, "detail": detail})
+	return writeJSON(w, code, map[string]any{"ready": ready, "detail": readyDetail(detail)})
+}
+
+// readyDetail is the detail of readiness as /readyz writes it: errors,
+// which encoding/json writes as {}, become their messages (a source's
+// problem, nb.SourceState.Problem, included).
+func readyDetail(detail any) any {
+	type sourceJSON struct {
+		Name       string
+		Loaded     bool
+		Keys       int
+		Problem    string `json:",omitempty"`
+		LastUpdate time.Time
+	}
+	switch d := detail.(type) {
+	case error:
+		return d.Error()
+	case []nb.SourceState:
+		out := make([]sourceJSON, len(d))
+		for i, st := range d {
+			out[i] = sourceJSON{Name: st.Name, Loaded: st.Loaded, Keys: st.Keys, Problem: errText(st.Problem), LastUpdate: st.LastUpdate}
+		}
+		return out
+	}
+	return detail
 }
 
 // fieldNames lists a message's fields with their kinds, nested messages
