@@ -152,7 +152,7 @@ func (srv *Server) Commit(ctx context.Context, req *apiv1.CommitRequest) (*apiv1
 	var deadline time.Time
 	if res != nil && res.Seq > 0 {
 		srv.st.record(res.Seq, srv.cfg.StatesKept)
-		if within > 0 {
+		if within > 0 && !res.Reverted {
 			// The deadline counts from the end of the transaction.
 			deadline = time.Now().Add(within)
 			srv.st.pending = &pendingCommit{seq: res.Seq, deadline: deadline, previous: previous}

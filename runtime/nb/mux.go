@@ -212,7 +212,10 @@ func (k sink) Problem(err error) { k.m.problem(k.name, err) }
 // transactions passes its client's options), and returns the transaction's
 // result: nil when the update changed nothing in the merged state (a key
 // another source overrides, say) or was only recorded (before the startup
-// resync). The source becomes known, as with Sink.
+// resync). A transaction the scheduler reverted (Revert, and a failure)
+// leaves the source's values as they were before the update: what it
+// intends, and what the store records. The source becomes known, as with
+// Sink.
 func (m *Mux) ApplyWith(ctx context.Context, name string, u Update, opts ...scheduler.TxnOption) (*scheduler.Result, error) {
 	return m.apply(ctx, name, u, opts...)
 }
@@ -497,6 +500,11 @@ func (m *Mux) apply(ctx context.Context, name string, u Update, opts ...schedule
 		undo(err)
 		return nil, err
 	}
+	if res != nil && res.Reverted {
+		// The source intends what it did before the update.
+		m.set(func() { src.desired, src.loaded = prev, prevLoaded })
+		return res, nil
+	}
 	m.set(func() { src.problem = nil })
 	return res, nil
 }
@@ -575,6 +583,17 @@ func (m *Mux) commit(ctx context.Context, keys []string, description string, opt
 		}
 		if err != nil && !errors.As(err, &te) {
 			m.logger.Warn("nb: transaction still running when its context ended", "description", description, "err", err)
+		}
+		if res != nil && res.Reverted {
+			// Reverted (the Revert option): the scheduler intends
+			// what it did before, and so does the Mux; nothing of the
+			// transaction stays recorded.
+			if m.opts.store != nil && (len(undoPuts) > 0 || len(undoDeletes) > 0) {
+				if uerr := m.opts.store.Record(undoPuts, undoDeletes); uerr != nil {
+					m.logger.Error("nb: undoing the record of a reverted transaction", "err", uerr)
+				}
+			}
+			return res, nil
 		}
 	}
 	for k, e := range next {
