@@ -200,8 +200,10 @@ func run(ctx context.Context, cfg Config, logOut io.Writer) (err error) {
 	)
 	defer mux.Close()
 	var sources []nb.Source
+	var fileSource *nbfile.Source
 	if p := cfg.Sources.File.Path; p != "" {
-		sources = append(sources, nbfile.New(p, models, nbfile.WithLogger(logger)))
+		fileSource = nbfile.New(p, models, nbfile.WithLogger(logger))
+		sources = append(sources, fileSource)
 	}
 	if eps := cfg.Sources.Etcd.Endpoints; len(eps) > 0 {
 		client, err := clientv3.New(clientv3.Config{Endpoints: eps, DialTimeout: 5 * time.Second, Logger: nil})
@@ -234,7 +236,16 @@ func run(ctx context.Context, cfg Config, logOut io.Writer) (err error) {
 		if err != nil {
 			return err
 		}
+		var planFile func(context.Context, string, []byte) (*scheduler.Result, error)
+		if fileSource != nil {
+			// POST /plan?format=file: the file source's own apply,
+			// as a dry run.
+			planFile = func(ctx context.Context, name string, data []byte) (*scheduler.Result, error) {
+				return fileSource.Plan(ctx, mux, name, data)
+			}
+		}
 		h, err := httpapi.New(httpapi.Config{
+			PlanFile:   planFile,
 			Scheduler:  s,
 			Models:     models,
 			Owners:     mux,

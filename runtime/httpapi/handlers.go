@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -517,10 +518,28 @@ func (a *api) plan(w http.ResponseWriter, r *http.Request) error {
 	if len(body) > maxBody {
 		return badArg("body", "larger than %d bytes", maxBody)
 	}
+	if f == "file" && a.cfg.PlanFile != nil {
+		// A whole configuration file: the plan of what the file source
+		// would apply, were its file this one.
+		res, err := a.cfg.PlanFile(r.Context(), "body", body)
+		var pe *nbfile.ParseError
+		switch {
+		case errors.As(err, &pe):
+			return badArg("body", "%v", err)
+		case err != nil:
+			return &httpError{code: http.StatusServiceUnavailable, msg: fmt.Sprintf("plan: %v", err)}
+		}
+		out := map[string]any{"planned": []opJSON{}, "error": ""}
+		if res != nil {
+			out["planned"], out["error"] = opsJSON(res.Planned), errText(res.Err)
+		}
+		return writeJSON(w, http.StatusOK, out)
+	}
 	if f == "file" {
-		// A whole configuration file, as the file source reads it: the
-		// plan of what applying it would change (keys of the file that
-		// are set now are compared; nothing else is deleted).
+		// A whole configuration file, as the file source reads it, with
+		// no file source to plan it: the plan of setting its values
+		// (keys of the file that are set now are compared; nothing else
+		// is deleted).
 		changes, err := nbfile.Parse("body", body, a.cfg.Models)
 		if err != nil {
 			return badArg("body", "%v", err)

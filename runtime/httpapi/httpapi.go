@@ -42,6 +42,13 @@ type Config struct {
 	// Southbound reads a descriptor's values from the southbound; the
 	// southbound view of /dump is 501 without it.
 	Southbound func(ctx context.Context, descriptor string) ([]kv.Item[string, proto.Message, any], error)
+	// PlanFile plans what the file source would apply if its file held
+	// data (POST /plan?format=file): the same code as its apply, in a
+	// dry run (nbfile.Source.Plan over the nb.Mux), deletes of the keys
+	// data drops included; its parse errors are *nbfile.ParseError.
+	// Without it, format=file plans setting the file's values over the
+	// scheduler's intended state, and deletes nothing.
+	PlanFile func(ctx context.Context, name string, data []byte) (*scheduler.Result, error)
 	// Metrics serves /metrics (404 without it).
 	Metrics http.Handler
 	// Token, when set, is required as a bearer token on POSTs.
