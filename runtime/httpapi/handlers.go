@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/kvdescriptor/kvdescriptor/runtime/apilimits"
 	"github.com/kvdescriptor/kvdescriptor/runtime/graphviz"
 	"github.com/kvdescriptor/kvdescriptor/runtime/nb"
 	nbfile "github.com/kvdescriptor/kvdescriptor/runtime/nb/file"
@@ -500,7 +501,7 @@ func (a *api) resync(w http.ResponseWriter, r *http.Request) error {
 }
 
 // maxBody bounds what a POST may send.
-const maxBody = 16 << 20
+const maxBody = apilimits.MaxBody
 
 func (a *api) plan(w http.ResponseWriter, r *http.Request) error {
 	q, err := query(r, "format")
@@ -551,6 +552,9 @@ func (a *api) plan(w http.ResponseWriter, r *http.Request) error {
 		if txn.Len() == 0 {
 			return badArg("body", "the file holds no value")
 		}
+		if err := apilimits.Count("body", int64(len(changes)), apilimits.MaxCommitKeys); err != nil {
+			return limitErr(err)
+		}
 		return a.writePlan(w, r, txn)
 	}
 	var req struct {
@@ -568,6 +572,9 @@ func (a *api) plan(w http.ResponseWriter, r *http.Request) error {
 	if len(req.Set) == 0 && len(req.Delete) == 0 {
 		return badArg("body", "nothing to plan (set and delete are empty)")
 	}
+	if err := apilimits.Count("set, delete", int64(len(req.Set)+len(req.Delete)), apilimits.MaxCommitKeys); err != nil {
+		return limitErr(err)
+	}
 	txn := a.s.Txn(scheduler.DryRun(), scheduler.Description("plan preview (HTTP)"))
 	keys := make([]string, 0, len(req.Set))
 	for k := range req.Set {
@@ -575,15 +582,21 @@ func (a *api) plan(w http.ResponseWriter, r *http.Request) error {
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
+		if err := apilimits.Length("set", k, apilimits.MaxKeyLen); err != nil {
+			return limitErr(err)
+		}
 		v, err := nb.Decode(a.cfg.Models, k, req.Set[k], nb.JSON)
 		if err != nil {
 			return badArg("set."+k, "%v", err)
 		}
 		txn.Set(k, v)
 	}
-	for _, k := range req.Delete {
+	for i, k := range req.Delete {
 		if k == "" {
 			return badArg("delete", "an empty key")
+		}
+		if err := apilimits.Length(fmt.Sprintf("delete[%d]", i), k, apilimits.MaxKeyLen); err != nil {
+			return limitErr(err)
 		}
 		txn.Delete(k)
 	}

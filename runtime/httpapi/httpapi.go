@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/kvdescriptor/kvdescriptor/options/kvdescriptorv1"
+	"github.com/kvdescriptor/kvdescriptor/runtime/apilimits"
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 	"github.com/kvdescriptor/kvdescriptor/runtime/nb"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
@@ -189,6 +190,15 @@ func badArg(arg, format string, args ...any) error {
 	return &httpError{code: http.StatusBadRequest, arg: arg, msg: arg + ": " + fmt.Sprintf(format, args...)}
 }
 
+// limitErr is a 400 for a request beyond a bound of apilimits.
+func limitErr(err error) error {
+	var le *apilimits.Error
+	if errors.As(err, &le) {
+		return &httpError{code: http.StatusBadRequest, arg: le.Field, msg: le.Error()}
+	}
+	return err
+}
+
 func notFound(arg, format string, args ...any) error {
 	return &httpError{code: http.StatusNotFound, arg: arg, msg: fmt.Sprintf(format, args...)}
 }
@@ -235,6 +245,9 @@ func query(r *http.Request, known ...string) (map[string]string, error) {
 		}
 		if len(vals) > 1 {
 			return nil, badArg(name, "given %d times", len(vals))
+		}
+		if err := apilimits.Length(name, vals[0], apilimits.MaxKeyLen); err != nil {
+			return nil, limitErr(err)
 		}
 		out[name] = vals[0]
 	}

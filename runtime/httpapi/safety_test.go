@@ -3,10 +3,12 @@ package httpapi_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/kvdescriptor/kvdescriptor/runtime/apilimits"
 	"github.com/kvdescriptor/kvdescriptor/runtime/httpapi"
 	"github.com/kvdescriptor/kvdescriptor/runtime/nb"
 )
@@ -77,5 +79,64 @@ func TestReadyzShowsProblems(t *testing.T) {
 	srv, _ = setup(t, httpapi.Config{Ready: func() (bool, any) { return false, errors.New("the store cannot be read") }})
 	if code, body := do(t, "GET", srv.URL+"/readyz", "", ""); code != 503 || !strings.Contains(body, `"detail": "the store cannot be read"`) {
 		t.Errorf("/readyz with an error: %d %s", code, body)
+	}
+}
+
+// TestBounds: every query parameter beyond apilimits.MaxKeyLen, and a
+// /plan beyond apilimits.MaxCommitKeys values, is a 400 naming it.
+func TestBounds(t *testing.T) {
+	srv, _ := setup(t, httpapi.Config{})
+	long := strings.Repeat("x", apilimits.MaxKeyLen+1)
+	for _, c := range []struct{ method, path, arg string }{
+		{"GET", "/status?key=iface/" + long, "key"},
+		{"GET", "/status?prefix=" + long, "prefix"},
+		{"GET", "/status?descriptor=" + long, "descriptor"},
+		{"GET", "/history?since=" + long, "since"},
+		{"GET", "/history?until=" + long, "until"},
+		{"GET", "/history?seq=" + long, "seq"},
+		{"GET", "/timeline?key=" + long, "key"},
+		{"GET", "/timeline?key=iface/b&at=" + long, "at"},
+		{"GET", "/graph?time=" + long, "time"},
+		{"GET", "/dump?prefix=" + long, "prefix"},
+		{"GET", "/dump?descriptor=" + long, "descriptor"},
+		{"GET", "/stats?prefix=" + long, "prefix"},
+		{"GET", "/stats?flag=" + long, "flag"},
+		{"GET", "/ui/values?prefix=" + long, "prefix"},
+		{"GET", "/ui/value?key=" + long, "key"},
+		{"GET", "/ui/timeline?key=" + long, "key"},
+		{"POST", "/resync/downstream?retry=" + long, "retry"},
+		{"POST", "/plan?format=" + long, "format"},
+	} {
+		code, body := do(t, c.method, srv.URL+c.path, "", "")
+		named := `"argument":"` + c.arg + `"`
+		if strings.HasPrefix(c.path, "/ui/") {
+			// A page names it in its text.
+			named = c.arg + ": "
+		}
+		if code != 400 || !strings.Contains(body, named) || !strings.Contains(body, "the bound") {
+			t.Errorf("%s %s...: %d %.200s, want 400 naming %s", c.method, c.path[:min(len(c.path), 40)], code, body, c.arg)
+		}
+	}
+	code, body := do(t, "GET", srv.URL+"/ui/history?limit="+fmt.Sprint(apilimits.MaxHistoryPage+1), "", "")
+	if code != 400 || !strings.Contains(body, "limit") {
+		t.Errorf("/ui/history beyond its limit: %d %.200s", code, body)
+	}
+	var b strings.Builder
+	b.WriteString(`{"delete": [`)
+	for i := range apilimits.MaxCommitKeys + 1 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `"iface/%d"`, i)
+	}
+	b.WriteString("]}")
+	if code, body := do(t, "POST", srv.URL+"/plan", b.String(), ""); code != 400 || !strings.Contains(body, `"argument":"set, delete"`) {
+		t.Errorf("/plan beyond %d keys: %d %.200s", apilimits.MaxCommitKeys, code, body)
+	}
+	if code, body := do(t, "POST", srv.URL+"/plan", `{"delete": ["iface/`+long+`"]}`, ""); code != 400 || !strings.Contains(body, `"argument":"delete[0]"`) {
+		t.Errorf("/plan with a long key: %d %.200s", code, body)
+	}
+	if code, body := do(t, "POST", srv.URL+"/plan", `{"set": {"iface/`+long+`": "up"}}`, ""); code != 400 || !strings.Contains(body, `"argument":"set"`) {
+		t.Errorf("/plan with a long key: %d %.200s", code, body)
 	}
 }
