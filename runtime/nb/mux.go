@@ -224,8 +224,8 @@ func (m *Mux) ApplyWith(ctx context.Context, name string, u Update, opts ...sche
 // the source name would make of the merged state (the other sources'
 // values and priorities included), and changes nothing. It runs the code
 // that applies the update (ApplyWith, a sink's Apply), in a dry run: the
-// plan is what applying would do. Its result is nil
-// when the update would change nothing; before the startup resync it fails.
+// plan is what applying would do. Its result is nil when the update would
+// change nothing; before the startup resync it fails.
 func (m *Mux) Plan(ctx context.Context, name string, u Update, opts ...scheduler.TxnOption) (*scheduler.Result, error) {
 	if err := checkUpdate(u); err != nil {
 		return nil, err
