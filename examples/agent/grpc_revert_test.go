@@ -47,7 +47,7 @@ func TestAgentGRPCRevertedCommitStaysReverted(t *testing.T) {
 	}
 	a.stop()
 
-	a = startAgent(t, args...)
+	startAgent(t, args...)
 	c = grpcClient(t, filepath.Join(state, "grpc.sock"))
 	st, err := c.Status(ctx, &apiv1.StatusRequest{Owner: "grpc"})
 	if err != nil {
