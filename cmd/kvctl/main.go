@@ -53,6 +53,7 @@ import (
 	_ "github.com/kvdescriptor/kvdescriptor/generated/vpp/interfaces/v1"
 	_ "github.com/kvdescriptor/kvdescriptor/generated/vpp/l2/v1"
 	_ "github.com/kvdescriptor/kvdescriptor/generated/vpp/l3/v1"
+	"github.com/kvdescriptor/kvdescriptor/runtime/apilimits"
 	"github.com/kvdescriptor/kvdescriptor/runtime/grpcapi"
 	"github.com/kvdescriptor/kvdescriptor/runtime/nb/file"
 )
@@ -83,6 +84,24 @@ func failed(format string, args ...any) error {
 
 func usage(format string, args ...any) error {
 	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
+}
+
+// bounds refuses, as bad usage, a flag beyond the agent's bound
+// (runtime/apilimits): the agent would refuse the request.
+func bounds(errs ...error) error {
+	if err := apilimits.First(errs...); err != nil {
+		return usage("%v (the agent refuses more)", err)
+	}
+	return nil
+}
+
+// waitBound checks --timeout, which bounds the agent's wait of a command
+// with --wait.
+func (c *cli) waitBound(wait bool) error {
+	if !wait {
+		return nil
+	}
+	return apilimits.Duration("--timeout (with --wait)", c.timeout, apilimits.MaxWaitTimeout)
 }
 
 // rpcError classifies an error of an RPC.
@@ -249,7 +268,11 @@ func (c *cli) dial() (apiv1.AgentServiceClient, error) {
 		if err != nil {
 			return nil, usage("--token-file: %v", err)
 		}
-		opts = append(opts, grpc.WithPerRPCCredentials(grpcapi.TokenCredentials(strings.TrimSpace(string(b)), !useTLS)))
+		token := strings.TrimSpace(string(b))
+		if token == "" {
+			return nil, usage("--token-file %s: empty (or white space only): it must hold the token", c.tokenFile)
+		}
+		opts = append(opts, grpc.WithPerRPCCredentials(grpcapi.TokenCredentials(token, !useTLS)))
 	}
 	target := c.server
 	if strings.HasPrefix(target, "/") {
@@ -1021,6 +1044,13 @@ lacks are deleted.`,
 			if path == "" {
 				return usage("apply: -f FILE is required")
 			}
+			if err := bounds(
+				apilimits.Duration("--confirm-within", confirmWithin, apilimits.MaxConfirmWithin),
+				apilimits.Length("--description", description, apilimits.MaxDescriptionLen),
+				c.waitBound(wait),
+			); err != nil {
+				return err
+			}
 			data, err := os.ReadFile(path)
 			if err != nil {
 				return failed("%v", err)
@@ -1158,6 +1188,9 @@ func (c *cli) deleteCmd() *cobra.Command {
 		Short: "Delete values set over gRPC",
 		Args:  args(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
+			if err := bounds(apilimits.Count("keys", int64(len(a)), apilimits.MaxCommitKeys), c.waitBound(wait)); err != nil {
+				return err
+			}
 			if wait {
 				c.grace = 10 * time.Second
 			}
@@ -1239,6 +1272,9 @@ With -o json or yaml, the stream's messages are printed as they come, and
 the re-read follows a lost_updates message as status messages.`,
 		Args: args(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
+			if err := bounds(apilimits.Count("--buffer", int64(buffer), apilimits.MaxWatchBuffer)); err != nil {
+				return err
+			}
 			cl, err := c.dial()
 			if err != nil {
 				return err

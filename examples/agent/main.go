@@ -213,8 +213,10 @@ func run(ctx context.Context, cfg Config, logOut io.Writer) (err error) {
 	)
 	defer mux.Close()
 	var sources []nb.Source
+	var fileSource *nbfile.Source
 	if p := cfg.Sources.File.Path; p != "" {
-		sources = append(sources, nbfile.New(p, models, nbfile.WithLogger(logger), nbfile.WithMaxSize(cfg.Sources.File.MaxSize)))
+		fileSource = nbfile.New(p, models, nbfile.WithLogger(logger), nbfile.WithMaxSize(cfg.Sources.File.MaxSize))
+		sources = append(sources, fileSource)
 	}
 	if eps := cfg.Sources.Etcd.Endpoints; len(eps) > 0 {
 		client, err := clientv3.New(clientv3.Config{Endpoints: eps, DialTimeout: 5 * time.Second, Logger: nil})
@@ -243,15 +245,20 @@ func run(ctx context.Context, cfg Config, logOut io.Writer) (err error) {
 
 	// The HTTP API.
 	if cfg.HTTP.Address != "" {
-		token := ""
-		if f := cfg.HTTP.TokenFile; f != "" {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				return fmt.Errorf("token file: %w", err)
+		token, err := readToken("token file (-token-file)", cfg.HTTP.TokenFile)
+		if err != nil {
+			return err
+		}
+		var planFile func(context.Context, string, []byte) (*scheduler.Result, error)
+		if fileSource != nil {
+			// POST /plan?format=file: the file source's own apply,
+			// as a dry run.
+			planFile = func(ctx context.Context, name string, data []byte) (*scheduler.Result, error) {
+				return fileSource.Plan(ctx, mux, name, data)
 			}
-			token = strings.TrimSpace(string(b))
 		}
 		h, err := httpapi.New(httpapi.Config{
+			PlanFile:   planFile,
 			Scheduler:  s,
 			Models:     models,
 			Owners:     mux,
@@ -346,13 +353,11 @@ func serveGRPC(cfg Config, s *scheduler.Scheduler, mux *nb.Mux, models nb.Models
 		StateFile: filepath.Join(cfg.StateDir, "grpc.json"),
 		Logger:    logger,
 	}
-	if f := cfg.GRPC.TokenFile; f != "" {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return nil, fmt.Errorf("grpc token file: %w", err)
-		}
-		gcfg.Token = strings.TrimSpace(string(b))
+	token, err := readToken("grpc token file (-grpc-token-file)", cfg.GRPC.TokenFile)
+	if err != nil {
+		return nil, err
 	}
+	gcfg.Token = token
 	if cfg.GRPC.CertFile != "" {
 		cert, err := tls.LoadX509KeyPair(cfg.GRPC.CertFile, cfg.GRPC.KeyFile)
 		if err != nil {
@@ -376,6 +381,24 @@ func serveGRPC(cfg Config, s *scheduler.Scheduler, mux *nb.Mux, models nb.Models
 	go func() { _ = srv.Serve(ln) }()
 	logger.Info("gRPC API", "address", addr)
 	return srv.Close, nil
+}
+
+// readToken reads the bearer token of a token file ("" when none is
+// named). A file that holds nothing but white space is refused: its token
+// would be "", which checks nothing.
+func readToken(what, file string) (string, error) {
+	if file == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", what, err)
+	}
+	token := strings.TrimSpace(string(b))
+	if token == "" {
+		return "", fmt.Errorf("%s: %s is empty (or white space only): it must hold the token", what, file)
+	}
+	return token, nil
 }
 
 // openNetns opens a network namespace by name (under /var/run/netns) or

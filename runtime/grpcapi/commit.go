@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	apiv1 "github.com/kvdescriptor/kvdescriptor/generated/kvdescriptor/api/v1"
+	"github.com/kvdescriptor/kvdescriptor/runtime/apilimits"
 	"github.com/kvdescriptor/kvdescriptor/runtime/nb"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
 )
@@ -69,6 +70,9 @@ func (srv *Server) start() error {
 
 // Commit applies, or plans, a transaction of the gRPC source.
 func (srv *Server) Commit(ctx context.Context, req *apiv1.CommitRequest) (*apiv1.CommitResponse, error) {
+	if err := checkCommit(req); err != nil {
+		return nil, err
+	}
 	changes, err := srv.changes(req)
 	if err != nil {
 		return nil, err
@@ -152,7 +156,7 @@ func (srv *Server) Commit(ctx context.Context, req *apiv1.CommitRequest) (*apiv1
 	var deadline time.Time
 	if res != nil && res.Seq > 0 {
 		srv.st.record(res.Seq, srv.cfg.StatesKept)
-		if within > 0 {
+		if within > 0 && !res.Reverted {
 			// The deadline counts from the end of the transaction.
 			deadline = time.Now().Add(within)
 			srv.st.pending = &pendingCommit{seq: res.Seq, deadline: deadline, previous: previous}
@@ -351,6 +355,9 @@ func (srv *Server) RollbackTo(ctx context.Context, req *apiv1.RollbackToRequest)
 	seq := req.GetSeq()
 	if seq == 0 {
 		return nil, status.Error(codes.InvalidArgument, "seq: required")
+	}
+	if err := bounded(apilimits.Length("description", req.GetDescription(), apilimits.MaxDescriptionLen)); err != nil {
+		return nil, err
 	}
 	if h := srv.s.History(); len(h) == 0 || h[len(h)-1].Seq < seq {
 		return nil, status.Errorf(codes.NotFound, "seq: transaction %d has not run", seq)

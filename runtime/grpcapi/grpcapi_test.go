@@ -398,6 +398,7 @@ func TestBadRequests(t *testing.T) {
 		}(), codes.NotFound, "descriptor:"},
 		{"history seq", func() error { _, err := e.client.History(ctx, &apiv1.HistoryRequest{Seq: 999}); return err }(), codes.NotFound, "seq:"},
 		{"timeline key", func() error { _, err := e.client.Timeline(ctx, &apiv1.TimelineRequest{}); return err }(), codes.InvalidArgument, "key: empty"},
+		{"timeline unknown key", func() error { _, err := e.client.Timeline(ctx, &apiv1.TimelineRequest{Key: "no/such"}); return err }(), codes.NotFound, `key: "no/such" has no value`},
 		{"graph seq", func() error { _, err := e.client.Graph(ctx, &apiv1.GraphRequest{Seq: 999}); return err }(), codes.NotFound, "seq:"},
 	} {
 		if status.Code(c.err) != c.code || !strings.Contains(status.Convert(c.err).Message(), c.msg) {

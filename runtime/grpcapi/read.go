@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	apiv1 "github.com/kvdescriptor/kvdescriptor/generated/kvdescriptor/api/v1"
+	"github.com/kvdescriptor/kvdescriptor/runtime/apilimits"
 	"github.com/kvdescriptor/kvdescriptor/runtime/graphviz"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
 )
@@ -75,6 +76,9 @@ func (srv *Server) statusOf(st scheduler.Status) *apiv1.ValueStatus {
 
 // Status returns the statuses selected by key, prefix, descriptor or owner.
 func (srv *Server) Status(_ context.Context, req *apiv1.StatusRequest) (*apiv1.StatusResponse, error) {
+	if err := bounded(keyLen("key", req.GetKey()), keyLen("prefix", req.GetPrefix()), keyLen("descriptor", req.GetDescriptor_()), keyLen("owner", req.GetOwner())); err != nil {
+		return nil, err
+	}
 	n := 0
 	for _, s := range []string{req.GetKey(), req.GetPrefix(), req.GetDescriptor_(), req.GetOwner()} {
 		if s != "" {
@@ -113,6 +117,9 @@ func (srv *Server) Status(_ context.Context, req *apiv1.StatusRequest) (*apiv1.S
 
 // Dump returns the values of one view, those under a prefix when asked.
 func (srv *Server) Dump(ctx context.Context, req *apiv1.DumpRequest) (*apiv1.DumpResponse, error) {
+	if err := bounded(keyLen("descriptor", req.GetDescriptor_()), keyLen("prefix", req.GetPrefix())); err != nil {
+		return nil, err
+	}
 	switch req.GetView() {
 	case apiv1.View_VIEW_INTENDED, apiv1.View_VIEW_SCHEDULER, apiv1.View_VIEW_SOUTHBOUND:
 	default:
@@ -230,8 +237,17 @@ func (srv *Server) Timeline(_ context.Context, req *apiv1.TimelineRequest) (*api
 	if req.GetKey() == "" {
 		return nil, status.Error(codes.InvalidArgument, "key: empty")
 	}
+	if err := bounded(keyLen("key", req.GetKey())); err != nil {
+		return nil, err
+	}
 	out := &apiv1.TimelineResponse{}
-	for _, e := range srv.s.Timeline(req.GetKey()) {
+	entries := srv.s.Timeline(req.GetKey())
+	if len(entries) == 0 && srv.s.Status(req.GetKey()).State == scheduler.NONEXISTENT {
+		if _, ok := srv.s.DescriptorForKey(req.GetKey()); !ok {
+			return nil, status.Errorf(codes.NotFound, "key: %q has no value, and no descriptor handles it", req.GetKey())
+		}
+	}
+	for _, e := range entries {
 		out.Entries = append(out.Entries, &apiv1.TimelineEntry{
 			Seq: e.Seq, Time: timestamppb.New(e.Time), Op: e.Op.String(), State: e.State.String(),
 			Flags: flagsOf(e.Flags), Value: anyOf(e.Value), Error: errText(e.Err),
@@ -311,6 +327,9 @@ func (srv *Server) Watch(req *apiv1.WatchRequest, stream apiv1.AgentService_Watc
 	buf := int(req.GetBuffer())
 	if buf < 0 {
 		return status.Error(codes.InvalidArgument, "buffer: must be zero or more")
+	}
+	if err := bounded(apilimits.Count("buffer", int64(buf), apilimits.MaxWatchBuffer), keyLen("prefix", req.GetPrefix())); err != nil {
+		return err
 	}
 	if buf == 0 {
 		buf = DefaultWatchBuffer

@@ -30,8 +30,9 @@
 //	                                      a downstream resync; verbose returns the operations
 //	POST /plan[?format=file]              body {"set": {KEY: VALUE, ...}, "delete": [KEY, ...]}, or
 //	                                      with format=file a configuration file (YAML or JSON, as the
-//	                                      file source reads it): the plan the scheduler would execute;
-//	                                      nothing executed
+//	                                      file source reads it): the plan the scheduler would execute
+//	                                      (with Config.PlanFile, a dry run of the file source's apply
+//	                                      of that file, deletes included); nothing executed
 //	GET  /ui/                             the operator page (HTML; see ui.go); GET / redirects a
 //	                                      browser (Accept: text/html) there
 //

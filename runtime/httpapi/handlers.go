@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/kvdescriptor/kvdescriptor/runtime/apilimits"
 	"github.com/kvdescriptor/kvdescriptor/runtime/graphviz"
 	"github.com/kvdescriptor/kvdescriptor/runtime/nb"
 	nbfile "github.com/kvdescriptor/kvdescriptor/runtime/nb/file"
@@ -84,13 +86,10 @@ func (a *api) status(w http.ResponseWriter, r *http.Request) error {
 	}
 	switch {
 	case q["key"] != "":
-		st := a.s.Status(q["key"])
-		if st.State == scheduler.NONEXISTENT && st.Descriptor == "" {
-			if _, ok := a.s.DescriptorForKey(q["key"]); !ok {
-				return notFound("key", "key %q: no value, and no descriptor handles it", q["key"])
-			}
+		if a.unknownKey(q["key"]) {
+			return notFound("key", "key %q: no value, and no descriptor handles it", q["key"])
 		}
-		sts = []scheduler.Status{st}
+		sts = []scheduler.Status{a.s.Status(q["key"])}
 	case q["descriptor"] != "":
 		if _, ok := a.s.Descriptor(q["descriptor"]); !ok {
 			return notFound("descriptor", "no descriptor %q (GET /models lists them)", q["descriptor"])
@@ -130,6 +129,17 @@ func (a *api) status(w http.ResponseWriter, r *http.Request) error {
 		return writeJSON(w, http.StatusOK, out[0])
 	}
 	return writeJSON(w, http.StatusOK, out)
+}
+
+// unknownKey reports whether key has no value and no descriptor handles
+// it: /status and /timeline answer 404 naming it.
+func (a *api) unknownKey(key string) bool {
+	st := a.s.Status(key)
+	if st.State != scheduler.NONEXISTENT || st.Descriptor != "" {
+		return false
+	}
+	_, ok := a.s.DescriptorForKey(key)
+	return !ok
 }
 
 // opJSON is an operation as the API writes it.
@@ -283,6 +293,9 @@ func (a *api) timeline(w http.ResponseWriter, r *http.Request) error {
 		return badArg("key", "required")
 	}
 	entries := a.s.Timeline(key)
+	if len(entries) == 0 && a.unknownKey(key) {
+		return notFound("key", "key %q: no value, and no descriptor handles it", key)
+	}
 	if s, ok := q["at"]; ok {
 		// The value's changes up to a time: the last is its state then.
 		at, err := parseTime("at", s, time.Now())
@@ -488,7 +501,7 @@ func (a *api) resync(w http.ResponseWriter, r *http.Request) error {
 }
 
 // maxBody bounds what a POST may send.
-const maxBody = 16 << 20
+const maxBody = apilimits.MaxBody
 
 func (a *api) plan(w http.ResponseWriter, r *http.Request) error {
 	q, err := query(r, "format")
@@ -506,10 +519,28 @@ func (a *api) plan(w http.ResponseWriter, r *http.Request) error {
 	if len(body) > maxBody {
 		return badArg("body", "larger than %d bytes", maxBody)
 	}
+	if f == "file" && a.cfg.PlanFile != nil {
+		// A whole configuration file: the plan of what the file source
+		// would apply, were its file this one.
+		res, err := a.cfg.PlanFile(r.Context(), "body", body)
+		var pe *nbfile.ParseError
+		switch {
+		case errors.As(err, &pe):
+			return badArg("body", "%v", err)
+		case err != nil:
+			return &httpError{code: http.StatusServiceUnavailable, msg: fmt.Sprintf("plan: %v", err)}
+		}
+		out := map[string]any{"planned": []opJSON{}, "error": ""}
+		if res != nil {
+			out["planned"], out["error"] = opsJSON(res.Planned), errText(res.Err)
+		}
+		return writeJSON(w, http.StatusOK, out)
+	}
 	if f == "file" {
-		// A whole configuration file, as the file source reads it: the
-		// plan of what applying it would change (keys of the file that
-		// are set now are compared; nothing else is deleted).
+		// A whole configuration file, as the file source reads it, with
+		// no file source to plan it: the plan of setting its values
+		// (keys of the file that are set now are compared; nothing else
+		// is deleted).
 		changes, err := nbfile.Parse("body", body, a.cfg.Models)
 		if err != nil {
 			return badArg("body", "%v", err)
@@ -520,6 +551,9 @@ func (a *api) plan(w http.ResponseWriter, r *http.Request) error {
 		}
 		if txn.Len() == 0 {
 			return badArg("body", "the file holds no value")
+		}
+		if err := apilimits.Count("body", int64(len(changes)), apilimits.MaxCommitKeys); err != nil {
+			return limitErr(err)
 		}
 		return a.writePlan(w, r, txn)
 	}
@@ -532,8 +566,14 @@ func (a *api) plan(w http.ResponseWriter, r *http.Request) error {
 	if err := dec.Decode(&req); err != nil {
 		return badArg("body", "not {\"set\": {KEY: VALUE}, \"delete\": [KEY]}: %v", err)
 	}
+	if err := onlyOne(dec); err != nil {
+		return err
+	}
 	if len(req.Set) == 0 && len(req.Delete) == 0 {
 		return badArg("body", "nothing to plan (set and delete are empty)")
+	}
+	if err := apilimits.Count("set, delete", int64(len(req.Set)+len(req.Delete)), apilimits.MaxCommitKeys); err != nil {
+		return limitErr(err)
 	}
 	txn := a.s.Txn(scheduler.DryRun(), scheduler.Description("plan preview (HTTP)"))
 	keys := make([]string, 0, len(req.Set))
@@ -542,19 +582,40 @@ func (a *api) plan(w http.ResponseWriter, r *http.Request) error {
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
+		if err := apilimits.Length("set", k, apilimits.MaxKeyLen); err != nil {
+			return limitErr(err)
+		}
 		v, err := nb.Decode(a.cfg.Models, k, req.Set[k], nb.JSON)
 		if err != nil {
 			return badArg("set."+k, "%v", err)
 		}
 		txn.Set(k, v)
 	}
-	for _, k := range req.Delete {
+	for i, k := range req.Delete {
 		if k == "" {
 			return badArg("delete", "an empty key")
+		}
+		if err := apilimits.Length(fmt.Sprintf("delete[%d]", i), k, apilimits.MaxKeyLen); err != nil {
+			return limitErr(err)
 		}
 		txn.Delete(k)
 	}
 	return a.writePlan(w, r, txn)
+}
+
+// onlyOne refuses what follows the JSON value dec has read: a second
+// value, or anything but white space.
+func onlyOne(dec *json.Decoder) error {
+	off := dec.InputOffset()
+	var extra json.RawMessage
+	switch err := dec.Decode(&extra); {
+	case err == io.EOF:
+		return nil
+	case err == nil:
+		return badArg("body", "a second JSON value at byte %d: the body is one object", off)
+	default:
+		return badArg("body", "after the JSON object, at byte %d: %v", off, err)
+	}
 }
 
 func (a *api) writePlan(w http.ResponseWriter, r *http.Request, txn *scheduler.Txn) error {

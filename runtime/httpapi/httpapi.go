@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/kvdescriptor/kvdescriptor/options/kvdescriptorv1"
+	"github.com/kvdescriptor/kvdescriptor/runtime/apilimits"
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 	"github.com/kvdescriptor/kvdescriptor/runtime/nb"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
@@ -42,6 +43,13 @@ type Config struct {
 	// Southbound reads a descriptor's values from the southbound; the
 	// southbound view of /dump is 501 without it.
 	Southbound func(ctx context.Context, descriptor string) ([]kv.Item[string, proto.Message, any], error)
+	// PlanFile plans what the file source would apply if its file held
+	// data (POST /plan?format=file): the same code as its apply, in a
+	// dry run (nbfile.Source.Plan over the nb.Mux), deletes of the keys
+	// data drops included; its parse errors are *nbfile.ParseError.
+	// Without it, format=file plans setting the file's values over the
+	// scheduler's intended state, and deletes nothing.
+	PlanFile func(ctx context.Context, name string, data []byte) (*scheduler.Result, error)
 	// Metrics serves /metrics (404 without it).
 	Metrics http.Handler
 	// Token, when set, is required as a bearer token on POSTs.
@@ -182,6 +190,15 @@ func badArg(arg, format string, args ...any) error {
 	return &httpError{code: http.StatusBadRequest, arg: arg, msg: arg + ": " + fmt.Sprintf(format, args...)}
 }
 
+// limitErr is a 400 for a request beyond a bound of apilimits.
+func limitErr(err error) error {
+	var le *apilimits.Error
+	if errors.As(err, &le) {
+		return &httpError{code: http.StatusBadRequest, arg: le.Field, msg: le.Error()}
+	}
+	return err
+}
+
 func notFound(arg, format string, args ...any) error {
 	return &httpError{code: http.StatusNotFound, arg: arg, msg: fmt.Sprintf(format, args...)}
 }
@@ -228,6 +245,9 @@ func query(r *http.Request, known ...string) (map[string]string, error) {
 		}
 		if len(vals) > 1 {
 			return nil, badArg(name, "given %d times", len(vals))
+		}
+		if err := apilimits.Length(name, vals[0], apilimits.MaxKeyLen); err != nil {
+			return nil, limitErr(err)
 		}
 		out[name] = vals[0]
 	}
@@ -309,7 +329,31 @@ func (a *api) readyz(w http.ResponseWriter, _ *http.Request) error {
 	if !ready {
 		code = http.StatusServiceUnavailable
 	}
-	return writeJSON(w, code, map[string]any{"ready": ready, "detail": detail})
+	return writeJSON(w, code, map[string]any{"ready": ready, "detail": readyDetail(detail)})
+}
+
+// readyDetail is the detail of readiness as /readyz writes it: errors,
+// which encoding/json writes as {}, become their messages (a source's
+// problem, nb.SourceState.Problem, included).
+func readyDetail(detail any) any {
+	type sourceJSON struct {
+		Name       string
+		Loaded     bool
+		Keys       int
+		Problem    string `json:",omitempty"`
+		LastUpdate time.Time
+	}
+	switch d := detail.(type) {
+	case error:
+		return d.Error()
+	case []nb.SourceState:
+		out := make([]sourceJSON, len(d))
+		for i, st := range d {
+			out[i] = sourceJSON{Name: st.Name, Loaded: st.Loaded, Keys: st.Keys, Problem: errText(st.Problem), LastUpdate: st.LastUpdate}
+		}
+		return out
+	}
+	return detail
 }
 
 // fieldNames lists a message's fields with their kinds, nested messages

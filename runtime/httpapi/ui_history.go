@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/kvdescriptor/kvdescriptor/runtime/apilimits"
 	"github.com/kvdescriptor/kvdescriptor/runtime/graphviz"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
 )
@@ -101,7 +102,7 @@ type historyData struct {
 // The history page's default and largest number of transactions.
 const (
 	historyLimit    = 20
-	maxHistoryLimit = 500
+	maxHistoryLimit = apilimits.MaxHistoryPage
 	// historyOps bounds the operations listed per transaction.
 	historyOps = 50
 )

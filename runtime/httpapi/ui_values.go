@@ -113,7 +113,7 @@ func (u *ui) overview(r *http.Request) (string, any, error) {
 		d.Ready, detail = u.a.cfg.Ready()
 		if detail != nil {
 			// As /readyz writes it.
-			if b, err := json.MarshalIndent(detail, "", "  "); err == nil {
+			if b, err := json.MarshalIndent(readyDetail(detail), "", "  "); err == nil {
 				d.Detail = string(b)
 			} else {
 				d.Detail = fmt.Sprint(detail)

@@ -212,15 +212,20 @@ func (k sink) Problem(err error) { k.m.problem(k.name, err) }
 // transactions passes its client's options), and returns the transaction's
 // result: nil when the update changed nothing in the merged state (a key
 // another source overrides, say) or was only recorded (before the startup
-// resync). The source becomes known, as with Sink.
+// resync). A transaction the scheduler reverted (Revert, and a failure)
+// leaves the source's values as they were before the update: what it
+// intends, and what the store records. The source becomes known, as with
+// Sink.
 func (m *Mux) ApplyWith(ctx context.Context, name string, u Update, opts ...scheduler.TxnOption) (*scheduler.Result, error) {
 	return m.apply(ctx, name, u, opts...)
 }
 
 // Plan plans, as a scheduler dry run, the transaction that the update of
 // the source name would make of the merged state (the other sources'
-// values and priorities included), and changes nothing. Its result is nil
-// when the update would change nothing; before the startup resync it fails.
+// values and priorities included), and changes nothing. It runs the code
+// that applies the update (ApplyWith, a sink's Apply), in a dry run: the
+// plan is what applying would do. Its result is nil when the update would
+// change nothing; before the startup resync it fails.
 func (m *Mux) Plan(ctx context.Context, name string, u Update, opts ...scheduler.TxnOption) (*scheduler.Result, error) {
 	if err := checkUpdate(u); err != nil {
 		return nil, err
@@ -237,23 +242,8 @@ func (m *Mux) Plan(ctx context.Context, name string, u Update, opts ...scheduler
 	if src, ok := m.sources[name]; ok {
 		prev = src.desired
 	}
-	next := nextDesired(prev, u)
-	keys := updateKeys(prev, u)
-	txn := m.s.Txn(opts...).With(scheduler.DryRun(), scheduler.Description("plan of "+describe(name, u)))
-	for _, k := range keys {
-		old, had := m.applied[k]
-		e, ok := m.winnerWith(k, name, next)
-		switch {
-		case !ok && had:
-			txn.Delete(k)
-		case ok && (!had || !proto.Equal(old.value, e.value)):
-			txn.Set(k, e.value)
-		}
-	}
-	if txn.Len() == 0 {
-		return nil, nil
-	}
-	return txn.Commit(ctx)
+	// The very commit an apply of the update makes, as a dry run.
+	return m.commit(ctx, updateKeys(prev, u), "plan of "+describe(name, u), what{name: name, desired: nextDesired(prev, u), dryRun: true}, opts...)
 }
 
 // Desired returns a copy of what the source name intends (nil for a source
@@ -492,10 +482,15 @@ func (m *Mux) apply(ctx context.Context, name string, u Update, opts ...schedule
 		m.set(func() { src.problem = nil })
 		return nil, nil
 	}
-	res, err := m.commit(ctx, updateKeys(prev, u), describe(name, u), opts...)
+	res, err := m.commit(ctx, updateKeys(prev, u), describe(name, u), what{}, opts...)
 	if err != nil {
 		undo(err)
 		return nil, err
+	}
+	if res != nil && res.Reverted {
+		// The source intends what it did before the update.
+		m.set(func() { src.desired, src.loaded = prev, prevLoaded })
+		return res, nil
 	}
 	m.set(func() { src.problem = nil })
 	return res, nil
@@ -519,12 +514,25 @@ func describe(name string, u Update) string {
 	return d
 }
 
+// what is what a commit is of: the merged state as it is (the zero
+// what), or, for a plan, with the source name intending desired instead,
+// as a dry run that changes nothing.
+type what struct {
+	name    string
+	desired map[string]proto.Message
+	dryRun  bool
+}
+
 // commit sends the difference of the merged state on keys to the scheduler
 // as one transaction, recording it in the store around it; m.mu held. Its
 // error says that nothing was applied (m.applied and the store are as
-// before).
-func (m *Mux) commit(ctx context.Context, keys []string, description string, opts ...scheduler.TxnOption) (*scheduler.Result, error) {
+// before). A dry run (w.dryRun) returns the plan of the same transaction
+// and records nothing.
+func (m *Mux) commit(ctx context.Context, keys []string, description string, w what, opts ...scheduler.TxnOption) (*scheduler.Result, error) {
 	txn := m.s.Txn(opts...).With(scheduler.Description(description))
+	if w.dryRun {
+		txn.With(scheduler.DryRun())
+	}
 	next := map[string]entry{}
 	var puts []Applied
 	var deletes []string
@@ -532,8 +540,10 @@ func (m *Mux) commit(ctx context.Context, keys []string, description string, opt
 	var undoDeletes []string
 	for _, k := range keys {
 		old, had := m.applied[k]
-		e, ok := m.winner(k)
-		m.reportConflict(k)
+		e, ok := m.winnerWith(k, w.name, w.desired)
+		if !w.dryRun {
+			m.reportConflict(k)
+		}
 		switch {
 		case !ok && had:
 			txn.Delete(k)
@@ -553,6 +563,13 @@ func (m *Mux) commit(ctx context.Context, keys []string, description string, opt
 	}
 	if len(puts) == 0 && len(deletes) == 0 {
 		return nil, nil
+	}
+	if w.dryRun {
+		if txn.Len() == 0 {
+			// Only owners change: no transaction.
+			return nil, nil
+		}
+		return txn.Commit(ctx)
 	}
 	if m.opts.store != nil && len(puts) > 0 {
 		if err := m.opts.store.Record(puts, nil); err != nil {
@@ -575,6 +592,17 @@ func (m *Mux) commit(ctx context.Context, keys []string, description string, opt
 		}
 		if err != nil && !errors.As(err, &te) {
 			m.logger.Warn("nb: transaction still running when its context ended", "description", description, "err", err)
+		}
+		if res != nil && res.Reverted {
+			// Reverted (the Revert option): the scheduler intends
+			// what it did before, and so does the Mux; nothing of the
+			// transaction stays recorded.
+			if m.opts.store != nil && (len(undoPuts) > 0 || len(undoDeletes) > 0) {
+				if uerr := m.opts.store.Record(undoPuts, undoDeletes); uerr != nil {
+					m.logger.Error("nb: undoing the record of a reverted transaction", "err", uerr)
+				}
+			}
+			return res, nil
 		}
 	}
 	for k, e := range next {

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/nb"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
 )
 
 // DefaultDebounce is how long the source waits after the last event on the
@@ -206,21 +207,11 @@ func (r *run) reload(ctx context.Context) {
 		return
 	}
 	r.last, r.settled = data, false
-	changes, err := Parse(s.path, data, s.models)
+	u, next, err := s.update(s.path, data, r.good, r.loaded)
 	if err != nil {
 		r.settled = true
 		r.report(err)
 		return
-	}
-	u := nb.Update{Description: "file " + s.path}
-	next := make(map[string]proto.Message, len(changes))
-	for _, c := range changes {
-		next[c.Key] = c.Value
-	}
-	if !r.loaded {
-		u.Resync, u.Changes = true, changes
-	} else {
-		u.Changes = diff(r.good, changes, next)
 	}
 	if r.loaded && len(u.Changes) == 0 {
 		r.settled = true
@@ -239,6 +230,53 @@ func (r *run) reload(ctx context.Context) {
 	s.logger.Info("file source: applied", "file", s.path, "resync", u.Resync, "changes", len(u.Changes))
 	r.loaded, r.good, r.settled = true, next, true
 	r.clear()
+}
+
+// update returns the update that the file's contents data make of the
+// configuration good (loaded: applied already, else the update is the
+// initial resync), and the configuration they hold; name names the file
+// in the errors.
+func (s *Source) update(name string, data []byte, good map[string]proto.Message, loaded bool) (nb.Update, map[string]proto.Message, error) {
+	changes, err := Parse(name, data, s.models)
+	if err != nil {
+		return nb.Update{}, nil, err
+	}
+	u := nb.Update{Description: "file " + s.path}
+	next := make(map[string]proto.Message, len(changes))
+	for _, c := range changes {
+		next[c.Key] = c.Value
+	}
+	if !loaded {
+		u.Resync, u.Changes = true, changes
+	} else {
+		u.Changes = diff(good, changes, next)
+	}
+	return u, next, nil
+}
+
+// Planner plans a source's update without applying it: an *nb.Mux.
+type Planner interface {
+	// Desired returns what the source intends now (nil: not known).
+	Desired(name string) map[string]proto.Message
+	// Plan plans the source's update as applying it would run it.
+	Plan(ctx context.Context, name string, u nb.Update, opts ...scheduler.TxnOption) (*scheduler.Result, error)
+}
+
+// Plan returns the plan of what the source would apply if its file held
+// data (name names it in the errors, all *ParseError): the update the
+// source would send, from what it intends in p, planned by p as applying
+// it runs (a dry run: nothing changes). The result is nil when nothing
+// would change.
+func (s *Source) Plan(ctx context.Context, p Planner, name string, data []byte) (*scheduler.Result, error) {
+	good := p.Desired(s.name)
+	u, _, err := s.update(name, data, good, good != nil)
+	if err != nil {
+		return nil, err
+	}
+	if good != nil && len(u.Changes) == 0 {
+		return nil, nil
+	}
+	return p.Plan(ctx, s.name, u)
 }
 
 // diff returns the changes from old to the new configuration (changes, in

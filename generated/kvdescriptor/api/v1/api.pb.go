@@ -287,7 +287,9 @@ func (*Value_Any) isValue_Value() {}
 
 func (*Value_Json) isValue_Value() {}
 
-// RetryPolicy mirrors scheduler.RetryPolicy.
+// RetryPolicy mirrors scheduler.RetryPolicy. period and max_period are at
+// most 1 h, max_attempts at most 1000 (runtime/apilimits; beyond:
+// INVALID_ARGUMENT).
 type RetryPolicy struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Period        *durationpb.Duration   `protobuf:"bytes,1,opt,name=period,proto3" json:"period,omitempty"`
@@ -356,6 +358,9 @@ func (x *RetryPolicy) GetMaxPeriod() *durationpb.Duration {
 	return nil
 }
 
+// CommitRequest: values and deletes together are at most 100000, each key
+// at most 1024 bytes, the description at most 4096 bytes
+// (runtime/apilimits; beyond: INVALID_ARGUMENT naming the field).
 type CommitRequest struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
 	Values      []*Value               `protobuf:"bytes,1,rep,name=values,proto3" json:"values,omitempty"`
@@ -366,12 +371,13 @@ type CommitRequest struct {
 	// plan_only plans over the merged state and changes nothing.
 	PlanOnly bool `protobuf:"varint,6,opt,name=plan_only,json=planOnly,proto3" json:"plan_only,omitempty"`
 	// wait waits for the touched values to settle, at most wait_timeout
-	// (default 30 s).
+	// (default 30 s; at most 10 min).
 	Wait        bool                 `protobuf:"varint,7,opt,name=wait,proto3" json:"wait,omitempty"`
 	WaitTimeout *durationpb.Duration `protobuf:"bytes,8,opt,name=wait_timeout,json=waitTimeout,proto3" json:"wait_timeout,omitempty"`
 	Resync      ResyncKind           `protobuf:"varint,9,opt,name=resync,proto3,enum=kvdescriptor.api.v1.ResyncKind" json:"resync,omitempty"`
 	// confirm_within makes the commit a confirmed commit: rolled back
-	// unless confirmed within that time (any positive duration). A
+	// unless confirmed within that time (a positive duration, at most
+	// 24 h). A
 	// confirmed commit must make a transaction, the one Confirm and Cancel
 	// name: one that changes nothing in the merged state (its values are
 	// already intended, or another source's values win) is refused with
@@ -2205,7 +2211,8 @@ func (x *GraphResponse) GetData() []byte {
 type WatchRequest struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Prefix string                 `protobuf:"bytes,1,opt,name=prefix,proto3" json:"prefix,omitempty"`
-	// buffer bounds the updates held for a slow client (0: 256).
+	// buffer bounds the updates held for a slow client (0: 256; at most
+	// 65536).
 	Buffer        int32 `protobuf:"varint,2,opt,name=buffer,proto3" json:"buffer,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
