@@ -336,22 +336,9 @@ func (a *api) readyz(w http.ResponseWriter, _ *http.Request) error {
 // which encoding/json writes as {}, become their messages (a source's
 // problem, nb.SourceState.Problem, included).
 func readyDetail(detail any) any {
-	type sourceJSON struct {
-		Name       string
-		Loaded     bool
-		Keys       int
-		Problem    string `json:",omitempty"`
-		LastUpdate time.Time
-	}
-	switch d := detail.(type) {
-	case error:
-		return d.Error()
-	case []nb.SourceState:
-		out := make([]sourceJSON, len(d))
-		for i, st := range d {
-			out[i] = sourceJSON{Name: st.Name, Loaded: st.Loaded, Keys: st.Keys, Problem: errText(st.Problem), LastUpdate: st.LastUpdate}
-		}
-		return out
+	// nb.SourceState writes its problem as text itself (MarshalJSON).
+	if err, ok := detail.(error); ok {
+		return err.Error()
 	}
 	return detail
 }
