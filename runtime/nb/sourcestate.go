@@ -17,7 +17,7 @@ func (s SourceState) MarshalJSON() ([]byte, error) {
 		Name       string
 		Loaded     bool
 		Keys       int
-		Problem    *string
+		Problem    *string `json:",omitempty"`
 		LastUpdate time.Time
 	}{s.Name, s.Loaded, s.Keys, problem, s.LastUpdate})
 }

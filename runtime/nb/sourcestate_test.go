@@ -22,7 +22,7 @@ func TestSourceStateJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`"Problem":"config.yaml:3: did not find expected key"`, `"Name":"etcd","Loaded":false,"Keys":0,"Problem":null`} {
+	for _, want := range []string{`"Problem":"config.yaml:3: did not find expected key"`, `"Name":"etcd","Loaded":false,"Keys":0,"LastUpdate"`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("%s\ndoes not contain %s", b, want)
 		}
