@@ -122,8 +122,10 @@ type Mux struct {
 	sources map[string]*source
 	// applied is the merged state sent to the scheduler: key -> winner.
 	applied map[string]entry
-	// started is set once the startup resync has run.
-	started bool
+	// started is set once the startup resync has run; startedCh is
+	// closed then.
+	started   bool
+	startedCh chan struct{}
 	// waitAll is set when the startup must wait for every source (the
 	// store could not be read, so stand-ins are unknown).
 	waitAll bool
@@ -152,7 +154,7 @@ func NewMux(s *scheduler.Scheduler, opts ...MuxOption) *Mux {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	m := &Mux{s: s, opts: o, logger: o.logger, sources: map[string]*source{}, applied: map[string]entry{}}
+	m := &Mux{s: s, opts: o, logger: o.logger, sources: map[string]*source{}, applied: map[string]entry{}, startedCh: make(chan struct{})}
 	if m.logger == nil {
 		m.logger = slog.Default()
 	}
@@ -318,6 +320,13 @@ func (m *Mux) Ready() bool {
 	defer m.rmu.RUnlock()
 	return m.started && m.allLoaded()
 }
+
+// Started returns a channel closed once the startup resync has run. Until
+// then the scheduler knows nothing of what the sources and the store say
+// is ours: a southbound watcher that notifies before it would have values
+// of ours taken for another program's (OBTAINED). An agent starts its
+// watchers once it is closed.
+func (m *Mux) Started() <-chan struct{} { return m.startedCh }
 
 func (m *Mux) allLoaded() bool {
 	for _, src := range m.sources {
@@ -718,6 +727,7 @@ func (m *Mux) startup(ctx context.Context, why string) error {
 		return fmt.Errorf("nb: startup resync: %w", err)
 	}
 	m.set(func() { m.started = true })
+	close(m.startedCh)
 	m.applied = merged
 	if m.timer != nil {
 		m.timer.Stop()

@@ -584,3 +584,28 @@ func TestReadersDoNotWaitForAnUpdate(t *testing.T) {
 	}
 	<-read
 }
+
+// TestStartedClosesAtTheStartupResync: Started is closed once the startup
+// resync has run, not before (when only some sources have loaded), and
+// stays closed.
+func TestStartedClosesAtTheStartupResync(t *testing.T) {
+	t.Parallel()
+	sb := kvtest.NewSB()
+	m := newMux(t, agent(t, sb))
+	file, etcd := m.Sink("file"), m.Sink("etcd")
+	apply(t, file, true, set("iface/a", "a1"))
+	select {
+	case <-m.Started():
+		t.Fatal("started before etcd has loaded")
+	default:
+	}
+	apply(t, etcd, true, set("iface/b", "b1"))
+	select {
+	case <-m.Started():
+	default:
+		t.Fatal("not started once every source has loaded")
+	}
+	wantCalls(t, sb, "create iface/a = a1", "create iface/b = b1")
+	apply(t, etcd, true)
+	<-m.Started()
+}
