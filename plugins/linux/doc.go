@@ -31,10 +31,14 @@
 //   - Values with an empty namespace live in the plugin's namespace
 //     (WithNamespace, default the caller's); others in the named namespace
 //     (/var/run/netns/NAME, as `ip netns` names them).
-//   - Retrieve reports only what the plugin owns: interfaces that match an
-//     intended one (by host name, namespace and type), routes that carry
-//     the plugin's protocol number, neighbours of intended keys. A resync
-//     therefore never deletes the host's own interfaces or routes.
+//   - Retrieve reports as the plugin's only what it owns: interfaces that
+//     match an intended one (by host name, namespace and type), routes
+//     that carry the plugin's protocol number and that the scheduler asks
+//     about (applied, intended, or remembered from an agent's record),
+//     neighbours of intended keys. A route with the number that nothing
+//     asks about is reported as another program's (OBTAINED), unless
+//     WithClaimedRouteProtocol. A resync therefore never deletes the
+//     host's own interfaces or routes, nor another agent's.
 //   - Deleting something already gone succeeds (kv.ErrNotFound); every
 //     other kernel error reaches the value's status as the `ip` command
 //     that failed and the netlink error.
