@@ -101,6 +101,9 @@ func run(ctx context.Context, cfg Config, logOut io.Writer) (err error) {
 		if p := cfg.Southbound.Linux.RouteProtocol; p != 0 {
 			opts = append(opts, linux.WithRouteProtocol(p))
 		}
+		if cfg.Southbound.Linux.ClaimRouteProtocol {
+			opts = append(opts, linux.WithClaimedRouteProtocol(true))
+		}
 		if plugin, err = linux.New(opts...); err != nil {
 			return err
 		}

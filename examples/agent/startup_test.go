@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvdescriptor/kvdescriptor/plugins/linux"
 	"github.com/kvdescriptor/kvdescriptor/runtime/nb/etcd/etcdtest"
 )
 
@@ -116,4 +117,86 @@ func TestAgentEtcdBackBeforeDeadline(t *testing.T) {
 		t.Errorf("a create failed with \"file exists\"")
 	}
 	b.stop()
+}
+
+// TestAgentRouteProtocolIsNotOwnership: the record in the state
+// directory, not the route protocol number, says what is the agent's. A
+// route with the agent's protocol that was there before its first start
+// stays (OBTAINED); two agents in one namespace, with the same number and
+// their own state directories, keep each other's routes across restarts;
+// -claim-route-protocol deletes the routes with the number that no source
+// wants.
+func TestAgentRouteProtocolIsNotOwnership(t *testing.T) {
+	ns, h := newNetns(t)
+	// Another program: ip link add ext7 type bridge; ip route add ... proto 212
+	for _, args := range [][]string{
+		{"-n", ns, "link", "add", "ext7", "type", "bridge"},
+		{"-n", ns, "link", "set", "ext7", "up"},
+		{"-n", ns, "route", "add", "10.61.0.0/24", "dev", "ext7", "proto", fmt.Sprint(linux.DefaultRouteProtocol)},
+	} {
+		if out, err := runIP(args...); err != nil {
+			t.Fatalf("ip %s: %v: %s", strings.Join(args, " "), err, out)
+		}
+	}
+	agentArgs := func(name, bridge, dst string) []string {
+		dir := t.TempDir()
+		cfg := filepath.Join(dir, "config.yaml")
+		writeFile(t, cfg, fmt.Sprintf("linux/interface/%[1]s:\n  name: %[1]s\n  type: TYPE_BRIDGE\n  enabled: true\n"+
+			"linux/route/%[1]s/%[2]s:\n  outgoingInterface: %[1]s\n  dstNetwork: %[2]s\n", bridge, dst))
+		return []string{"-name", name, "-netns", ns, "-file", cfg, "-state-dir", filepath.Join(dir, "state"), "-load-deadline", "5s"}
+	}
+	routes := func() map[string]bool { return kernelRoutes(t, h, linux.DefaultRouteProtocol) }
+	all := func(dsts ...string) func() (bool, string) {
+		return func() (bool, string) {
+			got := routes()
+			for _, d := range dsts {
+				if !got[d] {
+					return false, fmt.Sprint(got)
+				}
+			}
+			return true, fmt.Sprint(got)
+		}
+	}
+	argsA := agentArgs("t7a", "da7", "10.62.0.0/24")
+	argsB := agentArgs("t7b", "db7", "10.63.0.0/24")
+
+	// First start of A: its route is created, the other program's stays.
+	a := startAgent(t, argsA...)
+	eventually(t, 10*time.Second, "A's route", all("10.62.0.0/24"))
+	if !routes()["10.61.0.0/24"] {
+		t.Fatalf("the route with the agent's protocol that it never made was deleted at its first start: %v", routes())
+	}
+	if st := a.state("linux/route/ext7/10.61.0.0/24"); st != "OBTAINED" {
+		t.Errorf("the other program's route: %s, want OBTAINED", st)
+	}
+
+	// B in the same namespace, with the same protocol number.
+	b := startAgent(t, argsB...)
+	eventually(t, 10*time.Second, "B's route", all("10.61.0.0/24", "10.62.0.0/24", "10.63.0.0/24"))
+	// Each restarts: a startup resync reads the other's route.
+	a.stop()
+	a = startAgent(t, argsA...)
+	b.stop()
+	b = startAgent(t, argsB...)
+	// Both have made their startup resync and are ready: nothing of the
+	// other's went.
+	if ok, got := all("10.61.0.0/24", "10.62.0.0/24", "10.63.0.0/24")(); !ok {
+		t.Errorf("after both restarted: %s", got)
+	}
+	if st := a.state("linux/route/db7/10.63.0.0/24"); st != "OBTAINED" {
+		t.Errorf("B's route in A: %s, want OBTAINED", st)
+	}
+	if st := b.state("linux/route/da7/10.62.0.0/24"); st != "OBTAINED" {
+		t.Errorf("A's route in B: %s, want OBTAINED", st)
+	}
+	b.stop()
+	a.stop()
+
+	// A claims the number: what no source of A wants goes, its own stays.
+	a = startAgent(t, append(argsA, "-claim-route-protocol")...)
+	eventually(t, 10*time.Second, "only A's route", func() (bool, string) {
+		got := routes()
+		return got["10.62.0.0/24"] && len(got) == 1, fmt.Sprint(got)
+	})
+	a.stop()
 }
