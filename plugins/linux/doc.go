@@ -20,7 +20,11 @@
 //	})
 //
 // Then commit values of the generated models (generated/linux/...) to the
-// scheduler; examples/linuxdemo is a complete program.
+// scheduler; examples/linuxdemo is a complete program. A program that
+// starts over a namespace configured by an earlier run starts Watch after
+// its startup resync (nb.Mux.Started): before it, the interfaces of the
+// earlier run are not known as the plugin's, and would be reported as
+// another program's.
 //
 // What it promises:
 //
