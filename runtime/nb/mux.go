@@ -13,6 +13,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
 )
 
@@ -105,7 +106,8 @@ type SourceState struct {
 // has not loaded by then are kept as they were applied (stand-ins, until
 // its first resync replaces them); recorded values that no source wants,
 // a source no longer known included, are removed; values never recorded
-// are not touched.
+// are not touched. A value leaves the record once its delete has
+// succeeded: one whose delete failed stays recorded, still ours.
 // A Mux is safe for concurrent use; updates are applied one at a time.
 type Mux struct {
 	s      *scheduler.Scheduler
@@ -593,12 +595,29 @@ func (m *Mux) commit(ctx context.Context, keys []string, description string, opt
 		delete(m.applied, k)
 	}
 	if m.opts.store != nil && len(deletes) > 0 {
-		if err := m.opts.store.Record(nil, deletes); err != nil {
+		if err := m.opts.store.Record(nil, m.gone(deletes)); err != nil {
 			// Harmless but for the next startup, which asks about them.
 			m.logger.Error("nb: removing deleted values from the store", "err", err)
 		}
 	}
 	return res, nil
+}
+
+// gone returns the keys, of those deleted from the intended state, whose
+// values the scheduler no longer holds as applied by us: those whose
+// delete failed stay recorded, for the next startup to delete them. The
+// record is what says a value is ours: one dropped from it while still
+// in the southbound would be taken for another program's after a
+// restart, and left behind.
+func (m *Mux) gone(keys []string) []string {
+	out := keys[:0:0]
+	for _, k := range keys {
+		if st := m.s.Status(k); st.Applied != nil && st.Origin == kv.OriginNB {
+			continue
+		}
+		out = append(out, k)
+	}
+	return out
 }
 
 // reportConflict logs a key that several sources set; m.mu held.
@@ -733,7 +752,7 @@ func (m *Mux) startup(ctx context.Context, why string) error {
 		m.timer.Stop()
 	}
 	if m.opts.store != nil && len(stale) > 0 {
-		if err := m.opts.store.Record(nil, stale); err != nil {
+		if err := m.opts.store.Record(nil, m.gone(stale)); err != nil {
 			m.logger.Error("nb: removing stale values from the store", "err", err)
 		}
 	}
