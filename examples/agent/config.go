@@ -71,6 +71,10 @@ type Config struct {
 			NetnsAllow []string `yaml:"netns_allow"`
 			// RouteProtocol marks the routes the agent creates.
 			RouteProtocol uint8 `yaml:"route_protocol"`
+			// ClaimRouteProtocol makes every route with RouteProtocol
+			// the agent's, recorded or not: those nothing wants are
+			// deleted (without it they are OBTAINED and left alone).
+			ClaimRouteProtocol bool `yaml:"claim_route_protocol"`
 		} `yaml:"linux"`
 		// VPP adds the VPP plugin when Socket (VPP's binary API socket,
 		// usually /run/vpp/api.sock) is set; "": no VPP; "mock": govpp's
@@ -149,6 +153,7 @@ func parseConfig(args []string, help io.Writer) (Config, error) {
 	netns := fs.String("netns", "", "network namespace to configure (name or path; default: the agent's own)")
 	netnsAllow := fs.String("netns-allow", "", `the only network namespaces values may name, comma-separated ("": none but the -netns one; default: any under /var/run/netns); others are INVALID`)
 	memory := fs.Bool("memory", false, "an in-memory southbound instead of the kernel")
+	claimRoutes := fs.Bool("claim-route-protocol", false, "every route with the agent's route protocol is the agent's: at start (and each full resync) those no source wants are deleted, even if the record of the state dir lacks them; without it they are OBTAINED and left alone (use only when no other program or agent uses the number)")
 	vppSocket := fs.String("vpp-socket", "", `VPP's binary API socket, e.g. /run/vpp/api.sock ("": no VPP plugin; "mock": govpp's mock adapter, no VPP)`)
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -197,6 +202,7 @@ func parseConfig(args []string, help io.Writer) (Config, error) {
 	apply("netns", func() { c.Southbound.Linux.Netns = *netns })
 	apply("netns-allow", func() { c.Southbound.Linux.NetnsAllow = append([]string{}, splitList(*netnsAllow)...) })
 	apply("memory", func() { c.Southbound.Memory = *memory })
+	apply("claim-route-protocol", func() { c.Southbound.Linux.ClaimRouteProtocol = *claimRoutes })
 	apply("vpp-socket", func() { c.Southbound.VPP.Socket = *vppSocket })
 	return c, c.check()
 }

@@ -104,6 +104,9 @@ func run(ctx context.Context, cfg Config, logOut io.Writer) (err error) {
 		if p := cfg.Southbound.Linux.RouteProtocol; p != 0 {
 			opts = append(opts, linux.WithRouteProtocol(p))
 		}
+		if cfg.Southbound.Linux.ClaimRouteProtocol {
+			opts = append(opts, linux.WithClaimedRouteProtocol(true))
+		}
 		if plugin, err = linux.New(opts...); err != nil {
 			return err
 		}
@@ -300,12 +303,22 @@ func run(ctx context.Context, cfg Config, logOut io.Writer) (err error) {
 		defer stopGRPC()
 	}
 
-	// Interfaces made by other programs become OBTAINED values.
+	// Interfaces made by other programs become OBTAINED values. The
+	// watcher starts once the startup resync has run: before, an
+	// interface of ours that a previous run left (one the sources still
+	// want, or a stale one to remove) is not known as ours yet, and a
+	// notification would have it taken for another program's.
 	if plugin != nil {
 		wctx, cancel := context.WithCancel(ctx)
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
+			select {
+			case <-mux.Started():
+			case <-wctx.Done():
+				return
+			}
+			logger.Debug("the kernel watcher starts: the startup resync has run")
 			err := plugin.Watch(wctx, func(ctx context.Context, changes []linux.Change) error {
 				ns := make([]scheduler.Notification, len(changes))
 				for i, c := range changes {

@@ -20,7 +20,11 @@
 //	})
 //
 // Then commit values of the generated models (generated/linux/...) to the
-// scheduler; examples/linuxdemo is a complete program.
+// scheduler; examples/linuxdemo is a complete program. A program that
+// starts over a namespace configured by an earlier run starts Watch after
+// its startup resync (nb.Mux.Started): before it, the interfaces of the
+// earlier run are not known as the plugin's, and would be reported as
+// another program's.
 //
 // What it promises:
 //
@@ -35,10 +39,14 @@
 //     is INVALID, and the plugin never opens a namespace outside
 //     NetnsDir, validated or not. WithAllowedNamespaces limits the names
 //     to a list: a value naming another is INVALID, naming namespace.
-//   - Retrieve reports only what the plugin owns: interfaces that match an
-//     intended one (by host name, namespace and type), routes that carry
-//     the plugin's protocol number, neighbours of intended keys. A resync
-//     therefore never deletes the host's own interfaces or routes.
+//   - Retrieve reports as the plugin's only what it owns: interfaces that
+//     match an intended one (by host name, namespace and type), routes
+//     that carry the plugin's protocol number and that the scheduler asks
+//     about (applied, intended, or remembered from an agent's record),
+//     neighbours of intended keys. A route with the number that nothing
+//     asks about is reported as another program's (OBTAINED), unless
+//     WithClaimedRouteProtocol. A resync therefore never deletes the
+//     host's own interfaces or routes, nor another agent's.
 //   - Deleting something already gone succeeds (kv.ErrNotFound); every
 //     other kernel error reaches the value's status as the `ip` command
 //     that failed and the netlink error.

@@ -65,6 +65,9 @@ type options struct {
 	ns netns.NsHandle
 	// routeProtocol marks the plugin's routes.
 	routeProtocol int
+	// claimRoutes: every route with routeProtocol is the plugin's, not
+	// only those the scheduler expects (WithClaimedRouteProtocol).
+	claimRoutes bool
 	// debounce is how long the watcher waits for more events before it
 	// reads the kernel's state and notifies.
 	debounce time.Duration
@@ -111,9 +114,23 @@ type Option func(*options)
 func WithNamespace(ns netns.NsHandle) Option { return func(o *options) { o.ns = ns } }
 
 // WithRouteProtocol sets the protocol number that marks the plugin's
-// routes (default DefaultRouteProtocol). Two agents in one namespace need
-// different numbers.
+// routes (default DefaultRouteProtocol). The number alone does not make a
+// route the plugin's: Retrieve reports as its own (FROM_NB) only the
+// routes the scheduler asks about (applied, intended or remembered: an
+// agent's record), and the others with the number as another program's
+// (FROM_SB: OBTAINED, never deleted), so two agents in one namespace with
+// the same number leave each other's routes alone. Different numbers
+// still tell them apart in `ip route` (and keep a value one intends from
+// being adopted by the other).
 func WithRouteProtocol(p uint8) Option { return func(o *options) { o.routeProtocol = int(p) } }
+
+// WithClaimedRouteProtocol, when claim is true, makes every route with the
+// plugin's protocol number its own: Retrieve reports them all as FROM_NB,
+// so a full resync deletes (as STALE) those nothing intends, even if no
+// record of the agent names them (a namespace cleaned of the routes of an
+// earlier agent whose record is lost). Only for a protocol number that no
+// other program in the namespace uses. Default false.
+func WithClaimedRouteProtocol(claim bool) Option { return func(o *options) { o.claimRoutes = claim } }
 
 // WithDebounce sets how long the watcher collects events before it acts
 // on them (default 50ms).

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/netip"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/vishvananda/netlink"
@@ -17,6 +18,7 @@ import (
 	linuxinterfaces "github.com/kvdescriptor/kvdescriptor/generated/linux/interfaces/v1"
 	linuxl3 "github.com/kvdescriptor/kvdescriptor/generated/linux/l3/v1"
 	"github.com/kvdescriptor/kvdescriptor/plugins/linux"
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
 )
 
@@ -54,10 +56,25 @@ func TestNetnsDownstreamResyncRestores(t *testing.T) {
 
 // TestNetnsStartupResyncOverCorrectNamespace: an agent that starts over a
 // namespace already configured as intended (by an earlier run) executes
-// zero operations in its startup (full) resync; a stale route of ours is
-// deleted, and the host's own routes and interfaces are left alone.
+// zero operations in its startup (full) resync; a stale route of ours (in
+// the agent's record: Remembered) is deleted; a route with the agent's
+// protocol number that the record does not hold (another agent's, or
+// `ip route add ... proto 212`) is OBTAINED and left, as are the host's
+// own routes and interfaces.
 func TestNetnsStartupResyncOverCorrectNamespace(t *testing.T) {
 	t.Parallel()
+	startupOverConfigured(t, false)
+}
+
+// TestNetnsStartupResyncClaimedRouteProtocol: with
+// WithClaimedRouteProtocol every route with the protocol number is the
+// plugin's: the one the record does not hold is deleted too.
+func TestNetnsStartupResyncClaimedRouteProtocol(t *testing.T) {
+	t.Parallel()
+	startupOverConfigured(t, true)
+}
+
+func startupOverConfigured(t *testing.T, claim bool) {
 	e := newEnv(t)
 	values := exampleConfig()
 	e.set(values...)
@@ -72,9 +89,16 @@ func TestNetnsStartupResyncOverCorrectNamespace(t *testing.T) {
 	if err := e.h.RouteAdd(hostRoute); err != nil {
 		t.Fatal(err)
 	}
+	// ip route add 10.66.0.0/16 dev veth0 proto 212: not in the record.
+	foreign := &netlink.Route{LinkIndex: e.link("veth0").Attrs().Index, Dst: mustCIDR("10.66.0.0/16"), Protocol: netlink.RouteProtocol(e.p.RouteProtocol())}
+	if err := e.h.RouteAdd(foreign); err != nil {
+		t.Fatal(err)
+	}
+	foreignKey := keyOf(&linuxl3.Route{OutgoingInterface: "veth0", DstNetwork: "10.66.0.0/16"})
 
-	// A second agent on the same namespace: what the first left is there.
-	p, err := linux.New(linux.WithNamespace(e.ns))
+	// A second agent on the same namespace: what the first left is there,
+	// and the first's record.
+	p, err := linux.New(linux.WithNamespace(e.ns), linux.WithClaimedRouteProtocol(claim))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +111,11 @@ func TestNetnsStartupResyncOverCorrectNamespace(t *testing.T) {
 	if err := s.Register(p.Descriptors()...); err != nil {
 		t.Fatal(err)
 	}
-	txn := s.Txn(scheduler.FullResync())
+	var record []scheduler.KeyValue
+	for _, v := range append(slices.Clone(values), stale) {
+		record = append(record, scheduler.KeyValue{Key: keyOf(v), Value: proto.Clone(v)})
+	}
+	txn := s.Txn(scheduler.FullResync(), scheduler.Remembered(record...))
 	for _, v := range values {
 		txn.Set(keyOf(v), proto.Clone(v))
 	}
@@ -101,7 +129,12 @@ func TestNetnsStartupResyncOverCorrectNamespace(t *testing.T) {
 			ops = append(ops, o.Kind.String()+" "+o.Key)
 		}
 	}
-	if want := []string{"DELETE " + keyOf(stale)}; !slices.Equal(ops, want) {
+	want := []string{"DELETE " + keyOf(stale)}
+	if claim {
+		want = []string{"DELETE " + foreignKey, "DELETE " + keyOf(stale)}
+	}
+	slices.Sort(ops)
+	if !slices.Equal(ops, want) {
 		t.Errorf("startup resync executed %q, want only %q:\n%s", ops, want, scheduler.FormatOps(res.Executed))
 	}
 	for _, v := range values {
@@ -113,8 +146,18 @@ func TestNetnsStartupResyncOverCorrectNamespace(t *testing.T) {
 	if err := e.h.RouteDel(hostRoute); err != nil {
 		t.Errorf("the host's route did not survive the resync: %v", err)
 	}
-	if got := ourRoutes(t, e.h, p.RouteProtocol()); slices.ContainsFunc(got, func(s string) bool { return s[:len("10.77.")] == "10.77." }) {
+	got := ourRoutes(t, e.h, p.RouteProtocol())
+	if slices.ContainsFunc(got, func(s string) bool { return strings.HasPrefix(s, "10.77.") }) {
 		t.Errorf("the stale route survived: %q", got)
+	}
+	kept := slices.ContainsFunc(got, func(s string) bool { return strings.HasPrefix(s, "10.66.") })
+	switch st := s.Status(foreignKey); {
+	case claim && kept:
+		t.Errorf("the unrecorded route with our protocol survived a claiming resync: %q", got)
+	case !claim && !kept:
+		t.Errorf("the unrecorded route with our protocol was deleted: %q", got)
+	case !claim && (st.State != scheduler.OBTAINED || st.Origin != kv.OriginSB):
+		t.Errorf("%s: %s from %s, want OBTAINED from the southbound", foreignKey, st.State, st.Origin)
 	}
 	// And a second resync over the same state does nothing at all.
 	res, err = txn.Commit(context.Background())

@@ -31,7 +31,8 @@ import (
 
 // listRetrieve is the route Retrieve as it was before it read the dump
 // itself: netlink.Handle's RouteListFiltered, each route parsed into a
-// netlink.Route. The test holds the dump's routes to it.
+// netlink.Route. The test holds the dump's routes to it. (Its one later
+// change: a route is the plugin's only when correlate names its key.)
 func listRetrieve(h *routes, correlate []linuxl3.RouteItem[struct{}]) ([]linuxl3.RouteItem[struct{}], error) {
 	intended := make(map[linuxl3.RouteKey]*linuxl3.Route, len(correlate))
 	for _, c := range correlate {
@@ -81,7 +82,11 @@ func listRetrieve(h *routes, correlate []linuxl3.RouteItem[struct{}]) ([]linuxl3
 				continue
 			}
 			listNormalise(v, intended[key], r)
-			out = append(out, linuxl3.RouteItem[struct{}]{Key: key, Value: v, Origin: kv.OriginNB})
+			origin := kv.OriginSB
+			if _, ok := intended[key]; ok || h.p.opts.claimRoutes {
+				origin = kv.OriginNB
+			}
+			out = append(out, linuxl3.RouteItem[struct{}]{Key: key, Value: v, Origin: origin})
 		}
 	}
 	return out, nil

@@ -35,7 +35,9 @@ type Change struct {
 // period (WithDebounce) the watcher lists the links and their addresses
 // and reports what differs from its last report, so bursts coalesce and
 // stale events change nothing. The first report lists the interfaces
-// present when Watch starts. Watch blocks until ctx ends (returning nil)
+// present when Watch starts. An interface reported before that becomes
+// the plugin's (created or retrieved by it) is dropped from the watch
+// silently, never reported gone: it is still there. Watch blocks until ctx ends (returning nil)
 // or the kernel subscription fails.
 func (p *Plugin) Watch(ctx context.Context, notify func(context.Context, []Change) error) error {
 	n, err := p.ns.get("")
@@ -157,6 +159,14 @@ func (w *watch) scan() ([]Change, error) {
 	for _, name := range names {
 		link := view.byName[name]
 		if w.p.isOwned(name) || strings.HasPrefix(name, tempPrefix) {
+			// Not another program's (any more): an interface reported
+			// before that the plugin has since made its own (created,
+			// or found by Retrieve as one of ours, the startup resync's
+			// take-over of what a previous run left) is forgotten
+			// without a word. It is still there: reporting it gone
+			// would have the scheduler believe it lost, and delete and
+			// create again everything over it.
+			delete(w.last, name)
 			continue
 		}
 		v, err := w.observe(view, link)

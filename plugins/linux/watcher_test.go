@@ -5,6 +5,7 @@ package linux_test
 import (
 	"context"
 	"net/netip"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -94,4 +95,66 @@ func TestNetnsWatcherUnblocksPendingRoute(t *testing.T) {
 	}
 	e.eventually(scheduler.NONEXISTENT, extKey)
 	e.eventually(scheduler.PENDING, keyOf(r))
+}
+
+// TestNetnsWatcherInterfaceBecomesOurs: the agent's start, step by step.
+// An interface of ours left by a previous run is reported by the watcher
+// before the startup resync (nothing is the plugin's yet), so it becomes
+// OBTAINED; the resync then takes it over and the plugin's Retrieve makes
+// it the plugin's. The watcher's next read must forget it without a word:
+// reporting it gone made the scheduler believe the interface (and its
+// address) lost, and delete and create again everything over it.
+func TestNetnsWatcherInterfaceBecomesOurs(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, linux.WithDebounce(20*time.Millisecond))
+	// Left by the previous run: ip link add d0 type bridge; ip addr add ...; ip link set d0 up
+	d0 := &netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: "d0"}}
+	if err := e.h.LinkAdd(d0); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := netlink.ParseAddr("10.0.0.1/16")
+	if err := e.h.AddrAdd(d0, a); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.h.LinkSetUp(d0); err != nil {
+		t.Fatal(err)
+	}
+	index := e.link("d0").Attrs().Index
+	e.watch()
+	mine := &ifc{Name: "d0", Type: linuxinterfaces.Interface_TYPE_BRIDGE, Enabled: true, IpAddresses: []string{"10.0.0.1/16"}}
+	e.eventually(scheduler.OBTAINED, keyOf(mine))
+
+	// The startup resync: d0 and a route over it intended, d0 remembered.
+	r := &linuxl3.Route{OutgoingInterface: "d0", DstNetwork: "10.106.222.0/24"}
+	txn := e.s.Txn(scheduler.FullResync(), scheduler.Remembered(scheduler.KeyValue{Key: keyOf(mine), Value: mine}))
+	txn.Set(keyOf(mine), mine)
+	txn.Set(keyOf(r), r)
+	resync := e.commit(txn)
+	e.expect(scheduler.CONFIGURED, keyOf(mine), keyOf(r))
+
+	// Any event makes the watcher read again: another program's link.
+	other := &netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: "ev0"}}
+	if err := e.h.LinkAdd(other); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually(scheduler.OBTAINED, linuxinterfaces.InterfaceKey{Name: "ev0"}.String())
+
+	// Nothing of d0 was touched after the resync.
+	for _, rec := range e.s.History() {
+		if rec.Seq <= resync.Seq {
+			continue
+		}
+		for _, op := range rec.Executed {
+			if op.Key == keyOf(r) || strings.HasPrefix(op.Key, keyOf(mine)) {
+				t.Errorf("transaction #%d (%s): %s %s %s after the resync", rec.Seq, rec.Kind, op.Kind, op.Key, op.Flags)
+			}
+		}
+	}
+	e.expect(scheduler.CONFIGURED, keyOf(mine), keyOf(r))
+	if got := e.link("d0").Attrs().Index; got != index {
+		t.Errorf("d0 was created again: index %d, was %d", got, index)
+	}
+	if got := ourRoutes(t, e.h, e.p.RouteProtocol()); len(got) != 1 {
+		t.Errorf("routes %q", got)
+	}
 }

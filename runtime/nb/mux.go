@@ -13,6 +13,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
 )
 
@@ -105,7 +106,8 @@ type SourceState struct {
 // has not loaded by then are kept as they were applied (stand-ins, until
 // its first resync replaces them); recorded values that no source wants,
 // a source no longer known included, are removed; values never recorded
-// are not touched.
+// are not touched. A value leaves the record once its delete has
+// succeeded: one whose delete failed stays recorded, still ours.
 // A Mux is safe for concurrent use; updates are applied one at a time.
 type Mux struct {
 	s      *scheduler.Scheduler
@@ -122,8 +124,10 @@ type Mux struct {
 	sources map[string]*source
 	// applied is the merged state sent to the scheduler: key -> winner.
 	applied map[string]entry
-	// started is set once the startup resync has run.
-	started bool
+	// started is set once the startup resync has run; startedCh is
+	// closed then.
+	started   bool
+	startedCh chan struct{}
 	// waitAll is set when the startup must wait for every source (the
 	// store could not be read, so stand-ins are unknown).
 	waitAll bool
@@ -152,7 +156,7 @@ func NewMux(s *scheduler.Scheduler, opts ...MuxOption) *Mux {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	m := &Mux{s: s, opts: o, logger: o.logger, sources: map[string]*source{}, applied: map[string]entry{}}
+	m := &Mux{s: s, opts: o, logger: o.logger, sources: map[string]*source{}, applied: map[string]entry{}, startedCh: make(chan struct{})}
 	if m.logger == nil {
 		m.logger = slog.Default()
 	}
@@ -308,6 +312,13 @@ func (m *Mux) Ready() bool {
 	defer m.rmu.RUnlock()
 	return m.started && m.allLoaded()
 }
+
+// Started returns a channel closed once the startup resync has run. Until
+// then the scheduler knows nothing of what the sources and the store say
+// is ours: a southbound watcher that notifies before it would have values
+// of ours taken for another program's (OBTAINED). An agent starts its
+// watchers once it is closed.
+func (m *Mux) Started() <-chan struct{} { return m.startedCh }
 
 func (m *Mux) allLoaded() bool {
 	for _, src := range m.sources {
@@ -612,12 +623,29 @@ func (m *Mux) commit(ctx context.Context, keys []string, description string, w w
 		delete(m.applied, k)
 	}
 	if m.opts.store != nil && len(deletes) > 0 {
-		if err := m.opts.store.Record(nil, deletes); err != nil {
+		if err := m.opts.store.Record(nil, m.gone(deletes)); err != nil {
 			// Harmless but for the next startup, which asks about them.
 			m.logger.Error("nb: removing deleted values from the store", "err", err)
 		}
 	}
 	return res, nil
+}
+
+// gone returns the keys, of those deleted from the intended state, whose
+// values the scheduler no longer holds as applied by us: those whose
+// delete failed stay recorded, for the next startup to delete them. The
+// record is what says a value is ours: one dropped from it while still
+// in the southbound would be taken for another program's after a
+// restart, and left behind.
+func (m *Mux) gone(keys []string) []string {
+	out := keys[:0:0]
+	for _, k := range keys {
+		if st := m.s.Status(k); st.Applied != nil && st.Origin == kv.OriginNB {
+			continue
+		}
+		out = append(out, k)
+	}
+	return out
 }
 
 // reportConflict logs a key that several sources set; m.mu held.
@@ -746,12 +774,13 @@ func (m *Mux) startup(ctx context.Context, why string) error {
 		return fmt.Errorf("nb: startup resync: %w", err)
 	}
 	m.set(func() { m.started = true })
+	close(m.startedCh)
 	m.applied = merged
 	if m.timer != nil {
 		m.timer.Stop()
 	}
 	if m.opts.store != nil && len(stale) > 0 {
-		if err := m.opts.store.Record(nil, stale); err != nil {
+		if err := m.opts.store.Record(nil, m.gone(stale)); err != nil {
 			m.logger.Error("nb: removing stale values from the store", "err", err)
 		}
 	}

@@ -584,3 +584,58 @@ func TestReadersDoNotWaitForAnUpdate(t *testing.T) {
 	}
 	<-read
 }
+
+// TestStartedClosesAtTheStartupResync: Started is closed once the startup
+// resync has run, not before (when only some sources have loaded), and
+// stays closed.
+func TestStartedClosesAtTheStartupResync(t *testing.T) {
+	t.Parallel()
+	sb := kvtest.NewSB()
+	m := newMux(t, agent(t, sb))
+	file, etcd := m.Sink("file"), m.Sink("etcd")
+	apply(t, file, true, set("iface/a", "a1"))
+	select {
+	case <-m.Started():
+		t.Fatal("started before etcd has loaded")
+	default:
+	}
+	apply(t, etcd, true, set("iface/b", "b1"))
+	select {
+	case <-m.Started():
+	default:
+		t.Fatal("not started once every source has loaded")
+	}
+	wantCalls(t, sb, "create iface/a = a1", "create iface/b = b1")
+	apply(t, etcd, true)
+	<-m.Started()
+}
+
+// TestFailedDeleteStaysRecorded: a value whose delete failed is still in
+// the southbound and still ours: its record stays, so that the next
+// startup finds it stale and deletes it (dropped from the record, it would
+// be taken for another program's and left behind); once deleted, the
+// startup forgets it.
+func TestFailedDeleteStaysRecorded(t *testing.T) {
+	t.Parallel()
+	sb := kvtest.NewSB()
+	st := newMemStore()
+	m := newMux(t, agent(t, sb), nb.WithStore(st))
+	file := m.Sink("file")
+	apply(t, file, true, set("iface/a", "a1"), set("iface/b", "b1"))
+	sb.Fail("iface/b", kvtest.Failure{Op: "delete", Times: -1, Terminal: true})
+	apply(t, file, true, set("iface/a", "a1"))
+	if got, want := st.keys(), map[string]string{"iface/a": "file=a1", "iface/b": "file=b1"}; !cmp.Equal(got, want) {
+		t.Errorf("store after the failed delete %v, want %v", got, want)
+	}
+
+	// The restart: the record says b is ours, so it goes.
+	sb.ClearFailures()
+	m2 := newMux(t, agent(t, sb), nb.WithStore(st))
+	apply(t, m2.Sink("file"), true, set("iface/a", "a1"))
+	if _, ok := sb.Get("iface/b"); ok {
+		t.Errorf("iface/b, ours, was left behind: %v", sb.Values())
+	}
+	if got, want := st.keys(), map[string]string{"iface/a": "file=a1"}; !cmp.Equal(got, want) {
+		t.Errorf("store after the restart %v, want %v", got, want)
+	}
+}
