@@ -37,6 +37,11 @@ func TestAgentGRPCWatchLostUpdates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The header comes once the watch is registered: what is committed
+	// after it is seen.
+	if _, err := w.Header(); err != nil {
+		t.Fatal(err)
+	}
 	commit := func(mtu int) {
 		t.Helper()
 		req := &apiv1.CommitRequest{}

@@ -93,6 +93,11 @@ func TestBounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The header comes once the watch is registered: what is committed
+	// after it is seen.
+	if _, err := w.Header(); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := e.client.Commit(ctx, &apiv1.CommitRequest{Values: []*apiv1.Value{value("iface/b", "b")}}); err != nil {
 		t.Fatal(err)
 	}

@@ -489,6 +489,11 @@ func TestWatchSlowClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The header comes once the watch is registered: what is committed
+	// after it is seen.
+	if _, err := w.Header(); err != nil {
+		t.Fatal(err)
+	}
 	// The first update arrives: the stream is set up.
 	e.commit(t, &apiv1.CommitRequest{Values: []*apiv1.Value{value("iface/a", "start")}})
 	first, err := w.Recv()

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -319,7 +320,8 @@ func (srv *Server) Graph(ctx context.Context, req *apiv1.GraphRequest) (*apiv1.G
 	return &apiv1.GraphResponse{Data: data}, nil
 }
 
-// Watch streams the status changes of the keys under the prefix. The
+// Watch streams the status changes of the keys under the prefix. Its
+// header is sent once the watch is registered. The
 // scheduler's watcher drops what its bounded buffer cannot hold (the
 // scheduler never waits for a client); the stream then says how many
 // updates were lost, and the client re-reads.
@@ -336,6 +338,11 @@ func (srv *Server) Watch(req *apiv1.WatchRequest, stream apiv1.AgentService_Watc
 	}
 	w := srv.s.Watch(scheduler.KeyPrefix(req.GetPrefix()), buf)
 	defer w.Close()
+	// The header says the watch is registered: a client that waits for it
+	// (the stream's Header) sees every change made after.
+	if err := stream.SendHeader(metadata.MD{}); err != nil {
+		return err
+	}
 	ctx := stream.Context()
 	var lost uint64
 	checkLost := func() error {
