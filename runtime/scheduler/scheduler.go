@@ -265,9 +265,11 @@ func (s *Scheduler) worker() {
 	for {
 		s.qmu.Lock()
 		if len(s.queue) == 0 || s.busy {
-			closed := s.closed && !s.busy
+			// Every field is read under the lock: Close takes the queue
+			// over under it. Not busy here means the queue is empty.
+			stop := s.closed && !s.busy
 			s.qmu.Unlock()
-			if closed && len(s.queue) == 0 {
+			if stop {
 				s.watchers.closeAll()
 				close(s.stopped)
 				return
