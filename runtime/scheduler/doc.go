@@ -230,11 +230,11 @@
 // published intent: like Label and IsKey, it must be a function of the key
 // and the value only, safe for concurrent use (generated code is).
 //
-// The calls of an executed plan are made on the transaction's goroutine
-// (the committer's, when the scheduler was idle and Commit's context
-// cannot end, else the worker's); when one outlives its deadline, a new
-// goroutine takes the transaction over and the blocked one ends when the
-// handler returns. The other calls (after a failure, read-backs, reverts,
+// The calls of an executed plan are made on the worker's goroutine, never
+// the committer's; when one outlives its deadline, a new goroutine takes
+// the transaction over, its committer gets the result when the
+// transaction ends (whether or not Commit's context can end), and the
+// blocked goroutine ends when the handler returns. The other calls (after a failure, read-backs, reverts,
 // a refresh's Retrieve) each run on a goroutine of their own.
 //
 // # Room for parallel execution

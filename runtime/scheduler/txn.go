@@ -136,16 +136,10 @@ func (t *Txn) Commit(ctx context.Context) (*Result, error) {
 	if err := t.check(); err != nil {
 		return &Result{Kind: NBTxn, Err: err}, err
 	}
-	// Run on this goroutine when the wait need not be bounded: a context
-	// that can end needs the transaction on the worker, so that Commit can
-	// return while it runs.
-	if ctx.Done() == nil {
-		if r, inline, err := t.s.runInline(t, ctx); err != nil {
-			return &Result{Kind: NBTxn, Err: err}, err
-		} else if inline {
-			return r, r.Err
-		}
-	}
+	// The transaction runs on the worker, never on this goroutine, with
+	// or without a deadline on ctx: a southbound call given up on at its
+	// timeout still holds the goroutine that made it, and the caller gets
+	// the result as soon as the transaction has one.
 	j := t.job(ctx)
 	j.done = make(chan *Result, 1)
 	if err := t.s.enqueue(j); err != nil {
