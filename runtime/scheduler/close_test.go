@@ -64,3 +64,35 @@ func TestCloseWhenItsContextHasEnded(t *testing.T) {
 		}
 	}
 }
+
+// TestNilArguments: a nil option or context is an error naming it, never a
+// panic (issue 28, defect 7).
+func TestNilArguments(t *testing.T) {
+	t.Parallel()
+	if _, err := scheduler.New(scheduler.WithLogger(quiet), nil); err == nil || !strings.Contains(err.Error(), "option 2 is nil") {
+		t.Errorf("New with a nil option: %v, want an error naming option 2", err)
+	}
+	s := newScheduler(t)
+	var nilCtx context.Context
+	for name, call := range map[string]func() error{
+		"Commit": func() error { _, err := s.Txn().Set("x", nil).Commit(nilCtx); return err },
+		"CommitAsync": func() error {
+			return (<-s.Txn().Set("x", nil).CommitAsync(nilCtx)).Err
+		},
+		"CommitAndWait": func() error { _, err := s.Txn().Set("x", nil).CommitAndWait(nilCtx); return err },
+		"Notify":        func() error { _, err := s.Notify(nilCtx, scheduler.Notification{Key: "x"}); return err },
+		"Southbound":    func() error { _, err := s.Southbound(nilCtx, "nosuch"); return err },
+		"Close":         func() error { return s.Close(nilCtx) },
+	} {
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					t.Errorf("%s(nil context) panicked: %v", name, p)
+				}
+			}()
+			if err := call(); err == nil || !strings.Contains(err.Error(), "nil context") {
+				t.Errorf("%s(nil context) = %v, want an error saying the context is nil", name, err)
+			}
+		}()
+	}
+}

@@ -150,7 +150,8 @@
 // WithPeriodicResync runs a downstream resync periodically.
 //
 // Reading the southbound (a refresh) calls each descriptor's Retrieve in
-// RetrieveDependencies order (a cycle is a registration error), with the
+// RetrieveDependencies order (a cycle, or a name not registered before or
+// in the same Register call, is a registration error), with the
 // values the scheduler expects (correlate): for each value of ours its
 // applied version, else its intended one (for a full resync, the
 // transaction's values and what they derive). Metadata maps are updated

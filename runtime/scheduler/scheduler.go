@@ -114,7 +114,10 @@ type retryItem struct {
 // New creates a scheduler and starts its worker.
 func New(opts ...Option) (*Scheduler, error) {
 	o := defaultOptions()
-	for _, opt := range opts {
+	for i, opt := range opts {
+		if opt == nil {
+			return nil, fmt.Errorf("scheduler: new: option %d is nil", i+1)
+		}
 		opt(&o)
 	}
 	if err := o.validate(); err != nil {
@@ -210,6 +213,13 @@ func (s *Scheduler) checkRegistration(ds []kv.Descriptor) error {
 		}
 		pending[name] = d
 		all = append(all, d)
+	}
+	for _, d := range ds {
+		for _, dep := range d.RetrieveDependencies() {
+			if s.descs[dep] == nil && pending[dep] == nil {
+				return &RegistrationError{Descriptor: d.Name(), Reason: fmt.Sprintf("RetrieveDependencies names descriptor %q, which is not registered (register it first, or in the same call)", dep)}
+			}
+		}
 	}
 	if _, err := retrieveOrder(all); err != nil {
 		return &RegistrationError{Descriptor: ds[len(ds)-1].Name(), Reason: err.Error()}
@@ -313,6 +323,9 @@ func (s *Scheduler) idle() {
 // wrapping ErrClosed), the transaction makes no further call, and the
 // worker ends once it has recorded the transaction.
 func (s *Scheduler) Close(ctx context.Context) error {
+	if ctx == nil {
+		return errNilContext("close")
+	}
 	s.qmu.Lock()
 	if s.closed {
 		s.qmu.Unlock()

@@ -83,6 +83,20 @@ func TestRegisterErrors(t *testing.T) {
 			want:     "without key templates on both the key spaces cannot be told apart",
 		},
 		{
+			name: "retrieve dependency not registered",
+			add:  []kvtest.Config{{Name: "route", KeyPrefix: "route/", RetrieveDependencies: []string{"nosuch"}}},
+			want: `register route: RetrieveDependencies names descriptor "nosuch", which is not registered (register it first, or in the same call)`,
+		},
+		{
+			name:     "retrieve dependency registered before",
+			existing: []kvtest.Config{{Name: "iface", KeyPrefix: "iface/"}},
+			add:      []kvtest.Config{{Name: "route", KeyPrefix: "route/", RetrieveDependencies: []string{"iface"}}},
+		},
+		{
+			name: "retrieve dependency registered with it",
+			add:  []kvtest.Config{{Name: "route", KeyPrefix: "route/", RetrieveDependencies: []string{"iface"}}, {Name: "iface", KeyPrefix: "iface/"}},
+		},
+		{
 			name:     "nested templates that cannot overlap",
 			existing: []kvtest.Config{{Name: "bd", KeyTemplate: "vpp/bd/{name}"}},
 			add:      []kvtest.Config{{Name: "bdif", KeyTemplate: "vpp/bd/{name}/interface/{iface}"}},

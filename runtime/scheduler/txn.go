@@ -133,6 +133,10 @@ func (t *Txn) check() error {
 // completes and is recorded, and the error, wrapping ctx.Err(), names its
 // sequence number), or a *TxnError with the per-key errors.
 func (t *Txn) Commit(ctx context.Context) (*Result, error) {
+	if ctx == nil {
+		err := errNilContext("commit")
+		return &Result{Kind: t.kind(), Err: err}, err
+	}
 	if err := t.check(); err != nil {
 		return &Result{Kind: NBTxn, Err: err}, err
 	}
@@ -160,6 +164,9 @@ func (t *Txn) Commit(ctx context.Context) (*Result, error) {
 // CommitAsync queues the transaction and returns at once; the channel
 // receives the result when it has run.
 func (t *Txn) CommitAsync(ctx context.Context) <-chan *Result {
+	if ctx == nil {
+		return resolved(&Result{Kind: t.kind(), Err: errNilContext("commit")})
+	}
 	if err := t.check(); err != nil {
 		return resolved(&Result{Kind: NBTxn, Err: err})
 	}
@@ -287,6 +294,10 @@ type Notification struct {
 // dependencies and is never created or deleted by us. Notifications are
 // queued like transactions and never dropped.
 func (s *Scheduler) Notify(ctx context.Context, ns ...Notification) (*Result, error) {
+	if ctx == nil {
+		err := errNilContext("notify")
+		return &Result{Kind: SBNotification, Err: err}, err
+	}
 	select {
 	case r := <-s.NotifyAsync(ns...):
 		return r, r.Err
