@@ -190,7 +190,7 @@ func resolved(r *Result) <-chan *Result {
 // with their WhyPending. The error is about the outcomes: a *TxnError
 // naming the values that ended FAILED, INVALID or UNIMPLEMENTED (a failure
 // repaired by a retry is not one), joined with ErrNotSettled when ctx ended
-// first.
+// first; when ctx ends before the transaction has ended, Commit's error.
 func (t *Txn) CommitAndWait(ctx context.Context) (*Result, error) {
 	keys := newKeySet()
 	for _, it := range t.items {
@@ -203,6 +203,11 @@ func (t *Txn) CommitAndWait(ctx context.Context) (*Result, error) {
 
 	res, err := t.Commit(ctx)
 	if res == nil || res.Seq == 0 || res.DryRun {
+		return res, err
+	}
+	if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
+		// The context ended while the transaction ran: it has no
+		// outcomes yet (what the view holds is from before it).
 		return res, err
 	}
 	for _, op := range res.Executed {
