@@ -277,13 +277,22 @@ func TestWatch(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(500 * time.Millisecond)
-	if o, code := kvctl(t, "apply", "-f", "watched.yaml"); code != 0 {
-		t.Fatalf("apply: exit code %d\n%s", code, o)
-	}
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(out.String(), "linux/interface/watched") && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
+	// The agent does not say when the watch is in place: a commit made
+	// before it goes unseen, so the value is committed again (deleted,
+	// then applied) until the watch shows it.
+	seen := func() bool { return strings.Contains(out.String(), "linux/interface/watched") }
+	for deadline := time.Now().Add(30 * time.Second); !seen() && time.Now().Before(deadline); {
+		if o, code := kvctl(t, "apply", "-f", "watched.yaml"); code != 0 {
+			t.Fatalf("apply: exit code %d\n%s", code, o)
+		}
+		for wait := time.Now().Add(2 * time.Second); !seen() && time.Now().Before(wait); {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if !seen() {
+			if o, code := kvctl(t, "delete", "linux/interface/watched"); code != 0 {
+				t.Fatalf("delete: exit code %d\n%s", code, o)
+			}
+		}
 	}
 	_ = cmd.Process.Signal(os.Interrupt)
 	err := cmd.Wait()

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	linuxif "github.com/kvdescriptor/kvdescriptor/generated/linux/interfaces/v1"
 	linuxl3 "github.com/kvdescriptor/kvdescriptor/generated/linux/l3/v1"
 	"github.com/kvdescriptor/kvdescriptor/runtime/httpapi"
 	"github.com/kvdescriptor/kvdescriptor/runtime/kvtest"
@@ -250,6 +251,15 @@ func (nopRoutes) Delete(context.Context, linuxl3.RouteKey, *linuxl3.Route, struc
 	return nil
 }
 
+type nopInterfaces struct{}
+
+func (nopInterfaces) Create(context.Context, linuxif.InterfaceKey, *linuxif.Interface) (struct{}, error) {
+	return struct{}{}, nil
+}
+func (nopInterfaces) Delete(context.Context, linuxif.InterfaceKey, *linuxif.Interface, struct{}) error {
+	return nil
+}
+
 // TestModelsShowTheSchema: /models says what the schema says of a field:
 // the model it references, the values it derives, a re-create.
 func TestModelsShowTheSchema(t *testing.T) {
@@ -262,7 +272,13 @@ func TestModelsShowTheSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Register(d); err != nil {
+	// Routes are read after interfaces (RetrieveDependencies): those
+	// are registered with them.
+	ifd, err := linuxif.NewInterfaceDescriptor[struct{}](nopInterfaces{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Register(ifd, d); err != nil {
 		t.Fatal(err)
 	}
 	h, err := httpapi.New(httpapi.Config{Scheduler: s, Logger: quiet})

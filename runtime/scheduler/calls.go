@@ -91,8 +91,8 @@ var closedChan = func() chan struct{} {
 }()
 
 // newCallCtx returns the context of a call. Only the goroutine that runs
-// the job calls it (the worker, an inline committer, or the goroutine that
-// took a transaction over), so the slab needs no lock.
+// the job calls it (the worker, or the goroutine that took a transaction
+// over), so the slab needs no lock.
 func (s *Scheduler) newCallCtx(parent context.Context, op OpKind, d kv.Descriptor, key string) *callCtx {
 	if len(s.callSlab) == 0 {
 		s.callSlab = make([]callCtx, callCtxSlab)
@@ -356,9 +356,8 @@ type txnState struct {
 
 // takeOver ends the job of a transaction whose call c was given up on,
 // in place of its blocked goroutine: the call failed, and the transaction
-// goes on as after any failed call. Then it goes on as the worker when the
-// blocked goroutine was the worker; for a job run inline, it wakes the
-// committer (see runInline) once the job has ended.
+// goes on as after any failed call. Then it goes on as the worker, in
+// place of the blocked one.
 func (s *Scheduler) takeOver(c *callCtx) {
 	st, j := c.st, c.st.j
 	cause := c.cause()
@@ -376,7 +375,5 @@ func (s *Scheduler) takeOver(c *callCtx) {
 	})
 	s.idle()
 	close(c.givenUp)
-	if !j.inline {
-		s.worker()
-	}
+	s.worker()
 }

@@ -38,7 +38,9 @@
 //     PENDING, with the missing ones in its status and a full chain in
 //     WhyPending. It is created in the same transaction that makes its last
 //     dependency appear. When a dependency goes away, its dependents are
-//     deleted first and become PENDING.
+//     deleted first and become PENDING. A value that needs one which the
+//     same transaction removes is not created (and deleted again): it
+//     stays PENDING.
 //   - Derived values are created after their base and deleted before it.
 //     A re-create deletes the value (its derived values and dependents
 //     first) and creates it again. An equal value (by the descriptor's
@@ -148,7 +150,8 @@
 // WithPeriodicResync runs a downstream resync periodically.
 //
 // Reading the southbound (a refresh) calls each descriptor's Retrieve in
-// RetrieveDependencies order (a cycle is a registration error), with the
+// RetrieveDependencies order (a cycle, or a name not registered before or
+// in the same Register call, is a registration error), with the
 // values the scheduler expects (correlate): for each value of ours its
 // applied version, else its intended one (for a full resync, the
 // transaction's values and what they derive). Metadata maps are updated
@@ -228,11 +231,11 @@
 // published intent: like Label and IsKey, it must be a function of the key
 // and the value only, safe for concurrent use (generated code is).
 //
-// The calls of an executed plan are made on the transaction's goroutine
-// (the committer's, when the scheduler was idle and Commit's context
-// cannot end, else the worker's); when one outlives its deadline, a new
-// goroutine takes the transaction over and the blocked one ends when the
-// handler returns. The other calls (after a failure, read-backs, reverts,
+// The calls of an executed plan are made on the worker's goroutine, never
+// the committer's; when one outlives its deadline, a new goroutine takes
+// the transaction over, its committer gets the result when the
+// transaction ends (whether or not Commit's context can end), and the
+// blocked goroutine ends when the handler returns. The other calls (after a failure, read-backs, reverts,
 // a refresh's Retrieve) each run on a goroutine of their own.
 //
 // # Room for parallel execution

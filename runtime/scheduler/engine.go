@@ -61,6 +61,9 @@ type run struct {
 	later []string
 	// removals is the stack of the values being removed (n.removing).
 	removals []string
+	// doomed are the values that the transaction's changes remove, known
+	// before the pass: nothing that needs one is created (see doom).
+	doomed map[string]bool
 	// deriving counts the derive calls in progress; handovers are the
 	// derived keys waiting for the outermost one to end (see takeOver).
 	deriving  int
@@ -349,7 +352,7 @@ func (r *run) targetWith(n, b *node) (want proto.Message, pending bool) {
 			return nil, true
 		}
 		return n.applied, false
-	case !r.depsMet(n, n.deps):
+	case !r.depsMet(n, n.deps) || r.needsDoomed(n):
 		return nil, true
 	}
 	return n.intent, false

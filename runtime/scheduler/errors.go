@@ -126,3 +126,8 @@ func (e *CallTimeoutError) Unwrap() error {
 	}
 	return ErrCallTimeout
 }
+
+// errNilContext is the error of a call given a nil context.
+func errNilContext(call string) error {
+	return fmt.Errorf("scheduler: %s: nil context (use context.Background() for none)", call)
+}

@@ -513,6 +513,9 @@ func (r *run) apply(j *job) {
 		for i, it := range j.items {
 			nodes[i] = r.setIntent(it.Key, it.Value)
 		}
+		for _, n := range nodes {
+			r.doom(n)
+		}
 		for i, it := range j.items {
 			r.reconcileTop(it.Key, r.g.current(it.Key, nodes[i], added))
 		}
@@ -546,6 +549,7 @@ func (r *run) apply(j *job) {
 			r.reconcile(it.Key)
 		}
 	}
+	r.releaseDoomed()
 	// Values whose removal waited for removals that never completed (they
 	// waited for each other) decide again, now that nothing is being
 	// removed: each is deleted, or fails with ErrStillNeeded, instead of

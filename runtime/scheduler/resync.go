@@ -323,6 +323,9 @@ func (r *run) resync(j *job) {
 			r.setIntent(it.Key, it.Value)
 			intents = append(intents, it.Key)
 		}
+		for _, key := range intents {
+			r.doom(r.g.node(key))
+		}
 	}
 
 	// One pass over the values: what is out of line with its target

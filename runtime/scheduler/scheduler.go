@@ -39,8 +39,10 @@ type Scheduler struct {
 
 	qmu   sync.Mutex
 	queue []*job
-	// busy is set while a job runs, on the worker or inline on the
-	// committing goroutine: jobs never overlap.
+	// busy is set while a job runs: jobs never overlap. Jobs run on the
+	// worker only, never on a committer's goroutine: a southbound call
+	// that blocks past its timeout holds its goroutine, and a committer
+	// must get its result once the transaction has one.
 	busy    bool
 	wake    chan struct{}
 	closed  bool
@@ -75,9 +77,6 @@ type Scheduler struct {
 	// the buffer its operations go to; both are reused (see newPlan).
 	plan    run
 	planOps []Op
-	// spareJob is the job that the next inline commit reuses (see
-	// runInline); only the job that holds busy touches it.
-	spareJob *job
 	// locked is set while the job in progress holds mu (see lock).
 	locked bool
 }
@@ -94,16 +93,14 @@ type job struct {
 	// read, for a job that only reads (Southbound), runs on the worker
 	// between transactions and changes nothing.
 	read func()
-	// done receives the result of a queued job; a job run inline on the
-	// committer's goroutine has none and gets its result in result.
+	// done receives the result of a job that has a waiter (nil for
+	// retries and periodic resyncs).
 	done   chan *Result
-	result *Result
 	regErr chan error
-	// finished is set once the job has its result; inline when it runs on
-	// its committer's goroutine; taken when a call of its plan was given
-	// up on and another goroutine ended it (see takeOver).
+	// finished is set once the job has its result; taken when a call of
+	// its plan was given up on and another goroutine ended it (see
+	// takeOver).
 	finished bool
-	inline   bool
 	taken    *callCtx
 	// seq is the transaction's sequence number once it has started.
 	seq atomic.Uint64
@@ -117,7 +114,10 @@ type retryItem struct {
 // New creates a scheduler and starts its worker.
 func New(opts ...Option) (*Scheduler, error) {
 	o := defaultOptions()
-	for _, opt := range opts {
+	for i, opt := range opts {
+		if opt == nil {
+			return nil, fmt.Errorf("scheduler: new: option %d is nil", i+1)
+		}
 		opt(&o)
 	}
 	if err := o.validate(); err != nil {
@@ -215,6 +215,13 @@ func (s *Scheduler) checkRegistration(ds []kv.Descriptor) error {
 		pending[name] = d
 		all = append(all, d)
 	}
+	for _, d := range ds {
+		for _, dep := range d.RetrieveDependencies() {
+			if s.descs[dep] == nil && pending[dep] == nil {
+				return &RegistrationError{Descriptor: d.Name(), Reason: fmt.Sprintf("RetrieveDependencies names descriptor %q, which is not registered (register it first, or in the same call)", dep)}
+			}
+		}
+	}
 	if _, err := retrieveOrder(all); err != nil {
 		return &RegistrationError{Descriptor: ds[len(ds)-1].Name(), Reason: err.Error()}
 	}
@@ -266,9 +273,11 @@ func (s *Scheduler) worker() {
 	for {
 		s.qmu.Lock()
 		if len(s.queue) == 0 || s.busy {
-			closed := s.closed && !s.busy
+			// Every field is read under the lock: Close takes the queue
+			// over under it. Not busy here means the queue is empty.
+			stop := s.closed && !s.busy
 			s.qmu.Unlock()
-			if closed && len(s.queue) == 0 {
+			if stop {
 				s.watchers.closeAll()
 				close(s.stopped)
 				return
@@ -306,49 +315,6 @@ func (s *Scheduler) idle() {
 	}
 }
 
-// runInline commits t on the calling goroutine when nothing is queued or
-// running, which saves two goroutine hand-overs per transaction; it
-// reports false (and does nothing) otherwise. Order is kept: a job runs
-// inline only when it would have been next anyway.
-//
-// The job is the scheduler's spare one, and it takes t's items without a
-// copy: the committer waits for the job to end, so t cannot change
-// meanwhile, and nothing keeps the items after it (the history and the
-// observer take copies).
-func (s *Scheduler) runInline(t *Txn, ctx context.Context) (*Result, bool, error) {
-	s.qmu.Lock()
-	if s.closed {
-		s.qmu.Unlock()
-		return nil, false, ErrClosed
-	}
-	if s.busy || len(s.queue) > 0 {
-		s.qmu.Unlock()
-		return nil, false, nil
-	}
-	s.busy = true
-	s.qmu.Unlock()
-	// The spare job is used by the job that holds busy only.
-	j := s.spareJob
-	s.spareJob = nil
-	if j == nil {
-		j = new(job)
-	}
-	*j = job{kind: t.kind(), ctx: ctx, opts: t.opts, items: t.items, inline: true}
-	s.safeProcess(j)
-	if j.taken != nil {
-		// Another goroutine took the job over and ended it (and the
-		// scheduler's turn with it); that goroutine may still read the
-		// job, which is not reused.
-		<-j.taken.givenUp
-		return j.result, true, nil
-	}
-	res := j.result
-	*j = job{}
-	s.spareJob = j
-	s.idle()
-	return res, true, nil
-}
-
 // Close stops the scheduler. Queued work is drained until ctx ends; what
 // is still queued then is rejected with ErrClosed, and pending retries are
 // dropped. Commits after Close fail with ErrClosed. When ctx ends while a
@@ -358,6 +324,9 @@ func (s *Scheduler) runInline(t *Txn, ctx context.Context) (*Result, bool, error
 // wrapping ErrClosed), the transaction makes no further call, and the
 // worker ends once it has recorded the transaction.
 func (s *Scheduler) Close(ctx context.Context) error {
+	if ctx == nil {
+		return errNilContext("close")
+	}
 	s.qmu.Lock()
 	if s.closed {
 		s.qmu.Unlock()
@@ -428,8 +397,6 @@ func (j *job) finish(r *Result, regErr error) {
 	}
 	if j.done != nil {
 		j.done <- r
-	} else {
-		j.result = r
 	}
 }
 
@@ -496,9 +463,6 @@ func (s *Scheduler) endJob(j *job, res txnOutput) {
 		// The observer may keep its record: it gets one of its own, with
 		// its own copy of the values (a Txn may change after its commit).
 		rec := res.record(j)
-		if j.inline {
-			rec.Values = slices.Clone(rec.Values) // the Txn's own
-		}
 		s.opts.observer.TxnDone(&rec)
 	}
 	j.finish(res.Result, nil)

@@ -83,6 +83,20 @@ func TestRegisterErrors(t *testing.T) {
 			want:     "without key templates on both the key spaces cannot be told apart",
 		},
 		{
+			name: "retrieve dependency not registered",
+			add:  []kvtest.Config{{Name: "route", KeyPrefix: "route/", RetrieveDependencies: []string{"nosuch"}}},
+			want: `register route: RetrieveDependencies names descriptor "nosuch", which is not registered (register it first, or in the same call)`,
+		},
+		{
+			name:     "retrieve dependency registered before",
+			existing: []kvtest.Config{{Name: "iface", KeyPrefix: "iface/"}},
+			add:      []kvtest.Config{{Name: "route", KeyPrefix: "route/", RetrieveDependencies: []string{"iface"}}},
+		},
+		{
+			name: "retrieve dependency registered with it",
+			add:  []kvtest.Config{{Name: "route", KeyPrefix: "route/", RetrieveDependencies: []string{"iface"}}, {Name: "iface", KeyPrefix: "iface/"}},
+		},
+		{
 			name:     "nested templates that cannot overlap",
 			existing: []kvtest.Config{{Name: "bd", KeyTemplate: "vpp/bd/{name}"}},
 			add:      []kvtest.Config{{Name: "bdif", KeyTemplate: "vpp/bd/{name}/interface/{iface}"}},
@@ -227,16 +241,16 @@ func TestCloseDrainsOrRejects(t *testing.T) {
 		first := s.Txn().Set("block/1", &emptypb.Empty{}).CommitAsync(context.Background())
 		<-h.started
 		second := s.Txn().Set("block/2", &emptypb.Empty{}).CommitAsync(context.Background())
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-		defer cancel()
-		go func() {
-			time.Sleep(50 * time.Millisecond)
-			close(h.release)
-		}()
+		// The handler stays blocked until Close has returned, and Close's
+		// context has ended already: it ends while the first transaction
+		// runs and the second waits, whatever the load.
+		defer close(h.release)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
 		err = s.Close(ctx)
-		if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "1 queued jobs rejected") ||
+		if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "1 queued jobs rejected") ||
 			!strings.Contains(err.Error(), "CREATE of block/1 by descriptor block, running for") {
-			t.Fatalf("Close = %v, want 1 rejected job, the call in flight and the deadline", err)
+			t.Fatalf("Close = %v, want 1 rejected job, the call in flight and the context's end", err)
 		}
 		if r := <-second; !errors.Is(r.Err, scheduler.ErrClosed) {
 			t.Errorf("queued transaction: %v, want ErrClosed", r.Err)

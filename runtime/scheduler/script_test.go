@@ -52,6 +52,7 @@ var update = flag.Bool("update", false, "rewrite the expected files of the testd
 //	errors FILE                 per-key errors of the last transaction
 //	metadata NAME FILE          metadata map of a descriptor
 //	wait-state KEY STATE        wait (up to 5 s) for KEY to reach STATE
+//	wait-record SEQ             wait (up to 5 s) for transaction SEQ to be recorded
 //	history FILE                the retained transaction records
 //	timeline KEY FILE           the timeline of KEY
 //	snapshot SEQ FILE           the graph snapshot as of transaction SEQ (0: now)
@@ -152,7 +153,7 @@ func (e *scriptEnv) exec(line string) error {
 	}
 	if err := need(map[string]int{"register": 2, "set": 1, "del": 1, "fail": 2, "notify": 1, "notify-del": 1,
 		"sb-put": 1, "sb-del": 1, "plan": 1, "executed": 1, "calls": 1, "sb": 1, "status": 1, "state": 2,
-		"why": 2, "outcomes": 1, "errors": 1, "metadata": 2, "wait-state": 2, "sleep": 1,
+		"why": 2, "outcomes": 1, "errors": 1, "metadata": 2, "wait-state": 2, "wait-record": 1, "sleep": 1,
 		"history": 1, "timeline": 2, "snapshot": 2, "log": 1}[cmd]); err != nil {
 		return err
 	}
@@ -302,6 +303,19 @@ func (e *scriptEnv) exec(line string) error {
 				return fmt.Errorf("state of %s is %s after 5s, want %s", args[0], got, args[1])
 			}
 			time.Sleep(2 * time.Millisecond)
+		}
+	case "wait-record":
+		seq, err := strconv.ParseUint(args[0], 10, 64)
+		if err != nil {
+			return err
+		}
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(2 * time.Millisecond) {
+			if _, ok := e.s.Record(seq); ok {
+				return nil
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("transaction #%d not recorded after 5s", seq)
+			}
 		}
 	case "history":
 		return e.compare(args[0], formatHistory(e.s.History()))

@@ -17,6 +17,9 @@ import (
 // guarded and bounded by the call timeout like every call out. It waits
 // for the transactions queued before it; ctx bounds the wait.
 func (s *Scheduler) Southbound(ctx context.Context, descriptor string) ([]kv.Item[string, proto.Message, any], error) {
+	if ctx == nil {
+		return nil, errNilContext("southbound")
+	}
 	d, ok := s.view.state.Load().descs[descriptor]
 	if !ok {
 		return nil, fmt.Errorf("scheduler: no descriptor %q", descriptor)

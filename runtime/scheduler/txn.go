@@ -133,19 +133,17 @@ func (t *Txn) check() error {
 // completes and is recorded, and the error, wrapping ctx.Err(), names its
 // sequence number), or a *TxnError with the per-key errors.
 func (t *Txn) Commit(ctx context.Context) (*Result, error) {
+	if ctx == nil {
+		err := errNilContext("commit")
+		return &Result{Kind: t.kind(), Err: err}, err
+	}
 	if err := t.check(); err != nil {
 		return &Result{Kind: NBTxn, Err: err}, err
 	}
-	// Run on this goroutine when the wait need not be bounded: a context
-	// that can end needs the transaction on the worker, so that Commit can
-	// return while it runs.
-	if ctx.Done() == nil {
-		if r, inline, err := t.s.runInline(t, ctx); err != nil {
-			return &Result{Kind: NBTxn, Err: err}, err
-		} else if inline {
-			return r, r.Err
-		}
-	}
+	// The transaction runs on the worker, never on this goroutine, with
+	// or without a deadline on ctx: a southbound call given up on at its
+	// timeout still holds the goroutine that made it, and the caller gets
+	// the result as soon as the transaction has one.
 	j := t.job(ctx)
 	j.done = make(chan *Result, 1)
 	if err := t.s.enqueue(j); err != nil {
@@ -166,6 +164,9 @@ func (t *Txn) Commit(ctx context.Context) (*Result, error) {
 // CommitAsync queues the transaction and returns at once; the channel
 // receives the result when it has run.
 func (t *Txn) CommitAsync(ctx context.Context) <-chan *Result {
+	if ctx == nil {
+		return resolved(&Result{Kind: t.kind(), Err: errNilContext("commit")})
+	}
 	if err := t.check(); err != nil {
 		return resolved(&Result{Kind: NBTxn, Err: err})
 	}
@@ -189,7 +190,7 @@ func resolved(r *Result) <-chan *Result {
 // with their WhyPending. The error is about the outcomes: a *TxnError
 // naming the values that ended FAILED, INVALID or UNIMPLEMENTED (a failure
 // repaired by a retry is not one), joined with ErrNotSettled when ctx ended
-// first.
+// first; when ctx ends before the transaction has ended, Commit's error.
 func (t *Txn) CommitAndWait(ctx context.Context) (*Result, error) {
 	keys := newKeySet()
 	for _, it := range t.items {
@@ -202,6 +203,11 @@ func (t *Txn) CommitAndWait(ctx context.Context) (*Result, error) {
 
 	res, err := t.Commit(ctx)
 	if res == nil || res.Seq == 0 || res.DryRun {
+		return res, err
+	}
+	if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
+		// The context ended while the transaction ran: it has no
+		// outcomes yet (what the view holds is from before it).
 		return res, err
 	}
 	for _, op := range res.Executed {
@@ -293,6 +299,10 @@ type Notification struct {
 // dependencies and is never created or deleted by us. Notifications are
 // queued like transactions and never dropped.
 func (s *Scheduler) Notify(ctx context.Context, ns ...Notification) (*Result, error) {
+	if ctx == nil {
+		err := errNilContext("notify")
+		return &Result{Kind: SBNotification, Err: err}, err
+	}
 	select {
 	case r := <-s.NotifyAsync(ns...):
 		return r, r.Err

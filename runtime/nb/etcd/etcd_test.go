@@ -56,8 +56,10 @@ type recSink struct {
 	updates  []nb.Update
 	state    map[string]string
 	problems []error
-	// block, when set, is waited on by Apply before it applies.
-	block chan struct{}
+	// block, when set, is waited on by Apply before it applies; blocked,
+	// when set, is told each time Apply begins to wait on block.
+	block   chan struct{}
+	blocked chan struct{}
 	// then applies the update to a scheduler too.
 	then func(ctx context.Context, u nb.Update) error
 }
@@ -66,9 +68,13 @@ func newRecSink() *recSink { return &recSink{state: map[string]string{}} }
 
 func (r *recSink) Apply(ctx context.Context, u nb.Update) error {
 	r.mu.Lock()
-	block := r.block
+	block, blocked := r.block, r.blocked
 	r.mu.Unlock()
 	if block != nil {
+		select {
+		case blocked <- struct{}{}:
+		default: // told already (a nil channel: not asked)
+		}
 		select {
 		case <-block:
 		case <-ctx.Done():
@@ -382,9 +388,14 @@ func TestCompactedWhileSlow(t *testing.T) {
 	sink := newRecSink()
 	release := make(chan struct{})
 	sink.block = release
+	sink.blocked = make(chan struct{}, 1)
 	runSource(t, newSource(t, c, s), sink)
-	// Let the source load and block in Apply, then change and compact.
-	time.Sleep(300 * time.Millisecond)
+	// Once the source has loaded and blocks in Apply, change and compact.
+	select {
+	case <-sink.blocked:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the source did not apply its load in 20s")
+	}
 	put(t, c, "a/1", jsonValue("uno"))
 	if _, err := c.Delete(context.Background(), prefix+"a/2"); err != nil {
 		t.Fatal(err)
