@@ -31,8 +31,8 @@
 //	POST /plan[?format=file]              body {"set": {KEY: VALUE, ...}, "delete": [KEY, ...]}, or
 //	                                      with format=file a configuration file (YAML or JSON, as the
 //	                                      file source reads it): the plan the scheduler would execute
-//	                                      (with Config.PlanFile, a dry run of the file source's apply
-//	                                      of that file, deletes included); nothing executed
+//	                                      (a dry run of the file source's apply of that file, deletes
+//	                                      included; 501 without Config.PlanFile); nothing executed
 //	GET  /ui/                             the operator page (HTML; see ui.go); GET / redirects a
 //	                                      browser (Accept: text/html) there
 //

@@ -537,25 +537,11 @@ func (a *api) plan(w http.ResponseWriter, r *http.Request) error {
 		return writeJSON(w, http.StatusOK, out)
 	}
 	if f == "file" {
-		// A whole configuration file, as the file source reads it, with
-		// no file source to plan it: the plan of setting its values
-		// (keys of the file that are set now are compared; nothing else
-		// is deleted).
-		changes, err := nbfile.Parse("body", body, a.cfg.Models)
-		if err != nil {
-			return badArg("body", "%v", err)
-		}
-		txn := a.s.Txn(scheduler.DryRun(), scheduler.Description("plan preview of a file (HTTP)"))
-		for _, c := range changes {
-			txn.Set(c.Key, c.Value)
-		}
-		if txn.Len() == 0 {
-			return badArg("body", "the file holds no value")
-		}
-		if err := apilimits.Count("body", int64(len(changes)), apilimits.MaxCommitKeys); err != nil {
-			return limitErr(err)
-		}
-		return a.writePlan(w, r, txn)
+		// A preview must be what applying would do, and with no file
+		// source nothing would apply a file: no plan of some other
+		// code's making stands in for it.
+		return &httpError{code: http.StatusNotImplemented, arg: "format",
+			msg: "format: file: this agent has no file source to plan the file against (httpapi.Config.PlanFile)"}
 	}
 	var req struct {
 		Set    map[string]json.RawMessage `json:"set"`

@@ -47,8 +47,8 @@ type Config struct {
 	// data (POST /plan?format=file): the same code as its apply, in a
 	// dry run (nbfile.Source.Plan over the nb.Mux), deletes of the keys
 	// data drops included; its parse errors are *nbfile.ParseError.
-	// Without it, format=file plans setting the file's values over the
-	// scheduler's intended state, and deletes nothing.
+	// Without it, format=file is a 501 naming format: nothing else can
+	// say what applying a file would do.
 	PlanFile func(ctx context.Context, name string, data []byte) (*scheduler.Result, error)
 	// Metrics serves /metrics (404 without it).
 	Metrics http.Handler

@@ -17,6 +17,8 @@ import (
 	linuxl3 "github.com/kvdescriptor/kvdescriptor/generated/linux/l3/v1"
 	"github.com/kvdescriptor/kvdescriptor/runtime/httpapi"
 	"github.com/kvdescriptor/kvdescriptor/runtime/kvtest"
+	"github.com/kvdescriptor/kvdescriptor/runtime/nb"
+	nbfile "github.com/kvdescriptor/kvdescriptor/runtime/nb/file"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
 )
 
@@ -154,9 +156,7 @@ func TestEndpoints(t *testing.T) {
 		{"POST", "/plan", `{"sett": {}}`, 400, `"argument":"body"`},
 		{"POST", "/plan", `{}`, 400, `nothing to plan`},
 		{"POST", "/plan", `[`, 400, `"argument":"body"`},
-		{"POST", "/plan?format=file", "iface/a: up\nroute/r1: \"v=2 dep:iface/a\"\n", 200, `"flags": "WAS-PENDING"`},
-		{"POST", "/plan?format=file", "iface/a: [\n", 400, `body:1`},
-		{"POST", "/plan?format=file", "nope/x: up\n", 400, `unknown key`},
+		{"POST", "/plan?format=file", "iface/a: up\n", 501, `"argument":"format"`},
 		{"POST", "/plan?format=yaml", "", 400, `"argument":"format"`},
 		{"POST", "/resync/downstream?verbose=true", "", 200, `"executed"`},
 		{"POST", "/resync/downstream?retry=maybe", "", 400, `"argument":"retry"`},
@@ -291,5 +291,42 @@ func TestModelsShowTheSchema(t *testing.T) {
 		if !strings.Contains(rec.Body.String(), want) {
 			t.Errorf("/models lacks %s:\n%s", want, rec.Body.String())
 		}
+	}
+}
+
+// TestPlanFile: POST /plan?format=file answers with what Config.PlanFile
+// (the file source's apply, as a dry run) plans, and its parse errors are
+// 400s naming the body. Without PlanFile it is a 501 (in TestAPI): no other
+// code may stand in for the apply.
+func TestPlanFile(t *testing.T) {
+	var s *scheduler.Scheduler
+	srv, s0 := setup(t, httpapi.Config{
+		PlanFile: func(ctx context.Context, name string, data []byte) (*scheduler.Result, error) {
+			changes, err := nbfile.Parse(name, data, nb.SchedulerModels(s))
+			if err != nil {
+				return nil, err
+			}
+			txn := s.Txn(scheduler.DryRun())
+			for _, c := range changes {
+				txn.Set(c.Key, c.Value)
+			}
+			return txn.Commit(ctx)
+		},
+	})
+	s = s0
+	for _, tc := range []struct {
+		name, body string
+		code       int
+		want       string
+	}{
+		{"planned", "iface/a: up\nroute/r1: \"v=2 dep:iface/a\"\n", 200, `"flags": "WAS-PENDING"`},
+		{"syntax", "iface/a: [\n", 400, `body:1`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, body := do(t, "POST", srv.URL+"/plan?format=file", tc.body, "")
+			if code != tc.code || !strings.Contains(body, tc.want) {
+				t.Errorf("POST /plan?format=file %q: %d %s, want %d with %q", tc.body, code, body, tc.code, tc.want)
+			}
+		})
 	}
 }
