@@ -335,14 +335,7 @@ func TestBadEditAndRecovery(t *testing.T) {
 				t.Fatalf("problem %v, want it to contain %q", err, tc.want)
 			}
 			t.Log(err)
-			s.quiet(t)
-
-			write(t, path, cfgAB2C)
-			s.waitFor(t, 2, 2)
-			checkAB2C(t, s.update(1))
-			if s.problem(1) != nil {
-				t.Errorf("problem not cleared: %v", s.problem(1))
-			}
+			recovers(t, s, path)
 		})
 	}
 }
@@ -506,6 +499,13 @@ func TestMaxSize(t *testing.T) {
 	if want := fmt.Sprintf("%s: the file is larger than the limit of %d bytes", path, limit); err == nil || err.Error() != want {
 		t.Errorf("problem %v, want %q", err, want)
 	}
+	recovers(t, s, path)
+}
+
+// recovers checks that the source, quiet since its bad file, applies a
+// good file written next and clears its problem.
+func recovers(t *testing.T, s *sink, path string) {
+	t.Helper()
 	s.quiet(t)
 
 	write(t, path, cfgAB2C)
