@@ -86,9 +86,12 @@
 //     then starts from there. A descriptor without Retrieve is taken at
 //     its word: the failed call changed nothing, and a revert calls the
 //     inverse of the failed call blindly. When the read-back fails too,
-//     the value is read back again before the next transaction, which
-//     takes what is found first; until then it is not decided on
-//     (ErrOutcomeUnknown), and the removal of a value it may need (a
+//     the value's outcome is unknown, whatever the call (create, update
+//     or delete): it is read back again before the next transaction,
+//     which takes what is found first; until then it is not decided on
+//     (ErrOutcomeUnknown), nothing that needs it is created on it (it may
+//     be absent: a failed create or delete leaves the graph holding
+//     nothing of it), and the removal of a value it may need (a
 //     dependency, its base) is refused (ErrStillNeeded, ErrOutcomeUnknown)
 //     and decided again once it is read back.
 //   - Every call into a descriptor's code is recovered: a panic in a

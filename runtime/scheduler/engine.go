@@ -720,6 +720,14 @@ func (r *run) remove(n *node, flags Flags, sbGone bool) bool {
 			found, fmeta, known := r.readBack(n, prev)
 			if known {
 				r.takeApplied(n, found, fmeta) // nil: deleted after all
+			} else if r.canReadBack(n) {
+				// Of unknown outcome: it may be gone or still there.
+				// Like a create of unknown outcome, the graph holds
+				// nothing (what needs it is not created on it) and it
+				// may hold prev (what prev needs is not deleted: see
+				// unsureBlocker), until a read-back tells.
+				r.takeApplied(n, nil, nil)
+				r.markUnsure(n, prev)
 			}
 			r.keep(n, flags, err, prev, known)
 			return false

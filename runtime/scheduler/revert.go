@@ -103,8 +103,15 @@ func (r *run) undoFailed(f *failedOp) {
 			"key", f.key, "op", f.kind.String(), "error", err)
 		return
 	}
-	if f.kind != OpDelete {
-		r.known(f.key) // its inverse applied: the southbound is as before
+	r.known(f.key) // its inverse applied: the southbound is as before
+	if n := r.g.node(f.key); n != nil && n.applied == nil && f.kind == OpDelete && f.prev != nil {
+		// A delete of unknown outcome left the graph holding nothing:
+		// the create put its version back.
+		r.mut(n)
+		r.takeApplied(n, f.prev, meta)
+		r.derive(n)
+		r.triggerDependents(n.key)
+		return
 	}
 	if n := r.g.node(f.key); n != nil && n.applied != nil && f.kind != OpCreate {
 		r.mut(n)
