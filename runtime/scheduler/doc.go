@@ -66,8 +66,10 @@
 //     are back. When the southbound accepts the undo calls, the southbound
 //     and the values' states end exactly as before the transaction: a
 //     value that was FAILED before is FAILED again, with its old error
-//     and the operation it was about, and holds what it held then (nothing, for a failed create: the
-//     revert does not retry it); an INVALID value keeps the valid version
+//     and the operation it was about, and holds what it held then
+//     (nothing, for a failed create: the revert does not retry it; nor
+//     for a delete that removed the value and failed: it is still FAILED
+//     with that error, though nothing intends it); an INVALID value keeps the valid version
 //     it kept; a value that was there without something it needs (its
 //     delete had failed) stays as it was when the revert deletes what the
 //     transaction created for it. One exception: a leftover that nothing intends (a derived

@@ -66,7 +66,17 @@ func (r *run) revert() {
 		// error is about (a leftover whose delete failed, put back by
 		// the revert, stays a failed DELETE).
 		p := r.prior[k]
-		if n := r.g.node(k); n != nil && n.failedSeq != r.seq32 && n.applied == p.applied && p.existed {
+		n := r.g.node(k)
+		if n == nil && p.existed && p.applied == nil && p.lastErr != nil {
+			// It held nothing and nothing intended it (its delete
+			// failed after removing it, say): the graph kept it only
+			// for its failure, which the revert dropped with it. It
+			// comes back as it was.
+			n = r.newNode(k, p.base)
+			r.mut(n)
+			n.intent, n.intentSeq, n.retries = p.intent, p.intentSeq, p.retries
+		}
+		if n != nil && n.failedSeq != r.seq32 && n.applied == p.applied && p.existed {
 			r.mut(n)
 			n.state, n.lastErr, n.lastOp = p.state, p.lastErr, p.lastOp
 		}
