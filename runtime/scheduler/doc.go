@@ -63,7 +63,11 @@
 //     before what they need, a derived value is created after its base);
 //     a step refused because another value
 //     still needs the value is tried again once the values it waits for
-//     are back. When the southbound accepts the undo calls, the southbound
+//     are back. When that never comes (the value that needs it lies
+//     outside the transaction, and nothing the revert restores satisfies
+//     it meanwhile), that value goes first, as a dependent does in any
+//     removal, and is restored with the rest: the revert changed it on
+//     the way. When the southbound accepts the undo calls, the southbound
 //     and the values' states end exactly as before the transaction: a
 //     value that was FAILED before is FAILED again, with its old error
 //     and the operation it was about, and holds what it held then

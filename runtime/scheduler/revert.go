@@ -59,6 +59,22 @@ func (r *run) revert() {
 	}
 	restore()
 	r.retryRefused(r.priorOrder)
+	if slices.ContainsFunc(r.priorOrder, func(k string) bool { return r.refused(r.g.node(k)) }) {
+		// Still refused: a value outside the transaction needs what an
+		// undo step removes, and no round moved it to another
+		// satisfier (it is not the revert's to move). As a last resort
+		// it goes first, like a dependent in any removal, and comes
+		// back as it was once what it needs is back: a value the
+		// revert changes on the way.
+		r.reachOut = true
+		from := len(r.priorOrder)
+		r.retryRefused(slices.Clone(r.priorOrder))
+		r.reachOut = false
+		for i := from; i < len(r.priorOrder); i++ {
+			r.reconcile(r.priorOrder[i])
+		}
+		restore()
+	}
 	defer r.setUndoState()
 	for _, k := range r.priorOrder {
 		// Back to the version it had applied, and not left by a failed
@@ -137,9 +153,7 @@ func (r *run) undoFailed(f *failedOp) {
 // one makes progress; a refusal that a later round resolved is dropped
 // from the transaction's operations and errors, since nothing failed.
 func (r *run) retryRefused(keys []string) {
-	refused := func(n *node) bool {
-		return n != nil && n.failedSeq == r.seq32 && errors.Is(n.lastErr, ErrStillNeeded)
-	}
+	refused := r.refused
 	var resolved []string
 	for range keys {
 		var again []string
@@ -179,6 +193,12 @@ func (r *run) retryRefused(keys []string) {
 	}
 	r.ops = slices.DeleteFunc(r.ops, func(o Op) bool { return drop(o.Key, o.Err) })
 	r.errs = slices.DeleteFunc(r.errs, func(e KeyError) bool { return drop(e.Key, e.Err) })
+}
+
+// refused reports whether n's undo step was refused with no call, as
+// still needed.
+func (r *run) refused(n *node) bool {
+	return n != nil && n.failedSeq == r.seq32 && errors.Is(n.lastErr, ErrStillNeeded)
 }
 
 // setUndoState sets the state of the blind undo of the failed operation to
