@@ -63,11 +63,17 @@
 //     before what they need, a derived value is created after its base);
 //     a step refused because another value
 //     still needs the value is tried again once the values it waits for
-//     are back. When the southbound accepts the undo calls, the southbound
+//     are back. When that never comes (the value that needs it lies
+//     outside the transaction, and nothing the revert restores satisfies
+//     it meanwhile), that value goes first, as a dependent does in any
+//     removal, and is restored with the rest: the revert changed it on
+//     the way. When the southbound accepts the undo calls, the southbound
 //     and the values' states end exactly as before the transaction: a
 //     value that was FAILED before is FAILED again, with its old error
-//     and the operation it was about, and holds what it held then (nothing, for a failed create: the
-//     revert does not retry it); an INVALID value keeps the valid version
+//     and the operation it was about, and holds what it held then
+//     (nothing, for a failed create: the revert does not retry it; nor
+//     for a delete that removed the value and failed: it is still FAILED
+//     with that error, though nothing intends it); an INVALID value keeps the valid version
 //     it kept; a value that was there without something it needs (its
 //     delete had failed) stays as it was when the revert deletes what the
 //     transaction created for it. One exception: a leftover that nothing intends (a derived
@@ -86,9 +92,12 @@
 //     then starts from there. A descriptor without Retrieve is taken at
 //     its word: the failed call changed nothing, and a revert calls the
 //     inverse of the failed call blindly. When the read-back fails too,
-//     the value is read back again before the next transaction, which
-//     takes what is found first; until then it is not decided on
-//     (ErrOutcomeUnknown), and the removal of a value it may need (a
+//     the value's outcome is unknown, whatever the call (create, update
+//     or delete): it is read back again before the next transaction,
+//     which takes what is found first; until then it is not decided on
+//     (ErrOutcomeUnknown), nothing that needs it is created on it (it may
+//     be absent: a failed create or delete leaves the graph holding
+//     nothing of it), and the removal of a value it may need (a
 //     dependency, its base) is refused (ErrStillNeeded, ErrOutcomeUnknown)
 //     and decided again once it is read back.
 //   - Every call into a descriptor's code is recovered: a panic in a

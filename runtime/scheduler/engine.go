@@ -43,6 +43,10 @@ type run struct {
 	abort bool
 	// reverting is set while a failed reverting transaction is undone.
 	reverting bool
+	// reachOut is set for the last pass of a revert: an undo step refused
+	// because a value outside the transaction still needs the value it
+	// removes may move that value out of the way (see revert).
+	reachOut bool
 	// undoOp is the index of the blind undo of the failed operation in
 	// ops (-1: none); see setUndoState.
 	undoOp int
@@ -720,6 +724,14 @@ func (r *run) remove(n *node, flags Flags, sbGone bool) bool {
 			found, fmeta, known := r.readBack(n, prev)
 			if known {
 				r.takeApplied(n, found, fmeta) // nil: deleted after all
+			} else if r.canReadBack(n) {
+				// Of unknown outcome: it may be gone or still there.
+				// Like a create of unknown outcome, the graph holds
+				// nothing (what needs it is not created on it) and it
+				// may hold prev (what prev needs is not deleted: see
+				// unsureBlocker), until a read-back tells.
+				r.takeApplied(n, nil, nil)
+				r.markUnsure(n, prev)
 			}
 			r.keep(n, flags, err, prev, known)
 			return false
@@ -768,6 +780,11 @@ func (r *run) removeDependents(n *node) {
 		if r.leadsTo(n, k) {
 			partners = append(partners, k)
 			continue
+		}
+		if r.reachOut {
+			if _, touched := r.prior[k]; !touched && r.needs(d, n.key) {
+				r.mut(d) // changed by the revert on the way: restored too
+			}
 		}
 		r.reconcile(k)
 		if d = r.g.node(k); d != nil && !d.removing && r.needs(d, n.key) {

@@ -59,6 +59,22 @@ func (r *run) revert() {
 	}
 	restore()
 	r.retryRefused(r.priorOrder)
+	if slices.ContainsFunc(r.priorOrder, func(k string) bool { return r.refused(r.g.node(k)) }) {
+		// Still refused: a value outside the transaction needs what an
+		// undo step removes, and no round moved it to another
+		// satisfier (it is not the revert's to move). As a last resort
+		// it goes first, like a dependent in any removal, and comes
+		// back as it was once what it needs is back: a value the
+		// revert changes on the way.
+		r.reachOut = true
+		from := len(r.priorOrder)
+		r.retryRefused(slices.Clone(r.priorOrder))
+		r.reachOut = false
+		for i := from; i < len(r.priorOrder); i++ {
+			r.reconcile(r.priorOrder[i])
+		}
+		restore()
+	}
 	defer r.setUndoState()
 	for _, k := range r.priorOrder {
 		// Back to the version it had applied, and not left by a failed
@@ -66,7 +82,17 @@ func (r *run) revert() {
 		// error is about (a leftover whose delete failed, put back by
 		// the revert, stays a failed DELETE).
 		p := r.prior[k]
-		if n := r.g.node(k); n != nil && n.failedSeq != r.seq32 && n.applied == p.applied && p.existed {
+		n := r.g.node(k)
+		if n == nil && p.existed && p.applied == nil && p.lastErr != nil {
+			// It held nothing and nothing intended it (its delete
+			// failed after removing it, say): the graph kept it only
+			// for its failure, which the revert dropped with it. It
+			// comes back as it was.
+			n = r.newNode(k, p.base)
+			r.mut(n)
+			n.intent, n.intentSeq, n.retries = p.intent, p.intentSeq, p.retries
+		}
+		if n != nil && n.failedSeq != r.seq32 && n.applied == p.applied && p.existed {
 			r.mut(n)
 			n.state, n.lastErr, n.lastOp = p.state, p.lastErr, p.lastOp
 		}
@@ -103,8 +129,15 @@ func (r *run) undoFailed(f *failedOp) {
 			"key", f.key, "op", f.kind.String(), "error", err)
 		return
 	}
-	if f.kind != OpDelete {
-		r.known(f.key) // its inverse applied: the southbound is as before
+	r.known(f.key) // its inverse applied: the southbound is as before
+	if n := r.g.node(f.key); n != nil && n.applied == nil && f.kind == OpDelete && f.prev != nil {
+		// A delete of unknown outcome left the graph holding nothing:
+		// the create put its version back.
+		r.mut(n)
+		r.takeApplied(n, f.prev, meta)
+		r.derive(n)
+		r.triggerDependents(n.key)
+		return
 	}
 	if n := r.g.node(f.key); n != nil && n.applied != nil && f.kind != OpCreate {
 		r.mut(n)
@@ -120,9 +153,7 @@ func (r *run) undoFailed(f *failedOp) {
 // one makes progress; a refusal that a later round resolved is dropped
 // from the transaction's operations and errors, since nothing failed.
 func (r *run) retryRefused(keys []string) {
-	refused := func(n *node) bool {
-		return n != nil && n.failedSeq == r.seq32 && errors.Is(n.lastErr, ErrStillNeeded)
-	}
+	refused := r.refused
 	var resolved []string
 	for range keys {
 		var again []string
@@ -162,6 +193,12 @@ func (r *run) retryRefused(keys []string) {
 	}
 	r.ops = slices.DeleteFunc(r.ops, func(o Op) bool { return drop(o.Key, o.Err) })
 	r.errs = slices.DeleteFunc(r.errs, func(e KeyError) bool { return drop(e.Key, e.Err) })
+}
+
+// refused reports whether n's undo step was refused with no call, as
+// still needed.
+func (r *run) refused(n *node) bool {
+	return n != nil && n.failedSeq == r.seq32 && errors.Is(n.lastErr, ErrStillNeeded)
 }
 
 // setUndoState sets the state of the blind undo of the failed operation to

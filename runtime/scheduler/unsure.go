@@ -15,9 +15,11 @@ import (
 // Values whose outcome is unknown.
 //
 // A call that fails is read back (readBack). When the read-back fails too,
-// the call may have applied, in whole or in part, or not at all: the graph
-// keeps what it knew before (nothing, for a create), and the version the
-// call was about goes to graph.unsure. Before the next transaction plans,
+// the call may have applied, in whole or in part, or not at all, whatever
+// the call: the graph keeps what it knew before for an update, and holds
+// nothing for a create or a delete (the value may be absent: nothing that
+// needs it is created on it), and the version the call was about (for a
+// delete, the one it was to remove) goes to graph.unsure. Before the next transaction plans,
 // those values are read back again (readBackUnsure): what is found is a
 // fact, which the transaction takes first (takeUnsure) and brings to its
 // target at its end (settleUnsure), as a notification of the change would.
@@ -45,17 +47,26 @@ type unsureFact struct {
 	fresh bool
 }
 
-// markUnsure records that the southbound may hold value for n (nil: it may
-// have lost it), as a call left it whose read-back failed. Only a run that
-// makes calls gets here (a simulation's calls do not fail).
+// markUnsure records that the southbound may hold value for n, as a call
+// left it whose read-back failed: the version a create or an update was
+// about, or the one a delete was to remove (which it may have kept; the
+// graph holds nothing of it meanwhile). Only a run that makes calls gets
+// here (a simulation's calls do not fail).
 func (r *run) markUnsure(n *node, value proto.Message) {
-	if r.sim || value == nil || n.desc == nil || !n.desc.CanRetrieve() {
+	if value == nil || !r.canReadBack(n) {
 		return // (a descriptor without Retrieve is taken at its word)
 	}
 	if r.g.unsure == nil {
 		r.g.unsure = map[string]proto.Message{}
 	}
 	r.g.unsure[n.key] = value
+}
+
+// canReadBack reports whether a value of n whose outcome is unknown can
+// be read back later (markUnsure records it): a run that makes calls, and
+// a descriptor that can Retrieve.
+func (r *run) canReadBack(n *node) bool {
+	return !r.sim && n.desc != nil && n.desc.CanRetrieve()
 }
 
 // readBackUnsure reads back, before a transaction plans, each value whose
