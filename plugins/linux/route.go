@@ -131,22 +131,18 @@ func (h *routes) Delete(_ context.Context, k linuxl3.RouteKey, v *linuxl3.Route,
 // protocol number, in the plugin's namespace and in those of the
 // interfaces it knows; routes over interfaces it cannot name, and
 // multipath routes, are left out. It reads one dump per namespace
-// straight from the kernel's messages. A route is reported as the
-// plugin's (FROM_NB) when the scheduler asks about its key (correlate:
-// what it applied, intends or remembers), or with
-// WithClaimedRouteProtocol; any other is another program's (FROM_SB).
+// straight from the kernel's messages. The protocol number says a route
+// may be ours, not that it is: a route is reported with an unknown origin,
+// and the scheduler, which knows what it applied, intends or remembers
+// from an agent's record, takes those as ours and any other as another
+// program's (OBTAINED), with no set of keys built here. With
+// WithClaimedRouteProtocol every route with the number is the plugin's
+// (FROM_NB), and those nothing wants are deleted.
 func (h *routes) Retrieve(_ context.Context, correlate []linuxl3.RouteItem[struct{}]) ([]linuxl3.RouteItem[struct{}], error) {
 	// Only an intended scope or metric changes how a route is normalised:
 	// the others normalise as no intended value does.
 	shaping := map[linuxl3.RouteKey]*linuxl3.Route{}
-	var ours map[linuxl3.RouteKey]struct{}
-	if !h.p.opts.claimRoutes {
-		ours = make(map[linuxl3.RouteKey]struct{}, len(correlate))
-	}
 	for _, c := range correlate {
-		if ours != nil {
-			ours[c.Key] = struct{}{}
-		}
 		if c.Value.GetScope() != linuxl3.Route_SCOPE_UNSPECIFIED || c.Value.GetMetric() != 0 {
 			shaping[c.Key] = c.Value
 		} else {
@@ -164,6 +160,10 @@ func (h *routes) Retrieve(_ context.Context, correlate []linuxl3.RouteItem[struc
 			labels[m.Namespace][uint32(m.Index)] = l
 		}
 	}
+	origin := kv.OriginUnknown
+	if h.p.opts.claimRoutes {
+		origin = kv.OriginNB
+	}
 	out := make([]linuxl3.RouteItem[struct{}], 0, len(correlate))
 	for space, byIndex := range labels {
 		n, err := h.p.ns.get(space)
@@ -173,7 +173,7 @@ func (h *routes) Retrieve(_ context.Context, correlate []linuxl3.RouteItem[struc
 			}
 			return nil, err
 		}
-		if out, err = h.retrieveIn(n, byIndex, shaping, ours, out); err != nil {
+		if out, err = h.retrieveIn(n, byIndex, shaping, origin, out); err != nil {
 			return nil, kernelErr(err, "ip route show table all proto %d (namespace %s)", h.p.opts.routeProtocol, nsName(n))
 		}
 	}
@@ -182,9 +182,8 @@ func (h *routes) Retrieve(_ context.Context, correlate []linuxl3.RouteItem[struc
 
 // retrieveIn appends to out the routes of namespace n that Retrieve
 // reports, labelled by byIndex, and normalised as the intended values
-// shaping (by key) ask for; those whose key ours lacks are another
-// program's (ours nil: every one is the plugin's).
-func (h *routes) retrieveIn(n *namespace, byIndex map[uint32]string, shaping map[linuxl3.RouteKey]*linuxl3.Route, ours map[linuxl3.RouteKey]struct{}, out []linuxl3.RouteItem[struct{}]) ([]linuxl3.RouteItem[struct{}], error) {
+// shaping (by key) ask for, with origin.
+func (h *routes) retrieveIn(n *namespace, byIndex map[uint32]string, shaping map[linuxl3.RouteKey]*linuxl3.Route, origin kv.Origin, out []linuxl3.RouteItem[struct{}]) ([]linuxl3.RouteItem[struct{}], error) {
 	var (
 		unknown = map[uint32]bool{} // indexes without a label
 		alloc   routeAlloc
@@ -216,12 +215,6 @@ func (h *routes) retrieveIn(n *namespace, byIndex map[uint32]string, shaping map
 				return // a route the model cannot key
 			}
 			normalise(v, shaping[key], r)
-			origin := kv.OriginNB
-			if ours != nil {
-				if _, ok := ours[key]; !ok {
-					origin = kv.OriginSB // the number is ours; the route is not
-				}
-			}
 			out = append(out, linuxl3.RouteItem[struct{}]{Key: key, Value: v, Origin: origin})
 		})
 		alloc.flush()

@@ -82,8 +82,10 @@ func listRetrieve(h *routes, correlate []linuxl3.RouteItem[struct{}]) ([]linuxl3
 				continue
 			}
 			listNormalise(v, intended[key], r)
-			origin := kv.OriginSB
-			if _, ok := intended[key]; ok || h.p.opts.claimRoutes {
+			// The protocol number says a route may be ours: the scheduler
+			// decides (OriginUnknown), unless every such route is claimed.
+			origin := kv.OriginUnknown
+			if h.p.opts.claimRoutes {
 				origin = kv.OriginNB
 			}
 			out = append(out, linuxl3.RouteItem[struct{}]{Key: key, Value: v, Origin: origin})

@@ -181,9 +181,10 @@
 //     with no call (ADOPTED), updated if it differs. A startup resync over
 //     a southbound that is already right makes no call at all;
 //   - a value the southbound holds that we never owned is OBTAINED and left
-//     alone; Retrieve tells ownership through Item.Origin (OriginNB: ours,
-//     e.g. a route with the agent's protocol number; OriginUnknown or
-//     OriginSB: not ours), and only values of ours that nothing intends
+//     alone; Retrieve tells ownership through Item.Origin (OriginNB: ours;
+//     OriginSB: not ours; OriginUnknown: ours when the scheduler applied
+//     the key or correlates it (intended, or Remembered from an agent's
+//     record), not ours otherwise), and only values of ours that nothing intends
 //     (STALE) are deleted. The scheduler never deletes what it did not
 //     create. OBTAINED values are removed by notifications only: a
 //     Retrieve that reports only what it owns does not make them go;

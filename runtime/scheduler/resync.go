@@ -122,6 +122,7 @@ func (s *Scheduler) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 		}
 		view.refreshed[d] = true
 		withMeta := d.WithMetadata()
+		var asked map[string]bool // correlate[d]'s keys, built when an item needs it
 		for i, it := range items {
 			reason := ""
 			_, dup := view.index[it.Key] // key spaces are disjoint: a duplicate is this descriptor's
@@ -144,8 +145,29 @@ func (s *Scheduler) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 				continue
 			}
 			meta := it.Metadata // nil when it carries no data (see kv.TypedDescriptor.Retrieve)
+			origin := it.Origin
+			if origin == kv.OriginUnknown {
+				// A descriptor that cannot tell ownership leaves it to
+				// the scheduler: what it applied, or asked about (the
+				// correlated values: intended, or remembered from an
+				// agent's record), is ours; anything else is not.
+				switch {
+				case n != nil && n.applied != nil && n.origin != kv.OriginSB:
+					origin = kv.OriginNB
+				default:
+					if asked == nil {
+						asked = make(map[string]bool, len(correlate[d]))
+						for _, c := range correlate[d] {
+							asked[c.Key] = true
+						}
+					}
+					if asked[it.Key] {
+						origin = kv.OriginNB
+					}
+				}
+			}
 			view.index[it.Key] = int32(len(view.items))
-			view.items = append(view.items, sbItem{key: it.Key, value: it.Value, meta: meta, origin: it.Origin, node: n})
+			view.items = append(view.items, sbItem{key: it.Key, value: it.Value, meta: meta, origin: origin, node: n})
 			if withMeta {
 				setMetadata(d, d.Label(it.Key), meta)
 			}
