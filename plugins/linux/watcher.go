@@ -37,8 +37,8 @@ type Change struct {
 // stale events change nothing. The first report lists the interfaces
 // present when Watch starts. An interface reported before that becomes
 // the plugin's (created or retrieved by it) is dropped from the watch
-// silently, never reported gone: it is still there. Watch blocks until ctx ends (returning nil)
-// or the kernel subscription fails.
+// silently, never reported gone: it is still there. Watch blocks until
+// ctx ends (returning nil) or the kernel subscription fails.
 func (p *Plugin) Watch(ctx context.Context, notify func(context.Context, []Change) error) error {
 	n, err := p.ns.get("")
 	if err != nil {
