@@ -41,6 +41,8 @@ type options struct {
 	noConcurrency bool
 	// seqAfter is the number before the first transaction's (WithSeqAfter).
 	seqAfter uint64
+	// preload are the records of an earlier run (WithPreloadedHistory).
+	preload []Record
 }
 
 // defaultOptions are the settings of scheduler.New with no options.

@@ -141,6 +141,7 @@ func New(opts ...Option) (*Scheduler, error) {
 	}
 	s.panics.logger = o.logger
 	s.watchers.logger = o.logger
+	s.preloadHistory()
 	go s.worker()
 	go s.watchdog()
 	if o.resyncPeriod > 0 {

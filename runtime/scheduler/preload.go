@@ -1,0 +1,43 @@
+package scheduler
+
+import (
+	"cmp"
+	"slices"
+)
+
+// WithPreloadedHistory starts the history with recs, the records of
+// transactions that an earlier run of the program made (an agent keeps
+// its history in its state directory): History, Record, Timeline and
+// GraphSnapshot answer for them as for the scheduler's own. They are
+// taken in the order of their numbers, which must be below the first this
+// scheduler gives (WithSeqAfter); those that are not, dry runs, numbers
+// given twice and what the history's retention drops are left out. The
+// records become the history's: do not modify them.
+func WithPreloadedHistory(recs []Record) Option {
+	return func(o *options) { o.preload = recs }
+}
+
+// preloadHistory adds the preloaded records to the history; called by New
+// before the worker starts.
+func (s *Scheduler) preloadHistory() {
+	recs := slices.Clone(s.opts.preload)
+	s.opts.preload = nil
+	if len(recs) == 0 || s.view.hist.max <= 0 {
+		return
+	}
+	slices.SortStableFunc(recs, func(a, b Record) int { return cmp.Compare(a.Seq, b.Seq) })
+	var live []*histEntry
+	var last uint64
+	for i := range recs {
+		rec := &recs[i]
+		if rec.DryRun || rec.Seq == 0 || rec.Seq > s.opts.seqAfter || rec.Seq == last {
+			continue
+		}
+		last = rec.Seq
+		asPlanned := len(rec.Executed) > 0 && len(rec.Planned) >= len(rec.Executed) && &rec.Executed[0] == &rec.Planned[0]
+		live = s.view.hist.add(newHistEntry(rec, asPlanned))
+	}
+	st := *s.view.state.Load()
+	st.hist = live
+	s.view.state.Store(&st)
+}
