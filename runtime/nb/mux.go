@@ -30,6 +30,8 @@ type muxOptions struct {
 	deadline time.Duration
 	store    Store
 	sources  []string
+	// txnOpts and startupOpts: WithTxnOptions, WithStartupTxnOptions.
+	txnOpts, startupOpts []scheduler.TxnOption
 }
 
 // WithPriority sets the priority of sources: when several set the same
@@ -540,7 +542,7 @@ type what struct {
 // before). A dry run (w.dryRun) returns the plan of the same transaction
 // and records nothing.
 func (m *Mux) commit(ctx context.Context, keys []string, description string, w what, opts ...scheduler.TxnOption) (*scheduler.Result, error) {
-	txn := m.s.Txn(opts...).With(scheduler.Description(description))
+	txn := m.s.Txn(m.txnOptions(opts)...).With(scheduler.Description(description))
 	if w.dryRun {
 		txn.With(scheduler.DryRun())
 	}
@@ -720,7 +722,7 @@ func (m *Mux) startup(ctx context.Context, why string) error {
 	}
 	merged := make(map[string]entry, len(keys))
 	puts := make([]Applied, 0, len(keys))
-	txn := m.s.Txn(scheduler.FullResync())
+	txn := m.s.Txn(append(slices.Clip(m.opts.startupOpts), scheduler.FullResync())...)
 	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		e, _ := m.winner(k)
 		m.reportConflict(k)
