@@ -44,21 +44,3 @@ func TestAgentFileMaxSize(t *testing.T) {
 		return strings.Contains(status, `"CONFIGURED"`) && !strings.Contains(ready, "larger than the limit"), status + ready
 	})
 }
-
-// The file source's limit is a setting of the configuration file as well
-// as a flag, and a negative one is refused by name.
-func TestConfigFileMaxSize(t *testing.T) {
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "agent.yaml")
-	writeFile(t, conf, "sources:\n  file: {path: /x.yaml, max_size: 1048576}\n")
-	c, err := parseConfig([]string{"-config", conf}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.Sources.File.MaxSize != 1<<20 {
-		t.Errorf("max_size %d, want %d", c.Sources.File.MaxSize, 1<<20)
-	}
-	if _, err := parseConfig([]string{"-config", conf, "-file-max-size", "-1"}, nil); err == nil || !strings.Contains(err.Error(), "file max size: -1") {
-		t.Errorf("a negative limit: %v", err)
-	}
-}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,43 +24,6 @@ import (
 // namespace outside the agent's allow-list is INVALID naming namespace,
 // whichever source it comes from, and nothing appears in the namespace it
 // names.
-
-// TestConfigNetnsAllow: the allow-list from the flag and from the file;
-// unset is nil (no limit), set empty is empty (only the agent's own).
-func TestConfigNetnsAllow(t *testing.T) {
-	dir := t.TempDir()
-	parse := func(args ...string) (Config, error) {
-		return parseConfig(append([]string{"-file", "x.yaml", "-state-dir", dir}, args...), io.Discard)
-	}
-	c, err := parse()
-	if err != nil || c.Southbound.Linux.NetnsAllow != nil {
-		t.Errorf("no -netns-allow: %q, %v; want nil (any namespace)", c.Southbound.Linux.NetnsAllow, err)
-	}
-	c, err = parse("-netns-allow", "blue, red")
-	if err != nil || !slices.Equal(c.Southbound.Linux.NetnsAllow, []string{"blue", "red"}) {
-		t.Errorf("-netns-allow 'blue, red': %q, %v", c.Southbound.Linux.NetnsAllow, err)
-	}
-	c, err = parse("-netns-allow", "")
-	if err != nil || c.Southbound.Linux.NetnsAllow == nil || len(c.Southbound.Linux.NetnsAllow) != 0 {
-		t.Errorf("-netns-allow '': %q (nil: %v), %v; want empty, not nil", c.Southbound.Linux.NetnsAllow, c.Southbound.Linux.NetnsAllow == nil, err)
-	}
-	file := filepath.Join(dir, "agent.yaml")
-	writeFile(t, file, "southbound:\n  linux: {netns_allow: [green]}\n")
-	c, err = parse("-config", file)
-	if err != nil || !slices.Equal(c.Southbound.Linux.NetnsAllow, []string{"green"}) {
-		t.Errorf("netns_allow in the file: %q, %v", c.Southbound.Linux.NetnsAllow, err)
-	}
-	writeFile(t, file, "southbound:\n  linux: {netns_allow: []}\n")
-	c, err = parse("-config", file)
-	if err != nil || c.Southbound.Linux.NetnsAllow == nil {
-		t.Errorf("netns_allow: [] in the file: %q (nil: %v), %v; want empty, not nil", c.Southbound.Linux.NetnsAllow, c.Southbound.Linux.NetnsAllow == nil, err)
-	}
-	for _, bad := range []string{"../x", "a/b", ".."} {
-		if _, err := parse("-netns-allow", bad); err == nil || !strings.Contains(err.Error(), "netns allow: ") {
-			t.Errorf("-netns-allow %q: %v; want an error naming netns allow", bad, err)
-		}
-	}
-}
 
 // escapeEnv is the namespaces of an escape test: the agent's, an allowed
 // one, and a victim that a process lives in.

@@ -2,17 +2,12 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"log/slog"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
 	"testing"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/kvdescriptor/kvdescriptor/runtime/metrics"
-	"github.com/kvdescriptor/kvdescriptor/runtime/nb/boltstore"
-	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
 )
 
 // TestAgentSeqAfterRestart: transaction numbers go on across restarts, a
@@ -37,6 +32,7 @@ func TestAgentSeqAfterRestart(t *testing.T) {
 		return seqs
 	}
 	var before uint64 // the highest number so far
+	var kept []uint64 // the numbers of the runs before
 	for i, stop := range []string{"SIGTERM", "SIGKILL", "SIGTERM"} {
 		writeFile(t, cfg, fmt.Sprintf("linux/interface/br%d: {name: br%d, type: TYPE_BRIDGE}\n", i, i))
 		a := startAgent(t, args...)
@@ -48,16 +44,21 @@ func TestAgentSeqAfterRestart(t *testing.T) {
 			seqs = history(a)
 			return n > 0 && len(seqs) > n, fmt.Sprint(seqs)
 		})
-		if seqs[0] <= before {
-			t.Errorf("run %d: the first transaction is #%d, not after #%d of the run before; numbers %v", i, seqs[0], before, seqs)
+		// The history of the runs before is kept, with its numbers.
+		if len(seqs) < len(kept) || !slices.Equal(seqs[:len(kept)], kept) {
+			t.Fatalf("run %d: history %v does not begin with the runs before's %v", i, seqs, kept)
+		}
+		if seqs[len(kept)] <= before {
+			t.Errorf("run %d: the first transaction is #%d, not after #%d of the run before; numbers %v", i, seqs[len(kept)], before, seqs)
 		}
 		for j := 1; j < len(seqs); j++ {
 			if seqs[j] <= seqs[j-1] {
 				t.Errorf("run %d: numbers %v do not increase", i, seqs)
 			}
 		}
-		before = seqs[len(seqs)-1]
+		before, kept = seqs[len(seqs)-1], seqs
 		if stop == "SIGKILL" {
+			a.waitPersisted(before)
 			a.kill()
 		} else {
 			a.stop()
@@ -65,31 +66,18 @@ func TestAgentSeqAfterRestart(t *testing.T) {
 	}
 }
 
-// The keeper reserves numbers ahead of the transactions: after any
-// transaction, the number stored is above it, by at least half a block.
-func TestSeqKeeperReservesAhead(t *testing.T) {
-	store, err := boltstore.Open(filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	m, err := metrics.New(prometheus.NewRegistry())
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, last, err := newSeqKeeper(m, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil || last != 0 {
-		t.Fatalf("a new store: after %d, %v", last, err)
-	}
-	for seq := last + 1; seq <= last+3*seqBlock; seq++ {
-		k.TxnDone(&scheduler.Record{Seq: seq})
-		stored, err := store.LastSeq()
-		if err != nil {
-			t.Fatal(err)
+// waitPersisted waits until the agent has written the history record of
+// transaction seq to its state directory (its metric says so).
+func (a *agentProc) waitPersisted(seq uint64) {
+	a.t.Helper()
+	re := regexp.MustCompile(`(?m)^kvdescriptor_agent_history_persisted_seq (\S+)$`)
+	eventually(a.t, 30*time.Second, fmt.Sprintf("history record #%d written", seq), func() (bool, string) {
+		_, body := a.get("/metrics")
+		m := re.FindStringSubmatch(body)
+		if m == nil {
+			return false, "no kvdescriptor_agent_history_persisted_seq in /metrics"
 		}
-		if stored < seq+seqBlock/2 {
-			t.Fatalf("after transaction #%d the store holds %d, not half a block (%d) ahead", seq, stored, seqBlock/2)
-		}
-	}
-	k.TxnDone(&scheduler.Record{DryRun: true}) // takes no number
+		f, err := strconv.ParseFloat(m[1], 64)
+		return err == nil && uint64(f) >= seq, m[0]
+	})
 }

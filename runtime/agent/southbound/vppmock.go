@@ -1,4 +1,4 @@
-package main
+package southbound
 
 import (
 	"encoding/binary"

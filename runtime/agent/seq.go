@@ -1,11 +1,10 @@
-package main
+package agent
 
 import (
 	"fmt"
 	"log/slog"
 	"sync"
 
-	"github.com/kvdescriptor/kvdescriptor/runtime/metrics"
 	"github.com/kvdescriptor/kvdescriptor/runtime/nb/boltstore"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
 )
@@ -22,9 +21,8 @@ const seqBlock = 1000
 // transactions after the number reserved last in the store; the keeper
 // reserves the next block, from the scheduler's observer, once half of
 // the current one is used, before the number of the next transaction
-// goes past the reservation. It passes every event on to the metrics.
+// goes past the reservation.
 type seqKeeper struct {
-	*metrics.Metrics
 	store  *boltstore.Store
 	logger *slog.Logger
 
@@ -35,12 +33,12 @@ type seqKeeper struct {
 // newSeqKeeper reads the last number reserved and reserves the first
 // block after it; the scheduler's transactions are numbered after the
 // number it returns.
-func newSeqKeeper(m *metrics.Metrics, store *boltstore.Store, logger *slog.Logger) (*seqKeeper, uint64, error) {
+func newSeqKeeper(store *boltstore.Store, logger *slog.Logger) (*seqKeeper, uint64, error) {
 	last, err := store.LastSeq()
 	if err != nil {
 		return nil, 0, err
 	}
-	k := &seqKeeper{Metrics: m, store: store, logger: logger}
+	k := &seqKeeper{store: store, logger: logger}
 	if err := k.reserve(last + seqBlock); err != nil {
 		return nil, 0, err
 	}
@@ -55,10 +53,9 @@ func (k *seqKeeper) reserve(upTo uint64) error {
 	return nil
 }
 
-// TxnDone reserves the next block once half of the current one is used:
+// txnDone reserves the next block once half of the current one is used:
 // the transactions that run meanwhile take numbers still reserved.
-func (k *seqKeeper) TxnDone(rec *scheduler.Record) {
-	k.Metrics.TxnDone(rec)
+func (k *seqKeeper) txnDone(rec *scheduler.Record) {
 	if rec.DryRun || rec.Seq == 0 {
 		return
 	}
@@ -72,5 +69,3 @@ func (k *seqKeeper) TxnDone(rec *scheduler.Record) {
 		k.logger.Error("transaction numbers may repeat after a restart", "seq", rec.Seq, "error", err)
 	}
 }
-
-var _ scheduler.BatchObserver = (*seqKeeper)(nil)

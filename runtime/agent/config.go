@@ -1,0 +1,369 @@
+package agent
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+)
+
+// Config is the agent's configuration. Defaults returns the configuration
+// of an agent given nothing; LoadConfig and ParseConfig read its YAML
+// form (unknown fields refused, naming the field and its line); ParseArgs
+// reads a command line (flags over a -config file). New checks it.
+type Config struct {
+	// Name names the agent (etcd prefixes, logs); default: the host name.
+	Name string     `yaml:"name"`
+	Log  LogConfig  `yaml:"log"`
+	HTTP HTTPConfig `yaml:"http"`
+	GRPC GRPCConfig `yaml:"grpc"`
+	// Limits bound what a client of the HTTP API can hold.
+	Limits  Limits        `yaml:"limits"`
+	History HistoryConfig `yaml:"history"`
+	// ResyncInterval runs a downstream resync periodically; 0: never.
+	ResyncInterval time.Duration `yaml:"resync_interval"`
+	// StateDir holds what outlives a run: the record of what the agent
+	// applied, the transaction numbers and the history (state.db), and
+	// the gRPC API's state (grpc.json) and socket.
+	StateDir string `yaml:"state_dir"`
+	// LoadDeadline is how long the startup resync waits for every source
+	// to load before it goes on with the values remembered for the ones
+	// that have not.
+	LoadDeadline time.Duration `yaml:"load_deadline"`
+	// Transactions is the policy of every source's transactions.
+	Transactions TxnPolicy        `yaml:"transactions"`
+	Southbound   SouthboundConfig `yaml:"southbound"`
+	Sources      SourcesConfig    `yaml:"sources"`
+
+	// LogOutput is where the agent logs (default os.Stderr); not part of
+	// the YAML form.
+	LogOutput io.Writer `yaml:"-"`
+}
+
+// LogConfig is the agent's logging.
+type LogConfig struct {
+	Level  string `yaml:"level"`  // debug, info, warn, error
+	Format string `yaml:"format"` // text or json
+}
+
+// HTTPConfig is the HTTP API's listener.
+type HTTPConfig struct {
+	// Address to listen on; "" turns the API off. Loopback by default.
+	Address string `yaml:"address"`
+	// TokenFile holds the bearer token of mutating requests; required
+	// when Address is not a loopback address.
+	TokenFile string `yaml:"token_file"`
+}
+
+// GRPCConfig is the gRPC API's listener.
+type GRPCConfig struct {
+	// Address of the gRPC API: "unix:PATH" (a Unix socket) or a TCP
+	// address; "" is the Unix socket grpc.sock in the state directory;
+	// "off" turns the API off (and with it the source "grpc").
+	Address string `yaml:"address"`
+	// TokenFile holds the bearer token every call must carry; CertFile
+	// and KeyFile serve TLS. Beyond loopback all three are required.
+	TokenFile string `yaml:"token_file"`
+	CertFile  string `yaml:"cert_file"`
+	KeyFile   string `yaml:"key_file"`
+}
+
+// Limits bound the HTTP API's connections: a client that sends its
+// request slowly, or keeps an idle connection, is cut off.
+type Limits struct {
+	// ReadHeaderTimeout bounds the reading of a request's header
+	// (default 10 s).
+	ReadHeaderTimeout time.Duration `yaml:"read_header_timeout"`
+	// ReadTimeout bounds the reading of a whole request, body included
+	// (default 5 min: a plan of a large file is uploaded in it).
+	ReadTimeout time.Duration `yaml:"read_timeout"`
+	// IdleTimeout closes a kept-alive connection idle that long
+	// (default 2 min).
+	IdleTimeout time.Duration `yaml:"idle_timeout"`
+}
+
+// HistoryConfig bounds the history of transactions, kept in memory and
+// in the state directory: after a restart (or a crash) the records of
+// transactions before it are still there.
+type HistoryConfig struct {
+	// Records is the number of transactions kept (0: no history).
+	Records int `yaml:"records"`
+	// MaxAge drops the records older than it, counted from the last
+	// transaction (0: no limit).
+	MaxAge time.Duration `yaml:"max_age"`
+}
+
+// TxnPolicy is how the agent makes the transactions of its sources (the
+// file, etcd, and the gRPC API's commits that give no options of their
+// own), the startup resync included (retried, never reverted).
+type TxnPolicy struct {
+	// Revert undoes a source's update whose transaction fails, so that
+	// the southbound ends as before it and the source's values stay as
+	// they were; false (the default) is best-effort: what can be
+	// applied is.
+	Revert bool `yaml:"revert"`
+	// Retry retries the failed operations of a transaction.
+	Retry RetryConfig `yaml:"retry"`
+}
+
+// RetryConfig is the retry of failed operations.
+type RetryConfig struct {
+	// MaxAttempts is the number of retries (0: none; default 3).
+	MaxAttempts int `yaml:"max_attempts"`
+	// Period is the wait before the first retry (default 1 s).
+	Period time.Duration `yaml:"period"`
+	// Backoff doubles the wait at each retry (default true), up to
+	// MaxPeriod (0: no bound; default 30 s).
+	Backoff   bool          `yaml:"backoff"`
+	MaxPeriod time.Duration `yaml:"max_period"`
+}
+
+// SouthboundConfig configures the southbound plugins that the reference
+// agent links (runtime/agent/southbound reads it); an agent with plugins
+// of its own may leave it empty.
+type SouthboundConfig struct {
+	// Memory replaces the kernel by an in-memory southbound (for a
+	// machine where the agent cannot be root).
+	Memory bool        `yaml:"memory"`
+	Linux  LinuxConfig `yaml:"linux"`
+	// VPP adds the VPP plugin when Socket (VPP's binary API socket,
+	// usually /run/vpp/api.sock) is set; "": no VPP; "mock": govpp's mock
+	// adapter in place of a VPP (the demo).
+	VPP VPPConfig `yaml:"vpp"`
+}
+
+// LinuxConfig configures the Linux plugin.
+type LinuxConfig struct {
+	// Netns is the network namespace the plugin configures: a name under
+	// /var/run/netns or a path; "": the agent's own.
+	Netns string `yaml:"netns"`
+	// NetnsAllow, when set (even empty), lists the only named namespaces
+	// that values may name (Interface.namespace); others are INVALID. The
+	// agent's own (the empty name, Netns) is always allowed. Unset: any
+	// namespace under /var/run/netns.
+	NetnsAllow []string `yaml:"netns_allow"`
+	// RouteProtocol marks the routes the agent creates.
+	RouteProtocol uint8 `yaml:"route_protocol"`
+	// ClaimRouteProtocol makes every route with RouteProtocol the
+	// agent's, recorded or not: those nothing wants are deleted (without
+	// it they are OBTAINED and left alone).
+	ClaimRouteProtocol bool `yaml:"claim_route_protocol"`
+}
+
+// VPPConfig configures the VPP plugin.
+type VPPConfig struct {
+	Socket string `yaml:"socket"`
+}
+
+// SourcesConfig configures the northbound sources.
+type SourcesConfig struct {
+	File FileConfig `yaml:"file"`
+	Etcd EtcdConfig `yaml:"etcd"`
+	// Priority orders the sources, highest first, for keys that several
+	// set; default: file, etcd, grpc.
+	Priority []string `yaml:"priority"`
+}
+
+// FileConfig is the file source.
+type FileConfig struct {
+	Path string `yaml:"path"`
+	// MaxSize is the largest file read, in bytes; 0: 16 MiB
+	// (file.DefaultMaxSize). A larger file is reported, like a file that
+	// does not parse, and not applied.
+	MaxSize int64 `yaml:"max_size"`
+}
+
+// EtcdConfig is the etcd source.
+type EtcdConfig struct {
+	Endpoints []string `yaml:"endpoints"`
+	// Prefix of the configuration; default /kvdescriptor/<name>/config/.
+	Prefix string `yaml:"prefix"`
+	// Status writes each value's status under /kvdescriptor/<name>/status/.
+	Status bool `yaml:"status"`
+}
+
+// Defaults returns the configuration of an agent given nothing (but a
+// source, which it needs).
+func Defaults() Config {
+	var c Config
+	c.Name, _ = os.Hostname()
+	c.Log.Level, c.Log.Format = "info", "text"
+	c.HTTP.Address = "127.0.0.1:9191"
+	c.Limits = Limits{ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 5 * time.Minute, IdleTimeout: 2 * time.Minute}
+	c.History.Records = 10000
+	c.StateDir = "/var/lib/kvdescriptor-agent"
+	c.LoadDeadline = 30 * time.Second
+	c.Transactions.Retry = RetryConfig{MaxAttempts: 3, Period: time.Second, Backoff: true, MaxPeriod: 30 * time.Second}
+	c.Sources.Priority = []string{"file", "etcd", "grpc"}
+	return c
+}
+
+// LoadConfig reads the YAML file path over Defaults.
+func LoadConfig(path string) (Config, error) {
+	c, err := readConfigFile(path)
+	if err != nil {
+		return c, err
+	}
+	return c, c.Check()
+}
+
+// ParseConfig reads data, the YAML form of a configuration, over
+// Defaults; name names it in errors.
+func ParseConfig(name string, data []byte) (Config, error) {
+	c := Defaults()
+	if err := c.decodeYAML(name, data); err != nil {
+		return c, err
+	}
+	return c, c.Check()
+}
+
+// decodeYAML decodes data over c. A field the configuration does not have
+// is refused, named with its path and line.
+func (c *Config) decodeYAML(name string, data []byte) error {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if len(doc.Content) == 0 {
+		return nil // empty
+	}
+	if err := unknownFields(doc.Content[0], reflect.TypeOf(*c), ""); err != nil {
+		return fmt.Errorf("%s:%w", name, err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}
+
+// unknownFields returns an error naming the first key of n, a mapping
+// decoded into a struct of type t, that t has no field for.
+func unknownFields(n *yaml.Node, t reflect.Type, path string) error {
+	if n.Kind != yaml.MappingNode || t.Kind() != reflect.Struct {
+		return nil
+	}
+	fields := map[string]reflect.Type{}
+	var names []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if tag == "" || tag == "-" || !f.IsExported() {
+			continue
+		}
+		fields[tag] = f.Type
+		names = append(names, tag)
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		ft, ok := fields[k.Value]
+		if !ok {
+			slices.Sort(names)
+			return fmt.Errorf("%d:%d: %s%s: unknown field (known: %s)", k.Line, k.Column, path, k.Value, strings.Join(names, ", "))
+		}
+		if err := unknownFields(n.Content[i+1], ft, path+k.Value+"."); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Check says what is wrong with a configuration, naming the setting.
+func (c *Config) Check() error {
+	var errs []error
+	if c.Name == "" || strings.ContainsAny(c.Name, "/ \t\n") {
+		errs = append(errs, fmt.Errorf("name: %q is not an agent name (non-empty, no '/' or spaces)", c.Name))
+	}
+	if _, err := parseLevel(c.Log.Level); err != nil {
+		errs = append(errs, err)
+	}
+	if c.Log.Format != "text" && c.Log.Format != "json" {
+		errs = append(errs, fmt.Errorf("log format: %q is neither text nor json", c.Log.Format))
+	}
+	if c.HTTP.Address != "" {
+		host, _, err := net.SplitHostPort(c.HTTP.Address)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("http address: %q: %w", c.HTTP.Address, err))
+		} else if !isLoopback(host) && c.HTTP.TokenFile == "" {
+			errs = append(errs, fmt.Errorf("http address: %q is not a loopback address: a token file (-token-file) is required", c.HTTP.Address))
+		}
+	}
+	if a := c.GRPC.Address; a != "" && a != "off" && !strings.HasPrefix(a, "unix:") {
+		host, _, err := net.SplitHostPort(a)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("grpc address: %q: %w", a, err))
+		} else if !isLoopback(host) && (c.GRPC.TokenFile == "" || c.GRPC.CertFile == "" || c.GRPC.KeyFile == "") {
+			errs = append(errs, fmt.Errorf("grpc address: %q is not a loopback address: TLS (-grpc-cert, -grpc-key) and a token file (-grpc-token-file) are required", a))
+		}
+	}
+	if (c.GRPC.CertFile == "") != (c.GRPC.KeyFile == "") {
+		errs = append(errs, errors.New("grpc: -grpc-cert and -grpc-key go together"))
+	}
+	for _, d := range []struct {
+		name string
+		d    time.Duration
+	}{
+		{"limits: read_header_timeout", c.Limits.ReadHeaderTimeout}, {"limits: read_timeout", c.Limits.ReadTimeout},
+		{"limits: idle_timeout", c.Limits.IdleTimeout}, {"history: max_age", c.History.MaxAge},
+		{"resync_interval", c.ResyncInterval}, {"transactions: retry: period", c.Transactions.Retry.Period},
+		{"transactions: retry: max_period", c.Transactions.Retry.MaxPeriod},
+	} {
+		if d.d < 0 {
+			errs = append(errs, fmt.Errorf("%s: %v is negative", d.name, d.d))
+		}
+	}
+	if c.History.Records < 0 {
+		errs = append(errs, fmt.Errorf("history: %d records", c.History.Records))
+	}
+	if c.Transactions.Retry.MaxAttempts < 0 {
+		errs = append(errs, fmt.Errorf("transactions: retry: max_attempts: %d (0 for none, or more)", c.Transactions.Retry.MaxAttempts))
+	}
+	if c.StateDir == "" {
+		errs = append(errs, errors.New("state dir: empty"))
+	}
+	for _, n := range c.Southbound.Linux.NetnsAllow {
+		if r := kv.CheckPlainName(n); r != "" || n == "" {
+			errs = append(errs, fmt.Errorf("netns allow: %q is not a network namespace name (a file name under /var/run/netns)", n))
+		}
+	}
+	for _, p := range c.Sources.Priority {
+		if p != "file" && p != "etcd" && p != "grpc" {
+			errs = append(errs, fmt.Errorf("priority: unknown source %q (file, etcd, grpc)", p))
+		}
+	}
+	if c.Sources.File.MaxSize < 0 {
+		errs = append(errs, fmt.Errorf("file max size: %d bytes (0 for the default, or more)", c.Sources.File.MaxSize))
+	}
+	if c.Sources.File.Path == "" && len(c.Sources.Etcd.Endpoints) == 0 {
+		errs = append(errs, errors.New("sources: none configured (-file or -etcd)"))
+	}
+	return errors.Join(errs...)
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func parseLevel(s string) (slog.Level, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(s)); err != nil {
+		return l, fmt.Errorf("log level: %q is not one of debug, info, warn, error", s)
+	}
+	return l, nil
+}

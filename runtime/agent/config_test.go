@@ -1,0 +1,72 @@
+package agent
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func writeFile(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The file source's limit is a setting of the configuration file as well
+// as a flag, and a negative one is refused by name.
+func TestConfigFileMaxSize(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "agent.yaml")
+	writeFile(t, conf, "sources:\n  file: {path: /x.yaml, max_size: 1048576}\n")
+	c, err := ParseArgs([]string{"-config", conf}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Sources.File.MaxSize != 1<<20 {
+		t.Errorf("max_size %d, want %d", c.Sources.File.MaxSize, 1<<20)
+	}
+	if _, err := ParseArgs([]string{"-config", conf, "-file-max-size", "-1"}, nil); err == nil || !strings.Contains(err.Error(), "file max size: -1") {
+		t.Errorf("a negative limit: %v", err)
+	}
+}
+
+// TestConfigNetnsAllow: the allow-list from the flag and from the file;
+// unset is nil (no limit), set empty is empty (only the agent's own).
+func TestConfigNetnsAllow(t *testing.T) {
+	dir := t.TempDir()
+	parse := func(args ...string) (Config, error) {
+		return ParseArgs(append([]string{"-file", "x.yaml", "-state-dir", dir}, args...), io.Discard)
+	}
+	c, err := parse()
+	if err != nil || c.Southbound.Linux.NetnsAllow != nil {
+		t.Errorf("no -netns-allow: %q, %v; want nil (any namespace)", c.Southbound.Linux.NetnsAllow, err)
+	}
+	c, err = parse("-netns-allow", "blue, red")
+	if err != nil || !slices.Equal(c.Southbound.Linux.NetnsAllow, []string{"blue", "red"}) {
+		t.Errorf("-netns-allow 'blue, red': %q, %v", c.Southbound.Linux.NetnsAllow, err)
+	}
+	c, err = parse("-netns-allow", "")
+	if err != nil || c.Southbound.Linux.NetnsAllow == nil || len(c.Southbound.Linux.NetnsAllow) != 0 {
+		t.Errorf("-netns-allow '': %q (nil: %v), %v; want empty, not nil", c.Southbound.Linux.NetnsAllow, c.Southbound.Linux.NetnsAllow == nil, err)
+	}
+	file := filepath.Join(dir, "agent.yaml")
+	writeFile(t, file, "southbound:\n  linux: {netns_allow: [green]}\n")
+	c, err = parse("-config", file)
+	if err != nil || !slices.Equal(c.Southbound.Linux.NetnsAllow, []string{"green"}) {
+		t.Errorf("netns_allow in the file: %q, %v", c.Southbound.Linux.NetnsAllow, err)
+	}
+	writeFile(t, file, "southbound:\n  linux: {netns_allow: []}\n")
+	c, err = parse("-config", file)
+	if err != nil || c.Southbound.Linux.NetnsAllow == nil {
+		t.Errorf("netns_allow: [] in the file: %q (nil: %v), %v; want empty, not nil", c.Southbound.Linux.NetnsAllow, c.Southbound.Linux.NetnsAllow == nil, err)
+	}
+	for _, bad := range []string{"../x", "a/b", ".."} {
+		if _, err := parse("-netns-allow", bad); err == nil || !strings.Contains(err.Error(), "netns allow: ") {
+			t.Errorf("-netns-allow %q: %v; want an error naming netns allow", bad, err)
+		}
+	}
+}
