@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func writeFile(t *testing.T, path, data string) {
@@ -68,5 +69,30 @@ func TestConfigNetnsAllow(t *testing.T) {
 		if _, err := parse("-netns-allow", bad); err == nil || !strings.Contains(err.Error(), "netns allow: ") {
 			t.Errorf("-netns-allow %q: %v; want an error naming netns allow", bad, err)
 		}
+	}
+}
+
+// The configuration file that README.md's "The agent" shows is one the
+// agent reads, every key of it known.
+func TestReadmeConfig(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, ok := strings.Cut(string(b), "\n## The agent\n")
+	if !ok {
+		t.Fatal("README.md has no section The agent")
+	}
+	_, rest, ok := strings.Cut(sec, "```yaml\n")
+	if !ok {
+		t.Fatal("The agent shows no yaml block")
+	}
+	yml, _, _ := strings.Cut(rest, "```\n")
+	c, err := ParseConfig("README.md", []byte(yml))
+	if err != nil {
+		t.Fatalf("the README's configuration: %v\n%s", err, yml)
+	}
+	if c.Name != "edge1" || c.History.MaxAge != time.Hour || c.Transactions.Retry.MaxAttempts != 3 || c.Limits.ReadTimeout != 5*time.Minute {
+		t.Errorf("the README's configuration read as %+v", c)
 	}
 }
