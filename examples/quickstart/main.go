@@ -10,7 +10,9 @@
 // `ip` command. The demo commits a route before its interface, creates a veth
 // pair as a unit, updates a bridge in place and re-creates it in another
 // namespace, rejects an invalid value, previews a plan, reverts a failed
-// transaction, waits for a retried one, and prints the status of every value.
+// transaction, waits for a retried one, and prints the status of every value;
+// then it runs the same descriptors as an agent (runtime/agent) whose
+// source is a configuration file.
 //
 // Run it with `go run ./examples/quickstart`. It exits non-zero when a
 // value does not reach the state the demo expects, so it doubles as a
@@ -74,6 +76,7 @@ func run(w io.Writer) error {
 		{"6. A failing transaction with Revert leaves the device as it was", d.revertOnFailure},
 		{"7. CommitAndWait: a busy device, a retry, and a wait until all settle", d.commitAndWait},
 		{"8. Status of every value, and the device", d.statusTable},
+		{"9. The same descriptors as an agent (runtime/agent): a file is its source", func() error { return asAgent(w) }},
 	}
 	for _, st := range steps {
 		fmt.Fprintf(w, "\n=== %s ===\n", st.title)

@@ -112,6 +112,17 @@ func TestQuickstartExample(t *testing.T) {
 				"netns blue mtu 9000 UP",
 				"route 10.20.0.0/16 via 10.0.0.254 dev veth1",
 				"route 10.30.0.0/16 via 10.1.0.254 dev tap0",
+			},
+		},
+		{
+			name: "the same descriptors as an agent, on a file",
+			want: []string{
+				"=== 9. The same descriptors as an agent",
+				"device: ip route add 10.20.0.0/16 via 10.0.0.254 dev veth1",
+				"config.yaml edited: veth1 mtu 9000",
+				"device: ip link set veth1 mtu 9000",
+				"agent transaction #1 (full resync): 4 operations",
+				"agent transaction #2 (NB transaction): 1 operations",
 				"all expected states reached",
 			},
 		},
