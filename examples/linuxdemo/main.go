@@ -9,7 +9,9 @@
 // the status of every value, and checks the kernel's state with netlink.
 // Then it removes an address behind the agent's back, and a downstream
 // resync finds it MISSING and restores it; a second resync has nothing to
-// do. The namespace is removed on exit.
+// do. Last, an agent (runtime/agent) whose file holds the same values
+// takes the namespace over: its startup resync makes no call. The
+// namespace is removed on exit.
 //
 // It needs root (to create a network namespace). Run it with `make demo`.
 package main
@@ -183,6 +185,16 @@ func run(w io.Writer) (err error) {
 		return fmt.Errorf("a resync over a correct namespace executed:\n%s", scheduler.FormatOps(res.Executed))
 	}
 	fmt.Fprintf(w, "transaction #%d (downstream resync) executed no operation\n", res.Seq)
+
+	step("9. An agent (runtime/agent) takes the namespace over, its file holding the same values")
+	rec, err := asAgent(w, ns)
+	if err != nil {
+		return err
+	}
+	if slices.ContainsFunc(rec.Executed, func(o scheduler.Op) bool { return o.Called }) {
+		return fmt.Errorf("the agent's startup resync called the kernel:\n%s", scheduler.FormatOps(rec.Executed))
+	}
+	fmt.Fprintf(w, "the agent's startup resync (#%d, %s) found every value in the kernel and made no call\n", rec.Seq, rec.Kind)
 	return nil
 }
 

@@ -29,6 +29,7 @@ func TestDemo(t *testing.T) {
 	for _, want := range []string{
 		"NONE " + brAddressKey + " [DERIVED MISSING]\n  2. CREATE " + brAddressKey + " [DERIVED]",
 		"(downstream resync) executed no operation",
+		"found every value in the kernel and made no call",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the output lacks %q:\n%s", want, text)
