@@ -11,7 +11,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/anypb"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/nb/boltstore"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
@@ -28,7 +29,8 @@ import (
 //
 // A record keeps everything the scheduler's does but the operations'
 // metadata and the notified values' (a plugin's own types): values are
-// kept as google.protobuf.Any, errors as their text.
+// kept in their wire form with their type's name (resolved in
+// protoregistry.GlobalTypes when read back), errors as their text.
 type historyKeeper struct {
 	store     *boltstore.Store
 	logger    *slog.Logger
@@ -189,11 +191,17 @@ func (h *historyKeeper) flush() {
 	}
 }
 
-// storedRecord is a scheduler.Record as kept in the store (gob).
+// storedRecord is a scheduler.Record as kept in the store (gob). Its
+// values are held once each in Msgs (a value shared by the input and the
+// operations, or by operations, is kept once, and shared again when read
+// back), in their wire form with the index of their type in Types; the
+// other fields refer to them by index, 0 for none (Msgs[i-1]).
 type storedRecord struct {
 	Seq                 uint64
 	Kind                uint8
 	Description         string
+	Types               []string
+	Msgs                []storedMsg
 	Values              []storedValue
 	Planned, Executed   []storedOp
 	ExecutedAsPlanned   bool // Executed is the beginning of Planned, of length ExecutedLen
@@ -204,16 +212,21 @@ type storedRecord struct {
 	Start, End          time.Time
 }
 
+type storedMsg struct {
+	Type int
+	Data []byte
+}
+
 type storedValue struct {
 	Key   string
-	Value []byte // a google.protobuf.Any; nil: none
+	Value int
 }
 
 type storedOp struct {
 	Key         string
 	Kind, State uint8
 	Flags       uint16
-	Value, Prev []byte
+	Value, Prev int
 	Err         string
 	HasErr      bool
 	Called      bool
@@ -230,25 +243,60 @@ type storedError struct{ msg string }
 
 func (e *storedError) Error() string { return e.msg }
 
+// msgTable collects the values of a record being encoded.
+type msgTable struct {
+	rec   *storedRecord
+	msgs  map[proto.Message]int
+	types map[string]int
+}
+
+// add returns the index of m in the record's values (0: nil).
+func (t *msgTable) add(m proto.Message) (int, error) {
+	if m == nil {
+		return 0, nil
+	}
+	if i, ok := t.msgs[m]; ok {
+		return i, nil
+	}
+	name := string(m.ProtoReflect().Descriptor().FullName())
+	ti, ok := t.types[name]
+	if !ok {
+		ti = len(t.rec.Types)
+		t.rec.Types = append(t.rec.Types, name)
+		t.types[name] = ti
+	}
+	data, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+	if err != nil {
+		return 0, err
+	}
+	t.rec.Msgs = append(t.rec.Msgs, storedMsg{Type: ti, Data: data})
+	i := len(t.rec.Msgs)
+	t.msgs[m] = i
+	return i, nil
+}
+
 func encodeRecord(rec *scheduler.Record) ([]byte, error) {
-	s := storedRecord{
+	s := &storedRecord{
 		Seq: rec.Seq, Kind: uint8(rec.Kind), Description: rec.Description, Reverted: rec.Reverted,
 		Batches: rec.Batches, BatchedOps: rec.BatchedOps, Start: rec.Start, End: rec.End,
 	}
+	t := &msgTable{rec: s, msgs: map[proto.Message]int{}, types: map[string]int{}}
 	var err error
-	for _, v := range rec.Values {
-		sv := storedValue{Key: v.Key}
-		if sv.Value, err = marshalAny(v.Value); err != nil {
+	if len(rec.Values) > 0 {
+		s.Values = make([]storedValue, len(rec.Values))
+	}
+	for i, v := range rec.Values {
+		s.Values[i].Key = v.Key
+		if s.Values[i].Value, err = t.add(v.Value); err != nil {
 			return nil, fmt.Errorf("value %q: %w", v.Key, err)
 		}
-		s.Values = append(s.Values, sv)
 	}
-	if s.Planned, err = storeOps(rec.Planned); err != nil {
+	if s.Planned, err = storeOps(t, rec.Planned); err != nil {
 		return nil, err
 	}
 	if len(rec.Executed) > 0 && len(rec.Planned) >= len(rec.Executed) && &rec.Executed[0] == &rec.Planned[0] {
 		s.ExecutedAsPlanned, s.ExecutedLen = true, len(rec.Executed)
-	} else if s.Executed, err = storeOps(rec.Executed); err != nil {
+	} else if s.Executed, err = storeOps(t, rec.Executed); err != nil {
 		return nil, err
 	}
 	for _, e := range rec.Errors {
@@ -259,13 +307,13 @@ func encodeRecord(rec *scheduler.Record) ([]byte, error) {
 		s.Errors = append(s.Errors, se)
 	}
 	var b bytes.Buffer
-	if err := gob.NewEncoder(&b).Encode(&s); err != nil {
+	if err := gob.NewEncoder(&b).Encode(s); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil
 }
 
-func storeOps(ops []scheduler.Op) ([]storedOp, error) {
+func storeOps(t *msgTable, ops []scheduler.Op) ([]storedOp, error) {
 	if len(ops) == 0 {
 		return nil, nil
 	}
@@ -274,10 +322,10 @@ func storeOps(ops []scheduler.Op) ([]storedOp, error) {
 		o := &ops[i]
 		so := storedOp{Key: o.Key, Kind: uint8(o.Kind), State: uint8(o.State), Flags: uint16(o.Flags), Called: o.Called}
 		var err error
-		if so.Value, err = marshalAny(o.Value); err != nil {
+		if so.Value, err = t.add(o.Value); err != nil {
 			return nil, fmt.Errorf("operation on %q: %w", o.Key, err)
 		}
-		if so.Prev, err = marshalAny(o.PrevValue); err != nil {
+		if so.Prev, err = t.add(o.PrevValue); err != nil {
 			return nil, fmt.Errorf("operation on %q: %w", o.Key, err)
 		}
 		if o.Err != nil {
@@ -297,15 +345,45 @@ func decodeRecord(data []byte) (scheduler.Record, error) {
 		Seq: s.Seq, Kind: scheduler.TxnKind(s.Kind), Description: s.Description, Reverted: s.Reverted,
 		Batches: s.Batches, BatchedOps: s.BatchedOps, Start: s.Start, End: s.End,
 	}
+	types := make([]protoreflect.MessageType, len(s.Types))
+	for i, name := range s.Types {
+		mt, err := protoregistry.GlobalTypes.FindMessageByName(protoreflect.FullName(name))
+		if err != nil {
+			return rec, fmt.Errorf("values of type %s: %w", name, err)
+		}
+		types[i] = mt
+	}
+	msgs := make([]proto.Message, len(s.Msgs))
+	for i, m := range s.Msgs {
+		if m.Type < 0 || m.Type >= len(types) {
+			return rec, fmt.Errorf("value %d: type %d of %d", i+1, m.Type, len(types))
+		}
+		msg := types[m.Type].New().Interface()
+		if err := proto.Unmarshal(m.Data, msg); err != nil {
+			return rec, fmt.Errorf("value %d (%s): %w", i+1, s.Types[m.Type], err)
+		}
+		msgs[i] = msg
+	}
+	msg := func(i int) (proto.Message, error) {
+		if i == 0 {
+			return nil, nil
+		}
+		if i < 0 || i > len(msgs) {
+			return nil, fmt.Errorf("value %d of %d", i, len(msgs))
+		}
+		return msgs[i-1], nil
+	}
 	var err error
-	for _, v := range s.Values {
-		kv := scheduler.KeyValue{Key: v.Key}
-		if kv.Value, err = unmarshalAny(v.Value); err != nil {
+	if len(s.Values) > 0 {
+		rec.Values = make([]scheduler.KeyValue, len(s.Values))
+	}
+	for i, v := range s.Values {
+		rec.Values[i].Key = v.Key
+		if rec.Values[i].Value, err = msg(v.Value); err != nil {
 			return rec, fmt.Errorf("value %q: %w", v.Key, err)
 		}
-		rec.Values = append(rec.Values, kv)
 	}
-	if rec.Planned, err = loadOps(s.Planned); err != nil {
+	if rec.Planned, err = loadOps(s.Planned, msg); err != nil {
 		return rec, err
 	}
 	if s.ExecutedAsPlanned {
@@ -313,7 +391,7 @@ func decodeRecord(data []byte) (scheduler.Record, error) {
 			return rec, fmt.Errorf("%d operations executed of %d planned", s.ExecutedLen, len(rec.Planned))
 		}
 		rec.Executed = rec.Planned[:s.ExecutedLen]
-	} else if rec.Executed, err = loadOps(s.Executed); err != nil {
+	} else if rec.Executed, err = loadOps(s.Executed, msg); err != nil {
 		return rec, err
 	}
 	for _, e := range s.Errors {
@@ -322,7 +400,7 @@ func decodeRecord(data []byte) (scheduler.Record, error) {
 	return rec, nil
 }
 
-func loadOps(ops []storedOp) ([]scheduler.Op, error) {
+func loadOps(ops []storedOp, msg func(int) (proto.Message, error)) ([]scheduler.Op, error) {
 	if len(ops) == 0 {
 		return nil, nil
 	}
@@ -330,10 +408,10 @@ func loadOps(ops []storedOp) ([]scheduler.Op, error) {
 	for i, so := range ops {
 		o := scheduler.Op{Key: so.Key, Kind: scheduler.OpKind(so.Kind), State: scheduler.State(so.State), Flags: scheduler.Flags(so.Flags), Called: so.Called}
 		var err error
-		if o.Value, err = unmarshalAny(so.Value); err != nil {
+		if o.Value, err = msg(so.Value); err != nil {
 			return nil, fmt.Errorf("operation on %q: %w", so.Key, err)
 		}
-		if o.PrevValue, err = unmarshalAny(so.Prev); err != nil {
+		if o.PrevValue, err = msg(so.Prev); err != nil {
 			return nil, fmt.Errorf("operation on %q: %w", so.Key, err)
 		}
 		if so.HasErr {
@@ -342,30 +420,4 @@ func loadOps(ops []storedOp) ([]scheduler.Op, error) {
 		out[i] = o
 	}
 	return out, nil
-}
-
-func marshalAny(m proto.Message) ([]byte, error) {
-	if m == nil {
-		return nil, nil
-	}
-	a, err := anypb.New(m)
-	if err != nil {
-		return nil, err
-	}
-	return proto.MarshalOptions{Deterministic: true}.Marshal(a)
-}
-
-func unmarshalAny(b []byte) (proto.Message, error) {
-	if b == nil {
-		return nil, nil
-	}
-	a := &anypb.Any{}
-	if err := proto.Unmarshal(b, a); err != nil {
-		return nil, err
-	}
-	m, err := a.UnmarshalNew() // resolved in protoregistry.GlobalTypes
-	if err != nil {
-		return nil, fmt.Errorf("value of type %s: %w", a.TypeUrl, err)
-	}
-	return m, nil
 }
