@@ -157,7 +157,12 @@ func (r *run) run(ctx context.Context) error {
 		}
 	}()
 	r.logger.Info("agent started", "sources", len(r.sources), "state", r.cfg.StateDir)
-	err := r.mux.Run(ctx, r.sources...)
+	var err error
+	if len(r.sources) > 0 {
+		err = r.mux.Run(ctx, r.sources...)
+	} else {
+		<-ctx.Done() // the gRPC API is the only source
+	}
 	r.logger.Info("agent stopping: finishing the transaction in flight, tearing nothing down")
 	if errors.Is(err, context.Canceled) {
 		err = nil

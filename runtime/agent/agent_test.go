@@ -234,3 +234,30 @@ func TestLogLevel(t *testing.T) {
 		t.Errorf("log: %q", out.String())
 	}
 }
+
+// TestRunAPIOnly: an agent whose only source is the gRPC API starts (the
+// API's source loads at once) and runs until its context ends; with the
+// API off too, it has no source and is refused.
+func TestRunAPIOnly(t *testing.T) {
+	dir := t.TempDir()
+	sb := kvtest.NewSB()
+	r := startTestAgent(t, sb, "", dir, func(c *Config) { c.GRPC.Address = "" })
+	if _, err := os.Stat(filepath.Join(dir, "grpc.sock")); err != nil {
+		t.Errorf("no gRPC socket: %v", err)
+	}
+	select {
+	case err := <-r.done:
+		t.Fatalf("the agent stopped: %v", err)
+	default:
+	}
+	if h := r.a.Scheduler().History(); len(h) == 0 || h[0].Kind != scheduler.FullResyncTxn {
+		t.Errorf("no startup resync: %+v", h)
+	}
+	r.stop(t)
+
+	cfg := Defaults()
+	cfg.GRPC.Address = "off"
+	if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), "sources: none configured") {
+		t.Errorf("no source at all: %v", err)
+	}
+}

@@ -193,8 +193,8 @@ type EtcdConfig struct {
 	Status bool `yaml:"status"`
 }
 
-// Defaults returns the configuration of an agent given nothing (but a
-// source, which it needs).
+// Defaults returns the configuration of an agent given nothing: its only
+// source is then the gRPC API (unix:<state_dir>/grpc.sock).
 func Defaults() Config {
 	var c Config
 	c.Name, _ = os.Hostname()
@@ -346,8 +346,8 @@ func (c *Config) Check() error {
 	if c.Sources.File.MaxSize < 0 {
 		errs = append(errs, fmt.Errorf("file max size: %d bytes (0 for the default, or more)", c.Sources.File.MaxSize))
 	}
-	if c.Sources.File.Path == "" && len(c.Sources.Etcd.Endpoints) == 0 {
-		errs = append(errs, errors.New("sources: none configured (-file or -etcd)"))
+	if c.Sources.File.Path == "" && len(c.Sources.Etcd.Endpoints) == 0 && c.GRPC.Address == "off" {
+		errs = append(errs, errors.New("sources: none configured (-file, -etcd, or the gRPC API, which -grpc off turns off)"))
 	}
 	return errors.Join(errs...)
 }
