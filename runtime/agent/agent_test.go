@@ -208,6 +208,10 @@ func TestConfigUnknownField(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "transactions: retry: max_attempts: -1") {
 		t.Errorf("a negative retry: %v", err)
 	}
+	_, err = ParseConfig("agent.yaml", []byte("name: a\nsources:\n  file: {path: /x}\nhistory:\n  max_age: soon\n"))
+	if err == nil || !strings.Contains(err.Error(), "agent.yaml:5: history.max_age: cannot unmarshal") {
+		t.Errorf("a bad duration: %v", err)
+	}
 	c, err := ParseConfig("agent.yaml", []byte("name: a\nsources:\n  file: {path: /x}\ntransactions: {revert: true, retry: {max_attempts: 0}}\n"))
 	if err != nil || !c.Transactions.Revert || c.Transactions.Retry.MaxAttempts != 0 || c.Transactions.Retry.Period != time.Second {
 		t.Errorf("a policy: %+v %v", c.Transactions, err)

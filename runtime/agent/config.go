@@ -238,20 +238,37 @@ func (c *Config) decodeYAML(name string, data []byte) error {
 	if len(doc.Content) == 0 {
 		return nil // empty
 	}
-	if err := unknownFields(doc.Content[0], reflect.TypeOf(*c), ""); err != nil {
+	lines := map[int][]string{}
+	if err := unknownFields(doc.Content[0], reflect.TypeOf(*c), "", lines); err != nil {
 		return fmt.Errorf("%s:%w", name, err)
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
-	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
+	err := dec.Decode(c)
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		// "line N: cannot unmarshal ...": named with the field.
+		var errs []error
+		for _, msg := range te.Errors {
+			var line int
+			if _, serr := fmt.Sscanf(msg, "line %d:", &line); serr == nil && len(lines[line]) > 0 {
+				_, rest, _ := strings.Cut(msg, ": ")
+				msg = fmt.Sprintf("%d: %s: %s", line, strings.Join(lines[line], " or "), rest)
+			}
+			errs = append(errs, fmt.Errorf("%s:%s", name, msg))
+		}
+		return errors.Join(errs...)
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
 }
 
 // unknownFields returns an error naming the first key of n, a mapping
-// decoded into a struct of type t, that t has no field for.
-func unknownFields(n *yaml.Node, t reflect.Type, path string) error {
+// decoded into a struct of type t, that t has no field for. It notes in
+// lines the fields whose values are on each line.
+func unknownFields(n *yaml.Node, t reflect.Type, path string, lines map[int][]string) error {
 	if n.Kind != yaml.MappingNode || t.Kind() != reflect.Struct {
 		return nil
 	}
@@ -273,7 +290,11 @@ func unknownFields(n *yaml.Node, t reflect.Type, path string) error {
 			slices.Sort(names)
 			return fmt.Errorf("%d:%d: %s%s: unknown field (known: %s)", k.Line, k.Column, path, k.Value, strings.Join(names, ", "))
 		}
-		if err := unknownFields(n.Content[i+1], ft, path+k.Value+"."); err != nil {
+		v := n.Content[i+1]
+		if v.Kind != yaml.MappingNode {
+			lines[v.Line] = append(lines[v.Line], path+k.Value)
+		}
+		if err := unknownFields(v, ft, path+k.Value+".", lines); err != nil {
 			return err
 		}
 	}
