@@ -127,8 +127,9 @@ type run struct {
 	cleanups []func() error // run last first
 }
 
-// defer runs f when the run ends, before what was deferred earlier.
-func (r *run) defer_(f func() error) { r.cleanups = append(r.cleanups, f) }
+// atEnd runs f when the run ends, before what was given earlier; its
+// error becomes Run's if Run has none.
+func (r *run) atEnd(f func() error) { r.cleanups = append(r.cleanups, f) }
 
 func (r *run) cleanup() error {
 	var first error
@@ -177,7 +178,7 @@ func (r *run) startPlugins(context.Context) error {
 	for _, p := range r.a.plugins {
 		ds, err := p.Start(env)
 		if c, ok := p.(io.Closer); ok {
-			r.defer_(func() error { _ = c.Close(); return nil })
+			r.atEnd(func() error { _ = c.Close(); return nil })
 		}
 		if err != nil {
 			return fmt.Errorf("plugin %s: %w", p.Name(), err)
@@ -230,7 +231,7 @@ func (r *run) openState(context.Context) error {
 		return err
 	}
 	r.store = store
-	r.defer_(store.Close)
+	r.atEnd(func() error { _ = store.Close(); return nil })
 	seqs, lastSeq, err := newSeqKeeper(store, r.logger)
 	if err != nil {
 		return err
@@ -247,7 +248,7 @@ func (r *run) openState(context.Context) error {
 		if err != nil {
 			return err
 		}
-		r.defer_(func() error { hist.close(); return nil })
+		r.atEnd(func() error { hist.close(); return nil })
 		obs.hist = hist
 		sopts = append(sopts, scheduler.WithPreloadedHistory(recs))
 		if len(recs) > 0 {
@@ -265,7 +266,7 @@ func (r *run) openState(context.Context) error {
 	r.a.mu.Lock()
 	r.a.s = s
 	r.a.mu.Unlock()
-	r.defer_(func() error {
+	r.atEnd(func() error {
 		// Finish the transaction in flight; tear nothing down.
 		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -320,7 +321,7 @@ func (r *run) newMux(context.Context) error {
 		nb.WithTxnOptions(update...),
 		nb.WithStartupTxnOptions(startup...),
 	)
-	r.defer_(func() error { r.mux.Close(); return nil })
+	r.atEnd(func() error { r.mux.Close(); return nil })
 	return nil
 }
 
@@ -335,7 +336,7 @@ func (r *run) newSources(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("etcd: %w", err)
 		}
-		r.defer_(client.Close)
+		r.atEnd(func() error { _ = client.Close(); return nil })
 		eopts := []nbetcd.Option{
 			nbetcd.WithAgent(r.cfg.Name),
 			nbetcd.WithLogger(r.logger),
@@ -386,6 +387,6 @@ func (r *run) startWatchers(ctx context.Context) error {
 			}
 		}()
 	}
-	r.defer_(func() error { cancel(); wg.Wait(); return nil })
+	r.atEnd(func() error { cancel(); wg.Wait(); return nil })
 	return nil
 }

@@ -77,7 +77,7 @@ func (r *run) serveHTTP() error {
 	lim := r.cfg.Limits
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: lim.ReadHeaderTimeout, ReadTimeout: lim.ReadTimeout, IdleTimeout: lim.IdleTimeout}
 	go func() { _ = srv.Serve(ln) }()
-	r.defer_(func() error {
+	r.atEnd(func() error {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(sctx)
@@ -124,7 +124,7 @@ func (r *run) serveGRPC() error {
 		return err
 	}
 	go func() { _ = srv.Serve(ln) }()
-	r.defer_(func() error { srv.Close(); return nil })
+	r.atEnd(func() error { srv.Close(); return nil })
 	r.logger.Info("gRPC API", "address", addr)
 	return nil
 }
