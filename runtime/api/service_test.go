@@ -10,8 +10,8 @@ import (
 	"connectrpc.com/connect"
 
 	apiv1 "github.com/kvdescriptor/kvdescriptor/generated/kvdescriptor/api/v1"
-	"github.com/kvdescriptor/kvdescriptor/runtime/nb"
 	"github.com/kvdescriptor/kvdescriptor/runtime/kvtest"
+	"github.com/kvdescriptor/kvdescriptor/runtime/nb"
 )
 
 // Every transport commits and reads through the one service.
