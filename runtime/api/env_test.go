@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"path/filepath"
 	"testing"
@@ -198,4 +197,4 @@ func ctx(t *testing.T) context.Context {
 	return c
 }
 
-var _ = net.Dial
+type ctxT = context.Context

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -134,11 +135,14 @@ func NewServer(svc *Service, cfg ServerConfig) (*Server, error) {
 	if svc.d.Token == "" {
 		h = guardBrowsers(h, addr, unix)
 	}
-	// A request body beyond one message and its framing is cut off.
+	// A request body beyond one message and its framing is cut off; a
+	// body that fails to arrive (the read timeout) closes an HTTP/1
+	// connection after the error's response, rather than leave it to
+	// the idle timeout.
 	maxBody := l.MaxMessageBytes + 1<<20
 	inner := h
 	h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		r.Body = &closingBody{ReadCloser: http.MaxBytesReader(w, r.Body, maxBody), w: w, http1: r.ProtoMajor == 1}
 		inner.ServeHTTP(w, r)
 	})
 	hs := &http.Server{
@@ -317,4 +321,21 @@ func (c *limitedConn) Close() error {
 	err := c.Conn.Close()
 	c.once.Do(c.release)
 	return err
+}
+
+// closingBody asks an HTTP/1 server to close the connection once a read of
+// the body failed (a timeout, a body beyond the bound).
+type closingBody struct {
+	io.ReadCloser
+	w     http.ResponseWriter
+	http1 bool
+	once  sync.Once
+}
+
+func (b *closingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF && b.http1 {
+		b.once.Do(func() { b.w.Header().Set("Connection", "close") })
+	}
+	return n, err
 }
