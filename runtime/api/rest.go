@@ -47,7 +47,7 @@ func restParams(next http.Handler) http.Handler {
 		}
 		if vs, ok := q["format"]; ok && strings.HasSuffix(r.URL.Path, "/graph") {
 			for i, v := range vs {
-				if !strings.HasPrefix(v, "GRAPH_FORMAT_") {
+				if _, err := strconv.Atoi(v); err != nil && !strings.HasPrefix(v, "GRAPH_FORMAT_") {
 					vs[i] = "GRAPH_FORMAT_" + strings.ToUpper(v)
 				}
 			}
