@@ -19,6 +19,7 @@ import (
 	"github.com/kvdescriptor/kvdescriptor/runtime/kvtest"
 	"github.com/kvdescriptor/kvdescriptor/runtime/nb"
 	"github.com/kvdescriptor/kvdescriptor/runtime/nb/boltstore"
+	nbfile "github.com/kvdescriptor/kvdescriptor/runtime/nb/file"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
 )
 
@@ -47,6 +48,10 @@ type envOptions struct {
 	tls    *tls.Config
 	addr   string
 	dir    string
+	// planFile gives the service a file source to plan files against.
+	planFile bool
+	// noStartup leaves a source that never loads: not ready.
+	notReady bool
 }
 
 func newEnv(t *testing.T, o envOptions) *env {
@@ -73,7 +78,11 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.mux = nb.NewMux(e.s, nb.WithMuxLogger(quiet), nb.WithLoadDeadline(0), nb.WithStore(store), nb.WithPriorityOrder("file", "api"), nb.WithSources("api"))
+	sources := []string{"api"}
+	if o.notReady {
+		sources = append(sources, "late")
+	}
+	e.mux = nb.NewMux(e.s, nb.WithMuxLogger(quiet), nb.WithLoadDeadline(0), nb.WithStore(store), nb.WithPriorityOrder("file", "api"), nb.WithSources(sources...))
 	e.file = e.mux.Sink("file")
 	if err := e.file.Apply(context.Background(), nb.Update{Resync: true, Changes: o.file}); err != nil {
 		t.Fatal(err)
@@ -81,7 +90,14 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if e.remote, err = nb.NewRemote(e.mux, nil2models(e.s), nb.RemoteConfig{Logger: quiet}); err != nil {
 		t.Fatal(err)
 	}
-	e.svc, err = api.New(api.Deps{Scheduler: e.s, Mux: e.mux, Remote: e.remote, Token: o.token, LogLevel: e.level, Logger: quiet})
+	deps := api.Deps{Scheduler: e.s, Mux: e.mux, Remote: e.remote, Token: o.token, LogLevel: e.level, Logger: quiet}
+	if o.planFile {
+		src := nbfile.New(filepath.Join(dir, "config.yaml"), nb.SchedulerModels(e.s))
+		deps.PlanFile = func(ctx context.Context, name string, data []byte) (*scheduler.Result, error) {
+			return src.Plan(ctx, e.mux, name, data)
+		}
+	}
+	e.svc, err = api.New(deps)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -8,8 +9,12 @@ import (
 	"testing"
 
 	"connectrpc.com/connect"
+	"connectrpc.com/grpcreflect"
+	"google.golang.org/genproto/googleapis/api/httpbody"
+	"google.golang.org/protobuf/encoding/protojson"
 
 	apiv1 "github.com/kvdescriptor/kvdescriptor/generated/kvdescriptor/api/v1"
+	"github.com/kvdescriptor/kvdescriptor/generated/kvdescriptor/api/v1/apiv1connect"
 	"github.com/kvdescriptor/kvdescriptor/runtime/kvtest"
 	"github.com/kvdescriptor/kvdescriptor/runtime/nb"
 )
@@ -105,5 +110,136 @@ func TestREST(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 || !strings.Contains(string(b), "seq") {
 		t.Fatalf("downstream resync: %d %s", resp.StatusCode, b)
+	}
+}
+
+// A whole configuration file is planned by the file source's own apply:
+// over REST its body is the file; a file that does not parse is
+// INVALID_ARGUMENT naming file.
+func TestPlanFile(t *testing.T) {
+	e := newEnv(t, envOptions{planFile: true, file: []nb.Change{{Key: "iface/old", Value: kvtest.Value("old")}}})
+	post := func(body string) (int, string) {
+		resp, err := h1().Post(e.base+"/v1/plan/file", "application/yaml", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	code, body := post("iface/a: up\nroute/r1: \"dep:iface/a\"\n")
+	var resp apiv1.CommitResponse
+	if code != 200 || protojson.Unmarshal([]byte(body), &resp) != nil {
+		t.Fatalf("plan of a file: %d %s", code, body)
+	}
+	// The plan creates what the file sets and deletes what it drops.
+	kinds := map[string]string{}
+	for _, op := range resp.GetPlanned() {
+		kinds[op.GetKey()] = op.GetKind()
+	}
+	if kinds["iface/a"] != "CREATE" || kinds["route/r1"] != "CREATE" || kinds["iface/old"] != "DELETE" {
+		t.Fatalf("plan of a file: %v", kinds)
+	}
+	e.want(t, "iface/old", "old")
+	e.want(t, "iface/a", "")
+	code, body = post("iface/a: [\n")
+	if code != 400 || !strings.Contains(body, `"file: `) {
+		t.Fatalf("a file that does not parse: %d %s", code, body)
+	}
+	// The same over Connect.
+	c := transports[2].client(e.base)
+	_, err := c.Plan(ctx(t), connect.NewRequest(&apiv1.PlanRequest{File: &httpbody.HttpBody{Data: []byte("iface/a: [\n")}}))
+	if connect.CodeOf(err) != connect.CodeInvalidArgument || !strings.HasPrefix(connectMessage(err), "file:") {
+		t.Fatalf("over Connect: %v", err)
+	}
+}
+
+// Watch streams over every RPC transport; the headers come once the watch
+// is registered.
+func TestWatch(t *testing.T) {
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			e := newEnv(t, envOptions{})
+			c := tr.client(e.base)
+			wctx, cancel := context.WithCancel(ctx(t))
+			defer cancel()
+			stream, err := c.Watch(wctx, connect.NewRequest(&apiv1.WatchRequest{Prefix: "iface/"}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stream.Close()
+			if _, err := stream.Conn(); err != nil {
+				t.Fatal(err)
+			}
+			// The headers: the watch is registered.
+			_ = stream.ResponseHeader()
+			if _, err := c.Commit(ctx(t), connect.NewRequest(&apiv1.CommitRequest{Values: []*apiv1.Value{value("iface/w", "w"), value("route/x", "x")}})); err != nil {
+				t.Fatal(err)
+			}
+			for stream.Receive() {
+				if s := stream.Msg().GetStatus(); s.GetKey() == "iface/w" && s.GetState() == "CONFIGURED" {
+					return
+				}
+				if s := stream.Msg().GetStatus(); strings.HasPrefix(s.GetKey(), "route/") {
+					t.Fatalf("a key outside the prefix: %v", s)
+				}
+			}
+			t.Fatalf("the stream ended: %v", stream.Err())
+		})
+	}
+}
+
+// Server reflection: a client lists the service and resolves its file.
+func TestReflection(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	cl := grpcreflect.NewClient(h2c(), e.base, connect.WithGRPC())
+	rs := cl.NewStream(ctx(t))
+	defer rs.Close()
+	names, err := rs.ListServices()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, n := range names {
+		found = found || n == apiv1connect.AgentServiceName
+	}
+	if !found {
+		t.Fatalf("services %v", names)
+	}
+	fds, err := rs.FileContainingSymbol(apiv1connect.AgentServiceName)
+	if err != nil || len(fds) == 0 {
+		t.Fatalf("file of the service: %v %v", fds, err)
+	}
+}
+
+// /readyz answers 503 until every source has loaded, with the detail;
+// /healthz 200. Neither needs the token.
+func TestProbes(t *testing.T) {
+	e := newEnv(t, envOptions{notReady: true, token: "tok"})
+	resp, err := h1().Get(e.base + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var r apiv1.ReadinessResponse
+	if resp.StatusCode != 503 || protojson.Unmarshal(b, &r) != nil || r.GetReady() || len(r.GetSources()) != 3 {
+		t.Fatalf("/readyz: %d %s", resp.StatusCode, b)
+	}
+	resp, err = h1().Get(e.base + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("/healthz: %d", resp.StatusCode)
+	}
+	resp, err = h1().Get(e.base + "/v1/readiness")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 401 {
+		t.Fatalf("/v1/readiness without the token: %d", resp.StatusCode)
 	}
 }
