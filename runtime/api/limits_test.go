@@ -161,18 +161,21 @@ func TestLimitMessageBytes(t *testing.T) {
 	}
 }
 
-// With the default bounds, a commit larger than gRPC's usual 4 MB limit is
-// read: 100,001 values (about 6 MB) are refused for their count, naming
-// it, not for the message's size.
+// With the default bounds, a commit larger than gRPC's usual 4 MB receive
+// limit goes through over gRPC (a value of 5 MiB), and a commit of more
+// values than apilimits allows is refused for their count, naming it.
 func TestLimitDefaultMessageServesLargeCommits(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	req := &apiv1.CommitRequest{}
-	for i := range apilimits.MaxCommitKeys + 1 {
-		req.Values = append(req.Values, value(fmt.Sprintf("route/r%d", i), "10.0.0.0/8 via 192.168.1.1"))
+	c := transports[0].client(e.base)
+	big := strings.Repeat("x", 5<<20)
+	resp, err := c.Commit(ctx(t), connect.NewRequest(&apiv1.CommitRequest{Values: []*apiv1.Value{value("iface/big", big)}}))
+	if err != nil || resp.Msg.GetSeq() == 0 {
+		t.Fatalf("a commit of 5 MiB over gRPC: %v", err)
 	}
-	_, err := transports[0].client(e.base).Commit(ctx(t), connect.NewRequest(req))
+	e.want(t, "iface/big", big)
+	_, err = c.Commit(ctx(t), connect.NewRequest(&apiv1.CommitRequest{Deletes: make([]string, apilimits.MaxCommitKeys+1)}))
 	if connect.CodeOf(err) != connect.CodeInvalidArgument || !strings.HasPrefix(connectMessage(err), "values, deletes:") {
-		t.Fatalf("a commit of %d values over gRPC: %v, want INVALID_ARGUMENT naming values", len(req.Values), err)
+		t.Fatalf("a commit of %d deletes over gRPC: %v, want INVALID_ARGUMENT naming values, deletes", apilimits.MaxCommitKeys+1, err)
 	}
 }
 
