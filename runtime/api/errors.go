@@ -37,10 +37,6 @@ func notFound(field, format string, args ...any) error {
 	return argErr(connect.CodeNotFound, field, format, args...)
 }
 
-func failedPrecondition(field, format string, args ...any) error {
-	return argErr(connect.CodeFailedPrecondition, field, format, args...)
-}
-
 // bounded returns the first bound exceeded (runtime/apilimits), as
 // INVALID_ARGUMENT naming the field.
 func bounded(errs ...error) error {
