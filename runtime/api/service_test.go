@@ -161,6 +161,20 @@ func TestWatch(t *testing.T) {
 		t.Run(tr.name, func(t *testing.T) {
 			e := newEnv(t, envOptions{})
 			c := tr.client(e.base)
+			// Bad arguments: the stream ends at once with the error,
+			// naming the field.
+			for field, req := range map[string]*apiv1.WatchRequest{"buffer": {Buffer: -1}, "buffer ": {Buffer: 1 << 20}} {
+				bad, err := c.Watch(ctx(t), connect.NewRequest(req))
+				if err == nil {
+					for bad.Receive() {
+					}
+					err = bad.Err()
+					bad.Close()
+				}
+				if connect.CodeOf(err) != connect.CodeInvalidArgument || !strings.HasPrefix(connectMessage(err), strings.TrimSpace(field)+":") {
+					t.Fatalf("Watch %v: %v, want INVALID_ARGUMENT naming %s", req, err, field)
+				}
+			}
 			wctx, cancel := context.WithCancel(ctx(t))
 			defer cancel()
 			stream, err := c.Watch(wctx, connect.NewRequest(&apiv1.WatchRequest{Prefix: "iface/"}))
@@ -241,5 +255,22 @@ func TestProbes(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 401 {
 		t.Fatalf("/v1/readiness without the token: %d", resp.StatusCode)
+	}
+}
+
+// A stream needs the token too.
+func TestWatchToken(t *testing.T) {
+	e := newEnv(t, envOptions{token: "tok"})
+	for _, tr := range transports {
+		s, err := tr.client(e.base).Watch(ctx(t), connect.NewRequest(&apiv1.WatchRequest{}))
+		if err == nil {
+			for s.Receive() {
+			}
+			err = s.Err()
+			s.Close()
+		}
+		if connect.CodeOf(err) != connect.CodeUnauthenticated || !strings.HasPrefix(connectMessage(err), "authorization:") {
+			t.Errorf("%s: Watch without the token: %v", tr.name, err)
+		}
 	}
 }
