@@ -383,3 +383,31 @@ func selfSigned(t *testing.T) (tls.Certificate, *x509.CertPool) {
 	pool.AddCert(c)
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, pool
 }
+
+// The read timeout bounds the reading of a request, not a stream's life:
+// a Watch (its request read long ago) outlives it over HTTP/2 and 1.
+func TestLimitReadTimeoutSparesStreams(t *testing.T) {
+	e := newEnv(t, envOptions{limits: api.Limits{ReadTimeout: 500 * time.Millisecond, IdleTimeout: 500 * time.Millisecond}})
+	for _, tr := range transports[:3] {
+		c := tr.client(e.base)
+		s, err := c.Watch(ctx(t), connect.NewRequest(&apiv1.WatchRequest{Prefix: "iface/" + tr.name}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		_ = s.ResponseHeader()
+		// Well past the timeouts.
+		time.Sleep(2 * time.Second)
+		key := "iface/" + tr.name
+		if _, err := c.Commit(ctx(t), connect.NewRequest(&apiv1.CommitRequest{Values: []*apiv1.Value{value(key, "v")}})); err != nil {
+			t.Fatal(err)
+		}
+		got := false
+		for !got && s.Receive() {
+			got = s.Msg().GetStatus().GetKey() == key
+		}
+		if !got {
+			t.Errorf("%s: the Watch ended past the read timeout: %v", tr.name, s.Err())
+		}
+	}
+}
