@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"connectrpc.com/connect"
 	"connectrpc.com/grpcreflect"
@@ -97,6 +99,25 @@ func TestREST(t *testing.T) {
 	code, body = get("/scheduler/dump?view=NB")
 	if code != 200 || !strings.Contains(body, "iface/a") {
 		t.Fatalf("/scheduler/dump: %d %s", code, body)
+	}
+	now := strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10)
+	for path, want := range map[string]string{
+		"/scheduler/txn-history?seq-num=1":                    `"seq":"1"`,
+		"/scheduler/key-timeline?key=iface/a&time=" + now:     `"op":"CREATE"`,
+		"/scheduler/graph-snapshot?time=" + now:               `"key":"iface/a"`,
+		"/scheduler/flag-stats?flag=IS-PENDING&prefix=iface/": `"IS-PENDING":"0"`,
+		"/scheduler/dump?key-prefix=iface/&view=cached":       `"key":"iface/a"`,
+		"/v1/history?since=1h":                                `"records"`,
+		"/scheduler/status?descriptor=iface":                  `"owner":"api"`,
+		"/v1/graph?format=json":                               `"nodes"`,
+	} {
+		if code, body := get(path); code != 200 || !strings.Contains(body, want) {
+			t.Errorf("%s: %d %s, want %s", path, code, body, want)
+		}
+	}
+	code, body = get("/scheduler/key-timeline?key=iface/a&time=0")
+	if code != 200 || strings.Contains(body, "CREATE") {
+		t.Errorf("the timeline up to 1970: %d %s", code, body)
 	}
 	code, body = get("/v1/status?key=iface/nope")
 	if code != http.StatusNotFound || !strings.Contains(body, "key:") {
