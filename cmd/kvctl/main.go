@@ -427,8 +427,7 @@ func (c *cli) valueText(a *anypb.Any) string {
 }
 
 // pendingDetail is the first unmet dependency of a why-pending chain.
-func pendingDetail(why string) string {
-	lines := strings.Split(strings.TrimSpace(why), "\n")
+func pendingDetail(lines []string) string {
 	if len(lines) > 1 {
 		return strings.TrimSpace(lines[1])
 	}
@@ -521,7 +520,7 @@ func (c *cli) whyCmd() *cobra.Command {
 					fmt.Fprintf(c.stdout, "%s is %s (not pending)\n", s.GetKey(), c.stateColour(s.GetState()))
 					return nil
 				}
-				_, err = fmt.Fprint(c.stdout, strings.TrimRight(s.GetWhyPending(), "\n")+"\n")
+				_, err = fmt.Fprint(c.stdout, strings.Join(s.GetWhyPending(), "\n")+"\n")
 				return err
 			})
 		},
@@ -977,7 +976,7 @@ func (c *cli) writeCommit(resp *apiv1.CommitResponse, wait bool) error {
 			bad = append(bad, fmt.Sprintf("%s: %s", o.GetKey(), o.GetError()))
 		} else if wait && o.GetState() != "CONFIGURED" && o.GetState() != "REMOVED" && o.GetState() != "NONEXISTENT" && o.GetState() != "" {
 			s := fmt.Sprintf("%s is %s", o.GetKey(), o.GetState())
-			if o.GetWhyPending() != "" {
+			if len(o.GetWhyPending()) > 0 {
 				s += " (" + pendingDetail(o.GetWhyPending()) + ")"
 			}
 			bad = append(bad, s)

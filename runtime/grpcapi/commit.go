@@ -557,7 +557,7 @@ func (srv *Server) response(ctx context.Context, req *apiv1.CommitRequest, res *
 			o.Error = st.LastErr.Error()
 		}
 		if why, ok := srv.s.WhyPending(k); ok {
-			o.WhyPending = why.String()
+			o.WhyPending = whyLines(why)
 		}
 		o.Owner, _ = srv.mux.Owner(k)
 		out.Outcomes = append(out.Outcomes, o)

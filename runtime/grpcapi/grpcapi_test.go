@@ -205,7 +205,7 @@ func TestCommitPlanWait(t *testing.T) {
 	// Wait: a value whose dependency is missing is not settled when the
 	// wait ends, and says why.
 	resp = e.commit(t, &apiv1.CommitRequest{Values: []*apiv1.Value{value("route/p", "dep:iface/p")}, Wait: true, WaitTimeout: durationpb.New(100 * time.Millisecond)})
-	if o := outcome(resp, "route/p"); resp.GetSettled() || o.GetState() != "PENDING" || !strings.Contains(o.GetWhyPending(), "iface/p") {
+	if o := outcome(resp, "route/p"); resp.GetSettled() || o.GetState() != "PENDING" || !strings.Contains(strings.Join(o.GetWhyPending(), "\n"), "iface/p") {
 		t.Fatalf("pending: %v", resp)
 	}
 	// A failure retried: the wait ends once the retry has succeeded.

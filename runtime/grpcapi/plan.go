@@ -48,7 +48,7 @@ func (srv *Server) planOutcomes(res *scheduler.Result, u nb.Update) []*apiv1.Out
 			o.Error = errText(st.LastErr)
 			if st.State == scheduler.PENDING {
 				if why, ok := srv.s.WhyPending(k); ok {
-					o.WhyPending = why.String()
+					o.WhyPending = whyLines(why)
 				}
 			}
 		}

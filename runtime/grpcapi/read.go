@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/genproto/googleapis/api/httpbody"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -33,6 +34,11 @@ func anyOf(m proto.Message) *anypb.Any {
 		return nil
 	}
 	return a
+}
+
+// whyLines is the explanation of a PENDING value, one line an entry.
+func whyLines(why *scheduler.PendingReason) []string {
+	return strings.Split(strings.TrimRight(why.String(), "\n"), "\n")
 }
 
 func errText(err error) string {
@@ -68,7 +74,7 @@ func (srv *Server) statusOf(st scheduler.Status) *apiv1.ValueStatus {
 	}
 	if st.State == scheduler.PENDING {
 		if why, ok := srv.s.WhyPending(st.Key); ok {
-			out.WhyPending = why.String()
+			out.WhyPending = whyLines(why)
 		}
 	}
 	out.Owner, out.Overridden = srv.mux.Owner(st.Key)
@@ -296,17 +302,19 @@ func fieldType(f protoreflect.FieldDescriptor) string {
 }
 
 // Graph renders the graph.
-func (srv *Server) Graph(ctx context.Context, req *apiv1.GraphRequest) (*apiv1.GraphResponse, error) {
+func (srv *Server) Graph(ctx context.Context, req *apiv1.GraphRequest) (*httpbody.HttpBody, error) {
 	snap, err := srv.s.GraphSnapshot(req.GetSeq())
 	if err != nil {
 		return nil, status.Errorf(codes.NotFound, "seq: %v", err)
 	}
 	opts := graphviz.DefaultOptions()
 	var data []byte
+	ctype := "text/vnd.graphviz; charset=utf-8"
 	switch req.GetFormat() {
 	case apiv1.GraphFormat_GRAPH_FORMAT_UNSPECIFIED, apiv1.GraphFormat_GRAPH_FORMAT_DOT:
 		data, err = graphviz.DOT(snap, opts)
 	case apiv1.GraphFormat_GRAPH_FORMAT_SVG:
+		ctype = "image/svg+xml"
 		data, err = graphviz.SVG(ctx, snap, opts)
 		if errors.Is(err, graphviz.ErrNoGraphviz) {
 			return nil, status.Errorf(codes.Unimplemented, "format: SVG needs graphviz: %v", err)
@@ -317,7 +325,7 @@ func (srv *Server) Graph(ctx context.Context, req *apiv1.GraphRequest) (*apiv1.G
 	if err != nil {
 		return nil, status.Errorf(codes.Internal, "rendering the graph: %v", err)
 	}
-	return &apiv1.GraphResponse{Data: data}, nil
+	return &httpbody.HttpBody{ContentType: ctype, Data: data}, nil
 }
 
 // Watch streams the status changes of the keys under the prefix. Its

@@ -21,6 +21,12 @@ import (
 // source's initial load before its startup resync.
 const DefaultLoadDeadline = 30 * time.Second
 
+// ErrMuxClosed is the error of an update or plan after Close.
+var ErrMuxClosed = errors.New("nb: the mux is closed")
+
+// ErrNotStarted is the error of a plan before the startup resync.
+var ErrNotStarted = errors.New("nb: the startup resync has not run yet (some sources have not loaded)")
+
 // MuxOption configures a Mux.
 type MuxOption func(*muxOptions)
 
@@ -239,10 +245,10 @@ func (m *Mux) Plan(ctx context.Context, name string, u Update, opts ...scheduler
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
-		return nil, errors.New("nb: the mux is closed")
+		return nil, ErrMuxClosed
 	}
 	if !m.started {
-		return nil, errors.New("nb: the startup resync has not run yet (some sources have not loaded)")
+		return nil, ErrNotStarted
 	}
 	var prev map[string]proto.Message
 	if src, ok := m.sources[name]; ok {
@@ -462,7 +468,7 @@ func (m *Mux) apply(ctx context.Context, name string, u Update, opts ...schedule
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
-		return nil, errors.New("nb: the mux is closed")
+		return nil, ErrMuxClosed
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err

@@ -27,3 +27,18 @@ type Store interface {
 	// Close releases the store.
 	Close() error
 }
+
+// SourceStore is a Store that also keeps, by source, the state a source
+// has beyond its values: the remote API's source (Remote) keeps there
+// what its clients intend and a commit awaiting confirmation, so that
+// they outlive a restart in the same file as the applied values.
+// runtime/nb/boltstore implements it. Without one, a Remote keeps its
+// state in memory.
+type SourceStore interface {
+	// LoadSource returns what SaveSource recorded for the source (nil
+	// when nothing).
+	LoadSource(source string) ([]byte, error)
+	// SaveSource records data for the source (nil removes the record),
+	// on disk before it returns.
+	SaveSource(source string, data []byte) error
+}

@@ -8,6 +8,7 @@ package apiv1
 
 import (
 	context "context"
+	httpbody "google.golang.org/genproto/googleapis/api/httpbody"
 	grpc "google.golang.org/grpc"
 	codes "google.golang.org/grpc/codes"
 	status "google.golang.org/grpc/status"
@@ -19,37 +20,52 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	AgentService_Commit_FullMethodName     = "/kvdescriptor.api.v1.AgentService/Commit"
-	AgentService_Confirm_FullMethodName    = "/kvdescriptor.api.v1.AgentService/Confirm"
-	AgentService_Cancel_FullMethodName     = "/kvdescriptor.api.v1.AgentService/Cancel"
-	AgentService_RollbackTo_FullMethodName = "/kvdescriptor.api.v1.AgentService/RollbackTo"
-	AgentService_Status_FullMethodName     = "/kvdescriptor.api.v1.AgentService/Status"
-	AgentService_Dump_FullMethodName       = "/kvdescriptor.api.v1.AgentService/Dump"
-	AgentService_History_FullMethodName    = "/kvdescriptor.api.v1.AgentService/History"
-	AgentService_Timeline_FullMethodName   = "/kvdescriptor.api.v1.AgentService/Timeline"
-	AgentService_Models_FullMethodName     = "/kvdescriptor.api.v1.AgentService/Models"
-	AgentService_Graph_FullMethodName      = "/kvdescriptor.api.v1.AgentService/Graph"
-	AgentService_Watch_FullMethodName      = "/kvdescriptor.api.v1.AgentService/Watch"
+	AgentService_Commit_FullMethodName           = "/kvdescriptor.api.v1.AgentService/Commit"
+	AgentService_Confirm_FullMethodName          = "/kvdescriptor.api.v1.AgentService/Confirm"
+	AgentService_Cancel_FullMethodName           = "/kvdescriptor.api.v1.AgentService/Cancel"
+	AgentService_RollbackTo_FullMethodName       = "/kvdescriptor.api.v1.AgentService/RollbackTo"
+	AgentService_Plan_FullMethodName             = "/kvdescriptor.api.v1.AgentService/Plan"
+	AgentService_Status_FullMethodName           = "/kvdescriptor.api.v1.AgentService/Status"
+	AgentService_Dump_FullMethodName             = "/kvdescriptor.api.v1.AgentService/Dump"
+	AgentService_History_FullMethodName          = "/kvdescriptor.api.v1.AgentService/History"
+	AgentService_Timeline_FullMethodName         = "/kvdescriptor.api.v1.AgentService/Timeline"
+	AgentService_Models_FullMethodName           = "/kvdescriptor.api.v1.AgentService/Models"
+	AgentService_Graph_FullMethodName            = "/kvdescriptor.api.v1.AgentService/Graph"
+	AgentService_GraphSnapshot_FullMethodName    = "/kvdescriptor.api.v1.AgentService/GraphSnapshot"
+	AgentService_Stats_FullMethodName            = "/kvdescriptor.api.v1.AgentService/Stats"
+	AgentService_Readiness_FullMethodName        = "/kvdescriptor.api.v1.AgentService/Readiness"
+	AgentService_DownstreamResync_FullMethodName = "/kvdescriptor.api.v1.AgentService/DownstreamResync"
+	AgentService_SetLogLevel_FullMethodName      = "/kvdescriptor.api.v1.AgentService/SetLogLevel"
+	AgentService_Watch_FullMethodName            = "/kvdescriptor.api.v1.AgentService/Watch"
 )
 
 // AgentServiceClient is the client API for AgentService service.
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// AgentService is the remote API of an agent: transactions of the gRPC
-// northbound source (one more source of the agent, with its own owner),
-// confirmed commits, and reads of the scheduler's state.
+// AgentService is the remote API of an agent, the only definition of it:
+// transactions of the API's northbound source (one more source of the
+// agent, with its own owner), confirmed commits, plans, reads of the
+// scheduler's state, readiness and the agent's log level. runtime/api
+// serves it over gRPC, gRPC-Web, Connect (HTTP/JSON) and, by the
+// google.api.http rules below, REST; docs/api.md describes the errors and
+// the bounds. Metrics are Prometheus's, outside this service.
 type AgentServiceClient interface {
-	// Commit applies values and deletes of the gRPC source as one
+	// Commit applies values and deletes of the API's source as one
 	// transaction (or only plans it).
 	Commit(ctx context.Context, in *CommitRequest, opts ...grpc.CallOption) (*CommitResponse, error)
 	// Confirm confirms a commit that awaits confirmation.
 	Confirm(ctx context.Context, in *ConfirmRequest, opts ...grpc.CallOption) (*ConfirmResponse, error)
 	// Cancel rolls back, now, a commit that awaits confirmation.
 	Cancel(ctx context.Context, in *CancelRequest, opts ...grpc.CallOption) (*CancelResponse, error)
-	// RollbackTo makes the gRPC source's state as it was after a
+	// RollbackTo makes the API source's state as it was after a
 	// transaction a new transaction.
 	RollbackTo(ctx context.Context, in *RollbackToRequest, opts ...grpc.CallOption) (*RollbackToResponse, error)
+	// Plan tells what a commit of values (as Commit's plan_only does), or of
+	// a whole configuration file of the file source, would do, and does
+	// nothing. A value that its descriptor finds invalid is no error of the
+	// call: its outcome's state is INVALID, with the descriptor's error.
+	Plan(ctx context.Context, in *PlanRequest, opts ...grpc.CallOption) (*CommitResponse, error)
 	// Status returns value statuses.
 	Status(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error)
 	// Dump returns values in one of three views.
@@ -61,9 +77,25 @@ type AgentServiceClient interface {
 	// Models lists the registered models with their fields and, on
 	// request, the .proto files that define them.
 	Models(ctx context.Context, in *ModelsRequest, opts ...grpc.CallOption) (*ModelsResponse, error)
-	// Graph renders the graph of values.
-	Graph(ctx context.Context, in *GraphRequest, opts ...grpc.CallOption) (*GraphResponse, error)
-	// Watch streams status changes of the keys under a prefix.
+	// Graph renders the graph of values (DOT, SVG, or the snapshot as JSON)
+	// as an HTTP body of its content type.
+	Graph(ctx context.Context, in *GraphRequest, opts ...grpc.CallOption) (*httpbody.HttpBody, error)
+	// GraphSnapshot returns the graph of values as data.
+	GraphSnapshot(ctx context.Context, in *GraphSnapshotRequest, opts ...grpc.CallOption) (*GraphSnapshotResponse, error)
+	// Stats counts the values by state and the history's operations by
+	// flag.
+	Stats(ctx context.Context, in *StatsRequest, opts ...grpc.CallOption) (*StatsResponse, error)
+	// Readiness tells whether the agent is ready (every source loaded and
+	// the startup resync run), with each source's state.
+	Readiness(ctx context.Context, in *ReadinessRequest, opts ...grpc.CallOption) (*ReadinessResponse, error)
+	// DownstreamResync reads the southbound again and corrects what differs
+	// from the intended state.
+	DownstreamResync(ctx context.Context, in *DownstreamResyncRequest, opts ...grpc.CallOption) (*DownstreamResyncResponse, error)
+	// SetLogLevel sets the agent's log level, now (level empty: only
+	// reads it).
+	SetLogLevel(ctx context.Context, in *SetLogLevelRequest, opts ...grpc.CallOption) (*SetLogLevelResponse, error)
+	// Watch streams status changes of the keys under a prefix (no REST
+	// path: a stream).
 	Watch(ctx context.Context, in *WatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchResponse], error)
 }
 
@@ -109,6 +141,16 @@ func (c *agentServiceClient) RollbackTo(ctx context.Context, in *RollbackToReque
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(RollbackToResponse)
 	err := c.cc.Invoke(ctx, AgentService_RollbackTo_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) Plan(ctx context.Context, in *PlanRequest, opts ...grpc.CallOption) (*CommitResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CommitResponse)
+	err := c.cc.Invoke(ctx, AgentService_Plan_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -165,10 +207,60 @@ func (c *agentServiceClient) Models(ctx context.Context, in *ModelsRequest, opts
 	return out, nil
 }
 
-func (c *agentServiceClient) Graph(ctx context.Context, in *GraphRequest, opts ...grpc.CallOption) (*GraphResponse, error) {
+func (c *agentServiceClient) Graph(ctx context.Context, in *GraphRequest, opts ...grpc.CallOption) (*httpbody.HttpBody, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(GraphResponse)
+	out := new(httpbody.HttpBody)
 	err := c.cc.Invoke(ctx, AgentService_Graph_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) GraphSnapshot(ctx context.Context, in *GraphSnapshotRequest, opts ...grpc.CallOption) (*GraphSnapshotResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GraphSnapshotResponse)
+	err := c.cc.Invoke(ctx, AgentService_GraphSnapshot_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) Stats(ctx context.Context, in *StatsRequest, opts ...grpc.CallOption) (*StatsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(StatsResponse)
+	err := c.cc.Invoke(ctx, AgentService_Stats_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) Readiness(ctx context.Context, in *ReadinessRequest, opts ...grpc.CallOption) (*ReadinessResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReadinessResponse)
+	err := c.cc.Invoke(ctx, AgentService_Readiness_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) DownstreamResync(ctx context.Context, in *DownstreamResyncRequest, opts ...grpc.CallOption) (*DownstreamResyncResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DownstreamResyncResponse)
+	err := c.cc.Invoke(ctx, AgentService_DownstreamResync_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) SetLogLevel(ctx context.Context, in *SetLogLevelRequest, opts ...grpc.CallOption) (*SetLogLevelResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetLogLevelResponse)
+	err := c.cc.Invoke(ctx, AgentService_SetLogLevel_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -198,20 +290,29 @@ type AgentService_WatchClient = grpc.ServerStreamingClient[WatchResponse]
 // All implementations must embed UnimplementedAgentServiceServer
 // for forward compatibility.
 //
-// AgentService is the remote API of an agent: transactions of the gRPC
-// northbound source (one more source of the agent, with its own owner),
-// confirmed commits, and reads of the scheduler's state.
+// AgentService is the remote API of an agent, the only definition of it:
+// transactions of the API's northbound source (one more source of the
+// agent, with its own owner), confirmed commits, plans, reads of the
+// scheduler's state, readiness and the agent's log level. runtime/api
+// serves it over gRPC, gRPC-Web, Connect (HTTP/JSON) and, by the
+// google.api.http rules below, REST; docs/api.md describes the errors and
+// the bounds. Metrics are Prometheus's, outside this service.
 type AgentServiceServer interface {
-	// Commit applies values and deletes of the gRPC source as one
+	// Commit applies values and deletes of the API's source as one
 	// transaction (or only plans it).
 	Commit(context.Context, *CommitRequest) (*CommitResponse, error)
 	// Confirm confirms a commit that awaits confirmation.
 	Confirm(context.Context, *ConfirmRequest) (*ConfirmResponse, error)
 	// Cancel rolls back, now, a commit that awaits confirmation.
 	Cancel(context.Context, *CancelRequest) (*CancelResponse, error)
-	// RollbackTo makes the gRPC source's state as it was after a
+	// RollbackTo makes the API source's state as it was after a
 	// transaction a new transaction.
 	RollbackTo(context.Context, *RollbackToRequest) (*RollbackToResponse, error)
+	// Plan tells what a commit of values (as Commit's plan_only does), or of
+	// a whole configuration file of the file source, would do, and does
+	// nothing. A value that its descriptor finds invalid is no error of the
+	// call: its outcome's state is INVALID, with the descriptor's error.
+	Plan(context.Context, *PlanRequest) (*CommitResponse, error)
 	// Status returns value statuses.
 	Status(context.Context, *StatusRequest) (*StatusResponse, error)
 	// Dump returns values in one of three views.
@@ -223,9 +324,25 @@ type AgentServiceServer interface {
 	// Models lists the registered models with their fields and, on
 	// request, the .proto files that define them.
 	Models(context.Context, *ModelsRequest) (*ModelsResponse, error)
-	// Graph renders the graph of values.
-	Graph(context.Context, *GraphRequest) (*GraphResponse, error)
-	// Watch streams status changes of the keys under a prefix.
+	// Graph renders the graph of values (DOT, SVG, or the snapshot as JSON)
+	// as an HTTP body of its content type.
+	Graph(context.Context, *GraphRequest) (*httpbody.HttpBody, error)
+	// GraphSnapshot returns the graph of values as data.
+	GraphSnapshot(context.Context, *GraphSnapshotRequest) (*GraphSnapshotResponse, error)
+	// Stats counts the values by state and the history's operations by
+	// flag.
+	Stats(context.Context, *StatsRequest) (*StatsResponse, error)
+	// Readiness tells whether the agent is ready (every source loaded and
+	// the startup resync run), with each source's state.
+	Readiness(context.Context, *ReadinessRequest) (*ReadinessResponse, error)
+	// DownstreamResync reads the southbound again and corrects what differs
+	// from the intended state.
+	DownstreamResync(context.Context, *DownstreamResyncRequest) (*DownstreamResyncResponse, error)
+	// SetLogLevel sets the agent's log level, now (level empty: only
+	// reads it).
+	SetLogLevel(context.Context, *SetLogLevelRequest) (*SetLogLevelResponse, error)
+	// Watch streams status changes of the keys under a prefix (no REST
+	// path: a stream).
 	Watch(*WatchRequest, grpc.ServerStreamingServer[WatchResponse]) error
 	mustEmbedUnimplementedAgentServiceServer()
 }
@@ -249,6 +366,9 @@ func (UnimplementedAgentServiceServer) Cancel(context.Context, *CancelRequest) (
 func (UnimplementedAgentServiceServer) RollbackTo(context.Context, *RollbackToRequest) (*RollbackToResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method RollbackTo not implemented")
 }
+func (UnimplementedAgentServiceServer) Plan(context.Context, *PlanRequest) (*CommitResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Plan not implemented")
+}
 func (UnimplementedAgentServiceServer) Status(context.Context, *StatusRequest) (*StatusResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Status not implemented")
 }
@@ -264,8 +384,23 @@ func (UnimplementedAgentServiceServer) Timeline(context.Context, *TimelineReques
 func (UnimplementedAgentServiceServer) Models(context.Context, *ModelsRequest) (*ModelsResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Models not implemented")
 }
-func (UnimplementedAgentServiceServer) Graph(context.Context, *GraphRequest) (*GraphResponse, error) {
+func (UnimplementedAgentServiceServer) Graph(context.Context, *GraphRequest) (*httpbody.HttpBody, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Graph not implemented")
+}
+func (UnimplementedAgentServiceServer) GraphSnapshot(context.Context, *GraphSnapshotRequest) (*GraphSnapshotResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method GraphSnapshot not implemented")
+}
+func (UnimplementedAgentServiceServer) Stats(context.Context, *StatsRequest) (*StatsResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Stats not implemented")
+}
+func (UnimplementedAgentServiceServer) Readiness(context.Context, *ReadinessRequest) (*ReadinessResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Readiness not implemented")
+}
+func (UnimplementedAgentServiceServer) DownstreamResync(context.Context, *DownstreamResyncRequest) (*DownstreamResyncResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method DownstreamResync not implemented")
+}
+func (UnimplementedAgentServiceServer) SetLogLevel(context.Context, *SetLogLevelRequest) (*SetLogLevelResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method SetLogLevel not implemented")
 }
 func (UnimplementedAgentServiceServer) Watch(*WatchRequest, grpc.ServerStreamingServer[WatchResponse]) error {
 	return status.Errorf(codes.Unimplemented, "method Watch not implemented")
@@ -359,6 +494,24 @@ func _AgentService_RollbackTo_Handler(srv interface{}, ctx context.Context, dec 
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(AgentServiceServer).RollbackTo(ctx, req.(*RollbackToRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_Plan_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PlanRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).Plan(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_Plan_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).Plan(ctx, req.(*PlanRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -471,6 +624,96 @@ func _AgentService_Graph_Handler(srv interface{}, ctx context.Context, dec func(
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AgentService_GraphSnapshot_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GraphSnapshotRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).GraphSnapshot(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_GraphSnapshot_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).GraphSnapshot(ctx, req.(*GraphSnapshotRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_Stats_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(StatsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).Stats(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_Stats_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).Stats(ctx, req.(*StatsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_Readiness_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReadinessRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).Readiness(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_Readiness_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).Readiness(ctx, req.(*ReadinessRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_DownstreamResync_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DownstreamResyncRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).DownstreamResync(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_DownstreamResync_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).DownstreamResync(ctx, req.(*DownstreamResyncRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_SetLogLevel_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetLogLevelRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).SetLogLevel(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_SetLogLevel_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).SetLogLevel(ctx, req.(*SetLogLevelRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _AgentService_Watch_Handler(srv interface{}, stream grpc.ServerStream) error {
 	m := new(WatchRequest)
 	if err := stream.RecvMsg(m); err != nil {
@@ -506,6 +749,10 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _AgentService_RollbackTo_Handler,
 		},
 		{
+			MethodName: "Plan",
+			Handler:    _AgentService_Plan_Handler,
+		},
+		{
 			MethodName: "Status",
 			Handler:    _AgentService_Status_Handler,
 		},
@@ -528,6 +775,26 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Graph",
 			Handler:    _AgentService_Graph_Handler,
+		},
+		{
+			MethodName: "GraphSnapshot",
+			Handler:    _AgentService_GraphSnapshot_Handler,
+		},
+		{
+			MethodName: "Stats",
+			Handler:    _AgentService_Stats_Handler,
+		},
+		{
+			MethodName: "Readiness",
+			Handler:    _AgentService_Readiness_Handler,
+		},
+		{
+			MethodName: "DownstreamResync",
+			Handler:    _AgentService_DownstreamResync_Handler,
+		},
+		{
+			MethodName: "SetLogLevel",
+			Handler:    _AgentService_SetLogLevel_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

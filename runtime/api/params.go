@@ -1,0 +1,5 @@
+package api
+
+import "net/url"
+
+func parseQuery(raw string) (url.Values, error) { return url.ParseQuery(raw) }
