@@ -79,6 +79,13 @@ func (c *cli) writeCommit(resp *apiv1.CommitResponse, wait bool) error {
 	}
 	var bad []string
 	for _, o := range resp.GetOutcomes() {
+		if o.GetState() == "RETRYING" && !wait {
+			// To be retried (apply --retry): no failure yet.
+			if c.output == "text" {
+				fmt.Fprintln(c.stdout, c.paint("33", fmt.Sprintf("retrying %s: %s", o.GetKey(), o.GetError())))
+			}
+			continue
+		}
 		if o.GetError() != "" {
 			bad = append(bad, fmt.Sprintf("%s: %s", o.GetKey(), o.GetError()))
 		} else if wait && o.GetState() != "CONFIGURED" && o.GetState() != "REMOVED" && o.GetState() != "NONEXISTENT" && o.GetState() != "" {
@@ -129,6 +136,14 @@ type applyFlags struct {
 	path, description string
 	plan, wait, prune bool
 	confirmWithin     time.Duration
+	// revert makes the transaction undo what it applied on its first
+	// failure; retry retries the values that fail retriably, with
+	// backoff.
+	revert         bool
+	retry          bool
+	retryAttempts  int
+	retryPeriod    time.Duration
+	retryMaxPeriod time.Duration
 }
 
 func (c *cli) applyCmd() *cobra.Command {
@@ -149,7 +164,17 @@ transaction of its own in the history, unless confirmed in time (kvctl
 confirm SEQ); a confirmed commit that would change nothing is refused
 (exit code 1), as there is no transaction to confirm. With --prune the
 file is the whole state of the gRPC source: its values that the file
-lacks are deleted.`,
+lacks are deleted.
+
+With --revert the transaction is all or nothing: on its first failure
+it undoes what it applied, in dependency order, and apply fails (exit
+code 1) saying "reverted". Without it a transaction is best-effort: it
+applies all it can. With --retry a value that fails with a retriable
+error is RETRYING: the agent tries it again, --retry-attempts times at
+most, after --retry-period, doubling up to --retry-max-period (any of
+these flags implies --retry). Without --wait a RETRYING value is shown
+and is no failure; with --wait apply waits while values retry and fails
+unless they end CONFIGURED.`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error { return c.apply(cmd, &f) },
 	}
@@ -160,24 +185,47 @@ lacks are deleted.`,
 	fl.BoolVar(&f.wait, "wait", false, "wait for the values to settle (at most --timeout); fail unless CONFIGURED")
 	fl.DurationVar(&f.confirmWithin, "confirm-within", 0, "roll the commit back unless confirmed (kvctl confirm SEQ) within this time, e.g. 30s or 5m")
 	fl.StringVar(&f.description, "description", "", "the transaction's description")
+	fl.BoolVar(&f.revert, "revert", false, "all or nothing: on the first failure undo what the transaction applied")
+	fl.BoolVar(&f.retry, "retry", false, "retry the values that fail, with backoff (see --retry-attempts, --retry-period, --retry-max-period)")
+	fl.IntVar(&f.retryAttempts, "retry-attempts", 5, "with --retry: the most retries of a failed value")
+	fl.DurationVar(&f.retryPeriod, "retry-period", time.Second, "with --retry: the wait before the first retry, doubled for each next one")
+	fl.DurationVar(&f.retryMaxPeriod, "retry-max-period", 30*time.Second, "with --retry: the longest wait between retries")
 	return cmd
 }
 
 // checkApply checks the flags of apply.
-func (c *cli) checkApply(f *applyFlags) error {
+func (c *cli) checkApply(cmd *cobra.Command, f *applyFlags) error {
 	if f.path == "" {
 		return usage("apply: -f FILE is required")
+	}
+	for _, name := range []string{"retry-attempts", "retry-period", "retry-max-period"} {
+		if cmd.Flags().Changed(name) {
+			f.retry = true
+		}
+	}
+	if f.retry {
+		switch {
+		case f.retryAttempts < 1:
+			return usage("--retry-attempts %d: want 1 or more", f.retryAttempts)
+		case f.retryPeriod <= 0:
+			return usage("--retry-period %s: want a positive duration", f.retryPeriod)
+		case f.retryMaxPeriod < f.retryPeriod:
+			return usage("--retry-max-period %s: want at least --retry-period (%s)", f.retryMaxPeriod, f.retryPeriod)
+		}
 	}
 	return bounds(
 		apilimits.Duration("--confirm-within", f.confirmWithin, apilimits.MaxConfirmWithin),
 		apilimits.Length("--description", f.description, apilimits.MaxDescriptionLen),
 		c.waitBound(f.wait),
+		apilimits.Count("--retry-attempts", int64(f.retryAttempts), apilimits.MaxRetryAttempts),
+		apilimits.Duration("--retry-period", f.retryPeriod, apilimits.MaxRetryPeriod),
+		apilimits.Duration("--retry-max-period", f.retryMaxPeriod, apilimits.MaxRetryPeriod),
 	)
 }
 
 // apply plans the file of f, shows the plan and, unless --plan, commits.
 func (c *cli) apply(cmd *cobra.Command, f *applyFlags) error {
-	if err := c.checkApply(f); err != nil {
+	if err := c.checkApply(cmd, f); err != nil {
 		return err
 	}
 	data, err := readConfigFile(f.path)
@@ -275,5 +323,14 @@ func (c *cli) commitOptions(req *apiv1.CommitRequest, f *applyFlags) {
 	}
 	if f.confirmWithin > 0 {
 		req.ConfirmWithin = durationpb.New(f.confirmWithin)
+	}
+	req.Revert = f.revert
+	if f.retry {
+		req.Retry = &apiv1.RetryPolicy{
+			MaxAttempts: int32(f.retryAttempts),
+			Period:      durationpb.New(f.retryPeriod),
+			MaxPeriod:   durationpb.New(f.retryMaxPeriod),
+			Backoff:     true,
+		}
 	}
 }
