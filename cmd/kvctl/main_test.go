@@ -228,6 +228,7 @@ func TestBadUsage(t *testing.T) {
 		{"rollback"},
 		{"history", "--since", "yesterday"},
 		{"apply", "-f", "x.yaml", "--confirm-within", "soon"},
+		{"report"},
 		{"apply", "-f", "x.yaml", "--retry-attempts", "0"},
 		{"apply", "-f", "x.yaml", "--retry-attempts", "1001"},
 		{"apply", "-f", "x.yaml", "--retry-period", "2h"},

@@ -16,21 +16,30 @@ import (
 	apiv1 "github.com/kvdescriptor/kvdescriptor/generated/kvdescriptor/api/v1"
 )
 
+// jsonText returns m as indented JSON, with a final newline.
+func (c *cli) jsonText(m proto.Message) ([]byte, error) {
+	b, err := protojson.MarshalOptions{UseProtoNames: true, Resolver: c.types}.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	// Indented by encoding/json: protojson's own spacing varies from
+	// build to build on purpose, and scripts may diff it.
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, b, "", "  "); err != nil {
+		return nil, err
+	}
+	buf.WriteByte('\n')
+	return buf.Bytes(), nil
+}
+
 // structured writes m as JSON or YAML.
 func (c *cli) structured(m proto.Message) error {
-	b, err := protojson.MarshalOptions{UseProtoNames: true, Resolver: c.types}.Marshal(m)
+	b, err := c.jsonText(m)
 	if err != nil {
 		return failed("%v", err)
 	}
 	if c.output == "json" {
-		// Indented by encoding/json: protojson's own spacing varies
-		// from build to build on purpose, and scripts may diff it.
-		var buf bytes.Buffer
-		if err := json.Indent(&buf, b, "", "  "); err != nil {
-			return failed("%v", err)
-		}
-		buf.WriteByte('\n')
-		_, err = c.stdout.Write(buf.Bytes())
+		_, err = c.stdout.Write(b)
 		return err
 	}
 	var v any

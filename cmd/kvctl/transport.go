@@ -6,6 +6,9 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/url"
 	"os"
 	"strings"
 
@@ -186,3 +189,47 @@ func (c *cli) schema() (*descriptorpb.FileDescriptorSet, error) {
 	}
 	return resp.GetSchema(), nil
 }
+
+// httpGet reads path from the agent's HTTP API at base (a URL, or
+// host:port for plain HTTP): what only that API serves (metrics, the
+// readiness detail). A status other than 200 is an error with the body's
+// first line.
+func (c *cli) httpGet(ctx context.Context, base, path string) ([]byte, error) {
+	if !strings.Contains(base, "://") {
+		base = "http://" + base
+	}
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, usage("--http %q: want http://HOST:PORT (or HOST:PORT)", base)
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/") + path
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("cannot reach the agent's HTTP API: %w", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxHTTPBody+1))
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %w", u, err)
+	}
+	if len(body) > maxHTTPBody {
+		return nil, fmt.Errorf("GET %s: the answer is larger than %d bytes", u, maxHTTPBody)
+	}
+	// /readyz answers 503 with its detail while the agent is not ready:
+	// the detail is what a report wants.
+	if resp.StatusCode != http.StatusOK && !(path == "/readyz" && resp.StatusCode == http.StatusServiceUnavailable) {
+		line, _, _ := strings.Cut(strings.TrimSpace(string(body)), "\n")
+		return nil, fmt.Errorf("GET %s: %s: %s", u, resp.Status, line)
+	}
+	return body, nil
+}
+
+// maxHTTPBody bounds what httpGet reads (metrics of a large agent run to
+// megabytes).
+const maxHTTPBody = 64 << 20
