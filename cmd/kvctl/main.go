@@ -1,7 +1,10 @@
 // Command kvctl is the command-line tool of a running kvdescriptor agent
 // (examples/agent): it reads the agent's state and commits transactions
 // over the agent's gRPC API (the AgentService of
-// models/kvdescriptor/api/v1).
+// models/kvdescriptor/api/v1); every call goes through agentAPI
+// (transport.go). kvctl report writes a support bundle (report.go), and
+// kvctl etcd reads and writes agents' configuration in etcd, checked as
+// the agent checks it (etcd.go, etcdcmds.go, etcdmodels.go).
 //
 // kvctl reads and writes the values of any model the agent serves: the
 // message types it is built with come first; a type it lacks is taken
@@ -130,7 +133,9 @@ type cli struct {
 	types *types
 }
 
-const longHelp = `kvctl talks to a running kvdescriptor agent over its gRPC API.
+const longHelp = `kvctl talks to a running kvdescriptor agent over its gRPC API (report
+reads its HTTP API too), and writes agents' configuration in etcd (kvctl
+etcd).
 
 The agent is reached at --server: unix:PATH (the agent's Unix socket, by
 default grpc.sock in its state directory) or host:port; the environment
