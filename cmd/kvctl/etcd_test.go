@@ -29,12 +29,36 @@ func TestEtcd(t *testing.T) {
 	state := filepath.Join(dir, "state")
 	a := launchAgent(t, &agentProc{server: "unix:" + state + "/grpc.sock"}, "-memory", "-name", "edge1", "-etcd", srv.URL,
 		"-file", writeConfig(t, dir, "cfg.yaml", config), "-state-dir", state, "-http", "", "-grpc", "unix:"+state+"/grpc.sock")
-	et := func(args ...string) (string, int) {
-		t.Helper()
-		return kvctl(t, append([]string{"etcd", "--endpoints", srv.URL, "--agent", "edge1"}, args...)...)
-	}
-	const prefix = "/kvdescriptor/edge1/config/"
+	e := &etcdTest{t: t, a: a, cl: cl, dir: dir, url: srv.URL}
 
+	e.importAndGet()
+	e.refused()
+	e.putAndDelete()
+}
+
+// etcdTest is the state of TestEtcd: its agent, named edge1, and etcd.
+type etcdTest struct {
+	t   *testing.T
+	a   *agentProc
+	cl  *clientv3.Client
+	dir string
+	url string
+}
+
+// etcdPrefix is the configuration prefix of the agent edge1.
+const etcdPrefix = "/kvdescriptor/edge1/config/"
+
+// et runs kvctl etcd against the agent edge1's configuration.
+func (e *etcdTest) et(args ...string) (string, int) {
+	e.t.Helper()
+	return kvctl(e.t, append([]string{"etcd", "--endpoints", e.url, "--agent", "edge1"}, args...)...)
+}
+
+// importAndGet imports a file: one etcd transaction that the agent
+// applies; get reads it back.
+func (e *etcdTest) importAndGet() {
+	t, a, cl, dir, et, prefix := e.t, e.a, e.cl, e.dir, e.et, etcdPrefix
+	t.Helper()
 	fleet := writeConfig(t, dir, "fleet.yaml", `linux/interface/e1: {name: e1, type: TYPE_BRIDGE, mtu: 1400}
 linux/interface/e2: {name: e2, type: TYPE_DUMMY}
 linux/route/e1/10.6.0.0/16: {outgoingInterface: e1, dstNetwork: 10.6.0.0/16}
@@ -69,9 +93,17 @@ linux/route/e1/10.6.0.0/16: {outgoingInterface: e1, dstNetwork: 10.6.0.0/16}
 	if code != 0 || !strings.Contains(out, `"key": "linux/interface/e2"`) || strings.Contains(out, "e1") {
 		t.Errorf("etcd get -o json KEY: exit code %d\n%s", code, out)
 	}
+}
 
-	// A value the agent makes INVALID: written behind kvctl's back, the
-	// agent says why; kvctl refuses it with the same error.
+// refused: a value that the agent makes INVALID, written behind kvctl's
+// back, is INVALID with an error; kvctl etcd put and import refuse it
+// with the same error and write nothing, as they refuse an unknown field
+// and an unknown key.
+func (e *etcdTest) refused() {
+	t, a, cl, dir, et, prefix := e.t, e.a, e.cl, e.dir, e.et, etcdPrefix
+	var out string
+	var code int
+	t.Helper()
 	const bad = `{"name": "e3", "type": "TYPE_DUMMY", "mtu": 20}`
 	if _, err := cl.Put(context.Background(), prefix+"linux/interface/e3", bad); err != nil {
 		t.Fatal(err)
@@ -106,7 +138,15 @@ linux/route/e1/10.6.0.0/16: {outgoingInterface: e1, dstNetwork: 10.6.0.0/16}
 	if got := etcdKeys(t, cl, prefix); len(got) != 3 {
 		t.Errorf("the refused writes changed etcd: %v", got)
 	}
+}
 
+// putAndDelete: a put that the agent applies; a delete of a missing key
+// deletes nothing; import --prune makes the file the whole configuration.
+func (e *etcdTest) putAndDelete() {
+	t, a, cl, dir, et, prefix := e.t, e.a, e.cl, e.dir, e.et, etcdPrefix
+	var out string
+	var code int
+	t.Helper()
 	out, code = et("put", "linux/interface/e2", "{name: e2, type: TYPE_DUMMY, mtu: 1300}")
 	if code != 0 || !strings.Contains(out, "put linux/interface/e2 (revision ") {
 		t.Fatalf("etcd put: exit code %d\n%s", code, out)
