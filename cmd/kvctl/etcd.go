@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -112,8 +113,8 @@ func (f *etcdFlags) tlsConfig() (*tls.Config, error) {
 	return cfg, nil
 }
 
-// client connects to etcd; the caller closes it.
-func (f *etcdFlags) client() (*clientv3.Client, error) {
+// client connects to etcd, within timeout; the caller closes it.
+func (f *etcdFlags) client(timeout time.Duration) (*clientv3.Client, error) {
 	if len(f.endpoints) == 0 {
 		return nil, usage("--endpoints: none given")
 	}
@@ -121,7 +122,10 @@ func (f *etcdFlags) client() (*clientv3.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := clientv3.Config{Endpoints: f.endpoints, TLS: tlsCfg, Logger: zap.NewNop()}
+	// DialTimeout bounds the connection and, with a user, the
+	// authentication, which New makes (without it, an etcd that refuses
+	// the handshake holds kvctl for ever).
+	cfg := clientv3.Config{Endpoints: f.endpoints, TLS: tlsCfg, Logger: zap.NewNop(), DialTimeout: timeout}
 	if (f.username == "") != (f.password == "") {
 		return nil, usage("--username and --password-file go together")
 	}
@@ -132,9 +136,10 @@ func (f *etcdFlags) client() (*clientv3.Client, error) {
 		}
 		cfg.Username, cfg.Password = f.username, strings.TrimRight(string(b), "\r\n")
 	}
+	// With a user, New authenticates: its error may be etcd's answer.
 	cl, err := clientv3.New(cfg)
 	if err != nil {
-		return nil, usage("--endpoints %s: %v", strings.Join(f.endpoints, ","), err)
+		return nil, etcdError(f, err)
 	}
 	return cl, nil
 }
@@ -142,7 +147,7 @@ func (f *etcdFlags) client() (*clientv3.Client, error) {
 // withEtcd runs fn with an etcd client and a context bounded by
 // --timeout, and classifies its error.
 func (c *cli) withEtcd(cmd *cobra.Command, f *etcdFlags, fn func(ctx context.Context, cl *clientv3.Client) error) error {
-	cl, err := f.client()
+	cl, err := f.client(c.timeout)
 	if err != nil {
 		return err
 	}
@@ -161,6 +166,8 @@ func etcdError(f *etcdFlags, err error) error {
 		return err
 	case errors.Is(err, context.DeadlineExceeded) || status.Code(err) == codes.Unavailable || status.Code(err) == codes.DeadlineExceeded:
 		return &exitError{code: exitUnreachable, err: fmt.Errorf("cannot reach etcd at %s: %v", strings.Join(f.endpoints, ","), err)}
+	case errors.Is(err, rpctypes.ErrAuthFailed):
+		return failed("etcd at %s: %v (--username, --password-file)", strings.Join(f.endpoints, ","), err)
 	case errors.Is(err, rpctypes.ErrTooManyOps):
 		return failed("%v: etcd bounds the operations of one transaction (its --max-txn-ops, 128 by default)", err)
 	case errors.Is(err, rpctypes.ErrRequestTooLarge):
