@@ -21,6 +21,8 @@ type agentProc struct {
 	cmd    *exec.Cmd
 	log    *syncBuffer
 	server string
+	// flags are kvctl's flags besides --server (--token-file, say).
+	flags []string
 }
 
 // startAgent starts the agent binary over the in-memory southbound with
@@ -33,8 +35,17 @@ func startAgent(t *testing.T, dir string) *agentProc {
 		t.Fatal(err)
 	}
 	state := filepath.Join(dir, "state")
-	a := &agentProc{log: &syncBuffer{}, server: "unix:" + filepath.Join(state, "grpc.sock")}
-	a.cmd = exec.Command(agentBin, "-memory", "-file", cfg, "-state-dir", state, "-http", "", "-grpc", a.server)
+	a := &agentProc{server: "unix:" + filepath.Join(state, "grpc.sock")}
+	return launchAgent(t, a, "-memory", "-file", cfg, "-state-dir", state, "-http", "", "-grpc", a.server)
+}
+
+// launchAgent starts the agent binary with args and waits until a.server
+// answers (kvctl with a.flags) with veth2 CONFIGURED (the file source of
+// config loaded).
+func launchAgent(t *testing.T, a *agentProc, args ...string) *agentProc {
+	t.Helper()
+	a.log = &syncBuffer{}
+	a.cmd = exec.Command(agentBin, args...)
 	a.cmd.Stdout, a.cmd.Stderr = a.log, a.log
 	if err := a.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -69,7 +80,7 @@ func (a *agentProc) kill(t *testing.T) {
 
 func (a *agentProc) kvctl(t *testing.T, args ...string) (string, int) {
 	t.Helper()
-	return kvctl(t, append([]string{"--server", a.server}, args...)...)
+	return kvctl(t, append(append([]string{"--server", a.server}, a.flags...), args...)...)
 }
 
 // waitFor runs kvctl until its output satisfies cond, at most 30 s.

@@ -228,6 +228,11 @@ func TestBadUsage(t *testing.T) {
 		{"rollback"},
 		{"history", "--since", "yesterday"},
 		{"apply", "-f", "x.yaml", "--confirm-within", "soon"},
+		{"report"},
+		{"apply", "-f", "x.yaml", "--retry-attempts", "0"},
+		{"apply", "-f", "x.yaml", "--retry-attempts", "1001"},
+		{"apply", "-f", "x.yaml", "--retry-period", "2h"},
+		{"apply", "-f", "x.yaml", "--retry", "--retry-period", "2s", "--retry-max-period", "1s"},
 	} {
 		out, code := kvctl(t, args...)
 		if code != 2 {

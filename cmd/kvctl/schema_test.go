@@ -203,14 +203,52 @@ func TestUnknownModel(t *testing.T) {
 		return stdout.String()
 	}
 
-	for _, tc := range []struct {
-		name string
-		args []string
-		// want are lines (or parts of lines) of the output, in order.
-		want []string
-		// schema is how many more times the agent's schema is read.
-		schema int
-	}{{
+	for _, tc := range unknownModelCases(file) {
+		before := agent.schemaRequests()
+		out := runOK(tc.args...)
+		rest := out
+		for _, w := range tc.want {
+			i := strings.Index(rest, w)
+			if i < 0 {
+				t.Errorf("%s: the output lacks %q (in order):\n%s", tc.name, w, out)
+				break
+			}
+			rest = rest[i+len(w):]
+		}
+		if got := agent.schemaRequests() - before; got != tc.schema {
+			t.Errorf("%s: the schema was read %d times, want %d", tc.name, got, tc.schema)
+		}
+	}
+
+	// A file of a model that neither kvctl nor the schema describes: the
+	// error says which message is missing.
+	gadgets := filepath.Join(dir, "gadgets.yaml")
+	if err := os.WriteFile(gadgets, []byte("gadget/g1:\n  name: g1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"--server", ln.Addr().String(), "apply", "-f", gadgets}, &stdout, &stderr)
+	if want := "the model gadget has the message gadget.v1.Gadget: neither kvctl nor the agent's schema describes it"; code != exitFailed || !strings.Contains(stderr.String(), want) {
+		t.Errorf("kvctl apply of a gadget: exit code %d, want %d, saying %q:\n%s%s", code, exitFailed, want, stdout.String(), stderr.String())
+	}
+
+	checkCommittedWidget(t, agent)
+}
+
+// unknownModelCase is a kvctl command of TestUnknownModel.
+type unknownModelCase struct {
+	name string
+	args []string
+	// want are lines (or parts of lines) of the output, in order.
+	want []string
+	// schema is how many more times the agent's schema is read.
+	schema int
+}
+
+// unknownModelCases are the commands of TestUnknownModel; file is a file
+// of widgets.
+func unknownModelCases(file string) []unknownModelCase {
+	return []unknownModelCase{{
 		name:   "known types only",
 		args:   []string{"dump", "name/"},
 		want:   []string{"name/n1  FROM_NB  \"n1\""},
@@ -246,36 +284,13 @@ func TestUnknownModel(t *testing.T) {
 		args:   []string{"apply", "-f", file, "--plan"},
 		want:   []string{"~ widget/w1", "    size: 3 -> 4", "    colour: (unset) -> COLOUR_RED"},
 		schema: 1,
-	}} {
-		before := agent.schemaRequests()
-		out := runOK(tc.args...)
-		rest := out
-		for _, w := range tc.want {
-			i := strings.Index(rest, w)
-			if i < 0 {
-				t.Errorf("%s: the output lacks %q (in order):\n%s", tc.name, w, out)
-				break
-			}
-			rest = rest[i+len(w):]
-		}
-		if got := agent.schemaRequests() - before; got != tc.schema {
-			t.Errorf("%s: the schema was read %d times, want %d", tc.name, got, tc.schema)
-		}
-	}
+	}}
+}
 
-	// A file of a model that neither kvctl nor the schema describes: the
-	// error says which message is missing.
-	gadgets := filepath.Join(dir, "gadgets.yaml")
-	if err := os.WriteFile(gadgets, []byte("gadget/g1:\n  name: g1\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var stdout, stderr bytes.Buffer
-	code := run([]string{"--server", ln.Addr().String(), "apply", "-f", gadgets}, &stdout, &stderr)
-	if want := "the model gadget has the message gadget.v1.Gadget: neither kvctl nor the agent's schema describes it"; code != exitFailed || !strings.Contains(stderr.String(), want) {
-		t.Errorf("kvctl apply of a gadget: exit code %d, want %d, saying %q:\n%s%s", code, exitFailed, want, stdout.String(), stderr.String())
-	}
-
-	// What apply sent is the widget of the file, in the model's encoding.
+// checkCommittedWidget checks that what apply sent is the widget of the
+// file, in the model's encoding.
+func checkCommittedWidget(t *testing.T, agent *widgetAgent) {
+	t.Helper()
 	agent.mu.Lock()
 	committed := agent.committed
 	agent.mu.Unlock()

@@ -1,0 +1,246 @@
+package main
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"google.golang.org/protobuf/proto"
+
+	apiv1 "github.com/kvdescriptor/kvdescriptor/generated/kvdescriptor/api/v1"
+)
+
+// reportFlags are the flags of kvctl report.
+type reportFlags struct {
+	out, config, http string
+}
+
+func (c *cli) reportCmd() *cobra.Command {
+	var f reportFlags
+	httpDefault := os.Getenv("KVCTL_HTTP")
+	if httpDefault == "" {
+		httpDefault = "http://127.0.0.1:9191"
+	}
+	cmd := &cobra.Command{
+		Use:   "report -o FILE",
+		Short: "Write a support bundle (tar.gz): version, configuration without secrets, status, history, graph, metrics, readiness",
+		Long: `report writes a support bundle, a tar.gz archive of one directory
+kvctl-report/ with one file per part:
+
+  version.txt     kvctl's version (the agent's API does not say the agent's)
+  config.yaml     the agent's configuration file (--config), secrets removed
+  status.json     the status of every value (gRPC Status)
+  history.json    the transaction history (gRPC History)
+  models.json     the models (gRPC Models)
+  graph.dot       the dependency graph (gRPC Graph)
+  metrics.txt     the Prometheus metrics (HTTP /metrics at --http)
+  readiness.json  readiness and its detail (HTTP /readyz at --http)
+  errors.txt      the parts that failed, each with its error ("none")
+
+A part that fails is named in errors.txt and the others are written: the
+archive is written whatever fails (exit code 1 only when it cannot be).
+The configuration is read from --config (the agent's YAML or JSON file,
+on this machine: the API does not serve it) and redacted by rule: the
+value of every field whose name contains token, passw, secret, key,
+credential, private or auth is REDACTED, whatever it is (token_file,
+key_file and an etcd password alike), the passwords of URLs are, comments
+are dropped, and no file it names is ever read. "-o -" writes the
+archive to the standard output.`,
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error { return c.report(cmd, &f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&f.out, "output", "o", "", `the archive to write (tar.gz; "-": the standard output)`)
+	fl.StringVar(&f.config, "config", "", "the agent's configuration file, to include without its secrets")
+	fl.StringVar(&f.http, "http", httpDefault, "the agent's HTTP API, for metrics and readiness (env KVCTL_HTTP)")
+	return cmd
+}
+
+// bundle is the parts of a report, and the errors of those that failed.
+type bundle struct {
+	names []string
+	data  map[string][]byte
+	errs  []string
+}
+
+// add returns the function that adds the part name, or its error:
+// b.add(name)(data, err).
+func (b *bundle) add(name string) func(data []byte, err error) {
+	return func(data []byte, err error) {
+		if err != nil {
+			b.errs = append(b.errs, fmt.Sprintf("%s: %v", name, err))
+			return
+		}
+		b.names = append(b.names, name)
+		b.data[name] = data
+	}
+}
+
+func (c *cli) report(cmd *cobra.Command, f *reportFlags) error {
+	if f.out == "" {
+		return usage("report: -o FILE is required")
+	}
+	b := &bundle{data: map[string][]byte{}}
+	b.add("version.txt")(versionText(), nil)
+	b.add("config.yaml")(c.reportConfig(f.config))
+	cl, err := c.dial()
+	if err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	b.add("status.json")(c.reportCall(ctx, func(ctx context.Context) (proto.Message, error) {
+		return cl.Status(ctx, &apiv1.StatusRequest{})
+	}))
+	b.add("history.json")(c.reportCall(ctx, func(ctx context.Context) (proto.Message, error) {
+		return cl.History(ctx, &apiv1.HistoryRequest{})
+	}))
+	b.add("models.json")(c.reportCall(ctx, func(ctx context.Context) (proto.Message, error) {
+		return cl.Models(ctx, &apiv1.ModelsRequest{})
+	}))
+	b.add("graph.dot")(c.reportGraph(ctx, cl))
+	b.add("metrics.txt")(scrubbed(c.httpGet(ctx, f.http, "/metrics")))
+	b.add("readiness.json")(scrubbed(c.httpGet(ctx, f.http, "/readyz")))
+	if err := c.writeBundle(cmd, f.out, b); err != nil {
+		return err
+	}
+	if len(b.errs) > 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "kvctl report: %d of %d parts failed (errors.txt):\n  %s\n",
+			len(b.errs), len(b.errs)+len(b.names), strings.Join(b.errs, "\n  "))
+	}
+	return nil
+}
+
+// reportConfig reads the agent's configuration file and redacts it.
+func (c *cli) reportConfig(path string) ([]byte, error) {
+	if path == "" {
+		return nil, fmt.Errorf("not included: no --config FILE (the agent's API does not serve its configuration)")
+	}
+	data, err := readConfigFile(path)
+	if err != nil {
+		return nil, err
+	}
+	out, err := redactConfig(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return out, nil
+}
+
+// reportCall makes one call of the agent, bounded by --timeout, and
+// returns its answer as JSON with the passwords of URLs removed.
+func (c *cli) reportCall(ctx context.Context, call func(ctx context.Context) (proto.Message, error)) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	m, err := call(ctx)
+	if err != nil {
+		return nil, rpcError(err)
+	}
+	b, err := c.jsonText(m)
+	return scrubText(b), err
+}
+
+func (c *cli) reportGraph(ctx context.Context, cl agentAPI) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	resp, err := cl.Graph(ctx, &apiv1.GraphRequest{Format: apiv1.GraphFormat_GRAPH_FORMAT_DOT})
+	if err != nil {
+		return nil, rpcError(err)
+	}
+	return scrubText(resp.GetData()), nil
+}
+
+// scrubbed removes the passwords of URLs from a part.
+func scrubbed(b []byte, err error) ([]byte, error) { return scrubText(b), err }
+
+// versionText is kvctl's version, from its build information.
+func versionText() []byte {
+	var b strings.Builder
+	b.WriteString("kvctl:")
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		fmt.Fprintf(&b, " %s %s", bi.Main.Path, bi.Main.Version)
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision", "vcs.time", "vcs.modified":
+				fmt.Fprintf(&b, " %s=%s", s.Key, s.Value)
+			}
+		}
+		fmt.Fprintf(&b, " (%s)", bi.GoVersion)
+	} else {
+		b.WriteString(" unknown (no build information)")
+	}
+	b.WriteString("\nagent: not reported (the agent's API has no call for its version)\n")
+	return []byte(b.String())
+}
+
+// writeBundle writes the parts of b and errors.txt as a tar.gz archive
+// to out, or to the standard output for "-". A file is written beside
+// out and renamed, so that out is never half written.
+func (c *cli) writeBundle(cmd *cobra.Command, out string, b *bundle) error {
+	var buf bytes.Buffer
+	if err := archive(&buf, b); err != nil {
+		return failed("report: %v", err)
+	}
+	if out == "-" {
+		_, err := cmd.OutOrStdout().Write(buf.Bytes())
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*")
+	if err != nil {
+		return failed("report: %v", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(buf.Bytes()); err != nil {
+		tmp.Close()
+		return failed("report: %v", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return failed("report: %v", err)
+	}
+	if err := os.Rename(tmp.Name(), out); err != nil {
+		return failed("report: %v", err)
+	}
+	if c.output == "text" {
+		fmt.Fprintf(c.stdout, "wrote %s: %d parts, %d failed\n", out, len(b.names), len(b.errs))
+	}
+	return nil
+}
+
+// archive writes the parts of b, then errors.txt, as a tar.gz stream.
+func archive(w io.Writer, b *bundle) error {
+	gz := gzip.NewWriter(w)
+	tw := tar.NewWriter(gz)
+	errs := "none\n"
+	if len(b.errs) > 0 {
+		errs = strings.Join(b.errs, "\n") + "\n"
+	}
+	now := time.Now()
+	put := func(name string, data []byte) error {
+		h := &tar.Header{Name: "kvctl-report/" + name, Mode: 0o644, Size: int64(len(data)), ModTime: now, Typeflag: tar.TypeReg}
+		if err := tw.WriteHeader(h); err != nil {
+			return err
+		}
+		_, err := tw.Write(data)
+		return err
+	}
+	for _, n := range b.names {
+		if err := put(n, b.data[n]); err != nil {
+			return err
+		}
+	}
+	if err := put("errors.txt", []byte(errs)); err != nil {
+		return err
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	return gz.Close()
+}

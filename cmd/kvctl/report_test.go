@@ -1,0 +1,189 @@
+package main
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"crypto/rand"
+	"encoding/hex"
+	"io"
+	"maps"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestReport writes a support bundle of an agent that has a gRPC and an
+// HTTP token: every part is in the archive, its configuration without
+// secrets, and neither token anywhere. Then, with the HTTP API
+// unreachable and no --config, the other parts are still written and
+// errors.txt names those that failed.
+func TestReport(t *testing.T) {
+	dir := t.TempDir()
+	grpcToken, httpToken := "grpc-"+randomHex(t), "http-"+randomHex(t)
+	grpcTokFile := writeConfig(t, dir, "grpc-token", grpcToken+"\n")
+	httpTokFile := writeConfig(t, dir, "http-token", httpToken+"\n")
+	cfg := writeConfig(t, dir, "cfg.yaml", config)
+	addr := freeAddr(t)
+	state := filepath.Join(dir, "state")
+	agentCfg := writeConfig(t, dir, "agent.yaml", `# the agent of TestReport; password: hunter2
+name: report-agent
+http: {address: "`+addr+`", token_file: "`+httpTokFile+`"}
+grpc: {address: "unix:`+state+`/grpc.sock", token_file: "`+grpcTokFile+`"}
+state_dir: "`+state+`"
+southbound: {memory: true}
+sources: {file: {path: "`+cfg+`"}}
+`)
+	a := launchAgent(t, &agentProc{server: "unix:" + state + "/grpc.sock", flags: []string{"--token-file", grpcTokFile}}, "-config", agentCfg)
+
+	bundle := filepath.Join(dir, "report.tar.gz")
+	out, code := a.kvctl(t, "report", "-o", bundle, "--config", agentCfg, "--http", addr)
+	if code != 0 || !strings.Contains(out, "wrote "+bundle+": 8 parts, 0 failed") {
+		t.Fatalf("report: exit code %d\n%s", code, out)
+	}
+	files := untar(t, bundle)
+	for name, want := range map[string]string{
+		"version.txt":    "kvctl: ",
+		"config.yaml":    "name: report-agent",
+		"status.json":    `"key": "linux/interface/veth2"`,
+		"history.json":   `"seq":`,
+		"models.json":    `"key_template": "linux/interface/`,
+		"graph.dot":      "digraph",
+		"metrics.txt":    "# TYPE ",
+		"readiness.json": `"ready": true`,
+		"errors.txt":     "none\n",
+	} {
+		if !strings.Contains(files[name], want) {
+			t.Errorf("%s lacks %q:\n%.600s", name, want, files[name])
+		}
+	}
+	if n := strings.Count(files["config.yaml"], "token_file: REDACTED"); n != 2 {
+		t.Errorf("config.yaml has %d token_file: REDACTED, want 2:\n%s", n, files["config.yaml"])
+	}
+	for name, data := range files {
+		for _, secret := range []string{grpcToken, httpToken, "hunter2"} {
+			if strings.Contains(data, secret) {
+				t.Errorf("%s holds the secret %q", name, secret)
+			}
+		}
+	}
+
+	// The HTTP API unreachable, no --config: those parts fail, the
+	// others are written.
+	bundle = filepath.Join(dir, "partial.tar.gz")
+	out, code = a.kvctl(t, "report", "-o", bundle, "--http", "127.0.0.1:1")
+	if code != 0 || !strings.Contains(out, "3 of 8 parts failed") {
+		t.Fatalf("report without the HTTP API: exit code %d\n%s", code, out)
+	}
+	files = untar(t, bundle)
+	if !strings.Contains(files["status.json"], "veth2") || files["graph.dot"] == "" {
+		t.Errorf("the gRPC parts are missing: %v", slices.Sorted(maps.Keys(files)))
+	}
+	for _, part := range []string{"metrics.txt", "readiness.json", "config.yaml"} {
+		if _, ok := files[part]; ok {
+			t.Errorf("the failed part %s is in the archive", part)
+		}
+		if !strings.Contains(files["errors.txt"], part+": ") {
+			t.Errorf("errors.txt does not name %s:\n%s", part, files["errors.txt"])
+		}
+	}
+	if !strings.Contains(files["errors.txt"], "cannot reach the agent's HTTP API") {
+		t.Errorf("errors.txt:\n%s", files["errors.txt"])
+	}
+}
+
+// TestRedactConfig: every value under a secret-looking name is
+// redacted, whatever its kind; URL passwords and comments go; the rest
+// stays.
+func TestRedactConfig(t *testing.T) {
+	in := `# password: c0mment
+name: edge1 # token: l1ne
+sources:
+  etcd:
+    endpoints: ["https://root:u4l-pw@10.0.0.1:2379", "http://10.0.0.2:2379"]
+    username: root
+    password: e7cd-pw
+    tls: {cert_file: /etc/c.pem, key_file: /etc/k.pem, ca_file: /etc/ca.pem}
+    client_secret: {value: s3cr3t, rotate: true}
+http: {token_file: /etc/tok, address: "127.0.0.1:9191"}
+apiKeys: [k1-secret, k2-secret]
+anchored: &a an-ch0r
+auth_token: *a
+`
+	out, err := redactConfig([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(out)
+	for _, secret := range []string{"c0mment", "l1ne", "u4l-pw", "e7cd-pw", "/etc/k.pem", "s3cr3t", "/etc/tok", "k1-secret", "k2-secret"} {
+		if strings.Contains(got, secret) {
+			t.Errorf("the redacted configuration holds %q:\n%s", secret, got)
+		}
+	}
+	for _, kept := range []string{"name: edge1", "username: root", "https://root:REDACTED@10.0.0.1:2379", "http://10.0.0.2:2379",
+		"cert_file: /etc/c.pem", "ca_file: /etc/ca.pem", "key_file: REDACTED", "password: REDACTED", "127.0.0.1:9191", "auth_token: REDACTED"} {
+		if !strings.Contains(got, kept) {
+			t.Errorf("the redacted configuration lacks %q:\n%s", kept, got)
+		}
+	}
+	if out, err := redactConfig([]byte("password: [unclosed")); err == nil {
+		t.Errorf("a configuration that does not parse: %s, want an error", out)
+	}
+}
+
+func randomHex(t *testing.T) string {
+	t.Helper()
+	b := make([]byte, 12)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(b)
+}
+
+// freeAddr returns a loopback address with a port free a moment ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// untar returns the files of a report's tar.gz archive by name (under
+// kvctl-report/).
+func untar(t *testing.T, path string) map[string]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(gz)
+	files := map[string]string{}
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return files
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		name, ok := strings.CutPrefix(h.Name, "kvctl-report/")
+		if !ok {
+			t.Errorf("%s: %s is outside kvctl-report/", path, h.Name)
+		}
+		b, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[name] = string(b)
+	}
+}
