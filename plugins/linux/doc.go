@@ -50,6 +50,17 @@
 //   - Deleting something already gone succeeds (kv.ErrNotFound); every
 //     other kernel error reaches the value's status as the `ip` command
 //     that failed and the netlink error.
+//   - Interfaces of the types LOOPBACK (the namespace's lo), EXISTING
+//     (a link something else creates) and TAP_TO_VPP (the Linux end of a
+//     VPP TAP, which VPP creates) are adopted, never created or deleted:
+//     Create configures the link of their kernel name (retried while it
+//     is missing; a TAP-to-VPP end is first moved from the plugin's
+//     namespace to its own), Retrieve reports it whatever else it is
+//     (any kind for EXISTING), and Delete leaves it with the state, MTU
+//     and MAC address it had then (the plugin puts back nothing it did
+//     not create; the addresses, values of their own, go), moving a
+//     TAP-to-VPP end back to the plugin's namespace for VPP to delete.
+//     Changing the host_if_name of one is refused: it names another link.
 //   - The two ends of a veth pair are two values created as a unit: the
 //     first end's Create makes the pair, with the other end under a
 //     temporary name; the second end's Create moves and renames it. The

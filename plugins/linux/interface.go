@@ -30,6 +30,9 @@ var (
 
 // hostName is the interface's name in the kernel.
 func hostName(v *iface) string {
+	if v.GetType() == linuxinterfaces.Interface_TYPE_LOOPBACK {
+		return "lo"
+	}
 	if v.GetHostIfName() != "" {
 		return v.GetHostIfName()
 	}
@@ -108,6 +111,28 @@ func typeOf(l netlink.Link) linuxinterfaces.Interface_Type {
 	return linuxinterfaces.Interface_TYPE_UNSPECIFIED
 }
 
+// adopted reports whether the plugin configures interfaces of type t
+// without creating or deleting them.
+func adopted(t linuxinterfaces.Interface_Type) bool {
+	return t == linuxinterfaces.Interface_TYPE_LOOPBACK || t == linuxinterfaces.Interface_TYPE_EXISTING || t == linuxinterfaces.Interface_TYPE_TAP_TO_VPP
+}
+
+// matches reports whether link is of the kind v names: for an existing
+// interface any kind, the loopback of the namespace for a loopback, a TAP
+// device for the Linux end of a VPP TAP.
+func matches(link netlink.Link, v *iface) bool {
+	switch v.GetType() {
+	case linuxinterfaces.Interface_TYPE_EXISTING:
+		return true
+	case linuxinterfaces.Interface_TYPE_LOOPBACK:
+		return link.Attrs().Flags&net.FlagLoopback != 0
+	case linuxinterfaces.Interface_TYPE_TAP_TO_VPP:
+		_, ok := link.(*netlink.Tuntap)
+		return ok
+	}
+	return typeOf(link) == v.GetType()
+}
+
 var macvlanModes = map[linuxinterfaces.Interface_MacvlanMode]netlink.MacvlanMode{
 	linuxinterfaces.Interface_MACVLAN_MODE_PRIVATE:  netlink.MACVLAN_MODE_PRIVATE,
 	linuxinterfaces.Interface_MACVLAN_MODE_VEPA:     netlink.MACVLAN_MODE_VEPA,
@@ -132,7 +157,7 @@ func (h *interfaces) Create(_ context.Context, k linuxinterfaces.InterfaceKey, v
 	}
 	if err != nil {
 		h.p.own(meta.Namespace, meta.HostName, false)
-		if link != nil {
+		if link != nil && !adopted(v.GetType()) {
 			// ip link del NAME: leave nothing half made behind
 			_ = n.h.LinkDel(link)
 		}
@@ -149,6 +174,10 @@ func (h *interfaces) add(n *namespace, label string, v *iface) (netlink.Link, er
 	attrs := netlink.LinkAttrs{Name: host}
 	var link netlink.Link
 	switch v.GetType() {
+	case linuxinterfaces.Interface_TYPE_LOOPBACK, linuxinterfaces.Interface_TYPE_EXISTING:
+		return readLink(n, host) // not found: retried until it appears
+	case linuxinterfaces.Interface_TYPE_TAP_TO_VPP:
+		return h.adoptTap(n, host)
 	case linuxinterfaces.Interface_TYPE_VETH:
 		return h.addVeth(n, label, v)
 	case linuxinterfaces.Interface_TYPE_TAP:
@@ -249,6 +278,29 @@ func (h *interfaces) addVeth(n *namespace, label string, v *iface) (netlink.Link
 	return readLink(n, host)
 }
 
+// adoptTap finds the Linux end of a VPP TAP: in n (moved there by an
+// earlier attempt), else in the plugin's namespace, where VPP creates it,
+// and moves it to n.
+func (h *interfaces) adoptTap(n *namespace, host string) (netlink.Link, error) {
+	if l, err := n.h.LinkByName(host); err == nil {
+		return l, nil
+	}
+	def, err := h.p.ns.get("")
+	if err != nil || def == n {
+		return readLink(n, host)
+	}
+	h.p.own("", host, true) // the watcher lets it go silently
+	end, err := readLink(def, host)
+	if err != nil {
+		return nil, err
+	}
+	// ip link set dev NAME netns NS
+	if err := def.h.LinkSetNsFd(end, int(n.ns)); err != nil {
+		return nil, kernelErr(err, "ip link set dev %s netns %s", host, nsName(n))
+	}
+	return readLink(n, host)
+}
+
 func nsName(n *namespace) string {
 	if n.name == "" {
 		return "(the plugin's)"
@@ -323,6 +375,9 @@ func configure(n *namespace, link netlink.Link, old, v *iface) error {
 // Update changes what the kernel changes in place: the name, MTU, MAC
 // address and state. Everything else re-creates (the model says so).
 func (h *interfaces) Update(_ context.Context, _ linuxinterfaces.InterfaceKey, old, v *iface, m InterfaceMeta) (InterfaceMeta, error) {
+	if adopted(v.GetType()) && hostName(v) != m.HostName {
+		return m, kv.NonRetriable(fmt.Errorf("host_if_name: the %s interface is link %s; to configure another link, delete the value and add it again", v.GetType(), m.HostName))
+	}
 	n, err := h.p.ns.get(m.Namespace)
 	if err != nil {
 		return m, err
@@ -342,11 +397,25 @@ func (h *interfaces) Update(_ context.Context, _ linuxinterfaces.InterfaceKey, o
 	return m, nil
 }
 
-// Delete removes the link (a veth pair goes with either end).
-func (h *interfaces) Delete(_ context.Context, _ linuxinterfaces.InterfaceKey, _ *iface, m InterfaceMeta) error {
+// Delete removes the link (a veth pair goes with either end). An adopted
+// interface stays as it is; the Linux end of a VPP TAP moves back to the
+// plugin's namespace, where VPP deletes it.
+func (h *interfaces) Delete(_ context.Context, _ linuxinterfaces.InterfaceKey, v *iface, m InterfaceMeta) error {
 	n, err := h.p.ns.get(m.Namespace)
 	if err != nil {
 		return err
+	}
+	if adopted(v.GetType()) {
+		h.p.own(m.Namespace, m.HostName, false)
+		if v.GetType() != linuxinterfaces.Interface_TYPE_TAP_TO_VPP || m.Namespace == "" {
+			return nil
+		}
+		link, err := n.h.LinkByIndex(m.Index)
+		if err != nil {
+			return notFound(kernelErr(err, "ip link show %s", m.HostName))
+		}
+		// ip link set dev NAME netns (the plugin's)
+		return kernelErr(n.h.LinkSetNsFd(link, int(h.p.ns.def)), "ip link set dev %s netns (the plugin's)", m.HostName)
 	}
 	link, err := n.h.LinkByIndex(m.Index)
 	if err != nil {
@@ -402,7 +471,7 @@ func (h *interfaces) Retrieve(_ context.Context, correlate []linuxinterfaces.Int
 			continue
 		}
 		link := view.byName[hostName(v)]
-		if link == nil || typeOf(link) != v.GetType() {
+		if link == nil || !matches(link, v) {
 			continue
 		}
 		got, err := h.observe(view, link, v, byLabel)
@@ -422,7 +491,7 @@ func (h *interfaces) observe(view *nsView, link netlink.Link, v *iface, byLabel 
 	a := link.Attrs()
 	got := &iface{
 		Name: v.GetName(), Type: v.GetType(), HostIfName: v.GetHostIfName(), Namespace: v.GetNamespace(),
-		VethPeer: v.GetVethPeer(), Enabled: a.Flags&net.FlagUp != 0,
+		VethPeer: v.GetVethPeer(), VppTap: v.GetVppTap(), Enabled: a.Flags&net.FlagUp != 0,
 	}
 	if v.GetMtu() != 0 {
 		got.Mtu = uint32(a.MTU)
