@@ -63,7 +63,13 @@ func run(t testing.TB, name string, args ...string) string {
 // must find what the first agent made as intended for it to do nothing.
 func resyncOps(t *testing.T, ns netns.NsHandle, extra []kv.Descriptor, values ...proto.Message) []string {
 	t.Helper()
-	p, err := linux.New(linux.WithNamespace(ns))
+	return resyncOpsWith(t, ns, nil, extra, values...)
+}
+
+// resyncOpsWith is resyncOps with a plugin built with opts.
+func resyncOpsWith(t *testing.T, ns netns.NsHandle, opts []linux.Option, extra []kv.Descriptor, values ...proto.Message) []string {
+	t.Helper()
+	p, err := linux.New(append([]linux.Option{linux.WithNamespace(ns)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,6 +39,12 @@
 //     is INVALID, and the plugin never opens a namespace outside
 //     NetnsDir, validated or not. WithAllowedNamespaces limits the names
 //     to a list: a value naming another is INVALID, naming namespace.
+//     An interface may name its namespace by a process's PID
+//     (/proc/PID/ns/net; refused with WithAllowedNamespaces, naming
+//     namespace_pid) or by a path, which must be absolute and clean and
+//     lie under a directory given to WithNamespaceDirs, its symbolic
+//     links resolved (none by default: every path is INVALID, naming
+//     namespace_path). InterfaceMeta.Namespace is then that path.
 //   - Retrieve reports as the plugin's only what it owns: interfaces that
 //     match an intended one (by host name, namespace and type), routes
 //     that carry the plugin's protocol number and that the scheduler asks

@@ -59,7 +59,7 @@ func (h *interfaces) Validate(_ linuxinterfaces.InterfaceKey, v *iface) error {
 	if r := kv.CheckIfName(v.GetName()); r != "" && v.GetHostIfName() == "" {
 		errs = errs.Add("name", "%s (the kernel's name while host_if_name is empty)", r)
 	}
-	return h.p.ns.validate(v.GetNamespace(), errs).OrNil()
+	return h.p.ns.validate(v, errs).OrNil()
 }
 
 // typeName is the kernel's name (`ip link add ... type NAME`) of a type.
@@ -142,8 +142,8 @@ var macvlanModes = map[linuxinterfaces.Interface_MacvlanMode]netlink.MacvlanMode
 
 // Create creates the link, then sets its MTU, MAC address and state.
 func (h *interfaces) Create(_ context.Context, k linuxinterfaces.InterfaceKey, v *iface) (InterfaceMeta, error) {
-	meta := InterfaceMeta{Namespace: v.GetNamespace(), HostName: hostName(v)}
-	n, err := h.p.ns.get(v.GetNamespace())
+	meta := InterfaceMeta{Namespace: nsKey(v), HostName: hostName(v)}
+	n, err := h.p.ns.get(nsKey(v))
 	if errors.Is(err, errNamespace) {
 		return meta, kv.NonRetriable(err) // Validate refuses it first
 	}
@@ -240,8 +240,8 @@ func (h *interfaces) parentIndex(v *iface) (int, error) {
 	if !ok {
 		return 0, fmt.Errorf("parent %s: not created", v.GetParent())
 	}
-	if m.Namespace != v.GetNamespace() {
-		return 0, kv.NonRetriable(fmt.Errorf("parent %s is in network namespace %q, not %q", v.GetParent(), m.Namespace, v.GetNamespace()))
+	if m.Namespace != nsKey(v) {
+		return 0, kv.NonRetriable(fmt.Errorf("parent %s is in network namespace %q, not %q", v.GetParent(), m.Namespace, nsKey(v)))
 	}
 	return m.Index, nil
 }
@@ -453,19 +453,19 @@ func (h *interfaces) Retrieve(_ context.Context, correlate []linuxinterfaces.Int
 	}()
 	for _, c := range correlate {
 		v := c.Value
-		view, ok := views[v.GetNamespace()]
+		view, ok := views[nsKey(v)]
 		if !ok {
 			var err error
-			if view, err = h.p.view(v.GetNamespace()); err != nil {
+			if view, err = h.p.view(nsKey(v)); err != nil {
 				if isGone(err) || errors.Is(err, errNamespace) {
 					// No such namespace, or one the plugin may not touch:
 					// nothing of ours there.
-					views[v.GetNamespace()] = nil
+					views[nsKey(v)] = nil
 					continue
 				}
 				return nil, err
 			}
-			views[v.GetNamespace()] = view
+			views[nsKey(v)] = view
 		}
 		if view == nil {
 			continue
@@ -478,8 +478,8 @@ func (h *interfaces) Retrieve(_ context.Context, correlate []linuxinterfaces.Int
 		if err != nil {
 			return nil, err
 		}
-		h.p.own(v.GetNamespace(), link.Attrs().Name, true)
-		meta := InterfaceMeta{Index: link.Attrs().Index, Namespace: v.GetNamespace(), HostName: link.Attrs().Name}
+		h.p.own(nsKey(v), link.Attrs().Name, true)
+		meta := InterfaceMeta{Index: link.Attrs().Index, Namespace: nsKey(v), HostName: link.Attrs().Name}
 		found[v.GetName()] = meta
 		out = append(out, linuxinterfaces.InterfaceItem[InterfaceMeta]{Key: c.Key, Value: got, Metadata: meta, Origin: kv.OriginNB})
 	}
@@ -491,6 +491,7 @@ func (h *interfaces) observe(view *nsView, link netlink.Link, v *iface, byLabel 
 	a := link.Attrs()
 	got := &iface{
 		Name: v.GetName(), Type: v.GetType(), HostIfName: v.GetHostIfName(), Namespace: v.GetNamespace(),
+		NamespaceKind: v.GetNamespaceKind(), NamespacePid: v.GetNamespacePid(), NamespacePath: v.GetNamespacePath(),
 		VethPeer: v.GetVethPeer(), VppTap: v.GetVppTap(), Enabled: a.Flags&net.FlagUp != 0,
 	}
 	if v.GetMtu() != 0 {
@@ -510,10 +511,10 @@ func (h *interfaces) observe(view *nsView, link netlink.Link, v *iface, byLabel 
 	}
 	// hostOf is the host name of the interface with the given label.
 	hostOf := func(label string) string {
-		if pv := byLabel[label]; pv != nil && pv.GetNamespace() == v.GetNamespace() {
+		if pv := byLabel[label]; pv != nil && nsKey(pv) == nsKey(v) {
 			return hostName(pv)
 		}
-		if m, ok := h.p.Interfaces().Get(label); ok && m.Namespace == v.GetNamespace() {
+		if m, ok := h.p.Interfaces().Get(label); ok && m.Namespace == nsKey(v) {
 			return m.HostName
 		}
 		return label

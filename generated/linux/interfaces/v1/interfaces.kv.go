@@ -148,7 +148,10 @@ func interfaceEqual(a, b *Interface) bool {
 		a.EffectiveMacvlanMode() == b.EffectiveMacvlanMode() &&
 		a.GetVlanId() == b.GetVlanId() &&
 		a.GetVrfTable() == b.GetVrfTable() &&
-		a.GetVppTap() == b.GetVppTap()
+		a.GetVppTap() == b.GetVppTap() &&
+		a.GetNamespaceKind() == b.GetNamespaceKind() &&
+		a.GetNamespacePid() == b.GetNamespacePid() &&
+		a.GetNamespacePath() == b.GetNamespacePath()
 }
 
 // interfaceEqualVxlan compares the vxlan of two values of
@@ -173,7 +176,10 @@ func interfaceNeedsRecreate(a, b *Interface) bool {
 		a.EffectiveMacvlanMode() == b.EffectiveMacvlanMode() &&
 		a.GetVlanId() == b.GetVlanId() &&
 		a.GetVrfTable() == b.GetVrfTable() &&
-		a.GetVppTap() == b.GetVppTap())
+		a.GetVppTap() == b.GetVppTap() &&
+		a.GetNamespaceKind() == b.GetNamespaceKind() &&
+		a.GetNamespacePid() == b.GetNamespacePid() &&
+		a.GetNamespacePath() == b.GetNamespacePath())
 }
 
 // interfaceValidate validates a value of linux.interfaces.v1.Interface, naming
@@ -211,6 +217,9 @@ func interfaceValidate(key string, v *Interface) error {
 	}
 	if r := kv.CheckPlainName(v.GetNamespace()); r != "" {
 		errs = errs.Add("namespace", "%s", r)
+	}
+	if v.GetNamespace() != "" && v.GetNamespaceKind() != Interface_NAMESPACE_KIND_NAME {
+		errs = errs.Add("namespace", "must be empty unless namespace_kind is NAMESPACE_KIND_NAME (it is %v)", v.GetNamespaceKind())
 	}
 	if v.GetVethPeer() == "" && v.GetType() == Interface_TYPE_VETH {
 		errs = errs.Add("veth_peer", "must be set when type is TYPE_VETH")
@@ -282,6 +291,21 @@ func interfaceValidate(key string, v *Interface) error {
 	}
 	if v.GetVppTap() != "" && v.GetType() != Interface_TYPE_TAP_TO_VPP {
 		errs = errs.Add("vpp_tap", "must be empty unless type is TYPE_TAP_TO_VPP (it is %v)", v.GetType())
+	}
+	if _, ok := Interface_NamespaceKind_name[int32(v.GetNamespaceKind())]; !ok {
+		errs = errs.Add("namespace_kind", "%d is not a value of linux.interfaces.v1.Interface.NamespaceKind", v.GetNamespaceKind())
+	}
+	if v.GetNamespacePid() == 0 && v.GetNamespaceKind() == Interface_NAMESPACE_KIND_PID {
+		errs = errs.Add("namespace_pid", "must be set when namespace_kind is NAMESPACE_KIND_PID")
+	}
+	if v.GetNamespacePid() != 0 && v.GetNamespaceKind() != Interface_NAMESPACE_KIND_PID {
+		errs = errs.Add("namespace_pid", "must be empty unless namespace_kind is NAMESPACE_KIND_PID (it is %v)", v.GetNamespaceKind())
+	}
+	if v.GetNamespacePath() == "" && v.GetNamespaceKind() == Interface_NAMESPACE_KIND_PATH {
+		errs = errs.Add("namespace_path", "must be set when namespace_kind is NAMESPACE_KIND_PATH")
+	}
+	if v.GetNamespacePath() != "" && v.GetNamespaceKind() != Interface_NAMESPACE_KIND_PATH {
+		errs = errs.Add("namespace_path", "must be empty unless namespace_kind is NAMESPACE_KIND_PATH (it is %v)", v.GetNamespaceKind())
 	}
 	for i, e := range v.GetIpAddresses() {
 		if e == "" {

@@ -182,6 +182,64 @@ func (Interface_MacvlanMode) EnumDescriptor() ([]byte, []int) {
 	return file_linux_interfaces_v1_interfaces_proto_rawDescGZIP(), []int{0, 1}
 }
 
+// NamespaceKind says how the interface's network namespace is named.
+type Interface_NamespaceKind int32
+
+const (
+	// NAMESPACE_KIND_NAME: by name, in namespace (empty: the plugin's
+	// own namespace).
+	Interface_NAMESPACE_KIND_NAME Interface_NamespaceKind = 0
+	// NAMESPACE_KIND_PID: the namespace of the process namespace_pid
+	// (/proc/PID/ns/net, a container's), unless the plugin restricts the
+	// namespaces to names (WithAllowedNamespaces).
+	Interface_NAMESPACE_KIND_PID Interface_NamespaceKind = 1
+	// NAMESPACE_KIND_PATH: the namespace bound at namespace_path, a file
+	// under one of the directories the plugin allows (WithNamespaceDirs;
+	// none by default).
+	Interface_NAMESPACE_KIND_PATH Interface_NamespaceKind = 2
+)
+
+// Enum value maps for Interface_NamespaceKind.
+var (
+	Interface_NamespaceKind_name = map[int32]string{
+		0: "NAMESPACE_KIND_NAME",
+		1: "NAMESPACE_KIND_PID",
+		2: "NAMESPACE_KIND_PATH",
+	}
+	Interface_NamespaceKind_value = map[string]int32{
+		"NAMESPACE_KIND_NAME": 0,
+		"NAMESPACE_KIND_PID":  1,
+		"NAMESPACE_KIND_PATH": 2,
+	}
+)
+
+func (x Interface_NamespaceKind) Enum() *Interface_NamespaceKind {
+	p := new(Interface_NamespaceKind)
+	*p = x
+	return p
+}
+
+func (x Interface_NamespaceKind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Interface_NamespaceKind) Descriptor() protoreflect.EnumDescriptor {
+	return file_linux_interfaces_v1_interfaces_proto_enumTypes[2].Descriptor()
+}
+
+func (Interface_NamespaceKind) Type() protoreflect.EnumType {
+	return &file_linux_interfaces_v1_interfaces_proto_enumTypes[2]
+}
+
+func (x Interface_NamespaceKind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Interface_NamespaceKind.Descriptor instead.
+func (Interface_NamespaceKind) EnumDescriptor() ([]byte, []int) {
+	return file_linux_interfaces_v1_interfaces_proto_rawDescGZIP(), []int{0, 2}
+}
+
 // Interface is a Linux network interface. Each IP address derives a value
 // of its own; the bridge master derives a binding that waits for the
 // bridge, so the interface itself never does; a veth end depends on its
@@ -209,6 +267,7 @@ type Interface struct {
 	IpAddresses []string `protobuf:"bytes,7,rep,name=ip_addresses,json=ipAddresses,proto3" json:"ip_addresses,omitempty"`
 	// namespace is the network namespace, by name (as `ip netns` names
 	// them: a plain name, never a path); empty: the plugin's namespace.
+	// Only while namespace_kind is NAMESPACE_KIND_NAME (the default).
 	// Changing it re-creates.
 	Namespace string `protobuf:"bytes,8,opt,name=namespace,proto3" json:"namespace,omitempty"`
 	// veth_peer is the other end of a veth pair (its label): set for, and
@@ -240,7 +299,20 @@ type Interface struct {
 	// set for, and only for, a TAP-to-VPP interface. A dependency on the VPP
 	// plugin's model that the scheduler alone resolves: the Linux end waits
 	// (PENDING) for the VPP TAP and goes before it. Changing it re-creates.
-	VppTap        string `protobuf:"bytes,16,opt,name=vpp_tap,json=vppTap,proto3" json:"vpp_tap,omitempty"`
+	VppTap string `protobuf:"bytes,16,opt,name=vpp_tap,json=vppTap,proto3" json:"vpp_tap,omitempty"`
+	// namespace_kind says which field names the network namespace:
+	// namespace (the default), namespace_pid or namespace_path. Changing it
+	// re-creates.
+	NamespaceKind Interface_NamespaceKind `protobuf:"varint,17,opt,name=namespace_kind,json=namespaceKind,proto3,enum=linux.interfaces.v1.Interface_NamespaceKind" json:"namespace_kind,omitempty"`
+	// namespace_pid is the process whose network namespace the interface
+	// lives in: set for, and only for, NAMESPACE_KIND_PID. Changing it
+	// re-creates.
+	NamespacePid uint32 `protobuf:"varint,18,opt,name=namespace_pid,json=namespacePid,proto3" json:"namespace_pid,omitempty"`
+	// namespace_path is the file a network namespace is bound at (an
+	// absolute path in its shortest form, no "..", under a directory the
+	// plugin allows): set for, and only for, NAMESPACE_KIND_PATH. Changing
+	// it re-creates.
+	NamespacePath string `protobuf:"bytes,19,opt,name=namespace_path,json=namespacePath,proto3" json:"namespace_path,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -387,6 +459,27 @@ func (x *Interface) GetVppTap() string {
 	return ""
 }
 
+func (x *Interface) GetNamespaceKind() Interface_NamespaceKind {
+	if x != nil {
+		return x.NamespaceKind
+	}
+	return Interface_NAMESPACE_KIND_NAME
+}
+
+func (x *Interface) GetNamespacePid() uint32 {
+	if x != nil {
+		return x.NamespacePid
+	}
+	return 0
+}
+
+func (x *Interface) GetNamespacePath() string {
+	if x != nil {
+		return x.NamespacePath
+	}
+	return ""
+}
+
 // Vxlan holds the tunnel parameters of a vxlan interface.
 type Interface_Vxlan struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -465,7 +558,7 @@ var File_linux_interfaces_v1_interfaces_proto protoreflect.FileDescriptor
 
 const file_linux_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"\n" +
-	"$linux/interfaces/v1/interfaces.proto\x12\x13linux.interfaces.v1\x1a\x1dkvdescriptor/v1/options.proto\"\xb5\x10\n" +
+	"$linux/interfaces/v1/interfaces.proto\x12\x13linux.interfaces.v1\x1a\x1dkvdescriptor/v1/options.proto\"\x90\x14\n" +
 	"\tInterface\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12C\n" +
 	"\x04type\x18\x02 \x01(\x0e2#.linux.interfaces.v1.Interface.TypeB\n" +
@@ -479,8 +572,9 @@ const file_linux_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"\x03mtu\x18\x05 \x01(\rB\x1aҼ\x19\x16*\x06\x12\x0415002\f\x18\x01 D(\x010\xff\xff\x03`\x01R\x03mtu\x12)\n" +
 	"\fphys_address\x18\x06 \x01(\tB\x06Ҽ\x19\x02\b\x06R\vphysAddress\x12\x85\x01\n" +
 	"\fip_addresses\x18\a \x03(\tBbҼ\x19^\b\x05\x1aV\n" +
-	"-linux/interface/{name}/address/{ip_addresses}\x12%linux.interfaces.v1.Interface.address2\x02\x10\x01R\vipAddresses\x12&\n" +
-	"\tnamespace\x18\b \x01(\tB\bҼ\x19\x04\b\a \x01R\tnamespace\x12}\n" +
+	"-linux/interface/{name}/address/{ip_addresses}\x12%linux.interfaces.v1.Interface.address2\x02\x10\x01R\vipAddresses\x12O\n" +
+	"\tnamespace\x18\b \x01(\tB1Ҽ\x19-\b\a \x012'R%\n" +
+	"\x0enamespace_kind\x12\x13NAMESPACE_KIND_NAMER\tnamespace\x12}\n" +
 	"\tveth_peer\x18\t \x01(\tB`Ҽ\x19\\\x12*\n" +
 	"\x1dlinux.interfaces.v1.Interface\x12\tveth peer \x012,J\x11\n" +
 	"\x04type\x12\tTYPE_VETHR\x11\n" +
@@ -510,7 +604,14 @@ const file_linux_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"\avpp_tap\x18\x10 \x01(\tBbҼ\x19^\x12&\n" +
 	"\x1bvpp.interfaces.v1.Interface\x12\aVPP TAP \x0122J\x17\n" +
 	"\x04type\x12\x0fTYPE_TAP_TO_VPPR\x17\n" +
-	"\x04type\x12\x0fTYPE_TAP_TO_VPPR\x06vppTap\x1a\xa5\x01\n" +
+	"\x04type\x12\x0fTYPE_TAP_TO_VPPR\x06vppTap\x12[\n" +
+	"\x0enamespace_kind\x18\x11 \x01(\x0e2,.linux.interfaces.v1.Interface.NamespaceKindB\x06Ҽ\x19\x02 \x01R\rnamespaceKind\x12y\n" +
+	"\rnamespace_pid\x18\x12 \x01(\rBTҼ\x19P \x012LJ$\n" +
+	"\x0enamespace_kind\x12\x12NAMESPACE_KIND_PIDR$\n" +
+	"\x0enamespace_kind\x12\x12NAMESPACE_KIND_PIDR\fnamespacePid\x12}\n" +
+	"\x0enamespace_path\x18\x13 \x01(\tBVҼ\x19R \x012NJ%\n" +
+	"\x0enamespace_kind\x12\x13NAMESPACE_KIND_PATHR%\n" +
+	"\x0enamespace_kind\x12\x13NAMESPACE_KIND_PATHR\rnamespacePath\x1a\xa5\x01\n" +
 	"\x05Vxlan\x12#\n" +
 	"\x03vni\x18\x01 \x01(\rB\x11Ҽ\x19\r2\v\x18\x01 \x01(\x010\xff\xff\xff\aR\x03vni\x12!\n" +
 	"\blocal_ip\x18\x02 \x01(\tB\x06Ҽ\x19\x02\b\x03R\alocalIp\x12#\n" +
@@ -537,7 +638,11 @@ const file_linux_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"\x14MACVLAN_MODE_PRIVATE\x10\x01\x12\x15\n" +
 	"\x11MACVLAN_MODE_VEPA\x10\x02\x12\x17\n" +
 	"\x13MACVLAN_MODE_BRIDGE\x10\x03\x12\x19\n" +
-	"\x15MACVLAN_MODE_PASSTHRU\x10\x04:\x1eҼ\x19\x1a\n" +
+	"\x15MACVLAN_MODE_PASSTHRU\x10\x04\"Y\n" +
+	"\rNamespaceKind\x12\x17\n" +
+	"\x13NAMESPACE_KIND_NAME\x10\x00\x12\x16\n" +
+	"\x12NAMESPACE_KIND_PID\x10\x01\x12\x17\n" +
+	"\x13NAMESPACE_KIND_PATH\x10\x02:\x1eҼ\x19\x1a\n" +
 	"\x16linux/interface/{name} \x01BTZRgithub.com/kvdescriptor/kvdescriptor/generated/linux/interfaces/v1;linuxinterfacesb\x06proto3"
 
 var (
@@ -552,23 +657,25 @@ func file_linux_interfaces_v1_interfaces_proto_rawDescGZIP() []byte {
 	return file_linux_interfaces_v1_interfaces_proto_rawDescData
 }
 
-var file_linux_interfaces_v1_interfaces_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_linux_interfaces_v1_interfaces_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
 var file_linux_interfaces_v1_interfaces_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
 var file_linux_interfaces_v1_interfaces_proto_goTypes = []any{
-	(Interface_Type)(0),        // 0: linux.interfaces.v1.Interface.Type
-	(Interface_MacvlanMode)(0), // 1: linux.interfaces.v1.Interface.MacvlanMode
-	(*Interface)(nil),          // 2: linux.interfaces.v1.Interface
-	(*Interface_Vxlan)(nil),    // 3: linux.interfaces.v1.Interface.Vxlan
+	(Interface_Type)(0),          // 0: linux.interfaces.v1.Interface.Type
+	(Interface_MacvlanMode)(0),   // 1: linux.interfaces.v1.Interface.MacvlanMode
+	(Interface_NamespaceKind)(0), // 2: linux.interfaces.v1.Interface.NamespaceKind
+	(*Interface)(nil),            // 3: linux.interfaces.v1.Interface
+	(*Interface_Vxlan)(nil),      // 4: linux.interfaces.v1.Interface.Vxlan
 }
 var file_linux_interfaces_v1_interfaces_proto_depIdxs = []int32{
 	0, // 0: linux.interfaces.v1.Interface.type:type_name -> linux.interfaces.v1.Interface.Type
-	3, // 1: linux.interfaces.v1.Interface.vxlan:type_name -> linux.interfaces.v1.Interface.Vxlan
+	4, // 1: linux.interfaces.v1.Interface.vxlan:type_name -> linux.interfaces.v1.Interface.Vxlan
 	1, // 2: linux.interfaces.v1.Interface.macvlan_mode:type_name -> linux.interfaces.v1.Interface.MacvlanMode
-	3, // [3:3] is the sub-list for method output_type
-	3, // [3:3] is the sub-list for method input_type
-	3, // [3:3] is the sub-list for extension type_name
-	3, // [3:3] is the sub-list for extension extendee
-	0, // [0:3] is the sub-list for field type_name
+	2, // 3: linux.interfaces.v1.Interface.namespace_kind:type_name -> linux.interfaces.v1.Interface.NamespaceKind
+	4, // [4:4] is the sub-list for method output_type
+	4, // [4:4] is the sub-list for method input_type
+	4, // [4:4] is the sub-list for extension type_name
+	4, // [4:4] is the sub-list for extension extendee
+	0, // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_linux_interfaces_v1_interfaces_proto_init() }
@@ -581,7 +688,7 @@ func file_linux_interfaces_v1_interfaces_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_linux_interfaces_v1_interfaces_proto_rawDesc), len(file_linux_interfaces_v1_interfaces_proto_rawDesc)),
-			NumEnums:      2,
+			NumEnums:      3,
 			NumMessages:   2,
 			NumExtensions: 0,
 			NumServices:   0,
