@@ -1,6 +1,6 @@
 // Package linux is the Linux southbound plugin: the handlers of the
 // generated Linux models (interfaces with their addresses and bridge
-// memberships, routes, neighbours) over netlink.
+// memberships, routes, neighbours, policy routing rules) over netlink.
 //
 // Build it with New, register its Descriptors with a scheduler, and Close
 // it after the scheduler; Watch, optional, reports the interfaces others
@@ -53,6 +53,10 @@
 //     asks about is reported as another program's (OBTAINED), unless
 //     WithClaimedRouteProtocol. A resync therefore never deletes the
 //     host's own interfaces or routes, nor another agent's.
+//   - Policy routing rules carry the plugin's route protocol number
+//     (`ip rule ... proto N`); Retrieve reports those the scheduler asks
+//     about that the kernel has with every selector as intended, and no
+//     other, so a resync leaves the host's rules alone.
 //   - Deleting something already gone succeeds (kv.ErrNotFound); every
 //     other kernel error reaches the value's status as the `ip` command
 //     that failed and the netlink error.

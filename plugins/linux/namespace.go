@@ -171,6 +171,19 @@ func (s *namespaces) validate(v *iface, errs *kv.InvalidValueError) *kv.InvalidV
 	return errs
 }
 
+// validateName adds to errs the refusal of a namespace name by the
+// allow-list, naming the field namespace; a name that is not a plain
+// name is left to the schema.
+func (s *namespaces) validateName(name string, errs *kv.InvalidValueError) *kv.InvalidValueError {
+	if kv.CheckPlainName(name) != "" {
+		return errs
+	}
+	if err := s.check(name); err != nil {
+		errs = errs.Add("namespace", "%s", strings.TrimPrefix(err.Error(), errNamespace.Error()+": "))
+	}
+	return errs
+}
+
 // allowedList is the allow-list for messages, sorted.
 func (s *namespaces) allowedList() string {
 	names := make([]string, 0, len(s.allowed))

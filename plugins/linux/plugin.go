@@ -48,6 +48,7 @@ type Plugin struct {
 	master    kv.Descriptor
 	route     kv.Descriptor
 	neighbour kv.Descriptor
+	rule      kv.Descriptor
 
 	// owned holds the host names of the interfaces the plugin created (or
 	// is creating, or found by Retrieve) in its own namespace, for the
@@ -228,15 +229,18 @@ func (p *Plugin) buildDescriptors() (err error) {
 	if p.route, err = linuxl3.NewRouteDescriptor[struct{}](&routes{p: p}); err != nil {
 		return err
 	}
-	p.neighbour, err = linuxl3.NewNeighbourDescriptor[struct{}](&neighbours{p: p})
+	if p.neighbour, err = linuxl3.NewNeighbourDescriptor[struct{}](&neighbours{p: p}); err != nil {
+		return err
+	}
+	p.rule, err = linuxl3.NewRuleDescriptor[struct{}](&rules{p: p})
 	return err
 }
 
 // Descriptors returns the plugin's descriptors, to register with a
-// scheduler: interfaces, their addresses and bridge memberships, routes
-// and neighbours.
+// scheduler: interfaces, their addresses and bridge memberships, routes,
+// neighbours and policy routing rules.
 func (p *Plugin) Descriptors() []kv.Descriptor {
-	return []kv.Descriptor{p.iface, p.addr, p.master, p.route, p.neighbour}
+	return []kv.Descriptor{p.iface, p.addr, p.master, p.route, p.neighbour, p.rule}
 }
 
 // Interfaces returns the interfaces' metadata by label.
