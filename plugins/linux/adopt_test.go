@@ -107,7 +107,7 @@ func anyKey(v proto.Message) string {
 	if v, ok := v.(*vppinterfaces.Interface); ok {
 		return vppinterfaces.InterfaceKeyFor(v)
 	}
-	return keyOf(v)
+	return nftKey(v)
 }
 
 // TestNetnsLoopback configures the namespace's lo (never created nor

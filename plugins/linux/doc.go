@@ -1,6 +1,7 @@
 // Package linux is the Linux southbound plugin: the handlers of the
 // generated Linux models (interfaces with their addresses and bridge
-// memberships, routes, neighbours, policy routing rules) over netlink.
+// memberships, routes, neighbours, policy routing rules; nftables tables,
+// chains and rules) over netlink.
 //
 // Build it with New, register its Descriptors with a scheduler, and Close
 // it after the scheduler; Watch, optional, reports the interfaces others
@@ -57,6 +58,14 @@
 //     (`ip rule ... proto N`); Retrieve reports those the scheduler asks
 //     about that the kernel has with every selector as intended, and no
 //     other, so a resync leaves the host's rules alone.
+//   - nftables tables, chains and rules go through google/nftables, a
+//     connection per change bound to the namespace (WithNetNSFd). A rule
+//     is a typed subset (protocol, ports, source and destination
+//     networks, interface names; accept, drop or jump) and carries its
+//     label and order in its comment, kvd:ORDER:LABEL, by which the
+//     plugin places it among its chain's rules, replaces it in place and
+//     finds it again; Retrieve does not read a rule's expressions back.
+//     Rules without such a comment are another program's, never touched.
 //   - Deleting something already gone succeeds (kv.ErrNotFound); every
 //     other kernel error reaches the value's status as the `ip` command
 //     that failed and the netlink error.

@@ -15,6 +15,7 @@ import (
 
 	linuxinterfaces "github.com/kvdescriptor/kvdescriptor/generated/linux/interfaces/v1"
 	linuxl3 "github.com/kvdescriptor/kvdescriptor/generated/linux/l3/v1"
+	linuxnftables "github.com/kvdescriptor/kvdescriptor/generated/linux/nftables/v1"
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
 
@@ -49,6 +50,10 @@ type Plugin struct {
 	route     kv.Descriptor
 	neighbour kv.Descriptor
 	rule      kv.Descriptor
+	nftTable  *kv.TypedDescriptor[linuxnftables.TableKey, *linuxnftables.Table, NftMeta]
+	nftChain  *kv.TypedDescriptor[linuxnftables.ChainKey, *linuxnftables.Chain, NftMeta]
+	nftRule   kv.Descriptor
+	nftFound  nftRetrieved
 
 	// owned holds the host names of the interfaces the plugin created (or
 	// is creating, or found by Retrieve) in its own namespace, for the
@@ -232,15 +237,25 @@ func (p *Plugin) buildDescriptors() (err error) {
 	if p.neighbour, err = linuxl3.NewNeighbourDescriptor[struct{}](&neighbours{p: p}); err != nil {
 		return err
 	}
-	p.rule, err = linuxl3.NewRuleDescriptor[struct{}](&rules{p: p})
+	if p.rule, err = linuxl3.NewRuleDescriptor[struct{}](&rules{p: p}); err != nil {
+		return err
+	}
+	if p.nftTable, err = linuxnftables.NewTableDescriptor[NftMeta](&nftTables{p: p}); err != nil {
+		return err
+	}
+	if p.nftChain, err = linuxnftables.NewChainDescriptor[NftMeta](&nftChains{p: p}); err != nil {
+		return err
+	}
+	p.nftRule, err = linuxnftables.NewRuleDescriptor[struct{}](&nftRules{p: p})
 	return err
 }
 
 // Descriptors returns the plugin's descriptors, to register with a
 // scheduler: interfaces, their addresses and bridge memberships, routes,
-// neighbours and policy routing rules.
+// neighbours, policy routing rules, and nftables tables, chains and
+// rules.
 func (p *Plugin) Descriptors() []kv.Descriptor {
-	return []kv.Descriptor{p.iface, p.addr, p.master, p.route, p.neighbour, p.rule}
+	return []kv.Descriptor{p.iface, p.addr, p.master, p.route, p.neighbour, p.rule, p.nftTable, p.nftChain, p.nftRule}
 }
 
 // Interfaces returns the interfaces' metadata by label.
