@@ -34,6 +34,7 @@ SYSDEPS := "dot:graphviz:the SVG graphs and their tests" \
 	"/usr/include/google/protobuf/descriptor.proto:libprotobuf-dev:the well-known types protoc imports" \
 	"npm:npm:installing buf, prebuilt" \
 	"ip:iproute2:the network namespaces of the demo and the Linux tests" \
+	"nft:nftables:checking the Linux plugin's nftables rules (nft list ruleset) in its tests" \
 	"etcd:etcd-server:the etcd server that the etcd source's tests start" \
 	"chromium:chromium:the headless browser that tests the operator page"
 DEMO_SYSDEPS := "ip:iproute2:the demo's network namespace"

@@ -1,6 +1,7 @@
 // Package linux is the Linux southbound plugin: the handlers of the
 // generated Linux models (interfaces with their addresses and bridge
-// memberships, routes, neighbours) over netlink.
+// memberships, routes, neighbours, policy routing rules; nftables tables,
+// chains and rules) over netlink.
 //
 // Build it with New, register its Descriptors with a scheduler, and Close
 // it after the scheduler; Watch, optional, reports the interfaces others
@@ -39,6 +40,12 @@
 //     is INVALID, and the plugin never opens a namespace outside
 //     NetnsDir, validated or not. WithAllowedNamespaces limits the names
 //     to a list: a value naming another is INVALID, naming namespace.
+//     An interface may name its namespace by a process's PID
+//     (/proc/PID/ns/net; refused with WithAllowedNamespaces, naming
+//     namespace_pid) or by a path, which must be absolute and clean and
+//     lie under a directory given to WithNamespaceDirs, its symbolic
+//     links resolved (none by default: every path is INVALID, naming
+//     namespace_path). InterfaceMeta.Namespace is then that path.
 //   - Retrieve reports as the plugin's only what it owns: interfaces that
 //     match an intended one (by host name, namespace and type), routes
 //     that carry the plugin's protocol number and that the scheduler asks
@@ -47,9 +54,32 @@
 //     asks about is reported as another program's (OBTAINED), unless
 //     WithClaimedRouteProtocol. A resync therefore never deletes the
 //     host's own interfaces or routes, nor another agent's.
+//   - Policy routing rules carry the plugin's route protocol number
+//     (`ip rule ... proto N`); Retrieve reports those the scheduler asks
+//     about that the kernel has with every selector as intended, and no
+//     other, so a resync leaves the host's rules alone.
+//   - nftables tables, chains and rules go through google/nftables, a
+//     connection per change bound to the namespace (WithNetNSFd). A rule
+//     is a typed subset (protocol, ports, source and destination
+//     networks, interface names; accept, drop or jump) and carries its
+//     label and order in its comment, kvd:ORDER:LABEL, by which the
+//     plugin places it among its chain's rules, replaces it in place and
+//     finds it again; Retrieve does not read a rule's expressions back.
+//     Rules without such a comment are another program's, never touched.
 //   - Deleting something already gone succeeds (kv.ErrNotFound); every
 //     other kernel error reaches the value's status as the `ip` command
 //     that failed and the netlink error.
+//   - Interfaces of the types LOOPBACK (the namespace's lo), EXISTING
+//     (a link something else creates) and TAP_TO_VPP (the Linux end of a
+//     VPP TAP, which VPP creates) are adopted, never created or deleted:
+//     Create configures the link of their kernel name (retried while it
+//     is missing; a TAP-to-VPP end is first moved from the plugin's
+//     namespace to its own), Retrieve reports it whatever else it is
+//     (any kind for EXISTING), and Delete leaves it with the state, MTU
+//     and MAC address it had then (the plugin puts back nothing it did
+//     not create; the addresses, values of their own, go), moving a
+//     TAP-to-VPP end back to the plugin's namespace for VPP to delete.
+//     Changing the host_if_name of one is refused: it names another link.
 //   - The two ends of a veth pair are two values created as a unit: the
 //     first end's Create makes the pair, with the other end under a
 //     temporary name; the second end's Create moves and renames it. The

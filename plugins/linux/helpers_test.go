@@ -157,6 +157,8 @@ func keyOf(v proto.Message) string {
 		return linuxl3.RouteKeyFor(v)
 	case *linuxl3.Neighbour:
 		return linuxl3.NeighbourKeyFor(v)
+	case *linuxl3.Rule:
+		return linuxl3.RuleKeyFor(v)
 	}
 	panic(fmt.Sprintf("no key for %T", v))
 }

@@ -30,6 +30,9 @@ var (
 
 // hostName is the interface's name in the kernel.
 func hostName(v *iface) string {
+	if v.GetType() == linuxinterfaces.Interface_TYPE_LOOPBACK {
+		return "lo"
+	}
 	if v.GetHostIfName() != "" {
 		return v.GetHostIfName()
 	}
@@ -56,7 +59,7 @@ func (h *interfaces) Validate(_ linuxinterfaces.InterfaceKey, v *iface) error {
 	if r := kv.CheckIfName(v.GetName()); r != "" && v.GetHostIfName() == "" {
 		errs = errs.Add("name", "%s (the kernel's name while host_if_name is empty)", r)
 	}
-	return h.p.ns.validate(v.GetNamespace(), errs).OrNil()
+	return h.p.ns.validate(v, errs).OrNil()
 }
 
 // typeName is the kernel's name (`ip link add ... type NAME`) of a type.
@@ -108,6 +111,28 @@ func typeOf(l netlink.Link) linuxinterfaces.Interface_Type {
 	return linuxinterfaces.Interface_TYPE_UNSPECIFIED
 }
 
+// adopted reports whether the plugin configures interfaces of type t
+// without creating or deleting them.
+func adopted(t linuxinterfaces.Interface_Type) bool {
+	return t == linuxinterfaces.Interface_TYPE_LOOPBACK || t == linuxinterfaces.Interface_TYPE_EXISTING || t == linuxinterfaces.Interface_TYPE_TAP_TO_VPP
+}
+
+// matches reports whether link is of the kind v names: for an existing
+// interface any kind, the loopback of the namespace for a loopback, a TAP
+// device for the Linux end of a VPP TAP.
+func matches(link netlink.Link, v *iface) bool {
+	switch v.GetType() {
+	case linuxinterfaces.Interface_TYPE_EXISTING:
+		return true
+	case linuxinterfaces.Interface_TYPE_LOOPBACK:
+		return link.Attrs().Flags&net.FlagLoopback != 0
+	case linuxinterfaces.Interface_TYPE_TAP_TO_VPP:
+		_, ok := link.(*netlink.Tuntap)
+		return ok
+	}
+	return typeOf(link) == v.GetType()
+}
+
 var macvlanModes = map[linuxinterfaces.Interface_MacvlanMode]netlink.MacvlanMode{
 	linuxinterfaces.Interface_MACVLAN_MODE_PRIVATE:  netlink.MACVLAN_MODE_PRIVATE,
 	linuxinterfaces.Interface_MACVLAN_MODE_VEPA:     netlink.MACVLAN_MODE_VEPA,
@@ -117,8 +142,8 @@ var macvlanModes = map[linuxinterfaces.Interface_MacvlanMode]netlink.MacvlanMode
 
 // Create creates the link, then sets its MTU, MAC address and state.
 func (h *interfaces) Create(_ context.Context, k linuxinterfaces.InterfaceKey, v *iface) (InterfaceMeta, error) {
-	meta := InterfaceMeta{Namespace: v.GetNamespace(), HostName: hostName(v)}
-	n, err := h.p.ns.get(v.GetNamespace())
+	meta := InterfaceMeta{Namespace: nsKey(v), HostName: hostName(v)}
+	n, err := h.p.ns.get(nsKey(v))
 	if errors.Is(err, errNamespace) {
 		return meta, kv.NonRetriable(err) // Validate refuses it first
 	}
@@ -132,7 +157,7 @@ func (h *interfaces) Create(_ context.Context, k linuxinterfaces.InterfaceKey, v
 	}
 	if err != nil {
 		h.p.own(meta.Namespace, meta.HostName, false)
-		if link != nil {
+		if link != nil && !adopted(v.GetType()) {
 			// ip link del NAME: leave nothing half made behind
 			_ = n.h.LinkDel(link)
 		}
@@ -149,6 +174,10 @@ func (h *interfaces) add(n *namespace, label string, v *iface) (netlink.Link, er
 	attrs := netlink.LinkAttrs{Name: host}
 	var link netlink.Link
 	switch v.GetType() {
+	case linuxinterfaces.Interface_TYPE_LOOPBACK, linuxinterfaces.Interface_TYPE_EXISTING:
+		return readLink(n, host) // not found: retried until it appears
+	case linuxinterfaces.Interface_TYPE_TAP_TO_VPP:
+		return h.adoptTap(n, host)
 	case linuxinterfaces.Interface_TYPE_VETH:
 		return h.addVeth(n, label, v)
 	case linuxinterfaces.Interface_TYPE_TAP:
@@ -211,8 +240,8 @@ func (h *interfaces) parentIndex(v *iface) (int, error) {
 	if !ok {
 		return 0, fmt.Errorf("parent %s: not created", v.GetParent())
 	}
-	if m.Namespace != v.GetNamespace() {
-		return 0, kv.NonRetriable(fmt.Errorf("parent %s is in network namespace %q, not %q", v.GetParent(), m.Namespace, v.GetNamespace()))
+	if m.Namespace != nsKey(v) {
+		return 0, kv.NonRetriable(fmt.Errorf("parent %s is in network namespace %q, not %q", v.GetParent(), m.Namespace, nsKey(v)))
 	}
 	return m.Index, nil
 }
@@ -245,6 +274,29 @@ func (h *interfaces) addVeth(n *namespace, label string, v *iface) (netlink.Link
 	err := n.h.LinkAdd(&netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: host}, PeerName: tempName(v.GetVethPeer())})
 	if err != nil {
 		return nil, kernelErr(err, "ip link add %s type veth peer name %s", host, tempName(v.GetVethPeer()))
+	}
+	return readLink(n, host)
+}
+
+// adoptTap finds the Linux end of a VPP TAP: in n (moved there by an
+// earlier attempt), else in the plugin's namespace, where VPP creates it,
+// and moves it to n.
+func (h *interfaces) adoptTap(n *namespace, host string) (netlink.Link, error) {
+	if l, err := n.h.LinkByName(host); err == nil {
+		return l, nil
+	}
+	def, err := h.p.ns.get("")
+	if err != nil || def == n {
+		return readLink(n, host)
+	}
+	h.p.own("", host, true) // the watcher lets it go silently
+	end, err := readLink(def, host)
+	if err != nil {
+		return nil, err
+	}
+	// ip link set dev NAME netns NS
+	if err := def.h.LinkSetNsFd(end, int(n.ns)); err != nil {
+		return nil, kernelErr(err, "ip link set dev %s netns %s", host, nsName(n))
 	}
 	return readLink(n, host)
 }
@@ -323,6 +375,9 @@ func configure(n *namespace, link netlink.Link, old, v *iface) error {
 // Update changes what the kernel changes in place: the name, MTU, MAC
 // address and state. Everything else re-creates (the model says so).
 func (h *interfaces) Update(_ context.Context, _ linuxinterfaces.InterfaceKey, old, v *iface, m InterfaceMeta) (InterfaceMeta, error) {
+	if adopted(v.GetType()) && hostName(v) != m.HostName {
+		return m, kv.NonRetriable(fmt.Errorf("host_if_name: the %s interface is link %s; to configure another link, delete the value and add it again", v.GetType(), m.HostName))
+	}
 	n, err := h.p.ns.get(m.Namespace)
 	if err != nil {
 		return m, err
@@ -342,11 +397,25 @@ func (h *interfaces) Update(_ context.Context, _ linuxinterfaces.InterfaceKey, o
 	return m, nil
 }
 
-// Delete removes the link (a veth pair goes with either end).
-func (h *interfaces) Delete(_ context.Context, _ linuxinterfaces.InterfaceKey, _ *iface, m InterfaceMeta) error {
+// Delete removes the link (a veth pair goes with either end). An adopted
+// interface stays as it is; the Linux end of a VPP TAP moves back to the
+// plugin's namespace, where VPP deletes it.
+func (h *interfaces) Delete(_ context.Context, _ linuxinterfaces.InterfaceKey, v *iface, m InterfaceMeta) error {
 	n, err := h.p.ns.get(m.Namespace)
 	if err != nil {
 		return err
+	}
+	if adopted(v.GetType()) {
+		h.p.own(m.Namespace, m.HostName, false)
+		if v.GetType() != linuxinterfaces.Interface_TYPE_TAP_TO_VPP || m.Namespace == "" {
+			return nil
+		}
+		link, err := n.h.LinkByIndex(m.Index)
+		if err != nil {
+			return notFound(kernelErr(err, "ip link show %s", m.HostName))
+		}
+		// ip link set dev NAME netns (the plugin's)
+		return kernelErr(n.h.LinkSetNsFd(link, int(h.p.ns.def)), "ip link set dev %s netns (the plugin's)", m.HostName)
 	}
 	link, err := n.h.LinkByIndex(m.Index)
 	if err != nil {
@@ -384,33 +453,33 @@ func (h *interfaces) Retrieve(_ context.Context, correlate []linuxinterfaces.Int
 	}()
 	for _, c := range correlate {
 		v := c.Value
-		view, ok := views[v.GetNamespace()]
+		view, ok := views[nsKey(v)]
 		if !ok {
 			var err error
-			if view, err = h.p.view(v.GetNamespace()); err != nil {
+			if view, err = h.p.view(nsKey(v)); err != nil {
 				if isGone(err) || errors.Is(err, errNamespace) {
 					// No such namespace, or one the plugin may not touch:
 					// nothing of ours there.
-					views[v.GetNamespace()] = nil
+					views[nsKey(v)] = nil
 					continue
 				}
 				return nil, err
 			}
-			views[v.GetNamespace()] = view
+			views[nsKey(v)] = view
 		}
 		if view == nil {
 			continue
 		}
 		link := view.byName[hostName(v)]
-		if link == nil || typeOf(link) != v.GetType() {
+		if link == nil || !matches(link, v) {
 			continue
 		}
 		got, err := h.observe(view, link, v, byLabel)
 		if err != nil {
 			return nil, err
 		}
-		h.p.own(v.GetNamespace(), link.Attrs().Name, true)
-		meta := InterfaceMeta{Index: link.Attrs().Index, Namespace: v.GetNamespace(), HostName: link.Attrs().Name}
+		h.p.own(nsKey(v), link.Attrs().Name, true)
+		meta := InterfaceMeta{Index: link.Attrs().Index, Namespace: nsKey(v), HostName: link.Attrs().Name}
 		found[v.GetName()] = meta
 		out = append(out, linuxinterfaces.InterfaceItem[InterfaceMeta]{Key: c.Key, Value: got, Metadata: meta, Origin: kv.OriginNB})
 	}
@@ -422,7 +491,8 @@ func (h *interfaces) observe(view *nsView, link netlink.Link, v *iface, byLabel 
 	a := link.Attrs()
 	got := &iface{
 		Name: v.GetName(), Type: v.GetType(), HostIfName: v.GetHostIfName(), Namespace: v.GetNamespace(),
-		VethPeer: v.GetVethPeer(), Enabled: a.Flags&net.FlagUp != 0,
+		NamespaceKind: v.GetNamespaceKind(), NamespacePid: v.GetNamespacePid(), NamespacePath: v.GetNamespacePath(),
+		VethPeer: v.GetVethPeer(), VppTap: v.GetVppTap(), Enabled: a.Flags&net.FlagUp != 0,
 	}
 	if v.GetMtu() != 0 {
 		got.Mtu = uint32(a.MTU)
@@ -441,10 +511,10 @@ func (h *interfaces) observe(view *nsView, link netlink.Link, v *iface, byLabel 
 	}
 	// hostOf is the host name of the interface with the given label.
 	hostOf := func(label string) string {
-		if pv := byLabel[label]; pv != nil && pv.GetNamespace() == v.GetNamespace() {
+		if pv := byLabel[label]; pv != nil && nsKey(pv) == nsKey(v) {
 			return hostName(pv)
 		}
-		if m, ok := h.p.Interfaces().Get(label); ok && m.Namespace == v.GetNamespace() {
+		if m, ok := h.p.Interfaces().Get(label); ok && m.Namespace == nsKey(v) {
 			return m.HostName
 		}
 		return label

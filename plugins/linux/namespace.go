@@ -3,10 +3,14 @@
 package linux
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -14,6 +18,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 
+	linuxinterfaces "github.com/kvdescriptor/kvdescriptor/generated/linux/interfaces/v1"
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
 
@@ -52,12 +57,74 @@ type namespaces struct {
 	def    netns.NsHandle
 	byName map[string]*namespace
 	// allowed, when not nil, holds the only names besides "" that may be
-	// opened (WithAllowedNamespaces).
+	// opened (WithAllowedNamespaces); no PID is allowed then.
 	allowed map[string]bool
+	// dirs are the directories whose files may be named by path
+	// (WithNamespaceDirs), each with its symbolic links resolved.
+	dirs []string
 }
 
-func newNamespaces(def netns.NsHandle, allowed map[string]bool) *namespaces {
-	return &namespaces{def: def, byName: map[string]*namespace{}, allowed: allowed}
+func newNamespaces(def netns.NsHandle, allowed map[string]bool, dirs []string) *namespaces {
+	return &namespaces{def: def, byName: map[string]*namespace{}, allowed: allowed, dirs: dirs}
+}
+
+// nsKey is where an interface lives, as the plugin keys its namespaces
+// (and InterfaceMeta.Namespace says): "" for the plugin's own, a name, or
+// an absolute path (/proc/PID/ns/net for a namespace named by PID). A
+// name never holds '/', so the three never meet.
+func nsKey(v *iface) string {
+	switch v.GetNamespaceKind() {
+	case linuxinterfaces.Interface_NAMESPACE_KIND_PID:
+		return fmt.Sprintf("/proc/%d/ns/net", v.GetNamespacePid())
+	case linuxinterfaces.Interface_NAMESPACE_KIND_PATH:
+		return v.GetNamespacePath()
+	}
+	return v.GetNamespace()
+}
+
+// pidPath matches the network namespace file of a process.
+var pidPath = regexp.MustCompile(`^/proc/[1-9][0-9]*/ns/net$`)
+
+// checkPath says why the plugin refuses a namespace named by a path: a
+// process's (/proc/PID/ns/net) while the plugin is limited to names, or
+// a path that is not absolute and clean, or not under an allowed
+// directory once its symbolic links are resolved.
+func (s *namespaces) checkPath(p string) error {
+	if pidPath.MatchString(p) {
+		if s.allowed != nil {
+			return fmt.Errorf("%w: %s: a namespace by PID, while the plugin may configure only %s", errNamespace, p, s.allowedList())
+		}
+		return nil
+	}
+	if !filepath.IsAbs(p) || filepath.Clean(p) != p {
+		return fmt.Errorf("%w: %q is not an absolute path in its shortest form", errNamespace, p)
+	}
+	if len(s.dirs) == 0 {
+		return fmt.Errorf("%w: %s: the plugin allows no directory of network namespaces (WithNamespaceDirs)", errNamespace, p)
+	}
+	under := func(p string) bool {
+		return slices.ContainsFunc(s.dirs, func(d string) bool { return within(d, p) })
+	}
+	if !under(p) {
+		return fmt.Errorf("%w: %s is not under a directory the plugin allows (%s)", errNamespace, p, strings.Join(s.dirs, ", "))
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		if _, lerr := os.Lstat(p); lerr == nil {
+			return fmt.Errorf("%w: %s leads to no file (%v)", errNamespace, p, err)
+		}
+		return nil // missing: opening it fails later, and says so
+	}
+	if !under(real) {
+		return fmt.Errorf("%w: %s leads to %s, not under a directory the plugin allows (%s)", errNamespace, p, real, strings.Join(s.dirs, ", "))
+	}
+	return nil
+}
+
+// within reports whether p is a file under (not at) dir.
+func within(dir, p string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != "." && !strings.HasPrefix(rel, "..")
 }
 
 // errNamespace marks a namespace name that the plugin refuses.
@@ -70,6 +137,9 @@ func (s *namespaces) check(name string) error {
 	if name == "" {
 		return nil
 	}
+	if strings.HasPrefix(name, "/") {
+		return s.checkPath(name)
+	}
 	if r := kv.CheckPlainName(name); r != "" {
 		return fmt.Errorf("%w: %s (a network namespace is a file name under %s)", errNamespace, r, NetnsDir)
 	}
@@ -79,11 +149,32 @@ func (s *namespaces) check(name string) error {
 	return nil
 }
 
-// validate adds to errs the namespace's refusal by the allow-list, naming
-// the field namespace. A name that is not a plain name is left to the
-// schema, which makes the value INVALID naming namespace already (and
-// check refuses to open it all the same).
-func (s *namespaces) validate(name string, errs *kv.InvalidValueError) *kv.InvalidValueError {
+// validate adds to errs the refusal of v's namespace by the plugin's
+// options, naming the field that names it. A name that is not a plain
+// name is left to the schema, which makes the value INVALID naming
+// namespace already (and check refuses to open it all the same).
+func (s *namespaces) validate(v *iface, errs *kv.InvalidValueError) *kv.InvalidValueError {
+	field := map[linuxinterfaces.Interface_NamespaceKind]string{
+		linuxinterfaces.Interface_NAMESPACE_KIND_PID:  "namespace_pid",
+		linuxinterfaces.Interface_NAMESPACE_KIND_PATH: "namespace_path",
+	}[v.GetNamespaceKind()]
+	if nsKey(v) == "" || field == "namespace_pid" && v.GetNamespacePid() == 0 || field == "" && kv.CheckPlainName(v.GetNamespace()) != "" {
+		return errs // the schema says what is wrong
+	}
+	check := s.check
+	if field == "namespace_path" {
+		check = s.checkPath // not a name, even without a leading '/'
+	}
+	if err := check(nsKey(v)); err != nil {
+		errs = errs.Add(cmp.Or(field, "namespace"), "%s", strings.TrimPrefix(err.Error(), errNamespace.Error()+": "))
+	}
+	return errs
+}
+
+// validateName adds to errs the refusal of a namespace name by the
+// allow-list, naming the field namespace; a name that is not a plain
+// name is left to the schema.
+func (s *namespaces) validateName(name string, errs *kv.InvalidValueError) *kv.InvalidValueError {
 	if kv.CheckPlainName(name) != "" {
 		return errs
 	}
@@ -113,6 +204,9 @@ func (s *namespaces) path(name string) (string, error) {
 	if err := s.check(name); err != nil {
 		return "", err
 	}
+	if strings.HasPrefix(name, "/") {
+		return name, nil // checkPath vetted it
+	}
 	p := filepath.Join(NetnsDir, name)
 	if filepath.Dir(p) != NetnsDir {
 		return "", fmt.Errorf("%w: %q resolves to %s, outside %s", errNamespace, name, p, NetnsDir)
@@ -137,6 +231,7 @@ func (s *namespaces) get(name string) (*namespace, error) {
 			return nil, err
 		}
 		// ip netns exec NAME ...: the namespace bound at /var/run/netns/NAME
+		// (or at the path, or the process's: nsenter --net=PATH)
 		if ns, err = netns.GetFromPath(path); err != nil {
 			return nil, fmt.Errorf("network namespace %q: %w", name, err)
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 
 	linuxinterfaces "github.com/kvdescriptor/kvdescriptor/generated/linux/interfaces/v1"
 	linuxl3 "github.com/kvdescriptor/kvdescriptor/generated/linux/l3/v1"
+	linuxnftables "github.com/kvdescriptor/kvdescriptor/generated/linux/nftables/v1"
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
 
@@ -28,7 +30,8 @@ const DefaultRouteProtocol = 0xd4
 type InterfaceMeta struct {
 	// Index is the interface index (ifindex) in Namespace.
 	Index int
-	// Namespace is the network namespace by name; "" is the plugin's.
+	// Namespace is the network namespace: by name, or an absolute path
+	// (/proc/PID/ns/net for one named by PID); "" is the plugin's.
 	Namespace string
 	// HostName is the name in the kernel.
 	HostName string
@@ -46,6 +49,11 @@ type Plugin struct {
 	master    kv.Descriptor
 	route     kv.Descriptor
 	neighbour kv.Descriptor
+	rule      kv.Descriptor
+	nftTable  *kv.TypedDescriptor[linuxnftables.TableKey, *linuxnftables.Table, NftMeta]
+	nftChain  *kv.TypedDescriptor[linuxnftables.ChainKey, *linuxnftables.Chain, NftMeta]
+	nftRule   kv.Descriptor
+	nftFound  nftRetrieved
 
 	// owned holds the host names of the interfaces the plugin created (or
 	// is creating, or found by Retrieve) in its own namespace, for the
@@ -75,6 +83,9 @@ type options struct {
 	// allowed, when not nil, lists the only named namespaces values may
 	// name (WithAllowedNamespaces).
 	allowed map[string]bool
+	// dirs are the directories under which values may name namespaces by
+	// path (WithNamespaceDirs).
+	dirs []string
 }
 
 func defaultOptions() options {
@@ -95,6 +106,18 @@ func (o *options) validate() error {
 	}
 	if o.logger == nil {
 		return errors.New("logger is nil")
+	}
+	for _, d := range o.dirs {
+		if !filepath.IsAbs(d) || filepath.Clean(d) != d {
+			return fmt.Errorf("network namespace directory %q: not an absolute path in its shortest form", d)
+		}
+		real, err := filepath.EvalSymlinks(d)
+		if err != nil {
+			return fmt.Errorf("network namespace directory %q: %w", d, err)
+		}
+		if real != d { // paths name the one, their links lead to the other
+			o.dirs = append(o.dirs, real)
+		}
 	}
 	for name := range o.allowed {
 		if r := kv.CheckPlainName(name); r != "" || name == "" {
@@ -145,7 +168,9 @@ func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l 
 // (the error names the field namespace), and the plugin never opens it.
 // The plugin's own namespace (the empty name) is always allowed; with no
 // names, it is the only one. Without this option every named namespace
-// (a file under NetnsDir) may be configured.
+// (a file under NetnsDir) may be configured, and every process's
+// (Interface.namespace_pid); with it, no process's is (a PID names no
+// namespace the operator vetted).
 func WithAllowedNamespaces(names ...string) Option {
 	return func(o *options) {
 		o.allowed = make(map[string]bool, len(names))
@@ -153,6 +178,16 @@ func WithAllowedNamespaces(names ...string) Option {
 			o.allowed[n] = true
 		}
 	}
+}
+
+// WithNamespaceDirs lets values name network namespaces by path
+// (Interface.namespace_path) under these directories, absolute paths
+// (each also as its symbolic links resolve): a path elsewhere, or one that
+// is not absolute and clean, is INVALID, the error naming the field
+// namespace_path. Default: none, every path is refused. The allow-list of
+// WithAllowedNamespaces does not apply to paths.
+func WithNamespaceDirs(dirs ...string) Option {
+	return func(o *options) { o.dirs = append([]string(nil), dirs...) }
 }
 
 // New builds the plugin and its descriptors.
@@ -176,7 +211,7 @@ func New(opts ...Option) (*Plugin, error) {
 	if err != nil {
 		return nil, fmt.Errorf("linux plugin: the plugin's network namespace: %w", err)
 	}
-	p := &Plugin{opts: o, ns: newNamespaces(def, o.allowed), owned: map[string]bool{}}
+	p := &Plugin{opts: o, ns: newNamespaces(def, o.allowed, o.dirs), owned: map[string]bool{}}
 	if err := p.buildDescriptors(); err != nil {
 		p.ns.close()
 		return nil, fmt.Errorf("linux plugin: %w", err)
@@ -199,15 +234,28 @@ func (p *Plugin) buildDescriptors() (err error) {
 	if p.route, err = linuxl3.NewRouteDescriptor[struct{}](&routes{p: p}); err != nil {
 		return err
 	}
-	p.neighbour, err = linuxl3.NewNeighbourDescriptor[struct{}](&neighbours{p: p})
+	if p.neighbour, err = linuxl3.NewNeighbourDescriptor[struct{}](&neighbours{p: p}); err != nil {
+		return err
+	}
+	if p.rule, err = linuxl3.NewRuleDescriptor[struct{}](&rules{p: p}); err != nil {
+		return err
+	}
+	if p.nftTable, err = linuxnftables.NewTableDescriptor[NftMeta](&nftTables{p: p}); err != nil {
+		return err
+	}
+	if p.nftChain, err = linuxnftables.NewChainDescriptor[NftMeta](&nftChains{p: p}); err != nil {
+		return err
+	}
+	p.nftRule, err = linuxnftables.NewRuleDescriptor[struct{}](&nftRules{p: p})
 	return err
 }
 
 // Descriptors returns the plugin's descriptors, to register with a
-// scheduler: interfaces, their addresses and bridge memberships, routes
-// and neighbours.
+// scheduler: interfaces, their addresses and bridge memberships, routes,
+// neighbours, policy routing rules, and nftables tables, chains and
+// rules.
 func (p *Plugin) Descriptors() []kv.Descriptor {
-	return []kv.Descriptor{p.iface, p.addr, p.master, p.route, p.neighbour}
+	return []kv.Descriptor{p.iface, p.addr, p.master, p.route, p.neighbour, p.rule, p.nftTable, p.nftChain, p.nftRule}
 }
 
 // Interfaces returns the interfaces' metadata by label.

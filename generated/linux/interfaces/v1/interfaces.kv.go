@@ -79,7 +79,7 @@ func interfaceLabel(key string) string {
 // interfaceDependencies returns the dependencies of a value of
 // linux.interfaces.v1.Interface.
 func interfaceDependencies(key string, v *Interface) []kv.Dependency {
-	deps := make([]kv.Dependency, 0, 2)
+	deps := make([]kv.Dependency, 0, 3)
 	if x := v.GetVethPeer(); x != "" {
 		deps = append(deps, kv.Dependency{
 			Key:   "linux/interface/" + kv.KeyValue(kv.FormatName, x),
@@ -90,6 +90,12 @@ func interfaceDependencies(key string, v *Interface) []kv.Dependency {
 		deps = append(deps, kv.Dependency{
 			Key:   "linux/interface/" + kv.KeyValue(kv.FormatName, x),
 			Label: "parent",
+		})
+	}
+	if x := v.GetVppTap(); x != "" {
+		deps = append(deps, kv.Dependency{
+			Key:   "vpp/interface/" + kv.KeyValue(kv.FormatName, x),
+			Label: "VPP TAP",
 		})
 	}
 	if len(deps) == 0 {
@@ -104,6 +110,7 @@ func interfaceDependencies(key string, v *Interface) []kv.Dependency {
 type interfaceDependencyInputs struct {
 	vethPeer string
 	parent   string
+	vppTap   string
 }
 
 // interfaceDerived returns the values derived from a value of
@@ -140,7 +147,11 @@ func interfaceEqual(a, b *Interface) bool {
 		interfaceEqualVxlan(a.GetVxlan(), b.GetVxlan()) &&
 		a.EffectiveMacvlanMode() == b.EffectiveMacvlanMode() &&
 		a.GetVlanId() == b.GetVlanId() &&
-		a.GetVrfTable() == b.GetVrfTable()
+		a.GetVrfTable() == b.GetVrfTable() &&
+		a.GetVppTap() == b.GetVppTap() &&
+		a.GetNamespaceKind() == b.GetNamespaceKind() &&
+		a.GetNamespacePid() == b.GetNamespacePid() &&
+		a.GetNamespacePath() == b.GetNamespacePath()
 }
 
 // interfaceEqualVxlan compares the vxlan of two values of
@@ -164,7 +175,11 @@ func interfaceNeedsRecreate(a, b *Interface) bool {
 		interfaceEqualVxlan(a.GetVxlan(), b.GetVxlan()) &&
 		a.EffectiveMacvlanMode() == b.EffectiveMacvlanMode() &&
 		a.GetVlanId() == b.GetVlanId() &&
-		a.GetVrfTable() == b.GetVrfTable())
+		a.GetVrfTable() == b.GetVrfTable() &&
+		a.GetVppTap() == b.GetVppTap() &&
+		a.GetNamespaceKind() == b.GetNamespaceKind() &&
+		a.GetNamespacePid() == b.GetNamespacePid() &&
+		a.GetNamespacePath() == b.GetNamespacePath())
 }
 
 // interfaceValidate validates a value of linux.interfaces.v1.Interface, naming
@@ -185,6 +200,9 @@ func interfaceValidate(key string, v *Interface) error {
 	if r := kv.CheckIfName(v.GetHostIfName()); r != "" {
 		errs = errs.Add("host_if_name", "%s", r)
 	}
+	if v.GetHostIfName() != "" && v.GetType() != Interface_TYPE_VETH && v.GetType() != Interface_TYPE_TAP && v.GetType() != Interface_TYPE_BRIDGE && v.GetType() != Interface_TYPE_VXLAN && v.GetType() != Interface_TYPE_MACVLAN && v.GetType() != Interface_TYPE_DUMMY && v.GetType() != Interface_TYPE_VLAN && v.GetType() != Interface_TYPE_VRF && v.GetType() != Interface_TYPE_EXISTING && v.GetType() != Interface_TYPE_TAP_TO_VPP {
+		errs = errs.Add("host_if_name", "must be empty unless type is TYPE_VETH, TYPE_TAP, TYPE_BRIDGE, TYPE_VXLAN, TYPE_MACVLAN, TYPE_DUMMY, TYPE_VLAN, TYPE_VRF, TYPE_EXISTING or TYPE_TAP_TO_VPP (it is %v)", v.GetType())
+	}
 	if v.GetMtu() != 0 && v.GetMtu() < 68 {
 		errs = errs.Add("mtu", "%v is below the minimum 68 (or 0, the default)", v.GetMtu())
 	}
@@ -199,6 +217,9 @@ func interfaceValidate(key string, v *Interface) error {
 	}
 	if r := kv.CheckPlainName(v.GetNamespace()); r != "" {
 		errs = errs.Add("namespace", "%s", r)
+	}
+	if v.GetNamespace() != "" && v.GetNamespaceKind() != Interface_NAMESPACE_KIND_NAME {
+		errs = errs.Add("namespace", "must be empty unless namespace_kind is NAMESPACE_KIND_NAME (it is %v)", v.GetNamespaceKind())
 	}
 	if v.GetVethPeer() == "" && v.GetType() == Interface_TYPE_VETH {
 		errs = errs.Add("veth_peer", "must be set when type is TYPE_VETH")
@@ -265,6 +286,27 @@ func interfaceValidate(key string, v *Interface) error {
 	if v.GetVrfTable() != 0 && v.GetType() != Interface_TYPE_VRF {
 		errs = errs.Add("vrf_table", "must be empty unless type is TYPE_VRF (it is %v)", v.GetType())
 	}
+	if v.GetVppTap() == "" && v.GetType() == Interface_TYPE_TAP_TO_VPP {
+		errs = errs.Add("vpp_tap", "must be set when type is TYPE_TAP_TO_VPP")
+	}
+	if v.GetVppTap() != "" && v.GetType() != Interface_TYPE_TAP_TO_VPP {
+		errs = errs.Add("vpp_tap", "must be empty unless type is TYPE_TAP_TO_VPP (it is %v)", v.GetType())
+	}
+	if _, ok := Interface_NamespaceKind_name[int32(v.GetNamespaceKind())]; !ok {
+		errs = errs.Add("namespace_kind", "%d is not a value of linux.interfaces.v1.Interface.NamespaceKind", v.GetNamespaceKind())
+	}
+	if v.GetNamespacePid() == 0 && v.GetNamespaceKind() == Interface_NAMESPACE_KIND_PID {
+		errs = errs.Add("namespace_pid", "must be set when namespace_kind is NAMESPACE_KIND_PID")
+	}
+	if v.GetNamespacePid() != 0 && v.GetNamespaceKind() != Interface_NAMESPACE_KIND_PID {
+		errs = errs.Add("namespace_pid", "must be empty unless namespace_kind is NAMESPACE_KIND_PID (it is %v)", v.GetNamespaceKind())
+	}
+	if v.GetNamespacePath() == "" && v.GetNamespaceKind() == Interface_NAMESPACE_KIND_PATH {
+		errs = errs.Add("namespace_path", "must be set when namespace_kind is NAMESPACE_KIND_PATH")
+	}
+	if v.GetNamespacePath() != "" && v.GetNamespaceKind() != Interface_NAMESPACE_KIND_PATH {
+		errs = errs.Add("namespace_path", "must be empty unless namespace_kind is NAMESPACE_KIND_PATH (it is %v)", v.GetNamespaceKind())
+	}
 	for i, e := range v.GetIpAddresses() {
 		if e == "" {
 			errs = errs.Add(fmt.Sprintf("ip_addresses[%d]", i), "must be set: it is part of the key")
@@ -294,6 +336,7 @@ func InterfaceSpec[M any]() kv.Spec[InterfaceKey, *Interface, M] {
 			return interfaceDependencyInputs{
 				parent:   v.GetParent(),
 				vethPeer: v.GetVethPeer(),
+				vppTap:   v.GetVppTap(),
 			}
 		}),
 		Derived: interfaceDerived,

@@ -45,20 +45,42 @@ const (
 	// TYPE_VRF: a VRF device bound to vrf_table (needs the kernel's vrf
 	// module).
 	Interface_TYPE_VRF Interface_Type = 8
+	// TYPE_LOOPBACK: the loopback interface of the namespace, lo, which
+	// every namespace has: configured (state, MTU, addresses), never
+	// created or deleted. Its kernel name is always lo: host_if_name stays
+	// empty.
+	Interface_TYPE_LOOPBACK Interface_Type = 9
+	// TYPE_EXISTING: an interface of any kind that something else creates
+	// (a physical NIC, a device of a container runtime): the plugin
+	// configures its state, MTU, MAC address and addresses, and neither
+	// creates nor deletes it. Create fails (and is retried) while no link of
+	// its kernel name exists. Delete removes the addresses (derived values)
+	// and leaves the link as it is: the state, MTU and MAC address are not
+	// put back, since the plugin never knew what they were meant to be.
+	Interface_TYPE_EXISTING Interface_Type = 10
+	// TYPE_TAP_TO_VPP: the Linux end of a VPP TAP interface (vpp_tap names
+	// it), which VPP creates in the plugin's namespace: the plugin moves it
+	// to namespace, configures it, and on delete moves it back (VPP
+	// deletes it with its TAP). Its kernel name (host_if_name, default
+	// name) must be the VPP TAP's tap.host_if_name.
+	Interface_TYPE_TAP_TO_VPP Interface_Type = 11
 )
 
 // Enum value maps for Interface_Type.
 var (
 	Interface_Type_name = map[int32]string{
-		0: "TYPE_UNSPECIFIED",
-		1: "TYPE_VETH",
-		2: "TYPE_TAP",
-		3: "TYPE_BRIDGE",
-		4: "TYPE_VXLAN",
-		5: "TYPE_MACVLAN",
-		6: "TYPE_DUMMY",
-		7: "TYPE_VLAN",
-		8: "TYPE_VRF",
+		0:  "TYPE_UNSPECIFIED",
+		1:  "TYPE_VETH",
+		2:  "TYPE_TAP",
+		3:  "TYPE_BRIDGE",
+		4:  "TYPE_VXLAN",
+		5:  "TYPE_MACVLAN",
+		6:  "TYPE_DUMMY",
+		7:  "TYPE_VLAN",
+		8:  "TYPE_VRF",
+		9:  "TYPE_LOOPBACK",
+		10: "TYPE_EXISTING",
+		11: "TYPE_TAP_TO_VPP",
 	}
 	Interface_Type_value = map[string]int32{
 		"TYPE_UNSPECIFIED": 0,
@@ -70,6 +92,9 @@ var (
 		"TYPE_DUMMY":       6,
 		"TYPE_VLAN":        7,
 		"TYPE_VRF":         8,
+		"TYPE_LOOPBACK":    9,
+		"TYPE_EXISTING":    10,
+		"TYPE_TAP_TO_VPP":  11,
 	}
 )
 
@@ -157,6 +182,64 @@ func (Interface_MacvlanMode) EnumDescriptor() ([]byte, []int) {
 	return file_linux_interfaces_v1_interfaces_proto_rawDescGZIP(), []int{0, 1}
 }
 
+// NamespaceKind says how the interface's network namespace is named.
+type Interface_NamespaceKind int32
+
+const (
+	// NAMESPACE_KIND_NAME: by name, in namespace (empty: the plugin's
+	// own namespace).
+	Interface_NAMESPACE_KIND_NAME Interface_NamespaceKind = 0
+	// NAMESPACE_KIND_PID: the namespace of the process namespace_pid
+	// (/proc/PID/ns/net, a container's), unless the plugin restricts the
+	// namespaces to names (WithAllowedNamespaces).
+	Interface_NAMESPACE_KIND_PID Interface_NamespaceKind = 1
+	// NAMESPACE_KIND_PATH: the namespace bound at namespace_path, a file
+	// under one of the directories the plugin allows (WithNamespaceDirs;
+	// none by default).
+	Interface_NAMESPACE_KIND_PATH Interface_NamespaceKind = 2
+)
+
+// Enum value maps for Interface_NamespaceKind.
+var (
+	Interface_NamespaceKind_name = map[int32]string{
+		0: "NAMESPACE_KIND_NAME",
+		1: "NAMESPACE_KIND_PID",
+		2: "NAMESPACE_KIND_PATH",
+	}
+	Interface_NamespaceKind_value = map[string]int32{
+		"NAMESPACE_KIND_NAME": 0,
+		"NAMESPACE_KIND_PID":  1,
+		"NAMESPACE_KIND_PATH": 2,
+	}
+)
+
+func (x Interface_NamespaceKind) Enum() *Interface_NamespaceKind {
+	p := new(Interface_NamespaceKind)
+	*p = x
+	return p
+}
+
+func (x Interface_NamespaceKind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Interface_NamespaceKind) Descriptor() protoreflect.EnumDescriptor {
+	return file_linux_interfaces_v1_interfaces_proto_enumTypes[2].Descriptor()
+}
+
+func (Interface_NamespaceKind) Type() protoreflect.EnumType {
+	return &file_linux_interfaces_v1_interfaces_proto_enumTypes[2]
+}
+
+func (x Interface_NamespaceKind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Interface_NamespaceKind.Descriptor instead.
+func (Interface_NamespaceKind) EnumDescriptor() ([]byte, []int) {
+	return file_linux_interfaces_v1_interfaces_proto_rawDescGZIP(), []int{0, 2}
+}
+
 // Interface is a Linux network interface. Each IP address derives a value
 // of its own; the bridge master derives a binding that waits for the
 // bridge, so the interface itself never does; a veth end depends on its
@@ -170,8 +253,9 @@ type Interface struct {
 	// interface.
 	Type Interface_Type `protobuf:"varint,2,opt,name=type,proto3,enum=linux.interfaces.v1.Interface_Type" json:"type,omitempty"`
 	// host_if_name is the name in the kernel (at most 15 bytes, no '/',
-	// ':' or spaces); default: name. Changing it renames the interface in
-	// place.
+	// ':' or spaces); default: name; none for a loopback (always lo).
+	// Changing it renames the interface in place; that of an existing or
+	// TAP-to-VPP interface, which names the link to configure, re-creates.
 	HostIfName string `protobuf:"bytes,3,opt,name=host_if_name,json=hostIfName,proto3" json:"host_if_name,omitempty"`
 	// enabled sets the interface administratively up.
 	Enabled bool `protobuf:"varint,4,opt,name=enabled,proto3" json:"enabled,omitempty"`
@@ -183,6 +267,7 @@ type Interface struct {
 	IpAddresses []string `protobuf:"bytes,7,rep,name=ip_addresses,json=ipAddresses,proto3" json:"ip_addresses,omitempty"`
 	// namespace is the network namespace, by name (as `ip netns` names
 	// them: a plain name, never a path); empty: the plugin's namespace.
+	// Only while namespace_kind is NAMESPACE_KIND_NAME (the default).
 	// Changing it re-creates.
 	Namespace string `protobuf:"bytes,8,opt,name=namespace,proto3" json:"namespace,omitempty"`
 	// veth_peer is the other end of a veth pair (its label): set for, and
@@ -208,7 +293,26 @@ type Interface struct {
 	VlanId uint32 `protobuf:"varint,14,opt,name=vlan_id,json=vlanId,proto3" json:"vlan_id,omitempty"`
 	// vrf_table is the routing table of a vrf interface: set for, and only
 	// for, one. Changing it re-creates.
-	VrfTable      uint32 `protobuf:"varint,15,opt,name=vrf_table,json=vrfTable,proto3" json:"vrf_table,omitempty"`
+	VrfTable uint32 `protobuf:"varint,15,opt,name=vrf_table,json=vrfTable,proto3" json:"vrf_table,omitempty"`
+	// vpp_tap is the VPP TAP interface (the label of a
+	// vpp.interfaces.v1.Interface of type TYPE_TAP) whose Linux end this is:
+	// set for, and only for, a TAP-to-VPP interface. A dependency on the VPP
+	// plugin's model that the scheduler alone resolves: the Linux end waits
+	// (PENDING) for the VPP TAP and goes before it. Changing it re-creates.
+	VppTap string `protobuf:"bytes,16,opt,name=vpp_tap,json=vppTap,proto3" json:"vpp_tap,omitempty"`
+	// namespace_kind says which field names the network namespace:
+	// namespace (the default), namespace_pid or namespace_path. Changing it
+	// re-creates.
+	NamespaceKind Interface_NamespaceKind `protobuf:"varint,17,opt,name=namespace_kind,json=namespaceKind,proto3,enum=linux.interfaces.v1.Interface_NamespaceKind" json:"namespace_kind,omitempty"`
+	// namespace_pid is the process whose network namespace the interface
+	// lives in: set for, and only for, NAMESPACE_KIND_PID. Changing it
+	// re-creates.
+	NamespacePid uint32 `protobuf:"varint,18,opt,name=namespace_pid,json=namespacePid,proto3" json:"namespace_pid,omitempty"`
+	// namespace_path is the file a network namespace is bound at (an
+	// absolute path in its shortest form, no "..", under a directory the
+	// plugin allows): set for, and only for, NAMESPACE_KIND_PATH. Changing
+	// it re-creates.
+	NamespacePath string `protobuf:"bytes,19,opt,name=namespace_path,json=namespacePath,proto3" json:"namespace_path,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -348,6 +452,34 @@ func (x *Interface) GetVrfTable() uint32 {
 	return 0
 }
 
+func (x *Interface) GetVppTap() string {
+	if x != nil {
+		return x.VppTap
+	}
+	return ""
+}
+
+func (x *Interface) GetNamespaceKind() Interface_NamespaceKind {
+	if x != nil {
+		return x.NamespaceKind
+	}
+	return Interface_NAMESPACE_KIND_NAME
+}
+
+func (x *Interface) GetNamespacePid() uint32 {
+	if x != nil {
+		return x.NamespacePid
+	}
+	return 0
+}
+
+func (x *Interface) GetNamespacePath() string {
+	if x != nil {
+		return x.NamespacePath
+	}
+	return ""
+}
+
 // Vxlan holds the tunnel parameters of a vxlan interface.
 type Interface_Vxlan struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -426,19 +558,23 @@ var File_linux_interfaces_v1_interfaces_proto protoreflect.FileDescriptor
 
 const file_linux_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"\n" +
-	"$linux/interfaces/v1/interfaces.proto\x12\x13linux.interfaces.v1\x1a\x1dkvdescriptor/v1/options.proto\"\xf1\r\n" +
+	"$linux/interfaces/v1/interfaces.proto\x12\x13linux.interfaces.v1\x1a\x1dkvdescriptor/v1/options.proto\"\x90\x14\n" +
 	"\tInterface\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12C\n" +
 	"\x04type\x18\x02 \x01(\x0e2#.linux.interfaces.v1.Interface.TypeB\n" +
-	"Ҽ\x19\x06 \x012\x02\b\x01R\x04type\x12(\n" +
-	"\fhost_if_name\x18\x03 \x01(\tB\x06Ҽ\x19\x02\b\bR\n" +
+	"Ҽ\x19\x06 \x012\x02\b\x01R\x04type\x12\xb3\x01\n" +
+	"\fhost_if_name\x18\x03 \x01(\tB\x90\x01Ҽ\x19\x8b\x01\b\b2\x86\x01R\x83\x01\n" +
+	"\x04type\x12\tTYPE_VETH\x12\bTYPE_TAP\x12\vTYPE_BRIDGE\x12\n" +
+	"TYPE_VXLAN\x12\fTYPE_MACVLAN\x12\n" +
+	"TYPE_DUMMY\x12\tTYPE_VLAN\x12\bTYPE_VRF\x12\rTYPE_EXISTING\x12\x0fTYPE_TAP_TO_VPPR\n" +
 	"hostIfName\x12\x18\n" +
 	"\aenabled\x18\x04 \x01(\bR\aenabled\x12,\n" +
 	"\x03mtu\x18\x05 \x01(\rB\x1aҼ\x19\x16*\x06\x12\x0415002\f\x18\x01 D(\x010\xff\xff\x03`\x01R\x03mtu\x12)\n" +
 	"\fphys_address\x18\x06 \x01(\tB\x06Ҽ\x19\x02\b\x06R\vphysAddress\x12\x85\x01\n" +
 	"\fip_addresses\x18\a \x03(\tBbҼ\x19^\b\x05\x1aV\n" +
-	"-linux/interface/{name}/address/{ip_addresses}\x12%linux.interfaces.v1.Interface.address2\x02\x10\x01R\vipAddresses\x12&\n" +
-	"\tnamespace\x18\b \x01(\tB\bҼ\x19\x04\b\a \x01R\tnamespace\x12}\n" +
+	"-linux/interface/{name}/address/{ip_addresses}\x12%linux.interfaces.v1.Interface.address2\x02\x10\x01R\vipAddresses\x12O\n" +
+	"\tnamespace\x18\b \x01(\tB1Ҽ\x19-\b\a \x012'R%\n" +
+	"\x0enamespace_kind\x12\x13NAMESPACE_KIND_NAMER\tnamespace\x12}\n" +
 	"\tveth_peer\x18\t \x01(\tB`Ҽ\x19\\\x12*\n" +
 	"\x1dlinux.interfaces.v1.Interface\x12\tveth peer \x012,J\x11\n" +
 	"\x04type\x12\tTYPE_VETHR\x11\n" +
@@ -464,12 +600,23 @@ const file_linux_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"\x04type\x12\tTYPE_VLANR\x06vlanId\x12I\n" +
 	"\tvrf_table\x18\x0f \x01(\rB,Ҽ\x19( \x012$J\x10\n" +
 	"\x04type\x12\bTYPE_VRFR\x10\n" +
-	"\x04type\x12\bTYPE_VRFR\bvrfTable\x1a\xa5\x01\n" +
+	"\x04type\x12\bTYPE_VRFR\bvrfTable\x12{\n" +
+	"\avpp_tap\x18\x10 \x01(\tBbҼ\x19^\x12&\n" +
+	"\x1bvpp.interfaces.v1.Interface\x12\aVPP TAP \x0122J\x17\n" +
+	"\x04type\x12\x0fTYPE_TAP_TO_VPPR\x17\n" +
+	"\x04type\x12\x0fTYPE_TAP_TO_VPPR\x06vppTap\x12[\n" +
+	"\x0enamespace_kind\x18\x11 \x01(\x0e2,.linux.interfaces.v1.Interface.NamespaceKindB\x06Ҽ\x19\x02 \x01R\rnamespaceKind\x12y\n" +
+	"\rnamespace_pid\x18\x12 \x01(\rBTҼ\x19P \x012LJ$\n" +
+	"\x0enamespace_kind\x12\x12NAMESPACE_KIND_PIDR$\n" +
+	"\x0enamespace_kind\x12\x12NAMESPACE_KIND_PIDR\fnamespacePid\x12}\n" +
+	"\x0enamespace_path\x18\x13 \x01(\tBVҼ\x19R \x012NJ%\n" +
+	"\x0enamespace_kind\x12\x13NAMESPACE_KIND_PATHR%\n" +
+	"\x0enamespace_kind\x12\x13NAMESPACE_KIND_PATHR\rnamespacePath\x1a\xa5\x01\n" +
 	"\x05Vxlan\x12#\n" +
 	"\x03vni\x18\x01 \x01(\rB\x11Ҽ\x19\r2\v\x18\x01 \x01(\x010\xff\xff\xff\aR\x03vni\x12!\n" +
 	"\blocal_ip\x18\x02 \x01(\tB\x06Ҽ\x19\x02\b\x03R\alocalIp\x12#\n" +
 	"\tremote_ip\x18\x03 \x01(\tB\x06Ҽ\x19\x02\b\x03R\bremoteIp\x12/\n" +
-	"\bdst_port\x18\x04 \x01(\rB\x14Ҽ\x19\x10*\x06\x12\x0447892\x06(\x010\xff\xff\x03R\adstPort\"\x99\x01\n" +
+	"\bdst_port\x18\x04 \x01(\rB\x14Ҽ\x19\x10*\x06\x12\x0447892\x06(\x010\xff\xff\x03R\adstPort\"\xd4\x01\n" +
 	"\x04Type\x12\x14\n" +
 	"\x10TYPE_UNSPECIFIED\x10\x00\x12\r\n" +
 	"\tTYPE_VETH\x10\x01\x12\f\n" +
@@ -481,13 +628,21 @@ const file_linux_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"\n" +
 	"TYPE_DUMMY\x10\x06\x12\r\n" +
 	"\tTYPE_VLAN\x10\a\x12\f\n" +
-	"\bTYPE_VRF\x10\b\"\x90\x01\n" +
+	"\bTYPE_VRF\x10\b\x12\x11\n" +
+	"\rTYPE_LOOPBACK\x10\t\x12\x11\n" +
+	"\rTYPE_EXISTING\x10\n" +
+	"\x12\x13\n" +
+	"\x0fTYPE_TAP_TO_VPP\x10\v\"\x90\x01\n" +
 	"\vMacvlanMode\x12\x1c\n" +
 	"\x18MACVLAN_MODE_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14MACVLAN_MODE_PRIVATE\x10\x01\x12\x15\n" +
 	"\x11MACVLAN_MODE_VEPA\x10\x02\x12\x17\n" +
 	"\x13MACVLAN_MODE_BRIDGE\x10\x03\x12\x19\n" +
-	"\x15MACVLAN_MODE_PASSTHRU\x10\x04:\x1eҼ\x19\x1a\n" +
+	"\x15MACVLAN_MODE_PASSTHRU\x10\x04\"Y\n" +
+	"\rNamespaceKind\x12\x17\n" +
+	"\x13NAMESPACE_KIND_NAME\x10\x00\x12\x16\n" +
+	"\x12NAMESPACE_KIND_PID\x10\x01\x12\x17\n" +
+	"\x13NAMESPACE_KIND_PATH\x10\x02:\x1eҼ\x19\x1a\n" +
 	"\x16linux/interface/{name} \x01BTZRgithub.com/kvdescriptor/kvdescriptor/generated/linux/interfaces/v1;linuxinterfacesb\x06proto3"
 
 var (
@@ -502,23 +657,25 @@ func file_linux_interfaces_v1_interfaces_proto_rawDescGZIP() []byte {
 	return file_linux_interfaces_v1_interfaces_proto_rawDescData
 }
 
-var file_linux_interfaces_v1_interfaces_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_linux_interfaces_v1_interfaces_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
 var file_linux_interfaces_v1_interfaces_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
 var file_linux_interfaces_v1_interfaces_proto_goTypes = []any{
-	(Interface_Type)(0),        // 0: linux.interfaces.v1.Interface.Type
-	(Interface_MacvlanMode)(0), // 1: linux.interfaces.v1.Interface.MacvlanMode
-	(*Interface)(nil),          // 2: linux.interfaces.v1.Interface
-	(*Interface_Vxlan)(nil),    // 3: linux.interfaces.v1.Interface.Vxlan
+	(Interface_Type)(0),          // 0: linux.interfaces.v1.Interface.Type
+	(Interface_MacvlanMode)(0),   // 1: linux.interfaces.v1.Interface.MacvlanMode
+	(Interface_NamespaceKind)(0), // 2: linux.interfaces.v1.Interface.NamespaceKind
+	(*Interface)(nil),            // 3: linux.interfaces.v1.Interface
+	(*Interface_Vxlan)(nil),      // 4: linux.interfaces.v1.Interface.Vxlan
 }
 var file_linux_interfaces_v1_interfaces_proto_depIdxs = []int32{
 	0, // 0: linux.interfaces.v1.Interface.type:type_name -> linux.interfaces.v1.Interface.Type
-	3, // 1: linux.interfaces.v1.Interface.vxlan:type_name -> linux.interfaces.v1.Interface.Vxlan
+	4, // 1: linux.interfaces.v1.Interface.vxlan:type_name -> linux.interfaces.v1.Interface.Vxlan
 	1, // 2: linux.interfaces.v1.Interface.macvlan_mode:type_name -> linux.interfaces.v1.Interface.MacvlanMode
-	3, // [3:3] is the sub-list for method output_type
-	3, // [3:3] is the sub-list for method input_type
-	3, // [3:3] is the sub-list for extension type_name
-	3, // [3:3] is the sub-list for extension extendee
-	0, // [0:3] is the sub-list for field type_name
+	2, // 3: linux.interfaces.v1.Interface.namespace_kind:type_name -> linux.interfaces.v1.Interface.NamespaceKind
+	4, // [4:4] is the sub-list for method output_type
+	4, // [4:4] is the sub-list for method input_type
+	4, // [4:4] is the sub-list for extension type_name
+	4, // [4:4] is the sub-list for extension extendee
+	0, // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_linux_interfaces_v1_interfaces_proto_init() }
@@ -531,7 +688,7 @@ func file_linux_interfaces_v1_interfaces_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_linux_interfaces_v1_interfaces_proto_rawDesc), len(file_linux_interfaces_v1_interfaces_proto_rawDesc)),
-			NumEnums:      2,
+			NumEnums:      3,
 			NumMessages:   2,
 			NumExtensions: 0,
 			NumServices:   0,

@@ -235,6 +235,145 @@ func (x *Neighbour) GetHwAddress() string {
 	return ""
 }
 
+// Rule is a policy routing rule (`ip rule`): traffic that matches every
+// selector set (from, to, iif, oif, fwmark) is looked up in table. It
+// waits for the interfaces it names (iif, oif), whose kernel names it
+// matches, and lives in namespace (where those interfaces must be too).
+// It matches IPv4 unless from or to is IPv6 (then both are: the kernel
+// refuses a mix). The kernel changes no rule in place: every change
+// deletes the rule and adds the new one. The plugin marks its rules with
+// its route protocol number, as it does its routes.
+type Rule struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// name is the logical name (the label); the kernel does not keep it.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// priority orders the rules (`ip rule add priority N`), 1 to 32765:
+	// 0, 32766 and 32767 are the kernel's own rules (local, main, default).
+	Priority uint32 `protobuf:"varint,2,opt,name=priority,proto3" json:"priority,omitempty"`
+	// table is the routing table to look up (1 to 4294967295; 254 is main).
+	Table uint32 `protobuf:"varint,3,opt,name=table,proto3" json:"table,omitempty"`
+	// from matches the source network; empty: any.
+	From string `protobuf:"bytes,4,opt,name=from,proto3" json:"from,omitempty"`
+	// to matches the destination network; empty: any.
+	To string `protobuf:"bytes,5,opt,name=to,proto3" json:"to,omitempty"`
+	// iif matches the incoming interface (its label); empty: any.
+	Iif string `protobuf:"bytes,6,opt,name=iif,proto3" json:"iif,omitempty"`
+	// oif matches the outgoing interface (its label; of a socket bound to
+	// it, or a VRF); empty: any.
+	Oif string `protobuf:"bytes,7,opt,name=oif,proto3" json:"oif,omitempty"`
+	// fwmark matches the packet's firewall mark (under fwmask); 0 with
+	// fwmask 0: any.
+	Fwmark uint32 `protobuf:"varint,8,opt,name=fwmark,proto3" json:"fwmark,omitempty"`
+	// fwmask is the mask of fwmark; 0: all bits (0xffffffff) when fwmark is
+	// set.
+	Fwmask uint32 `protobuf:"varint,9,opt,name=fwmask,proto3" json:"fwmask,omitempty"`
+	// namespace is the network namespace by name (as an interface's
+	// namespace); empty: the plugin's.
+	Namespace     string `protobuf:"bytes,10,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Rule) Reset() {
+	*x = Rule{}
+	mi := &file_linux_l3_v1_l3_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Rule) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Rule) ProtoMessage() {}
+
+func (x *Rule) ProtoReflect() protoreflect.Message {
+	mi := &file_linux_l3_v1_l3_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Rule.ProtoReflect.Descriptor instead.
+func (*Rule) Descriptor() ([]byte, []int) {
+	return file_linux_l3_v1_l3_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *Rule) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Rule) GetPriority() uint32 {
+	if x != nil {
+		return x.Priority
+	}
+	return 0
+}
+
+func (x *Rule) GetTable() uint32 {
+	if x != nil {
+		return x.Table
+	}
+	return 0
+}
+
+func (x *Rule) GetFrom() string {
+	if x != nil {
+		return x.From
+	}
+	return ""
+}
+
+func (x *Rule) GetTo() string {
+	if x != nil {
+		return x.To
+	}
+	return ""
+}
+
+func (x *Rule) GetIif() string {
+	if x != nil {
+		return x.Iif
+	}
+	return ""
+}
+
+func (x *Rule) GetOif() string {
+	if x != nil {
+		return x.Oif
+	}
+	return ""
+}
+
+func (x *Rule) GetFwmark() uint32 {
+	if x != nil {
+		return x.Fwmark
+	}
+	return 0
+}
+
+func (x *Rule) GetFwmask() uint32 {
+	if x != nil {
+		return x.Fwmask
+	}
+	return 0
+}
+
+func (x *Rule) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
 var File_linux_l3_v1_l3_proto protoreflect.FileDescriptor
 
 const file_linux_l3_v1_l3_proto_rawDesc = "" +
@@ -269,7 +408,22 @@ const file_linux_l3_v1_l3_proto_rawDesc = "" +
 	"\n" +
 	"hw_address\x18\x03 \x01(\tB\n" +
 	"Ҽ\x19\x06\b\x062\x02\b\x01R\thwAddress:MҼ\x19I\n" +
-	"(linux/neighbour/{interface}/{ip_address}*\x1dlinux.interfaces.v1.InterfaceBDZBgithub.com/kvdescriptor/kvdescriptor/generated/linux/l3/v1;linuxl3b\x06proto3"
+	"(linux/neighbour/{interface}/{ip_address}*\x1dlinux.interfaces.v1.Interface\"\xc6\x03\n" +
+	"\x04Rule\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12.\n" +
+	"\bpriority\x18\x02 \x01(\rB\x12Ҽ\x19\x0e2\f\b\x01\x18\x01 \x01(\x010\xfd\xff\x01R\bpriority\x12\x1e\n" +
+	"\x05table\x18\x03 \x01(\rB\bҼ\x19\x042\x02\b\x01R\x05table\x12\x1a\n" +
+	"\x04from\x18\x04 \x01(\tB\x06Ҽ\x19\x02\b\x04R\x04from\x12\x16\n" +
+	"\x02to\x18\x05 \x01(\tB\x06Ҽ\x19\x02\b\x04R\x02to\x12K\n" +
+	"\x03iif\x18\x06 \x01(\tB9Ҽ\x195\x123\n" +
+	"\x1dlinux.interfaces.v1.Interface\x12\x12incoming interfaceR\x03iif\x12K\n" +
+	"\x03oif\x18\a \x01(\tB9Ҽ\x195\x123\n" +
+	"\x1dlinux.interfaces.v1.Interface\x12\x12outgoing interfaceR\x03oif\x12\x16\n" +
+	"\x06fwmark\x18\b \x01(\rR\x06fwmark\x12\x16\n" +
+	"\x06fwmask\x18\t \x01(\rR\x06fwmask\x12$\n" +
+	"\tnamespace\x18\n" +
+	" \x01(\tB\x06Ҽ\x19\x02\b\aR\tnamespace:6Ҽ\x192\n" +
+	"\x11linux/rule/{name}*\x1dlinux.interfaces.v1.InterfaceBDZBgithub.com/kvdescriptor/kvdescriptor/generated/linux/l3/v1;linuxl3b\x06proto3"
 
 var (
 	file_linux_l3_v1_l3_proto_rawDescOnce sync.Once
@@ -284,11 +438,12 @@ func file_linux_l3_v1_l3_proto_rawDescGZIP() []byte {
 }
 
 var file_linux_l3_v1_l3_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_linux_l3_v1_l3_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_linux_l3_v1_l3_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
 var file_linux_l3_v1_l3_proto_goTypes = []any{
 	(Route_Scope)(0),  // 0: linux.l3.v1.Route.Scope
 	(*Route)(nil),     // 1: linux.l3.v1.Route
 	(*Neighbour)(nil), // 2: linux.l3.v1.Neighbour
+	(*Rule)(nil),      // 3: linux.l3.v1.Rule
 }
 var file_linux_l3_v1_l3_proto_depIdxs = []int32{
 	0, // 0: linux.l3.v1.Route.scope:type_name -> linux.l3.v1.Route.Scope
@@ -310,7 +465,7 @@ func file_linux_l3_v1_l3_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_linux_l3_v1_l3_proto_rawDesc), len(file_linux_l3_v1_l3_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   2,
+			NumMessages:   3,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
