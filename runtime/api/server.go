@@ -93,6 +93,11 @@ type ServerConfig struct {
 	TLS *tls.Config
 	// Limits are the transport's limits (zero: the defaults).
 	Limits Limits
+	// Mount serves more handlers beside the service's, by ServeMux
+	// pattern ("GET /metrics"), under the same limits and the same
+	// refusal of web pages on the tokenless default; the service's token
+	// is not checked for them (check it in the handler, if needed).
+	Mount map[string]http.Handler
 	// Logger logs the server's errors (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -121,6 +126,14 @@ func NewServer(svc *Service, cfg ServerConfig) (*Server, error) {
 	h, err := svc.Handler()
 	if err != nil {
 		return nil, err
+	}
+	if len(cfg.Mount) > 0 {
+		m := http.NewServeMux()
+		for pattern, x := range cfg.Mount {
+			m.Handle(pattern, x)
+		}
+		m.Handle("/", h)
+		h = m
 	}
 	logger := cfg.Logger
 	if logger == nil {
