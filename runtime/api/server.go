@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+
+	"github.com/kvdescriptor/kvdescriptor/runtime/apilimits"
 )
 
 // The default limits of a Server, sized for transactions of a million
@@ -25,7 +27,7 @@ const (
 	// DefaultMaxMessageBytes bounds one message (a request or a response;
 	// gRPC's receive limit, Connect's and REST's alike), and so a
 	// request body.
-	DefaultMaxMessageBytes = 512 << 20
+	DefaultMaxMessageBytes = apilimits.MaxMessageBytes
 	// DefaultReadHeaderTimeout bounds the reading of a request's headers.
 	DefaultReadHeaderTimeout = 10 * time.Second
 	// DefaultReadTimeout bounds the reading of a whole request, body

@@ -23,8 +23,12 @@ const (
 	// MaxDescriptionLen bounds a transaction's description.
 	MaxDescriptionLen = 4096
 	// MaxCommitKeys bounds the values and deletes of one commit or plan
-	// (CommitRequest.values plus deletes; POST /plan set plus delete).
-	MaxCommitKeys = 100000
+	// (CommitRequest.values plus deletes; PlanRequest's alike).
+	MaxCommitKeys = 1000000
+	// MaxMessageBytes is the default bound of one message of the API
+	// (api.DefaultMaxMessageBytes; kvctl's receive limit): a commit of
+	// MaxCommitKeys routes as google.protobuf.Any is about 150 MB.
+	MaxMessageBytes = 512 << 20
 	// MaxRetryAttempts bounds RetryPolicy.max_attempts.
 	MaxRetryAttempts = 1000
 	// MaxRetryPeriod bounds RetryPolicy.period and max_period.
