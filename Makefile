@@ -69,13 +69,12 @@ goversion:
 
 # generate regenerates options/ (the annotation vocabulary's Go package,
 # which the plugin imports) and generated/ (the models) with buf and the
-# local plugins protoc-gen-go, protoc-gen-go-grpc and protoc-gen-connect-go
+# local plugins protoc-gen-go and protoc-gen-connect-go
 # (pinned by go.mod's tool directives) and
 # protoc-gen-kvdescriptor (built from this tree).
 generate: $(BUF)
 	mkdir -p .bin
 	go build -o .bin/protoc-gen-go google.golang.org/protobuf/cmd/protoc-gen-go
-	go build -o .bin/protoc-gen-go-grpc google.golang.org/grpc/cmd/protoc-gen-go-grpc
 	go build -o .bin/protoc-gen-connect-go connectrpc.com/connect/cmd/protoc-gen-connect-go
 	$(BUF) generate --template buf.gen.options.yaml
 	go build -o .bin/protoc-gen-kvdescriptor ./protoc-gen-kvdescriptor

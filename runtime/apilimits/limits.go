@@ -1,6 +1,6 @@
 // Package apilimits holds the upper bounds of what a client of the agent's
-// APIs may ask (the HTTP API of runtime/httpapi, the gRPC API of
-// runtime/grpcapi, kvctl): every size, count and duration a request
+// API may ask (runtime/api, and kvctl, which checks its flags by them):
+// every size, count and duration a request
 // carries has one here, so that no single call can make the agent
 // allocate or wait without limit. A request beyond a bound is refused
 // (gRPC INVALID_ARGUMENT, HTTP 400) with an error naming the field.
