@@ -126,7 +126,7 @@ bench:
 # would: on a configuration file, against a network namespace of its own
 # (as root; without root, on its in-memory southbound), edits the file,
 # and prints the transaction log, the statuses and the kernel's state.
-# DEMO_ARGS=-keep leaves the agent running to explore its HTTP API. The
+# DEMO_ARGS=-keep leaves the agent running to explore its API. The
 # quickstart, which needs nothing, is `go run ./examples/quickstart`.
 demo: demo-sysdeps
 	mkdir -p .bin

@@ -125,8 +125,7 @@ type HistoryConfig struct {
 }
 
 // TxnPolicy is how the agent makes the transactions of its sources (the
-// file, etcd, and the gRPC API's commits that give no options of their
-// own), the startup resync included (retried, never reverted).
+// file, etcd, and the API's commits that give no options of their own), the startup resync included (retried, never reverted).
 type TxnPolicy struct {
 	// Revert undoes a source's update whose transaction fails, so that
 	// the southbound ends as before it and the source's values stay as
@@ -215,7 +214,8 @@ type EtcdConfig struct {
 }
 
 // Defaults returns the configuration of an agent given nothing: its only
-// source is then the gRPC API (unix:<state_dir>/grpc.sock).
+// source is then the API's (on 127.0.0.1:9191 and
+// unix:<state_dir>/grpc.sock).
 func Defaults() Config {
 	var c Config
 	c.Name, _ = os.Hostname()
