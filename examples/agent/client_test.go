@@ -99,13 +99,3 @@ func (a *agentProc) status(key string) *apiv1.ValueStatus {
 	}
 	return st.GetStatuses()[0]
 }
-
-// history returns the agent's history over its HTTP listener.
-func (a *agentProc) history() []*apiv1.Record {
-	a.t.Helper()
-	h, err := httpClient(a.base).History(context.Background(), &apiv1.HistoryRequest{})
-	if err != nil {
-		a.t.Fatalf("history: %v", err)
-	}
-	return h.GetRecords()
-}
