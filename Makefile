@@ -70,13 +70,12 @@ goversion:
 
 # generate regenerates options/ (the annotation vocabulary's Go package,
 # which the plugin imports) and generated/ (the models) with buf and the
-# local plugins protoc-gen-go, protoc-gen-go-grpc and protoc-gen-connect-go
+# local plugins protoc-gen-go and protoc-gen-connect-go
 # (pinned by go.mod's tool directives) and
 # protoc-gen-kvdescriptor (built from this tree).
 generate: $(BUF)
 	mkdir -p .bin
 	go build -o .bin/protoc-gen-go google.golang.org/protobuf/cmd/protoc-gen-go
-	go build -o .bin/protoc-gen-go-grpc google.golang.org/grpc/cmd/protoc-gen-go-grpc
 	go build -o .bin/protoc-gen-connect-go connectrpc.com/connect/cmd/protoc-gen-connect-go
 	$(BUF) generate --template buf.gen.options.yaml
 	go build -o .bin/protoc-gen-kvdescriptor ./protoc-gen-kvdescriptor
@@ -128,7 +127,7 @@ bench:
 # would: on a configuration file, against a network namespace of its own
 # (as root; without root, on its in-memory southbound), edits the file,
 # and prints the transaction log, the statuses and the kernel's state.
-# DEMO_ARGS=-keep leaves the agent running to explore its HTTP API. The
+# DEMO_ARGS=-keep leaves the agent running to explore its API. The
 # quickstart, which needs nothing, is `go run ./examples/quickstart`.
 demo: demo-sysdeps
 	mkdir -p .bin

@@ -164,8 +164,8 @@ func TestConfirmExpires(t *testing.T) {
 	if n, m := atoi(t, rseq), atoi(t, seq); code != 0 || line == "" || n <= m {
 		t.Fatalf("history lacks the rollback of commit %s after it:\n%s", seq, out)
 	}
-	if !strings.Contains(line, "source grpc (resync)") {
-		t.Errorf("the rollback is not a transaction of the grpc source: %s", line)
+	if !strings.Contains(line, "source api (resync)") {
+		t.Errorf("the rollback is not a transaction of the api source: %s", line)
 	}
 	out, code = a.kvctl(t, "history", "--seq", rseq)
 	if code != 0 || !strings.Contains(out, "DELETE linux/interface/c1 REMOVED") {
@@ -209,7 +209,7 @@ func TestConfirmAgentKilled(t *testing.T) {
 	a.kill(t)
 
 	a = startAgent(t, dir)
-	out := a.waitFor(t, "k1 back", func(out string) bool { return strings.Contains(out, "linux/interface/k1") }, "status", "--owner", "grpc")
+	out := a.waitFor(t, "k1 back", func(out string) bool { return strings.Contains(out, "linux/interface/k1") }, "status", "--owner", "api")
 	if strings.Contains(out, "k2") {
 		t.Errorf("k2 after the restart:\n%s", out)
 	}

@@ -163,7 +163,7 @@ positive duration: 2s, 90s, 5m) the commit is rolled back, by a
 transaction of its own in the history, unless confirmed in time (kvctl
 confirm SEQ); a confirmed commit that would change nothing is refused
 (exit code 1), as there is no transaction to confirm. With --prune the
-file is the whole state of the gRPC source: its values that the file
+file is the whole state of the API's source (api): its values that the file
 lacks are deleted.
 
 With --revert the transaction is all or nothing: on its first failure
@@ -181,7 +181,7 @@ unless they end CONFIGURED.`,
 	fl := cmd.Flags()
 	fl.StringVarP(&f.path, "file", "f", "", "the configuration file")
 	fl.BoolVar(&f.plan, "plan", false, "show the plan only; change nothing")
-	fl.BoolVar(&f.prune, "prune", false, "the file is the gRPC source's whole state: delete its values the file lacks")
+	fl.BoolVar(&f.prune, "prune", false, "the file is the API source's whole state: delete its values the file lacks")
 	fl.BoolVar(&f.wait, "wait", false, "wait for the values to settle (at most --timeout); fail unless CONFIGURED")
 	fl.DurationVar(&f.confirmWithin, "confirm-within", 0, "roll the commit back unless confirmed (kvctl confirm SEQ) within this time, e.g. 30s or 5m")
 	fl.StringVar(&f.description, "description", "", "the transaction's description")

@@ -10,7 +10,7 @@ import (
 
 	apiv1 "github.com/kvdescriptor/kvdescriptor/generated/kvdescriptor/api/v1"
 	"github.com/kvdescriptor/kvdescriptor/runtime/apilimits"
-	"github.com/kvdescriptor/kvdescriptor/runtime/grpcapi"
+	"github.com/kvdescriptor/kvdescriptor/runtime/nb"
 )
 
 func parseSeq(s string) (uint64, error) {
@@ -49,7 +49,7 @@ func (c *cli) rollbackCmd() *cobra.Command {
 	var to uint64
 	cmd := &cobra.Command{
 		Use:   "rollback --to <seq>",
-		Short: "Make the gRPC source's state what it was after transaction seq, in a new transaction",
+		Short: "Make the API source's state what it was after transaction seq, in a new transaction",
 		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if to == 0 {
@@ -72,7 +72,7 @@ func (c *cli) deleteCmd() *cobra.Command {
 	var wait bool
 	cmd := &cobra.Command{
 		Use:   "delete <key>...",
-		Short: "Delete values set over gRPC",
+		Short: "Delete values set through the API (the source api)",
 		Args:  args(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if err := bounds(apilimits.Count("keys", int64(len(a)), apilimits.MaxCommitKeys), c.waitBound(wait)); err != nil {
@@ -102,7 +102,7 @@ func (c *cli) resyncCmd() *cobra.Command {
 	var downstream bool
 	cmd := &cobra.Command{
 		Use:   "resync",
-		Short: "Resync: the gRPC source's state (default), or the southbound with --downstream",
+		Short: "Resync: the API source's state (default), or the southbound with --downstream",
 		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return c.call(cmd, func(ctx context.Context, cl agentAPI) error {
@@ -110,7 +110,7 @@ func (c *cli) resyncCmd() *cobra.Command {
 				if !downstream {
 					// A source resync with the source's current values.
 					kind = apiv1.ResyncKind_RESYNC_KIND_SOURCE
-					st, err := cl.Status(ctx, &apiv1.StatusRequest{Owner: grpcapi.DefaultSource})
+					st, err := cl.Status(ctx, &apiv1.StatusRequest{Owner: nb.DefaultRemoteSource})
 					if err != nil {
 						return err
 					}
@@ -138,4 +138,33 @@ func (c *cli) resyncCmd() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&downstream, "downstream", false, "a downstream resync: compare the southbound with the scheduler's view and repair it")
 	return cmd
+}
+
+func (c *cli) logLevelCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "log-level [debug|info|warn|error]",
+		Short: "Show the agent's log level, or set it now (until the agent restarts)",
+		Args:  args(cobra.MaximumNArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			req := &apiv1.SetLogLevelRequest{}
+			if len(a) == 1 {
+				req.Level = a[0]
+			}
+			return c.call(cmd, func(ctx context.Context, cl agentAPI) error {
+				resp, err := cl.SetLogLevel(ctx, req)
+				if err != nil {
+					return err
+				}
+				if c.output != "text" {
+					return c.structured(resp)
+				}
+				if req.Level == "" || resp.GetLevel() == resp.GetPrevious() {
+					fmt.Fprintf(c.stdout, "log level: %s\n", resp.GetLevel())
+				} else {
+					fmt.Fprintf(c.stdout, "log level: %s (was %s)\n", resp.GetLevel(), resp.GetPrevious())
+				}
+				return nil
+			})
+		},
+	}
 }

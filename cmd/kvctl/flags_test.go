@@ -41,7 +41,7 @@ func TestFlags(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "DELETE linux/interface/f1 REMOVED") {
 		t.Errorf("delete --wait: exit code %d\n%s", code, out)
 	}
-	if out, _ := a.kvctl(t, "status", "--owner", "grpc"); strings.Contains(out, "f1") {
+	if out, _ := a.kvctl(t, "status", "--owner", "api"); strings.Contains(out, "f1") {
 		t.Errorf("after delete --wait:\n%s", out)
 	}
 }

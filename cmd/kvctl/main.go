@@ -1,6 +1,6 @@
 // Command kvctl is the command-line tool of a running kvdescriptor agent
 // (examples/agent): it reads the agent's state and commits transactions
-// over the agent's gRPC API (the AgentService of
+// over the agent's API (the AgentService of
 // models/kvdescriptor/api/v1); every call goes through agentAPI
 // (transport.go). kvctl report writes a support bundle (report.go), and
 // kvctl etcd reads and writes agents' configuration in etcd, checked as
@@ -21,12 +21,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/signal"
 	"time"
 
 	"github.com/spf13/cobra"
-	"google.golang.org/grpc"
 
 	_ "github.com/kvdescriptor/kvdescriptor/generated/linux/interfaces/v1"
 	_ "github.com/kvdescriptor/kvdescriptor/generated/linux/l3/v1"
@@ -98,8 +98,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
-	if c.conn != nil {
-		c.conn.Close()
+	if c.httpClient != nil {
+		c.httpClient.CloseIdleConnections()
 	}
 	if err == nil {
 		return exitOK
@@ -126,16 +126,18 @@ type cli struct {
 	timeout   time.Duration
 	color     bool
 	grace     time.Duration
-	conn      *grpc.ClientConn
-	client    agentAPI
+	// httpClient and base reach the agent's listener (dial).
+	httpClient *http.Client
+	base       string
+	client     agentAPI
 	// ctx is the command's; types resolves the message types of values.
 	ctx   context.Context
 	types *types
 }
 
-const longHelp = `kvctl talks to a running kvdescriptor agent over its gRPC API (report
-reads its HTTP API too), and writes agents' configuration in etcd (kvctl
-etcd).
+const longHelp = `kvctl talks to a running kvdescriptor agent over its API (gRPC, with a
+connect-go client; report reads the metrics on the same listener), and
+writes agents' configuration in etcd (kvctl etcd).
 
 The agent is reached at --server: unix:PATH (the agent's Unix socket, by
 default grpc.sock in its state directory) or host:port; the environment
@@ -183,7 +185,7 @@ func (c *cli) root() *cobra.Command {
 	pf.DurationVar(&c.timeout, "timeout", 30*time.Second, "time limit of each call (watch runs until interrupted)")
 	root.AddCommand(c.statusCmd(), c.whyCmd(), c.historyCmd(), c.timelineCmd(), c.modelsCmd(), c.dumpCmd(),
 		c.graphCmd(), c.applyCmd(), c.confirmCmd(), c.rollbackCmd(), c.deleteCmd(), c.resyncCmd(), c.watchCmd(),
-		c.reportCmd(), c.etcdCmd())
+		c.logLevelCmd(), c.reportCmd(), c.etcdCmd())
 	return root
 }
 

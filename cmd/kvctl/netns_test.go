@@ -82,7 +82,9 @@ func startNetnsAgent(t *testing.T, tag string) (string, func(args ...string) (st
 	}
 	sock := "unix:" + filepath.Join(dir, "grpc.sock")
 	var log syncBuffer
-	agent := exec.Command(agentBin, "-name", "kvctl-netns", "-netns", ns, "-file", cfg, "-state-dir", dir, "-http", "", "-grpc", sock)
+	// -retry 0: the agent retries no source's transaction of its own accord
+	// (its default policy does), so that apply without --retry is FAILED.
+	agent := exec.Command(agentBin, "-name", "kvctl-netns", "-netns", ns, "-file", cfg, "-state-dir", dir, "-http", "", "-grpc", sock, "-retry", "0")
 	agent.Stdout, agent.Stderr = &log, &log
 	if err := agent.Start(); err != nil {
 		t.Fatal(err)

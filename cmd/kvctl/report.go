@@ -21,15 +21,11 @@ import (
 
 // reportFlags are the flags of kvctl report.
 type reportFlags struct {
-	out, config, http string
+	out, config string
 }
 
 func (c *cli) reportCmd() *cobra.Command {
 	var f reportFlags
-	httpDefault := os.Getenv("KVCTL_HTTP")
-	if httpDefault == "" {
-		httpDefault = "http://127.0.0.1:9191"
-	}
 	cmd := &cobra.Command{
 		Use:   "report -o FILE",
 		Short: "Write a support bundle (tar.gz): version, configuration without secrets, status, history, graph, metrics, readiness",
@@ -38,12 +34,12 @@ kvctl-report/ with one file per part:
 
   version.txt     kvctl's version (the agent's API does not say the agent's)
   config.yaml     the agent's configuration file (--config), secrets removed
-  status.json     the status of every value (gRPC Status)
-  history.json    the transaction history (gRPC History)
-  models.json     the models (gRPC Models)
-  graph.dot       the dependency graph (gRPC Graph)
-  metrics.txt     the Prometheus metrics (HTTP /metrics at --http)
-  readiness.json  readiness and its detail (HTTP /readyz at --http)
+  status.json     the status of every value (Status)
+  history.json    the transaction history (History)
+  models.json     the models (Models)
+  graph.dot       the dependency graph (Graph)
+  metrics.txt     the Prometheus metrics (GET /metrics at --server)
+  readiness.json  readiness and each source's state (Readiness)
   errors.txt      the parts that failed, each with its error ("none")
 
 A part that fails is named in errors.txt and the others are written: the
@@ -61,7 +57,6 @@ archive to the standard output.`,
 	fl := cmd.Flags()
 	fl.StringVarP(&f.out, "output", "o", "", `the archive to write (tar.gz; "-": the standard output)`)
 	fl.StringVar(&f.config, "config", "", "the agent's configuration file, to include without its secrets")
-	fl.StringVar(&f.http, "http", httpDefault, "the agent's HTTP API, for metrics and readiness (env KVCTL_HTTP)")
 	return cmd
 }
 
@@ -107,8 +102,10 @@ func (c *cli) report(cmd *cobra.Command, f *reportFlags) error {
 		return cl.Models(ctx, &apiv1.ModelsRequest{})
 	}))
 	b.add("graph.dot")(c.reportGraph(ctx, cl))
-	b.add("metrics.txt")(scrubbed(c.httpGet(ctx, f.http, "/metrics")))
-	b.add("readiness.json")(scrubbed(c.httpGet(ctx, f.http, "/readyz")))
+	b.add("metrics.txt")(scrubbed(c.httpGet(ctx, "/metrics")))
+	b.add("readiness.json")(c.reportCall(ctx, func(ctx context.Context) (proto.Message, error) {
+		return cl.Readiness(ctx, &apiv1.ReadinessRequest{})
+	}))
 	if err := c.writeBundle(cmd, f.out, b); err != nil {
 		return err
 	}

@@ -15,11 +15,12 @@ import (
 	"testing"
 )
 
-// TestReport writes a support bundle of an agent that has a gRPC and an
-// HTTP token: every part is in the archive, its configuration without
-// secrets, and neither token anywhere. Then, with the HTTP API
-// unreachable and no --config, the other parts are still written and
-// errors.txt names those that failed.
+// TestReport writes a support bundle of an agent whose two listeners have
+// tokens: every part is in the archive (the metrics and the readiness
+// from the listener kvctl calls), its configuration without secrets, and
+// neither token anywhere. Then, without --config, or without the token,
+// the other parts are still written and errors.txt names those that
+// failed.
 func TestReport(t *testing.T) {
 	dir := t.TempDir()
 	grpcToken, httpToken := "grpc-"+randomHex(t), "http-"+randomHex(t)
@@ -39,7 +40,7 @@ sources: {file: {path: "`+cfg+`"}}
 	a := launchAgent(t, &agentProc{server: "unix:" + state + "/grpc.sock", flags: []string{"--token-file", grpcTokFile}}, "-config", agentCfg)
 
 	bundle := filepath.Join(dir, "report.tar.gz")
-	out, code := a.kvctl(t, "report", "-o", bundle, "--config", agentCfg, "--http", addr)
+	out, code := a.kvctl(t, "report", "-o", bundle, "--config", agentCfg)
 	if code != 0 || !strings.Contains(out, "wrote "+bundle+": 8 parts, 0 failed") {
 		t.Fatalf("report: exit code %d\n%s", code, out)
 	}
@@ -70,18 +71,27 @@ sources: {file: {path: "`+cfg+`"}}
 		}
 	}
 
-	// The HTTP API unreachable, no --config: those parts fail, the
-	// others are written.
+	// No --config, and a kvctl without the token: config.yaml fails, and
+	// so does every part the agent serves; the archive is written.
 	bundle = filepath.Join(dir, "partial.tar.gz")
-	out, code = a.kvctl(t, "report", "-o", bundle, "--http", "127.0.0.1:1")
-	if code != 0 || !strings.Contains(out, "3 of 8 parts failed") {
-		t.Fatalf("report without the HTTP API: exit code %d\n%s", code, out)
+	out, code = a.kvctl(t, "report", "-o", bundle)
+	if code != 0 || !strings.Contains(out, "1 of 8 parts failed") {
+		t.Fatalf("report without --config: exit code %d\n%s", code, out)
 	}
 	files = untar(t, bundle)
-	if !strings.Contains(files["status.json"], "veth2") || files["graph.dot"] == "" {
-		t.Errorf("the gRPC parts are missing: %v", slices.Sorted(maps.Keys(files)))
+	if !strings.Contains(files["status.json"], "veth2") || files["graph.dot"] == "" || !strings.Contains(files["metrics.txt"], "# TYPE") {
+		t.Errorf("the agent's parts are missing: %v", slices.Sorted(maps.Keys(files)))
 	}
-	for _, part := range []string{"metrics.txt", "readiness.json", "config.yaml"} {
+	if _, ok := files["config.yaml"]; ok || !strings.Contains(files["errors.txt"], "config.yaml: not included") {
+		t.Errorf("config.yaml without --config:\n%s", files["errors.txt"])
+	}
+	bundle = filepath.Join(dir, "untokened.tar.gz")
+	out, code = kvctl(t, "--server", a.server, "report", "-o", bundle, "--config", agentCfg)
+	if code != 0 || !strings.Contains(out, "6 of 8 parts failed") {
+		t.Fatalf("report without the token: exit code %d\n%s", code, out)
+	}
+	files = untar(t, bundle)
+	for _, part := range []string{"status.json", "history.json", "models.json", "graph.dot", "metrics.txt", "readiness.json"} {
 		if _, ok := files[part]; ok {
 			t.Errorf("the failed part %s is in the archive", part)
 		}
@@ -89,7 +99,7 @@ sources: {file: {path: "`+cfg+`"}}
 			t.Errorf("errors.txt does not name %s:\n%s", part, files["errors.txt"])
 		}
 	}
-	if !strings.Contains(files["errors.txt"], "cannot reach the agent's HTTP API") {
+	if !strings.Contains(files["errors.txt"], "authorization") {
 		t.Errorf("errors.txt:\n%s", files["errors.txt"])
 	}
 }

@@ -39,7 +39,7 @@ func TestApplyRevertRetryNetns(t *testing.T) {
 	if hasLink("rb1") || hasLink("rx1") {
 		t.Errorf("after apply --revert:\n%s", ip("-o", "link", "show"))
 	}
-	if out, _ := run("status", "--owner", "grpc"); strings.Contains(out, "rb1") {
+	if out, _ := run("status", "--owner", "api"); strings.Contains(out, "rb1") {
 		t.Errorf("the reverted commit's values are intended:\n%s", out)
 	}
 

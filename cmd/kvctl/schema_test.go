@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"context"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
-	"google.golang.org/grpc"
+	"connectrpc.com/connect"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
@@ -23,6 +24,7 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	apiv1 "github.com/kvdescriptor/kvdescriptor/generated/kvdescriptor/api/v1"
+	"github.com/kvdescriptor/kvdescriptor/generated/kvdescriptor/api/v1/apiv1connect"
 )
 
 // widgetProto is a model that kvctl is not built with: only the schema
@@ -49,7 +51,7 @@ message_type {
 // know, and names (google.protobuf.StringValue), which it does. It counts
 // the requests for its schema and keeps the values committed to it.
 type widgetAgent struct {
-	apiv1.UnimplementedAgentServiceServer
+	apiv1connect.UnimplementedAgentServiceHandler
 	schema *descriptorpb.FileDescriptorSet
 	widget protoreflect.MessageType
 
@@ -104,7 +106,8 @@ func (a *widgetAgent) schemaRequests() int {
 	return a.schemaReq
 }
 
-func (a *widgetAgent) Models(_ context.Context, req *apiv1.ModelsRequest) (*apiv1.ModelsResponse, error) {
+func (a *widgetAgent) Models(_ context.Context, creq *connect.Request[apiv1.ModelsRequest]) (*connect.Response[apiv1.ModelsResponse], error) {
+	req := creq.Msg
 	resp := &apiv1.ModelsResponse{Models: []*apiv1.Model{
 		{Descriptor_: "name", Message: "google.protobuf.StringValue", KeyTemplate: "name/{value}", KeyPrefix: "name/"},
 		{Descriptor_: "widget", Message: "widget.v1.Widget", KeyTemplate: "widget/{name}", KeyPrefix: "widget/"},
@@ -117,7 +120,7 @@ func (a *widgetAgent) Models(_ context.Context, req *apiv1.ModelsRequest) (*apiv
 		a.mu.Unlock()
 		resp.Schema = a.schema
 	}
-	return resp, nil
+	return connect.NewResponse(resp), nil
 }
 
 // current is the agent's widget/w1 and name/n1.
@@ -135,7 +138,8 @@ type widgetServer struct {
 	w1, n1 *anypb.Any
 }
 
-func (s widgetServer) Dump(_ context.Context, req *apiv1.DumpRequest) (*apiv1.DumpResponse, error) {
+func (s widgetServer) Dump(_ context.Context, creq *connect.Request[apiv1.DumpRequest]) (*connect.Response[apiv1.DumpResponse], error) {
+	req := creq.Msg
 	var items []*apiv1.DumpItem
 	if strings.HasPrefix("widget/w1", req.GetPrefix()) {
 		items = append(items, &apiv1.DumpItem{Key: "widget/w1", Descriptor_: "widget", Value: s.w1, Origin: "FROM_NB"})
@@ -143,18 +147,19 @@ func (s widgetServer) Dump(_ context.Context, req *apiv1.DumpRequest) (*apiv1.Du
 	if strings.HasPrefix("name/n1", req.GetPrefix()) {
 		items = append(items, &apiv1.DumpItem{Key: "name/n1", Descriptor_: "name", Value: s.n1, Origin: "FROM_NB"})
 	}
-	return &apiv1.DumpResponse{Items: items}, nil
+	return connect.NewResponse(&apiv1.DumpResponse{Items: items}), nil
 }
 
-func (s widgetServer) Status(context.Context, *apiv1.StatusRequest) (*apiv1.StatusResponse, error) {
-	return &apiv1.StatusResponse{Statuses: []*apiv1.ValueStatus{
-		{Key: "widget/w1", Descriptor_: "widget", State: "CONFIGURED", Value: s.w1, Applied: s.w1, Intended: true, Owner: "grpc"},
-	}}, nil
+func (s widgetServer) Status(context.Context, *connect.Request[apiv1.StatusRequest]) (*connect.Response[apiv1.StatusResponse], error) {
+	return connect.NewResponse(&apiv1.StatusResponse{Statuses: []*apiv1.ValueStatus{
+		{Key: "widget/w1", Descriptor_: "widget", State: "CONFIGURED", Value: s.w1, Applied: s.w1, Intended: true, Owner: "api"},
+	}}), nil
 }
 
 // Commit plans an update of widget/w1 from its current value to the one
 // committed, and keeps what it was given.
-func (s widgetServer) Commit(_ context.Context, req *apiv1.CommitRequest) (*apiv1.CommitResponse, error) {
+func (s widgetServer) Commit(_ context.Context, creq *connect.Request[apiv1.CommitRequest]) (*connect.Response[apiv1.CommitResponse], error) {
+	req := creq.Msg
 	s.mu.Lock()
 	s.committed = append(s.committed, req.GetValues()...)
 	s.mu.Unlock()
@@ -162,10 +167,10 @@ func (s widgetServer) Commit(_ context.Context, req *apiv1.CommitRequest) (*apiv
 	for _, v := range req.GetValues() {
 		planned = append(planned, &apiv1.Op{Key: v.GetKey(), Kind: "UPDATE", State: "CONFIGURED", Value: v.GetAny(), PrevValue: s.w1})
 	}
-	return &apiv1.CommitResponse{Planned: planned}, nil
+	return connect.NewResponse(&apiv1.CommitResponse{Planned: planned}), nil
 }
 
-func (s widgetServer) Watch(_ *apiv1.WatchRequest, stream apiv1.AgentService_WatchServer) error {
+func (s widgetServer) Watch(_ context.Context, _ *connect.Request[apiv1.WatchRequest], stream *connect.ServerStream[apiv1.WatchResponse]) error {
 	return stream.Send(&apiv1.WatchResponse{Event: &apiv1.WatchResponse_Status{Status: &apiv1.ValueStatus{
 		Key: "widget/w1", State: "CONFIGURED", Value: s.w1,
 	}}})
@@ -180,14 +185,17 @@ func TestUnknownModel(t *testing.T) {
 	t.Parallel()
 	agent := newWidgetAgent(t)
 	w1, n1 := agent.current(t)
-	srv := grpc.NewServer()
-	apiv1.RegisterAgentServiceServer(srv, widgetServer{widgetAgent: agent, w1: w1, n1: n1})
+	path, h := apiv1connect.NewAgentServiceHandler(widgetServer{widgetAgent: agent, w1: w1, n1: n1})
+	mux := http.NewServeMux()
+	mux.Handle(path, h)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	srv := &http.Server{Handler: mux, Protocols: new(http.Protocols)}
+	srv.Protocols.SetUnencryptedHTTP2(true)
 	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(srv.Stop)
+	t.Cleanup(func() { _ = srv.Close() })
 
 	dir := t.TempDir()
 	file := filepath.Join(dir, "widgets.yaml")

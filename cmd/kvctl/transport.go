@@ -6,29 +6,27 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"google.golang.org/genproto/googleapis/api/httpbody"
 	"io"
+	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"strings"
 
+	"connectrpc.com/connect"
 	"github.com/spf13/cobra"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/status"
+	"google.golang.org/genproto/googleapis/api/httpbody"
 	"google.golang.org/protobuf/types/descriptorpb"
 
 	apiv1 "github.com/kvdescriptor/kvdescriptor/generated/kvdescriptor/api/v1"
-	"github.com/kvdescriptor/kvdescriptor/runtime/grpcapi"
+	"github.com/kvdescriptor/kvdescriptor/generated/kvdescriptor/api/v1/apiv1connect"
+	"github.com/kvdescriptor/kvdescriptor/runtime/apilimits"
 )
 
 // agentAPI is every call kvctl makes to the agent, one method per call of
 // its API (models/kvdescriptor/api/v1). kvctl's commands see only this
-// interface: grpcAgent implements it over today's gRPC client, and a
-// client of another transport replaces it here, with dial and rpcError.
+// interface: connectAgent implements it with a connect-go client, and a
+// client of another transport would replace it here, with dial and
+// rpcError.
 type agentAPI interface {
 	Status(ctx context.Context, req *apiv1.StatusRequest) (*apiv1.StatusResponse, error)
 	Dump(ctx context.Context, req *apiv1.DumpRequest) (*apiv1.DumpResponse, error)
@@ -41,6 +39,8 @@ type agentAPI interface {
 	RollbackTo(ctx context.Context, req *apiv1.RollbackToRequest) (*apiv1.RollbackToResponse, error)
 	// Watch streams status changes until ctx ends.
 	Watch(ctx context.Context, req *apiv1.WatchRequest) (watchStream, error)
+	Readiness(ctx context.Context, req *apiv1.ReadinessRequest) (*apiv1.ReadinessResponse, error)
+	SetLogLevel(ctx context.Context, req *apiv1.SetLogLevelRequest) (*apiv1.SetLogLevelResponse, error)
 }
 
 // watchStream is the stream of a Watch.
@@ -48,49 +48,87 @@ type watchStream interface {
 	Recv() (*apiv1.WatchResponse, error)
 }
 
-// grpcAgent is agentAPI over the agent's gRPC API.
-type grpcAgent struct{ cl apiv1.AgentServiceClient }
-
-var _ agentAPI = grpcAgent{}
-
-func (g grpcAgent) Status(ctx context.Context, req *apiv1.StatusRequest) (*apiv1.StatusResponse, error) {
-	return g.cl.Status(ctx, req)
+// connectAgent is agentAPI over the agent's API (runtime/api) with a
+// connect-go client speaking the gRPC protocol (HTTP/2: h2c, or TLS with
+// ALPN), whose receive limit is the agent's message limit.
+type connectAgent struct {
+	cl apiv1connect.AgentServiceClient
 }
 
-func (g grpcAgent) Dump(ctx context.Context, req *apiv1.DumpRequest) (*apiv1.DumpResponse, error) {
-	return g.cl.Dump(ctx, req)
+var _ agentAPI = connectAgent{}
+
+func unary[Req, Resp any](ctx context.Context, f func(context.Context, *connect.Request[Req]) (*connect.Response[Resp], error), req *Req) (*Resp, error) {
+	resp, err := f(ctx, connect.NewRequest(req))
+	if err != nil {
+		return nil, err
+	}
+	return resp.Msg, nil
 }
 
-func (g grpcAgent) History(ctx context.Context, req *apiv1.HistoryRequest) (*apiv1.HistoryResponse, error) {
-	return g.cl.History(ctx, req)
+func (g connectAgent) Status(ctx context.Context, req *apiv1.StatusRequest) (*apiv1.StatusResponse, error) {
+	return unary(ctx, g.cl.Status, req)
 }
 
-func (g grpcAgent) Timeline(ctx context.Context, req *apiv1.TimelineRequest) (*apiv1.TimelineResponse, error) {
-	return g.cl.Timeline(ctx, req)
+func (g connectAgent) Dump(ctx context.Context, req *apiv1.DumpRequest) (*apiv1.DumpResponse, error) {
+	return unary(ctx, g.cl.Dump, req)
 }
 
-func (g grpcAgent) Models(ctx context.Context, req *apiv1.ModelsRequest) (*apiv1.ModelsResponse, error) {
-	return g.cl.Models(ctx, req)
+func (g connectAgent) History(ctx context.Context, req *apiv1.HistoryRequest) (*apiv1.HistoryResponse, error) {
+	return unary(ctx, g.cl.History, req)
 }
 
-func (g grpcAgent) Graph(ctx context.Context, req *apiv1.GraphRequest) (*httpbody.HttpBody, error) {
-	return g.cl.Graph(ctx, req)
+func (g connectAgent) Timeline(ctx context.Context, req *apiv1.TimelineRequest) (*apiv1.TimelineResponse, error) {
+	return unary(ctx, g.cl.Timeline, req)
 }
 
-func (g grpcAgent) Commit(ctx context.Context, req *apiv1.CommitRequest) (*apiv1.CommitResponse, error) {
-	return g.cl.Commit(ctx, req)
+func (g connectAgent) Models(ctx context.Context, req *apiv1.ModelsRequest) (*apiv1.ModelsResponse, error) {
+	return unary(ctx, g.cl.Models, req)
 }
 
-func (g grpcAgent) Confirm(ctx context.Context, req *apiv1.ConfirmRequest) (*apiv1.ConfirmResponse, error) {
-	return g.cl.Confirm(ctx, req)
+func (g connectAgent) Graph(ctx context.Context, req *apiv1.GraphRequest) (*httpbody.HttpBody, error) {
+	return unary(ctx, g.cl.Graph, req)
 }
 
-func (g grpcAgent) RollbackTo(ctx context.Context, req *apiv1.RollbackToRequest) (*apiv1.RollbackToResponse, error) {
-	return g.cl.RollbackTo(ctx, req)
+func (g connectAgent) Commit(ctx context.Context, req *apiv1.CommitRequest) (*apiv1.CommitResponse, error) {
+	return unary(ctx, g.cl.Commit, req)
 }
 
-func (g grpcAgent) Watch(ctx context.Context, req *apiv1.WatchRequest) (watchStream, error) {
-	return g.cl.Watch(ctx, req)
+func (g connectAgent) Confirm(ctx context.Context, req *apiv1.ConfirmRequest) (*apiv1.ConfirmResponse, error) {
+	return unary(ctx, g.cl.Confirm, req)
+}
+
+func (g connectAgent) RollbackTo(ctx context.Context, req *apiv1.RollbackToRequest) (*apiv1.RollbackToResponse, error) {
+	return unary(ctx, g.cl.RollbackTo, req)
+}
+
+func (g connectAgent) Readiness(ctx context.Context, req *apiv1.ReadinessRequest) (*apiv1.ReadinessResponse, error) {
+	return unary(ctx, g.cl.Readiness, req)
+}
+
+func (g connectAgent) SetLogLevel(ctx context.Context, req *apiv1.SetLogLevelRequest) (*apiv1.SetLogLevelResponse, error) {
+	return unary(ctx, g.cl.SetLogLevel, req)
+}
+
+func (g connectAgent) Watch(ctx context.Context, req *apiv1.WatchRequest) (watchStream, error) {
+	st, err := g.cl.Watch(ctx, connect.NewRequest(req))
+	if err != nil {
+		return nil, err
+	}
+	return connectStream{st}, nil
+}
+
+type connectStream struct {
+	st *connect.ServerStreamForClient[apiv1.WatchResponse]
+}
+
+func (s connectStream) Recv() (*apiv1.WatchResponse, error) {
+	if s.st.Receive() {
+		return s.st.Msg(), nil
+	}
+	if err := s.st.Err(); err != nil {
+		return nil, err
+	}
+	return nil, io.EOF
 }
 
 // rpcError classifies an error of a call of agentAPI.
@@ -98,27 +136,40 @@ func rpcError(err error) error {
 	if err == nil {
 		return nil
 	}
-	switch status.Code(err) {
-	case codes.Unavailable:
-		return &exitError{code: exitUnreachable, err: fmt.Errorf("cannot reach the agent: %s", status.Convert(err).Message())}
-	case codes.InvalidArgument:
-		return &exitError{code: exitFailed, err: errors.New(status.Convert(err).Message())}
+	var ce *connect.Error
+	if !errors.As(err, &ce) {
+		return &exitError{code: exitFailed, err: err}
 	}
-	if s, ok := status.FromError(err); ok {
-		return &exitError{code: exitFailed, err: fmt.Errorf("%s: %s", s.Code(), s.Message())}
+	switch ce.Code() {
+	case connect.CodeUnavailable:
+		return &exitError{code: exitUnreachable, err: fmt.Errorf("cannot reach the agent: %s", ce.Message())}
+	case connect.CodeInvalidArgument:
+		return &exitError{code: exitFailed, err: errors.New(ce.Message())}
 	}
-	return &exitError{code: exitFailed, err: err}
+	return &exitError{code: exitFailed, err: fmt.Errorf("%s: %s", codeName(ce.Code()), ce.Message())}
 }
 
-// dial connects to the agent (lazily: the first call reports an
-// unreachable agent).
+// codeName is a code's name as gRPC spells it (not_found: NotFound).
+func codeName(c connect.Code) string {
+	var b strings.Builder
+	for _, w := range strings.Split(c.String(), "_") {
+		if w != "" {
+			b.WriteString(strings.ToUpper(w[:1]) + w[1:])
+		}
+	}
+	return b.String()
+}
+
+// dial makes the client of the agent (lazily: the first call reports an
+// unreachable agent): an HTTP/2 client of --server, the same for the API's
+// calls and the HTTP GETs beside it (metrics).
 func (c *cli) dial() (agentAPI, error) {
 	if c.client != nil {
 		return c.client, nil
 	}
-	opts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
-	useTLS := c.tls || c.tlsCA != ""
-	if useTLS {
+	tr := &http.Transport{Protocols: new(http.Protocols), ForceAttemptHTTP2: true}
+	scheme := "http"
+	if c.tls || c.tlsCA != "" {
 		cfg := &tls.Config{MinVersion: tls.VersionTLS12}
 		if c.tlsCA != "" {
 			pem, err := os.ReadFile(c.tlsCA)
@@ -130,32 +181,58 @@ func (c *cli) dial() (agentAPI, error) {
 				return nil, usage("--tls-ca %s: no PEM certificate", c.tlsCA)
 			}
 		}
-		opts[0] = grpc.WithTransportCredentials(credentials.NewTLS(cfg))
+		tr.TLSClientConfig = cfg
+		tr.Protocols.SetHTTP2(true)
+		scheme = "https"
+	} else {
+		tr.Protocols.SetUnencryptedHTTP2(true)
 	}
+	var token string
 	if c.tokenFile != "" {
 		b, err := os.ReadFile(c.tokenFile)
 		if err != nil {
 			return nil, usage("--token-file: %v", err)
 		}
-		token := strings.TrimSpace(string(b))
+		token = strings.TrimSpace(string(b))
 		if token == "" {
 			return nil, usage("--token-file %s: empty (or white space only): it must hold the token", c.tokenFile)
 		}
-		opts = append(opts, grpc.WithPerRPCCredentials(grpcapi.TokenCredentials(token, !useTLS)))
 	}
-	target := c.server
-	if strings.HasPrefix(target, "/") {
-		target = "unix:" + target
-	} else if !strings.HasPrefix(target, "unix:") && !strings.Contains(target, "://") {
-		target = "passthrough:///" + target
+	host := c.server
+	if path, ok := strings.CutPrefix(host, "unix:"); ok || strings.HasPrefix(host, "/") {
+		if !ok {
+			path = host
+		}
+		var d net.Dialer
+		tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return d.DialContext(ctx, "unix", path)
+		}
+		host = "localhost"
+	} else if _, _, err := net.SplitHostPort(host); err != nil {
+		return nil, usage("--server %q: want unix:PATH or host:port", c.server)
 	}
-	conn, err := grpc.NewClient(target, opts...)
-	if err != nil {
-		return nil, usage("--server %q: %v", c.server, err)
-	}
-	c.conn = conn
-	c.client = grpcAgent{apiv1.NewAgentServiceClient(conn)}
+	c.httpClient = &http.Client{Transport: bearerTransport{next: tr, token: token}}
+	c.base = scheme + "://" + host
+	c.client = connectAgent{apiv1connect.NewAgentServiceClient(c.httpClient, c.base,
+		connect.WithGRPC(),
+		connect.WithReadMaxBytes(apilimits.MaxMessageBytes),
+		connect.WithSendMaxBytes(apilimits.MaxMessageBytes),
+	)}
 	return c.client, nil
+}
+
+// bearerTransport sends the token, if any, with every request.
+type bearerTransport struct {
+	next  http.RoundTripper
+	token string
+}
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if b.token != "" {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer "+b.token)
+	}
+	return b.next.RoundTrip(r)
 }
 
 // call runs f with a client and a context bounded by --timeout.
@@ -191,42 +268,34 @@ func (c *cli) schema() (*descriptorpb.FileDescriptorSet, error) {
 	return resp.GetSchema(), nil
 }
 
-// httpGet reads path from the agent's HTTP API at base (a URL, or
-// host:port for plain HTTP): what only that API serves (metrics, the
-// readiness detail). A status other than 200 is an error with the body's
-// first line.
-func (c *cli) httpGet(ctx context.Context, base, path string) ([]byte, error) {
-	if !strings.Contains(base, "://") {
-		base = "http://" + base
+// httpGet reads path (GET) from the agent's listener at --server, beside
+// its API: the metrics. A status other than 200 is an error with the
+// body's first line.
+func (c *cli) httpGet(ctx context.Context, path string) ([]byte, error) {
+	if _, err := c.dial(); err != nil {
+		return nil, err
 	}
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, usage("--http %q: want http://HOST:PORT (or HOST:PORT)", base)
-	}
-	u.Path = strings.TrimSuffix(u.Path, "/") + path
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := c.httpClient.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("cannot reach the agent's HTTP API: %w", err)
+		return nil, fmt.Errorf("cannot reach the agent: %w", err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxHTTPBody+1))
 	if err != nil {
-		return nil, fmt.Errorf("GET %s: %w", u, err)
+		return nil, fmt.Errorf("GET %s: %w", path, err)
 	}
 	if len(body) > maxHTTPBody {
-		return nil, fmt.Errorf("GET %s: the answer is larger than %d bytes", u, maxHTTPBody)
+		return nil, fmt.Errorf("GET %s: the answer is larger than %d bytes", path, maxHTTPBody)
 	}
-	// /readyz answers 503 with its detail while the agent is not ready:
-	// the detail is what a report wants.
-	if resp.StatusCode != http.StatusOK && !(path == "/readyz" && resp.StatusCode == http.StatusServiceUnavailable) {
+	if resp.StatusCode != http.StatusOK {
 		line, _, _ := strings.Cut(strings.TrimSpace(string(body)), "\n")
-		return nil, fmt.Errorf("GET %s: %s: %s", u, resp.Status, line)
+		return nil, fmt.Errorf("GET %s: %s: %s", path, resp.Status, line)
 	}
 	return body, nil
 }

@@ -572,13 +572,9 @@ func TestAgentFileAndEtcd(t *testing.T) {
 	eventually(t, 10*time.Second, "both sources applied", func() (bool, string) {
 		return linkExists(h, "br9") && linkExists(h, "br0") && linkExists(h, "veth0"), ""
 	})
-	var st struct {
-		Owner      string   `json:"owner"`
-		Overridden []string `json:"overridden"`
-	}
-	a.getJSON("/status?key=linux/interface/veth0", &st)
-	if st.Owner != "file" || len(st.Overridden) != 1 || st.Overridden[0] != "etcd" {
-		t.Errorf("veth0: owner %q, overridden %v; want file over etcd", st.Owner, st.Overridden)
+	st := a.status("linux/interface/veth0")
+	if st.GetOwner() != "file" || len(st.GetOverridden()) != 1 || st.GetOverridden()[0] != "etcd" {
+		t.Errorf("veth0: owner %q, overridden %v; want file over etcd", st.GetOwner(), st.GetOverridden())
 	}
 	if l, err := h.LinkByName("veth0"); err == nil && l.Attrs().MTU == 1400 {
 		t.Errorf("veth0 has etcd's MTU: the file's value should win")
@@ -638,16 +634,16 @@ func TestAgentSouthboundView(t *testing.T) {
 	a := startAgent(t, "-name", "t5", "-netns", ns, "-file", cfg, "-state-dir", filepath.Join(dir, "state"))
 	addr := "linux/interface/br0/address/192.168.50.1/24"
 	eventually(t, 10*time.Second, "br0's address", func() (bool, string) {
-		code, body := a.get("/dump?view=southbound&prefix=linux/interface/br0/")
+		code, body := a.get("/scheduler/dump?view=SB&key-prefix=linux/interface/br0/")
 		return code == http.StatusOK && strings.Contains(body, addr), body
 	})
 	if out, err := exec.Command("ip", "-n", ns, "addr", "del", "192.168.50.1/24", "dev", "br0").CombinedOutput(); err != nil {
 		t.Fatalf("ip addr del: %v: %s", err, out)
 	}
-	if code, body := a.get("/dump?view=southbound&prefix=linux/interface/br0/"); code != http.StatusOK || strings.Contains(body, addr) {
+	if code, body := a.get("/scheduler/dump?view=SB&key-prefix=linux/interface/br0/"); code != http.StatusOK || strings.Contains(body, addr) {
 		t.Errorf("the southbound view after the address was removed: %d %s", code, body)
 	}
-	if code, body := a.get("/dump?view=scheduler&prefix=linux/interface/br0/"); code != http.StatusOK || !strings.Contains(body, addr) {
+	if code, body := a.get("/scheduler/dump?view=cached&key-prefix=linux/interface/br0/"); code != http.StatusOK || !strings.Contains(body, addr) {
 		t.Errorf("the scheduler's view lost the address: %d %s", code, body)
 	}
 }

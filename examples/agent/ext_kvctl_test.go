@@ -54,8 +54,8 @@ func TestExtKvctl(t *testing.T) {
 
 	// status: CONFIGURED, owned by the gRPC source.
 	out = kvctl("status", "linux/sysctl/")
-	if !containsLine(out, key, "CONFIGURED", "grpc") {
-		t.Errorf("kvctl status: want %s CONFIGURED, owned by grpc:\n%s", key, out)
+	if !containsLine(out, key, "CONFIGURED", "api") {
+		t.Errorf("kvctl status: want %s CONFIGURED, owned by api:\n%s", key, out)
 	}
 
 	// dump: the value, decoded, as JSON and as a table.

@@ -114,23 +114,15 @@ func TestExtSysctl(t *testing.T) {
 		})
 	}
 
-	// The HTTP API: CONFIGURED; the invalid name INVALID, naming the field.
-	type statusJSON struct {
-		State string `json:"state"`
-		Error string `json:"error"`
-		Owner string `json:"owner"`
-	}
+	// The API over HTTP: CONFIGURED; the invalid name INVALID, naming the
+	// field.
 	for name, owner := range map[string]string{fromFile: "file", fromEtcd: "etcd"} {
-		var st statusJSON
-		a.getJSON("/status?key="+key(name), &st)
-		if st.State != "CONFIGURED" || st.Owner != owner {
-			t.Errorf("%s: %+v, want CONFIGURED, owned by %s", key(name), st, owner)
+		if st := a.status(key(name)); st.GetState() != "CONFIGURED" || st.GetOwner() != owner {
+			t.Errorf("%s: %v, want CONFIGURED, owned by %s", key(name), st, owner)
 		}
 	}
-	var bad statusJSON
-	a.getJSON("/status?key="+key(invalid), &bad)
-	if bad.State != "INVALID" || !strings.Contains(bad.Error, `name: "net..ipv4.ip_forward" is not a sysctl name`) {
-		t.Errorf("%s: %+v, want INVALID naming the field", key(invalid), bad)
+	if bad := a.status(key(invalid)); bad.GetState() != "INVALID" || !strings.Contains(bad.GetError(), `name: "net..ipv4.ip_forward" is not a sysctl name`) {
+		t.Errorf("%s: %v, want INVALID naming the field", key(invalid), bad)
 	}
 
 	// The gRPC API: a sysctl committed as JSON, applied and CONFIGURED.

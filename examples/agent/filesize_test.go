@@ -19,7 +19,7 @@ func TestAgentFileMaxSize(t *testing.T) {
 	writeFile(t, cfg, small)
 	a := startAgent(t, "-name", "tm", "-memory", "-file", cfg, "-file-max-size", fmt.Sprint(limit), "-state-dir", filepath.Join(dir, "state"))
 	eventually(t, 10*time.Second, "br0 configured", func() (bool, string) {
-		_, body := a.get("/status?key=linux/interface/br0")
+		_, body := a.get("/v1/status?key=linux/interface/br0")
 		return strings.Contains(body, `"CONFIGURED"`), body
 	})
 
@@ -30,16 +30,16 @@ func TestAgentFileMaxSize(t *testing.T) {
 		_, body := a.get("/readyz")
 		return strings.Contains(body, want), body
 	})
-	if _, body := a.get("/status?key=linux/interface/br1"); strings.Contains(body, `"CONFIGURED"`) {
+	if _, body := a.get("/v1/status?key=linux/interface/br1"); strings.Contains(body, `"CONFIGURED"`) {
 		t.Errorf("br1 of the file over the limit was applied: %s", body)
 	}
-	if _, body := a.get("/status?key=linux/interface/br0"); !strings.Contains(body, `"CONFIGURED"`) {
+	if _, body := a.get("/v1/status?key=linux/interface/br0"); !strings.Contains(body, `"CONFIGURED"`) {
 		t.Errorf("br0 is no longer configured: %s", body)
 	}
 
 	writeFile(t, cfg, small+"linux/interface/br1: {name: br1, type: TYPE_BRIDGE}\n")
 	eventually(t, 10*time.Second, "br1 configured and the problem cleared", func() (bool, string) {
-		_, status := a.get("/status?key=linux/interface/br1")
+		_, status := a.get("/v1/status?key=linux/interface/br1")
 		_, ready := a.get("/readyz")
 		return strings.Contains(status, `"CONFIGURED"`) && !strings.Contains(ready, "larger than the limit"), status + ready
 	})

@@ -13,7 +13,7 @@ import (
 // TestAgentGRPCRevertedCommitStaysReverted: a commit with revert whose
 // VXLAN fails in the kernel is reverted (its bridge removed); an agent
 // restarted over the same state directory applies none of its values: a
-// reverted commit records nothing (grpc.json, the store).
+// reverted commit records nothing (the store).
 func TestAgentGRPCRevertedCommitStaysReverted(t *testing.T) {
 	ns, h := newNetns(t)
 	dir := t.TempDir()
@@ -50,12 +50,12 @@ func TestAgentGRPCRevertedCommitStaysReverted(t *testing.T) {
 
 	startAgent(t, args...)
 	c = grpcClient(t, filepath.Join(state, "grpc.sock"))
-	st, err := c.Status(ctx, &apiv1.StatusRequest{Owner: "grpc"})
+	st, err := c.Status(ctx, &apiv1.StatusRequest{Owner: "api"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(st.GetStatuses()) != 0 {
-		t.Fatalf("after the restart the grpc source sets %v", st.GetStatuses())
+		t.Fatalf("after the restart the api source sets %v", st.GetStatuses())
 	}
 	if linkExists(h, "br5") || linkExists(h, "vx5") {
 		t.Fatalf("after the restart br5 %v, vx5 %v exist", linkExists(h, "br5"), linkExists(h, "vx5"))

@@ -8,24 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/status"
+	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	apiv1 "github.com/kvdescriptor/kvdescriptor/generated/kvdescriptor/api/v1"
 )
-
-func grpcClient(t *testing.T, sock string) apiv1.AgentServiceClient {
-	t.Helper()
-	conn, err := grpc.NewClient("unix:"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	return apiv1.NewAgentServiceClient(conn)
-}
 
 func bridge(name string) *apiv1.Value {
 	return &apiv1.Value{
@@ -36,7 +23,7 @@ func bridge(name string) *apiv1.Value {
 }
 
 // TestAgentGRPC: the agent binary (in-memory southbound) serves the gRPC
-// API on a Unix socket of its state directory: a commit of the grpc
+// API on a Unix socket of its state directory: a commit of the api
 // source, the file source's key left to the file, and a commit awaiting
 // confirmation when the agent stops, rolled back by its next start.
 func TestAgentGRPC(t *testing.T) {
@@ -58,11 +45,11 @@ func TestAgentGRPC(t *testing.T) {
 	for _, o := range resp.GetOutcomes() {
 		owners[o.GetKey()] = o.GetOwner() + " " + o.GetState()
 	}
-	if owners["linux/interface/br1"] != "grpc CONFIGURED" || owners["linux/interface/br0"] != "file CONFIGURED" || !resp.GetSettled() {
+	if owners["linux/interface/br1"] != "api CONFIGURED" || owners["linux/interface/br0"] != "file CONFIGURED" || !resp.GetSettled() {
 		t.Fatalf("outcomes: %v", resp)
 	}
 	_, err = c.Commit(ctx, &apiv1.CommitRequest{Values: []*apiv1.Value{{Key: "linux/nothing/x", Value: &apiv1.Value_Json{Json: "{}"}}}})
-	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), `values[0].key: "linux/nothing/x" is not a key of any model`) {
+	if connect.CodeOf(err) != connect.CodeInvalidArgument || !strings.Contains(err.Error(), `values[0].key: "linux/nothing/x" is not a key of any model`) {
 		t.Fatalf("bad key: %v", err)
 	}
 
@@ -78,12 +65,12 @@ func TestAgentGRPC(t *testing.T) {
 
 	startAgent(t, args...)
 	c = grpcClient(t, filepath.Join(state, "grpc.sock"))
-	if _, err := c.Status(ctx, &apiv1.StatusRequest{Key: "linux/interface/br2"}); status.Code(err) != codes.NotFound {
+	if _, err := c.Status(ctx, &apiv1.StatusRequest{Key: "linux/interface/br2"}); connect.CodeOf(err) != connect.CodeNotFound {
 		t.Fatalf("br2 after the restart: %v", err)
 	}
-	st, err := c.Status(ctx, &apiv1.StatusRequest{Owner: "grpc"})
+	st, err := c.Status(ctx, &apiv1.StatusRequest{Owner: "api"})
 	if err != nil || len(st.GetStatuses()) != 1 || st.GetStatuses()[0].GetKey() != "linux/interface/br1" {
-		t.Fatalf("the grpc source's values after the restart: %v %v", st, err)
+		t.Fatalf("the api source's values after the restart: %v %v", st, err)
 	}
 	h, err := c.History(ctx, &apiv1.HistoryRequest{})
 	if err != nil {
@@ -97,7 +84,7 @@ func TestAgentGRPC(t *testing.T) {
 	if !found {
 		t.Fatalf("no record says %q: %v", want, h)
 	}
-	if _, err := c.Confirm(ctx, &apiv1.ConfirmRequest{Seq: pending.GetSeq()}); status.Code(err) != codes.NotFound {
+	if _, err := c.Confirm(ctx, &apiv1.ConfirmRequest{Seq: pending.GetSeq()}); connect.CodeOf(err) != connect.CodeNotFound {
 		t.Fatalf("confirm after the restart: %v", err)
 	}
 }

@@ -3,12 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
+	"connectrpc.com/connect"
 
 	apiv1 "github.com/kvdescriptor/kvdescriptor/generated/kvdescriptor/api/v1"
 )
@@ -26,22 +26,17 @@ func TestAgentGRPCWatchLostUpdates(t *testing.T) {
 	sock := filepath.Join(state, "grpc.sock")
 	c := grpcClient(t, sock)
 	// The watcher's own connection.
-	conn, err := grpc.NewClient("unix:"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	w, err := apiv1.NewAgentServiceClient(conn).Watch(ctx, &apiv1.WatchRequest{Prefix: "linux/interface/lw", Buffer: 1})
+	stream, err := grpcClient(t, sock).Watch(ctx, &apiv1.WatchRequest{Prefix: "linux/interface/lw", Buffer: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer stream.Close()
 	// The header comes once the watch is registered: what is committed
 	// after it is seen.
-	if _, err := w.Header(); err != nil {
-		t.Fatal(err)
-	}
+	_ = stream.ResponseHeader()
+	w := recver{stream}
 	commit := func(mtu int) {
 		t.Helper()
 		req := &apiv1.CommitRequest{}
@@ -98,4 +93,19 @@ func valueMTU(t *testing.T, s *apiv1.ValueStatus) int {
 	}
 	fd := m.ProtoReflect().Descriptor().Fields().ByName("mtu")
 	return int(m.ProtoReflect().Get(fd).Uint())
+}
+
+// recver reads a server stream one message at a time.
+type recver struct {
+	st *connect.ServerStreamForClient[apiv1.WatchResponse]
+}
+
+func (r recver) Recv() (*apiv1.WatchResponse, error) {
+	if r.st.Receive() {
+		return r.st.Msg(), nil
+	}
+	if err := r.st.Err(); err != nil {
+		return nil, err
+	}
+	return nil, io.EOF
 }

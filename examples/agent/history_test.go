@@ -24,13 +24,13 @@ func TestAgentHistoryAfterKill(t *testing.T) {
 	writeFile(t, cfg, bridge("br0", 1400))
 	a := startAgent(t, args...)
 	type rec struct {
-		Seq         uint64          `json:"seq"`
+		Seq         uint64          `json:"seq,string"`
 		Description string          `json:"description"`
 		Executed    json.RawMessage `json:"executed"`
 	}
 	history := func(a *agentProc) []rec {
 		var recs []rec
-		a.getJSON("/history", &recs)
+		a.getJSON("/scheduler/txn-history", &recs)
 		return recs
 	}
 	n := len(history(a))
@@ -41,9 +41,9 @@ func TestAgentHistoryAfterKill(t *testing.T) {
 		})
 	}
 	before := history(a)
-	_, timeline := a.get("/timeline?key=linux/interface/br0")
+	_, timeline := a.get("/scheduler/key-timeline?key=linux/interface/br0")
 	mid := before[len(before)-2].Seq
-	graphPath := fmt.Sprintf("/graph?seq=%d&format=json", mid)
+	graphPath := fmt.Sprintf("/v1/graph?seq=%d&format=GRAPH_FORMAT_JSON", mid)
 	code, graph := a.get(graphPath)
 	if code != 200 {
 		t.Fatalf("GET %s: %d %s", graphPath, code, graph)
@@ -66,7 +66,7 @@ func TestAgentHistoryAfterKill(t *testing.T) {
 	if err := json.Unmarshal([]byte(timeline), &tlBefore); err != nil {
 		t.Fatal(err)
 	}
-	a.getJSON("/timeline?key=linux/interface/br0", &tlAfter)
+	a.getJSON("/scheduler/key-timeline?key=linux/interface/br0", &tlAfter)
 	if len(tlAfter) < len(tlBefore) {
 		t.Fatalf("the timeline of br0 after the kill has %d entries, want the %d before first", len(tlAfter), len(tlBefore))
 	}

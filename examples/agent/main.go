@@ -1,9 +1,9 @@
 // Command agent is the reference network agent built on kvdescriptor's
 // agent package (runtime/agent). It keeps the Linux kernel (a network
 // namespace of it), and VPP when given its socket, in sync with the
-// configuration of its northbound sources — a watched file, etcd, the gRPC
-// API, each key owned by the source that set it — and serves the HTTP and
-// gRPC APIs.
+// configuration of its northbound sources — a watched file, etcd, the API,
+// each key owned by the source that set it — and serves its API
+// (runtime/api: gRPC, gRPC-Web, Connect and REST on each listener).
 //
 // On start it runs a startup resync, so that only what differs is
 // applied; it remembers, in its state directory, what it applied, its
@@ -17,7 +17,7 @@
 //	agent -config agent.yaml
 //
 // `agent -h` lists every flag; README.md describes the configuration file
-// and the HTTP API. Extensions (package ext) linked by extensions.go add
+// and the API. Extensions (package ext) linked by extensions.go add
 // models of their own, e.g. examples/extension.
 package main
 

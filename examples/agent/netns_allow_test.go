@@ -142,21 +142,13 @@ func (e *escapeEnv) checkNothingEscaped(t *testing.T, state func(key string) (st
 // waiting for it to be reported.
 func httpState(t *testing.T, a *agentProc) func(string) (string, string) {
 	return func(key string) (string, string) {
-		var st struct {
-			State string `json:"state"`
-			Error string `json:"error"`
-		}
+		var st *apiv1.ValueStatus
 		eventually(t, 20*time.Second, key+" settled", func() (bool, string) {
-			code, body := a.get("/status?key=" + key)
-			if code != 200 {
-				return false, body
-			}
-			if err := json.Unmarshal([]byte(body), &st); err != nil {
-				return false, err.Error()
-			}
-			return st.State == "INVALID" || st.State == "CONFIGURED" || st.State == "FAILED", body
+			st = a.status(key)
+			s := st.GetState()
+			return s == "INVALID" || s == "CONFIGURED" || s == "FAILED", st.String()
 		})
-		return st.State, st.Error
+		return st.GetState(), st.GetError()
 	}
 }
 

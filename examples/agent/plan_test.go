@@ -23,19 +23,19 @@ func planConfig(mtu int, routes ...string) string {
 }
 
 type opsOnly struct {
-	Seq         uint64 `json:"seq"`
+	Seq         uint64 `json:"seq,string"`
 	Description string `json:"description"`
 	Planned     []struct {
 		Key string `json:"key"`
-		Op  string `json:"op"`
+		Op  string `json:"kind"`
 	} `json:"planned"`
 	Executed []struct {
 		Key string `json:"key"`
-		Op  string `json:"op"`
+		Op  string `json:"kind"`
 	} `json:"executed"`
 }
 
-// TestAgentPlanFileIsTheApply: POST /plan?format=file previews exactly
+// TestAgentPlanFileIsTheApply: POST /v1/plan/file previews exactly
 // what writing that file executes, the deletes of the keys the new file
 // drops included (it is a dry run of the file source's own apply).
 func TestAgentPlanFileIsTheApply(t *testing.T) {
@@ -45,12 +45,12 @@ func TestAgentPlanFileIsTheApply(t *testing.T) {
 	a := startAgent(t, "-name", "tp", "-memory", "-file", cfg, "-state-dir", filepath.Join(dir, "state"))
 	r2 := "linux/route/veth0/10.21.0.0/16"
 	eventually(t, 20*time.Second, "R2 configured", func() (bool, string) {
-		code, body := a.get("/status?key=" + r2)
+		code, body := a.get("/v1/status?key=" + r2)
 		return code == http.StatusOK && strings.Contains(body, `"CONFIGURED"`), body
 	})
 
 	next := planConfig(1400, "10.20.0.0/16", "10.22.0.0/16")
-	resp, err := http.Post(a.base+"/plan?format=file", "application/yaml", strings.NewReader(next))
+	resp, err := http.Post(a.base+"/v1/plan/file", "application/yaml", strings.NewReader(next))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestAgentPlanFileIsTheApply(t *testing.T) {
 	resp.Body.Close()
 	var plan opsOnly
 	if err := json.Unmarshal(body, &plan); err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("POST /plan?format=file: %d %s (%v)", resp.StatusCode, body, err)
+		t.Fatalf("POST /v1/plan/file: %d %s (%v)", resp.StatusCode, body, err)
 	}
 	var planned []string
 	for _, op := range plan.Planned {
@@ -69,13 +69,13 @@ func TestAgentPlanFileIsTheApply(t *testing.T) {
 	}
 
 	var before []opsOnly
-	a.getJSON("/history", &before)
+	a.getJSON("/scheduler/txn-history", &before)
 	last := before[len(before)-1].Seq
 	writeFile(t, cfg, next)
 	var rec opsOnly
 	eventually(t, 20*time.Second, "the file's transaction", func() (bool, string) {
 		var h []opsOnly
-		a.getJSON("/history", &h)
+		a.getJSON("/scheduler/txn-history", &h)
 		for _, r := range h {
 			if r.Seq > last && strings.Contains(r.Description, "source file") {
 				rec = r

@@ -22,9 +22,9 @@ func TestAgentSeqAfterRestart(t *testing.T) {
 	args := []string{"-name", "ts", "-memory", "-file", cfg, "-state-dir", state}
 	history := func(a *agentProc) []uint64 {
 		var recs []struct {
-			Seq uint64 `json:"seq"`
+			Seq uint64 `json:"seq,string"`
 		}
-		a.getJSON("/history", &recs)
+		a.getJSON("/scheduler/txn-history", &recs)
 		seqs := make([]uint64, len(recs))
 		for i, r := range recs {
 			seqs[i] = r.Seq

@@ -28,14 +28,11 @@ func (a *agentProc) waitLog(limit time.Duration, s string) bool {
 
 func runIP(args ...string) ([]byte, error) { return exec.Command("ip", args...).CombinedOutput() }
 
-// state is the state of key in the agent's /status.
+// state is the state of key in the agent's Status ("" when it has no
+// value).
 func (a *agentProc) state(key string) string {
 	a.t.Helper()
-	var st struct {
-		State string `json:"state"`
-	}
-	a.getJSON("/status?key="+key, &st)
-	return st.State
+	return a.status(key).GetState()
 }
 
 // TestAgentEtcdBackBeforeDeadline: etcd is down when the agent starts and
@@ -103,7 +100,7 @@ func TestAgentEtcdBackBeforeDeadline(t *testing.T) {
 		return st == "OBTAINED", st
 	})
 	for key, want := range map[string]string{
-		"linux/interface/brx": "NONEXISTENT", "linux/interface/bry": "CONFIGURED",
+		"linux/interface/brx": "" /* no value: NOT_FOUND */, "linux/interface/bry": "CONFIGURED",
 		"linux/interface/brz": "CONFIGURED", "linux/interface/brf": "CONFIGURED",
 	} {
 		if got := b.state(key); got != want {

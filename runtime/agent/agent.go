@@ -25,8 +25,8 @@ import (
 )
 
 // Agent is a network agent: plugins' descriptors under a scheduler, fed
-// by northbound sources (a file, etcd, the gRPC API) through a nb.Mux,
-// served by the HTTP and gRPC APIs, with what outlives a process kept in
+// by northbound sources (a file, etcd, the API's) through a nb.Mux,
+// served by its API (runtime/api), with what outlives a process kept in
 // its state directory. New makes one from a Config; Run runs it.
 type Agent struct {
 	cfg     Config
@@ -162,7 +162,7 @@ func (r *run) run(ctx context.Context) error {
 	if len(r.sources) > 0 {
 		err = r.mux.Run(ctx, r.sources...)
 	} else {
-		<-ctx.Done() // the gRPC API is the only source
+		<-ctx.Done() // the API's source is the only one
 	}
 	r.logger.Info("agent stopping: finishing the transaction in flight, tearing nothing down")
 	if errors.Is(err, context.Canceled) {
@@ -315,7 +315,7 @@ func (r *run) newMux(context.Context) error {
 	update, startup := r.cfg.Transactions.txnOptions()
 	r.mux = nb.NewMux(r.s,
 		nb.WithStore(r.store),
-		nb.WithPriorityOrder(r.cfg.Sources.Priority...),
+		nb.WithPriorityOrder(priority(r.cfg.Sources.Priority)...),
 		nb.WithLoadDeadline(r.cfg.LoadDeadline),
 		nb.WithMuxLogger(r.logger),
 		nb.WithTxnOptions(update...),
@@ -323,6 +323,18 @@ func (r *run) newMux(context.Context) error {
 	)
 	r.atEnd(func() error { r.mux.Close(); return nil })
 	return nil
+}
+
+// priority returns the sources' priority order, "grpc" (the API source's
+// former name) read as "api".
+func priority(order []string) []string {
+	out := slices.Clone(order)
+	for i, p := range out {
+		if p == "grpc" {
+			out[i] = nb.DefaultRemoteSource
+		}
+	}
+	return out
 }
 
 // newSources makes the file and etcd sources that cfg configures.

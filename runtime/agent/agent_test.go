@@ -239,7 +239,7 @@ func TestLogLevel(t *testing.T) {
 	}
 }
 
-// TestRunAPIOnly: an agent whose only source is the gRPC API starts (the
+// TestRunAPIOnly: an agent whose only source is the API's starts (the
 // API's source loads at once) and runs until its context ends; with the
 // API off too, it has no source and is refused.
 func TestRunAPIOnly(t *testing.T) {
@@ -261,6 +261,10 @@ func TestRunAPIOnly(t *testing.T) {
 
 	cfg := Defaults()
 	cfg.GRPC.Address = "off"
+	if _, err := New(cfg); err != nil {
+		t.Errorf("the API on the http listener alone is a source: %v", err)
+	}
+	cfg.HTTP.Address = "off"
 	if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), "sources: none configured") {
 		t.Errorf("no source at all: %v", err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -13,120 +12,115 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/kvdescriptor/kvdescriptor/runtime/grpcapi"
-	"github.com/kvdescriptor/kvdescriptor/runtime/httpapi"
+	"github.com/kvdescriptor/kvdescriptor/runtime/api"
+	"github.com/kvdescriptor/kvdescriptor/runtime/nb"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
 )
 
-// startAPI starts the API listeners of the configuration over the run's
-// scheduler and Mux, stopped when the run ends. It is the one place that
-// knows the API's implementation: today the HTTP API (runtime/httpapi)
-// and the gRPC API (runtime/grpcapi), the latter a source ("grpc") like
-// the file and etcd.
+// startAPI starts the agent's API (runtime/api) on each listener of the
+// configuration, stopped when the run ends: the API's own source (nb.Remote,
+// named "api") over the Mux, and one api.Service per listener (each has
+// its own token), with the metrics beside it. It is the one place that
+// knows the API's implementation.
 func (r *run) startAPI(context.Context) error {
-	if r.cfg.HTTP.Address != "" {
-		if err := r.serveHTTP(); err != nil {
-			return err
-		}
+	listeners := r.cfg.listeners()
+	if len(listeners) == 0 {
+		return nil
 	}
-	if r.cfg.GRPC.Address != "off" {
-		// The gRPC source loads at once: the other sources must be
-		// known before, or the startup resync would not wait for them.
-		for _, src := range r.sources {
-			r.mux.Sink(src.Name())
-		}
-		if err := r.serveGRPC(); err != nil {
-			return err
-		}
+	// The API's source loads at once: the other sources must be known
+	// before, or the startup resync would not wait for them.
+	for _, src := range r.sources {
+		r.mux.Sink(src.Name())
 	}
-	return nil
-}
-
-// serveHTTP starts the HTTP API.
-func (r *run) serveHTTP() error {
-	token, err := readToken("token file (-token-file)", r.cfg.HTTP.TokenFile)
+	remote, err := nb.NewRemote(r.mux, r.models, nb.RemoteConfig{Source: nb.DefaultRemoteSource, Logger: r.logger})
 	if err != nil {
 		return err
 	}
+	r.atEnd(func() error { remote.Close(); return nil })
 	var planFile func(context.Context, string, []byte) (*scheduler.Result, error)
 	if fs := r.fileSource; fs != nil {
-		// POST /plan?format=file: the file source's own apply, as a
-		// dry run.
+		// Plan of a file: the file source's own apply, as a dry run.
 		planFile = func(ctx context.Context, name string, data []byte) (*scheduler.Result, error) {
 			return fs.Plan(ctx, r.mux, name, data)
 		}
 	}
-	h, err := httpapi.New(httpapi.Config{
-		PlanFile:   planFile,
-		Scheduler:  r.s,
-		Models:     r.models,
-		Owners:     r.mux,
-		Ready:      func() (bool, any) { return r.mux.Ready(), r.mux.Sources() },
-		Southbound: r.s.Southbound,
-		Metrics:    promhttp.HandlerFor(r.reg, promhttp.HandlerOpts{Registry: r.reg}),
-		Token:      token,
-		Logger:     r.logger,
-	})
-	if err != nil {
-		return err
+	metrics := promhttp.HandlerFor(r.reg, promhttp.HandlerOpts{Registry: r.reg})
+	for _, l := range listeners {
+		token, err := readToken(l.what+" token file ("+l.tokenFlag+")", l.TokenFile)
+		if err != nil {
+			return err
+		}
+		var tc *tls.Config
+		if l.CertFile != "" {
+			cert, err := tls.LoadX509KeyPair(l.CertFile, l.KeyFile)
+			if err != nil {
+				return fmt.Errorf("%s TLS: %w", l.what, err)
+			}
+			tc = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		}
+		svc, err := api.New(api.Deps{
+			Scheduler: r.s, Mux: r.mux, Remote: remote, Models: r.models,
+			Token: token, LogLevel: r.a.level, PlanFile: planFile, Logger: r.logger,
+		})
+		if err != nil {
+			return err
+		}
+		srv, err := api.NewServer(svc, api.ServerConfig{
+			Address: l.Address,
+			TLS:     tc,
+			Limits:  r.cfg.Limits.api(),
+			Mount:   map[string]http.Handler{"GET /metrics": svc.Authorize(metrics)},
+			Logger:  r.logger,
+		})
+		if err != nil {
+			svc.Close()
+			return fmt.Errorf("%s: %w", l.what, err)
+		}
+		go func() {
+			if err := srv.Serve(); err != nil {
+				r.logger.Error("API listener stopped", "address", srv.Addr(), "error", err)
+			}
+		}()
+		r.atEnd(func() error {
+			svc.Close() // ends the Watch streams
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if srv.Shutdown(sctx) != nil {
+				_ = srv.Close()
+			}
+			return nil
+		})
+		scheme := "http"
+		if tc != nil {
+			scheme = "https"
+		}
+		r.logger.Info("API", "listener", l.what, "address", srv.Addr(), "scheme", scheme, "token", token != "")
 	}
-	ln, err := net.Listen("tcp", r.cfg.HTTP.Address)
-	if err != nil {
-		return fmt.Errorf("http: %w", err)
-	}
-	lim := r.cfg.Limits
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: lim.ReadHeaderTimeout, ReadTimeout: lim.ReadTimeout, IdleTimeout: lim.IdleTimeout}
-	go func() { _ = srv.Serve(ln) }()
-	r.atEnd(func() error {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-		return nil
-	})
-	r.logger.Info("HTTP API", "url", "http://"+ln.Addr().String()+"/")
 	return nil
 }
 
-// serveGRPC starts the gRPC API: one more source, "grpc", whose state (and
-// a commit awaiting confirmation) is kept in grpc.json in the state
-// directory.
-func (r *run) serveGRPC() error {
-	gcfg := grpcapi.Config{
-		Scheduler: r.s,
-		Mux:       r.mux,
-		Models:    r.models,
-		StateFile: filepath.Join(r.cfg.StateDir, "grpc.json"),
-		Logger:    r.logger,
+// listener is one address the API is served on.
+type listener struct {
+	what, tokenFlag string
+	ListenerConfig
+}
+
+// listeners returns the API's listeners: http.address and grpc.address
+// (its default: the Unix socket grpc.sock in the state directory), each
+// serving the whole API.
+func (c *Config) listeners() []listener {
+	var out []listener
+	if c.HTTP.Address != "" && c.HTTP.Address != "off" {
+		out = append(out, listener{"http", "-token-file", c.HTTP})
 	}
-	token, err := readToken("grpc token file (-grpc-token-file)", r.cfg.GRPC.TokenFile)
-	if err != nil {
-		return err
-	}
-	gcfg.Token = token
-	if r.cfg.GRPC.CertFile != "" {
-		cert, err := tls.LoadX509KeyPair(r.cfg.GRPC.CertFile, r.cfg.GRPC.KeyFile)
-		if err != nil {
-			return fmt.Errorf("grpc TLS: %w", err)
+	if c.GRPC.Address != "off" {
+		g := c.GRPC
+		if g.Address == "" {
+			g.Address = "unix:" + filepath.Join(c.StateDir, "grpc.sock")
 		}
-		gcfg.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		out = append(out, listener{"grpc", "-grpc-token-file", g})
 	}
-	addr := r.cfg.GRPC.Address
-	if addr == "" {
-		addr = "unix:" + filepath.Join(r.cfg.StateDir, "grpc.sock")
-	}
-	ln, err := grpcapi.Listen(addr, gcfg.TLS != nil && gcfg.Token != "")
-	if err != nil {
-		return fmt.Errorf("grpc: %w", err)
-	}
-	srv, err := grpcapi.NewServer(gcfg)
-	if err != nil {
-		ln.Close()
-		return err
-	}
-	go func() { _ = srv.Serve(ln) }()
-	r.atEnd(func() error { srv.Close(); return nil })
-	r.logger.Info("gRPC API", "address", addr)
-	return nil
+	return out
 }
 
 // readToken reads the bearer token of a token file ("" when none is

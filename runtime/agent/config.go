@@ -15,6 +15,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/kvdescriptor/kvdescriptor/runtime/api"
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
 
@@ -24,18 +25,24 @@ import (
 // reads a command line (flags over a -config file). New checks it.
 type Config struct {
 	// Name names the agent (etcd prefixes, logs); default: the host name.
-	Name string     `yaml:"name"`
-	Log  LogConfig  `yaml:"log"`
-	HTTP HTTPConfig `yaml:"http"`
-	GRPC GRPCConfig `yaml:"grpc"`
-	// Limits bound what a client of the HTTP API can hold.
+	Name string    `yaml:"name"`
+	Log  LogConfig `yaml:"log"`
+	// HTTP and GRPC are the API's two listeners, named for their
+	// defaults' use (a browser and scripts on the loopback; kvctl on the
+	// Unix socket): each serves the whole API. http.address "" or "off"
+	// turns the first off; grpc.address "" is the Unix socket grpc.sock
+	// in the state directory, "off" turns it off. With both off the
+	// agent has no API, and no source "api".
+	HTTP ListenerConfig `yaml:"http"`
+	GRPC ListenerConfig `yaml:"grpc"`
+	// Limits bound what a client of the API can hold.
 	Limits  Limits        `yaml:"limits"`
 	History HistoryConfig `yaml:"history"`
 	// ResyncInterval runs a downstream resync periodically; 0: never.
 	ResyncInterval time.Duration `yaml:"resync_interval"`
 	// StateDir holds what outlives a run: the record of what the agent
 	// applied, the transaction numbers and the history (state.db), and
-	// the gRPC API's state (grpc.json) and socket.
+	// the API's source state; and the API's default socket (grpc.sock).
 	StateDir string `yaml:"state_dir"`
 	// LoadDeadline is how long the startup resync waits for every source
 	// to load before it goes on with the values remembered for the ones
@@ -57,40 +64,53 @@ type LogConfig struct {
 	Format string `yaml:"format"` // text or json
 }
 
-// HTTPConfig is the HTTP API's listener.
-type HTTPConfig struct {
-	// Address to listen on; "" turns the API off. Loopback by default.
+// ListenerConfig is a listener of the agent's API (runtime/api): each
+// serves the whole API, gRPC, gRPC-Web, Connect and REST on one handler,
+// with the metrics (GET /metrics) and the probes (/healthz, /readyz).
+type ListenerConfig struct {
+	// Address is "unix:PATH" (a Unix socket, its owner's only) or a TCP
+	// address; "off" turns the listener off.
 	Address string `yaml:"address"`
-	// TokenFile holds the bearer token of mutating requests; required
-	// when Address is not a loopback address.
-	TokenFile string `yaml:"token_file"`
-}
-
-// GRPCConfig is the gRPC API's listener.
-type GRPCConfig struct {
-	// Address of the gRPC API: "unix:PATH" (a Unix socket) or a TCP
-	// address; "" is the Unix socket grpc.sock in the state directory;
-	// "off" turns the API off (and with it the source "grpc").
-	Address string `yaml:"address"`
-	// TokenFile holds the bearer token every call must carry; CertFile
-	// and KeyFile serve TLS. Beyond loopback all three are required.
+	// TokenFile holds the bearer token every call must carry (the probes
+	// excepted); CertFile and KeyFile serve TLS. Beyond the loopback all
+	// three are required.
 	TokenFile string `yaml:"token_file"`
 	CertFile  string `yaml:"cert_file"`
 	KeyFile   string `yaml:"key_file"`
 }
 
-// Limits bound the HTTP API's connections: a client that sends its
-// request slowly, or keeps an idle connection, is cut off.
+// Limits are the transport limits of the API's listeners (api.Limits);
+// zero takes the default, sized for transactions of a million values.
 type Limits struct {
 	// ReadHeaderTimeout bounds the reading of a request's header
 	// (default 10 s).
 	ReadHeaderTimeout time.Duration `yaml:"read_header_timeout"`
 	// ReadTimeout bounds the reading of a whole request, body included
-	// (default 5 min: a plan of a large file is uploaded in it).
+	// (default 2 min: max_message_bytes at 5 MB/s).
 	ReadTimeout time.Duration `yaml:"read_timeout"`
 	// IdleTimeout closes a kept-alive connection idle that long
 	// (default 2 min).
 	IdleTimeout time.Duration `yaml:"idle_timeout"`
+	// MaxHeaderBytes bounds a request's headers (default 64 KiB).
+	MaxHeaderBytes int `yaml:"max_header_bytes"`
+	// MaxMessageBytes bounds a message, a request's or an answer's, on
+	// every transport (default 512 MiB).
+	MaxMessageBytes int64 `yaml:"max_message_bytes"`
+	// MaxConcurrentStreams bounds the concurrent calls of one HTTP/2
+	// connection (default 100).
+	MaxConcurrentStreams int `yaml:"max_concurrent_streams"`
+	// MaxConnections bounds the open connections of a listener (default
+	// 256).
+	MaxConnections int `yaml:"max_connections"`
+}
+
+// api returns the limits as runtime/api's.
+func (l Limits) api() api.Limits {
+	return api.Limits{
+		ReadHeaderTimeout: l.ReadHeaderTimeout, ReadTimeout: l.ReadTimeout, IdleTimeout: l.IdleTimeout,
+		MaxHeaderBytes: l.MaxHeaderBytes, MaxMessageBytes: l.MaxMessageBytes,
+		MaxConcurrentStreams: l.MaxConcurrentStreams, MaxConnections: l.MaxConnections,
+	}
 }
 
 // HistoryConfig bounds the history of transactions, kept in memory and
@@ -105,8 +125,7 @@ type HistoryConfig struct {
 }
 
 // TxnPolicy is how the agent makes the transactions of its sources (the
-// file, etcd, and the gRPC API's commits that give no options of their
-// own), the startup resync included (retried, never reverted).
+// file, etcd, and the API's commits that give no options of their own), the startup resync included (retried, never reverted).
 type TxnPolicy struct {
 	// Revert undoes a source's update whose transaction fails, so that
 	// the southbound ends as before it and the source's values stay as
@@ -171,7 +190,8 @@ type SourcesConfig struct {
 	File FileConfig `yaml:"file"`
 	Etcd EtcdConfig `yaml:"etcd"`
 	// Priority orders the sources, highest first, for keys that several
-	// set; default: file, etcd, grpc.
+	// set; default: file, etcd, api ("grpc", the API source's former
+	// name, is read as "api").
 	Priority []string `yaml:"priority"`
 }
 
@@ -194,18 +214,23 @@ type EtcdConfig struct {
 }
 
 // Defaults returns the configuration of an agent given nothing: its only
-// source is then the gRPC API (unix:<state_dir>/grpc.sock).
+// source is then the API's (on 127.0.0.1:9191 and
+// unix:<state_dir>/grpc.sock).
 func Defaults() Config {
 	var c Config
 	c.Name, _ = os.Hostname()
 	c.Log.Level, c.Log.Format = "info", "text"
 	c.HTTP.Address = "127.0.0.1:9191"
-	c.Limits = Limits{ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 5 * time.Minute, IdleTimeout: 2 * time.Minute}
+	c.Limits = Limits{
+		ReadHeaderTimeout: api.DefaultReadHeaderTimeout, ReadTimeout: api.DefaultReadTimeout, IdleTimeout: api.DefaultIdleTimeout,
+		MaxHeaderBytes: api.DefaultMaxHeaderBytes, MaxMessageBytes: api.DefaultMaxMessageBytes,
+		MaxConcurrentStreams: api.DefaultMaxConcurrentStreams, MaxConnections: api.DefaultMaxConnections,
+	}
 	c.History.Records = 10000
 	c.StateDir = "/var/lib/kvdescriptor-agent"
 	c.LoadDeadline = 30 * time.Second
 	c.Transactions.Retry = RetryConfig{MaxAttempts: 3, Period: time.Second, Backoff: true, MaxPeriod: 30 * time.Second}
-	c.Sources.Priority = []string{"file", "etcd", "grpc"}
+	c.Sources.Priority = []string{"file", "etcd", "api"}
 	return c
 }
 
@@ -313,24 +338,34 @@ func (c *Config) Check() error {
 	if c.Log.Format != "text" && c.Log.Format != "json" {
 		errs = append(errs, fmt.Errorf("log format: %q is neither text nor json", c.Log.Format))
 	}
-	if c.HTTP.Address != "" {
-		host, _, err := net.SplitHostPort(c.HTTP.Address)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("http address: %q: %w", c.HTTP.Address, err))
-		} else if !isLoopback(host) && c.HTTP.TokenFile == "" {
-			errs = append(errs, fmt.Errorf("http address: %q is not a loopback address: a token file (-token-file) is required", c.HTTP.Address))
+	for _, l := range []struct {
+		name, flags string
+		ListenerConfig
+	}{{"http", "-http-cert, -http-key, -token-file", c.HTTP}, {"grpc", "-grpc-cert, -grpc-key, -grpc-token-file", c.GRPC}} {
+		a := l.Address
+		if (l.CertFile == "") != (l.KeyFile == "") {
+			errs = append(errs, fmt.Errorf("%s: cert_file and key_file go together", l.name))
 		}
-	}
-	if a := c.GRPC.Address; a != "" && a != "off" && !strings.HasPrefix(a, "unix:") {
+		if a == "" || a == "off" || strings.HasPrefix(a, "unix:") || strings.HasPrefix(a, "/") {
+			continue
+		}
 		host, _, err := net.SplitHostPort(a)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("grpc address: %q: %w", a, err))
-		} else if !isLoopback(host) && (c.GRPC.TokenFile == "" || c.GRPC.CertFile == "" || c.GRPC.KeyFile == "") {
-			errs = append(errs, fmt.Errorf("grpc address: %q is not a loopback address: TLS (-grpc-cert, -grpc-key) and a token file (-grpc-token-file) are required", a))
+			errs = append(errs, fmt.Errorf("%s address: %q: %w", l.name, a, err))
+		} else if !isLoopback(host) && (l.TokenFile == "" || l.CertFile == "" || l.KeyFile == "") {
+			errs = append(errs, fmt.Errorf("%s address: %q is not a loopback address: TLS and a token file (%s) are required", l.name, a, l.flags))
 		}
 	}
-	if (c.GRPC.CertFile == "") != (c.GRPC.KeyFile == "") {
-		errs = append(errs, errors.New("grpc: -grpc-cert and -grpc-key go together"))
+	for _, n := range []struct {
+		name string
+		v    int64
+	}{
+		{"limits: max_header_bytes", int64(c.Limits.MaxHeaderBytes)}, {"limits: max_message_bytes", c.Limits.MaxMessageBytes},
+		{"limits: max_concurrent_streams", int64(c.Limits.MaxConcurrentStreams)}, {"limits: max_connections", int64(c.Limits.MaxConnections)},
+	} {
+		if n.v < 0 {
+			errs = append(errs, fmt.Errorf("%s: %d is negative (0 for the default)", n.name, n.v))
+		}
 	}
 	for _, d := range []struct {
 		name string
@@ -360,15 +395,15 @@ func (c *Config) Check() error {
 		}
 	}
 	for _, p := range c.Sources.Priority {
-		if p != "file" && p != "etcd" && p != "grpc" {
-			errs = append(errs, fmt.Errorf("priority: unknown source %q (file, etcd, grpc)", p))
+		if p != "file" && p != "etcd" && p != "api" && p != "grpc" {
+			errs = append(errs, fmt.Errorf("priority: unknown source %q (file, etcd, api)", p))
 		}
 	}
 	if c.Sources.File.MaxSize < 0 {
 		errs = append(errs, fmt.Errorf("file max size: %d bytes (0 for the default, or more)", c.Sources.File.MaxSize))
 	}
-	if c.Sources.File.Path == "" && len(c.Sources.Etcd.Endpoints) == 0 && c.GRPC.Address == "off" {
-		errs = append(errs, errors.New("sources: none configured (-file, -etcd, or the gRPC API, which -grpc off turns off)"))
+	if c.Sources.File.Path == "" && len(c.Sources.Etcd.Endpoints) == 0 && len(c.listeners()) == 0 {
+		errs = append(errs, errors.New("sources: none configured (-file, -etcd, or the API, which -http off and -grpc off turn off)"))
 	}
 	return errors.Join(errs...)
 }

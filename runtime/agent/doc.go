@@ -2,8 +2,8 @@
 // New(cfg, plugins...) and Run(ctx). The plugins contribute descriptors
 // (and optionally a watcher of the southbound and a Close); the agent
 // runs them under a scheduler fed by its northbound sources (a watched
-// file, etcd, the gRPC API: each key owned by the source that set it),
-// serves the HTTP and gRPC APIs and the metrics, and keeps in its state
+// file, etcd, the API's: each key owned by the source that set it),
+// serves its API (runtime/api) and the metrics, and keeps in its state
 // directory what outlives a process: what it applied (so that a restart
 // removes only stale values of its own), the transaction numbers (never
 // given twice across restarts) and the history (so that after a restart

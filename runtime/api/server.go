@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+
+	"github.com/kvdescriptor/kvdescriptor/runtime/apilimits"
 )
 
 // The default limits of a Server, sized for transactions of a million
@@ -25,7 +27,7 @@ const (
 	// DefaultMaxMessageBytes bounds one message (a request or a response;
 	// gRPC's receive limit, Connect's and REST's alike), and so a
 	// request body.
-	DefaultMaxMessageBytes = 512 << 20
+	DefaultMaxMessageBytes = apilimits.MaxMessageBytes
 	// DefaultReadHeaderTimeout bounds the reading of a request's headers.
 	DefaultReadHeaderTimeout = 10 * time.Second
 	// DefaultReadTimeout bounds the reading of a whole request, body
@@ -93,6 +95,11 @@ type ServerConfig struct {
 	TLS *tls.Config
 	// Limits are the transport's limits (zero: the defaults).
 	Limits Limits
+	// Mount serves more handlers beside the service's, by ServeMux
+	// pattern ("GET /metrics"), under the same limits and the same
+	// refusal of web pages on the tokenless default; the service's token
+	// is not checked for them (check it in the handler, if needed).
+	Mount map[string]http.Handler
 	// Logger logs the server's errors (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -121,6 +128,14 @@ func NewServer(svc *Service, cfg ServerConfig) (*Server, error) {
 	h, err := svc.Handler()
 	if err != nil {
 		return nil, err
+	}
+	if len(cfg.Mount) > 0 {
+		m := http.NewServeMux()
+		for pattern, x := range cfg.Mount {
+			m.Handle(pattern, x)
+		}
+		m.Handle("/", h)
+		h = m
 	}
 	logger := cfg.Logger
 	if logger == nil {

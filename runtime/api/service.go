@@ -206,3 +206,22 @@ func (r recoverer) WrapStreamingHandler(next connect.StreamingHandlerFunc) conne
 		return next(ctx, conn)
 	}
 }
+
+// Authorize returns h behind the service's token (when it has one): a
+// request without it is refused, 401 with the error as JSON, as REST's
+// are. For what a Server mounts beside the service (the agent's metrics).
+func (svc *Service) Authorize(h http.Handler) http.Handler {
+	a := authInterceptor{token: svc.d.Token}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := a.check(r.Header); err != nil {
+			var ce *connect.Error
+			msg := err.Error()
+			if errors.As(err, &ce) {
+				msg = ce.Message()
+			}
+			writeRESTError(w, http.StatusUnauthorized, connect.CodeUnauthenticated, msg)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}

@@ -1,9 +1,9 @@
 // Package apilimits holds the upper bounds of what a client of the agent's
-// APIs may ask (the HTTP API of runtime/httpapi, the gRPC API of
-// runtime/grpcapi, kvctl): every size, count and duration a request
+// API may ask (runtime/api, and kvctl, which checks its flags by them):
+// every size, count and duration a request
 // carries has one here, so that no single call can make the agent
 // allocate or wait without limit. A request beyond a bound is refused
-// (gRPC INVALID_ARGUMENT, HTTP 400) with an error naming the field.
+// (INVALID_ARGUMENT; REST 400) with an error naming the field.
 // docs/api.md lists them; Table is that list.
 package apilimits
 
@@ -23,8 +23,12 @@ const (
 	// MaxDescriptionLen bounds a transaction's description.
 	MaxDescriptionLen = 4096
 	// MaxCommitKeys bounds the values and deletes of one commit or plan
-	// (CommitRequest.values plus deletes; POST /plan set plus delete).
-	MaxCommitKeys = 100000
+	// (CommitRequest.values plus deletes; PlanRequest's alike).
+	MaxCommitKeys = 1000000
+	// MaxMessageBytes is the default bound of one message of the API
+	// (api.DefaultMaxMessageBytes; kvctl's receive limit): a commit of
+	// MaxCommitKeys routes as google.protobuf.Any is about 150 MB.
+	MaxMessageBytes = 512 << 20
 	// MaxRetryAttempts bounds RetryPolicy.max_attempts.
 	MaxRetryAttempts = 1000
 	// MaxRetryPeriod bounds RetryPolicy.period and max_period.
@@ -35,8 +39,6 @@ const (
 	// MaxConfirmWithin bounds CommitRequest.confirm_within (kvctl apply
 	// --confirm-within).
 	MaxConfirmWithin = 24 * time.Hour
-	// MaxBody bounds the body of a POST (the HTTP API's /plan).
-	MaxBody = 16 << 20
 	// MaxHistoryPage bounds the transactions of one page of the operator
 	// page's history (/ui/history?limit=L).
 	MaxHistoryPage = 500
@@ -52,16 +54,16 @@ type Limit struct {
 
 // Table lists the bounds, as docs/api.md does.
 var Table = []Limit{
-	{"gRPC `Watch` `buffer`; kvctl `watch --buffer`", fmt.Sprint(MaxWatchBuffer)},
-	{"gRPC `values` + `deletes` of `Commit`; HTTP `/plan` `set` + `delete`", fmt.Sprint(MaxCommitKeys)},
-	{"gRPC `Commit` `retry.max_attempts`", fmt.Sprint(MaxRetryAttempts)},
-	{"gRPC `Commit` `retry.period`, `retry.max_period`", MaxRetryPeriod.String()},
-	{"gRPC `Commit` `wait_timeout`; kvctl `--timeout` with `--wait`", MaxWaitTimeout.String()},
-	{"gRPC `Commit` `confirm_within`; kvctl `apply --confirm-within`", MaxConfirmWithin.String()},
-	{"gRPC keys, prefixes, descriptor and owner names (`values[i].key`, `deletes[i]`, `key`, `prefix`, `descriptor`, `owner`); every HTTP query parameter", fmt.Sprintf("%d bytes", MaxKeyLen)},
-	{"gRPC `description` of `Commit` and `RollbackTo`", fmt.Sprintf("%d bytes", MaxDescriptionLen)},
-	{"HTTP body of a POST (`/plan`)", fmt.Sprintf("%d bytes", MaxBody)},
-	{"HTTP `/ui/history` `limit`", fmt.Sprint(MaxHistoryPage)},
+	{"`Watch` `buffer`; kvctl `watch --buffer`", fmt.Sprint(MaxWatchBuffer)},
+	{"`values` + `deletes` of `Commit` and `Plan`; kvctl `delete` keys", fmt.Sprint(MaxCommitKeys)},
+	{"`Commit` `retry.max_attempts`; kvctl `apply --retry-attempts`", fmt.Sprint(MaxRetryAttempts)},
+	{"`Commit` `retry.period`, `retry.max_period`; kvctl `apply --retry-period`, `--retry-max-period`", MaxRetryPeriod.String()},
+	{"`Commit` `wait_timeout`; kvctl `--timeout` with `--wait`", MaxWaitTimeout.String()},
+	{"`Commit` `confirm_within`; kvctl `apply --confirm-within`", MaxConfirmWithin.String()},
+	{"keys, prefixes, descriptor and owner names (`values[i].key`, `deletes[i]`, `key`, `prefix`, `descriptor`, `owner`)", fmt.Sprintf("%d bytes", MaxKeyLen)},
+	{"`description` of `Commit`, `RollbackTo` and `DownstreamResync`", fmt.Sprintf("%d bytes", MaxDescriptionLen)},
+	{"one message (a request or an answer), on every transport (`limits.max_message_bytes` sets the agent's)", fmt.Sprintf("%d bytes", MaxMessageBytes)},
+	{"the operator page's `/ui/history` `limit`", fmt.Sprint(MaxHistoryPage)},
 }
 
 // Error is a request field beyond its bound.

@@ -59,8 +59,11 @@ type RemoteConfig struct {
 // that is a SourceStore, written ahead of every commit and after it: a
 // Remote started over a store that holds a commit awaiting confirmation
 // rolls it back first. The states the source had after its recent
-// transactions (for RollbackTo) are kept in memory, like the scheduler's
-// history whose sequence numbers they follow.
+// transactions (for RollbackTo, at most StatesKept) are kept in the same
+// record (the first whole, the next ones as their changes), so that a
+// rollback to a transaction before a restart or a crash still works: the
+// sequence numbers go on across restarts when the scheduler's do
+// (scheduler.WithSeqAfter).
 //
 // A confirmed commit must make a transaction, the one Confirm and Cancel
 // name: one that changes nothing in the merged state (its values are
@@ -87,9 +90,11 @@ type Remote struct {
 	states  []remoteSnapshot
 	floor   uint64
 	pending *pendingCommit
-	timer   *time.Timer
-	ctx     context.Context
-	cancel  context.CancelFunc
+	// noHistory: the record loaded kept no states.
+	noHistory bool
+	timer     *time.Timer
+	ctx       context.Context
+	cancel    context.CancelFunc
 }
 
 type remoteSnapshot struct {
@@ -197,10 +202,10 @@ func (r *Remote) start() error {
 	} else if h := r.m.s.History(); len(h) > 0 {
 		seq = h[len(h)-1].Seq
 	}
-	r.record(seq)
-	if p == nil {
-		return nil
+	if r.noHistory && seq > 0 {
+		r.floor = seq
 	}
+	r.record(seq)
 	return r.save()
 }
 
@@ -411,6 +416,12 @@ func (r *Remote) RollbackTo(ctx context.Context, seq uint64, desc string) (*sche
 // record keeps the source's state after transaction seq, dropping the
 // oldest beyond the bound; r.mu held.
 func (r *Remote) record(seq uint64) {
+	if n := len(r.states); n > 0 && r.states[n-1].seq > seq {
+		// The scheduler's numbers started again (a scheduler without
+		// WithSeqAfter): the states kept name other transactions.
+		r.logger.Warn("nb: transaction numbers went back: the states kept for RollbackTo are dropped", "source", r.name, "seq", seq, "last", r.states[n-1].seq)
+		r.states, r.floor = nil, seq
+	}
 	r.states = append(r.states, remoteSnapshot{seq: seq, values: maps.Clone(r.current)})
 	if n := len(r.states) - r.kept; n > 0 {
 		r.states = slices.Delete(r.states, 0, n)
@@ -449,6 +460,20 @@ type recordPending struct {
 type remoteRecord struct {
 	Current []recordValue  `json:"current"`
 	Pending *recordPending `json:"pending,omitempty"`
+	// States are the states RollbackTo returns to, oldest first: the
+	// first whole, each next one as its changes from the one before;
+	// Floor is r.floor.
+	States []recordState `json:"states,omitempty"`
+	Floor  uint64        `json:"floor,omitempty"`
+}
+
+// recordState is a state of the source after transaction Seq: its values
+// (the first state), or the values set and the keys deleted since the
+// state before.
+type recordState struct {
+	Seq     uint64        `json:"seq"`
+	Set     []recordValue `json:"set,omitempty"`
+	Deleted []string      `json:"deleted,omitempty"`
 }
 
 // load reads the source's record from the store (none: an empty state).
@@ -477,7 +502,56 @@ func (r *Remote) load(models Models) error {
 		}
 		r.pending = &pendingCommit{seq: p.Seq, deadline: p.Deadline, previous: prev}
 	}
+	state := map[string]proto.Message{}
+	for _, st := range rec.States {
+		set, err := decodeValues(models, st.Set)
+		if err != nil {
+			return fmt.Errorf("nb: the state of source %s after transaction %d: %w", r.name, st.Seq, err)
+		}
+		state = maps.Clone(state)
+		maps.Copy(state, set)
+		for _, k := range st.Deleted {
+			delete(state, k)
+		}
+		r.states = append(r.states, remoteSnapshot{seq: st.Seq, values: state})
+	}
+	r.floor = rec.Floor
+	// A record without states (written before they were kept): what the
+	// source had before this run is not known.
+	r.noHistory = len(rec.States) == 0
+	if n := len(r.states) - r.kept; n > 0 {
+		r.states = slices.Delete(r.states, 0, n)
+		r.floor = r.states[0].seq
+	}
 	return nil
+}
+
+// encodeStates returns the states kept in the record's form: the first
+// whole, the next ones as changes.
+func encodeStates(states []remoteSnapshot) ([]recordState, error) {
+	out := make([]recordState, 0, len(states))
+	prev := map[string]proto.Message{}
+	for _, st := range states {
+		set := map[string]proto.Message{}
+		for k, v := range st.values {
+			if pv, ok := prev[k]; !ok || !proto.Equal(pv, v) {
+				set[k] = v
+			}
+		}
+		enc, err := encodeValues(set)
+		if err != nil {
+			return nil, err
+		}
+		rs := recordState{Seq: st.seq, Set: enc}
+		for _, k := range slices.Sorted(maps.Keys(prev)) {
+			if _, ok := st.values[k]; !ok {
+				rs.Deleted = append(rs.Deleted, k)
+			}
+		}
+		out = append(out, rs)
+		prev = st.values
+	}
+	return out, nil
 }
 
 // save writes the source's record to the store; r.mu held.
@@ -497,6 +571,10 @@ func (r *Remote) save() error {
 		}
 		rec.Pending = &recordPending{Seq: p.seq, Deadline: p.deadline, Previous: prev}
 	}
+	if rec.States, err = encodeStates(r.states); err != nil {
+		return err
+	}
+	rec.Floor = r.floor
 	b, err := json.Marshal(rec)
 	if err != nil {
 		return err

@@ -30,9 +30,16 @@ type remoteEnv struct {
 
 func newRemoteEnv(t *testing.T, sb *kvtest.SB, dir string, before func(*boltstore.Store)) *remoteEnv {
 	t.Helper()
+	return newRemoteEnvAfter(t, sb, dir, before, 0)
+}
+
+// newRemoteEnvAfter is newRemoteEnv whose scheduler numbers its
+// transactions after seqAfter (a restarted agent's).
+func newRemoteEnvAfter(t *testing.T, sb *kvtest.SB, dir string, before func(*boltstore.Store), seqAfter uint64) *remoteEnv {
+	t.Helper()
 	e := &remoteEnv{sb: sb}
 	var err error
-	if e.s, err = scheduler.New(scheduler.WithLogger(quiet)); err != nil {
+	if e.s, err = scheduler.New(scheduler.WithLogger(quiet), scheduler.WithSeqAfter(seqAfter)); err != nil {
 		t.Fatal(err)
 	}
 	d, err := sb.Descriptor(kvtest.Config{Name: "iface", KeyTemplate: "iface/{name}"})
@@ -257,4 +264,48 @@ func TestRemoteRollbackTo(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.want(t, "iface/a", "")
+}
+
+// TestRemoteRollbackToAcrossRestart: the states RollbackTo returns to are
+// kept in the store: after a restart (the scheduler's numbers going on),
+// a rollback to a transaction of the run before restores the source's
+// state after it; a state older than those kept is refused, naming seq.
+func TestRemoteRollbackToAcrossRestart(t *testing.T) {
+	sb, dir := kvtest.NewSB(), t.TempDir()
+	e := newRemoteEnv(t, sb, dir, nil)
+	r1, _ := e.commit(t, sets("iface/a", "a1", "iface/b", "b1"), 0)
+	r2, _ := e.commit(t, sets("iface/a", "a2", "iface/b", ""), 0)
+	r3, _ := e.commit(t, sets("iface/c", "c3"), 0)
+	e.stop()
+
+	e = newRemoteEnvAfter(t, sb, dir, nil, r3.Seq)
+	e.want(t, "iface/a", "a2")
+	e.want(t, "iface/c", "c3")
+	ctx := context.Background()
+	if _, keys, err := e.remote.RollbackTo(ctx, r1.Seq, "back to r1"); err != nil || len(keys) != 2 {
+		t.Fatalf("rollback to %d after the restart: %v %v", r1.Seq, keys, err)
+	}
+	e.want(t, "iface/a", "a1")
+	e.want(t, "iface/b", "b1")
+	e.want(t, "iface/c", "")
+	if _, _, err := e.remote.RollbackTo(ctx, r2.Seq, "back to r2"); err != nil {
+		t.Fatal(err)
+	}
+	e.want(t, "iface/a", "a2")
+	e.want(t, "iface/b", "")
+	e.want(t, "iface/c", "")
+	last := e.s.History()
+	e.stop()
+
+	// Kept: 2 states; the oldest ones are dropped, in the record too.
+	e = newRemoteEnvAfter(t, sb, dir, nil, last[len(last)-1].Seq)
+	e.remote.Close()
+	r, err := nb.NewRemote(e.mux, nb.SchedulerModels(e.s), nb.RemoteConfig{Logger: quiet, StatesKept: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, _, err := r.RollbackTo(ctx, r1.Seq, ""); !errors.Is(err, nb.ErrUnknownTransaction) || !strings.HasPrefix(err.Error(), "seq:") {
+		t.Fatalf("rollback beyond the states kept: %v", err)
+	}
 }

@@ -12,7 +12,7 @@
 //     then adds a veth pair, which a VPP af_packet interface (VPP: govpp's
 //     mock adapter, no VPP needed) was waiting for;
 //  5. prints the transaction log, the statuses and the kernel's state
-//     (ip -n NS ...), and where the HTTP API serves the graph;
+//     (ip -n NS ...), and where the agent's API serves the graph;
 //  6. stops the agent (nothing is torn down) and removes the namespace.
 //
 // Without root it says why and runs the agent on its in-memory
@@ -22,6 +22,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -204,12 +205,12 @@ func run(ctx context.Context, w io.Writer, agent string, root, keep bool) (err e
 	}
 
 	step("3. The statuses: the route waits for its gateway, the VPP af_packet interface for its Linux veth")
-	if err := api.print(w, "/status?prefix=linux/&format=text"); err != nil {
+	if err := api.printStatus(w, "linux/"); err != nil {
 		return err
 	}
 	fmt.Fprintln(w, "No VPP runs on this machine: the VPP plugin works over govpp's mock adapter (-vpp-socket mock),")
 	fmt.Fprintln(w, "which accepts every request. The af_packet interface names a Linux veth that does not exist yet:")
-	if err := api.print(w, "/status?prefix=vpp/&format=text"); err != nil {
+	if err := api.printStatus(w, "vpp/"); err != nil {
 		return err
 	}
 
@@ -232,17 +233,17 @@ func run(ctx context.Context, w io.Writer, agent string, root, keep bool) (err e
 	if err := api.waitState(ctx, afPacketKey, "CONFIGURED", 15*time.Second); err != nil {
 		return err
 	}
-	if err := api.print(w, "/status?prefix=vpp/&format=text"); err != nil {
+	if err := api.printStatus(w, "vpp/"); err != nil {
 		return err
 	}
 
 	step("5. The transaction log")
 	fmt.Fprintln(w, "(every word of the log is explained in docs/legend.md)")
-	if err := api.print(w, "/history?format=text"); err != nil {
+	if err := api.printHistory(w); err != nil {
 		return err
 	}
 	step("6. The statuses now")
-	if err := api.print(w, "/status?prefix=linux/&format=text"); err != nil {
+	if err := api.printStatus(w, "linux/"); err != nil {
 		return err
 	}
 	if root {
@@ -256,7 +257,7 @@ func run(ctx context.Context, w io.Writer, agent string, root, keep bool) (err e
 		}
 	}
 	if keep {
-		step("The HTTP API, still answering")
+		step("The agent's API, still answering")
 		printAPI(w, api.base, keep)
 		fmt.Fprintf(w, "\nthe agent keeps running (its log: %s); Ctrl-C ends the demo\n", logPath)
 		select {
@@ -268,18 +269,17 @@ func run(ctx context.Context, w io.Writer, agent string, root, keep bool) (err e
 	return nil
 }
 
-// printAPI prints the addresses of the agent's HTTP API. The demo prints
+// printAPI prints the addresses of the agent's API (REST paths). The demo prints
 // them as soon as the agent is ready, while it runs; without -keep it stops
 // the agent at its end, and says so, with the way to keep it.
 func printAPI(w io.Writer, base string, keep bool) {
 	if keep {
-		fmt.Fprintln(w, "The agent's HTTP API answers at:")
+		fmt.Fprintln(w, "The agent's API answers at (REST; gRPC and kvctl on the same address):")
 	} else {
-		fmt.Fprintln(w, "While the demo runs, the agent's HTTP API answers at (the demo stops the agent at its end;")
+		fmt.Fprintln(w, "While the demo runs, the agent's API answers at (the demo stops the agent at its end;")
 		fmt.Fprintln(w, "`make demo DEMO_ARGS=-keep` keeps it running to explore these):")
 	}
-	fmt.Fprintf(w, "  %s/ui/   (the operator page, in a browser)\n", base)
-	for _, p := range []string{"/graph?format=svg", "/graph?format=dot", "/history", "/status?key=" + routeKey, "/models", "/metrics"} {
+	for _, p := range []string{"/v1/graph?format=GRAPH_FORMAT_SVG", "/scheduler/graph?format=dot", "/v1/history", "/v1/status?key=" + routeKey, "/v1/models", "/metrics"} {
 		fmt.Fprintf(w, "  %s%s\n", base, p)
 	}
 }
@@ -324,7 +324,7 @@ func exitText(err error) string {
 	return err.Error()
 }
 
-// client reads the agent's HTTP API.
+// client reads the agent's API over REST.
 type client struct{ base string }
 
 func (c *client) get(path string) (int, []byte, error) {
@@ -337,7 +337,8 @@ func (c *client) get(path string) (int, []byte, error) {
 	return resp.StatusCode, b, err
 }
 
-func (c *client) print(w io.Writer, path string) error {
+// getJSON reads path's JSON answer into v.
+func (c *client) getJSON(path string, v any) error {
 	code, b, err := c.get(path)
 	if err != nil {
 		return err
@@ -345,7 +346,56 @@ func (c *client) print(w io.Writer, path string) error {
 	if code != http.StatusOK {
 		return fmt.Errorf("GET %s: %d: %s", path, code, b)
 	}
-	fmt.Fprintf(w, "$ curl '%s%s'\n%s", c.base, path, indent(string(b)))
+	return json.Unmarshal(b, v)
+}
+
+// printStatus prints the statuses under prefix, one line each: key,
+// state, owner, and why it is pending or its error.
+func (c *client) printStatus(w io.Writer, prefix string) error {
+	var r struct {
+		Statuses []struct {
+			Key, State, Owner, Error string
+			WhyPending               []string
+		}
+	}
+	path := "/v1/status?prefix=" + prefix
+	if err := c.getJSON(path, &r); err != nil {
+		return err
+	}
+	var b strings.Builder
+	for _, st := range r.Statuses {
+		fmt.Fprintf(&b, "%s %s owner=%s", st.Key, st.State, st.Owner)
+		if len(st.WhyPending) > 0 {
+			fmt.Fprintf(&b, " (%s)", strings.Join(st.WhyPending, "; "))
+		} else if st.Error != "" {
+			fmt.Fprintf(&b, " (%s)", st.Error)
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(w, "$ curl '%s%s'   (as a table)\n%s", c.base, path, indent(b.String()))
+	return nil
+}
+
+// printHistory prints the transactions, one line each.
+func (c *client) printHistory(w io.Writer) error {
+	var r struct {
+		Records []struct {
+			Seq, Kind, Description string
+			Executed               []struct{ Kind, Key, State string }
+		}
+	}
+	path := "/v1/history"
+	if err := c.getJSON(path, &r); err != nil {
+		return err
+	}
+	var b strings.Builder
+	for _, rec := range r.Records {
+		fmt.Fprintf(&b, "#%s %s: %s\n", rec.Seq, rec.Kind, rec.Description)
+		for _, op := range rec.Executed {
+			fmt.Fprintf(&b, "    %s %s %s\n", op.Kind, op.Key, op.State)
+		}
+	}
+	fmt.Fprintf(w, "$ curl '%s%s'   (as a list)\n%s", c.base, path, indent(b.String()))
 	return nil
 }
 
@@ -373,10 +423,10 @@ func (c *client) waitState(ctx context.Context, key, state string, limit time.Du
 	end := time.Now().Add(limit)
 	last := ""
 	for {
-		code, b, err := c.get("/status?format=text&key=" + key)
+		code, b, err := c.get("/v1/status?key=" + key)
 		if err == nil && code == http.StatusOK {
 			last = string(b)
-			if strings.Contains(last, " "+state) {
+			if strings.Contains(last, `"`+state+`"`) {
 				return nil
 			}
 		}

@@ -34,8 +34,7 @@ func TestDemo(t *testing.T) {
 			afPacketKey + " PENDING",
 			afPacketKey + " CONFIGURED",
 			"govpp's mock adapter",
-			"/graph?format=svg",
-			"/ui/   (the operator page",
+			"/v1/graph?format=GRAPH_FORMAT_SVG",
 			"docs/legend.md",
 		} {
 			if !strings.Contains(text, want) {
@@ -44,7 +43,7 @@ func TestDemo(t *testing.T) {
 		}
 		// The API's addresses are printed while the agent runs, with the
 		// way to keep it running, not after it stopped.
-		ui, stopped := strings.Index(text, "/ui/"), strings.Index(text, "the agent stopped")
+		ui, stopped := strings.Index(text, "/v1/graph?"), strings.Index(text, "the agent stopped")
 		if ui < 0 || stopped < 0 || ui > stopped || ui > strings.Index(text, "=== 5.") {
 			t.Errorf("root %v: the API's addresses are not printed while the agent runs (at %d, stopped at %d):\n%s", root, ui, stopped, text)
 		}

@@ -3,8 +3,8 @@
 // from its init function, a function that builds its descriptors, and the
 // agent binary links it with a blank import (examples/agent/extensions.go).
 // The agent registers those descriptors with the scheduler next to its
-// plugins' at start; from then on its file and etcd sources, the HTTP and
-// gRPC APIs and kvctl's reads know the new models like any other, through
+// plugins' at start; from then on its file and etcd sources, the API and
+// kvctl's reads know the new models like any other, through
 // the scheduler.
 //
 // This registry is package state filled by init functions, the one place
