@@ -95,6 +95,12 @@ type ServerConfig struct {
 	Limits Limits
 	// Logger logs the server's errors (default slog.Default()).
 	Logger *slog.Logger
+	// Mount serves more handlers on the same listener, by http.ServeMux
+	// pattern ("/ui/": the operator page, runtime/ui; "/metrics"), behind
+	// the same limits and, on the tokenless default, the same refusal of
+	// web pages of other sites. A mounted handler checks the token itself
+	// (Service.Authorize). The service keeps every other path.
+	Mount map[string]http.Handler
 }
 
 // Server serves a Service's Handler on a listener it owns, with the
@@ -121,6 +127,19 @@ func NewServer(svc *Service, cfg ServerConfig) (*Server, error) {
 	h, err := svc.Handler()
 	if err != nil {
 		return nil, err
+	}
+	if len(cfg.Mount) > 0 {
+		m := http.NewServeMux()
+		m.Handle("/", h)
+		for pattern, mh := range cfg.Mount {
+			if mh == nil {
+				return nil, fmt.Errorf("api: ServerConfig.Mount[%q] is nil", pattern)
+			}
+			if err := handle(m, pattern, mh); err != nil {
+				return nil, fmt.Errorf("api: ServerConfig.Mount[%q]: %v", pattern, err)
+			}
+		}
+		h = m
 	}
 	logger := cfg.Logger
 	if logger == nil {
@@ -338,4 +357,16 @@ func (b *closingBody) Read(p []byte) (int, error) {
 		b.once.Do(func() { b.w.Header().Set("Connection", "close") })
 	}
 	return n, err
+}
+
+// handle registers a pattern, turning the panic of a bad or conflicting
+// pattern into an error.
+func handle(m *http.ServeMux, pattern string, h http.Handler) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%v", p)
+		}
+	}()
+	m.Handle(pattern, h)
+	return nil
 }

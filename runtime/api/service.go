@@ -123,6 +123,15 @@ func (svc *Service) Handler() (http.Handler, error) {
 	return restParams(tc), nil
 }
 
+// Authorize checks the token of a request's header as every call of the
+// service does (nil without a token; else the bearer token, compared in
+// constant time): for a handler served beside the service, such as the
+// operator page (runtime/ui). Its error is UNAUTHENTICATED naming
+// authorization.
+func (svc *Service) Authorize(h http.Header) error {
+	return authInterceptor{token: svc.d.Token}.check(h)
+}
+
 // auth requires the token of every call, in constant time.
 func (svc *Service) auth() connect.Interceptor {
 	return authInterceptor{token: svc.d.Token}

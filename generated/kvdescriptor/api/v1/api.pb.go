@@ -1568,16 +1568,25 @@ func (x *HistoryRequest) GetUntil() *timestamppb.Timestamp {
 }
 
 type Record struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Seq           uint64                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
-	Kind          string                 `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
-	Description   string                 `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
-	Planned       []*Op                  `protobuf:"bytes,4,rep,name=planned,proto3" json:"planned,omitempty"`
-	Executed      []*Op                  `protobuf:"bytes,5,rep,name=executed,proto3" json:"executed,omitempty"`
-	Errors        []string               `protobuf:"bytes,6,rep,name=errors,proto3" json:"errors,omitempty"`
-	Reverted      bool                   `protobuf:"varint,7,opt,name=reverted,proto3" json:"reverted,omitempty"`
-	Start         *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=start,proto3" json:"start,omitempty"`
-	End           *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=end,proto3" json:"end,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Seq         uint64                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	Kind        string                 `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
+	Description string                 `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
+	Planned     []*Op                  `protobuf:"bytes,4,rep,name=planned,proto3" json:"planned,omitempty"`
+	Executed    []*Op                  `protobuf:"bytes,5,rep,name=executed,proto3" json:"executed,omitempty"`
+	Errors      []string               `protobuf:"bytes,6,rep,name=errors,proto3" json:"errors,omitempty"`
+	Reverted    bool                   `protobuf:"varint,7,opt,name=reverted,proto3" json:"reverted,omitempty"`
+	Start       *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=start,proto3" json:"start,omitempty"`
+	End         *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=end,proto3" json:"end,omitempty"`
+	// values are the transaction's input: the values set (a Value with no
+	// value: a delete), or the values notified.
+	Values []*Value `protobuf:"bytes,10,rep,name=values,proto3" json:"values,omitempty"`
+	// dry_run: a plan, executed nothing.
+	DryRun bool `protobuf:"varint,11,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
+	// batches counts the batched calls to the southbound; batched_ops the
+	// operations they held.
+	Batches       uint32 `protobuf:"varint,12,opt,name=batches,proto3" json:"batches,omitempty"`
+	BatchedOps    uint32 `protobuf:"varint,13,opt,name=batched_ops,json=batchedOps,proto3" json:"batched_ops,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1673,6 +1682,34 @@ func (x *Record) GetEnd() *timestamppb.Timestamp {
 		return x.End
 	}
 	return nil
+}
+
+func (x *Record) GetValues() []*Value {
+	if x != nil {
+		return x.Values
+	}
+	return nil
+}
+
+func (x *Record) GetDryRun() bool {
+	if x != nil {
+		return x.DryRun
+	}
+	return false
+}
+
+func (x *Record) GetBatches() uint32 {
+	if x != nil {
+		return x.Batches
+	}
+	return 0
+}
+
+func (x *Record) GetBatchedOps() uint32 {
+	if x != nil {
+		return x.BatchedOps
+	}
+	return 0
 }
 
 type HistoryResponse struct {
@@ -3365,7 +3402,7 @@ const file_kvdescriptor_api_v1_api_proto_rawDesc = "" +
 	"\x0eHistoryRequest\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x120\n" +
 	"\x05since\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x120\n" +
-	"\x05until\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x05until\"\xcc\x02\n" +
+	"\x05until\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x05until\"\xd4\x03\n" +
 	"\x06Record\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12 \n" +
@@ -3375,7 +3412,13 @@ const file_kvdescriptor_api_v1_api_proto_rawDesc = "" +
 	"\x06errors\x18\x06 \x03(\tR\x06errors\x12\x1a\n" +
 	"\breverted\x18\a \x01(\bR\breverted\x120\n" +
 	"\x05start\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\x05start\x12,\n" +
-	"\x03end\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\x03end\"H\n" +
+	"\x03end\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\x03end\x122\n" +
+	"\x06values\x18\n" +
+	" \x03(\v2\x1a.kvdescriptor.api.v1.ValueR\x06values\x12\x17\n" +
+	"\adry_run\x18\v \x01(\bR\x06dryRun\x12\x18\n" +
+	"\abatches\x18\f \x01(\rR\abatches\x12\x1f\n" +
+	"\vbatched_ops\x18\r \x01(\rR\n" +
+	"batchedOps\"H\n" +
 	"\x0fHistoryResponse\x125\n" +
 	"\arecords\x18\x01 \x03(\v2\x1b.kvdescriptor.api.v1.RecordR\arecords\"S\n" +
 	"\x0fTimelineRequest\x12\x10\n" +
@@ -3629,68 +3672,69 @@ var file_kvdescriptor_api_v1_api_proto_depIdxs = []int32{
 	6,  // 24: kvdescriptor.api.v1.Record.executed:type_name -> kvdescriptor.api.v1.Op
 	52, // 25: kvdescriptor.api.v1.Record.start:type_name -> google.protobuf.Timestamp
 	52, // 26: kvdescriptor.api.v1.Record.end:type_name -> google.protobuf.Timestamp
-	22, // 27: kvdescriptor.api.v1.HistoryResponse.records:type_name -> kvdescriptor.api.v1.Record
-	52, // 28: kvdescriptor.api.v1.TimelineRequest.time:type_name -> google.protobuf.Timestamp
-	52, // 29: kvdescriptor.api.v1.TimelineEntry.time:type_name -> google.protobuf.Timestamp
-	50, // 30: kvdescriptor.api.v1.TimelineEntry.value:type_name -> google.protobuf.Any
-	25, // 31: kvdescriptor.api.v1.TimelineResponse.entries:type_name -> kvdescriptor.api.v1.TimelineEntry
-	28, // 32: kvdescriptor.api.v1.Model.fields:type_name -> kvdescriptor.api.v1.Field
-	29, // 33: kvdescriptor.api.v1.ModelsResponse.models:type_name -> kvdescriptor.api.v1.Model
-	53, // 34: kvdescriptor.api.v1.ModelsResponse.schema:type_name -> google.protobuf.FileDescriptorSet
-	2,  // 35: kvdescriptor.api.v1.GraphRequest.format:type_name -> kvdescriptor.api.v1.GraphFormat
-	52, // 36: kvdescriptor.api.v1.GraphRequest.time:type_name -> google.protobuf.Timestamp
-	52, // 37: kvdescriptor.api.v1.GraphSnapshotRequest.time:type_name -> google.protobuf.Timestamp
-	50, // 38: kvdescriptor.api.v1.GraphNode.value:type_name -> google.protobuf.Any
-	52, // 39: kvdescriptor.api.v1.GraphSnapshotResponse.time:type_name -> google.protobuf.Timestamp
-	33, // 40: kvdescriptor.api.v1.GraphSnapshotResponse.nodes:type_name -> kvdescriptor.api.v1.GraphNode
-	34, // 41: kvdescriptor.api.v1.GraphSnapshotResponse.edges:type_name -> kvdescriptor.api.v1.GraphEdge
-	3,  // 42: kvdescriptor.api.v1.PlanRequest.values:type_name -> kvdescriptor.api.v1.Value
-	54, // 43: kvdescriptor.api.v1.PlanRequest.file:type_name -> google.api.HttpBody
-	48, // 44: kvdescriptor.api.v1.StatsResponse.states:type_name -> kvdescriptor.api.v1.StatsResponse.StatesEntry
-	49, // 45: kvdescriptor.api.v1.StatsResponse.flags:type_name -> kvdescriptor.api.v1.StatsResponse.FlagsEntry
-	52, // 46: kvdescriptor.api.v1.SourceState.last_update:type_name -> google.protobuf.Timestamp
-	40, // 47: kvdescriptor.api.v1.ReadinessResponse.sources:type_name -> kvdescriptor.api.v1.SourceState
-	6,  // 48: kvdescriptor.api.v1.DownstreamResyncResponse.executed:type_name -> kvdescriptor.api.v1.Op
-	15, // 49: kvdescriptor.api.v1.WatchResponse.status:type_name -> kvdescriptor.api.v1.ValueStatus
-	5,  // 50: kvdescriptor.api.v1.AgentService.Commit:input_type -> kvdescriptor.api.v1.CommitRequest
-	9,  // 51: kvdescriptor.api.v1.AgentService.Confirm:input_type -> kvdescriptor.api.v1.ConfirmRequest
-	11, // 52: kvdescriptor.api.v1.AgentService.Cancel:input_type -> kvdescriptor.api.v1.CancelRequest
-	13, // 53: kvdescriptor.api.v1.AgentService.RollbackTo:input_type -> kvdescriptor.api.v1.RollbackToRequest
-	36, // 54: kvdescriptor.api.v1.AgentService.Plan:input_type -> kvdescriptor.api.v1.PlanRequest
-	16, // 55: kvdescriptor.api.v1.AgentService.Status:input_type -> kvdescriptor.api.v1.StatusRequest
-	18, // 56: kvdescriptor.api.v1.AgentService.Dump:input_type -> kvdescriptor.api.v1.DumpRequest
-	21, // 57: kvdescriptor.api.v1.AgentService.History:input_type -> kvdescriptor.api.v1.HistoryRequest
-	24, // 58: kvdescriptor.api.v1.AgentService.Timeline:input_type -> kvdescriptor.api.v1.TimelineRequest
-	27, // 59: kvdescriptor.api.v1.AgentService.Models:input_type -> kvdescriptor.api.v1.ModelsRequest
-	31, // 60: kvdescriptor.api.v1.AgentService.Graph:input_type -> kvdescriptor.api.v1.GraphRequest
-	32, // 61: kvdescriptor.api.v1.AgentService.GraphSnapshot:input_type -> kvdescriptor.api.v1.GraphSnapshotRequest
-	37, // 62: kvdescriptor.api.v1.AgentService.Stats:input_type -> kvdescriptor.api.v1.StatsRequest
-	39, // 63: kvdescriptor.api.v1.AgentService.Readiness:input_type -> kvdescriptor.api.v1.ReadinessRequest
-	42, // 64: kvdescriptor.api.v1.AgentService.DownstreamResync:input_type -> kvdescriptor.api.v1.DownstreamResyncRequest
-	44, // 65: kvdescriptor.api.v1.AgentService.SetLogLevel:input_type -> kvdescriptor.api.v1.SetLogLevelRequest
-	46, // 66: kvdescriptor.api.v1.AgentService.Watch:input_type -> kvdescriptor.api.v1.WatchRequest
-	8,  // 67: kvdescriptor.api.v1.AgentService.Commit:output_type -> kvdescriptor.api.v1.CommitResponse
-	10, // 68: kvdescriptor.api.v1.AgentService.Confirm:output_type -> kvdescriptor.api.v1.ConfirmResponse
-	12, // 69: kvdescriptor.api.v1.AgentService.Cancel:output_type -> kvdescriptor.api.v1.CancelResponse
-	14, // 70: kvdescriptor.api.v1.AgentService.RollbackTo:output_type -> kvdescriptor.api.v1.RollbackToResponse
-	8,  // 71: kvdescriptor.api.v1.AgentService.Plan:output_type -> kvdescriptor.api.v1.CommitResponse
-	17, // 72: kvdescriptor.api.v1.AgentService.Status:output_type -> kvdescriptor.api.v1.StatusResponse
-	20, // 73: kvdescriptor.api.v1.AgentService.Dump:output_type -> kvdescriptor.api.v1.DumpResponse
-	23, // 74: kvdescriptor.api.v1.AgentService.History:output_type -> kvdescriptor.api.v1.HistoryResponse
-	26, // 75: kvdescriptor.api.v1.AgentService.Timeline:output_type -> kvdescriptor.api.v1.TimelineResponse
-	30, // 76: kvdescriptor.api.v1.AgentService.Models:output_type -> kvdescriptor.api.v1.ModelsResponse
-	54, // 77: kvdescriptor.api.v1.AgentService.Graph:output_type -> google.api.HttpBody
-	35, // 78: kvdescriptor.api.v1.AgentService.GraphSnapshot:output_type -> kvdescriptor.api.v1.GraphSnapshotResponse
-	38, // 79: kvdescriptor.api.v1.AgentService.Stats:output_type -> kvdescriptor.api.v1.StatsResponse
-	41, // 80: kvdescriptor.api.v1.AgentService.Readiness:output_type -> kvdescriptor.api.v1.ReadinessResponse
-	43, // 81: kvdescriptor.api.v1.AgentService.DownstreamResync:output_type -> kvdescriptor.api.v1.DownstreamResyncResponse
-	45, // 82: kvdescriptor.api.v1.AgentService.SetLogLevel:output_type -> kvdescriptor.api.v1.SetLogLevelResponse
-	47, // 83: kvdescriptor.api.v1.AgentService.Watch:output_type -> kvdescriptor.api.v1.WatchResponse
-	67, // [67:84] is the sub-list for method output_type
-	50, // [50:67] is the sub-list for method input_type
-	50, // [50:50] is the sub-list for extension type_name
-	50, // [50:50] is the sub-list for extension extendee
-	0,  // [0:50] is the sub-list for field type_name
+	3,  // 27: kvdescriptor.api.v1.Record.values:type_name -> kvdescriptor.api.v1.Value
+	22, // 28: kvdescriptor.api.v1.HistoryResponse.records:type_name -> kvdescriptor.api.v1.Record
+	52, // 29: kvdescriptor.api.v1.TimelineRequest.time:type_name -> google.protobuf.Timestamp
+	52, // 30: kvdescriptor.api.v1.TimelineEntry.time:type_name -> google.protobuf.Timestamp
+	50, // 31: kvdescriptor.api.v1.TimelineEntry.value:type_name -> google.protobuf.Any
+	25, // 32: kvdescriptor.api.v1.TimelineResponse.entries:type_name -> kvdescriptor.api.v1.TimelineEntry
+	28, // 33: kvdescriptor.api.v1.Model.fields:type_name -> kvdescriptor.api.v1.Field
+	29, // 34: kvdescriptor.api.v1.ModelsResponse.models:type_name -> kvdescriptor.api.v1.Model
+	53, // 35: kvdescriptor.api.v1.ModelsResponse.schema:type_name -> google.protobuf.FileDescriptorSet
+	2,  // 36: kvdescriptor.api.v1.GraphRequest.format:type_name -> kvdescriptor.api.v1.GraphFormat
+	52, // 37: kvdescriptor.api.v1.GraphRequest.time:type_name -> google.protobuf.Timestamp
+	52, // 38: kvdescriptor.api.v1.GraphSnapshotRequest.time:type_name -> google.protobuf.Timestamp
+	50, // 39: kvdescriptor.api.v1.GraphNode.value:type_name -> google.protobuf.Any
+	52, // 40: kvdescriptor.api.v1.GraphSnapshotResponse.time:type_name -> google.protobuf.Timestamp
+	33, // 41: kvdescriptor.api.v1.GraphSnapshotResponse.nodes:type_name -> kvdescriptor.api.v1.GraphNode
+	34, // 42: kvdescriptor.api.v1.GraphSnapshotResponse.edges:type_name -> kvdescriptor.api.v1.GraphEdge
+	3,  // 43: kvdescriptor.api.v1.PlanRequest.values:type_name -> kvdescriptor.api.v1.Value
+	54, // 44: kvdescriptor.api.v1.PlanRequest.file:type_name -> google.api.HttpBody
+	48, // 45: kvdescriptor.api.v1.StatsResponse.states:type_name -> kvdescriptor.api.v1.StatsResponse.StatesEntry
+	49, // 46: kvdescriptor.api.v1.StatsResponse.flags:type_name -> kvdescriptor.api.v1.StatsResponse.FlagsEntry
+	52, // 47: kvdescriptor.api.v1.SourceState.last_update:type_name -> google.protobuf.Timestamp
+	40, // 48: kvdescriptor.api.v1.ReadinessResponse.sources:type_name -> kvdescriptor.api.v1.SourceState
+	6,  // 49: kvdescriptor.api.v1.DownstreamResyncResponse.executed:type_name -> kvdescriptor.api.v1.Op
+	15, // 50: kvdescriptor.api.v1.WatchResponse.status:type_name -> kvdescriptor.api.v1.ValueStatus
+	5,  // 51: kvdescriptor.api.v1.AgentService.Commit:input_type -> kvdescriptor.api.v1.CommitRequest
+	9,  // 52: kvdescriptor.api.v1.AgentService.Confirm:input_type -> kvdescriptor.api.v1.ConfirmRequest
+	11, // 53: kvdescriptor.api.v1.AgentService.Cancel:input_type -> kvdescriptor.api.v1.CancelRequest
+	13, // 54: kvdescriptor.api.v1.AgentService.RollbackTo:input_type -> kvdescriptor.api.v1.RollbackToRequest
+	36, // 55: kvdescriptor.api.v1.AgentService.Plan:input_type -> kvdescriptor.api.v1.PlanRequest
+	16, // 56: kvdescriptor.api.v1.AgentService.Status:input_type -> kvdescriptor.api.v1.StatusRequest
+	18, // 57: kvdescriptor.api.v1.AgentService.Dump:input_type -> kvdescriptor.api.v1.DumpRequest
+	21, // 58: kvdescriptor.api.v1.AgentService.History:input_type -> kvdescriptor.api.v1.HistoryRequest
+	24, // 59: kvdescriptor.api.v1.AgentService.Timeline:input_type -> kvdescriptor.api.v1.TimelineRequest
+	27, // 60: kvdescriptor.api.v1.AgentService.Models:input_type -> kvdescriptor.api.v1.ModelsRequest
+	31, // 61: kvdescriptor.api.v1.AgentService.Graph:input_type -> kvdescriptor.api.v1.GraphRequest
+	32, // 62: kvdescriptor.api.v1.AgentService.GraphSnapshot:input_type -> kvdescriptor.api.v1.GraphSnapshotRequest
+	37, // 63: kvdescriptor.api.v1.AgentService.Stats:input_type -> kvdescriptor.api.v1.StatsRequest
+	39, // 64: kvdescriptor.api.v1.AgentService.Readiness:input_type -> kvdescriptor.api.v1.ReadinessRequest
+	42, // 65: kvdescriptor.api.v1.AgentService.DownstreamResync:input_type -> kvdescriptor.api.v1.DownstreamResyncRequest
+	44, // 66: kvdescriptor.api.v1.AgentService.SetLogLevel:input_type -> kvdescriptor.api.v1.SetLogLevelRequest
+	46, // 67: kvdescriptor.api.v1.AgentService.Watch:input_type -> kvdescriptor.api.v1.WatchRequest
+	8,  // 68: kvdescriptor.api.v1.AgentService.Commit:output_type -> kvdescriptor.api.v1.CommitResponse
+	10, // 69: kvdescriptor.api.v1.AgentService.Confirm:output_type -> kvdescriptor.api.v1.ConfirmResponse
+	12, // 70: kvdescriptor.api.v1.AgentService.Cancel:output_type -> kvdescriptor.api.v1.CancelResponse
+	14, // 71: kvdescriptor.api.v1.AgentService.RollbackTo:output_type -> kvdescriptor.api.v1.RollbackToResponse
+	8,  // 72: kvdescriptor.api.v1.AgentService.Plan:output_type -> kvdescriptor.api.v1.CommitResponse
+	17, // 73: kvdescriptor.api.v1.AgentService.Status:output_type -> kvdescriptor.api.v1.StatusResponse
+	20, // 74: kvdescriptor.api.v1.AgentService.Dump:output_type -> kvdescriptor.api.v1.DumpResponse
+	23, // 75: kvdescriptor.api.v1.AgentService.History:output_type -> kvdescriptor.api.v1.HistoryResponse
+	26, // 76: kvdescriptor.api.v1.AgentService.Timeline:output_type -> kvdescriptor.api.v1.TimelineResponse
+	30, // 77: kvdescriptor.api.v1.AgentService.Models:output_type -> kvdescriptor.api.v1.ModelsResponse
+	54, // 78: kvdescriptor.api.v1.AgentService.Graph:output_type -> google.api.HttpBody
+	35, // 79: kvdescriptor.api.v1.AgentService.GraphSnapshot:output_type -> kvdescriptor.api.v1.GraphSnapshotResponse
+	38, // 80: kvdescriptor.api.v1.AgentService.Stats:output_type -> kvdescriptor.api.v1.StatsResponse
+	41, // 81: kvdescriptor.api.v1.AgentService.Readiness:output_type -> kvdescriptor.api.v1.ReadinessResponse
+	43, // 82: kvdescriptor.api.v1.AgentService.DownstreamResync:output_type -> kvdescriptor.api.v1.DownstreamResyncResponse
+	45, // 83: kvdescriptor.api.v1.AgentService.SetLogLevel:output_type -> kvdescriptor.api.v1.SetLogLevelResponse
+	47, // 84: kvdescriptor.api.v1.AgentService.Watch:output_type -> kvdescriptor.api.v1.WatchResponse
+	68, // [68:85] is the sub-list for method output_type
+	51, // [51:68] is the sub-list for method input_type
+	51, // [51:51] is the sub-list for extension type_name
+	51, // [51:51] is the sub-list for extension extendee
+	0,  // [0:51] is the sub-list for field type_name
 }
 
 func init() { file_kvdescriptor_api_v1_api_proto_init() }
