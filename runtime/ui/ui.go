@@ -305,7 +305,7 @@ func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
 		if !h.needsToken() {
-			http.Redirect(w, r, "./", http.StatusSeeOther)
+			seeOther(w, "./")
 			return
 		}
 		h.loginPage(w, r, http.StatusOK, "This agent's page needs its token (the API's).")
@@ -357,7 +357,15 @@ func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 	}
 	cookie.Value = base64.RawURLEncoding.EncodeToString([]byte(tok))
 	http.SetCookie(w, cookie)
-	http.Redirect(w, r, "./"+next, http.StatusSeeOther)
+	seeOther(w, "./"+next)
+}
+
+// seeOther redirects to a URL relative to the page's directory, kept
+// relative (http.Redirect would make it absolute from the request's path,
+// wrong behind a proxy that mounts the page under another prefix).
+func seeOther(w http.ResponseWriter, location string) {
+	w.Header().Set("Location", location)
+	w.WriteHeader(http.StatusSeeOther)
 }
 
 // serveStatic serves the embedded CSS and script (and the generated
