@@ -234,7 +234,7 @@ func recordOf(r scheduler.Record) *apiv1.Record {
 	for _, e := range r.Errors {
 		out.Errors = append(out.Errors, e.Error())
 	}
-	out.DryRun, out.Batches, out.BatchedOps = r.DryRun, uint32(r.Batches), uint32(r.BatchedOps)
+	out.Batches, out.BatchedOps = uint32(r.Batches), uint32(r.BatchedOps)
 	for _, kv := range r.Values {
 		v := &apiv1.Value{Key: kv.Key}
 		if a := anyOf(kv.Value); a != nil {

@@ -20,7 +20,6 @@ type record struct {
 	Seq         uint64
 	KindName    string
 	Description string
-	DryRun      bool
 	Reverted    bool
 	Batches     uint32
 	BatchedOps  uint32
@@ -67,7 +66,7 @@ func opsOf(ops []*apiv1.Op, withValues bool) []op {
 }
 
 func recordOf(rec *apiv1.Record, withValues bool) record {
-	out := record{Seq: rec.GetSeq(), KindName: rec.GetKind(), Description: rec.GetDescription(), DryRun: rec.GetDryRun(),
+	out := record{Seq: rec.GetSeq(), KindName: rec.GetKind(), Description: rec.GetDescription(),
 		Reverted: rec.GetReverted(), Batches: rec.GetBatches(), BatchedOps: rec.GetBatchedOps(),
 		Start: timeOf(rec.GetStart()), End: timeOf(rec.GetEnd()),
 		NPlanned: len(rec.GetPlanned()), NExecuted: len(rec.GetExecuted()),

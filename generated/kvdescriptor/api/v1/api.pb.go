@@ -1581,12 +1581,10 @@ type Record struct {
 	// values are the transaction's input: the values set (a Value with no
 	// value: a delete), or the values notified.
 	Values []*Value `protobuf:"bytes,10,rep,name=values,proto3" json:"values,omitempty"`
-	// dry_run: a plan, executed nothing.
-	DryRun bool `protobuf:"varint,11,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
 	// batches counts the batched calls to the southbound; batched_ops the
 	// operations they held.
-	Batches       uint32 `protobuf:"varint,12,opt,name=batches,proto3" json:"batches,omitempty"`
-	BatchedOps    uint32 `protobuf:"varint,13,opt,name=batched_ops,json=batchedOps,proto3" json:"batched_ops,omitempty"`
+	Batches       uint32 `protobuf:"varint,11,opt,name=batches,proto3" json:"batches,omitempty"`
+	BatchedOps    uint32 `protobuf:"varint,12,opt,name=batched_ops,json=batchedOps,proto3" json:"batched_ops,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1689,13 +1687,6 @@ func (x *Record) GetValues() []*Value {
 		return x.Values
 	}
 	return nil
-}
-
-func (x *Record) GetDryRun() bool {
-	if x != nil {
-		return x.DryRun
-	}
-	return false
 }
 
 func (x *Record) GetBatches() uint32 {
@@ -3402,7 +3393,7 @@ const file_kvdescriptor_api_v1_api_proto_rawDesc = "" +
 	"\x0eHistoryRequest\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x120\n" +
 	"\x05since\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x120\n" +
-	"\x05until\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x05until\"\xd4\x03\n" +
+	"\x05until\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x05until\"\xbb\x03\n" +
 	"\x06Record\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12 \n" +
@@ -3414,10 +3405,9 @@ const file_kvdescriptor_api_v1_api_proto_rawDesc = "" +
 	"\x05start\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\x05start\x12,\n" +
 	"\x03end\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\x03end\x122\n" +
 	"\x06values\x18\n" +
-	" \x03(\v2\x1a.kvdescriptor.api.v1.ValueR\x06values\x12\x17\n" +
-	"\adry_run\x18\v \x01(\bR\x06dryRun\x12\x18\n" +
-	"\abatches\x18\f \x01(\rR\abatches\x12\x1f\n" +
-	"\vbatched_ops\x18\r \x01(\rR\n" +
+	" \x03(\v2\x1a.kvdescriptor.api.v1.ValueR\x06values\x12\x18\n" +
+	"\abatches\x18\v \x01(\rR\abatches\x12\x1f\n" +
+	"\vbatched_ops\x18\f \x01(\rR\n" +
 	"batchedOps\"H\n" +
 	"\x0fHistoryResponse\x125\n" +
 	"\arecords\x18\x01 \x03(\v2\x1b.kvdescriptor.api.v1.RecordR\arecords\"S\n" +
