@@ -83,3 +83,25 @@ func TestAuthorize(t *testing.T) {
 		t.Errorf("Authorize without a token: %v", err)
 	}
 }
+
+// TestTimelineDependencies: a timeline entry holds the dependencies of its
+// value, a key or an AnyOf's prefixes.
+func TestTimelineDependencies(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	c := transports[0].client(e.base)
+	if _, err := c.Commit(ctx(t), connect.NewRequest(&apiv1.CommitRequest{Values: []*apiv1.Value{
+		value("iface/a", "up"), value("route/r", "dep:iface/a any:iface/")}})); err != nil {
+		t.Fatal(err)
+	}
+	tl, err := c.Timeline(ctx(t), connect.NewRequest(&apiv1.TimelineRequest{Key: "route/r"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, d := range tl.Msg.GetEntries()[0].GetDependencies() {
+		got = append(got, fmt.Sprintf("%s|%s|%v|%s", d.GetLabel(), d.GetKey(), d.GetAnyOf(), d.GetMatch()))
+	}
+	if want := "iface/a|iface/a|[]|,any iface/||[iface/]|"; strings.Join(got, ",") != want {
+		t.Errorf("the dependencies of route/r: %q, want %q", strings.Join(got, ","), want)
+	}
+}

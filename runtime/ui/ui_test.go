@@ -207,6 +207,8 @@ func TestUIPages(t *testing.T) {
 		{"key without a value", "/ui/value?key=iface/eth7", 404, []string{`<code id="argument">key</code>`, "has no value"}, nil},
 		{"no key", "/ui/value", 400, []string{`<code id="argument">key</code>`, "required"}, nil},
 		{"timeline", "/ui/timeline?key=iface/eth1", 200, []string{`href="txn?seq=1"`, `href="txn?seq=5"`, "UPDATE", "mtu=9000"}, nil},
+		{"timeline with dependencies", "/ui/timeline?key=route/r3", 200,
+			[]string{`<div class="deps"><span class="dep"><span class="label">route/r2</span> → <a href="value?key=route%2fr2" class="key">route/r2</a></span></div>`}, nil},
 		{"timeline of an unknown key", "/ui/timeline?key=nope/x", 404, []string{`<code id="argument">key</code>`}, nil},
 		{"history", "/ui/history", 200,
 			[]string{`id="txn-1"`, `id="txn-5"`, "routes over a missing interface", "4 planned, 4 executed", "1 batch of 2", "iface/eth9: CREATE: device busy"}, nil},

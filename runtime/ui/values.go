@@ -316,6 +316,7 @@ type entry struct {
 	// Short is the value on one line, when that is short enough to show
 	// in the table (Value is then shown folded).
 	Short string
+	Deps  []dep
 }
 
 // shortValue is the longest value a table shows on one line.
@@ -329,6 +330,9 @@ func entriesOf(es []*apiv1.TimelineEntry) []entry {
 		var b bytes.Buffer
 		if json.Compact(&b, []byte(out[i].Value)) == nil && b.Len() <= shortValue {
 			out[i].Short = b.String()
+		}
+		for _, d := range e.GetDependencies() {
+			out[i].Deps = append(out[i].Deps, dep{Label: d.GetLabel(), Key: d.GetKey(), AnyOf: d.GetAnyOf(), Match: d.GetMatch()})
 		}
 	}
 	return out
