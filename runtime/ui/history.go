@@ -237,7 +237,7 @@ func (h *handler) txn(rq *request) (string, any, error) {
 		return "", nil, err
 	}
 	if len(resp.Msg.GetRecords()) != 1 {
-		return "", nil, fmt.Errorf("History of transaction %d answered %d records", seq, len(resp.Msg.GetRecords()))
+		return "", nil, fmt.Errorf("the History of transaction %d answered %d records", seq, len(resp.Msg.GetRecords()))
 	}
 	d := txnData{record: recordOf(resp.Msg.GetRecords()[0], true)}
 	d.page = h.newPage(rq, "Transaction #"+s, "history", "v1/history", "seq", s)

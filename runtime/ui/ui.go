@@ -148,11 +148,10 @@ func New(svc Service, opts Options) (http.Handler, error) {
 	return h, nil
 }
 
-// request is one page's request: its query and the header of the calls it
-// makes (the page's credential as a bearer token).
+// request is one page's request and the header of the calls it makes
+// (the page's credential as a bearer token).
 type request struct {
 	r     *http.Request
-	q     map[string]string
 	calls http.Header
 	// authed: the page needs a token and was given it.
 	authed bool

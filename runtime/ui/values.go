@@ -271,7 +271,7 @@ func (h *handler) keyStatus(rq *request, key string) (*apiv1.ValueStatus, []*api
 		return nil, nil, err
 	}
 	if len(resp.Msg.GetStatuses()) != 1 {
-		return nil, nil, fmt.Errorf("Status of key %q answered %d statuses", key, len(resp.Msg.GetStatuses()))
+		return nil, nil, fmt.Errorf("the Status of key %q answered %d statuses", key, len(resp.Msg.GetStatuses()))
 	}
 	tl, err := h.svc.Timeline(ctx, call(rq, &apiv1.TimelineRequest{Key: key}))
 	if connect.CodeOf(err) == connect.CodeNotFound {
