@@ -1,9 +1,3 @@
-//go:build agentui
-
-// The operator page is not mounted on the agent until runtime/ui (built
-// on runtime/api) replaces runtime/httpapi's: this test runs again, with
-// the tag removed, once the agent mounts it.
-
 package main
 
 import (

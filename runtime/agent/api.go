@@ -15,6 +15,7 @@ import (
 	"github.com/kvdescriptor/kvdescriptor/runtime/api"
 	"github.com/kvdescriptor/kvdescriptor/runtime/nb"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
+	"github.com/kvdescriptor/kvdescriptor/runtime/ui"
 )
 
 // startAPI starts the agent's API (runtime/api) on each listener of the
@@ -65,12 +66,24 @@ func (r *run) startAPI(context.Context) error {
 		if err != nil {
 			return err
 		}
+		// The operator page (runtime/ui) renders from svc's calls, beside
+		// the API and behind the same limits and guard; / sends a browser
+		// to it (the API has nothing at /).
+		page, err := ui.New(svc, ui.Options{Logger: r.logger})
+		if err != nil {
+			svc.Close()
+			return err
+		}
 		srv, err := api.NewServer(svc, api.ServerConfig{
 			Address: l.Address,
 			TLS:     tc,
 			Limits:  r.cfg.Limits.api(),
-			Mount:   map[string]http.Handler{"GET /metrics": svc.Authorize(metrics)},
-			Logger:  r.logger,
+			Mount: map[string]http.Handler{
+				"GET /metrics": svc.Guard(metrics),
+				ui.DefaultPath: page,
+				"GET /{$}":     http.RedirectHandler(ui.DefaultPath, http.StatusFound),
+			},
+			Logger: r.logger,
 		})
 		if err != nil {
 			svc.Close()

@@ -234,6 +234,14 @@ func recordOf(r scheduler.Record) *apiv1.Record {
 	for _, e := range r.Errors {
 		out.Errors = append(out.Errors, e.Error())
 	}
+	out.Batches, out.BatchedOps = uint32(r.Batches), uint32(r.BatchedOps)
+	for _, kv := range r.Values {
+		v := &apiv1.Value{Key: kv.Key}
+		if a := anyOf(kv.Value); a != nil {
+			v.Value = &apiv1.Value_Any{Any: a}
+		}
+		out.Values = append(out.Values, v)
+	}
 	return out
 }
 
@@ -307,10 +315,18 @@ func (svc *Service) Timeline(_ context.Context, req *connect.Request[apiv1.Timel
 		if hasAt && e.Time.After(at) {
 			break
 		}
-		out.Entries = append(out.Entries, &apiv1.TimelineEntry{
+		te := &apiv1.TimelineEntry{
 			Seq: e.Seq, Time: timestamppb.New(e.Time), Op: e.Op.String(), State: e.State.String(),
 			Flags: flagsOf(e.Flags), Value: anyOf(e.Value), Error: errText(e.Err),
-		})
+		}
+		for _, d := range e.Dependencies {
+			dep := &apiv1.Dependency{Label: d.Label, Key: d.Key}
+			if d.IsAnyOf() {
+				dep.AnyOf, dep.Match = d.AnyOf.Prefixes, d.AnyOf.Describe
+			}
+			te.Dependencies = append(te.Dependencies, dep)
+		}
+		out.Entries = append(out.Entries, te)
 	}
 	return connect.NewResponse(out), nil
 }

@@ -95,13 +95,14 @@ type ServerConfig struct {
 	TLS *tls.Config
 	// Limits are the transport's limits (zero: the defaults).
 	Limits Limits
-	// Mount serves more handlers beside the service's, by ServeMux
-	// pattern ("GET /metrics"), under the same limits and the same
-	// refusal of web pages on the tokenless default; the service's token
-	// is not checked for them (check it in the handler, if needed).
-	Mount map[string]http.Handler
 	// Logger logs the server's errors (default slog.Default()).
 	Logger *slog.Logger
+	// Mount serves more handlers on the same listener, by http.ServeMux
+	// pattern ("/ui/": the operator page, runtime/ui; "/metrics"), behind
+	// the same limits and, on the tokenless default, the same refusal of
+	// web pages of other sites. A mounted handler checks the token itself
+	// (Service.Authorize). The service keeps every other path.
+	Mount map[string]http.Handler
 }
 
 // Server serves a Service's Handler on a listener it owns, with the
@@ -131,10 +132,15 @@ func NewServer(svc *Service, cfg ServerConfig) (*Server, error) {
 	}
 	if len(cfg.Mount) > 0 {
 		m := http.NewServeMux()
-		for pattern, x := range cfg.Mount {
-			m.Handle(pattern, x)
-		}
 		m.Handle("/", h)
+		for pattern, mh := range cfg.Mount {
+			if mh == nil {
+				return nil, fmt.Errorf("api: ServerConfig.Mount[%q] is nil", pattern)
+			}
+			if err := handle(m, pattern, mh); err != nil {
+				return nil, fmt.Errorf("api: ServerConfig.Mount[%q]: %v", pattern, err)
+			}
+		}
 		h = m
 	}
 	logger := cfg.Logger
@@ -353,4 +359,16 @@ func (b *closingBody) Read(p []byte) (int, error) {
 		b.once.Do(func() { b.w.Header().Set("Connection", "close") })
 	}
 	return n, err
+}
+
+// handle registers a pattern, turning the panic of a bad or conflicting
+// pattern into an error.
+func handle(m *http.ServeMux, pattern string, h http.Handler) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%v", p)
+		}
+	}()
+	m.Handle(pattern, h)
+	return nil
 }

@@ -123,6 +123,15 @@ func (svc *Service) Handler() (http.Handler, error) {
 	return restParams(tc), nil
 }
 
+// Authorize checks the token of a request's header as every call of the
+// service does (nil without a token; else the bearer token, compared in
+// constant time): for a handler served beside the service, such as the
+// operator page (runtime/ui). Its error is UNAUTHENTICATED naming
+// authorization.
+func (svc *Service) Authorize(h http.Header) error {
+	return authInterceptor{token: svc.d.Token}.check(h)
+}
+
 // auth requires the token of every call, in constant time.
 func (svc *Service) auth() connect.Interceptor {
 	return authInterceptor{token: svc.d.Token}
@@ -207,10 +216,10 @@ func (r recoverer) WrapStreamingHandler(next connect.StreamingHandlerFunc) conne
 	}
 }
 
-// Authorize returns h behind the service's token (when it has one): a
+// Guard returns h behind the service's token (when it has one): a
 // request without it is refused, 401 with the error as JSON, as REST's
 // are. For what a Server mounts beside the service (the agent's metrics).
-func (svc *Service) Authorize(h http.Handler) http.Handler {
+func (svc *Service) Guard(h http.Handler) http.Handler {
 	a := authInterceptor{token: svc.d.Token}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := a.check(r.Header); err != nil {

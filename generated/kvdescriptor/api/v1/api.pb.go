@@ -1568,16 +1568,23 @@ func (x *HistoryRequest) GetUntil() *timestamppb.Timestamp {
 }
 
 type Record struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Seq           uint64                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
-	Kind          string                 `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
-	Description   string                 `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
-	Planned       []*Op                  `protobuf:"bytes,4,rep,name=planned,proto3" json:"planned,omitempty"`
-	Executed      []*Op                  `protobuf:"bytes,5,rep,name=executed,proto3" json:"executed,omitempty"`
-	Errors        []string               `protobuf:"bytes,6,rep,name=errors,proto3" json:"errors,omitempty"`
-	Reverted      bool                   `protobuf:"varint,7,opt,name=reverted,proto3" json:"reverted,omitempty"`
-	Start         *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=start,proto3" json:"start,omitempty"`
-	End           *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=end,proto3" json:"end,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Seq         uint64                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	Kind        string                 `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
+	Description string                 `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
+	Planned     []*Op                  `protobuf:"bytes,4,rep,name=planned,proto3" json:"planned,omitempty"`
+	Executed    []*Op                  `protobuf:"bytes,5,rep,name=executed,proto3" json:"executed,omitempty"`
+	Errors      []string               `protobuf:"bytes,6,rep,name=errors,proto3" json:"errors,omitempty"`
+	Reverted    bool                   `protobuf:"varint,7,opt,name=reverted,proto3" json:"reverted,omitempty"`
+	Start       *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=start,proto3" json:"start,omitempty"`
+	End         *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=end,proto3" json:"end,omitempty"`
+	// values are the transaction's input: the values set (a Value with no
+	// value: a delete), or the values notified.
+	Values []*Value `protobuf:"bytes,10,rep,name=values,proto3" json:"values,omitempty"`
+	// batches counts the batched calls to the southbound; batched_ops the
+	// operations they held.
+	Batches       uint32 `protobuf:"varint,11,opt,name=batches,proto3" json:"batches,omitempty"`
+	BatchedOps    uint32 `protobuf:"varint,12,opt,name=batched_ops,json=batchedOps,proto3" json:"batched_ops,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1673,6 +1680,27 @@ func (x *Record) GetEnd() *timestamppb.Timestamp {
 		return x.End
 	}
 	return nil
+}
+
+func (x *Record) GetValues() []*Value {
+	if x != nil {
+		return x.Values
+	}
+	return nil
+}
+
+func (x *Record) GetBatches() uint32 {
+	if x != nil {
+		return x.Batches
+	}
+	return 0
+}
+
+func (x *Record) GetBatchedOps() uint32 {
+	if x != nil {
+		return x.BatchedOps
+	}
+	return 0
 }
 
 type HistoryResponse struct {
@@ -1774,14 +1802,16 @@ func (x *TimelineRequest) GetTime() *timestamppb.Timestamp {
 }
 
 type TimelineEntry struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Seq           uint64                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
-	Time          *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=time,proto3" json:"time,omitempty"`
-	Op            string                 `protobuf:"bytes,3,opt,name=op,proto3" json:"op,omitempty"`
-	State         string                 `protobuf:"bytes,4,opt,name=state,proto3" json:"state,omitempty"`
-	Flags         []string               `protobuf:"bytes,5,rep,name=flags,proto3" json:"flags,omitempty"`
-	Value         *anypb.Any             `protobuf:"bytes,6,opt,name=value,proto3" json:"value,omitempty"`
-	Error         string                 `protobuf:"bytes,7,opt,name=error,proto3" json:"error,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Seq   uint64                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	Time  *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=time,proto3" json:"time,omitempty"`
+	Op    string                 `protobuf:"bytes,3,opt,name=op,proto3" json:"op,omitempty"`
+	State string                 `protobuf:"bytes,4,opt,name=state,proto3" json:"state,omitempty"`
+	Flags []string               `protobuf:"bytes,5,rep,name=flags,proto3" json:"flags,omitempty"`
+	Value *anypb.Any             `protobuf:"bytes,6,opt,name=value,proto3" json:"value,omitempty"`
+	Error string                 `protobuf:"bytes,7,opt,name=error,proto3" json:"error,omitempty"`
+	// dependencies are those of value.
+	Dependencies  []*Dependency `protobuf:"bytes,8,rep,name=dependencies,proto3" json:"dependencies,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1865,6 +1895,84 @@ func (x *TimelineEntry) GetError() string {
 	return ""
 }
 
+func (x *TimelineEntry) GetDependencies() []*Dependency {
+	if x != nil {
+		return x.Dependencies
+	}
+	return nil
+}
+
+// Dependency is one dependency of a value: a key that must exist, or
+// (key empty) any key under one of the prefixes any_of that what match
+// says accepts.
+type Dependency struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Label         string                 `protobuf:"bytes,1,opt,name=label,proto3" json:"label,omitempty"`
+	Key           string                 `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	AnyOf         []string               `protobuf:"bytes,3,rep,name=any_of,json=anyOf,proto3" json:"any_of,omitempty"`
+	Match         string                 `protobuf:"bytes,4,opt,name=match,proto3" json:"match,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Dependency) Reset() {
+	*x = Dependency{}
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Dependency) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Dependency) ProtoMessage() {}
+
+func (x *Dependency) ProtoReflect() protoreflect.Message {
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Dependency.ProtoReflect.Descriptor instead.
+func (*Dependency) Descriptor() ([]byte, []int) {
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *Dependency) GetLabel() string {
+	if x != nil {
+		return x.Label
+	}
+	return ""
+}
+
+func (x *Dependency) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *Dependency) GetAnyOf() []string {
+	if x != nil {
+		return x.AnyOf
+	}
+	return nil
+}
+
+func (x *Dependency) GetMatch() string {
+	if x != nil {
+		return x.Match
+	}
+	return ""
+}
+
 type TimelineResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Entries       []*TimelineEntry       `protobuf:"bytes,1,rep,name=entries,proto3" json:"entries,omitempty"`
@@ -1874,7 +1982,7 @@ type TimelineResponse struct {
 
 func (x *TimelineResponse) Reset() {
 	*x = TimelineResponse{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[23]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1886,7 +1994,7 @@ func (x *TimelineResponse) String() string {
 func (*TimelineResponse) ProtoMessage() {}
 
 func (x *TimelineResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[23]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1899,7 +2007,7 @@ func (x *TimelineResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TimelineResponse.ProtoReflect.Descriptor instead.
 func (*TimelineResponse) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{23}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *TimelineResponse) GetEntries() []*TimelineEntry {
@@ -1919,7 +2027,7 @@ type ModelsRequest struct {
 
 func (x *ModelsRequest) Reset() {
 	*x = ModelsRequest{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[24]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1931,7 +2039,7 @@ func (x *ModelsRequest) String() string {
 func (*ModelsRequest) ProtoMessage() {}
 
 func (x *ModelsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[24]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1944,7 +2052,7 @@ func (x *ModelsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelsRequest.ProtoReflect.Descriptor instead.
 func (*ModelsRequest) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{24}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ModelsRequest) GetIncludeSchema() bool {
@@ -1965,7 +2073,7 @@ type Field struct {
 
 func (x *Field) Reset() {
 	*x = Field{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[25]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1977,7 +2085,7 @@ func (x *Field) String() string {
 func (*Field) ProtoMessage() {}
 
 func (x *Field) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[25]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1990,7 +2098,7 @@ func (x *Field) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Field.ProtoReflect.Descriptor instead.
 func (*Field) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{25}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *Field) GetName() string {
@@ -2027,7 +2135,7 @@ type Model struct {
 
 func (x *Model) Reset() {
 	*x = Model{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[26]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2039,7 +2147,7 @@ func (x *Model) String() string {
 func (*Model) ProtoMessage() {}
 
 func (x *Model) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[26]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2052,7 +2160,7 @@ func (x *Model) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Model.ProtoReflect.Descriptor instead.
 func (*Model) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{26}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *Model) GetDescriptor_() string {
@@ -2105,7 +2213,7 @@ type ModelsResponse struct {
 
 func (x *ModelsResponse) Reset() {
 	*x = ModelsResponse{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[27]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2117,7 +2225,7 @@ func (x *ModelsResponse) String() string {
 func (*ModelsResponse) ProtoMessage() {}
 
 func (x *ModelsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[27]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2130,7 +2238,7 @@ func (x *ModelsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelsResponse.ProtoReflect.Descriptor instead.
 func (*ModelsResponse) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{27}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ModelsResponse) GetModels() []*Model {
@@ -2162,7 +2270,7 @@ type GraphRequest struct {
 
 func (x *GraphRequest) Reset() {
 	*x = GraphRequest{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[28]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2174,7 +2282,7 @@ func (x *GraphRequest) String() string {
 func (*GraphRequest) ProtoMessage() {}
 
 func (x *GraphRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[28]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2187,7 +2295,7 @@ func (x *GraphRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GraphRequest.ProtoReflect.Descriptor instead.
 func (*GraphRequest) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{28}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *GraphRequest) GetSeq() uint64 {
@@ -2222,7 +2330,7 @@ type GraphSnapshotRequest struct {
 
 func (x *GraphSnapshotRequest) Reset() {
 	*x = GraphSnapshotRequest{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[29]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2234,7 +2342,7 @@ func (x *GraphSnapshotRequest) String() string {
 func (*GraphSnapshotRequest) ProtoMessage() {}
 
 func (x *GraphSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[29]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2247,7 +2355,7 @@ func (x *GraphSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GraphSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*GraphSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{29}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *GraphSnapshotRequest) GetSeq() uint64 {
@@ -2282,7 +2390,7 @@ type GraphNode struct {
 
 func (x *GraphNode) Reset() {
 	*x = GraphNode{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[30]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2294,7 +2402,7 @@ func (x *GraphNode) String() string {
 func (*GraphNode) ProtoMessage() {}
 
 func (x *GraphNode) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[30]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2307,7 +2415,7 @@ func (x *GraphNode) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GraphNode.ProtoReflect.Descriptor instead.
 func (*GraphNode) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{30}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *GraphNode) GetKey() string {
@@ -2386,7 +2494,7 @@ type GraphEdge struct {
 
 func (x *GraphEdge) Reset() {
 	*x = GraphEdge{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[31]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2398,7 +2506,7 @@ func (x *GraphEdge) String() string {
 func (*GraphEdge) ProtoMessage() {}
 
 func (x *GraphEdge) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[31]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2411,7 +2519,7 @@ func (x *GraphEdge) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GraphEdge.ProtoReflect.Descriptor instead.
 func (*GraphEdge) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{31}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *GraphEdge) GetFrom() string {
@@ -2464,7 +2572,7 @@ type GraphSnapshotResponse struct {
 
 func (x *GraphSnapshotResponse) Reset() {
 	*x = GraphSnapshotResponse{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[32]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2476,7 +2584,7 @@ func (x *GraphSnapshotResponse) String() string {
 func (*GraphSnapshotResponse) ProtoMessage() {}
 
 func (x *GraphSnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[32]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2489,7 +2597,7 @@ func (x *GraphSnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GraphSnapshotResponse.ProtoReflect.Descriptor instead.
 func (*GraphSnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{32}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *GraphSnapshotResponse) GetSeq() uint64 {
@@ -2546,7 +2654,7 @@ type PlanRequest struct {
 
 func (x *PlanRequest) Reset() {
 	*x = PlanRequest{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[33]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2558,7 +2666,7 @@ func (x *PlanRequest) String() string {
 func (*PlanRequest) ProtoMessage() {}
 
 func (x *PlanRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[33]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2571,7 +2679,7 @@ func (x *PlanRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanRequest.ProtoReflect.Descriptor instead.
 func (*PlanRequest) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{33}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *PlanRequest) GetValues() []*Value {
@@ -2614,7 +2722,7 @@ type StatsRequest struct {
 
 func (x *StatsRequest) Reset() {
 	*x = StatsRequest{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[34]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2626,7 +2734,7 @@ func (x *StatsRequest) String() string {
 func (*StatsRequest) ProtoMessage() {}
 
 func (x *StatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[34]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2639,7 +2747,7 @@ func (x *StatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsRequest.ProtoReflect.Descriptor instead.
 func (*StatsRequest) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{34}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *StatsRequest) GetPrefix() string {
@@ -2668,7 +2776,7 @@ type StatsResponse struct {
 
 func (x *StatsResponse) Reset() {
 	*x = StatsResponse{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[35]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2680,7 +2788,7 @@ func (x *StatsResponse) String() string {
 func (*StatsResponse) ProtoMessage() {}
 
 func (x *StatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[35]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2693,7 +2801,7 @@ func (x *StatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsResponse.ProtoReflect.Descriptor instead.
 func (*StatsResponse) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{35}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *StatsResponse) GetStates() map[string]uint64 {
@@ -2718,7 +2826,7 @@ type ReadinessRequest struct {
 
 func (x *ReadinessRequest) Reset() {
 	*x = ReadinessRequest{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[36]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2730,7 +2838,7 @@ func (x *ReadinessRequest) String() string {
 func (*ReadinessRequest) ProtoMessage() {}
 
 func (x *ReadinessRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[36]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2743,7 +2851,7 @@ func (x *ReadinessRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadinessRequest.ProtoReflect.Descriptor instead.
 func (*ReadinessRequest) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{36}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{37}
 }
 
 // SourceState is the state of one northbound source.
@@ -2763,7 +2871,7 @@ type SourceState struct {
 
 func (x *SourceState) Reset() {
 	*x = SourceState{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[37]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2775,7 +2883,7 @@ func (x *SourceState) String() string {
 func (*SourceState) ProtoMessage() {}
 
 func (x *SourceState) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[37]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2788,7 +2896,7 @@ func (x *SourceState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SourceState.ProtoReflect.Descriptor instead.
 func (*SourceState) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{37}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *SourceState) GetName() string {
@@ -2837,7 +2945,7 @@ type ReadinessResponse struct {
 
 func (x *ReadinessResponse) Reset() {
 	*x = ReadinessResponse{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[38]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2849,7 +2957,7 @@ func (x *ReadinessResponse) String() string {
 func (*ReadinessResponse) ProtoMessage() {}
 
 func (x *ReadinessResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[38]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2862,7 +2970,7 @@ func (x *ReadinessResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadinessResponse.ProtoReflect.Descriptor instead.
 func (*ReadinessResponse) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{38}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ReadinessResponse) GetReady() bool {
@@ -2892,7 +3000,7 @@ type DownstreamResyncRequest struct {
 
 func (x *DownstreamResyncRequest) Reset() {
 	*x = DownstreamResyncRequest{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[39]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2904,7 +3012,7 @@ func (x *DownstreamResyncRequest) String() string {
 func (*DownstreamResyncRequest) ProtoMessage() {}
 
 func (x *DownstreamResyncRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[39]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2917,7 +3025,7 @@ func (x *DownstreamResyncRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DownstreamResyncRequest.ProtoReflect.Descriptor instead.
 func (*DownstreamResyncRequest) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{39}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *DownstreamResyncRequest) GetRetry() bool {
@@ -2956,7 +3064,7 @@ type DownstreamResyncResponse struct {
 
 func (x *DownstreamResyncResponse) Reset() {
 	*x = DownstreamResyncResponse{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[40]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2968,7 +3076,7 @@ func (x *DownstreamResyncResponse) String() string {
 func (*DownstreamResyncResponse) ProtoMessage() {}
 
 func (x *DownstreamResyncResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[40]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2981,7 +3089,7 @@ func (x *DownstreamResyncResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DownstreamResyncResponse.ProtoReflect.Descriptor instead.
 func (*DownstreamResyncResponse) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{40}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *DownstreamResyncResponse) GetSeq() uint64 {
@@ -3023,7 +3131,7 @@ type SetLogLevelRequest struct {
 
 func (x *SetLogLevelRequest) Reset() {
 	*x = SetLogLevelRequest{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[41]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3035,7 +3143,7 @@ func (x *SetLogLevelRequest) String() string {
 func (*SetLogLevelRequest) ProtoMessage() {}
 
 func (x *SetLogLevelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[41]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3048,7 +3156,7 @@ func (x *SetLogLevelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetLogLevelRequest.ProtoReflect.Descriptor instead.
 func (*SetLogLevelRequest) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{41}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *SetLogLevelRequest) GetLevel() string {
@@ -3069,7 +3177,7 @@ type SetLogLevelResponse struct {
 
 func (x *SetLogLevelResponse) Reset() {
 	*x = SetLogLevelResponse{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[42]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3081,7 +3189,7 @@ func (x *SetLogLevelResponse) String() string {
 func (*SetLogLevelResponse) ProtoMessage() {}
 
 func (x *SetLogLevelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[42]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3094,7 +3202,7 @@ func (x *SetLogLevelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetLogLevelResponse.ProtoReflect.Descriptor instead.
 func (*SetLogLevelResponse) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{42}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *SetLogLevelResponse) GetLevel() string {
@@ -3123,7 +3231,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[43]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3135,7 +3243,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[43]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3148,7 +3256,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{43}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *WatchRequest) GetPrefix() string {
@@ -3178,7 +3286,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[44]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3190,7 +3298,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[44]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3203,7 +3311,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{44}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *WatchResponse) GetEvent() isWatchResponse_Event {
@@ -3365,7 +3473,7 @@ const file_kvdescriptor_api_v1_api_proto_rawDesc = "" +
 	"\x0eHistoryRequest\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x120\n" +
 	"\x05since\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x120\n" +
-	"\x05until\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x05until\"\xcc\x02\n" +
+	"\x05until\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x05until\"\xbb\x03\n" +
 	"\x06Record\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12 \n" +
@@ -3375,12 +3483,17 @@ const file_kvdescriptor_api_v1_api_proto_rawDesc = "" +
 	"\x06errors\x18\x06 \x03(\tR\x06errors\x12\x1a\n" +
 	"\breverted\x18\a \x01(\bR\breverted\x120\n" +
 	"\x05start\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\x05start\x12,\n" +
-	"\x03end\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\x03end\"H\n" +
+	"\x03end\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\x03end\x122\n" +
+	"\x06values\x18\n" +
+	" \x03(\v2\x1a.kvdescriptor.api.v1.ValueR\x06values\x12\x18\n" +
+	"\abatches\x18\v \x01(\rR\abatches\x12\x1f\n" +
+	"\vbatched_ops\x18\f \x01(\rR\n" +
+	"batchedOps\"H\n" +
 	"\x0fHistoryResponse\x125\n" +
 	"\arecords\x18\x01 \x03(\v2\x1b.kvdescriptor.api.v1.RecordR\arecords\"S\n" +
 	"\x0fTimelineRequest\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12.\n" +
-	"\x04time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\"\xcf\x01\n" +
+	"\x04time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\"\x94\x02\n" +
 	"\rTimelineEntry\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12.\n" +
 	"\x04time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12\x0e\n" +
@@ -3388,7 +3501,14 @@ const file_kvdescriptor_api_v1_api_proto_rawDesc = "" +
 	"\x05state\x18\x04 \x01(\tR\x05state\x12\x14\n" +
 	"\x05flags\x18\x05 \x03(\tR\x05flags\x12*\n" +
 	"\x05value\x18\x06 \x01(\v2\x14.google.protobuf.AnyR\x05value\x12\x14\n" +
-	"\x05error\x18\a \x01(\tR\x05error\"P\n" +
+	"\x05error\x18\a \x01(\tR\x05error\x12C\n" +
+	"\fdependencies\x18\b \x03(\v2\x1f.kvdescriptor.api.v1.DependencyR\fdependencies\"a\n" +
+	"\n" +
+	"Dependency\x12\x14\n" +
+	"\x05label\x18\x01 \x01(\tR\x05label\x12\x10\n" +
+	"\x03key\x18\x02 \x01(\tR\x03key\x12\x15\n" +
+	"\x06any_of\x18\x03 \x03(\tR\x05anyOf\x12\x14\n" +
+	"\x05match\x18\x04 \x01(\tR\x05match\"P\n" +
 	"\x10TimelineResponse\x12<\n" +
 	"\aentries\x18\x01 \x03(\v2\".kvdescriptor.api.v1.TimelineEntryR\aentries\"6\n" +
 	"\rModelsRequest\x12%\n" +
@@ -3543,7 +3663,7 @@ func file_kvdescriptor_api_v1_api_proto_rawDescGZIP() []byte {
 }
 
 var file_kvdescriptor_api_v1_api_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_kvdescriptor_api_v1_api_proto_msgTypes = make([]protoimpl.MessageInfo, 47)
+var file_kvdescriptor_api_v1_api_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
 var file_kvdescriptor_api_v1_api_proto_goTypes = []any{
 	(ResyncKind)(0),                        // 0: kvdescriptor.api.v1.ResyncKind
 	(View)(0),                              // 1: kvdescriptor.api.v1.View
@@ -3571,126 +3691,129 @@ var file_kvdescriptor_api_v1_api_proto_goTypes = []any{
 	(*HistoryResponse)(nil),                // 23: kvdescriptor.api.v1.HistoryResponse
 	(*TimelineRequest)(nil),                // 24: kvdescriptor.api.v1.TimelineRequest
 	(*TimelineEntry)(nil),                  // 25: kvdescriptor.api.v1.TimelineEntry
-	(*TimelineResponse)(nil),               // 26: kvdescriptor.api.v1.TimelineResponse
-	(*ModelsRequest)(nil),                  // 27: kvdescriptor.api.v1.ModelsRequest
-	(*Field)(nil),                          // 28: kvdescriptor.api.v1.Field
-	(*Model)(nil),                          // 29: kvdescriptor.api.v1.Model
-	(*ModelsResponse)(nil),                 // 30: kvdescriptor.api.v1.ModelsResponse
-	(*GraphRequest)(nil),                   // 31: kvdescriptor.api.v1.GraphRequest
-	(*GraphSnapshotRequest)(nil),           // 32: kvdescriptor.api.v1.GraphSnapshotRequest
-	(*GraphNode)(nil),                      // 33: kvdescriptor.api.v1.GraphNode
-	(*GraphEdge)(nil),                      // 34: kvdescriptor.api.v1.GraphEdge
-	(*GraphSnapshotResponse)(nil),          // 35: kvdescriptor.api.v1.GraphSnapshotResponse
-	(*PlanRequest)(nil),                    // 36: kvdescriptor.api.v1.PlanRequest
-	(*StatsRequest)(nil),                   // 37: kvdescriptor.api.v1.StatsRequest
-	(*StatsResponse)(nil),                  // 38: kvdescriptor.api.v1.StatsResponse
-	(*ReadinessRequest)(nil),               // 39: kvdescriptor.api.v1.ReadinessRequest
-	(*SourceState)(nil),                    // 40: kvdescriptor.api.v1.SourceState
-	(*ReadinessResponse)(nil),              // 41: kvdescriptor.api.v1.ReadinessResponse
-	(*DownstreamResyncRequest)(nil),        // 42: kvdescriptor.api.v1.DownstreamResyncRequest
-	(*DownstreamResyncResponse)(nil),       // 43: kvdescriptor.api.v1.DownstreamResyncResponse
-	(*SetLogLevelRequest)(nil),             // 44: kvdescriptor.api.v1.SetLogLevelRequest
-	(*SetLogLevelResponse)(nil),            // 45: kvdescriptor.api.v1.SetLogLevelResponse
-	(*WatchRequest)(nil),                   // 46: kvdescriptor.api.v1.WatchRequest
-	(*WatchResponse)(nil),                  // 47: kvdescriptor.api.v1.WatchResponse
-	nil,                                    // 48: kvdescriptor.api.v1.StatsResponse.StatesEntry
-	nil,                                    // 49: kvdescriptor.api.v1.StatsResponse.FlagsEntry
-	(*anypb.Any)(nil),                      // 50: google.protobuf.Any
-	(*durationpb.Duration)(nil),            // 51: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil),          // 52: google.protobuf.Timestamp
-	(*descriptorpb.FileDescriptorSet)(nil), // 53: google.protobuf.FileDescriptorSet
-	(*httpbody.HttpBody)(nil),              // 54: google.api.HttpBody
+	(*Dependency)(nil),                     // 26: kvdescriptor.api.v1.Dependency
+	(*TimelineResponse)(nil),               // 27: kvdescriptor.api.v1.TimelineResponse
+	(*ModelsRequest)(nil),                  // 28: kvdescriptor.api.v1.ModelsRequest
+	(*Field)(nil),                          // 29: kvdescriptor.api.v1.Field
+	(*Model)(nil),                          // 30: kvdescriptor.api.v1.Model
+	(*ModelsResponse)(nil),                 // 31: kvdescriptor.api.v1.ModelsResponse
+	(*GraphRequest)(nil),                   // 32: kvdescriptor.api.v1.GraphRequest
+	(*GraphSnapshotRequest)(nil),           // 33: kvdescriptor.api.v1.GraphSnapshotRequest
+	(*GraphNode)(nil),                      // 34: kvdescriptor.api.v1.GraphNode
+	(*GraphEdge)(nil),                      // 35: kvdescriptor.api.v1.GraphEdge
+	(*GraphSnapshotResponse)(nil),          // 36: kvdescriptor.api.v1.GraphSnapshotResponse
+	(*PlanRequest)(nil),                    // 37: kvdescriptor.api.v1.PlanRequest
+	(*StatsRequest)(nil),                   // 38: kvdescriptor.api.v1.StatsRequest
+	(*StatsResponse)(nil),                  // 39: kvdescriptor.api.v1.StatsResponse
+	(*ReadinessRequest)(nil),               // 40: kvdescriptor.api.v1.ReadinessRequest
+	(*SourceState)(nil),                    // 41: kvdescriptor.api.v1.SourceState
+	(*ReadinessResponse)(nil),              // 42: kvdescriptor.api.v1.ReadinessResponse
+	(*DownstreamResyncRequest)(nil),        // 43: kvdescriptor.api.v1.DownstreamResyncRequest
+	(*DownstreamResyncResponse)(nil),       // 44: kvdescriptor.api.v1.DownstreamResyncResponse
+	(*SetLogLevelRequest)(nil),             // 45: kvdescriptor.api.v1.SetLogLevelRequest
+	(*SetLogLevelResponse)(nil),            // 46: kvdescriptor.api.v1.SetLogLevelResponse
+	(*WatchRequest)(nil),                   // 47: kvdescriptor.api.v1.WatchRequest
+	(*WatchResponse)(nil),                  // 48: kvdescriptor.api.v1.WatchResponse
+	nil,                                    // 49: kvdescriptor.api.v1.StatsResponse.StatesEntry
+	nil,                                    // 50: kvdescriptor.api.v1.StatsResponse.FlagsEntry
+	(*anypb.Any)(nil),                      // 51: google.protobuf.Any
+	(*durationpb.Duration)(nil),            // 52: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil),          // 53: google.protobuf.Timestamp
+	(*descriptorpb.FileDescriptorSet)(nil), // 54: google.protobuf.FileDescriptorSet
+	(*httpbody.HttpBody)(nil),              // 55: google.api.HttpBody
 }
 var file_kvdescriptor_api_v1_api_proto_depIdxs = []int32{
-	50, // 0: kvdescriptor.api.v1.Value.any:type_name -> google.protobuf.Any
-	51, // 1: kvdescriptor.api.v1.RetryPolicy.period:type_name -> google.protobuf.Duration
-	51, // 2: kvdescriptor.api.v1.RetryPolicy.max_period:type_name -> google.protobuf.Duration
+	51, // 0: kvdescriptor.api.v1.Value.any:type_name -> google.protobuf.Any
+	52, // 1: kvdescriptor.api.v1.RetryPolicy.period:type_name -> google.protobuf.Duration
+	52, // 2: kvdescriptor.api.v1.RetryPolicy.max_period:type_name -> google.protobuf.Duration
 	3,  // 3: kvdescriptor.api.v1.CommitRequest.values:type_name -> kvdescriptor.api.v1.Value
 	4,  // 4: kvdescriptor.api.v1.CommitRequest.retry:type_name -> kvdescriptor.api.v1.RetryPolicy
-	51, // 5: kvdescriptor.api.v1.CommitRequest.wait_timeout:type_name -> google.protobuf.Duration
+	52, // 5: kvdescriptor.api.v1.CommitRequest.wait_timeout:type_name -> google.protobuf.Duration
 	0,  // 6: kvdescriptor.api.v1.CommitRequest.resync:type_name -> kvdescriptor.api.v1.ResyncKind
-	51, // 7: kvdescriptor.api.v1.CommitRequest.confirm_within:type_name -> google.protobuf.Duration
-	50, // 8: kvdescriptor.api.v1.Op.value:type_name -> google.protobuf.Any
-	50, // 9: kvdescriptor.api.v1.Op.prev_value:type_name -> google.protobuf.Any
+	52, // 7: kvdescriptor.api.v1.CommitRequest.confirm_within:type_name -> google.protobuf.Duration
+	51, // 8: kvdescriptor.api.v1.Op.value:type_name -> google.protobuf.Any
+	51, // 9: kvdescriptor.api.v1.Op.prev_value:type_name -> google.protobuf.Any
 	6,  // 10: kvdescriptor.api.v1.CommitResponse.planned:type_name -> kvdescriptor.api.v1.Op
 	6,  // 11: kvdescriptor.api.v1.CommitResponse.executed:type_name -> kvdescriptor.api.v1.Op
 	7,  // 12: kvdescriptor.api.v1.CommitResponse.outcomes:type_name -> kvdescriptor.api.v1.Outcome
-	52, // 13: kvdescriptor.api.v1.CommitResponse.confirm_deadline:type_name -> google.protobuf.Timestamp
+	53, // 13: kvdescriptor.api.v1.CommitResponse.confirm_deadline:type_name -> google.protobuf.Timestamp
 	8,  // 14: kvdescriptor.api.v1.RollbackToResponse.result:type_name -> kvdescriptor.api.v1.CommitResponse
-	50, // 15: kvdescriptor.api.v1.ValueStatus.value:type_name -> google.protobuf.Any
-	50, // 16: kvdescriptor.api.v1.ValueStatus.applied:type_name -> google.protobuf.Any
+	51, // 15: kvdescriptor.api.v1.ValueStatus.value:type_name -> google.protobuf.Any
+	51, // 16: kvdescriptor.api.v1.ValueStatus.applied:type_name -> google.protobuf.Any
 	15, // 17: kvdescriptor.api.v1.StatusResponse.statuses:type_name -> kvdescriptor.api.v1.ValueStatus
 	1,  // 18: kvdescriptor.api.v1.DumpRequest.view:type_name -> kvdescriptor.api.v1.View
-	50, // 19: kvdescriptor.api.v1.DumpItem.value:type_name -> google.protobuf.Any
+	51, // 19: kvdescriptor.api.v1.DumpItem.value:type_name -> google.protobuf.Any
 	19, // 20: kvdescriptor.api.v1.DumpResponse.items:type_name -> kvdescriptor.api.v1.DumpItem
-	52, // 21: kvdescriptor.api.v1.HistoryRequest.since:type_name -> google.protobuf.Timestamp
-	52, // 22: kvdescriptor.api.v1.HistoryRequest.until:type_name -> google.protobuf.Timestamp
+	53, // 21: kvdescriptor.api.v1.HistoryRequest.since:type_name -> google.protobuf.Timestamp
+	53, // 22: kvdescriptor.api.v1.HistoryRequest.until:type_name -> google.protobuf.Timestamp
 	6,  // 23: kvdescriptor.api.v1.Record.planned:type_name -> kvdescriptor.api.v1.Op
 	6,  // 24: kvdescriptor.api.v1.Record.executed:type_name -> kvdescriptor.api.v1.Op
-	52, // 25: kvdescriptor.api.v1.Record.start:type_name -> google.protobuf.Timestamp
-	52, // 26: kvdescriptor.api.v1.Record.end:type_name -> google.protobuf.Timestamp
-	22, // 27: kvdescriptor.api.v1.HistoryResponse.records:type_name -> kvdescriptor.api.v1.Record
-	52, // 28: kvdescriptor.api.v1.TimelineRequest.time:type_name -> google.protobuf.Timestamp
-	52, // 29: kvdescriptor.api.v1.TimelineEntry.time:type_name -> google.protobuf.Timestamp
-	50, // 30: kvdescriptor.api.v1.TimelineEntry.value:type_name -> google.protobuf.Any
-	25, // 31: kvdescriptor.api.v1.TimelineResponse.entries:type_name -> kvdescriptor.api.v1.TimelineEntry
-	28, // 32: kvdescriptor.api.v1.Model.fields:type_name -> kvdescriptor.api.v1.Field
-	29, // 33: kvdescriptor.api.v1.ModelsResponse.models:type_name -> kvdescriptor.api.v1.Model
-	53, // 34: kvdescriptor.api.v1.ModelsResponse.schema:type_name -> google.protobuf.FileDescriptorSet
-	2,  // 35: kvdescriptor.api.v1.GraphRequest.format:type_name -> kvdescriptor.api.v1.GraphFormat
-	52, // 36: kvdescriptor.api.v1.GraphRequest.time:type_name -> google.protobuf.Timestamp
-	52, // 37: kvdescriptor.api.v1.GraphSnapshotRequest.time:type_name -> google.protobuf.Timestamp
-	50, // 38: kvdescriptor.api.v1.GraphNode.value:type_name -> google.protobuf.Any
-	52, // 39: kvdescriptor.api.v1.GraphSnapshotResponse.time:type_name -> google.protobuf.Timestamp
-	33, // 40: kvdescriptor.api.v1.GraphSnapshotResponse.nodes:type_name -> kvdescriptor.api.v1.GraphNode
-	34, // 41: kvdescriptor.api.v1.GraphSnapshotResponse.edges:type_name -> kvdescriptor.api.v1.GraphEdge
-	3,  // 42: kvdescriptor.api.v1.PlanRequest.values:type_name -> kvdescriptor.api.v1.Value
-	54, // 43: kvdescriptor.api.v1.PlanRequest.file:type_name -> google.api.HttpBody
-	48, // 44: kvdescriptor.api.v1.StatsResponse.states:type_name -> kvdescriptor.api.v1.StatsResponse.StatesEntry
-	49, // 45: kvdescriptor.api.v1.StatsResponse.flags:type_name -> kvdescriptor.api.v1.StatsResponse.FlagsEntry
-	52, // 46: kvdescriptor.api.v1.SourceState.last_update:type_name -> google.protobuf.Timestamp
-	40, // 47: kvdescriptor.api.v1.ReadinessResponse.sources:type_name -> kvdescriptor.api.v1.SourceState
-	6,  // 48: kvdescriptor.api.v1.DownstreamResyncResponse.executed:type_name -> kvdescriptor.api.v1.Op
-	15, // 49: kvdescriptor.api.v1.WatchResponse.status:type_name -> kvdescriptor.api.v1.ValueStatus
-	5,  // 50: kvdescriptor.api.v1.AgentService.Commit:input_type -> kvdescriptor.api.v1.CommitRequest
-	9,  // 51: kvdescriptor.api.v1.AgentService.Confirm:input_type -> kvdescriptor.api.v1.ConfirmRequest
-	11, // 52: kvdescriptor.api.v1.AgentService.Cancel:input_type -> kvdescriptor.api.v1.CancelRequest
-	13, // 53: kvdescriptor.api.v1.AgentService.RollbackTo:input_type -> kvdescriptor.api.v1.RollbackToRequest
-	36, // 54: kvdescriptor.api.v1.AgentService.Plan:input_type -> kvdescriptor.api.v1.PlanRequest
-	16, // 55: kvdescriptor.api.v1.AgentService.Status:input_type -> kvdescriptor.api.v1.StatusRequest
-	18, // 56: kvdescriptor.api.v1.AgentService.Dump:input_type -> kvdescriptor.api.v1.DumpRequest
-	21, // 57: kvdescriptor.api.v1.AgentService.History:input_type -> kvdescriptor.api.v1.HistoryRequest
-	24, // 58: kvdescriptor.api.v1.AgentService.Timeline:input_type -> kvdescriptor.api.v1.TimelineRequest
-	27, // 59: kvdescriptor.api.v1.AgentService.Models:input_type -> kvdescriptor.api.v1.ModelsRequest
-	31, // 60: kvdescriptor.api.v1.AgentService.Graph:input_type -> kvdescriptor.api.v1.GraphRequest
-	32, // 61: kvdescriptor.api.v1.AgentService.GraphSnapshot:input_type -> kvdescriptor.api.v1.GraphSnapshotRequest
-	37, // 62: kvdescriptor.api.v1.AgentService.Stats:input_type -> kvdescriptor.api.v1.StatsRequest
-	39, // 63: kvdescriptor.api.v1.AgentService.Readiness:input_type -> kvdescriptor.api.v1.ReadinessRequest
-	42, // 64: kvdescriptor.api.v1.AgentService.DownstreamResync:input_type -> kvdescriptor.api.v1.DownstreamResyncRequest
-	44, // 65: kvdescriptor.api.v1.AgentService.SetLogLevel:input_type -> kvdescriptor.api.v1.SetLogLevelRequest
-	46, // 66: kvdescriptor.api.v1.AgentService.Watch:input_type -> kvdescriptor.api.v1.WatchRequest
-	8,  // 67: kvdescriptor.api.v1.AgentService.Commit:output_type -> kvdescriptor.api.v1.CommitResponse
-	10, // 68: kvdescriptor.api.v1.AgentService.Confirm:output_type -> kvdescriptor.api.v1.ConfirmResponse
-	12, // 69: kvdescriptor.api.v1.AgentService.Cancel:output_type -> kvdescriptor.api.v1.CancelResponse
-	14, // 70: kvdescriptor.api.v1.AgentService.RollbackTo:output_type -> kvdescriptor.api.v1.RollbackToResponse
-	8,  // 71: kvdescriptor.api.v1.AgentService.Plan:output_type -> kvdescriptor.api.v1.CommitResponse
-	17, // 72: kvdescriptor.api.v1.AgentService.Status:output_type -> kvdescriptor.api.v1.StatusResponse
-	20, // 73: kvdescriptor.api.v1.AgentService.Dump:output_type -> kvdescriptor.api.v1.DumpResponse
-	23, // 74: kvdescriptor.api.v1.AgentService.History:output_type -> kvdescriptor.api.v1.HistoryResponse
-	26, // 75: kvdescriptor.api.v1.AgentService.Timeline:output_type -> kvdescriptor.api.v1.TimelineResponse
-	30, // 76: kvdescriptor.api.v1.AgentService.Models:output_type -> kvdescriptor.api.v1.ModelsResponse
-	54, // 77: kvdescriptor.api.v1.AgentService.Graph:output_type -> google.api.HttpBody
-	35, // 78: kvdescriptor.api.v1.AgentService.GraphSnapshot:output_type -> kvdescriptor.api.v1.GraphSnapshotResponse
-	38, // 79: kvdescriptor.api.v1.AgentService.Stats:output_type -> kvdescriptor.api.v1.StatsResponse
-	41, // 80: kvdescriptor.api.v1.AgentService.Readiness:output_type -> kvdescriptor.api.v1.ReadinessResponse
-	43, // 81: kvdescriptor.api.v1.AgentService.DownstreamResync:output_type -> kvdescriptor.api.v1.DownstreamResyncResponse
-	45, // 82: kvdescriptor.api.v1.AgentService.SetLogLevel:output_type -> kvdescriptor.api.v1.SetLogLevelResponse
-	47, // 83: kvdescriptor.api.v1.AgentService.Watch:output_type -> kvdescriptor.api.v1.WatchResponse
-	67, // [67:84] is the sub-list for method output_type
-	50, // [50:67] is the sub-list for method input_type
-	50, // [50:50] is the sub-list for extension type_name
-	50, // [50:50] is the sub-list for extension extendee
-	0,  // [0:50] is the sub-list for field type_name
+	53, // 25: kvdescriptor.api.v1.Record.start:type_name -> google.protobuf.Timestamp
+	53, // 26: kvdescriptor.api.v1.Record.end:type_name -> google.protobuf.Timestamp
+	3,  // 27: kvdescriptor.api.v1.Record.values:type_name -> kvdescriptor.api.v1.Value
+	22, // 28: kvdescriptor.api.v1.HistoryResponse.records:type_name -> kvdescriptor.api.v1.Record
+	53, // 29: kvdescriptor.api.v1.TimelineRequest.time:type_name -> google.protobuf.Timestamp
+	53, // 30: kvdescriptor.api.v1.TimelineEntry.time:type_name -> google.protobuf.Timestamp
+	51, // 31: kvdescriptor.api.v1.TimelineEntry.value:type_name -> google.protobuf.Any
+	26, // 32: kvdescriptor.api.v1.TimelineEntry.dependencies:type_name -> kvdescriptor.api.v1.Dependency
+	25, // 33: kvdescriptor.api.v1.TimelineResponse.entries:type_name -> kvdescriptor.api.v1.TimelineEntry
+	29, // 34: kvdescriptor.api.v1.Model.fields:type_name -> kvdescriptor.api.v1.Field
+	30, // 35: kvdescriptor.api.v1.ModelsResponse.models:type_name -> kvdescriptor.api.v1.Model
+	54, // 36: kvdescriptor.api.v1.ModelsResponse.schema:type_name -> google.protobuf.FileDescriptorSet
+	2,  // 37: kvdescriptor.api.v1.GraphRequest.format:type_name -> kvdescriptor.api.v1.GraphFormat
+	53, // 38: kvdescriptor.api.v1.GraphRequest.time:type_name -> google.protobuf.Timestamp
+	53, // 39: kvdescriptor.api.v1.GraphSnapshotRequest.time:type_name -> google.protobuf.Timestamp
+	51, // 40: kvdescriptor.api.v1.GraphNode.value:type_name -> google.protobuf.Any
+	53, // 41: kvdescriptor.api.v1.GraphSnapshotResponse.time:type_name -> google.protobuf.Timestamp
+	34, // 42: kvdescriptor.api.v1.GraphSnapshotResponse.nodes:type_name -> kvdescriptor.api.v1.GraphNode
+	35, // 43: kvdescriptor.api.v1.GraphSnapshotResponse.edges:type_name -> kvdescriptor.api.v1.GraphEdge
+	3,  // 44: kvdescriptor.api.v1.PlanRequest.values:type_name -> kvdescriptor.api.v1.Value
+	55, // 45: kvdescriptor.api.v1.PlanRequest.file:type_name -> google.api.HttpBody
+	49, // 46: kvdescriptor.api.v1.StatsResponse.states:type_name -> kvdescriptor.api.v1.StatsResponse.StatesEntry
+	50, // 47: kvdescriptor.api.v1.StatsResponse.flags:type_name -> kvdescriptor.api.v1.StatsResponse.FlagsEntry
+	53, // 48: kvdescriptor.api.v1.SourceState.last_update:type_name -> google.protobuf.Timestamp
+	41, // 49: kvdescriptor.api.v1.ReadinessResponse.sources:type_name -> kvdescriptor.api.v1.SourceState
+	6,  // 50: kvdescriptor.api.v1.DownstreamResyncResponse.executed:type_name -> kvdescriptor.api.v1.Op
+	15, // 51: kvdescriptor.api.v1.WatchResponse.status:type_name -> kvdescriptor.api.v1.ValueStatus
+	5,  // 52: kvdescriptor.api.v1.AgentService.Commit:input_type -> kvdescriptor.api.v1.CommitRequest
+	9,  // 53: kvdescriptor.api.v1.AgentService.Confirm:input_type -> kvdescriptor.api.v1.ConfirmRequest
+	11, // 54: kvdescriptor.api.v1.AgentService.Cancel:input_type -> kvdescriptor.api.v1.CancelRequest
+	13, // 55: kvdescriptor.api.v1.AgentService.RollbackTo:input_type -> kvdescriptor.api.v1.RollbackToRequest
+	37, // 56: kvdescriptor.api.v1.AgentService.Plan:input_type -> kvdescriptor.api.v1.PlanRequest
+	16, // 57: kvdescriptor.api.v1.AgentService.Status:input_type -> kvdescriptor.api.v1.StatusRequest
+	18, // 58: kvdescriptor.api.v1.AgentService.Dump:input_type -> kvdescriptor.api.v1.DumpRequest
+	21, // 59: kvdescriptor.api.v1.AgentService.History:input_type -> kvdescriptor.api.v1.HistoryRequest
+	24, // 60: kvdescriptor.api.v1.AgentService.Timeline:input_type -> kvdescriptor.api.v1.TimelineRequest
+	28, // 61: kvdescriptor.api.v1.AgentService.Models:input_type -> kvdescriptor.api.v1.ModelsRequest
+	32, // 62: kvdescriptor.api.v1.AgentService.Graph:input_type -> kvdescriptor.api.v1.GraphRequest
+	33, // 63: kvdescriptor.api.v1.AgentService.GraphSnapshot:input_type -> kvdescriptor.api.v1.GraphSnapshotRequest
+	38, // 64: kvdescriptor.api.v1.AgentService.Stats:input_type -> kvdescriptor.api.v1.StatsRequest
+	40, // 65: kvdescriptor.api.v1.AgentService.Readiness:input_type -> kvdescriptor.api.v1.ReadinessRequest
+	43, // 66: kvdescriptor.api.v1.AgentService.DownstreamResync:input_type -> kvdescriptor.api.v1.DownstreamResyncRequest
+	45, // 67: kvdescriptor.api.v1.AgentService.SetLogLevel:input_type -> kvdescriptor.api.v1.SetLogLevelRequest
+	47, // 68: kvdescriptor.api.v1.AgentService.Watch:input_type -> kvdescriptor.api.v1.WatchRequest
+	8,  // 69: kvdescriptor.api.v1.AgentService.Commit:output_type -> kvdescriptor.api.v1.CommitResponse
+	10, // 70: kvdescriptor.api.v1.AgentService.Confirm:output_type -> kvdescriptor.api.v1.ConfirmResponse
+	12, // 71: kvdescriptor.api.v1.AgentService.Cancel:output_type -> kvdescriptor.api.v1.CancelResponse
+	14, // 72: kvdescriptor.api.v1.AgentService.RollbackTo:output_type -> kvdescriptor.api.v1.RollbackToResponse
+	8,  // 73: kvdescriptor.api.v1.AgentService.Plan:output_type -> kvdescriptor.api.v1.CommitResponse
+	17, // 74: kvdescriptor.api.v1.AgentService.Status:output_type -> kvdescriptor.api.v1.StatusResponse
+	20, // 75: kvdescriptor.api.v1.AgentService.Dump:output_type -> kvdescriptor.api.v1.DumpResponse
+	23, // 76: kvdescriptor.api.v1.AgentService.History:output_type -> kvdescriptor.api.v1.HistoryResponse
+	27, // 77: kvdescriptor.api.v1.AgentService.Timeline:output_type -> kvdescriptor.api.v1.TimelineResponse
+	31, // 78: kvdescriptor.api.v1.AgentService.Models:output_type -> kvdescriptor.api.v1.ModelsResponse
+	55, // 79: kvdescriptor.api.v1.AgentService.Graph:output_type -> google.api.HttpBody
+	36, // 80: kvdescriptor.api.v1.AgentService.GraphSnapshot:output_type -> kvdescriptor.api.v1.GraphSnapshotResponse
+	39, // 81: kvdescriptor.api.v1.AgentService.Stats:output_type -> kvdescriptor.api.v1.StatsResponse
+	42, // 82: kvdescriptor.api.v1.AgentService.Readiness:output_type -> kvdescriptor.api.v1.ReadinessResponse
+	44, // 83: kvdescriptor.api.v1.AgentService.DownstreamResync:output_type -> kvdescriptor.api.v1.DownstreamResyncResponse
+	46, // 84: kvdescriptor.api.v1.AgentService.SetLogLevel:output_type -> kvdescriptor.api.v1.SetLogLevelResponse
+	48, // 85: kvdescriptor.api.v1.AgentService.Watch:output_type -> kvdescriptor.api.v1.WatchResponse
+	69, // [69:86] is the sub-list for method output_type
+	52, // [52:69] is the sub-list for method input_type
+	52, // [52:52] is the sub-list for extension type_name
+	52, // [52:52] is the sub-list for extension extendee
+	0,  // [0:52] is the sub-list for field type_name
 }
 
 func init() { file_kvdescriptor_api_v1_api_proto_init() }
@@ -3702,7 +3825,7 @@ func file_kvdescriptor_api_v1_api_proto_init() {
 		(*Value_Any)(nil),
 		(*Value_Json)(nil),
 	}
-	file_kvdescriptor_api_v1_api_proto_msgTypes[44].OneofWrappers = []any{
+	file_kvdescriptor_api_v1_api_proto_msgTypes[45].OneofWrappers = []any{
 		(*WatchResponse_Status)(nil),
 		(*WatchResponse_LostUpdates)(nil),
 	}
@@ -3712,7 +3835,7 @@ func file_kvdescriptor_api_v1_api_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_kvdescriptor_api_v1_api_proto_rawDesc), len(file_kvdescriptor_api_v1_api_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   47,
+			NumMessages:   48,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

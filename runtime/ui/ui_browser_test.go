@@ -1,9 +1,10 @@
-package httpapi_test
+package ui_test
 
 import (
 	"bytes"
 	"context"
 	"flag"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kvdescriptor/kvdescriptor/runtime/api"
+	"github.com/kvdescriptor/kvdescriptor/runtime/ui"
 )
 
 var screenshotDir = flag.String("ui.screenshots", "",
@@ -100,14 +104,38 @@ func svgNode(dom, key string) string {
 	}
 }
 
+// serveAgent serves the agent's API with the page mounted at /ui/, in the
+// API's own Server (so, on the tokenless default, behind its refusal of
+// other sites' pages), and returns its base URL.
+func serveAgent(t *testing.T, a *agent) string {
+	t.Helper()
+	page, err := ui.New(a.svc, ui.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := api.NewServer(a.svc, api.ServerConfig{Address: "127.0.0.1:0", Logger: quiet, Mount: map[string]http.Handler{"/ui/": page}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve() }()
+	t.Cleanup(func() {
+		srv.Close()
+		if err := <-served; err != nil {
+			t.Error(err)
+		}
+	})
+	return "http://" + srv.Addr()
+}
+
 // TestUIInBrowser loads every view of the operator page in headless
-// Chromium over a scheduler with a pending, a failed and a malicious
-// value, checks what the rendered page shows, and saves screenshots
-// (-ui.screenshots=DIR keeps them).
+// Chromium over an agent with a pending, a failed and a malicious value,
+// served by the API's Server, checks what the rendered page shows, and
+// saves screenshots (-ui.screenshots=DIR keeps them).
 func TestUIInBrowser(t *testing.T) {
-	srv, _ := uiFixture(t)
+	_, a := fixture(t)
 	b := newBrowser(t)
-	base := srv.URL + "/ui/"
+	base := serveAgent(t, a) + "/ui/"
 	type check struct {
 		name, path string
 		want, not  []string
@@ -115,6 +143,8 @@ func TestUIInBrowser(t *testing.T) {
 	checks := []check{
 		{"overview", "", []string{"8 values", "Needs attention", "device busy", `href="txn?seq=5"`}, nil},
 		{"values", "values", []string{`data-key="iface/eth0"`, `data-key="route/r3"`, "overrides etcd"}, nil},
+		{"values-form", "values?prefix=route%2F&state=PENDING",
+			[]string{`data-key="route/r2"`, `value="route/"`, `<option value="PENDING" selected="">`}, []string{`data-key="route/r1"`}},
 		{"values-pending", "values?state=PENDING",
 			[]string{`data-key="route/r2"`, `data-key="route/r3"`, `<option value="PENDING" selected="">`},
 			[]string{`data-key="iface/eth0"`}},
@@ -127,10 +157,11 @@ func TestUIInBrowser(t *testing.T) {
 			[]string{"&lt;img src=x onerror="}, nil},
 		{"timeline", "timeline?key=iface%2Feth1", []string{`id="timeline"`, `href="txn?seq=1"`, `href="txn?seq=5"`, ">UPDATE<", ">CREATE<"}, nil},
 		{"history", "history",
-			[]string{`id="txn-1"`, `id="txn-5"`, ">interfaces and a route<", "4 planned, 4 executed", "1 batch of 2",
+			[]string{`id="txn-1"`, `id="txn-5"`, "routes over a missing interface<", "4 planned, 4 executed", "1 batch of 2",
 				`<td class="opkind">CREATE</td><td><a href="value?key=route%2fr1" class="key">route/r1</a></td>`,
 				"iface/eth9: CREATE: device busy"}, nil},
 		{"txn", "txn?seq=3", []string{`id="planned"`, `id="executed"`, `class="op failed"`, "device busy", "no batch"}, nil},
+		{"txn-input", "txn?seq=2", []string{`id="input"`, "10.3.0.0/24 dep:route/r2", `href="graph?seq=2"`}, nil},
 		{"error", "txn?seq=abc", []string{`<code id="argument">seq</code>`, "not a transaction number"}, nil},
 	}
 	for _, c := range checks {
@@ -199,5 +230,25 @@ func TestUIInBrowser(t *testing.T) {
 	}
 	if *screenshotDir != "" {
 		t.Logf("screenshots in %s", *screenshotDir)
+	}
+}
+
+// TestUILoginInBrowser: with a token, the browser gets the login form,
+// and no value.
+func TestUILoginInBrowser(t *testing.T) {
+	a := newAgent(t, token, loaded(t))
+	b := newBrowser(t)
+	dom := b.load("login", a.serve(t).URL+"/ui/values?state=PENDING")
+	for _, w := range []string{`<form class="filter" method="post" action="login" id="login">`, `type="password" name="token"`,
+		`name="next" value="values?state=PENDING"`, "a bearer token is required"} {
+		if !strings.Contains(dom, w) {
+			t.Errorf("the login page lacks %s", w)
+		}
+	}
+	if strings.Contains(dom, "route/r1") {
+		t.Errorf("the login page shows a value")
+	}
+	if t.Failed() {
+		t.Logf("the rendered page:\n%s", dom)
 	}
 }

@@ -1,0 +1,55 @@
+// Package ui is the agent's operator page: a few server-rendered HTML views
+// of the agent's state, for a person with a browser. It is a client of the
+// agent's API like kvctl: every page is rendered on the server from the
+// calls of the AgentService (Status, History, Timeline, Graph,
+// GraphSnapshot, Readiness), so that it shows what every other client is
+// told, and nothing that it would read from the scheduler itself.
+//
+// An agent mounts it beside the API, in the API's own Server (which then
+// applies its limits and, without a token, its refusal of other sites'
+// pages to the page too):
+//
+//	page, err := ui.New(svc, ui.Options{}) // svc: the *api.Service
+//	...
+//	srv, err := api.NewServer(svc, api.ServerConfig{Address: addr, Mount: map[string]http.Handler{"/ui/": page}})
+//
+// or in any http.ServeMux, at Options.Path ("/ui/" by default):
+//
+//	mux.Handle("/ui/", page)
+//
+// The service may also be a client of a remote agent
+// (apiv1connect.NewAgentServiceClient): the page is then that agent's.
+//
+// The pages, relative to the mount point:
+//
+//	GET /ui/                              overview: values by state, what needs attention, readiness, the last transactions
+//	GET /ui/values[?prefix=P][&state=S]   values with state, owner, descriptor, why pending or the last error
+//	GET /ui/value?key=K                   one value: status, why it is pending, its last changes
+//	GET /ui/timeline?key=K                every recorded change of one value
+//	GET /ui/history[?before=N][&limit=L]  transactions with their plans, newest first
+//	GET /ui/txn?seq=N                     one transaction: its input, plan, execution
+//	GET /ui/graph[?seq=N]                 the dependency graph (SVG), now or as of transaction N
+//	GET, POST /ui/login                   the token's form (with a token)
+//
+// A bad argument gets an error page naming it, in the API's words and
+// with the HTTP status the API's REST answers (a key without a value: 404
+// naming key). Each page links to the same data from the REST API
+// ("../v1/status?..."), except when the page needs a token, which a
+// browser cannot send there.
+//
+// The token: when the API has one (an *api.Service checks its own, by
+// Authorize; Options.Token for any other service), every page needs it,
+// as "Authorization: Bearer <token>" or as the cookie that the page's
+// login form sets when given the right token (HttpOnly, SameSite=Strict,
+// Secure over TLS, for the page's directory only; a login posted by
+// another site is refused). The page passes it on as the bearer token of
+// its calls, so a remote agent checks it too; a call that the service
+// refuses for want of a token brings up the login form.
+//
+// Everything the page needs is embedded (templates, CSS, the graph's
+// pan-and-zoom script): no build step and no external asset, so it works
+// on a machine with no internet. Links between views are relative, so
+// the page works behind a proxy that mounts it under another prefix.
+// html/template escapes every key and value (they are user data), and the
+// Content-Security-Policy allows scripts from the page's own files only.
+package ui
