@@ -26,6 +26,7 @@ import (
 	"go.fd.io/govpp/binapi/memclnt"
 	"go.fd.io/govpp/binapi/memif"
 	"go.fd.io/govpp/binapi/tapv2"
+	"go.fd.io/govpp/binapi/vxlan"
 	"go.fd.io/govpp/codec"
 )
 
@@ -58,6 +59,7 @@ type fakeVPP struct {
 	routes   map[routeID]*fakeRoute // one per table, prefix and source
 	nextSeq  uint64
 	neigh    []ip_neighbor.IPNeighbor
+	vxlans   map[uint32]*vxlan.VxlanTunnelV2Details
 	replies  chan func()
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -97,6 +99,7 @@ func (f *fakeVPP) reset() {
 	f.bds, f.fib = map[uint32]*l2.BridgeDomainDetails{}, map[uint32][]*l2.L2FibTableDetails{}
 	f.tables = map[ip.IPTable]bool{}
 	f.routes, f.neigh = map[routeID]*fakeRoute{}, nil
+	f.vxlans = map[uint32]*vxlan.VxlanTunnelV2Details{}
 	f.addTable(ip.IPTable{TableID: 0})
 	f.addTable(ip.IPTable{TableID: 0, IsIP6: true})
 }
@@ -352,10 +355,23 @@ func (f *fakeVPP) apply(msg api.Message, retval *int32) []api.Message {
 		f.ifaces[i] = &vppif.SwInterfaceDetails{SwIfIndex: interface_types.InterfaceIndex(i), InterfaceName: name, InterfaceDevType: dev, L2Address: mac, LinkMtu: 9000}
 		return interface_types.InterfaceIndex(i)
 	}
-	delIf := func(i interface_types.InterfaceIndex) {
-		if iface(i) != nil {
-			delete(f.ifaces, uint32(i))
-			delete(f.addrs, uint32(i))
+	// delIf deletes an interface of the device type dev (VPP refuses to
+	// delete another's with the call of one type) and, as VPP does, the
+	// sub-interfaces on it.
+	delIf := func(i interface_types.InterfaceIndex, dev string) {
+		d := iface(i)
+		if d == nil {
+			return
+		}
+		if d.InterfaceDevType != dev || d.Type == interface_types.IF_API_TYPE_SUB {
+			*retval = retvalBadIndex
+			return
+		}
+		for j, x := range f.ifaces {
+			if x.SwIfIndex == i || (x.Type == interface_types.IF_API_TYPE_SUB && x.SupSwIfIndex == uint32(i)) {
+				delete(f.ifaces, j)
+				delete(f.addrs, j)
+			}
 		}
 	}
 	switch m := msg.(type) {
@@ -370,11 +386,29 @@ func (f *fakeVPP) apply(msg api.Message, retval *int32) []api.Message {
 	case *af_packet.AfPacketCreateV3:
 		return []api.Message{&af_packet.AfPacketCreateV3Reply{SwIfIndex: newIf("host-"+m.HostIfName, "af_packet", m.HwAddr)}}
 	case *vppif.DeleteLoopback:
-		delIf(m.SwIfIndex)
+		delIf(m.SwIfIndex, "Loopback")
 	case *memif.MemifDelete:
-		delIf(m.SwIfIndex)
+		delIf(m.SwIfIndex, "memif")
 	case *tapv2.TapDeleteV2:
-		delIf(m.SwIfIndex)
+		delIf(m.SwIfIndex, "virtio")
+	case *vppif.CreateSubif:
+		return f.createSubif(m, iface(m.SwIfIndex), retval)
+	case *vppif.DeleteSubif:
+		if d := iface(m.SwIfIndex); d != nil && d.Type != interface_types.IF_API_TYPE_SUB {
+			*retval = int32(api.INVALID_SUB_SW_IF_INDEX)
+		} else if d != nil {
+			delete(f.ifaces, uint32(m.SwIfIndex))
+			delete(f.addrs, uint32(m.SwIfIndex))
+		}
+	case *vxlan.VxlanAddDelTunnelV3:
+		return f.vxlanAddDel(m, newIf, retval)
+	case *vxlan.VxlanTunnelV2Dump:
+		var out []api.Message
+		for _, i := range sortedKeys(f.vxlans) {
+			d := *f.vxlans[i]
+			out = append(out, &d)
+		}
+		return out
 	case *af_packet.AfPacketDelete:
 		*retval = retvalNoSuchEntry
 		for i, d := range f.ifaces {
@@ -417,6 +451,9 @@ func (f *fakeVPP) apply(msg api.Message, retval *int32) []api.Message {
 	case *vppif.SwInterfaceDump:
 		var out []api.Message
 		for _, i := range sortedKeys(f.ifaces) {
+			if m.NameFilterValid && !strings.Contains(f.ifaces[i].InterfaceName, m.NameFilter) {
+				continue
+			}
 			d := *f.ifaces[i]
 			out = append(out, &d)
 		}
@@ -650,4 +687,87 @@ func (f *fakeVPP) ifIndex(name string) (uint32, bool) {
 // addrWithPrefix builds an interface address of the binary API.
 func addrWithPrefix(s string) ip_types.AddressWithPrefix {
 	return ip_types.AddressWithPrefix(prefix(netip.MustParsePrefix(s)))
+}
+
+// createSubif creates a sub-interface of parent, refusing what VPP's
+// create_subif refuses: a parent that is not there or is a sub-interface
+// itself, a sub_id taken on the parent, tags that the flags do not match.
+func (f *fakeVPP) createSubif(m *vppif.CreateSubif, parent *vppif.SwInterfaceDetails, retval *int32) []api.Message {
+	if parent == nil {
+		return nil
+	}
+	if parent.Type == interface_types.IF_API_TYPE_SUB {
+		*retval = int32(api.INVALID_INTERFACE)
+		return nil
+	}
+	tags := map[interface_types.SubIfFlags]uint8{interface_types.SUB_IF_API_FLAG_NO_TAGS: 0, interface_types.SUB_IF_API_FLAG_ONE_TAG: 1, interface_types.SUB_IF_API_FLAG_TWO_TAGS: 2}
+	n, ok := tags[m.SubIfFlags&(interface_types.SUB_IF_API_FLAG_NO_TAGS|interface_types.SUB_IF_API_FLAG_ONE_TAG|interface_types.SUB_IF_API_FLAG_TWO_TAGS)]
+	if !ok || (n == 0) != (m.OuterVlanID == 0) || (n == 2) != (m.InnerVlanID != 0) || m.OuterVlanID > 4095 || m.InnerVlanID > 4095 {
+		*retval = int32(api.INVALID_VLAN_TAG_COUNT)
+		return nil
+	}
+	for _, d := range f.ifaces {
+		if d.Type == interface_types.IF_API_TYPE_SUB && d.SupSwIfIndex == uint32(parent.SwIfIndex) && d.SubID == m.SubID {
+			*retval = int32(api.SUBIF_ALREADY_EXISTS)
+			return nil
+		}
+	}
+	i := f.nextIf
+	f.nextIf++
+	f.ifaces[i] = &vppif.SwInterfaceDetails{SwIfIndex: interface_types.InterfaceIndex(i), SupSwIfIndex: uint32(parent.SwIfIndex), Type: interface_types.IF_API_TYPE_SUB,
+		InterfaceName: fmt.Sprintf("%s.%d", parent.InterfaceName, m.SubID), InterfaceDevType: parent.InterfaceDevType, L2Address: parent.L2Address, LinkMtu: parent.LinkMtu,
+		SubID: m.SubID, SubNumberOfTags: n, SubOuterVlanID: m.OuterVlanID, SubInnerVlanID: m.InnerVlanID, SubIfFlags: m.SubIfFlags}
+	return []api.Message{&vppif.CreateSubifReply{SwIfIndex: interface_types.InterfaceIndex(i)}}
+}
+
+// vxlanAddDel adds or deletes a VXLAN tunnel, refusing what VPP refuses:
+// ends of two families or equal, a VNI over 24 bits, a multicast
+// destination without a valid multicast interface, a tunnel that exists
+// (add) or does not (delete: found by its ends and VNI).
+func (f *fakeVPP) vxlanAddDel(m *vxlan.VxlanAddDelTunnelV3, newIf func(string, string, [6]byte) interface_types.InterfaceIndex, retval *int32) []api.Message {
+	src, dst := addrOf(m.SrcAddress), addrOf(m.DstAddress)
+	switch {
+	case src.Is4() != dst.Is4() || m.Vni>>24 != 0:
+		*retval = int32(api.INVALID_VALUE)
+		return nil
+	case src == dst:
+		*retval = int32(api.SAME_SRC_DST)
+		return nil
+	case dst.IsMulticast() && f.ifaces[uint32(m.McastSwIfIndex)] == nil:
+		*retval = retvalBadIndex
+		return nil
+	}
+	for i, d := range f.vxlans {
+		if d.SrcAddress == m.SrcAddress && d.DstAddress == m.DstAddress && d.Vni == m.Vni {
+			if m.IsAdd {
+				*retval = int32(api.TUNNEL_EXIST)
+				return nil
+			}
+			delete(f.vxlans, i)
+			delete(f.ifaces, i)
+			delete(f.addrs, i)
+			return nil
+		}
+	}
+	if !m.IsAdd {
+		*retval = retvalNoSuchEntry
+		return nil
+	}
+	mcast := m.McastSwIfIndex
+	if !dst.IsMulticast() {
+		mcast = ^interface_types.InterfaceIndex(0) // VPP ignores it
+	}
+	idx := newIf(fmt.Sprintf("vxlan_tunnel%d", len(f.vxlans)), "VXLAN", [6]byte{})
+	f.vxlans[uint32(idx)] = &vxlan.VxlanTunnelV2Details{SwIfIndex: idx, Instance: uint32(len(f.vxlans)), SrcAddress: m.SrcAddress, DstAddress: m.DstAddress,
+		SrcPort: 4789, DstPort: 4789, McastSwIfIndex: mcast, Vni: m.Vni, DecapNextIndex: m.DecapNextIndex}
+	return []api.Message{&vxlan.VxlanAddDelTunnelV3Reply{SwIfIndex: idx}}
+}
+
+// addHardware adds a hardware interface as VPP finds one at start (DPDK).
+func (f *fakeVPP) addHardware(name string) uint32 {
+	i := f.nextIf
+	f.nextIf++
+	f.ifaces[i] = &vppif.SwInterfaceDetails{SwIfIndex: interface_types.InterfaceIndex(i), SupSwIfIndex: i, InterfaceName: name, InterfaceDevType: "dpdk",
+		L2Address: [6]byte{0x52, 0x54, 0, 0, 0, byte(i)}, LinkMtu: 1500}
+	return i
 }

@@ -60,6 +60,24 @@ func (h *interfaces) Create(ctx context.Context, k vppinterfaces.InterfaceKey, v
 			return InterfaceMeta{}, vppErr("tap_create_v3", err)
 		}
 		idx = r.SwIfIndex
+	case vppinterfaces.Interface_TYPE_SUB_INTERFACE:
+		r, err := (subInterfaces{h.p}).Create(ctx, v)
+		if err != nil {
+			return InterfaceMeta{}, err
+		}
+		idx = r
+	case vppinterfaces.Interface_TYPE_VXLAN_TUNNEL:
+		r, err := (vxlanTunnels{h.p}).Create(ctx, v)
+		if err != nil {
+			return InterfaceMeta{}, err
+		}
+		idx = r
+	case vppinterfaces.Interface_TYPE_DPDK:
+		r, err := (physical{h.p}).Create(k.Name)
+		if err != nil {
+			return InterfaceMeta{}, err
+		}
+		idx = r
 	case vppinterfaces.Interface_TYPE_AF_PACKET:
 		// vppctl create host-interface name HOST
 		r, err := af_packet.NewServiceClient(h.p.conn).AfPacketCreateV3(ctx, &af_packet.AfPacketCreateV3{
@@ -161,6 +179,12 @@ func (h *interfaces) Delete(ctx context.Context, _ vppinterfaces.InterfaceKey, v
 	case vppinterfaces.Interface_TYPE_TAP:
 		_, err = tapv2.NewServiceClient(h.p.conn).TapDeleteV2(ctx, &tapv2.TapDeleteV2{SwIfIndex: idx})
 		return vppErr("tap_delete_v2", err)
+	case vppinterfaces.Interface_TYPE_SUB_INTERFACE:
+		return (subInterfaces{h.p}).Delete(ctx, idx)
+	case vppinterfaces.Interface_TYPE_VXLAN_TUNNEL:
+		return (vxlanTunnels{h.p}).Delete(ctx, v)
+	case vppinterfaces.Interface_TYPE_DPDK:
+		return (physical{h.p}).Delete(ctx, idx, v)
 	case vppinterfaces.Interface_TYPE_AF_PACKET:
 		_, err = af_packet.NewServiceClient(h.p.conn).AfPacketDelete(ctx, &af_packet.AfPacketDelete{HostIfName: v.GetHostIfName()})
 		return vppErr("af_packet_delete", err)
@@ -183,6 +207,8 @@ var devTypes = map[string]vppinterfaces.Interface_Type{
 	"memif":     vppinterfaces.Interface_TYPE_MEMIF,
 	"virtio":    vppinterfaces.Interface_TYPE_TAP,
 	"af_packet": vppinterfaces.Interface_TYPE_AF_PACKET,
+	"VXLAN":     vppinterfaces.Interface_TYPE_VXLAN_TUNNEL,
+	"dpdk":      vppinterfaces.Interface_TYPE_DPDK,
 }
 
 // Retrieve dumps the interfaces. Tagged ones are ours (the tag is the
@@ -216,7 +242,14 @@ func (h *interfaces) Retrieve(ctx context.Context, correlate []vppinterfaces.Int
 		if got.Type == vppinterfaces.Interface_TYPE_AF_PACKET {
 			got.HostIfName = strings.TrimPrefix(d.InterfaceName, "host-")
 		}
-		if w := want[name]; w != nil {
+		if d.Type == interface_types.IF_API_TYPE_SUB {
+			got.Type = vppinterfaces.Interface_TYPE_SUB_INTERFACE
+		}
+		w := want[name]
+		if origin == kv.OriginSB && w.GetType() == vppinterfaces.Interface_TYPE_DPDK && got.Type == w.GetType() {
+			origin = kv.OriginNB // hardware adopted, not tagged yet
+		}
+		if w != nil {
 			if w.GetPhysAddress() == "" {
 				got.PhysAddress = ""
 			}
@@ -233,9 +266,13 @@ func (h *interfaces) Retrieve(ctx context.Context, correlate []vppinterfaces.Int
 			got.Vrf = t.VrfID
 		}
 		found[name] = uint32(d.SwIfIndex)
+		got.Parent, got.SubInterface = (subInterfaces{h.p}).Retrieve(d, list)
 		out = append(out, vppinterfaces.InterfaceItem[InterfaceMeta]{
 			Key: vppinterfaces.InterfaceKey{Name: name}, Value: got, Metadata: InterfaceMeta{SwIfIndex: uint32(d.SwIfIndex)}, Origin: origin,
 		})
+	}
+	if err := (vxlanTunnels{h.p}).Retrieve(ctx, out); err != nil {
+		return nil, err
 	}
 	h.p.setRetrieved(false, found)
 	return out, nil

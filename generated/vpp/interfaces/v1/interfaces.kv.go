@@ -80,7 +80,7 @@ func interfaceLabel(key string) string {
 // interfaceDependencies returns the dependencies of a value of
 // vpp.interfaces.v1.Interface.
 func interfaceDependencies(key string, v *Interface) []kv.Dependency {
-	deps := make([]kv.Dependency, 0, 2)
+	deps := make([]kv.Dependency, 0, 4)
 	if x := v.GetVrf(); x != 0 {
 		deps = append(deps, kv.Dependency{
 			Key:   "vpp/vrf-table/" + kvimpl.KeyUint(x),
@@ -93,6 +93,18 @@ func interfaceDependencies(key string, v *Interface) []kv.Dependency {
 			Label: "host interface",
 		})
 	}
+	if x := v.GetParent(); x != "" {
+		deps = append(deps, kv.Dependency{
+			Key:   "vpp/interface/" + kv.KeyValue(kv.FormatName, x),
+			Label: "parent interface",
+		})
+	}
+	if x := v.GetVxlanMulticast(); x != "" {
+		deps = append(deps, kv.Dependency{
+			Key:   "vpp/interface/" + kv.KeyValue(kv.FormatName, x),
+			Label: "multicast interface",
+		})
+	}
 	if len(deps) == 0 {
 		return nil
 	}
@@ -103,8 +115,10 @@ func interfaceDependencies(key string, v *Interface) []kv.Dependency {
 // vpp.interfaces.v1.Interface are computed from: values with the same ones
 // share one list.
 type interfaceDependencyInputs struct {
-	vrf        uint32
-	hostIfName string
+	vrf            uint32
+	hostIfName     string
+	parent         string
+	vxlanMulticast string
 }
 
 // interfaceDerived returns the values derived from a value of
@@ -131,7 +145,11 @@ func interfaceEqual(a, b *Interface) bool {
 		a.GetVrf() == b.GetVrf() &&
 		a.GetHostIfName() == b.GetHostIfName() &&
 		proto.Equal(a.GetMemif(), b.GetMemif()) &&
-		interfaceEqualTap(a.GetTap(), b.GetTap())
+		interfaceEqualTap(a.GetTap(), b.GetTap()) &&
+		a.GetParent() == b.GetParent() &&
+		interfaceEqualSubInterface(a.GetSubInterface(), b.GetSubInterface()) &&
+		interfaceEqualVxlan(a.GetVxlan(), b.GetVxlan()) &&
+		a.GetVxlanMulticast() == b.GetVxlanMulticast()
 }
 
 // interfaceEqualTap compares the tap of two values of
@@ -143,12 +161,40 @@ func interfaceEqualTap(a, b *Interface_Tap) bool {
 	return a.GetHostIfName() == b.GetHostIfName()
 }
 
+// interfaceEqualSubInterface compares the sub_interface of two values of
+// vpp.interfaces.v1.Interface.
+func interfaceEqualSubInterface(a, b *Interface_SubInterface) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.GetSubId() == b.GetSubId() &&
+		a.GetOuterVlanId() == b.GetOuterVlanId() &&
+		a.GetInnerVlanId() == b.GetInnerVlanId() &&
+		a.GetDot1Ad() == b.GetDot1Ad() &&
+		a.GetExactMatch() == b.GetExactMatch()
+}
+
+// interfaceEqualVxlan compares the vxlan of two values of
+// vpp.interfaces.v1.Interface.
+func interfaceEqualVxlan(a, b *Interface_Vxlan) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return kvimpl.EqualFormatted(kv.FormatIP, a.GetSrcAddress(), b.GetSrcAddress()) &&
+		kvimpl.EqualFormatted(kv.FormatIP, a.GetDstAddress(), b.GetDstAddress()) &&
+		a.GetVni() == b.GetVni()
+}
+
 // interfaceNeedsRecreate reports whether changing a to b needs a re-create.
 func interfaceNeedsRecreate(a, b *Interface) bool {
 	return !(a.GetType() == b.GetType() &&
 		a.GetHostIfName() == b.GetHostIfName() &&
 		proto.Equal(a.GetMemif(), b.GetMemif()) &&
-		interfaceEqualTap(a.GetTap(), b.GetTap()))
+		interfaceEqualTap(a.GetTap(), b.GetTap()) &&
+		a.GetParent() == b.GetParent() &&
+		interfaceEqualSubInterface(a.GetSubInterface(), b.GetSubInterface()) &&
+		interfaceEqualVxlan(a.GetVxlan(), b.GetVxlan()) &&
+		a.GetVxlanMulticast() == b.GetVxlanMulticast())
 }
 
 // interfaceValidate validates a value of vpp.interfaces.v1.Interface, naming
@@ -189,6 +235,61 @@ func interfaceValidate(key string, v *Interface) error {
 			errs = errs.Add("tap.host_if_name", "%s", r)
 		}
 	}
+	if v.GetParent() == "" && v.GetType() == Interface_TYPE_SUB_INTERFACE {
+		errs = errs.Add("parent", "must be set when type is TYPE_SUB_INTERFACE")
+	}
+	if v.GetParent() != "" && v.GetType() != Interface_TYPE_SUB_INTERFACE {
+		errs = errs.Add("parent", "must be empty unless type is TYPE_SUB_INTERFACE (it is %v)", v.GetType())
+	}
+	if v.GetParent() != "" && v.GetParent() == v.GetName() {
+		errs = errs.Add("parent", "%q must differ from name", v.GetParent())
+	}
+	if v.GetSubInterface() != nil && v.GetType() != Interface_TYPE_SUB_INTERFACE {
+		errs = errs.Add("sub_interface", "must be empty unless type is TYPE_SUB_INTERFACE (it is %v)", v.GetType())
+	}
+	if v.GetSubInterface() != nil {
+		if v.GetSubInterface().GetOuterVlanId() != 0 && v.GetSubInterface().GetOuterVlanId() < 1 {
+			errs = errs.Add("sub_interface.outer_vlan_id", "%v is below the minimum 1 (or 0, the default)", v.GetSubInterface().GetOuterVlanId())
+		}
+		if v.GetSubInterface().GetOuterVlanId() != 0 && v.GetSubInterface().GetOuterVlanId() > 4095 {
+			errs = errs.Add("sub_interface.outer_vlan_id", "%v is above the maximum 4095 (or 0, the default)", v.GetSubInterface().GetOuterVlanId())
+		}
+		if v.GetSubInterface().GetInnerVlanId() != 0 && v.GetSubInterface().GetInnerVlanId() < 1 {
+			errs = errs.Add("sub_interface.inner_vlan_id", "%v is below the minimum 1 (or 0, the default)", v.GetSubInterface().GetInnerVlanId())
+		}
+		if v.GetSubInterface().GetInnerVlanId() != 0 && v.GetSubInterface().GetInnerVlanId() > 4095 {
+			errs = errs.Add("sub_interface.inner_vlan_id", "%v is above the maximum 4095 (or 0, the default)", v.GetSubInterface().GetInnerVlanId())
+		}
+	}
+	if v.GetVxlan() == nil && v.GetType() == Interface_TYPE_VXLAN_TUNNEL {
+		errs = errs.Add("vxlan", "must be set when type is TYPE_VXLAN_TUNNEL")
+	}
+	if v.GetVxlan() != nil && v.GetType() != Interface_TYPE_VXLAN_TUNNEL {
+		errs = errs.Add("vxlan", "must be empty unless type is TYPE_VXLAN_TUNNEL (it is %v)", v.GetType())
+	}
+	if v.GetVxlan() != nil {
+		if r := kv.CheckFormat(kv.FormatIP, v.GetVxlan().GetSrcAddress()); r != "" {
+			errs = errs.Add("vxlan.src_address", "%s", r)
+		}
+		if v.GetVxlan().GetSrcAddress() == "" {
+			errs = errs.Add("vxlan.src_address", "must be set")
+		}
+		if r := kv.CheckFormat(kv.FormatIP, v.GetVxlan().GetDstAddress()); r != "" {
+			errs = errs.Add("vxlan.dst_address", "%s", r)
+		}
+		if v.GetVxlan().GetDstAddress() == "" {
+			errs = errs.Add("vxlan.dst_address", "must be set")
+		}
+		if v.GetVxlan().GetDstAddress() != "" && v.GetVxlan().GetDstAddress() == v.GetVxlan().GetSrcAddress() {
+			errs = errs.Add("vxlan.dst_address", "%q must differ from vxlan.src_address", v.GetVxlan().GetDstAddress())
+		}
+		if v.GetVxlan().GetVni() > 16777215 {
+			errs = errs.Add("vxlan.vni", "%v is above the maximum 16777215", v.GetVxlan().GetVni())
+		}
+	}
+	if v.GetVxlanMulticast() != "" && v.GetType() != Interface_TYPE_VXLAN_TUNNEL {
+		errs = errs.Add("vxlan_multicast", "must be empty unless type is TYPE_VXLAN_TUNNEL (it is %v)", v.GetType())
+	}
 	for i, e := range v.GetIpAddresses() {
 		if e == "" {
 			errs = errs.Add(fmt.Sprintf("ip_addresses[%d]", i), "must be set: it is part of the key")
@@ -211,8 +312,10 @@ func InterfaceSpec[M any]() kv.Spec[InterfaceKey, *Interface, M] {
 	return kv.Spec[InterfaceKey, *Interface, M]{
 		Dependencies: kvimpl.ShareDependencies(interfaceDependencies, func(v *Interface) interfaceDependencyInputs {
 			return interfaceDependencyInputs{
-				hostIfName: v.GetHostIfName(),
-				vrf:        v.GetVrf(),
+				hostIfName:     v.GetHostIfName(),
+				parent:         v.GetParent(),
+				vrf:            v.GetVrf(),
+				vxlanMulticast: v.GetVxlanMulticast(),
 			}
 		}),
 		Derived: interfaceDerived,
