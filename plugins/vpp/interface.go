@@ -212,7 +212,9 @@ var devTypes = map[string]vppinterfaces.Interface_Type{
 }
 
 // Retrieve dumps the interfaces. Tagged ones are ours (the tag is the
-// label); the others, VPP's own or made by hand, are obtained. Fields VPP
+// label); the others, VPP's own or made by hand, are obtained, except
+// hardware interfaces not adopted, which are only known by their name
+// (a value of type DPDK adopts one: Create finds it so). Fields VPP
 // does not report back (memif and tap parameters) and those the value
 // leaves to VPP (an empty MAC) are taken from the value correlated.
 func (h *interfaces) Retrieve(ctx context.Context, correlate []vppinterfaces.InterfaceItem[InterfaceMeta]) ([]vppinterfaces.InterfaceItem[InterfaceMeta], error) {
@@ -245,11 +247,11 @@ func (h *interfaces) Retrieve(ctx context.Context, correlate []vppinterfaces.Int
 		if d.Type == interface_types.IF_API_TYPE_SUB {
 			got.Type = vppinterfaces.Interface_TYPE_SUB_INTERFACE
 		}
-		w := want[name]
-		if origin == kv.OriginSB && w.GetType() == vppinterfaces.Interface_TYPE_DPDK && got.Type == w.GetType() {
-			origin = kv.OriginNB // hardware adopted, not tagged yet
+		found[name] = uint32(d.SwIfIndex)
+		if origin == kv.OriginSB && got.Type == vppinterfaces.Interface_TYPE_DPDK {
+			continue // hardware not adopted: known by its name, not shown
 		}
-		if w != nil {
+		if w := want[name]; w != nil {
 			if w.GetPhysAddress() == "" {
 				got.PhysAddress = ""
 			}
@@ -265,7 +267,6 @@ func (h *interfaces) Retrieve(ctx context.Context, correlate []vppinterfaces.Int
 			}
 			got.Vrf = t.VrfID
 		}
-		found[name] = uint32(d.SwIfIndex)
 		got.Parent, got.SubInterface = (subInterfaces{h.p}).Retrieve(d, list)
 		out = append(out, vppinterfaces.InterfaceItem[InterfaceMeta]{
 			Key: vppinterfaces.InterfaceKey{Name: name}, Value: got, Metadata: InterfaceMeta{SwIfIndex: uint32(d.SwIfIndex)}, Origin: origin,

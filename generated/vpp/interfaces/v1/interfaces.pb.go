@@ -41,8 +41,9 @@ const (
 	// TYPE_DPDK: a hardware interface VPP found at start (DPDK or another
 	// device driver). It is adopted and configured, never created or
 	// deleted: the label is VPP's name of it (GigabitEthernet0/8/0), and
-	// deleting the value takes the configuration off (down, no VRF, MTU
-	// 9000, untagged).
+	// deleting the value takes the configuration off (down, VRF 0,
+	// untagged; MTU and MAC are left as they are). Hardware not adopted
+	// is not retrieved as a value.
 	Interface_TYPE_DPDK Interface_Type = 7
 )
 
