@@ -60,6 +60,7 @@ type fakeVPP struct {
 	nextSeq  uint64
 	neigh    []ip_neighbor.IPNeighbor
 	vxlans   map[uint32]*vxlan.VxlanTunnelV2Details
+	unnum    map[uint32]uint32 // unnumbered interface -> the one whose addresses it uses
 	replies  chan func()
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -100,6 +101,7 @@ func (f *fakeVPP) reset() {
 	f.tables = map[ip.IPTable]bool{}
 	f.routes, f.neigh = map[routeID]*fakeRoute{}, nil
 	f.vxlans = map[uint32]*vxlan.VxlanTunnelV2Details{}
+	f.unnum = map[uint32]uint32{}
 	f.addTable(ip.IPTable{TableID: 0})
 	f.addTable(ip.IPTable{TableID: 0, IsIP6: true})
 }
@@ -369,8 +371,7 @@ func (f *fakeVPP) apply(msg api.Message, retval *int32) []api.Message {
 		}
 		for j, x := range f.ifaces {
 			if x.SwIfIndex == i || (x.Type == interface_types.IF_API_TYPE_SUB && x.SupSwIfIndex == uint32(i)) {
-				delete(f.ifaces, j)
-				delete(f.addrs, j)
+				f.forget(j)
 			}
 		}
 	}
@@ -397,11 +398,26 @@ func (f *fakeVPP) apply(msg api.Message, retval *int32) []api.Message {
 		if d := iface(m.SwIfIndex); d != nil && d.Type != interface_types.IF_API_TYPE_SUB {
 			*retval = int32(api.INVALID_SUB_SW_IF_INDEX)
 		} else if d != nil {
-			delete(f.ifaces, uint32(m.SwIfIndex))
-			delete(f.addrs, uint32(m.SwIfIndex))
+			f.forget(uint32(m.SwIfIndex))
 		}
 	case *vxlan.VxlanAddDelTunnelV3:
 		return f.vxlanAddDel(m, newIf, retval)
+	case *vppif.SwInterfaceSetUnnumbered:
+		switch {
+		case iface(m.SwIfIndex) == nil || iface(m.UnnumberedSwIfIndex) == nil:
+		case m.SwIfIndex == m.UnnumberedSwIfIndex:
+			*retval = int32(api.INVALID_VALUE)
+		case m.IsAdd:
+			f.unnum[uint32(m.UnnumberedSwIfIndex)] = uint32(m.SwIfIndex)
+		default:
+			delete(f.unnum, uint32(m.UnnumberedSwIfIndex))
+		}
+	case *ip.IPUnnumberedDump:
+		var out []api.Message
+		for _, i := range sortedKeys(f.unnum) {
+			out = append(out, &ip.IPUnnumberedDetails{SwIfIndex: interface_types.InterfaceIndex(i), IPSwIfIndex: interface_types.InterfaceIndex(f.unnum[i])})
+		}
+		return out
 	case *vxlan.VxlanTunnelV2Dump:
 		var out []api.Message
 		for _, i := range sortedKeys(f.vxlans) {
@@ -413,7 +429,7 @@ func (f *fakeVPP) apply(msg api.Message, retval *int32) []api.Message {
 		*retval = retvalNoSuchEntry
 		for i, d := range f.ifaces {
 			if d.InterfaceName == "host-"+m.HostIfName {
-				delete(f.ifaces, i)
+				f.forget(i)
 				*retval = 0
 			}
 		}
@@ -744,8 +760,7 @@ func (f *fakeVPP) vxlanAddDel(m *vxlan.VxlanAddDelTunnelV3, newIf func(string, s
 				return nil
 			}
 			delete(f.vxlans, i)
-			delete(f.ifaces, i)
-			delete(f.addrs, i)
+			f.forget(i)
 			return nil
 		}
 	}
@@ -770,4 +785,17 @@ func (f *fakeVPP) addHardware(name string) uint32 {
 	f.ifaces[i] = &vppif.SwInterfaceDetails{SwIfIndex: interface_types.InterfaceIndex(i), SupSwIfIndex: i, InterfaceName: name, InterfaceDevType: "dpdk",
 		L2Address: [6]byte{0x52, 0x54, 0, 0, 0, byte(i)}, LinkMtu: 1500}
 	return i
+}
+
+// forget removes interface i and what VPP removes with it: its
+// addresses, VRF and unnumbered settings (its own, and those using it).
+func (f *fakeVPP) forget(i uint32) {
+	delete(f.ifaces, i)
+	delete(f.addrs, i)
+	delete(f.ifVrf, i)
+	for u, n := range f.unnum {
+		if u == i || n == i {
+			delete(f.unnum, u)
+		}
+	}
 }

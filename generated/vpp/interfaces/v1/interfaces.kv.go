@@ -131,6 +131,12 @@ func interfaceDerived(_ string, v *Interface) []kv.Derived {
 			Value: wrapperspb.String(e),
 		})
 	}
+	if e := v.GetUnnumbered(); e != "" {
+		out = append(out, kv.Derived{
+			Key:   interfaceUnnumberedKey(v.GetName(), e),
+			Value: wrapperspb.String(e),
+		})
+	}
 	return out
 }
 
@@ -290,11 +296,19 @@ func interfaceValidate(key string, v *Interface) error {
 	if v.GetVxlanMulticast() != "" && v.GetType() != Interface_TYPE_VXLAN_TUNNEL {
 		errs = errs.Add("vxlan_multicast", "must be empty unless type is TYPE_VXLAN_TUNNEL (it is %v)", v.GetType())
 	}
+	if v.GetUnnumbered() != "" && v.GetUnnumbered() == v.GetName() {
+		errs = errs.Add("unnumbered", "%q must differ from name", v.GetUnnumbered())
+	}
 	for i, e := range v.GetIpAddresses() {
 		if e == "" {
 			errs = errs.Add(fmt.Sprintf("ip_addresses[%d]", i), "must be set: it is part of the key")
 		} else if r := kv.CheckFormat(kv.FormatIPInterface, e); r != "" {
 			errs = errs.Add(fmt.Sprintf("ip_addresses[%d]", i), "%s", r)
+		}
+	}
+	if e := v.GetUnnumbered(); e != "" {
+		if r := kv.CheckFormat(kv.FormatName, e); r != "" {
+			errs = errs.Add("unnumbered", "%s", r)
 		}
 	}
 	if errs == nil {
@@ -519,6 +533,160 @@ type InterfaceIpAddressesItem[M any] = kv.Item[InterfaceIpAddressesKey, *wrapper
 // scheduler.
 func NewInterfaceIpAddressesDescriptor[M any](h InterfaceIpAddressesHandler[M]) (*kv.TypedDescriptor[InterfaceIpAddressesKey, *wrapperspb.StringValue, M], error) {
 	return kv.NewDescriptor(InterfaceIpAddressesSpec[M](), h)
+}
+
+// InterfaceUnnumberedModelName: the derived model
+// vpp.interfaces.v1.Interface.unnumbered (each value derived from field
+// unnumbered of vpp.interfaces.v1.Interface).
+const (
+	InterfaceUnnumberedModelName = "vpp.interfaces.v1.Interface.unnumbered"
+	// InterfaceUnnumberedKeyTemplate is the key template of vpp.interfaces.v1.Interface.unnumbered.
+	InterfaceUnnumberedKeyTemplate = "vpp/interface/{name:name}/unnumbered/{unnumbered:name}"
+	// InterfaceUnnumberedKeyPrefix starts every key of vpp.interfaces.v1.Interface.unnumbered.
+	InterfaceUnnumberedKeyPrefix = "vpp/interface/"
+)
+
+var interfaceUnnumberedKeyTemplate = kv.MustParseKeyTemplate(InterfaceUnnumberedKeyTemplate)
+
+// InterfaceUnnumberedKey is a parsed key of
+// vpp.interfaces.v1.Interface.unnumbered.
+type InterfaceUnnumberedKey struct {
+	Name       string
+	Unnumbered string
+}
+
+// String builds the key.
+func (k InterfaceUnnumberedKey) String() string {
+	return "vpp/interface/" + kv.EscapeSegment(k.Name) + "/unnumbered/" + kv.EscapeSegment(k.Unnumbered)
+}
+
+// interfaceUnnumberedKey builds the key of
+// vpp.interfaces.v1.Interface.unnumbered from its fields, in key form: names
+// escaped, addresses and networks canonical.
+func interfaceUnnumberedKey(name string, unnumbered string) string {
+	return "vpp/interface/" + kv.KeyValue(kv.FormatName, name) + "/unnumbered/" + kv.KeyValue(kv.FormatName, unnumbered)
+}
+
+// ParseInterfaceUnnumberedKey parses a key of
+// vpp.interfaces.v1.Interface.unnumbered; ok is false for any other text.
+func ParseInterfaceUnnumberedKey(key string) (k InterfaceUnnumberedKey, ok bool) {
+	var parts [2]string
+	if !interfaceUnnumberedKeyTemplate.SplitInto(key, parts[:]) {
+		return
+	}
+	if k.Name, ok = kv.ParseKeyName(parts[0]); !ok {
+		return
+	}
+	if k.Unnumbered, ok = kv.ParseKeyName(parts[1]); !ok {
+		return
+	}
+	return k, true
+}
+
+// interfaceUnnumberedDependencies returns the dependencies of a value of
+// vpp.interfaces.v1.Interface.unnumbered.
+func interfaceUnnumberedDependencies(key string, v *wrapperspb.StringValue) []kv.Dependency {
+	deps := make([]kv.Dependency, 0, 1)
+	if v.GetValue() != "" {
+		deps = append(deps, kv.Dependency{
+			AnyOf: kv.AnyOf{Prefixes: []string{"vpp/interface/" + kv.KeyValue(kv.FormatName, v.GetValue()) + "/address/"}},
+			Label: "numbered interface with an address",
+		})
+	}
+	if len(deps) == 0 {
+		return nil
+	}
+	return deps
+}
+
+// interfaceUnnumberedBaseOf returns the key of the vpp.interfaces.v1.Interface
+// that derives a key of vpp.interfaces.v1.Interface.unnumbered.
+var interfaceUnnumberedBaseOf = kvimpl.MustBaseKeyOf(interfaceUnnumberedKeyTemplate, interfaceKeyTemplate)
+
+// interfaceUnnumberedValidate validates a value of
+// vpp.interfaces.v1.Interface.unnumbered, naming every invalid field.
+func interfaceUnnumberedValidate(key string, v *wrapperspb.StringValue) error {
+	var errs *kv.InvalidValueError
+	if v.GetValue() == "" {
+		errs = errs.Add("unnumbered", "must be set: it is part of the key")
+	} else if r := kv.CheckFormat(kv.FormatName, v.GetValue()); r != "" {
+		errs = errs.Add("unnumbered", "%s", r)
+	}
+	if errs == nil {
+		k, _ := ParseInterfaceUnnumberedKey(key)
+		if want := interfaceUnnumberedKey(k.Name, v.GetValue()); want != key {
+			errs = errs.Add("(key)", "%q is not the key of this value, which is %q", key, want)
+		}
+	}
+	return errs.OrNil()
+}
+
+// InterfaceUnnumberedSpec returns the schema-derived part of the descriptor of
+// vpp.interfaces.v1.Interface.unnumbered.
+func InterfaceUnnumberedSpec[M any]() kv.Spec[InterfaceUnnumberedKey, *wrapperspb.StringValue, M] {
+	return kv.Spec[InterfaceUnnumberedKey, *wrapperspb.StringValue, M]{
+		BaseOf:               interfaceUnnumberedBaseOf,
+		Dependencies:         interfaceUnnumberedDependencies,
+		KeyString:            InterfaceUnnumberedKey.String,
+		KeyTemplate:          InterfaceUnnumberedKeyTemplate,
+		Name:                 InterfaceUnnumberedModelName,
+		ParseKey:             ParseInterfaceUnnumberedKey,
+		RetrieveDependencies: []string{"vpp.interfaces.v1.Interface"},
+		Validate:             interfaceUnnumberedValidate,
+	}
+}
+
+// InterfaceUnnumberedHandler holds the southbound calls of
+// vpp.interfaces.v1.Interface.unnumbered: Create and Delete. Its optional
+// capabilities are InterfaceUnnumberedUpdater, InterfaceUnnumberedRetriever,
+// InterfaceUnnumberedValidator and InterfaceUnnumberedBatcher (and
+// kv.Concurrent); NewInterfaceUnnumberedDescriptor refuses a handler with a
+// method of one of their names and another signature. Keys arrive parsed; M is
+// the metadata type (struct{} for none).
+type InterfaceUnnumberedHandler[M any] interface {
+	kv.Handler[InterfaceUnnumberedKey, *wrapperspb.StringValue, M]
+}
+
+// InterfaceUnnumberedUpdater is the optional Update of a
+// InterfaceUnnumberedHandler: without it, every change is applied as Delete
+// followed by Create.
+type InterfaceUnnumberedUpdater[M any] interface {
+	kv.Updater[InterfaceUnnumberedKey, *wrapperspb.StringValue, M]
+}
+
+// InterfaceUnnumberedRetriever is the optional Retrieve of a
+// InterfaceUnnumberedHandler: it reads the southbound, so that resync finds
+// what exists.
+type InterfaceUnnumberedRetriever[M any] interface {
+	kv.Retriever[InterfaceUnnumberedKey, *wrapperspb.StringValue, M]
+}
+
+// InterfaceUnnumberedValidator is the optional Validate of a
+// InterfaceUnnumberedHandler: checks beyond the schema's.
+type InterfaceUnnumberedValidator interface {
+	kv.Validator[InterfaceUnnumberedKey, *wrapperspb.StringValue]
+}
+
+// InterfaceUnnumberedBatcher is the optional Batch of a
+// InterfaceUnnumberedHandler: many independent creates, updates or deletes in
+// one call, each with its own outcome.
+type InterfaceUnnumberedBatcher[M any] interface {
+	kv.Batcher[InterfaceUnnumberedKey, *wrapperspb.StringValue, M]
+}
+
+// InterfaceUnnumberedBatchOp is one operation of a batch of
+// vpp.interfaces.v1.Interface.unnumbered, with its outcome.
+type InterfaceUnnumberedBatchOp[M any] = kv.BatchOp[InterfaceUnnumberedKey, *wrapperspb.StringValue, M]
+
+// InterfaceUnnumberedItem is a key of vpp.interfaces.v1.Interface.unnumbered
+// with its value, metadata and origin, as Retrieve exchanges them.
+type InterfaceUnnumberedItem[M any] = kv.Item[InterfaceUnnumberedKey, *wrapperspb.StringValue, M]
+
+// NewInterfaceUnnumberedDescriptor returns the descriptor of
+// vpp.interfaces.v1.Interface.unnumbered with handler h, to register with the
+// scheduler.
+func NewInterfaceUnnumberedDescriptor[M any](h InterfaceUnnumberedHandler[M]) (*kv.TypedDescriptor[InterfaceUnnumberedKey, *wrapperspb.StringValue, M], error) {
+	return kv.NewDescriptor(InterfaceUnnumberedSpec[M](), h)
 }
 
 // InterfaceMtuDefault is the compare.zero_equals of

@@ -142,8 +142,14 @@ type Interface struct {
 	// dst_address sends on (its label): required for such a tunnel, and
 	// only for a VXLAN tunnel. Changing it re-creates.
 	VxlanMulticast string `protobuf:"bytes,14,opt,name=vxlan_multicast,json=vxlanMulticast,proto3" json:"vxlan_multicast,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// unnumbered names the interface (its label) whose IP addresses this
+	// one borrows (vppctl set interface unnumbered THIS use THAT). It
+	// derives a value of its own, which waits until that interface has an
+	// address and is taken away before the last one goes; changing it
+	// touches that value only.
+	Unnumbered    string `protobuf:"bytes,15,opt,name=unnumbered,proto3" json:"unnumbered,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Interface) Reset() {
@@ -270,6 +276,13 @@ func (x *Interface) GetVxlan() *Interface_Vxlan {
 func (x *Interface) GetVxlanMulticast() string {
 	if x != nil {
 		return x.VxlanMulticast
+	}
+	return ""
+}
+
+func (x *Interface) GetUnnumbered() string {
+	if x != nil {
+		return x.Unnumbered
 	}
 	return ""
 }
@@ -541,7 +554,7 @@ var File_vpp_interfaces_v1_interfaces_proto protoreflect.FileDescriptor
 
 const file_vpp_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"\n" +
-	"\"vpp/interfaces/v1/interfaces.proto\x12\x11vpp.interfaces.v1\x1a\x1dkvdescriptor/v1/options.proto\"\xd2\x0e\n" +
+	"\"vpp/interfaces/v1/interfaces.proto\x12\x11vpp.interfaces.v1\x1a\x1dkvdescriptor/v1/options.proto\"\xa9\x10\n" +
 	"\tInterface\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12=\n" +
 	"\x04type\x18\x02 \x01(\x0e2!.vpp.interfaces.v1.Interface.TypeB\x06Ҽ\x19\x02 \x01R\x04type\x12\x18\n" +
@@ -574,7 +587,13 @@ const file_vpp_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"\x04type\x12\x11TYPE_VXLAN_TUNNELR\x05vxlan\x12\x80\x01\n" +
 	"\x0fvxlan_multicast\x18\x0e \x01(\tBWҼ\x19S\x122\n" +
 	"\x1bvpp.interfaces.v1.Interface\x12\x13multicast interface \x012\x1bR\x19\n" +
-	"\x04type\x12\x11TYPE_VXLAN_TUNNELR\x0evxlanMulticast\x1aL\n" +
+	"\x04type\x12\x11TYPE_VXLAN_TUNNELR\x0evxlanMulticast\x12\xd4\x01\n" +
+	"\n" +
+	"unnumbered\x18\x0f \x01(\tB\xb3\x01Ҽ\x19\xae\x01\x1a\xa3\x01\n" +
+	",vpp/interface/{name}/unnumbered/{unnumbered}\x12&vpp.interfaces.v1.Interface.unnumbered\x1aK\n" +
+	"\"numbered interface with an address\x1a%\n" +
+	"#vpp/interface/{unnumbered}/address/2\x06Z\x04nameR\n" +
+	"unnumbered\x1aL\n" +
 	"\x05Memif\x12\x16\n" +
 	"\x06master\x18\x01 \x01(\bR\x06master\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\rR\x02id\x12\x1b\n" +
