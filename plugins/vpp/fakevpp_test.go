@@ -61,6 +61,7 @@ type fakeVPP struct {
 	neigh    []ip_neighbor.IPNeighbor
 	vxlans   map[uint32]*vxlan.VxlanTunnelV2Details
 	unnum    map[uint32]uint32 // unnumbered interface -> the one whose addresses it uses
+	rxMode   map[uint32]interface_types.RxMode
 	replies  chan func()
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -102,6 +103,7 @@ func (f *fakeVPP) reset() {
 	f.routes, f.neigh = map[routeID]*fakeRoute{}, nil
 	f.vxlans = map[uint32]*vxlan.VxlanTunnelV2Details{}
 	f.unnum = map[uint32]uint32{}
+	f.rxMode = map[uint32]interface_types.RxMode{}
 	f.addTable(ip.IPTable{TableID: 0})
 	f.addTable(ip.IPTable{TableID: 0, IsIP6: true})
 }
@@ -321,7 +323,11 @@ func (f *fakeVPP) handle(req mock.MessageDTO) ([]byte, uint16, bool) {
 		if err != nil {
 			panic(fmt.Sprintf("fake VPP: encoding %s: %v", m.GetMessageName(), err))
 		}
-		binary.BigEndian.PutUint32(b[2:6], req.ClientID)
+		at := 2 // the context, after the message id
+		if m.GetMessageType() == api.RequestMessage {
+			at = 6 // a reply VPP declares like a request (sw_interface_rx_placement_details) has a client_index first
+		}
+		binary.BigEndian.PutUint32(b[at:at+4], req.ClientID)
 		data, ids = append(data, b), append(ids, id)
 	}
 	cb := f.cb
@@ -412,6 +418,24 @@ func (f *fakeVPP) apply(msg api.Message, retval *int32) []api.Message {
 		default:
 			delete(f.unnum, uint32(m.UnnumberedSwIfIndex))
 		}
+	case *vppif.SwInterfaceSetRxMode:
+		d := iface(m.SwIfIndex)
+		switch {
+		case d == nil:
+		case !hasQueues(d):
+			*retval = int32(api.UNSUPPORTED)
+		case m.Mode < interface_types.RX_MODE_API_POLLING || m.Mode > interface_types.RX_MODE_API_DEFAULT:
+			*retval = int32(api.INVALID_VALUE)
+		case m.Mode == interface_types.RX_MODE_API_DEFAULT:
+			delete(f.rxMode, uint32(m.SwIfIndex))
+		default:
+			f.rxMode[uint32(m.SwIfIndex)] = m.Mode
+		}
+	case *vppif.SwInterfaceRxPlacementDump:
+		if d := f.ifaces[uint32(m.SwIfIndex)]; d != nil && hasQueues(d) {
+			return []api.Message{&vppif.SwInterfaceRxPlacementDetails{SwIfIndex: m.SwIfIndex, Mode: cmp.Or(f.rxMode[uint32(m.SwIfIndex)], interface_types.RX_MODE_API_POLLING)}}
+		}
+		return nil
 	case *ip.IPUnnumberedDump:
 		var out []api.Message
 		for _, i := range sortedKeys(f.unnum) {
@@ -793,9 +817,16 @@ func (f *fakeVPP) forget(i uint32) {
 	delete(f.ifaces, i)
 	delete(f.addrs, i)
 	delete(f.ifVrf, i)
+	delete(f.rxMode, i)
 	for u, n := range f.unnum {
 		if u == i || n == i {
 			delete(f.unnum, u)
 		}
 	}
+}
+
+// hasQueues says whether an interface has receive queues of its own, and
+// so a receive mode: not a loopback, a tunnel or a sub-interface.
+func hasQueues(d *vppif.SwInterfaceDetails) bool {
+	return d.Type == interface_types.IF_API_TYPE_HARDWARE && slices.Contains([]string{"memif", "virtio", "af_packet", "dpdk"}, d.InterfaceDevType)
 }

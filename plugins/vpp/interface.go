@@ -151,6 +151,9 @@ func (h *interfaces) apply(ctx context.Context, idx interface_types.InterfaceInd
 			}
 		}
 	}
+	if err := (rxModes{h.p}).Update(ctx, idx, old, v); err != nil {
+		return err
+	}
 	if (old == nil && v.GetEnabled()) || (old != nil && v.GetEnabled() != old.GetEnabled()) {
 		var flags interface_types.IfStatusFlags
 		if v.GetEnabled() {
@@ -273,6 +276,9 @@ func (h *interfaces) Retrieve(ctx context.Context, correlate []vppinterfaces.Int
 		})
 	}
 	if err := (vxlanTunnels{h.p}).Retrieve(ctx, out); err != nil {
+		return nil, err
+	}
+	if err := (rxModes{h.p}).Retrieve(ctx, out, want); err != nil {
 		return nil, err
 	}
 	h.p.setRetrieved(false, found)

@@ -155,7 +155,8 @@ func interfaceEqual(a, b *Interface) bool {
 		a.GetParent() == b.GetParent() &&
 		interfaceEqualSubInterface(a.GetSubInterface(), b.GetSubInterface()) &&
 		interfaceEqualVxlan(a.GetVxlan(), b.GetVxlan()) &&
-		a.GetVxlanMulticast() == b.GetVxlanMulticast()
+		a.GetVxlanMulticast() == b.GetVxlanMulticast() &&
+		a.GetRxMode() == b.GetRxMode()
 }
 
 // interfaceEqualTap compares the tap of two values of
@@ -298,6 +299,12 @@ func interfaceValidate(key string, v *Interface) error {
 	}
 	if v.GetUnnumbered() != "" && v.GetUnnumbered() == v.GetName() {
 		errs = errs.Add("unnumbered", "%q must differ from name", v.GetUnnumbered())
+	}
+	if _, ok := Interface_RxMode_name[int32(v.GetRxMode())]; !ok {
+		errs = errs.Add("rx_mode", "%d is not a value of vpp.interfaces.v1.Interface.RxMode", v.GetRxMode())
+	}
+	if v.GetRxMode() != 0 && v.GetType() != Interface_TYPE_MEMIF && v.GetType() != Interface_TYPE_TAP && v.GetType() != Interface_TYPE_AF_PACKET && v.GetType() != Interface_TYPE_DPDK {
+		errs = errs.Add("rx_mode", "must be empty unless type is TYPE_MEMIF, TYPE_TAP, TYPE_AF_PACKET or TYPE_DPDK (it is %v)", v.GetType())
 	}
 	for i, e := range v.GetIpAddresses() {
 		if e == "" {

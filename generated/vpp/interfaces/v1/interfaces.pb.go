@@ -98,6 +98,60 @@ func (Interface_Type) EnumDescriptor() ([]byte, []int) {
 	return file_vpp_interfaces_v1_interfaces_proto_rawDescGZIP(), []int{0, 0}
 }
 
+// RxMode is how VPP receives on the interface's queues.
+type Interface_RxMode int32
+
+const (
+	// RX_MODE_UNSPECIFIED leaves the mode to VPP (the driver's default).
+	Interface_RX_MODE_UNSPECIFIED Interface_RxMode = 0
+	Interface_RX_MODE_POLLING     Interface_RxMode = 1
+	Interface_RX_MODE_INTERRUPT   Interface_RxMode = 2
+	Interface_RX_MODE_ADAPTIVE    Interface_RxMode = 3
+)
+
+// Enum value maps for Interface_RxMode.
+var (
+	Interface_RxMode_name = map[int32]string{
+		0: "RX_MODE_UNSPECIFIED",
+		1: "RX_MODE_POLLING",
+		2: "RX_MODE_INTERRUPT",
+		3: "RX_MODE_ADAPTIVE",
+	}
+	Interface_RxMode_value = map[string]int32{
+		"RX_MODE_UNSPECIFIED": 0,
+		"RX_MODE_POLLING":     1,
+		"RX_MODE_INTERRUPT":   2,
+		"RX_MODE_ADAPTIVE":    3,
+	}
+)
+
+func (x Interface_RxMode) Enum() *Interface_RxMode {
+	p := new(Interface_RxMode)
+	*p = x
+	return p
+}
+
+func (x Interface_RxMode) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Interface_RxMode) Descriptor() protoreflect.EnumDescriptor {
+	return file_vpp_interfaces_v1_interfaces_proto_enumTypes[1].Descriptor()
+}
+
+func (Interface_RxMode) Type() protoreflect.EnumType {
+	return &file_vpp_interfaces_v1_interfaces_proto_enumTypes[1]
+}
+
+func (x Interface_RxMode) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Interface_RxMode.Descriptor instead.
+func (Interface_RxMode) EnumDescriptor() ([]byte, []int) {
+	return file_vpp_interfaces_v1_interfaces_proto_rawDescGZIP(), []int{0, 1}
+}
+
 // Interface is a VPP interface. Its metadata is the VPP sw_if_index.
 type Interface struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -147,7 +201,11 @@ type Interface struct {
 	// derives a value of its own, which waits until that interface has an
 	// address and is taken away before the last one goes; changing it
 	// touches that value only.
-	Unnumbered    string `protobuf:"bytes,15,opt,name=unnumbered,proto3" json:"unnumbered,omitempty"`
+	Unnumbered string `protobuf:"bytes,15,opt,name=unnumbered,proto3" json:"unnumbered,omitempty"`
+	// rx_mode is the receive mode of all the interface's queues (vppctl set
+	// interface rx-mode NAME polling|interrupt|adaptive), for the types
+	// with receive queues of their own; changed in place.
+	RxMode        Interface_RxMode `protobuf:"varint,16,opt,name=rx_mode,json=rxMode,proto3,enum=vpp.interfaces.v1.Interface_RxMode" json:"rx_mode,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -285,6 +343,13 @@ func (x *Interface) GetUnnumbered() string {
 		return x.Unnumbered
 	}
 	return ""
+}
+
+func (x *Interface) GetRxMode() Interface_RxMode {
+	if x != nil {
+		return x.RxMode
+	}
+	return Interface_RX_MODE_UNSPECIFIED
 }
 
 // Memif holds the parameters of a memif interface.
@@ -554,7 +619,7 @@ var File_vpp_interfaces_v1_interfaces_proto protoreflect.FileDescriptor
 
 const file_vpp_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"\n" +
-	"\"vpp/interfaces/v1/interfaces.proto\x12\x11vpp.interfaces.v1\x1a\x1dkvdescriptor/v1/options.proto\"\xa9\x10\n" +
+	"\"vpp/interfaces/v1/interfaces.proto\x12\x11vpp.interfaces.v1\x1a\x1dkvdescriptor/v1/options.proto\"\x8d\x12\n" +
 	"\tInterface\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12=\n" +
 	"\x04type\x18\x02 \x01(\x0e2!.vpp.interfaces.v1.Interface.TypeB\x06Ҽ\x19\x02 \x01R\x04type\x12\x18\n" +
@@ -593,7 +658,10 @@ const file_vpp_interfaces_v1_interfaces_proto_rawDesc = "" +
 	",vpp/interface/{name}/unnumbered/{unnumbered}\x12&vpp.interfaces.v1.Interface.unnumbered\x1aK\n" +
 	"\"numbered interface with an address\x1a%\n" +
 	"#vpp/interface/{unnumbered}/address/2\x06Z\x04nameR\n" +
-	"unnumbered\x1aL\n" +
+	"unnumbered\x12}\n" +
+	"\arx_mode\x18\x10 \x01(\x0e2#.vpp.interfaces.v1.Interface.RxModeB?Ҽ\x19;29R7\n" +
+	"\x04type\x12\n" +
+	"TYPE_MEMIF\x12\bTYPE_TAP\x12\x0eTYPE_AF_PACKET\x12\tTYPE_DPDKR\x06rxMode\x1aL\n" +
 	"\x05Memif\x12\x16\n" +
 	"\x06master\x18\x01 \x01(\bR\x06master\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\rR\x02id\x12\x1b\n" +
@@ -624,7 +692,12 @@ const file_vpp_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"\bTYPE_TAP\x10\x04\x12\x16\n" +
 	"\x12TYPE_SUB_INTERFACE\x10\x05\x12\x15\n" +
 	"\x11TYPE_VXLAN_TUNNEL\x10\x06\x12\r\n" +
-	"\tTYPE_DPDK\x10\a:\x1cҼ\x19\x18\n" +
+	"\tTYPE_DPDK\x10\a\"c\n" +
+	"\x06RxMode\x12\x17\n" +
+	"\x13RX_MODE_UNSPECIFIED\x10\x00\x12\x13\n" +
+	"\x0fRX_MODE_POLLING\x10\x01\x12\x15\n" +
+	"\x11RX_MODE_INTERRUPT\x10\x02\x12\x14\n" +
+	"\x10RX_MODE_ADAPTIVE\x10\x03:\x1cҼ\x19\x18\n" +
 	"\x14vpp/interface/{name} \x01BPZNgithub.com/kvdescriptor/kvdescriptor/generated/vpp/interfaces/v1;vppinterfacesb\x06proto3"
 
 var (
@@ -639,27 +712,29 @@ func file_vpp_interfaces_v1_interfaces_proto_rawDescGZIP() []byte {
 	return file_vpp_interfaces_v1_interfaces_proto_rawDescData
 }
 
-var file_vpp_interfaces_v1_interfaces_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_vpp_interfaces_v1_interfaces_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
 var file_vpp_interfaces_v1_interfaces_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
 var file_vpp_interfaces_v1_interfaces_proto_goTypes = []any{
 	(Interface_Type)(0),            // 0: vpp.interfaces.v1.Interface.Type
-	(*Interface)(nil),              // 1: vpp.interfaces.v1.Interface
-	(*Interface_Memif)(nil),        // 2: vpp.interfaces.v1.Interface.Memif
-	(*Interface_Tap)(nil),          // 3: vpp.interfaces.v1.Interface.Tap
-	(*Interface_SubInterface)(nil), // 4: vpp.interfaces.v1.Interface.SubInterface
-	(*Interface_Vxlan)(nil),        // 5: vpp.interfaces.v1.Interface.Vxlan
+	(Interface_RxMode)(0),          // 1: vpp.interfaces.v1.Interface.RxMode
+	(*Interface)(nil),              // 2: vpp.interfaces.v1.Interface
+	(*Interface_Memif)(nil),        // 3: vpp.interfaces.v1.Interface.Memif
+	(*Interface_Tap)(nil),          // 4: vpp.interfaces.v1.Interface.Tap
+	(*Interface_SubInterface)(nil), // 5: vpp.interfaces.v1.Interface.SubInterface
+	(*Interface_Vxlan)(nil),        // 6: vpp.interfaces.v1.Interface.Vxlan
 }
 var file_vpp_interfaces_v1_interfaces_proto_depIdxs = []int32{
 	0, // 0: vpp.interfaces.v1.Interface.type:type_name -> vpp.interfaces.v1.Interface.Type
-	2, // 1: vpp.interfaces.v1.Interface.memif:type_name -> vpp.interfaces.v1.Interface.Memif
-	3, // 2: vpp.interfaces.v1.Interface.tap:type_name -> vpp.interfaces.v1.Interface.Tap
-	4, // 3: vpp.interfaces.v1.Interface.sub_interface:type_name -> vpp.interfaces.v1.Interface.SubInterface
-	5, // 4: vpp.interfaces.v1.Interface.vxlan:type_name -> vpp.interfaces.v1.Interface.Vxlan
-	5, // [5:5] is the sub-list for method output_type
-	5, // [5:5] is the sub-list for method input_type
-	5, // [5:5] is the sub-list for extension type_name
-	5, // [5:5] is the sub-list for extension extendee
-	0, // [0:5] is the sub-list for field type_name
+	3, // 1: vpp.interfaces.v1.Interface.memif:type_name -> vpp.interfaces.v1.Interface.Memif
+	4, // 2: vpp.interfaces.v1.Interface.tap:type_name -> vpp.interfaces.v1.Interface.Tap
+	5, // 3: vpp.interfaces.v1.Interface.sub_interface:type_name -> vpp.interfaces.v1.Interface.SubInterface
+	6, // 4: vpp.interfaces.v1.Interface.vxlan:type_name -> vpp.interfaces.v1.Interface.Vxlan
+	1, // 5: vpp.interfaces.v1.Interface.rx_mode:type_name -> vpp.interfaces.v1.Interface.RxMode
+	6, // [6:6] is the sub-list for method output_type
+	6, // [6:6] is the sub-list for method input_type
+	6, // [6:6] is the sub-list for extension type_name
+	6, // [6:6] is the sub-list for extension extendee
+	0, // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_vpp_interfaces_v1_interfaces_proto_init() }
@@ -672,7 +747,7 @@ func file_vpp_interfaces_v1_interfaces_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_vpp_interfaces_v1_interfaces_proto_rawDesc), len(file_vpp_interfaces_v1_interfaces_proto_rawDesc)),
-			NumEnums:      1,
+			NumEnums:      2,
 			NumMessages:   5,
 			NumExtensions: 0,
 			NumServices:   0,
