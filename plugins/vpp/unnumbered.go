@@ -2,6 +2,7 @@ package vpp
 
 import (
 	"context"
+	"errors"
 
 	vppif "go.fd.io/govpp/binapi/interface"
 	"go.fd.io/govpp/binapi/interface_types"
@@ -9,7 +10,6 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	vppinterfaces "github.com/kvdescriptor/kvdescriptor/generated/vpp/interfaces/v1"
-	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
 
 // unnumbered is the handler of vpp.interfaces.v1.Interface.unnumbered:
@@ -31,21 +31,23 @@ func (h *unnumbered) Delete(ctx context.Context, k vppinterfaces.InterfaceUnnumb
 }
 
 func (h *unnumbered) set(ctx context.Context, k vppinterfaces.InterfaceUnnumberedKey, add bool) error {
-	idx, err := h.p.swIfIndex(k.Name)
-	if err != nil {
+	idx, err1 := h.p.swIfIndex(k.Name)
+	numbered, err2 := h.p.swIfIndex(k.Unnumbered)
+	if err := errors.Join(err1, err2); err != nil {
 		return err
 	}
-	numbered, err := h.p.swIfIndex(k.Unnumbered)
-	if err != nil {
-		return err
-	}
-	_, err = vppif.NewServiceClient(h.p.conn).SwInterfaceSetUnnumbered(ctx, &vppif.SwInterfaceSetUnnumbered{
+	_, err := vppif.NewServiceClient(h.p.conn).SwInterfaceSetUnnumbered(ctx, &vppif.SwInterfaceSetUnnumbered{
 		SwIfIndex: interface_types.InterfaceIndex(numbered), UnnumberedSwIfIndex: interface_types.InterfaceIndex(idx), IsAdd: add})
 	return vppErr("sw_interface_set_unnumbered", err)
 }
 
-// Retrieve reports the unnumbered interfaces VPP has, by label.
-func (h *unnumbered) Retrieve(ctx context.Context, _ []vppinterfaces.InterfaceUnnumberedItem[struct{}]) ([]vppinterfaces.InterfaceUnnumberedItem[struct{}], error) {
+// Retrieve reports the unnumbered interfaces VPP has, by label: the
+// correlated ones as ours, the others (set by hand) obtained.
+func (h *unnumbered) Retrieve(ctx context.Context, correlate []vppinterfaces.InterfaceUnnumberedItem[struct{}]) ([]vppinterfaces.InterfaceUnnumberedItem[struct{}], error) {
+	ours := map[vppinterfaces.InterfaceUnnumberedKey]bool{}
+	for _, c := range correlate {
+		ours[c.Key] = true
+	}
 	list, err := dump[*ip.IPUnnumberedDetails]("ip_unnumbered_dump")(ip.NewServiceClient(h.p.conn).IPUnnumberedDump(ctx, &ip.IPUnnumberedDump{SwIfIndex: ^interface_types.InterfaceIndex(0)}))
 	if err != nil {
 		return nil, err
@@ -55,9 +57,9 @@ func (h *unnumbered) Retrieve(ctx context.Context, _ []vppinterfaces.InterfaceUn
 	for _, d := range list {
 		name, ok1 := names[uint32(d.SwIfIndex)]
 		numbered, ok2 := names[uint32(d.IPSwIfIndex)]
+		k := vppinterfaces.InterfaceUnnumberedKey{Name: name, Unnumbered: numbered}
 		if ok1 && ok2 {
-			out = append(out, vppinterfaces.InterfaceUnnumberedItem[struct{}]{Key: vppinterfaces.InterfaceUnnumberedKey{Name: name, Unnumbered: numbered},
-				Value: wrapperspb.String(numbered), Origin: kv.OriginNB})
+			out = append(out, vppinterfaces.InterfaceUnnumberedItem[struct{}]{Key: k, Value: wrapperspb.String(numbered), Origin: origin(ours[k])})
 		}
 	}
 	return out, nil

@@ -74,6 +74,19 @@ func TestUnnumbered(t *testing.T) {
 		t.Errorf("VPP's unnumbered interfaces: %v, want none", unnum)
 	}
 
+	// Set by hand between interfaces made by hand: obtained, and left
+	// alone by a resync.
+	e.f.Do(func(f *fakeVPP) {
+		f.ifaces[20] = &vppif.SwInterfaceDetails{SwIfIndex: 20, InterfaceName: "loop20", InterfaceDevType: "Loopback"}
+		f.ifaces[21] = &vppif.SwInterfaceDetails{SwIfIndex: 21, InterfaceName: "loop21", InterfaceDevType: "Loopback"}
+		f.unnum[21] = 20
+	})
+	e.resync()
+	if st := e.s.Status("vpp/interface/loop21/unnumbered/loop20"); st.State != scheduler.OBTAINED {
+		t.Errorf("unnumbered set by hand: %s (%v), want OBTAINED", st.State, st.LastErr)
+	}
+	onlyDumps(t, e.f, "a resync with an unnumbered interface set by hand")
+
 	// Its own numbered interface: refused before VPP is asked.
 	self := &vppinterfaces.Interface{Name: "s", Type: vppinterfaces.Interface_TYPE_LOOPBACK, Unnumbered: "s"}
 	e.set(nil, self)
