@@ -17,6 +17,7 @@ import (
 	"go.fd.io/govpp/binapi/af_packet"
 	"go.fd.io/govpp/binapi/fib"
 	"go.fd.io/govpp/binapi/fib_types"
+	"go.fd.io/govpp/binapi/gre"
 	vppif "go.fd.io/govpp/binapi/interface"
 	"go.fd.io/govpp/binapi/interface_types"
 	"go.fd.io/govpp/binapi/ip"
@@ -62,6 +63,7 @@ type fakeVPP struct {
 	vxlans   map[uint32]*vxlan.VxlanTunnelV2Details
 	unnum    map[uint32]uint32 // unnumbered interface -> the one whose addresses it uses
 	rxMode   map[uint32]interface_types.RxMode
+	gres     map[uint32]gre.GreTunnel
 	replies  chan func()
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -104,6 +106,7 @@ func (f *fakeVPP) reset() {
 	f.vxlans = map[uint32]*vxlan.VxlanTunnelV2Details{}
 	f.unnum = map[uint32]uint32{}
 	f.rxMode = map[uint32]interface_types.RxMode{}
+	f.gres = map[uint32]gre.GreTunnel{}
 	f.addTable(ip.IPTable{TableID: 0})
 	f.addTable(ip.IPTable{TableID: 0, IsIP6: true})
 }
@@ -442,6 +445,15 @@ func (f *fakeVPP) apply(msg api.Message, retval *int32) []api.Message {
 			out = append(out, &ip.IPUnnumberedDetails{SwIfIndex: interface_types.InterfaceIndex(i), IPSwIfIndex: interface_types.InterfaceIndex(f.unnum[i])})
 		}
 		return out
+	case *gre.GreTunnelAddDel:
+		return f.greAddDel(m, newIf, retval)
+	case *gre.GreTunnelDump:
+		// VPP ends this dump with its reply, not a control ping's.
+		var out []api.Message
+		for _, i := range sortedKeys(f.gres) {
+			out = append(out, &gre.GreTunnelDetails{Tunnel: f.gres[i]})
+		}
+		return append(out, &gre.GreTunnelDumpReply{})
 	case *vxlan.VxlanTunnelV2Dump:
 		var out []api.Message
 		for _, i := range sortedKeys(f.vxlans) {
@@ -818,6 +830,7 @@ func (f *fakeVPP) forget(i uint32) {
 	delete(f.addrs, i)
 	delete(f.ifVrf, i)
 	delete(f.rxMode, i)
+	delete(f.gres, i)
 	for u, n := range f.unnum {
 		if u == i || n == i {
 			delete(f.unnum, u)
@@ -829,4 +842,39 @@ func (f *fakeVPP) forget(i uint32) {
 // so a receive mode: not a loopback, a tunnel or a sub-interface.
 func hasQueues(d *vppif.SwInterfaceDetails) bool {
 	return d.Type == interface_types.IF_API_TYPE_HARDWARE && slices.Contains([]string{"memif", "virtio", "af_packet", "dpdk"}, d.InterfaceDevType)
+}
+
+// greAddDel adds or deletes a GRE tunnel, refusing what VPP refuses: ends
+// of two families or equal, a session id beyond 10 bits or on a tunnel
+// that is not ERSPAN, a tunnel that exists (add: same ends, kind and
+// session) or does not (delete).
+func (f *fakeVPP) greAddDel(m *gre.GreTunnelAddDel, newIf func(string, string, [6]byte) interface_types.InterfaceIndex, retval *int32) []api.Message {
+	t := m.Tunnel
+	src, dst := addrOf(t.Src), addrOf(t.Dst)
+	switch {
+	case src.Is4() != dst.Is4() || t.SessionID > 1023 || (t.SessionID != 0 && t.Type != gre.GRE_API_TUNNEL_TYPE_ERSPAN) || t.Type > gre.GRE_API_TUNNEL_TYPE_ERSPAN:
+		*retval = int32(api.INVALID_VALUE)
+		return nil
+	case src == dst:
+		*retval = int32(api.SAME_SRC_DST)
+		return nil
+	}
+	for i, x := range f.gres {
+		if x.Src == t.Src && x.Dst == t.Dst && x.Type == t.Type && x.SessionID == t.SessionID {
+			if m.IsAdd {
+				*retval = int32(api.IF_ALREADY_EXISTS)
+				return nil
+			}
+			f.forget(i)
+			return nil
+		}
+	}
+	if !m.IsAdd {
+		*retval = retvalNoSuchEntry
+		return nil
+	}
+	idx := newIf(fmt.Sprintf("gre%d", len(f.gres)), "GRE", [6]byte{})
+	t.SwIfIndex, t.Instance = idx, uint32(len(f.gres))
+	f.gres[uint32(idx)] = t
+	return []api.Message{&gre.GreTunnelAddDelReply{SwIfIndex: idx}}
 }

@@ -72,6 +72,12 @@ func (h *interfaces) Create(ctx context.Context, k vppinterfaces.InterfaceKey, v
 			return InterfaceMeta{}, err
 		}
 		idx = r
+	case vppinterfaces.Interface_TYPE_GRE_TUNNEL:
+		r, err := (greTunnels{h.p}).Create(ctx, v)
+		if err != nil {
+			return InterfaceMeta{}, err
+		}
+		idx = r
 	case vppinterfaces.Interface_TYPE_DPDK:
 		r, err := (physical{h.p}).Create(k.Name)
 		if err != nil {
@@ -186,6 +192,8 @@ func (h *interfaces) Delete(ctx context.Context, _ vppinterfaces.InterfaceKey, v
 		return (subInterfaces{h.p}).Delete(ctx, idx)
 	case vppinterfaces.Interface_TYPE_VXLAN_TUNNEL:
 		return (vxlanTunnels{h.p}).Delete(ctx, v)
+	case vppinterfaces.Interface_TYPE_GRE_TUNNEL:
+		return (greTunnels{h.p}).Delete(ctx, v)
 	case vppinterfaces.Interface_TYPE_DPDK:
 		return (physical{h.p}).Delete(ctx, idx, v)
 	case vppinterfaces.Interface_TYPE_AF_PACKET:
@@ -212,6 +220,7 @@ var devTypes = map[string]vppinterfaces.Interface_Type{
 	"af_packet": vppinterfaces.Interface_TYPE_AF_PACKET,
 	"VXLAN":     vppinterfaces.Interface_TYPE_VXLAN_TUNNEL,
 	"dpdk":      vppinterfaces.Interface_TYPE_DPDK,
+	"GRE":       vppinterfaces.Interface_TYPE_GRE_TUNNEL,
 }
 
 // Retrieve dumps the interfaces. Tagged ones are ours (the tag is the
@@ -276,6 +285,9 @@ func (h *interfaces) Retrieve(ctx context.Context, correlate []vppinterfaces.Int
 		})
 	}
 	if err := (vxlanTunnels{h.p}).Retrieve(ctx, out); err != nil {
+		return nil, err
+	}
+	if err := (greTunnels{h.p}).Retrieve(ctx, out); err != nil {
 		return nil, err
 	}
 	if err := (rxModes{h.p}).Retrieve(ctx, out, want); err != nil {

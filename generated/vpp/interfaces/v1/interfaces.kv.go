@@ -156,7 +156,8 @@ func interfaceEqual(a, b *Interface) bool {
 		interfaceEqualSubInterface(a.GetSubInterface(), b.GetSubInterface()) &&
 		interfaceEqualVxlan(a.GetVxlan(), b.GetVxlan()) &&
 		a.GetVxlanMulticast() == b.GetVxlanMulticast() &&
-		a.GetRxMode() == b.GetRxMode()
+		a.GetRxMode() == b.GetRxMode() &&
+		interfaceEqualGre(a.GetGre(), b.GetGre())
 }
 
 // interfaceEqualTap compares the tap of two values of
@@ -192,6 +193,18 @@ func interfaceEqualVxlan(a, b *Interface_Vxlan) bool {
 		a.GetVni() == b.GetVni()
 }
 
+// interfaceEqualGre compares the gre of two values of
+// vpp.interfaces.v1.Interface.
+func interfaceEqualGre(a, b *Interface_Gre) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.GetKind() == b.GetKind() &&
+		kvimpl.EqualFormatted(kv.FormatIP, a.GetSrcAddress(), b.GetSrcAddress()) &&
+		kvimpl.EqualFormatted(kv.FormatIP, a.GetDstAddress(), b.GetDstAddress()) &&
+		a.GetSessionId() == b.GetSessionId()
+}
+
 // interfaceNeedsRecreate reports whether changing a to b needs a re-create.
 func interfaceNeedsRecreate(a, b *Interface) bool {
 	return !(a.GetType() == b.GetType() &&
@@ -201,7 +214,8 @@ func interfaceNeedsRecreate(a, b *Interface) bool {
 		a.GetParent() == b.GetParent() &&
 		interfaceEqualSubInterface(a.GetSubInterface(), b.GetSubInterface()) &&
 		interfaceEqualVxlan(a.GetVxlan(), b.GetVxlan()) &&
-		a.GetVxlanMulticast() == b.GetVxlanMulticast())
+		a.GetVxlanMulticast() == b.GetVxlanMulticast() &&
+		interfaceEqualGre(a.GetGre(), b.GetGre()))
 }
 
 // interfaceValidate validates a value of vpp.interfaces.v1.Interface, naming
@@ -305,6 +319,38 @@ func interfaceValidate(key string, v *Interface) error {
 	}
 	if v.GetRxMode() != 0 && v.GetType() != Interface_TYPE_MEMIF && v.GetType() != Interface_TYPE_TAP && v.GetType() != Interface_TYPE_AF_PACKET && v.GetType() != Interface_TYPE_DPDK {
 		errs = errs.Add("rx_mode", "must be empty unless type is TYPE_MEMIF, TYPE_TAP, TYPE_AF_PACKET or TYPE_DPDK (it is %v)", v.GetType())
+	}
+	if v.GetGre() == nil && v.GetType() == Interface_TYPE_GRE_TUNNEL {
+		errs = errs.Add("gre", "must be set when type is TYPE_GRE_TUNNEL")
+	}
+	if v.GetGre() != nil && v.GetType() != Interface_TYPE_GRE_TUNNEL {
+		errs = errs.Add("gre", "must be empty unless type is TYPE_GRE_TUNNEL (it is %v)", v.GetType())
+	}
+	if v.GetGre() != nil {
+		if _, ok := Interface_Gre_Kind_name[int32(v.GetGre().GetKind())]; !ok {
+			errs = errs.Add("gre.kind", "%d is not a value of vpp.interfaces.v1.Interface.Gre.Kind", v.GetGre().GetKind())
+		}
+		if r := kv.CheckFormat(kv.FormatIP, v.GetGre().GetSrcAddress()); r != "" {
+			errs = errs.Add("gre.src_address", "%s", r)
+		}
+		if v.GetGre().GetSrcAddress() == "" {
+			errs = errs.Add("gre.src_address", "must be set")
+		}
+		if r := kv.CheckFormat(kv.FormatIP, v.GetGre().GetDstAddress()); r != "" {
+			errs = errs.Add("gre.dst_address", "%s", r)
+		}
+		if v.GetGre().GetDstAddress() == "" {
+			errs = errs.Add("gre.dst_address", "must be set")
+		}
+		if v.GetGre().GetDstAddress() != "" && v.GetGre().GetDstAddress() == v.GetGre().GetSrcAddress() {
+			errs = errs.Add("gre.dst_address", "%q must differ from gre.src_address", v.GetGre().GetDstAddress())
+		}
+		if v.GetGre().GetSessionId() != 0 && v.GetGre().GetKind() != Interface_Gre_KIND_ERSPAN {
+			errs = errs.Add("gre.session_id", "must be empty unless gre.kind is KIND_ERSPAN (it is %v)", v.GetGre().GetKind())
+		}
+		if v.GetGre().GetSessionId() > 1023 {
+			errs = errs.Add("gre.session_id", "%v is above the maximum 1023", v.GetGre().GetSessionId())
+		}
 	}
 	for i, e := range v.GetIpAddresses() {
 		if e == "" {

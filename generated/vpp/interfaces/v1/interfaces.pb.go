@@ -45,6 +45,8 @@ const (
 	// untagged; MTU and MAC are left as they are). Hardware not adopted
 	// is not retrieved as a value.
 	Interface_TYPE_DPDK Interface_Type = 7
+	// TYPE_GRE_TUNNEL: a GRE tunnel; see gre.
+	Interface_TYPE_GRE_TUNNEL Interface_Type = 8
 )
 
 // Enum value maps for Interface_Type.
@@ -58,6 +60,7 @@ var (
 		5: "TYPE_SUB_INTERFACE",
 		6: "TYPE_VXLAN_TUNNEL",
 		7: "TYPE_DPDK",
+		8: "TYPE_GRE_TUNNEL",
 	}
 	Interface_Type_value = map[string]int32{
 		"TYPE_UNSPECIFIED":   0,
@@ -68,6 +71,7 @@ var (
 		"TYPE_SUB_INTERFACE": 5,
 		"TYPE_VXLAN_TUNNEL":  6,
 		"TYPE_DPDK":          7,
+		"TYPE_GRE_TUNNEL":    8,
 	}
 )
 
@@ -152,6 +156,59 @@ func (Interface_RxMode) EnumDescriptor() ([]byte, []int) {
 	return file_vpp_interfaces_v1_interfaces_proto_rawDescGZIP(), []int{0, 1}
 }
 
+// Kind is what the tunnel carries.
+type Interface_Gre_Kind int32
+
+const (
+	// KIND_L3: IP packets.
+	Interface_Gre_KIND_L3 Interface_Gre_Kind = 0
+	// KIND_TEB: Ethernet frames (transparent Ethernet bridging).
+	Interface_Gre_KIND_TEB Interface_Gre_Kind = 1
+	// KIND_ERSPAN: mirrored Ethernet frames, with a session id.
+	Interface_Gre_KIND_ERSPAN Interface_Gre_Kind = 2
+)
+
+// Enum value maps for Interface_Gre_Kind.
+var (
+	Interface_Gre_Kind_name = map[int32]string{
+		0: "KIND_L3",
+		1: "KIND_TEB",
+		2: "KIND_ERSPAN",
+	}
+	Interface_Gre_Kind_value = map[string]int32{
+		"KIND_L3":     0,
+		"KIND_TEB":    1,
+		"KIND_ERSPAN": 2,
+	}
+)
+
+func (x Interface_Gre_Kind) Enum() *Interface_Gre_Kind {
+	p := new(Interface_Gre_Kind)
+	*p = x
+	return p
+}
+
+func (x Interface_Gre_Kind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Interface_Gre_Kind) Descriptor() protoreflect.EnumDescriptor {
+	return file_vpp_interfaces_v1_interfaces_proto_enumTypes[2].Descriptor()
+}
+
+func (Interface_Gre_Kind) Type() protoreflect.EnumType {
+	return &file_vpp_interfaces_v1_interfaces_proto_enumTypes[2]
+}
+
+func (x Interface_Gre_Kind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Interface_Gre_Kind.Descriptor instead.
+func (Interface_Gre_Kind) EnumDescriptor() ([]byte, []int) {
+	return file_vpp_interfaces_v1_interfaces_proto_rawDescGZIP(), []int{0, 4, 0}
+}
+
 // Interface is a VPP interface. Its metadata is the VPP sw_if_index.
 type Interface struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -205,7 +262,10 @@ type Interface struct {
 	// rx_mode is the receive mode of all the interface's queues (vppctl set
 	// interface rx-mode NAME polling|interrupt|adaptive), for the types
 	// with receive queues of their own; changed in place.
-	RxMode        Interface_RxMode `protobuf:"varint,16,opt,name=rx_mode,json=rxMode,proto3,enum=vpp.interfaces.v1.Interface_RxMode" json:"rx_mode,omitempty"`
+	RxMode Interface_RxMode `protobuf:"varint,16,opt,name=rx_mode,json=rxMode,proto3,enum=vpp.interfaces.v1.Interface_RxMode" json:"rx_mode,omitempty"`
+	// gre: required for, and only for, a GRE tunnel. VPP cannot change a
+	// tunnel: changing it re-creates.
+	Gre           *Interface_Gre `protobuf:"bytes,17,opt,name=gre,proto3" json:"gre,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -350,6 +410,13 @@ func (x *Interface) GetRxMode() Interface_RxMode {
 		return x.RxMode
 	}
 	return Interface_RX_MODE_UNSPECIFIED
+}
+
+func (x *Interface) GetGre() *Interface_Gre {
+	if x != nil {
+		return x.Gre
+	}
+	return nil
 }
 
 // Memif holds the parameters of a memif interface.
@@ -615,11 +682,84 @@ func (x *Interface_Vxlan) GetVni() uint32 {
 	return 0
 }
 
+// Gre holds the parameters of a GRE tunnel.
+type Interface_Gre struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Kind  Interface_Gre_Kind     `protobuf:"varint,1,opt,name=kind,proto3,enum=vpp.interfaces.v1.Interface_Gre_Kind" json:"kind,omitempty"`
+	// src_address and dst_address are the tunnel's ends, of the same
+	// family.
+	SrcAddress string `protobuf:"bytes,2,opt,name=src_address,json=srcAddress,proto3" json:"src_address,omitempty"`
+	DstAddress string `protobuf:"bytes,3,opt,name=dst_address,json=dstAddress,proto3" json:"dst_address,omitempty"`
+	// session_id is the ERSPAN session (10 bits), for, and only for, an
+	// ERSPAN tunnel.
+	SessionId     uint32 `protobuf:"varint,4,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Interface_Gre) Reset() {
+	*x = Interface_Gre{}
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Interface_Gre) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Interface_Gre) ProtoMessage() {}
+
+func (x *Interface_Gre) ProtoReflect() protoreflect.Message {
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Interface_Gre.ProtoReflect.Descriptor instead.
+func (*Interface_Gre) Descriptor() ([]byte, []int) {
+	return file_vpp_interfaces_v1_interfaces_proto_rawDescGZIP(), []int{0, 4}
+}
+
+func (x *Interface_Gre) GetKind() Interface_Gre_Kind {
+	if x != nil {
+		return x.Kind
+	}
+	return Interface_Gre_KIND_L3
+}
+
+func (x *Interface_Gre) GetSrcAddress() string {
+	if x != nil {
+		return x.SrcAddress
+	}
+	return ""
+}
+
+func (x *Interface_Gre) GetDstAddress() string {
+	if x != nil {
+		return x.DstAddress
+	}
+	return ""
+}
+
+func (x *Interface_Gre) GetSessionId() uint32 {
+	if x != nil {
+		return x.SessionId
+	}
+	return 0
+}
+
 var File_vpp_interfaces_v1_interfaces_proto protoreflect.FileDescriptor
 
 const file_vpp_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"\n" +
-	"\"vpp/interfaces/v1/interfaces.proto\x12\x11vpp.interfaces.v1\x1a\x1dkvdescriptor/v1/options.proto\"\x8d\x12\n" +
+	"\"vpp/interfaces/v1/interfaces.proto\x12\x11vpp.interfaces.v1\x1a\x1dkvdescriptor/v1/options.proto\"\xb1\x15\n" +
 	"\tInterface\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12=\n" +
 	"\x04type\x18\x02 \x01(\x0e2!.vpp.interfaces.v1.Interface.TypeB\x06Ҽ\x19\x02 \x01R\x04type\x12\x18\n" +
@@ -661,7 +801,10 @@ const file_vpp_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"unnumbered\x12}\n" +
 	"\arx_mode\x18\x10 \x01(\x0e2#.vpp.interfaces.v1.Interface.RxModeB?Ҽ\x19;29R7\n" +
 	"\x04type\x12\n" +
-	"TYPE_MEMIF\x12\bTYPE_TAP\x12\x0eTYPE_AF_PACKET\x12\tTYPE_DPDKR\x06rxMode\x1aL\n" +
+	"TYPE_MEMIF\x12\bTYPE_TAP\x12\x0eTYPE_AF_PACKET\x12\tTYPE_DPDKR\x06rxMode\x12n\n" +
+	"\x03gre\x18\x11 \x01(\v2 .vpp.interfaces.v1.Interface.GreB:Ҽ\x196 \x0122J\x17\n" +
+	"\x04type\x12\x0fTYPE_GRE_TUNNELR\x17\n" +
+	"\x04type\x12\x0fTYPE_GRE_TUNNELR\x03gre\x1aL\n" +
 	"\x05Memif\x12\x16\n" +
 	"\x06master\x18\x01 \x01(\bR\x06master\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\rR\x02id\x12\x1b\n" +
@@ -682,7 +825,21 @@ const file_vpp_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"srcAddress\x128\n" +
 	"\vdst_address\x18\x02 \x01(\tB\x17Ҽ\x19\x13\b\x032\x0f\b\x01Z\vsrc_addressR\n" +
 	"dstAddress\x12\x1f\n" +
-	"\x03vni\x18\x03 \x01(\rB\rҼ\x19\t2\a(\x010\xff\xff\xff\aR\x03vni\"\x9f\x01\n" +
+	"\x03vni\x18\x03 \x01(\rB\rҼ\x19\t2\a(\x010\xff\xff\xff\aR\x03vni\x1a\x9c\x02\n" +
+	"\x03Gre\x129\n" +
+	"\x04kind\x18\x01 \x01(\x0e2%.vpp.interfaces.v1.Interface.Gre.KindR\x04kind\x12+\n" +
+	"\vsrc_address\x18\x02 \x01(\tB\n" +
+	"Ҽ\x19\x06\b\x032\x02\b\x01R\n" +
+	"srcAddress\x128\n" +
+	"\vdst_address\x18\x03 \x01(\tB\x17Ҽ\x19\x13\b\x032\x0f\b\x01Z\vsrc_addressR\n" +
+	"dstAddress\x12?\n" +
+	"\n" +
+	"session_id\x18\x04 \x01(\rB Ҽ\x19\x1c2\x1a(\x010\xff\aR\x13\n" +
+	"\x04kind\x12\vKIND_ERSPANR\tsessionId\"2\n" +
+	"\x04Kind\x12\v\n" +
+	"\aKIND_L3\x10\x00\x12\f\n" +
+	"\bKIND_TEB\x10\x01\x12\x0f\n" +
+	"\vKIND_ERSPAN\x10\x02\"\xb4\x01\n" +
 	"\x04Type\x12\x14\n" +
 	"\x10TYPE_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rTYPE_LOOPBACK\x10\x01\x12\x0e\n" +
@@ -692,7 +849,8 @@ const file_vpp_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"\bTYPE_TAP\x10\x04\x12\x16\n" +
 	"\x12TYPE_SUB_INTERFACE\x10\x05\x12\x15\n" +
 	"\x11TYPE_VXLAN_TUNNEL\x10\x06\x12\r\n" +
-	"\tTYPE_DPDK\x10\a\"c\n" +
+	"\tTYPE_DPDK\x10\a\x12\x13\n" +
+	"\x0fTYPE_GRE_TUNNEL\x10\b\"c\n" +
 	"\x06RxMode\x12\x17\n" +
 	"\x13RX_MODE_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fRX_MODE_POLLING\x10\x01\x12\x15\n" +
@@ -712,29 +870,33 @@ func file_vpp_interfaces_v1_interfaces_proto_rawDescGZIP() []byte {
 	return file_vpp_interfaces_v1_interfaces_proto_rawDescData
 }
 
-var file_vpp_interfaces_v1_interfaces_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_vpp_interfaces_v1_interfaces_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_vpp_interfaces_v1_interfaces_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_vpp_interfaces_v1_interfaces_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
 var file_vpp_interfaces_v1_interfaces_proto_goTypes = []any{
 	(Interface_Type)(0),            // 0: vpp.interfaces.v1.Interface.Type
 	(Interface_RxMode)(0),          // 1: vpp.interfaces.v1.Interface.RxMode
-	(*Interface)(nil),              // 2: vpp.interfaces.v1.Interface
-	(*Interface_Memif)(nil),        // 3: vpp.interfaces.v1.Interface.Memif
-	(*Interface_Tap)(nil),          // 4: vpp.interfaces.v1.Interface.Tap
-	(*Interface_SubInterface)(nil), // 5: vpp.interfaces.v1.Interface.SubInterface
-	(*Interface_Vxlan)(nil),        // 6: vpp.interfaces.v1.Interface.Vxlan
+	(Interface_Gre_Kind)(0),        // 2: vpp.interfaces.v1.Interface.Gre.Kind
+	(*Interface)(nil),              // 3: vpp.interfaces.v1.Interface
+	(*Interface_Memif)(nil),        // 4: vpp.interfaces.v1.Interface.Memif
+	(*Interface_Tap)(nil),          // 5: vpp.interfaces.v1.Interface.Tap
+	(*Interface_SubInterface)(nil), // 6: vpp.interfaces.v1.Interface.SubInterface
+	(*Interface_Vxlan)(nil),        // 7: vpp.interfaces.v1.Interface.Vxlan
+	(*Interface_Gre)(nil),          // 8: vpp.interfaces.v1.Interface.Gre
 }
 var file_vpp_interfaces_v1_interfaces_proto_depIdxs = []int32{
 	0, // 0: vpp.interfaces.v1.Interface.type:type_name -> vpp.interfaces.v1.Interface.Type
-	3, // 1: vpp.interfaces.v1.Interface.memif:type_name -> vpp.interfaces.v1.Interface.Memif
-	4, // 2: vpp.interfaces.v1.Interface.tap:type_name -> vpp.interfaces.v1.Interface.Tap
-	5, // 3: vpp.interfaces.v1.Interface.sub_interface:type_name -> vpp.interfaces.v1.Interface.SubInterface
-	6, // 4: vpp.interfaces.v1.Interface.vxlan:type_name -> vpp.interfaces.v1.Interface.Vxlan
+	4, // 1: vpp.interfaces.v1.Interface.memif:type_name -> vpp.interfaces.v1.Interface.Memif
+	5, // 2: vpp.interfaces.v1.Interface.tap:type_name -> vpp.interfaces.v1.Interface.Tap
+	6, // 3: vpp.interfaces.v1.Interface.sub_interface:type_name -> vpp.interfaces.v1.Interface.SubInterface
+	7, // 4: vpp.interfaces.v1.Interface.vxlan:type_name -> vpp.interfaces.v1.Interface.Vxlan
 	1, // 5: vpp.interfaces.v1.Interface.rx_mode:type_name -> vpp.interfaces.v1.Interface.RxMode
-	6, // [6:6] is the sub-list for method output_type
-	6, // [6:6] is the sub-list for method input_type
-	6, // [6:6] is the sub-list for extension type_name
-	6, // [6:6] is the sub-list for extension extendee
-	0, // [0:6] is the sub-list for field type_name
+	8, // 6: vpp.interfaces.v1.Interface.gre:type_name -> vpp.interfaces.v1.Interface.Gre
+	2, // 7: vpp.interfaces.v1.Interface.Gre.kind:type_name -> vpp.interfaces.v1.Interface.Gre.Kind
+	8, // [8:8] is the sub-list for method output_type
+	8, // [8:8] is the sub-list for method input_type
+	8, // [8:8] is the sub-list for extension type_name
+	8, // [8:8] is the sub-list for extension extendee
+	0, // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_vpp_interfaces_v1_interfaces_proto_init() }
@@ -747,8 +909,8 @@ func file_vpp_interfaces_v1_interfaces_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_vpp_interfaces_v1_interfaces_proto_rawDesc), len(file_vpp_interfaces_v1_interfaces_proto_rawDesc)),
-			NumEnums:      2,
-			NumMessages:   5,
+			NumEnums:      3,
+			NumMessages:   6,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
