@@ -1,6 +1,6 @@
 // Package vpp is the VPP plugin: the handlers of the models in models/vpp
 // (interfaces of the types loopback, memif, af_packet, TAP, sub-interface
-// (dot1q, QinQ), VXLAN tunnel, GRE tunnel and DPDK (hardware adopted, never created
+// (dot1q, QinQ), VXLAN, GRE and IP-in-IP tunnel, and DPDK (hardware adopted, never created
 // or deleted), with their addresses, unnumbered setting and receive mode;
 // bridge domains and their members, L2 FIB entries, VRF tables, routes
 // and ARP entries), written over govpp's

@@ -23,6 +23,7 @@ import (
 	"go.fd.io/govpp/binapi/ip"
 	"go.fd.io/govpp/binapi/ip_neighbor"
 	"go.fd.io/govpp/binapi/ip_types"
+	"go.fd.io/govpp/binapi/ipip"
 	"go.fd.io/govpp/binapi/l2"
 	"go.fd.io/govpp/binapi/memclnt"
 	"go.fd.io/govpp/binapi/memif"
@@ -64,6 +65,7 @@ type fakeVPP struct {
 	unnum    map[uint32]uint32 // unnumbered interface -> the one whose addresses it uses
 	rxMode   map[uint32]interface_types.RxMode
 	gres     map[uint32]gre.GreTunnel
+	ipips    map[uint32]ipip.IpipTunnel
 	replies  chan func()
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -107,6 +109,7 @@ func (f *fakeVPP) reset() {
 	f.unnum = map[uint32]uint32{}
 	f.rxMode = map[uint32]interface_types.RxMode{}
 	f.gres = map[uint32]gre.GreTunnel{}
+	f.ipips = map[uint32]ipip.IpipTunnel{}
 	f.addTable(ip.IPTable{TableID: 0})
 	f.addTable(ip.IPTable{TableID: 0, IsIP6: true})
 }
@@ -443,6 +446,39 @@ func (f *fakeVPP) apply(msg api.Message, retval *int32) []api.Message {
 		var out []api.Message
 		for _, i := range sortedKeys(f.unnum) {
 			out = append(out, &ip.IPUnnumberedDetails{SwIfIndex: interface_types.InterfaceIndex(i), IPSwIfIndex: interface_types.InterfaceIndex(f.unnum[i])})
+		}
+		return out
+	case *ipip.IpipAddTunnel:
+		t := m.Tunnel
+		src, dst := addrOf(t.Src), addrOf(t.Dst)
+		switch {
+		case src.Is4() != dst.Is4():
+			*retval = int32(api.INVALID_VALUE)
+			return nil
+		case src == dst:
+			*retval = int32(api.SAME_SRC_DST)
+			return nil
+		}
+		for _, x := range f.ipips {
+			if x.Src == t.Src && x.Dst == t.Dst {
+				*retval = int32(api.IF_ALREADY_EXISTS)
+				return nil
+			}
+		}
+		idx := newIf(fmt.Sprintf("ipip%d", len(f.ipips)), "IPIP", [6]byte{})
+		t.SwIfIndex, t.Instance = idx, uint32(len(f.ipips))
+		f.ipips[uint32(idx)] = t
+		return []api.Message{&ipip.IpipAddTunnelReply{SwIfIndex: idx}}
+	case *ipip.IpipDelTunnel:
+		if _, ok := f.ipips[uint32(m.SwIfIndex)]; !ok {
+			*retval = retvalNoSuchEntry // VPP finds the tunnel by its interface
+			return nil
+		}
+		f.forget(uint32(m.SwIfIndex))
+	case *ipip.IpipTunnelDump:
+		var out []api.Message
+		for _, i := range sortedKeys(f.ipips) {
+			out = append(out, &ipip.IpipTunnelDetails{Tunnel: f.ipips[i]})
 		}
 		return out
 	case *gre.GreTunnelAddDel:
@@ -831,6 +867,7 @@ func (f *fakeVPP) forget(i uint32) {
 	delete(f.ifVrf, i)
 	delete(f.rxMode, i)
 	delete(f.gres, i)
+	delete(f.ipips, i)
 	for u, n := range f.unnum {
 		if u == i || n == i {
 			delete(f.unnum, u)

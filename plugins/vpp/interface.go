@@ -78,6 +78,12 @@ func (h *interfaces) Create(ctx context.Context, k vppinterfaces.InterfaceKey, v
 			return InterfaceMeta{}, err
 		}
 		idx = r
+	case vppinterfaces.Interface_TYPE_IPIP_TUNNEL:
+		r, err := (ipipTunnels{h.p}).Create(ctx, v)
+		if err != nil {
+			return InterfaceMeta{}, err
+		}
+		idx = r
 	case vppinterfaces.Interface_TYPE_DPDK:
 		r, err := (physical{h.p}).Create(k.Name)
 		if err != nil {
@@ -194,6 +200,8 @@ func (h *interfaces) Delete(ctx context.Context, _ vppinterfaces.InterfaceKey, v
 		return (vxlanTunnels{h.p}).Delete(ctx, v)
 	case vppinterfaces.Interface_TYPE_GRE_TUNNEL:
 		return (greTunnels{h.p}).Delete(ctx, v)
+	case vppinterfaces.Interface_TYPE_IPIP_TUNNEL:
+		return (ipipTunnels{h.p}).Delete(ctx, idx)
 	case vppinterfaces.Interface_TYPE_DPDK:
 		return (physical{h.p}).Delete(ctx, idx, v)
 	case vppinterfaces.Interface_TYPE_AF_PACKET:
@@ -221,6 +229,7 @@ var devTypes = map[string]vppinterfaces.Interface_Type{
 	"VXLAN":     vppinterfaces.Interface_TYPE_VXLAN_TUNNEL,
 	"dpdk":      vppinterfaces.Interface_TYPE_DPDK,
 	"GRE":       vppinterfaces.Interface_TYPE_GRE_TUNNEL,
+	"IPIP":      vppinterfaces.Interface_TYPE_IPIP_TUNNEL,
 }
 
 // Retrieve dumps the interfaces. Tagged ones are ours (the tag is the
@@ -288,6 +297,9 @@ func (h *interfaces) Retrieve(ctx context.Context, correlate []vppinterfaces.Int
 		return nil, err
 	}
 	if err := (greTunnels{h.p}).Retrieve(ctx, out); err != nil {
+		return nil, err
+	}
+	if err := (ipipTunnels{h.p}).Retrieve(ctx, out); err != nil {
 		return nil, err
 	}
 	if err := (rxModes{h.p}).Retrieve(ctx, out, want); err != nil {

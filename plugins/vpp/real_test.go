@@ -133,7 +133,7 @@ func TestRealVPP(t *testing.T) {
 
 // TestRealVPPInterfaceTypes runs the round trip of the interface types
 // and attributes of issue 30 against a real VPP: a dot1q and a QinQ
-// sub-interface on a loopback, a VXLAN and a GRE tunnel, an unnumbered loopback
+// sub-interface on a loopback, a VXLAN, a GRE and an IPIP tunnel, an unnumbered loopback
 // and a TAP with a receive mode; a resync finds them unchanged; all are
 // deleted in the order of their dependencies.
 func TestRealVPPInterfaceTypes(t *testing.T) {
@@ -157,6 +157,8 @@ func TestRealVPPInterfaceTypes(t *testing.T) {
 			Vxlan: &vppinterfaces.Interface_Vxlan{SrcAddress: "10.96.0.1", DstAddress: "10.96.0.2", Vni: 96}},
 		&vppinterfaces.Interface{Name: "kvdtest-gre", Type: vppinterfaces.Interface_TYPE_GRE_TUNNEL, Enabled: true,
 			Gre: &vppinterfaces.Interface_Gre{Kind: vppinterfaces.Interface_Gre_KIND_TEB, SrcAddress: "10.96.0.1", DstAddress: "10.96.0.3"}},
+		&vppinterfaces.Interface{Name: "kvdtest-ipip", Type: vppinterfaces.Interface_TYPE_IPIP_TUNNEL, Enabled: true,
+			Ipip: &vppinterfaces.Interface_Ipip{SrcAddress: "10.96.0.1", DstAddress: "10.96.0.4"}},
 		&vppinterfaces.Interface{Name: "kvdtest-un", Type: vppinterfaces.Interface_TYPE_LOOPBACK, Enabled: true, Unnumbered: "kvdtest-p"},
 		&vppinterfaces.Interface{Name: "kvdtest-tap", Type: vppinterfaces.Interface_TYPE_TAP, RxMode: vppinterfaces.Interface_RX_MODE_INTERRUPT,
 			Tap: &vppinterfaces.Interface_Tap{HostIfName: "kvdtest-tap"}},

@@ -157,7 +157,8 @@ func interfaceEqual(a, b *Interface) bool {
 		interfaceEqualVxlan(a.GetVxlan(), b.GetVxlan()) &&
 		a.GetVxlanMulticast() == b.GetVxlanMulticast() &&
 		a.GetRxMode() == b.GetRxMode() &&
-		interfaceEqualGre(a.GetGre(), b.GetGre())
+		interfaceEqualGre(a.GetGre(), b.GetGre()) &&
+		interfaceEqualIpip(a.GetIpip(), b.GetIpip())
 }
 
 // interfaceEqualTap compares the tap of two values of
@@ -205,6 +206,16 @@ func interfaceEqualGre(a, b *Interface_Gre) bool {
 		a.GetSessionId() == b.GetSessionId()
 }
 
+// interfaceEqualIpip compares the ipip of two values of
+// vpp.interfaces.v1.Interface.
+func interfaceEqualIpip(a, b *Interface_Ipip) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return kvimpl.EqualFormatted(kv.FormatIP, a.GetSrcAddress(), b.GetSrcAddress()) &&
+		kvimpl.EqualFormatted(kv.FormatIP, a.GetDstAddress(), b.GetDstAddress())
+}
+
 // interfaceNeedsRecreate reports whether changing a to b needs a re-create.
 func interfaceNeedsRecreate(a, b *Interface) bool {
 	return !(a.GetType() == b.GetType() &&
@@ -215,7 +226,8 @@ func interfaceNeedsRecreate(a, b *Interface) bool {
 		interfaceEqualSubInterface(a.GetSubInterface(), b.GetSubInterface()) &&
 		interfaceEqualVxlan(a.GetVxlan(), b.GetVxlan()) &&
 		a.GetVxlanMulticast() == b.GetVxlanMulticast() &&
-		interfaceEqualGre(a.GetGre(), b.GetGre()))
+		interfaceEqualGre(a.GetGre(), b.GetGre()) &&
+		interfaceEqualIpip(a.GetIpip(), b.GetIpip()))
 }
 
 // interfaceValidate validates a value of vpp.interfaces.v1.Interface, naming
@@ -350,6 +362,29 @@ func interfaceValidate(key string, v *Interface) error {
 		}
 		if v.GetGre().GetSessionId() > 1023 {
 			errs = errs.Add("gre.session_id", "%v is above the maximum 1023", v.GetGre().GetSessionId())
+		}
+	}
+	if v.GetIpip() == nil && v.GetType() == Interface_TYPE_IPIP_TUNNEL {
+		errs = errs.Add("ipip", "must be set when type is TYPE_IPIP_TUNNEL")
+	}
+	if v.GetIpip() != nil && v.GetType() != Interface_TYPE_IPIP_TUNNEL {
+		errs = errs.Add("ipip", "must be empty unless type is TYPE_IPIP_TUNNEL (it is %v)", v.GetType())
+	}
+	if v.GetIpip() != nil {
+		if r := kv.CheckFormat(kv.FormatIP, v.GetIpip().GetSrcAddress()); r != "" {
+			errs = errs.Add("ipip.src_address", "%s", r)
+		}
+		if v.GetIpip().GetSrcAddress() == "" {
+			errs = errs.Add("ipip.src_address", "must be set")
+		}
+		if r := kv.CheckFormat(kv.FormatIP, v.GetIpip().GetDstAddress()); r != "" {
+			errs = errs.Add("ipip.dst_address", "%s", r)
+		}
+		if v.GetIpip().GetDstAddress() == "" {
+			errs = errs.Add("ipip.dst_address", "must be set")
+		}
+		if v.GetIpip().GetDstAddress() != "" && v.GetIpip().GetDstAddress() == v.GetIpip().GetSrcAddress() {
+			errs = errs.Add("ipip.dst_address", "%q must differ from ipip.src_address", v.GetIpip().GetDstAddress())
 		}
 	}
 	for i, e := range v.GetIpAddresses() {

@@ -47,6 +47,8 @@ const (
 	Interface_TYPE_DPDK Interface_Type = 7
 	// TYPE_GRE_TUNNEL: a GRE tunnel; see gre.
 	Interface_TYPE_GRE_TUNNEL Interface_Type = 8
+	// TYPE_IPIP_TUNNEL: an IP-in-IP tunnel (point to point); see ipip.
+	Interface_TYPE_IPIP_TUNNEL Interface_Type = 9
 )
 
 // Enum value maps for Interface_Type.
@@ -61,6 +63,7 @@ var (
 		6: "TYPE_VXLAN_TUNNEL",
 		7: "TYPE_DPDK",
 		8: "TYPE_GRE_TUNNEL",
+		9: "TYPE_IPIP_TUNNEL",
 	}
 	Interface_Type_value = map[string]int32{
 		"TYPE_UNSPECIFIED":   0,
@@ -72,6 +75,7 @@ var (
 		"TYPE_VXLAN_TUNNEL":  6,
 		"TYPE_DPDK":          7,
 		"TYPE_GRE_TUNNEL":    8,
+		"TYPE_IPIP_TUNNEL":   9,
 	}
 )
 
@@ -265,7 +269,10 @@ type Interface struct {
 	RxMode Interface_RxMode `protobuf:"varint,16,opt,name=rx_mode,json=rxMode,proto3,enum=vpp.interfaces.v1.Interface_RxMode" json:"rx_mode,omitempty"`
 	// gre: required for, and only for, a GRE tunnel. VPP cannot change a
 	// tunnel: changing it re-creates.
-	Gre           *Interface_Gre `protobuf:"bytes,17,opt,name=gre,proto3" json:"gre,omitempty"`
+	Gre *Interface_Gre `protobuf:"bytes,17,opt,name=gre,proto3" json:"gre,omitempty"`
+	// ipip: required for, and only for, an IP-in-IP tunnel. VPP cannot
+	// change a tunnel: changing it re-creates.
+	Ipip          *Interface_Ipip `protobuf:"bytes,18,opt,name=ipip,proto3" json:"ipip,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -415,6 +422,13 @@ func (x *Interface) GetRxMode() Interface_RxMode {
 func (x *Interface) GetGre() *Interface_Gre {
 	if x != nil {
 		return x.Gre
+	}
+	return nil
+}
+
+func (x *Interface) GetIpip() *Interface_Ipip {
+	if x != nil {
+		return x.Ipip
 	}
 	return nil
 }
@@ -755,11 +769,64 @@ func (x *Interface_Gre) GetSessionId() uint32 {
 	return 0
 }
 
+// Ipip holds the ends of an IP-in-IP tunnel, of the same family.
+type Interface_Ipip struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SrcAddress    string                 `protobuf:"bytes,1,opt,name=src_address,json=srcAddress,proto3" json:"src_address,omitempty"`
+	DstAddress    string                 `protobuf:"bytes,2,opt,name=dst_address,json=dstAddress,proto3" json:"dst_address,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Interface_Ipip) Reset() {
+	*x = Interface_Ipip{}
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Interface_Ipip) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Interface_Ipip) ProtoMessage() {}
+
+func (x *Interface_Ipip) ProtoReflect() protoreflect.Message {
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Interface_Ipip.ProtoReflect.Descriptor instead.
+func (*Interface_Ipip) Descriptor() ([]byte, []int) {
+	return file_vpp_interfaces_v1_interfaces_proto_rawDescGZIP(), []int{0, 5}
+}
+
+func (x *Interface_Ipip) GetSrcAddress() string {
+	if x != nil {
+		return x.SrcAddress
+	}
+	return ""
+}
+
+func (x *Interface_Ipip) GetDstAddress() string {
+	if x != nil {
+		return x.DstAddress
+	}
+	return ""
+}
+
 var File_vpp_interfaces_v1_interfaces_proto protoreflect.FileDescriptor
 
 const file_vpp_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"\n" +
-	"\"vpp/interfaces/v1/interfaces.proto\x12\x11vpp.interfaces.v1\x1a\x1dkvdescriptor/v1/options.proto\"\xb1\x15\n" +
+	"\"vpp/interfaces/v1/interfaces.proto\x12\x11vpp.interfaces.v1\x1a\x1dkvdescriptor/v1/options.proto\"\xab\x17\n" +
 	"\tInterface\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12=\n" +
 	"\x04type\x18\x02 \x01(\x0e2!.vpp.interfaces.v1.Interface.TypeB\x06Ҽ\x19\x02 \x01R\x04type\x12\x18\n" +
@@ -804,7 +871,10 @@ const file_vpp_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"TYPE_MEMIF\x12\bTYPE_TAP\x12\x0eTYPE_AF_PACKET\x12\tTYPE_DPDKR\x06rxMode\x12n\n" +
 	"\x03gre\x18\x11 \x01(\v2 .vpp.interfaces.v1.Interface.GreB:Ҽ\x196 \x0122J\x17\n" +
 	"\x04type\x12\x0fTYPE_GRE_TUNNELR\x17\n" +
-	"\x04type\x12\x0fTYPE_GRE_TUNNELR\x03gre\x1aL\n" +
+	"\x04type\x12\x0fTYPE_GRE_TUNNELR\x03gre\x12s\n" +
+	"\x04ipip\x18\x12 \x01(\v2!.vpp.interfaces.v1.Interface.IpipB<Ҽ\x198 \x0124J\x18\n" +
+	"\x04type\x12\x10TYPE_IPIP_TUNNELR\x18\n" +
+	"\x04type\x12\x10TYPE_IPIP_TUNNELR\x04ipip\x1aL\n" +
 	"\x05Memif\x12\x16\n" +
 	"\x06master\x18\x01 \x01(\bR\x06master\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\rR\x02id\x12\x1b\n" +
@@ -839,7 +909,13 @@ const file_vpp_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"\x04Kind\x12\v\n" +
 	"\aKIND_L3\x10\x00\x12\f\n" +
 	"\bKIND_TEB\x10\x01\x12\x0f\n" +
-	"\vKIND_ERSPAN\x10\x02\"\xb4\x01\n" +
+	"\vKIND_ERSPAN\x10\x02\x1am\n" +
+	"\x04Ipip\x12+\n" +
+	"\vsrc_address\x18\x01 \x01(\tB\n" +
+	"Ҽ\x19\x06\b\x032\x02\b\x01R\n" +
+	"srcAddress\x128\n" +
+	"\vdst_address\x18\x02 \x01(\tB\x17Ҽ\x19\x13\b\x032\x0f\b\x01Z\vsrc_addressR\n" +
+	"dstAddress\"\xca\x01\n" +
 	"\x04Type\x12\x14\n" +
 	"\x10TYPE_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rTYPE_LOOPBACK\x10\x01\x12\x0e\n" +
@@ -850,7 +926,8 @@ const file_vpp_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"\x12TYPE_SUB_INTERFACE\x10\x05\x12\x15\n" +
 	"\x11TYPE_VXLAN_TUNNEL\x10\x06\x12\r\n" +
 	"\tTYPE_DPDK\x10\a\x12\x13\n" +
-	"\x0fTYPE_GRE_TUNNEL\x10\b\"c\n" +
+	"\x0fTYPE_GRE_TUNNEL\x10\b\x12\x14\n" +
+	"\x10TYPE_IPIP_TUNNEL\x10\t\"c\n" +
 	"\x06RxMode\x12\x17\n" +
 	"\x13RX_MODE_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fRX_MODE_POLLING\x10\x01\x12\x15\n" +
@@ -871,7 +948,7 @@ func file_vpp_interfaces_v1_interfaces_proto_rawDescGZIP() []byte {
 }
 
 var file_vpp_interfaces_v1_interfaces_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_vpp_interfaces_v1_interfaces_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_vpp_interfaces_v1_interfaces_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_vpp_interfaces_v1_interfaces_proto_goTypes = []any{
 	(Interface_Type)(0),            // 0: vpp.interfaces.v1.Interface.Type
 	(Interface_RxMode)(0),          // 1: vpp.interfaces.v1.Interface.RxMode
@@ -882,6 +959,7 @@ var file_vpp_interfaces_v1_interfaces_proto_goTypes = []any{
 	(*Interface_SubInterface)(nil), // 6: vpp.interfaces.v1.Interface.SubInterface
 	(*Interface_Vxlan)(nil),        // 7: vpp.interfaces.v1.Interface.Vxlan
 	(*Interface_Gre)(nil),          // 8: vpp.interfaces.v1.Interface.Gre
+	(*Interface_Ipip)(nil),         // 9: vpp.interfaces.v1.Interface.Ipip
 }
 var file_vpp_interfaces_v1_interfaces_proto_depIdxs = []int32{
 	0, // 0: vpp.interfaces.v1.Interface.type:type_name -> vpp.interfaces.v1.Interface.Type
@@ -891,12 +969,13 @@ var file_vpp_interfaces_v1_interfaces_proto_depIdxs = []int32{
 	7, // 4: vpp.interfaces.v1.Interface.vxlan:type_name -> vpp.interfaces.v1.Interface.Vxlan
 	1, // 5: vpp.interfaces.v1.Interface.rx_mode:type_name -> vpp.interfaces.v1.Interface.RxMode
 	8, // 6: vpp.interfaces.v1.Interface.gre:type_name -> vpp.interfaces.v1.Interface.Gre
-	2, // 7: vpp.interfaces.v1.Interface.Gre.kind:type_name -> vpp.interfaces.v1.Interface.Gre.Kind
-	8, // [8:8] is the sub-list for method output_type
-	8, // [8:8] is the sub-list for method input_type
-	8, // [8:8] is the sub-list for extension type_name
-	8, // [8:8] is the sub-list for extension extendee
-	0, // [0:8] is the sub-list for field type_name
+	9, // 7: vpp.interfaces.v1.Interface.ipip:type_name -> vpp.interfaces.v1.Interface.Ipip
+	2, // 8: vpp.interfaces.v1.Interface.Gre.kind:type_name -> vpp.interfaces.v1.Interface.Gre.Kind
+	9, // [9:9] is the sub-list for method output_type
+	9, // [9:9] is the sub-list for method input_type
+	9, // [9:9] is the sub-list for extension type_name
+	9, // [9:9] is the sub-list for extension extendee
+	0, // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_vpp_interfaces_v1_interfaces_proto_init() }
@@ -910,7 +989,7 @@ func file_vpp_interfaces_v1_interfaces_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_vpp_interfaces_v1_interfaces_proto_rawDesc), len(file_vpp_interfaces_v1_interfaces_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   6,
+			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
