@@ -1,6 +1,9 @@
 // Package vpp is the VPP plugin: the handlers of the models in models/vpp
-// (interfaces and their addresses, bridge domains and their members, L2 FIB
-// entries, VRF tables, routes and ARP entries), written over govpp's
+// (interfaces of the types loopback, memif, af_packet, TAP, sub-interface
+// (dot1q, QinQ), VXLAN, GRE and IP-in-IP tunnel, and DPDK (hardware adopted, never created
+// or deleted), with their addresses, unnumbered setting and receive mode;
+// bridge domains and their members, L2 FIB entries, VRF tables, routes
+// and ARP entries), written over govpp's
 // generated binary API (go.fd.io/govpp v0.13.0, whose binapi packages are
 // generated for VPP 25.10).
 //
@@ -30,7 +33,11 @@
 // label (sw_interface_tag_add_del) and each bridge domain with its name
 // (bd_tag), so Validate refuses a label longer than a tag holds (63
 // bytes); Retrieve reports tagged ones as ours and everything else VPP
-// has as obtained (OriginSB), which the scheduler never deletes. Routes
+// has as obtained (OriginSB), which the scheduler never deletes, except
+// hardware interfaces: those not adopted by a value of type DPDK are
+// known by their VPP name (which such a value takes as its label) and not
+// reported; an adopted one is tagged, and its delete takes its
+// configuration off and leaves it there. Routes
 // carry no tag: those whose FIB source is the API or the CLI are reported
 // (correlated ones as ours, the rest obtained), VPP's own by their source
 // are not.

@@ -17,15 +17,18 @@ import (
 	"go.fd.io/govpp/binapi/af_packet"
 	"go.fd.io/govpp/binapi/fib"
 	"go.fd.io/govpp/binapi/fib_types"
+	"go.fd.io/govpp/binapi/gre"
 	vppif "go.fd.io/govpp/binapi/interface"
 	"go.fd.io/govpp/binapi/interface_types"
 	"go.fd.io/govpp/binapi/ip"
 	"go.fd.io/govpp/binapi/ip_neighbor"
 	"go.fd.io/govpp/binapi/ip_types"
+	"go.fd.io/govpp/binapi/ipip"
 	"go.fd.io/govpp/binapi/l2"
 	"go.fd.io/govpp/binapi/memclnt"
 	"go.fd.io/govpp/binapi/memif"
 	"go.fd.io/govpp/binapi/tapv2"
+	"go.fd.io/govpp/binapi/vxlan"
 	"go.fd.io/govpp/codec"
 )
 
@@ -58,6 +61,11 @@ type fakeVPP struct {
 	routes   map[routeID]*fakeRoute // one per table, prefix and source
 	nextSeq  uint64
 	neigh    []ip_neighbor.IPNeighbor
+	vxlans   map[uint32]*vxlan.VxlanTunnelV2Details
+	unnum    map[uint32]uint32 // unnumbered interface -> the one whose addresses it uses
+	rxMode   map[uint32]interface_types.RxMode
+	gres     map[uint32]gre.GreTunnel
+	ipips    map[uint32]ipip.IpipTunnel
 	replies  chan func()
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -97,6 +105,11 @@ func (f *fakeVPP) reset() {
 	f.bds, f.fib = map[uint32]*l2.BridgeDomainDetails{}, map[uint32][]*l2.L2FibTableDetails{}
 	f.tables = map[ip.IPTable]bool{}
 	f.routes, f.neigh = map[routeID]*fakeRoute{}, nil
+	f.vxlans = map[uint32]*vxlan.VxlanTunnelV2Details{}
+	f.unnum = map[uint32]uint32{}
+	f.rxMode = map[uint32]interface_types.RxMode{}
+	f.gres = map[uint32]gre.GreTunnel{}
+	f.ipips = map[uint32]ipip.IpipTunnel{}
 	f.addTable(ip.IPTable{TableID: 0})
 	f.addTable(ip.IPTable{TableID: 0, IsIP6: true})
 }
@@ -316,7 +329,11 @@ func (f *fakeVPP) handle(req mock.MessageDTO) ([]byte, uint16, bool) {
 		if err != nil {
 			panic(fmt.Sprintf("fake VPP: encoding %s: %v", m.GetMessageName(), err))
 		}
-		binary.BigEndian.PutUint32(b[2:6], req.ClientID)
+		at := 2 // the context, after the message id
+		if m.GetMessageType() == api.RequestMessage {
+			at = 6 // a reply VPP declares like a request (sw_interface_rx_placement_details) has a client_index first
+		}
+		binary.BigEndian.PutUint32(b[at:at+4], req.ClientID)
 		data, ids = append(data, b), append(ids, id)
 	}
 	cb := f.cb
@@ -352,10 +369,22 @@ func (f *fakeVPP) apply(msg api.Message, retval *int32) []api.Message {
 		f.ifaces[i] = &vppif.SwInterfaceDetails{SwIfIndex: interface_types.InterfaceIndex(i), InterfaceName: name, InterfaceDevType: dev, L2Address: mac, LinkMtu: 9000}
 		return interface_types.InterfaceIndex(i)
 	}
-	delIf := func(i interface_types.InterfaceIndex) {
-		if iface(i) != nil {
-			delete(f.ifaces, uint32(i))
-			delete(f.addrs, uint32(i))
+	// delIf deletes an interface of the device type dev (VPP refuses to
+	// delete another's with the call of one type) and, as VPP does, the
+	// sub-interfaces on it.
+	delIf := func(i interface_types.InterfaceIndex, dev string) {
+		d := iface(i)
+		if d == nil {
+			return
+		}
+		if d.InterfaceDevType != dev || d.Type == interface_types.IF_API_TYPE_SUB {
+			*retval = retvalBadIndex
+			return
+		}
+		for j, x := range f.ifaces {
+			if x.SwIfIndex == i || (x.Type == interface_types.IF_API_TYPE_SUB && x.SupSwIfIndex == uint32(i)) {
+				f.forget(j)
+			}
 		}
 	}
 	switch m := msg.(type) {
@@ -370,16 +399,109 @@ func (f *fakeVPP) apply(msg api.Message, retval *int32) []api.Message {
 	case *af_packet.AfPacketCreateV3:
 		return []api.Message{&af_packet.AfPacketCreateV3Reply{SwIfIndex: newIf("host-"+m.HostIfName, "af_packet", m.HwAddr)}}
 	case *vppif.DeleteLoopback:
-		delIf(m.SwIfIndex)
+		delIf(m.SwIfIndex, "Loopback")
 	case *memif.MemifDelete:
-		delIf(m.SwIfIndex)
+		delIf(m.SwIfIndex, "memif")
 	case *tapv2.TapDeleteV2:
-		delIf(m.SwIfIndex)
+		delIf(m.SwIfIndex, "virtio")
+	case *vppif.CreateSubif:
+		return f.createSubif(m, iface(m.SwIfIndex), retval)
+	case *vppif.DeleteSubif:
+		if d := iface(m.SwIfIndex); d != nil && d.Type != interface_types.IF_API_TYPE_SUB {
+			*retval = int32(api.INVALID_SUB_SW_IF_INDEX)
+		} else if d != nil {
+			f.forget(uint32(m.SwIfIndex))
+		}
+	case *vxlan.VxlanAddDelTunnelV3:
+		return f.vxlanAddDel(m, newIf, retval)
+	case *vppif.SwInterfaceSetUnnumbered:
+		switch {
+		case iface(m.SwIfIndex) == nil || iface(m.UnnumberedSwIfIndex) == nil:
+		case m.SwIfIndex == m.UnnumberedSwIfIndex:
+			*retval = int32(api.INVALID_VALUE)
+		case m.IsAdd:
+			f.unnum[uint32(m.UnnumberedSwIfIndex)] = uint32(m.SwIfIndex)
+		default:
+			delete(f.unnum, uint32(m.UnnumberedSwIfIndex))
+		}
+	case *vppif.SwInterfaceSetRxMode:
+		d := iface(m.SwIfIndex)
+		switch {
+		case d == nil:
+		case !hasQueues(d):
+			*retval = int32(api.UNSUPPORTED)
+		case m.Mode < interface_types.RX_MODE_API_POLLING || m.Mode > interface_types.RX_MODE_API_DEFAULT:
+			*retval = int32(api.INVALID_VALUE)
+		case m.Mode == interface_types.RX_MODE_API_DEFAULT:
+			delete(f.rxMode, uint32(m.SwIfIndex))
+		default:
+			f.rxMode[uint32(m.SwIfIndex)] = m.Mode
+		}
+	case *vppif.SwInterfaceRxPlacementDump:
+		if d := f.ifaces[uint32(m.SwIfIndex)]; d != nil && hasQueues(d) {
+			return []api.Message{&vppif.SwInterfaceRxPlacementDetails{SwIfIndex: m.SwIfIndex, Mode: cmp.Or(f.rxMode[uint32(m.SwIfIndex)], interface_types.RX_MODE_API_POLLING)}}
+		}
+		return nil
+	case *ip.IPUnnumberedDump:
+		var out []api.Message
+		for _, i := range sortedKeys(f.unnum) {
+			out = append(out, &ip.IPUnnumberedDetails{SwIfIndex: interface_types.InterfaceIndex(i), IPSwIfIndex: interface_types.InterfaceIndex(f.unnum[i])})
+		}
+		return out
+	case *ipip.IpipAddTunnel:
+		t := m.Tunnel
+		src, dst := addrOf(t.Src), addrOf(t.Dst)
+		switch {
+		case src.Is4() != dst.Is4():
+			*retval = int32(api.INVALID_VALUE)
+			return nil
+		case src == dst:
+			*retval = int32(api.SAME_SRC_DST)
+			return nil
+		}
+		for _, x := range f.ipips {
+			if x.Src == t.Src && x.Dst == t.Dst {
+				*retval = int32(api.IF_ALREADY_EXISTS)
+				return nil
+			}
+		}
+		idx := newIf(fmt.Sprintf("ipip%d", len(f.ipips)), "IPIP", [6]byte{})
+		t.SwIfIndex, t.Instance = idx, uint32(len(f.ipips))
+		f.ipips[uint32(idx)] = t
+		return []api.Message{&ipip.IpipAddTunnelReply{SwIfIndex: idx}}
+	case *ipip.IpipDelTunnel:
+		if _, ok := f.ipips[uint32(m.SwIfIndex)]; !ok {
+			*retval = retvalNoSuchEntry // VPP finds the tunnel by its interface
+			return nil
+		}
+		f.forget(uint32(m.SwIfIndex))
+	case *ipip.IpipTunnelDump:
+		var out []api.Message
+		for _, i := range sortedKeys(f.ipips) {
+			out = append(out, &ipip.IpipTunnelDetails{Tunnel: f.ipips[i]})
+		}
+		return out
+	case *gre.GreTunnelAddDel:
+		return f.greAddDel(m, newIf, retval)
+	case *gre.GreTunnelDump:
+		// VPP ends this dump with its reply, not a control ping's.
+		var out []api.Message
+		for _, i := range sortedKeys(f.gres) {
+			out = append(out, &gre.GreTunnelDetails{Tunnel: f.gres[i]})
+		}
+		return append(out, &gre.GreTunnelDumpReply{})
+	case *vxlan.VxlanTunnelV2Dump:
+		var out []api.Message
+		for _, i := range sortedKeys(f.vxlans) {
+			d := *f.vxlans[i]
+			out = append(out, &d)
+		}
+		return out
 	case *af_packet.AfPacketDelete:
 		*retval = retvalNoSuchEntry
 		for i, d := range f.ifaces {
 			if d.InterfaceName == "host-"+m.HostIfName {
-				delete(f.ifaces, i)
+				f.forget(i)
 				*retval = 0
 			}
 		}
@@ -417,6 +539,9 @@ func (f *fakeVPP) apply(msg api.Message, retval *int32) []api.Message {
 	case *vppif.SwInterfaceDump:
 		var out []api.Message
 		for _, i := range sortedKeys(f.ifaces) {
+			if m.NameFilterValid && !strings.Contains(f.ifaces[i].InterfaceName, m.NameFilter) {
+				continue
+			}
 			d := *f.ifaces[i]
 			out = append(out, &d)
 		}
@@ -650,4 +775,143 @@ func (f *fakeVPP) ifIndex(name string) (uint32, bool) {
 // addrWithPrefix builds an interface address of the binary API.
 func addrWithPrefix(s string) ip_types.AddressWithPrefix {
 	return ip_types.AddressWithPrefix(prefix(netip.MustParsePrefix(s)))
+}
+
+// createSubif creates a sub-interface of parent, refusing what VPP's
+// create_subif refuses: a parent that is not there or is a sub-interface
+// itself, a sub_id taken on the parent, tags that the flags do not match.
+func (f *fakeVPP) createSubif(m *vppif.CreateSubif, parent *vppif.SwInterfaceDetails, retval *int32) []api.Message {
+	if parent == nil {
+		return nil
+	}
+	if parent.Type == interface_types.IF_API_TYPE_SUB {
+		*retval = int32(api.INVALID_INTERFACE)
+		return nil
+	}
+	tags := map[interface_types.SubIfFlags]uint8{interface_types.SUB_IF_API_FLAG_NO_TAGS: 0, interface_types.SUB_IF_API_FLAG_ONE_TAG: 1, interface_types.SUB_IF_API_FLAG_TWO_TAGS: 2}
+	n, ok := tags[m.SubIfFlags&(interface_types.SUB_IF_API_FLAG_NO_TAGS|interface_types.SUB_IF_API_FLAG_ONE_TAG|interface_types.SUB_IF_API_FLAG_TWO_TAGS)]
+	if !ok || (n == 0) != (m.OuterVlanID == 0) || (n == 2) != (m.InnerVlanID != 0) || m.OuterVlanID > 4095 || m.InnerVlanID > 4095 {
+		*retval = int32(api.INVALID_VLAN_TAG_COUNT)
+		return nil
+	}
+	for _, d := range f.ifaces {
+		if d.Type == interface_types.IF_API_TYPE_SUB && d.SupSwIfIndex == uint32(parent.SwIfIndex) && d.SubID == m.SubID {
+			*retval = int32(api.SUBIF_ALREADY_EXISTS)
+			return nil
+		}
+	}
+	i := f.nextIf
+	f.nextIf++
+	f.ifaces[i] = &vppif.SwInterfaceDetails{SwIfIndex: interface_types.InterfaceIndex(i), SupSwIfIndex: uint32(parent.SwIfIndex), Type: interface_types.IF_API_TYPE_SUB,
+		InterfaceName: fmt.Sprintf("%s.%d", parent.InterfaceName, m.SubID), InterfaceDevType: parent.InterfaceDevType, L2Address: parent.L2Address, LinkMtu: parent.LinkMtu,
+		SubID: m.SubID, SubNumberOfTags: n, SubOuterVlanID: m.OuterVlanID, SubInnerVlanID: m.InnerVlanID, SubIfFlags: m.SubIfFlags}
+	return []api.Message{&vppif.CreateSubifReply{SwIfIndex: interface_types.InterfaceIndex(i)}}
+}
+
+// vxlanAddDel adds or deletes a VXLAN tunnel, refusing what VPP refuses:
+// ends of two families or equal, a VNI over 24 bits, a multicast
+// destination without a valid multicast interface, a tunnel that exists
+// (add) or does not (delete: found by its ends and VNI).
+func (f *fakeVPP) vxlanAddDel(m *vxlan.VxlanAddDelTunnelV3, newIf func(string, string, [6]byte) interface_types.InterfaceIndex, retval *int32) []api.Message {
+	src, dst := addrOf(m.SrcAddress), addrOf(m.DstAddress)
+	switch {
+	case src.Is4() != dst.Is4() || m.Vni>>24 != 0:
+		*retval = int32(api.INVALID_VALUE)
+		return nil
+	case src == dst:
+		*retval = int32(api.SAME_SRC_DST)
+		return nil
+	case dst.IsMulticast() && f.ifaces[uint32(m.McastSwIfIndex)] == nil:
+		*retval = retvalBadIndex
+		return nil
+	}
+	for i, d := range f.vxlans {
+		if d.SrcAddress == m.SrcAddress && d.DstAddress == m.DstAddress && d.Vni == m.Vni {
+			if m.IsAdd {
+				*retval = int32(api.TUNNEL_EXIST)
+				return nil
+			}
+			delete(f.vxlans, i)
+			f.forget(i)
+			return nil
+		}
+	}
+	if !m.IsAdd {
+		*retval = retvalNoSuchEntry
+		return nil
+	}
+	mcast := m.McastSwIfIndex
+	if !dst.IsMulticast() {
+		mcast = ^interface_types.InterfaceIndex(0) // VPP ignores it
+	}
+	idx := newIf(fmt.Sprintf("vxlan_tunnel%d", len(f.vxlans)), "VXLAN", [6]byte{})
+	f.vxlans[uint32(idx)] = &vxlan.VxlanTunnelV2Details{SwIfIndex: idx, Instance: uint32(len(f.vxlans)), SrcAddress: m.SrcAddress, DstAddress: m.DstAddress,
+		SrcPort: 4789, DstPort: 4789, McastSwIfIndex: mcast, Vni: m.Vni, DecapNextIndex: m.DecapNextIndex}
+	return []api.Message{&vxlan.VxlanAddDelTunnelV3Reply{SwIfIndex: idx}}
+}
+
+// addHardware adds a hardware interface as VPP finds one at start (DPDK).
+func (f *fakeVPP) addHardware(name string) uint32 {
+	i := f.nextIf
+	f.nextIf++
+	f.ifaces[i] = &vppif.SwInterfaceDetails{SwIfIndex: interface_types.InterfaceIndex(i), SupSwIfIndex: i, InterfaceName: name, InterfaceDevType: "dpdk",
+		L2Address: [6]byte{0x52, 0x54, 0, 0, 0, byte(i)}, LinkMtu: 1500}
+	return i
+}
+
+// forget removes interface i and what VPP removes with it: its
+// addresses, VRF and unnumbered settings (its own, and those using it).
+func (f *fakeVPP) forget(i uint32) {
+	delete(f.ifaces, i)
+	delete(f.addrs, i)
+	delete(f.ifVrf, i)
+	delete(f.rxMode, i)
+	delete(f.gres, i)
+	delete(f.ipips, i)
+	for u, n := range f.unnum {
+		if u == i || n == i {
+			delete(f.unnum, u)
+		}
+	}
+}
+
+// hasQueues says whether an interface has receive queues of its own, and
+// so a receive mode: not a loopback, a tunnel or a sub-interface.
+func hasQueues(d *vppif.SwInterfaceDetails) bool {
+	return d.Type == interface_types.IF_API_TYPE_HARDWARE && slices.Contains([]string{"memif", "virtio", "af_packet", "dpdk"}, d.InterfaceDevType)
+}
+
+// greAddDel adds or deletes a GRE tunnel, refusing what VPP refuses: ends
+// of two families or equal, a session id beyond 10 bits or on a tunnel
+// that is not ERSPAN, a tunnel that exists (add: same ends, kind and
+// session) or does not (delete).
+func (f *fakeVPP) greAddDel(m *gre.GreTunnelAddDel, newIf func(string, string, [6]byte) interface_types.InterfaceIndex, retval *int32) []api.Message {
+	t := m.Tunnel
+	src, dst := addrOf(t.Src), addrOf(t.Dst)
+	switch {
+	case src.Is4() != dst.Is4() || t.SessionID > 1023 || (t.SessionID != 0 && t.Type != gre.GRE_API_TUNNEL_TYPE_ERSPAN) || t.Type > gre.GRE_API_TUNNEL_TYPE_ERSPAN:
+		*retval = int32(api.INVALID_VALUE)
+		return nil
+	case src == dst:
+		*retval = int32(api.SAME_SRC_DST)
+		return nil
+	}
+	for i, x := range f.gres {
+		if x.Src == t.Src && x.Dst == t.Dst && x.Type == t.Type && x.SessionID == t.SessionID {
+			if m.IsAdd {
+				*retval = int32(api.IF_ALREADY_EXISTS)
+				return nil
+			}
+			f.forget(i)
+			return nil
+		}
+	}
+	if !m.IsAdd {
+		*retval = retvalNoSuchEntry
+		return nil
+	}
+	idx := newIf(fmt.Sprintf("gre%d", len(f.gres)), "GRE", [6]byte{})
+	t.SwIfIndex, t.Instance = idx, uint32(len(f.gres))
+	f.gres[uint32(idx)] = t
+	return []api.Message{&gre.GreTunnelAddDelReply{SwIfIndex: idx}}
 }

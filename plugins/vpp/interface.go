@@ -60,6 +60,36 @@ func (h *interfaces) Create(ctx context.Context, k vppinterfaces.InterfaceKey, v
 			return InterfaceMeta{}, vppErr("tap_create_v3", err)
 		}
 		idx = r.SwIfIndex
+	case vppinterfaces.Interface_TYPE_SUB_INTERFACE:
+		r, err := (subInterfaces{h.p}).Create(ctx, v)
+		if err != nil {
+			return InterfaceMeta{}, err
+		}
+		idx = r
+	case vppinterfaces.Interface_TYPE_VXLAN_TUNNEL:
+		r, err := (vxlanTunnels{h.p}).Create(ctx, v)
+		if err != nil {
+			return InterfaceMeta{}, err
+		}
+		idx = r
+	case vppinterfaces.Interface_TYPE_GRE_TUNNEL:
+		r, err := (greTunnels{h.p}).Create(ctx, v)
+		if err != nil {
+			return InterfaceMeta{}, err
+		}
+		idx = r
+	case vppinterfaces.Interface_TYPE_IPIP_TUNNEL:
+		r, err := (ipipTunnels{h.p}).Create(ctx, v)
+		if err != nil {
+			return InterfaceMeta{}, err
+		}
+		idx = r
+	case vppinterfaces.Interface_TYPE_DPDK:
+		r, err := (physical{h.p}).Create(k.Name)
+		if err != nil {
+			return InterfaceMeta{}, err
+		}
+		idx = r
 	case vppinterfaces.Interface_TYPE_AF_PACKET:
 		// vppctl create host-interface name HOST
 		r, err := af_packet.NewServiceClient(h.p.conn).AfPacketCreateV3(ctx, &af_packet.AfPacketCreateV3{
@@ -133,6 +163,9 @@ func (h *interfaces) apply(ctx context.Context, idx interface_types.InterfaceInd
 			}
 		}
 	}
+	if err := (rxModes{h.p}).Update(ctx, idx, old, v); err != nil {
+		return err
+	}
 	if (old == nil && v.GetEnabled()) || (old != nil && v.GetEnabled() != old.GetEnabled()) {
 		var flags interface_types.IfStatusFlags
 		if v.GetEnabled() {
@@ -161,6 +194,16 @@ func (h *interfaces) Delete(ctx context.Context, _ vppinterfaces.InterfaceKey, v
 	case vppinterfaces.Interface_TYPE_TAP:
 		_, err = tapv2.NewServiceClient(h.p.conn).TapDeleteV2(ctx, &tapv2.TapDeleteV2{SwIfIndex: idx})
 		return vppErr("tap_delete_v2", err)
+	case vppinterfaces.Interface_TYPE_SUB_INTERFACE:
+		return (subInterfaces{h.p}).Delete(ctx, idx)
+	case vppinterfaces.Interface_TYPE_VXLAN_TUNNEL:
+		return (vxlanTunnels{h.p}).Delete(ctx, v)
+	case vppinterfaces.Interface_TYPE_GRE_TUNNEL:
+		return (greTunnels{h.p}).Delete(ctx, v)
+	case vppinterfaces.Interface_TYPE_IPIP_TUNNEL:
+		return (ipipTunnels{h.p}).Delete(ctx, idx)
+	case vppinterfaces.Interface_TYPE_DPDK:
+		return (physical{h.p}).Delete(ctx, idx, v)
 	case vppinterfaces.Interface_TYPE_AF_PACKET:
 		_, err = af_packet.NewServiceClient(h.p.conn).AfPacketDelete(ctx, &af_packet.AfPacketDelete{HostIfName: v.GetHostIfName()})
 		return vppErr("af_packet_delete", err)
@@ -183,10 +226,16 @@ var devTypes = map[string]vppinterfaces.Interface_Type{
 	"memif":     vppinterfaces.Interface_TYPE_MEMIF,
 	"virtio":    vppinterfaces.Interface_TYPE_TAP,
 	"af_packet": vppinterfaces.Interface_TYPE_AF_PACKET,
+	"VXLAN":     vppinterfaces.Interface_TYPE_VXLAN_TUNNEL,
+	"dpdk":      vppinterfaces.Interface_TYPE_DPDK,
+	"GRE":       vppinterfaces.Interface_TYPE_GRE_TUNNEL,
+	"IPIP":      vppinterfaces.Interface_TYPE_IPIP_TUNNEL,
 }
 
 // Retrieve dumps the interfaces. Tagged ones are ours (the tag is the
-// label); the others, VPP's own or made by hand, are obtained. Fields VPP
+// label); the others, VPP's own or made by hand, are obtained, except
+// hardware interfaces not adopted, which are only known by their name
+// (a value of type DPDK adopts one: Create finds it so). Fields VPP
 // does not report back (memif and tap parameters) and those the value
 // leaves to VPP (an empty MAC) are taken from the value correlated.
 func (h *interfaces) Retrieve(ctx context.Context, correlate []vppinterfaces.InterfaceItem[InterfaceMeta]) ([]vppinterfaces.InterfaceItem[InterfaceMeta], error) {
@@ -216,6 +265,13 @@ func (h *interfaces) Retrieve(ctx context.Context, correlate []vppinterfaces.Int
 		if got.Type == vppinterfaces.Interface_TYPE_AF_PACKET {
 			got.HostIfName = strings.TrimPrefix(d.InterfaceName, "host-")
 		}
+		if d.Type == interface_types.IF_API_TYPE_SUB {
+			got.Type = vppinterfaces.Interface_TYPE_SUB_INTERFACE
+		}
+		found[name] = uint32(d.SwIfIndex)
+		if origin == kv.OriginSB && got.Type == vppinterfaces.Interface_TYPE_DPDK {
+			continue // hardware not adopted: known by its name, not shown
+		}
 		if w := want[name]; w != nil {
 			if w.GetPhysAddress() == "" {
 				got.PhysAddress = ""
@@ -232,10 +288,22 @@ func (h *interfaces) Retrieve(ctx context.Context, correlate []vppinterfaces.Int
 			}
 			got.Vrf = t.VrfID
 		}
-		found[name] = uint32(d.SwIfIndex)
+		got.Parent, got.SubInterface = (subInterfaces{h.p}).Retrieve(d, list)
 		out = append(out, vppinterfaces.InterfaceItem[InterfaceMeta]{
 			Key: vppinterfaces.InterfaceKey{Name: name}, Value: got, Metadata: InterfaceMeta{SwIfIndex: uint32(d.SwIfIndex)}, Origin: origin,
 		})
+	}
+	if err := (vxlanTunnels{h.p}).Retrieve(ctx, out); err != nil {
+		return nil, err
+	}
+	if err := (greTunnels{h.p}).Retrieve(ctx, out); err != nil {
+		return nil, err
+	}
+	if err := (ipipTunnels{h.p}).Retrieve(ctx, out); err != nil {
+		return nil, err
+	}
+	if err := (rxModes{h.p}).Retrieve(ctx, out, want); err != nil {
+		return nil, err
 	}
 	h.p.setRetrieved(false, found)
 	return out, nil

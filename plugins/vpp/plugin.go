@@ -44,6 +44,7 @@ type Plugin struct {
 
 	iface   *kv.TypedDescriptor[vppinterfaces.InterfaceKey, *vppinterfaces.Interface, InterfaceMeta]
 	addr    kv.Descriptor
+	unnum   kv.Descriptor
 	bd      *kv.TypedDescriptor[vppl2.BridgeDomainKey, *vppl2.BridgeDomain, BridgeDomainMeta]
 	binding kv.Descriptor
 	fib     kv.Descriptor
@@ -186,6 +187,9 @@ func (p *Plugin) buildDescriptors() (err error) {
 	if p.addr, err = vppinterfaces.NewInterfaceIpAddressesDescriptor[struct{}](&addresses{p: p}); err != nil {
 		return err
 	}
+	if p.unnum, err = vppinterfaces.NewInterfaceUnnumberedDescriptor[struct{}](&unnumbered{p: p}); err != nil {
+		return err
+	}
 	if p.bd, err = vppl2.NewBridgeDomainDescriptor[BridgeDomainMeta](&bridgeDomains{p: p}); err != nil {
 		return err
 	}
@@ -208,7 +212,7 @@ func (p *Plugin) buildDescriptors() (err error) {
 // Descriptors returns the plugin's descriptors, to register with a
 // scheduler.
 func (p *Plugin) Descriptors() []kv.Descriptor {
-	return []kv.Descriptor{p.iface, p.addr, p.bd, p.binding, p.fib, p.vrf, p.route, p.arp}
+	return []kv.Descriptor{p.iface, p.addr, p.unnum, p.bd, p.binding, p.fib, p.vrf, p.route, p.arp}
 }
 
 // Interfaces returns the interfaces' metadata by label.

@@ -130,3 +130,65 @@ func TestRealVPP(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestRealVPPInterfaceTypes runs the round trip of the interface types
+// and attributes of issue 30 against a real VPP: a dot1q and a QinQ
+// sub-interface on a loopback, a VXLAN, a GRE and an IPIP tunnel, an unnumbered loopback
+// and a TAP with a receive mode; a resync finds them unchanged; all are
+// deleted in the order of their dependencies.
+func TestRealVPPInterfaceTypes(t *testing.T) {
+	p := realVPP(t)
+	ctx := context.Background()
+	s, err := scheduler.New(scheduler.WithLogger(testLogger(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close(ctx) }()
+	if err := s.Register(p.Descriptors()...); err != nil {
+		t.Fatal(err)
+	}
+	values := []proto.Message{
+		&vppinterfaces.Interface{Name: "kvdtest-p", Type: vppinterfaces.Interface_TYPE_LOOPBACK, Enabled: true, IpAddresses: []string{"10.96.0.1/24"}},
+		&vppinterfaces.Interface{Name: "kvdtest-p.10", Type: vppinterfaces.Interface_TYPE_SUB_INTERFACE, Enabled: true, Parent: "kvdtest-p",
+			SubInterface: &vppinterfaces.Interface_SubInterface{SubId: 10, OuterVlanId: 10, ExactMatch: true}},
+		&vppinterfaces.Interface{Name: "kvdtest-p.20", Type: vppinterfaces.Interface_TYPE_SUB_INTERFACE, Parent: "kvdtest-p",
+			SubInterface: &vppinterfaces.Interface_SubInterface{SubId: 20, OuterVlanId: 20, InnerVlanId: 30, Dot1Ad: true}},
+		&vppinterfaces.Interface{Name: "kvdtest-vx", Type: vppinterfaces.Interface_TYPE_VXLAN_TUNNEL, Enabled: true,
+			Vxlan: &vppinterfaces.Interface_Vxlan{SrcAddress: "10.96.0.1", DstAddress: "10.96.0.2", Vni: 96}},
+		&vppinterfaces.Interface{Name: "kvdtest-gre", Type: vppinterfaces.Interface_TYPE_GRE_TUNNEL, Enabled: true,
+			Gre: &vppinterfaces.Interface_Gre{Kind: vppinterfaces.Interface_Gre_KIND_TEB, SrcAddress: "10.96.0.1", DstAddress: "10.96.0.3"}},
+		&vppinterfaces.Interface{Name: "kvdtest-ipip", Type: vppinterfaces.Interface_TYPE_IPIP_TUNNEL, Enabled: true,
+			Ipip: &vppinterfaces.Interface_Ipip{SrcAddress: "10.96.0.1", DstAddress: "10.96.0.4"}},
+		&vppinterfaces.Interface{Name: "kvdtest-un", Type: vppinterfaces.Interface_TYPE_LOOPBACK, Enabled: true, Unnumbered: "kvdtest-p"},
+		&vppinterfaces.Interface{Name: "kvdtest-tap", Type: vppinterfaces.Interface_TYPE_TAP, RxMode: vppinterfaces.Interface_RX_MODE_INTERRUPT,
+			Tap: &vppinterfaces.Interface_Tap{HostIfName: "kvdtest-tap"}},
+	}
+	txn := s.Txn()
+	for _, v := range values {
+		txn.Set(keyOf(v), v)
+	}
+	if _, err := txn.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	check := func(when string) {
+		for _, st := range s.Statuses("vpp/") {
+			if st.Intended && st.State != scheduler.CONFIGURED {
+				t.Errorf("%s: %s: %s (%v)", when, st.Key, st.State, st.LastErr)
+			}
+		}
+	}
+	check("after the commit")
+	res, err := s.Txn(scheduler.DownstreamResync()).Commit(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("after a resync")
+	t.Logf("resync: %+v", res)
+	txn = s.Txn()
+	for _, v := range values {
+		txn.Delete(keyOf(v))
+	}
+	if _, err := txn.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -45,7 +45,7 @@ func TestConditions(t *testing.T) {
 		{name: "type 99", value: &lIf{Name: "x", Type: 99}, fields: []string{"type"}, reason: "99 is not a value of linux.interfaces.v1.Interface.Type"},
 		{name: "type unset", value: &lIf{Name: "x"}, fields: []string{"type"}, reason: "must be set"},
 		{name: "macvlan_mode 9", value: &lIf{Name: "x", Type: macvlan, Parent: "p", MacvlanMode: 9}, fields: []string{"macvlan_mode"}, reason: "9 is not a value of linux.interfaces.v1.Interface.MacvlanMode"},
-		{name: "vpp type 7", model: vppinterfaces.InterfaceModelName, value: &vppinterfaces.Interface{Name: "x", Type: 7}, fields: []string{"type"}, reason: "7 is not a value of vpp.interfaces.v1.Interface.Type"},
+		{name: "vpp type 99", model: vppinterfaces.InterfaceModelName, value: &vppinterfaces.Interface{Name: "x", Type: 99}, fields: []string{"type"}, reason: "99 is not a value of vpp.interfaces.v1.Interface.Type"},
 
 		// veth_peer: set for, and only for, a veth; not the interface itself.
 		{name: "veth with its peer", value: &lIf{Name: "x", Type: veth, VethPeer: "y"}},

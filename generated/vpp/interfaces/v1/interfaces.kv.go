@@ -80,7 +80,7 @@ func interfaceLabel(key string) string {
 // interfaceDependencies returns the dependencies of a value of
 // vpp.interfaces.v1.Interface.
 func interfaceDependencies(key string, v *Interface) []kv.Dependency {
-	deps := make([]kv.Dependency, 0, 2)
+	deps := make([]kv.Dependency, 0, 4)
 	if x := v.GetVrf(); x != 0 {
 		deps = append(deps, kv.Dependency{
 			Key:   "vpp/vrf-table/" + kvimpl.KeyUint(x),
@@ -93,6 +93,18 @@ func interfaceDependencies(key string, v *Interface) []kv.Dependency {
 			Label: "host interface",
 		})
 	}
+	if x := v.GetParent(); x != "" {
+		deps = append(deps, kv.Dependency{
+			Key:   "vpp/interface/" + kv.KeyValue(kv.FormatName, x),
+			Label: "parent interface",
+		})
+	}
+	if x := v.GetVxlanMulticast(); x != "" {
+		deps = append(deps, kv.Dependency{
+			Key:   "vpp/interface/" + kv.KeyValue(kv.FormatName, x),
+			Label: "multicast interface",
+		})
+	}
 	if len(deps) == 0 {
 		return nil
 	}
@@ -103,8 +115,10 @@ func interfaceDependencies(key string, v *Interface) []kv.Dependency {
 // vpp.interfaces.v1.Interface are computed from: values with the same ones
 // share one list.
 type interfaceDependencyInputs struct {
-	vrf        uint32
-	hostIfName string
+	vrf            uint32
+	hostIfName     string
+	parent         string
+	vxlanMulticast string
 }
 
 // interfaceDerived returns the values derived from a value of
@@ -114,6 +128,12 @@ func interfaceDerived(_ string, v *Interface) []kv.Derived {
 	for _, e := range v.GetIpAddresses() {
 		out = append(out, kv.Derived{
 			Key:   interfaceIpAddressesKey(v.GetName(), e),
+			Value: wrapperspb.String(e),
+		})
+	}
+	if e := v.GetUnnumbered(); e != "" {
+		out = append(out, kv.Derived{
+			Key:   interfaceUnnumberedKey(v.GetName(), e),
 			Value: wrapperspb.String(e),
 		})
 	}
@@ -131,7 +151,14 @@ func interfaceEqual(a, b *Interface) bool {
 		a.GetVrf() == b.GetVrf() &&
 		a.GetHostIfName() == b.GetHostIfName() &&
 		proto.Equal(a.GetMemif(), b.GetMemif()) &&
-		interfaceEqualTap(a.GetTap(), b.GetTap())
+		interfaceEqualTap(a.GetTap(), b.GetTap()) &&
+		a.GetParent() == b.GetParent() &&
+		interfaceEqualSubInterface(a.GetSubInterface(), b.GetSubInterface()) &&
+		interfaceEqualVxlan(a.GetVxlan(), b.GetVxlan()) &&
+		a.GetVxlanMulticast() == b.GetVxlanMulticast() &&
+		a.GetRxMode() == b.GetRxMode() &&
+		interfaceEqualGre(a.GetGre(), b.GetGre()) &&
+		interfaceEqualIpip(a.GetIpip(), b.GetIpip())
 }
 
 // interfaceEqualTap compares the tap of two values of
@@ -143,12 +170,64 @@ func interfaceEqualTap(a, b *Interface_Tap) bool {
 	return a.GetHostIfName() == b.GetHostIfName()
 }
 
+// interfaceEqualSubInterface compares the sub_interface of two values of
+// vpp.interfaces.v1.Interface.
+func interfaceEqualSubInterface(a, b *Interface_SubInterface) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.GetSubId() == b.GetSubId() &&
+		a.GetOuterVlanId() == b.GetOuterVlanId() &&
+		a.GetInnerVlanId() == b.GetInnerVlanId() &&
+		a.GetDot1Ad() == b.GetDot1Ad() &&
+		a.GetExactMatch() == b.GetExactMatch()
+}
+
+// interfaceEqualVxlan compares the vxlan of two values of
+// vpp.interfaces.v1.Interface.
+func interfaceEqualVxlan(a, b *Interface_Vxlan) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return kvimpl.EqualFormatted(kv.FormatIP, a.GetSrcAddress(), b.GetSrcAddress()) &&
+		kvimpl.EqualFormatted(kv.FormatIP, a.GetDstAddress(), b.GetDstAddress()) &&
+		a.GetVni() == b.GetVni()
+}
+
+// interfaceEqualGre compares the gre of two values of
+// vpp.interfaces.v1.Interface.
+func interfaceEqualGre(a, b *Interface_Gre) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.GetKind() == b.GetKind() &&
+		kvimpl.EqualFormatted(kv.FormatIP, a.GetSrcAddress(), b.GetSrcAddress()) &&
+		kvimpl.EqualFormatted(kv.FormatIP, a.GetDstAddress(), b.GetDstAddress()) &&
+		a.GetSessionId() == b.GetSessionId()
+}
+
+// interfaceEqualIpip compares the ipip of two values of
+// vpp.interfaces.v1.Interface.
+func interfaceEqualIpip(a, b *Interface_Ipip) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return kvimpl.EqualFormatted(kv.FormatIP, a.GetSrcAddress(), b.GetSrcAddress()) &&
+		kvimpl.EqualFormatted(kv.FormatIP, a.GetDstAddress(), b.GetDstAddress())
+}
+
 // interfaceNeedsRecreate reports whether changing a to b needs a re-create.
 func interfaceNeedsRecreate(a, b *Interface) bool {
 	return !(a.GetType() == b.GetType() &&
 		a.GetHostIfName() == b.GetHostIfName() &&
 		proto.Equal(a.GetMemif(), b.GetMemif()) &&
-		interfaceEqualTap(a.GetTap(), b.GetTap()))
+		interfaceEqualTap(a.GetTap(), b.GetTap()) &&
+		a.GetParent() == b.GetParent() &&
+		interfaceEqualSubInterface(a.GetSubInterface(), b.GetSubInterface()) &&
+		interfaceEqualVxlan(a.GetVxlan(), b.GetVxlan()) &&
+		a.GetVxlanMulticast() == b.GetVxlanMulticast() &&
+		interfaceEqualGre(a.GetGre(), b.GetGre()) &&
+		interfaceEqualIpip(a.GetIpip(), b.GetIpip()))
 }
 
 // interfaceValidate validates a value of vpp.interfaces.v1.Interface, naming
@@ -189,11 +268,135 @@ func interfaceValidate(key string, v *Interface) error {
 			errs = errs.Add("tap.host_if_name", "%s", r)
 		}
 	}
+	if v.GetParent() == "" && v.GetType() == Interface_TYPE_SUB_INTERFACE {
+		errs = errs.Add("parent", "must be set when type is TYPE_SUB_INTERFACE")
+	}
+	if v.GetParent() != "" && v.GetType() != Interface_TYPE_SUB_INTERFACE {
+		errs = errs.Add("parent", "must be empty unless type is TYPE_SUB_INTERFACE (it is %v)", v.GetType())
+	}
+	if v.GetParent() != "" && v.GetParent() == v.GetName() {
+		errs = errs.Add("parent", "%q must differ from name", v.GetParent())
+	}
+	if v.GetSubInterface() != nil && v.GetType() != Interface_TYPE_SUB_INTERFACE {
+		errs = errs.Add("sub_interface", "must be empty unless type is TYPE_SUB_INTERFACE (it is %v)", v.GetType())
+	}
+	if v.GetSubInterface() != nil {
+		if v.GetSubInterface().GetOuterVlanId() != 0 && v.GetSubInterface().GetOuterVlanId() < 1 {
+			errs = errs.Add("sub_interface.outer_vlan_id", "%v is below the minimum 1 (or 0, the default)", v.GetSubInterface().GetOuterVlanId())
+		}
+		if v.GetSubInterface().GetOuterVlanId() != 0 && v.GetSubInterface().GetOuterVlanId() > 4095 {
+			errs = errs.Add("sub_interface.outer_vlan_id", "%v is above the maximum 4095 (or 0, the default)", v.GetSubInterface().GetOuterVlanId())
+		}
+		if v.GetSubInterface().GetInnerVlanId() != 0 && v.GetSubInterface().GetInnerVlanId() < 1 {
+			errs = errs.Add("sub_interface.inner_vlan_id", "%v is below the minimum 1 (or 0, the default)", v.GetSubInterface().GetInnerVlanId())
+		}
+		if v.GetSubInterface().GetInnerVlanId() != 0 && v.GetSubInterface().GetInnerVlanId() > 4095 {
+			errs = errs.Add("sub_interface.inner_vlan_id", "%v is above the maximum 4095 (or 0, the default)", v.GetSubInterface().GetInnerVlanId())
+		}
+	}
+	if v.GetVxlan() == nil && v.GetType() == Interface_TYPE_VXLAN_TUNNEL {
+		errs = errs.Add("vxlan", "must be set when type is TYPE_VXLAN_TUNNEL")
+	}
+	if v.GetVxlan() != nil && v.GetType() != Interface_TYPE_VXLAN_TUNNEL {
+		errs = errs.Add("vxlan", "must be empty unless type is TYPE_VXLAN_TUNNEL (it is %v)", v.GetType())
+	}
+	if v.GetVxlan() != nil {
+		if r := kv.CheckFormat(kv.FormatIP, v.GetVxlan().GetSrcAddress()); r != "" {
+			errs = errs.Add("vxlan.src_address", "%s", r)
+		}
+		if v.GetVxlan().GetSrcAddress() == "" {
+			errs = errs.Add("vxlan.src_address", "must be set")
+		}
+		if r := kv.CheckFormat(kv.FormatIP, v.GetVxlan().GetDstAddress()); r != "" {
+			errs = errs.Add("vxlan.dst_address", "%s", r)
+		}
+		if v.GetVxlan().GetDstAddress() == "" {
+			errs = errs.Add("vxlan.dst_address", "must be set")
+		}
+		if v.GetVxlan().GetDstAddress() != "" && v.GetVxlan().GetDstAddress() == v.GetVxlan().GetSrcAddress() {
+			errs = errs.Add("vxlan.dst_address", "%q must differ from vxlan.src_address", v.GetVxlan().GetDstAddress())
+		}
+		if v.GetVxlan().GetVni() > 16777215 {
+			errs = errs.Add("vxlan.vni", "%v is above the maximum 16777215", v.GetVxlan().GetVni())
+		}
+	}
+	if v.GetVxlanMulticast() != "" && v.GetType() != Interface_TYPE_VXLAN_TUNNEL {
+		errs = errs.Add("vxlan_multicast", "must be empty unless type is TYPE_VXLAN_TUNNEL (it is %v)", v.GetType())
+	}
+	if v.GetUnnumbered() != "" && v.GetUnnumbered() == v.GetName() {
+		errs = errs.Add("unnumbered", "%q must differ from name", v.GetUnnumbered())
+	}
+	if _, ok := Interface_RxMode_name[int32(v.GetRxMode())]; !ok {
+		errs = errs.Add("rx_mode", "%d is not a value of vpp.interfaces.v1.Interface.RxMode", v.GetRxMode())
+	}
+	if v.GetRxMode() != 0 && v.GetType() != Interface_TYPE_MEMIF && v.GetType() != Interface_TYPE_TAP && v.GetType() != Interface_TYPE_AF_PACKET && v.GetType() != Interface_TYPE_DPDK {
+		errs = errs.Add("rx_mode", "must be empty unless type is TYPE_MEMIF, TYPE_TAP, TYPE_AF_PACKET or TYPE_DPDK (it is %v)", v.GetType())
+	}
+	if v.GetGre() == nil && v.GetType() == Interface_TYPE_GRE_TUNNEL {
+		errs = errs.Add("gre", "must be set when type is TYPE_GRE_TUNNEL")
+	}
+	if v.GetGre() != nil && v.GetType() != Interface_TYPE_GRE_TUNNEL {
+		errs = errs.Add("gre", "must be empty unless type is TYPE_GRE_TUNNEL (it is %v)", v.GetType())
+	}
+	if v.GetGre() != nil {
+		if _, ok := Interface_Gre_Kind_name[int32(v.GetGre().GetKind())]; !ok {
+			errs = errs.Add("gre.kind", "%d is not a value of vpp.interfaces.v1.Interface.Gre.Kind", v.GetGre().GetKind())
+		}
+		if r := kv.CheckFormat(kv.FormatIP, v.GetGre().GetSrcAddress()); r != "" {
+			errs = errs.Add("gre.src_address", "%s", r)
+		}
+		if v.GetGre().GetSrcAddress() == "" {
+			errs = errs.Add("gre.src_address", "must be set")
+		}
+		if r := kv.CheckFormat(kv.FormatIP, v.GetGre().GetDstAddress()); r != "" {
+			errs = errs.Add("gre.dst_address", "%s", r)
+		}
+		if v.GetGre().GetDstAddress() == "" {
+			errs = errs.Add("gre.dst_address", "must be set")
+		}
+		if v.GetGre().GetDstAddress() != "" && v.GetGre().GetDstAddress() == v.GetGre().GetSrcAddress() {
+			errs = errs.Add("gre.dst_address", "%q must differ from gre.src_address", v.GetGre().GetDstAddress())
+		}
+		if v.GetGre().GetSessionId() != 0 && v.GetGre().GetKind() != Interface_Gre_KIND_ERSPAN {
+			errs = errs.Add("gre.session_id", "must be empty unless gre.kind is KIND_ERSPAN (it is %v)", v.GetGre().GetKind())
+		}
+		if v.GetGre().GetSessionId() > 1023 {
+			errs = errs.Add("gre.session_id", "%v is above the maximum 1023", v.GetGre().GetSessionId())
+		}
+	}
+	if v.GetIpip() == nil && v.GetType() == Interface_TYPE_IPIP_TUNNEL {
+		errs = errs.Add("ipip", "must be set when type is TYPE_IPIP_TUNNEL")
+	}
+	if v.GetIpip() != nil && v.GetType() != Interface_TYPE_IPIP_TUNNEL {
+		errs = errs.Add("ipip", "must be empty unless type is TYPE_IPIP_TUNNEL (it is %v)", v.GetType())
+	}
+	if v.GetIpip() != nil {
+		if r := kv.CheckFormat(kv.FormatIP, v.GetIpip().GetSrcAddress()); r != "" {
+			errs = errs.Add("ipip.src_address", "%s", r)
+		}
+		if v.GetIpip().GetSrcAddress() == "" {
+			errs = errs.Add("ipip.src_address", "must be set")
+		}
+		if r := kv.CheckFormat(kv.FormatIP, v.GetIpip().GetDstAddress()); r != "" {
+			errs = errs.Add("ipip.dst_address", "%s", r)
+		}
+		if v.GetIpip().GetDstAddress() == "" {
+			errs = errs.Add("ipip.dst_address", "must be set")
+		}
+		if v.GetIpip().GetDstAddress() != "" && v.GetIpip().GetDstAddress() == v.GetIpip().GetSrcAddress() {
+			errs = errs.Add("ipip.dst_address", "%q must differ from ipip.src_address", v.GetIpip().GetDstAddress())
+		}
+	}
 	for i, e := range v.GetIpAddresses() {
 		if e == "" {
 			errs = errs.Add(fmt.Sprintf("ip_addresses[%d]", i), "must be set: it is part of the key")
 		} else if r := kv.CheckFormat(kv.FormatIPInterface, e); r != "" {
 			errs = errs.Add(fmt.Sprintf("ip_addresses[%d]", i), "%s", r)
+		}
+	}
+	if e := v.GetUnnumbered(); e != "" {
+		if r := kv.CheckFormat(kv.FormatName, e); r != "" {
+			errs = errs.Add("unnumbered", "%s", r)
 		}
 	}
 	if errs == nil {
@@ -211,8 +414,10 @@ func InterfaceSpec[M any]() kv.Spec[InterfaceKey, *Interface, M] {
 	return kv.Spec[InterfaceKey, *Interface, M]{
 		Dependencies: kvimpl.ShareDependencies(interfaceDependencies, func(v *Interface) interfaceDependencyInputs {
 			return interfaceDependencyInputs{
-				hostIfName: v.GetHostIfName(),
-				vrf:        v.GetVrf(),
+				hostIfName:     v.GetHostIfName(),
+				parent:         v.GetParent(),
+				vrf:            v.GetVrf(),
+				vxlanMulticast: v.GetVxlanMulticast(),
 			}
 		}),
 		Derived: interfaceDerived,
@@ -416,6 +621,160 @@ type InterfaceIpAddressesItem[M any] = kv.Item[InterfaceIpAddressesKey, *wrapper
 // scheduler.
 func NewInterfaceIpAddressesDescriptor[M any](h InterfaceIpAddressesHandler[M]) (*kv.TypedDescriptor[InterfaceIpAddressesKey, *wrapperspb.StringValue, M], error) {
 	return kv.NewDescriptor(InterfaceIpAddressesSpec[M](), h)
+}
+
+// InterfaceUnnumberedModelName: the derived model
+// vpp.interfaces.v1.Interface.unnumbered (each value derived from field
+// unnumbered of vpp.interfaces.v1.Interface).
+const (
+	InterfaceUnnumberedModelName = "vpp.interfaces.v1.Interface.unnumbered"
+	// InterfaceUnnumberedKeyTemplate is the key template of vpp.interfaces.v1.Interface.unnumbered.
+	InterfaceUnnumberedKeyTemplate = "vpp/interface/{name:name}/unnumbered/{unnumbered:name}"
+	// InterfaceUnnumberedKeyPrefix starts every key of vpp.interfaces.v1.Interface.unnumbered.
+	InterfaceUnnumberedKeyPrefix = "vpp/interface/"
+)
+
+var interfaceUnnumberedKeyTemplate = kv.MustParseKeyTemplate(InterfaceUnnumberedKeyTemplate)
+
+// InterfaceUnnumberedKey is a parsed key of
+// vpp.interfaces.v1.Interface.unnumbered.
+type InterfaceUnnumberedKey struct {
+	Name       string
+	Unnumbered string
+}
+
+// String builds the key.
+func (k InterfaceUnnumberedKey) String() string {
+	return "vpp/interface/" + kv.EscapeSegment(k.Name) + "/unnumbered/" + kv.EscapeSegment(k.Unnumbered)
+}
+
+// interfaceUnnumberedKey builds the key of
+// vpp.interfaces.v1.Interface.unnumbered from its fields, in key form: names
+// escaped, addresses and networks canonical.
+func interfaceUnnumberedKey(name string, unnumbered string) string {
+	return "vpp/interface/" + kv.KeyValue(kv.FormatName, name) + "/unnumbered/" + kv.KeyValue(kv.FormatName, unnumbered)
+}
+
+// ParseInterfaceUnnumberedKey parses a key of
+// vpp.interfaces.v1.Interface.unnumbered; ok is false for any other text.
+func ParseInterfaceUnnumberedKey(key string) (k InterfaceUnnumberedKey, ok bool) {
+	var parts [2]string
+	if !interfaceUnnumberedKeyTemplate.SplitInto(key, parts[:]) {
+		return
+	}
+	if k.Name, ok = kv.ParseKeyName(parts[0]); !ok {
+		return
+	}
+	if k.Unnumbered, ok = kv.ParseKeyName(parts[1]); !ok {
+		return
+	}
+	return k, true
+}
+
+// interfaceUnnumberedDependencies returns the dependencies of a value of
+// vpp.interfaces.v1.Interface.unnumbered.
+func interfaceUnnumberedDependencies(key string, v *wrapperspb.StringValue) []kv.Dependency {
+	deps := make([]kv.Dependency, 0, 1)
+	if v.GetValue() != "" {
+		deps = append(deps, kv.Dependency{
+			AnyOf: kv.AnyOf{Prefixes: []string{"vpp/interface/" + kv.KeyValue(kv.FormatName, v.GetValue()) + "/address/"}},
+			Label: "numbered interface with an address",
+		})
+	}
+	if len(deps) == 0 {
+		return nil
+	}
+	return deps
+}
+
+// interfaceUnnumberedBaseOf returns the key of the vpp.interfaces.v1.Interface
+// that derives a key of vpp.interfaces.v1.Interface.unnumbered.
+var interfaceUnnumberedBaseOf = kvimpl.MustBaseKeyOf(interfaceUnnumberedKeyTemplate, interfaceKeyTemplate)
+
+// interfaceUnnumberedValidate validates a value of
+// vpp.interfaces.v1.Interface.unnumbered, naming every invalid field.
+func interfaceUnnumberedValidate(key string, v *wrapperspb.StringValue) error {
+	var errs *kv.InvalidValueError
+	if v.GetValue() == "" {
+		errs = errs.Add("unnumbered", "must be set: it is part of the key")
+	} else if r := kv.CheckFormat(kv.FormatName, v.GetValue()); r != "" {
+		errs = errs.Add("unnumbered", "%s", r)
+	}
+	if errs == nil {
+		k, _ := ParseInterfaceUnnumberedKey(key)
+		if want := interfaceUnnumberedKey(k.Name, v.GetValue()); want != key {
+			errs = errs.Add("(key)", "%q is not the key of this value, which is %q", key, want)
+		}
+	}
+	return errs.OrNil()
+}
+
+// InterfaceUnnumberedSpec returns the schema-derived part of the descriptor of
+// vpp.interfaces.v1.Interface.unnumbered.
+func InterfaceUnnumberedSpec[M any]() kv.Spec[InterfaceUnnumberedKey, *wrapperspb.StringValue, M] {
+	return kv.Spec[InterfaceUnnumberedKey, *wrapperspb.StringValue, M]{
+		BaseOf:               interfaceUnnumberedBaseOf,
+		Dependencies:         interfaceUnnumberedDependencies,
+		KeyString:            InterfaceUnnumberedKey.String,
+		KeyTemplate:          InterfaceUnnumberedKeyTemplate,
+		Name:                 InterfaceUnnumberedModelName,
+		ParseKey:             ParseInterfaceUnnumberedKey,
+		RetrieveDependencies: []string{"vpp.interfaces.v1.Interface"},
+		Validate:             interfaceUnnumberedValidate,
+	}
+}
+
+// InterfaceUnnumberedHandler holds the southbound calls of
+// vpp.interfaces.v1.Interface.unnumbered: Create and Delete. Its optional
+// capabilities are InterfaceUnnumberedUpdater, InterfaceUnnumberedRetriever,
+// InterfaceUnnumberedValidator and InterfaceUnnumberedBatcher (and
+// kv.Concurrent); NewInterfaceUnnumberedDescriptor refuses a handler with a
+// method of one of their names and another signature. Keys arrive parsed; M is
+// the metadata type (struct{} for none).
+type InterfaceUnnumberedHandler[M any] interface {
+	kv.Handler[InterfaceUnnumberedKey, *wrapperspb.StringValue, M]
+}
+
+// InterfaceUnnumberedUpdater is the optional Update of a
+// InterfaceUnnumberedHandler: without it, every change is applied as Delete
+// followed by Create.
+type InterfaceUnnumberedUpdater[M any] interface {
+	kv.Updater[InterfaceUnnumberedKey, *wrapperspb.StringValue, M]
+}
+
+// InterfaceUnnumberedRetriever is the optional Retrieve of a
+// InterfaceUnnumberedHandler: it reads the southbound, so that resync finds
+// what exists.
+type InterfaceUnnumberedRetriever[M any] interface {
+	kv.Retriever[InterfaceUnnumberedKey, *wrapperspb.StringValue, M]
+}
+
+// InterfaceUnnumberedValidator is the optional Validate of a
+// InterfaceUnnumberedHandler: checks beyond the schema's.
+type InterfaceUnnumberedValidator interface {
+	kv.Validator[InterfaceUnnumberedKey, *wrapperspb.StringValue]
+}
+
+// InterfaceUnnumberedBatcher is the optional Batch of a
+// InterfaceUnnumberedHandler: many independent creates, updates or deletes in
+// one call, each with its own outcome.
+type InterfaceUnnumberedBatcher[M any] interface {
+	kv.Batcher[InterfaceUnnumberedKey, *wrapperspb.StringValue, M]
+}
+
+// InterfaceUnnumberedBatchOp is one operation of a batch of
+// vpp.interfaces.v1.Interface.unnumbered, with its outcome.
+type InterfaceUnnumberedBatchOp[M any] = kv.BatchOp[InterfaceUnnumberedKey, *wrapperspb.StringValue, M]
+
+// InterfaceUnnumberedItem is a key of vpp.interfaces.v1.Interface.unnumbered
+// with its value, metadata and origin, as Retrieve exchanges them.
+type InterfaceUnnumberedItem[M any] = kv.Item[InterfaceUnnumberedKey, *wrapperspb.StringValue, M]
+
+// NewInterfaceUnnumberedDescriptor returns the descriptor of
+// vpp.interfaces.v1.Interface.unnumbered with handler h, to register with the
+// scheduler.
+func NewInterfaceUnnumberedDescriptor[M any](h InterfaceUnnumberedHandler[M]) (*kv.TypedDescriptor[InterfaceUnnumberedKey, *wrapperspb.StringValue, M], error) {
+	return kv.NewDescriptor(InterfaceUnnumberedSpec[M](), h)
 }
 
 // InterfaceMtuDefault is the compare.zero_equals of

@@ -33,6 +33,22 @@ const (
 	Interface_TYPE_AF_PACKET Interface_Type = 3
 	// TYPE_TAP: a virtio TAP interface; see tap.
 	Interface_TYPE_TAP Interface_Type = 4
+	// TYPE_SUB_INTERFACE: a VLAN sub-interface (dot1q or QinQ) of the
+	// interface parent; see sub_interface.
+	Interface_TYPE_SUB_INTERFACE Interface_Type = 5
+	// TYPE_VXLAN_TUNNEL: a VXLAN tunnel endpoint; see vxlan.
+	Interface_TYPE_VXLAN_TUNNEL Interface_Type = 6
+	// TYPE_DPDK: a hardware interface VPP found at start (DPDK or another
+	// device driver). It is adopted and configured, never created or
+	// deleted: the label is VPP's name of it (GigabitEthernet0/8/0), and
+	// deleting the value takes the configuration off (down, VRF 0,
+	// untagged; MTU and MAC are left as they are). Hardware not adopted
+	// is not retrieved as a value.
+	Interface_TYPE_DPDK Interface_Type = 7
+	// TYPE_GRE_TUNNEL: a GRE tunnel; see gre.
+	Interface_TYPE_GRE_TUNNEL Interface_Type = 8
+	// TYPE_IPIP_TUNNEL: an IP-in-IP tunnel (point to point); see ipip.
+	Interface_TYPE_IPIP_TUNNEL Interface_Type = 9
 )
 
 // Enum value maps for Interface_Type.
@@ -43,13 +59,23 @@ var (
 		2: "TYPE_MEMIF",
 		3: "TYPE_AF_PACKET",
 		4: "TYPE_TAP",
+		5: "TYPE_SUB_INTERFACE",
+		6: "TYPE_VXLAN_TUNNEL",
+		7: "TYPE_DPDK",
+		8: "TYPE_GRE_TUNNEL",
+		9: "TYPE_IPIP_TUNNEL",
 	}
 	Interface_Type_value = map[string]int32{
-		"TYPE_UNSPECIFIED": 0,
-		"TYPE_LOOPBACK":    1,
-		"TYPE_MEMIF":       2,
-		"TYPE_AF_PACKET":   3,
-		"TYPE_TAP":         4,
+		"TYPE_UNSPECIFIED":   0,
+		"TYPE_LOOPBACK":      1,
+		"TYPE_MEMIF":         2,
+		"TYPE_AF_PACKET":     3,
+		"TYPE_TAP":           4,
+		"TYPE_SUB_INTERFACE": 5,
+		"TYPE_VXLAN_TUNNEL":  6,
+		"TYPE_DPDK":          7,
+		"TYPE_GRE_TUNNEL":    8,
+		"TYPE_IPIP_TUNNEL":   9,
 	}
 )
 
@@ -78,6 +104,113 @@ func (x Interface_Type) Number() protoreflect.EnumNumber {
 // Deprecated: Use Interface_Type.Descriptor instead.
 func (Interface_Type) EnumDescriptor() ([]byte, []int) {
 	return file_vpp_interfaces_v1_interfaces_proto_rawDescGZIP(), []int{0, 0}
+}
+
+// RxMode is how VPP receives on the interface's queues.
+type Interface_RxMode int32
+
+const (
+	// RX_MODE_UNSPECIFIED leaves the mode to VPP (the driver's default).
+	Interface_RX_MODE_UNSPECIFIED Interface_RxMode = 0
+	Interface_RX_MODE_POLLING     Interface_RxMode = 1
+	Interface_RX_MODE_INTERRUPT   Interface_RxMode = 2
+	Interface_RX_MODE_ADAPTIVE    Interface_RxMode = 3
+)
+
+// Enum value maps for Interface_RxMode.
+var (
+	Interface_RxMode_name = map[int32]string{
+		0: "RX_MODE_UNSPECIFIED",
+		1: "RX_MODE_POLLING",
+		2: "RX_MODE_INTERRUPT",
+		3: "RX_MODE_ADAPTIVE",
+	}
+	Interface_RxMode_value = map[string]int32{
+		"RX_MODE_UNSPECIFIED": 0,
+		"RX_MODE_POLLING":     1,
+		"RX_MODE_INTERRUPT":   2,
+		"RX_MODE_ADAPTIVE":    3,
+	}
+)
+
+func (x Interface_RxMode) Enum() *Interface_RxMode {
+	p := new(Interface_RxMode)
+	*p = x
+	return p
+}
+
+func (x Interface_RxMode) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Interface_RxMode) Descriptor() protoreflect.EnumDescriptor {
+	return file_vpp_interfaces_v1_interfaces_proto_enumTypes[1].Descriptor()
+}
+
+func (Interface_RxMode) Type() protoreflect.EnumType {
+	return &file_vpp_interfaces_v1_interfaces_proto_enumTypes[1]
+}
+
+func (x Interface_RxMode) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Interface_RxMode.Descriptor instead.
+func (Interface_RxMode) EnumDescriptor() ([]byte, []int) {
+	return file_vpp_interfaces_v1_interfaces_proto_rawDescGZIP(), []int{0, 1}
+}
+
+// Kind is what the tunnel carries.
+type Interface_Gre_Kind int32
+
+const (
+	// KIND_L3: IP packets.
+	Interface_Gre_KIND_L3 Interface_Gre_Kind = 0
+	// KIND_TEB: Ethernet frames (transparent Ethernet bridging).
+	Interface_Gre_KIND_TEB Interface_Gre_Kind = 1
+	// KIND_ERSPAN: mirrored Ethernet frames, with a session id.
+	Interface_Gre_KIND_ERSPAN Interface_Gre_Kind = 2
+)
+
+// Enum value maps for Interface_Gre_Kind.
+var (
+	Interface_Gre_Kind_name = map[int32]string{
+		0: "KIND_L3",
+		1: "KIND_TEB",
+		2: "KIND_ERSPAN",
+	}
+	Interface_Gre_Kind_value = map[string]int32{
+		"KIND_L3":     0,
+		"KIND_TEB":    1,
+		"KIND_ERSPAN": 2,
+	}
+)
+
+func (x Interface_Gre_Kind) Enum() *Interface_Gre_Kind {
+	p := new(Interface_Gre_Kind)
+	*p = x
+	return p
+}
+
+func (x Interface_Gre_Kind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Interface_Gre_Kind) Descriptor() protoreflect.EnumDescriptor {
+	return file_vpp_interfaces_v1_interfaces_proto_enumTypes[2].Descriptor()
+}
+
+func (Interface_Gre_Kind) Type() protoreflect.EnumType {
+	return &file_vpp_interfaces_v1_interfaces_proto_enumTypes[2]
+}
+
+func (x Interface_Gre_Kind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Interface_Gre_Kind.Descriptor instead.
+func (Interface_Gre_Kind) EnumDescriptor() ([]byte, []int) {
+	return file_vpp_interfaces_v1_interfaces_proto_rawDescGZIP(), []int{0, 4, 0}
 }
 
 // Interface is a VPP interface. Its metadata is the VPP sw_if_index.
@@ -110,7 +243,36 @@ type Interface struct {
 	Memif *Interface_Memif `protobuf:"bytes,9,opt,name=memif,proto3" json:"memif,omitempty"`
 	// tap: optional for, and only for, a TAP interface. Changing it
 	// re-creates.
-	Tap           *Interface_Tap `protobuf:"bytes,10,opt,name=tap,proto3" json:"tap,omitempty"`
+	Tap *Interface_Tap `protobuf:"bytes,10,opt,name=tap,proto3" json:"tap,omitempty"`
+	// parent is the interface a sub-interface sits on (its label): set for,
+	// and only for, one. Changing it re-creates.
+	Parent string `protobuf:"bytes,11,opt,name=parent,proto3" json:"parent,omitempty"`
+	// sub_interface: optional for, and only for, a sub-interface (unset:
+	// sub_id 0, untagged). VPP cannot change it: changing it re-creates.
+	SubInterface *Interface_SubInterface `protobuf:"bytes,12,opt,name=sub_interface,json=subInterface,proto3" json:"sub_interface,omitempty"`
+	// vxlan: required for, and only for, a VXLAN tunnel. VPP cannot change
+	// a tunnel: changing it re-creates.
+	Vxlan *Interface_Vxlan `protobuf:"bytes,13,opt,name=vxlan,proto3" json:"vxlan,omitempty"`
+	// vxlan_multicast is the interface a VXLAN tunnel to a multicast
+	// dst_address sends on (its label): required for such a tunnel, and
+	// only for a VXLAN tunnel. Changing it re-creates.
+	VxlanMulticast string `protobuf:"bytes,14,opt,name=vxlan_multicast,json=vxlanMulticast,proto3" json:"vxlan_multicast,omitempty"`
+	// unnumbered names the interface (its label) whose IP addresses this
+	// one borrows (vppctl set interface unnumbered THIS use THAT). It
+	// derives a value of its own, which waits until that interface has an
+	// address and is taken away before the last one goes; changing it
+	// touches that value only.
+	Unnumbered string `protobuf:"bytes,15,opt,name=unnumbered,proto3" json:"unnumbered,omitempty"`
+	// rx_mode is the receive mode of all the interface's queues (vppctl set
+	// interface rx-mode NAME polling|interrupt|adaptive), for the types
+	// with receive queues of their own; changed in place.
+	RxMode Interface_RxMode `protobuf:"varint,16,opt,name=rx_mode,json=rxMode,proto3,enum=vpp.interfaces.v1.Interface_RxMode" json:"rx_mode,omitempty"`
+	// gre: required for, and only for, a GRE tunnel. VPP cannot change a
+	// tunnel: changing it re-creates.
+	Gre *Interface_Gre `protobuf:"bytes,17,opt,name=gre,proto3" json:"gre,omitempty"`
+	// ipip: required for, and only for, an IP-in-IP tunnel. VPP cannot
+	// change a tunnel: changing it re-creates.
+	Ipip          *Interface_Ipip `protobuf:"bytes,18,opt,name=ipip,proto3" json:"ipip,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -211,6 +373,62 @@ func (x *Interface) GetMemif() *Interface_Memif {
 func (x *Interface) GetTap() *Interface_Tap {
 	if x != nil {
 		return x.Tap
+	}
+	return nil
+}
+
+func (x *Interface) GetParent() string {
+	if x != nil {
+		return x.Parent
+	}
+	return ""
+}
+
+func (x *Interface) GetSubInterface() *Interface_SubInterface {
+	if x != nil {
+		return x.SubInterface
+	}
+	return nil
+}
+
+func (x *Interface) GetVxlan() *Interface_Vxlan {
+	if x != nil {
+		return x.Vxlan
+	}
+	return nil
+}
+
+func (x *Interface) GetVxlanMulticast() string {
+	if x != nil {
+		return x.VxlanMulticast
+	}
+	return ""
+}
+
+func (x *Interface) GetUnnumbered() string {
+	if x != nil {
+		return x.Unnumbered
+	}
+	return ""
+}
+
+func (x *Interface) GetRxMode() Interface_RxMode {
+	if x != nil {
+		return x.RxMode
+	}
+	return Interface_RX_MODE_UNSPECIFIED
+}
+
+func (x *Interface) GetGre() *Interface_Gre {
+	if x != nil {
+		return x.Gre
+	}
+	return nil
+}
+
+func (x *Interface) GetIpip() *Interface_Ipip {
+	if x != nil {
+		return x.Ipip
 	}
 	return nil
 }
@@ -328,11 +546,287 @@ func (x *Interface_Tap) GetHostIfName() string {
 	return ""
 }
 
+// SubInterface holds the VLAN match of a sub-interface. VPP names it
+// PARENT.SUB_ID. Without outer_vlan_id it matches untagged frames.
+type Interface_SubInterface struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// sub_id is the sub-interface's number on its parent, unique there.
+	SubId uint32 `protobuf:"varint,1,opt,name=sub_id,json=subId,proto3" json:"sub_id,omitempty"`
+	// outer_vlan_id is the (outer) VLAN id matched: dot1q, or the S-tag
+	// of QinQ when inner_vlan_id is set too.
+	OuterVlanId uint32 `protobuf:"varint,2,opt,name=outer_vlan_id,json=outerVlanId,proto3" json:"outer_vlan_id,omitempty"`
+	// inner_vlan_id is the inner VLAN id of QinQ (two tags); VPP refuses
+	// it without outer_vlan_id.
+	InnerVlanId uint32 `protobuf:"varint,3,opt,name=inner_vlan_id,json=innerVlanId,proto3" json:"inner_vlan_id,omitempty"`
+	// dot1ad: the outer tag is 802.1ad (ethertype 0x88a8), not dot1q.
+	Dot1Ad bool `protobuf:"varint,4,opt,name=dot1ad,proto3" json:"dot1ad,omitempty"`
+	// exact_match: only frames with exactly these tags match (needed for
+	// an L3 sub-interface); otherwise more tags may follow.
+	ExactMatch    bool `protobuf:"varint,5,opt,name=exact_match,json=exactMatch,proto3" json:"exact_match,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Interface_SubInterface) Reset() {
+	*x = Interface_SubInterface{}
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Interface_SubInterface) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Interface_SubInterface) ProtoMessage() {}
+
+func (x *Interface_SubInterface) ProtoReflect() protoreflect.Message {
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Interface_SubInterface.ProtoReflect.Descriptor instead.
+func (*Interface_SubInterface) Descriptor() ([]byte, []int) {
+	return file_vpp_interfaces_v1_interfaces_proto_rawDescGZIP(), []int{0, 2}
+}
+
+func (x *Interface_SubInterface) GetSubId() uint32 {
+	if x != nil {
+		return x.SubId
+	}
+	return 0
+}
+
+func (x *Interface_SubInterface) GetOuterVlanId() uint32 {
+	if x != nil {
+		return x.OuterVlanId
+	}
+	return 0
+}
+
+func (x *Interface_SubInterface) GetInnerVlanId() uint32 {
+	if x != nil {
+		return x.InnerVlanId
+	}
+	return 0
+}
+
+func (x *Interface_SubInterface) GetDot1Ad() bool {
+	if x != nil {
+		return x.Dot1Ad
+	}
+	return false
+}
+
+func (x *Interface_SubInterface) GetExactMatch() bool {
+	if x != nil {
+		return x.ExactMatch
+	}
+	return false
+}
+
+// Vxlan holds the parameters of a VXLAN tunnel.
+type Interface_Vxlan struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// src_address and dst_address are the tunnel's ends (VTEPs), of the
+	// same family. A multicast dst_address needs multicast.
+	SrcAddress string `protobuf:"bytes,1,opt,name=src_address,json=srcAddress,proto3" json:"src_address,omitempty"`
+	DstAddress string `protobuf:"bytes,2,opt,name=dst_address,json=dstAddress,proto3" json:"dst_address,omitempty"`
+	// vni is the VXLAN network identifier, 24 bits.
+	Vni           uint32 `protobuf:"varint,3,opt,name=vni,proto3" json:"vni,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Interface_Vxlan) Reset() {
+	*x = Interface_Vxlan{}
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Interface_Vxlan) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Interface_Vxlan) ProtoMessage() {}
+
+func (x *Interface_Vxlan) ProtoReflect() protoreflect.Message {
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Interface_Vxlan.ProtoReflect.Descriptor instead.
+func (*Interface_Vxlan) Descriptor() ([]byte, []int) {
+	return file_vpp_interfaces_v1_interfaces_proto_rawDescGZIP(), []int{0, 3}
+}
+
+func (x *Interface_Vxlan) GetSrcAddress() string {
+	if x != nil {
+		return x.SrcAddress
+	}
+	return ""
+}
+
+func (x *Interface_Vxlan) GetDstAddress() string {
+	if x != nil {
+		return x.DstAddress
+	}
+	return ""
+}
+
+func (x *Interface_Vxlan) GetVni() uint32 {
+	if x != nil {
+		return x.Vni
+	}
+	return 0
+}
+
+// Gre holds the parameters of a GRE tunnel.
+type Interface_Gre struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Kind  Interface_Gre_Kind     `protobuf:"varint,1,opt,name=kind,proto3,enum=vpp.interfaces.v1.Interface_Gre_Kind" json:"kind,omitempty"`
+	// src_address and dst_address are the tunnel's ends, of the same
+	// family.
+	SrcAddress string `protobuf:"bytes,2,opt,name=src_address,json=srcAddress,proto3" json:"src_address,omitempty"`
+	DstAddress string `protobuf:"bytes,3,opt,name=dst_address,json=dstAddress,proto3" json:"dst_address,omitempty"`
+	// session_id is the ERSPAN session (10 bits), for, and only for, an
+	// ERSPAN tunnel.
+	SessionId     uint32 `protobuf:"varint,4,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Interface_Gre) Reset() {
+	*x = Interface_Gre{}
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Interface_Gre) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Interface_Gre) ProtoMessage() {}
+
+func (x *Interface_Gre) ProtoReflect() protoreflect.Message {
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Interface_Gre.ProtoReflect.Descriptor instead.
+func (*Interface_Gre) Descriptor() ([]byte, []int) {
+	return file_vpp_interfaces_v1_interfaces_proto_rawDescGZIP(), []int{0, 4}
+}
+
+func (x *Interface_Gre) GetKind() Interface_Gre_Kind {
+	if x != nil {
+		return x.Kind
+	}
+	return Interface_Gre_KIND_L3
+}
+
+func (x *Interface_Gre) GetSrcAddress() string {
+	if x != nil {
+		return x.SrcAddress
+	}
+	return ""
+}
+
+func (x *Interface_Gre) GetDstAddress() string {
+	if x != nil {
+		return x.DstAddress
+	}
+	return ""
+}
+
+func (x *Interface_Gre) GetSessionId() uint32 {
+	if x != nil {
+		return x.SessionId
+	}
+	return 0
+}
+
+// Ipip holds the ends of an IP-in-IP tunnel, of the same family.
+type Interface_Ipip struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SrcAddress    string                 `protobuf:"bytes,1,opt,name=src_address,json=srcAddress,proto3" json:"src_address,omitempty"`
+	DstAddress    string                 `protobuf:"bytes,2,opt,name=dst_address,json=dstAddress,proto3" json:"dst_address,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Interface_Ipip) Reset() {
+	*x = Interface_Ipip{}
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Interface_Ipip) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Interface_Ipip) ProtoMessage() {}
+
+func (x *Interface_Ipip) ProtoReflect() protoreflect.Message {
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Interface_Ipip.ProtoReflect.Descriptor instead.
+func (*Interface_Ipip) Descriptor() ([]byte, []int) {
+	return file_vpp_interfaces_v1_interfaces_proto_rawDescGZIP(), []int{0, 5}
+}
+
+func (x *Interface_Ipip) GetSrcAddress() string {
+	if x != nil {
+		return x.SrcAddress
+	}
+	return ""
+}
+
+func (x *Interface_Ipip) GetDstAddress() string {
+	if x != nil {
+		return x.DstAddress
+	}
+	return ""
+}
+
 var File_vpp_interfaces_v1_interfaces_proto protoreflect.FileDescriptor
 
 const file_vpp_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"\n" +
-	"\"vpp/interfaces/v1/interfaces.proto\x12\x11vpp.interfaces.v1\x1a\x1dkvdescriptor/v1/options.proto\"\xad\a\n" +
+	"\"vpp/interfaces/v1/interfaces.proto\x12\x11vpp.interfaces.v1\x1a\x1dkvdescriptor/v1/options.proto\"\xab\x17\n" +
 	"\tInterface\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12=\n" +
 	"\x04type\x18\x02 \x01(\x0e2!.vpp.interfaces.v1.Interface.TypeB\x06Ҽ\x19\x02 \x01R\x04type\x12\x18\n" +
@@ -353,21 +847,92 @@ const file_vpp_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"TYPE_MEMIFR\x05memif\x12N\n" +
 	"\x03tap\x18\n" +
 	" \x01(\v2 .vpp.interfaces.v1.Interface.TapB\x1aҼ\x19\x16 \x012\x12R\x10\n" +
-	"\x04type\x12\bTYPE_TAPR\x03tap\x1aL\n" +
+	"\x04type\x12\bTYPE_TAPR\x03tap\x12\x8f\x01\n" +
+	"\x06parent\x18\v \x01(\tBwҼ\x19s\x12/\n" +
+	"\x1bvpp.interfaces.v1.Interface\x12\x10parent interface \x012>J\x1a\n" +
+	"\x04type\x12\x12TYPE_SUB_INTERFACER\x1a\n" +
+	"\x04type\x12\x12TYPE_SUB_INTERFACEZ\x04nameR\x06parent\x12t\n" +
+	"\rsub_interface\x18\f \x01(\v2).vpp.interfaces.v1.Interface.SubInterfaceB$Ҽ\x19  \x012\x1cR\x1a\n" +
+	"\x04type\x12\x12TYPE_SUB_INTERFACER\fsubInterface\x12x\n" +
+	"\x05vxlan\x18\r \x01(\v2\".vpp.interfaces.v1.Interface.VxlanB>Ҽ\x19: \x0126J\x19\n" +
+	"\x04type\x12\x11TYPE_VXLAN_TUNNELR\x19\n" +
+	"\x04type\x12\x11TYPE_VXLAN_TUNNELR\x05vxlan\x12\x80\x01\n" +
+	"\x0fvxlan_multicast\x18\x0e \x01(\tBWҼ\x19S\x122\n" +
+	"\x1bvpp.interfaces.v1.Interface\x12\x13multicast interface \x012\x1bR\x19\n" +
+	"\x04type\x12\x11TYPE_VXLAN_TUNNELR\x0evxlanMulticast\x12\xd4\x01\n" +
+	"\n" +
+	"unnumbered\x18\x0f \x01(\tB\xb3\x01Ҽ\x19\xae\x01\x1a\xa3\x01\n" +
+	",vpp/interface/{name}/unnumbered/{unnumbered}\x12&vpp.interfaces.v1.Interface.unnumbered\x1aK\n" +
+	"\"numbered interface with an address\x1a%\n" +
+	"#vpp/interface/{unnumbered}/address/2\x06Z\x04nameR\n" +
+	"unnumbered\x12}\n" +
+	"\arx_mode\x18\x10 \x01(\x0e2#.vpp.interfaces.v1.Interface.RxModeB?Ҽ\x19;29R7\n" +
+	"\x04type\x12\n" +
+	"TYPE_MEMIF\x12\bTYPE_TAP\x12\x0eTYPE_AF_PACKET\x12\tTYPE_DPDKR\x06rxMode\x12n\n" +
+	"\x03gre\x18\x11 \x01(\v2 .vpp.interfaces.v1.Interface.GreB:Ҽ\x196 \x0122J\x17\n" +
+	"\x04type\x12\x0fTYPE_GRE_TUNNELR\x17\n" +
+	"\x04type\x12\x0fTYPE_GRE_TUNNELR\x03gre\x12s\n" +
+	"\x04ipip\x18\x12 \x01(\v2!.vpp.interfaces.v1.Interface.IpipB<Ҽ\x198 \x0124J\x18\n" +
+	"\x04type\x12\x10TYPE_IPIP_TUNNELR\x18\n" +
+	"\x04type\x12\x10TYPE_IPIP_TUNNELR\x04ipip\x1aL\n" +
 	"\x05Memif\x12\x16\n" +
 	"\x06master\x18\x01 \x01(\bR\x06master\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\rR\x02id\x12\x1b\n" +
 	"\tsocket_id\x18\x03 \x01(\rR\bsocketId\x1a/\n" +
 	"\x03Tap\x12(\n" +
 	"\fhost_if_name\x18\x01 \x01(\tB\x06Ҽ\x19\x02\b\bR\n" +
-	"hostIfName\"a\n" +
+	"hostIfName\x1a\xcc\x01\n" +
+	"\fSubInterface\x12\x15\n" +
+	"\x06sub_id\x18\x01 \x01(\rR\x05subId\x125\n" +
+	"\router_vlan_id\x18\x02 \x01(\rB\x11Ҽ\x19\r2\v\x18\x01 \x01(\x010\xff\x1f`\x01R\vouterVlanId\x125\n" +
+	"\rinner_vlan_id\x18\x03 \x01(\rB\x11Ҽ\x19\r2\v\x18\x01 \x01(\x010\xff\x1f`\x01R\vinnerVlanId\x12\x16\n" +
+	"\x06dot1ad\x18\x04 \x01(\bR\x06dot1ad\x12\x1f\n" +
+	"\vexact_match\x18\x05 \x01(\bR\n" +
+	"exactMatch\x1a\x8f\x01\n" +
+	"\x05Vxlan\x12+\n" +
+	"\vsrc_address\x18\x01 \x01(\tB\n" +
+	"Ҽ\x19\x06\b\x032\x02\b\x01R\n" +
+	"srcAddress\x128\n" +
+	"\vdst_address\x18\x02 \x01(\tB\x17Ҽ\x19\x13\b\x032\x0f\b\x01Z\vsrc_addressR\n" +
+	"dstAddress\x12\x1f\n" +
+	"\x03vni\x18\x03 \x01(\rB\rҼ\x19\t2\a(\x010\xff\xff\xff\aR\x03vni\x1a\x9c\x02\n" +
+	"\x03Gre\x129\n" +
+	"\x04kind\x18\x01 \x01(\x0e2%.vpp.interfaces.v1.Interface.Gre.KindR\x04kind\x12+\n" +
+	"\vsrc_address\x18\x02 \x01(\tB\n" +
+	"Ҽ\x19\x06\b\x032\x02\b\x01R\n" +
+	"srcAddress\x128\n" +
+	"\vdst_address\x18\x03 \x01(\tB\x17Ҽ\x19\x13\b\x032\x0f\b\x01Z\vsrc_addressR\n" +
+	"dstAddress\x12?\n" +
+	"\n" +
+	"session_id\x18\x04 \x01(\rB Ҽ\x19\x1c2\x1a(\x010\xff\aR\x13\n" +
+	"\x04kind\x12\vKIND_ERSPANR\tsessionId\"2\n" +
+	"\x04Kind\x12\v\n" +
+	"\aKIND_L3\x10\x00\x12\f\n" +
+	"\bKIND_TEB\x10\x01\x12\x0f\n" +
+	"\vKIND_ERSPAN\x10\x02\x1am\n" +
+	"\x04Ipip\x12+\n" +
+	"\vsrc_address\x18\x01 \x01(\tB\n" +
+	"Ҽ\x19\x06\b\x032\x02\b\x01R\n" +
+	"srcAddress\x128\n" +
+	"\vdst_address\x18\x02 \x01(\tB\x17Ҽ\x19\x13\b\x032\x0f\b\x01Z\vsrc_addressR\n" +
+	"dstAddress\"\xca\x01\n" +
 	"\x04Type\x12\x14\n" +
 	"\x10TYPE_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rTYPE_LOOPBACK\x10\x01\x12\x0e\n" +
 	"\n" +
 	"TYPE_MEMIF\x10\x02\x12\x12\n" +
 	"\x0eTYPE_AF_PACKET\x10\x03\x12\f\n" +
-	"\bTYPE_TAP\x10\x04:\x1cҼ\x19\x18\n" +
+	"\bTYPE_TAP\x10\x04\x12\x16\n" +
+	"\x12TYPE_SUB_INTERFACE\x10\x05\x12\x15\n" +
+	"\x11TYPE_VXLAN_TUNNEL\x10\x06\x12\r\n" +
+	"\tTYPE_DPDK\x10\a\x12\x13\n" +
+	"\x0fTYPE_GRE_TUNNEL\x10\b\x12\x14\n" +
+	"\x10TYPE_IPIP_TUNNEL\x10\t\"c\n" +
+	"\x06RxMode\x12\x17\n" +
+	"\x13RX_MODE_UNSPECIFIED\x10\x00\x12\x13\n" +
+	"\x0fRX_MODE_POLLING\x10\x01\x12\x15\n" +
+	"\x11RX_MODE_INTERRUPT\x10\x02\x12\x14\n" +
+	"\x10RX_MODE_ADAPTIVE\x10\x03:\x1cҼ\x19\x18\n" +
 	"\x14vpp/interface/{name} \x01BPZNgithub.com/kvdescriptor/kvdescriptor/generated/vpp/interfaces/v1;vppinterfacesb\x06proto3"
 
 var (
@@ -382,23 +947,35 @@ func file_vpp_interfaces_v1_interfaces_proto_rawDescGZIP() []byte {
 	return file_vpp_interfaces_v1_interfaces_proto_rawDescData
 }
 
-var file_vpp_interfaces_v1_interfaces_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_vpp_interfaces_v1_interfaces_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
+var file_vpp_interfaces_v1_interfaces_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_vpp_interfaces_v1_interfaces_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_vpp_interfaces_v1_interfaces_proto_goTypes = []any{
-	(Interface_Type)(0),     // 0: vpp.interfaces.v1.Interface.Type
-	(*Interface)(nil),       // 1: vpp.interfaces.v1.Interface
-	(*Interface_Memif)(nil), // 2: vpp.interfaces.v1.Interface.Memif
-	(*Interface_Tap)(nil),   // 3: vpp.interfaces.v1.Interface.Tap
+	(Interface_Type)(0),            // 0: vpp.interfaces.v1.Interface.Type
+	(Interface_RxMode)(0),          // 1: vpp.interfaces.v1.Interface.RxMode
+	(Interface_Gre_Kind)(0),        // 2: vpp.interfaces.v1.Interface.Gre.Kind
+	(*Interface)(nil),              // 3: vpp.interfaces.v1.Interface
+	(*Interface_Memif)(nil),        // 4: vpp.interfaces.v1.Interface.Memif
+	(*Interface_Tap)(nil),          // 5: vpp.interfaces.v1.Interface.Tap
+	(*Interface_SubInterface)(nil), // 6: vpp.interfaces.v1.Interface.SubInterface
+	(*Interface_Vxlan)(nil),        // 7: vpp.interfaces.v1.Interface.Vxlan
+	(*Interface_Gre)(nil),          // 8: vpp.interfaces.v1.Interface.Gre
+	(*Interface_Ipip)(nil),         // 9: vpp.interfaces.v1.Interface.Ipip
 }
 var file_vpp_interfaces_v1_interfaces_proto_depIdxs = []int32{
 	0, // 0: vpp.interfaces.v1.Interface.type:type_name -> vpp.interfaces.v1.Interface.Type
-	2, // 1: vpp.interfaces.v1.Interface.memif:type_name -> vpp.interfaces.v1.Interface.Memif
-	3, // 2: vpp.interfaces.v1.Interface.tap:type_name -> vpp.interfaces.v1.Interface.Tap
-	3, // [3:3] is the sub-list for method output_type
-	3, // [3:3] is the sub-list for method input_type
-	3, // [3:3] is the sub-list for extension type_name
-	3, // [3:3] is the sub-list for extension extendee
-	0, // [0:3] is the sub-list for field type_name
+	4, // 1: vpp.interfaces.v1.Interface.memif:type_name -> vpp.interfaces.v1.Interface.Memif
+	5, // 2: vpp.interfaces.v1.Interface.tap:type_name -> vpp.interfaces.v1.Interface.Tap
+	6, // 3: vpp.interfaces.v1.Interface.sub_interface:type_name -> vpp.interfaces.v1.Interface.SubInterface
+	7, // 4: vpp.interfaces.v1.Interface.vxlan:type_name -> vpp.interfaces.v1.Interface.Vxlan
+	1, // 5: vpp.interfaces.v1.Interface.rx_mode:type_name -> vpp.interfaces.v1.Interface.RxMode
+	8, // 6: vpp.interfaces.v1.Interface.gre:type_name -> vpp.interfaces.v1.Interface.Gre
+	9, // 7: vpp.interfaces.v1.Interface.ipip:type_name -> vpp.interfaces.v1.Interface.Ipip
+	2, // 8: vpp.interfaces.v1.Interface.Gre.kind:type_name -> vpp.interfaces.v1.Interface.Gre.Kind
+	9, // [9:9] is the sub-list for method output_type
+	9, // [9:9] is the sub-list for method input_type
+	9, // [9:9] is the sub-list for extension type_name
+	9, // [9:9] is the sub-list for extension extendee
+	0, // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_vpp_interfaces_v1_interfaces_proto_init() }
@@ -411,8 +988,8 @@ func file_vpp_interfaces_v1_interfaces_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_vpp_interfaces_v1_interfaces_proto_rawDesc), len(file_vpp_interfaces_v1_interfaces_proto_rawDesc)),
-			NumEnums:      1,
-			NumMessages:   3,
+			NumEnums:      3,
+			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
