@@ -143,7 +143,7 @@ func (r *run) cleanup() error {
 
 func (r *run) run(ctx context.Context) error {
 	for _, step := range []func(context.Context) error{
-		r.startPlugins, r.openState, r.newMux, r.newSources, r.startAPI, r.startWatchers,
+		r.startPlugins, r.openState, r.newMux, r.migrate, r.newSources, r.startAPI, r.startWatchers,
 	} {
 		if err := step(ctx); err != nil {
 			return err
@@ -336,6 +336,9 @@ func priority(order []string) []string {
 	}
 	return out
 }
+
+// migrate imports the state of the former gRPC API (migrateGRPCState).
+func (r *run) migrate(context.Context) error { return r.migrateGRPCState() }
 
 // newSources makes the file and etcd sources that cfg configures.
 func (r *run) newSources(ctx context.Context) error {

@@ -616,3 +616,30 @@ func changesOf(vs map[string]proto.Message) []Change {
 	}
 	return out
 }
+
+// ImportRemoteState records values as the state of the remote source
+// named source in store, as a Remote with no past states would have saved
+// it: the next Remote over the store loads them (and its initial load
+// applies them). It moves a state kept elsewhere (the former gRPC API's
+// grpc.json) into the store before the Remote starts, and refuses to
+// replace a record the source has.
+func ImportRemoteState(store SourceStore, source string, values map[string]proto.Message) error {
+	if source == "" {
+		source = DefaultRemoteSource
+	}
+	b, err := store.LoadSource(source)
+	if err != nil {
+		return fmt.Errorf("nb: the state of source %s: %w", source, err)
+	}
+	if b != nil {
+		return fmt.Errorf("nb: source %s has a recorded state already", source)
+	}
+	var rec remoteRecord
+	if rec.Current, err = encodeValues(values); err != nil {
+		return fmt.Errorf("nb: importing the state of source %s: %w", source, err)
+	}
+	if b, err = json.Marshal(rec); err != nil {
+		return err
+	}
+	return store.SaveSource(source, b)
+}
