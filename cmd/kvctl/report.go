@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	apiv1 "github.com/kvdescriptor/kvdescriptor/generated/kvdescriptor/api/v1"
+	"github.com/kvdescriptor/kvdescriptor/runtime/agent/redact"
 )
 
 // reportFlags are the flags of kvctl report.
@@ -125,7 +126,7 @@ func (c *cli) reportConfig(path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := redactConfig(data)
+	out, err := redact.Config(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -142,7 +143,7 @@ func (c *cli) reportCall(ctx context.Context, call func(ctx context.Context) (pr
 		return nil, rpcError(err)
 	}
 	b, err := c.jsonText(m)
-	return scrubText(b), err
+	return redact.Text(b), err
 }
 
 func (c *cli) reportGraph(ctx context.Context, cl agentAPI) ([]byte, error) {
@@ -152,11 +153,11 @@ func (c *cli) reportGraph(ctx context.Context, cl agentAPI) ([]byte, error) {
 	if err != nil {
 		return nil, rpcError(err)
 	}
-	return scrubText(resp.GetData()), nil
+	return redact.Text(resp.GetData()), nil
 }
 
 // scrubbed removes the passwords of URLs from a part.
-func scrubbed(b []byte, err error) ([]byte, error) { return scrubText(b), err }
+func scrubbed(b []byte, err error) ([]byte, error) { return redact.Text(b), err }
 
 // versionText is kvctl's version, from its build information.
 func versionText() []byte {

@@ -2987,6 +2987,136 @@ func (x *ReadinessResponse) GetSources() []*SourceState {
 	return nil
 }
 
+type AgentInfoRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentInfoRequest) Reset() {
+	*x = AgentInfoRequest{}
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentInfoRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentInfoRequest) ProtoMessage() {}
+
+func (x *AgentInfoRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentInfoRequest.ProtoReflect.Descriptor instead.
+func (*AgentInfoRequest) Descriptor() ([]byte, []int) {
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{40}
+}
+
+type AgentInfoResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// name is the agent's name (its configuration's name).
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// version is the version the agent's program sets, or else its main
+	// module's version in the build information ("(devel)" for a build
+	// from a work tree; empty when the binary has none).
+	Version string `protobuf:"bytes,2,opt,name=version,proto3" json:"version,omitempty"`
+	// go_version is the Go version that built the agent.
+	GoVersion string                 `protobuf:"bytes,3,opt,name=go_version,json=goVersion,proto3" json:"go_version,omitempty"`
+	StartTime *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=start_time,json=startTime,proto3" json:"start_time,omitempty"`
+	// descriptors counts the descriptors registered with the scheduler.
+	Descriptors uint32 `protobuf:"varint,5,opt,name=descriptors,proto3" json:"descriptors,omitempty"`
+	// config is the agent's configuration in YAML, with the value of every
+	// field whose name looks like a secret's (token, password, key,
+	// secret, credential, private, auth) replaced by REDACTED and the
+	// passwords of URLs removed; the files it names are not read.
+	Config        string `protobuf:"bytes,6,opt,name=config,proto3" json:"config,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentInfoResponse) Reset() {
+	*x = AgentInfoResponse{}
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentInfoResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentInfoResponse) ProtoMessage() {}
+
+func (x *AgentInfoResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentInfoResponse.ProtoReflect.Descriptor instead.
+func (*AgentInfoResponse) Descriptor() ([]byte, []int) {
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *AgentInfoResponse) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *AgentInfoResponse) GetVersion() string {
+	if x != nil {
+		return x.Version
+	}
+	return ""
+}
+
+func (x *AgentInfoResponse) GetGoVersion() string {
+	if x != nil {
+		return x.GoVersion
+	}
+	return ""
+}
+
+func (x *AgentInfoResponse) GetStartTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.StartTime
+	}
+	return nil
+}
+
+func (x *AgentInfoResponse) GetDescriptors() uint32 {
+	if x != nil {
+		return x.Descriptors
+	}
+	return 0
+}
+
+func (x *AgentInfoResponse) GetConfig() string {
+	if x != nil {
+		return x.Config
+	}
+	return ""
+}
+
 // DownstreamResyncRequest: retry retries the failed operations (3
 // attempts, 1 s apart with backoff); verbose returns the operations.
 type DownstreamResyncRequest struct {
@@ -3000,7 +3130,7 @@ type DownstreamResyncRequest struct {
 
 func (x *DownstreamResyncRequest) Reset() {
 	*x = DownstreamResyncRequest{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[40]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3012,7 +3142,7 @@ func (x *DownstreamResyncRequest) String() string {
 func (*DownstreamResyncRequest) ProtoMessage() {}
 
 func (x *DownstreamResyncRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[40]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3025,7 +3155,7 @@ func (x *DownstreamResyncRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DownstreamResyncRequest.ProtoReflect.Descriptor instead.
 func (*DownstreamResyncRequest) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{40}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *DownstreamResyncRequest) GetRetry() bool {
@@ -3064,7 +3194,7 @@ type DownstreamResyncResponse struct {
 
 func (x *DownstreamResyncResponse) Reset() {
 	*x = DownstreamResyncResponse{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[41]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3076,7 +3206,7 @@ func (x *DownstreamResyncResponse) String() string {
 func (*DownstreamResyncResponse) ProtoMessage() {}
 
 func (x *DownstreamResyncResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[41]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3089,7 +3219,7 @@ func (x *DownstreamResyncResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DownstreamResyncResponse.ProtoReflect.Descriptor instead.
 func (*DownstreamResyncResponse) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{41}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *DownstreamResyncResponse) GetSeq() uint64 {
@@ -3131,7 +3261,7 @@ type SetLogLevelRequest struct {
 
 func (x *SetLogLevelRequest) Reset() {
 	*x = SetLogLevelRequest{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[42]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3143,7 +3273,7 @@ func (x *SetLogLevelRequest) String() string {
 func (*SetLogLevelRequest) ProtoMessage() {}
 
 func (x *SetLogLevelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[42]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3156,7 +3286,7 @@ func (x *SetLogLevelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetLogLevelRequest.ProtoReflect.Descriptor instead.
 func (*SetLogLevelRequest) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{42}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *SetLogLevelRequest) GetLevel() string {
@@ -3177,7 +3307,7 @@ type SetLogLevelResponse struct {
 
 func (x *SetLogLevelResponse) Reset() {
 	*x = SetLogLevelResponse{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[43]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3189,7 +3319,7 @@ func (x *SetLogLevelResponse) String() string {
 func (*SetLogLevelResponse) ProtoMessage() {}
 
 func (x *SetLogLevelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[43]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3202,7 +3332,7 @@ func (x *SetLogLevelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetLogLevelResponse.ProtoReflect.Descriptor instead.
 func (*SetLogLevelResponse) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{43}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *SetLogLevelResponse) GetLevel() string {
@@ -3231,7 +3361,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[44]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3243,7 +3373,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[44]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3256,7 +3386,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{44}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *WatchRequest) GetPrefix() string {
@@ -3286,7 +3416,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[45]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3298,7 +3428,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[45]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3311,7 +3441,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{45}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *WatchResponse) GetEvent() isWatchResponse_Event {
@@ -3588,7 +3718,17 @@ const file_kvdescriptor_api_v1_api_proto_rawDesc = "" +
 	"lastUpdate\"e\n" +
 	"\x11ReadinessResponse\x12\x14\n" +
 	"\x05ready\x18\x01 \x01(\bR\x05ready\x12:\n" +
-	"\asources\x18\x02 \x03(\v2 .kvdescriptor.api.v1.SourceStateR\asources\"k\n" +
+	"\asources\x18\x02 \x03(\v2 .kvdescriptor.api.v1.SourceStateR\asources\"\x12\n" +
+	"\x10AgentInfoRequest\"\xd5\x01\n" +
+	"\x11AgentInfoResponse\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
+	"\aversion\x18\x02 \x01(\tR\aversion\x12\x1d\n" +
+	"\n" +
+	"go_version\x18\x03 \x01(\tR\tgoVersion\x129\n" +
+	"\n" +
+	"start_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tstartTime\x12 \n" +
+	"\vdescriptors\x18\x05 \x01(\rR\vdescriptors\x12\x16\n" +
+	"\x06config\x18\x06 \x01(\tR\x06config\"k\n" +
 	"\x17DownstreamResyncRequest\x12\x14\n" +
 	"\x05retry\x18\x01 \x01(\bR\x05retry\x12\x18\n" +
 	"\averbose\x18\x02 \x01(\bR\averbose\x12 \n" +
@@ -3626,7 +3766,7 @@ const file_kvdescriptor_api_v1_api_proto_rawDesc = "" +
 	"\x18GRAPH_FORMAT_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10GRAPH_FORMAT_DOT\x10\x01\x12\x14\n" +
 	"\x10GRAPH_FORMAT_SVG\x10\x02\x12\x15\n" +
-	"\x11GRAPH_FORMAT_JSON\x10\x032\xf2\x10\n" +
+	"\x11GRAPH_FORMAT_JSON\x10\x032\xe0\x11\n" +
 	"\fAgentService\x12h\n" +
 	"\x06Commit\x12\".kvdescriptor.api.v1.CommitRequest\x1a#.kvdescriptor.api.v1.CommitResponse\"\x15\x82\xd3\xe4\x93\x02\x0f:\x01*\"\n" +
 	"/v1/commit\x12y\n" +
@@ -3645,7 +3785,9 @@ const file_kvdescriptor_api_v1_api_proto_rawDesc = "" +
 	"\x05Graph\x12!.kvdescriptor.api.v1.GraphRequest\x1a\x14.google.api.HttpBody\"%\x82\xd3\xe4\x93\x02\x1fZ\x12\x12\x10/scheduler/graph\x12\t/v1/graph\x12\x9f\x01\n" +
 	"\rGraphSnapshot\x12).kvdescriptor.api.v1.GraphSnapshotRequest\x1a*.kvdescriptor.api.v1.GraphSnapshotResponse\"7\x82\xd3\xe4\x93\x021Z\x1b\x12\x19/scheduler/graph-snapshot\x12\x12/v1/graph-snapshot\x12z\n" +
 	"\x05Stats\x12!.kvdescriptor.api.v1.StatsRequest\x1a\".kvdescriptor.api.v1.StatsResponse\"*\x82\xd3\xe4\x93\x02$Z\x17\x12\x15/scheduler/flag-stats\x12\t/v1/stats\x12q\n" +
-	"\tReadiness\x12%.kvdescriptor.api.v1.ReadinessRequest\x1a&.kvdescriptor.api.v1.ReadinessResponse\"\x15\x82\xd3\xe4\x93\x02\x0f\x12\r/v1/readiness\x12\xae\x01\n" +
+	"\tReadiness\x12%.kvdescriptor.api.v1.ReadinessRequest\x1a&.kvdescriptor.api.v1.ReadinessResponse\"\x15\x82\xd3\xe4\x93\x02\x0f\x12\r/v1/readiness\x12l\n" +
+	"\tAgentInfo\x12%.kvdescriptor.api.v1.AgentInfoRequest\x1a&.kvdescriptor.api.v1.AgentInfoResponse\"\x10\x82\xd3\xe4\x93\x02\n" +
+	"\x12\b/v1/info\x12\xae\x01\n" +
 	"\x10DownstreamResync\x12,.kvdescriptor.api.v1.DownstreamResyncRequest\x1a-.kvdescriptor.api.v1.DownstreamResyncResponse\"=\x82\xd3\xe4\x93\x027Z\x1e\"\x1c/scheduler/downstream-resync\"\x15/v1/resync/downstream\x12\x8b\x01\n" +
 	"\vSetLogLevel\x12'.kvdescriptor.api.v1.SetLogLevelRequest\x1a(.kvdescriptor.api.v1.SetLogLevelResponse\")\x82\xd3\xe4\x93\x02#:\x01*Z\x0f\x12\r/v1/log-level\"\r/v1/log-level\x12P\n" +
 	"\x05Watch\x12!.kvdescriptor.api.v1.WatchRequest\x1a\".kvdescriptor.api.v1.WatchResponse0\x01BJZHgithub.com/kvdescriptor/kvdescriptor/generated/kvdescriptor/api/v1;apiv1b\x06proto3"
@@ -3663,7 +3805,7 @@ func file_kvdescriptor_api_v1_api_proto_rawDescGZIP() []byte {
 }
 
 var file_kvdescriptor_api_v1_api_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_kvdescriptor_api_v1_api_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
+var file_kvdescriptor_api_v1_api_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
 var file_kvdescriptor_api_v1_api_proto_goTypes = []any{
 	(ResyncKind)(0),                        // 0: kvdescriptor.api.v1.ResyncKind
 	(View)(0),                              // 1: kvdescriptor.api.v1.View
@@ -3708,112 +3850,117 @@ var file_kvdescriptor_api_v1_api_proto_goTypes = []any{
 	(*ReadinessRequest)(nil),               // 40: kvdescriptor.api.v1.ReadinessRequest
 	(*SourceState)(nil),                    // 41: kvdescriptor.api.v1.SourceState
 	(*ReadinessResponse)(nil),              // 42: kvdescriptor.api.v1.ReadinessResponse
-	(*DownstreamResyncRequest)(nil),        // 43: kvdescriptor.api.v1.DownstreamResyncRequest
-	(*DownstreamResyncResponse)(nil),       // 44: kvdescriptor.api.v1.DownstreamResyncResponse
-	(*SetLogLevelRequest)(nil),             // 45: kvdescriptor.api.v1.SetLogLevelRequest
-	(*SetLogLevelResponse)(nil),            // 46: kvdescriptor.api.v1.SetLogLevelResponse
-	(*WatchRequest)(nil),                   // 47: kvdescriptor.api.v1.WatchRequest
-	(*WatchResponse)(nil),                  // 48: kvdescriptor.api.v1.WatchResponse
-	nil,                                    // 49: kvdescriptor.api.v1.StatsResponse.StatesEntry
-	nil,                                    // 50: kvdescriptor.api.v1.StatsResponse.FlagsEntry
-	(*anypb.Any)(nil),                      // 51: google.protobuf.Any
-	(*durationpb.Duration)(nil),            // 52: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil),          // 53: google.protobuf.Timestamp
-	(*descriptorpb.FileDescriptorSet)(nil), // 54: google.protobuf.FileDescriptorSet
-	(*httpbody.HttpBody)(nil),              // 55: google.api.HttpBody
+	(*AgentInfoRequest)(nil),               // 43: kvdescriptor.api.v1.AgentInfoRequest
+	(*AgentInfoResponse)(nil),              // 44: kvdescriptor.api.v1.AgentInfoResponse
+	(*DownstreamResyncRequest)(nil),        // 45: kvdescriptor.api.v1.DownstreamResyncRequest
+	(*DownstreamResyncResponse)(nil),       // 46: kvdescriptor.api.v1.DownstreamResyncResponse
+	(*SetLogLevelRequest)(nil),             // 47: kvdescriptor.api.v1.SetLogLevelRequest
+	(*SetLogLevelResponse)(nil),            // 48: kvdescriptor.api.v1.SetLogLevelResponse
+	(*WatchRequest)(nil),                   // 49: kvdescriptor.api.v1.WatchRequest
+	(*WatchResponse)(nil),                  // 50: kvdescriptor.api.v1.WatchResponse
+	nil,                                    // 51: kvdescriptor.api.v1.StatsResponse.StatesEntry
+	nil,                                    // 52: kvdescriptor.api.v1.StatsResponse.FlagsEntry
+	(*anypb.Any)(nil),                      // 53: google.protobuf.Any
+	(*durationpb.Duration)(nil),            // 54: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil),          // 55: google.protobuf.Timestamp
+	(*descriptorpb.FileDescriptorSet)(nil), // 56: google.protobuf.FileDescriptorSet
+	(*httpbody.HttpBody)(nil),              // 57: google.api.HttpBody
 }
 var file_kvdescriptor_api_v1_api_proto_depIdxs = []int32{
-	51, // 0: kvdescriptor.api.v1.Value.any:type_name -> google.protobuf.Any
-	52, // 1: kvdescriptor.api.v1.RetryPolicy.period:type_name -> google.protobuf.Duration
-	52, // 2: kvdescriptor.api.v1.RetryPolicy.max_period:type_name -> google.protobuf.Duration
+	53, // 0: kvdescriptor.api.v1.Value.any:type_name -> google.protobuf.Any
+	54, // 1: kvdescriptor.api.v1.RetryPolicy.period:type_name -> google.protobuf.Duration
+	54, // 2: kvdescriptor.api.v1.RetryPolicy.max_period:type_name -> google.protobuf.Duration
 	3,  // 3: kvdescriptor.api.v1.CommitRequest.values:type_name -> kvdescriptor.api.v1.Value
 	4,  // 4: kvdescriptor.api.v1.CommitRequest.retry:type_name -> kvdescriptor.api.v1.RetryPolicy
-	52, // 5: kvdescriptor.api.v1.CommitRequest.wait_timeout:type_name -> google.protobuf.Duration
+	54, // 5: kvdescriptor.api.v1.CommitRequest.wait_timeout:type_name -> google.protobuf.Duration
 	0,  // 6: kvdescriptor.api.v1.CommitRequest.resync:type_name -> kvdescriptor.api.v1.ResyncKind
-	52, // 7: kvdescriptor.api.v1.CommitRequest.confirm_within:type_name -> google.protobuf.Duration
-	51, // 8: kvdescriptor.api.v1.Op.value:type_name -> google.protobuf.Any
-	51, // 9: kvdescriptor.api.v1.Op.prev_value:type_name -> google.protobuf.Any
+	54, // 7: kvdescriptor.api.v1.CommitRequest.confirm_within:type_name -> google.protobuf.Duration
+	53, // 8: kvdescriptor.api.v1.Op.value:type_name -> google.protobuf.Any
+	53, // 9: kvdescriptor.api.v1.Op.prev_value:type_name -> google.protobuf.Any
 	6,  // 10: kvdescriptor.api.v1.CommitResponse.planned:type_name -> kvdescriptor.api.v1.Op
 	6,  // 11: kvdescriptor.api.v1.CommitResponse.executed:type_name -> kvdescriptor.api.v1.Op
 	7,  // 12: kvdescriptor.api.v1.CommitResponse.outcomes:type_name -> kvdescriptor.api.v1.Outcome
-	53, // 13: kvdescriptor.api.v1.CommitResponse.confirm_deadline:type_name -> google.protobuf.Timestamp
+	55, // 13: kvdescriptor.api.v1.CommitResponse.confirm_deadline:type_name -> google.protobuf.Timestamp
 	8,  // 14: kvdescriptor.api.v1.RollbackToResponse.result:type_name -> kvdescriptor.api.v1.CommitResponse
-	51, // 15: kvdescriptor.api.v1.ValueStatus.value:type_name -> google.protobuf.Any
-	51, // 16: kvdescriptor.api.v1.ValueStatus.applied:type_name -> google.protobuf.Any
+	53, // 15: kvdescriptor.api.v1.ValueStatus.value:type_name -> google.protobuf.Any
+	53, // 16: kvdescriptor.api.v1.ValueStatus.applied:type_name -> google.protobuf.Any
 	15, // 17: kvdescriptor.api.v1.StatusResponse.statuses:type_name -> kvdescriptor.api.v1.ValueStatus
 	1,  // 18: kvdescriptor.api.v1.DumpRequest.view:type_name -> kvdescriptor.api.v1.View
-	51, // 19: kvdescriptor.api.v1.DumpItem.value:type_name -> google.protobuf.Any
+	53, // 19: kvdescriptor.api.v1.DumpItem.value:type_name -> google.protobuf.Any
 	19, // 20: kvdescriptor.api.v1.DumpResponse.items:type_name -> kvdescriptor.api.v1.DumpItem
-	53, // 21: kvdescriptor.api.v1.HistoryRequest.since:type_name -> google.protobuf.Timestamp
-	53, // 22: kvdescriptor.api.v1.HistoryRequest.until:type_name -> google.protobuf.Timestamp
+	55, // 21: kvdescriptor.api.v1.HistoryRequest.since:type_name -> google.protobuf.Timestamp
+	55, // 22: kvdescriptor.api.v1.HistoryRequest.until:type_name -> google.protobuf.Timestamp
 	6,  // 23: kvdescriptor.api.v1.Record.planned:type_name -> kvdescriptor.api.v1.Op
 	6,  // 24: kvdescriptor.api.v1.Record.executed:type_name -> kvdescriptor.api.v1.Op
-	53, // 25: kvdescriptor.api.v1.Record.start:type_name -> google.protobuf.Timestamp
-	53, // 26: kvdescriptor.api.v1.Record.end:type_name -> google.protobuf.Timestamp
+	55, // 25: kvdescriptor.api.v1.Record.start:type_name -> google.protobuf.Timestamp
+	55, // 26: kvdescriptor.api.v1.Record.end:type_name -> google.protobuf.Timestamp
 	3,  // 27: kvdescriptor.api.v1.Record.values:type_name -> kvdescriptor.api.v1.Value
 	22, // 28: kvdescriptor.api.v1.HistoryResponse.records:type_name -> kvdescriptor.api.v1.Record
-	53, // 29: kvdescriptor.api.v1.TimelineRequest.time:type_name -> google.protobuf.Timestamp
-	53, // 30: kvdescriptor.api.v1.TimelineEntry.time:type_name -> google.protobuf.Timestamp
-	51, // 31: kvdescriptor.api.v1.TimelineEntry.value:type_name -> google.protobuf.Any
+	55, // 29: kvdescriptor.api.v1.TimelineRequest.time:type_name -> google.protobuf.Timestamp
+	55, // 30: kvdescriptor.api.v1.TimelineEntry.time:type_name -> google.protobuf.Timestamp
+	53, // 31: kvdescriptor.api.v1.TimelineEntry.value:type_name -> google.protobuf.Any
 	26, // 32: kvdescriptor.api.v1.TimelineEntry.dependencies:type_name -> kvdescriptor.api.v1.Dependency
 	25, // 33: kvdescriptor.api.v1.TimelineResponse.entries:type_name -> kvdescriptor.api.v1.TimelineEntry
 	29, // 34: kvdescriptor.api.v1.Model.fields:type_name -> kvdescriptor.api.v1.Field
 	30, // 35: kvdescriptor.api.v1.ModelsResponse.models:type_name -> kvdescriptor.api.v1.Model
-	54, // 36: kvdescriptor.api.v1.ModelsResponse.schema:type_name -> google.protobuf.FileDescriptorSet
+	56, // 36: kvdescriptor.api.v1.ModelsResponse.schema:type_name -> google.protobuf.FileDescriptorSet
 	2,  // 37: kvdescriptor.api.v1.GraphRequest.format:type_name -> kvdescriptor.api.v1.GraphFormat
-	53, // 38: kvdescriptor.api.v1.GraphRequest.time:type_name -> google.protobuf.Timestamp
-	53, // 39: kvdescriptor.api.v1.GraphSnapshotRequest.time:type_name -> google.protobuf.Timestamp
-	51, // 40: kvdescriptor.api.v1.GraphNode.value:type_name -> google.protobuf.Any
-	53, // 41: kvdescriptor.api.v1.GraphSnapshotResponse.time:type_name -> google.protobuf.Timestamp
+	55, // 38: kvdescriptor.api.v1.GraphRequest.time:type_name -> google.protobuf.Timestamp
+	55, // 39: kvdescriptor.api.v1.GraphSnapshotRequest.time:type_name -> google.protobuf.Timestamp
+	53, // 40: kvdescriptor.api.v1.GraphNode.value:type_name -> google.protobuf.Any
+	55, // 41: kvdescriptor.api.v1.GraphSnapshotResponse.time:type_name -> google.protobuf.Timestamp
 	34, // 42: kvdescriptor.api.v1.GraphSnapshotResponse.nodes:type_name -> kvdescriptor.api.v1.GraphNode
 	35, // 43: kvdescriptor.api.v1.GraphSnapshotResponse.edges:type_name -> kvdescriptor.api.v1.GraphEdge
 	3,  // 44: kvdescriptor.api.v1.PlanRequest.values:type_name -> kvdescriptor.api.v1.Value
-	55, // 45: kvdescriptor.api.v1.PlanRequest.file:type_name -> google.api.HttpBody
-	49, // 46: kvdescriptor.api.v1.StatsResponse.states:type_name -> kvdescriptor.api.v1.StatsResponse.StatesEntry
-	50, // 47: kvdescriptor.api.v1.StatsResponse.flags:type_name -> kvdescriptor.api.v1.StatsResponse.FlagsEntry
-	53, // 48: kvdescriptor.api.v1.SourceState.last_update:type_name -> google.protobuf.Timestamp
+	57, // 45: kvdescriptor.api.v1.PlanRequest.file:type_name -> google.api.HttpBody
+	51, // 46: kvdescriptor.api.v1.StatsResponse.states:type_name -> kvdescriptor.api.v1.StatsResponse.StatesEntry
+	52, // 47: kvdescriptor.api.v1.StatsResponse.flags:type_name -> kvdescriptor.api.v1.StatsResponse.FlagsEntry
+	55, // 48: kvdescriptor.api.v1.SourceState.last_update:type_name -> google.protobuf.Timestamp
 	41, // 49: kvdescriptor.api.v1.ReadinessResponse.sources:type_name -> kvdescriptor.api.v1.SourceState
-	6,  // 50: kvdescriptor.api.v1.DownstreamResyncResponse.executed:type_name -> kvdescriptor.api.v1.Op
-	15, // 51: kvdescriptor.api.v1.WatchResponse.status:type_name -> kvdescriptor.api.v1.ValueStatus
-	5,  // 52: kvdescriptor.api.v1.AgentService.Commit:input_type -> kvdescriptor.api.v1.CommitRequest
-	9,  // 53: kvdescriptor.api.v1.AgentService.Confirm:input_type -> kvdescriptor.api.v1.ConfirmRequest
-	11, // 54: kvdescriptor.api.v1.AgentService.Cancel:input_type -> kvdescriptor.api.v1.CancelRequest
-	13, // 55: kvdescriptor.api.v1.AgentService.RollbackTo:input_type -> kvdescriptor.api.v1.RollbackToRequest
-	37, // 56: kvdescriptor.api.v1.AgentService.Plan:input_type -> kvdescriptor.api.v1.PlanRequest
-	16, // 57: kvdescriptor.api.v1.AgentService.Status:input_type -> kvdescriptor.api.v1.StatusRequest
-	18, // 58: kvdescriptor.api.v1.AgentService.Dump:input_type -> kvdescriptor.api.v1.DumpRequest
-	21, // 59: kvdescriptor.api.v1.AgentService.History:input_type -> kvdescriptor.api.v1.HistoryRequest
-	24, // 60: kvdescriptor.api.v1.AgentService.Timeline:input_type -> kvdescriptor.api.v1.TimelineRequest
-	28, // 61: kvdescriptor.api.v1.AgentService.Models:input_type -> kvdescriptor.api.v1.ModelsRequest
-	32, // 62: kvdescriptor.api.v1.AgentService.Graph:input_type -> kvdescriptor.api.v1.GraphRequest
-	33, // 63: kvdescriptor.api.v1.AgentService.GraphSnapshot:input_type -> kvdescriptor.api.v1.GraphSnapshotRequest
-	38, // 64: kvdescriptor.api.v1.AgentService.Stats:input_type -> kvdescriptor.api.v1.StatsRequest
-	40, // 65: kvdescriptor.api.v1.AgentService.Readiness:input_type -> kvdescriptor.api.v1.ReadinessRequest
-	43, // 66: kvdescriptor.api.v1.AgentService.DownstreamResync:input_type -> kvdescriptor.api.v1.DownstreamResyncRequest
-	45, // 67: kvdescriptor.api.v1.AgentService.SetLogLevel:input_type -> kvdescriptor.api.v1.SetLogLevelRequest
-	47, // 68: kvdescriptor.api.v1.AgentService.Watch:input_type -> kvdescriptor.api.v1.WatchRequest
-	8,  // 69: kvdescriptor.api.v1.AgentService.Commit:output_type -> kvdescriptor.api.v1.CommitResponse
-	10, // 70: kvdescriptor.api.v1.AgentService.Confirm:output_type -> kvdescriptor.api.v1.ConfirmResponse
-	12, // 71: kvdescriptor.api.v1.AgentService.Cancel:output_type -> kvdescriptor.api.v1.CancelResponse
-	14, // 72: kvdescriptor.api.v1.AgentService.RollbackTo:output_type -> kvdescriptor.api.v1.RollbackToResponse
-	8,  // 73: kvdescriptor.api.v1.AgentService.Plan:output_type -> kvdescriptor.api.v1.CommitResponse
-	17, // 74: kvdescriptor.api.v1.AgentService.Status:output_type -> kvdescriptor.api.v1.StatusResponse
-	20, // 75: kvdescriptor.api.v1.AgentService.Dump:output_type -> kvdescriptor.api.v1.DumpResponse
-	23, // 76: kvdescriptor.api.v1.AgentService.History:output_type -> kvdescriptor.api.v1.HistoryResponse
-	27, // 77: kvdescriptor.api.v1.AgentService.Timeline:output_type -> kvdescriptor.api.v1.TimelineResponse
-	31, // 78: kvdescriptor.api.v1.AgentService.Models:output_type -> kvdescriptor.api.v1.ModelsResponse
-	55, // 79: kvdescriptor.api.v1.AgentService.Graph:output_type -> google.api.HttpBody
-	36, // 80: kvdescriptor.api.v1.AgentService.GraphSnapshot:output_type -> kvdescriptor.api.v1.GraphSnapshotResponse
-	39, // 81: kvdescriptor.api.v1.AgentService.Stats:output_type -> kvdescriptor.api.v1.StatsResponse
-	42, // 82: kvdescriptor.api.v1.AgentService.Readiness:output_type -> kvdescriptor.api.v1.ReadinessResponse
-	44, // 83: kvdescriptor.api.v1.AgentService.DownstreamResync:output_type -> kvdescriptor.api.v1.DownstreamResyncResponse
-	46, // 84: kvdescriptor.api.v1.AgentService.SetLogLevel:output_type -> kvdescriptor.api.v1.SetLogLevelResponse
-	48, // 85: kvdescriptor.api.v1.AgentService.Watch:output_type -> kvdescriptor.api.v1.WatchResponse
-	69, // [69:86] is the sub-list for method output_type
-	52, // [52:69] is the sub-list for method input_type
-	52, // [52:52] is the sub-list for extension type_name
-	52, // [52:52] is the sub-list for extension extendee
-	0,  // [0:52] is the sub-list for field type_name
+	55, // 50: kvdescriptor.api.v1.AgentInfoResponse.start_time:type_name -> google.protobuf.Timestamp
+	6,  // 51: kvdescriptor.api.v1.DownstreamResyncResponse.executed:type_name -> kvdescriptor.api.v1.Op
+	15, // 52: kvdescriptor.api.v1.WatchResponse.status:type_name -> kvdescriptor.api.v1.ValueStatus
+	5,  // 53: kvdescriptor.api.v1.AgentService.Commit:input_type -> kvdescriptor.api.v1.CommitRequest
+	9,  // 54: kvdescriptor.api.v1.AgentService.Confirm:input_type -> kvdescriptor.api.v1.ConfirmRequest
+	11, // 55: kvdescriptor.api.v1.AgentService.Cancel:input_type -> kvdescriptor.api.v1.CancelRequest
+	13, // 56: kvdescriptor.api.v1.AgentService.RollbackTo:input_type -> kvdescriptor.api.v1.RollbackToRequest
+	37, // 57: kvdescriptor.api.v1.AgentService.Plan:input_type -> kvdescriptor.api.v1.PlanRequest
+	16, // 58: kvdescriptor.api.v1.AgentService.Status:input_type -> kvdescriptor.api.v1.StatusRequest
+	18, // 59: kvdescriptor.api.v1.AgentService.Dump:input_type -> kvdescriptor.api.v1.DumpRequest
+	21, // 60: kvdescriptor.api.v1.AgentService.History:input_type -> kvdescriptor.api.v1.HistoryRequest
+	24, // 61: kvdescriptor.api.v1.AgentService.Timeline:input_type -> kvdescriptor.api.v1.TimelineRequest
+	28, // 62: kvdescriptor.api.v1.AgentService.Models:input_type -> kvdescriptor.api.v1.ModelsRequest
+	32, // 63: kvdescriptor.api.v1.AgentService.Graph:input_type -> kvdescriptor.api.v1.GraphRequest
+	33, // 64: kvdescriptor.api.v1.AgentService.GraphSnapshot:input_type -> kvdescriptor.api.v1.GraphSnapshotRequest
+	38, // 65: kvdescriptor.api.v1.AgentService.Stats:input_type -> kvdescriptor.api.v1.StatsRequest
+	40, // 66: kvdescriptor.api.v1.AgentService.Readiness:input_type -> kvdescriptor.api.v1.ReadinessRequest
+	43, // 67: kvdescriptor.api.v1.AgentService.AgentInfo:input_type -> kvdescriptor.api.v1.AgentInfoRequest
+	45, // 68: kvdescriptor.api.v1.AgentService.DownstreamResync:input_type -> kvdescriptor.api.v1.DownstreamResyncRequest
+	47, // 69: kvdescriptor.api.v1.AgentService.SetLogLevel:input_type -> kvdescriptor.api.v1.SetLogLevelRequest
+	49, // 70: kvdescriptor.api.v1.AgentService.Watch:input_type -> kvdescriptor.api.v1.WatchRequest
+	8,  // 71: kvdescriptor.api.v1.AgentService.Commit:output_type -> kvdescriptor.api.v1.CommitResponse
+	10, // 72: kvdescriptor.api.v1.AgentService.Confirm:output_type -> kvdescriptor.api.v1.ConfirmResponse
+	12, // 73: kvdescriptor.api.v1.AgentService.Cancel:output_type -> kvdescriptor.api.v1.CancelResponse
+	14, // 74: kvdescriptor.api.v1.AgentService.RollbackTo:output_type -> kvdescriptor.api.v1.RollbackToResponse
+	8,  // 75: kvdescriptor.api.v1.AgentService.Plan:output_type -> kvdescriptor.api.v1.CommitResponse
+	17, // 76: kvdescriptor.api.v1.AgentService.Status:output_type -> kvdescriptor.api.v1.StatusResponse
+	20, // 77: kvdescriptor.api.v1.AgentService.Dump:output_type -> kvdescriptor.api.v1.DumpResponse
+	23, // 78: kvdescriptor.api.v1.AgentService.History:output_type -> kvdescriptor.api.v1.HistoryResponse
+	27, // 79: kvdescriptor.api.v1.AgentService.Timeline:output_type -> kvdescriptor.api.v1.TimelineResponse
+	31, // 80: kvdescriptor.api.v1.AgentService.Models:output_type -> kvdescriptor.api.v1.ModelsResponse
+	57, // 81: kvdescriptor.api.v1.AgentService.Graph:output_type -> google.api.HttpBody
+	36, // 82: kvdescriptor.api.v1.AgentService.GraphSnapshot:output_type -> kvdescriptor.api.v1.GraphSnapshotResponse
+	39, // 83: kvdescriptor.api.v1.AgentService.Stats:output_type -> kvdescriptor.api.v1.StatsResponse
+	42, // 84: kvdescriptor.api.v1.AgentService.Readiness:output_type -> kvdescriptor.api.v1.ReadinessResponse
+	44, // 85: kvdescriptor.api.v1.AgentService.AgentInfo:output_type -> kvdescriptor.api.v1.AgentInfoResponse
+	46, // 86: kvdescriptor.api.v1.AgentService.DownstreamResync:output_type -> kvdescriptor.api.v1.DownstreamResyncResponse
+	48, // 87: kvdescriptor.api.v1.AgentService.SetLogLevel:output_type -> kvdescriptor.api.v1.SetLogLevelResponse
+	50, // 88: kvdescriptor.api.v1.AgentService.Watch:output_type -> kvdescriptor.api.v1.WatchResponse
+	71, // [71:89] is the sub-list for method output_type
+	53, // [53:71] is the sub-list for method input_type
+	53, // [53:53] is the sub-list for extension type_name
+	53, // [53:53] is the sub-list for extension extendee
+	0,  // [0:53] is the sub-list for field type_name
 }
 
 func init() { file_kvdescriptor_api_v1_api_proto_init() }
@@ -3825,7 +3972,7 @@ func file_kvdescriptor_api_v1_api_proto_init() {
 		(*Value_Any)(nil),
 		(*Value_Json)(nil),
 	}
-	file_kvdescriptor_api_v1_api_proto_msgTypes[45].OneofWrappers = []any{
+	file_kvdescriptor_api_v1_api_proto_msgTypes[47].OneofWrappers = []any{
 		(*WatchResponse_Status)(nil),
 		(*WatchResponse_LostUpdates)(nil),
 	}
@@ -3835,7 +3982,7 @@ func file_kvdescriptor_api_v1_api_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_kvdescriptor_api_v1_api_proto_rawDesc), len(file_kvdescriptor_api_v1_api_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   48,
+			NumMessages:   50,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

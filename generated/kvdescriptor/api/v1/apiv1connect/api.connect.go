@@ -63,6 +63,8 @@ const (
 	AgentServiceStatsProcedure = "/kvdescriptor.api.v1.AgentService/Stats"
 	// AgentServiceReadinessProcedure is the fully-qualified name of the AgentService's Readiness RPC.
 	AgentServiceReadinessProcedure = "/kvdescriptor.api.v1.AgentService/Readiness"
+	// AgentServiceAgentInfoProcedure is the fully-qualified name of the AgentService's AgentInfo RPC.
+	AgentServiceAgentInfoProcedure = "/kvdescriptor.api.v1.AgentService/AgentInfo"
 	// AgentServiceDownstreamResyncProcedure is the fully-qualified name of the AgentService's
 	// DownstreamResync RPC.
 	AgentServiceDownstreamResyncProcedure = "/kvdescriptor.api.v1.AgentService/DownstreamResync"
@@ -112,6 +114,9 @@ type AgentServiceClient interface {
 	// Readiness tells whether the agent is ready (every source loaded and
 	// the startup resync run), with each source's state.
 	Readiness(context.Context, *connect.Request[v1.ReadinessRequest]) (*connect.Response[v1.ReadinessResponse], error)
+	// AgentInfo describes the agent: its name, version, start time, the
+	// descriptors it registered and its configuration without secrets.
+	AgentInfo(context.Context, *connect.Request[v1.AgentInfoRequest]) (*connect.Response[v1.AgentInfoResponse], error)
 	// DownstreamResync reads the southbound again and corrects what differs
 	// from the intended state.
 	DownstreamResync(context.Context, *connect.Request[v1.DownstreamResyncRequest]) (*connect.Response[v1.DownstreamResyncResponse], error)
@@ -218,6 +223,12 @@ func NewAgentServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 			connect.WithSchema(agentServiceMethods.ByName("Readiness")),
 			connect.WithClientOptions(opts...),
 		),
+		agentInfo: connect.NewClient[v1.AgentInfoRequest, v1.AgentInfoResponse](
+			httpClient,
+			baseURL+AgentServiceAgentInfoProcedure,
+			connect.WithSchema(agentServiceMethods.ByName("AgentInfo")),
+			connect.WithClientOptions(opts...),
+		),
 		downstreamResync: connect.NewClient[v1.DownstreamResyncRequest, v1.DownstreamResyncResponse](
 			httpClient,
 			baseURL+AgentServiceDownstreamResyncProcedure,
@@ -255,6 +266,7 @@ type agentServiceClient struct {
 	graphSnapshot    *connect.Client[v1.GraphSnapshotRequest, v1.GraphSnapshotResponse]
 	stats            *connect.Client[v1.StatsRequest, v1.StatsResponse]
 	readiness        *connect.Client[v1.ReadinessRequest, v1.ReadinessResponse]
+	agentInfo        *connect.Client[v1.AgentInfoRequest, v1.AgentInfoResponse]
 	downstreamResync *connect.Client[v1.DownstreamResyncRequest, v1.DownstreamResyncResponse]
 	setLogLevel      *connect.Client[v1.SetLogLevelRequest, v1.SetLogLevelResponse]
 	watch            *connect.Client[v1.WatchRequest, v1.WatchResponse]
@@ -330,6 +342,11 @@ func (c *agentServiceClient) Readiness(ctx context.Context, req *connect.Request
 	return c.readiness.CallUnary(ctx, req)
 }
 
+// AgentInfo calls kvdescriptor.api.v1.AgentService.AgentInfo.
+func (c *agentServiceClient) AgentInfo(ctx context.Context, req *connect.Request[v1.AgentInfoRequest]) (*connect.Response[v1.AgentInfoResponse], error) {
+	return c.agentInfo.CallUnary(ctx, req)
+}
+
 // DownstreamResync calls kvdescriptor.api.v1.AgentService.DownstreamResync.
 func (c *agentServiceClient) DownstreamResync(ctx context.Context, req *connect.Request[v1.DownstreamResyncRequest]) (*connect.Response[v1.DownstreamResyncResponse], error) {
 	return c.downstreamResync.CallUnary(ctx, req)
@@ -384,6 +401,9 @@ type AgentServiceHandler interface {
 	// Readiness tells whether the agent is ready (every source loaded and
 	// the startup resync run), with each source's state.
 	Readiness(context.Context, *connect.Request[v1.ReadinessRequest]) (*connect.Response[v1.ReadinessResponse], error)
+	// AgentInfo describes the agent: its name, version, start time, the
+	// descriptors it registered and its configuration without secrets.
+	AgentInfo(context.Context, *connect.Request[v1.AgentInfoRequest]) (*connect.Response[v1.AgentInfoResponse], error)
 	// DownstreamResync reads the southbound again and corrects what differs
 	// from the intended state.
 	DownstreamResync(context.Context, *connect.Request[v1.DownstreamResyncRequest]) (*connect.Response[v1.DownstreamResyncResponse], error)
@@ -486,6 +506,12 @@ func NewAgentServiceHandler(svc AgentServiceHandler, opts ...connect.HandlerOpti
 		connect.WithSchema(agentServiceMethods.ByName("Readiness")),
 		connect.WithHandlerOptions(opts...),
 	)
+	agentServiceAgentInfoHandler := connect.NewUnaryHandler(
+		AgentServiceAgentInfoProcedure,
+		svc.AgentInfo,
+		connect.WithSchema(agentServiceMethods.ByName("AgentInfo")),
+		connect.WithHandlerOptions(opts...),
+	)
 	agentServiceDownstreamResyncHandler := connect.NewUnaryHandler(
 		AgentServiceDownstreamResyncProcedure,
 		svc.DownstreamResync,
@@ -534,6 +560,8 @@ func NewAgentServiceHandler(svc AgentServiceHandler, opts ...connect.HandlerOpti
 			agentServiceStatsHandler.ServeHTTP(w, r)
 		case AgentServiceReadinessProcedure:
 			agentServiceReadinessHandler.ServeHTTP(w, r)
+		case AgentServiceAgentInfoProcedure:
+			agentServiceAgentInfoHandler.ServeHTTP(w, r)
 		case AgentServiceDownstreamResyncProcedure:
 			agentServiceDownstreamResyncHandler.ServeHTTP(w, r)
 		case AgentServiceSetLogLevelProcedure:
@@ -603,6 +631,10 @@ func (UnimplementedAgentServiceHandler) Stats(context.Context, *connect.Request[
 
 func (UnimplementedAgentServiceHandler) Readiness(context.Context, *connect.Request[v1.ReadinessRequest]) (*connect.Response[v1.ReadinessResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("kvdescriptor.api.v1.AgentService.Readiness is not implemented"))
+}
+
+func (UnimplementedAgentServiceHandler) AgentInfo(context.Context, *connect.Request[v1.AgentInfoRequest]) (*connect.Response[v1.AgentInfoResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("kvdescriptor.api.v1.AgentService.AgentInfo is not implemented"))
 }
 
 func (UnimplementedAgentServiceHandler) DownstreamResync(context.Context, *connect.Request[v1.DownstreamResyncRequest]) (*connect.Response[v1.DownstreamResyncResponse], error) {

@@ -1,4 +1,7 @@
-package main
+// Package redact removes secrets from an agent's configuration and from
+// text, by one rule shared by the agent (its AgentInfo) and kvctl (its
+// support bundle).
+package redact
 
 import (
 	"fmt"
@@ -7,8 +10,8 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// redacted replaces what a support bundle must not carry.
-const redacted = "REDACTED"
+// Redacted replaces what must not be shown.
+const Redacted = "REDACTED"
 
 // secretName matches the names of the configuration fields whose values
 // are secrets, or name where secrets are (a token file, a TLS key, an
@@ -19,18 +22,18 @@ var secretName = regexp.MustCompile(`(?i)token|passw|secret|key|credential|priva
 // (http://user:password@host).
 var urlPassword = regexp.MustCompile(`(://[^:/@\s]*):[^@\s/]*@`)
 
-// scrubText removes the passwords of URLs from text.
-func scrubText(b []byte) []byte {
-	return urlPassword.ReplaceAll(b, []byte("$1:"+redacted+"@"))
+// Text removes the passwords of URLs from text.
+func Text(b []byte) []byte {
+	return urlPassword.ReplaceAll(b, []byte("$1:"+Redacted+"@"))
 }
 
-// redactConfig returns a YAML (or JSON) configuration without its
+// Config returns a YAML (or JSON) configuration without its
 // secrets: the value of every field whose name looks like a secret's
-// (secretName), whatever its kind, is REDACTED; the passwords of URLs
+// (secretName), whatever its kind, is Redacted; the passwords of URLs
 // are; comments are dropped (one may hold a secret commented out).
 // Files that the configuration names are never read. A configuration
 // that does not parse is refused, not copied.
-func redactConfig(data []byte) ([]byte, error) {
+func Config(data []byte) ([]byte, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, fmt.Errorf("does not parse as YAML (not included: it could not be redacted): %w", err)
@@ -47,14 +50,14 @@ func redactNode(n *yaml.Node) {
 	n.HeadComment, n.LineComment, n.FootComment = "", "", ""
 	switch n.Kind {
 	case yaml.ScalarNode:
-		n.Value = string(scrubText([]byte(n.Value)))
+		n.Value = string(Text([]byte(n.Value)))
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
 			redactNode(k)
 			if secretName.MatchString(k.Value) {
 				// The node itself, so that an alias of it is redacted too.
-				*v = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: redacted, Anchor: v.Anchor}
+				*v = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: Redacted, Anchor: v.Anchor}
 				continue
 			}
 			redactNode(v)
