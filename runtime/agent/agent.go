@@ -95,7 +95,7 @@ func (a *Agent) Scheduler() *scheduler.Scheduler {
 func (a *Agent) Run(ctx context.Context) (err error) {
 	err = errors.New("agent: Run called twice")
 	a.ran.Do(func() {
-		r := &run{a: a, cfg: a.cfg, logger: a.logger, resync: make(chan string, 1)}
+		r := &run{a: a, cfg: a.cfg, logger: a.logger, resync: make(chan string, 1), startTime: time.Now()}
 		defer func() {
 			if cerr := r.cleanup(); cerr != nil && err == nil {
 				err = cerr
@@ -116,6 +116,7 @@ type run struct {
 	watchers []Watcher
 	resync   chan string
 
+	startTime  time.Time
 	reg        *prometheus.Registry
 	store      *boltstore.Store
 	s          *scheduler.Scheduler

@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"gopkg.in/yaml.v3"
 
+	"github.com/kvdescriptor/kvdescriptor/runtime/agent/redact"
 	"github.com/kvdescriptor/kvdescriptor/runtime/api"
 	"github.com/kvdescriptor/kvdescriptor/runtime/nb"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
@@ -45,6 +47,10 @@ func (r *run) startAPI(context.Context) error {
 			return fs.Plan(ctx, r.mux, name, data)
 		}
 	}
+	info, err := r.info()
+	if err != nil {
+		return err
+	}
 	metrics := promhttp.HandlerFor(r.reg, promhttp.HandlerOpts{Registry: r.reg})
 	for _, l := range listeners {
 		token, err := readToken(l.what+" token file ("+l.tokenFlag+")", l.TokenFile)
@@ -61,7 +67,7 @@ func (r *run) startAPI(context.Context) error {
 		}
 		svc, err := api.New(api.Deps{
 			Scheduler: r.s, Mux: r.mux, Remote: remote, Models: r.models,
-			Token: token, LogLevel: r.a.level, PlanFile: planFile, Logger: r.logger,
+			Token: token, LogLevel: r.a.level, PlanFile: planFile, Logger: r.logger, Info: info,
 		})
 		if err != nil {
 			return err
@@ -152,4 +158,17 @@ func readToken(what, file string) (string, error) {
 		return "", fmt.Errorf("%s: %s is empty (or white space only): it must hold the token", what, file)
 	}
 	return token, nil
+}
+
+// info is what the API's AgentInfo says of the agent: its configuration
+// in YAML without secrets, by the rule of kvctl report (runtime/agent/redact).
+func (r *run) info() (api.Info, error) {
+	b, err := yaml.Marshal(r.cfg)
+	if err != nil {
+		return api.Info{}, fmt.Errorf("the configuration in YAML: %w", err)
+	}
+	if b, err = redact.Config(b); err != nil {
+		return api.Info{}, fmt.Errorf("the configuration in YAML: %w", err)
+	}
+	return api.Info{Name: r.cfg.Name, Version: r.cfg.Version, Started: r.startTime, Config: string(b)}, nil
 }

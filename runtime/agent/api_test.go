@@ -55,6 +55,7 @@ func TestAgentServesAPI(t *testing.T) {
 	sb := kvtest.NewSB()
 	r := startTestAgent(t, sb, file, filepath.Join(dir, "state"), func(c *Config) {
 		c.HTTP.Address, c.HTTP.TokenFile = addr, tokenFile
+		c.Version = "v1.2.3-test"
 	})
 	defer r.stop(t)
 	base := "http://" + addr
@@ -110,6 +111,18 @@ func TestAgentServesAPI(t *testing.T) {
 	}
 	if code, _ := get("/v1/status?key=x/a", ""); code != http.StatusUnauthorized {
 		t.Errorf("a read without the token: %d", code)
+	}
+
+	// AgentInfo, by REST: the agent's name, version, descriptors and its
+	// configuration without the token file's path.
+	code, body := get("/v1/info", "s3cret")
+	for _, want := range []string{`"name":"t"`, `"version":"v1.2.3-test"`, `"descriptors":1`, `"goVersion":"go`, `"startTime":"`, "token_file: REDACTED", "state_dir: " + filepath.Join(dir, "state")} {
+		if code != http.StatusOK || !strings.Contains(body, want) {
+			t.Errorf("GET /v1/info: %d, no %s in %s", code, want, body)
+		}
+	}
+	if strings.Contains(body, tokenFile) {
+		t.Errorf("GET /v1/info holds the token file's path: %s", body)
 	}
 }
 

@@ -56,6 +56,10 @@ type Config struct {
 	// LogOutput is where the agent logs (default os.Stderr); not part of
 	// the YAML form.
 	LogOutput io.Writer `yaml:"-"`
+	// Version is the agent's version its API's AgentInfo says (default:
+	// the main module's version in the build information); not part of
+	// the YAML form.
+	Version string `yaml:"-"`
 }
 
 // LogConfig is the agent's logging.

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -80,6 +81,15 @@ var confTable = []confCall{
 	{name: "no token", method: "Status", req: fixed(&apiv1.StatusRequest{}), auth: authNone, code: connect.CodeUnauthenticated, arg: "authorization"},
 	{name: "wrong token", method: "Commit", req: fixed(&apiv1.CommitRequest{Values: []*apiv1.Value{value("iface/x", "x")}}), auth: authWrong, code: connect.CodeUnauthenticated, arg: "authorization"},
 	{name: "models", method: "Models", req: fixed(&apiv1.ModelsRequest{})},
+	{name: "agent info", method: "AgentInfo", req: fixed(&apiv1.AgentInfoRequest{}),
+		check: func(t *testing.T, m proto.Message) {
+			r := m.(*apiv1.AgentInfoResponse)
+			if r.GetName() != "conf-agent" || r.GetVersion() != "v9.8.7" || r.GetGoVersion() != runtime.Version() || r.GetDescriptors() == 0 ||
+				!r.GetStartTime().AsTime().Equal(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)) || r.GetConfig() != "name: conf-agent\n" {
+				t.Errorf("agent info: %v", r)
+			}
+		}},
+	{name: "agent info: no token", method: "AgentInfo", req: fixed(&apiv1.AgentInfoRequest{}), auth: authNone, code: connect.CodeUnauthenticated, arg: "authorization"},
 	{name: "commit", method: "Commit", req: fixed(&apiv1.CommitRequest{Values: []*apiv1.Value{value("iface/a", "a1"), jsonValue("route/r", "dep:iface/a"), value("route/p", "dep:iface/p")}, Description: "first"}),
 		check: func(t *testing.T, m proto.Message) {
 			if r := m.(*apiv1.CommitResponse); r.GetSeq() == 0 || outcome(r, "route/r").GetState() != "CONFIGURED" || len(outcome(r, "route/p").GetWhyPending()) < 2 {

@@ -90,7 +90,8 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if e.remote, err = nb.NewRemote(e.mux, nil2models(e.s), nb.RemoteConfig{Logger: quiet}); err != nil {
 		t.Fatal(err)
 	}
-	deps := api.Deps{Scheduler: e.s, Mux: e.mux, Remote: e.remote, Token: o.token, LogLevel: e.level, Logger: quiet}
+	deps := api.Deps{Scheduler: e.s, Mux: e.mux, Remote: e.remote, Token: o.token, LogLevel: e.level, Logger: quiet,
+		Info: api.Info{Name: "conf-agent", Version: "v9.8.7", Started: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Config: "name: conf-agent\n"}}
 	if o.planFile {
 		src := nbfile.New(filepath.Join(dir, "config.yaml"), nb.SchedulerModels(e.s))
 		deps.PlanFile = func(ctx context.Context, name string, data []byte) (*scheduler.Result, error) {

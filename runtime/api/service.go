@@ -42,6 +42,9 @@ type Deps struct {
 	// over the Mux); its parse errors are *nbfile.ParseError. Without it,
 	// a Plan of a file is UNIMPLEMENTED.
 	PlanFile func(ctx context.Context, name string, data []byte) (*scheduler.Result, error)
+	// Info describes the agent, for AgentInfo (its zero value: an
+	// agent with no name, version or configuration said).
+	Info Info
 	// MaxMessageBytes bounds a request message, and so a request body
 	// (default DefaultMaxMessageBytes).
 	MaxMessageBytes int64
