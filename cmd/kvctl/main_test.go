@@ -35,6 +35,9 @@ const config = `linux/interface/veth1:
 linux/interface/veth2: {name: veth2, type: TYPE_VETH, vethPeer: veth1}
 `
 
+// testAgentVersion is the version the test agent is built with.
+const testAgentVersion = "v0.0.0-kvctltest"
+
 func TestMain(m *testing.M) {
 	flag.Parse()
 	os.Exit(testMain(m))
@@ -50,7 +53,8 @@ func testMain(m *testing.M) int {
 	kvctlBin = filepath.Join(dir, "kvctl")
 	agentBin = filepath.Join(dir, "agent")
 	for bin, pkg := range map[string]string{kvctlBin: ".", agentBin: "../../examples/agent"} {
-		out, err := exec.Command("go", "build", "-race", "-o", bin, pkg).CombinedOutput()
+		// The agent's version, which AgentInfo (kvctl info, report) says.
+		out, err := exec.Command("go", "build", "-race", "-ldflags", "-X main.version="+testAgentVersion, "-o", bin, pkg).CombinedOutput()
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "go build %s: %v\n%s", pkg, err, out)
 			return 1

@@ -33,8 +33,9 @@ func (c *cli) reportCmd() *cobra.Command {
 		Long: `report writes a support bundle, a tar.gz archive of one directory
 kvctl-report/ with one file per part:
 
-  version.txt     kvctl's version (the agent's API does not say the agent's)
-  config.yaml     the agent's configuration file (--config), secrets removed
+  version.txt     kvctl's version and the agent's (AgentInfo)
+  config.yaml     the agent's configuration, secrets removed (AgentInfo,
+                  or the file --config names)
   status.json     the status of every value (Status)
   history.json    the transaction history (History)
   models.json     the models (Models)
@@ -45,8 +46,9 @@ kvctl-report/ with one file per part:
 
 A part that fails is named in errors.txt and the others are written: the
 archive is written whatever fails (exit code 1 only when it cannot be).
-The configuration is read from --config (the agent's YAML or JSON file,
-on this machine: the API does not serve it) and redacted by rule: the
+The configuration is the one the agent serves (AgentInfo, redacted by
+the agent), or, with --config, that file (the agent's YAML or JSON file,
+on this machine), redacted by the same rule: the
 value of every field whose name contains token, passw, secret, key,
 credential, private or auth is REDACTED, whatever it is (token_file,
 key_file and an etcd password alike), the passwords of URLs are, comments
@@ -57,7 +59,7 @@ archive to the standard output.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&f.out, "output", "o", "", `the archive to write (tar.gz; "-": the standard output)`)
-	fl.StringVar(&f.config, "config", "", "the agent's configuration file, to include without its secrets")
+	fl.StringVar(&f.config, "config", "", "the agent's configuration file, to include without its secrets instead of the configuration the agent serves")
 	return cmd
 }
 
@@ -86,13 +88,14 @@ func (c *cli) report(cmd *cobra.Command, f *reportFlags) error {
 		return usage("report: -o FILE is required")
 	}
 	b := &bundle{data: map[string][]byte{}}
-	b.add("version.txt")(versionText(), nil)
-	b.add("config.yaml")(c.reportConfig(f.config))
 	cl, err := c.dial()
 	if err != nil {
 		return err
 	}
 	ctx := cmd.Context()
+	info, infoErr := c.agentInfo(ctx, cl)
+	b.add("version.txt")(versionText(info, infoErr), nil)
+	b.add("config.yaml")(c.reportConfig(f.config, info, infoErr))
 	b.add("status.json")(c.reportCall(ctx, func(ctx context.Context) (proto.Message, error) {
 		return cl.Status(ctx, &apiv1.StatusRequest{})
 	}))
@@ -117,10 +120,34 @@ func (c *cli) report(cmd *cobra.Command, f *reportFlags) error {
 	return nil
 }
 
-// reportConfig reads the agent's configuration file and redacts it.
-func (c *cli) reportConfig(path string) ([]byte, error) {
+// agentInfo asks the agent for its AgentInfo, bounded by --timeout.
+func (c *cli) agentInfo(ctx context.Context, cl agentAPI) (*apiv1.AgentInfoResponse, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	info, err := cl.AgentInfo(ctx, &apiv1.AgentInfoRequest{})
+	if err != nil {
+		return nil, rpcError(err)
+	}
+	return info, nil
+}
+
+// reportConfig returns the agent's configuration without secrets: the
+// file --config names, redacted here, when given; else the one the agent
+// serves (AgentInfo, redacted by the agent by the same rule, and again
+// here).
+func (c *cli) reportConfig(path string, info *apiv1.AgentInfoResponse, infoErr error) ([]byte, error) {
 	if path == "" {
-		return nil, fmt.Errorf("not included: no --config FILE (the agent's API does not serve its configuration)")
+		if infoErr != nil {
+			return nil, fmt.Errorf("not included: the agent's AgentInfo failed (%w), and no --config FILE", infoErr)
+		}
+		if info.GetConfig() == "" {
+			return nil, fmt.Errorf("not included: the agent serves no configuration, and no --config FILE")
+		}
+		out, err := redact.Config([]byte(info.GetConfig()))
+		if err != nil {
+			return nil, fmt.Errorf("the agent's configuration: %w", err)
+		}
+		return out, nil
 	}
 	data, err := readConfigFile(path)
 	if err != nil {
@@ -159,12 +186,11 @@ func (c *cli) reportGraph(ctx context.Context, cl agentAPI) ([]byte, error) {
 // scrubbed removes the passwords of URLs from a part.
 func scrubbed(b []byte, err error) ([]byte, error) { return redact.Text(b), err }
 
-// versionText is kvctl's version, from its build information.
-func versionText() []byte {
+// kvctlVersion is kvctl's version, from its build information.
+func kvctlVersion() string {
 	var b strings.Builder
-	b.WriteString("kvctl:")
 	if bi, ok := debug.ReadBuildInfo(); ok {
-		fmt.Fprintf(&b, " %s %s", bi.Main.Path, bi.Main.Version)
+		fmt.Fprintf(&b, "%s %s", bi.Main.Path, bi.Main.Version)
 		for _, s := range bi.Settings {
 			switch s.Key {
 			case "vcs.revision", "vcs.time", "vcs.modified":
@@ -173,10 +199,30 @@ func versionText() []byte {
 		}
 		fmt.Fprintf(&b, " (%s)", bi.GoVersion)
 	} else {
-		b.WriteString(" unknown (no build information)")
+		b.WriteString("unknown (no build information)")
 	}
-	b.WriteString("\nagent: not reported (the agent's API has no call for its version)\n")
-	return []byte(b.String())
+	return b.String()
+}
+
+// agentVersion is the agent's version line of its AgentInfo.
+func agentVersion(info *apiv1.AgentInfoResponse, err error) string {
+	if err != nil {
+		return "unknown (AgentInfo: " + err.Error() + ")"
+	}
+	v := info.GetVersion()
+	if v == "" {
+		v = "unknown"
+	}
+	started := "unknown"
+	if t := info.GetStartTime(); t != nil {
+		started = t.AsTime().Format(time.RFC3339)
+	}
+	return fmt.Sprintf("%s (%s), name %q, started %s, %d descriptors", v, info.GetGoVersion(), info.GetName(), started, info.GetDescriptors())
+}
+
+// versionText is kvctl's version and the agent's.
+func versionText(info *apiv1.AgentInfoResponse, err error) []byte {
+	return []byte("kvctl: " + kvctlVersion() + "\nagent: " + agentVersion(info, err) + "\n")
 }
 
 // writeBundle writes the parts of b and errors.txt as a tar.gz archive

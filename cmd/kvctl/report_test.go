@@ -18,9 +18,10 @@ import (
 // TestReport writes a support bundle of an agent whose two listeners have
 // tokens: every part is in the archive (the metrics and the readiness
 // from the listener kvctl calls), its configuration without secrets, and
-// neither token anywhere. Then, without --config, or without the token,
-// the other parts are still written and errors.txt names those that
-// failed.
+// neither token anywhere. Without --config, the configuration and the
+// agent's version come from the agent (AgentInfo), without secrets.
+// Without the token, the other parts are still written and errors.txt
+// names those that failed.
 func TestReport(t *testing.T) {
 	dir := t.TempDir()
 	grpcToken, httpToken := "grpc-"+randomHex(t), "http-"+randomHex(t)
@@ -71,19 +72,38 @@ sources: {file: {path: "`+cfg+`"}}
 		}
 	}
 
-	// No --config, and a kvctl without the token: config.yaml fails, and
-	// so does every part the agent serves; the archive is written.
-	bundle = filepath.Join(dir, "partial.tar.gz")
+	// No --config: the configuration is the one the agent serves
+	// (AgentInfo), without its secrets, and so is the agent's version.
+	bundle = filepath.Join(dir, "served.tar.gz")
 	out, code = a.kvctl(t, "report", "-o", bundle)
-	if code != 0 || !strings.Contains(out, "1 of 8 parts failed") {
+	if code != 0 || !strings.Contains(out, "8 parts, 0 failed") {
 		t.Fatalf("report without --config: exit code %d\n%s", code, out)
 	}
 	files = untar(t, bundle)
 	if !strings.Contains(files["status.json"], "veth2") || files["graph.dot"] == "" || !strings.Contains(files["metrics.txt"], "# TYPE") {
 		t.Errorf("the agent's parts are missing: %v", slices.Sorted(maps.Keys(files)))
 	}
-	if _, ok := files["config.yaml"]; ok || !strings.Contains(files["errors.txt"], "config.yaml: not included") {
-		t.Errorf("config.yaml without --config:\n%s", files["errors.txt"])
+	if !strings.Contains(files["version.txt"], "agent: "+testAgentVersion+" (go") || !strings.Contains(files["version.txt"], `name "report-agent"`) {
+		t.Errorf("version.txt lacks the agent's version %s:\n%s", testAgentVersion, files["version.txt"])
+	}
+	for _, want := range []string{"name: report-agent", "state_dir: " + state, "token_file: REDACTED", "memory: true"} {
+		if !strings.Contains(files["config.yaml"], want) {
+			t.Errorf("config.yaml served by the agent lacks %q:\n%s", want, files["config.yaml"])
+		}
+	}
+	if n := strings.Count(files["config.yaml"], "token_file: REDACTED"); n != 2 {
+		t.Errorf("config.yaml served by the agent has %d token_file: REDACTED, want 2:\n%s", n, files["config.yaml"])
+	}
+	for name, data := range files {
+		for _, secret := range []string{grpcToken, httpToken, grpcTokFile, httpTokFile} {
+			if strings.Contains(data, secret) {
+				t.Errorf("%s holds the secret %q", name, secret)
+			}
+		}
+	}
+	out, code = a.kvctl(t, "info")
+	if code != 0 || !strings.Contains(out, "kvctl: ") || !strings.Contains(out, "agent: "+testAgentVersion) {
+		t.Errorf("kvctl info: exit code %d\n%s", code, out)
 	}
 	bundle = filepath.Join(dir, "untokened.tar.gz")
 	out, code = kvctl(t, "--server", a.server, "report", "-o", bundle, "--config", agentCfg)
@@ -101,6 +121,9 @@ sources: {file: {path: "`+cfg+`"}}
 	}
 	if !strings.Contains(files["errors.txt"], "authorization") {
 		t.Errorf("errors.txt:\n%s", files["errors.txt"])
+	}
+	if !strings.Contains(files["version.txt"], "agent: unknown (AgentInfo: ") || !strings.Contains(files["config.yaml"], "name: report-agent") {
+		t.Errorf("without the token: version.txt:\n%s\nconfig.yaml (from --config):\n%s", files["version.txt"], files["config.yaml"])
 	}
 }
 

@@ -41,6 +41,7 @@ type agentAPI interface {
 	Watch(ctx context.Context, req *apiv1.WatchRequest) (watchStream, error)
 	Readiness(ctx context.Context, req *apiv1.ReadinessRequest) (*apiv1.ReadinessResponse, error)
 	SetLogLevel(ctx context.Context, req *apiv1.SetLogLevelRequest) (*apiv1.SetLogLevelResponse, error)
+	AgentInfo(ctx context.Context, req *apiv1.AgentInfoRequest) (*apiv1.AgentInfoResponse, error)
 }
 
 // watchStream is the stream of a Watch.
@@ -99,6 +100,10 @@ func (g connectAgent) Confirm(ctx context.Context, req *apiv1.ConfirmRequest) (*
 
 func (g connectAgent) RollbackTo(ctx context.Context, req *apiv1.RollbackToRequest) (*apiv1.RollbackToResponse, error) {
 	return unary(ctx, g.cl.RollbackTo, req)
+}
+
+func (g connectAgent) AgentInfo(ctx context.Context, req *apiv1.AgentInfoRequest) (*apiv1.AgentInfoResponse, error) {
+	return unary(ctx, g.cl.AgentInfo, req)
 }
 
 func (g connectAgent) Readiness(ctx context.Context, req *apiv1.ReadinessRequest) (*apiv1.ReadinessResponse, error) {

@@ -35,6 +35,11 @@ import (
 	"github.com/kvdescriptor/kvdescriptor/runtime/agent/southbound"
 )
 
+// version is the agent's version its API's AgentInfo says, set at build
+// time (go build -ldflags "-X main.version=v1.2.3"); empty: the main
+// module's version in the build information.
+var version string
+
 func main() {
 	cfg, err := agent.ParseArgs(os.Args[1:], os.Stdout)
 	if errors.Is(err, flag.ErrHelp) {
@@ -44,6 +49,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "agent: %v\n(agent -h lists the flags)\n", err)
 		os.Exit(2)
 	}
+	cfg.Version = version
 	a, err := agent.New(cfg, append(southbound.Plugins(), ext.Plugin())...)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "agent: %v\n", err)
