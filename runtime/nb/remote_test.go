@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/kvdescriptor/kvdescriptor/runtime/kvtest"
 	"github.com/kvdescriptor/kvdescriptor/runtime/nb"
 	"github.com/kvdescriptor/kvdescriptor/runtime/nb/boltstore"
@@ -308,4 +310,32 @@ func TestRemoteRollbackToAcrossRestart(t *testing.T) {
 	if _, _, err := r.RollbackTo(ctx, r1.Seq, ""); !errors.Is(err, nb.ErrUnknownTransaction) || !strings.HasPrefix(err.Error(), "seq:") {
 		t.Fatalf("rollback beyond the states kept: %v", err)
 	}
+}
+
+// TestImportRemoteState: a state imported into the store before the
+// Remote starts is its state (applied by its initial load, owned by it);
+// an import over a recorded state is refused and changes nothing.
+func TestImportRemoteState(t *testing.T) {
+	dir := t.TempDir()
+	sb := kvtest.NewSB()
+	e := newRemoteEnv(t, sb, dir, func(st *boltstore.Store) {
+		if err := nb.ImportRemoteState(st, "", map[string]proto.Message{"iface/a": kvtest.Value("imported")}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	e.want(t, "iface/a", "imported")
+	if owner, _ := e.mux.Owner("iface/a"); owner != "api" {
+		t.Errorf("iface/a owned by %q, want api", owner)
+	}
+	e.commit(t, sets("iface/b", "b"), 0)
+	e.stop()
+
+	e = newRemoteEnv(t, sb, dir, func(st *boltstore.Store) {
+		err := nb.ImportRemoteState(st, "api", map[string]proto.Message{"iface/a": kvtest.Value("again")})
+		if err == nil || !strings.Contains(err.Error(), "recorded state already") {
+			t.Errorf("an import over a recorded state: %v", err)
+		}
+	})
+	e.want(t, "iface/a", "imported")
+	e.want(t, "iface/b", "b")
 }
