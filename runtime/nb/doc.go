@@ -15,7 +15,7 @@
 //	defer mux.Close()
 //	err = mux.Run(ctx, file.New(path, nb.SchedulerModels(s)), etcdSource)
 //
-// A source driven by hand (an API) takes a Sink instead: mux.Sink("grpc")
+// A source driven by hand (an API) takes a Sink instead: mux.Sink("api")
 // then sink.Apply(ctx, nb.Update{Changes: ...}). Owner tells which source
 // a key belongs to, and which it overrides; Ready, whether every source has
 // loaded.
