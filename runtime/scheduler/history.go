@@ -374,7 +374,7 @@ func (s *Scheduler) Timeline(key string) []TimelineEntry {
 	st := s.view.state.Load()
 	recs := st.hist
 	var out []TimelineEntry
-	d := st.index.lookup(key)
+	d := st.index.Lookup(key)
 	for _, rec := range recs {
 		for i := range rec.executed {
 			if rec.executed[i].key != key {

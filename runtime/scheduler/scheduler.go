@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/keyindex"
 )
 
 // Scheduler keeps a southbound in sync with the intended state of its
@@ -27,7 +28,7 @@ type Scheduler struct {
 	mu    sync.Mutex
 	g     *graph
 	descs map[string]kv.Descriptor
-	index keyIndex
+	index keyindex.Index
 	seq   uint64
 	view  *view
 	// retryPolicies are the retry policies of transactions, by sequence
@@ -131,7 +132,7 @@ func New(opts ...Option) (*Scheduler, error) {
 		opts:    o,
 		g:       g,
 		descs:   map[string]kv.Descriptor{},
-		index:   newKeyIndex(),
+		index:   keyindex.New(),
 		wake:    make(chan struct{}, 1),
 		stopped: make(chan struct{}),
 		abandon: make(chan struct{}, 1),
@@ -181,12 +182,12 @@ func (s *Scheduler) Descriptor(name string) (kv.Descriptor, bool) {
 
 // DescriptorForKey returns the descriptor that handles key.
 func (s *Scheduler) DescriptorForKey(key string) (kv.Descriptor, bool) {
-	d := s.view.state.Load().index.lookup(key)
+	d := s.view.state.Load().index.Lookup(key)
 	return unguard(d), d != nil
 }
 
-// lookup returns the descriptor of a new value's key (see keyIndex.resolve).
-func (s *Scheduler) lookup(key string) kv.Descriptor { return s.index.resolve(key) }
+// lookup returns the descriptor of a new value's key (see keyindex.Index.resolve).
+func (s *Scheduler) lookup(key string) kv.Descriptor { return s.index.Resolve(key) }
 
 // checkRegistration validates ds against the registered descriptors and
 // each other.
@@ -423,7 +424,7 @@ func (s *Scheduler) process(j *job) {
 		for _, d := range j.register {
 			g := &guard{Descriptor: d, rec: &s.panics}
 			s.descs[d.Name()] = g
-			s.index.add(g)
+			s.index.Add(g)
 		}
 		s.retrieveOrder, _ = retrieveOrder(slices.Collect(maps.Values(s.descs))) // checked above
 		s.publishDescriptors()
@@ -517,7 +518,7 @@ func (s *Scheduler) newlyImplemented(ds []kv.Descriptor) []KeyValue {
 		}
 	}
 	for key, n := range s.g.all() {
-		if _, ok := n.desc.(*misfit); ok && handled(key) {
+		if keyindex.IsMisfit(n.desc) && handled(key) {
 			items = append(items, KeyValue{Key: key})
 		}
 	}

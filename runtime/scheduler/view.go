@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/keyindex"
 )
 
 // view is what readers see: the values as the last finished job left
@@ -70,7 +71,7 @@ type viewState struct {
 	existing *btree.BTreeG[string]
 	gen      uint64
 	descs    map[string]kv.Descriptor
-	index    *keyIndex
+	index    *keyindex.Index
 }
 
 // viewSlot holds the versions of one key, newest first.
@@ -181,7 +182,7 @@ func (r *viewRec) derived() []string {
 }
 
 func newView(slots *nodeMap, hist history, maxCycle int) *view {
-	idx := newKeyIndex()
+	idx := keyindex.New()
 	v := &view{slots: slots, hist: hist, maxCycle: maxCycle}
 	v.state.Store(&viewState{descs: map[string]kv.Descriptor{}, index: &idx})
 	return v
@@ -221,14 +222,11 @@ func setRec(r *viewRec, n *node, old *viewRec, pub uint64, slab *recSlab) {
 // guardOf returns the guard of a node's descriptor: d itself, or the guard
 // a misfit wraps (whose values are INVALID, so only its name is read).
 func guardOf(d kv.Descriptor) *guard {
-	switch d := d.(type) {
-	case *guard:
-		return d
-	case *misfit:
-		g, _ := d.Descriptor.(*guard)
+	if g, ok := d.(*guard); ok {
 		return g
 	}
-	return nil
+	g, _ := keyindex.Unwrap(d).(*guard)
+	return g
 }
 
 func (r *viewRec) moreOrNil() *viewMore {
@@ -518,7 +516,7 @@ type retrimSlot struct {
 // publishDescriptors makes the registered descriptors visible. The caller
 // holds s.mu.
 func (s *Scheduler) publishDescriptors() {
-	idx := s.index.clone()
+	idx := s.index.Clone()
 	st := *s.view.state.Load()
 	st.descs, st.index = maps.Clone(s.descs), &idx
 	s.view.state.Store(&st)

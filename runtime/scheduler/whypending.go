@@ -60,7 +60,7 @@ func (v viewRead) why(key string, visiting map[string]bool) *PendingReason {
 		u := describeUnmet(d)
 		pd := PendingDependency{UnmetDependency: u}
 		if u.Key != "" {
-			pd.Providable = v.st.index.lookup(u.Key) != nil
+			pd.Providable = v.st.index.Lookup(u.Key) != nil
 			if t := v.get(u.Key); t != nil {
 				pd.State = t.state
 				pd.Intended = t.intent() != nil
@@ -70,7 +70,7 @@ func (v viewRead) why(key string, visiting map[string]bool) *PendingReason {
 			}
 		} else {
 			for _, p := range u.AnyOf {
-				pd.Providable = pd.Providable || v.st.index.covers(p)
+				pd.Providable = pd.Providable || v.st.index.Covers(p)
 			}
 			pd.Intended = v.intendedUnder(&d.AnyOf)
 		}
