@@ -412,15 +412,8 @@ func (s *Scheduler) execGroup(st *txnState, i, end int, unheld *map[int]any) (op
 	st.groupEnd = 0
 	st.res.Batches++
 	st.res.BatchedOps += len(calls)
-	if o := s.opts.observer; o != nil {
-		took := time.Since(cc.start)
-		share := took / time.Duration(len(calls))
-		for k := range ops {
-			o.OpDone(first.desc.Name(), first.kind, share, ops[k].Err)
-		}
-		if so, ok := o.(*safeObserver); ok {
-			so.batchDone(first.desc.Name(), first.kind, len(calls), took)
-		}
+	if s.opts.observer != nil {
+		s.observeGroup(cc, ops)
 	}
 	failed = -1
 	for k := range calls {
@@ -438,6 +431,21 @@ func (s *Scheduler) execGroup(st *txnState, i, end int, unheld *map[int]any) (op
 	clear(nodes)
 	s.groupNodes = nodes[:0]
 	return ops, failed, nil
+}
+
+// observeGroup reports the calls of a group to the observer: each as
+// taking its share of the group's time.
+func (s *Scheduler) observeGroup(cc *callCtx, ops []kv.BatchOp[string, proto.Message, any]) {
+	o := s.opts.observer
+	took := time.Since(cc.start)
+	share := took / time.Duration(len(ops))
+	name := cc.desc.Name()
+	for k := range ops {
+		o.OpDone(name, cc.op, share, ops[k].Err)
+	}
+	if so, ok := o.(*safeObserver); ok {
+		so.batchDone(name, cc.op, len(ops), took)
+	}
 }
 
 // releaseBatchOps keeps ops for the next group, emptied.

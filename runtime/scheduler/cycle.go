@@ -86,28 +86,7 @@ func (r *run) cycleUnit(start *node) []string {
 		order = append(order, n.key)
 	}
 	visit(start)
-	// The component of start: the explored values that lead back to it.
-	back := map[string]bool{start.key: true}
-	for changed := true; changed; {
-		changed = false
-		for k, outs := range edges {
-			if back[k] {
-				continue
-			}
-			for _, o := range outs {
-				if back[o] {
-					back[k], changed = true, true
-					break
-				}
-			}
-		}
-	}
-	var unit []string
-	for _, k := range order {
-		if back[k] {
-			unit = append(unit, k)
-		}
-	}
+	unit, back := componentOf(start.key, edges, order)
 	if len(unit) < 2 {
 		return nil
 	}
@@ -131,6 +110,34 @@ func (r *run) cycleUnit(start *node) []string {
 		}
 	}
 	return unit
+}
+
+// componentOf returns the strongly connected component of start in the
+// explored graph (edges, visited in order): the values that lead back to
+// it, in order, and as a set.
+func componentOf(start string, edges map[string][]string, order []string) (unit []string, back map[string]bool) {
+	// The component of start: the explored values that lead back to it.
+	back = map[string]bool{start: true}
+	for changed := true; changed; {
+		changed = false
+		for k, outs := range edges {
+			if back[k] {
+				continue
+			}
+			for _, o := range outs {
+				if back[o] {
+					back[k], changed = true, true
+					break
+				}
+			}
+		}
+	}
+	for _, k := range order {
+		if back[k] {
+			unit = append(unit, k)
+		}
+	}
+	return unit, back
 }
 
 // createUnit creates the members of a dependency cycle together.

@@ -663,79 +663,12 @@ func (r *run) remove(n *node, flags Flags, sbGone bool) bool {
 	if len(stuck) == 0 {
 		r.removeDependents(n)
 	}
-	if r.abort {
-		n.removing = false
-		if sbGone {
-			// The southbound lost n whatever the cascade did: the
-			// revert that follows starts from there.
-			r.takeApplied(n, nil, nil)
-		} else {
-			r.g.setExisting(n.key, true)
-		}
-		return false
-	}
-	if flags&FlagRecreate == 0 && !sbGone && n.intent != nil {
-		if want, _ := r.target(n); want != nil {
-			// The cascade brought back the reason for n to exist: a
-			// base whose update or delete failed derives n again, or a
-			// dependency came back. n stays; what was taken away for
-			// it comes back, and n goes to its target. (Without an
-			// intent n goes whatever its target: a revert targets
-			// what was applied before, even for a derived value its
-			// base no longer derives.)
-			n.removing = false
-			r.g.setExisting(n.key, true)
-			r.derive(n)
-			r.triggerDependentsOf(n.key, n)
-			r.reconcile(n.key)
-			return false
-		}
-	}
-	if !sbGone && r.neededByRemoval(n) {
-		// A value being removed further up still needs n: n goes once
-		// that removal is done.
-		n.removing = false
-		r.g.setExisting(n.key, true)
-		r.later = append(r.later, n.key)
-		return false
-	}
-	if len(r.g.unsure) != 0 && !sbGone {
-		if k := r.unsureBlocker(n); k != "" {
-			r.keep(n, flags, fmt.Errorf("not deleted, %w: %s may need it (%w)", ErrStillNeeded, k, ErrOutcomeUnknown), n.applied, true)
-			return false
-		}
-	}
-	if blocker := r.blocker(n, stuck); blocker != "" && !sbGone {
-		if slices.Contains(r.later, blocker) {
-			// What still needs n waits for a removal further up (see
-			// neededByRemoval): n waits with it, and is decided again
-			// once that removal is done.
-			n.removing = false
-			r.g.setExisting(n.key, true)
-			r.later = append(r.later, n.key)
-			return false
-		}
-		r.keep(n, flags, fmt.Errorf("not deleted, %w: %s could not be deleted first", ErrStillNeeded, blocker), n.applied, true)
+	if r.removalHeld(n, flags, sbGone, stuck) {
 		return false
 	}
 	prev := n.applied
-	if n.origin != kv.OriginSB && !sbGone {
-		if _, err := r.call(OpDelete, n, prev, nil); err != nil {
-			found, fmeta, known := r.readBack(n, prev)
-			if known {
-				r.takeApplied(n, found, fmeta) // nil: deleted after all
-			} else if r.canReadBack(n) {
-				// Of unknown outcome: it may be gone or still there.
-				// Like a create of unknown outcome, the graph holds
-				// nothing (what needs it is not created on it) and it
-				// may hold prev (what prev needs is not deleted: see
-				// unsureBlocker), until a read-back tells.
-				r.takeApplied(n, nil, nil)
-				r.markUnsure(n, prev)
-			}
-			r.keep(n, flags, err, prev, known)
-			return false
-		}
+	if n.origin != kv.OriginSB && !sbGone && !r.deleteCall(n, flags, prev) {
+		return false
 	}
 	n.applied, n.metadata, n.removing, n.lastErr, n.lastOp = nil, nil, false, nil, OpDelete
 	r.known(n.key)
@@ -758,6 +691,91 @@ func (r *run) remove(n *node, flags Flags, sbGone bool) bool {
 		r.setOpState(len(r.ops)-1, n.state)
 	} else {
 		r.setOpState(len(r.ops)-1, NONEXISTENT) // created again right after
+	}
+	return true
+}
+
+// removalHeld decides whether n, whose removal has begun, stays for now:
+// the transaction aborts, the cascade brought its reason to exist back, or
+// a value still needs it (held with an error, or until a removal further
+// up is done). It returns true when n stays.
+func (r *run) removalHeld(n *node, flags Flags, sbGone bool, stuck []string) bool {
+	if r.abort {
+		n.removing = false
+		if sbGone {
+			// The southbound lost n whatever the cascade did: the
+			// revert that follows starts from there.
+			r.takeApplied(n, nil, nil)
+		} else {
+			r.g.setExisting(n.key, true)
+		}
+		return true
+	}
+	if flags&FlagRecreate == 0 && !sbGone && n.intent != nil {
+		if want, _ := r.target(n); want != nil {
+			// The cascade brought back the reason for n to exist: a
+			// base whose update or delete failed derives n again, or a
+			// dependency came back. n stays; what was taken away for
+			// it comes back, and n goes to its target. (Without an
+			// intent n goes whatever its target: a revert targets
+			// what was applied before, even for a derived value its
+			// base no longer derives.)
+			n.removing = false
+			r.g.setExisting(n.key, true)
+			r.derive(n)
+			r.triggerDependentsOf(n.key, n)
+			r.reconcile(n.key)
+			return true
+		}
+	}
+	if !sbGone && r.neededByRemoval(n) {
+		// A value being removed further up still needs n: n goes once
+		// that removal is done.
+		n.removing = false
+		r.g.setExisting(n.key, true)
+		r.later = append(r.later, n.key)
+		return true
+	}
+	if len(r.g.unsure) != 0 && !sbGone {
+		if k := r.unsureBlocker(n); k != "" {
+			r.keep(n, flags, fmt.Errorf("not deleted, %w: %s may need it (%w)", ErrStillNeeded, k, ErrOutcomeUnknown), n.applied, true)
+			return true
+		}
+	}
+	if blocker := r.blocker(n, stuck); blocker != "" && !sbGone {
+		if slices.Contains(r.later, blocker) {
+			// What still needs n waits for a removal further up (see
+			// neededByRemoval): n waits with it, and is decided again
+			// once that removal is done.
+			n.removing = false
+			r.g.setExisting(n.key, true)
+			r.later = append(r.later, n.key)
+			return true
+		}
+		r.keep(n, flags, fmt.Errorf("not deleted, %w: %s could not be deleted first", ErrStillNeeded, blocker), n.applied, true)
+		return true
+	}
+	return false
+}
+
+// deleteCall makes the Delete call of n, whose applied value is prev, and
+// on failure reads n back; it returns whether the Delete succeeded.
+func (r *run) deleteCall(n *node, flags Flags, prev proto.Message) bool {
+	if _, err := r.call(OpDelete, n, prev, nil); err != nil {
+		found, fmeta, known := r.readBack(n, prev)
+		if known {
+			r.takeApplied(n, found, fmeta) // nil: deleted after all
+		} else if r.canReadBack(n) {
+			// Of unknown outcome: it may be gone or still there.
+			// Like a create of unknown outcome, the graph holds
+			// nothing (what needs it is not created on it) and it
+			// may hold prev (what prev needs is not deleted: see
+			// unsureBlocker), until a read-back tells.
+			r.takeApplied(n, nil, nil)
+			r.markUnsure(n, prev)
+		}
+		r.keep(n, flags, err, prev, known)
+		return false
 	}
 	return true
 }

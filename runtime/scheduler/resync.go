@@ -238,6 +238,17 @@ func (s *Scheduler) correlate(j *job) map[kv.Descriptor][]kv.Item[string, proto.
 		items = append(items, it)
 		which = append(which, int32(last))
 	}
+	out := groupByDesc(descs, items, which)
+	if !full {
+		return out
+	}
+	s.correlateFull(j, out)
+	return out
+}
+
+// groupByDesc cuts items, whose descriptors are descs[which[i]], into one
+// slice per descriptor, moving them in place into per-descriptor runs.
+func groupByDesc(descs []kv.Descriptor, items []kv.Item[string, proto.Message, any], which []int32) map[kv.Descriptor][]kv.Item[string, proto.Message, any] {
 	out := make(map[kv.Descriptor][]kv.Item[string, proto.Message, any], len(descs))
 	if len(descs) == 1 {
 		out[descs[0]] = slices.Clip(items)
@@ -277,9 +288,12 @@ func (s *Scheduler) correlate(j *job) map[kv.Descriptor][]kv.Item[string, proto.
 			start = ends[w]
 		}
 	}
-	if !full {
-		return out
-	}
+	return out
+}
+
+// correlateFull adds to out the transaction's values of a full resync
+// (and their derived values) that the graph does not hold applied.
+func (s *Scheduler) correlateFull(j *job, out map[kv.Descriptor][]kv.Item[string, proto.Message, any]) {
 	added := map[string]bool{}
 	var walk func(key string, value proto.Message, depth int)
 	walk = func(key string, value proto.Message, depth int) {
@@ -308,7 +322,6 @@ func (s *Scheduler) correlate(j *job) map[kv.Descriptor][]kv.Item[string, proto.
 	for _, it := range j.opts.remembered {
 		walk(it.Key, it.Value, 0)
 	}
-	return out
 }
 
 // resync runs a resync job: the intended state replaced (full, upstream),
@@ -321,33 +334,7 @@ func (r *run) resync(j *job) {
 	// or a delete goes before what the view asks to repair.
 	var intents []string
 	if j.kind == FullResyncTxn || j.kind == UpstreamResyncTxn {
-		keep := make(map[string]bool, len(j.items))
-		for _, it := range j.items {
-			keep[it.Key] = true
-		}
-		var dropped []string
-		for key, n := range r.g.all() {
-			if n.base == "" && n.intent != nil && !keep[key] {
-				dropped = append(dropped, key)
-			}
-		}
-		slices.Sort(dropped)
-		for _, key := range dropped {
-			r.setIntent(key, nil)
-		}
-		intents = dropped
-		for _, it := range j.items {
-			n := r.g.node(it.Key)
-			if n != nil && n.base == "" && n.intent != nil && it.Value != nil && n.invalid == nil &&
-				(n.intent == it.Value || proto.Equal(n.intent, it.Value)) {
-				continue // the same intent: nothing to re-evaluate
-			}
-			r.setIntent(it.Key, it.Value)
-			intents = append(intents, it.Key)
-		}
-		for _, key := range intents {
-			r.doom(r.g.node(key))
-		}
+		intents = r.resyncIntents(j)
 	}
 
 	// One pass over the values: what is out of line with its target
@@ -408,6 +395,39 @@ func (r *run) resync(j *job) {
 		// left undecided.
 		r.dropStale(false)
 	}
+}
+
+// resyncIntents replaces the intended state with the job's values and
+// returns the keys whose intent changed, dooming what they remove.
+func (r *run) resyncIntents(j *job) []string {
+	keep := make(map[string]bool, len(j.items))
+	for _, it := range j.items {
+		keep[it.Key] = true
+	}
+	var dropped []string
+	for key, n := range r.g.all() {
+		if n.base == "" && n.intent != nil && !keep[key] {
+			dropped = append(dropped, key)
+		}
+	}
+	slices.Sort(dropped)
+	for _, key := range dropped {
+		r.setIntent(key, nil)
+	}
+	intents := dropped
+	for _, it := range j.items {
+		n := r.g.node(it.Key)
+		if n != nil && n.base == "" && n.intent != nil && it.Value != nil && n.invalid == nil &&
+			(n.intent == it.Value || proto.Equal(n.intent, it.Value)) {
+			continue // the same intent: nothing to re-evaluate
+		}
+		r.setIntent(it.Key, it.Value)
+		intents = append(intents, it.Key)
+	}
+	for _, key := range intents {
+		r.doom(r.g.node(key))
+	}
+	return intents
 }
 
 // intendedDerived maps the keys that the intended values derive, through
@@ -745,6 +765,58 @@ func (r *run) adoptOnCreate(n *node) bool {
 // the others (staleDeferred) wait for the last pass, once what needs them
 // has been decided.
 func (r *run) dropStale(early bool) {
+	stale := r.staleFound(early)
+	if len(stale) == 0 && len(r.staleTaken) == 0 {
+		return // the usual resync: what was found is known
+	}
+	// Stale values of ours that the graph knows already (an earlier run
+	// failed to delete them): a base found stale now is linked to them,
+	// or they to it.
+	var leftovers []*node
+	for _, key := range r.leftovers {
+		if n := r.g.node(key); r.leftover(n) {
+			leftovers = append(leftovers, n)
+		}
+	}
+	var unread map[string]proto.Message
+	if early {
+		stale, unread = r.staleIntended(stale)
+	}
+	// Early, only what no other value found needs; late, what no value
+	// found and left undecided (its base could not be read, say) needs.
+	neededBy := r.neededBy(stale, early)
+	r.neededByKept(stale, neededBy)
+	slices.Sort(stale)
+	added, taken := r.takeStale(stale, unread, early)
+	r.linkStale(added, leftovers)
+	if early {
+		for _, n := range added {
+			r.staleTaken = append(r.staleTaken, n.key)
+		}
+	}
+	// The base of a value kept is kept too.
+	for changed := true; changed; {
+		changed = false
+		for _, n := range taken {
+			if neededBy[n.key] != "" && n.base != "" && neededBy[n.base] == "" && r.view.get(n.base) != nil {
+				neededBy[n.base], changed = n.key, true
+			}
+		}
+		if changed {
+			r.neededByKept(stale, neededBy)
+		}
+	}
+	for _, n := range added {
+		r.opFor(n, Op{Key: n.key, Kind: OpNone, Value: n.applied, Flags: FlagStale | r.nodeFlags(n)})
+	}
+	for _, n := range taken {
+		r.decideStale(n, neededBy[n.key], early)
+	}
+}
+
+// staleFound returns the keys of the values of ours that the refresh found
+// and nothing intends; the last pass adds those the first one deferred.
+func (r *run) staleFound(early bool) []string {
 	var stale []string
 	for i := range r.view.items {
 		if it := &r.view.items[i]; it.origin == kv.OriginNB && !it.used {
@@ -758,59 +830,49 @@ func (r *run) dropStale(early bool) {
 			}
 		}
 	}
-	if len(stale) == 0 && len(r.staleTaken) == 0 {
-		return // the usual resync: what was found is known
-	}
-	// Stale values of ours that the graph knows already (an earlier run
-	// failed to delete them): a base found stale now is linked to them,
-	// or they to it.
-	var leftovers []*node
-	for _, key := range r.leftovers {
-		if n := r.g.node(key); r.leftover(n) {
-			leftovers = append(leftovers, n)
+	return stale
+}
+
+// staleIntended is the first pass's treatment of the stale values that an
+// intended value derives, and of the derived values of stale bases that
+// the refresh could not read: it returns the stale keys left to decide,
+// and the unread values (taken up as found) among them.
+func (r *run) staleIntended(stale []string) ([]string, map[string]proto.Message) {
+	// What the intended values derive is adopted by the reconciliation,
+	// not deleted first. One whose base exists is linked to it now
+	// (adoptDerived), as if the base had been found with it: a re-create
+	// of the base then deletes it first instead of pulling the base from
+	// under it.
+	intended := r.intendedDerived()
+	var bases, derived []string
+	stale = slices.DeleteFunc(stale, func(k string) bool {
+		b := intended[k]
+		if b != "" {
+			bases = append(bases, b)
+			derived = append(derived, k)
+		}
+		return b != ""
+	})
+	slices.Sort(bases)
+	for _, b := range slices.Compact(bases) {
+		if n := r.g.node(b); n != nil && n.applied != nil && n.origin == kv.OriginNB && !n.removing {
+			r.adoptDerived(n)
 		}
 	}
-	var intended map[string]string
-	if early {
-		// What the intended values derive is adopted by the
-		// reconciliation, not deleted first. One whose base exists is
-		// linked to it now (adoptDerived), as if the base had been
-		// found with it: a re-create of the base then deletes it first
-		// instead of pulling the base from under it.
-		intended = r.intendedDerived()
-		var bases, derived []string
-		stale = slices.DeleteFunc(stale, func(k string) bool {
-			b := intended[k]
-			if b != "" {
-				bases = append(bases, b)
-				derived = append(derived, k)
-			}
-			return b != ""
-		})
-		slices.Sort(bases)
-		for _, b := range slices.Compact(bases) {
-			if n := r.g.node(b); n != nil && n.applied != nil && n.origin == kv.OriginNB && !n.removing {
-				r.adoptDerived(n)
-			}
-		}
-		r.takeUnclaimedDerived(derived, intended)
-	}
+	r.takeUnclaimedDerived(derived, intended)
 	// The found version of a stale base says what it derives: those
 	// values whose descriptor the refresh could not read are taken up
 	// with it, as found, so that they go before it (a Delete of one that
 	// turns out absent fails like any call: the base stays, FAILED, for
 	// the next resync).
-	var unread map[string]proto.Message
-	if early {
-		unread = r.unreadDerived(stale, intended)
-		stale = append(stale, slices.Sorted(maps.Keys(unread))...)
-	}
-	// Early, only what no other value found needs; late, what no value
-	// found and left undecided (its base could not be read, say) needs.
-	neededBy := r.neededBy(stale, early)
-	r.neededByKept(stale, neededBy)
-	slices.Sort(stale)
-	var added, taken []*node
+	unread := r.unreadDerived(stale, intended)
+	return append(stale, slices.Sorted(maps.Keys(unread))...), unread
+}
+
+// takeStale takes the stale values into the graph as found: added are
+// those new to it, taken those that dropStale decides on (the added, and
+// late, those the first pass deferred).
+func (r *run) takeStale(stale []string, unread map[string]proto.Message, early bool) (added, taken []*node) {
 	for _, key := range stale {
 		value, meta := unread[key], any(nil)
 		it := r.view.get(key)
@@ -840,43 +902,25 @@ func (r *run) dropStale(early bool) {
 		added = append(added, n)
 		taken = append(taken, n)
 	}
-	r.linkStale(added, leftovers)
-	if early {
-		for _, n := range added {
-			r.staleTaken = append(r.staleTaken, n.key)
-		}
-	}
-	// The base of a value kept is kept too.
-	for changed := true; changed; {
-		changed = false
-		for _, n := range taken {
-			if neededBy[n.key] != "" && n.base != "" && neededBy[n.base] == "" && r.view.get(n.base) != nil {
-				neededBy[n.base], changed = n.key, true
-			}
-		}
-		if changed {
-			r.neededByKept(stale, neededBy)
-		}
-	}
-	for _, n := range added {
-		r.opFor(n, Op{Key: n.key, Kind: OpNone, Value: n.applied, Flags: FlagStale | r.nodeFlags(n)})
-	}
-	for _, n := range taken {
-		switch {
-		case n.base != "" && r.staleBase(n):
-			// Goes with its base, stale too.
-		case neededBy[n.key] != "" && early:
-			r.staleDeferred = append(r.staleDeferred, n.key) // decided last
-		case neededBy[n.key] != "":
-			// Kept, and says why: deleting it would pull it from under
-			// a value the scheduler could not decide on. A later
-			// resync decides again.
-			r.mut(n)
-			r.fail(n, OpDelete, fmt.Errorf("not deleted, %w: %s, found in the southbound and not decided, needs it",
-				ErrStillNeeded, neededBy[n.key]), r.nodeFlags(n)|FlagStale, n.applied, nil, true)
-		default:
-			r.reconcile(n.key) // its derived values go with it
-		}
+	return added, taken
+}
+
+// decideStale deletes a stale value taken up, or keeps it when neededBy (a
+// value found and not decided that needs it) is set.
+func (r *run) decideStale(n *node, neededBy string, early bool) {
+	switch {
+	case n.base != "" && r.staleBase(n):
+		// Goes with its base, stale too.
+	case neededBy != "" && early:
+		r.staleDeferred = append(r.staleDeferred, n.key) // decided last
+	case neededBy != "":
+		// Kept, and says why: deleting it would pull it from under a value
+		// the scheduler could not decide on. A later resync decides again.
+		r.mut(n)
+		r.fail(n, OpDelete, fmt.Errorf("not deleted, %w: %s, found in the southbound and not decided, needs it",
+			ErrStillNeeded, neededBy), r.nodeFlags(n)|FlagStale, n.applied, nil, true)
+	default:
+		r.reconcile(n.key) // its derived values go with it
 	}
 }
 

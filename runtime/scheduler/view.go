@@ -381,50 +381,7 @@ func (s *Scheduler) publish(e *histEntry, seq uint64) []Status {
 	watch := s.watchers.active()
 	var changed []string
 	if pub > old.seq {
-		slab := recSlab{left: g.dirty.len()}
-		for _, dirty := range g.dirty.list {
-			for _, n := range dirty {
-				// A node in the graph holds its key's versions; for one
-				// taken out, the key may have another node now, or none.
-				key, slot := n.key, n.slot
-				if n.state == REMOVED {
-					slot, n = v.slots.entry(key)
-				}
-				var head *viewRec
-				if slot != nil {
-					head = slot.head.Load()
-				}
-				if head != nil && head.pub == pub {
-					continue // listed twice
-				}
-				var rec *viewRec
-				switch {
-				case n != nil:
-					rec = slab.next()
-					setRec(rec, n, head, pub, &slab)
-					if watch && (head == nil || head.gone() || rec.seq != head.seq || rec.state != head.state ||
-						rec.applied() != head.applied() || rec.intent() != head.intent() || rec.lastOp != head.lastOp ||
-						!errorsEqual(rec.lastErr(), head.lastErr())) {
-						changed = append(changed, key)
-					}
-				case head != nil && !head.gone():
-					rec = slab.next()
-					rec.pub, rec.flags = pub, recGone
-					if watch {
-						changed = append(changed, key)
-					}
-				default:
-					continue
-				}
-				if head == nil {
-					slot.head.Store(rec) // the first version
-					continue
-				}
-				rec.prev.Store(head)
-				slot.head.Store(rec)
-				v.retrim = append(v.retrim, retrimSlot{key, slot})
-			}
-		}
+		changed = s.publishDirty(pub, watch)
 	}
 	switch {
 	case !g.existingOn:
@@ -456,6 +413,57 @@ func (s *Scheduler) publish(e *histEntry, seq uint64) []Status {
 		out[i] = st
 	}
 	return out
+}
+
+// publishDirty publishes version pub of the nodes that the job changed,
+// and returns the keys whose status changed (when watch is set).
+func (s *Scheduler) publishDirty(pub uint64, watch bool) (changed []string) {
+	g, v := s.g, s.view
+	slab := recSlab{left: g.dirty.len()}
+	for _, dirty := range g.dirty.list {
+		for _, n := range dirty {
+			// A node in the graph holds its key's versions; for one
+			// taken out, the key may have another node now, or none.
+			key, slot := n.key, n.slot
+			if n.state == REMOVED {
+				slot, n = v.slots.entry(key)
+			}
+			var head *viewRec
+			if slot != nil {
+				head = slot.head.Load()
+			}
+			if head != nil && head.pub == pub {
+				continue // listed twice
+			}
+			var rec *viewRec
+			switch {
+			case n != nil:
+				rec = slab.next()
+				setRec(rec, n, head, pub, &slab)
+				if watch && (head == nil || head.gone() || rec.seq != head.seq || rec.state != head.state ||
+					rec.applied() != head.applied() || rec.intent() != head.intent() || rec.lastOp != head.lastOp ||
+					!errorsEqual(rec.lastErr(), head.lastErr())) {
+					changed = append(changed, key)
+				}
+			case head != nil && !head.gone():
+				rec = slab.next()
+				rec.pub, rec.flags = pub, recGone
+				if watch {
+					changed = append(changed, key)
+				}
+			default:
+				continue
+			}
+			if head == nil {
+				slot.head.Store(rec) // the first version
+				continue
+			}
+			rec.prev.Store(head)
+			slot.head.Store(rec)
+			v.retrim = append(v.retrim, retrimSlot{key, slot})
+		}
+	}
+	return changed
 }
 
 // trimAll trims the keys with older versions, once pub is the published
