@@ -8,7 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
-	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/keyindex"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/registry"
 )
 
 // txnOutput is a transaction's result.
@@ -539,7 +539,7 @@ func (r *run) apply(j *job) {
 		r.resync(j)
 	case RegistrationTxn:
 		for _, it := range j.items {
-			if n := r.g.node(it.Key); n != nil && (n.desc == nil || keyindex.IsMisfit(n.desc)) {
+			if n := r.g.node(it.Key); n != nil && (n.desc == nil || registry.IsMisfit(n.desc)) {
 				r.mut(n)
 				n.desc = r.s.lookup(it.Key)
 				r.g.setUnimplemented(n.key, false)

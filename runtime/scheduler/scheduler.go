@@ -14,7 +14,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
-	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/keyindex"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/grouping"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/registry"
 )
 
 // Scheduler keeps a southbound in sync with the intended state of its
@@ -28,7 +29,7 @@ type Scheduler struct {
 	mu    sync.Mutex
 	g     *graph
 	descs map[string]kv.Descriptor
-	index keyindex.Index
+	index registry.Index
 	seq   uint64
 	view  *view
 	// retryPolicies are the retry policies of transactions, by sequence
@@ -68,7 +69,7 @@ type Scheduler struct {
 	// and groupNodes the buffers of the last group's operations and
 	// nodes (see batch.go).
 	groupModes map[kv.Descriptor]groupInfo
-	grouping   grouping
+	grouping   grouping.Group
 	batchOps   []kv.BatchOp[string, proto.Message, any]
 	groupNodes []*node
 	// txn is the state of the running transaction (one at a time), kept
@@ -132,7 +133,7 @@ func New(opts ...Option) (*Scheduler, error) {
 		opts:    o,
 		g:       g,
 		descs:   map[string]kv.Descriptor{},
-		index:   keyindex.New(),
+		index:   registry.New(),
 		wake:    make(chan struct{}, 1),
 		stopped: make(chan struct{}),
 		abandon: make(chan struct{}, 1),
@@ -186,7 +187,7 @@ func (s *Scheduler) DescriptorForKey(key string) (kv.Descriptor, bool) {
 	return unguard(d), d != nil
 }
 
-// lookup returns the descriptor of a new value's key (see keyindex.Index.resolve).
+// lookup returns the descriptor of a new value's key (see registry.Index.resolve).
 func (s *Scheduler) lookup(key string) kv.Descriptor { return s.index.Resolve(key) }
 
 // checkRegistration validates ds against the registered descriptors and
@@ -223,7 +224,7 @@ func (s *Scheduler) checkRegistration(ds []kv.Descriptor) error {
 			}
 		}
 	}
-	if _, err := retrieveOrder(all); err != nil {
+	if _, err := registry.RetrieveOrder(all); err != nil {
 		return &RegistrationError{Descriptor: ds[len(ds)-1].Name(), Reason: err.Error()}
 	}
 	return nil
@@ -426,7 +427,7 @@ func (s *Scheduler) process(j *job) {
 			s.descs[d.Name()] = g
 			s.index.Add(g)
 		}
-		s.retrieveOrder, _ = retrieveOrder(slices.Collect(maps.Values(s.descs))) // checked above
+		s.retrieveOrder, _ = registry.RetrieveOrder(slices.Collect(maps.Values(s.descs))) // checked above
 		s.publishDescriptors()
 		j.items = s.newlyImplemented(j.register)
 		if len(j.items) == 0 {
@@ -518,7 +519,7 @@ func (s *Scheduler) newlyImplemented(ds []kv.Descriptor) []KeyValue {
 		}
 	}
 	for key, n := range s.g.all() {
-		if keyindex.IsMisfit(n.desc) && handled(key) {
+		if registry.IsMisfit(n.desc) && handled(key) {
 			items = append(items, KeyValue{Key: key})
 		}
 	}

@@ -9,7 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
-	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/keyindex"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/registry"
 )
 
 // GraphSnapshot returns the graph of values as of the end of transaction
@@ -163,7 +163,7 @@ func beforeOp(o *Op) (snapEntry, bool) {
 }
 
 // buildSnapshot fills the nodes and edges of snap from the values.
-func buildSnapshot(snap *GraphSnapshot, ents map[string]snapEntry, idx *keyindex.Index) {
+func buildSnapshot(snap *GraphSnapshot, ents map[string]snapEntry, idx *registry.Index) {
 	keys := slices.Sorted(maps.Keys(ents))
 	// The existing keys, sorted, resolve AnyOf dependencies.
 	var existing []string

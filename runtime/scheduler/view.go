@@ -12,7 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
-	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/keyindex"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/registry"
 )
 
 // view is what readers see: the values as the last finished job left
@@ -71,7 +71,7 @@ type viewState struct {
 	existing *btree.BTreeG[string]
 	gen      uint64
 	descs    map[string]kv.Descriptor
-	index    *keyindex.Index
+	index    *registry.Index
 }
 
 // viewSlot holds the versions of one key, newest first.
@@ -182,7 +182,7 @@ func (r *viewRec) derived() []string {
 }
 
 func newView(slots *nodeMap, hist history, maxCycle int) *view {
-	idx := keyindex.New()
+	idx := registry.New()
 	v := &view{slots: slots, hist: hist, maxCycle: maxCycle}
 	v.state.Store(&viewState{descs: map[string]kv.Descriptor{}, index: &idx})
 	return v
@@ -225,7 +225,7 @@ func guardOf(d kv.Descriptor) *guard {
 	if g, ok := d.(*guard); ok {
 		return g
 	}
-	g, _ := keyindex.Unwrap(d).(*guard)
+	g, _ := registry.Unwrap(d).(*guard)
 	return g
 }
 

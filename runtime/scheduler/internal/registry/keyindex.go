@@ -1,5 +1,7 @@
-// Package keyindex finds the descriptor whose key space holds a key.
-package keyindex
+// Package registry holds what the scheduler derives from its registered
+// descriptors: the index that finds the descriptor of a key, and the order
+// of their Retrieves.
+package registry
 
 import (
 	"slices"
