@@ -11,6 +11,10 @@ import (
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
 
+// calling is the run's southbound calls: made (execution) or recorded
+// (simulation), grouped, replayed, and their metadata learnt.
+type calling struct{ *run }
+
 // Batched and concurrent execution.
 //
 // The plan's calls are made in the plan's order. A run of consecutive
@@ -39,7 +43,8 @@ const (
 // groupMode returns how the calls of d may be grouped, cached per
 // descriptor: in its guard (every registered descriptor has one), else in
 // a map. Only the goroutine running the transaction calls it.
-func (s *Scheduler) groupMode(d kv.Descriptor) (groupMode, int) {
+func (part *caller) groupMode(d kv.Descriptor) (groupMode, int) {
+	s := part.Scheduler
 	if s.opts.batchSize < 2 || d == nil {
 		return groupNone, 1
 	}
@@ -61,7 +66,8 @@ func (s *Scheduler) groupMode(d kv.Descriptor) (groupMode, int) {
 }
 
 // groupInfo asks d how its calls may be grouped.
-func (s *Scheduler) groupInfo(d kv.Descriptor) groupInfo {
+func (part *caller) groupInfo(d kv.Descriptor) groupInfo {
+	s := part.Scheduler
 	g := groupInfo{workers: 1}
 	switch {
 	case d.CanBatch():
@@ -82,7 +88,8 @@ type groupInfo struct {
 
 // concurrentCalls asks d's handler how many calls may run at once; a
 // panic counts as one.
-func (s *Scheduler) concurrentCalls(d kv.Descriptor) (n int) {
+func (part *caller) concurrentCalls(d kv.Descriptor) (n int) {
+	s := part.Scheduler
 	defer func() {
 		if p := recover(); p != nil {
 			s.opts.logger.Error("ConcurrentCalls panicked; the descriptor's calls are made one at a time", "descriptor", d.Name(), "panic", fmt.Sprint(p))
@@ -109,7 +116,8 @@ func groupEnd(plan *run, i int) int {
 // (the dependencies of the value and of the applied one, the base) is at
 // hand, so the call need not keep it. A reverting transaction's calls are
 // made one at a time: its first failure ends it.
-func (r *run) groupCall(c *plannedCall, n *node, kind OpKind, value proto.Message) {
+func (part *calling) groupCall(c *plannedCall, n *node, kind OpKind, value proto.Message) {
+	r := part.run
 	if r.opts.revert {
 		return
 	}
@@ -175,7 +183,8 @@ func batchKind(k OpKind) kv.BatchKind {
 // records their outcomes as executePlan does for one call. failed is the
 // first of them that failed, or -1; taken is set when the watchdog gave up
 // on the group (see callInline).
-func (s *Scheduler) execGroup(st *txnState, i, end int, unheld *map[int]any) (ops []kv.BatchOp[string, proto.Message, any], failed int, taken *callCtx) {
+func (part *caller) execGroup(st *txnState, i, end int, unheld *map[int]any) (ops []kv.BatchOp[string, proto.Message, any], failed int, taken *callCtx) {
+	s := part.Scheduler
 	plan := st.plan
 	calls := plan.calls.group(i, end)
 	// The buffer is the scheduler's, taken for the group: a group given
@@ -252,7 +261,8 @@ func (s *Scheduler) execGroup(st *txnState, i, end int, unheld *map[int]any) (op
 
 // observeGroup reports the calls of a group to the observer: each as
 // taking its share of the group's time.
-func (s *Scheduler) observeGroup(cc *callCtx, ops []kv.BatchOp[string, proto.Message, any]) {
+func (part *caller) observeGroup(cc *callCtx, ops []kv.BatchOp[string, proto.Message, any]) {
+	s := part.Scheduler
 	o := s.opts.observer
 	took := time.Since(cc.start)
 	share := took / time.Duration(len(ops))
@@ -266,7 +276,8 @@ func (s *Scheduler) observeGroup(cc *callCtx, ops []kv.BatchOp[string, proto.Mes
 }
 
 // releaseBatchOps keeps ops for the next group, emptied.
-func (s *Scheduler) releaseBatchOps(ops []kv.BatchOp[string, proto.Message, any]) {
+func (part *caller) releaseBatchOps(ops []kv.BatchOp[string, proto.Message, any]) {
+	s := part.Scheduler
 	clear(ops)
 	s.batchOps = ops[:0]
 }
@@ -350,7 +361,8 @@ func vanishedBeyondFailure(results []callResult) map[string]bool {
 	return out
 }
 
-func (r *run) takeReplay(kind OpKind, key string) *callResult {
+func (part *calling) takeReplay(kind OpKind, key string) *callResult {
+	r := part.run
 	for r.replayed < len(r.replay) && r.replay[r.replayed].used {
 		r.replayed++
 	}
@@ -375,7 +387,8 @@ func (r *run) takeReplay(kind OpKind, key string) *callResult {
 // of a leftover that failed is read back; when that cannot be known, the
 // value fails with the call's error, as after any failed call whose outcome
 // is unknown: neither CONFIGURED nor gone, whatever the southbound holds.
-func (r *run) settleLeftovers() {
+func (part *calling) settleLeftovers() {
+	r := part.run
 	if r.replayed >= len(r.replay) {
 		r.vanished = nil
 		return
@@ -432,7 +445,8 @@ func (r *run) settleLeftovers() {
 // a notification says or a call left it, and brings n to its target from
 // there: a value that vanished is removed (what depends on it first) and,
 // when it is one of ours, created again if still wanted.
-func (r *run) learn(n *node, value proto.Message, meta any) {
+func (part *calling) learn(n *node, value proto.Message, meta any) {
+	r := part.run
 	if value == nil {
 		if n.applied == nil || n.removing {
 			return

@@ -21,7 +21,8 @@ import (
 // deletes, removes: n itself when it is deleted, else the derived values
 // its applied version has and its intent no longer derives; with each,
 // what it derives and the values of ours that need it.
-func (r *run) doom(n *node) {
+func (part *removal) doom(n *node) {
+	r := part.run
 	if n == nil || n.base != "" || n.applied == nil || n.origin == kv.OriginSB || n.desc == nil {
 		return
 	}
@@ -47,7 +48,8 @@ func (r *run) doom(n *node) {
 
 // doomAll marks n, applied, as removed by the transaction, with what it
 // derives and the values of ours whose applied version needs it.
-func (r *run) doomAll(n *node) {
+func (part *removal) doomAll(n *node) {
+	r := part.run
 	if n == nil || n.applied == nil || r.doomed[n.key] {
 		return
 	}
@@ -67,7 +69,8 @@ func (r *run) doomAll(n *node) {
 
 // needsDoomed reports whether n, not applied, depends on a value that the
 // transaction removes and that is still there: n is not created.
-func (r *run) needsDoomed(n *node) bool {
+func (part *removal) needsDoomed(n *node) bool {
+	r := part.run
 	if len(r.doomed) == 0 || n.applied != nil {
 		return false
 	}
@@ -85,7 +88,8 @@ func (r *run) needsDoomed(n *node) bool {
 
 // releaseDoomed ends the marks of doom once the pass is over: the values
 // held back for a doomed value that is still there are decided again.
-func (r *run) releaseDoomed() {
+func (part *removal) releaseDoomed() {
+	r := part.run
 	if len(r.doomed) == 0 {
 		return
 	}

@@ -11,6 +11,11 @@ import (
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
 
+// removal is the run's removal of values: the cascade over dependents
+// and derived values, what keeps a value (still needed, a removal further
+// up), and the values a transaction dooms (see doomed.go).
+type removal struct{ *run }
+
 // run is one pass of the reconcile algorithm over the graph: a simulation
 // (sim: no southbound calls, rolled back afterwards, its operations are the
 // plan) or an execution. Both run the same code, so the plan is exactly what
@@ -25,6 +30,14 @@ import (
 //     since the call may have applied in part; a descriptor without
 //     Retrieve is taken at its word (a failed call changed nothing).
 type run struct {
+	// The run's concerns: each a set of methods over the run (see bind).
+	removal
+	derivation
+	resyncPass
+	unknowns
+	calling
+	txnPass
+
 	s   *Scheduler
 	g   *graph
 	ctx context.Context
@@ -145,6 +158,12 @@ type failedOp struct {
 	known bool
 }
 
+// bind points the run's concerns at it.
+func (r *run) bind() {
+	r.removal.run, r.derivation.run, r.resyncPass.run = r, r, r
+	r.unknowns.run, r.calling.run, r.txnPass.run = r, r, r
+}
+
 // mut snapshots n into the journal before a change (simulation), or
 // records its prior state (execution of a reverting transaction). A value
 // that the revert is first to change (a derived value deleted with its
@@ -205,7 +224,8 @@ func (r *run) keyErr(key string, kind OpKind, err error) {
 
 // remember records the state of key before the forward pass of a
 // reverting transaction changed it (n nil: the key did not exist).
-func (r *run) remember(key string, n *node) {
+func (part *txnPass) remember(key string, n *node) {
+	r := part.run
 	if _, seen := r.prior[key]; seen {
 		return
 	}
@@ -379,7 +399,8 @@ func orphanedFrom(n, b *node) bool {
 
 // priorTarget is the target of a value while a revert restores what was
 // applied before the transaction: that value, once what it needs exists.
-func (r *run) priorTarget(n *node, want proto.Message) (proto.Message, bool) {
+func (part *txnPass) priorTarget(n *node, want proto.Message) (proto.Message, bool) {
+	r := part.run
 	switch {
 	case want == nil:
 		return nil, false
@@ -507,7 +528,8 @@ func (r *run) change(n *node, want proto.Message) {
 // call performs one southbound operation. A simulation performs none and
 // records it in the plan's calls; an execution after a failed call first
 // replays the results of the calls the plan made already.
-func (r *run) call(kind OpKind, n *node, prev, value proto.Message) (meta any, err error) {
+func (part *calling) call(kind OpKind, n *node, prev, value proto.Message) (meta any, err error) {
+	r := part.run
 	r.called = true
 	if r.sim {
 		c := r.calls.add(plannedCall{kind: kind, key: n.key, desc: n.desc, n: n, prev: prev, value: value,
@@ -648,7 +670,8 @@ func (r *run) update(n *node, want proto.Message) {
 // not be deleted, n is not deleted either: it is FAILED, and what was taken
 // away for it is restored. sbGone says the southbound lost n already: no
 // Delete is called. It returns whether n is gone.
-func (r *run) remove(n *node, flags Flags, sbGone bool) bool {
+func (part *removal) remove(n *node, flags Flags, sbGone bool) bool {
+	r := part.run
 	delete(r.viewFresh, n.key)
 	flags |= r.nodeFlags(n)
 	r.mut(n)
@@ -699,7 +722,8 @@ func (r *run) remove(n *node, flags Flags, sbGone bool) bool {
 // the transaction aborts, the cascade brought its reason to exist back, or
 // a value still needs it (held with an error, or until a removal further
 // up is done). It returns true when n stays.
-func (r *run) removalHeld(n *node, flags Flags, sbGone bool, stuck []string) bool {
+func (part *removal) removalHeld(n *node, flags Flags, sbGone bool, stuck []string) bool {
+	r := part.run
 	if r.abort {
 		n.removing = false
 		if sbGone {
@@ -760,7 +784,8 @@ func (r *run) removalHeld(n *node, flags Flags, sbGone bool, stuck []string) boo
 
 // deleteCall makes the Delete call of n, whose applied value is prev, and
 // on failure reads n back; it returns whether the Delete succeeded.
-func (r *run) deleteCall(n *node, flags Flags, prev proto.Message) bool {
+func (part *removal) deleteCall(n *node, flags Flags, prev proto.Message) bool {
+	r := part.run
 	if _, err := r.call(OpDelete, n, prev, nil); err != nil {
 		found, fmeta, known := r.readBack(n, prev)
 		if known {
@@ -785,7 +810,8 @@ func (r *run) deleteCall(n *node, flags Flags, prev proto.Message) bool {
 // The members of a dependency cycle with n (a veth peer) go last, and only
 // when every other dependent has gone: when one cannot, n stays, and so
 // must its partners (a veth end is never left without its peer).
-func (r *run) removeDependents(n *node) {
+func (part *removal) removeDependents(n *node) {
+	r := part.run
 	var partners []string
 	for _, k := range r.g.dependentsOf(n.key) {
 		d := r.g.node(k)
@@ -818,7 +844,8 @@ func (r *run) removeDependents(n *node) {
 
 // blocker returns a value that still needs n (a derived value that could
 // not be deleted, or a dependent whose applied version needs n), or "".
-func (r *run) blocker(n *node, stuck []string) string {
+func (part *removal) blocker(n *node, stuck []string) string {
+	r := part.run
 	if len(stuck) > 0 {
 		return stuck[0]
 	}
@@ -837,7 +864,8 @@ func (r *run) blocker(n *node, stuck []string) string {
 // deletes n without touching d, as it was. (An AnyOf dependency may have
 // been met by another value then: it does not count. The failed call may
 // have found n there already, unknown: it does not count either.)
-func (r *run) livedWithout(d, n *node) bool {
+func (part *removal) livedWithout(d, n *node) bool {
+	r := part.run
 	pn, ok := r.prior[n.key]
 	if !ok || pn.applied != nil || r.failedOp != nil && r.failedOp.key == n.key {
 		return false
@@ -851,7 +879,8 @@ func (r *run) livedWithout(d, n *node) bool {
 // neededByRemoval reports whether a value being removed (further up the
 // stack, still in the southbound) needs n, and n is not on a dependency
 // cycle with it (members of a cycle cannot wait for each other).
-func (r *run) neededByRemoval(n *node) bool {
+func (part *removal) neededByRemoval(n *node) bool {
+	r := part.run
 	for _, k := range r.g.dependentsOf(n.key) {
 		if d := r.g.node(k); d != nil && d.removing && r.needs(d, n.key) && !r.leadsTo(n, k) {
 			return true
@@ -866,7 +895,8 @@ func (r *run) neededByRemoval(n *node) bool {
 // applied value it accepts (in the index of existing keys, or among the
 // values being removed, which are out of that index) needs key or is key.
 // The search gives up (false) after maxCycle steps.
-func (r *run) leadsTo(from *node, key string) bool {
+func (part *removal) leadsTo(from *node, key string) bool {
+	r := part.run
 	budget := r.s.opts.maxCycle
 	onPath := map[string]bool{}
 	var needs func(n *node) bool
@@ -913,7 +943,8 @@ func (r *run) leadsTo(from *node, key string) bool {
 // eachSatisfier calls f with each applied value that the AnyOf dependency
 // accepts: those being removed (out of the index of existing keys), then
 // the existing ones, until f returns false.
-func (r *run) eachSatisfier(a *kv.AnyOf, f func(key string) bool) {
+func (part *removal) eachSatisfier(a *kv.AnyOf, f func(key string) bool) {
+	r := part.run
 	for _, k := range r.removals {
 		if t := r.g.node(k); t != nil && t.removing && a.Accepts(k) && !f(k) {
 			return
@@ -940,7 +971,8 @@ func (r *run) eachSatisfier(a *kv.AnyOf, f func(key string) bool) {
 // key: plainly, or through an AnyOf that no other applied value satisfies.
 // A value being removed further up still counts: it is in the southbound
 // until its removal, which waits for what needs it, completes.
-func (r *run) needs(d *node, key string) bool {
+func (part *removal) needs(d *node, key string) bool {
+	r := part.run
 	if d.applied == nil || d.origin == kv.OriginSB {
 		return false
 	}
@@ -969,7 +1001,8 @@ func (r *run) needs(d *node, key string) bool {
 
 // runLater reconciles the values whose removal waited for one that has
 // just completed (or failed).
-func (r *run) runLater() {
+func (part *removal) runLater() {
+	r := part.run
 	if len(r.later) == 0 {
 		return
 	}
@@ -1116,7 +1149,8 @@ func (r *run) nodeOf(key string) *node {
 
 // observe records a value present in the southbound that we did not create
 // (OBTAINED, or DISCOVERED for its derived values).
-func (r *run) observe(n *node, value proto.Message, meta any, st State) {
+func (part *calling) observe(n *node, value proto.Message, meta any, st State) {
+	r := part.run
 	if n.origin == kv.OriginSB && n.state == st && n.applied != nil && proto.Equal(n.applied, value) && metaEqual(n.metadata, meta) {
 		// Seen again as it was: nothing to record (its derived values
 		// are re-derived, and record only what changed).
@@ -1139,7 +1173,8 @@ func (r *run) observe(n *node, value proto.Message, meta any, st State) {
 	}
 }
 
-func (r *run) syncMetadata(n *node) {
+func (part *calling) syncMetadata(n *node) {
+	r := part.run
 	if n.desc == nil || !n.desc.WithMetadata() {
 		return
 	}

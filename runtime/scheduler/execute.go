@@ -11,6 +11,10 @@ import (
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/registry"
 )
 
+// executor is the scheduler's running of transactions: plan, execution,
+// retries, the refresh and correlation of a resync, the transaction log.
+type executor struct{ *Scheduler }
+
 // txnOutput is a transaction's result.
 type txnOutput struct {
 	*Result
@@ -30,7 +34,8 @@ type txnOutput struct {
 // When a call of the plan is given up on (see calls.go), runTxn returns an
 // empty output with j.taken set: another goroutine has taken the
 // transaction over (finishTxn).
-func (s *Scheduler) runTxn(j *job) txnOutput {
+func (part *executor) runTxn(j *job) txnOutput {
+	s := part.Scheduler
 	seq := s.seq + 1
 	j.seq.Store(seq)
 	res := &Result{Seq: seq, Kind: j.kind, Description: j.opts.description, DryRun: j.opts.dryRun, Start: time.Now()}
@@ -116,7 +121,8 @@ const planScratchMax = 64
 // before (nothing of a plan outlives its transaction but its operations).
 // scratch says that the operations go to the reused buffer, from which
 // the caller copies them out after planning.
-func (s *Scheduler) newPlan(ctx context.Context, seq uint64, j *job, view *sbView) (plan *run, scratch bool) {
+func (part *executor) newPlan(ctx context.Context, seq uint64, j *job, view *sbView) (plan *run, scratch bool) {
+	s := part.Scheduler
 	plan = &s.plan
 	if plan.s != nil {
 		// Not released (the transaction before ended in a panic): cleared
@@ -126,6 +132,7 @@ func (s *Scheduler) newPlan(ctx context.Context, seq uint64, j *job, view *sbVie
 	calls := plan.calls
 	plan.s, plan.g, plan.ctx, plan.seq, plan.seq32 = s, s.g, ctx, seq, txn32(seq)
 	plan.opts, plan.sim, plan.view = j.opts, true, view
+	plan.bind()
 	// Sized for the usual small transaction (a value, and one derived or
 	// dependent value per item). A large one starts at a quarter more than
 	// its items (the buffers are cleared memory, and the operations are
@@ -152,7 +159,7 @@ func (s *Scheduler) newPlan(ctx context.Context, seq uint64, j *job, view *sbVie
 // releasePlan keeps the plan's first chunk of calls for the next
 // transaction, emptied, unless it grew large; the run lets go of
 // everything else.
-func (s *Scheduler) releasePlan(plan *run) {
+func (part *executor) releasePlan(plan *run) {
 	calls := plan.calls
 	calls.reset()
 	*plan = run{calls: calls}
@@ -240,7 +247,8 @@ func (l *callList) reset() {
 
 // finishTxn ends a transaction whose plan was executed: all its calls
 // succeeded (ok), or results replays those made up to the one that failed.
-func (s *Scheduler) finishTxn(st *txnState, results []callResult, ok bool) txnOutput {
+func (part *executor) finishTxn(st *txnState, results []callResult, ok bool) txnOutput {
+	s := part.Scheduler
 	j, res, plan, view, refreshErrs, ctx, seq := st.j, st.res, st.plan, st.view, st.refreshErrs, st.ctx, st.seq
 	unsure := st.unsure
 	*st = txnState{}
@@ -258,6 +266,7 @@ func (s *Scheduler) finishTxn(st *txnState, results []callResult, ok bool) txnOu
 		s.g.rollback(nil)
 		s.panics.drain() // the run again recovers what the plan did
 		exec := &run{s: s, g: s.g, ctx: ctx, seq: seq, seq32: plan.seq32, opts: j.opts, replay: results, view: view, unsure: unsure}
+		exec.bind()
 		exec.vanished = vanishedBeyondFailure(results)
 		exec.ops = make([]Op, 0, len(plan.ops)+8)
 		if j.opts.revert {
@@ -346,7 +355,8 @@ type callResult struct {
 // The calls are made on this goroutine (see callInline); taken is the call
 // given up on when another goroutine has taken the transaction over: then
 // nothing else may be touched.
-func (s *Scheduler) executePlan(st *txnState) (results []callResult, ok bool, taken *callCtx) {
+func (part *executor) executePlan(st *txnState) (results []callResult, ok bool, taken *callCtx) {
+	s := part.Scheduler
 	plan, ctx := st.plan, st.ctx
 	if plan.abort {
 		return nil, false, nil
@@ -454,7 +464,8 @@ func (c *plannedCall) holdsMeta(ops []Op) bool {
 // resultsUpTo returns the results of the calls of the plan up to call
 // last, which returned (m, err); unheld has the metadata of the calls
 // whose operation does not hold it.
-func (r *run) resultsUpTo(last int, m any, err error, unheld map[int]any) []callResult {
+func (part *calling) resultsUpTo(last int, m any, err error, unheld map[int]any) []callResult {
+	r := part.run
 	results := r.resultsBefore(last, 1, unheld)
 	c := r.calls.at(last)
 	return append(results, callResult{kind: c.kind, key: c.key, meta: m, err: err})
@@ -462,7 +473,8 @@ func (r *run) resultsUpTo(last int, m any, err error, unheld map[int]any) []call
 
 // resultsBefore returns the results of the calls of the plan before call
 // end (all made and successful), with room for more.
-func (r *run) resultsBefore(end, more int, unheld map[int]any) []callResult {
+func (part *calling) resultsBefore(end, more int, unheld map[int]any) []callResult {
+	r := part.run
 	results := make([]callResult, 0, end+more)
 	for i := range end {
 		c := r.calls.at(i)
@@ -503,7 +515,8 @@ func callHandler(ctx context.Context, kind OpKind, d kv.Descriptor, key string, 
 }
 
 // apply runs the job's changes through the algorithm.
-func (r *run) apply(j *job) {
+func (part *txnPass) apply(j *job) {
+	r := part.run
 	r.takeUnsure()
 	switch j.kind {
 	case NBTxn:
@@ -564,7 +577,8 @@ func (r *run) apply(j *job) {
 // descriptor handles errors of their keys (ErrUnimplemented), and logs
 // them. The values stay recorded, UNIMPLEMENTED, so that a descriptor
 // registered later applies them.
-func (r *run) reportUnimplemented(j *job) {
+func (part *txnPass) reportUnimplemented(j *job) {
+	r := part.run
 	if len(r.g.unimplemented) == 0 {
 		return
 	}
@@ -586,7 +600,8 @@ func (r *run) reportUnimplemented(j *job) {
 
 // reconcileTop reconciles a key of the transaction, whose node is n (nil:
 // none), and records a NOOP when its value needed nothing.
-func (r *run) reconcileTop(key string, n *node) {
+func (part *txnPass) reconcileTop(key string, n *node) {
+	r := part.run
 	added := r.g.added
 	r.reconcileNode(n)
 	if n = r.g.current(key, n, added); n != nil && n.base == "" && n.opSeq != r.seq32 && n.intent != nil && n.state == CONFIGURED {
@@ -595,7 +610,8 @@ func (r *run) reconcileTop(key string, n *node) {
 }
 
 // notify applies one southbound notification.
-func (r *run) notify(it KeyValue) {
+func (part *txnPass) notify(it KeyValue) {
+	r := part.run
 	n := r.g.node(it.Key)
 	if n != nil && n.base != "" {
 		r.keyErr(it.Key, OpNone, ErrDerivedKey)
@@ -638,7 +654,8 @@ func (r *run) notify(it KeyValue) {
 
 // retryLater schedules retries of keys that failed with retriable errors,
 // grouped by their policy and delay.
-func (s *Scheduler) retryLater(keys []string, opts txnOptions) {
+func (part *executor) retryLater(keys []string, opts txnOptions) {
+	s := part.Scheduler
 	type group struct {
 		policy RetryPolicy
 		delay  time.Duration
@@ -669,7 +686,8 @@ func (s *Scheduler) retryLater(keys []string, opts txnOptions) {
 // value's intent (its base's, for a derived value). A value keeps being
 // retried as its own transaction asked, whichever transaction made the
 // call that failed (a notification that unblocked it, say).
-func (s *Scheduler) retryPolicy(n *node, opts txnOptions) RetryPolicy {
+func (part *executor) retryPolicy(n *node, opts txnOptions) RetryPolicy {
+	s := part.Scheduler
 	if opts.retry.enabled() {
 		return opts.retry
 	}
@@ -684,7 +702,8 @@ func (s *Scheduler) retryPolicy(n *node, opts txnOptions) RetryPolicy {
 
 // rememberRetryPolicy keeps the retry policy of transaction seq for the
 // values it sets, and forgets those no value refers to any more.
-func (s *Scheduler) rememberRetryPolicy(seq uint64, p RetryPolicy) {
+func (part *executor) rememberRetryPolicy(seq uint64, p RetryPolicy) {
+	s := part.Scheduler
 	if !p.enabled() {
 		return
 	}

@@ -257,12 +257,16 @@ func deleteMetadata(d kv.Descriptor, label string) {
 
 // panicked returns the error of a panic recovered from a function of key's
 // descriptor since the last look, or nil.
-func (r *run) panicked(key string) error { return r.s.panics.take(key) }
+func (part *calling) panicked(key string) error {
+	r := part.run
+	return r.s.panics.take(key)
+}
 
 // reportPanics makes the panics recovered during the run that the
 // algorithm did not take up (a Dependencies call on a version other than
 // the intent, say) errors of their keys, in key order.
-func (r *run) reportPanics() {
+func (part *calling) reportPanics() {
+	r := part.run
 	errs := r.s.panics.drain()
 	if len(errs) == 0 {
 		return

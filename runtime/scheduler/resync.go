@@ -11,6 +11,10 @@ import (
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
 
+// resyncPass is the run's resync: the intended state replaced, the
+// refreshed view of the southbound applied, stale values dropped.
+type resyncPass struct{ *run }
+
 // sbView is the southbound as a refresh found it: what each descriptor's
 // Retrieve returned, checked. Only the keys of refreshed descriptors are
 // known; the others keep the scheduler's view.
@@ -54,7 +58,8 @@ func (v *sbView) get(key string) *sbItem {
 // resolve what an earlier one found (a route's interface by its index).
 // A failed Retrieve is an error of the transaction; its descriptor keeps
 // the scheduler's view. The caller holds s.mu.
-func (s *Scheduler) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
+func (part *executor) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
+	s := part.Scheduler
 	view := &sbView{index: make(map[string]int32, s.g.nodes.len()), items: make([]sbItem, 0, s.g.nodes.len()),
 		refreshed: map[kv.Descriptor]bool{}, added: s.g.added}
 	var errs []KeyError
@@ -138,7 +143,8 @@ func (s *Scheduler) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 // as d's was matched (its values checked) when it was taken up, and key
 // spaces do not change: only a key new to the graph is matched again
 // (most of a refresh finds what it knows).
-func (s *Scheduler) inKeySpace(d kv.Descriptor, key string, n *node) bool {
+func (part *executor) inKeySpace(d kv.Descriptor, key string, n *node) bool {
+	s := part.Scheduler
 	if n != nil && n.desc == d {
 		return true
 	}
@@ -150,7 +156,8 @@ func (s *Scheduler) inKeySpace(d kv.Descriptor, key string, n *node) bool {
 // value of ours, else its intended one (for a full resync, the
 // transaction's values replace the intended state, their derived values
 // included).
-func (s *Scheduler) correlate(j *job) map[kv.Descriptor][]kv.Item[string, proto.Message, any] {
+func (part *executor) correlate(j *job) map[kv.Descriptor][]kv.Item[string, proto.Message, any] {
+	s := part.Scheduler
 	full := j.kind == FullResyncTxn
 	// One pass collects every item with the index of its descriptor
 	// (few: found by a short scan), then the items are moved in place
@@ -239,7 +246,8 @@ func groupByDesc(descs []kv.Descriptor, items []kv.Item[string, proto.Message, a
 
 // correlateFull adds to out the transaction's values of a full resync
 // (and their derived values) that the graph does not hold applied.
-func (s *Scheduler) correlateFull(j *job, out map[kv.Descriptor][]kv.Item[string, proto.Message, any]) {
+func (part *executor) correlateFull(j *job, out map[kv.Descriptor][]kv.Item[string, proto.Message, any]) {
+	s := part.Scheduler
 	added := map[string]bool{}
 	var walk func(key string, value proto.Message, depth int)
 	walk = func(key string, value proto.Message, depth int) {
@@ -275,7 +283,8 @@ func (s *Scheduler) correlateFull(j *job, out map[kv.Descriptor][]kv.Item[string
 // every value out of line with its target reconciled. Its cost follows
 // what differs: one pass looks at every value, and only those that need
 // something are sorted and reconciled.
-func (r *run) resync(j *job) {
+func (part *resyncPass) resync(j *job) {
+	r := part.run
 	// The values whose intent changes are reconciled first: a re-create
 	// or a delete goes before what the view asks to repair.
 	var intents []string
@@ -345,7 +354,8 @@ func (r *run) resync(j *job) {
 
 // resyncIntents replaces the intended state with the job's values and
 // returns the keys whose intent changed, dooming what they remove.
-func (r *run) resyncIntents(j *job) []string {
+func (part *resyncPass) resyncIntents(j *job) []string {
+	r := part.run
 	keep := make(map[string]bool, len(j.items))
 	for _, it := range j.items {
 		keep[it.Key] = true
@@ -379,7 +389,8 @@ func (r *run) resyncIntents(j *job) []string {
 // intendedDerived maps the keys that the intended values derive, through
 // any number of levels (bounded by maxCycle), whether or not those derived
 // values exist yet, to the key of the value that derives them.
-func (r *run) intendedDerived() map[string]string {
+func (part *resyncPass) intendedDerived() map[string]string {
+	r := part.run
 	out := map[string]string{}
 	var walk func(d kv.Descriptor, key string, value proto.Message, depth int)
 	walk = func(d kv.Descriptor, key string, value proto.Message, depth int) {
@@ -404,7 +415,8 @@ func (r *run) intendedDerived() map[string]string {
 
 // outOfLine reports whether reconciling n might change something: false
 // for a value of ours CONFIGURED as intended, with what it needs present.
-func (r *run) outOfLine(n *node) bool {
+func (part *resyncPass) outOfLine(n *node) bool {
+	r := part.run
 	switch {
 	case n.origin == kv.OriginSB:
 		return false
@@ -425,7 +437,8 @@ func (r *run) outOfLine(n *node) bool {
 // a lookup of each value; held is the number of values of ours that the
 // view should hold (applied, of a refreshed descriptor): when fewer were
 // paired with an item, those missing are found by a lookup of each.
-func (r *run) viewActs(held int) []string {
+func (part *resyncPass) viewActs(held int) []string {
+	r := part.run
 	v := r.view
 	refreshed := v.refreshedFunc()
 	var act []string
@@ -479,7 +492,7 @@ func (v *sbView) refreshedFunc() func(kv.Descriptor) bool {
 // viewChanges reports whether the view changes n, a value of a refreshed
 // descriptor whose item is it (nil: the view does not hold it), and marks
 // it as decided.
-func (r *run) viewChanges(n *node, it *sbItem) bool {
+func (part *resyncPass) viewChanges(n *node, it *sbItem) bool {
 	if it != nil && (n.applied != nil || n.intent != nil || n.origin == kv.OriginSB) {
 		// Known to the graph: never adopted on create, never stale. (A
 		// value of ours with nothing applied nor intended, say a create
@@ -507,7 +520,8 @@ func (r *run) viewChanges(n *node, it *sbItem) bool {
 // intended and found are adopted (applied, with no Create), values not ours
 // become OBTAINED. Values of ours that are no longer intended (stale) are
 // left to dropStale.
-func (r *run) applyView(act []string) []string {
+func (part *resyncPass) applyView(act []string) []string {
+	r := part.run
 	var changed []string
 	for _, key := range act {
 		n := r.g.node(key)
@@ -545,7 +559,8 @@ func (r *run) applyView(act []string) []string {
 // out, a re-create would delete the base under them, and create them
 // again by adopting what the refresh saw before the base went.) Derived
 // values the view does not hold are left to the reconciliation of n.
-func (r *run) adoptDerived(n *node) {
+func (part *resyncPass) adoptDerived(n *node) {
+	r := part.run
 	if n.desc == nil || n.applied == nil {
 		return
 	}
@@ -596,7 +611,8 @@ func metaEqualAny(a, b any) (eq bool) {
 // markMissing records that the southbound lost n, one of ours: n is no
 // longer applied, nor are the values derived from it whose descriptor
 // cannot tell (no Retrieve): they went with their base.
-func (r *run) markMissing(n *node) {
+func (part *resyncPass) markMissing(n *node) {
+	r := part.run
 	prev := n.applied
 	r.mut(n)
 	n.applied, n.metadata, n.state, n.lastErr = nil, nil, MISSING, nil
@@ -617,7 +633,8 @@ func (r *run) markMissing(n *node) {
 // adopt takes a value found in the southbound as the applied version of
 // n, intended and not applied: the reconciliation that follows finds it
 // equal to the intent (no call) or updates it.
-func (r *run) adopt(n *node, value proto.Message, meta any) {
+func (part *resyncPass) adopt(n *node, value proto.Message, meta any) {
+	r := part.run
 	if it := r.view.get(n.key); it != nil {
 		it.used = true
 	}
@@ -649,7 +666,8 @@ func (r *run) adopt(n *node, value proto.Message, meta any) {
 // has not been decided yet: whether n is then kept, updated or deleted, the
 // graph must know it is there (a value found PENDING is deleted, not left
 // in the southbound). It reports whether it adopted n.
-func (r *run) adoptFound(n *node) bool {
+func (part *resyncPass) adoptFound(n *node) bool {
+	r := part.run
 	if n.desc == nil || !r.view.refreshed[n.desc] {
 		return false
 	}
@@ -665,7 +683,8 @@ func (r *run) adoptFound(n *node) bool {
 // to be created that the southbound holds already (a derived value of a
 // base adopted in this resync, say) is adopted instead. It reports whether
 // it handled n.
-func (r *run) adoptOnCreate(n *node) bool {
+func (part *resyncPass) adoptOnCreate(n *node) bool {
+	r := part.run
 	if n.desc == nil {
 		return false
 	}
@@ -710,7 +729,8 @@ func (r *run) adoptOnCreate(n *node) bool {
 // of what it removes, and deletes those that no other value found needs;
 // the others (staleDeferred) wait for the last pass, once what needs them
 // has been decided.
-func (r *run) dropStale(early bool) {
+func (part *resyncPass) dropStale(early bool) {
+	r := part.run
 	stale := r.staleFound(early)
 	if len(stale) == 0 && len(r.staleTaken) == 0 {
 		return // the usual resync: what was found is known
@@ -762,7 +782,8 @@ func (r *run) dropStale(early bool) {
 
 // staleFound returns the keys of the values of ours that the refresh found
 // and nothing intends; the last pass adds those the first one deferred.
-func (r *run) staleFound(early bool) []string {
+func (part *resyncPass) staleFound(early bool) []string {
+	r := part.run
 	var stale []string
 	for i := range r.view.items {
 		if it := &r.view.items[i]; it.origin == kv.OriginNB && !it.used {
@@ -783,7 +804,8 @@ func (r *run) staleFound(early bool) []string {
 // intended value derives, and of the derived values of stale bases that
 // the refresh could not read: it returns the stale keys left to decide,
 // and the unread values (taken up as found) among them.
-func (r *run) staleIntended(stale []string) ([]string, map[string]proto.Message) {
+func (part *resyncPass) staleIntended(stale []string) ([]string, map[string]proto.Message) {
+	r := part.run
 	// What the intended values derive is adopted by the reconciliation,
 	// not deleted first. One whose base exists is linked to it now
 	// (adoptDerived), as if the base had been found with it: a re-create
@@ -818,7 +840,8 @@ func (r *run) staleIntended(stale []string) ([]string, map[string]proto.Message)
 // takeStale takes the stale values into the graph as found: added are
 // those new to it, taken those that dropStale decides on (the added, and
 // late, those the first pass deferred).
-func (r *run) takeStale(stale []string, unread map[string]proto.Message, early bool) (added, taken []*node) {
+func (part *resyncPass) takeStale(stale []string, unread map[string]proto.Message, early bool) (added, taken []*node) {
+	r := part.run
 	for _, key := range stale {
 		value, meta := unread[key], any(nil)
 		it := r.view.get(key)
@@ -853,7 +876,8 @@ func (r *run) takeStale(stale []string, unread map[string]proto.Message, early b
 
 // decideStale deletes a stale value taken up, or keeps it when neededBy (a
 // value found and not decided that needs it) is set.
-func (r *run) decideStale(n *node, neededBy string, early bool) {
+func (part *resyncPass) decideStale(n *node, neededBy string, early bool) {
+	r := part.run
 	switch {
 	case n.base != "" && r.staleBase(n):
 		// Goes with its base, stale too.
@@ -877,7 +901,8 @@ func (r *run) decideStale(n *node, neededBy string, early bool) {
 // them (and takes them as found), what they need must not go from under
 // them, so a removal must find them among its dependents. The last pass
 // of dropStale deletes those that no value derived in the end.
-func (r *run) takeUnclaimedDerived(derived []string, intended map[string]string) {
+func (part *resyncPass) takeUnclaimedDerived(derived []string, intended map[string]string) {
+	r := part.run
 	slices.Sort(derived)
 	for _, key := range derived {
 		it := r.view.get(key)
@@ -917,7 +942,8 @@ func (r *run) takeUnclaimedDerived(derived []string, intended map[string]string)
 // failed, or it has none), each as its base's found version derives it.
 // Left out: keys the graph or the view knows, and those that the
 // intended values derive.
-func (r *run) unreadDerived(stale []string, intended map[string]string) map[string]proto.Message {
+func (part *resyncPass) unreadDerived(stale []string, intended map[string]string) map[string]proto.Message {
+	r := part.run
 	var out map[string]proto.Message
 	var walk func(d kv.Descriptor, key string, value proto.Message, depth int)
 	walk = func(d kv.Descriptor, key string, value proto.Message, depth int) {
@@ -952,7 +978,8 @@ func (r *run) unreadDerived(stale []string, intended map[string]string) map[stri
 // the graph does not know: the found version of a base says what it has,
 // so they are taken to exist, derived from n, and go before it (see
 // unreadDerived for the stale values).
-func (r *run) takeUnreadDerived(n *node) {
+func (part *resyncPass) takeUnreadDerived(n *node) {
+	r := part.run
 	if n.desc == nil || n.applied == nil || n.origin != kv.OriginNB {
 		return
 	}
@@ -973,7 +1000,8 @@ func (r *run) takeUnreadDerived(n *node) {
 
 // staleBase reports whether the base of n, a stale value linked to it, is
 // stale too (or gone already, with n).
-func (r *run) staleBase(n *node) bool {
+func (part *resyncPass) staleBase(n *node) bool {
+	r := part.run
 	b := r.g.node(n.base)
 	return b == nil || b.intent == nil
 }
@@ -985,7 +1013,8 @@ func (r *run) staleBase(n *node) bool {
 // found, or the one their descriptor's BaseOf names (a southbound may
 // report a base without the field that derives). A base is then deleted
 // only after what it derives, and stays when that cannot go.
-func (r *run) linkStale(added, leftovers []*node) {
+func (part *resyncPass) linkStale(added, leftovers []*node) {
+	r := part.run
 	pool := make(map[string]*node, len(added)+len(leftovers)+len(r.staleTaken))
 	for _, n := range added {
 		pool[n.key] = n
@@ -1030,7 +1059,8 @@ func (r *run) linkStale(added, leftovers []*node) {
 
 // linkDerived makes dn, a stale value with no base, a derived value of n:
 // a removal, update or re-create of n then deletes it first.
-func (r *run) linkDerived(dn, n *node) {
+func (part *resyncPass) linkDerived(dn, n *node) {
+	r := part.run
 	if dn == n || dn.base != "" || n.base == dn.key {
 		return
 	}
@@ -1045,7 +1075,8 @@ func (r *run) linkDerived(dn, n *node) {
 // derived values where the southbound holds them: stale nodes with no
 // base, and values the resync's refresh found that have no node yet. A
 // removal or re-create of n then deletes them first.
-func (r *run) linkFoundDerived(n *node) {
+func (part *resyncPass) linkFoundDerived(n *node) {
+	r := part.run
 	if n.desc == nil || n.applied == nil || n.origin != kv.OriginNB {
 		return
 	}
@@ -1081,7 +1112,8 @@ func (r *run) linkFoundDerived(n *node) {
 // failed, say), to its base as its descriptor's BaseOf names it, when the
 // graph knows that base as applied now: the base is then deleted only
 // after it.
-func (r *run) linkLeftover(n *node) {
+func (part *resyncPass) linkLeftover(n *node) {
+	r := part.run
 	if !r.leftover(n) {
 		return
 	}
@@ -1094,7 +1126,7 @@ func (r *run) linkLeftover(n *node) {
 // leftover reports whether n is a value of ours that nothing intends nor
 // derives and that the southbound holds (as far as known): its delete
 // failed.
-func (r *run) leftover(n *node) bool {
+func (part *resyncPass) leftover(n *node) bool {
 	return n != nil && n.desc != nil && n.applied != nil && n.intent == nil && n.base == "" && n.origin == kv.OriginNB && !n.removing
 }
 
@@ -1103,7 +1135,8 @@ func (r *run) leftover(n *node) bool {
 // to one such value. Early, every value found counts but the stale ones
 // (they may need each other); late, only those still undecided (neither
 // known to the graph nor adopted).
-func (r *run) neededBy(stale []string, early bool) map[string]string {
+func (part *resyncPass) neededBy(stale []string, early bool) map[string]string {
+	r := part.run
 	isStale := make(map[string]bool, len(stale))
 	for _, k := range stale {
 		isStale[k] = true
@@ -1138,7 +1171,8 @@ func (r *run) neededBy(stale []string, early bool) map[string]string {
 // neededByKept extends neededBy to what the stale values it keeps need in
 // turn, among stale: their dependencies and their base. Deleting one would
 // pull it from under a value that stays.
-func (r *run) neededByKept(stale []string, neededBy map[string]string) {
+func (part *resyncPass) neededByKept(stale []string, neededBy map[string]string) {
+	r := part.run
 	if len(neededBy) == 0 {
 		return
 	}
@@ -1177,7 +1211,8 @@ func (r *run) neededByKept(stale []string, neededBy map[string]string) {
 
 // syncMetadataMaps sets the metadata maps of the refreshed descriptors
 // back to what the graph holds, after a dry run that refreshed them.
-func (s *Scheduler) syncMetadataMaps(view *sbView) {
+func (part *executor) syncMetadataMaps(view *sbView) {
+	s := part.Scheduler
 	sync := func(key string, d kv.Descriptor) {
 		if d == nil || !d.WithMetadata() || !view.refreshed[d] {
 			return
@@ -1199,7 +1234,8 @@ func (s *Scheduler) syncMetadataMaps(view *sbView) {
 // reportAdopted records the values adopted with other contents than
 // intended that no operation followed (they went PENDING, say), with the
 // state they end the run in.
-func (r *run) reportAdopted() {
+func (part *resyncPass) reportAdopted() {
+	r := part.run
 	if len(r.adopting) == 0 {
 		return
 	}

@@ -7,6 +7,10 @@ import (
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
 
+// txnPass is the run's passes over a job: applying its items or
+// notifications, and reverting a failed reverting transaction.
+type txnPass struct{ *run }
+
 // revert undoes a reverting transaction after its first failure (see
 // doc.go, which states the promise). The failed operation was read back
 // when its descriptor can Retrieve: its value is then restored like any
@@ -18,7 +22,8 @@ import (
 // its state, error and last operation of then; steps refused as still needed are tried
 // again in rounds (retryRefused). The graph says what the southbound holds
 // even when an undo call fails.
-func (r *run) revert() {
+func (part *txnPass) revert() {
+	r := part.run
 	r.abort, r.reverting, r.undoOp = false, true, -1
 	r.flags |= FlagRevert
 	if f := r.failedOp; f != nil && !f.known {
@@ -100,7 +105,8 @@ func (r *run) revert() {
 }
 
 // undoFailed calls the inverse of the failed operation.
-func (r *run) undoFailed(f *failedOp) {
+func (part *txnPass) undoFailed(f *failedOp) {
+	r := part.run
 	var (
 		o    Op
 		meta any
@@ -152,7 +158,8 @@ func (r *run) undoFailed(f *failedOp) {
 // dependency, say, restored later in the same revert). Rounds go on while
 // one makes progress; a refusal that a later round resolved is dropped
 // from the transaction's operations and errors, since nothing failed.
-func (r *run) retryRefused(keys []string) {
+func (part *txnPass) retryRefused(keys []string) {
+	r := part.run
 	refused := r.refused
 	var resolved []string
 	for range keys {
@@ -197,13 +204,15 @@ func (r *run) retryRefused(keys []string) {
 
 // refused reports whether n's undo step was refused with no call, as
 // still needed.
-func (r *run) refused(n *node) bool {
+func (part *txnPass) refused(n *node) bool {
+	r := part.run
 	return n != nil && n.failedSeq == r.seq32 && errors.Is(n.lastErr, ErrStillNeeded)
 }
 
 // setUndoState sets the state of the blind undo of the failed operation to
 // the state its value ends the revert in.
-func (r *run) setUndoState() {
+func (part *txnPass) setUndoState() {
+	r := part.run
 	if r.undoOp < 0 || r.undoOp >= len(r.ops) {
 		return
 	}

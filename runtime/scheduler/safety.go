@@ -5,20 +5,29 @@ import (
 	"runtime/debug"
 )
 
+// jobs is the scheduler's queue and worker: jobs run one at a time, under
+// the lock, each ending with its changes published to the view.
+type jobs struct{ *Scheduler }
+
 // lock takes the graph for the job in progress; unlock releases it. The
 // flag tells the safety net (safely) whether the lock is to be released.
-func (s *Scheduler) lock() {
+func (part *jobs) lock() {
+	s := part.Scheduler
 	s.mu.Lock()
 	s.locked = true
 }
 
-func (s *Scheduler) unlock() {
+func (part *jobs) unlock() {
+	s := part.Scheduler
 	s.locked = false
 	s.mu.Unlock()
 }
 
 // safeProcess runs a job within the safety net.
-func (s *Scheduler) safeProcess(j *job) { s.safely(j, func() { s.process(j) }) }
+func (part *jobs) safeProcess(j *job) {
+	s := part.Scheduler
+	s.safely(j, func() { s.process(j) })
+}
 
 // safely runs fn, a step of job j, and recovers a panic in it (a bug of
 // the scheduler, or of a function given to it that is not recovered
@@ -26,7 +35,8 @@ func (s *Scheduler) safeProcess(j *job) { s.safely(j, func() { s.process(j) }) }
 // transaction in planning is rolled back, and the graph is released, so
 // the scheduler stays usable. (What calls the transaction made stay made:
 // the next resync repairs the difference.)
-func (s *Scheduler) safely(j *job, fn func()) {
+func (part *jobs) safely(j *job, fn func()) {
+	s := part.Scheduler
 	defer func() {
 		p := recover()
 		if p == nil {

@@ -21,6 +21,11 @@ import (
 // Scheduler keeps a southbound in sync with the intended state of its
 // values. Create one with New; it runs one worker goroutine until Close.
 type Scheduler struct {
+	// The scheduler's concerns: each a set of methods over it.
+	caller
+	executor
+	jobs
+
 	opts options
 
 	// mu guards the graph and the descriptor index: the worker holds it
@@ -141,6 +146,7 @@ func New(opts ...Option) (*Scheduler, error) {
 		view:    newView(&g.nodes, history{max: o.historyRecords, maxAge: o.historyAge}, o.maxCycle),
 		seq:     o.seqAfter,
 	}
+	s.caller.Scheduler, s.executor.Scheduler, s.jobs.Scheduler = s, s, s
 	s.panics.logger = o.logger
 	s.watchers.logger = o.logger
 	go s.worker()
@@ -247,7 +253,8 @@ func overlap(a, b kv.Descriptor) string {
 }
 
 // enqueue adds a job to the queue, or fails when the scheduler is closed.
-func (s *Scheduler) enqueue(j *job) error {
+func (part *jobs) enqueue(j *job) error {
+	s := part.Scheduler
 	s.qmu.Lock()
 	defer s.qmu.Unlock()
 	if s.closed {
@@ -271,7 +278,8 @@ func (s *Scheduler) QueueLen() int {
 // worker runs the queued jobs until Close. When a call of a job's plan is
 // given up on, the goroutine that takes the job over goes on as the worker
 // (see takeOver) and this one ends once the call returns.
-func (s *Scheduler) worker() {
+func (part *jobs) worker() {
+	s := part.Scheduler
 	for {
 		s.qmu.Lock()
 		if len(s.queue) == 0 || s.busy {
@@ -301,7 +309,8 @@ func (s *Scheduler) worker() {
 }
 
 // idle ends a job and lets the worker look at the queue again.
-func (s *Scheduler) idle() {
+func (part *jobs) idle() {
+	s := part.Scheduler
 	s.qmu.Lock()
 	s.busy = false
 	// The worker needs waking only for queued work or to stop: one that
@@ -403,7 +412,8 @@ func (j *job) finish(r *Result, regErr error) {
 }
 
 // process runs one job on the worker.
-func (s *Scheduler) process(j *job) {
+func (part *jobs) process(j *job) {
+	s := part.Scheduler
 	if j.ctx.Err() != nil {
 		j.finish(&Result{Kind: j.kind, Err: j.ctx.Err()}, j.ctx.Err())
 		return
@@ -445,7 +455,8 @@ func (s *Scheduler) process(j *job) {
 
 // endJob records a transaction's result, releases the graph and delivers
 // the result.
-func (s *Scheduler) endJob(j *job, res txnOutput) {
+func (part *jobs) endJob(j *job, res txnOutput) {
+	s := part.Scheduler
 	var entry *histEntry
 	if !res.DryRun && s.view.hist.max > 0 {
 		// The history keeps a compact copy of the record: this one need
@@ -479,7 +490,8 @@ func (res txnOutput) record(j *job) Record {
 
 // schedulePeriodicResync queues a downstream resync after the resync
 // period, and again after each one, until Close.
-func (s *Scheduler) schedulePeriodicResync() {
+func (part *jobs) schedulePeriodicResync() {
+	s := part.Scheduler
 	s.qmu.Lock()
 	defer s.qmu.Unlock()
 	if s.closed {
@@ -528,7 +540,8 @@ func (s *Scheduler) newlyImplemented(ds []kv.Descriptor) []KeyValue {
 }
 
 // scheduleRetry queues a retry of keys after delay.
-func (s *Scheduler) scheduleRetry(items []retryItem, opts txnOptions, delay time.Duration) {
+func (part *jobs) scheduleRetry(items []retryItem, opts txnOptions, delay time.Duration) {
+	s := part.Scheduler
 	s.qmu.Lock()
 	defer s.qmu.Unlock()
 	if s.closed {

@@ -16,7 +16,8 @@ import (
 // (after) of a transaction as one log record. The cost is linear in the
 // number of operations: one pass into one builder. Values are included at
 // debug level only.
-func (s *Scheduler) logOps(res *Result, ops []Op, planned bool) {
+func (part *executor) logOps(res *Result, ops []Op, planned bool) {
+	s := part.Scheduler
 	ctx := context.Background()
 	l := s.opts.logger
 	if !l.Enabled(ctx, slog.LevelInfo) {

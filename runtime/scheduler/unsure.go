@@ -12,6 +12,10 @@ import (
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
 
+// unknowns is the run's handling of read-backs and of values whose
+// outcome is unknown.
+type unknowns struct{ *run }
+
 // Values whose outcome is unknown.
 //
 // A call that fails is read back (readBack). When the read-back fails too,
@@ -52,7 +56,8 @@ type unsureFact struct {
 // about, or the one a delete was to remove (which it may have kept; the
 // graph holds nothing of it meanwhile). Only a run that makes calls gets
 // here (a simulation's calls do not fail).
-func (r *run) markUnsure(n *node, value proto.Message) {
+func (part *unknowns) markUnsure(n *node, value proto.Message) {
+	r := part.run
 	if value == nil || !r.canReadBack(n) {
 		return // (a descriptor without Retrieve is taken at its word)
 	}
@@ -65,7 +70,8 @@ func (r *run) markUnsure(n *node, value proto.Message) {
 // canReadBack reports whether a value of n whose outcome is unknown can
 // be read back later (markUnsure records it): a run that makes calls, and
 // a descriptor that can Retrieve.
-func (r *run) canReadBack(n *node) bool {
+func (part *unknowns) canReadBack(n *node) bool {
+	r := part.run
 	return !r.sim && n.desc != nil && n.desc.CanRetrieve()
 }
 
@@ -74,7 +80,8 @@ func (r *run) canReadBack(n *node) bool {
 // descriptors it read). What is found leaves graph.unsure unless the
 // transaction is a dry run (which changes nothing: the next one reads it
 // again); a failed read-back leaves it there.
-func (s *Scheduler) readBackUnsure(ctx context.Context, dryRun bool, view *sbView) []unsureFact {
+func (part *executor) readBackUnsure(ctx context.Context, dryRun bool, view *sbView) []unsureFact {
+	s := part.Scheduler
 	if len(s.g.unsure) == 0 {
 		return nil
 	}
@@ -115,7 +122,8 @@ func (s *Scheduler) readBackUnsure(ctx context.Context, dryRun bool, view *sbVie
 // graph holds it from there on (the plan and the run after a failure
 // both take it, the same). It is a fact, not a change of the transaction:
 // a revert starts from it.
-func (r *run) takeUnsure() {
+func (part *unknowns) takeUnsure() {
+	r := part.run
 	if len(r.unsure) == 0 {
 		return
 	}
@@ -154,7 +162,8 @@ func (r *run) takeUnsure() {
 // value of its base when the graph holds the base applied and the base's
 // version does not derive it (a revert or an update moved it on): a
 // removal of the base then deletes n first.
-func (r *run) linkFoundToBase(n *node) {
+func (part *unknowns) linkFoundToBase(n *node) {
+	r := part.run
 	b := n.base
 	if b == "" {
 		b = n.desc.BaseOf(n.key)
@@ -174,7 +183,8 @@ func (r *run) linkFoundToBase(n *node) {
 // on; one found gone (removed by takeUnsure) is created again when still
 // wanted. Then what an earlier run did not delete because the value might
 // need it (its base, its dependencies) decides again.
-func (r *run) settleUnsure() {
+func (part *unknowns) settleUnsure() {
+	r := part.run
 	for i := range r.unsure {
 		f := &r.unsure[i]
 		n := r.g.node(f.key)
@@ -203,7 +213,8 @@ func (r *run) settleUnsure() {
 
 // reconcileRefused reconciles key when its removal was refused for a value
 // of unknown outcome.
-func (r *run) reconcileRefused(key string) {
+func (part *unknowns) reconcileRefused(key string) {
+	r := part.run
 	if n := r.g.node(key); n != nil && n.state == FAILED && errors.Is(n.lastErr, ErrOutcomeUnknown) && errors.Is(n.lastErr, ErrStillNeeded) {
 		r.reconcileNode(n)
 	}
@@ -211,7 +222,8 @@ func (r *run) reconcileRefused(key string) {
 
 // unknownOutcome returns the error of the read-back that failed again for
 // key, nil when what the southbound holds of it is known.
-func (r *run) unknownOutcome(key string) error {
+func (part *unknowns) unknownOutcome(key string) error {
+	r := part.run
 	for i := range r.unsure {
 		if r.unsure[i].key == key {
 			return r.unsure[i].err
@@ -222,7 +234,8 @@ func (r *run) unknownOutcome(key string) error {
 
 // failUnknown fails n, whose outcome is still unknown, with no call: what
 // the southbound holds of it decides what to call.
-func (r *run) failUnknown(n *node, err error) {
+func (part *unknowns) failUnknown(n *node, err error) {
+	r := part.run
 	want, _ := r.target(n)
 	kind := OpUpdate
 	if n.applied == nil {
@@ -236,7 +249,8 @@ func (r *run) failUnknown(n *node, err error) {
 // unsureBlocker returns a value whose outcome is unknown (a read-back
 // before the run failed again, or one in the run failed) that may need n,
 // as a dependency or as its base: n may not go before it is known.
-func (r *run) unsureBlocker(n *node) string {
+func (part *unknowns) unsureBlocker(n *node) string {
+	r := part.run
 	for _, k := range slices.Sorted(maps.Keys(r.g.unsure)) {
 		if r.knownNow(k) || slices.Contains(r.unsureGone, k) {
 			continue // read back before a dry run, which left it listed; or deleted
@@ -260,7 +274,8 @@ func (r *run) unsureBlocker(n *node) string {
 // unsureOf reports whether the outcome of key is unknown: its node stays
 // in the graph, nothing intended or applied, until a read-back tells (so
 // that unsureBlocker finds its base and dependencies).
-func (r *run) unsureOf(key string) bool {
+func (part *unknowns) unsureOf(key string) bool {
+	r := part.run
 	if len(r.g.unsure) == 0 {
 		return false
 	}
@@ -270,7 +285,8 @@ func (r *run) unsureOf(key string) bool {
 
 // knownNow reports whether a read-back before the run found what the
 // southbound holds for key.
-func (r *run) knownNow(key string) bool {
+func (part *unknowns) knownNow(key string) bool {
+	r := part.run
 	for i := range r.unsure {
 		if r.unsure[i].key == key {
 			return r.unsure[i].err == nil
@@ -284,7 +300,8 @@ func (r *run) knownNow(key string) bool {
 // undo, or a Delete of the version the graph held by a cascade), or the
 // southbound lost it. A simulation keeps it in unsureGone, which the
 // transaction applies when its plan is kept.
-func (r *run) known(key string) {
+func (part *unknowns) known(key string) {
+	r := part.run
 	if len(r.g.unsure) == 0 {
 		return
 	}

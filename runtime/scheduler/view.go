@@ -373,7 +373,8 @@ func (r viewRead) each(fn func(key string, rec *viewRec) bool) {
 // so do the values: a dry run changes none). It returns the statuses of
 // the values that changed, for the watchers (nil when there are none).
 // The caller holds s.mu.
-func (s *Scheduler) publish(e *histEntry, seq uint64) []Status {
+func (part *jobs) publish(e *histEntry, seq uint64) []Status {
+	s := part.Scheduler
 	g, v := s.g, s.view
 	old := v.state.Load()
 	st := *old
@@ -417,7 +418,8 @@ func (s *Scheduler) publish(e *histEntry, seq uint64) []Status {
 
 // publishDirty publishes version pub of the nodes that the job changed,
 // and returns the keys whose status changed (when watch is set).
-func (s *Scheduler) publishDirty(pub uint64, watch bool) (changed []string) {
+func (part *jobs) publishDirty(pub uint64, watch bool) (changed []string) {
+	s := part.Scheduler
 	g, v := s.g, s.view
 	slab := recSlab{left: g.dirty.len()}
 	for _, dirty := range g.dirty.list {
@@ -523,7 +525,8 @@ type retrimSlot struct {
 
 // publishDescriptors makes the registered descriptors visible. The caller
 // holds s.mu.
-func (s *Scheduler) publishDescriptors() {
+func (part *jobs) publishDescriptors() {
+	s := part.Scheduler
 	idx := s.index.Clone()
 	st := *s.view.state.Load()
 	st.descs, st.index = maps.Clone(s.descs), &idx
