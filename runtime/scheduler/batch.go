@@ -469,3 +469,68 @@ func (part *calling) learn(n *node, value proto.Message, meta any) {
 	}
 	r.reconcile(n.key)
 }
+
+// call performs one southbound operation. A simulation performs none and
+// records it in the plan's calls; an execution after a failed call first
+// replays the results of the calls the plan made already.
+func (part *calling) call(kind OpKind, n *node, prev, value proto.Message) (meta any, err error) {
+	r := part.run
+	r.called = true
+	if r.sim {
+		c := r.calls.add(plannedCall{kind: kind, key: n.key, desc: n.desc, n: n, prev: prev, value: value,
+			meta: n.metadata, first: n.callSeq != r.seq32, op: int32(len(r.ops))})
+		r.groupCall(c, n, kind, value)
+		// Not journaled on purpose: a stale mark after a rollback only
+		// ever carries an older transaction's number.
+		n.callSeq = r.seq32
+		return nil, nil
+	}
+	if r.replayed < len(r.replay) {
+		if c := r.takeReplay(kind, n.key); c != nil {
+			return c.meta, c.err
+		}
+	}
+	return r.s.doCall(r.ctx, kind, n.desc, n.key, prev, value, n.metadata)
+}
+
+// observe records a value present in the southbound that we did not create
+// (OBTAINED, or DISCOVERED for its derived values).
+func (part *calling) observe(n *node, value proto.Message, meta any, st State) {
+	r := part.run
+	if n.origin == kv.OriginSB && n.state == st && n.applied != nil && proto.Equal(n.applied, value) && metaEqual(n.metadata, meta) {
+		// Seen again as it was: nothing to record (its derived values
+		// are re-derived, and record only what changed).
+		r.derive(n)
+		return
+	}
+	r.mut(n)
+	fresh := n.applied == nil
+	n.origin, n.applied, n.metadata, n.state, n.lastErr = kv.OriginSB, value, meta, st, nil
+	if n.base == "" {
+		n.intent = nil
+	}
+	r.g.setDeps(n, nil, nil) // not ours: nothing to order
+	r.g.setExisting(n.key, true)
+	r.syncMetadata(n)
+	r.opFor(n, Op{Key: n.key, Kind: OpNone, Value: value, Flags: FlagObtained | r.nodeFlags(n)})
+	r.derive(n)
+	if fresh {
+		r.triggerDependentsOf(n.key, n)
+	}
+}
+
+func (part *calling) syncMetadata(n *node) {
+	r := part.run
+	if n.desc == nil || !n.desc.WithMetadata() {
+		return
+	}
+	if r.sim {
+		r.metaKeys = append(r.metaKeys, n.key) // synced if the plan is kept
+		return
+	}
+	if n.applied != nil {
+		setMetadata(n.desc, n.label(), n.metadata)
+	} else {
+		deleteMetadata(n.desc, n.label())
+	}
+}

@@ -8,7 +8,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
-	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/registry"
 )
 
 // executor is the scheduler's running of transactions: plan, execution,
@@ -165,86 +164,6 @@ func (part *executor) releasePlan(plan *run) {
 	*plan = run{calls: calls}
 }
 
-// callList holds the calls of a plan in chunks of callChunk, so that a
-// plan that grows large copies nothing and leaves no outgrown arrays to
-// the collector; the first chunk grows as a slice up to callChunk. A
-// group of calls (see groupCall) never spans two chunks: it is one slice.
-type callList struct {
-	chunks [][]plannedCall
-	n      int
-	// size is the number of calls the plan was sized for (see start).
-	size int
-}
-
-// callChunk is the number of calls of a chunk (about 400 kB): four
-// batches of the default size.
-const callChunk = 4096
-
-// start makes the list ready for a plan of about size calls.
-func (l *callList) start(size int) {
-	if l.n > 0 {
-		l.reset()
-	}
-	l.size = size
-	if len(l.chunks) == 0 {
-		l.chunks = append(l.chunks, make([]plannedCall, 0, min(max(size, planScratchMax), callChunk)))
-	} else if size > cap(l.chunks[0]) {
-		l.chunks[0] = make([]plannedCall, 0, min(size, callChunk))
-	}
-}
-
-func (l *callList) len() int              { return l.n }
-func (l *callList) at(i int) *plannedCall { return &l.chunks[i/callChunk][i%callChunk] }
-
-// add appends c, and returns it.
-func (l *callList) add(c plannedCall) *plannedCall {
-	k := l.n / callChunk
-	if k == len(l.chunks) {
-		// Sized for what the plan was expected to hold beyond the chunks
-		// before, or small when it holds more than expected (it doubles).
-		size := l.size - l.n
-		if size <= 0 {
-			size = planScratchMax
-		}
-		l.chunks = append(l.chunks, make([]plannedCall, 0, min(size, callChunk)))
-	}
-	ch := &l.chunks[k]
-	if len(*ch) == cap(*ch) {
-		// The first chunk, started small: it doubles, up to callChunk.
-		bigger := make([]plannedCall, len(*ch), min(max(2*cap(*ch), 8), callChunk))
-		copy(bigger, *ch)
-		*ch = bigger
-	}
-	*ch = append(*ch, c)
-	l.n++
-	return &(*ch)[len(*ch)-1]
-}
-
-// firstOfChunk reports whether call i starts a chunk.
-func firstOfChunk(i int) bool { return i%callChunk == 0 }
-
-// group returns the calls [i, end), which are in one chunk.
-func (l *callList) group(i, end int) []plannedCall {
-	o := i % callChunk
-	return l.chunks[i/callChunk][o : o+end-i]
-}
-
-// reset empties the list, keeping its first chunk unless it grew beyond
-// planScratchMax.
-func (l *callList) reset() {
-	if len(l.chunks) == 0 {
-		return
-	}
-	first := l.chunks[0]
-	clear(l.chunks)
-	if cap(first) > planScratchMax {
-		l.chunks, l.n = l.chunks[:0], 0
-		return
-	}
-	clear(first)
-	l.chunks, l.n = append(l.chunks[:0], first[:0]), 0
-}
-
 // finishTxn ends a transaction whose plan was executed: all its calls
 // succeeded (ok), or results replays those made up to the one that failed.
 func (part *executor) finishTxn(st *txnState, results []callResult, ok bool) txnOutput {
@@ -300,50 +219,6 @@ func (part *executor) finishTxn(st *txnState, results []callResult, ok bool) txn
 		s.logOps(res, res.Executed, false)
 	}
 	return txnOutput{Result: res}
-}
-
-// plannedCall is a southbound call that the plan makes.
-type plannedCall struct {
-	key  string
-	desc kv.Descriptor
-	// n is the node the call was planned on: the graph's node of key at
-	// execution too, unless it was taken out later in the plan (see
-	// graph.current).
-	n           *node
-	prev, value proto.Message
-	// meta is the value's metadata when the plan made the call: right for
-	// the first call on a value in the transaction (later ones get what
-	// the call before returned).
-	meta any
-	// op is the index in the plan of the operation that records the call
-	// (it follows the call): its metadata is filled in on execution.
-	op    int32
-	kind  OpKind
-	first bool
-	// joins is set when the call is made together with the call before
-	// it, in one batch or group of concurrent calls (see batch.go).
-	joins bool
-}
-
-// node returns the graph's node of the call's key once the plan ran.
-func (c *plannedCall) node(g *graph) *node {
-	if c.n.state != REMOVED {
-		return c.n
-	}
-	return g.node(c.key)
-}
-
-// callResult is the outcome of a call, replayed after a failure.
-type callResult struct {
-	kind OpKind
-	key  string
-	// value is the value created or updated to (a call of a group only:
-	// see settleLeftovers).
-	value proto.Message
-	meta  any
-	err   error
-	// used is set once the run replayed it.
-	used bool
 }
 
 // executePlan makes the calls of the plan in order, keeping the metadata
@@ -455,12 +330,6 @@ func (st *txnState) recordMeta(i int, c *plannedCall, n *node, m any, unheld *ma
 	}
 }
 
-// holdsMeta reports whether the operation c.op of ops records the call c,
-// and so holds the metadata it returned.
-func (c *plannedCall) holdsMeta(ops []Op) bool {
-	return int(c.op) < len(ops) && ops[c.op].Key == c.key
-}
-
 // resultsUpTo returns the results of the calls of the plan up to call
 // last, which returned (m, err); unheld has the metadata of the calls
 // whose operation does not hold it.
@@ -512,144 +381,6 @@ func callHandler(ctx context.Context, kind OpKind, d kv.Descriptor, key string, 
 	default:
 		return nil, d.Delete(ctx, key, prev, meta)
 	}
-}
-
-// apply runs the job's changes through the algorithm.
-func (part *txnPass) apply(j *job) {
-	r := part.run
-	r.takeUnsure()
-	switch j.kind {
-	case NBTxn:
-		// The items' nodes, kept from setIntent to reconcileTop (see
-		// graph.current).
-		nodes := make([]*node, len(j.items))
-		added := r.g.added
-		for i, it := range j.items {
-			nodes[i] = r.setIntent(it.Key, it.Value)
-		}
-		for _, n := range nodes {
-			r.doom(n)
-		}
-		for i, it := range j.items {
-			r.reconcileTop(it.Key, r.g.current(it.Key, nodes[i], added))
-		}
-	case SBNotification:
-		for _, it := range j.items {
-			r.notify(it)
-		}
-	case RetryTxn:
-		r.flags = FlagRetry
-		for _, it := range j.retry {
-			n := r.g.node(it.key)
-			if n == nil || n.intentSeq != it.intentSeq || n.state != RETRYING {
-				continue // superseded by a newer value, or resolved meanwhile
-			}
-			r.mut(n)
-			n.retries++
-			r.reconcile(it.key)
-		}
-	case FullResyncTxn, UpstreamResyncTxn, DownstreamResyncTxn:
-		r.resync(j)
-	case RegistrationTxn:
-		for _, it := range j.items {
-			if n := r.g.node(it.Key); n != nil && (n.desc == nil || registry.IsMisfit(n.desc)) {
-				r.mut(n)
-				n.desc = r.s.lookup(it.Key)
-				r.g.setUnimplemented(n.key, false)
-				r.evaluate(n)
-			}
-		}
-		for _, it := range j.items {
-			r.reconcile(it.Key)
-		}
-	}
-	r.releaseDoomed()
-	// Values whose removal waited for removals that never completed (they
-	// waited for each other) decide again, now that nothing is being
-	// removed: each is deleted, or fails with ErrStillNeeded, instead of
-	// staying out of line with its target unnoticed.
-	r.settleUnsure()
-	r.runLater()
-	r.reportAdopted()
-}
-
-// reportUnimplemented makes the values the transaction set that no
-// descriptor handles errors of their keys (ErrUnimplemented), and logs
-// them. The values stay recorded, UNIMPLEMENTED, so that a descriptor
-// registered later applies them.
-func (part *txnPass) reportUnimplemented(j *job) {
-	r := part.run
-	if len(r.g.unimplemented) == 0 {
-		return
-	}
-	switch j.kind {
-	case NBTxn, FullResyncTxn, UpstreamResyncTxn:
-	default:
-		return
-	}
-	for _, it := range j.items {
-		if it.Value == nil {
-			continue
-		}
-		if n := r.g.node(it.Key); n != nil && n.state == UNIMPLEMENTED {
-			r.keyErr(it.Key, OpNone, ErrUnimplemented)
-			r.s.opts.logger.Warn("no descriptor handles the key; the value waits, UNIMPLEMENTED, for one", "key", it.Key, "seq", r.seq)
-		}
-	}
-}
-
-// reconcileTop reconciles a key of the transaction, whose node is n (nil:
-// none), and records a NOOP when its value needed nothing.
-func (part *txnPass) reconcileTop(key string, n *node) {
-	r := part.run
-	added := r.g.added
-	r.reconcileNode(n)
-	if n = r.g.current(key, n, added); n != nil && n.base == "" && n.opSeq != r.seq32 && n.intent != nil && n.state == CONFIGURED {
-		r.opFor(n, Op{Key: key, Kind: OpNone, Value: n.intent, Flags: FlagNoop})
-	}
-}
-
-// notify applies one southbound notification.
-func (part *txnPass) notify(it KeyValue) {
-	r := part.run
-	n := r.g.node(it.Key)
-	if n != nil && n.base != "" {
-		r.keyErr(it.Key, OpNone, ErrDerivedKey)
-		return
-	}
-	if it.Value != nil && n == nil && r.s.lookup(it.Key) == nil {
-		// No descriptor handles the key: nothing could ever create,
-		// compare or delete it. A plugin's watcher reports its own keys.
-		r.keyErr(it.Key, OpNone, fmt.Errorf("notification: %w", ErrUnimplemented))
-		return
-	}
-	if it.Value != nil {
-		d := r.s.lookup(it.Key)
-		if n != nil && n.desc != nil {
-			d = n.desc
-		}
-		if err := checkType(d, it.Value); err != nil {
-			r.keyErr(it.Key, OpNone, fmt.Errorf("notification: %w", err))
-			return
-		}
-	}
-	if it.Value != nil {
-		if n != nil && n.intent != nil {
-			// One of ours, seen in the southbound: trust what it says it
-			// holds, then bring it to the intended value.
-			r.learn(n, it.Value, it.Metadata)
-			return
-		}
-		if n == nil {
-			n = r.newNode(it.Key, "")
-		}
-		r.observe(n, it.Value, it.Metadata, OBTAINED)
-		return
-	}
-	if n == nil {
-		return
-	}
-	r.learn(n, nil, nil)
 }
 
 // retryLater schedules retries of keys that failed with retriable errors,
@@ -723,21 +454,4 @@ func (part *executor) rememberRetryPolicy(seq uint64, p RetryPolicy) {
 			delete(s.retryPolicies, k)
 		}
 	}
-}
-
-// checkType returns an error when value is not a message of d's value
-// type (or is a nil message): it names the expected and the given type.
-func checkType(d kv.Descriptor, value proto.Message) error {
-	m := value.ProtoReflect()
-	if !m.IsValid() {
-		return fmt.Errorf("%w: a nil %T message (a value that is gone is reported with no value)", kv.ErrWrongType, value)
-	}
-	if d == nil || d.ValueType() == nil {
-		return nil
-	}
-	want, got := d.ValueType().Descriptor().FullName(), m.Descriptor().FullName()
-	if want != got {
-		return fmt.Errorf("%w: descriptor %s takes %s, got %s", kv.ErrWrongType, d.Name(), want, got)
-	}
-	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/kvdescriptor/kvdescriptor/runtime/internal/kvaccess"
 	"log/slog"
 	"maps"
 	"slices"
@@ -13,6 +12,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/kvdescriptor/kvdescriptor/runtime/internal/kvaccess"
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
 

@@ -1,9 +1,10 @@
 package scheduler
 
 import (
-	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/txnlog"
 	"iter"
 	"sync"
+
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/txnlog"
 )
 
 // nodeMap maps each key to its node (the worker's) and, through the

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"slices"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
 
@@ -81,6 +83,13 @@ func (part *txnPass) revert() {
 		restore()
 	}
 	defer r.setUndoState()
+	r.restoreStates()
+}
+
+// restoreStates gives each value of the revert back its state and error
+// of before the transaction, when it has its version of then back.
+func (part *txnPass) restoreStates() {
+	r := part.run
 	for _, k := range r.priorOrder {
 		// Back to the version it had applied, and not left by a failed
 		// call: its state and error of then, and the operation the
@@ -222,4 +231,69 @@ func (part *txnPass) setUndoState() {
 	} else {
 		o.State = REMOVED
 	}
+}
+
+// priorNode is what a reverting transaction needs to know of a value as
+// it was before the transaction.
+type priorNode struct {
+	existed   bool
+	base      string
+	intent    proto.Message
+	intentSeq uint64
+	retries   int32
+	applied   proto.Message
+	state     State
+	lastErr   error
+	lastOp    OpKind
+}
+
+type failedOp struct {
+	key         string
+	kind        OpKind
+	desc        kv.Descriptor
+	prev, value proto.Message
+	meta        any
+	// known: what the southbound holds after the failure is known (read
+	// back, or no call was made), so the revert needs no blind undo.
+	known bool
+}
+
+// remember records the state of key before the forward pass of a
+// reverting transaction changed it (n nil: the key did not exist).
+func (part *txnPass) remember(key string, n *node) {
+	r := part.run
+	if _, seen := r.prior[key]; seen {
+		return
+	}
+	p := priorNode{}
+	if n != nil {
+		p = priorNode{existed: true, base: n.base, intent: n.intent, intentSeq: n.intentSeq, retries: n.retries,
+			applied: n.applied, state: n.state, lastErr: n.lastErr, lastOp: n.lastOp}
+	}
+	r.prior[key] = p
+	r.priorOrder = append(r.priorOrder, key)
+}
+
+// priorTarget is the target of a value while a revert restores what was
+// applied before the transaction: that value, once what it needs exists.
+func (part *txnPass) priorTarget(n *node, want proto.Message) (proto.Message, bool) {
+	r := part.run
+	switch {
+	case want == nil:
+		return nil, false
+	case n.failedSeq == r.seq32:
+		// An undo call of n failed: not again, as in target (a create
+		// made again could find what it needs gone since).
+		if n.applied != nil && n.lastOp != OpDelete && !r.depsMet(n, n.adeps) {
+			return nil, false
+		}
+		return n.applied, false
+	case want == n.intent && n.invalid == nil:
+		if !r.depsMet(n, n.deps) {
+			return nil, true
+		}
+	case !r.depsMet(n, n.desc.Dependencies(n.key, want)):
+		return nil, true
+	}
+	return want, false
 }

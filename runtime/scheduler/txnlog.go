@@ -8,8 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/txnlog"
 	"google.golang.org/protobuf/encoding/prototext"
+
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/txnlog"
 )
 
 // logOps writes the plan (before execution) or the executed operations
