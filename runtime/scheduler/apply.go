@@ -10,8 +10,7 @@ import (
 )
 
 // apply runs the job's changes through the algorithm.
-func (part *txnPass) apply(j *job) {
-	r := part.run
+func (r *txnPass) apply(j *job) {
 	r.takeUnsure()
 	switch j.kind {
 	case NBTxn:
@@ -72,8 +71,7 @@ func (part *txnPass) apply(j *job) {
 // descriptor handles errors of their keys (ErrUnimplemented), and logs
 // them. The values stay recorded, UNIMPLEMENTED, so that a descriptor
 // registered later applies them.
-func (part *txnPass) reportUnimplemented(j *job) {
-	r := part.run
+func (r *txnPass) reportUnimplemented(j *job) {
 	if len(r.g.unimplemented) == 0 {
 		return
 	}
@@ -95,8 +93,7 @@ func (part *txnPass) reportUnimplemented(j *job) {
 
 // reconcileTop reconciles a key of the transaction, whose node is n (nil:
 // none), and records a NOOP when its value needed nothing.
-func (part *txnPass) reconcileTop(key string, n *node) {
-	r := part.run
+func (r *txnPass) reconcileTop(key string, n *node) {
 	added := r.g.added
 	r.reconcileNode(n)
 	if n = r.g.current(key, n, added); n != nil && n.base == "" && n.opSeq != r.seq32 && n.intent != nil && n.state == CONFIGURED {
@@ -105,8 +102,7 @@ func (part *txnPass) reconcileTop(key string, n *node) {
 }
 
 // notify applies one southbound notification.
-func (part *txnPass) notify(it KeyValue) {
-	r := part.run
+func (r *txnPass) notify(it KeyValue) {
 	n := r.g.node(it.Key)
 	if n != nil && n.base != "" {
 		r.keyErr(it.Key, OpNone, ErrDerivedKey)

@@ -43,8 +43,7 @@ const (
 // groupMode returns how the calls of d may be grouped, cached per
 // descriptor: in its guard (every registered descriptor has one), else in
 // a map. Only the goroutine running the transaction calls it.
-func (part *caller) groupMode(d kv.Descriptor) (groupMode, int) {
-	s := part.Scheduler
+func (s *caller) groupMode(d kv.Descriptor) (groupMode, int) {
 	if s.opts.batchSize < 2 || d == nil {
 		return groupNone, 1
 	}
@@ -66,8 +65,7 @@ func (part *caller) groupMode(d kv.Descriptor) (groupMode, int) {
 }
 
 // groupInfo asks d how its calls may be grouped.
-func (part *caller) groupInfo(d kv.Descriptor) groupInfo {
-	s := part.Scheduler
+func (s *caller) groupInfo(d kv.Descriptor) groupInfo {
 	g := groupInfo{workers: 1}
 	switch {
 	case d.CanBatch():
@@ -88,8 +86,7 @@ type groupInfo struct {
 
 // concurrentCalls asks d's handler how many calls may run at once; a
 // panic counts as one.
-func (part *caller) concurrentCalls(d kv.Descriptor) (n int) {
-	s := part.Scheduler
+func (s *caller) concurrentCalls(d kv.Descriptor) (n int) {
 	defer func() {
 		if p := recover(); p != nil {
 			s.opts.logger.Error("ConcurrentCalls panicked; the descriptor's calls are made one at a time", "descriptor", d.Name(), "panic", fmt.Sprint(p))
@@ -116,8 +113,7 @@ func groupEnd(plan *run, i int) int {
 // (the dependencies of the value and of the applied one, the base) is at
 // hand, so the call need not keep it. A reverting transaction's calls are
 // made one at a time: its first failure ends it.
-func (part *calling) groupCall(c *plannedCall, n *node, kind OpKind, value proto.Message) {
-	r := part.run
+func (r *calling) groupCall(c *plannedCall, n *node, kind OpKind, value proto.Message) {
 	if r.opts.revert {
 		return
 	}
@@ -183,8 +179,7 @@ func batchKind(k OpKind) kv.BatchKind {
 // records their outcomes as executePlan does for one call. failed is the
 // first of them that failed, or -1; taken is set when the watchdog gave up
 // on the group (see callInline).
-func (part *caller) execGroup(st *txnState, i, end int, unheld *map[int]any) (ops []kv.BatchOp[string, proto.Message, any], failed int, taken *callCtx) {
-	s := part.Scheduler
+func (s *caller) execGroup(st *txnState, i, end int, unheld *map[int]any) (ops []kv.BatchOp[string, proto.Message, any], failed int, taken *callCtx) {
 	plan := st.plan
 	calls := plan.calls.group(i, end)
 	// The buffer is the scheduler's, taken for the group: a group given
@@ -261,8 +256,7 @@ func (part *caller) execGroup(st *txnState, i, end int, unheld *map[int]any) (op
 
 // observeGroup reports the calls of a group to the observer: each as
 // taking its share of the group's time.
-func (part *caller) observeGroup(cc *callCtx, ops []kv.BatchOp[string, proto.Message, any]) {
-	s := part.Scheduler
+func (s *caller) observeGroup(cc *callCtx, ops []kv.BatchOp[string, proto.Message, any]) {
 	o := s.opts.observer
 	took := time.Since(cc.start)
 	share := took / time.Duration(len(ops))
@@ -276,8 +270,7 @@ func (part *caller) observeGroup(cc *callCtx, ops []kv.BatchOp[string, proto.Mes
 }
 
 // releaseBatchOps keeps ops for the next group, emptied.
-func (part *caller) releaseBatchOps(ops []kv.BatchOp[string, proto.Message, any]) {
-	s := part.Scheduler
+func (s *caller) releaseBatchOps(ops []kv.BatchOp[string, proto.Message, any]) {
 	clear(ops)
 	s.batchOps = ops[:0]
 }
@@ -361,8 +354,7 @@ func vanishedBeyondFailure(results []callResult) map[string]bool {
 	return out
 }
 
-func (part *calling) takeReplay(kind OpKind, key string) *callResult {
-	r := part.run
+func (r *calling) takeReplay(kind OpKind, key string) *callResult {
 	for r.replayed < len(r.replay) && r.replay[r.replayed].used {
 		r.replayed++
 	}
@@ -387,8 +379,7 @@ func (part *calling) takeReplay(kind OpKind, key string) *callResult {
 // of a leftover that failed is read back; when that cannot be known, the
 // value fails with the call's error, as after any failed call whose outcome
 // is unknown: neither CONFIGURED nor gone, whatever the southbound holds.
-func (part *calling) settleLeftovers() {
-	r := part.run
+func (r *calling) settleLeftovers() {
 	if r.replayed >= len(r.replay) {
 		r.vanished = nil
 		return
@@ -445,8 +436,7 @@ func (part *calling) settleLeftovers() {
 // a notification says or a call left it, and brings n to its target from
 // there: a value that vanished is removed (what depends on it first) and,
 // when it is one of ours, created again if still wanted.
-func (part *calling) learn(n *node, value proto.Message, meta any) {
-	r := part.run
+func (r *calling) learn(n *node, value proto.Message, meta any) {
 	if value == nil {
 		if n.applied == nil || n.removing {
 			return
@@ -473,8 +463,7 @@ func (part *calling) learn(n *node, value proto.Message, meta any) {
 // call performs one southbound operation. A simulation performs none and
 // records it in the plan's calls; an execution after a failed call first
 // replays the results of the calls the plan made already.
-func (part *calling) call(kind OpKind, n *node, prev, value proto.Message) (meta any, err error) {
-	r := part.run
+func (r *calling) call(kind OpKind, n *node, prev, value proto.Message) (meta any, err error) {
 	r.called = true
 	if r.sim {
 		c := r.calls.add(plannedCall{kind: kind, key: n.key, desc: n.desc, n: n, prev: prev, value: value,
@@ -495,8 +484,7 @@ func (part *calling) call(kind OpKind, n *node, prev, value proto.Message) (meta
 
 // observe records a value present in the southbound that we did not create
 // (OBTAINED, or DISCOVERED for its derived values).
-func (part *calling) observe(n *node, value proto.Message, meta any, st State) {
-	r := part.run
+func (r *calling) observe(n *node, value proto.Message, meta any, st State) {
 	if n.origin == kv.OriginSB && n.state == st && n.applied != nil && proto.Equal(n.applied, value) && metaEqual(n.metadata, meta) {
 		// Seen again as it was: nothing to record (its derived values
 		// are re-derived, and record only what changed).
@@ -519,8 +507,7 @@ func (part *calling) observe(n *node, value proto.Message, meta any, st State) {
 	}
 }
 
-func (part *calling) syncMetadata(n *node) {
-	r := part.run
+func (r *calling) syncMetadata(n *node) {
 	if n.desc == nil || !n.desc.WithMetadata() {
 		return
 	}

@@ -97,8 +97,7 @@ var closedChan = func() chan struct{} {
 // newCallCtx returns the context of a call. Only the goroutine that runs
 // the job calls it (the worker, or the goroutine that took a transaction
 // over), so the slab needs no lock.
-func (part *caller) newCallCtx(parent context.Context, op OpKind, d kv.Descriptor, key string) *callCtx {
-	s := part.Scheduler
+func (s *caller) newCallCtx(parent context.Context, op OpKind, d kv.Descriptor, key string) *callCtx {
 	if len(s.callSlab) == 0 {
 		s.callSlab = make([]callCtx, callCtxSlab)
 	}
@@ -112,8 +111,7 @@ func (part *caller) newCallCtx(parent context.Context, op OpKind, d kv.Descripto
 }
 
 // callTimeout returns the call timeout of d's calls.
-func (part *caller) callTimeout(d kv.Descriptor) time.Duration {
-	s := part.Scheduler
+func (s *caller) callTimeout(d kv.Descriptor) time.Duration {
 	if len(s.opts.descCallTimeouts) > 0 && d != nil {
 		if t, ok := s.opts.descCallTimeouts[d.Name()]; ok {
 			return t
@@ -195,15 +193,13 @@ func (c *callCtx) timeoutError(closed bool) error {
 }
 
 // late logs the result of a call that the scheduler had given up on.
-func (part *caller) late(c *callCtx, err error) {
-	s := part.Scheduler
+func (s *caller) late(c *callCtx, err error) {
 	s.opts.logger.Warn("a southbound call the scheduler gave up on returned late; its result is dropped (the next resync repairs what it applied)",
 		"descriptor", c.name(), "op", c.op.String(), "key", c.key, "took", time.Since(c.start), "timeout", c.timeout, "error", err)
 }
 
 // observe reports a call to the observer.
-func (part *caller) observe(c *callCtx, err error) {
-	s := part.Scheduler
+func (s *caller) observe(c *callCtx, err error) {
 	if s.opts.observer != nil {
 		s.opts.observer.OpDone(c.name(), c.op, time.Since(c.start), err)
 	}
@@ -213,8 +209,7 @@ func (part *caller) observe(c *callCtx, err error) {
 // goroutine. taken is the call when the watchdog gave up on it meanwhile:
 // the caller must then unwind at once, touching nothing (another
 // goroutine has taken the transaction over).
-func (part *caller) callInline(st *txnState, i int, ctx context.Context, kind OpKind, d kv.Descriptor, key string, prev, value proto.Message, meta any) (m any, taken *callCtx, err error) {
-	s := part.Scheduler
+func (s *caller) callInline(st *txnState, i int, ctx context.Context, kind OpKind, d kv.Descriptor, key string, prev, value proto.Message, meta any) (m any, taken *callCtx, err error) {
 	c := s.newCallCtx(ctx, kind, d, key)
 	c.st = st
 	st.callIndex = i
@@ -239,8 +234,7 @@ func (part *caller) callInline(st *txnState, i int, ctx context.Context, kind Op
 
 // doCall makes one southbound call outside the plan's execution, on a
 // goroutine of its own, giving up on it at its deadline.
-func (part *caller) doCall(ctx context.Context, kind OpKind, d kv.Descriptor, key string, prev, value proto.Message, meta any) (any, error) {
-	s := part.Scheduler
+func (s *caller) doCall(ctx context.Context, kind OpKind, d kv.Descriptor, key string, prev, value proto.Message, meta any) (any, error) {
 	var m any
 	ok, err := s.callOut(ctx, kind, d, key, func(c *callCtx) error {
 		var err error
@@ -256,8 +250,7 @@ func (part *caller) doCall(ctx context.Context, kind OpKind, d kv.Descriptor, ke
 // callOut runs fn on a goroutine of its own and waits for it, or for the
 // watchdog to give up on it: then ok is false, and what fn writes must not
 // be read.
-func (part *caller) callOut(ctx context.Context, kind OpKind, d kv.Descriptor, key string, fn func(c *callCtx) error) (ok bool, err error) {
-	s := part.Scheduler
+func (s *caller) callOut(ctx context.Context, kind OpKind, d kv.Descriptor, key string, fn func(c *callCtx) error) (ok bool, err error) {
 	c := s.newCallCtx(ctx, kind, d, key)
 	c.givenUp = make(chan struct{})
 	done := make(chan error, 1)
@@ -295,8 +288,7 @@ func (part *caller) callOut(ctx context.Context, kind OpKind, d kv.Descriptor, k
 
 // watchdog gives up on the call in flight at its deadline, or at once when
 // Close gives up (abandon). It ends with the worker.
-func (part *caller) watchdog() {
-	s := part.Scheduler
+func (s *caller) watchdog() {
 	idle := s.opts.minCallTimeout()
 	t := time.NewTimer(idle)
 	defer t.Stop()
@@ -327,8 +319,7 @@ func (part *caller) watchdog() {
 // because Close gave up): the goroutine waiting for it goes on, or (for a
 // call of the plan, whose goroutine is the one blocked) a new goroutine
 // takes the transaction over. Only the watchdog calls it.
-func (part *caller) giveUp(c *callCtx, closing bool) {
-	s := part.Scheduler
+func (s *caller) giveUp(c *callCtx, closing bool) {
 	c.closing = closing
 	if c.st != nil {
 		c.givenUp = make(chan struct{})
@@ -371,8 +362,7 @@ type txnState struct {
 // in place of its blocked goroutine: the call failed, and the transaction
 // goes on as after any failed call. Then it goes on as the worker, in
 // place of the blocked one.
-func (part *caller) takeOver(c *callCtx) {
-	s := part.Scheduler
+func (s *caller) takeOver(c *callCtx) {
 	st, j := c.st, c.st.j
 	cause := c.cause()
 	s.observe(c, cause)

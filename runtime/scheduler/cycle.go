@@ -8,8 +8,7 @@ import (
 
 // creatable reports whether t could be created in this run if its
 // dependencies were met.
-func (part *derivation) creatable(t *node) bool {
-	r := part.run
+func (r *derivation) creatable(t *node) bool {
 	if t.desc == nil || t.removing || t.failedSeq == r.seq32 || t.origin == kv.OriginSB || t.applied != nil {
 		return false
 	}
@@ -21,8 +20,7 @@ func (part *derivation) creatable(t *node) bool {
 
 // revertTarget returns, while a revert runs, the version t had applied
 // before the transaction, and whether the revert decides t by it.
-func (part *derivation) revertTarget(t *node) (proto.Message, bool) {
-	r := part.run
+func (r *derivation) revertTarget(t *node) (proto.Message, bool) {
 	if !r.reverting {
 		return nil, false
 	}
@@ -32,8 +30,7 @@ func (part *derivation) revertTarget(t *node) (proto.Message, bool) {
 
 // unitDeps returns the dependencies of the version of n that a unit would
 // create: what it had applied before, while a revert runs; else its intent.
-func (part *derivation) unitDeps(n *node) []kv.Dependency {
-	r := part.run
+func (r *derivation) unitDeps(n *node) []kv.Dependency {
 	if want, ok := r.revertTarget(n); ok && want != nil && (want != n.intent || n.invalid != nil) {
 		return n.desc.Dependencies(n.key, want)
 	}
@@ -42,8 +39,7 @@ func (part *derivation) unitDeps(n *node) []kv.Dependency {
 
 // sameUnit reports whether dependency key (node t) of value key counts as
 // met because both are members of the cycle being created as a unit.
-func (part *derivation) sameUnit(key, dep string, t *node) bool {
-	r := part.run
+func (r *derivation) sameUnit(key, dep string, t *node) bool {
 	u := r.unit[key]
 	return u != 0 && r.unit[dep] == u && t.failedSeq != r.seq32
 }
@@ -54,8 +50,7 @@ func (part *derivation) sameUnit(key, dep string, t *node) bool {
 // unmet dependency of every member is another member. Otherwise nil: a
 // plain chain is not a cycle, and its values are created one by one as
 // their dependencies appear.
-func (part *derivation) cycleUnit(start *node) []string {
-	r := part.run
+func (r *derivation) cycleUnit(start *node) []string {
 	// Fast path: the usual PENDING value waits for something that does
 	// not exist at all.
 	promising := false
@@ -146,8 +141,7 @@ func componentOf(start string, edges map[string][]string, order []string) (unit 
 }
 
 // createUnit creates the members of a dependency cycle together.
-func (part *derivation) createUnit(unit []string) {
-	r := part.run
+func (r *derivation) createUnit(unit []string) {
 	r.unitSeq++
 	if r.unit == nil {
 		r.unit = map[string]int{}

@@ -17,8 +17,7 @@ type derivation struct{ *run }
 // values no longer derived are deleted first, then the derived ones are set
 // and reconciled. A derived value whose deletion failed stays in n.derived,
 // so that it is deleted later and never outlives its base unnoticed.
-func (part *derivation) derive(n *node) {
-	r := part.run
+func (r *derivation) derive(n *node) {
 	if n.desc == nil {
 		return
 	}
@@ -129,8 +128,7 @@ type handover struct {
 // once the outermost derive is done: the values that held them have been
 // brought in line with their new versions by then. A key still held is a
 // configuration error: two values derive it.
-func (part *derivation) takeOver() {
-	r := part.run
+func (r *derivation) takeOver() {
 	for len(r.handovers) > 0 && !r.abort {
 		hs := r.handovers
 		r.handovers = nil
@@ -162,8 +160,7 @@ func (part *derivation) takeOver() {
 // conflict reports that n derives the key of dn, a value of another base
 // (or of the NB), and records n as a claimant of dn: when dn goes, n
 // derives the key (see settleState).
-func (part *derivation) conflict(n, dn *node) {
-	r := part.run
+func (r *derivation) conflict(n, dn *node) {
 	r.keyErr(dn.key, OpNone, fmt.Errorf("derived from %s, but the key is already used by another value", n.key))
 	if !slices.Contains(dn.claimantKeys(), n.key) {
 		r.mut(dn)
@@ -174,8 +171,7 @@ func (part *derivation) conflict(n, dn *node) {
 
 // root returns the key of the value that key is derived from, through any
 // number of derived values (key itself for a value that is not derived).
-func (part *derivation) root(key string) string {
-	r := part.run
+func (r *derivation) root(key string) string {
 	for i := 0; i < r.s.opts.maxCycle; i++ {
 		n := r.g.node(key)
 		if n == nil || n.base == "" {
@@ -188,8 +184,7 @@ func (part *derivation) root(key string) string {
 
 // deriveOne sets the derived value k of n to value and reconciles it; dn
 // is the graph's node of k (nil: none).
-func (part *derivation) deriveOne(n *node, k string, value proto.Message, dn *node) {
-	r := part.run
+func (r *derivation) deriveOne(n *node, k string, value proto.Message, dn *node) {
 	if dn == nil {
 		dn = r.newNode(k, n.key)
 	}
@@ -215,8 +210,7 @@ func (part *derivation) deriveOne(n *node, k string, value proto.Message, dn *no
 
 // dropObsoleteDerived deletes, before n is updated to want, the derived
 // values that want no longer derives.
-func (part *derivation) dropObsoleteDerived(n *node, want proto.Message) {
-	r := part.run
+func (r *derivation) dropObsoleteDerived(n *node, want proto.Message) {
 	if len(n.derived) == 0 {
 		return
 	}
@@ -257,8 +251,7 @@ func (part *derivation) dropObsoleteDerived(n *node, want proto.Message) {
 
 // dropDerivedAll deletes all derived values of n, which is being removed,
 // and returns those that could not be deleted.
-func (part *derivation) dropDerivedAll(n *node) (stuck []string) {
-	r := part.run
+func (r *derivation) dropDerivedAll(n *node) (stuck []string) {
 	for i := len(n.derived) - 1; i >= 0; i-- {
 		if !r.dropDerived(n.derived[i]) {
 			stuck = append(stuck, n.derived[i])
@@ -275,14 +268,12 @@ func (part *derivation) dropDerivedAll(n *node) (stuck []string) {
 // left to that removal.
 // touched reports whether the forward pass of a reverting transaction
 // changed key (or the revert already did).
-func (part *derivation) touched(key string) bool {
-	r := part.run
+func (r *derivation) touched(key string) bool {
 	_, ok := r.prior[key]
 	return ok
 }
 
-func (part *derivation) dropDerived(key string) bool {
-	r := part.run
+func (r *derivation) dropDerived(key string) bool {
 	dn := r.g.node(key)
 	if dn == nil {
 		return true

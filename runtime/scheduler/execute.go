@@ -33,8 +33,7 @@ type txnOutput struct {
 // When a call of the plan is given up on (see calls.go), runTxn returns an
 // empty output with j.taken set: another goroutine has taken the
 // transaction over (finishTxn).
-func (part *executor) runTxn(j *job) txnOutput {
-	s := part.Scheduler
+func (s *executor) runTxn(j *job) txnOutput {
 	seq := s.seq + 1
 	j.seq.Store(seq)
 	res := &Result{Seq: seq, Kind: j.kind, Description: j.opts.description, DryRun: j.opts.dryRun, Start: time.Now()}
@@ -120,8 +119,7 @@ const planScratchMax = 64
 // before (nothing of a plan outlives its transaction but its operations).
 // scratch says that the operations go to the reused buffer, from which
 // the caller copies them out after planning.
-func (part *executor) newPlan(ctx context.Context, seq uint64, j *job, view *sbView) (plan *run, scratch bool) {
-	s := part.Scheduler
+func (s *executor) newPlan(ctx context.Context, seq uint64, j *job, view *sbView) (plan *run, scratch bool) {
 	plan = &s.plan
 	if plan.s != nil {
 		// Not released (the transaction before ended in a panic): cleared
@@ -129,7 +127,7 @@ func (part *executor) newPlan(ctx context.Context, seq uint64, j *job, view *sbV
 		*plan = run{calls: plan.calls}
 	}
 	calls := plan.calls
-	plan.s, plan.g, plan.ctx, plan.seq, plan.seq32 = s, s.g, ctx, seq, txn32(seq)
+	plan.s, plan.g, plan.ctx, plan.seq, plan.seq32 = s.Scheduler, s.g, ctx, seq, txn32(seq)
 	plan.opts, plan.sim, plan.view = j.opts, true, view
 	plan.bind()
 	// Sized for the usual small transaction (a value, and one derived or
@@ -158,7 +156,7 @@ func (part *executor) newPlan(ctx context.Context, seq uint64, j *job, view *sbV
 // releasePlan keeps the plan's first chunk of calls for the next
 // transaction, emptied, unless it grew large; the run lets go of
 // everything else.
-func (part *executor) releasePlan(plan *run) {
+func (s *executor) releasePlan(plan *run) {
 	calls := plan.calls
 	calls.reset()
 	*plan = run{calls: calls}
@@ -166,8 +164,7 @@ func (part *executor) releasePlan(plan *run) {
 
 // finishTxn ends a transaction whose plan was executed: all its calls
 // succeeded (ok), or results replays those made up to the one that failed.
-func (part *executor) finishTxn(st *txnState, results []callResult, ok bool) txnOutput {
-	s := part.Scheduler
+func (s *executor) finishTxn(st *txnState, results []callResult, ok bool) txnOutput {
 	j, res, plan, view, refreshErrs, ctx, seq := st.j, st.res, st.plan, st.view, st.refreshErrs, st.ctx, st.seq
 	unsure := st.unsure
 	*st = txnState{}
@@ -184,7 +181,7 @@ func (part *executor) finishTxn(st *txnState, results []callResult, ok bool) txn
 		// the algorithm for real from the start, replaying what was done.
 		s.g.rollback(nil)
 		s.panics.drain() // the run again recovers what the plan did
-		exec := &run{s: s, g: s.g, ctx: ctx, seq: seq, seq32: plan.seq32, opts: j.opts, replay: results, view: view, unsure: unsure}
+		exec := &run{s: s.Scheduler, g: s.g, ctx: ctx, seq: seq, seq32: plan.seq32, opts: j.opts, replay: results, view: view, unsure: unsure}
 		exec.bind()
 		exec.vanished = vanishedBeyondFailure(results)
 		exec.ops = make([]Op, 0, len(plan.ops)+8)
@@ -230,8 +227,7 @@ func (part *executor) finishTxn(st *txnState, results []callResult, ok bool) txn
 // The calls are made on this goroutine (see callInline); taken is the call
 // given up on when another goroutine has taken the transaction over: then
 // nothing else may be touched.
-func (part *executor) executePlan(st *txnState) (results []callResult, ok bool, taken *callCtx) {
-	s := part.Scheduler
+func (s *executor) executePlan(st *txnState) (results []callResult, ok bool, taken *callCtx) {
 	plan, ctx := st.plan, st.ctx
 	if plan.abort {
 		return nil, false, nil
@@ -333,8 +329,7 @@ func (st *txnState) recordMeta(i int, c *plannedCall, n *node, m any, unheld *ma
 // resultsUpTo returns the results of the calls of the plan up to call
 // last, which returned (m, err); unheld has the metadata of the calls
 // whose operation does not hold it.
-func (part *calling) resultsUpTo(last int, m any, err error, unheld map[int]any) []callResult {
-	r := part.run
+func (r *calling) resultsUpTo(last int, m any, err error, unheld map[int]any) []callResult {
 	results := r.resultsBefore(last, 1, unheld)
 	c := r.calls.at(last)
 	return append(results, callResult{kind: c.kind, key: c.key, meta: m, err: err})
@@ -342,8 +337,7 @@ func (part *calling) resultsUpTo(last int, m any, err error, unheld map[int]any)
 
 // resultsBefore returns the results of the calls of the plan before call
 // end (all made and successful), with room for more.
-func (part *calling) resultsBefore(end, more int, unheld map[int]any) []callResult {
-	r := part.run
+func (r *calling) resultsBefore(end, more int, unheld map[int]any) []callResult {
 	results := make([]callResult, 0, end+more)
 	for i := range end {
 		c := r.calls.at(i)
@@ -385,8 +379,7 @@ func callHandler(ctx context.Context, kind OpKind, d kv.Descriptor, key string, 
 
 // retryLater schedules retries of keys that failed with retriable errors,
 // grouped by their policy and delay.
-func (part *executor) retryLater(keys []string, opts txnOptions) {
-	s := part.Scheduler
+func (s *executor) retryLater(keys []string, opts txnOptions) {
 	type group struct {
 		policy RetryPolicy
 		delay  time.Duration
@@ -417,8 +410,7 @@ func (part *executor) retryLater(keys []string, opts txnOptions) {
 // value's intent (its base's, for a derived value). A value keeps being
 // retried as its own transaction asked, whichever transaction made the
 // call that failed (a notification that unblocked it, say).
-func (part *executor) retryPolicy(n *node, opts txnOptions) RetryPolicy {
-	s := part.Scheduler
+func (s *executor) retryPolicy(n *node, opts txnOptions) RetryPolicy {
 	if opts.retry.enabled() {
 		return opts.retry
 	}
@@ -433,8 +425,7 @@ func (part *executor) retryPolicy(n *node, opts txnOptions) RetryPolicy {
 
 // rememberRetryPolicy keeps the retry policy of transaction seq for the
 // values it sets, and forgets those no value refers to any more.
-func (part *executor) rememberRetryPolicy(seq uint64, p RetryPolicy) {
-	s := part.Scheduler
+func (s *executor) rememberRetryPolicy(seq uint64, p RetryPolicy) {
 	if !p.enabled() {
 		return
 	}

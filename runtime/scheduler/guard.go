@@ -257,16 +257,14 @@ func deleteMetadata(d kv.Descriptor, label string) {
 
 // panicked returns the error of a panic recovered from a function of key's
 // descriptor since the last look, or nil.
-func (part *calling) panicked(key string) error {
-	r := part.run
+func (r *calling) panicked(key string) error {
 	return r.s.panics.take(key)
 }
 
 // reportPanics makes the panics recovered during the run that the
 // algorithm did not take up (a Dependencies call on a version other than
 // the intent, say) errors of their keys, in key order.
-func (part *calling) reportPanics() {
-	r := part.run
+func (r *calling) reportPanics() {
 	errs := r.s.panics.drain()
 	if len(errs) == 0 {
 		return

@@ -11,8 +11,7 @@ import (
 // so do the values: a dry run changes none). It returns the statuses of
 // the values that changed, for the watchers (nil when there are none).
 // The caller holds s.mu.
-func (part *jobs) publish(e *histEntry, seq uint64) []Status {
-	s := part.Scheduler
+func (s *jobs) publish(e *histEntry, seq uint64) []Status {
 	g, v := s.g, s.view
 	old := v.state.Load()
 	st := *old
@@ -56,8 +55,7 @@ func (part *jobs) publish(e *histEntry, seq uint64) []Status {
 
 // publishDirty publishes version pub of the nodes that the job changed,
 // and returns the keys whose status changed (when watch is set).
-func (part *jobs) publishDirty(pub uint64, watch bool) (changed []string) {
-	s := part.Scheduler
+func (s *jobs) publishDirty(pub uint64, watch bool) (changed []string) {
 	g, v := s.g, s.view
 	slab := recSlab{left: g.dirty.len()}
 	for _, dirty := range g.dirty.list {
@@ -163,8 +161,7 @@ type retrimSlot struct {
 
 // publishDescriptors makes the registered descriptors visible. The caller
 // holds s.mu.
-func (part *jobs) publishDescriptors() {
-	s := part.Scheduler
+func (s *jobs) publishDescriptors() {
 	idx := s.index.Clone()
 	st := *s.view.state.Load()
 	st.descs, st.index = maps.Clone(s.descs), &idx

@@ -17,8 +17,7 @@ import (
 // what it returns for that key. known is false when the descriptor cannot
 // Retrieve or the Retrieve failed: the graph then keeps what it held, and
 // when the Retrieve failed the value is of unknown outcome (markUnsure). A simulation never gets here: its calls do not fail.
-func (part *unknowns) readBack(n *node, expected proto.Message) (found proto.Message, meta any, known bool) {
-	r := part.run
+func (r *unknowns) readBack(n *node, expected proto.Message) (found proto.Message, meta any, known bool) {
 	if n.desc == nil || !n.desc.CanRetrieve() {
 		return nil, nil, false
 	}
@@ -34,8 +33,7 @@ func (part *unknowns) readBack(n *node, expected proto.Message) (found proto.Mes
 // readKey calls n's Retrieve with n's key alone to correlate (expected:
 // the version a call was about) and returns what it reports for that key
 // (nil: nothing).
-func (part *caller) readKey(ctx context.Context, n *node, expected proto.Message) (proto.Message, any, error) {
-	s := part.Scheduler
+func (s *caller) readKey(ctx context.Context, n *node, expected proto.Message) (proto.Message, any, error) {
 	correlate := []kv.Item[string, proto.Message, any]{{Key: n.key, Value: expected, Metadata: n.metadata, Origin: kv.OriginNB}}
 	items, err := s.retrieveGuarded(ctx, n.desc, n.key, correlate)
 	if err != nil {
@@ -52,8 +50,7 @@ func (part *caller) readKey(ctx context.Context, n *node, expected proto.Message
 // retrieveGuarded calls d's Retrieve (for key, or for a refresh when key
 // is empty), timed for the observer and given up on at its deadline; a
 // panic is an error naming the descriptor.
-func (part *caller) retrieveGuarded(ctx context.Context, d kv.Descriptor, key string, correlate []kv.Item[string, proto.Message, any]) ([]kv.Item[string, proto.Message, any], error) {
-	s := part.Scheduler
+func (s *caller) retrieveGuarded(ctx context.Context, d kv.Descriptor, key string, correlate []kv.Item[string, proto.Message, any]) ([]kv.Item[string, proto.Message, any], error) {
 	var items []kv.Item[string, proto.Message, any]
 	ok, err := s.callOut(ctx, OpRetrieve, d, key, func(c *callCtx) (err error) {
 		defer func() {
@@ -72,8 +69,7 @@ func (part *caller) retrieveGuarded(ctx context.Context, d kv.Descriptor, key st
 
 // takeApplied records that the southbound holds value (nil: nothing) for
 // n, as a read-back found it; n is mut'ed.
-func (part *unknowns) takeApplied(n *node, value proto.Message, meta any) {
-	r := part.run
+func (r *unknowns) takeApplied(n *node, value proto.Message, meta any) {
 	r.known(n.key)
 	n.applied, n.metadata = value, meta
 	if value == nil {

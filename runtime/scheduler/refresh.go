@@ -53,8 +53,7 @@ func (v *sbView) get(key string) *sbItem {
 // resolve what an earlier one found (a route's interface by its index).
 // A failed Retrieve is an error of the transaction; its descriptor keeps
 // the scheduler's view. The caller holds s.mu.
-func (part *executor) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
-	s := part.Scheduler
+func (s *executor) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 	view := &sbView{index: make(map[string]int32, s.g.nodes.len()), items: make([]sbItem, 0, s.g.nodes.len()),
 		refreshed: map[kv.Descriptor]bool{}, added: s.g.added}
 	var errs []KeyError
@@ -138,8 +137,7 @@ func (part *executor) refresh(ctx context.Context, j *job) (*sbView, []KeyError)
 // as d's was matched (its values checked) when it was taken up, and key
 // spaces do not change: only a key new to the graph is matched again
 // (most of a refresh finds what it knows).
-func (part *executor) inKeySpace(d kv.Descriptor, key string, n *node) bool {
-	s := part.Scheduler
+func (s *executor) inKeySpace(d kv.Descriptor, key string, n *node) bool {
 	if n != nil && n.desc == d {
 		return true
 	}
@@ -151,8 +149,7 @@ func (part *executor) inKeySpace(d kv.Descriptor, key string, n *node) bool {
 // value of ours, else its intended one (for a full resync, the
 // transaction's values replace the intended state, their derived values
 // included).
-func (part *executor) correlate(j *job) map[kv.Descriptor][]kv.Item[string, proto.Message, any] {
-	s := part.Scheduler
+func (s *executor) correlate(j *job) map[kv.Descriptor][]kv.Item[string, proto.Message, any] {
 	full := j.kind == FullResyncTxn
 	// One pass collects every item with the index of its descriptor
 	// (few: found by a short scan), then the items are moved in place
@@ -241,8 +238,7 @@ func groupByDesc(descs []kv.Descriptor, items []kv.Item[string, proto.Message, a
 
 // correlateFull adds to out the transaction's values of a full resync
 // (and their derived values) that the graph does not hold applied.
-func (part *executor) correlateFull(j *job, out map[kv.Descriptor][]kv.Item[string, proto.Message, any]) {
-	s := part.Scheduler
+func (s *executor) correlateFull(j *job, out map[kv.Descriptor][]kv.Item[string, proto.Message, any]) {
 	added := map[string]bool{}
 	var walk func(key string, value proto.Message, depth int)
 	walk = func(key string, value proto.Message, depth int) {
@@ -309,8 +305,7 @@ func metaEqualAny(a, b any) (eq bool) {
 
 // syncMetadataMaps sets the metadata maps of the refreshed descriptors
 // back to what the graph holds, after a dry run that refreshed them.
-func (part *executor) syncMetadataMaps(view *sbView) {
-	s := part.Scheduler
+func (s *executor) syncMetadataMaps(view *sbView) {
 	sync := func(key string, d kv.Descriptor) {
 		if d == nil || !d.WithMetadata() || !view.refreshed[d] {
 			return

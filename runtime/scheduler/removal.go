@@ -25,8 +25,7 @@ import (
 // deletes, removes: n itself when it is deleted, else the derived values
 // its applied version has and its intent no longer derives; with each,
 // what it derives and the values of ours that need it.
-func (part *removal) doom(n *node) {
-	r := part.run
+func (r *removal) doom(n *node) {
 	if n == nil || n.base != "" || n.applied == nil || n.origin == kv.OriginSB || n.desc == nil {
 		return
 	}
@@ -52,8 +51,7 @@ func (part *removal) doom(n *node) {
 
 // doomAll marks n, applied, as removed by the transaction, with what it
 // derives and the values of ours whose applied version needs it.
-func (part *removal) doomAll(n *node) {
-	r := part.run
+func (r *removal) doomAll(n *node) {
 	if n == nil || n.applied == nil || r.doomed[n.key] {
 		return
 	}
@@ -73,8 +71,7 @@ func (part *removal) doomAll(n *node) {
 
 // needsDoomed reports whether n, not applied, depends on a value that the
 // transaction removes and that is still there: n is not created.
-func (part *removal) needsDoomed(n *node) bool {
-	r := part.run
+func (r *removal) needsDoomed(n *node) bool {
 	if len(r.doomed) == 0 || n.applied != nil {
 		return false
 	}
@@ -92,8 +89,7 @@ func (part *removal) needsDoomed(n *node) bool {
 
 // releaseDoomed ends the marks of doom once the pass is over: the values
 // held back for a doomed value that is still there are decided again.
-func (part *removal) releaseDoomed() {
-	r := part.run
+func (r *removal) releaseDoomed() {
 	if len(r.doomed) == 0 {
 		return
 	}
@@ -117,8 +113,7 @@ type removal struct{ *run }
 // not be deleted, n is not deleted either: it is FAILED, and what was taken
 // away for it is restored. sbGone says the southbound lost n already: no
 // Delete is called. It returns whether n is gone.
-func (part *removal) remove(n *node, flags Flags, sbGone bool) bool {
-	r := part.run
+func (r *removal) remove(n *node, flags Flags, sbGone bool) bool {
 	delete(r.viewFresh, n.key)
 	flags |= r.nodeFlags(n)
 	r.mut(n)
@@ -169,8 +164,7 @@ func (part *removal) remove(n *node, flags Flags, sbGone bool) bool {
 // the transaction aborts, the cascade brought its reason to exist back, or
 // a value still needs it (held with an error, or until a removal further
 // up is done). It returns true when n stays.
-func (part *removal) removalHeld(n *node, flags Flags, sbGone bool, stuck []string) bool {
-	r := part.run
+func (r *removal) removalHeld(n *node, flags Flags, sbGone bool, stuck []string) bool {
 	if r.abort {
 		n.removing = false
 		if sbGone {
@@ -231,8 +225,7 @@ func (part *removal) removalHeld(n *node, flags Flags, sbGone bool, stuck []stri
 
 // deleteCall makes the Delete call of n, whose applied value is prev, and
 // on failure reads n back; it returns whether the Delete succeeded.
-func (part *removal) deleteCall(n *node, flags Flags, prev proto.Message) bool {
-	r := part.run
+func (r *removal) deleteCall(n *node, flags Flags, prev proto.Message) bool {
 	if _, err := r.call(OpDelete, n, prev, nil); err != nil {
 		found, fmeta, known := r.readBack(n, prev)
 		if known {
@@ -257,8 +250,7 @@ func (part *removal) deleteCall(n *node, flags Flags, prev proto.Message) bool {
 // The members of a dependency cycle with n (a veth peer) go last, and only
 // when every other dependent has gone: when one cannot, n stays, and so
 // must its partners (a veth end is never left without its peer).
-func (part *removal) removeDependents(n *node) {
-	r := part.run
+func (r *removal) removeDependents(n *node) {
 	var partners []string
 	for _, k := range r.g.dependentsOf(n.key) {
 		d := r.g.node(k)
@@ -291,8 +283,7 @@ func (part *removal) removeDependents(n *node) {
 
 // blocker returns a value that still needs n (a derived value that could
 // not be deleted, or a dependent whose applied version needs n), or "".
-func (part *removal) blocker(n *node, stuck []string) string {
-	r := part.run
+func (r *removal) blocker(n *node, stuck []string) string {
 	if len(stuck) > 0 {
 		return stuck[0]
 	}
@@ -311,8 +302,7 @@ func (part *removal) blocker(n *node, stuck []string) string {
 // deletes n without touching d, as it was. (An AnyOf dependency may have
 // been met by another value then: it does not count. The failed call may
 // have found n there already, unknown: it does not count either.)
-func (part *removal) livedWithout(d, n *node) bool {
-	r := part.run
+func (r *removal) livedWithout(d, n *node) bool {
 	pn, ok := r.prior[n.key]
 	if !ok || pn.applied != nil || r.failedOp != nil && r.failedOp.key == n.key {
 		return false
@@ -326,8 +316,7 @@ func (part *removal) livedWithout(d, n *node) bool {
 // neededByRemoval reports whether a value being removed (further up the
 // stack, still in the southbound) needs n, and n is not on a dependency
 // cycle with it (members of a cycle cannot wait for each other).
-func (part *removal) neededByRemoval(n *node) bool {
-	r := part.run
+func (r *removal) neededByRemoval(n *node) bool {
 	for _, k := range r.g.dependentsOf(n.key) {
 		if d := r.g.node(k); d != nil && d.removing && r.needs(d, n.key) && !r.leadsTo(n, k) {
 			return true
@@ -342,8 +331,7 @@ func (part *removal) neededByRemoval(n *node) bool {
 // applied value it accepts (in the index of existing keys, or among the
 // values being removed, which are out of that index) needs key or is key.
 // The search gives up (false) after maxCycle steps.
-func (part *removal) leadsTo(from *node, key string) bool {
-	r := part.run
+func (r *removal) leadsTo(from *node, key string) bool {
 	budget := r.s.opts.maxCycle
 	onPath := map[string]bool{}
 	var needs func(n *node) bool
@@ -390,8 +378,7 @@ func (part *removal) leadsTo(from *node, key string) bool {
 // eachSatisfier calls f with each applied value that the AnyOf dependency
 // accepts: those being removed (out of the index of existing keys), then
 // the existing ones, until f returns false.
-func (part *removal) eachSatisfier(a *kv.AnyOf, f func(key string) bool) {
-	r := part.run
+func (r *removal) eachSatisfier(a *kv.AnyOf, f func(key string) bool) {
 	for _, k := range r.removals {
 		if t := r.g.node(k); t != nil && t.removing && a.Accepts(k) && !f(k) {
 			return
@@ -418,8 +405,7 @@ func (part *removal) eachSatisfier(a *kv.AnyOf, f func(key string) bool) {
 // key: plainly, or through an AnyOf that no other applied value satisfies.
 // A value being removed further up still counts: it is in the southbound
 // until its removal, which waits for what needs it, completes.
-func (part *removal) needs(d *node, key string) bool {
-	r := part.run
+func (r *removal) needs(d *node, key string) bool {
 	if d.applied == nil || d.origin == kv.OriginSB {
 		return false
 	}
@@ -448,8 +434,7 @@ func (part *removal) needs(d *node, key string) bool {
 
 // runLater reconciles the values whose removal waited for one that has
 // just completed (or failed).
-func (part *removal) runLater() {
-	r := part.run
+func (r *removal) runLater() {
 	if len(r.later) == 0 {
 		return
 	}

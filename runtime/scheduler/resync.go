@@ -18,8 +18,7 @@ type resyncPass struct{ *run }
 // every value out of line with its target reconciled. Its cost follows
 // what differs: one pass looks at every value, and only those that need
 // something are sorted and reconciled.
-func (part *resyncPass) resync(j *job) {
-	r := part.run
+func (r *resyncPass) resync(j *job) {
 	// The values whose intent changes are reconciled first: a re-create
 	// or a delete goes before what the view asks to repair.
 	var intents []string
@@ -89,8 +88,7 @@ func (part *resyncPass) resync(j *job) {
 
 // resyncIntents replaces the intended state with the job's values and
 // returns the keys whose intent changed, dooming what they remove.
-func (part *resyncPass) resyncIntents(j *job) []string {
-	r := part.run
+func (r *resyncPass) resyncIntents(j *job) []string {
 	keep := make(map[string]bool, len(j.items))
 	for _, it := range j.items {
 		keep[it.Key] = true
@@ -124,8 +122,7 @@ func (part *resyncPass) resyncIntents(j *job) []string {
 // intendedDerived maps the keys that the intended values derive, through
 // any number of levels (bounded by maxCycle), whether or not those derived
 // values exist yet, to the key of the value that derives them.
-func (part *resyncPass) intendedDerived() map[string]string {
-	r := part.run
+func (r *resyncPass) intendedDerived() map[string]string {
 	out := map[string]string{}
 	var walk func(d kv.Descriptor, key string, value proto.Message, depth int)
 	walk = func(d kv.Descriptor, key string, value proto.Message, depth int) {
@@ -150,8 +147,7 @@ func (part *resyncPass) intendedDerived() map[string]string {
 
 // outOfLine reports whether reconciling n might change something: false
 // for a value of ours CONFIGURED as intended, with what it needs present.
-func (part *resyncPass) outOfLine(n *node) bool {
-	r := part.run
+func (r *resyncPass) outOfLine(n *node) bool {
 	switch {
 	case n.origin == kv.OriginSB:
 		return false
@@ -172,8 +168,7 @@ func (part *resyncPass) outOfLine(n *node) bool {
 // a lookup of each value; held is the number of values of ours that the
 // view should hold (applied, of a refreshed descriptor): when fewer were
 // paired with an item, those missing are found by a lookup of each.
-func (part *resyncPass) viewActs(held int) []string {
-	r := part.run
+func (r *resyncPass) viewActs(held int) []string {
 	v := r.view
 	refreshed := v.refreshedFunc()
 	var act []string
@@ -210,7 +205,7 @@ func (part *resyncPass) viewActs(held int) []string {
 // viewChanges reports whether the view changes n, a value of a refreshed
 // descriptor whose item is it (nil: the view does not hold it), and marks
 // it as decided.
-func (part *resyncPass) viewChanges(n *node, it *sbItem) bool {
+func (r *resyncPass) viewChanges(n *node, it *sbItem) bool {
 	if it != nil && (n.applied != nil || n.intent != nil || n.origin == kv.OriginSB) {
 		// Known to the graph: never adopted on create, never stale. (A
 		// value of ours with nothing applied nor intended, say a create
@@ -238,8 +233,7 @@ func (part *resyncPass) viewChanges(n *node, it *sbItem) bool {
 // intended and found are adopted (applied, with no Create), values not ours
 // become OBTAINED. Values of ours that are no longer intended (stale) are
 // left to dropStale.
-func (part *resyncPass) applyView(act []string) []string {
-	r := part.run
+func (r *resyncPass) applyView(act []string) []string {
 	var changed []string
 	for _, key := range act {
 		n := r.g.node(key)
@@ -277,8 +271,7 @@ func (part *resyncPass) applyView(act []string) []string {
 // out, a re-create would delete the base under them, and create them
 // again by adopting what the refresh saw before the base went.) Derived
 // values the view does not hold are left to the reconciliation of n.
-func (part *resyncPass) adoptDerived(n *node) {
-	r := part.run
+func (r *resyncPass) adoptDerived(n *node) {
 	if n.desc == nil || n.applied == nil {
 		return
 	}
@@ -312,8 +305,7 @@ func (part *resyncPass) adoptDerived(n *node) {
 // markMissing records that the southbound lost n, one of ours: n is no
 // longer applied, nor are the values derived from it whose descriptor
 // cannot tell (no Retrieve): they went with their base.
-func (part *resyncPass) markMissing(n *node) {
-	r := part.run
+func (r *resyncPass) markMissing(n *node) {
 	prev := n.applied
 	r.mut(n)
 	n.applied, n.metadata, n.state, n.lastErr = nil, nil, MISSING, nil
@@ -334,8 +326,7 @@ func (part *resyncPass) markMissing(n *node) {
 // adopt takes a value found in the southbound as the applied version of
 // n, intended and not applied: the reconciliation that follows finds it
 // equal to the intent (no call) or updates it.
-func (part *resyncPass) adopt(n *node, value proto.Message, meta any) {
-	r := part.run
+func (r *resyncPass) adopt(n *node, value proto.Message, meta any) {
 	if it := r.view.get(n.key); it != nil {
 		it.used = true
 	}
@@ -367,8 +358,7 @@ func (part *resyncPass) adopt(n *node, value proto.Message, meta any) {
 // has not been decided yet: whether n is then kept, updated or deleted, the
 // graph must know it is there (a value found PENDING is deleted, not left
 // in the southbound). It reports whether it adopted n.
-func (part *resyncPass) adoptFound(n *node) bool {
-	r := part.run
+func (r *resyncPass) adoptFound(n *node) bool {
 	if n.desc == nil || !r.view.refreshed[n.desc] {
 		return false
 	}
@@ -384,8 +374,7 @@ func (part *resyncPass) adoptFound(n *node) bool {
 // to be created that the southbound holds already (a derived value of a
 // base adopted in this resync, say) is adopted instead. It reports whether
 // it handled n.
-func (part *resyncPass) adoptOnCreate(n *node) bool {
-	r := part.run
+func (r *resyncPass) adoptOnCreate(n *node) bool {
 	if n.desc == nil {
 		return false
 	}
@@ -421,8 +410,7 @@ func (part *resyncPass) adoptOnCreate(n *node) bool {
 // reportAdopted records the values adopted with other contents than
 // intended that no operation followed (they went PENDING, say), with the
 // state they end the run in.
-func (part *resyncPass) reportAdopted() {
-	r := part.run
+func (r *resyncPass) reportAdopted() {
 	if len(r.adopting) == 0 {
 		return
 	}

@@ -24,8 +24,7 @@ type txnPass struct{ *run }
 // its state, error and last operation of then; steps refused as still needed are tried
 // again in rounds (retryRefused). The graph says what the southbound holds
 // even when an undo call fails.
-func (part *txnPass) revert() {
-	r := part.run
+func (r *txnPass) revert() {
 	r.abort, r.reverting, r.undoOp = false, true, -1
 	r.flags |= FlagRevert
 	if f := r.failedOp; f != nil && !f.known {
@@ -88,8 +87,7 @@ func (part *txnPass) revert() {
 
 // restoreStates gives each value of the revert back its state and error
 // of before the transaction, when it has its version of then back.
-func (part *txnPass) restoreStates() {
-	r := part.run
+func (r *txnPass) restoreStates() {
 	for _, k := range r.priorOrder {
 		// Back to the version it had applied, and not left by a failed
 		// call: its state and error of then, and the operation the
@@ -114,8 +112,7 @@ func (part *txnPass) restoreStates() {
 }
 
 // undoFailed calls the inverse of the failed operation.
-func (part *txnPass) undoFailed(f *failedOp) {
-	r := part.run
+func (r *txnPass) undoFailed(f *failedOp) {
 	var (
 		o    Op
 		meta any
@@ -167,8 +164,7 @@ func (part *txnPass) undoFailed(f *failedOp) {
 // dependency, say, restored later in the same revert). Rounds go on while
 // one makes progress; a refusal that a later round resolved is dropped
 // from the transaction's operations and errors, since nothing failed.
-func (part *txnPass) retryRefused(keys []string) {
-	r := part.run
+func (r *txnPass) retryRefused(keys []string) {
 	refused := r.refused
 	var resolved []string
 	for range keys {
@@ -213,15 +209,13 @@ func (part *txnPass) retryRefused(keys []string) {
 
 // refused reports whether n's undo step was refused with no call, as
 // still needed.
-func (part *txnPass) refused(n *node) bool {
-	r := part.run
+func (r *txnPass) refused(n *node) bool {
 	return n != nil && n.failedSeq == r.seq32 && errors.Is(n.lastErr, ErrStillNeeded)
 }
 
 // setUndoState sets the state of the blind undo of the failed operation to
 // the state its value ends the revert in.
-func (part *txnPass) setUndoState() {
-	r := part.run
+func (r *txnPass) setUndoState() {
 	if r.undoOp < 0 || r.undoOp >= len(r.ops) {
 		return
 	}
@@ -260,8 +254,7 @@ type failedOp struct {
 
 // remember records the state of key before the forward pass of a
 // reverting transaction changed it (n nil: the key did not exist).
-func (part *txnPass) remember(key string, n *node) {
-	r := part.run
+func (r *txnPass) remember(key string, n *node) {
 	if _, seen := r.prior[key]; seen {
 		return
 	}
@@ -276,8 +269,7 @@ func (part *txnPass) remember(key string, n *node) {
 
 // priorTarget is the target of a value while a revert restores what was
 // applied before the transaction: that value, once what it needs exists.
-func (part *txnPass) priorTarget(n *node, want proto.Message) (proto.Message, bool) {
-	r := part.run
+func (r *txnPass) priorTarget(n *node, want proto.Message) (proto.Message, bool) {
 	switch {
 	case want == nil:
 		return nil, false

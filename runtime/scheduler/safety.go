@@ -11,21 +11,18 @@ type jobs struct{ *Scheduler }
 
 // lock takes the graph for the job in progress; unlock releases it. The
 // flag tells the safety net (safely) whether the lock is to be released.
-func (part *jobs) lock() {
-	s := part.Scheduler
+func (s *jobs) lock() {
 	s.mu.Lock()
 	s.locked = true
 }
 
-func (part *jobs) unlock() {
-	s := part.Scheduler
+func (s *jobs) unlock() {
 	s.locked = false
 	s.mu.Unlock()
 }
 
 // safeProcess runs a job within the safety net.
-func (part *jobs) safeProcess(j *job) {
-	s := part.Scheduler
+func (s *jobs) safeProcess(j *job) {
 	s.safely(j, func() { s.process(j) })
 }
 
@@ -35,8 +32,7 @@ func (part *jobs) safeProcess(j *job) {
 // transaction in planning is rolled back, and the graph is released, so
 // the scheduler stays usable. (What calls the transaction made stay made:
 // the next resync repairs the difference.)
-func (part *jobs) safely(j *job, fn func()) {
-	s := part.Scheduler
+func (s *jobs) safely(j *job, fn func()) {
 	defer func() {
 		p := recover()
 		if p == nil {

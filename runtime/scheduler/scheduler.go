@@ -253,8 +253,7 @@ func overlap(a, b kv.Descriptor) string {
 }
 
 // enqueue adds a job to the queue, or fails when the scheduler is closed.
-func (part *jobs) enqueue(j *job) error {
-	s := part.Scheduler
+func (s *jobs) enqueue(j *job) error {
 	s.qmu.Lock()
 	defer s.qmu.Unlock()
 	if s.closed {
@@ -278,8 +277,7 @@ func (s *Scheduler) QueueLen() int {
 // worker runs the queued jobs until Close. When a call of a job's plan is
 // given up on, the goroutine that takes the job over goes on as the worker
 // (see takeOver) and this one ends once the call returns.
-func (part *jobs) worker() {
-	s := part.Scheduler
+func (s *jobs) worker() {
 	for {
 		s.qmu.Lock()
 		if len(s.queue) == 0 || s.busy {
@@ -309,8 +307,7 @@ func (part *jobs) worker() {
 }
 
 // idle ends a job and lets the worker look at the queue again.
-func (part *jobs) idle() {
-	s := part.Scheduler
+func (s *jobs) idle() {
 	s.qmu.Lock()
 	s.busy = false
 	// The worker needs waking only for queued work or to stop: one that
@@ -412,8 +409,7 @@ func (j *job) finish(r *Result, regErr error) {
 }
 
 // process runs one job on the worker.
-func (part *jobs) process(j *job) {
-	s := part.Scheduler
+func (s *jobs) process(j *job) {
 	if j.ctx.Err() != nil {
 		j.finish(&Result{Kind: j.kind, Err: j.ctx.Err()}, j.ctx.Err())
 		return
@@ -455,8 +451,7 @@ func (part *jobs) process(j *job) {
 
 // endJob records a transaction's result, releases the graph and delivers
 // the result.
-func (part *jobs) endJob(j *job, res txnOutput) {
-	s := part.Scheduler
+func (s *jobs) endJob(j *job, res txnOutput) {
 	var entry *histEntry
 	if !res.DryRun && s.view.hist.max > 0 {
 		// The history keeps a compact copy of the record: this one need
@@ -490,8 +485,7 @@ func (res txnOutput) record(j *job) Record {
 
 // schedulePeriodicResync queues a downstream resync after the resync
 // period, and again after each one, until Close.
-func (part *jobs) schedulePeriodicResync() {
-	s := part.Scheduler
+func (s *jobs) schedulePeriodicResync() {
 	s.qmu.Lock()
 	defer s.qmu.Unlock()
 	if s.closed {
@@ -540,8 +534,7 @@ func (s *Scheduler) newlyImplemented(ds []kv.Descriptor) []KeyValue {
 }
 
 // scheduleRetry queues a retry of keys after delay.
-func (part *jobs) scheduleRetry(items []retryItem, opts txnOptions, delay time.Duration) {
-	s := part.Scheduler
+func (s *jobs) scheduleRetry(items []retryItem, opts txnOptions, delay time.Duration) {
 	s.qmu.Lock()
 	defer s.qmu.Unlock()
 	if s.closed {

@@ -22,7 +22,7 @@ const (
 	maxTypeMethods = 30
 	// maxTotalLines is the ceiling reached by the split; the target
 	// is 7,000 lines for the scheduler and its internal packages together.
-	maxTotalLines = 10938
+	maxTotalLines = 10798
 )
 
 // layers lists the internal packages from the bottom up: a package may

@@ -22,8 +22,7 @@ import (
 // of what it removes, and deletes those that no other value found needs;
 // the others (staleDeferred) wait for the last pass, once what needs them
 // has been decided.
-func (part *resyncPass) dropStale(early bool) {
-	r := part.run
+func (r *resyncPass) dropStale(early bool) {
 	stale := r.staleFound(early)
 	if len(stale) == 0 && len(r.staleTaken) == 0 {
 		return // the usual resync: what was found is known
@@ -75,8 +74,7 @@ func (part *resyncPass) dropStale(early bool) {
 
 // staleFound returns the keys of the values of ours that the refresh found
 // and nothing intends; the last pass adds those the first one deferred.
-func (part *resyncPass) staleFound(early bool) []string {
-	r := part.run
+func (r *resyncPass) staleFound(early bool) []string {
 	var stale []string
 	for i := range r.view.items {
 		if it := &r.view.items[i]; it.origin == kv.OriginNB && !it.used {
@@ -97,8 +95,7 @@ func (part *resyncPass) staleFound(early bool) []string {
 // intended value derives, and of the derived values of stale bases that
 // the refresh could not read: it returns the stale keys left to decide,
 // and the unread values (taken up as found) among them.
-func (part *resyncPass) staleIntended(stale []string) ([]string, map[string]proto.Message) {
-	r := part.run
+func (r *resyncPass) staleIntended(stale []string) ([]string, map[string]proto.Message) {
 	// What the intended values derive is adopted by the reconciliation,
 	// not deleted first. One whose base exists is linked to it now
 	// (adoptDerived), as if the base had been found with it: a re-create
@@ -133,8 +130,7 @@ func (part *resyncPass) staleIntended(stale []string) ([]string, map[string]prot
 // takeStale takes the stale values into the graph as found: added are
 // those new to it, taken those that dropStale decides on (the added, and
 // late, those the first pass deferred).
-func (part *resyncPass) takeStale(stale []string, unread map[string]proto.Message, early bool) (added, taken []*node) {
-	r := part.run
+func (r *resyncPass) takeStale(stale []string, unread map[string]proto.Message, early bool) (added, taken []*node) {
 	for _, key := range stale {
 		value, meta := unread[key], any(nil)
 		it := r.view.get(key)
@@ -169,8 +165,7 @@ func (part *resyncPass) takeStale(stale []string, unread map[string]proto.Messag
 
 // decideStale deletes a stale value taken up, or keeps it when neededBy (a
 // value found and not decided that needs it) is set.
-func (part *resyncPass) decideStale(n *node, neededBy string, early bool) {
-	r := part.run
+func (r *resyncPass) decideStale(n *node, neededBy string, early bool) {
 	switch {
 	case n.base != "" && r.staleBase(n):
 		// Goes with its base, stale too.
@@ -194,8 +189,7 @@ func (part *resyncPass) decideStale(n *node, neededBy string, early bool) {
 // them (and takes them as found), what they need must not go from under
 // them, so a removal must find them among its dependents. The last pass
 // of dropStale deletes those that no value derived in the end.
-func (part *resyncPass) takeUnclaimedDerived(derived []string, intended map[string]string) {
-	r := part.run
+func (r *resyncPass) takeUnclaimedDerived(derived []string, intended map[string]string) {
 	slices.Sort(derived)
 	for _, key := range derived {
 		it := r.view.get(key)
@@ -235,8 +229,7 @@ func (part *resyncPass) takeUnclaimedDerived(derived []string, intended map[stri
 // failed, or it has none), each as its base's found version derives it.
 // Left out: keys the graph or the view knows, and those that the
 // intended values derive.
-func (part *resyncPass) unreadDerived(stale []string, intended map[string]string) map[string]proto.Message {
-	r := part.run
+func (r *resyncPass) unreadDerived(stale []string, intended map[string]string) map[string]proto.Message {
 	var out map[string]proto.Message
 	var walk func(d kv.Descriptor, key string, value proto.Message, depth int)
 	walk = func(d kv.Descriptor, key string, value proto.Message, depth int) {
@@ -271,8 +264,7 @@ func (part *resyncPass) unreadDerived(stale []string, intended map[string]string
 // the graph does not know: the found version of a base says what it has,
 // so they are taken to exist, derived from n, and go before it (see
 // unreadDerived for the stale values).
-func (part *resyncPass) takeUnreadDerived(n *node) {
-	r := part.run
+func (r *resyncPass) takeUnreadDerived(n *node) {
 	if n.desc == nil || n.applied == nil || n.origin != kv.OriginNB {
 		return
 	}
@@ -293,8 +285,7 @@ func (part *resyncPass) takeUnreadDerived(n *node) {
 
 // staleBase reports whether the base of n, a stale value linked to it, is
 // stale too (or gone already, with n).
-func (part *resyncPass) staleBase(n *node) bool {
-	r := part.run
+func (r *resyncPass) staleBase(n *node) bool {
 	b := r.g.node(n.base)
 	return b == nil || b.intent == nil
 }
@@ -306,8 +297,7 @@ func (part *resyncPass) staleBase(n *node) bool {
 // found, or the one their descriptor's BaseOf names (a southbound may
 // report a base without the field that derives). A base is then deleted
 // only after what it derives, and stays when that cannot go.
-func (part *resyncPass) linkStale(added, leftovers []*node) {
-	r := part.run
+func (r *resyncPass) linkStale(added, leftovers []*node) {
 	pool := make(map[string]*node, len(added)+len(leftovers)+len(r.staleTaken))
 	for _, n := range added {
 		pool[n.key] = n
@@ -352,8 +342,7 @@ func (part *resyncPass) linkStale(added, leftovers []*node) {
 
 // linkDerived makes dn, a stale value with no base, a derived value of n:
 // a removal, update or re-create of n then deletes it first.
-func (part *resyncPass) linkDerived(dn, n *node) {
-	r := part.run
+func (r *resyncPass) linkDerived(dn, n *node) {
 	if dn == n || dn.base != "" || n.base == dn.key {
 		return
 	}
@@ -368,8 +357,7 @@ func (part *resyncPass) linkDerived(dn, n *node) {
 // derived values where the southbound holds them: stale nodes with no
 // base, and values the resync's refresh found that have no node yet. A
 // removal or re-create of n then deletes them first.
-func (part *resyncPass) linkFoundDerived(n *node) {
-	r := part.run
+func (r *resyncPass) linkFoundDerived(n *node) {
 	if n.desc == nil || n.applied == nil || n.origin != kv.OriginNB {
 		return
 	}
@@ -405,8 +393,7 @@ func (part *resyncPass) linkFoundDerived(n *node) {
 // failed, say), to its base as its descriptor's BaseOf names it, when the
 // graph knows that base as applied now: the base is then deleted only
 // after it.
-func (part *resyncPass) linkLeftover(n *node) {
-	r := part.run
+func (r *resyncPass) linkLeftover(n *node) {
 	if !r.leftover(n) {
 		return
 	}
@@ -419,7 +406,7 @@ func (part *resyncPass) linkLeftover(n *node) {
 // leftover reports whether n is a value of ours that nothing intends nor
 // derives and that the southbound holds (as far as known): its delete
 // failed.
-func (part *resyncPass) leftover(n *node) bool {
+func (r *resyncPass) leftover(n *node) bool {
 	return n != nil && n.desc != nil && n.applied != nil && n.intent == nil && n.base == "" && n.origin == kv.OriginNB && !n.removing
 }
 
@@ -428,8 +415,7 @@ func (part *resyncPass) leftover(n *node) bool {
 // to one such value. Early, every value found counts but the stale ones
 // (they may need each other); late, only those still undecided (neither
 // known to the graph nor adopted).
-func (part *resyncPass) neededBy(stale []string, early bool) map[string]string {
-	r := part.run
+func (r *resyncPass) neededBy(stale []string, early bool) map[string]string {
 	isStale := make(map[string]bool, len(stale))
 	for _, k := range stale {
 		isStale[k] = true
@@ -464,8 +450,7 @@ func (part *resyncPass) neededBy(stale []string, early bool) map[string]string {
 // neededByKept extends neededBy to what the stale values it keeps need in
 // turn, among stale: their dependencies and their base. Deleting one would
 // pull it from under a value that stays.
-func (part *resyncPass) neededByKept(stale []string, neededBy map[string]string) {
-	r := part.run
+func (r *resyncPass) neededByKept(stale []string, neededBy map[string]string) {
 	if len(neededBy) == 0 {
 		return
 	}

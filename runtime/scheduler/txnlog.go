@@ -17,8 +17,7 @@ import (
 // (after) of a transaction as one log record. The cost is linear in the
 // number of operations: one pass into one builder. Values are included at
 // debug level only.
-func (part *executor) logOps(res *Result, ops []Op, planned bool) {
-	s := part.Scheduler
+func (s *executor) logOps(res *Result, ops []Op, planned bool) {
 	ctx := context.Background()
 	l := s.opts.logger
 	if !l.Enabled(ctx, slog.LevelInfo) {

@@ -56,8 +56,7 @@ type unsureFact struct {
 // about, or the one a delete was to remove (which it may have kept; the
 // graph holds nothing of it meanwhile). Only a run that makes calls gets
 // here (a simulation's calls do not fail).
-func (part *unknowns) markUnsure(n *node, value proto.Message) {
-	r := part.run
+func (r *unknowns) markUnsure(n *node, value proto.Message) {
 	if value == nil || !r.canReadBack(n) {
 		return // (a descriptor without Retrieve is taken at its word)
 	}
@@ -70,8 +69,7 @@ func (part *unknowns) markUnsure(n *node, value proto.Message) {
 // canReadBack reports whether a value of n whose outcome is unknown can
 // be read back later (markUnsure records it): a run that makes calls, and
 // a descriptor that can Retrieve.
-func (part *unknowns) canReadBack(n *node) bool {
-	r := part.run
+func (r *unknowns) canReadBack(n *node) bool {
 	return !r.sim && n.desc != nil && n.desc.CanRetrieve()
 }
 
@@ -80,8 +78,7 @@ func (part *unknowns) canReadBack(n *node) bool {
 // descriptors it read). What is found leaves graph.unsure unless the
 // transaction is a dry run (which changes nothing: the next one reads it
 // again); a failed read-back leaves it there.
-func (part *executor) readBackUnsure(ctx context.Context, dryRun bool, view *sbView) []unsureFact {
-	s := part.Scheduler
+func (s *executor) readBackUnsure(ctx context.Context, dryRun bool, view *sbView) []unsureFact {
 	if len(s.g.unsure) == 0 {
 		return nil
 	}
@@ -122,8 +119,7 @@ func (part *executor) readBackUnsure(ctx context.Context, dryRun bool, view *sbV
 // graph holds it from there on (the plan and the run after a failure
 // both take it, the same). It is a fact, not a change of the transaction:
 // a revert starts from it.
-func (part *unknowns) takeUnsure() {
-	r := part.run
+func (r *unknowns) takeUnsure() {
 	if len(r.unsure) == 0 {
 		return
 	}
@@ -162,8 +158,7 @@ func (part *unknowns) takeUnsure() {
 // value of its base when the graph holds the base applied and the base's
 // version does not derive it (a revert or an update moved it on): a
 // removal of the base then deletes n first.
-func (part *unknowns) linkFoundToBase(n *node) {
-	r := part.run
+func (r *unknowns) linkFoundToBase(n *node) {
 	b := n.base
 	if b == "" {
 		b = n.desc.BaseOf(n.key)
@@ -183,8 +178,7 @@ func (part *unknowns) linkFoundToBase(n *node) {
 // on; one found gone (removed by takeUnsure) is created again when still
 // wanted. Then what an earlier run did not delete because the value might
 // need it (its base, its dependencies) decides again.
-func (part *unknowns) settleUnsure() {
-	r := part.run
+func (r *unknowns) settleUnsure() {
 	for i := range r.unsure {
 		f := &r.unsure[i]
 		n := r.g.node(f.key)
@@ -213,8 +207,7 @@ func (part *unknowns) settleUnsure() {
 
 // reconcileRefused reconciles key when its removal was refused for a value
 // of unknown outcome.
-func (part *unknowns) reconcileRefused(key string) {
-	r := part.run
+func (r *unknowns) reconcileRefused(key string) {
 	if n := r.g.node(key); n != nil && n.state == FAILED && errors.Is(n.lastErr, ErrOutcomeUnknown) && errors.Is(n.lastErr, ErrStillNeeded) {
 		r.reconcileNode(n)
 	}
@@ -222,8 +215,7 @@ func (part *unknowns) reconcileRefused(key string) {
 
 // unknownOutcome returns the error of the read-back that failed again for
 // key, nil when what the southbound holds of it is known.
-func (part *unknowns) unknownOutcome(key string) error {
-	r := part.run
+func (r *unknowns) unknownOutcome(key string) error {
 	for i := range r.unsure {
 		if r.unsure[i].key == key {
 			return r.unsure[i].err
@@ -234,8 +226,7 @@ func (part *unknowns) unknownOutcome(key string) error {
 
 // failUnknown fails n, whose outcome is still unknown, with no call: what
 // the southbound holds of it decides what to call.
-func (part *unknowns) failUnknown(n *node, err error) {
-	r := part.run
+func (r *unknowns) failUnknown(n *node, err error) {
 	want, _ := r.target(n)
 	kind := OpUpdate
 	if n.applied == nil {
@@ -249,8 +240,7 @@ func (part *unknowns) failUnknown(n *node, err error) {
 // unsureBlocker returns a value whose outcome is unknown (a read-back
 // before the run failed again, or one in the run failed) that may need n,
 // as a dependency or as its base: n may not go before it is known.
-func (part *unknowns) unsureBlocker(n *node) string {
-	r := part.run
+func (r *unknowns) unsureBlocker(n *node) string {
 	for _, k := range slices.Sorted(maps.Keys(r.g.unsure)) {
 		if r.knownNow(k) || slices.Contains(r.unsureGone, k) {
 			continue // read back before a dry run, which left it listed; or deleted
@@ -274,8 +264,7 @@ func (part *unknowns) unsureBlocker(n *node) string {
 // unsureOf reports whether the outcome of key is unknown: its node stays
 // in the graph, nothing intended or applied, until a read-back tells (so
 // that unsureBlocker finds its base and dependencies).
-func (part *unknowns) unsureOf(key string) bool {
-	r := part.run
+func (r *unknowns) unsureOf(key string) bool {
 	if len(r.g.unsure) == 0 {
 		return false
 	}
@@ -285,8 +274,7 @@ func (part *unknowns) unsureOf(key string) bool {
 
 // knownNow reports whether a read-back before the run found what the
 // southbound holds for key.
-func (part *unknowns) knownNow(key string) bool {
-	r := part.run
+func (r *unknowns) knownNow(key string) bool {
 	for i := range r.unsure {
 		if r.unsure[i].key == key {
 			return r.unsure[i].err == nil
@@ -300,8 +288,7 @@ func (part *unknowns) knownNow(key string) bool {
 // undo, or a Delete of the version the graph held by a cascade), or the
 // southbound lost it. A simulation keeps it in unsureGone, which the
 // transaction applies when its plan is kept.
-func (part *unknowns) known(key string) {
-	r := part.run
+func (r *unknowns) known(key string) {
 	if len(r.g.unsure) == 0 {
 		return
 	}
