@@ -277,7 +277,7 @@ func (s *Scheduler) QueueLen() int {
 // worker runs the queued jobs until Close. When a call of a job's plan is
 // given up on, the goroutine that takes the job over goes on as the worker
 // (see takeOver) and this one ends once the call returns.
-func (s *jobs) worker() {
+func (s *Scheduler) worker() {
 	for {
 		s.qmu.Lock()
 		if len(s.queue) == 0 || s.busy {
