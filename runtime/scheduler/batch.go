@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/callctx"
 )
 
 // calling is the run's southbound calls: made (execution) or recorded
@@ -225,7 +226,7 @@ func (s *caller) execGroup(st *txnState, i, end int, unheld *map[int]any) (ops [
 	} else {
 		callConcurrent(cc, first.kind, first.desc, calls, ops, workers)
 	}
-	cc.end(ctxReturned)
+	cc.End(callctx.Returned)
 	if !s.inFlight.CompareAndSwap(cc, nil) {
 		s.late(cc, nil)
 		return nil, -1, cc
@@ -258,7 +259,7 @@ func (s *caller) execGroup(st *txnState, i, end int, unheld *map[int]any) (ops [
 // taking its share of the group's time.
 func (s *caller) observeGroup(cc *callCtx, ops []kv.BatchOp[string, proto.Message, any]) {
 	o := s.opts.observer
-	took := time.Since(cc.start)
+	took := time.Since(cc.Start)
 	share := took / time.Duration(len(ops))
 	name := cc.desc.Name()
 	for k := range ops {

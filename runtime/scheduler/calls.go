@@ -3,13 +3,13 @@ package scheduler
 import (
 	"context"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"google.golang.org/protobuf/proto"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/callctx"
 )
 
 // caller is the scheduler's southbound calls: their contexts and
@@ -47,12 +47,9 @@ type caller struct{ *Scheduler }
 // keeps its context sees it ended for good; they are allocated in slabs
 // (see newCallCtx), so a call costs no allocation of its own.
 type callCtx struct {
-	// parent is the job's context, of which only the values are used.
-	parent  context.Context
-	desc    kv.Descriptor
-	key     string
-	start   time.Time
-	timeout time.Duration
+	callctx.Ctx
+	desc kv.Descriptor
+	key  string
 	// st is the transaction of an inline call (one of the plan's), which
 	// takeOver goes on with; nil for a call on a goroutine of its own.
 	st *txnState
@@ -60,39 +57,19 @@ type callCtx struct {
 	// goroutine of its own; for an inline call, when the transaction that
 	// took over has finished the job.
 	givenUp chan struct{}
-
-	// mu guards done, made when Done is first called.
-	mu   sync.Mutex
-	done chan struct{}
-
-	op OpKind
+	op      OpKind
 	// group is the number of operations of a batch or group of concurrent
 	// calls (see batch.go); 0 for one call.
 	group int
 	// closing is set when the call was given up on because Close gave up
 	// (written by the watchdog before it takes the call out of inFlight).
 	closing bool
-	// ended is why the call may not go on (ctxLive while it may).
-	ended atomic.Uint32
 	// given is set once the watchdog gave up on the call.
 	given atomic.Bool
 }
 
-// The values of callCtx.ended.
-const (
-	ctxLive     = iota
-	ctxReturned // the call returned: context.Canceled
-	ctxExpired  // given up on: context.DeadlineExceeded
-)
-
 // callCtxSlab is the number of call contexts allocated at once.
 const callCtxSlab = 32
-
-var closedChan = func() chan struct{} {
-	c := make(chan struct{})
-	close(c)
-	return c
-}()
 
 // newCallCtx returns the context of a call. Only the goroutine that runs
 // the job calls it (the worker, or the goroutine that took a transaction
@@ -103,10 +80,10 @@ func (s *caller) newCallCtx(parent context.Context, op OpKind, d kv.Descriptor, 
 	}
 	c := &s.callSlab[0]
 	s.callSlab = s.callSlab[1:]
-	c.parent, c.op, c.desc, c.key = parent, op, d, key
+	c.Parent, c.op, c.desc, c.key = parent, op, d, key
 	c.group = 0
-	c.start = time.Now()
-	c.timeout = s.callTimeout(d)
+	c.Start = time.Now()
+	c.Timeout = s.callTimeout(d)
 	return c
 }
 
@@ -118,50 +95,6 @@ func (s *caller) callTimeout(d kv.Descriptor) time.Duration {
 		}
 	}
 	return s.opts.callTimeout
-}
-
-// deadline returns the call's deadline.
-func (c *callCtx) deadline() time.Time { return c.start.Add(c.timeout) }
-
-// Deadline returns the call's deadline.
-func (c *callCtx) Deadline() (time.Time, bool) { return c.deadline(), true }
-
-// Done returns a channel closed at the deadline, when the scheduler gives
-// up on the call, or once the call has returned.
-func (c *callCtx) Done() <-chan struct{} {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.done == nil {
-		if c.ended.Load() != ctxLive {
-			return closedChan
-		}
-		c.done = make(chan struct{})
-	}
-	return c.done
-}
-
-// Err returns nil while the call may go on, then why it may not.
-func (c *callCtx) Err() error {
-	switch c.ended.Load() {
-	case ctxReturned:
-		return context.Canceled
-	case ctxExpired:
-		return context.DeadlineExceeded
-	}
-	return nil
-}
-
-// Value returns the transaction context's value for key.
-func (c *callCtx) Value(key any) any { return c.parent.Value(key) }
-
-// end ends the context: why is ctxReturned or ctxExpired; the first end
-// stands.
-func (c *callCtx) end(why uint32) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.ended.CompareAndSwap(ctxLive, why) && c.done != nil {
-		close(c.done)
-	}
 }
 
 // cause is the error of a call the scheduler gave up on.
@@ -184,24 +117,24 @@ func (c *callCtx) describe(now time.Time) string {
 	if c.group > 1 {
 		what = fmt.Sprintf("a group of %d, %s and the next %d,", c.group, what, c.group-1)
 	}
-	return fmt.Sprintf("%s by descriptor %s, running for %s", what, c.name(), now.Sub(c.start).Round(time.Millisecond))
+	return fmt.Sprintf("%s by descriptor %s, running for %s", what, c.name(), now.Sub(c.Start).Round(time.Millisecond))
 }
 
 // timeoutError is the error of a call the scheduler gave up on.
 func (c *callCtx) timeoutError(closed bool) error {
-	return &CallTimeoutError{Op: c.op, Descriptor: c.name(), Key: c.key, Timeout: c.timeout, Closed: closed, Group: c.group}
+	return &CallTimeoutError{Op: c.op, Descriptor: c.name(), Key: c.key, Timeout: c.Timeout, Closed: closed, Group: c.group}
 }
 
 // late logs the result of a call that the scheduler had given up on.
 func (s *caller) late(c *callCtx, err error) {
 	s.opts.logger.Warn("a southbound call the scheduler gave up on returned late; its result is dropped (the next resync repairs what it applied)",
-		"descriptor", c.name(), "op", c.op.String(), "key", c.key, "took", time.Since(c.start), "timeout", c.timeout, "error", err)
+		"descriptor", c.name(), "op", c.op.String(), "key", c.key, "took", time.Since(c.Start), "timeout", c.Timeout, "error", err)
 }
 
 // observe reports a call to the observer.
 func (s *caller) observe(c *callCtx, err error) {
 	if s.opts.observer != nil {
-		s.opts.observer.OpDone(c.name(), c.op, time.Since(c.start), err)
+		s.opts.observer.OpDone(c.name(), c.op, time.Since(c.Start), err)
 	}
 }
 
@@ -223,7 +156,7 @@ func (s *caller) callInline(st *txnState, i int, ctx context.Context, kind OpKin
 		return nil, c, nil
 	}
 	m, err = callHandler(c, kind, d, key, prev, value, meta)
-	c.end(ctxReturned)
+	c.End(callctx.Returned)
 	if !s.inFlight.CompareAndSwap(c, nil) {
 		s.late(c, err)
 		return nil, c, nil
@@ -265,7 +198,7 @@ func (s *caller) callOut(ctx context.Context, kind OpKind, d kv.Descriptor, key 
 	}
 	go func() {
 		err := fn(c)
-		c.end(ctxReturned)
+		c.End(callctx.Returned)
 		if c.given.Load() {
 			s.late(c, err)
 		}
@@ -304,7 +237,7 @@ func (s *caller) watchdog() {
 		next := idle
 		if c := s.inFlight.Load(); c != nil {
 			now := time.Now()
-			switch deadline := c.deadline(); {
+			switch deadline := c.At(); {
 			case closing || !now.Before(deadline):
 				s.giveUp(c, closing)
 			default:
@@ -328,9 +261,9 @@ func (s *caller) giveUp(c *callCtx, closing bool) {
 		return // it has just returned
 	}
 	c.given.Store(true)
-	c.end(ctxExpired)
+	c.End(callctx.Expired)
 	s.opts.logger.Error("gave up on a southbound call at its deadline; the transaction goes on without it",
-		"descriptor", c.name(), "op", c.op.String(), "key", c.key, "timeout", c.timeout, "error", c.cause())
+		"descriptor", c.name(), "op", c.op.String(), "key", c.key, "timeout", c.Timeout, "error", c.cause())
 	if c.st == nil {
 		close(c.givenUp)
 		return
