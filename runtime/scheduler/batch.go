@@ -486,7 +486,7 @@ func (r *calling) call(kind OpKind, n *node, prev, value proto.Message) (meta an
 // observe records a value present in the southbound that we did not create
 // (OBTAINED, or DISCOVERED for its derived values).
 func (r *calling) observe(n *node, value proto.Message, meta any, st State) {
-	if n.origin == kv.OriginSB && n.state == st && n.applied != nil && proto.Equal(n.applied, value) && metaEqual(n.metadata, meta) {
+	if n.origin == kv.OriginSB && n.state == st && n.applied != nil && proto.Equal(n.applied, value) && sameValue(n.metadata, meta) {
 		// Seen again as it was: nothing to record (its derived values
 		// are re-derived, and record only what changed).
 		r.derive(n)

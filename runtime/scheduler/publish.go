@@ -80,7 +80,7 @@ func (s *jobs) publishDirty(pub uint64, watch bool) (changed []string) {
 				setRec(rec, n, head, pub, &slab)
 				if watch && (head == nil || head.gone() || rec.seq != head.seq || rec.state != head.state ||
 					rec.applied() != head.applied() || rec.intent() != head.intent() || rec.lastOp != head.lastOp ||
-					!errorsEqual(rec.lastErr(), head.lastErr())) {
+					!sameValue(rec.lastErr(), head.lastErr())) {
 					changed = append(changed, key)
 				}
 			case head != nil && !head.gone():

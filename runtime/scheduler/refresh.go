@@ -286,23 +286,6 @@ func (v *sbView) refreshedFunc() func(kv.Descriptor) bool {
 	}
 }
 
-// metaEqual compares metadata, which may be of an incomparable type.
-func metaEqual(a, b any) bool {
-	if a == nil || b == nil {
-		return a == b // no comparison that can panic
-	}
-	return metaEqualAny(a, b)
-}
-
-func metaEqualAny(a, b any) (eq bool) {
-	defer func() {
-		if recover() != nil {
-			eq = false
-		}
-	}()
-	return a == b
-}
-
 // syncMetadataMaps sets the metadata maps of the refreshed descriptors
 // back to what the graph holds, after a dry run that refreshed them.
 func (s *executor) syncMetadataMaps(view *sbView) {

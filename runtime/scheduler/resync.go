@@ -220,7 +220,7 @@ func (r *resyncPass) viewChanges(n *node, it *sbItem) bool {
 	case n.applied != nil:
 		// The very value applied (a Retrieve that returns what it was
 		// given to correlate) is equal with no comparison, as in change.
-		return n.applied != it.value && !n.desc.Equivalent(n.key, n.applied, it.value) || !metaEqual(n.metadata, it.meta)
+		return n.applied != it.value && !n.desc.Equivalent(n.key, n.applied, it.value) || !sameValue(n.metadata, it.meta)
 	}
 	return it != nil && n.intent != nil // to adopt
 }

@@ -208,7 +208,7 @@ func setRec(r *viewRec, n *node, old *viewRec, pub uint64, slab *recSlab) {
 		r.val, r.flags = n.applied, recApplied
 	}
 	if n.base != "" || len(n.derived) > 0 || n.lastErr != nil || applied != nil || n.metadata != nil {
-		if m := old.moreOrNil(); m != nil && m.base == n.base && errorsEqual(m.lastErr, n.lastErr) &&
+		if m := old.moreOrNil(); m != nil && m.base == n.base && sameValue(m.lastErr, n.lastErr) &&
 			sameKeys(m.derived, n.derived) && m.applied == applied && sameValue(m.metadata, n.metadata) {
 			r.more = m
 		} else {
@@ -271,17 +271,17 @@ func sameKeys(a, b []string) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
-// errorsEqual compares two errors without panicking on an error type that
-// is not comparable.
-func errorsEqual(a, b error) bool { return sameValue(a, b) }
-
 // sameValue reports whether a and b are identical interface values (the
-// same metadata, say); a value of a type that is not comparable is never
-// the same, and comparing it does not panic.
-func sameValue(a, b any) (eq bool) {
+// same metadata or error, say); a value of a type that is not comparable
+// is never the same, and comparing it does not panic.
+func sameValue(a, b any) bool {
 	if a == nil || b == nil {
-		return a == nil && b == nil
+		return a == b // no comparison that can panic
 	}
+	return sameNonNil(a, b)
+}
+
+func sameNonNil(a, b any) (eq bool) {
 	defer func() {
 		if recover() != nil {
 			eq = false
