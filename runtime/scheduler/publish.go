@@ -28,7 +28,7 @@ func (s *jobs) publish(e *histEntry, seq uint64) []Status {
 		st.existing, st.gen = g.existing.Clone(), g.existingGen
 	}
 	if e != nil {
-		st.hist = v.hist.add(e)
+		st.hist = v.hist.Add(e)
 	}
 	st.seq = pub
 	v.state.Store(&st)

@@ -104,7 +104,7 @@ func (r *removal) releaseDoomed() {
 
 // removal is the run's removal of values: the cascade over dependents
 // and derived values, what keeps a value (still needed, a removal further
-// up), and the values a transaction dooms (see doomed.go).
+// up), and the values a transaction dooms (see doom).
 type removal struct{ *run }
 
 // remove deletes n from the southbound: first its derived values, then the

@@ -420,15 +420,3 @@ func (r *resyncPass) reportAdopted() {
 		}
 	}
 }
-
-// BaseOf guards the descriptor's BaseOf like its other functions (guard.go):
-// a panic is logged and names no base; only linkStale calls it.
-func (g *guard) BaseOf(key string) (base string) {
-	defer func() {
-		if p := recover(); p != nil {
-			g.recovered(p, "BaseOf", key, false)
-			base = ""
-		}
-	}()
-	return g.Descriptor.BaseOf(key)
-}

