@@ -14,19 +14,22 @@ import (
 )
 
 // The size and layering rules of issue 28 ("small and layered"), checked on
-// the non-test Go files of this package and of its internal packages.
+// the non-test Go files of this package and of its internal packages. A
+// break names the file, function or type and the limit it breaks.
 const (
 	maxFileLines   = 600
 	maxFuncLines   = 80
 	maxCyclomatic  = 25
 	maxTypeMethods = 30
-	// maxTotalLines is the ceiling reached by the split; the issue's target
-	// is 7,000 lines for the scheduler and its internal packages together.
+	// maxTotalLines is the ceiling reached so far; the issue's target is
+	// 7,000 lines for the scheduler and its internal packages together.
 	maxTotalLines = 10818
 )
 
 // layers lists the internal packages from the bottom up: a package may
-// import only packages listed before it, and none imports the façade.
+// import only packages listed before it, and none imports the façade
+// (runtime/scheduler), which builds on all of them. A new internal
+// package must be placed here.
 var layers = []string{"registry", "grouping", "callctx", "histring", "txnlog"}
 
 const modulePath = "github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
@@ -208,4 +211,34 @@ func importProblems(dir, path string, f *ast.File, rank map[string]int) []string
 		}
 	}
 	return out
+}
+
+// TestCyclomaticCounts: the measure counts what gocyclo counts (and no
+// default case).
+func TestCyclomaticCounts(t *testing.T) {
+	src := `package p
+func f(a, b bool, xs []int, c chan int) {
+	if a && b || a {
+	}
+	for range xs {
+	}
+	for i := 0; i < 1; i++ {
+	}
+	switch {
+	case a:
+	case b:
+	default:
+	}
+	select {
+	case <-c:
+	default:
+	}
+}`
+	f, err := parser.ParseFile(token.NewFileSet(), "p.go", src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := cyclomatic(f.Decls[0]), 1+1+2+1+1+2+1; got != want {
+		t.Errorf("cyclomatic = %d, want %d", got, want)
+	}
 }
