@@ -14,7 +14,28 @@ import (
 
 // calling is the run's southbound calls: made (execution) or recorded
 // (simulation), grouped, replayed, and their metadata learnt.
-type calling struct{ *run }
+type calling struct {
+	*run
+	// calls are the southbound calls a simulation would make, in order;
+	// grouped counts the calls of the group the last one is in (0: made
+	// alone; see groupCall).
+	calls   callList
+	grouped int
+	// vanished are the keys that calls of a group deleted beyond the
+	// failure that ends the plan (see vanishedBeyondFailure): gone from
+	// the southbound while the graph, until the run replays or settles
+	// those calls, still holds them.
+	vanished map[string]bool
+	// replay holds the results of the calls made before a failure;
+	// replayed counts those used.
+	replay   []callResult
+	replayed int
+	// metaKeys are the keys whose metadata a simulation did not sync.
+	metaKeys []string
+	// called is set by a southbound call, until the operation that
+	// records it.
+	called bool
+}
 
 // Batched and concurrent execution.
 //

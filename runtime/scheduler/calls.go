@@ -10,11 +10,31 @@ import (
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/callctx"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/grouping"
 )
 
 // caller is the scheduler's southbound calls: their contexts and
 // deadlines, the watchdog, batches and concurrent groups, read-backs.
-type caller struct{ *Scheduler }
+type caller struct {
+	*Scheduler
+
+	// inFlight is the southbound call in progress (see calls.go); the
+	// watchdog gives up on it at its deadline, or when Close gives up
+	// (closing set, abandon signalled).
+	inFlight atomic.Pointer[callCtx]
+	closing  atomic.Bool
+	abandon  chan struct{}
+	// callSlab holds the call contexts not yet used (see newCallCtx).
+	callSlab []callCtx
+	// groupModes caches how the calls of descriptors without a guard
+	// may be grouped, grouping is the group being formed, and batchOps
+	// and groupNodes the buffers of the last group's operations and
+	// nodes (see batch.go).
+	groupModes map[kv.Descriptor]groupInfo
+	grouping   grouping.Group
+	batchOps   []kv.BatchOp[string, proto.Message, any]
+	groupNodes []*node
+}
 
 // Southbound calls have a deadline (see WithCallTimeout), and a handler
 // that ignores it must not hold the scheduler. How a call is made depends

@@ -11,7 +11,18 @@ import (
 
 // derivation is the run's handling of derived values and of dependency
 // cycles created as units (see cycle.go).
-type derivation struct{ *run }
+type derivation struct {
+	*run
+	// unit maps the members of the dependency cycles being created as
+	// units to the unit's number: dependencies between members of the same
+	// unit count as met.
+	unit    map[string]int
+	unitSeq int
+	// deriving counts the derive calls in progress; handovers are the
+	// derived keys waiting for the outermost one to end (see takeOver).
+	deriving  int
+	handovers []handover
+}
 
 // derive brings the derived values of n in line with its applied value:
 // values no longer derived are deleted first, then the derived ones are set

@@ -23,7 +23,8 @@ import (
 //     since the call may have applied in part; a descriptor without
 //     Retrieve is taken at its word (a failed call changed nothing).
 type run struct {
-	// The run's concerns: each a set of methods over the run (see bind).
+	// The run's concerns: each a set of methods over the run, and the
+	// state that only they keep (see bind).
 	removal
 	derivation
 	resyncPass
@@ -47,83 +48,10 @@ type run struct {
 	// abort is set on the first failure of a reverting execution: the
 	// forward pass stops, and revert takes over.
 	abort bool
-	// reverting is set while a failed reverting transaction is undone.
-	reverting bool
-	// reachOut is set for the last pass of a revert: an undo step refused
-	// because a value outside the transaction still needs the value it
-	// removes may move that value out of the way (see revert).
-	reachOut bool
-	// undoOp is the index of the blind undo of the failed operation in
-	// ops (-1: none); see setUndoState.
-	undoOp int
-	// failedOp is the operation whose failure aborted the forward pass.
-	failedOp *failedOp
-	// prior holds the values as they were before a reverting transaction,
-	// recorded when the forward pass first changes them.
-	prior      map[string]priorNode
-	priorOrder []string
-	// unit maps the members of the dependency cycles being created as
-	// units to the unit's number: dependencies between members of the same
-	// unit count as met.
-	unit    map[string]int
-	unitSeq int
-	// later lists values whose removal waits for another removal.
-	later []string
-	// removals is the stack of the values being removed (n.removing).
-	removals []string
-	// doomed are the values that the transaction's changes remove, known
-	// before the pass: nothing that needs one is created (see doom).
-	doomed map[string]bool
-	// deriving counts the derive calls in progress; handovers are the
-	// derived keys waiting for the outermost one to end (see takeOver).
-	deriving  int
-	handovers []handover
 	// retry lists the keys that failed with a retriable error.
 	retry []string
-	// calls are the southbound calls a simulation would make, in order;
-	// grouped counts the calls of the group the last one is in (0: made
-	// alone; see groupCall).
-	calls   callList
-	grouped int
-	// vanished are the keys that calls of a group deleted beyond the
-	// failure that ends the plan (see vanishedBeyondFailure): gone from
-	// the southbound while the graph, until the run replays or settles
-	// those calls, still holds them.
-	vanished map[string]bool
-	// replay holds the results of the calls made before a failure;
-	// replayed counts those used.
-	replay   []callResult
-	replayed int
-	// metaKeys are the keys whose metadata a simulation did not sync.
-	metaKeys []string
-	// view is the southbound as a resync's refresh found it; viewFresh
-	// the values adopted as intended and untouched since, whose derived
-	// values without Retrieve are taken to exist; missingDependents the
-	// values that need one marked MISSING.
-	view              *sbView
-	viewFresh         map[string]bool
-	missingDependents []string
-	// staleTaken are the stale values the first dropStale of a resync
-	// took up, for the last one to link to their base; staleDeferred
-	// those of them it left to the last one.
-	staleTaken, staleDeferred []string
-	// leftovers are the stale values of ours that the graph held when a
-	// resync began (earlier runs failed to delete them).
-	leftovers []string
-	// adopting are the values adopted with other contents than intended,
-	// whose next operation carries the ADOPTED flag (see opFor).
-	adopting map[string]bool
-	// called is set by a southbound call, until the operation that
-	// records it.
-	called bool
 	// held is a node that a caller up the stack holds (see nodeOf).
 	held *node
-	// unsure is what the read-backs before the run found of the values
-	// whose outcome was unknown (see unsure.go); unsureGone those of
-	// graph.unsure that a simulation deleted (the transaction drops them
-	// from graph.unsure when its plan is kept).
-	unsure     []unsureFact
-	unsureGone []string
 }
 
 // bind points the run's concerns at it.

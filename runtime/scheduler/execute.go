@@ -12,7 +12,20 @@ import (
 
 // executor is the scheduler's running of transactions: plan, execution,
 // retries, the refresh and correlation of a resync, the transaction log.
-type executor struct{ *Scheduler }
+type executor struct {
+	*Scheduler
+
+	// retryPolicies are the retry policies of transactions, by sequence
+	// number, for the values they set (see retryPolicy).
+	retryPolicies map[uint64]RetryPolicy
+	// txn is the state of the running transaction (one at a time), kept
+	// for a takeover.
+	txn txnState
+	// plan is the run that plans the running transaction, and planOps
+	// the buffer its operations go to; both are reused (see newPlan).
+	plan    run
+	planOps []Op
+}
 
 // txnOutput is a transaction's result.
 type txnOutput struct {
@@ -124,7 +137,7 @@ func (s *executor) newPlan(ctx context.Context, seq uint64, j *job, view *sbView
 	if plan.s != nil {
 		// Not released (the transaction before ended in a panic): cleared
 		// here. A released run is clear already but for its calls.
-		*plan = run{calls: plan.calls}
+		*plan = run{calling: calling{calls: plan.calls}}
 	}
 	calls := plan.calls
 	plan.s, plan.g, plan.ctx, plan.seq, plan.seq32 = s.Scheduler, s.g, ctx, seq, txn32(seq)
@@ -159,7 +172,7 @@ func (s *executor) newPlan(ctx context.Context, seq uint64, j *job, view *sbView
 func (s *executor) releasePlan(plan *run) {
 	calls := plan.calls
 	calls.reset()
-	*plan = run{calls: calls}
+	*plan = run{calling: calling{calls: calls}}
 }
 
 // finishTxn ends a transaction whose plan was executed: all its calls
@@ -181,7 +194,8 @@ func (s *executor) finishTxn(st *txnState, results []callResult, ok bool) txnOut
 		// the algorithm for real from the start, replaying what was done.
 		s.g.rollback(nil)
 		s.panics.drain() // the run again recovers what the plan did
-		exec := &run{s: s.Scheduler, g: s.g, ctx: ctx, seq: seq, seq32: plan.seq32, opts: j.opts, replay: results, view: view, unsure: unsure}
+		exec := &run{s: s.Scheduler, g: s.g, ctx: ctx, seq: seq, seq32: plan.seq32, opts: j.opts,
+			calling: calling{replay: results}, resyncPass: resyncPass{view: view}, unknowns: unknowns{unsure: unsure}}
 		exec.bind()
 		exec.vanished = vanishedBeyondFailure(results)
 		exec.ops = make([]Op, 0, len(plan.ops)+8)

@@ -105,7 +105,16 @@ func (r *removal) releaseDoomed() {
 // removal is the run's removal of values: the cascade over dependents
 // and derived values, what keeps a value (still needed, a removal further
 // up), and the values a transaction dooms (see doom).
-type removal struct{ *run }
+type removal struct {
+	*run
+	// later lists values whose removal waits for another removal.
+	later []string
+	// removals is the stack of the values being removed (n.removing).
+	removals []string
+	// doomed are the values that the transaction's changes remove, known
+	// before the pass: nothing that needs one is created (see doom).
+	doomed map[string]bool
+}
 
 // remove deletes n from the southbound: first its derived values, then the
 // values that depend on it (they become PENDING, or change to a version

@@ -11,7 +11,26 @@ import (
 
 // resyncPass is the run's resync: the intended state replaced, the
 // refreshed view of the southbound applied, stale values dropped.
-type resyncPass struct{ *run }
+type resyncPass struct {
+	*run
+	// view is the southbound as a resync's refresh found it; viewFresh
+	// the values adopted as intended and untouched since, whose derived
+	// values without Retrieve are taken to exist; missingDependents the
+	// values that need one marked MISSING.
+	view              *sbView
+	viewFresh         map[string]bool
+	missingDependents []string
+	// staleTaken are the stale values the first dropStale of a resync
+	// took up, for the last one to link to their base; staleDeferred
+	// those of them it left to the last one.
+	staleTaken, staleDeferred []string
+	// leftovers are the stale values of ours that the graph held when a
+	// resync began (earlier runs failed to delete them).
+	leftovers []string
+	// adopting are the values adopted with other contents than intended,
+	// whose next operation carries the ADOPTED flag (see opFor).
+	adopting map[string]bool
+}
 
 // resync runs a resync job: the intended state replaced (full, upstream),
 // the refreshed view of the southbound applied (full, downstream), and

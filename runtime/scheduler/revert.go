@@ -11,7 +11,24 @@ import (
 
 // txnPass is the run's passes over a job: applying its items or
 // notifications, and reverting a failed reverting transaction.
-type txnPass struct{ *run }
+type txnPass struct {
+	*run
+	// reverting is set while a failed reverting transaction is undone.
+	reverting bool
+	// reachOut is set for the last pass of a revert: an undo step refused
+	// because a value outside the transaction still needs the value it
+	// removes may move that value out of the way (see revert).
+	reachOut bool
+	// undoOp is the index of the blind undo of the failed operation in
+	// ops (-1: none); see setUndoState.
+	undoOp int
+	// failedOp is the operation whose failure aborted the forward pass.
+	failedOp *failedOp
+	// prior holds the values as they were before a reverting transaction,
+	// recorded when the forward pass first changes them.
+	prior      map[string]priorNode
+	priorOrder []string
+}
 
 // revert undoes a reverting transaction after its first failure (see
 // doc.go, which states the promise). The failed operation was read back

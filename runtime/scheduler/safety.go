@@ -3,11 +3,30 @@ package scheduler
 import (
 	"fmt"
 	"runtime/debug"
+	"sync"
+	"time"
 )
 
 // jobs is the scheduler's queue and worker: jobs run one at a time, under
 // the lock, each ending with its changes published to the view.
-type jobs struct{ *Scheduler }
+type jobs struct {
+	*Scheduler
+
+	qmu   sync.Mutex
+	queue []*job
+	// busy is set while a job runs: jobs never overlap. Jobs run on the
+	// worker only, never on a committer's goroutine: a southbound call
+	// that blocks past its timeout holds its goroutine, and a committer
+	// must get its result once the transaction has one.
+	busy    bool
+	wake    chan struct{}
+	closed  bool
+	stopped chan struct{}
+	timers  map[*time.Timer]struct{}
+
+	// locked is set while the job in progress holds mu (see lock).
+	locked bool
+}
 
 // lock takes the graph for the job in progress; unlock releases it. The
 // flag tells the safety net (safely) whether the lock is to be released.

@@ -11,17 +11,15 @@ import (
 	"sync/atomic"
 	"time"
 
-	"google.golang.org/protobuf/proto"
-
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
-	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/grouping"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/registry"
 )
 
 // Scheduler keeps a southbound in sync with the intended state of its
 // values. Create one with New; it runs one worker goroutine until Close.
 type Scheduler struct {
-	// The scheduler's concerns: each a set of methods over it.
+	// The scheduler's concerns: each a set of methods over it, and the
+	// state that only they keep.
 	caller
 	executor
 	jobs
@@ -37,55 +35,14 @@ type Scheduler struct {
 	index registry.Index
 	seq   uint64
 	view  *view
-	// retryPolicies are the retry policies of transactions, by sequence
-	// number, for the values they set (see retryPolicy).
-	retryPolicies map[uint64]RetryPolicy
 	// retrieveOrder lists the descriptors that can Retrieve, in
 	// RetrieveDependencies order (set at registration).
 	retrieveOrder []kv.Descriptor
-
-	qmu   sync.Mutex
-	queue []*job
-	// busy is set while a job runs: jobs never overlap. Jobs run on the
-	// worker only, never on a committer's goroutine: a southbound call
-	// that blocks past its timeout holds its goroutine, and a committer
-	// must get its result once the transaction has one.
-	busy    bool
-	wake    chan struct{}
-	closed  bool
-	stopped chan struct{}
-	timers  map[*time.Timer]struct{}
 
 	watchers watcherSet
 
 	// panics collects what the descriptors' guards recovered.
 	panics panicRecord
-
-	// inFlight is the southbound call in progress (see calls.go); the
-	// watchdog gives up on it at its deadline, or when Close gives up
-	// (closing set, abandon signalled).
-	inFlight atomic.Pointer[callCtx]
-	closing  atomic.Bool
-	abandon  chan struct{}
-	// callSlab holds the call contexts not yet used (see newCallCtx).
-	callSlab []callCtx
-	// groupModes caches how the calls of descriptors without a guard
-	// may be grouped, grouping is the group being formed, and batchOps
-	// and groupNodes the buffers of the last group's operations and
-	// nodes (see batch.go).
-	groupModes map[kv.Descriptor]groupInfo
-	grouping   grouping.Group
-	batchOps   []kv.BatchOp[string, proto.Message, any]
-	groupNodes []*node
-	// txn is the state of the running transaction (one at a time), kept
-	// for a takeover.
-	txn txnState
-	// plan is the run that plans the running transaction, and planOps
-	// the buffer its operations go to; both are reused (see newPlan).
-	plan    run
-	planOps []Op
-	// locked is set while the job in progress holds mu (see lock).
-	locked bool
 }
 
 // job is one unit of work of the worker: a transaction of some kind, or a
@@ -135,16 +92,14 @@ func New(opts ...Option) (*Scheduler, error) {
 	}
 	g := newGraph()
 	s := &Scheduler{
-		opts:    o,
-		g:       g,
-		descs:   map[string]kv.Descriptor{},
-		index:   registry.New(),
-		wake:    make(chan struct{}, 1),
-		stopped: make(chan struct{}),
-		abandon: make(chan struct{}, 1),
-		timers:  map[*time.Timer]struct{}{},
-		view:    newView(&g.nodes, history{Max: o.historyRecords, MaxAge: o.historyAge}, o.maxCycle),
-		seq:     o.seqAfter,
+		opts:   o,
+		g:      g,
+		descs:  map[string]kv.Descriptor{},
+		index:  registry.New(),
+		jobs:   jobs{wake: make(chan struct{}, 1), stopped: make(chan struct{}), timers: map[*time.Timer]struct{}{}},
+		caller: caller{abandon: make(chan struct{}, 1)},
+		view:   newView(&g.nodes, history{Max: o.historyRecords, MaxAge: o.historyAge}, o.maxCycle),
+		seq:    o.seqAfter,
 	}
 	s.caller.Scheduler, s.executor.Scheduler, s.jobs.Scheduler = s, s, s
 	s.panics.logger = o.logger

@@ -14,7 +14,15 @@ import (
 
 // unknowns is the run's handling of read-backs and of values whose
 // outcome is unknown.
-type unknowns struct{ *run }
+type unknowns struct {
+	*run
+	// unsure is what the read-backs before the run found of the values
+	// whose outcome was unknown (see unsure.go); unsureGone those of
+	// graph.unsure that a simulation deleted (the transaction drops them
+	// from graph.unsure when its plan is kept).
+	unsure     []unsureFact
+	unsureGone []string
+}
 
 // Values whose outcome is unknown.
 //
