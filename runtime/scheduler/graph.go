@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/chunked"
 )
 
 // node is the scheduler's record of one key: its fields, which the
@@ -138,14 +139,14 @@ type graph struct {
 	// added counts the nodes added (see current).
 	added uint64
 
-	journal chunks[undo]
-	saved   chunks[nodeFields]
+	journal chunked.List[undo]
+	saved   chunked.List[nodeFields]
 	epoch   uint32
 	open    bool
 	// dirty lists the nodes changed, added or removed since
 	// the last publish (see Scheduler.publish), journal open or not; a key
 	// may be listed more than once.
-	dirty chunks[*node]
+	dirty chunked.List[*node]
 }
 
 func newGraph() *graph {
@@ -173,13 +174,13 @@ func (g *graph) addNode(n *node) {
 	n.epoch = g.epoch // a new node needs no snapshot
 	g.added++
 	g.nodes.add(g.nodes.shard(n.key), n.key, n)
-	g.dirty.push(n)
+	g.dirty.Push(n)
 	g.record(undo{kind: undoAddNode, n: n})
 }
 
 func (g *graph) delNode(n *node) {
 	g.nodes.del(n.key)
-	g.dirty.push(n)
+	g.dirty.Push(n)
 	g.record(undo{kind: undoDelNode, n: n})
 }
 

@@ -42,26 +42,26 @@ func (g *graph) begin() {
 		}
 		g.epoch = 1
 	}
-	g.journal.reset()
-	g.saved.reset()
+	g.journal.Reset()
+	g.saved.Reset()
 }
 
 // commit closes the journal, keeping every change.
 func (g *graph) commit() {
 	g.open = false
-	g.journal.reset()
-	g.saved.reset()
+	g.journal.Reset()
+	g.saved.Reset()
 }
 
 // rollback undoes every change since begin, newest first, and calls
 // restored for each node whose fields were restored or that was removed
 // again (restored with nil when the node no longer exists).
 func (g *graph) rollback(restored func(key string, n *node)) {
-	for i := g.journal.len() - 1; i >= 0; i-- {
-		u := g.journal.at(i)
+	for i := g.journal.Len() - 1; i >= 0; i-- {
+		u := g.journal.At(i)
 		switch u.kind {
 		case undoNode:
-			u.n.nodeFields = *g.saved.at(int(u.saved))
+			u.n.nodeFields = *g.saved.At(int(u.saved))
 			if restored != nil {
 				restored(u.n.key, u.n)
 			}
@@ -107,7 +107,7 @@ func (g *graph) rollback(restored func(key string, n *node)) {
 
 func (g *graph) record(u undo) {
 	if g.open {
-		g.journal.push(u)
+		g.journal.Push(u)
 	}
 }
 
@@ -116,9 +116,9 @@ func (g *graph) record(u undo) {
 func (g *graph) touch(n *node) {
 	if n.epoch != g.epoch {
 		if g.open {
-			g.journal.push(undo{kind: undoNode, n: n, saved: int32(g.saved.push(n.nodeFields))})
+			g.journal.Push(undo{kind: undoNode, n: n, saved: int32(g.saved.Push(n.nodeFields))})
 		}
 		n.epoch = g.epoch
-		g.dirty.push(n)
+		g.dirty.Push(n)
 	}
 }

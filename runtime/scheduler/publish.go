@@ -34,7 +34,7 @@ func (s *jobs) publish(e *histEntry, seq uint64) []Status {
 	v.state.Store(&st)
 	v.trimAll(pub)
 
-	g.dirty.reset() // keeps a few chunks for the next job
+	g.dirty.Reset() // keeps a few chunks for the next job
 	if len(changed) == 0 {
 		return nil
 	}
@@ -57,8 +57,8 @@ func (s *jobs) publish(e *histEntry, seq uint64) []Status {
 // and returns the keys whose status changed (when watch is set).
 func (s *jobs) publishDirty(pub uint64, watch bool) (changed []string) {
 	g, v := s.g, s.view
-	slab := recSlab{left: g.dirty.len()}
-	for _, dirty := range g.dirty.list {
+	slab := recSlab{left: g.dirty.Len()}
+	for _, dirty := range g.dirty.Chunks() {
 		for _, n := range dirty {
 			// A node in the graph holds its key's versions; for one
 			// taken out, the key may have another node now, or none.
