@@ -207,7 +207,11 @@
 //
 // Notifications (Notify) are transactions too: a value reported present and
 // not intended is OBTAINED; one of ours is taken as applied and brought to
-// its intent; one of ours reported gone is created again. A value keeps the
+// its intent; one of ours reported gone is created again. A notification
+// of a key outside every descriptor's key space (no descriptor's prefix, or
+// a prefix whose template the key does not match) is an error of the key,
+// returned by Notify and logged, and its value is not kept: no descriptor
+// could read it back, compare it or delete it. A value keeps the
 // retry policy of the transaction that set it, whichever transaction's call
 // failed it (a notification that unblocked it, say).
 //

@@ -606,6 +606,15 @@ func (r *run) notify(it KeyValue) {
 		r.keyErr(it.Key, OpNone, fmt.Errorf("notification: %w", ErrUnimplemented))
 		return
 	}
+	if it.Value != nil && (n == nil || n.intent == nil) {
+		if m, ok := r.s.lookup(it.Key).(*misfit); ok {
+			// Under a descriptor's prefix but outside its key space: no
+			// descriptor could read it back or delete it either. The
+			// notification is refused, naming the key and the template.
+			r.keyErr(it.Key, OpNone, fmt.Errorf("notification: %w", m.Validate(it.Key, it.Value)))
+			return
+		}
+	}
 	if it.Value != nil {
 		d := r.s.lookup(it.Key)
 		if n != nil && n.desc != nil {
