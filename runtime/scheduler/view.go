@@ -546,11 +546,32 @@ func (v viewRead) statusOf(key string, r *viewRec, detail bool) Status {
 	}
 	if detail && r.state == PENDING {
 		st.Unmet = v.unmet(key, r)
+		st.Details = v.unprovidable(st.Unmet)
 		if cycle := v.cycleThrough(key, r); len(cycle) > 0 {
 			st.Details = append(st.Details, "dependency cycle: "+strings.Join(cycle, " -> "))
 		}
 	}
 	return st
+}
+
+// unprovidable says, for each unmet dependency that no registered
+// descriptor could ever provide, that nothing can create it until such a
+// descriptor is registered (a typo in a key, or a missing plugin): the
+// value would wait for it forever.
+func (v viewRead) unprovidable(unmet []UnmetDependency) []string {
+	var out []string
+	for _, u := range unmet {
+		if u.Key != "" {
+			if v.st.index.lookup(u.Key) == nil {
+				out = append(out, "no registered descriptor handles "+u.Key+": nothing can create it until one is registered")
+			}
+			continue
+		}
+		if !slices.ContainsFunc(u.AnyOf, v.st.index.covers) {
+			out = append(out, "no registered descriptor handles keys under "+strings.Join(u.AnyOf, ", ")+": nothing can satisfy "+u.Label+" until one is registered")
+		}
+	}
+	return out
 }
 
 // unmet lists the unmet dependencies of r.
