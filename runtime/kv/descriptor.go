@@ -239,6 +239,9 @@ func NewDescriptor[K any, V proto.Message, M any](spec Spec[K, V, M], handler Ha
 		if err != nil {
 			return nil, fmt.Errorf("kv.NewDescriptor %s: %w", spec.Name, err)
 		}
+		if err := t.CheckDescriptorKeySpace(); err != nil {
+			return nil, fmt.Errorf("kv.NewDescriptor %s: %w", spec.Name, err)
+		}
 		d.template, d.prefix = t, t.Prefix()
 	}
 	if d.prefix == "" {
