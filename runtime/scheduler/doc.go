@@ -49,7 +49,11 @@
 //     given to it once the first lets it go.
 //   - A dependency cycle (a veth pair) whose outside dependencies are met is
 //     created as a unit; otherwise its members are PENDING and their status
-//     names the cycle.
+//     names the cycle. A cycle is removed member by member: when the
+//     removal of a member fails, or is refused (ErrStillNeeded), after
+//     another member went, it stays without it, FAILED with that error,
+//     until a later transaction or resync removes it or brings the other
+//     back.
 //   - The scheduler never creates, updates or deletes an OBTAINED value, one
 //     the southbound reported through Notify: such values only satisfy
 //     dependencies.
