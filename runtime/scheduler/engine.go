@@ -556,7 +556,7 @@ func (r *run) create(n *node, want proto.Message, flags Flags) {
 			r.takeApplied(n, found, fmeta) // applied in part: it exists
 			r.linkFoundDerived(n)
 		} else if !known {
-			r.markUnsure(n, want)
+			err = r.markUnsure(n, want, err)
 		}
 		r.fail(n, OpCreate, err, flags, nil, want, known)
 		if n.applied != nil && !r.abort {
@@ -630,7 +630,7 @@ func (r *run) update(n *node, want proto.Message) {
 		if known {
 			r.takeApplied(n, found, fmeta) // what it holds: old, new or between
 		} else {
-			r.markUnsure(n, want)
+			err = r.markUnsure(n, want, err)
 		}
 		r.fail(n, OpUpdate, err, flags, prev, want, known)
 		r.derive(n) // bring derived values in line with what is applied
@@ -732,7 +732,7 @@ func (r *run) remove(n *node, flags Flags, sbGone bool) bool {
 				// may hold prev (what prev needs is not deleted: see
 				// unsureBlocker), until a read-back tells.
 				r.takeApplied(n, nil, nil)
-				r.markUnsure(n, prev)
+				err = r.markUnsure(n, prev, err)
 			}
 			r.keep(n, flags, err, prev, known)
 			return false
