@@ -887,3 +887,15 @@ func TestFaultReproRevertLeftoversOfUnknownBase(t *testing.T) {
 		{kind: fTxn, revert: true, items: []fItem{{"if/a", "mtu=1500"}, {"bd/y", "ifs=b"}}, faults: []fFault{{"create", "bd/y", 1, fTerminal}}},
 	})
 }
+
+// A reverting transaction's create of arp/n1 fails and cannot be read
+// back; its blind undo, a Delete, finds nothing to delete (kv.ErrNotFound:
+// success) though the southbound then fails it: the value is known gone.
+// (The harness checks that a value of unknown outcome says so in its
+// status; this one is not of unknown outcome any more.)
+func TestFaultReproBlindUndoNotFound(t *testing.T) {
+	runFaultRepro(t, []fStep{
+		{kind: fRestart, items: []fItem{{"arp/n1", "if=c"}}},
+		{kind: fTxn, revert: true, items: []fItem{{"if/c", "addrs=10.0.0.1/24,10.1.0.1/16"}}, faults: []fFault{{"create", "arp/n1", 1, fRetriable}, {"retrieve", "arp", 1, fTerminal}, {"delete", "arp/n1", 1, fPartial}}},
+	})
+}

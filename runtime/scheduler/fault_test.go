@@ -619,6 +619,7 @@ func (r *fRun) runStep(st *fStep, num int) (divs []fDiv) {
 	// read since) are left out of (iii) and of the order checks: see
 	// unreadKeys.
 	unread := r.unreadKeys()
+	unsure := maps.Clone(r.unknown)
 
 	t := r.s.Txn(scheduler.Description(fmt.Sprintf("step %d", num)))
 	switch st.kind {
@@ -671,6 +672,9 @@ func (r *fRun) runStep(st *fStep, num int) (divs []fDiv) {
 	if res.Reverted && !st.revert {
 		divs = append(divs, fDiv{"revert-unasked", "a best-effort transaction was reverted"})
 	}
+	if st.kind == fTxn {
+		divs = append(divs, fCheckReadBackFirst(commitCalls, unsure)...)
+	}
 	r.refreshed(commitCalls, st.kind == fTxn)
 
 	sts, div := r.settle()
@@ -688,6 +692,26 @@ func (r *fRun) runStep(st *fStep, num int) (divs []fDiv) {
 	divs = append(divs, r.checkConfigured(sts)...)
 	divs = append(divs, r.checkView(sts)...)
 	divs = append(divs, fCheckOrder(r.sb.stepCalls(), unread)...)
+	return divs
+}
+
+// fCheckReadBackFirst checks that a transaction reads back every value of
+// unknown outcome before its first call that is no Retrieve. doc.go: "it
+// is read back again before the next transaction, which takes what is
+// found first".
+func fCheckReadBackFirst(calls []fCall, unsure map[string]bool) []fDiv {
+	var divs []fDiv
+	first := slices.IndexFunc(calls, func(c fCall) bool { return c.op != "retrieve" })
+	if first < 0 {
+		first = len(calls)
+	}
+	for _, k := range slices.Sorted(maps.Keys(unsure)) {
+		if !slices.ContainsFunc(calls[:first], func(c fCall) bool {
+			return c.readKey == k || c.readKey == "" && c.key == fModelOf(k).name
+		}) {
+			divs = append(divs, fDiv{"unsure-not-read", fmt.Sprintf("%s, of unknown outcome, was not read back before the transaction's first call", k)})
+		}
+	}
 	return divs
 }
 
@@ -765,6 +789,15 @@ func (r *fRun) checkView(sts map[string]scheduler.Status) []fDiv {
 	var divs []fDiv
 	sb := r.sb.snapshot()
 	for _, k := range slices.Sorted(maps.Keys(fUnion(sb, fStatusKeys(sts)))) {
+		if r.unknown[k] {
+			// doc.go: a value whose call and read-back failed "is not
+			// decided on (ErrOutcomeUnknown)": its status says so,
+			// whatever the graph holds of it.
+			if st, ok := sts[k]; !ok || !errors.Is(st.LastErr, scheduler.ErrOutcomeUnknown) {
+				divs = append(divs, fDiv{"view-unsure", fmt.Sprintf("%s: a call and its read-back failed, yet its status does not say that its outcome is unknown (%s)", k, fStateOf(sts, k))})
+			}
+			continue
+		}
 		if r.stale[k] {
 			continue
 		}
@@ -875,7 +908,20 @@ func (r *fRun) refreshed(calls []fCall, txn bool) {
 			}
 			continue
 		}
-		if c.op != "retrieve" || c.failed() || c.fault != 0 {
+		if c.op != "retrieve" {
+			succeeded := c.err == nil && c.fault == 0 || c.op == "delete" && c.noop && c.fault != fPanic
+			if r.unknown[c.key] && succeeded && slices.ContainsFunc(calls[:i], func(p fCall) bool { return p.key == c.key && p.failed() }) {
+				// The blind undo of a call of unknown outcome, in a
+				// revert, succeeded (a delete of what is not there
+				// succeeds: kv.ErrNotFound): the southbound is as
+				// before it (revert.go's undoFailed), known again.
+				delete(r.stale, c.key)
+				delete(r.unknown, c.key)
+				delete(r.newUnknown, c.key)
+			}
+			continue
+		}
+		if c.failed() || c.fault != 0 {
 			continue
 		}
 		for k := range r.stale {
