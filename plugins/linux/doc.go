@@ -39,6 +39,9 @@
 //     is INVALID, and the plugin never opens a namespace outside
 //     NetnsDir, validated or not. WithAllowedNamespaces limits the names
 //     to a list: a value naming another is INVALID, naming namespace.
+//   - A route whose gateway is not of its destination's family (an IPv4
+//     network via an IPv6 gateway) is INVALID, naming gw_addr: the kernel
+//     takes a gateway only in the route's own family.
 //   - Retrieve reports as the plugin's only what it owns: interfaces that
 //     match an intended one (by host name, namespace and type), routes
 //     that carry the plugin's protocol number and that the scheduler asks

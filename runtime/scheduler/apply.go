@@ -114,6 +114,15 @@ func (r *txnPass) notify(it KeyValue) {
 		r.keyErr(it.Key, OpNone, fmt.Errorf("notification: %w", ErrUnimplemented))
 		return
 	}
+	if it.Value != nil && (n == nil || n.intent == nil) {
+		if d := r.s.lookup(it.Key); registry.IsMisfit(d) {
+			// Under a descriptor's prefix but outside its key space: no
+			// descriptor could read it back or delete it either. The
+			// notification is refused, naming the key and the template.
+			r.keyErr(it.Key, OpNone, fmt.Errorf("notification: %w", d.Validate(it.Key, it.Value)))
+			return
+		}
+	}
 	if it.Value != nil {
 		d := r.s.lookup(it.Key)
 		if n != nil && n.desc != nil {

@@ -435,8 +435,7 @@ func (r *calling) settleLeftovers() {
 					"key", c.key, "op", c.kind.String(), "error", c.err, "seq", r.seq)
 				r.mut(n)
 				n.lastOp = c.kind
-				r.markUnsure(n, expected)
-				r.fail(n, c.kind, c.err, 0, n.applied, c.value, false)
+				r.fail(n, c.kind, r.markUnsure(n, expected, c.err), 0, n.applied, c.value, false)
 				settled = true
 				continue
 			}

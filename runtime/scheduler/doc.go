@@ -49,7 +49,11 @@
 //     given to it once the first lets it go.
 //   - A dependency cycle (a veth pair) whose outside dependencies are met is
 //     created as a unit; otherwise its members are PENDING and their status
-//     names the cycle.
+//     names the cycle. A cycle is removed member by member: when the
+//     removal of a member fails, or is refused (ErrStillNeeded), after
+//     another member went, it stays without it, FAILED with that error,
+//     until a later transaction or resync removes it or brings the other
+//     back.
 //   - The scheduler never creates, updates or deletes an OBTAINED value, one
 //     the southbound reported through Notify: such values only satisfy
 //     dependencies.
@@ -207,7 +211,11 @@
 //
 // Notifications (Notify) are transactions too: a value reported present and
 // not intended is OBTAINED; one of ours is taken as applied and brought to
-// its intent; one of ours reported gone is created again. A value keeps the
+// its intent; one of ours reported gone is created again. A notification
+// of a key outside every descriptor's key space (no descriptor's prefix, or
+// a prefix whose template the key does not match) is an error of the key,
+// returned by Notify and logged, and its value is not kept: no descriptor
+// could read it back, compare it or delete it. A value keeps the
 // retry policy of the transaction that set it, whichever transaction's call
 // failed it (a notification that unblocked it, say).
 //

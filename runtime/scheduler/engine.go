@@ -280,7 +280,7 @@ func (r *run) create(n *node, want proto.Message, flags Flags) {
 			r.takeApplied(n, found, fmeta) // applied in part: it exists
 			r.linkFoundDerived(n)
 		} else if !known {
-			r.markUnsure(n, want)
+			err = r.markUnsure(n, want, err)
 		}
 		r.fail(n, OpCreate, err, flags, nil, want, known)
 		if n.applied != nil && !r.abort {
@@ -343,7 +343,7 @@ func (r *run) update(n *node, want proto.Message) {
 		if known {
 			r.takeApplied(n, found, fmeta) // what it holds: old, new or between
 		} else {
-			r.markUnsure(n, want)
+			err = r.markUnsure(n, want, err)
 		}
 		r.fail(n, OpUpdate, err, flags, prev, want, known)
 		r.derive(n) // bring derived values in line with what is applied

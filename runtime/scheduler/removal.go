@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -246,7 +247,7 @@ func (r *removal) deleteCall(n *node, flags Flags, prev proto.Message) bool {
 			// may hold prev (what prev needs is not deleted: see
 			// unsureBlocker), until a read-back tells.
 			r.takeApplied(n, nil, nil)
-			r.markUnsure(n, prev)
+			err = r.markUnsure(n, prev, err)
 		}
 		r.keep(n, flags, err, prev, known)
 		return false
@@ -310,13 +311,27 @@ func (r *removal) blocker(n *node, stuck []string) string {
 // n (a veth end whose delete failed, left without its peer), and the revert
 // deletes n without touching d, as it was. (An AnyOf dependency may have
 // been met by another value then: it does not count. The failed call may
-// have found n there already, unknown: it does not count either.)
+// have found n there already, unknown: it does not count either, unless
+// d's own failed delete is why it was there without n, which doc.go names
+// as the case: "a value that was there without something it needs (its
+// delete had failed) stays as it was when the revert deletes what the
+// transaction created for it".)
 func (r *removal) livedWithout(d, n *node) bool {
 	pn, ok := r.prior[n.key]
-	if !ok || pn.applied != nil || r.failedOp != nil && r.failedOp.key == n.key {
+	if !ok || pn.applied != nil {
 		return false
 	}
-	if pd, ok := r.prior[d.key]; ok && pd.applied != d.applied {
+	state, lastOp, lastErr := d.state, d.lastOp, d.lastErr
+	if pd, ok := r.prior[d.key]; ok {
+		if pd.applied != d.applied {
+			return false
+		}
+		state, lastOp, lastErr = pd.state, pd.lastOp, pd.lastErr
+	}
+	// Its delete call failed (one refused as still needed kept what it
+	// needs: it never was without it).
+	failedDelete := (state == FAILED || state == RETRYING) && lastOp == OpDelete && !errors.Is(lastErr, ErrStillNeeded)
+	if r.failedOp != nil && r.failedOp.key == n.key && !failedDelete {
 		return false
 	}
 	return slices.ContainsFunc(d.adeps, func(dep kv.Dependency) bool { return !dep.IsAnyOf() && dep.Key == n.key })

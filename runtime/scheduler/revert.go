@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 
 	"google.golang.org/protobuf/proto"
@@ -99,6 +100,7 @@ func (r *txnPass) revert() {
 		restore()
 	}
 	defer r.setUndoState()
+	defer r.keepUnsureUndo()
 	r.restoreStates()
 }
 
@@ -228,6 +230,27 @@ func (r *txnPass) retryRefused(keys []string) {
 // still needed.
 func (r *txnPass) refused(n *node) bool {
 	return n != nil && n.failedSeq == r.seq32 && errors.Is(n.lastErr, ErrStillNeeded)
+}
+
+// keepUnsureUndo keeps the value of the failed operation when its blind
+// undo failed too and its outcome is unknown (the failed call's read-back
+// failed): the southbound may hold it, in whatever version, until the
+// read-back before the next transaction tells. doc.go: "When an undo call
+// fails, the value is FAILED", and a value whose outcome is unknown is not
+// decided on (ErrOutcomeUnknown). Without this, a value the transaction
+// had created (nothing before it) ended with no status at all.
+func (r *txnPass) keepUnsureUndo() {
+	f := r.failedOp
+	if f == nil || r.undoOp < 0 || r.undoOp >= len(r.ops) || r.ops[r.undoOp].Err == nil || !r.unsureOf(f.key) {
+		return
+	}
+	n := r.g.node(f.key)
+	if n == nil {
+		n = r.newNode(f.key, r.prior[f.key].base)
+	}
+	r.mut(n)
+	n.state, n.lastOp, n.failedSeq = FAILED, r.ops[r.undoOp].Kind, r.seq32
+	n.lastErr = fmt.Errorf("undo: %w (%w: its read-back failed)", r.ops[r.undoOp].Err, ErrOutcomeUnknown)
 }
 
 // setUndoState sets the state of the blind undo of the failed operation to

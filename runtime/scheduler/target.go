@@ -75,10 +75,13 @@ func (r *run) baseNode(n *node) *node {
 
 // targetWith is target, given b, the node of n's base (see baseNode).
 func (r *run) targetWith(n, b *node) (want proto.Message, pending bool) {
-	if n.base != "" && !baseHolds(n, b) {
+	if n.base != "" && (!baseHolds(n, b) || len(r.vanished) > 0 && r.vanished[n.base]) {
 		// A derived value exists only while its base exists and derives
 		// it: never created before its base (a revert, a dependency
-		// that came back), never kept after it.
+		// that came back), never kept after it. A base that a group
+		// deleted beyond its failure is gone, as it is for what depends
+		// on it (see vanishedBeyondFailure), until the run takes the
+		// delete in.
 		return nil, false
 	}
 	if r.reverting && n.desc != nil {

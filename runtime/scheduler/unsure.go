@@ -63,15 +63,22 @@ type unsureFact struct {
 // left it whose read-back failed: the version a create or an update was
 // about, or the one a delete was to remove (which it may have kept; the
 // graph holds nothing of it meanwhile). Only a run that makes calls gets
-// here (a simulation's calls do not fail).
-func (r *unknowns) markUnsure(n *node, value proto.Message) {
+// here (a simulation's calls do not fail). It returns the value's error:
+// the call's err, made to match ErrOutcomeUnknown when the outcome is
+// unknown (errors.go: the error of a value whose call failed and whose
+// read-back failed too matches it, and so does its status).
+func (r *unknowns) markUnsure(n *node, value proto.Message, err error) error {
 	if value == nil || !r.canReadBack(n) {
-		return // (a descriptor without Retrieve is taken at its word)
+		return err // (a descriptor without Retrieve is taken at its word)
 	}
 	if r.g.unsure == nil {
 		r.g.unsure = map[string]proto.Message{}
 	}
 	r.g.unsure[n.key] = value
+	if err == nil || errors.Is(err, ErrOutcomeUnknown) {
+		return err
+	}
+	return fmt.Errorf("%w (%w: its read-back failed)", err, ErrOutcomeUnknown)
 }
 
 // canReadBack reports whether a value of n whose outcome is unknown can

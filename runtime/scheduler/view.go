@@ -388,11 +388,40 @@ func (v viewRead) statusOf(key string, r *viewRec, detail bool) Status {
 	}
 	if detail && r.state == PENDING {
 		st.Unmet = v.unmet(key, r)
+		st.Details = v.unprovidable(st.Unmet)
 		if cycle := v.cycleThrough(key, r); len(cycle) > 0 {
 			st.Details = append(st.Details, "dependency cycle: "+strings.Join(cycle, " -> "))
 		}
 	}
 	return st
+}
+
+// unprovidable says, for each unmet dependency that no registered
+// descriptor could ever provide, that nothing can create it until such a
+// descriptor is registered (a typo in a key, or a missing plugin): the
+// value would wait for it forever.
+func (v viewRead) unprovidable(unmet []UnmetDependency) []string {
+	var out []string
+	for _, u := range unmet {
+		switch {
+		case v.providable(u):
+		case u.Key != "":
+			out = append(out, "no registered descriptor handles "+u.Key+": nothing can create it until one is registered")
+		default:
+			out = append(out, "no registered descriptor handles keys under "+strings.Join(u.AnyOf, ", ")+": nothing can satisfy "+u.Label+" until one is registered")
+		}
+	}
+	return out
+}
+
+// providable reports whether a registered descriptor could provide u: its
+// key is in a descriptor's key space, or a key space reaches under one of
+// its AnyOf prefixes.
+func (v viewRead) providable(u UnmetDependency) bool {
+	if u.Key != "" {
+		return v.st.index.Lookup(u.Key) != nil
+	}
+	return slices.ContainsFunc(u.AnyOf, v.st.index.Covers)
 }
 
 // unmet lists the unmet dependencies of r.
