@@ -10,6 +10,7 @@ import (
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/callctx"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/grouping"
 )
 
 // calling is the run's southbound calls: made (execution) or recorded
@@ -53,69 +54,28 @@ type calling struct {
 // timeout): given up on, every operation of it fails with the timeout, and
 // the algorithm's read-back finds out what was applied.
 
-// groupMode says how the calls of a descriptor may be grouped.
-type groupMode uint8
-
-const (
-	groupNone groupMode = iota
-	groupBatch
-	groupConcurrent
-)
-
 // groupMode returns how the calls of d may be grouped, cached per
 // descriptor: in its guard (every registered descriptor has one), else in
 // a map. Only the goroutine running the transaction calls it.
-func (s *caller) groupMode(d kv.Descriptor) (groupMode, int) {
+func (s *caller) groupMode(d kv.Descriptor) (grouping.Mode, int) {
 	if s.opts.batchSize < 2 || d == nil {
-		return groupNone, 1
+		return grouping.None, 1
 	}
 	if g, ok := d.(*guard); ok {
 		if !g.grouped {
-			g.group, g.grouped = s.groupInfo(d), true
+			g.group, g.grouped = grouping.InfoOf(d, !s.opts.noConcurrency, s.opts.logger), true
 		}
-		return g.group.mode, g.group.workers
+		return g.group.Mode, g.group.Workers
 	}
 	if g, ok := s.groupModes[d]; ok {
-		return g.mode, g.workers
+		return g.Mode, g.Workers
 	}
-	g := s.groupInfo(d)
+	g := grouping.InfoOf(d, !s.opts.noConcurrency, s.opts.logger)
 	if s.groupModes == nil {
-		s.groupModes = map[kv.Descriptor]groupInfo{}
+		s.groupModes = map[kv.Descriptor]grouping.Info{}
 	}
 	s.groupModes[d] = g
-	return g.mode, g.workers
-}
-
-// groupInfo asks d how its calls may be grouped.
-func (s *caller) groupInfo(d kv.Descriptor) groupInfo {
-	g := groupInfo{workers: 1}
-	switch {
-	case d.CanBatch():
-		g.mode = groupBatch
-	case !s.opts.noConcurrency:
-		if n := s.concurrentCalls(d); n > 1 {
-			g.mode, g.workers = groupConcurrent, n
-		}
-	}
-	return g
-}
-
-// groupInfo is the cached grouping of a descriptor's calls.
-type groupInfo struct {
-	mode    groupMode
-	workers int
-}
-
-// concurrentCalls asks d's handler how many calls may run at once; a
-// panic counts as one.
-func (s *caller) concurrentCalls(d kv.Descriptor) (n int) {
-	defer func() {
-		if p := recover(); p != nil {
-			s.opts.logger.Error("ConcurrentCalls panicked; the descriptor's calls are made one at a time", "descriptor", d.Name(), "panic", fmt.Sprint(p))
-			n = 1
-		}
-	}()
-	return d.ConcurrentCalls()
+	return g.Mode, g.Workers
 }
 
 // groupEnd returns the end (exclusive) of the group of calls of the plan
@@ -139,13 +99,13 @@ func (r *calling) groupCall(c *plannedCall, n *node, kind OpKind, value proto.Me
 	if r.opts.revert {
 		return
 	}
-	var mode groupMode
+	var mode grouping.Mode
 	if gd, ok := n.desc.(*guard); ok && gd.grouped && r.s.opts.batchSize >= 2 {
-		mode = gd.group.mode // the usual case, without a call
+		mode = gd.group.Mode // the usual case, without a call
 	} else {
 		mode, _ = r.s.groupMode(n.desc)
 	}
-	if mode == groupNone {
+	if mode == grouping.None {
 		r.grouped = 0
 		return
 	}
@@ -242,7 +202,7 @@ func (s *caller) execGroup(st *txnState, i, end int, unheld *map[int]any) (ops [
 		for k := range ops {
 			ops[k].Err = err
 		}
-	} else if mode == groupBatch {
+	} else if mode == grouping.Batch {
 		callBatch(cc, batchKind(first.kind), first.desc, ops)
 	} else {
 		callConcurrent(cc, first.kind, first.desc, calls, ops, workers)

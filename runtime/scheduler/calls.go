@@ -30,7 +30,7 @@ type caller struct {
 	// may be grouped, grouping is the group being formed, and batchOps
 	// and groupNodes the buffers of the last group's operations and
 	// nodes (see batch.go).
-	groupModes map[kv.Descriptor]groupInfo
+	groupModes map[kv.Descriptor]grouping.Info
 	grouping   grouping.Group
 	batchOps   []kv.BatchOp[string, proto.Message, any]
 	groupNodes []*node

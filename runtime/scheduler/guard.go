@@ -14,6 +14,7 @@ import (
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/internal/kvaccess"
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/grouping"
 )
 
 // ErrPanicked marks the error of a call into a descriptor's code (its
@@ -53,7 +54,7 @@ type guard struct {
 	// group is how the descriptor's calls may be grouped, once grouped
 	// is set (see Scheduler.groupMode): written and read by the
 	// goroutine running the transaction only.
-	group   groupInfo
+	group   grouping.Info
 	grouped bool
 }
 
