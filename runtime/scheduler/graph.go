@@ -144,7 +144,7 @@ type graph struct {
 	epoch   uint32
 	open    bool
 	// dirty lists the nodes changed, added or removed since
-	// the last publish (see Scheduler.publish), journal open or not; a key
+	// the last publish (see jobs.publish), journal open or not; a key
 	// may be listed more than once.
 	dirty chunked.List[*node]
 }

@@ -46,13 +46,13 @@ func (e *PanicError) Unwrap() error { return ErrPanicked }
 // equal, no re-create, not retriable, the key as label, not a key of the
 // descriptor) and report the panic to the scheduler's panic record, from
 // which the transaction in progress turns it into an error of the key (see
-// run.panicked): a value whose dependencies cannot be computed is INVALID,
+// calling.panicked): a value whose dependencies cannot be computed is INVALID,
 // one whose comparison panics FAILED, with no call either way.
 type guard struct {
 	kv.Descriptor
 	rec *panicRecord
 	// group is how the descriptor's calls may be grouped, once grouped
-	// is set (see Scheduler.groupMode): written and read by the
+	// is set (see caller.groupMode): written and read by the
 	// goroutine running the transaction only.
 	group   grouping.Info
 	grouped bool
