@@ -103,7 +103,11 @@
 //     be absent: a failed create or delete leaves the graph holding
 //     nothing of it), and the removal of a value it may need (a
 //     dependency, its base) is refused (ErrStillNeeded, ErrOutcomeUnknown)
-//     and decided again once it is read back.
+//     and decided again once it is read back. One call is made on it: a
+//     reverting transaction undoes the failed call by its inverse,
+//     blindly, as for a descriptor without Retrieve; the inverse fails
+//     when the call had not applied (a create of what is there), and the
+//     value then stays FAILED, of unknown outcome, until it is read back.
 //   - Every call into a descriptor's code is recovered: a panic in a
 //     handler fails its call (a non-retriable error); a panic in a
 //     function of the spec becomes a *PanicError (ErrPanicked) naming the
