@@ -82,7 +82,7 @@ func (s *caller) groupMode(d kv.Descriptor) (grouping.Mode, int) {
 // that starts at call i: i+1 when call i is made alone.
 func groupEnd(plan *run, i int) int {
 	end := i + 1
-	for end < plan.calls.len() && plan.calls.at(end).joins {
+	for end < plan.calls.Len() && plan.calls.At(end).joins {
 		end++
 	}
 	return end
@@ -117,9 +117,9 @@ func (r *calling) groupCall(c *plannedCall, n *node, kind OpKind, value proto.Me
 		adeps = n.adeps
 	}
 	g := &r.s.grouping
-	k := r.calls.len() - 1 // c's index
-	if r.grouped > 0 && r.grouped < r.s.opts.batchSize && !firstOfChunk(k) {
-		if p := r.calls.at(k - 1); p.kind == kind && sameDesc(p.desc, c.desc) {
+	k := r.calls.Len() - 1 // c's index
+	if r.grouped > 0 && r.grouped < r.s.opts.batchSize && !r.calls.StartsChunk(k) {
+		if p := r.calls.At(k - 1); p.kind == kind && sameDesc(p.desc, c.desc) {
 			if r.grouped == 1 {
 				// A second call: the first is looked at only now (most
 				// groups are of one call).
@@ -163,7 +163,7 @@ func batchKind(k OpKind) kv.BatchKind {
 // on the group (see callInline).
 func (s *caller) execGroup(st *txnState, i, end int, unheld *map[int]any) (ops []kv.BatchOp[string, proto.Message, any], failed int, taken *callCtx) {
 	plan := st.plan
-	calls := plan.calls.group(i, end)
+	calls := plan.calls.Slice(i, end)
 	// The buffer is the scheduler's, taken for the group: a group given
 	// up on keeps it (its goroutines may still write to it).
 	ops = s.batchOps
@@ -447,7 +447,7 @@ func (r *calling) learn(n *node, value proto.Message, meta any) {
 func (r *calling) call(kind OpKind, n *node, prev, value proto.Message) (meta any, err error) {
 	r.called = true
 	if r.sim {
-		c := r.calls.add(plannedCall{kind: kind, key: n.key, desc: n.desc, n: n, prev: prev, value: value,
+		c := r.calls.Add(plannedCall{kind: kind, key: n.key, desc: n.desc, n: n, prev: prev, value: value,
 			meta: n.metadata, first: n.callSeq != r.seq32, op: int32(len(r.ops))})
 		r.groupCall(c, n, kind, value)
 		// Not journaled on purpose: a stale mark after a rollback only

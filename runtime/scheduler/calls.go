@@ -323,7 +323,7 @@ func (s *caller) takeOver(c *callCtx) {
 	// Every operation of a group given up on failed with it: the
 	// algorithm's read-back finds what was applied.
 	for i := st.callIndex + 1; i < st.groupEnd; i++ {
-		c := st.plan.calls.at(i)
+		c := st.plan.calls.At(i)
 		results = append(results, callResult{kind: c.kind, key: c.key, value: c.value, err: cause})
 	}
 	s.safely(j, func() {

@@ -151,7 +151,7 @@ func (s *executor) newPlan(ctx context.Context, seq uint64, j *job, view *sbView
 	n := len(j.items) + len(j.retry)
 	size := 2*n + 2
 	if size <= planScratchMax {
-		calls.start(planScratchMax)
+		calls.Start(planScratchMax, planScratchMax)
 		if s.planOps == nil {
 			s.planOps = make([]Op, 0, planScratchMax)
 		}
@@ -160,7 +160,7 @@ func (s *executor) newPlan(ctx context.Context, seq uint64, j *job, view *sbView
 		return plan, true
 	}
 	size = n + n/4 + 2
-	calls.start(size)
+	calls.Start(size, planScratchMax)
 	plan.calls = calls
 	plan.ops = make([]Op, 0, size)
 	return plan, false
@@ -171,7 +171,7 @@ func (s *executor) newPlan(ctx context.Context, seq uint64, j *job, view *sbView
 // everything else.
 func (s *executor) releasePlan(plan *run) {
 	calls := plan.calls
-	calls.reset()
+	calls.Reset()
 	*plan = run{calling: calling{calls: calls}}
 }
 
@@ -250,7 +250,7 @@ func (s *executor) executePlan(st *txnState) (results []callResult, ok bool, tak
 	// results are built only after a failure; a call with no operation to
 	// hold its metadata (none yet: a safeguard) has it kept here.
 	var unheld map[int]any
-	for i := 0; i < plan.calls.len(); i++ {
+	for i := 0; i < plan.calls.Len(); i++ {
 		if end := groupEnd(plan, i); end > i+1 {
 			ops, failed, taken := s.execGroup(st, i, end, &unheld)
 			if taken != nil {
@@ -259,7 +259,7 @@ func (s *executor) executePlan(st *txnState) (results []callResult, ok bool, tak
 			if failed >= 0 {
 				results = plan.resultsBefore(i, len(ops), unheld)
 				for k := range ops {
-					c := plan.calls.at(i + k)
+					c := plan.calls.At(i + k)
 					r := callResult{kind: c.kind, key: c.key, value: c.value, err: ops[k].Err}
 					if r.err == nil {
 						r.meta = ops[k].Metadata
@@ -276,7 +276,7 @@ func (s *executor) executePlan(st *txnState) (results []callResult, ok bool, tak
 			i = end - 1
 			continue
 		}
-		c := plan.calls.at(i)
+		c := plan.calls.At(i)
 		// The plan ran with no metadata: the planned graph gets what the
 		// calls return, and a later call on the same value reads it there.
 		n := c.node(s.g)
@@ -345,7 +345,7 @@ func (st *txnState) recordMeta(i int, c *plannedCall, n *node, m any, unheld *ma
 // whose operation does not hold it.
 func (r *calling) resultsUpTo(last int, m any, err error, unheld map[int]any) []callResult {
 	results := r.resultsBefore(last, 1, unheld)
-	c := r.calls.at(last)
+	c := r.calls.At(last)
 	return append(results, callResult{kind: c.kind, key: c.key, meta: m, err: err})
 }
 
@@ -354,7 +354,7 @@ func (r *calling) resultsUpTo(last int, m any, err error, unheld map[int]any) []
 func (r *calling) resultsBefore(end, more int, unheld map[int]any) []callResult {
 	results := make([]callResult, 0, end+more)
 	for i := range end {
-		c := r.calls.at(i)
+		c := r.calls.At(i)
 		res := callResult{kind: c.kind, key: c.key}
 		switch {
 		case c.kind == OpDelete:

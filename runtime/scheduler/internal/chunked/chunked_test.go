@@ -36,3 +36,33 @@ func TestListAcrossChunks(t *testing.T) {
 		t.Fatal("a push after Reset does not start at 0")
 	}
 }
+
+// TestGrowingAcrossChunks: entries keep their index while the first chunk
+// grows and across chunks; a slice of one chunk holds what was added;
+// Reset keeps a first chunk of at most small and drops a larger one.
+func TestGrowingAcrossChunks(t *testing.T) {
+	var l Growing[int]
+	l.Start(10, 64)
+	const n = GrowingChunk + 100
+	for i := range n {
+		if p := l.Add(i); *p != i {
+			t.Fatalf("Add %d returned %d", i, *p)
+		}
+	}
+	if l.Len() != n || *l.At(5) != 5 || *l.At(GrowingChunk+7) != GrowingChunk+7 || !l.StartsChunk(GrowingChunk) || l.StartsChunk(GrowingChunk+1) {
+		t.Fatal("Len, At or StartsChunk")
+	}
+	if s := l.Slice(GrowingChunk+2, GrowingChunk+5); len(s) != 3 || s[0] != GrowingChunk+2 || s[2] != GrowingChunk+4 {
+		t.Fatalf("Slice = %v", s)
+	}
+	l.Reset()
+	if l.Len() != 0 || len(l.chunks) != 0 {
+		t.Fatalf("after Reset of a large list: Len %d, %d chunks kept", l.Len(), len(l.chunks))
+	}
+	l.Start(4, 64)
+	l.Add(1)
+	l.Reset()
+	if len(l.chunks) != 1 || cap(l.chunks[0]) != 64 {
+		t.Fatalf("after Reset of a small list: %d chunks, want its first kept", len(l.chunks))
+	}
+}
