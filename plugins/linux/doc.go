@@ -46,6 +46,9 @@
 //     lie under a directory given to WithNamespaceDirs, its symbolic
 //     links resolved (none by default: every path is INVALID, naming
 //     namespace_path). InterfaceMeta.Namespace is then that path.
+//   - A route whose gateway is not of its destination's family (an IPv4
+//     network via an IPv6 gateway) is INVALID, naming gw_addr: the kernel
+//     takes a gateway only in the route's own family.
 //   - Retrieve reports as the plugin's only what it owns: interfaces that
 //     match an intended one (by host name, namespace and type), routes
 //     that carry the plugin's protocol number and that the scheduler asks

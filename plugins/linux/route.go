@@ -26,6 +26,7 @@ var (
 	_ linuxl3.RouteHandler[struct{}]   = (*routes)(nil)
 	_ linuxl3.RouteUpdater[struct{}]   = (*routes)(nil)
 	_ linuxl3.RouteRetriever[struct{}] = (*routes)(nil)
+	_ linuxl3.RouteValidator           = (*routes)(nil)
 )
 
 var scopes = map[linuxl3.Route_Scope]netlink.Scope{
@@ -351,4 +352,20 @@ func normalise(v, want *linuxl3.Route, r *routeMsg) {
 	if r.family == unix.AF_INET6 && want.GetMetric() == 0 && r.priority == 1024 {
 		v.Metric = 0
 	}
+}
+
+// Validate checks what the schema cannot: that the gateway is of the
+// destination's family. The gateway is written as the route's
+// RTA_GATEWAY, which the kernel takes only in the route's own family (it
+// answers EINVAL), and the dependency "gateway reachable" would wait for
+// an address of the other family forever.
+func (h *routes) Validate(k linuxl3.RouteKey, v *linuxl3.Route) error {
+	gw, err := netip.ParseAddr(v.GetGwAddr())
+	if err != nil || !k.DstNetwork.IsValid() {
+		return nil // no gateway (the schema checks its format)
+	}
+	if gw.Unmap().Is4() != k.DstNetwork.Addr().Unmap().Is4() {
+		return (*kv.InvalidValueError)(nil).Add("gw_addr", "gateway %s is not of the family of the destination %s", gw, k.DstNetwork).OrNil()
+	}
+	return nil
 }

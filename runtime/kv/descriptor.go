@@ -239,6 +239,9 @@ func NewDescriptor[K any, V proto.Message, M any](spec Spec[K, V, M], handler Ha
 		if err != nil {
 			return nil, fmt.Errorf("kv.NewDescriptor %s: %w", spec.Name, err)
 		}
+		if err := t.CheckDescriptorKeySpace(); err != nil {
+			return nil, fmt.Errorf("kv.NewDescriptor %s: %w", spec.Name, err)
+		}
 		d.template, d.prefix = t, t.Prefix()
 	}
 	if d.prefix == "" {
@@ -326,14 +329,15 @@ func (d *TypedDescriptor[K, V, M]) IsKey(key string) bool {
 
 // parseKey gives the handler's key of a key text; ok is false for a text
 // that does not parse. Without a parser (K is string, NewDescriptor
-// checks) the text is the key: the scheduler calls handlers only with keys
-// that IsKey accepted, and does not pay for matching them twice.
+// checks) the text is the key when IsKey accepts it (the template's Match,
+// or the prefix test): Spec.ParseKey's documented default, kept by every
+// type-erased call, whoever makes it.
 func (d *TypedDescriptor[K, V, M]) parseKey(key string) (K, bool) {
 	if d.spec.ParseKey != nil {
 		return d.spec.ParseKey(key)
 	}
 	k, _ := any(key).(K)
-	return k, true
+	return k, d.IsKey(key)
 }
 
 // keyString is the text of a handler's key.
@@ -347,7 +351,7 @@ func (d *TypedDescriptor[K, V, M]) keyString(k K) string {
 
 // handlerKey parses a key for a handler call; the scheduler calls the
 // handler only with keys that IsKey accepts, so an error means a caller
-// that skipped that test.
+// that skipped that test (it is not retriable).
 func (d *TypedDescriptor[K, V, M]) handlerKey(key string) (K, error) {
 	k, ok := d.parseKey(key)
 	if !ok {
@@ -432,7 +436,10 @@ func (d *TypedDescriptor[K, V, M]) NeedsRecreate(key string, oldValue, newValue 
 // Validate checks the type, then the schema, then the handler's Validator,
 // and merges the invalid fields they report into one *InvalidValueError.
 // The handler's Validator runs on every value whose key parses, so that
-// one error names every invalid field.
+// one error names every invalid field. A value they all accept is checked
+// last for what the spec computes from it: a dependency with neither a
+// key nor AnyOf prefixes, or a derived value with an empty key or no
+// value, makes it invalid (fields "(dependencies)" and "(derived)").
 func (d *TypedDescriptor[K, V, M]) Validate(key string, value proto.Message) error {
 	v, ok := d.typed(value)
 	if !ok || value == nil {
@@ -476,10 +483,47 @@ func (d *TypedDescriptor[K, V, M]) Validate(key string, value proto.Message) err
 		}
 	}
 	if merged == nil {
+		merged = d.checkSpecOutput(key, v)
+	}
+	if merged == nil {
 		return nil
 	}
 	merged.Key = key
 	return merged
+}
+
+// checkSpecOutput checks what the spec computes from a valid value: every
+// dependency names a key or AnyOf prefixes, and every derived value has a
+// key and a value. A malformed one is the value's error, naming it: the
+// scheduler would otherwise wait for it forever (a dependency on nothing)
+// or drop it unseen (a derived value without key or value).
+//
+// A function that panics here is left to the call its caller makes itself,
+// which reports the panic as that function's: this check finds nothing.
+func (d *TypedDescriptor[K, V, M]) checkSpecOutput(key string, v V) (errs *InvalidValueError) {
+	defer func() {
+		if recover() != nil {
+			errs = nil
+		}
+	}()
+	if d.spec.Dependencies != nil {
+		for i, dep := range d.spec.Dependencies(key, v) {
+			if dep.Key == "" && len(dep.AnyOf.Prefixes) == 0 {
+				errs = errs.Add("(dependencies)", "dependency %d (%q) has neither a key nor AnyOf prefixes", i+1, dep.Label)
+			}
+		}
+	}
+	if d.spec.Derived != nil {
+		for i, dv := range d.spec.Derived(key, v) {
+			switch {
+			case dv.Key == "":
+				errs = errs.Add("(derived)", "derived value %d has an empty key", i+1)
+			case dv.Value == nil || !dv.Value.ProtoReflect().IsValid():
+				errs = errs.Add("(derived)", "derived value %d (%s) has no value", i+1, dv.Key)
+			}
+		}
+	}
+	return errs
 }
 
 func (d *TypedDescriptor[K, V, M]) meta(m any) M {

@@ -203,13 +203,13 @@ func TestNewDescriptorErrors(t *testing.T) {
 			name:    "template without a literal prefix",
 			spec:    spec{Name: "iface", KeyTemplate: "{name}/x"},
 			handler: &baseHandler{},
-			wantErr: "kv.NewDescriptor iface: the key space has no literal prefix (set KeyTemplate or KeyPrefix)",
+			wantErr: `kv.NewDescriptor iface: key template "{name}/x" has no literal prefix before its first placeholder: a descriptor's keys are mapped to it by their prefix`,
 		},
 		{
 			name:    "template without a literal prefix, KeyPrefix ignored",
 			spec:    spec{Name: "iface", KeyTemplate: "{name}", KeyPrefix: "linux/"},
 			handler: &baseHandler{},
-			wantErr: "kv.NewDescriptor iface: the key space has no literal prefix (set KeyTemplate or KeyPrefix)",
+			wantErr: `kv.NewDescriptor iface: key template "{name}" has no literal prefix before its first placeholder: a descriptor's keys are mapped to it by their prefix`,
 		},
 	}
 	for _, tt := range tests {

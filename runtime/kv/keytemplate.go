@@ -231,6 +231,18 @@ func (t *KeyTemplate) String() string { return t.text }
 // the template starts with it.
 func (t *KeyTemplate) Prefix() string { return t.prefix }
 
+// CheckDescriptorKeySpace reports why t cannot be a descriptor's key
+// template, or nil. A descriptor's template needs a literal prefix (text
+// before its first placeholder): keys are mapped to descriptors through
+// it. NewDescriptor applies this rule, and so does the generator to a
+// model's key, so that a template it accepts is never refused at run time.
+func (t *KeyTemplate) CheckDescriptorKeySpace() error {
+	if t.prefix == "" {
+		return fmt.Errorf("key template %q has no literal prefix before its first placeholder: a descriptor's keys are mapped to it by their prefix", t.text)
+	}
+	return nil
+}
+
 // Placeholders lists the template's placeholders in order.
 func (t *KeyTemplate) Placeholders() []Placeholder {
 	return append([]Placeholder(nil), t.holders...)

@@ -2,8 +2,6 @@ package scheduler
 
 import (
 	"fmt"
-	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,7 +9,34 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/callctx"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/grouping"
 )
+
+// calling is the run's southbound calls: made (execution) or recorded
+// (simulation), grouped, replayed, and their metadata learnt.
+type calling struct {
+	*run
+	// calls are the southbound calls a simulation would make, in order;
+	// grouped counts the calls of the group the last one is in (0: made
+	// alone; see groupCall).
+	calls   callList
+	grouped int
+	// vanished are the keys that calls of a group deleted beyond the
+	// failure that ends the plan (see vanishedBeyondFailure): gone from
+	// the southbound while the graph, until the run replays or settles
+	// those calls, still holds them.
+	vanished map[string]bool
+	// replay holds the results of the calls made before a failure;
+	// replayed counts those used.
+	replay   []callResult
+	replayed int
+	// metaKeys are the keys whose metadata a simulation did not sync.
+	metaKeys []string
+	// called is set by a southbound call, until the operation that
+	// records it.
+	called bool
+}
 
 // Batched and concurrent execution.
 //
@@ -29,76 +54,35 @@ import (
 // timeout): given up on, every operation of it fails with the timeout, and
 // the algorithm's read-back finds out what was applied.
 
-// groupMode says how the calls of a descriptor may be grouped.
-type groupMode uint8
-
-const (
-	groupNone groupMode = iota
-	groupBatch
-	groupConcurrent
-)
-
 // groupMode returns how the calls of d may be grouped, cached per
 // descriptor: in its guard (every registered descriptor has one), else in
 // a map. Only the goroutine running the transaction calls it.
-func (s *Scheduler) groupMode(d kv.Descriptor) (groupMode, int) {
+func (s *caller) groupMode(d kv.Descriptor) (grouping.Mode, int) {
 	if s.opts.batchSize < 2 || d == nil {
-		return groupNone, 1
+		return grouping.None, 1
 	}
 	if g, ok := d.(*guard); ok {
 		if !g.grouped {
-			g.group, g.grouped = s.groupInfo(d), true
+			g.group, g.grouped = grouping.InfoOf(d, !s.opts.noConcurrency, s.opts.logger), true
 		}
-		return g.group.mode, g.group.workers
+		return g.group.Mode, g.group.Workers
 	}
 	if g, ok := s.groupModes[d]; ok {
-		return g.mode, g.workers
+		return g.Mode, g.Workers
 	}
-	g := s.groupInfo(d)
+	g := grouping.InfoOf(d, !s.opts.noConcurrency, s.opts.logger)
 	if s.groupModes == nil {
-		s.groupModes = map[kv.Descriptor]groupInfo{}
+		s.groupModes = map[kv.Descriptor]grouping.Info{}
 	}
 	s.groupModes[d] = g
-	return g.mode, g.workers
-}
-
-// groupInfo asks d how its calls may be grouped.
-func (s *Scheduler) groupInfo(d kv.Descriptor) groupInfo {
-	g := groupInfo{workers: 1}
-	switch {
-	case d.CanBatch():
-		g.mode = groupBatch
-	case !s.opts.noConcurrency:
-		if n := s.concurrentCalls(d); n > 1 {
-			g.mode, g.workers = groupConcurrent, n
-		}
-	}
-	return g
-}
-
-// groupInfo is the cached grouping of a descriptor's calls.
-type groupInfo struct {
-	mode    groupMode
-	workers int
-}
-
-// concurrentCalls asks d's handler how many calls may run at once; a
-// panic counts as one.
-func (s *Scheduler) concurrentCalls(d kv.Descriptor) (n int) {
-	defer func() {
-		if p := recover(); p != nil {
-			s.opts.logger.Error("ConcurrentCalls panicked; the descriptor's calls are made one at a time", "descriptor", d.Name(), "panic", fmt.Sprint(p))
-			n = 1
-		}
-	}()
-	return d.ConcurrentCalls()
+	return g.Mode, g.Workers
 }
 
 // groupEnd returns the end (exclusive) of the group of calls of the plan
 // that starts at call i: i+1 when call i is made alone.
 func groupEnd(plan *run, i int) int {
 	end := i + 1
-	for end < plan.calls.len() && plan.calls.at(end).joins {
+	for end < plan.calls.Len() && plan.calls.At(end).joins {
 		end++
 	}
 	return end
@@ -111,17 +95,17 @@ func groupEnd(plan *run, i int) int {
 // (the dependencies of the value and of the applied one, the base) is at
 // hand, so the call need not keep it. A reverting transaction's calls are
 // made one at a time: its first failure ends it.
-func (r *run) groupCall(c *plannedCall, n *node, kind OpKind, value proto.Message) {
+func (r *calling) groupCall(c *plannedCall, n *node, kind OpKind, value proto.Message) {
 	if r.opts.revert {
 		return
 	}
-	var mode groupMode
+	var mode grouping.Mode
 	if gd, ok := n.desc.(*guard); ok && gd.grouped && r.s.opts.batchSize >= 2 {
-		mode = gd.group.mode // the usual case, without a call
+		mode = gd.group.Mode // the usual case, without a call
 	} else {
 		mode, _ = r.s.groupMode(n.desc)
 	}
-	if mode == groupNone {
+	if mode == grouping.None {
 		r.grouped = 0
 		return
 	}
@@ -133,23 +117,22 @@ func (r *run) groupCall(c *plannedCall, n *node, kind OpKind, value proto.Messag
 		adeps = n.adeps
 	}
 	g := &r.s.grouping
-	k := r.calls.len() - 1 // c's index
-	if r.grouped > 0 && r.grouped < r.s.opts.batchSize && !firstOfChunk(k) {
-		if p := r.calls.at(k - 1); p.kind == kind && sameDesc(p.desc, c.desc) {
+	k := r.calls.Len() - 1 // c's index
+	if r.grouped > 0 && r.grouped < r.s.opts.batchSize && !r.calls.StartsChunk(k) {
+		if p := r.calls.At(k - 1); p.kind == kind && sameDesc(p.desc, c.desc) {
 			if r.grouped == 1 {
 				// A second call: the first is looked at only now (most
 				// groups are of one call).
-				g.reset(c.desc.KeyPrefix())
-				g.add(g.first.key, g.first.base, g.first.deps, g.first.adeps)
+				g.Open(c.desc.KeyPrefix())
 			}
-			if g.join(c.key, n.base, deps, adeps, c.first) {
+			if g.Join(c.key, n.base, deps, adeps, c.first) {
 				c.joins = true
 				r.grouped++
 				return
 			}
 		}
 	}
-	g.first = firstCall{c.key, n.base, deps, adeps}
+	g.Start(c.key, n.base, deps, adeps)
 	r.grouped = 1
 }
 
@@ -161,186 +144,6 @@ func sameDesc(a, b kv.Descriptor) bool {
 		return ok && ga == gb
 	}
 	return a == b
-}
-
-// firstCall is what tells whether a call is independent of others, kept
-// for the first call of a group until a second one comes.
-type firstCall struct {
-	key, base   string
-	deps, adeps []kv.Dependency
-}
-
-// grouping holds the keys of the group being formed, to tell whether one
-// more call is independent of its calls. Groups are mostly small (the
-// routes of one interface): the keys are kept in slices, looked through,
-// and put in maps only when a group beyond groupScan is looked up (most
-// large groups never are: see join).
-type grouping struct {
-	// keys are the group's keys; needed the keys of the descriptor that
-	// its values depend on (and their bases); anyOf the AnyOf
-	// dependencies of its values that a key of the descriptor may
-	// satisfy.
-	keys, needed keyList
-	anyOf        []kv.AnyOf
-	// prefix is the key prefix of the group's descriptor, which each of
-	// its keys has: a dependency on a key without it (a route's on its
-	// interface), or an AnyOf dependency none of whose prefixes overlaps
-	// it, is met by no call of the group, and is not looked at again.
-	prefix string
-	// first is the call that starts the group being formed.
-	first firstCall
-}
-
-// groupScan is the size up to which a group's keys are looked through
-// rather than hashed.
-const groupScan = 16
-
-func (g *grouping) reset(prefix string) {
-	g.keys.reset()
-	g.needed.reset()
-	clear(g.anyOf)
-	g.anyOf = g.anyOf[:0]
-	g.prefix = prefix
-}
-
-// keyList is a list of keys, looked through while short and put in a map
-// (the keys added since the last look-up) once longer.
-type keyList struct {
-	list []string
-	set  map[string]struct{}
-	// hashed counts the keys of list in set.
-	hashed int
-}
-
-func (l *keyList) add(k string) { l.list = append(l.list, k) }
-
-func (l *keyList) reset() {
-	clear(l.list)
-	l.list = l.list[:0]
-	if l.hashed > 0 {
-		clear(l.set)
-		l.hashed = 0
-	}
-}
-
-func (l *keyList) has(k string) bool {
-	if len(l.list) <= groupScan {
-		return slices.Contains(l.list, k)
-	}
-	if l.set == nil {
-		l.set = map[string]struct{}{}
-	}
-	for _, key := range l.list[l.hashed:] {
-		l.set[key] = struct{}{}
-	}
-	l.hashed = len(l.list)
-	_, ok := l.set[k]
-	return ok
-}
-
-// overlaps reports whether a key of the group's descriptor may have one
-// of prefixes.
-func (g *grouping) overlaps(prefixes []string) bool {
-	for _, p := range prefixes {
-		if strings.HasPrefix(p, g.prefix) || strings.HasPrefix(g.prefix, p) {
-			return true
-		}
-	}
-	return false
-}
-
-// mine reports whether key may be a key of the group's descriptor.
-func (g *grouping) mine(key string) bool { return strings.HasPrefix(key, g.prefix) }
-
-// add adds the call on key (its value's base, the dependencies of its
-// value and of the applied one) to the group.
-func (g *grouping) add(key, base string, deps, adeps []kv.Dependency) {
-	g.keys.add(key)
-	if base != "" && g.mine(base) {
-		g.needed.add(base)
-	}
-	g.addDeps(deps)
-	g.addDeps(adeps)
-}
-
-// addDeps adds the dependencies deps of a call of the group. A key needed
-// by the call before is listed once.
-func (g *grouping) addDeps(deps []kv.Dependency) {
-	for i := range deps {
-		d := &deps[i]
-		switch {
-		case !d.IsAnyOf():
-			if !g.mine(d.Key) {
-				continue
-			}
-			if n := len(g.needed.list); n == 0 || g.needed.list[n-1] != d.Key {
-				g.needed.add(d.Key)
-			}
-		case g.overlaps(d.AnyOf.Prefixes):
-			g.anyOf = append(g.anyOf, d.AnyOf)
-		}
-	}
-}
-
-// join adds the call on key (base, deps and adeps as for add) to the group
-// when it depends on no call of the group, and no call of the group on it
-// (a delete's order is the reverse of its dependencies', so both
-// directions count); it reports whether it did. One pass over the
-// dependencies decides, in the usual case of a call none of whose
-// dependencies a key of the group's descriptor may meet.
-func (g *grouping) join(key, base string, deps, adeps []kv.Dependency, first bool) bool {
-	if !first && g.keys.has(key) || g.needed.has(key) {
-		// A second call on a value (only a value called before in the
-		// transaction may be in the group), or one the group needs.
-		return false
-	}
-	for _, a := range g.anyOf {
-		if hasAnyPrefix(key, a.Prefixes) {
-			return false
-		}
-	}
-	own := base != "" && g.mine(base)
-	if own && g.keys.has(base) {
-		return false
-	}
-	for _, list := range [2][]kv.Dependency{deps, adeps} {
-		for i := range list {
-			d := &list[i]
-			if !d.IsAnyOf() {
-				if g.mine(d.Key) {
-					if g.keys.has(d.Key) {
-						return false
-					}
-					own = true
-				}
-				continue
-			}
-			if !g.overlaps(d.AnyOf.Prefixes) {
-				continue
-			}
-			for _, k := range g.keys.list {
-				if hasAnyPrefix(k, d.AnyOf.Prefixes) {
-					return false
-				}
-			}
-			own = true
-		}
-	}
-	if own {
-		g.add(key, base, deps, adeps)
-		return true
-	}
-	g.keys.add(key)
-	return true
-}
-
-func hasAnyPrefix(key string, prefixes []string) bool {
-	for _, p := range prefixes {
-		if strings.HasPrefix(key, p) {
-			return true
-		}
-	}
-	return false
 }
 
 // batchKind is the batch kind of an operation kind.
@@ -358,9 +161,9 @@ func batchKind(k OpKind) kv.BatchKind {
 // records their outcomes as executePlan does for one call. failed is the
 // first of them that failed, or -1; taken is set when the watchdog gave up
 // on the group (see callInline).
-func (s *Scheduler) execGroup(st *txnState, i, end int, unheld *map[int]any) (ops []kv.BatchOp[string, proto.Message, any], failed int, taken *callCtx) {
+func (s *caller) execGroup(st *txnState, i, end int, unheld *map[int]any) (ops []kv.BatchOp[string, proto.Message, any], failed int, taken *callCtx) {
 	plan := st.plan
-	calls := plan.calls.group(i, end)
+	calls := plan.calls.Slice(i, end)
 	// The buffer is the scheduler's, taken for the group: a group given
 	// up on keeps it (its goroutines may still write to it).
 	ops = s.batchOps
@@ -399,12 +202,12 @@ func (s *Scheduler) execGroup(st *txnState, i, end int, unheld *map[int]any) (op
 		for k := range ops {
 			ops[k].Err = err
 		}
-	} else if mode == groupBatch {
+	} else if mode == grouping.Batch {
 		callBatch(cc, batchKind(first.kind), first.desc, ops)
 	} else {
 		callConcurrent(cc, first.kind, first.desc, calls, ops, workers)
 	}
-	cc.end(ctxReturned)
+	cc.End(callctx.Returned)
 	if !s.inFlight.CompareAndSwap(cc, nil) {
 		s.late(cc, nil)
 		return nil, -1, cc
@@ -412,15 +215,8 @@ func (s *Scheduler) execGroup(st *txnState, i, end int, unheld *map[int]any) (op
 	st.groupEnd = 0
 	st.res.Batches++
 	st.res.BatchedOps += len(calls)
-	if o := s.opts.observer; o != nil {
-		took := time.Since(cc.start)
-		share := took / time.Duration(len(calls))
-		for k := range ops {
-			o.OpDone(first.desc.Name(), first.kind, share, ops[k].Err)
-		}
-		if so, ok := o.(*safeObserver); ok {
-			so.batchDone(first.desc.Name(), first.kind, len(calls), took)
-		}
+	if s.opts.observer != nil {
+		s.observeGroup(cc, ops)
 	}
 	failed = -1
 	for k := range calls {
@@ -440,8 +236,23 @@ func (s *Scheduler) execGroup(st *txnState, i, end int, unheld *map[int]any) (op
 	return ops, failed, nil
 }
 
+// observeGroup reports the calls of a group to the observer: each as
+// taking its share of the group's time.
+func (s *caller) observeGroup(cc *callCtx, ops []kv.BatchOp[string, proto.Message, any]) {
+	o := s.opts.observer
+	took := time.Since(cc.Start)
+	share := took / time.Duration(len(ops))
+	name := cc.desc.Name()
+	for k := range ops {
+		o.OpDone(name, cc.op, share, ops[k].Err)
+	}
+	if so, ok := o.(*safeObserver); ok {
+		so.batchDone(name, cc.op, len(ops), took)
+	}
+}
+
 // releaseBatchOps keeps ops for the next group, emptied.
-func (s *Scheduler) releaseBatchOps(ops []kv.BatchOp[string, proto.Message, any]) {
+func (s *caller) releaseBatchOps(ops []kv.BatchOp[string, proto.Message, any]) {
 	clear(ops)
 	s.batchOps = ops[:0]
 }
@@ -525,7 +336,7 @@ func vanishedBeyondFailure(results []callResult) map[string]bool {
 	return out
 }
 
-func (r *run) takeReplay(kind OpKind, key string) *callResult {
+func (r *calling) takeReplay(kind OpKind, key string) *callResult {
 	for r.replayed < len(r.replay) && r.replay[r.replayed].used {
 		r.replayed++
 	}
@@ -550,7 +361,7 @@ func (r *run) takeReplay(kind OpKind, key string) *callResult {
 // of a leftover that failed is read back; when that cannot be known, the
 // value fails with the call's error, as after any failed call whose outcome
 // is unknown: neither CONFIGURED nor gone, whatever the southbound holds.
-func (r *run) settleLeftovers() {
+func (r *calling) settleLeftovers() {
 	if r.replayed >= len(r.replay) {
 		r.vanished = nil
 		return
@@ -584,8 +395,7 @@ func (r *run) settleLeftovers() {
 					"key", c.key, "op", c.kind.String(), "error", c.err, "seq", r.seq)
 				r.mut(n)
 				n.lastOp = c.kind
-				r.markUnsure(n, expected)
-				r.fail(n, c.kind, c.err, 0, n.applied, c.value, false)
+				r.fail(n, c.kind, r.markUnsure(n, expected, c.err), 0, n.applied, c.value, false)
 				settled = true
 				continue
 			}
@@ -607,7 +417,7 @@ func (r *run) settleLeftovers() {
 // a notification says or a call left it, and brings n to its target from
 // there: a value that vanished is removed (what depends on it first) and,
 // when it is one of ours, created again if still wanted.
-func (r *run) learn(n *node, value proto.Message, meta any) {
+func (r *calling) learn(n *node, value proto.Message, meta any) {
 	if value == nil {
 		if n.applied == nil || n.removing {
 			return
@@ -629,4 +439,66 @@ func (r *run) learn(n *node, value proto.Message, meta any) {
 		r.triggerDependents(n.key)
 	}
 	r.reconcile(n.key)
+}
+
+// call performs one southbound operation. A simulation performs none and
+// records it in the plan's calls; an execution after a failed call first
+// replays the results of the calls the plan made already.
+func (r *calling) call(kind OpKind, n *node, prev, value proto.Message) (meta any, err error) {
+	r.called = true
+	if r.sim {
+		c := r.calls.Add(plannedCall{kind: kind, key: n.key, desc: n.desc, n: n, prev: prev, value: value,
+			meta: n.metadata, first: n.callSeq != r.seq32, op: int32(len(r.ops))})
+		r.groupCall(c, n, kind, value)
+		// Not journaled on purpose: a stale mark after a rollback only
+		// ever carries an older transaction's number.
+		n.callSeq = r.seq32
+		return nil, nil
+	}
+	if r.replayed < len(r.replay) {
+		if c := r.takeReplay(kind, n.key); c != nil {
+			return c.meta, c.err
+		}
+	}
+	return r.s.doCall(r.ctx, kind, n.desc, n.key, prev, value, n.metadata)
+}
+
+// observe records a value present in the southbound that we did not create
+// (OBTAINED, or DISCOVERED for its derived values).
+func (r *calling) observe(n *node, value proto.Message, meta any, st State) {
+	if n.origin == kv.OriginSB && n.state == st && n.applied != nil && proto.Equal(n.applied, value) && sameValue(n.metadata, meta) {
+		// Seen again as it was: nothing to record (its derived values
+		// are re-derived, and record only what changed).
+		r.derive(n)
+		return
+	}
+	r.mut(n)
+	fresh := n.applied == nil
+	n.origin, n.applied, n.metadata, n.state, n.lastErr = kv.OriginSB, value, meta, st, nil
+	if n.base == "" {
+		n.intent = nil
+	}
+	r.g.setDeps(n, nil, nil) // not ours: nothing to order
+	r.g.setExisting(n.key, true)
+	r.syncMetadata(n)
+	r.opFor(n, Op{Key: n.key, Kind: OpNone, Value: value, Flags: FlagObtained | r.nodeFlags(n)})
+	r.derive(n)
+	if fresh {
+		r.triggerDependentsOf(n.key, n)
+	}
+}
+
+func (r *calling) syncMetadata(n *node) {
+	if n.desc == nil || !n.desc.WithMetadata() {
+		return
+	}
+	if r.sim {
+		r.metaKeys = append(r.metaKeys, n.key) // synced if the plan is kept
+		return
+	}
+	if n.applied != nil {
+		setMetadata(n.desc, n.label(), n.metadata)
+	} else {
+		deleteMetadata(n.desc, n.label())
+	}
 }

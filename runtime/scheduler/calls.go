@@ -3,14 +3,38 @@ package scheduler
 import (
 	"context"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"google.golang.org/protobuf/proto"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/callctx"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/grouping"
 )
+
+// caller is the scheduler's southbound calls: their contexts and
+// deadlines, the watchdog, batches and concurrent groups, read-backs.
+type caller struct {
+	*Scheduler
+
+	// inFlight is the southbound call in progress (see calls.go); the
+	// watchdog gives up on it at its deadline, or when Close gives up
+	// (closing set, abandon signalled).
+	inFlight atomic.Pointer[callCtx]
+	closing  atomic.Bool
+	abandon  chan struct{}
+	// callSlab holds the call contexts not yet used (see newCallCtx).
+	callSlab []callCtx
+	// groupModes caches how the calls of descriptors without a guard
+	// may be grouped, grouping is the group being formed, and batchOps
+	// and groupNodes the buffers of the last group's operations and
+	// nodes (see batch.go).
+	groupModes map[kv.Descriptor]grouping.Info
+	grouping   grouping.Group
+	batchOps   []kv.BatchOp[string, proto.Message, any]
+	groupNodes []*node
+}
 
 // Southbound calls have a deadline (see WithCallTimeout), and a handler
 // that ignores it must not hold the scheduler. How a call is made depends
@@ -43,12 +67,9 @@ import (
 // keeps its context sees it ended for good; they are allocated in slabs
 // (see newCallCtx), so a call costs no allocation of its own.
 type callCtx struct {
-	// parent is the job's context, of which only the values are used.
-	parent  context.Context
-	desc    kv.Descriptor
-	key     string
-	start   time.Time
-	timeout time.Duration
+	callctx.Ctx
+	desc kv.Descriptor
+	key  string
 	// st is the transaction of an inline call (one of the plan's), which
 	// takeOver goes on with; nil for a call on a goroutine of its own.
 	st *txnState
@@ -56,108 +77,44 @@ type callCtx struct {
 	// goroutine of its own; for an inline call, when the transaction that
 	// took over has finished the job.
 	givenUp chan struct{}
-
-	// mu guards done, made when Done is first called.
-	mu   sync.Mutex
-	done chan struct{}
-
-	op OpKind
+	op      OpKind
 	// group is the number of operations of a batch or group of concurrent
 	// calls (see batch.go); 0 for one call.
 	group int
 	// closing is set when the call was given up on because Close gave up
 	// (written by the watchdog before it takes the call out of inFlight).
 	closing bool
-	// ended is why the call may not go on (ctxLive while it may).
-	ended atomic.Uint32
 	// given is set once the watchdog gave up on the call.
 	given atomic.Bool
 }
 
-// The values of callCtx.ended.
-const (
-	ctxLive     = iota
-	ctxReturned // the call returned: context.Canceled
-	ctxExpired  // given up on: context.DeadlineExceeded
-)
-
 // callCtxSlab is the number of call contexts allocated at once.
 const callCtxSlab = 32
-
-var closedChan = func() chan struct{} {
-	c := make(chan struct{})
-	close(c)
-	return c
-}()
 
 // newCallCtx returns the context of a call. Only the goroutine that runs
 // the job calls it (the worker, or the goroutine that took a transaction
 // over), so the slab needs no lock.
-func (s *Scheduler) newCallCtx(parent context.Context, op OpKind, d kv.Descriptor, key string) *callCtx {
+func (s *caller) newCallCtx(parent context.Context, op OpKind, d kv.Descriptor, key string) *callCtx {
 	if len(s.callSlab) == 0 {
 		s.callSlab = make([]callCtx, callCtxSlab)
 	}
 	c := &s.callSlab[0]
 	s.callSlab = s.callSlab[1:]
-	c.parent, c.op, c.desc, c.key = parent, op, d, key
+	c.Parent, c.op, c.desc, c.key = parent, op, d, key
 	c.group = 0
-	c.start = time.Now()
-	c.timeout = s.callTimeout(d)
+	c.Start = time.Now()
+	c.Timeout = s.callTimeout(d)
 	return c
 }
 
 // callTimeout returns the call timeout of d's calls.
-func (s *Scheduler) callTimeout(d kv.Descriptor) time.Duration {
+func (s *caller) callTimeout(d kv.Descriptor) time.Duration {
 	if len(s.opts.descCallTimeouts) > 0 && d != nil {
 		if t, ok := s.opts.descCallTimeouts[d.Name()]; ok {
 			return t
 		}
 	}
 	return s.opts.callTimeout
-}
-
-// deadline returns the call's deadline.
-func (c *callCtx) deadline() time.Time { return c.start.Add(c.timeout) }
-
-// Deadline returns the call's deadline.
-func (c *callCtx) Deadline() (time.Time, bool) { return c.deadline(), true }
-
-// Done returns a channel closed at the deadline, when the scheduler gives
-// up on the call, or once the call has returned.
-func (c *callCtx) Done() <-chan struct{} {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.done == nil {
-		if c.ended.Load() != ctxLive {
-			return closedChan
-		}
-		c.done = make(chan struct{})
-	}
-	return c.done
-}
-
-// Err returns nil while the call may go on, then why it may not.
-func (c *callCtx) Err() error {
-	switch c.ended.Load() {
-	case ctxReturned:
-		return context.Canceled
-	case ctxExpired:
-		return context.DeadlineExceeded
-	}
-	return nil
-}
-
-// Value returns the transaction context's value for key.
-func (c *callCtx) Value(key any) any { return c.parent.Value(key) }
-
-// end ends the context: why is ctxReturned or ctxExpired; the first end
-// stands.
-func (c *callCtx) end(why uint32) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.ended.CompareAndSwap(ctxLive, why) && c.done != nil {
-		close(c.done)
-	}
 }
 
 // cause is the error of a call the scheduler gave up on.
@@ -180,24 +137,24 @@ func (c *callCtx) describe(now time.Time) string {
 	if c.group > 1 {
 		what = fmt.Sprintf("a group of %d, %s and the next %d,", c.group, what, c.group-1)
 	}
-	return fmt.Sprintf("%s by descriptor %s, running for %s", what, c.name(), now.Sub(c.start).Round(time.Millisecond))
+	return fmt.Sprintf("%s by descriptor %s, running for %s", what, c.name(), now.Sub(c.Start).Round(time.Millisecond))
 }
 
 // timeoutError is the error of a call the scheduler gave up on.
 func (c *callCtx) timeoutError(closed bool) error {
-	return &CallTimeoutError{Op: c.op, Descriptor: c.name(), Key: c.key, Timeout: c.timeout, Closed: closed, Group: c.group}
+	return &CallTimeoutError{Op: c.op, Descriptor: c.name(), Key: c.key, Timeout: c.Timeout, Closed: closed, Group: c.group}
 }
 
 // late logs the result of a call that the scheduler had given up on.
-func (s *Scheduler) late(c *callCtx, err error) {
+func (s *caller) late(c *callCtx, err error) {
 	s.opts.logger.Warn("a southbound call the scheduler gave up on returned late; its result is dropped (the next resync repairs what it applied)",
-		"descriptor", c.name(), "op", c.op.String(), "key", c.key, "took", time.Since(c.start), "timeout", c.timeout, "error", err)
+		"descriptor", c.name(), "op", c.op.String(), "key", c.key, "took", time.Since(c.Start), "timeout", c.Timeout, "error", err)
 }
 
 // observe reports a call to the observer.
-func (s *Scheduler) observe(c *callCtx, err error) {
+func (s *caller) observe(c *callCtx, err error) {
 	if s.opts.observer != nil {
-		s.opts.observer.OpDone(c.name(), c.op, time.Since(c.start), err)
+		s.opts.observer.OpDone(c.name(), c.op, time.Since(c.Start), err)
 	}
 }
 
@@ -205,7 +162,7 @@ func (s *Scheduler) observe(c *callCtx, err error) {
 // goroutine. taken is the call when the watchdog gave up on it meanwhile:
 // the caller must then unwind at once, touching nothing (another
 // goroutine has taken the transaction over).
-func (s *Scheduler) callInline(st *txnState, i int, ctx context.Context, kind OpKind, d kv.Descriptor, key string, prev, value proto.Message, meta any) (m any, taken *callCtx, err error) {
+func (s *caller) callInline(st *txnState, i int, ctx context.Context, kind OpKind, d kv.Descriptor, key string, prev, value proto.Message, meta any) (m any, taken *callCtx, err error) {
 	c := s.newCallCtx(ctx, kind, d, key)
 	c.st = st
 	st.callIndex = i
@@ -219,7 +176,7 @@ func (s *Scheduler) callInline(st *txnState, i int, ctx context.Context, kind Op
 		return nil, c, nil
 	}
 	m, err = callHandler(c, kind, d, key, prev, value, meta)
-	c.end(ctxReturned)
+	c.End(callctx.Returned)
 	if !s.inFlight.CompareAndSwap(c, nil) {
 		s.late(c, err)
 		return nil, c, nil
@@ -230,7 +187,7 @@ func (s *Scheduler) callInline(st *txnState, i int, ctx context.Context, kind Op
 
 // doCall makes one southbound call outside the plan's execution, on a
 // goroutine of its own, giving up on it at its deadline.
-func (s *Scheduler) doCall(ctx context.Context, kind OpKind, d kv.Descriptor, key string, prev, value proto.Message, meta any) (any, error) {
+func (s *caller) doCall(ctx context.Context, kind OpKind, d kv.Descriptor, key string, prev, value proto.Message, meta any) (any, error) {
 	var m any
 	ok, err := s.callOut(ctx, kind, d, key, func(c *callCtx) error {
 		var err error
@@ -246,7 +203,7 @@ func (s *Scheduler) doCall(ctx context.Context, kind OpKind, d kv.Descriptor, ke
 // callOut runs fn on a goroutine of its own and waits for it, or for the
 // watchdog to give up on it: then ok is false, and what fn writes must not
 // be read.
-func (s *Scheduler) callOut(ctx context.Context, kind OpKind, d kv.Descriptor, key string, fn func(c *callCtx) error) (ok bool, err error) {
+func (s *caller) callOut(ctx context.Context, kind OpKind, d kv.Descriptor, key string, fn func(c *callCtx) error) (ok bool, err error) {
 	c := s.newCallCtx(ctx, kind, d, key)
 	c.givenUp = make(chan struct{})
 	done := make(chan error, 1)
@@ -261,7 +218,7 @@ func (s *Scheduler) callOut(ctx context.Context, kind OpKind, d kv.Descriptor, k
 	}
 	go func() {
 		err := fn(c)
-		c.end(ctxReturned)
+		c.End(callctx.Returned)
 		if c.given.Load() {
 			s.late(c, err)
 		}
@@ -284,7 +241,7 @@ func (s *Scheduler) callOut(ctx context.Context, kind OpKind, d kv.Descriptor, k
 
 // watchdog gives up on the call in flight at its deadline, or at once when
 // Close gives up (abandon). It ends with the worker.
-func (s *Scheduler) watchdog() {
+func (s *caller) watchdog() {
 	idle := s.opts.minCallTimeout()
 	t := time.NewTimer(idle)
 	defer t.Stop()
@@ -300,7 +257,7 @@ func (s *Scheduler) watchdog() {
 		next := idle
 		if c := s.inFlight.Load(); c != nil {
 			now := time.Now()
-			switch deadline := c.deadline(); {
+			switch deadline := c.At(); {
 			case closing || !now.Before(deadline):
 				s.giveUp(c, closing)
 			default:
@@ -315,7 +272,7 @@ func (s *Scheduler) watchdog() {
 // because Close gave up): the goroutine waiting for it goes on, or (for a
 // call of the plan, whose goroutine is the one blocked) a new goroutine
 // takes the transaction over. Only the watchdog calls it.
-func (s *Scheduler) giveUp(c *callCtx, closing bool) {
+func (s *caller) giveUp(c *callCtx, closing bool) {
 	c.closing = closing
 	if c.st != nil {
 		c.givenUp = make(chan struct{})
@@ -324,9 +281,9 @@ func (s *Scheduler) giveUp(c *callCtx, closing bool) {
 		return // it has just returned
 	}
 	c.given.Store(true)
-	c.end(ctxExpired)
+	c.End(callctx.Expired)
 	s.opts.logger.Error("gave up on a southbound call at its deadline; the transaction goes on without it",
-		"descriptor", c.name(), "op", c.op.String(), "key", c.key, "timeout", c.timeout, "error", c.cause())
+		"descriptor", c.name(), "op", c.op.String(), "key", c.key, "timeout", c.Timeout, "error", c.cause())
 	if c.st == nil {
 		close(c.givenUp)
 		return
@@ -358,7 +315,7 @@ type txnState struct {
 // in place of its blocked goroutine: the call failed, and the transaction
 // goes on as after any failed call. Then it goes on as the worker, in
 // place of the blocked one.
-func (s *Scheduler) takeOver(c *callCtx) {
+func (s *caller) takeOver(c *callCtx) {
 	st, j := c.st, c.st.j
 	cause := c.cause()
 	s.observe(c, cause)
@@ -366,7 +323,7 @@ func (s *Scheduler) takeOver(c *callCtx) {
 	// Every operation of a group given up on failed with it: the
 	// algorithm's read-back finds what was applied.
 	for i := st.callIndex + 1; i < st.groupEnd; i++ {
-		c := st.plan.calls.at(i)
+		c := st.plan.calls.At(i)
 		results = append(results, callResult{kind: c.kind, key: c.key, value: c.value, err: cause})
 	}
 	s.safely(j, func() {

@@ -8,7 +8,7 @@ import (
 
 // creatable reports whether t could be created in this run if its
 // dependencies were met.
-func (r *run) creatable(t *node) bool {
+func (r *derivation) creatable(t *node) bool {
 	if t.desc == nil || t.removing || t.failedSeq == r.seq32 || t.origin == kv.OriginSB || t.applied != nil {
 		return false
 	}
@@ -20,7 +20,7 @@ func (r *run) creatable(t *node) bool {
 
 // revertTarget returns, while a revert runs, the version t had applied
 // before the transaction, and whether the revert decides t by it.
-func (r *run) revertTarget(t *node) (proto.Message, bool) {
+func (r *derivation) revertTarget(t *node) (proto.Message, bool) {
 	if !r.reverting {
 		return nil, false
 	}
@@ -30,7 +30,7 @@ func (r *run) revertTarget(t *node) (proto.Message, bool) {
 
 // unitDeps returns the dependencies of the version of n that a unit would
 // create: what it had applied before, while a revert runs; else its intent.
-func (r *run) unitDeps(n *node) []kv.Dependency {
+func (r *derivation) unitDeps(n *node) []kv.Dependency {
 	if want, ok := r.revertTarget(n); ok && want != nil && (want != n.intent || n.invalid != nil) {
 		return n.desc.Dependencies(n.key, want)
 	}
@@ -39,7 +39,7 @@ func (r *run) unitDeps(n *node) []kv.Dependency {
 
 // sameUnit reports whether dependency key (node t) of value key counts as
 // met because both are members of the cycle being created as a unit.
-func (r *run) sameUnit(key, dep string, t *node) bool {
+func (r *derivation) sameUnit(key, dep string, t *node) bool {
 	u := r.unit[key]
 	return u != 0 && r.unit[dep] == u && t.failedSeq != r.seq32
 }
@@ -50,7 +50,7 @@ func (r *run) sameUnit(key, dep string, t *node) bool {
 // unmet dependency of every member is another member. Otherwise nil: a
 // plain chain is not a cycle, and its values are created one by one as
 // their dependencies appear.
-func (r *run) cycleUnit(start *node) []string {
+func (r *derivation) cycleUnit(start *node) []string {
 	// Fast path: the usual PENDING value waits for something that does
 	// not exist at all.
 	promising := false
@@ -86,28 +86,7 @@ func (r *run) cycleUnit(start *node) []string {
 		order = append(order, n.key)
 	}
 	visit(start)
-	// The component of start: the explored values that lead back to it.
-	back := map[string]bool{start.key: true}
-	for changed := true; changed; {
-		changed = false
-		for k, outs := range edges {
-			if back[k] {
-				continue
-			}
-			for _, o := range outs {
-				if back[o] {
-					back[k], changed = true, true
-					break
-				}
-			}
-		}
-	}
-	var unit []string
-	for _, k := range order {
-		if back[k] {
-			unit = append(unit, k)
-		}
-	}
+	unit, back := componentOf(start.key, edges, order)
 	if len(unit) < 2 {
 		return nil
 	}
@@ -133,8 +112,36 @@ func (r *run) cycleUnit(start *node) []string {
 	return unit
 }
 
+// componentOf returns the strongly connected component of start in the
+// explored graph (edges, visited in order): the values that lead back to
+// it, in order, and as a set.
+func componentOf(start string, edges map[string][]string, order []string) (unit []string, back map[string]bool) {
+	// The component of start: the explored values that lead back to it.
+	back = map[string]bool{start: true}
+	for changed := true; changed; {
+		changed = false
+		for k, outs := range edges {
+			if back[k] {
+				continue
+			}
+			for _, o := range outs {
+				if back[o] {
+					back[k], changed = true, true
+					break
+				}
+			}
+		}
+	}
+	for _, k := range order {
+		if back[k] {
+			unit = append(unit, k)
+		}
+	}
+	return unit, back
+}
+
 // createUnit creates the members of a dependency cycle together.
-func (r *run) createUnit(unit []string) {
+func (r *derivation) createUnit(unit []string) {
 	r.unitSeq++
 	if r.unit == nil {
 		r.unit = map[string]int{}

@@ -9,11 +9,26 @@ import (
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
 
+// derivation is the run's handling of derived values and of dependency
+// cycles created as units (see cycle.go).
+type derivation struct {
+	*run
+	// unit maps the members of the dependency cycles being created as
+	// units to the unit's number: dependencies between members of the same
+	// unit count as met.
+	unit    map[string]int
+	unitSeq int
+	// deriving counts the derive calls in progress; handovers are the
+	// derived keys waiting for the outermost one to end (see takeOver).
+	deriving  int
+	handovers []handover
+}
+
 // derive brings the derived values of n in line with its applied value:
 // values no longer derived are deleted first, then the derived ones are set
 // and reconciled. A derived value whose deletion failed stays in n.derived,
 // so that it is deleted later and never outlives its base unnoticed.
-func (r *run) derive(n *node) {
+func (r *derivation) derive(n *node) {
 	if n.desc == nil {
 		return
 	}
@@ -124,7 +139,7 @@ type handover struct {
 // once the outermost derive is done: the values that held them have been
 // brought in line with their new versions by then. A key still held is a
 // configuration error: two values derive it.
-func (r *run) takeOver() {
+func (r *derivation) takeOver() {
 	for len(r.handovers) > 0 && !r.abort {
 		hs := r.handovers
 		r.handovers = nil
@@ -156,7 +171,7 @@ func (r *run) takeOver() {
 // conflict reports that n derives the key of dn, a value of another base
 // (or of the NB), and records n as a claimant of dn: when dn goes, n
 // derives the key (see settleState).
-func (r *run) conflict(n, dn *node) {
+func (r *derivation) conflict(n, dn *node) {
 	r.keyErr(dn.key, OpNone, fmt.Errorf("derived from %s, but the key is already used by another value", n.key))
 	if !slices.Contains(dn.claimantKeys(), n.key) {
 		r.mut(dn)
@@ -167,7 +182,7 @@ func (r *run) conflict(n, dn *node) {
 
 // root returns the key of the value that key is derived from, through any
 // number of derived values (key itself for a value that is not derived).
-func (r *run) root(key string) string {
+func (r *derivation) root(key string) string {
 	for i := 0; i < r.s.opts.maxCycle; i++ {
 		n := r.g.node(key)
 		if n == nil || n.base == "" {
@@ -180,7 +195,7 @@ func (r *run) root(key string) string {
 
 // deriveOne sets the derived value k of n to value and reconciles it; dn
 // is the graph's node of k (nil: none).
-func (r *run) deriveOne(n *node, k string, value proto.Message, dn *node) {
+func (r *derivation) deriveOne(n *node, k string, value proto.Message, dn *node) {
 	if dn == nil {
 		dn = r.newNode(k, n.key)
 	}
@@ -206,7 +221,7 @@ func (r *run) deriveOne(n *node, k string, value proto.Message, dn *node) {
 
 // dropObsoleteDerived deletes, before n is updated to want, the derived
 // values that want no longer derives.
-func (r *run) dropObsoleteDerived(n *node, want proto.Message) {
+func (r *derivation) dropObsoleteDerived(n *node, want proto.Message) {
 	if len(n.derived) == 0 {
 		return
 	}
@@ -247,7 +262,7 @@ func (r *run) dropObsoleteDerived(n *node, want proto.Message) {
 
 // dropDerivedAll deletes all derived values of n, which is being removed,
 // and returns those that could not be deleted.
-func (r *run) dropDerivedAll(n *node) (stuck []string) {
+func (r *derivation) dropDerivedAll(n *node) (stuck []string) {
 	for i := len(n.derived) - 1; i >= 0; i-- {
 		if !r.dropDerived(n.derived[i]) {
 			stuck = append(stuck, n.derived[i])
@@ -264,12 +279,12 @@ func (r *run) dropDerivedAll(n *node) (stuck []string) {
 // left to that removal.
 // touched reports whether the forward pass of a reverting transaction
 // changed key (or the revert already did).
-func (r *run) touched(key string) bool {
+func (r *derivation) touched(key string) bool {
 	_, ok := r.prior[key]
 	return ok
 }
 
-func (r *run) dropDerived(key string) bool {
+func (r *derivation) dropDerived(key string) bool {
 	dn := r.g.node(key)
 	if dn == nil {
 		return true

@@ -49,7 +49,11 @@
 //     given to it once the first lets it go.
 //   - A dependency cycle (a veth pair) whose outside dependencies are met is
 //     created as a unit; otherwise its members are PENDING and their status
-//     names the cycle.
+//     names the cycle. A cycle is removed member by member: when the
+//     removal of a member fails, or is refused (ErrStillNeeded), after
+//     another member went, it stays without it, FAILED with that error,
+//     until a later transaction or resync removes it or brings the other
+//     back.
 //   - The scheduler never creates, updates or deletes an OBTAINED value, one
 //     the southbound reported through Notify: such values only satisfy
 //     dependencies.
@@ -99,7 +103,11 @@
 //     be absent: a failed create or delete leaves the graph holding
 //     nothing of it), and the removal of a value it may need (a
 //     dependency, its base) is refused (ErrStillNeeded, ErrOutcomeUnknown)
-//     and decided again once it is read back.
+//     and decided again once it is read back. One call is made on it: a
+//     reverting transaction undoes the failed call by its inverse,
+//     blindly, as for a descriptor without Retrieve; the inverse fails
+//     when the call had not applied (a create of what is there), and the
+//     value then stays FAILED, of unknown outcome, until it is read back.
 //   - Every call into a descriptor's code is recovered: a panic in a
 //     handler fails its call (a non-retriable error); a panic in a
 //     function of the spec becomes a *PanicError (ErrPanicked) naming the
@@ -207,7 +215,11 @@
 //
 // Notifications (Notify) are transactions too: a value reported present and
 // not intended is OBTAINED; one of ours is taken as applied and brought to
-// its intent; one of ours reported gone is created again. A value keeps the
+// its intent; one of ours reported gone is created again. A notification
+// of a key outside every descriptor's key space (no descriptor's prefix, or
+// a prefix whose template the key does not match) is an error of the key,
+// returned by Notify and logged, and its value is not kept: no descriptor
+// could read it back, compare it or delete it. A value keeps the
 // retry policy of the transaction that set it, whichever transaction's call
 // failed it (a notification that unblocked it, say).
 //

@@ -10,6 +10,23 @@ import (
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
 
+// executor is the scheduler's running of transactions: plan, execution,
+// retries, the refresh and correlation of a resync, the transaction log.
+type executor struct {
+	*Scheduler
+
+	// retryPolicies are the retry policies of transactions, by sequence
+	// number, for the values they set (see retryPolicy).
+	retryPolicies map[uint64]RetryPolicy
+	// txn is the state of the running transaction (one at a time), kept
+	// for a takeover.
+	txn txnState
+	// plan is the run that plans the running transaction, and planOps
+	// the buffer its operations go to; both are reused (see newPlan).
+	plan    run
+	planOps []Op
+}
+
 // txnOutput is a transaction's result.
 type txnOutput struct {
 	*Result
@@ -29,7 +46,7 @@ type txnOutput struct {
 // When a call of the plan is given up on (see calls.go), runTxn returns an
 // empty output with j.taken set: another goroutine has taken the
 // transaction over (finishTxn).
-func (s *Scheduler) runTxn(j *job) txnOutput {
+func (s *executor) runTxn(j *job) txnOutput {
 	seq := s.seq + 1
 	j.seq.Store(seq)
 	res := &Result{Seq: seq, Kind: j.kind, Description: j.opts.description, DryRun: j.opts.dryRun, Start: time.Now()}
@@ -115,16 +132,17 @@ const planScratchMax = 64
 // before (nothing of a plan outlives its transaction but its operations).
 // scratch says that the operations go to the reused buffer, from which
 // the caller copies them out after planning.
-func (s *Scheduler) newPlan(ctx context.Context, seq uint64, j *job, view *sbView) (plan *run, scratch bool) {
+func (s *executor) newPlan(ctx context.Context, seq uint64, j *job, view *sbView) (plan *run, scratch bool) {
 	plan = &s.plan
 	if plan.s != nil {
 		// Not released (the transaction before ended in a panic): cleared
 		// here. A released run is clear already but for its calls.
-		*plan = run{calls: plan.calls}
+		*plan = run{calling: calling{calls: plan.calls}}
 	}
 	calls := plan.calls
-	plan.s, plan.g, plan.ctx, plan.seq, plan.seq32 = s, s.g, ctx, seq, txn32(seq)
+	plan.s, plan.g, plan.ctx, plan.seq, plan.seq32 = s.Scheduler, s.g, ctx, seq, txn32(seq)
 	plan.opts, plan.sim, plan.view = j.opts, true, view
+	plan.bind()
 	// Sized for the usual small transaction (a value, and one derived or
 	// dependent value per item). A large one starts at a quarter more than
 	// its items (the buffers are cleared memory, and the operations are
@@ -133,7 +151,7 @@ func (s *Scheduler) newPlan(ctx context.Context, seq uint64, j *job, view *sbVie
 	n := len(j.items) + len(j.retry)
 	size := 2*n + 2
 	if size <= planScratchMax {
-		calls.start(planScratchMax)
+		calls.Start(planScratchMax, planScratchMax)
 		if s.planOps == nil {
 			s.planOps = make([]Op, 0, planScratchMax)
 		}
@@ -142,7 +160,7 @@ func (s *Scheduler) newPlan(ctx context.Context, seq uint64, j *job, view *sbVie
 		return plan, true
 	}
 	size = n + n/4 + 2
-	calls.start(size)
+	calls.Start(size, planScratchMax)
 	plan.calls = calls
 	plan.ops = make([]Op, 0, size)
 	return plan, false
@@ -151,95 +169,15 @@ func (s *Scheduler) newPlan(ctx context.Context, seq uint64, j *job, view *sbVie
 // releasePlan keeps the plan's first chunk of calls for the next
 // transaction, emptied, unless it grew large; the run lets go of
 // everything else.
-func (s *Scheduler) releasePlan(plan *run) {
+func (s *executor) releasePlan(plan *run) {
 	calls := plan.calls
-	calls.reset()
-	*plan = run{calls: calls}
-}
-
-// callList holds the calls of a plan in chunks of callChunk, so that a
-// plan that grows large copies nothing and leaves no outgrown arrays to
-// the collector; the first chunk grows as a slice up to callChunk. A
-// group of calls (see groupCall) never spans two chunks: it is one slice.
-type callList struct {
-	chunks [][]plannedCall
-	n      int
-	// size is the number of calls the plan was sized for (see start).
-	size int
-}
-
-// callChunk is the number of calls of a chunk (about 400 kB): four
-// batches of the default size.
-const callChunk = 4096
-
-// start makes the list ready for a plan of about size calls.
-func (l *callList) start(size int) {
-	if l.n > 0 {
-		l.reset()
-	}
-	l.size = size
-	if len(l.chunks) == 0 {
-		l.chunks = append(l.chunks, make([]plannedCall, 0, min(max(size, planScratchMax), callChunk)))
-	} else if size > cap(l.chunks[0]) {
-		l.chunks[0] = make([]plannedCall, 0, min(size, callChunk))
-	}
-}
-
-func (l *callList) len() int              { return l.n }
-func (l *callList) at(i int) *plannedCall { return &l.chunks[i/callChunk][i%callChunk] }
-
-// add appends c, and returns it.
-func (l *callList) add(c plannedCall) *plannedCall {
-	k := l.n / callChunk
-	if k == len(l.chunks) {
-		// Sized for what the plan was expected to hold beyond the chunks
-		// before, or small when it holds more than expected (it doubles).
-		size := l.size - l.n
-		if size <= 0 {
-			size = planScratchMax
-		}
-		l.chunks = append(l.chunks, make([]plannedCall, 0, min(size, callChunk)))
-	}
-	ch := &l.chunks[k]
-	if len(*ch) == cap(*ch) {
-		// The first chunk, started small: it doubles, up to callChunk.
-		bigger := make([]plannedCall, len(*ch), min(max(2*cap(*ch), 8), callChunk))
-		copy(bigger, *ch)
-		*ch = bigger
-	}
-	*ch = append(*ch, c)
-	l.n++
-	return &(*ch)[len(*ch)-1]
-}
-
-// firstOfChunk reports whether call i starts a chunk.
-func firstOfChunk(i int) bool { return i%callChunk == 0 }
-
-// group returns the calls [i, end), which are in one chunk.
-func (l *callList) group(i, end int) []plannedCall {
-	o := i % callChunk
-	return l.chunks[i/callChunk][o : o+end-i]
-}
-
-// reset empties the list, keeping its first chunk unless it grew beyond
-// planScratchMax.
-func (l *callList) reset() {
-	if len(l.chunks) == 0 {
-		return
-	}
-	first := l.chunks[0]
-	clear(l.chunks)
-	if cap(first) > planScratchMax {
-		l.chunks, l.n = l.chunks[:0], 0
-		return
-	}
-	clear(first)
-	l.chunks, l.n = append(l.chunks[:0], first[:0]), 0
+	calls.Reset()
+	*plan = run{calling: calling{calls: calls}}
 }
 
 // finishTxn ends a transaction whose plan was executed: all its calls
 // succeeded (ok), or results replays those made up to the one that failed.
-func (s *Scheduler) finishTxn(st *txnState, results []callResult, ok bool) txnOutput {
+func (s *executor) finishTxn(st *txnState, results []callResult, ok bool) txnOutput {
 	j, res, plan, view, refreshErrs, ctx, seq := st.j, st.res, st.plan, st.view, st.refreshErrs, st.ctx, st.seq
 	unsure := st.unsure
 	*st = txnState{}
@@ -256,7 +194,9 @@ func (s *Scheduler) finishTxn(st *txnState, results []callResult, ok bool) txnOu
 		// the algorithm for real from the start, replaying what was done.
 		s.g.rollback(nil)
 		s.panics.drain() // the run again recovers what the plan did
-		exec := &run{s: s, g: s.g, ctx: ctx, seq: seq, seq32: plan.seq32, opts: j.opts, replay: results, view: view, unsure: unsure}
+		exec := &run{s: s.Scheduler, g: s.g, ctx: ctx, seq: seq, seq32: plan.seq32, opts: j.opts,
+			calling: calling{replay: results}, resyncPass: resyncPass{view: view}, unknowns: unknowns{unsure: unsure}}
+		exec.bind()
 		exec.vanished = vanishedBeyondFailure(results)
 		exec.ops = make([]Op, 0, len(plan.ops)+8)
 		if j.opts.revert {
@@ -292,50 +232,6 @@ func (s *Scheduler) finishTxn(st *txnState, results []callResult, ok bool) txnOu
 	return txnOutput{Result: res}
 }
 
-// plannedCall is a southbound call that the plan makes.
-type plannedCall struct {
-	key  string
-	desc kv.Descriptor
-	// n is the node the call was planned on: the graph's node of key at
-	// execution too, unless it was taken out later in the plan (see
-	// graph.current).
-	n           *node
-	prev, value proto.Message
-	// meta is the value's metadata when the plan made the call: right for
-	// the first call on a value in the transaction (later ones get what
-	// the call before returned).
-	meta any
-	// op is the index in the plan of the operation that records the call
-	// (it follows the call): its metadata is filled in on execution.
-	op    int32
-	kind  OpKind
-	first bool
-	// joins is set when the call is made together with the call before
-	// it, in one batch or group of concurrent calls (see batch.go).
-	joins bool
-}
-
-// node returns the graph's node of the call's key once the plan ran.
-func (c *plannedCall) node(g *graph) *node {
-	if c.n.state != REMOVED {
-		return c.n
-	}
-	return g.node(c.key)
-}
-
-// callResult is the outcome of a call, replayed after a failure.
-type callResult struct {
-	kind OpKind
-	key  string
-	// value is the value created or updated to (a call of a group only:
-	// see settleLeftovers).
-	value proto.Message
-	meta  any
-	err   error
-	// used is set once the run replayed it.
-	used bool
-}
-
 // executePlan makes the calls of the plan in order, keeping the metadata
 // maps in sync, and reports whether all succeeded; when one failed, results
 // holds the outcome of every call made, for the replay. A plan that stopped
@@ -345,7 +241,7 @@ type callResult struct {
 // The calls are made on this goroutine (see callInline); taken is the call
 // given up on when another goroutine has taken the transaction over: then
 // nothing else may be touched.
-func (s *Scheduler) executePlan(st *txnState) (results []callResult, ok bool, taken *callCtx) {
+func (s *executor) executePlan(st *txnState) (results []callResult, ok bool, taken *callCtx) {
 	plan, ctx := st.plan, st.ctx
 	if plan.abort {
 		return nil, false, nil
@@ -354,7 +250,7 @@ func (s *Scheduler) executePlan(st *txnState) (results []callResult, ok bool, ta
 	// results are built only after a failure; a call with no operation to
 	// hold its metadata (none yet: a safeguard) has it kept here.
 	var unheld map[int]any
-	for i := 0; i < plan.calls.len(); i++ {
+	for i := 0; i < plan.calls.Len(); i++ {
 		if end := groupEnd(plan, i); end > i+1 {
 			ops, failed, taken := s.execGroup(st, i, end, &unheld)
 			if taken != nil {
@@ -363,7 +259,7 @@ func (s *Scheduler) executePlan(st *txnState) (results []callResult, ok bool, ta
 			if failed >= 0 {
 				results = plan.resultsBefore(i, len(ops), unheld)
 				for k := range ops {
-					c := plan.calls.at(i + k)
+					c := plan.calls.At(i + k)
 					r := callResult{kind: c.kind, key: c.key, value: c.value, err: ops[k].Err}
 					if r.err == nil {
 						r.meta = ops[k].Metadata
@@ -380,7 +276,7 @@ func (s *Scheduler) executePlan(st *txnState) (results []callResult, ok bool, ta
 			i = end - 1
 			continue
 		}
-		c := plan.calls.at(i)
+		c := plan.calls.At(i)
 		// The plan ran with no metadata: the planned graph gets what the
 		// calls return, and a later call on the same value reads it there.
 		n := c.node(s.g)
@@ -444,27 +340,21 @@ func (st *txnState) recordMeta(i int, c *plannedCall, n *node, m any, unheld *ma
 	}
 }
 
-// holdsMeta reports whether the operation c.op of ops records the call c,
-// and so holds the metadata it returned.
-func (c *plannedCall) holdsMeta(ops []Op) bool {
-	return int(c.op) < len(ops) && ops[c.op].Key == c.key
-}
-
 // resultsUpTo returns the results of the calls of the plan up to call
 // last, which returned (m, err); unheld has the metadata of the calls
 // whose operation does not hold it.
-func (r *run) resultsUpTo(last int, m any, err error, unheld map[int]any) []callResult {
+func (r *calling) resultsUpTo(last int, m any, err error, unheld map[int]any) []callResult {
 	results := r.resultsBefore(last, 1, unheld)
-	c := r.calls.at(last)
+	c := r.calls.At(last)
 	return append(results, callResult{kind: c.kind, key: c.key, meta: m, err: err})
 }
 
 // resultsBefore returns the results of the calls of the plan before call
 // end (all made and successful), with room for more.
-func (r *run) resultsBefore(end, more int, unheld map[int]any) []callResult {
+func (r *calling) resultsBefore(end, more int, unheld map[int]any) []callResult {
 	results := make([]callResult, 0, end+more)
 	for i := range end {
-		c := r.calls.at(i)
+		c := r.calls.At(i)
 		res := callResult{kind: c.kind, key: c.key}
 		switch {
 		case c.kind == OpDelete:
@@ -501,143 +391,9 @@ func callHandler(ctx context.Context, kind OpKind, d kv.Descriptor, key string, 
 	}
 }
 
-// apply runs the job's changes through the algorithm.
-func (r *run) apply(j *job) {
-	r.takeUnsure()
-	switch j.kind {
-	case NBTxn:
-		// The items' nodes, kept from setIntent to reconcileTop (see
-		// graph.current).
-		nodes := make([]*node, len(j.items))
-		added := r.g.added
-		for i, it := range j.items {
-			nodes[i] = r.setIntent(it.Key, it.Value)
-		}
-		for _, n := range nodes {
-			r.doom(n)
-		}
-		for i, it := range j.items {
-			r.reconcileTop(it.Key, r.g.current(it.Key, nodes[i], added))
-		}
-	case SBNotification:
-		for _, it := range j.items {
-			r.notify(it)
-		}
-	case RetryTxn:
-		r.flags = FlagRetry
-		for _, it := range j.retry {
-			n := r.g.node(it.key)
-			if n == nil || n.intentSeq != it.intentSeq || n.state != RETRYING {
-				continue // superseded by a newer value, or resolved meanwhile
-			}
-			r.mut(n)
-			n.retries++
-			r.reconcile(it.key)
-		}
-	case FullResyncTxn, UpstreamResyncTxn, DownstreamResyncTxn:
-		r.resync(j)
-	case RegistrationTxn:
-		for _, it := range j.items {
-			if n := r.g.node(it.Key); n != nil && (n.desc == nil || isMisfit(n.desc)) {
-				r.mut(n)
-				n.desc = r.s.lookup(it.Key)
-				r.g.setUnimplemented(n.key, false)
-				r.evaluate(n)
-			}
-		}
-		for _, it := range j.items {
-			r.reconcile(it.Key)
-		}
-	}
-	r.releaseDoomed()
-	// Values whose removal waited for removals that never completed (they
-	// waited for each other) decide again, now that nothing is being
-	// removed: each is deleted, or fails with ErrStillNeeded, instead of
-	// staying out of line with its target unnoticed.
-	r.settleUnsure()
-	r.runLater()
-	r.reportAdopted()
-}
-
-// reportUnimplemented makes the values the transaction set that no
-// descriptor handles errors of their keys (ErrUnimplemented), and logs
-// them. The values stay recorded, UNIMPLEMENTED, so that a descriptor
-// registered later applies them.
-func (r *run) reportUnimplemented(j *job) {
-	if len(r.g.unimplemented) == 0 {
-		return
-	}
-	switch j.kind {
-	case NBTxn, FullResyncTxn, UpstreamResyncTxn:
-	default:
-		return
-	}
-	for _, it := range j.items {
-		if it.Value == nil {
-			continue
-		}
-		if n := r.g.node(it.Key); n != nil && n.state == UNIMPLEMENTED {
-			r.keyErr(it.Key, OpNone, ErrUnimplemented)
-			r.s.opts.logger.Warn("no descriptor handles the key; the value waits, UNIMPLEMENTED, for one", "key", it.Key, "seq", r.seq)
-		}
-	}
-}
-
-// reconcileTop reconciles a key of the transaction, whose node is n (nil:
-// none), and records a NOOP when its value needed nothing.
-func (r *run) reconcileTop(key string, n *node) {
-	added := r.g.added
-	r.reconcileNode(n)
-	if n = r.g.current(key, n, added); n != nil && n.base == "" && n.opSeq != r.seq32 && n.intent != nil && n.state == CONFIGURED {
-		r.opFor(n, Op{Key: key, Kind: OpNone, Value: n.intent, Flags: FlagNoop})
-	}
-}
-
-// notify applies one southbound notification.
-func (r *run) notify(it KeyValue) {
-	n := r.g.node(it.Key)
-	if n != nil && n.base != "" {
-		r.keyErr(it.Key, OpNone, ErrDerivedKey)
-		return
-	}
-	if it.Value != nil && n == nil && r.s.lookup(it.Key) == nil {
-		// No descriptor handles the key: nothing could ever create,
-		// compare or delete it. A plugin's watcher reports its own keys.
-		r.keyErr(it.Key, OpNone, fmt.Errorf("notification: %w", ErrUnimplemented))
-		return
-	}
-	if it.Value != nil {
-		d := r.s.lookup(it.Key)
-		if n != nil && n.desc != nil {
-			d = n.desc
-		}
-		if err := checkType(d, it.Value); err != nil {
-			r.keyErr(it.Key, OpNone, fmt.Errorf("notification: %w", err))
-			return
-		}
-	}
-	if it.Value != nil {
-		if n != nil && n.intent != nil {
-			// One of ours, seen in the southbound: trust what it says it
-			// holds, then bring it to the intended value.
-			r.learn(n, it.Value, it.Metadata)
-			return
-		}
-		if n == nil {
-			n = r.newNode(it.Key, "")
-		}
-		r.observe(n, it.Value, it.Metadata, OBTAINED)
-		return
-	}
-	if n == nil {
-		return
-	}
-	r.learn(n, nil, nil)
-}
-
 // retryLater schedules retries of keys that failed with retriable errors,
 // grouped by their policy and delay.
-func (s *Scheduler) retryLater(keys []string, opts txnOptions) {
+func (s *executor) retryLater(keys []string, opts txnOptions) {
 	type group struct {
 		policy RetryPolicy
 		delay  time.Duration
@@ -668,7 +424,7 @@ func (s *Scheduler) retryLater(keys []string, opts txnOptions) {
 // value's intent (its base's, for a derived value). A value keeps being
 // retried as its own transaction asked, whichever transaction made the
 // call that failed (a notification that unblocked it, say).
-func (s *Scheduler) retryPolicy(n *node, opts txnOptions) RetryPolicy {
+func (s *executor) retryPolicy(n *node, opts txnOptions) RetryPolicy {
 	if opts.retry.enabled() {
 		return opts.retry
 	}
@@ -683,7 +439,7 @@ func (s *Scheduler) retryPolicy(n *node, opts txnOptions) RetryPolicy {
 
 // rememberRetryPolicy keeps the retry policy of transaction seq for the
 // values it sets, and forgets those no value refers to any more.
-func (s *Scheduler) rememberRetryPolicy(seq uint64, p RetryPolicy) {
+func (s *executor) rememberRetryPolicy(seq uint64, p RetryPolicy) {
 	if !p.enabled() {
 		return
 	}
@@ -703,21 +459,4 @@ func (s *Scheduler) rememberRetryPolicy(seq uint64, p RetryPolicy) {
 			delete(s.retryPolicies, k)
 		}
 	}
-}
-
-// checkType returns an error when value is not a message of d's value
-// type (or is a nil message): it names the expected and the given type.
-func checkType(d kv.Descriptor, value proto.Message) error {
-	m := value.ProtoReflect()
-	if !m.IsValid() {
-		return fmt.Errorf("%w: a nil %T message (a value that is gone is reported with no value)", kv.ErrWrongType, value)
-	}
-	if d == nil || d.ValueType() == nil {
-		return nil
-	}
-	want, got := d.ValueType().Descriptor().FullName(), m.Descriptor().FullName()
-	if want != got {
-		return fmt.Errorf("%w: descriptor %s takes %s, got %s", kv.ErrWrongType, d.Name(), want, got)
-	}
-	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/chunked"
 )
 
 // node is the scheduler's record of one key: its fields, which the
@@ -105,83 +106,6 @@ func (n *node) label() string {
 	return n.desc.Label(n.key)
 }
 
-type stringSet map[string]struct{}
-
-// nodeSet is a set of nodes: the dependents of a key. Pointers compare
-// and hash cheaper than keys, and a node is unlinked before it leaves the
-// graph (settle), so a set never holds a node that is gone. Most keys have
-// a few dependents (the routes over an interface): those sit in a slice
-// (a map of a few entries costs some 200 bytes); a set that grows beyond
-// nodeSetFew moves to a map, so that adding and removing stay O(1) for a
-// key that thousands of values need.
-type nodeSet struct {
-	few  []*node            // while small (many is nil)
-	many map[*node]struct{} // once large (few is nil)
-}
-
-// nodeSetFew is the largest set kept in a slice.
-const nodeSetFew = 16
-
-func (s *nodeSet) len() int { return len(s.few) + len(s.many) }
-
-func (s *nodeSet) has(n *node) bool {
-	if s.many != nil {
-		_, ok := s.many[n]
-		return ok
-	}
-	return slices.Contains(s.few, n)
-}
-
-// add adds n, which the set does not hold.
-func (s *nodeSet) add(n *node) {
-	switch {
-	case s.many != nil:
-		s.many[n] = struct{}{}
-	case s.few == nil:
-		s.few = append(make([]*node, 0, 4), n)
-	case len(s.few) < nodeSetFew:
-		s.few = append(s.few, n)
-	default:
-		s.many = make(map[*node]struct{}, 2*nodeSetFew)
-		for _, m := range s.few {
-			s.many[m] = struct{}{}
-		}
-		s.many[n] = struct{}{}
-		s.few = nil
-	}
-}
-
-// del removes n and reports whether the set held it.
-func (s *nodeSet) del(n *node) bool {
-	if s.many != nil {
-		_, ok := s.many[n]
-		delete(s.many, n)
-		return ok
-	}
-	i := slices.Index(s.few, n)
-	if i < 0 {
-		return false
-	}
-	s.few = slices.Delete(s.few, i, i+1)
-	return true
-}
-
-// all yields the nodes of the set, in no order.
-func (s *nodeSet) all() iter.Seq[*node] {
-	return func(yield func(*node) bool) {
-		for _, n := range s.few {
-			if !yield(n) {
-				return
-			}
-		}
-		for n := range s.many {
-			if !yield(n) {
-				return
-			}
-		}
-	}
-}
-
 // graph holds the nodes and the indexes that resolve dependencies. All its
 // mutations go through methods that record an undo entry while a journal is
 // open, so a simulated or reverted transaction can be rolled back at a cost
@@ -215,45 +139,14 @@ type graph struct {
 	// added counts the nodes added (see current).
 	added uint64
 
-	journal chunks[undo]
-	saved   chunks[nodeFields]
+	journal chunked.List[undo]
+	saved   chunked.List[nodeFields]
 	epoch   uint32
 	open    bool
 	// dirty lists the nodes changed, added or removed since
-	// the last publish (see Scheduler.publish), journal open or not; a key
+	// the last publish (see jobs.publish), journal open or not; a key
 	// may be listed more than once.
-	dirty chunks[*node]
-}
-
-type undoKind uint8
-
-const (
-	undoNode        undoKind = iota // restore *n = saved
-	undoAddNode                     // delete nodes[key]
-	undoDelNode                     // nodes[key] = n
-	undoAddDep                      // remove dependents[target][n]
-	undoDelDep                      // add dependents[target][n]
-	undoAddAnyOf                    // remove anyOf[target][n]
-	undoDelAnyOf                    // add anyOf[target][n]
-	undoExistingOn                  // existingOn = false
-	undoAddExisting                 // existing.Delete(key)
-	undoDelExisting                 // existing.ReplaceOrInsert(key)
-	undoAddUnimpl                   // delete unimplemented[key]
-	undoDelUnimpl                   // unimplemented[key]
-)
-
-// undo is one journal entry (32 bytes: a large transaction journals a
-// few per value). Node snapshots live in graph.saved, so that the entries
-// of index changes stay small.
-type undo struct {
-	kind undoKind
-	// saved is the index of the snapshot in graph.saved (undoNode).
-	saved int32
-	// target is the key of the index entry (dependents, anyOf), or the
-	// key of the change (existing, unimplemented).
-	target string
-	// n is the node changed, added, removed or linked.
-	n *node
+	dirty chunked.List[*node]
 }
 
 func newGraph() *graph {
@@ -269,137 +162,6 @@ func newGraph() *graph {
 // the values they derive (a quarter more).
 func (g *graph) reserve(n int) { g.nodes.reserve(n + n/4) }
 
-// begin opens the journal.
-func (g *graph) begin() {
-	g.open = true
-	if g.epoch++; g.epoch == 0 {
-		// Once every 2^32 journals: no node's epoch may pass for the
-		// new one's.
-		for _, n := range g.all() {
-			n.epoch = 0
-		}
-		g.epoch = 1
-	}
-	g.journal.reset()
-	g.saved.reset()
-}
-
-// commit closes the journal, keeping every change.
-func (g *graph) commit() {
-	g.open = false
-	g.journal.reset()
-	g.saved.reset()
-}
-
-// rollback undoes every change since begin, newest first, and calls
-// restored for each node whose fields were restored or that was removed
-// again (restored with nil when the node no longer exists).
-func (g *graph) rollback(restored func(key string, n *node)) {
-	for i := g.journal.len() - 1; i >= 0; i-- {
-		u := g.journal.at(i)
-		switch u.kind {
-		case undoNode:
-			u.n.nodeFields = *g.saved.at(int(u.saved))
-			if restored != nil {
-				restored(u.n.key, u.n)
-			}
-		case undoAddNode:
-			g.nodes.del(u.n.key) // REMOVED: out of the graph (see current)
-			if restored != nil {
-				restored(u.n.key, nil)
-			}
-		case undoDelNode:
-			// Back in the graph; its fields come back with its snapshot
-			// (older in the journal), or it goes again (undoAddNode).
-			g.nodes.set(u.n.key, u.n)
-			u.n.state = NONEXISTENT
-			if restored != nil {
-				restored(u.n.key, u.n)
-			}
-		case undoAddDep:
-			g.setDel(g.dependents, u.target, u.n)
-		case undoDelDep:
-			g.setAdd(g.dependents, u.target, u.n)
-		case undoAddAnyOf:
-			g.setDel(g.anyOf, u.target, u.n)
-			g.anyOfLen(len(u.target), -1)
-		case undoDelAnyOf:
-			g.setAdd(g.anyOf, u.target, u.n)
-			g.anyOfLen(len(u.target), +1)
-		case undoExistingOn:
-			g.existingOn = false
-		case undoAddExisting:
-			g.existing.Delete(u.target)
-			g.existingGen++
-		case undoDelExisting:
-			g.existing.ReplaceOrInsert(u.target)
-			g.existingGen++
-		case undoAddUnimpl:
-			delete(g.unimplemented, u.target)
-		case undoDelUnimpl:
-			g.unimplemented[u.target] = struct{}{}
-		}
-	}
-	g.commit()
-}
-
-func (g *graph) record(u undo) {
-	if g.open {
-		g.journal.push(u)
-	}
-}
-
-// touch snapshots n before its first change in the open journal, and
-// marks it dirty.
-func (g *graph) touch(n *node) {
-	if n.epoch != g.epoch {
-		if g.open {
-			g.journal.push(undo{kind: undoNode, n: n, saved: int32(g.saved.push(n.nodeFields))})
-		}
-		n.epoch = g.epoch
-		g.dirty.push(n)
-	}
-}
-
-// chunkSize is the number of entries of one chunk of a journal list.
-const chunkSize = 1024
-
-// chunks is an append-only list kept in fixed-size chunks, so that growing
-// it never copies what it holds, however large a transaction is. reset
-// keeps a few chunks for the next transaction and lets the rest go.
-type chunks[T any] struct {
-	list [][]T
-	n    int
-}
-
-// push appends x and returns its index.
-func (c *chunks[T]) push(x T) int {
-	i := c.n
-	if i/chunkSize == len(c.list) {
-		c.list = append(c.list, make([]T, 0, chunkSize))
-	}
-	ch := &c.list[i/chunkSize]
-	*ch = append(*ch, x)
-	c.n++
-	return i
-}
-
-func (c *chunks[T]) at(i int) *T { return &c.list[i/chunkSize][i%chunkSize] }
-func (c *chunks[T]) len() int    { return c.n }
-
-func (c *chunks[T]) reset() {
-	const keep = 2
-	for i := range c.list {
-		clear(c.list[i])
-		c.list[i] = c.list[i][:0]
-	}
-	if len(c.list) > keep {
-		clear(c.list[keep:])
-		c.list = c.list[:keep]
-	}
-	c.n = 0
-}
-
 // node returns the node of key, or nil.
 func (g *graph) node(key string) *node { return g.nodes.get(key) }
 
@@ -412,23 +174,23 @@ func (g *graph) addNode(n *node) {
 	n.epoch = g.epoch // a new node needs no snapshot
 	g.added++
 	g.nodes.add(g.nodes.shard(n.key), n.key, n)
-	g.dirty.push(n)
+	g.dirty.Push(n)
 	g.record(undo{kind: undoAddNode, n: n})
 }
 
 func (g *graph) delNode(n *node) {
 	g.nodes.del(n.key)
-	g.dirty.push(n)
+	g.dirty.Push(n)
 	g.record(undo{kind: undoDelNode, n: n})
 }
 
 func (g *graph) setAdd(m map[string]nodeSet, target string, n *node) bool {
 	set := m[target]
-	if set.has(n) {
+	if set.Has(n) {
 		return false
 	}
-	large := set.many != nil
-	set.add(n)
+	large := set.Large()
+	set.Add(n)
 	if !large {
 		m[target] = set // a slice that grew, or a new map
 	}
@@ -437,13 +199,13 @@ func (g *graph) setAdd(m map[string]nodeSet, target string, n *node) bool {
 
 func (g *graph) setDel(m map[string]nodeSet, target string, n *node) bool {
 	set := m[target]
-	if !set.del(n) {
+	if !set.Del(n) {
 		return false
 	}
 	switch {
-	case set.len() == 0:
+	case set.Len() == 0:
 		delete(m, target)
-	case set.many == nil:
+	case !set.Large():
 		m[target] = set // the slice is shorter
 	}
 	return true
@@ -601,11 +363,11 @@ func (g *graph) setUnimplemented(key string, on bool) {
 // it does in between may take nodes out of the graph.
 func (g *graph) dependentNodes(key string) []*node {
 	plain := g.dependents[key]
-	if plain.len() == 0 && len(g.anyOfLens) == 0 {
+	if plain.Len() == 0 && len(g.anyOfLens) == 0 {
 		return nil
 	}
-	out := make([]*node, 0, plain.len())
-	for n := range plain.all() {
+	out := make([]*node, 0, plain.Len())
+	for n := range plain.All() {
 		out = append(out, n)
 	}
 	for _, c := range g.anyOfLens {
@@ -613,7 +375,7 @@ func (g *graph) dependentNodes(key string) []*node {
 			continue
 		}
 		set := g.anyOf[key[:c.len]]
-		for n := range set.all() {
+		for n := range set.All() {
 			out = append(out, n)
 		}
 	}
@@ -645,7 +407,7 @@ func (g *graph) current(key string, n *node, added uint64) *node {
 func (g *graph) dependentsOf(key string) []string {
 	var out []string
 	plain := g.dependents[key]
-	for n := range plain.all() {
+	for n := range plain.All() {
 		out = append(out, n.key)
 	}
 	for _, c := range g.anyOfLens {
@@ -653,7 +415,7 @@ func (g *graph) dependentsOf(key string) []string {
 			continue
 		}
 		set := g.anyOf[key[:c.len]]
-		for n := range set.all() {
+		for n := range set.All() {
 			out = append(out, n.key)
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/kvdescriptor/kvdescriptor/runtime/internal/kvaccess"
 	"log/slog"
 	"maps"
 	"slices"
@@ -13,7 +12,9 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/kvdescriptor/kvdescriptor/runtime/internal/kvaccess"
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/grouping"
 )
 
 // ErrPanicked marks the error of a call into a descriptor's code (its
@@ -45,15 +46,15 @@ func (e *PanicError) Unwrap() error { return ErrPanicked }
 // equal, no re-create, not retriable, the key as label, not a key of the
 // descriptor) and report the panic to the scheduler's panic record, from
 // which the transaction in progress turns it into an error of the key (see
-// run.panicked): a value whose dependencies cannot be computed is INVALID,
+// calling.panicked): a value whose dependencies cannot be computed is INVALID,
 // one whose comparison panics FAILED, with no call either way.
 type guard struct {
 	kv.Descriptor
 	rec *panicRecord
 	// group is how the descriptor's calls may be grouped, once grouped
-	// is set (see Scheduler.groupMode): written and read by the
+	// is set (see caller.groupMode): written and read by the
 	// goroutine running the transaction only.
-	group   groupInfo
+	group   grouping.Info
 	grouped bool
 }
 
@@ -257,12 +258,14 @@ func deleteMetadata(d kv.Descriptor, label string) {
 
 // panicked returns the error of a panic recovered from a function of key's
 // descriptor since the last look, or nil.
-func (r *run) panicked(key string) error { return r.s.panics.take(key) }
+func (r *calling) panicked(key string) error {
+	return r.s.panics.take(key)
+}
 
 // reportPanics makes the panics recovered during the run that the
 // algorithm did not take up (a Dependencies call on a version other than
 // the intent, say) errors of their keys, in key order.
-func (r *run) reportPanics() {
+func (r *calling) reportPanics() {
 	errs := r.s.panics.drain()
 	if len(errs) == 0 {
 		return
@@ -270,4 +273,16 @@ func (r *run) reportPanics() {
 	for _, key := range slices.Sorted(maps.Keys(errs)) {
 		r.keyErr(key, OpNone, errs[key])
 	}
+}
+
+// BaseOf guards the descriptor's BaseOf like its other functions (guard.go):
+// a panic is logged and names no base; only linkStale calls it.
+func (g *guard) BaseOf(key string) (base string) {
+	defer func() {
+		if p := recover(); p != nil {
+			g.recovered(p, "BaseOf", key, false)
+			base = ""
+		}
+	}()
+	return g.Descriptor.BaseOf(key)
 }

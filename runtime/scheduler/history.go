@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/histring"
 )
 
 // Record is the history's record of one transaction.
@@ -111,23 +112,8 @@ type GraphEdge struct {
 	Met bool
 }
 
-// history keeps the records of the last transactions, bounded by count and
-// age. Records are appended by the worker when it publishes a job (see
-// view), and read through the published view. They are kept compact
-// (histEntry) and expanded into Records when read.
-type history struct {
-	// buf[head:] are the records, oldest first. The dropped ones before
-	// head are still in buf (readers may hold slices of it, so it is
-	// never written below len), until a compaction copies the live ones
-	// to a new array: once the dropped ones are half of buf, or hold more
-	// operations and values than the copy moves pointers (one large
-	// transaction dropped is let go at once).
-	buf     []*histEntry
-	head    int
-	dropped int // operations and values of buf[:head]
-	max     int
-	maxAge  time.Duration
-}
+// history keeps the records of the last transactions (see histring).
+type history = histring.Ring[*histEntry]
 
 // histEntry is a retained Record: its operations and input values in
 // compact form (about half the size of Op and KeyValue), since a history
@@ -161,8 +147,11 @@ type histRec struct {
 	reverted, dryRun    bool
 }
 
-// weight is the number of operations and values e holds.
-func (e *histEntry) weight() int {
+// End returns when the transaction ended.
+func (e *histEntry) End() time.Time { return e.rec.end }
+
+// Weight is the number of operations and values e holds.
+func (e *histEntry) Weight() int {
 	w := len(e.values) + len(e.planned)
 	if len(e.executed) > 0 && (len(e.planned) == 0 || &e.executed[0] != &e.planned[0]) {
 		w += len(e.executed)
@@ -308,32 +297,6 @@ func (e *histEntry) record() Record {
 	return r
 }
 
-// add appends e, drops what is out of retention, and returns the live
-// entries. Readers keep the slices add returned: it never writes where
-// one of them can see (it appends beyond their length, and copies the
-// live entries to a new array to let dropped ones go).
-func (h *history) add(e *histEntry) []*histEntry {
-	if h.max <= 0 {
-		return nil
-	}
-	h.buf = append(h.buf, e)
-	over := len(h.buf) - h.head - h.max
-	cut := e.rec.end.Add(-h.maxAge)
-	for h.head < len(h.buf)-1 && (over > 0 || h.maxAge > 0 && h.buf[h.head].rec.end.Before(cut)) {
-		h.dropped += h.buf[h.head].weight()
-		h.head++
-		over--
-	}
-	if h.head > 64 && h.head >= len(h.buf)/2 || h.head > 0 && h.dropped > len(h.buf)-h.head {
-		live := h.buf[h.head:]
-		h.buf = make([]*histEntry, len(live), 2*len(live))
-		copy(h.buf, live)
-		h.head, h.dropped = 0, 0
-	}
-	live := h.buf[h.head:]
-	return live[:len(live):len(live)]
-}
-
 // findEntry returns the entry of transaction seq in recs, or nil.
 func findEntry(recs []*histEntry, seq uint64) *histEntry {
 	i, ok := slices.BinarySearchFunc(recs, seq, func(e *histEntry, seq uint64) int { return cmp.Compare(e.rec.seq, seq) })
@@ -374,7 +337,7 @@ func (s *Scheduler) Timeline(key string) []TimelineEntry {
 	st := s.view.state.Load()
 	recs := st.hist
 	var out []TimelineEntry
-	d := st.index.lookup(key)
+	d := st.index.Lookup(key)
 	for _, rec := range recs {
 		for i := range rec.executed {
 			if rec.executed[i].key != key {

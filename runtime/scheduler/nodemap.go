@@ -3,6 +3,8 @@ package scheduler
 import (
 	"iter"
 	"sync"
+
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/txnlog"
 )
 
 // nodeMap maps each key to its node (the worker's) and, through the
@@ -47,19 +49,12 @@ func shardOf(key string) uint32 {
 	n := len(key)
 	var h uint64
 	if n >= 8 {
-		h = word(key[n-8:]) ^ word(key[(n-8)/2:])*0x9E3779B97F4A7C15
+		h = txnlog.Word(key[n-8:]) ^ txnlog.Word(key[(n-8)/2:])*0x9E3779B97F4A7C15
 	} else if n > 0 {
 		h = uint64(key[0]) | uint64(key[n/2])<<8 | uint64(key[n-1])<<16
 	}
 	h = (h ^ uint64(n)) * 0xBF58476D1CE4E5B9
 	return uint32(h >> (64 - 6)) // 64 shards
-}
-
-// word reads 8 bytes of s as a little-endian number.
-func word(s string) uint64 {
-	_ = s[7]
-	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 func (m *nodeMap) shard(key string) *nodeShard { return &m.shards[shardOf(key)] }

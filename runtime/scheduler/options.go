@@ -78,6 +78,9 @@ func (o *options) validate() error {
 		return fmt.Errorf("scheduler: call timeout %s must be positive", o.callTimeout)
 	}
 	for name, d := range o.descCallTimeouts {
+		if name == "" {
+			return errors.New("scheduler: WithDescriptorCallTimeout names no descriptor (empty name)")
+		}
 		if d <= 0 {
 			return fmt.Errorf("scheduler: call timeout %s of descriptor %s must be positive", d, name)
 		}
@@ -130,7 +133,11 @@ func WithCallTimeout(d time.Duration) Option { return func(o *options) { o.callT
 
 // WithDescriptorCallTimeout sets the call timeout of the descriptor named
 // name, in place of WithCallTimeout's (for a southbound known to be slow,
-// or one expected to answer at once).
+// or one expected to answer at once). New refuses an empty name;
+// descriptors are registered after New, so a name that is still not
+// registered when a northbound transaction is committed fails the commit,
+// naming it (a misspelt name would otherwise leave the descriptor with
+// the default timeout, silently).
 func WithDescriptorCallTimeout(name string, d time.Duration) Option {
 	return func(o *options) {
 		if o.descCallTimeouts == nil {

@@ -22,7 +22,7 @@ func WithPreloadedHistory(recs []Record) Option {
 func (s *Scheduler) preloadHistory() {
 	recs := slices.Clone(s.opts.preload)
 	s.opts.preload = nil
-	if len(recs) == 0 || s.view.hist.max <= 0 {
+	if len(recs) == 0 || s.view.hist.Max <= 0 {
 		return
 	}
 	slices.SortStableFunc(recs, func(a, b Record) int { return cmp.Compare(a.Seq, b.Seq) })
@@ -35,7 +35,7 @@ func (s *Scheduler) preloadHistory() {
 		}
 		last = rec.Seq
 		asPlanned := len(rec.Executed) > 0 && len(rec.Planned) >= len(rec.Executed) && &rec.Executed[0] == &rec.Planned[0]
-		live = s.view.hist.add(newHistEntry(rec, asPlanned))
+		live = s.view.hist.Add(newHistEntry(rec, asPlanned))
 	}
 	st := *s.view.state.Load()
 	st.hist = live

@@ -17,7 +17,7 @@ import (
 // what it returns for that key. known is false when the descriptor cannot
 // Retrieve or the Retrieve failed: the graph then keeps what it held, and
 // when the Retrieve failed the value is of unknown outcome (markUnsure). A simulation never gets here: its calls do not fail.
-func (r *run) readBack(n *node, expected proto.Message) (found proto.Message, meta any, known bool) {
+func (r *unknowns) readBack(n *node, expected proto.Message) (found proto.Message, meta any, known bool) {
 	if n.desc == nil || !n.desc.CanRetrieve() {
 		return nil, nil, false
 	}
@@ -33,7 +33,7 @@ func (r *run) readBack(n *node, expected proto.Message) (found proto.Message, me
 // readKey calls n's Retrieve with n's key alone to correlate (expected:
 // the version a call was about) and returns what it reports for that key
 // (nil: nothing).
-func (s *Scheduler) readKey(ctx context.Context, n *node, expected proto.Message) (proto.Message, any, error) {
+func (s *caller) readKey(ctx context.Context, n *node, expected proto.Message) (proto.Message, any, error) {
 	correlate := []kv.Item[string, proto.Message, any]{{Key: n.key, Value: expected, Metadata: n.metadata, Origin: kv.OriginNB}}
 	items, err := s.retrieveGuarded(ctx, n.desc, n.key, correlate)
 	if err != nil {
@@ -50,7 +50,7 @@ func (s *Scheduler) readKey(ctx context.Context, n *node, expected proto.Message
 // retrieveGuarded calls d's Retrieve (for key, or for a refresh when key
 // is empty), timed for the observer and given up on at its deadline; a
 // panic is an error naming the descriptor.
-func (s *Scheduler) retrieveGuarded(ctx context.Context, d kv.Descriptor, key string, correlate []kv.Item[string, proto.Message, any]) ([]kv.Item[string, proto.Message, any], error) {
+func (s *caller) retrieveGuarded(ctx context.Context, d kv.Descriptor, key string, correlate []kv.Item[string, proto.Message, any]) ([]kv.Item[string, proto.Message, any], error) {
 	var items []kv.Item[string, proto.Message, any]
 	ok, err := s.callOut(ctx, OpRetrieve, d, key, func(c *callCtx) (err error) {
 		defer func() {
@@ -69,7 +69,7 @@ func (s *Scheduler) retrieveGuarded(ctx context.Context, d kv.Descriptor, key st
 
 // takeApplied records that the southbound holds value (nil: nothing) for
 // n, as a read-back found it; n is mut'ed.
-func (r *run) takeApplied(n *node, value proto.Message, meta any) {
+func (r *unknowns) takeApplied(n *node, value proto.Message, meta any) {
 	r.known(n.key)
 	n.applied, n.metadata = value, meta
 	if value == nil {

@@ -1,314 +1,35 @@
 package scheduler
 
 import (
-	"context"
-	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	"google.golang.org/protobuf/proto"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
 
-// sbView is the southbound as a refresh found it: what each descriptor's
-// Retrieve returned, checked. Only the keys of refreshed descriptors are
-// known; the others keep the scheduler's view.
-type sbView struct {
-	// index maps keys to items.
-	index map[string]int32
-	items []sbItem
-	// refreshed are the descriptors whose Retrieve succeeded.
-	refreshed map[kv.Descriptor]bool
-	// added is the graph's count of added nodes when the view was
-	// taken: with sbItem.node, graph.current's argument.
-	added uint64
-}
-
-type sbItem struct {
-	key    string
-	value  proto.Message
-	meta   any
-	origin kv.Origin
-	// node is the graph's node of key when the view was taken (nil:
-	// none), so that a resync pairs items with nodes without a lookup
-	// each (see graph.current).
-	node *node
-	// used marks an item decided by the run in progress: known to the
-	// graph when the view was applied, or adopted since (never adopted
-	// again by a re-create, never stale). Reset at the start of each run.
-	used bool
-}
-
-// get returns the item of key, or nil.
-func (v *sbView) get(key string) *sbItem {
-	if i, ok := v.index[key]; ok {
-		return &v.items[i]
-	}
-	return nil
-}
-
-// retrieveOrder orders the descriptors that can Retrieve so that each comes
-// after those named in its RetrieveDependencies (ties by name). A cycle is
-// an error naming its members. Names of unregistered descriptors are
-// ignored: they may be registered later.
-func retrieveOrder(ds []kv.Descriptor) ([]kv.Descriptor, error) {
-	byName := map[string]kv.Descriptor{}
-	for _, d := range ds {
-		byName[d.Name()] = d
-	}
-	names := slices.Sorted(maps.Keys(byName))
-	const (
-		unvisited = iota
-		visiting
-		done
-	)
-	mark := map[string]int{}
-	var order []kv.Descriptor
-	var path []string
-	var visit func(name string) error
-	visit = func(name string) error {
-		switch mark[name] {
-		case done:
-			return nil
-		case visiting:
-			i := slices.Index(path, name)
-			return fmt.Errorf("RetrieveDependencies form a cycle: %s", strings.Join(append(slices.Clone(path[i:]), name), " -> "))
-		}
-		mark[name] = visiting
-		path = append(path, name)
-		deps := slices.Clone(byName[name].RetrieveDependencies())
-		slices.Sort(deps)
-		for _, dep := range deps {
-			if _, ok := byName[dep]; ok {
-				if err := visit(dep); err != nil {
-					return err
-				}
-			}
-		}
-		path = path[:len(path)-1]
-		mark[name] = done
-		if d := byName[name]; d.CanRetrieve() {
-			order = append(order, d)
-		}
-		return nil
-	}
-	for _, name := range names {
-		if err := visit(name); err != nil {
-			return nil, err
-		}
-	}
-	return order, nil
-}
-
-// refresh reads the southbound through each descriptor's Retrieve, in
-// RetrieveDependencies order, and returns the checked view. Metadata maps
-// are updated as each descriptor is read, so that a later Retrieve can
-// resolve what an earlier one found (a route's interface by its index).
-// A failed Retrieve is an error of the transaction; its descriptor keeps
-// the scheduler's view. The caller holds s.mu.
-func (s *Scheduler) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
-	view := &sbView{index: make(map[string]int32, s.g.nodes.len()), items: make([]sbItem, 0, s.g.nodes.len()),
-		refreshed: map[kv.Descriptor]bool{}, added: s.g.added}
-	var errs []KeyError
-	correlate := s.correlate(j)
-	for _, d := range s.retrieveOrder {
-		items, err := s.retrieveGuarded(ctx, d, "", correlate[d])
-		if err != nil {
-			errs = append(errs, KeyError{Key: d.KeyPrefix(), Op: OpRetrieve, Err: fmt.Errorf("descriptor %s: %w", d.Name(), err)})
-			s.opts.logger.Warn("retrieve failed; the descriptor keeps its view of the southbound", "descriptor", d.Name(), "error", err)
-			continue
-		}
-		view.refreshed[d] = true
-		withMeta := d.WithMetadata()
-		var asked map[string]bool // correlate[d]'s keys, built when an item needs it
-		for i, it := range items {
-			reason := ""
-			_, dup := view.index[it.Key] // key spaces are disjoint: a duplicate is this descriptor's
-			var n *node
-			if it.Key != "" {
-				n = s.g.node(it.Key)
-			}
-			switch {
-			case it.Key == "":
-				reason = "empty key"
-			case it.Value == nil || !it.Value.ProtoReflect().IsValid():
-				reason = "no value"
-			case dup:
-				reason = "duplicate key"
-			case !s.inKeySpace(d, it.Key, n):
-				reason = "the key is outside the descriptor's key space"
-			}
-			if reason != "" {
-				s.opts.logger.Warn("retrieve: item dropped", "descriptor", d.Name(), "item", i, "key", it.Key, "reason", reason)
-				continue
-			}
-			meta := it.Metadata // nil when it carries no data (see kv.TypedDescriptor.Retrieve)
-			origin := it.Origin
-			if origin == kv.OriginUnknown {
-				// A descriptor that cannot tell ownership leaves it to
-				// the scheduler: what it applied, or asked about (the
-				// correlated values: intended, or remembered from an
-				// agent's record), is ours; anything else is not.
-				switch {
-				case n != nil && n.applied != nil && n.origin != kv.OriginSB:
-					origin = kv.OriginNB
-				default:
-					if asked == nil {
-						asked = make(map[string]bool, len(correlate[d]))
-						for _, c := range correlate[d] {
-							asked[c.Key] = true
-						}
-					}
-					if asked[it.Key] {
-						origin = kv.OriginNB
-					}
-				}
-			}
-			view.index[it.Key] = int32(len(view.items))
-			view.items = append(view.items, sbItem{key: it.Key, value: it.Value, meta: meta, origin: origin, node: n})
-			if withMeta {
-				setMetadata(d, d.Label(it.Key), meta)
-			}
-		}
-		if withMeta {
-			// Ours that the southbound no longer has lose their metadata
-			// (they are MISSING); obtained ones keep theirs.
-			for _, it := range correlate[d] {
-				if _, seen := view.index[it.Key]; !seen {
-					if n := s.g.node(it.Key); n != nil && n.applied != nil {
-						deleteMetadata(d, d.Label(it.Key))
-					}
-				}
-			}
-		}
-	}
-	return view, errs
-}
-
-// inKeySpace reports whether key, found by d's Retrieve, is in d's key
-// space; n is the graph's node of key (nil: none). A key the graph holds
-// as d's was matched (its values checked) when it was taken up, and key
-// spaces do not change: only a key new to the graph is matched again
-// (most of a refresh finds what it knows).
-func (s *Scheduler) inKeySpace(d kv.Descriptor, key string, n *node) bool {
-	if n != nil && n.desc == d {
-		return true
-	}
-	return s.lookup(key) == d
-}
-
-// correlate returns, per descriptor, the values the scheduler expects the
-// southbound to hold, in no particular order: the applied version of each
-// value of ours, else its intended one (for a full resync, the
-// transaction's values replace the intended state, their derived values
-// included).
-func (s *Scheduler) correlate(j *job) map[kv.Descriptor][]kv.Item[string, proto.Message, any] {
-	full := j.kind == FullResyncTxn
-	// One pass collects every item with the index of its descriptor
-	// (few: found by a short scan), then the items are moved in place
-	// into per-descriptor runs of the same array, cut in per-descriptor
-	// slices: one allocation of the graph's size, where appending per
-	// descriptor regrew each slice (a downstream resync allocated twice
-	// as much), and a copy into a second array allocated as much again.
-	var descs []kv.Descriptor
-	last := -1
-	items := make([]kv.Item[string, proto.Message, any], 0, s.g.nodes.len())
-	which := make([]int32, 0, s.g.nodes.len())
-	for key, n := range s.g.all() {
-		if n.desc == nil || n.origin == kv.OriginSB {
-			continue
-		}
-		var it kv.Item[string, proto.Message, any]
-		switch {
-		case n.applied != nil:
-			it = kv.Item[string, proto.Message, any]{Key: key, Value: n.applied, Metadata: n.metadata, Origin: kv.OriginNB}
-		case n.intent != nil && n.invalid == nil && !full:
-			it = kv.Item[string, proto.Message, any]{Key: key, Value: n.intent, Origin: kv.OriginNB}
-		default:
-			continue
-		}
-		if last < 0 || descs[last] != n.desc {
-			if last = slices.Index(descs, n.desc); last < 0 {
-				last = len(descs)
-				descs = append(descs, n.desc)
-			}
-		}
-		items = append(items, it)
-		which = append(which, int32(last))
-	}
-	out := make(map[kv.Descriptor][]kv.Item[string, proto.Message, any], len(descs))
-	if len(descs) == 1 {
-		out[descs[0]] = slices.Clip(items)
-	} else if len(descs) > 1 {
-		ends := make([]int, len(descs))
-		for _, w := range which {
-			ends[w]++
-		}
-		for i := 1; i < len(ends); i++ {
-			ends[i] += ends[i-1]
-		}
-		next := make([]int, len(descs))
-		for i := 1; i < len(next); i++ {
-			next[i] = ends[i-1]
-		}
-		// Each run is filled from its start: an item of another
-		// descriptor found there is swapped into the next free place of
-		// its own run, where it stays. Each swap places one item for
-		// good: with one descriptor holding most values, there are few.
-		for w := range descs {
-			for next[w] < ends[w] {
-				i := next[w]
-				o := which[i]
-				if int(o) == w {
-					next[w]++
-					continue
-				}
-				k := next[o]
-				items[i], items[k] = items[k], items[i]
-				which[i], which[k] = which[k], which[i]
-				next[o]++
-			}
-		}
-		start := 0
-		for w, d := range descs {
-			out[d] = items[start:ends[w]:ends[w]] // capped: an append copies
-			start = ends[w]
-		}
-	}
-	if !full {
-		return out
-	}
-	added := map[string]bool{}
-	var walk func(key string, value proto.Message, depth int)
-	walk = func(key string, value proto.Message, depth int) {
-		if value == nil || depth > s.opts.maxCycle || added[key] {
-			return
-		}
-		n := s.g.node(key)
-		d := s.lookup(key)
-		if n != nil {
-			d = n.desc
-		}
-		if d == nil || d.Validate(key, value) != nil {
-			return
-		}
-		if n == nil || n.applied == nil || n.origin == kv.OriginSB {
-			added[key] = true
-			out[d] = append(out[d], kv.Item[string, proto.Message, any]{Key: key, Value: value, Origin: kv.OriginNB})
-		}
-		for _, dv := range d.Derived(key, value) {
-			walk(dv.Key, dv.Value, depth+1)
-		}
-	}
-	for _, it := range j.items {
-		walk(it.Key, it.Value, 0)
-	}
-	for _, it := range j.opts.remembered {
-		walk(it.Key, it.Value, 0)
-	}
-	return out
+// resyncPass is the run's resync: the intended state replaced, the
+// refreshed view of the southbound applied, stale values dropped.
+type resyncPass struct {
+	*run
+	// view is the southbound as a resync's refresh found it; viewFresh
+	// the values adopted as intended and untouched since, whose derived
+	// values without Retrieve are taken to exist; missingDependents the
+	// values that need one marked MISSING.
+	view              *sbView
+	viewFresh         map[string]bool
+	missingDependents []string
+	// staleTaken are the stale values the first dropStale of a resync
+	// took up, for the last one to link to their base; staleDeferred
+	// those of them it left to the last one.
+	staleTaken, staleDeferred []string
+	// leftovers are the stale values of ours that the graph held when a
+	// resync began (earlier runs failed to delete them).
+	leftovers []string
+	// adopting are the values adopted with other contents than intended,
+	// whose next operation carries the ADOPTED flag (see opFor).
+	adopting map[string]bool
 }
 
 // resync runs a resync job: the intended state replaced (full, upstream),
@@ -316,38 +37,12 @@ func (s *Scheduler) correlate(j *job) map[kv.Descriptor][]kv.Item[string, proto.
 // every value out of line with its target reconciled. Its cost follows
 // what differs: one pass looks at every value, and only those that need
 // something are sorted and reconciled.
-func (r *run) resync(j *job) {
+func (r *resyncPass) resync(j *job) {
 	// The values whose intent changes are reconciled first: a re-create
 	// or a delete goes before what the view asks to repair.
 	var intents []string
 	if j.kind == FullResyncTxn || j.kind == UpstreamResyncTxn {
-		keep := make(map[string]bool, len(j.items))
-		for _, it := range j.items {
-			keep[it.Key] = true
-		}
-		var dropped []string
-		for key, n := range r.g.all() {
-			if n.base == "" && n.intent != nil && !keep[key] {
-				dropped = append(dropped, key)
-			}
-		}
-		slices.Sort(dropped)
-		for _, key := range dropped {
-			r.setIntent(key, nil)
-		}
-		intents = dropped
-		for _, it := range j.items {
-			n := r.g.node(it.Key)
-			if n != nil && n.base == "" && n.intent != nil && it.Value != nil && n.invalid == nil &&
-				(n.intent == it.Value || proto.Equal(n.intent, it.Value)) {
-				continue // the same intent: nothing to re-evaluate
-			}
-			r.setIntent(it.Key, it.Value)
-			intents = append(intents, it.Key)
-		}
-		for _, key := range intents {
-			r.doom(r.g.node(key))
-		}
+		intents = r.resyncIntents(j)
 	}
 
 	// One pass over the values: what is out of line with its target
@@ -410,10 +105,43 @@ func (r *run) resync(j *job) {
 	}
 }
 
+// resyncIntents replaces the intended state with the job's values and
+// returns the keys whose intent changed, dooming what they remove.
+func (r *resyncPass) resyncIntents(j *job) []string {
+	keep := make(map[string]bool, len(j.items))
+	for _, it := range j.items {
+		keep[it.Key] = true
+	}
+	var dropped []string
+	for key, n := range r.g.all() {
+		if n.base == "" && n.intent != nil && !keep[key] {
+			dropped = append(dropped, key)
+		}
+	}
+	slices.Sort(dropped)
+	for _, key := range dropped {
+		r.setIntent(key, nil)
+	}
+	intents := dropped
+	for _, it := range j.items {
+		n := r.g.node(it.Key)
+		if n != nil && n.base == "" && n.intent != nil && it.Value != nil && n.invalid == nil &&
+			(n.intent == it.Value || proto.Equal(n.intent, it.Value)) {
+			continue // the same intent: nothing to re-evaluate
+		}
+		r.setIntent(it.Key, it.Value)
+		intents = append(intents, it.Key)
+	}
+	for _, key := range intents {
+		r.doom(r.g.node(key))
+	}
+	return intents
+}
+
 // intendedDerived maps the keys that the intended values derive, through
 // any number of levels (bounded by maxCycle), whether or not those derived
 // values exist yet, to the key of the value that derives them.
-func (r *run) intendedDerived() map[string]string {
+func (r *resyncPass) intendedDerived() map[string]string {
 	out := map[string]string{}
 	var walk func(d kv.Descriptor, key string, value proto.Message, depth int)
 	walk = func(d kv.Descriptor, key string, value proto.Message, depth int) {
@@ -438,7 +166,7 @@ func (r *run) intendedDerived() map[string]string {
 
 // outOfLine reports whether reconciling n might change something: false
 // for a value of ours CONFIGURED as intended, with what it needs present.
-func (r *run) outOfLine(n *node) bool {
+func (r *resyncPass) outOfLine(n *node) bool {
 	switch {
 	case n.origin == kv.OriginSB:
 		return false
@@ -459,7 +187,7 @@ func (r *run) outOfLine(n *node) bool {
 // a lookup of each value; held is the number of values of ours that the
 // view should hold (applied, of a refreshed descriptor): when fewer were
 // paired with an item, those missing are found by a lookup of each.
-func (r *run) viewActs(held int) []string {
+func (r *resyncPass) viewActs(held int) []string {
 	v := r.view
 	refreshed := v.refreshedFunc()
 	var act []string
@@ -493,27 +221,10 @@ func (r *run) viewActs(held int) []string {
 	return act
 }
 
-// refreshedFunc returns a test of whether a descriptor was refreshed (nil
-// never was; nor was any in no view) that remembers its last answer: a
-// pass over the values meets them grouped by descriptor, mostly.
-func (v *sbView) refreshedFunc() func(kv.Descriptor) bool {
-	var last kv.Descriptor
-	was := false
-	return func(d kv.Descriptor) bool {
-		if v == nil || d == nil {
-			return false
-		}
-		if d != last {
-			last, was = d, v.refreshed[d]
-		}
-		return was
-	}
-}
-
 // viewChanges reports whether the view changes n, a value of a refreshed
 // descriptor whose item is it (nil: the view does not hold it), and marks
 // it as decided.
-func (r *run) viewChanges(n *node, it *sbItem) bool {
+func (r *resyncPass) viewChanges(n *node, it *sbItem) bool {
 	if it != nil && (n.applied != nil || n.intent != nil || n.origin == kv.OriginSB) {
 		// Known to the graph: never adopted on create, never stale. (A
 		// value of ours with nothing applied nor intended, say a create
@@ -528,7 +239,7 @@ func (r *run) viewChanges(n *node, it *sbItem) bool {
 	case n.applied != nil:
 		// The very value applied (a Retrieve that returns what it was
 		// given to correlate) is equal with no comparison, as in change.
-		return n.applied != it.value && !n.desc.Equivalent(n.key, n.applied, it.value) || !metaEqual(n.metadata, it.meta)
+		return n.applied != it.value && !n.desc.Equivalent(n.key, n.applied, it.value) || !sameValue(n.metadata, it.meta)
 	}
 	return it != nil && n.intent != nil // to adopt
 }
@@ -541,7 +252,7 @@ func (r *run) viewChanges(n *node, it *sbItem) bool {
 // intended and found are adopted (applied, with no Create), values not ours
 // become OBTAINED. Values of ours that are no longer intended (stale) are
 // left to dropStale.
-func (r *run) applyView(act []string) []string {
+func (r *resyncPass) applyView(act []string) []string {
 	var changed []string
 	for _, key := range act {
 		n := r.g.node(key)
@@ -579,7 +290,7 @@ func (r *run) applyView(act []string) []string {
 // out, a re-create would delete the base under them, and create them
 // again by adopting what the refresh saw before the base went.) Derived
 // values the view does not hold are left to the reconciliation of n.
-func (r *run) adoptDerived(n *node) {
+func (r *resyncPass) adoptDerived(n *node) {
 	if n.desc == nil || n.applied == nil {
 		return
 	}
@@ -610,27 +321,10 @@ func (r *run) adoptDerived(n *node) {
 	}
 }
 
-// metaEqual compares metadata, which may be of an incomparable type.
-func metaEqual(a, b any) bool {
-	if a == nil || b == nil {
-		return a == b // no comparison that can panic
-	}
-	return metaEqualAny(a, b)
-}
-
-func metaEqualAny(a, b any) (eq bool) {
-	defer func() {
-		if recover() != nil {
-			eq = false
-		}
-	}()
-	return a == b
-}
-
 // markMissing records that the southbound lost n, one of ours: n is no
 // longer applied, nor are the values derived from it whose descriptor
 // cannot tell (no Retrieve): they went with their base.
-func (r *run) markMissing(n *node) {
+func (r *resyncPass) markMissing(n *node) {
 	prev := n.applied
 	r.mut(n)
 	n.applied, n.metadata, n.state, n.lastErr = nil, nil, MISSING, nil
@@ -651,7 +345,7 @@ func (r *run) markMissing(n *node) {
 // adopt takes a value found in the southbound as the applied version of
 // n, intended and not applied: the reconciliation that follows finds it
 // equal to the intent (no call) or updates it.
-func (r *run) adopt(n *node, value proto.Message, meta any) {
+func (r *resyncPass) adopt(n *node, value proto.Message, meta any) {
 	if it := r.view.get(n.key); it != nil {
 		it.used = true
 	}
@@ -683,7 +377,7 @@ func (r *run) adopt(n *node, value proto.Message, meta any) {
 // has not been decided yet: whether n is then kept, updated or deleted, the
 // graph must know it is there (a value found PENDING is deleted, not left
 // in the southbound). It reports whether it adopted n.
-func (r *run) adoptFound(n *node) bool {
+func (r *resyncPass) adoptFound(n *node) bool {
 	if n.desc == nil || !r.view.refreshed[n.desc] {
 		return false
 	}
@@ -699,7 +393,7 @@ func (r *run) adoptFound(n *node) bool {
 // to be created that the southbound holds already (a derived value of a
 // base adopted in this resync, say) is adopted instead. It reports whether
 // it handled n.
-func (r *run) adoptOnCreate(n *node) bool {
+func (r *resyncPass) adoptOnCreate(n *node) bool {
 	if n.desc == nil {
 		return false
 	}
@@ -732,484 +426,10 @@ func (r *run) adoptOnCreate(n *node) bool {
 	return true
 }
 
-// dropStale deletes what the refresh found of ours (claimed by its
-// descriptor, or applied by us before) that nothing intends any more:
-// neither a value in the graph, nor a key that an intended value derives. A
-// stale value that a stale base derives is linked to it first (see
-// linkStale), so that it is deleted before its base, and its base stays
-// when it cannot be.
-//
-// The first pass (early) takes every stale value into the graph, so that a
-// removal in the reconciliation that follows finds it among the dependents
-// of what it removes, and deletes those that no other value found needs;
-// the others (staleDeferred) wait for the last pass, once what needs them
-// has been decided.
-func (r *run) dropStale(early bool) {
-	var stale []string
-	for i := range r.view.items {
-		if it := &r.view.items[i]; it.origin == kv.OriginNB && !it.used {
-			stale = append(stale, it.key)
-		}
-	}
-	if !early {
-		for _, k := range r.staleDeferred {
-			if n := r.g.node(k); n != nil && n.applied != nil && n.intent == nil && n.origin == kv.OriginNB && !n.removing {
-				stale = append(stale, k)
-			}
-		}
-	}
-	if len(stale) == 0 && len(r.staleTaken) == 0 {
-		return // the usual resync: what was found is known
-	}
-	// Stale values of ours that the graph knows already (an earlier run
-	// failed to delete them): a base found stale now is linked to them,
-	// or they to it.
-	var leftovers []*node
-	for _, key := range r.leftovers {
-		if n := r.g.node(key); r.leftover(n) {
-			leftovers = append(leftovers, n)
-		}
-	}
-	var intended map[string]string
-	if early {
-		// What the intended values derive is adopted by the
-		// reconciliation, not deleted first. One whose base exists is
-		// linked to it now (adoptDerived), as if the base had been
-		// found with it: a re-create of the base then deletes it first
-		// instead of pulling the base from under it.
-		intended = r.intendedDerived()
-		var bases, derived []string
-		stale = slices.DeleteFunc(stale, func(k string) bool {
-			b := intended[k]
-			if b != "" {
-				bases = append(bases, b)
-				derived = append(derived, k)
-			}
-			return b != ""
-		})
-		slices.Sort(bases)
-		for _, b := range slices.Compact(bases) {
-			if n := r.g.node(b); n != nil && n.applied != nil && n.origin == kv.OriginNB && !n.removing {
-				r.adoptDerived(n)
-			}
-		}
-		r.takeUnclaimedDerived(derived, intended)
-	}
-	// The found version of a stale base says what it derives: those
-	// values whose descriptor the refresh could not read are taken up
-	// with it, as found, so that they go before it (a Delete of one that
-	// turns out absent fails like any call: the base stays, FAILED, for
-	// the next resync).
-	var unread map[string]proto.Message
-	if early {
-		unread = r.unreadDerived(stale, intended)
-		stale = append(stale, slices.Sorted(maps.Keys(unread))...)
-	}
-	// Early, only what no other value found needs; late, what no value
-	// found and left undecided (its base could not be read, say) needs.
-	neededBy := r.neededBy(stale, early)
-	r.neededByKept(stale, neededBy)
-	slices.Sort(stale)
-	var added, taken []*node
-	for _, key := range stale {
-		value, meta := unread[key], any(nil)
-		it := r.view.get(key)
-		if it != nil {
-			value, meta = it.value, it.meta
-		}
-		n := r.g.node(key)
-		if n != nil && (n.applied != nil || n.intent != nil) {
-			if !early && n.intent == nil && slices.Contains(r.staleDeferred, key) {
-				taken = append(taken, n) // deferred by the first pass
-			}
-			continue // handled by the reconciliation
-		}
-		if n == nil {
-			n = r.newNode(key, "")
-		}
-		if it != nil {
-			it.used = true // decided: deleted, never adopted again in this run
-		}
-		r.mut(n)
-		if n.base != "" && r.orphaned(n) {
-			n.base = "" // a node left of a derived value: linked again below
-		}
-		n.applied, n.metadata, n.origin = value, meta, kv.OriginNB
-		r.g.setDeps(n, nil, n.desc.Dependencies(key, value))
-		r.g.setExisting(key, true)
-		added = append(added, n)
-		taken = append(taken, n)
-	}
-	r.linkStale(added, leftovers)
-	if early {
-		for _, n := range added {
-			r.staleTaken = append(r.staleTaken, n.key)
-		}
-	}
-	// The base of a value kept is kept too.
-	for changed := true; changed; {
-		changed = false
-		for _, n := range taken {
-			if neededBy[n.key] != "" && n.base != "" && neededBy[n.base] == "" && r.view.get(n.base) != nil {
-				neededBy[n.base], changed = n.key, true
-			}
-		}
-		if changed {
-			r.neededByKept(stale, neededBy)
-		}
-	}
-	for _, n := range added {
-		r.opFor(n, Op{Key: n.key, Kind: OpNone, Value: n.applied, Flags: FlagStale | r.nodeFlags(n)})
-	}
-	for _, n := range taken {
-		switch {
-		case n.base != "" && r.staleBase(n):
-			// Goes with its base, stale too.
-		case neededBy[n.key] != "" && early:
-			r.staleDeferred = append(r.staleDeferred, n.key) // decided last
-		case neededBy[n.key] != "":
-			// Kept, and says why: deleting it would pull it from under
-			// a value the scheduler could not decide on. A later
-			// resync decides again.
-			r.mut(n)
-			r.fail(n, OpDelete, fmt.Errorf("not deleted, %w: %s, found in the southbound and not decided, needs it",
-				ErrStillNeeded, neededBy[n.key]), r.nodeFlags(n)|FlagStale, n.applied, nil, true)
-		default:
-			r.reconcile(n.key) // its derived values go with it
-		}
-	}
-}
-
-// takeUnclaimedDerived takes into the graph, as found, the values of ours
-// that the refresh found and that an intended value derives (derived, with
-// their bases in intended), whose base the graph does not hold applied
-// (its descriptor could not be read, say): until the base's create derives
-// them (and takes them as found), what they need must not go from under
-// them, so a removal must find them among its dependents. The last pass
-// of dropStale deletes those that no value derived in the end.
-func (r *run) takeUnclaimedDerived(derived []string, intended map[string]string) {
-	slices.Sort(derived)
-	for _, key := range derived {
-		it := r.view.get(key)
-		if it == nil || it.used {
-			continue
-		}
-		if b := r.g.node(intended[key]); b != nil && b.applied != nil && !b.removing {
-			continue // linked to it by adoptDerived
-		}
-		n := r.g.node(key)
-		if n != nil && (n.applied != nil || n.intent != nil) {
-			continue
-		}
-		if n == nil {
-			if r.s.lookup(key) == nil {
-				continue
-			}
-			n = r.newNode(key, "")
-		} else if n.desc == nil {
-			continue
-		}
-		it.used = true // taken: never adopted again in this run
-		r.mut(n)
-		n.applied, n.metadata, n.origin = it.value, it.meta, kv.OriginNB
-		r.g.setDeps(n, n.deps, r.depsOfValue(n, it.value))
-		r.g.setExisting(key, true)
-		// Decided, and linked to its base when the base stays, by the
-		// last pass.
-		r.staleDeferred = append(r.staleDeferred, key)
-		r.staleTaken = append(r.staleTaken, key)
-	}
-}
-
-// unreadDerived returns the values that the found versions of the stale
-// values in stale derive, through any number of levels (bounded by
-// maxCycle), whose descriptor the refresh did not read (its Retrieve
-// failed, or it has none), each as its base's found version derives it.
-// Left out: keys the graph or the view knows, and those that the
-// intended values derive.
-func (r *run) unreadDerived(stale []string, intended map[string]string) map[string]proto.Message {
-	var out map[string]proto.Message
-	var walk func(d kv.Descriptor, key string, value proto.Message, depth int)
-	walk = func(d kv.Descriptor, key string, value proto.Message, depth int) {
-		if d == nil || value == nil || depth > r.s.opts.maxCycle {
-			return
-		}
-		for _, dv := range d.Derived(key, value) {
-			dd := r.s.lookup(dv.Key)
-			if dv.Key == "" || dv.Value == nil || dd == nil || r.view.refreshed[dd] || out[dv.Key] != nil ||
-				r.view.get(dv.Key) != nil || r.g.node(dv.Key) != nil || intended[dv.Key] != "" {
-				continue
-			}
-			if out == nil {
-				out = map[string]proto.Message{}
-			}
-			out[dv.Key] = dv.Value
-			walk(dd, dv.Key, dv.Value, depth+1)
-		}
-	}
-	for _, key := range stale {
-		n := r.g.node(key)
-		if it := r.view.get(key); it != nil && (n == nil || n.applied == nil && n.intent == nil) {
-			walk(r.s.lookup(key), key, it.value, 0)
-		}
-	}
-	return out
-}
-
-// takeUnreadDerived takes up, before n is removed in a resync, the values
-// that its applied version (the version found, for a value adopted in
-// this run) derives, whose descriptor the refresh did not read and that
-// the graph does not know: the found version of a base says what it has,
-// so they are taken to exist, derived from n, and go before it (see
-// unreadDerived for the stale values).
-func (r *run) takeUnreadDerived(n *node) {
-	if n.desc == nil || n.applied == nil || n.origin != kv.OriginNB {
-		return
-	}
-	for _, dv := range n.desc.Derived(n.key, n.applied) {
-		dd := r.s.lookup(dv.Key)
-		if dv.Key == "" || dv.Value == nil || dd == nil || r.view.refreshed[dd] || r.g.node(dv.Key) != nil {
-			continue
-		}
-		r.mut(n)
-		n.derived = append(slices.Clone(n.derived), dv.Key)
-		dn := r.newNode(dv.Key, n.key)
-		dn.applied = dv.Value
-		r.g.setDeps(dn, nil, dd.Dependencies(dv.Key, dv.Value))
-		r.g.setExisting(dv.Key, true)
-		r.opFor(dn, Op{Key: dv.Key, Kind: OpNone, Value: dv.Value, Flags: FlagStale | r.nodeFlags(dn)})
-	}
-}
-
-// staleBase reports whether the base of n, a stale value linked to it, is
-// stale too (or gone already, with n).
-func (r *run) staleBase(n *node) bool {
-	b := r.g.node(n.base)
-	return b == nil || b.intent == nil
-}
-
-// linkStale links the stale values just taken up (added), those an
-// earlier pass of the run took up that are still there (their delete
-// failed), and the leftovers of earlier runs that the refresh found again,
-// to a stale base among them: the base that derives them from the version
-// found, or the one their descriptor's BaseOf names (a southbound may
-// report a base without the field that derives). A base is then deleted
-// only after what it derives, and stays when that cannot go.
-func (r *run) linkStale(added, leftovers []*node) {
-	pool := make(map[string]*node, len(added)+len(leftovers)+len(r.staleTaken))
-	for _, n := range added {
-		pool[n.key] = n
-	}
-	for _, n := range leftovers {
-		pool[n.key] = n
-	}
-	for _, k := range r.staleTaken {
-		if n := r.g.node(k); n != nil && pool[k] == nil && n.applied != nil && n.intent == nil && n.origin == kv.OriginNB && !n.removing {
-			pool[k] = n
-		}
-	}
-	if len(pool) == 0 {
-		return
-	}
-	link := r.linkDerived
-	keys := slices.Sorted(maps.Keys(pool))
-	for _, k := range keys {
-		n := pool[k]
-		for _, d := range n.desc.Derived(n.key, n.applied) {
-			if dn := pool[d.Key]; dn != nil {
-				link(dn, n)
-			}
-		}
-	}
-	for _, k := range keys {
-		dn := pool[k]
-		if dn.base != "" {
-			continue
-		}
-		b := dn.desc.BaseOf(k)
-		if n := pool[b]; n != nil {
-			link(dn, n)
-		} else if n := r.g.node(b); n != nil && n.desc != nil && n.applied != nil && n.origin == kv.OriginNB && !n.removing {
-			// A base of ours that stays (intended, found as another
-			// version, say): an update or re-create of it deletes the
-			// value first, as it would one it derived.
-			link(dn, n)
-		}
-	}
-}
-
-// linkDerived makes dn, a stale value with no base, a derived value of n:
-// a removal, update or re-create of n then deletes it first.
-func (r *run) linkDerived(dn, n *node) {
-	if dn == n || dn.base != "" || n.base == dn.key {
-		return
-	}
-	r.mut(dn)
-	dn.base = n.key
-	r.mut(n)
-	n.derived = append(slices.Clone(n.derived), dn.key)
-}
-
-// linkFoundDerived makes the values that n derives in the version a
-// read-back found (the graph did not know it: its refresh failed) n's
-// derived values where the southbound holds them: stale nodes with no
-// base, and values the resync's refresh found that have no node yet. A
-// removal or re-create of n then deletes them first.
-func (r *run) linkFoundDerived(n *node) {
-	if n.desc == nil || n.applied == nil || n.origin != kv.OriginNB {
-		return
-	}
-	for _, d := range n.desc.Derived(n.key, n.applied) {
-		dn := r.g.node(d.Key)
-		switch {
-		case dn == nil:
-			if r.view == nil {
-				continue
-			}
-			it := r.view.get(d.Key)
-			dd := r.s.lookup(d.Key)
-			if it == nil || it.used || it.value == nil || dd == nil || it.origin != kv.OriginNB {
-				continue
-			}
-			it.used = true
-			r.mut(n)
-			n.derived = append(slices.Clone(n.derived), d.Key)
-			dn = r.newNode(d.Key, n.key)
-			dn.applied, dn.metadata = it.value, it.meta
-			r.g.setDeps(dn, nil, dd.Dependencies(d.Key, it.value))
-			r.g.setExisting(d.Key, true)
-			r.syncMetadata(dn)
-			r.opFor(dn, Op{Key: d.Key, Kind: OpNone, Value: it.value, Flags: FlagStale | r.nodeFlags(dn)})
-		case dn != n && dn.desc != nil && dn.applied != nil && !dn.removing && dn.base == "" && dn.intent == nil:
-			r.linkDerived(dn, n)
-		}
-	}
-}
-
-// linkLeftover links n, when it is a stale value of ours that an earlier
-// run failed to delete and whose base was unknown then (its Retrieve
-// failed, say), to its base as its descriptor's BaseOf names it, when the
-// graph knows that base as applied now: the base is then deleted only
-// after it.
-func (r *run) linkLeftover(n *node) {
-	if !r.leftover(n) {
-		return
-	}
-	b := r.g.node(n.desc.BaseOf(n.key))
-	if b != nil && b.desc != nil && b.applied != nil && b.origin == kv.OriginNB && !b.removing {
-		r.linkDerived(n, b)
-	}
-}
-
-// leftover reports whether n is a value of ours that nothing intends nor
-// derives and that the southbound holds (as far as known): its delete
-// failed.
-func (r *run) leftover(n *node) bool {
-	return n != nil && n.desc != nil && n.applied != nil && n.intent == nil && n.base == "" && n.origin == kv.OriginNB && !n.removing
-}
-
-// neededBy maps each key of stale that another value the refresh found
-// depends on (plainly, or as a possible satisfier of an AnyOf dependency)
-// to one such value. Early, every value found counts but the stale ones
-// (they may need each other); late, only those still undecided (neither
-// known to the graph nor adopted).
-func (r *run) neededBy(stale []string, early bool) map[string]string {
-	isStale := make(map[string]bool, len(stale))
-	for _, k := range stale {
-		isStale[k] = true
-	}
-	needed := map[string]string{}
-	for i := range r.view.items {
-		it := &r.view.items[i]
-		if isStale[it.key] || !early && (it.used || r.g.node(it.key) != nil) {
-			continue
-		}
-		d := r.s.lookup(it.key)
-		if d == nil {
-			continue
-		}
-		for _, dep := range d.Dependencies(it.key, it.value) {
-			if !dep.IsAnyOf() {
-				if isStale[dep.Key] && needed[dep.Key] == "" {
-					needed[dep.Key] = it.key
-				}
-				continue
-			}
-			for _, k := range stale {
-				if needed[k] == "" && dep.AnyOf.Accepts(k) {
-					needed[k] = it.key
-				}
-			}
-		}
-	}
-	return needed
-}
-
-// neededByKept extends neededBy to what the stale values it keeps need in
-// turn, among stale: their dependencies and their base. Deleting one would
-// pull it from under a value that stays.
-func (r *run) neededByKept(stale []string, neededBy map[string]string) {
-	if len(neededBy) == 0 {
-		return
-	}
-	isStale := make(map[string]bool, len(stale))
-	for _, k := range stale {
-		isStale[k] = true
-	}
-	work := slices.Sorted(maps.Keys(neededBy))
-	for len(work) > 0 {
-		k := work[len(work)-1]
-		work = work[:len(work)-1]
-		it, d := r.view.get(k), r.s.lookup(k)
-		if it == nil || d == nil {
-			continue
-		}
-		mark := func(t string) {
-			if isStale[t] && neededBy[t] == "" {
-				neededBy[t] = k
-				work = append(work, t)
-			}
-		}
-		mark(d.BaseOf(k))
-		for _, dep := range d.Dependencies(k, it.value) {
-			if !dep.IsAnyOf() {
-				mark(dep.Key)
-				continue
-			}
-			for _, t := range stale {
-				if dep.AnyOf.Accepts(t) {
-					mark(t)
-				}
-			}
-		}
-	}
-}
-
-// syncMetadataMaps sets the metadata maps of the refreshed descriptors
-// back to what the graph holds, after a dry run that refreshed them.
-func (s *Scheduler) syncMetadataMaps(view *sbView) {
-	sync := func(key string, d kv.Descriptor) {
-		if d == nil || !d.WithMetadata() || !view.refreshed[d] {
-			return
-		}
-		if n := s.g.node(key); n != nil && n.applied != nil {
-			setMetadata(d, d.Label(key), n.metadata)
-		} else {
-			deleteMetadata(d, d.Label(key))
-		}
-	}
-	for i := range view.items {
-		sync(view.items[i].key, s.lookup(view.items[i].key))
-	}
-	for key, n := range s.g.all() {
-		sync(key, n.desc)
-	}
-}
-
 // reportAdopted records the values adopted with other contents than
 // intended that no operation followed (they went PENDING, say), with the
 // state they end the run in.
-func (r *run) reportAdopted() {
+func (r *resyncPass) reportAdopted() {
 	if len(r.adopting) == 0 {
 		return
 	}
@@ -1218,16 +438,4 @@ func (r *run) reportAdopted() {
 			r.opFor(n, Op{Key: key, Kind: OpNone, Value: n.applied, Flags: r.nodeFlags(n)}) // opFor adds ADOPTED
 		}
 	}
-}
-
-// BaseOf guards the descriptor's BaseOf like its other functions (guard.go):
-// a panic is logged and names no base; only linkStale calls it.
-func (g *guard) BaseOf(key string) (base string) {
-	defer func() {
-		if p := recover(); p != nil {
-			g.recovered(p, "BaseOf", key, false)
-			base = ""
-		}
-	}()
-	return g.Descriptor.BaseOf(key)
 }

@@ -2,10 +2,34 @@ package scheduler
 
 import (
 	"errors"
+	"fmt"
 	"slices"
+
+	"google.golang.org/protobuf/proto"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
+
+// txnPass is the run's passes over a job: applying its items or
+// notifications, and reverting a failed reverting transaction.
+type txnPass struct {
+	*run
+	// reverting is set while a failed reverting transaction is undone.
+	reverting bool
+	// reachOut is set for the last pass of a revert: an undo step refused
+	// because a value outside the transaction still needs the value it
+	// removes may move that value out of the way (see revert).
+	reachOut bool
+	// undoOp is the index of the blind undo of the failed operation in
+	// ops (-1: none); see setUndoState.
+	undoOp int
+	// failedOp is the operation whose failure aborted the forward pass.
+	failedOp *failedOp
+	// prior holds the values as they were before a reverting transaction,
+	// recorded when the forward pass first changes them.
+	prior      map[string]priorNode
+	priorOrder []string
+}
 
 // revert undoes a reverting transaction after its first failure (see
 // doc.go, which states the promise). The failed operation was read back
@@ -18,7 +42,7 @@ import (
 // its state, error and last operation of then; steps refused as still needed are tried
 // again in rounds (retryRefused). The graph says what the southbound holds
 // even when an undo call fails.
-func (r *run) revert() {
+func (r *txnPass) revert() {
 	r.abort, r.reverting, r.undoOp = false, true, -1
 	r.flags |= FlagRevert
 	if f := r.failedOp; f != nil && !f.known {
@@ -76,6 +100,13 @@ func (r *run) revert() {
 		restore()
 	}
 	defer r.setUndoState()
+	defer r.keepUnsureUndo()
+	r.restoreStates()
+}
+
+// restoreStates gives each value of the revert back its state and error
+// of before the transaction, when it has its version of then back.
+func (r *txnPass) restoreStates() {
 	for _, k := range r.priorOrder {
 		// Back to the version it had applied, and not left by a failed
 		// call: its state and error of then, and the operation the
@@ -100,7 +131,7 @@ func (r *run) revert() {
 }
 
 // undoFailed calls the inverse of the failed operation.
-func (r *run) undoFailed(f *failedOp) {
+func (r *txnPass) undoFailed(f *failedOp) {
 	var (
 		o    Op
 		meta any
@@ -152,7 +183,7 @@ func (r *run) undoFailed(f *failedOp) {
 // dependency, say, restored later in the same revert). Rounds go on while
 // one makes progress; a refusal that a later round resolved is dropped
 // from the transaction's operations and errors, since nothing failed.
-func (r *run) retryRefused(keys []string) {
+func (r *txnPass) retryRefused(keys []string) {
 	refused := r.refused
 	var resolved []string
 	for range keys {
@@ -197,13 +228,34 @@ func (r *run) retryRefused(keys []string) {
 
 // refused reports whether n's undo step was refused with no call, as
 // still needed.
-func (r *run) refused(n *node) bool {
+func (r *txnPass) refused(n *node) bool {
 	return n != nil && n.failedSeq == r.seq32 && errors.Is(n.lastErr, ErrStillNeeded)
+}
+
+// keepUnsureUndo keeps the value of the failed operation when its blind
+// undo failed too and its outcome is unknown (the failed call's read-back
+// failed): the southbound may hold it, in whatever version, until the
+// read-back before the next transaction tells. doc.go: "When an undo call
+// fails, the value is FAILED", and a value whose outcome is unknown is not
+// decided on (ErrOutcomeUnknown). Without this, a value the transaction
+// had created (nothing before it) ended with no status at all.
+func (r *txnPass) keepUnsureUndo() {
+	f := r.failedOp
+	if f == nil || r.undoOp < 0 || r.undoOp >= len(r.ops) || r.ops[r.undoOp].Err == nil || !r.unsureOf(f.key) {
+		return
+	}
+	n := r.g.node(f.key)
+	if n == nil {
+		n = r.newNode(f.key, r.prior[f.key].base)
+	}
+	r.mut(n)
+	n.state, n.lastOp, n.failedSeq = FAILED, r.ops[r.undoOp].Kind, r.seq32
+	n.lastErr = fmt.Errorf("undo: %w (%w: its read-back failed)", r.ops[r.undoOp].Err, ErrOutcomeUnknown)
 }
 
 // setUndoState sets the state of the blind undo of the failed operation to
 // the state its value ends the revert in.
-func (r *run) setUndoState() {
+func (r *txnPass) setUndoState() {
 	if r.undoOp < 0 || r.undoOp >= len(r.ops) {
 		return
 	}
@@ -213,4 +265,67 @@ func (r *run) setUndoState() {
 	} else {
 		o.State = REMOVED
 	}
+}
+
+// priorNode is what a reverting transaction needs to know of a value as
+// it was before the transaction.
+type priorNode struct {
+	existed   bool
+	base      string
+	intent    proto.Message
+	intentSeq uint64
+	retries   int32
+	applied   proto.Message
+	state     State
+	lastErr   error
+	lastOp    OpKind
+}
+
+type failedOp struct {
+	key         string
+	kind        OpKind
+	desc        kv.Descriptor
+	prev, value proto.Message
+	meta        any
+	// known: what the southbound holds after the failure is known (read
+	// back, or no call was made), so the revert needs no blind undo.
+	known bool
+}
+
+// remember records the state of key before the forward pass of a
+// reverting transaction changed it (n nil: the key did not exist).
+func (r *txnPass) remember(key string, n *node) {
+	if _, seen := r.prior[key]; seen {
+		return
+	}
+	p := priorNode{}
+	if n != nil {
+		p = priorNode{existed: true, base: n.base, intent: n.intent, intentSeq: n.intentSeq, retries: n.retries,
+			applied: n.applied, state: n.state, lastErr: n.lastErr, lastOp: n.lastOp}
+	}
+	r.prior[key] = p
+	r.priorOrder = append(r.priorOrder, key)
+}
+
+// priorTarget is the target of a value while a revert restores what was
+// applied before the transaction: that value, once what it needs exists.
+func (r *txnPass) priorTarget(n *node, want proto.Message) (proto.Message, bool) {
+	switch {
+	case want == nil:
+		return nil, false
+	case n.failedSeq == r.seq32:
+		// An undo call of n failed: not again, as in target (a create
+		// made again could find what it needs gone since).
+		if n.applied != nil && n.lastOp != OpDelete && !r.depsMet(n, n.adeps) {
+			return nil, false
+		}
+		return n.applied, false
+	case want == n.intent && n.invalid == nil:
+		if !r.depsMet(n, n.deps) {
+			return nil, true
+		}
+	case !r.depsMet(n, n.desc.Dependencies(n.key, want)):
+		return nil, true
+	}
+	return want, false
 }

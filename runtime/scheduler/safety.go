@@ -3,22 +3,47 @@ package scheduler
 import (
 	"fmt"
 	"runtime/debug"
+	"sync"
+	"time"
 )
+
+// jobs is the scheduler's queue and worker: jobs run one at a time, under
+// the lock, each ending with its changes published to the view.
+type jobs struct {
+	*Scheduler
+
+	qmu   sync.Mutex
+	queue []*job
+	// busy is set while a job runs: jobs never overlap. Jobs run on the
+	// worker only, never on a committer's goroutine: a southbound call
+	// that blocks past its timeout holds its goroutine, and a committer
+	// must get its result once the transaction has one.
+	busy    bool
+	wake    chan struct{}
+	closed  bool
+	stopped chan struct{}
+	timers  map[*time.Timer]struct{}
+
+	// locked is set while the job in progress holds mu (see lock).
+	locked bool
+}
 
 // lock takes the graph for the job in progress; unlock releases it. The
 // flag tells the safety net (safely) whether the lock is to be released.
-func (s *Scheduler) lock() {
+func (s *jobs) lock() {
 	s.mu.Lock()
 	s.locked = true
 }
 
-func (s *Scheduler) unlock() {
+func (s *jobs) unlock() {
 	s.locked = false
 	s.mu.Unlock()
 }
 
 // safeProcess runs a job within the safety net.
-func (s *Scheduler) safeProcess(j *job) { s.safely(j, func() { s.process(j) }) }
+func (s *jobs) safeProcess(j *job) {
+	s.safely(j, func() { s.process(j) })
+}
 
 // safely runs fn, a step of job j, and recovers a panic in it (a bug of
 // the scheduler, or of a function given to it that is not recovered
@@ -26,7 +51,7 @@ func (s *Scheduler) safeProcess(j *job) { s.safely(j, func() { s.process(j) }) }
 // transaction in planning is rolled back, and the graph is released, so
 // the scheduler stays usable. (What calls the transaction made stay made:
 // the next resync repairs the difference.)
-func (s *Scheduler) safely(j *job, fn func()) {
+func (s *jobs) safely(j *job, fn func()) {
 	defer func() {
 		p := recover()
 		if p == nil {

@@ -11,14 +11,19 @@ import (
 	"sync/atomic"
 	"time"
 
-	"google.golang.org/protobuf/proto"
-
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/registry"
 )
 
 // Scheduler keeps a southbound in sync with the intended state of its
 // values. Create one with New; it runs one worker goroutine until Close.
 type Scheduler struct {
+	// The scheduler's concerns: each a set of methods over it, and the
+	// state that only they keep.
+	caller
+	executor
+	jobs
+
 	opts options
 
 	// mu guards the graph and the descriptor index: the worker holds it
@@ -27,58 +32,17 @@ type Scheduler struct {
 	mu    sync.Mutex
 	g     *graph
 	descs map[string]kv.Descriptor
-	index keyIndex
+	index registry.Index
 	seq   uint64
 	view  *view
-	// retryPolicies are the retry policies of transactions, by sequence
-	// number, for the values they set (see retryPolicy).
-	retryPolicies map[uint64]RetryPolicy
 	// retrieveOrder lists the descriptors that can Retrieve, in
 	// RetrieveDependencies order (set at registration).
 	retrieveOrder []kv.Descriptor
-
-	qmu   sync.Mutex
-	queue []*job
-	// busy is set while a job runs: jobs never overlap. Jobs run on the
-	// worker only, never on a committer's goroutine: a southbound call
-	// that blocks past its timeout holds its goroutine, and a committer
-	// must get its result once the transaction has one.
-	busy    bool
-	wake    chan struct{}
-	closed  bool
-	stopped chan struct{}
-	timers  map[*time.Timer]struct{}
 
 	watchers watcherSet
 
 	// panics collects what the descriptors' guards recovered.
 	panics panicRecord
-
-	// inFlight is the southbound call in progress (see calls.go); the
-	// watchdog gives up on it at its deadline, or when Close gives up
-	// (closing set, abandon signalled).
-	inFlight atomic.Pointer[callCtx]
-	closing  atomic.Bool
-	abandon  chan struct{}
-	// callSlab holds the call contexts not yet used (see newCallCtx).
-	callSlab []callCtx
-	// groupModes caches how the calls of descriptors without a guard
-	// may be grouped, grouping is the group being formed, and batchOps
-	// and groupNodes the buffers of the last group's operations and
-	// nodes (see batch.go).
-	groupModes map[kv.Descriptor]groupInfo
-	grouping   grouping
-	batchOps   []kv.BatchOp[string, proto.Message, any]
-	groupNodes []*node
-	// txn is the state of the running transaction (one at a time), kept
-	// for a takeover.
-	txn txnState
-	// plan is the run that plans the running transaction, and planOps
-	// the buffer its operations go to; both are reused (see newPlan).
-	plan    run
-	planOps []Op
-	// locked is set while the job in progress holds mu (see lock).
-	locked bool
 }
 
 // job is one unit of work of the worker: a transaction of some kind, or a
@@ -128,17 +92,16 @@ func New(opts ...Option) (*Scheduler, error) {
 	}
 	g := newGraph()
 	s := &Scheduler{
-		opts:    o,
-		g:       g,
-		descs:   map[string]kv.Descriptor{},
-		index:   newKeyIndex(),
-		wake:    make(chan struct{}, 1),
-		stopped: make(chan struct{}),
-		abandon: make(chan struct{}, 1),
-		timers:  map[*time.Timer]struct{}{},
-		view:    newView(&g.nodes, history{max: o.historyRecords, maxAge: o.historyAge}, o.maxCycle),
-		seq:     o.seqAfter,
+		opts:   o,
+		g:      g,
+		descs:  map[string]kv.Descriptor{},
+		index:  registry.New(),
+		jobs:   jobs{wake: make(chan struct{}, 1), stopped: make(chan struct{}), timers: map[*time.Timer]struct{}{}},
+		caller: caller{abandon: make(chan struct{}, 1)},
+		view:   newView(&g.nodes, history{Max: o.historyRecords, MaxAge: o.historyAge}, o.maxCycle),
+		seq:    o.seqAfter,
 	}
+	s.caller.Scheduler, s.executor.Scheduler, s.jobs.Scheduler = s, s, s
 	s.panics.logger = o.logger
 	s.watchers.logger = o.logger
 	s.preloadHistory()
@@ -182,12 +145,12 @@ func (s *Scheduler) Descriptor(name string) (kv.Descriptor, bool) {
 
 // DescriptorForKey returns the descriptor that handles key.
 func (s *Scheduler) DescriptorForKey(key string) (kv.Descriptor, bool) {
-	d := s.view.state.Load().index.lookup(key)
+	d := s.view.state.Load().index.Lookup(key)
 	return unguard(d), d != nil
 }
 
-// lookup returns the descriptor of a new value's key (see keyIndex.resolve).
-func (s *Scheduler) lookup(key string) kv.Descriptor { return s.index.resolve(key) }
+// lookup returns the descriptor of a new value's key (see registry.Index.resolve).
+func (s *Scheduler) lookup(key string) kv.Descriptor { return s.index.Resolve(key) }
 
 // checkRegistration validates ds against the registered descriptors and
 // each other.
@@ -223,7 +186,7 @@ func (s *Scheduler) checkRegistration(ds []kv.Descriptor) error {
 			}
 		}
 	}
-	if _, err := retrieveOrder(all); err != nil {
+	if _, err := registry.RetrieveOrder(all); err != nil {
 		return &RegistrationError{Descriptor: ds[len(ds)-1].Name(), Reason: err.Error()}
 	}
 	return nil
@@ -246,7 +209,7 @@ func overlap(a, b kv.Descriptor) string {
 }
 
 // enqueue adds a job to the queue, or fails when the scheduler is closed.
-func (s *Scheduler) enqueue(j *job) error {
+func (s *jobs) enqueue(j *job) error {
 	s.qmu.Lock()
 	defer s.qmu.Unlock()
 	if s.closed {
@@ -300,7 +263,7 @@ func (s *Scheduler) worker() {
 }
 
 // idle ends a job and lets the worker look at the queue again.
-func (s *Scheduler) idle() {
+func (s *jobs) idle() {
 	s.qmu.Lock()
 	s.busy = false
 	// The worker needs waking only for queued work or to stop: one that
@@ -402,7 +365,7 @@ func (j *job) finish(r *Result, regErr error) {
 }
 
 // process runs one job on the worker.
-func (s *Scheduler) process(j *job) {
+func (s *jobs) process(j *job) {
 	if j.ctx.Err() != nil {
 		j.finish(&Result{Kind: j.kind, Err: j.ctx.Err()}, j.ctx.Err())
 		return
@@ -424,9 +387,9 @@ func (s *Scheduler) process(j *job) {
 		for _, d := range j.register {
 			g := &guard{Descriptor: d, rec: &s.panics}
 			s.descs[d.Name()] = g
-			s.index.add(g)
+			s.index.Add(g)
 		}
-		s.retrieveOrder, _ = retrieveOrder(slices.Collect(maps.Values(s.descs))) // checked above
+		s.retrieveOrder, _ = registry.RetrieveOrder(slices.Collect(maps.Values(s.descs))) // checked above
 		s.publishDescriptors()
 		j.items = s.newlyImplemented(j.register)
 		if len(j.items) == 0 {
@@ -444,9 +407,9 @@ func (s *Scheduler) process(j *job) {
 
 // endJob records a transaction's result, releases the graph and delivers
 // the result.
-func (s *Scheduler) endJob(j *job, res txnOutput) {
+func (s *jobs) endJob(j *job, res txnOutput) {
 	var entry *histEntry
-	if !res.DryRun && s.view.hist.max > 0 {
+	if !res.DryRun && s.view.hist.Max > 0 {
 		// The history keeps a compact copy of the record: this one need
 		// not outlive the call.
 		rec := res.record(j)
@@ -478,7 +441,7 @@ func (res txnOutput) record(j *job) Record {
 
 // schedulePeriodicResync queues a downstream resync after the resync
 // period, and again after each one, until Close.
-func (s *Scheduler) schedulePeriodicResync() {
+func (s *jobs) schedulePeriodicResync() {
 	s.qmu.Lock()
 	defer s.qmu.Unlock()
 	if s.closed {
@@ -518,7 +481,7 @@ func (s *Scheduler) newlyImplemented(ds []kv.Descriptor) []KeyValue {
 		}
 	}
 	for key, n := range s.g.all() {
-		if _, ok := n.desc.(*misfit); ok && handled(key) {
+		if registry.IsMisfit(n.desc) && handled(key) {
 			items = append(items, KeyValue{Key: key})
 		}
 	}
@@ -527,7 +490,7 @@ func (s *Scheduler) newlyImplemented(ds []kv.Descriptor) []KeyValue {
 }
 
 // scheduleRetry queues a retry of keys after delay.
-func (s *Scheduler) scheduleRetry(items []retryItem, opts txnOptions, delay time.Duration) {
+func (s *jobs) scheduleRetry(items []retryItem, opts txnOptions, delay time.Duration) {
 	s.qmu.Lock()
 	defer s.qmu.Unlock()
 	if s.closed {

@@ -31,7 +31,7 @@ var update = flag.Bool("update", false, "rewrite the expected files of the testd
 // comment part of the archive, one command per line; the files of the
 // archive are expected outputs compared by the commands. Commands:
 //
-//	register NAME TEMPLATE|PREFIX [noupdate] [noretrieve] [metadata] [claim=NOTE] [retrievedeps=A,B]
+//	register NAME TEMPLATE|PREFIX [noupdate] [noretrieve] [metadata] [batch] [claim=NOTE] [retrievedeps=A,B]
 //	set KEY TOKENS...           add a Set to the transaction being built
 //	del KEY                     add a Delete
 //	commit [revert] [dryrun] [wait] [timeout=D] [error] [retry=N] [period=D] [backoff] [maxperiod=D] [desc=TEXT]
@@ -168,6 +168,7 @@ func (e *scriptEnv) exec(line string) error {
 		c.NoUpdate = slices.Contains(args, "noupdate")
 		c.NoRetrieve = slices.Contains(args, "noretrieve")
 		c.WithMetadata = slices.Contains(args, "metadata")
+		c.Batch = slices.Contains(args, "batch")
 		for _, a := range args[2:] {
 			if v, ok := strings.CutPrefix(a, "claim="); ok {
 				c.Claim = v

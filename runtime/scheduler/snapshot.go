@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/registry"
 )
 
 // GraphSnapshot returns the graph of values as of the end of transaction
@@ -162,7 +163,7 @@ func beforeOp(o *Op) (snapEntry, bool) {
 }
 
 // buildSnapshot fills the nodes and edges of snap from the values.
-func buildSnapshot(snap *GraphSnapshot, ents map[string]snapEntry, idx *keyIndex) {
+func buildSnapshot(snap *GraphSnapshot, ents map[string]snapEntry, idx *registry.Index) {
 	keys := slices.Sorted(maps.Keys(ents))
 	// The existing keys, sorted, resolve AnyOf dependencies.
 	var existing []string
@@ -174,7 +175,7 @@ func buildSnapshot(snap *GraphSnapshot, ents map[string]snapEntry, idx *keyIndex
 	placeholders := map[string]bool{}
 	for _, key := range keys {
 		e := ents[key]
-		d := idx.lookup(key)
+		d := idx.Lookup(key)
 		gn := GraphNode{Key: key, Label: key, State: e.state, Origin: e.origin, Value: e.value, Metadata: e.meta,
 			Derived: e.derived, Err: e.err}
 		if d != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 
 	"google.golang.org/protobuf/proto"
@@ -120,6 +122,14 @@ func (t *Txn) kind() TxnKind {
 func (t *Txn) check() error {
 	if t.err != nil {
 		return t.err
+	}
+	if len(t.s.opts.descCallTimeouts) > 0 {
+		descs := t.s.view.state.Load().descs
+		for _, name := range slices.Sorted(maps.Keys(t.s.opts.descCallTimeouts)) {
+			if descs[name] == nil {
+				return fmt.Errorf("scheduler: WithDescriptorCallTimeout names descriptor %q, which is not registered (register it before committing, or fix the name)", name)
+			}
+		}
 	}
 	if t.opts.resync == DownstreamResyncTxn && len(t.items) > 0 {
 		return fmt.Errorf("scheduler: a downstream resync takes no values (the transaction sets or deletes %d keys, e.g. %s): use FullResync to replace the intended state", len(t.items), t.items[0].Key)

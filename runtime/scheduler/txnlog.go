@@ -6,17 +6,18 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"google.golang.org/protobuf/encoding/prototext"
+
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/txnlog"
 )
 
 // logOps writes the plan (before execution) or the executed operations
 // (after) of a transaction as one log record. The cost is linear in the
 // number of operations: one pass into one builder. Values are included at
 // debug level only.
-func (s *Scheduler) logOps(res *Result, ops []Op, planned bool) {
+func (s *executor) logOps(res *Result, ops []Op, planned bool) {
 	ctx := context.Background()
 	l := s.opts.logger
 	if !l.Enabled(ctx, slog.LevelInfo) {
@@ -131,7 +132,7 @@ func writeOps(b *strings.Builder, ops []Op, withValues bool) {
 		b.WriteString(". ")
 		b.WriteString(o.Kind.String())
 		b.WriteByte(' ')
-		b.WriteString(logSafe(o.Key))
+		b.WriteString(txnlog.Safe(o.Key))
 		if o.Flags != 0 {
 			b.WriteString(" [")
 			o.Flags.appendTo(b)
@@ -139,7 +140,7 @@ func writeOps(b *strings.Builder, ops []Op, withValues bool) {
 		}
 		if o.Err != nil {
 			b.WriteString(" error: ")
-			b.WriteString(logSafe(o.Err.Error()))
+			b.WriteString(txnlog.Safe(o.Err.Error()))
 		}
 		if withValues && o.Value != nil {
 			b.WriteString("\n     value: ")
@@ -158,92 +159,4 @@ func FormatOps(ops []Op) string {
 // NewLogHandler returns a slog handler that writes each record as its level
 // and message, then its attributes as key=value, with multi-line messages
 // (the transaction log) kept readable instead of quoted.
-func NewLogHandler(w io.Writer, level slog.Leveler) slog.Handler {
-	if level == nil {
-		level = slog.LevelInfo
-	}
-	return &logHandler{w: w, level: level, mu: &sync.Mutex{}}
-}
-
-type logHandler struct {
-	w     io.Writer
-	level slog.Leveler
-	attrs []slog.Attr
-	mu    *sync.Mutex
-}
-
-func (h *logHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= h.level.Level() }
-
-func (h *logHandler) Handle(_ context.Context, r slog.Record) error {
-	var b strings.Builder
-	// Attributes go on the first line, so that they never read as part of
-	// the last line of a multi-line message (the transaction log).
-	first, rest, multi := strings.Cut(r.Message, "\n")
-	b.WriteString(r.Level.String())
-	b.WriteByte(' ')
-	b.WriteString(first)
-	write := func(a slog.Attr) bool {
-		b.WriteByte(' ')
-		b.WriteString(logSafe(a.Key))
-		b.WriteByte('=')
-		b.WriteString(logSafe(a.Value.String()))
-		return true
-	}
-	for _, a := range h.attrs {
-		write(a)
-	}
-	r.Attrs(write)
-	if multi {
-		b.WriteByte('\n')
-		b.WriteString(rest)
-	}
-	b.WriteByte('\n')
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	_, err := io.WriteString(h.w, b.String())
-	return err
-}
-
-func (h *logHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
-	c := *h
-	c.attrs = append(append([]slog.Attr(nil), h.attrs...), attrs...)
-	return &c
-}
-
-func (h *logHandler) WithGroup(string) slog.Handler { return h }
-
-// logSafe returns s as it is, or quoted (Go syntax) when it holds a
-// control character: a key or error text from outside (an unknown key, a
-// retrieved one) can then neither split a log line nor forge one.
-func logSafe(s string) string {
-	// Eight bytes at a time: a key or an error rarely holds a control
-	// character. A text of eight bytes or more ends with its last eight
-	// (which may overlap the word before); a shorter one is looked at a
-	// byte at a time.
-	n := len(s)
-	if n < 8 {
-		for i := range n {
-			if c := s[i]; c < 0x20 || c == 0x7f {
-				return strconv.Quote(s)
-			}
-		}
-		return s
-	}
-	for i := 0; i+8 <= n; i += 8 {
-		if hasControl(word(s[i : i+8])) {
-			return strconv.Quote(s)
-		}
-	}
-	if n%8 != 0 && hasControl(word(s[n-8:])) {
-		return strconv.Quote(s)
-	}
-	return s
-}
-
-// hasControl reports whether one of the eight bytes of w is below 0x20
-// or equal to 0x7f: the expression has a high bit set exactly when one is
-// (a borrow of the subtractions starts only at such a byte).
-func hasControl(w uint64) bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	return ((w-0x20*ones)&^w|((w^0x7f*ones)-ones)&^(w^0x7f*ones))&highs != 0
-}
+func NewLogHandler(w io.Writer, level slog.Leveler) slog.Handler { return txnlog.NewHandler(w, level) }

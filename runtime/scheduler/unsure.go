@@ -12,6 +12,18 @@ import (
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
 
+// unknowns is the run's handling of read-backs and of values whose
+// outcome is unknown.
+type unknowns struct {
+	*run
+	// unsure is what the read-backs before the run found of the values
+	// whose outcome was unknown (see unsure.go); unsureGone those of
+	// graph.unsure that a simulation deleted (the transaction drops them
+	// from graph.unsure when its plan is kept).
+	unsure     []unsureFact
+	unsureGone []string
+}
+
 // Values whose outcome is unknown.
 //
 // A call that fails is read back (readBack). When the read-back fails too,
@@ -51,21 +63,28 @@ type unsureFact struct {
 // left it whose read-back failed: the version a create or an update was
 // about, or the one a delete was to remove (which it may have kept; the
 // graph holds nothing of it meanwhile). Only a run that makes calls gets
-// here (a simulation's calls do not fail).
-func (r *run) markUnsure(n *node, value proto.Message) {
+// here (a simulation's calls do not fail). It returns the value's error:
+// the call's err, made to match ErrOutcomeUnknown when the outcome is
+// unknown (errors.go: the error of a value whose call failed and whose
+// read-back failed too matches it, and so does its status).
+func (r *unknowns) markUnsure(n *node, value proto.Message, err error) error {
 	if value == nil || !r.canReadBack(n) {
-		return // (a descriptor without Retrieve is taken at its word)
+		return err // (a descriptor without Retrieve is taken at its word)
 	}
 	if r.g.unsure == nil {
 		r.g.unsure = map[string]proto.Message{}
 	}
 	r.g.unsure[n.key] = value
+	if err == nil || errors.Is(err, ErrOutcomeUnknown) {
+		return err
+	}
+	return fmt.Errorf("%w (%w: its read-back failed)", err, ErrOutcomeUnknown)
 }
 
 // canReadBack reports whether a value of n whose outcome is unknown can
 // be read back later (markUnsure records it): a run that makes calls, and
 // a descriptor that can Retrieve.
-func (r *run) canReadBack(n *node) bool {
+func (r *unknowns) canReadBack(n *node) bool {
 	return !r.sim && n.desc != nil && n.desc.CanRetrieve()
 }
 
@@ -74,7 +93,7 @@ func (r *run) canReadBack(n *node) bool {
 // descriptors it read). What is found leaves graph.unsure unless the
 // transaction is a dry run (which changes nothing: the next one reads it
 // again); a failed read-back leaves it there.
-func (s *Scheduler) readBackUnsure(ctx context.Context, dryRun bool, view *sbView) []unsureFact {
+func (s *executor) readBackUnsure(ctx context.Context, dryRun bool, view *sbView) []unsureFact {
 	if len(s.g.unsure) == 0 {
 		return nil
 	}
@@ -115,7 +134,7 @@ func (s *Scheduler) readBackUnsure(ctx context.Context, dryRun bool, view *sbVie
 // graph holds it from there on (the plan and the run after a failure
 // both take it, the same). It is a fact, not a change of the transaction:
 // a revert starts from it.
-func (r *run) takeUnsure() {
+func (r *unknowns) takeUnsure() {
 	if len(r.unsure) == 0 {
 		return
 	}
@@ -154,7 +173,7 @@ func (r *run) takeUnsure() {
 // value of its base when the graph holds the base applied and the base's
 // version does not derive it (a revert or an update moved it on): a
 // removal of the base then deletes n first.
-func (r *run) linkFoundToBase(n *node) {
+func (r *unknowns) linkFoundToBase(n *node) {
 	b := n.base
 	if b == "" {
 		b = n.desc.BaseOf(n.key)
@@ -174,7 +193,7 @@ func (r *run) linkFoundToBase(n *node) {
 // on; one found gone (removed by takeUnsure) is created again when still
 // wanted. Then what an earlier run did not delete because the value might
 // need it (its base, its dependencies) decides again.
-func (r *run) settleUnsure() {
+func (r *unknowns) settleUnsure() {
 	for i := range r.unsure {
 		f := &r.unsure[i]
 		n := r.g.node(f.key)
@@ -203,7 +222,7 @@ func (r *run) settleUnsure() {
 
 // reconcileRefused reconciles key when its removal was refused for a value
 // of unknown outcome.
-func (r *run) reconcileRefused(key string) {
+func (r *unknowns) reconcileRefused(key string) {
 	if n := r.g.node(key); n != nil && n.state == FAILED && errors.Is(n.lastErr, ErrOutcomeUnknown) && errors.Is(n.lastErr, ErrStillNeeded) {
 		r.reconcileNode(n)
 	}
@@ -211,7 +230,7 @@ func (r *run) reconcileRefused(key string) {
 
 // unknownOutcome returns the error of the read-back that failed again for
 // key, nil when what the southbound holds of it is known.
-func (r *run) unknownOutcome(key string) error {
+func (r *unknowns) unknownOutcome(key string) error {
 	for i := range r.unsure {
 		if r.unsure[i].key == key {
 			return r.unsure[i].err
@@ -222,7 +241,7 @@ func (r *run) unknownOutcome(key string) error {
 
 // failUnknown fails n, whose outcome is still unknown, with no call: what
 // the southbound holds of it decides what to call.
-func (r *run) failUnknown(n *node, err error) {
+func (r *unknowns) failUnknown(n *node, err error) {
 	want, _ := r.target(n)
 	kind := OpUpdate
 	if n.applied == nil {
@@ -236,7 +255,7 @@ func (r *run) failUnknown(n *node, err error) {
 // unsureBlocker returns a value whose outcome is unknown (a read-back
 // before the run failed again, or one in the run failed) that may need n,
 // as a dependency or as its base: n may not go before it is known.
-func (r *run) unsureBlocker(n *node) string {
+func (r *unknowns) unsureBlocker(n *node) string {
 	for _, k := range slices.Sorted(maps.Keys(r.g.unsure)) {
 		if r.knownNow(k) || slices.Contains(r.unsureGone, k) {
 			continue // read back before a dry run, which left it listed; or deleted
@@ -260,7 +279,7 @@ func (r *run) unsureBlocker(n *node) string {
 // unsureOf reports whether the outcome of key is unknown: its node stays
 // in the graph, nothing intended or applied, until a read-back tells (so
 // that unsureBlocker finds its base and dependencies).
-func (r *run) unsureOf(key string) bool {
+func (r *unknowns) unsureOf(key string) bool {
 	if len(r.g.unsure) == 0 {
 		return false
 	}
@@ -270,7 +289,7 @@ func (r *run) unsureOf(key string) bool {
 
 // knownNow reports whether a read-back before the run found what the
 // southbound holds for key.
-func (r *run) knownNow(key string) bool {
+func (r *unknowns) knownNow(key string) bool {
 	for i := range r.unsure {
 		if r.unsure[i].key == key {
 			return r.unsure[i].err == nil
@@ -284,7 +303,7 @@ func (r *run) knownNow(key string) bool {
 // undo, or a Delete of the version the graph held by a cascade), or the
 // southbound lost it. A simulation keeps it in unsureGone, which the
 // transaction applies when its plan is kept.
-func (r *run) known(key string) {
+func (r *unknowns) known(key string) {
 	if len(r.g.unsure) == 0 {
 		return
 	}

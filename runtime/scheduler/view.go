@@ -1,7 +1,6 @@
 package scheduler
 
 import (
-	"maps"
 	"runtime"
 	"slices"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/registry"
 )
 
 // view is what readers see: the values as the last finished job left
@@ -70,7 +70,7 @@ type viewState struct {
 	existing *btree.BTreeG[string]
 	gen      uint64
 	descs    map[string]kv.Descriptor
-	index    *keyIndex
+	index    *registry.Index
 }
 
 // viewSlot holds the versions of one key, newest first.
@@ -181,7 +181,7 @@ func (r *viewRec) derived() []string {
 }
 
 func newView(slots *nodeMap, hist history, maxCycle int) *view {
-	idx := newKeyIndex()
+	idx := registry.New()
 	v := &view{slots: slots, hist: hist, maxCycle: maxCycle}
 	v.state.Store(&viewState{descs: map[string]kv.Descriptor{}, index: &idx})
 	return v
@@ -208,7 +208,7 @@ func setRec(r *viewRec, n *node, old *viewRec, pub uint64, slab *recSlab) {
 		r.val, r.flags = n.applied, recApplied
 	}
 	if n.base != "" || len(n.derived) > 0 || n.lastErr != nil || applied != nil || n.metadata != nil {
-		if m := old.moreOrNil(); m != nil && m.base == n.base && errorsEqual(m.lastErr, n.lastErr) &&
+		if m := old.moreOrNil(); m != nil && m.base == n.base && sameValue(m.lastErr, n.lastErr) &&
 			sameKeys(m.derived, n.derived) && m.applied == applied && sameValue(m.metadata, n.metadata) {
 			r.more = m
 		} else {
@@ -221,14 +221,11 @@ func setRec(r *viewRec, n *node, old *viewRec, pub uint64, slab *recSlab) {
 // guardOf returns the guard of a node's descriptor: d itself, or the guard
 // a misfit wraps (whose values are INVALID, so only its name is read).
 func guardOf(d kv.Descriptor) *guard {
-	switch d := d.(type) {
-	case *guard:
-		return d
-	case *misfit:
-		g, _ := d.Descriptor.(*guard)
+	if g, ok := d.(*guard); ok {
 		return g
 	}
-	return nil
+	g, _ := registry.Unwrap(d).(*guard)
+	return g
 }
 
 func (r *viewRec) moreOrNil() *viewMore {
@@ -274,17 +271,17 @@ func sameKeys(a, b []string) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
-// errorsEqual compares two errors without panicking on an error type that
-// is not comparable.
-func errorsEqual(a, b error) bool { return sameValue(a, b) }
-
 // sameValue reports whether a and b are identical interface values (the
-// same metadata, say); a value of a type that is not comparable is never
-// the same, and comparing it does not panic.
-func sameValue(a, b any) (eq bool) {
+// same metadata or error, say); a value of a type that is not comparable
+// is never the same, and comparing it does not panic.
+func sameValue(a, b any) bool {
 	if a == nil || b == nil {
-		return a == nil && b == nil
+		return a == b // no comparison that can panic
 	}
+	return sameNonNil(a, b)
+}
+
+func sameNonNil(a, b any) (eq bool) {
 	defer func() {
 		if recover() != nil {
 			eq = false
@@ -369,161 +366,6 @@ func (r viewRead) each(fn func(key string, rec *viewRec) bool) {
 	})
 }
 
-// publish makes visible what the job that is ending changed: the values
-// the graph marked dirty, the index of existing keys, the history record
-// e (nil: none), as transaction seq (0: the published number stays, and
-// so do the values: a dry run changes none). It returns the statuses of
-// the values that changed, for the watchers (nil when there are none).
-// The caller holds s.mu.
-func (s *Scheduler) publish(e *histEntry, seq uint64) []Status {
-	g, v := s.g, s.view
-	old := v.state.Load()
-	st := *old
-	pub := max(seq, old.seq)
-	watch := s.watchers.active()
-	var changed []string
-	if pub > old.seq {
-		slab := recSlab{left: g.dirty.len()}
-		for _, dirty := range g.dirty.list {
-			for _, n := range dirty {
-				// A node in the graph holds its key's versions; for one
-				// taken out, the key may have another node now, or none.
-				key, slot := n.key, n.slot
-				if n.state == REMOVED {
-					slot, n = v.slots.entry(key)
-				}
-				var head *viewRec
-				if slot != nil {
-					head = slot.head.Load()
-				}
-				if head != nil && head.pub == pub {
-					continue // listed twice
-				}
-				var rec *viewRec
-				switch {
-				case n != nil:
-					rec = slab.next()
-					setRec(rec, n, head, pub, &slab)
-					if watch && (head == nil || head.gone() || rec.seq != head.seq || rec.state != head.state ||
-						rec.applied() != head.applied() || rec.intent() != head.intent() || rec.lastOp != head.lastOp ||
-						!errorsEqual(rec.lastErr(), head.lastErr())) {
-						changed = append(changed, key)
-					}
-				case head != nil && !head.gone():
-					rec = slab.next()
-					rec.pub, rec.flags = pub, recGone
-					if watch {
-						changed = append(changed, key)
-					}
-				default:
-					continue
-				}
-				if head == nil {
-					slot.head.Store(rec) // the first version
-					continue
-				}
-				rec.prev.Store(head)
-				slot.head.Store(rec)
-				v.retrim = append(v.retrim, retrimSlot{key, slot})
-			}
-		}
-	}
-	switch {
-	case !g.existingOn:
-		st.existing = nil
-	case st.existing == nil || st.gen != g.existingGen:
-		st.existing, st.gen = g.existing.Clone(), g.existingGen
-	}
-	if e != nil {
-		st.hist = v.hist.add(e)
-	}
-	st.seq = pub
-	v.state.Store(&st)
-	v.trimAll(pub)
-
-	g.dirty.reset() // keeps a few chunks for the next job
-	if len(changed) == 0 {
-		return nil
-	}
-	slices.Sort(changed)
-	changed = slices.Compact(changed)
-	r := v.read()
-	defer r.done()
-	out := make([]Status, len(changed))
-	for i, key := range changed {
-		st := r.status(key, true)
-		if st.State == NONEXISTENT {
-			st.State = REMOVED
-		}
-		out[i] = st
-	}
-	return out
-}
-
-// trimAll trims the keys with older versions, once pub is the published
-// state. A reader that registers from then on reads at pub (read checks
-// the state after registering), so only the registered readers can need a
-// version older than pub's.
-func (v *view) trimAll(pub uint64) {
-	if len(v.retrim) == 0 {
-		return
-	}
-	oldest := pub
-	if v.reading.Load() != 0 {
-		for i := range v.readers {
-			if r := v.readers[i].Load(); r != 0 && r-1 < oldest {
-				oldest = r - 1
-			}
-		}
-	}
-	retrim := v.retrim
-	v.retrim = v.spare[:0]
-	for _, t := range retrim {
-		v.trim(t.key, t.slot, oldest)
-	}
-	clear(retrim)
-	if cap(retrim) > 4096 {
-		retrim = nil // a large job's: not kept
-	}
-	v.spare = retrim
-}
-
-// trim unlinks the versions of key that no reader at oldest or later
-// needs, and takes the key out when all that is left is its deletion. A
-// key whose versions are not down to one is trimmed again at the next
-// publish.
-func (v *view) trim(key string, slot *viewSlot, oldest uint64) {
-	head := slot.head.Load()
-	rec := head
-	for rec != nil && rec.pub > oldest {
-		rec = rec.prev.Load()
-	}
-	if rec != nil {
-		rec.prev.Store(nil) // what is older than what oldest sees
-	}
-	switch {
-	case rec == head && head.gone():
-		v.slots.dropSlot(key, slot)
-	case rec != head:
-		v.retrim = append(v.retrim, retrimSlot{key, slot})
-	}
-}
-
-// retrimSlot is a key whose older versions are to be trimmed again.
-type retrimSlot struct {
-	key  string
-	slot *viewSlot
-}
-
-// publishDescriptors makes the registered descriptors visible. The caller
-// holds s.mu.
-func (s *Scheduler) publishDescriptors() {
-	idx := s.index.clone()
-	st := *s.view.state.Load()
-	st.descs, st.index = maps.Clone(s.descs), &idx
-	s.view.state.Store(&st)
-}
-
 // status builds the status of key.
 func (v viewRead) status(key string, detail bool) Status {
 	return v.statusOf(key, v.get(key), detail)
@@ -546,11 +388,40 @@ func (v viewRead) statusOf(key string, r *viewRec, detail bool) Status {
 	}
 	if detail && r.state == PENDING {
 		st.Unmet = v.unmet(key, r)
+		st.Details = v.unprovidable(st.Unmet)
 		if cycle := v.cycleThrough(key, r); len(cycle) > 0 {
 			st.Details = append(st.Details, "dependency cycle: "+strings.Join(cycle, " -> "))
 		}
 	}
 	return st
+}
+
+// unprovidable says, for each unmet dependency that no registered
+// descriptor could ever provide, that nothing can create it until such a
+// descriptor is registered (a typo in a key, or a missing plugin): the
+// value would wait for it forever.
+func (v viewRead) unprovidable(unmet []UnmetDependency) []string {
+	var out []string
+	for _, u := range unmet {
+		switch {
+		case v.providable(u):
+		case u.Key != "":
+			out = append(out, "no registered descriptor handles "+u.Key+": nothing can create it until one is registered")
+		default:
+			out = append(out, "no registered descriptor handles keys under "+strings.Join(u.AnyOf, ", ")+": nothing can satisfy "+u.Label+" until one is registered")
+		}
+	}
+	return out
+}
+
+// providable reports whether a registered descriptor could provide u: its
+// key is in a descriptor's key space, or a key space reaches under one of
+// its AnyOf prefixes.
+func (v viewRead) providable(u UnmetDependency) bool {
+	if u.Key != "" {
+		return v.st.index.Lookup(u.Key) != nil
+	}
+	return slices.ContainsFunc(u.AnyOf, v.st.index.Covers)
 }
 
 // unmet lists the unmet dependencies of r.

@@ -58,9 +58,8 @@ func (v viewRead) why(key string, visiting map[string]bool) *PendingReason {
 	r := &PendingReason{Key: key, State: n.state, Cycle: v.cycleThrough(key, n)}
 	for _, d := range v.unmetDeps(key, n) {
 		u := describeUnmet(d)
-		pd := PendingDependency{UnmetDependency: u}
+		pd := PendingDependency{UnmetDependency: u, Providable: v.providable(u)}
 		if u.Key != "" {
-			pd.Providable = v.st.index.lookup(u.Key) != nil
 			if t := v.get(u.Key); t != nil {
 				pd.State = t.state
 				pd.Intended = t.intent() != nil
@@ -69,9 +68,6 @@ func (v viewRead) why(key string, visiting map[string]bool) *PendingReason {
 				}
 			}
 		} else {
-			for _, p := range u.AnyOf {
-				pd.Providable = pd.Providable || v.st.index.covers(p)
-			}
 			pd.Intended = v.intendedUnder(&d.AnyOf)
 		}
 		r.Unmet = append(r.Unmet, pd)

@@ -28,6 +28,25 @@ func TestChecks(t *testing.T) {
 	}{
 		// Key templates.
 		{
+			name: "key template without a literal prefix",
+			files: map[string]string{"test.proto": `
+message A {
+  option (kvdescriptor.v1.model) = {key: "{name}"};
+  string name = 1;
+}`},
+			want: `test.proto:3: option (kvdescriptor.v1.model).key: key template "{name}" has no literal prefix before its first placeholder: a descriptor's keys are mapped to it by their prefix`,
+		},
+		{
+			name: "derive key template without a literal prefix",
+			files: map[string]string{"test.proto": `
+message A {
+  option (kvdescriptor.v1.model) = {key: "a/{name}"};
+  string name = 1;
+  repeated string addrs = 2 [(kvdescriptor.v1.field).derive = {key: "{name}/{addrs}"}];
+}`},
+			want: `test.proto:5: option (kvdescriptor.v1.field).derive.key: key template "{name}/{addrs}" has no literal prefix before its first placeholder: a descriptor's keys are mapped to it by their prefix`,
+		},
+		{
 			name: "placeholder not a field",
 			files: map[string]string{"test.proto": `
 message A {

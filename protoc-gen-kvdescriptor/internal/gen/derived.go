@@ -32,6 +32,9 @@ func newDerived(m *model, f *protogen.Field, o *kvdescriptorv1.Derive, byName ma
 	}
 	keyPos := locate(m.file.Desc, optionPath(f.Location.Path, 8, 3, 1), "option (kvdescriptor.v1.field).derive.key")
 	key, err := parseTemplate(o.GetKey(), scope{msg: m.msg, elem: f})
+	if err == nil {
+		err = checkKeySpace(key)
+	}
 	if err != nil {
 		return nil, []error{errorf(keyPos, "%v", err)}
 	}

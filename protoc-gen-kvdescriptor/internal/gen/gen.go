@@ -144,6 +144,9 @@ func newModel(f *protogen.File, msg *protogen.Message) (*model, error) {
 	}
 	keyPos := locate(f.Desc, optionPath(msg.Location.Path, 7, 1), "option (kvdescriptor.v1.model).key")
 	key, err := parseTemplate(opts.GetKey(), scope{msg: msg})
+	if err == nil {
+		err = checkKeySpace(key)
+	}
 	if err != nil {
 		return nil, errorf(keyPos, "%v", err)
 	}

@@ -379,3 +379,14 @@ func parseTemplateText(grammar, text string, s scope) (*keyTemplate, error) {
 	}
 	return t, nil
 }
+
+// checkKeySpace applies kv.NewDescriptor's rule on key templates to the
+// key of a model (or of a derived value's model), naming the template as
+// written: a template the generator accepts is never refused at run time.
+func checkKeySpace(t *keyTemplate) error {
+	written, err := kv.ParseKeyTemplate(t.text)
+	if err != nil {
+		return err
+	}
+	return written.CheckDescriptorKeySpace()
+}

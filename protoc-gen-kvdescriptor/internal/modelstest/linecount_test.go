@@ -230,7 +230,7 @@ func packageLines(t *testing.T, dir string) map[string]fileLines {
 // a plugin author write more of it fails here.
 var linuxCeilings = map[string]int{
 	"interface.go": 18,
-	"route.go":     5,
+	"route.go":     16, // 5, and Validate (with its assertion): the gateway's family is the destination's (no schema rule relates two fields' families)
 	"neighbour.go": 5,
 	"address.go":   4,
 	"master.go":    4,

@@ -1,4 +1,7 @@
-package scheduler
+// Package registry holds what the scheduler derives from its registered
+// descriptors: the index that finds the descriptor of a key, and the order
+// of their Retrieves.
+package registry
 
 import (
 	"slices"
@@ -8,13 +11,13 @@ import (
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
 
-// keyIndex maps keys to descriptors through their key prefixes: at most
+// Index maps keys to descriptors through their key prefixes: at most
 // one map lookup per distinct prefix length, never a scan of all
 // descriptors. A length is tried only when the key's byte at the end of
 // that length is the last byte of a prefix of that length (a '/' most
 // often), so that a key usually costs one lookup, however many lengths
 // there are.
-type keyIndex struct {
+type Index struct {
 	byPrefix map[string][]kv.Descriptor
 	lens     []prefixLen // distinct prefix lengths, longest first
 }
@@ -37,9 +40,11 @@ func (l *prefixLen) mayEnd(key string) bool {
 	return l.last[b>>6]&(1<<(b&63)) != 0
 }
 
-func newKeyIndex() keyIndex { return keyIndex{byPrefix: map[string][]kv.Descriptor{}} }
+// New returns an empty index.
+func New() Index { return Index{byPrefix: map[string][]kv.Descriptor{}} }
 
-func (x *keyIndex) add(d kv.Descriptor) {
+// Add adds d to the index.
+func (x *Index) Add(d kv.Descriptor) {
 	p := d.KeyPrefix()
 	x.byPrefix[p] = append(x.byPrefix[p], d)
 	i := slices.IndexFunc(x.lens, func(l prefixLen) bool { return l.n == len(p) })
@@ -54,17 +59,17 @@ func (x *keyIndex) add(d kv.Descriptor) {
 	}
 }
 
-// clone returns a copy that later additions to x leave alone.
-func (x *keyIndex) clone() keyIndex {
-	c := keyIndex{byPrefix: make(map[string][]kv.Descriptor, len(x.byPrefix)), lens: slices.Clone(x.lens)}
+// Clone returns a copy that later additions to x leave alone.
+func (x *Index) Clone() Index {
+	c := Index{byPrefix: make(map[string][]kv.Descriptor, len(x.byPrefix)), lens: slices.Clone(x.lens)}
 	for p, ds := range x.byPrefix {
 		c.byPrefix[p] = slices.Clone(ds)
 	}
 	return c
 }
 
-// lookup returns the descriptor whose key space holds key, or nil.
-func (x *keyIndex) lookup(key string) kv.Descriptor {
+// Lookup returns the descriptor whose key space holds key, or nil.
+func (x *Index) Lookup(key string) kv.Descriptor {
 	for i := range x.lens {
 		l := &x.lens[i]
 		if !l.mayEnd(key) {
@@ -79,9 +84,9 @@ func (x *keyIndex) lookup(key string) kv.Descriptor {
 	return nil
 }
 
-// covers reports whether some descriptor's key space may hold keys under
+// Covers reports whether some descriptor's key space may hold keys under
 // prefix (for "could anything ever provide this?" in why-pending).
-func (x *keyIndex) covers(prefix string) bool {
+func (x *Index) Covers(prefix string) bool {
 	for p := range x.byPrefix {
 		if len(p) <= len(prefix) && prefix[:len(p)] == p || len(p) > len(prefix) && p[:len(prefix)] == prefix {
 			return true
@@ -90,15 +95,15 @@ func (x *keyIndex) covers(prefix string) bool {
 	return false
 }
 
-// resolve returns the descriptor of a new value's key: the one whose key
+// Resolve returns the descriptor of a new value's key: the one whose key
 // space holds it, or, when none does but a single descriptor has the
 // longest prefix of the key, that descriptor as a misfit. A key under a
 // model's prefix that its template rejects was almost always built from a
 // field out of format (an address 10.0.0.256): its value is INVALID,
 // naming the field, rather than UNIMPLEMENTED. With several descriptors at
 // that prefix nobody can tell which was meant: nil (UNIMPLEMENTED).
-func (x *keyIndex) resolve(key string) kv.Descriptor {
-	if d := x.lookup(key); d != nil {
+func (x *Index) Resolve(key string) kv.Descriptor {
+	if d := x.Lookup(key); d != nil {
 		return d
 	}
 	for i := range x.lens {
@@ -115,9 +120,18 @@ func (x *keyIndex) resolve(key string) kv.Descriptor {
 	return nil
 }
 
-func isMisfit(d kv.Descriptor) bool {
+// IsMisfit reports whether d is a descriptor given a key outside its key space.
+func IsMisfit(d kv.Descriptor) bool {
 	_, ok := d.(*misfit)
 	return ok
+}
+
+// Unwrap returns the descriptor a misfit wraps, or nil when d is none.
+func Unwrap(d kv.Descriptor) kv.Descriptor {
+	if m, ok := d.(*misfit); ok {
+		return m.Descriptor
+	}
+	return nil
 }
 
 // misfit is a descriptor given a key outside its key space: every value is

@@ -1,0 +1,170 @@
+package scheduler
+
+import (
+	"fmt"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/registry"
+)
+
+// apply runs the job's changes through the algorithm.
+func (r *txnPass) apply(j *job) {
+	r.takeUnsure()
+	switch j.kind {
+	case NBTxn:
+		// The items' nodes, kept from setIntent to reconcileTop (see
+		// graph.current).
+		nodes := make([]*node, len(j.items))
+		added := r.g.added
+		for i, it := range j.items {
+			nodes[i] = r.setIntent(it.Key, it.Value)
+		}
+		for _, n := range nodes {
+			r.doom(n)
+		}
+		for i, it := range j.items {
+			r.reconcileTop(it.Key, r.g.current(it.Key, nodes[i], added))
+		}
+	case SBNotification:
+		for _, it := range j.items {
+			r.notify(it)
+		}
+	case RetryTxn:
+		r.flags = FlagRetry
+		for _, it := range j.retry {
+			n := r.g.node(it.key)
+			if n == nil || n.intentSeq != it.intentSeq || n.state != RETRYING {
+				continue // superseded by a newer value, or resolved meanwhile
+			}
+			r.mut(n)
+			n.retries++
+			r.reconcile(it.key)
+		}
+	case FullResyncTxn, UpstreamResyncTxn, DownstreamResyncTxn:
+		r.resync(j)
+	case RegistrationTxn:
+		for _, it := range j.items {
+			if n := r.g.node(it.Key); n != nil && (n.desc == nil || registry.IsMisfit(n.desc)) {
+				r.mut(n)
+				n.desc = r.s.lookup(it.Key)
+				r.g.setUnimplemented(n.key, false)
+				r.evaluate(n)
+			}
+		}
+		for _, it := range j.items {
+			r.reconcile(it.Key)
+		}
+	}
+	r.releaseDoomed()
+	// Values whose removal waited for removals that never completed (they
+	// waited for each other) decide again, now that nothing is being
+	// removed: each is deleted, or fails with ErrStillNeeded, instead of
+	// staying out of line with its target unnoticed.
+	r.settleUnsure()
+	r.runLater()
+	r.reportAdopted()
+}
+
+// reportUnimplemented makes the values the transaction set that no
+// descriptor handles errors of their keys (ErrUnimplemented), and logs
+// them. The values stay recorded, UNIMPLEMENTED, so that a descriptor
+// registered later applies them.
+func (r *txnPass) reportUnimplemented(j *job) {
+	if len(r.g.unimplemented) == 0 {
+		return
+	}
+	switch j.kind {
+	case NBTxn, FullResyncTxn, UpstreamResyncTxn:
+	default:
+		return
+	}
+	for _, it := range j.items {
+		if it.Value == nil {
+			continue
+		}
+		if n := r.g.node(it.Key); n != nil && n.state == UNIMPLEMENTED {
+			r.keyErr(it.Key, OpNone, ErrUnimplemented)
+			r.s.opts.logger.Warn("no descriptor handles the key; the value waits, UNIMPLEMENTED, for one", "key", it.Key, "seq", r.seq)
+		}
+	}
+}
+
+// reconcileTop reconciles a key of the transaction, whose node is n (nil:
+// none), and records a NOOP when its value needed nothing.
+func (r *txnPass) reconcileTop(key string, n *node) {
+	added := r.g.added
+	r.reconcileNode(n)
+	if n = r.g.current(key, n, added); n != nil && n.base == "" && n.opSeq != r.seq32 && n.intent != nil && n.state == CONFIGURED {
+		r.opFor(n, Op{Key: key, Kind: OpNone, Value: n.intent, Flags: FlagNoop})
+	}
+}
+
+// notify applies one southbound notification.
+func (r *txnPass) notify(it KeyValue) {
+	n := r.g.node(it.Key)
+	if n != nil && n.base != "" {
+		r.keyErr(it.Key, OpNone, ErrDerivedKey)
+		return
+	}
+	if it.Value != nil && n == nil && r.s.lookup(it.Key) == nil {
+		// No descriptor handles the key: nothing could ever create,
+		// compare or delete it. A plugin's watcher reports its own keys.
+		r.keyErr(it.Key, OpNone, fmt.Errorf("notification: %w", ErrUnimplemented))
+		return
+	}
+	if it.Value != nil && (n == nil || n.intent == nil) {
+		if d := r.s.lookup(it.Key); registry.IsMisfit(d) {
+			// Under a descriptor's prefix but outside its key space: no
+			// descriptor could read it back or delete it either. The
+			// notification is refused, naming the key and the template.
+			r.keyErr(it.Key, OpNone, fmt.Errorf("notification: %w", d.Validate(it.Key, it.Value)))
+			return
+		}
+	}
+	if it.Value != nil {
+		d := r.s.lookup(it.Key)
+		if n != nil && n.desc != nil {
+			d = n.desc
+		}
+		if err := checkType(d, it.Value); err != nil {
+			r.keyErr(it.Key, OpNone, fmt.Errorf("notification: %w", err))
+			return
+		}
+	}
+	if it.Value != nil {
+		if n != nil && n.intent != nil {
+			// One of ours, seen in the southbound: trust what it says it
+			// holds, then bring it to the intended value.
+			r.learn(n, it.Value, it.Metadata)
+			return
+		}
+		if n == nil {
+			n = r.newNode(it.Key, "")
+		}
+		r.observe(n, it.Value, it.Metadata, OBTAINED)
+		return
+	}
+	if n == nil {
+		return
+	}
+	r.learn(n, nil, nil)
+}
+
+// checkType returns an error when value is not a message of d's value
+// type (or is a nil message): it names the expected and the given type.
+func checkType(d kv.Descriptor, value proto.Message) error {
+	m := value.ProtoReflect()
+	if !m.IsValid() {
+		return fmt.Errorf("%w: a nil %T message (a value that is gone is reported with no value)", kv.ErrWrongType, value)
+	}
+	if d == nil || d.ValueType() == nil {
+		return nil
+	}
+	want, got := d.ValueType().Descriptor().FullName(), m.Descriptor().FullName()
+	if want != got {
+		return fmt.Errorf("%w: descriptor %s takes %s, got %s", kv.ErrWrongType, d.Name(), want, got)
+	}
+	return nil
+}

@@ -1,0 +1,112 @@
+// Package txnlog holds the text handler of the transaction log and the
+// quoting of texts from outside that it writes.
+package txnlog
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// NewHandler returns a slog handler that writes each record as its level
+// and message, then its attributes as key=value, with multi-line messages
+// kept readable instead of quoted.
+func NewHandler(w io.Writer, level slog.Leveler) slog.Handler {
+	if level == nil {
+		level = slog.LevelInfo
+	}
+	return &logHandler{w: w, level: level, mu: &sync.Mutex{}}
+}
+
+type logHandler struct {
+	w     io.Writer
+	level slog.Leveler
+	attrs []slog.Attr
+	mu    *sync.Mutex
+}
+
+func (h *logHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= h.level.Level() }
+
+func (h *logHandler) Handle(_ context.Context, r slog.Record) error {
+	var b strings.Builder
+	// Attributes go on the first line, so that they never read as part of
+	// the last line of a multi-line message (the transaction log).
+	first, rest, multi := strings.Cut(r.Message, "\n")
+	b.WriteString(r.Level.String())
+	b.WriteByte(' ')
+	b.WriteString(first)
+	write := func(a slog.Attr) bool {
+		b.WriteByte(' ')
+		b.WriteString(Safe(a.Key))
+		b.WriteByte('=')
+		b.WriteString(Safe(a.Value.String()))
+		return true
+	}
+	for _, a := range h.attrs {
+		write(a)
+	}
+	r.Attrs(write)
+	if multi {
+		b.WriteByte('\n')
+		b.WriteString(rest)
+	}
+	b.WriteByte('\n')
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, err := io.WriteString(h.w, b.String())
+	return err
+}
+
+func (h *logHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	c := *h
+	c.attrs = append(append([]slog.Attr(nil), h.attrs...), attrs...)
+	return &c
+}
+
+func (h *logHandler) WithGroup(string) slog.Handler { return h }
+
+// Safe returns s as it is, or quoted (Go syntax) when it holds a
+// control character: a key or error text from outside (an unknown key, a
+// retrieved one) can then neither split a log line nor forge one.
+func Safe(s string) string {
+	// Eight bytes at a time: a key or an error rarely holds a control
+	// character. A text of eight bytes or more ends with its last eight
+	// (which may overlap the word before); a shorter one is looked at a
+	// byte at a time.
+	n := len(s)
+	if n < 8 {
+		for i := range n {
+			if c := s[i]; c < 0x20 || c == 0x7f {
+				return strconv.Quote(s)
+			}
+		}
+		return s
+	}
+	for i := 0; i+8 <= n; i += 8 {
+		if hasControl(Word(s[i : i+8])) {
+			return strconv.Quote(s)
+		}
+	}
+	if n%8 != 0 && hasControl(Word(s[n-8:])) {
+		return strconv.Quote(s)
+	}
+	return s
+}
+
+// hasControl reports whether one of the eight bytes of w is below 0x20
+// or equal to 0x7f: the expression has a high bit set exactly when one is
+// (a borrow of the subtractions starts only at such a byte).
+func hasControl(w uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	return ((w-0x20*ones)&^w|((w^0x7f*ones)-ones)&^(w^0x7f*ones))&highs != 0
+}
+
+// Word reads 8 bytes of s as a little-endian number.
+func Word(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}

@@ -1,0 +1,308 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+)
+
+// sbView is the southbound as a refresh found it: what each descriptor's
+// Retrieve returned, checked. Only the keys of refreshed descriptors are
+// known; the others keep the scheduler's view.
+type sbView struct {
+	// index maps keys to items.
+	index map[string]int32
+	items []sbItem
+	// refreshed are the descriptors whose Retrieve succeeded.
+	refreshed map[kv.Descriptor]bool
+	// added is the graph's count of added nodes when the view was
+	// taken: with sbItem.node, graph.current's argument.
+	added uint64
+}
+
+type sbItem struct {
+	key    string
+	value  proto.Message
+	meta   any
+	origin kv.Origin
+	// node is the graph's node of key when the view was taken (nil:
+	// none), so that a resync pairs items with nodes without a lookup
+	// each (see graph.current).
+	node *node
+	// used marks an item decided by the run in progress: known to the
+	// graph when the view was applied, or adopted since (never adopted
+	// again by a re-create, never stale). Reset at the start of each run.
+	used bool
+}
+
+// get returns the item of key, or nil.
+func (v *sbView) get(key string) *sbItem {
+	if i, ok := v.index[key]; ok {
+		return &v.items[i]
+	}
+	return nil
+}
+
+// refresh reads the southbound through each descriptor's Retrieve, in
+// RetrieveDependencies order, and returns the checked view. Metadata maps
+// are updated as each descriptor is read, so that a later Retrieve can
+// resolve what an earlier one found (a route's interface by its index).
+// A failed Retrieve is an error of the transaction; its descriptor keeps
+// the scheduler's view. The caller holds s.mu.
+func (s *executor) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
+	view := &sbView{index: make(map[string]int32, s.g.nodes.len()), items: make([]sbItem, 0, s.g.nodes.len()),
+		refreshed: map[kv.Descriptor]bool{}, added: s.g.added}
+	var errs []KeyError
+	correlate := s.correlate(j)
+	for _, d := range s.retrieveOrder {
+		items, err := s.retrieveGuarded(ctx, d, "", correlate[d])
+		if err != nil {
+			errs = append(errs, KeyError{Key: d.KeyPrefix(), Op: OpRetrieve, Err: fmt.Errorf("descriptor %s: %w", d.Name(), err)})
+			s.opts.logger.Warn("retrieve failed; the descriptor keeps its view of the southbound", "descriptor", d.Name(), "error", err)
+			continue
+		}
+		view.refreshed[d] = true
+		withMeta := d.WithMetadata()
+		var asked map[string]bool // correlate[d]'s keys, built when an item needs it
+		for i, it := range items {
+			reason := ""
+			_, dup := view.index[it.Key] // key spaces are disjoint: a duplicate is this descriptor's
+			var n *node
+			if it.Key != "" {
+				n = s.g.node(it.Key)
+			}
+			switch {
+			case it.Key == "":
+				reason = "empty key"
+			case it.Value == nil || !it.Value.ProtoReflect().IsValid():
+				reason = "no value"
+			case dup:
+				reason = "duplicate key"
+			case !s.inKeySpace(d, it.Key, n):
+				reason = "the key is outside the descriptor's key space"
+			}
+			if reason != "" {
+				s.opts.logger.Warn("retrieve: item dropped", "descriptor", d.Name(), "item", i, "key", it.Key, "reason", reason)
+				continue
+			}
+			meta := it.Metadata // nil when it carries no data (see kv.TypedDescriptor.Retrieve)
+			origin := it.Origin
+			if origin == kv.OriginUnknown {
+				// A descriptor that cannot tell ownership leaves it to
+				// the scheduler: what it applied, or asked about (the
+				// correlated values: intended, or remembered from an
+				// agent's record), is ours; anything else is not.
+				switch {
+				case n != nil && n.applied != nil && n.origin != kv.OriginSB:
+					origin = kv.OriginNB
+				default:
+					if asked == nil {
+						asked = make(map[string]bool, len(correlate[d]))
+						for _, c := range correlate[d] {
+							asked[c.Key] = true
+						}
+					}
+					if asked[it.Key] {
+						origin = kv.OriginNB
+					}
+				}
+			}
+			view.index[it.Key] = int32(len(view.items))
+			view.items = append(view.items, sbItem{key: it.Key, value: it.Value, meta: meta, origin: origin, node: n})
+			if withMeta {
+				setMetadata(d, d.Label(it.Key), meta)
+			}
+		}
+		if withMeta {
+			// Ours that the southbound no longer has lose their metadata
+			// (they are MISSING); obtained ones keep theirs.
+			for _, it := range correlate[d] {
+				if _, seen := view.index[it.Key]; !seen {
+					if n := s.g.node(it.Key); n != nil && n.applied != nil {
+						deleteMetadata(d, d.Label(it.Key))
+					}
+				}
+			}
+		}
+	}
+	return view, errs
+}
+
+// inKeySpace reports whether key, found by d's Retrieve, is in d's key
+// space; n is the graph's node of key (nil: none). A key the graph holds
+// as d's was matched (its values checked) when it was taken up, and key
+// spaces do not change: only a key new to the graph is matched again
+// (most of a refresh finds what it knows).
+func (s *executor) inKeySpace(d kv.Descriptor, key string, n *node) bool {
+	if n != nil && n.desc == d {
+		return true
+	}
+	return s.lookup(key) == d
+}
+
+// correlate returns, per descriptor, the values the scheduler expects the
+// southbound to hold, in no particular order: the applied version of each
+// value of ours, else its intended one (for a full resync, the
+// transaction's values replace the intended state, their derived values
+// included).
+func (s *executor) correlate(j *job) map[kv.Descriptor][]kv.Item[string, proto.Message, any] {
+	full := j.kind == FullResyncTxn
+	// One pass collects every item with the index of its descriptor
+	// (few: found by a short scan), then the items are moved in place
+	// into per-descriptor runs of the same array, cut in per-descriptor
+	// slices: one allocation of the graph's size, where appending per
+	// descriptor regrew each slice (a downstream resync allocated twice
+	// as much), and a copy into a second array allocated as much again.
+	var descs []kv.Descriptor
+	last := -1
+	items := make([]kv.Item[string, proto.Message, any], 0, s.g.nodes.len())
+	which := make([]int32, 0, s.g.nodes.len())
+	for key, n := range s.g.all() {
+		if n.desc == nil || n.origin == kv.OriginSB {
+			continue
+		}
+		var it kv.Item[string, proto.Message, any]
+		switch {
+		case n.applied != nil:
+			it = kv.Item[string, proto.Message, any]{Key: key, Value: n.applied, Metadata: n.metadata, Origin: kv.OriginNB}
+		case n.intent != nil && n.invalid == nil && !full:
+			it = kv.Item[string, proto.Message, any]{Key: key, Value: n.intent, Origin: kv.OriginNB}
+		default:
+			continue
+		}
+		if last < 0 || descs[last] != n.desc {
+			if last = slices.Index(descs, n.desc); last < 0 {
+				last = len(descs)
+				descs = append(descs, n.desc)
+			}
+		}
+		items = append(items, it)
+		which = append(which, int32(last))
+	}
+	out := groupByDesc(descs, items, which)
+	if !full {
+		return out
+	}
+	s.correlateFull(j, out)
+	return out
+}
+
+// groupByDesc cuts items, whose descriptors are descs[which[i]], into one
+// slice per descriptor, moving them in place into per-descriptor runs.
+func groupByDesc(descs []kv.Descriptor, items []kv.Item[string, proto.Message, any], which []int32) map[kv.Descriptor][]kv.Item[string, proto.Message, any] {
+	out := make(map[kv.Descriptor][]kv.Item[string, proto.Message, any], len(descs))
+	if len(descs) == 1 {
+		out[descs[0]] = slices.Clip(items)
+	} else if len(descs) > 1 {
+		ends := make([]int, len(descs))
+		for _, w := range which {
+			ends[w]++
+		}
+		for i := 1; i < len(ends); i++ {
+			ends[i] += ends[i-1]
+		}
+		next := make([]int, len(descs))
+		for i := 1; i < len(next); i++ {
+			next[i] = ends[i-1]
+		}
+		// Each run is filled from its start: an item of another
+		// descriptor found there is swapped into the next free place of
+		// its own run, where it stays. Each swap places one item for
+		// good: with one descriptor holding most values, there are few.
+		for w := range descs {
+			for next[w] < ends[w] {
+				i := next[w]
+				o := which[i]
+				if int(o) == w {
+					next[w]++
+					continue
+				}
+				k := next[o]
+				items[i], items[k] = items[k], items[i]
+				which[i], which[k] = which[k], which[i]
+				next[o]++
+			}
+		}
+		start := 0
+		for w, d := range descs {
+			out[d] = items[start:ends[w]:ends[w]] // capped: an append copies
+			start = ends[w]
+		}
+	}
+	return out
+}
+
+// correlateFull adds to out the transaction's values of a full resync
+// (and their derived values) that the graph does not hold applied.
+func (s *executor) correlateFull(j *job, out map[kv.Descriptor][]kv.Item[string, proto.Message, any]) {
+	added := map[string]bool{}
+	var walk func(key string, value proto.Message, depth int)
+	walk = func(key string, value proto.Message, depth int) {
+		if value == nil || depth > s.opts.maxCycle || added[key] {
+			return
+		}
+		n := s.g.node(key)
+		d := s.lookup(key)
+		if n != nil {
+			d = n.desc
+		}
+		if d == nil || d.Validate(key, value) != nil {
+			return
+		}
+		if n == nil || n.applied == nil || n.origin == kv.OriginSB {
+			added[key] = true
+			out[d] = append(out[d], kv.Item[string, proto.Message, any]{Key: key, Value: value, Origin: kv.OriginNB})
+		}
+		for _, dv := range d.Derived(key, value) {
+			walk(dv.Key, dv.Value, depth+1)
+		}
+	}
+	for _, it := range j.items {
+		walk(it.Key, it.Value, 0)
+	}
+	for _, it := range j.opts.remembered {
+		walk(it.Key, it.Value, 0)
+	}
+}
+
+// refreshedFunc returns a test of whether a descriptor was refreshed (nil
+// never was; nor was any in no view) that remembers its last answer: a
+// pass over the values meets them grouped by descriptor, mostly.
+func (v *sbView) refreshedFunc() func(kv.Descriptor) bool {
+	var last kv.Descriptor
+	was := false
+	return func(d kv.Descriptor) bool {
+		if v == nil || d == nil {
+			return false
+		}
+		if d != last {
+			last, was = d, v.refreshed[d]
+		}
+		return was
+	}
+}
+
+// syncMetadataMaps sets the metadata maps of the refreshed descriptors
+// back to what the graph holds, after a dry run that refreshed them.
+func (s *executor) syncMetadataMaps(view *sbView) {
+	sync := func(key string, d kv.Descriptor) {
+		if d == nil || !d.WithMetadata() || !view.refreshed[d] {
+			return
+		}
+		if n := s.g.node(key); n != nil && n.applied != nil {
+			setMetadata(d, d.Label(key), n.metadata)
+		} else {
+			deleteMetadata(d, d.Label(key))
+		}
+	}
+	for i := range view.items {
+		sync(view.items[i].key, s.lookup(view.items[i].key))
+	}
+	for key, n := range s.g.all() {
+		sync(key, n.desc)
+	}
+}

@@ -1,0 +1,470 @@
+package scheduler
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+)
+
+// A transaction decides its values one at a time, in order. A value it
+// creates early may need one that a later change of the same transaction
+// removes (a derived value that its base no longer derives, a value
+// deleted, or one that needs either): created, it would be deleted again
+// with it. So before the pass, the run marks what the transaction's
+// changes are known to remove (doomed), and a value that needs one of
+// those is not created: it stays PENDING. When the pass ends, what was
+// doomed but is still there (its delete failed, say) lets the values
+// held back for it be decided again.
+
+// doom marks what the new intent of n, a value the transaction sets or
+// deletes, removes: n itself when it is deleted, else the derived values
+// its applied version has and its intent no longer derives; with each,
+// what it derives and the values of ours that need it.
+func (r *removal) doom(n *node) {
+	if n == nil || n.base != "" || n.applied == nil || n.origin == kv.OriginSB || n.desc == nil {
+		return
+	}
+	if n.intent == nil {
+		r.doomAll(n)
+		return
+	}
+	if len(n.derived) == 0 || n.invalid != nil {
+		return
+	}
+	ds := n.desc.Derived(n.key, n.intent)
+	if r.panicked(n.key) != nil {
+		// What it derives is unknown: nothing is marked, and derive
+		// reports the panic when it asks again.
+		return
+	}
+	for _, k := range n.derived {
+		if !slices.ContainsFunc(ds, func(d kv.Derived) bool { return d.Key == k }) {
+			r.doomAll(r.g.node(k))
+		}
+	}
+}
+
+// doomAll marks n, applied, as removed by the transaction, with what it
+// derives and the values of ours whose applied version needs it.
+func (r *removal) doomAll(n *node) {
+	if n == nil || n.applied == nil || r.doomed[n.key] {
+		return
+	}
+	if r.doomed == nil {
+		r.doomed = map[string]bool{}
+	}
+	r.doomed[n.key] = true
+	for _, k := range n.derived {
+		r.doomAll(r.g.node(k))
+	}
+	for _, d := range r.g.dependentNodes(n.key) {
+		if r.needs(d, n.key) {
+			r.doomAll(d)
+		}
+	}
+}
+
+// needsDoomed reports whether n, not applied, depends on a value that the
+// transaction removes and that is still there: n is not created.
+func (r *removal) needsDoomed(n *node) bool {
+	if len(r.doomed) == 0 || n.applied != nil {
+		return false
+	}
+	for i := range n.deps {
+		d := &n.deps[i]
+		if d.IsAnyOf() || !r.doomed[d.Key] {
+			continue
+		}
+		if t := r.nodeOf(d.Key); t != nil && t.exists() {
+			return true
+		}
+	}
+	return false
+}
+
+// releaseDoomed ends the marks of doom once the pass is over: the values
+// held back for a doomed value that is still there are decided again.
+func (r *removal) releaseDoomed() {
+	if len(r.doomed) == 0 {
+		return
+	}
+	doomed := r.doomed
+	r.doomed = nil
+	for _, key := range slices.Sorted(maps.Keys(doomed)) {
+		if n := r.g.node(key); n != nil && n.exists() {
+			r.triggerDependentsOf(key, n)
+		}
+	}
+}
+
+// removal is the run's removal of values: the cascade over dependents
+// and derived values, what keeps a value (still needed, a removal further
+// up), and the values a transaction dooms (see doom).
+type removal struct {
+	*run
+	// later lists values whose removal waits for another removal.
+	later []string
+	// removals is the stack of the values being removed (n.removing).
+	removals []string
+	// doomed are the values that the transaction's changes remove, known
+	// before the pass: nothing that needs one is created (see doom).
+	doomed map[string]bool
+}
+
+// remove deletes n from the southbound: first its derived values, then the
+// values that depend on it (they become PENDING, or change to a version
+// that does not need n), then n itself. When something that needs n could
+// not be deleted, n is not deleted either: it is FAILED, and what was taken
+// away for it is restored. sbGone says the southbound lost n already: no
+// Delete is called. It returns whether n is gone.
+func (r *removal) remove(n *node, flags Flags, sbGone bool) bool {
+	delete(r.viewFresh, n.key)
+	flags |= r.nodeFlags(n)
+	r.mut(n)
+	n.removing = true
+	r.g.setExisting(n.key, false)
+	r.removals = append(r.removals, n.key)
+	defer func() { r.removals = r.removals[:len(r.removals)-1] }()
+	if r.view != nil {
+		r.takeUnreadDerived(n)
+	}
+	stuck := r.dropDerivedAll(n)
+	if len(stuck) == 0 {
+		r.removeDependents(n)
+	}
+	if r.removalHeld(n, flags, sbGone, stuck) {
+		return false
+	}
+	prev := n.applied
+	if n.origin != kv.OriginSB && !sbGone && !r.deleteCall(n, flags, prev) {
+		return false
+	}
+	n.applied, n.metadata, n.removing, n.lastErr, n.lastOp = nil, nil, false, nil, OpDelete
+	r.known(n.key)
+	r.g.setDeps(n, n.deps, nil)
+	r.syncMetadata(n)
+	defer r.runLater()
+	if sbGone && n.origin != kv.OriginSB {
+		return true // one of ours, lost: the caller creates it again
+	}
+	_, pending := r.target(n)
+	if pending && flags&FlagRecreate == 0 {
+		flags |= FlagIsPending
+	}
+	if n.origin == kv.OriginSB {
+		flags |= FlagObtained
+	}
+	r.opFor(n, Op{Key: n.key, Kind: OpDelete, PrevValue: prev, Flags: flags})
+	if flags&FlagRecreate == 0 {
+		r.settleQuiet(n, pending)
+		r.setOpState(len(r.ops)-1, n.state)
+	} else {
+		r.setOpState(len(r.ops)-1, NONEXISTENT) // created again right after
+	}
+	return true
+}
+
+// removalHeld decides whether n, whose removal has begun, stays for now:
+// the transaction aborts, the cascade brought its reason to exist back, or
+// a value still needs it (held with an error, or until a removal further
+// up is done). It returns true when n stays.
+func (r *removal) removalHeld(n *node, flags Flags, sbGone bool, stuck []string) bool {
+	if r.abort {
+		n.removing = false
+		if sbGone {
+			// The southbound lost n whatever the cascade did: the
+			// revert that follows starts from there.
+			r.takeApplied(n, nil, nil)
+		} else {
+			r.g.setExisting(n.key, true)
+		}
+		return true
+	}
+	if flags&FlagRecreate == 0 && !sbGone && n.intent != nil {
+		if want, _ := r.target(n); want != nil {
+			// The cascade brought back the reason for n to exist: a
+			// base whose update or delete failed derives n again, or a
+			// dependency came back. n stays; what was taken away for
+			// it comes back, and n goes to its target. (Without an
+			// intent n goes whatever its target: a revert targets
+			// what was applied before, even for a derived value its
+			// base no longer derives.)
+			n.removing = false
+			r.g.setExisting(n.key, true)
+			r.derive(n)
+			r.triggerDependentsOf(n.key, n)
+			r.reconcile(n.key)
+			return true
+		}
+	}
+	if !sbGone && r.neededByRemoval(n) {
+		// A value being removed further up still needs n: n goes once
+		// that removal is done.
+		n.removing = false
+		r.g.setExisting(n.key, true)
+		r.later = append(r.later, n.key)
+		return true
+	}
+	if len(r.g.unsure) != 0 && !sbGone {
+		if k := r.unsureBlocker(n); k != "" {
+			r.keep(n, flags, fmt.Errorf("not deleted, %w: %s may need it (%w)", ErrStillNeeded, k, ErrOutcomeUnknown), n.applied, true)
+			return true
+		}
+	}
+	if blocker := r.blocker(n, stuck); blocker != "" && !sbGone {
+		if slices.Contains(r.later, blocker) {
+			// What still needs n waits for a removal further up (see
+			// neededByRemoval): n waits with it, and is decided again
+			// once that removal is done.
+			n.removing = false
+			r.g.setExisting(n.key, true)
+			r.later = append(r.later, n.key)
+			return true
+		}
+		r.keep(n, flags, fmt.Errorf("not deleted, %w: %s could not be deleted first", ErrStillNeeded, blocker), n.applied, true)
+		return true
+	}
+	return false
+}
+
+// deleteCall makes the Delete call of n, whose applied value is prev, and
+// on failure reads n back; it returns whether the Delete succeeded.
+func (r *removal) deleteCall(n *node, flags Flags, prev proto.Message) bool {
+	if _, err := r.call(OpDelete, n, prev, nil); err != nil {
+		found, fmeta, known := r.readBack(n, prev)
+		if known {
+			r.takeApplied(n, found, fmeta) // nil: deleted after all
+		} else if r.canReadBack(n) {
+			// Of unknown outcome: it may be gone or still there.
+			// Like a create of unknown outcome, the graph holds
+			// nothing (what needs it is not created on it) and it
+			// may hold prev (what prev needs is not deleted: see
+			// unsureBlocker), until a read-back tells.
+			r.takeApplied(n, nil, nil)
+			err = r.markUnsure(n, prev, err)
+		}
+		r.keep(n, flags, err, prev, known)
+		return false
+	}
+	return true
+}
+
+// removeDependents reconciles the values that depend on n, which is being
+// removed: each is deleted or moves to a version that does not need n.
+// The members of a dependency cycle with n (a veth peer) go last, and only
+// when every other dependent has gone: when one cannot, n stays, and so
+// must its partners (a veth end is never left without its peer).
+func (r *removal) removeDependents(n *node) {
+	var partners []string
+	for _, k := range r.g.dependentsOf(n.key) {
+		d := r.g.node(k)
+		if d == nil || d.applied == nil || d.removing {
+			continue
+		}
+		if r.reverting && r.livedWithout(d, n) {
+			continue
+		}
+		if r.leadsTo(n, k) {
+			partners = append(partners, k)
+			continue
+		}
+		if r.reachOut {
+			if _, touched := r.prior[k]; !touched && r.needs(d, n.key) {
+				r.mut(d) // changed by the revert on the way: restored too
+			}
+		}
+		r.reconcile(k)
+		if d = r.g.node(k); d != nil && !d.removing && r.needs(d, n.key) {
+			return // n cannot go: it stays, with everything else that needs it
+		}
+	}
+	for _, k := range partners {
+		if d := r.g.node(k); d != nil && d.applied != nil && !d.removing {
+			r.reconcile(k)
+		}
+	}
+}
+
+// blocker returns a value that still needs n (a derived value that could
+// not be deleted, or a dependent whose applied version needs n), or "".
+func (r *removal) blocker(n *node, stuck []string) string {
+	if len(stuck) > 0 {
+		return stuck[0]
+	}
+	for _, k := range r.g.dependentsOf(n.key) {
+		if d := r.g.node(k); d != nil && !d.removing && r.needs(d, n.key) && !(r.reverting && r.livedWithout(d, n)) {
+			return k
+		}
+	}
+	return ""
+}
+
+// livedWithout reports, while a revert runs, whether d held the version it
+// holds before the transaction, which names n as a dependency, when n did
+// not exist and a call of the transaction created it: d was there without
+// n (a veth end whose delete failed, left without its peer), and the revert
+// deletes n without touching d, as it was. (An AnyOf dependency may have
+// been met by another value then: it does not count. The failed call may
+// have found n there already, unknown: it does not count either, unless
+// d's own failed delete is why it was there without n, which doc.go names
+// as the case: "a value that was there without something it needs (its
+// delete had failed) stays as it was when the revert deletes what the
+// transaction created for it".)
+func (r *removal) livedWithout(d, n *node) bool {
+	pn, ok := r.prior[n.key]
+	if !ok || pn.applied != nil {
+		return false
+	}
+	state, lastOp, lastErr := d.state, d.lastOp, d.lastErr
+	if pd, ok := r.prior[d.key]; ok {
+		if pd.applied != d.applied {
+			return false
+		}
+		state, lastOp, lastErr = pd.state, pd.lastOp, pd.lastErr
+	}
+	// Its delete call failed (one refused as still needed kept what it
+	// needs: it never was without it).
+	failedDelete := (state == FAILED || state == RETRYING) && lastOp == OpDelete && !errors.Is(lastErr, ErrStillNeeded)
+	if r.failedOp != nil && r.failedOp.key == n.key && !failedDelete {
+		return false
+	}
+	return slices.ContainsFunc(d.adeps, func(dep kv.Dependency) bool { return !dep.IsAnyOf() && dep.Key == n.key })
+}
+
+// neededByRemoval reports whether a value being removed (further up the
+// stack, still in the southbound) needs n, and n is not on a dependency
+// cycle with it (members of a cycle cannot wait for each other).
+func (r *removal) neededByRemoval(n *node) bool {
+	for _, k := range r.g.dependentsOf(n.key) {
+		if d := r.g.node(k); d != nil && d.removing && r.needs(d, n.key) && !r.leadsTo(n, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// leadsTo reports whether the applied version of from needs key, directly
+// or through other applied values: whether it could not stay without key.
+// A derived value needs its base; an AnyOf dependency needs key when every
+// applied value it accepts (in the index of existing keys, or among the
+// values being removed, which are out of that index) needs key or is key.
+// The search gives up (false) after maxCycle steps.
+func (r *removal) leadsTo(from *node, key string) bool {
+	budget := r.s.opts.maxCycle
+	onPath := map[string]bool{}
+	var needs func(n *node) bool
+	// through reports whether the applied value at k is key or needs it.
+	through := func(k string) bool {
+		if k == key {
+			return true
+		}
+		t := r.g.node(k)
+		return t != nil && t.applied != nil && needs(t)
+	}
+	needs = func(n *node) bool {
+		if budget--; budget < 0 || onPath[n.key] {
+			return false
+		}
+		onPath[n.key] = true
+		defer delete(onPath, n.key)
+		if n.base != "" && through(n.base) {
+			return true
+		}
+		for i := range n.adeps {
+			d := &n.adeps[i]
+			if !d.IsAnyOf() {
+				if through(d.Key) {
+					return true
+				}
+				continue
+			}
+			all, any := true, false
+			r.eachSatisfier(&d.AnyOf, func(k string) bool {
+				any = true
+				all = through(k)
+				return all
+			})
+			if any && all {
+				return true
+			}
+		}
+		return false
+	}
+	return needs(from)
+}
+
+// eachSatisfier calls f with each applied value that the AnyOf dependency
+// accepts: those being removed (out of the index of existing keys), then
+// the existing ones, until f returns false.
+func (r *removal) eachSatisfier(a *kv.AnyOf, f func(key string) bool) {
+	for _, k := range r.removals {
+		if t := r.g.node(k); t != nil && t.removing && a.Accepts(k) && !f(k) {
+			return
+		}
+	}
+	more := true
+	for _, p := range a.Prefixes {
+		r.g.existing.AscendGreaterOrEqual(p, func(k string) bool {
+			if !strings.HasPrefix(k, p) {
+				return false
+			}
+			if a.Match == nil || a.Match(k) {
+				more = f(k)
+			}
+			return more
+		})
+		if !more {
+			return
+		}
+	}
+}
+
+// needs reports whether the applied version of d, one of ours, depends on
+// key: plainly, or through an AnyOf that no other applied value satisfies.
+// A value being removed further up still counts: it is in the southbound
+// until its removal, which waits for what needs it, completes.
+func (r *removal) needs(d *node, key string) bool {
+	if d.applied == nil || d.origin == kv.OriginSB {
+		return false
+	}
+	for i := range d.adeps {
+		dep := &d.adeps[i]
+		if !dep.IsAnyOf() {
+			if dep.Key == key {
+				return true
+			}
+			continue
+		}
+		if !dep.AnyOf.Accepts(key) {
+			continue
+		}
+		other := false
+		r.eachSatisfier(&dep.AnyOf, func(k string) bool {
+			other = k != key
+			return !other
+		})
+		if !other {
+			return true
+		}
+	}
+	return false
+}
+
+// runLater reconciles the values whose removal waited for one that has
+// just completed (or failed).
+func (r *removal) runLater() {
+	if len(r.later) == 0 {
+		return
+	}
+	later := r.later
+	r.later = nil
+	for _, k := range later {
+		r.reconcile(k)
+	}
+}

@@ -1,0 +1,488 @@
+package scheduler
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+)
+
+// dropStale deletes what the refresh found of ours (claimed by its
+// descriptor, or applied by us before) that nothing intends any more:
+// neither a value in the graph, nor a key that an intended value derives. A
+// stale value that a stale base derives is linked to it first (see
+// linkStale), so that it is deleted before its base, and its base stays
+// when it cannot be.
+//
+// The first pass (early) takes every stale value into the graph, so that a
+// removal in the reconciliation that follows finds it among the dependents
+// of what it removes, and deletes those that no other value found needs;
+// the others (staleDeferred) wait for the last pass, once what needs them
+// has been decided.
+func (r *resyncPass) dropStale(early bool) {
+	stale := r.staleFound(early)
+	if len(stale) == 0 && len(r.staleTaken) == 0 {
+		return // the usual resync: what was found is known
+	}
+	// Stale values of ours that the graph knows already (an earlier run
+	// failed to delete them): a base found stale now is linked to them,
+	// or they to it.
+	var leftovers []*node
+	for _, key := range r.leftovers {
+		if n := r.g.node(key); r.leftover(n) {
+			leftovers = append(leftovers, n)
+		}
+	}
+	var unread map[string]proto.Message
+	if early {
+		stale, unread = r.staleIntended(stale)
+	}
+	// Early, only what no other value found needs; late, what no value
+	// found and left undecided (its base could not be read, say) needs.
+	neededBy := r.neededBy(stale, early)
+	r.neededByKept(stale, neededBy)
+	slices.Sort(stale)
+	added, taken := r.takeStale(stale, unread, early)
+	r.linkStale(added, leftovers)
+	if early {
+		for _, n := range added {
+			r.staleTaken = append(r.staleTaken, n.key)
+		}
+	}
+	// The base of a value kept is kept too.
+	for changed := true; changed; {
+		changed = false
+		for _, n := range taken {
+			if neededBy[n.key] != "" && n.base != "" && neededBy[n.base] == "" && r.view.get(n.base) != nil {
+				neededBy[n.base], changed = n.key, true
+			}
+		}
+		if changed {
+			r.neededByKept(stale, neededBy)
+		}
+	}
+	for _, n := range added {
+		r.opFor(n, Op{Key: n.key, Kind: OpNone, Value: n.applied, Flags: FlagStale | r.nodeFlags(n)})
+	}
+	for _, n := range taken {
+		r.decideStale(n, neededBy[n.key], early)
+	}
+}
+
+// staleFound returns the keys of the values of ours that the refresh found
+// and nothing intends; the last pass adds those the first one deferred.
+func (r *resyncPass) staleFound(early bool) []string {
+	var stale []string
+	for i := range r.view.items {
+		if it := &r.view.items[i]; it.origin == kv.OriginNB && !it.used {
+			stale = append(stale, it.key)
+		}
+	}
+	if !early {
+		for _, k := range r.staleDeferred {
+			if n := r.g.node(k); n != nil && n.applied != nil && n.intent == nil && n.origin == kv.OriginNB && !n.removing {
+				stale = append(stale, k)
+			}
+		}
+	}
+	return stale
+}
+
+// staleIntended is the first pass's treatment of the stale values that an
+// intended value derives, and of the derived values of stale bases that
+// the refresh could not read: it returns the stale keys left to decide,
+// and the unread values (taken up as found) among them.
+func (r *resyncPass) staleIntended(stale []string) ([]string, map[string]proto.Message) {
+	// What the intended values derive is adopted by the reconciliation,
+	// not deleted first. One whose base exists is linked to it now
+	// (adoptDerived), as if the base had been found with it: a re-create
+	// of the base then deletes it first instead of pulling the base from
+	// under it.
+	intended := r.intendedDerived()
+	var bases, derived []string
+	stale = slices.DeleteFunc(stale, func(k string) bool {
+		b := intended[k]
+		if b != "" {
+			bases = append(bases, b)
+			derived = append(derived, k)
+		}
+		return b != ""
+	})
+	slices.Sort(bases)
+	for _, b := range slices.Compact(bases) {
+		if n := r.g.node(b); n != nil && n.applied != nil && n.origin == kv.OriginNB && !n.removing {
+			r.adoptDerived(n)
+		}
+	}
+	r.takeUnclaimedDerived(derived, intended)
+	// The found version of a stale base says what it derives: those
+	// values whose descriptor the refresh could not read are taken up
+	// with it, as found, so that they go before it (a Delete of one that
+	// turns out absent fails like any call: the base stays, FAILED, for
+	// the next resync).
+	unread := r.unreadDerived(stale, intended)
+	return append(stale, slices.Sorted(maps.Keys(unread))...), unread
+}
+
+// takeStale takes the stale values into the graph as found: added are
+// those new to it, taken those that dropStale decides on (the added, and
+// late, those the first pass deferred).
+func (r *resyncPass) takeStale(stale []string, unread map[string]proto.Message, early bool) (added, taken []*node) {
+	for _, key := range stale {
+		value, meta := unread[key], any(nil)
+		it := r.view.get(key)
+		if it != nil {
+			value, meta = it.value, it.meta
+		}
+		n := r.g.node(key)
+		if n != nil && (n.applied != nil || n.intent != nil) {
+			if !early && n.intent == nil && slices.Contains(r.staleDeferred, key) {
+				taken = append(taken, n) // deferred by the first pass
+			}
+			continue // handled by the reconciliation
+		}
+		if n == nil {
+			n = r.newNode(key, "")
+		}
+		if it != nil {
+			it.used = true // decided: deleted, never adopted again in this run
+		}
+		r.mut(n)
+		if n.base != "" && r.orphaned(n) {
+			n.base = "" // a node left of a derived value: linked again below
+		}
+		n.applied, n.metadata, n.origin = value, meta, kv.OriginNB
+		r.g.setDeps(n, nil, n.desc.Dependencies(key, value))
+		r.g.setExisting(key, true)
+		added = append(added, n)
+		taken = append(taken, n)
+	}
+	return added, taken
+}
+
+// decideStale deletes a stale value taken up, or keeps it when neededBy (a
+// value found and not decided that needs it) is set.
+func (r *resyncPass) decideStale(n *node, neededBy string, early bool) {
+	switch {
+	case n.base != "" && r.staleBase(n):
+		// Goes with its base, stale too.
+	case neededBy != "" && early:
+		r.staleDeferred = append(r.staleDeferred, n.key) // decided last
+	case neededBy != "":
+		// Kept, and says why: deleting it would pull it from under a value
+		// the scheduler could not decide on. A later resync decides again.
+		r.mut(n)
+		r.fail(n, OpDelete, fmt.Errorf("not deleted, %w: %s, found in the southbound and not decided, needs it",
+			ErrStillNeeded, neededBy), r.nodeFlags(n)|FlagStale, n.applied, nil, true)
+	default:
+		r.reconcile(n.key) // its derived values go with it
+	}
+}
+
+// takeUnclaimedDerived takes into the graph, as found, the values of ours
+// that the refresh found and that an intended value derives (derived, with
+// their bases in intended), whose base the graph does not hold applied
+// (its descriptor could not be read, say): until the base's create derives
+// them (and takes them as found), what they need must not go from under
+// them, so a removal must find them among its dependents. The last pass
+// of dropStale deletes those that no value derived in the end.
+func (r *resyncPass) takeUnclaimedDerived(derived []string, intended map[string]string) {
+	slices.Sort(derived)
+	for _, key := range derived {
+		it := r.view.get(key)
+		if it == nil || it.used {
+			continue
+		}
+		if b := r.g.node(intended[key]); b != nil && b.applied != nil && !b.removing {
+			continue // linked to it by adoptDerived
+		}
+		n := r.g.node(key)
+		if n != nil && (n.applied != nil || n.intent != nil) {
+			continue
+		}
+		if n == nil {
+			if r.s.lookup(key) == nil {
+				continue
+			}
+			n = r.newNode(key, "")
+		} else if n.desc == nil {
+			continue
+		}
+		it.used = true // taken: never adopted again in this run
+		r.mut(n)
+		n.applied, n.metadata, n.origin = it.value, it.meta, kv.OriginNB
+		r.g.setDeps(n, n.deps, r.depsOfValue(n, it.value))
+		r.g.setExisting(key, true)
+		// Decided, and linked to its base when the base stays, by the
+		// last pass.
+		r.staleDeferred = append(r.staleDeferred, key)
+		r.staleTaken = append(r.staleTaken, key)
+	}
+}
+
+// unreadDerived returns the values that the found versions of the stale
+// values in stale derive, through any number of levels (bounded by
+// maxCycle), whose descriptor the refresh did not read (its Retrieve
+// failed, or it has none), each as its base's found version derives it.
+// Left out: keys the graph or the view knows, and those that the
+// intended values derive.
+func (r *resyncPass) unreadDerived(stale []string, intended map[string]string) map[string]proto.Message {
+	var out map[string]proto.Message
+	var walk func(d kv.Descriptor, key string, value proto.Message, depth int)
+	walk = func(d kv.Descriptor, key string, value proto.Message, depth int) {
+		if d == nil || value == nil || depth > r.s.opts.maxCycle {
+			return
+		}
+		for _, dv := range d.Derived(key, value) {
+			dd := r.s.lookup(dv.Key)
+			if dv.Key == "" || dv.Value == nil || dd == nil || r.view.refreshed[dd] || out[dv.Key] != nil ||
+				r.view.get(dv.Key) != nil || r.g.node(dv.Key) != nil || intended[dv.Key] != "" {
+				continue
+			}
+			if out == nil {
+				out = map[string]proto.Message{}
+			}
+			out[dv.Key] = dv.Value
+			walk(dd, dv.Key, dv.Value, depth+1)
+		}
+	}
+	for _, key := range stale {
+		n := r.g.node(key)
+		if it := r.view.get(key); it != nil && (n == nil || n.applied == nil && n.intent == nil) {
+			walk(r.s.lookup(key), key, it.value, 0)
+		}
+	}
+	return out
+}
+
+// takeUnreadDerived takes up, before n is removed in a resync, the values
+// that its applied version (the version found, for a value adopted in
+// this run) derives, whose descriptor the refresh did not read and that
+// the graph does not know: the found version of a base says what it has,
+// so they are taken to exist, derived from n, and go before it (see
+// unreadDerived for the stale values).
+func (r *resyncPass) takeUnreadDerived(n *node) {
+	if n.desc == nil || n.applied == nil || n.origin != kv.OriginNB {
+		return
+	}
+	for _, dv := range n.desc.Derived(n.key, n.applied) {
+		dd := r.s.lookup(dv.Key)
+		if dv.Key == "" || dv.Value == nil || dd == nil || r.view.refreshed[dd] || r.g.node(dv.Key) != nil {
+			continue
+		}
+		r.mut(n)
+		n.derived = append(slices.Clone(n.derived), dv.Key)
+		dn := r.newNode(dv.Key, n.key)
+		dn.applied = dv.Value
+		r.g.setDeps(dn, nil, dd.Dependencies(dv.Key, dv.Value))
+		r.g.setExisting(dv.Key, true)
+		r.opFor(dn, Op{Key: dv.Key, Kind: OpNone, Value: dv.Value, Flags: FlagStale | r.nodeFlags(dn)})
+	}
+}
+
+// staleBase reports whether the base of n, a stale value linked to it, is
+// stale too (or gone already, with n).
+func (r *resyncPass) staleBase(n *node) bool {
+	b := r.g.node(n.base)
+	return b == nil || b.intent == nil
+}
+
+// linkStale links the stale values just taken up (added), those an
+// earlier pass of the run took up that are still there (their delete
+// failed), and the leftovers of earlier runs that the refresh found again,
+// to a stale base among them: the base that derives them from the version
+// found, or the one their descriptor's BaseOf names (a southbound may
+// report a base without the field that derives). A base is then deleted
+// only after what it derives, and stays when that cannot go.
+func (r *resyncPass) linkStale(added, leftovers []*node) {
+	pool := make(map[string]*node, len(added)+len(leftovers)+len(r.staleTaken))
+	for _, n := range added {
+		pool[n.key] = n
+	}
+	for _, n := range leftovers {
+		pool[n.key] = n
+	}
+	for _, k := range r.staleTaken {
+		if n := r.g.node(k); n != nil && pool[k] == nil && n.applied != nil && n.intent == nil && n.origin == kv.OriginNB && !n.removing {
+			pool[k] = n
+		}
+	}
+	if len(pool) == 0 {
+		return
+	}
+	link := r.linkDerived
+	keys := slices.Sorted(maps.Keys(pool))
+	for _, k := range keys {
+		n := pool[k]
+		for _, d := range n.desc.Derived(n.key, n.applied) {
+			if dn := pool[d.Key]; dn != nil {
+				link(dn, n)
+			}
+		}
+	}
+	for _, k := range keys {
+		dn := pool[k]
+		if dn.base != "" {
+			continue
+		}
+		b := dn.desc.BaseOf(k)
+		if n := pool[b]; n != nil {
+			link(dn, n)
+		} else if n := r.g.node(b); n != nil && n.desc != nil && n.applied != nil && n.origin == kv.OriginNB && !n.removing {
+			// A base of ours that stays (intended, found as another
+			// version, say): an update or re-create of it deletes the
+			// value first, as it would one it derived.
+			link(dn, n)
+		}
+	}
+}
+
+// linkDerived makes dn, a stale value with no base, a derived value of n:
+// a removal, update or re-create of n then deletes it first.
+func (r *resyncPass) linkDerived(dn, n *node) {
+	if dn == n || dn.base != "" || n.base == dn.key {
+		return
+	}
+	r.mut(dn)
+	dn.base = n.key
+	r.mut(n)
+	n.derived = append(slices.Clone(n.derived), dn.key)
+}
+
+// linkFoundDerived makes the values that n derives in the version a
+// read-back found (the graph did not know it: its refresh failed) n's
+// derived values where the southbound holds them: stale nodes with no
+// base, and values the resync's refresh found that have no node yet. A
+// removal or re-create of n then deletes them first.
+func (r *resyncPass) linkFoundDerived(n *node) {
+	if n.desc == nil || n.applied == nil || n.origin != kv.OriginNB {
+		return
+	}
+	for _, d := range n.desc.Derived(n.key, n.applied) {
+		dn := r.g.node(d.Key)
+		switch {
+		case dn == nil:
+			if r.view == nil {
+				continue
+			}
+			it := r.view.get(d.Key)
+			dd := r.s.lookup(d.Key)
+			if it == nil || it.used || it.value == nil || dd == nil || it.origin != kv.OriginNB {
+				continue
+			}
+			it.used = true
+			r.mut(n)
+			n.derived = append(slices.Clone(n.derived), d.Key)
+			dn = r.newNode(d.Key, n.key)
+			dn.applied, dn.metadata = it.value, it.meta
+			r.g.setDeps(dn, nil, dd.Dependencies(d.Key, it.value))
+			r.g.setExisting(d.Key, true)
+			r.syncMetadata(dn)
+			r.opFor(dn, Op{Key: d.Key, Kind: OpNone, Value: it.value, Flags: FlagStale | r.nodeFlags(dn)})
+		case dn != n && dn.desc != nil && dn.applied != nil && !dn.removing && dn.base == "" && dn.intent == nil:
+			r.linkDerived(dn, n)
+		}
+	}
+}
+
+// linkLeftover links n, when it is a stale value of ours that an earlier
+// run failed to delete and whose base was unknown then (its Retrieve
+// failed, say), to its base as its descriptor's BaseOf names it, when the
+// graph knows that base as applied now: the base is then deleted only
+// after it.
+func (r *resyncPass) linkLeftover(n *node) {
+	if !r.leftover(n) {
+		return
+	}
+	b := r.g.node(n.desc.BaseOf(n.key))
+	if b != nil && b.desc != nil && b.applied != nil && b.origin == kv.OriginNB && !b.removing {
+		r.linkDerived(n, b)
+	}
+}
+
+// leftover reports whether n is a value of ours that nothing intends nor
+// derives and that the southbound holds (as far as known): its delete
+// failed.
+func (r *resyncPass) leftover(n *node) bool {
+	return n != nil && n.desc != nil && n.applied != nil && n.intent == nil && n.base == "" && n.origin == kv.OriginNB && !n.removing
+}
+
+// neededBy maps each key of stale that another value the refresh found
+// depends on (plainly, or as a possible satisfier of an AnyOf dependency)
+// to one such value. Early, every value found counts but the stale ones
+// (they may need each other); late, only those still undecided (neither
+// known to the graph nor adopted).
+func (r *resyncPass) neededBy(stale []string, early bool) map[string]string {
+	isStale := make(map[string]bool, len(stale))
+	for _, k := range stale {
+		isStale[k] = true
+	}
+	needed := map[string]string{}
+	for i := range r.view.items {
+		it := &r.view.items[i]
+		if isStale[it.key] || !early && (it.used || r.g.node(it.key) != nil) {
+			continue
+		}
+		d := r.s.lookup(it.key)
+		if d == nil {
+			continue
+		}
+		for _, dep := range d.Dependencies(it.key, it.value) {
+			if !dep.IsAnyOf() {
+				if isStale[dep.Key] && needed[dep.Key] == "" {
+					needed[dep.Key] = it.key
+				}
+				continue
+			}
+			for _, k := range stale {
+				if needed[k] == "" && dep.AnyOf.Accepts(k) {
+					needed[k] = it.key
+				}
+			}
+		}
+	}
+	return needed
+}
+
+// neededByKept extends neededBy to what the stale values it keeps need in
+// turn, among stale: their dependencies and their base. Deleting one would
+// pull it from under a value that stays.
+func (r *resyncPass) neededByKept(stale []string, neededBy map[string]string) {
+	if len(neededBy) == 0 {
+		return
+	}
+	isStale := make(map[string]bool, len(stale))
+	for _, k := range stale {
+		isStale[k] = true
+	}
+	work := slices.Sorted(maps.Keys(neededBy))
+	for len(work) > 0 {
+		k := work[len(work)-1]
+		work = work[:len(work)-1]
+		it, d := r.view.get(k), r.s.lookup(k)
+		if it == nil || d == nil {
+			continue
+		}
+		mark := func(t string) {
+			if isStale[t] && neededBy[t] == "" {
+				neededBy[t] = k
+				work = append(work, t)
+			}
+		}
+		mark(d.BaseOf(k))
+		for _, dep := range d.Dependencies(k, it.value) {
+			if !dep.IsAnyOf() {
+				mark(dep.Key)
+				continue
+			}
+			for _, t := range stale {
+				if dep.AnyOf.Accepts(t) {
+					mark(t)
+				}
+			}
+		}
+	}
+}
