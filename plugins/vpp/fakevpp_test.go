@@ -66,6 +66,7 @@ type fakeVPP struct {
 	rxMode   map[uint32]interface_types.RxMode
 	gres     map[uint32]gre.GreTunnel
 	ipips    map[uint32]ipip.IpipTunnel
+	exts     []fakeExt // the parts simulated in files of their own
 	replies  chan func()
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -78,6 +79,9 @@ func newFakeVPP(t testing.TB) *fakeVPP {
 		for _, m := range msgs {
 			f.types[m.GetMessageName()] = reflect.TypeOf(m).Elem()
 		}
+	}
+	for _, mk := range fakeExtMakers {
+		f.exts = append(f.exts, mk())
 	}
 	f.reset()
 	f.MockReplyHandler(f.handle)
@@ -112,6 +116,9 @@ func (f *fakeVPP) reset() {
 	f.ipips = map[uint32]ipip.IpipTunnel{}
 	f.addTable(ip.IPTable{TableID: 0})
 	f.addTable(ip.IPTable{TableID: 0, IsIP6: true})
+	for _, e := range f.exts {
+		e.reset()
+	}
 }
 
 // The FIB sources of the fake, with the ids and priorities of VPP 25.10's
@@ -353,22 +360,8 @@ const (
 // apply applies a request to the state and returns the reply (with
 // fields beyond Retval) or the details of a dump.
 func (f *fakeVPP) apply(msg api.Message, retval *int32) []api.Message {
-	iface := func(i interface_types.InterfaceIndex) *vppif.SwInterfaceDetails {
-		d := f.ifaces[uint32(i)]
-		if d == nil {
-			*retval = retvalBadIndex
-		}
-		return d
-	}
-	newIf := func(name, dev string, mac [6]byte) interface_types.InterfaceIndex {
-		i := f.nextIf
-		f.nextIf++
-		if mac == [6]byte{} {
-			mac = [6]byte{0x02, 0xfe, 0, 0, 0, byte(i)}
-		}
-		f.ifaces[i] = &vppif.SwInterfaceDetails{SwIfIndex: interface_types.InterfaceIndex(i), InterfaceName: name, InterfaceDevType: dev, L2Address: mac, LinkMtu: 9000}
-		return interface_types.InterfaceIndex(i)
-	}
+	iface := func(i interface_types.InterfaceIndex) *vppif.SwInterfaceDetails { return f.iface(i, retval) }
+	newIf := f.newIf
 	// delIf deletes an interface of the device type dev (VPP refuses to
 	// delete another's with the call of one type) and, as VPP does, the
 	// sub-interfaces on it.
@@ -735,9 +728,66 @@ func (f *fakeVPP) apply(msg api.Message, retval *int32) []api.Message {
 		}
 		return out
 	default:
+		for _, e := range f.exts {
+			if out, ok := e.apply(f, msg, retval); ok {
+				return out
+			}
+		}
 		panic(fmt.Sprintf("fake VPP: %s is not simulated", msg.GetMessageName()))
 	}
 	return nil
+}
+
+// iface is interface i, or nil with retval set as VPP sets it for an
+// unknown index.
+func (f *fakeVPP) iface(i interface_types.InterfaceIndex, retval *int32) *vppif.SwInterfaceDetails {
+	d := f.ifaces[uint32(i)]
+	if d == nil {
+		*retval = retvalBadIndex
+	}
+	return d
+}
+
+// newIf creates an interface of the device type dev; a zero mac is
+// replaced by one made of its index.
+func (f *fakeVPP) newIf(name, dev string, mac [6]byte) interface_types.InterfaceIndex {
+	i := f.nextIf
+	f.nextIf++
+	if mac == [6]byte{} {
+		mac = [6]byte{0x02, 0xfe, 0, 0, 0, byte(i)}
+	}
+	f.ifaces[i] = &vppif.SwInterfaceDetails{SwIfIndex: interface_types.InterfaceIndex(i), InterfaceName: name, InterfaceDevType: dev, L2Address: mac, LinkMtu: 9000}
+	return interface_types.InterfaceIndex(i)
+}
+
+// A fakeExt is a part of the fake VPP kept in a file of its own (ACL,
+// NAT, ...): its state, emptied with the fake's; the requests it
+// simulates; and what VPP removes with an interface that goes away. A
+// file registers its part with registerFakeExt in an init function, and a
+// test reaches a part's state with fakeExtOf.
+type fakeExt interface {
+	reset()
+	// apply simulates msg under the fake's lock, as fakeVPP.apply does,
+	// or returns false if msg is not its own.
+	apply(f *fakeVPP, msg api.Message, retval *int32) ([]api.Message, bool)
+	// forget removes what VPP removes with interface i.
+	forget(i uint32)
+}
+
+var fakeExtMakers []func() fakeExt
+
+// registerFakeExt adds a part to every fake VPP made after it.
+func registerFakeExt(mk func() fakeExt) { fakeExtMakers = append(fakeExtMakers, mk) }
+
+// fakeExtOf is the fake's part of type T, for a test to inspect (under
+// Do, which holds the fake's lock).
+func fakeExtOf[T fakeExt](f *fakeVPP) T {
+	for _, e := range f.exts {
+		if t, ok := e.(T); ok {
+			return t
+		}
+	}
+	panic(fmt.Sprintf("fake VPP: no part %T", *new(T)))
 }
 
 // priority is the priority of a source of the fake.
@@ -868,6 +918,9 @@ func (f *fakeVPP) forget(i uint32) {
 	delete(f.rxMode, i)
 	delete(f.gres, i)
 	delete(f.ipips, i)
+	for _, e := range f.exts {
+		e.forget(i)
+	}
 	for u, n := range f.unnum {
 		if u == i || n == i {
 			delete(f.unnum, u)
