@@ -67,6 +67,7 @@ type fakeVPP struct {
 	gres     map[uint32]gre.GreTunnel
 	ipips    map[uint32]ipip.IpipTunnel
 	exts     []fakeExt // the parts simulated in files of their own
+	unknown  sync.Map  // names of messages this VPP does not know (GetMsgID)
 	replies  chan func()
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -758,6 +759,15 @@ func (f *fakeVPP) newIf(name, dev string, mac [6]byte) interface_types.Interface
 	}
 	f.ifaces[i] = &vppif.SwInterfaceDetails{SwIfIndex: interface_types.InterfaceIndex(i), InterfaceName: name, InterfaceDevType: dev, L2Address: mac, LinkMtu: 9000}
 	return interface_types.InterfaceIndex(i)
+}
+
+// GetMsgID is the mock's, except for the messages set unknown, which a
+// VPP of another release would not have (or have with another CRC).
+func (f *fakeVPP) GetMsgID(name, crc string) (uint16, error) {
+	if _, ok := f.unknown.Load(name); ok {
+		return 0, &adapter.UnknownMsgError{MsgName: name, MsgCrc: crc}
+	}
+	return f.VppAdapter.GetMsgID(name, crc)
 }
 
 // A fakeExt is a part of the fake VPP kept in a file of its own (ACL,

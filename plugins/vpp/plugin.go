@@ -58,6 +58,9 @@ type Plugin struct {
 	retrievedMu sync.Mutex
 	retrievedIf map[string]uint32
 	retrievedBD map[string]uint32
+
+	compatMu     sync.Mutex
+	incompatible []string // see Incompatible
 }
 
 type options struct {
@@ -151,6 +154,7 @@ func (p *Plugin) watch(events <-chan core.ConnectionEvent, first chan<- error) {
 			switch ev.State {
 			case core.Connected:
 				p.opts.logger.Info("vpp: connected")
+				p.reportCompatibility()
 				if !connected {
 					connected = true
 					report(first, nil)
@@ -168,6 +172,23 @@ func (p *Plugin) watch(events <-chan core.ConnectionEvent, first chan<- error) {
 				}
 			}
 		}
+	}
+}
+
+// reportCompatibility checks the connected VPP's messages (see
+// Incompatible) and logs those it lacks by name.
+func (p *Plugin) reportCompatibility() {
+	missing, err := p.checkCompatibility()
+	if err != nil {
+		p.opts.logger.Warn("vpp: checking the binary API's messages", "error", err)
+		return
+	}
+	p.compatMu.Lock()
+	p.incompatible = missing
+	p.compatMu.Unlock()
+	if len(missing) > 0 {
+		p.opts.logger.Warn("vpp: the connected VPP does not know messages the plugin uses; the calls that need them will fail",
+			"built_for", "VPP "+VPPVersion, "messages", missing)
 	}
 }
 

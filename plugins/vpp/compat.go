@@ -1,0 +1,104 @@
+package vpp
+
+import (
+	"errors"
+	"reflect"
+	"slices"
+	"strings"
+
+	"go.fd.io/govpp/api"
+	"go.fd.io/govpp/binapi/af_packet"
+	"go.fd.io/govpp/binapi/fib"
+	"go.fd.io/govpp/binapi/gre"
+	vppif "go.fd.io/govpp/binapi/interface"
+	"go.fd.io/govpp/binapi/ip"
+	"go.fd.io/govpp/binapi/ip_neighbor"
+	"go.fd.io/govpp/binapi/ipip"
+	"go.fd.io/govpp/binapi/l2"
+	"go.fd.io/govpp/binapi/memif"
+	"go.fd.io/govpp/binapi/tapv2"
+	"go.fd.io/govpp/binapi/vxlan"
+)
+
+// VPPVersion is the VPP release whose binary API the plugin is built
+// for (govpp's generated bindings).
+const VPPVersion = "25.10"
+
+// usedMessages are the requests the plugin sends. At each connection it
+// checks that the connected VPP knows them, and their replies, with the
+// same CRC (TestUsedMessagesListed keeps the list complete).
+var usedMessages = []api.Message{
+	(*af_packet.AfPacketCreateV3)(nil), (*af_packet.AfPacketDelete)(nil),
+	(*fib.FibSourceDump)(nil),
+	(*gre.GreTunnelAddDel)(nil), (*gre.GreTunnelDump)(nil),
+	(*vppif.CreateLoopback)(nil), (*vppif.DeleteLoopback)(nil),
+	(*vppif.CreateSubif)(nil), (*vppif.DeleteSubif)(nil),
+	(*vppif.HwInterfaceSetMtu)(nil), (*vppif.SwInterfaceAddDelAddress)(nil),
+	(*vppif.SwInterfaceDump)(nil), (*vppif.SwInterfaceGetTable)(nil),
+	(*vppif.SwInterfaceRxPlacementDump)(nil), (*vppif.SwInterfaceSetFlags)(nil),
+	(*vppif.SwInterfaceSetMacAddress)(nil), (*vppif.SwInterfaceSetRxMode)(nil),
+	(*vppif.SwInterfaceSetTable)(nil), (*vppif.SwInterfaceSetUnnumbered)(nil),
+	(*vppif.SwInterfaceTagAddDel)(nil),
+	(*ip.IPAddressDump)(nil), (*ip.IPRouteAddDel)(nil), (*ip.IPRouteV2Dump)(nil),
+	(*ip.IPTableAddDel)(nil), (*ip.IPTableDump)(nil), (*ip.IPUnnumberedDump)(nil),
+	(*ip_neighbor.IPNeighborAddDel)(nil), (*ip_neighbor.IPNeighborDump)(nil),
+	(*ipip.IpipAddTunnel)(nil), (*ipip.IpipDelTunnel)(nil), (*ipip.IpipTunnelDump)(nil),
+	(*l2.BridgeDomainAddDelV2)(nil), (*l2.BridgeFlags)(nil), (*l2.BridgeDomainDump)(nil), (*l2.BridgeDomainSetMacAge)(nil),
+	(*l2.L2FibTableDump)(nil), (*l2.L2fibAddDel)(nil), (*l2.SwInterfaceSetL2Bridge)(nil),
+	(*memif.MemifCreateV2)(nil), (*memif.MemifDelete)(nil),
+	(*tapv2.TapCreateV3)(nil), (*tapv2.TapDeleteV2)(nil),
+	(*vxlan.VxlanAddDelTunnelV3)(nil), (*vxlan.VxlanTunnelV2Dump)(nil),
+}
+
+// checkMessages are usedMessages and the messages VPP answers them with
+// (a request's reply, a dump's details), as the binary API pairs them.
+func checkMessages() []api.Message {
+	byName := map[string]api.Message{}
+	for _, msgs := range api.GetRegisteredMessages() {
+		for _, m := range msgs {
+			byName[reflect.TypeOf(m).Elem().PkgPath()+"."+m.GetMessageName()] = m
+		}
+	}
+	var out []api.Message
+	for _, m := range usedMessages {
+		out = append(out, m)
+		path, name := reflect.TypeOf(m).Elem().PkgPath(), m.GetMessageName()
+		answer := name + "_reply"
+		if base, ok := strings.CutSuffix(name, "_dump"); ok {
+			answer = base + "_details"
+		}
+		if r, ok := byName[path+"."+answer]; ok {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// checkCompatibility asks the connected VPP for the ids of the messages
+// the plugin uses and returns the names (with CRC) of those it does not
+// know: a VPP of another release than VPPVersion may have changed or
+// dropped some.
+func (p *Plugin) checkCompatibility() ([]string, error) {
+	ch, err := p.conn.NewAPIChannel()
+	if err != nil {
+		return nil, err
+	}
+	defer ch.Close()
+	err = ch.CheckCompatiblity(checkMessages()...)
+	var ce *api.CompatibilityError
+	if errors.As(err, &ce) {
+		missing := slices.Clone(ce.IncompatibleMessages)
+		slices.Sort(missing)
+		return missing, nil
+	}
+	return nil, err
+}
+
+// Incompatible returns the messages the plugin uses that the VPP it last
+// connected to does not know (name_crc), sorted; the calls that need them
+// fail. It is checked at each connection, and reported in the log.
+func (p *Plugin) Incompatible() []string {
+	p.compatMu.Lock()
+	defer p.compatMu.Unlock()
+	return slices.Clone(p.incompatible)
+}
