@@ -99,3 +99,7 @@ const IsAtLeastVersion0_2_0 = true
 // with one handler family over typed keys (Handler[K, V, M], Spec.ParseKey
 // and Spec.KeyString) and the per-model capability interfaces.
 const IsAtLeastVersion0_3_0 = true
+
+// IsAtLeastVersion0_4_0 is the handshake of code generated for the contract
+// where every model registers its schema (RegisterSchema).
+const IsAtLeastVersion0_4_0 = true

@@ -33,7 +33,7 @@ message Zone {
 				"// zoneHostsBaseOf returns the key of the test.v1.Zone that derives a key of",
 				"var zoneHostsBaseOf = kvimpl.MustBaseKeyOf(zoneHostsKeyTemplate, zoneKeyTemplate)",
 				"BaseOf: zoneHostsBaseOf,",
-				"const _ = kv.IsAtLeastVersion0_3_0",
+				"const _ = kv.IsAtLeastVersion0_4_0",
 			},
 		},
 		{

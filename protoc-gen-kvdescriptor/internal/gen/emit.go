@@ -54,7 +54,7 @@ func emitFile(g *protogen.GeneratedFile, f *protogen.File, models, pkgModels []*
 		}
 	}
 	jf.Comment("This file needs a runtime/kv at least as new as the one it was generated for.")
-	jf.Const().Id("_").Op("=").Qual(kvPkg, "IsAtLeastVersion0_3_0")
+	jf.Const().Id("_").Op("=").Qual(kvPkg, "IsAtLeastVersion0_4_0")
 	for _, m := range models {
 		e := &emitter{f: jf, m: m}
 		e.emit()

@@ -159,6 +159,11 @@ func (e *emitter) emitHandler() {
 	).Block(
 		jen.Return(jen.Qual(kvPkg, "NewDescriptor").Call(jen.Id(e.id("Spec")).Types(jen.Id("M")).Call(), jen.Id("h"))),
 	)
+	e.f.Func().Id("init").Params().Block(
+		jen.Qual(kvPkg, "RegisterSchema").Call(jen.Id(e.id("ModelName")), jen.Func().Params().Params(jen.Qual(kvPkg, "Descriptor"), jen.Error()).Block(
+			jen.Return(jen.Id(ctor).Types(jen.Struct()).Call(jen.Qual(kvPkg, "SchemaHandler").Types(key, v).Values())),
+		)),
+	)
 }
 
 // doc writes a doc comment wrapped at 80 columns.

@@ -17,7 +17,7 @@ import (
 )
 
 // This file needs a runtime/kv at least as new as the one it was generated for.
-const _ = kv.IsAtLeastVersion0_3_0
+const _ = kv.IsAtLeastVersion0_4_0
 
 // InterfaceModelName: the model examples.mock.v1.Interface.
 const (
@@ -184,6 +184,11 @@ type InterfaceItem[M any] = kv.Item[InterfaceKey, *Interface, M]
 // with handler h, to register with the scheduler.
 func NewInterfaceDescriptor[M any](h InterfaceHandler[M]) (*kv.TypedDescriptor[InterfaceKey, *Interface, M], error) {
 	return kv.NewDescriptor(InterfaceSpec[M](), h)
+}
+func init() {
+	kv.RegisterSchema(InterfaceModelName, func() (kv.Descriptor, error) {
+		return NewInterfaceDescriptor[struct{}](kv.SchemaHandler[InterfaceKey, *Interface]{})
+	})
 }
 
 // BridgeDomainModelName: the model examples.mock.v1.BridgeDomain.
@@ -379,6 +384,11 @@ type BridgeDomainItem[M any] = kv.Item[BridgeDomainKey, *BridgeDomain, M]
 func NewBridgeDomainDescriptor[M any](h BridgeDomainHandler[M]) (*kv.TypedDescriptor[BridgeDomainKey, *BridgeDomain, M], error) {
 	return kv.NewDescriptor(BridgeDomainSpec[M](), h)
 }
+func init() {
+	kv.RegisterSchema(BridgeDomainModelName, func() (kv.Descriptor, error) {
+		return NewBridgeDomainDescriptor[struct{}](kv.SchemaHandler[BridgeDomainKey, *BridgeDomain]{})
+	})
+}
 
 // BridgeDomainInterfacesModelName: the derived model
 // examples.mock.v1.BridgeDomain.interfaces (each value derived from field
@@ -545,6 +555,11 @@ type BridgeDomainInterfacesItem[M any] = kv.Item[BridgeDomainInterfacesKey, *Bri
 // scheduler.
 func NewBridgeDomainInterfacesDescriptor[M any](h BridgeDomainInterfacesHandler[M]) (*kv.TypedDescriptor[BridgeDomainInterfacesKey, *BridgeDomain_Interface, M], error) {
 	return kv.NewDescriptor(BridgeDomainInterfacesSpec[M](), h)
+}
+func init() {
+	kv.RegisterSchema(BridgeDomainInterfacesModelName, func() (kv.Descriptor, error) {
+		return NewBridgeDomainInterfacesDescriptor[struct{}](kv.SchemaHandler[BridgeDomainInterfacesKey, *BridgeDomain_Interface]{})
+	})
 }
 
 // FIBEntryModelName: the model examples.mock.v1.FIBEntry.
@@ -734,4 +749,9 @@ type FIBEntryItem[M any] = kv.Item[FIBEntryKey, *FIBEntry, M]
 // with handler h, to register with the scheduler.
 func NewFIBEntryDescriptor[M any](h FIBEntryHandler[M]) (*kv.TypedDescriptor[FIBEntryKey, *FIBEntry, M], error) {
 	return kv.NewDescriptor(FIBEntrySpec[M](), h)
+}
+func init() {
+	kv.RegisterSchema(FIBEntryModelName, func() (kv.Descriptor, error) {
+		return NewFIBEntryDescriptor[struct{}](kv.SchemaHandler[FIBEntryKey, *FIBEntry]{})
+	})
 }

@@ -10,7 +10,7 @@ package sysctlv1
 import kv "github.com/kvdescriptor/kvdescriptor/runtime/kv"
 
 // This file needs a runtime/kv at least as new as the one it was generated for.
-const _ = kv.IsAtLeastVersion0_3_0
+const _ = kv.IsAtLeastVersion0_4_0
 
 // SysctlModelName: the model examples.sysctl.v1.Sysctl.
 const (
@@ -161,4 +161,9 @@ type SysctlItem[M any] = kv.Item[SysctlKey, *Sysctl, M]
 // handler h, to register with the scheduler.
 func NewSysctlDescriptor[M any](h SysctlHandler[M]) (*kv.TypedDescriptor[SysctlKey, *Sysctl, M], error) {
 	return kv.NewDescriptor(SysctlSpec[M](), h)
+}
+func init() {
+	kv.RegisterSchema(SysctlModelName, func() (kv.Descriptor, error) {
+		return NewSysctlDescriptor[struct{}](kv.SchemaHandler[SysctlKey, *Sysctl]{})
+	})
 }

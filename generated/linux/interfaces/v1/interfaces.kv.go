@@ -17,7 +17,7 @@ import (
 )
 
 // This file needs a runtime/kv at least as new as the one it was generated for.
-const _ = kv.IsAtLeastVersion0_3_0
+const _ = kv.IsAtLeastVersion0_4_0
 
 // InterfaceModelName: the model linux.interfaces.v1.Interface.
 const (
@@ -404,6 +404,11 @@ type InterfaceItem[M any] = kv.Item[InterfaceKey, *Interface, M]
 func NewInterfaceDescriptor[M any](h InterfaceHandler[M]) (*kv.TypedDescriptor[InterfaceKey, *Interface, M], error) {
 	return kv.NewDescriptor(InterfaceSpec[M](), h)
 }
+func init() {
+	kv.RegisterSchema(InterfaceModelName, func() (kv.Descriptor, error) {
+		return NewInterfaceDescriptor[struct{}](kv.SchemaHandler[InterfaceKey, *Interface]{})
+	})
+}
 
 // InterfaceIpAddressesModelName: the derived model
 // linux.interfaces.v1.Interface.address (each value derived from field
@@ -541,6 +546,11 @@ type InterfaceIpAddressesItem[M any] = kv.Item[InterfaceIpAddressesKey, *wrapper
 // scheduler.
 func NewInterfaceIpAddressesDescriptor[M any](h InterfaceIpAddressesHandler[M]) (*kv.TypedDescriptor[InterfaceIpAddressesKey, *wrapperspb.StringValue, M], error) {
 	return kv.NewDescriptor(InterfaceIpAddressesSpec[M](), h)
+}
+func init() {
+	kv.RegisterSchema(InterfaceIpAddressesModelName, func() (kv.Descriptor, error) {
+		return NewInterfaceIpAddressesDescriptor[struct{}](kv.SchemaHandler[InterfaceIpAddressesKey, *wrapperspb.StringValue]{})
+	})
 }
 
 // InterfaceMasterModelName: the derived model
@@ -693,6 +703,11 @@ type InterfaceMasterItem[M any] = kv.Item[InterfaceMasterKey, *wrapperspb.String
 // scheduler.
 func NewInterfaceMasterDescriptor[M any](h InterfaceMasterHandler[M]) (*kv.TypedDescriptor[InterfaceMasterKey, *wrapperspb.StringValue, M], error) {
 	return kv.NewDescriptor(InterfaceMasterSpec[M](), h)
+}
+func init() {
+	kv.RegisterSchema(InterfaceMasterModelName, func() (kv.Descriptor, error) {
+		return NewInterfaceMasterDescriptor[struct{}](kv.SchemaHandler[InterfaceMasterKey, *wrapperspb.StringValue]{})
+	})
 }
 
 // InterfaceMtuDefault is the compare.zero_equals of

@@ -16,7 +16,7 @@ import (
 )
 
 // This file needs a runtime/kv at least as new as the one it was generated for.
-const _ = kv.IsAtLeastVersion0_3_0
+const _ = kv.IsAtLeastVersion0_4_0
 
 // RouteModelName: the model linux.l3.v1.Route.
 const (
@@ -223,6 +223,11 @@ type RouteItem[M any] = kv.Item[RouteKey, *Route, M]
 func NewRouteDescriptor[M any](h RouteHandler[M]) (*kv.TypedDescriptor[RouteKey, *Route, M], error) {
 	return kv.NewDescriptor(RouteSpec[M](), h)
 }
+func init() {
+	kv.RegisterSchema(RouteModelName, func() (kv.Descriptor, error) {
+		return NewRouteDescriptor[struct{}](kv.SchemaHandler[RouteKey, *Route]{})
+	})
+}
 
 // NeighbourModelName: the model linux.l3.v1.Neighbour.
 const (
@@ -404,6 +409,11 @@ type NeighbourItem[M any] = kv.Item[NeighbourKey, *Neighbour, M]
 // handler h, to register with the scheduler.
 func NewNeighbourDescriptor[M any](h NeighbourHandler[M]) (*kv.TypedDescriptor[NeighbourKey, *Neighbour, M], error) {
 	return kv.NewDescriptor(NeighbourSpec[M](), h)
+}
+func init() {
+	kv.RegisterSchema(NeighbourModelName, func() (kv.Descriptor, error) {
+		return NewNeighbourDescriptor[struct{}](kv.SchemaHandler[NeighbourKey, *Neighbour]{})
+	})
 }
 
 // RuleModelName: the model linux.l3.v1.Rule.
@@ -612,6 +622,11 @@ type RuleItem[M any] = kv.Item[RuleKey, *Rule, M]
 // to register with the scheduler.
 func NewRuleDescriptor[M any](h RuleHandler[M]) (*kv.TypedDescriptor[RuleKey, *Rule, M], error) {
 	return kv.NewDescriptor(RuleSpec[M](), h)
+}
+func init() {
+	kv.RegisterSchema(RuleModelName, func() (kv.Descriptor, error) {
+		return NewRuleDescriptor[struct{}](kv.SchemaHandler[RuleKey, *Rule]{})
+	})
 }
 
 // RouteTableDefault is the compare.zero_equals of linux.l3.v1.Route.table: what

@@ -15,7 +15,7 @@ import (
 )
 
 // This file needs a runtime/kv at least as new as the one it was generated for.
-const _ = kv.IsAtLeastVersion0_3_0
+const _ = kv.IsAtLeastVersion0_4_0
 
 // TableModelName: the model linux.nftables.v1.Table.
 const (
@@ -167,6 +167,11 @@ type TableItem[M any] = kv.Item[TableKey, *Table, M]
 // handler h, to register with the scheduler.
 func NewTableDescriptor[M any](h TableHandler[M]) (*kv.TypedDescriptor[TableKey, *Table, M], error) {
 	return kv.NewDescriptor(TableSpec[M](), h)
+}
+func init() {
+	kv.RegisterSchema(TableModelName, func() (kv.Descriptor, error) {
+		return NewTableDescriptor[struct{}](kv.SchemaHandler[TableKey, *Table]{})
+	})
 }
 
 // ChainModelName: the model linux.nftables.v1.Chain.
@@ -377,6 +382,11 @@ type ChainItem[M any] = kv.Item[ChainKey, *Chain, M]
 // handler h, to register with the scheduler.
 func NewChainDescriptor[M any](h ChainHandler[M]) (*kv.TypedDescriptor[ChainKey, *Chain, M], error) {
 	return kv.NewDescriptor(ChainSpec[M](), h)
+}
+func init() {
+	kv.RegisterSchema(ChainModelName, func() (kv.Descriptor, error) {
+		return NewChainDescriptor[struct{}](kv.SchemaHandler[ChainKey, *Chain]{})
+	})
 }
 
 // RuleModelName: the model linux.nftables.v1.Rule.
@@ -622,6 +632,11 @@ type RuleItem[M any] = kv.Item[RuleKey, *Rule, M]
 // handler h, to register with the scheduler.
 func NewRuleDescriptor[M any](h RuleHandler[M]) (*kv.TypedDescriptor[RuleKey, *Rule, M], error) {
 	return kv.NewDescriptor(RuleSpec[M](), h)
+}
+func init() {
+	kv.RegisterSchema(RuleModelName, func() (kv.Descriptor, error) {
+		return NewRuleDescriptor[struct{}](kv.SchemaHandler[RuleKey, *Rule]{})
+	})
 }
 
 // TableFamilyDefault is the compare.zero_equals of

@@ -18,7 +18,7 @@ import (
 )
 
 // This file needs a runtime/kv at least as new as the one it was generated for.
-const _ = kv.IsAtLeastVersion0_3_0
+const _ = kv.IsAtLeastVersion0_4_0
 
 // InterfaceModelName: the model vpp.interfaces.v1.Interface.
 const (
@@ -485,6 +485,11 @@ type InterfaceItem[M any] = kv.Item[InterfaceKey, *Interface, M]
 func NewInterfaceDescriptor[M any](h InterfaceHandler[M]) (*kv.TypedDescriptor[InterfaceKey, *Interface, M], error) {
 	return kv.NewDescriptor(InterfaceSpec[M](), h)
 }
+func init() {
+	kv.RegisterSchema(InterfaceModelName, func() (kv.Descriptor, error) {
+		return NewInterfaceDescriptor[struct{}](kv.SchemaHandler[InterfaceKey, *Interface]{})
+	})
+}
 
 // InterfaceIpAddressesModelName: the derived model
 // vpp.interfaces.v1.Interface.address (each value derived from field
@@ -621,6 +626,11 @@ type InterfaceIpAddressesItem[M any] = kv.Item[InterfaceIpAddressesKey, *wrapper
 // scheduler.
 func NewInterfaceIpAddressesDescriptor[M any](h InterfaceIpAddressesHandler[M]) (*kv.TypedDescriptor[InterfaceIpAddressesKey, *wrapperspb.StringValue, M], error) {
 	return kv.NewDescriptor(InterfaceIpAddressesSpec[M](), h)
+}
+func init() {
+	kv.RegisterSchema(InterfaceIpAddressesModelName, func() (kv.Descriptor, error) {
+		return NewInterfaceIpAddressesDescriptor[struct{}](kv.SchemaHandler[InterfaceIpAddressesKey, *wrapperspb.StringValue]{})
+	})
 }
 
 // InterfaceUnnumberedModelName: the derived model
@@ -775,6 +785,11 @@ type InterfaceUnnumberedItem[M any] = kv.Item[InterfaceUnnumberedKey, *wrappersp
 // scheduler.
 func NewInterfaceUnnumberedDescriptor[M any](h InterfaceUnnumberedHandler[M]) (*kv.TypedDescriptor[InterfaceUnnumberedKey, *wrapperspb.StringValue, M], error) {
 	return kv.NewDescriptor(InterfaceUnnumberedSpec[M](), h)
+}
+func init() {
+	kv.RegisterSchema(InterfaceUnnumberedModelName, func() (kv.Descriptor, error) {
+		return NewInterfaceUnnumberedDescriptor[struct{}](kv.SchemaHandler[InterfaceUnnumberedKey, *wrapperspb.StringValue]{})
+	})
 }
 
 // InterfaceMtuDefault is the compare.zero_equals of

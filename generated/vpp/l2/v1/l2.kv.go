@@ -16,7 +16,7 @@ import (
 )
 
 // This file needs a runtime/kv at least as new as the one it was generated for.
-const _ = kv.IsAtLeastVersion0_3_0
+const _ = kv.IsAtLeastVersion0_4_0
 
 // BridgeDomainModelName: the model vpp.l2.v1.BridgeDomain.
 const (
@@ -217,6 +217,11 @@ type BridgeDomainItem[M any] = kv.Item[BridgeDomainKey, *BridgeDomain, M]
 func NewBridgeDomainDescriptor[M any](h BridgeDomainHandler[M]) (*kv.TypedDescriptor[BridgeDomainKey, *BridgeDomain, M], error) {
 	return kv.NewDescriptor(BridgeDomainSpec[M](), h)
 }
+func init() {
+	kv.RegisterSchema(BridgeDomainModelName, func() (kv.Descriptor, error) {
+		return NewBridgeDomainDescriptor[struct{}](kv.SchemaHandler[BridgeDomainKey, *BridgeDomain]{})
+	})
+}
 
 // BridgeDomainInterfacesModelName: the derived model
 // vpp.l2.v1.BridgeDomain.interfaces (each value derived from field interfaces
@@ -382,6 +387,11 @@ type BridgeDomainInterfacesItem[M any] = kv.Item[BridgeDomainInterfacesKey, *Bri
 // scheduler.
 func NewBridgeDomainInterfacesDescriptor[M any](h BridgeDomainInterfacesHandler[M]) (*kv.TypedDescriptor[BridgeDomainInterfacesKey, *BridgeDomain_Interface, M], error) {
 	return kv.NewDescriptor(BridgeDomainInterfacesSpec[M](), h)
+}
+func init() {
+	kv.RegisterSchema(BridgeDomainInterfacesModelName, func() (kv.Descriptor, error) {
+		return NewBridgeDomainInterfacesDescriptor[struct{}](kv.SchemaHandler[BridgeDomainInterfacesKey, *BridgeDomain_Interface]{})
+	})
 }
 
 // FIBEntryModelName: the model vpp.l2.v1.FIBEntry.
@@ -569,4 +579,9 @@ type FIBEntryItem[M any] = kv.Item[FIBEntryKey, *FIBEntry, M]
 // handler h, to register with the scheduler.
 func NewFIBEntryDescriptor[M any](h FIBEntryHandler[M]) (*kv.TypedDescriptor[FIBEntryKey, *FIBEntry, M], error) {
 	return kv.NewDescriptor(FIBEntrySpec[M](), h)
+}
+func init() {
+	kv.RegisterSchema(FIBEntryModelName, func() (kv.Descriptor, error) {
+		return NewFIBEntryDescriptor[struct{}](kv.SchemaHandler[FIBEntryKey, *FIBEntry]{})
+	})
 }

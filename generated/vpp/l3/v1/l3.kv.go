@@ -16,7 +16,7 @@ import (
 )
 
 // This file needs a runtime/kv at least as new as the one it was generated for.
-const _ = kv.IsAtLeastVersion0_3_0
+const _ = kv.IsAtLeastVersion0_4_0
 
 // VrfTableModelName: the model vpp.l3.v1.VrfTable.
 const (
@@ -152,6 +152,11 @@ type VrfTableItem[M any] = kv.Item[VrfTableKey, *VrfTable, M]
 // handler h, to register with the scheduler.
 func NewVrfTableDescriptor[M any](h VrfTableHandler[M]) (*kv.TypedDescriptor[VrfTableKey, *VrfTable, M], error) {
 	return kv.NewDescriptor(VrfTableSpec[M](), h)
+}
+func init() {
+	kv.RegisterSchema(VrfTableModelName, func() (kv.Descriptor, error) {
+		return NewVrfTableDescriptor[struct{}](kv.SchemaHandler[VrfTableKey, *VrfTable]{})
+	})
 }
 
 // ARPEntryModelName: the model vpp.l3.v1.ARPEntry.
@@ -334,6 +339,11 @@ type ARPEntryItem[M any] = kv.Item[ARPEntryKey, *ARPEntry, M]
 // handler h, to register with the scheduler.
 func NewARPEntryDescriptor[M any](h ARPEntryHandler[M]) (*kv.TypedDescriptor[ARPEntryKey, *ARPEntry, M], error) {
 	return kv.NewDescriptor(ARPEntrySpec[M](), h)
+}
+func init() {
+	kv.RegisterSchema(ARPEntryModelName, func() (kv.Descriptor, error) {
+		return NewARPEntryDescriptor[struct{}](kv.SchemaHandler[ARPEntryKey, *ARPEntry]{})
+	})
 }
 
 // RouteModelName: the model vpp.l3.v1.Route.
@@ -527,6 +537,11 @@ type RouteItem[M any] = kv.Item[RouteKey, *Route, M]
 // to register with the scheduler.
 func NewRouteDescriptor[M any](h RouteHandler[M]) (*kv.TypedDescriptor[RouteKey, *Route, M], error) {
 	return kv.NewDescriptor(RouteSpec[M](), h)
+}
+func init() {
+	kv.RegisterSchema(RouteModelName, func() (kv.Descriptor, error) {
+		return NewRouteDescriptor[struct{}](kv.SchemaHandler[RouteKey, *Route]{})
+	})
 }
 
 // RouteWeightDefault is the compare.zero_equals of vpp.l3.v1.Route.weight: what
