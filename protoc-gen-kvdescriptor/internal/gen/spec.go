@@ -160,8 +160,8 @@ func (e *emitter) emitHandler() {
 		jen.Return(jen.Qual(kvPkg, "NewDescriptor").Call(jen.Id(e.id("Spec")).Types(jen.Id("M")).Call(), jen.Id("h"))),
 	)
 	e.f.Func().Id("init").Params().Block(
-		jen.Qual(kvPkg, "RegisterSchema").Call(jen.Id(e.id("ModelName")), jen.Func().Params().Params(jen.Qual(kvPkg, "Descriptor"), jen.Error()).Block(
-			jen.Return(jen.Id(ctor).Types(jen.Struct()).Call(jen.Qual(kvPkg, "SchemaHandler").Types(key, v).Values())),
+		jen.Qual(kvPkg, "RegisterSchema").Call(jen.Id(e.id("ModelName")), jen.Func().Params(jen.Id("h").Qual(kvPkg, "DynamicHandler")).Params(jen.Qual(kvPkg, "Descriptor"), jen.Error()).Block(
+			jen.Return(jen.Id(ctor).Types(jen.Struct()).Call(jen.Qual(kvPkg, "Dynamic").Types(key, v).Call(jen.Id(e.id("ModelName")), jen.Id("h"), jen.Id("Parse"+e.id("Key"))))),
 		)),
 	)
 }

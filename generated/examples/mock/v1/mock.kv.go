@@ -186,8 +186,8 @@ func NewInterfaceDescriptor[M any](h InterfaceHandler[M]) (*kv.TypedDescriptor[I
 	return kv.NewDescriptor(InterfaceSpec[M](), h)
 }
 func init() {
-	kv.RegisterSchema(InterfaceModelName, func() (kv.Descriptor, error) {
-		return NewInterfaceDescriptor[struct{}](kv.SchemaHandler[InterfaceKey, *Interface]{})
+	kv.RegisterSchema(InterfaceModelName, func(h kv.DynamicHandler) (kv.Descriptor, error) {
+		return NewInterfaceDescriptor[struct{}](kv.Dynamic[InterfaceKey, *Interface](InterfaceModelName, h, ParseInterfaceKey))
 	})
 }
 
@@ -385,8 +385,8 @@ func NewBridgeDomainDescriptor[M any](h BridgeDomainHandler[M]) (*kv.TypedDescri
 	return kv.NewDescriptor(BridgeDomainSpec[M](), h)
 }
 func init() {
-	kv.RegisterSchema(BridgeDomainModelName, func() (kv.Descriptor, error) {
-		return NewBridgeDomainDescriptor[struct{}](kv.SchemaHandler[BridgeDomainKey, *BridgeDomain]{})
+	kv.RegisterSchema(BridgeDomainModelName, func(h kv.DynamicHandler) (kv.Descriptor, error) {
+		return NewBridgeDomainDescriptor[struct{}](kv.Dynamic[BridgeDomainKey, *BridgeDomain](BridgeDomainModelName, h, ParseBridgeDomainKey))
 	})
 }
 
@@ -557,8 +557,8 @@ func NewBridgeDomainInterfacesDescriptor[M any](h BridgeDomainInterfacesHandler[
 	return kv.NewDescriptor(BridgeDomainInterfacesSpec[M](), h)
 }
 func init() {
-	kv.RegisterSchema(BridgeDomainInterfacesModelName, func() (kv.Descriptor, error) {
-		return NewBridgeDomainInterfacesDescriptor[struct{}](kv.SchemaHandler[BridgeDomainInterfacesKey, *BridgeDomain_Interface]{})
+	kv.RegisterSchema(BridgeDomainInterfacesModelName, func(h kv.DynamicHandler) (kv.Descriptor, error) {
+		return NewBridgeDomainInterfacesDescriptor[struct{}](kv.Dynamic[BridgeDomainInterfacesKey, *BridgeDomain_Interface](BridgeDomainInterfacesModelName, h, ParseBridgeDomainInterfacesKey))
 	})
 }
 
@@ -751,7 +751,7 @@ func NewFIBEntryDescriptor[M any](h FIBEntryHandler[M]) (*kv.TypedDescriptor[FIB
 	return kv.NewDescriptor(FIBEntrySpec[M](), h)
 }
 func init() {
-	kv.RegisterSchema(FIBEntryModelName, func() (kv.Descriptor, error) {
-		return NewFIBEntryDescriptor[struct{}](kv.SchemaHandler[FIBEntryKey, *FIBEntry]{})
+	kv.RegisterSchema(FIBEntryModelName, func(h kv.DynamicHandler) (kv.Descriptor, error) {
+		return NewFIBEntryDescriptor[struct{}](kv.Dynamic[FIBEntryKey, *FIBEntry](FIBEntryModelName, h, ParseFIBEntryKey))
 	})
 }

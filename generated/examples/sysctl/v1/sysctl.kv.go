@@ -163,7 +163,7 @@ func NewSysctlDescriptor[M any](h SysctlHandler[M]) (*kv.TypedDescriptor[SysctlK
 	return kv.NewDescriptor(SysctlSpec[M](), h)
 }
 func init() {
-	kv.RegisterSchema(SysctlModelName, func() (kv.Descriptor, error) {
-		return NewSysctlDescriptor[struct{}](kv.SchemaHandler[SysctlKey, *Sysctl]{})
+	kv.RegisterSchema(SysctlModelName, func(h kv.DynamicHandler) (kv.Descriptor, error) {
+		return NewSysctlDescriptor[struct{}](kv.Dynamic[SysctlKey, *Sysctl](SysctlModelName, h, ParseSysctlKey))
 	})
 }

@@ -405,8 +405,8 @@ func NewInterfaceDescriptor[M any](h InterfaceHandler[M]) (*kv.TypedDescriptor[I
 	return kv.NewDescriptor(InterfaceSpec[M](), h)
 }
 func init() {
-	kv.RegisterSchema(InterfaceModelName, func() (kv.Descriptor, error) {
-		return NewInterfaceDescriptor[struct{}](kv.SchemaHandler[InterfaceKey, *Interface]{})
+	kv.RegisterSchema(InterfaceModelName, func(h kv.DynamicHandler) (kv.Descriptor, error) {
+		return NewInterfaceDescriptor[struct{}](kv.Dynamic[InterfaceKey, *Interface](InterfaceModelName, h, ParseInterfaceKey))
 	})
 }
 
@@ -548,8 +548,8 @@ func NewInterfaceIpAddressesDescriptor[M any](h InterfaceIpAddressesHandler[M]) 
 	return kv.NewDescriptor(InterfaceIpAddressesSpec[M](), h)
 }
 func init() {
-	kv.RegisterSchema(InterfaceIpAddressesModelName, func() (kv.Descriptor, error) {
-		return NewInterfaceIpAddressesDescriptor[struct{}](kv.SchemaHandler[InterfaceIpAddressesKey, *wrapperspb.StringValue]{})
+	kv.RegisterSchema(InterfaceIpAddressesModelName, func(h kv.DynamicHandler) (kv.Descriptor, error) {
+		return NewInterfaceIpAddressesDescriptor[struct{}](kv.Dynamic[InterfaceIpAddressesKey, *wrapperspb.StringValue](InterfaceIpAddressesModelName, h, ParseInterfaceIpAddressesKey))
 	})
 }
 
@@ -705,8 +705,8 @@ func NewInterfaceMasterDescriptor[M any](h InterfaceMasterHandler[M]) (*kv.Typed
 	return kv.NewDescriptor(InterfaceMasterSpec[M](), h)
 }
 func init() {
-	kv.RegisterSchema(InterfaceMasterModelName, func() (kv.Descriptor, error) {
-		return NewInterfaceMasterDescriptor[struct{}](kv.SchemaHandler[InterfaceMasterKey, *wrapperspb.StringValue]{})
+	kv.RegisterSchema(InterfaceMasterModelName, func(h kv.DynamicHandler) (kv.Descriptor, error) {
+		return NewInterfaceMasterDescriptor[struct{}](kv.Dynamic[InterfaceMasterKey, *wrapperspb.StringValue](InterfaceMasterModelName, h, ParseInterfaceMasterKey))
 	})
 }
 

@@ -224,8 +224,8 @@ func NewRouteDescriptor[M any](h RouteHandler[M]) (*kv.TypedDescriptor[RouteKey,
 	return kv.NewDescriptor(RouteSpec[M](), h)
 }
 func init() {
-	kv.RegisterSchema(RouteModelName, func() (kv.Descriptor, error) {
-		return NewRouteDescriptor[struct{}](kv.SchemaHandler[RouteKey, *Route]{})
+	kv.RegisterSchema(RouteModelName, func(h kv.DynamicHandler) (kv.Descriptor, error) {
+		return NewRouteDescriptor[struct{}](kv.Dynamic[RouteKey, *Route](RouteModelName, h, ParseRouteKey))
 	})
 }
 
@@ -411,8 +411,8 @@ func NewNeighbourDescriptor[M any](h NeighbourHandler[M]) (*kv.TypedDescriptor[N
 	return kv.NewDescriptor(NeighbourSpec[M](), h)
 }
 func init() {
-	kv.RegisterSchema(NeighbourModelName, func() (kv.Descriptor, error) {
-		return NewNeighbourDescriptor[struct{}](kv.SchemaHandler[NeighbourKey, *Neighbour]{})
+	kv.RegisterSchema(NeighbourModelName, func(h kv.DynamicHandler) (kv.Descriptor, error) {
+		return NewNeighbourDescriptor[struct{}](kv.Dynamic[NeighbourKey, *Neighbour](NeighbourModelName, h, ParseNeighbourKey))
 	})
 }
 
@@ -624,8 +624,8 @@ func NewRuleDescriptor[M any](h RuleHandler[M]) (*kv.TypedDescriptor[RuleKey, *R
 	return kv.NewDescriptor(RuleSpec[M](), h)
 }
 func init() {
-	kv.RegisterSchema(RuleModelName, func() (kv.Descriptor, error) {
-		return NewRuleDescriptor[struct{}](kv.SchemaHandler[RuleKey, *Rule]{})
+	kv.RegisterSchema(RuleModelName, func(h kv.DynamicHandler) (kv.Descriptor, error) {
+		return NewRuleDescriptor[struct{}](kv.Dynamic[RuleKey, *Rule](RuleModelName, h, ParseRuleKey))
 	})
 }
 

@@ -169,8 +169,8 @@ func NewTableDescriptor[M any](h TableHandler[M]) (*kv.TypedDescriptor[TableKey,
 	return kv.NewDescriptor(TableSpec[M](), h)
 }
 func init() {
-	kv.RegisterSchema(TableModelName, func() (kv.Descriptor, error) {
-		return NewTableDescriptor[struct{}](kv.SchemaHandler[TableKey, *Table]{})
+	kv.RegisterSchema(TableModelName, func(h kv.DynamicHandler) (kv.Descriptor, error) {
+		return NewTableDescriptor[struct{}](kv.Dynamic[TableKey, *Table](TableModelName, h, ParseTableKey))
 	})
 }
 
@@ -384,8 +384,8 @@ func NewChainDescriptor[M any](h ChainHandler[M]) (*kv.TypedDescriptor[ChainKey,
 	return kv.NewDescriptor(ChainSpec[M](), h)
 }
 func init() {
-	kv.RegisterSchema(ChainModelName, func() (kv.Descriptor, error) {
-		return NewChainDescriptor[struct{}](kv.SchemaHandler[ChainKey, *Chain]{})
+	kv.RegisterSchema(ChainModelName, func(h kv.DynamicHandler) (kv.Descriptor, error) {
+		return NewChainDescriptor[struct{}](kv.Dynamic[ChainKey, *Chain](ChainModelName, h, ParseChainKey))
 	})
 }
 
@@ -634,8 +634,8 @@ func NewRuleDescriptor[M any](h RuleHandler[M]) (*kv.TypedDescriptor[RuleKey, *R
 	return kv.NewDescriptor(RuleSpec[M](), h)
 }
 func init() {
-	kv.RegisterSchema(RuleModelName, func() (kv.Descriptor, error) {
-		return NewRuleDescriptor[struct{}](kv.SchemaHandler[RuleKey, *Rule]{})
+	kv.RegisterSchema(RuleModelName, func(h kv.DynamicHandler) (kv.Descriptor, error) {
+		return NewRuleDescriptor[struct{}](kv.Dynamic[RuleKey, *Rule](RuleModelName, h, ParseRuleKey))
 	})
 }
 

@@ -486,8 +486,8 @@ func NewInterfaceDescriptor[M any](h InterfaceHandler[M]) (*kv.TypedDescriptor[I
 	return kv.NewDescriptor(InterfaceSpec[M](), h)
 }
 func init() {
-	kv.RegisterSchema(InterfaceModelName, func() (kv.Descriptor, error) {
-		return NewInterfaceDescriptor[struct{}](kv.SchemaHandler[InterfaceKey, *Interface]{})
+	kv.RegisterSchema(InterfaceModelName, func(h kv.DynamicHandler) (kv.Descriptor, error) {
+		return NewInterfaceDescriptor[struct{}](kv.Dynamic[InterfaceKey, *Interface](InterfaceModelName, h, ParseInterfaceKey))
 	})
 }
 
@@ -628,8 +628,8 @@ func NewInterfaceIpAddressesDescriptor[M any](h InterfaceIpAddressesHandler[M]) 
 	return kv.NewDescriptor(InterfaceIpAddressesSpec[M](), h)
 }
 func init() {
-	kv.RegisterSchema(InterfaceIpAddressesModelName, func() (kv.Descriptor, error) {
-		return NewInterfaceIpAddressesDescriptor[struct{}](kv.SchemaHandler[InterfaceIpAddressesKey, *wrapperspb.StringValue]{})
+	kv.RegisterSchema(InterfaceIpAddressesModelName, func(h kv.DynamicHandler) (kv.Descriptor, error) {
+		return NewInterfaceIpAddressesDescriptor[struct{}](kv.Dynamic[InterfaceIpAddressesKey, *wrapperspb.StringValue](InterfaceIpAddressesModelName, h, ParseInterfaceIpAddressesKey))
 	})
 }
 
@@ -787,8 +787,8 @@ func NewInterfaceUnnumberedDescriptor[M any](h InterfaceUnnumberedHandler[M]) (*
 	return kv.NewDescriptor(InterfaceUnnumberedSpec[M](), h)
 }
 func init() {
-	kv.RegisterSchema(InterfaceUnnumberedModelName, func() (kv.Descriptor, error) {
-		return NewInterfaceUnnumberedDescriptor[struct{}](kv.SchemaHandler[InterfaceUnnumberedKey, *wrapperspb.StringValue]{})
+	kv.RegisterSchema(InterfaceUnnumberedModelName, func(h kv.DynamicHandler) (kv.Descriptor, error) {
+		return NewInterfaceUnnumberedDescriptor[struct{}](kv.Dynamic[InterfaceUnnumberedKey, *wrapperspb.StringValue](InterfaceUnnumberedModelName, h, ParseInterfaceUnnumberedKey))
 	})
 }
 

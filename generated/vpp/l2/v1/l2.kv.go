@@ -218,8 +218,8 @@ func NewBridgeDomainDescriptor[M any](h BridgeDomainHandler[M]) (*kv.TypedDescri
 	return kv.NewDescriptor(BridgeDomainSpec[M](), h)
 }
 func init() {
-	kv.RegisterSchema(BridgeDomainModelName, func() (kv.Descriptor, error) {
-		return NewBridgeDomainDescriptor[struct{}](kv.SchemaHandler[BridgeDomainKey, *BridgeDomain]{})
+	kv.RegisterSchema(BridgeDomainModelName, func(h kv.DynamicHandler) (kv.Descriptor, error) {
+		return NewBridgeDomainDescriptor[struct{}](kv.Dynamic[BridgeDomainKey, *BridgeDomain](BridgeDomainModelName, h, ParseBridgeDomainKey))
 	})
 }
 
@@ -389,8 +389,8 @@ func NewBridgeDomainInterfacesDescriptor[M any](h BridgeDomainInterfacesHandler[
 	return kv.NewDescriptor(BridgeDomainInterfacesSpec[M](), h)
 }
 func init() {
-	kv.RegisterSchema(BridgeDomainInterfacesModelName, func() (kv.Descriptor, error) {
-		return NewBridgeDomainInterfacesDescriptor[struct{}](kv.SchemaHandler[BridgeDomainInterfacesKey, *BridgeDomain_Interface]{})
+	kv.RegisterSchema(BridgeDomainInterfacesModelName, func(h kv.DynamicHandler) (kv.Descriptor, error) {
+		return NewBridgeDomainInterfacesDescriptor[struct{}](kv.Dynamic[BridgeDomainInterfacesKey, *BridgeDomain_Interface](BridgeDomainInterfacesModelName, h, ParseBridgeDomainInterfacesKey))
 	})
 }
 
@@ -581,7 +581,7 @@ func NewFIBEntryDescriptor[M any](h FIBEntryHandler[M]) (*kv.TypedDescriptor[FIB
 	return kv.NewDescriptor(FIBEntrySpec[M](), h)
 }
 func init() {
-	kv.RegisterSchema(FIBEntryModelName, func() (kv.Descriptor, error) {
-		return NewFIBEntryDescriptor[struct{}](kv.SchemaHandler[FIBEntryKey, *FIBEntry]{})
+	kv.RegisterSchema(FIBEntryModelName, func(h kv.DynamicHandler) (kv.Descriptor, error) {
+		return NewFIBEntryDescriptor[struct{}](kv.Dynamic[FIBEntryKey, *FIBEntry](FIBEntryModelName, h, ParseFIBEntryKey))
 	})
 }

@@ -154,8 +154,8 @@ func NewVrfTableDescriptor[M any](h VrfTableHandler[M]) (*kv.TypedDescriptor[Vrf
 	return kv.NewDescriptor(VrfTableSpec[M](), h)
 }
 func init() {
-	kv.RegisterSchema(VrfTableModelName, func() (kv.Descriptor, error) {
-		return NewVrfTableDescriptor[struct{}](kv.SchemaHandler[VrfTableKey, *VrfTable]{})
+	kv.RegisterSchema(VrfTableModelName, func(h kv.DynamicHandler) (kv.Descriptor, error) {
+		return NewVrfTableDescriptor[struct{}](kv.Dynamic[VrfTableKey, *VrfTable](VrfTableModelName, h, ParseVrfTableKey))
 	})
 }
 
@@ -341,8 +341,8 @@ func NewARPEntryDescriptor[M any](h ARPEntryHandler[M]) (*kv.TypedDescriptor[ARP
 	return kv.NewDescriptor(ARPEntrySpec[M](), h)
 }
 func init() {
-	kv.RegisterSchema(ARPEntryModelName, func() (kv.Descriptor, error) {
-		return NewARPEntryDescriptor[struct{}](kv.SchemaHandler[ARPEntryKey, *ARPEntry]{})
+	kv.RegisterSchema(ARPEntryModelName, func(h kv.DynamicHandler) (kv.Descriptor, error) {
+		return NewARPEntryDescriptor[struct{}](kv.Dynamic[ARPEntryKey, *ARPEntry](ARPEntryModelName, h, ParseARPEntryKey))
 	})
 }
 
@@ -539,8 +539,8 @@ func NewRouteDescriptor[M any](h RouteHandler[M]) (*kv.TypedDescriptor[RouteKey,
 	return kv.NewDescriptor(RouteSpec[M](), h)
 }
 func init() {
-	kv.RegisterSchema(RouteModelName, func() (kv.Descriptor, error) {
-		return NewRouteDescriptor[struct{}](kv.SchemaHandler[RouteKey, *Route]{})
+	kv.RegisterSchema(RouteModelName, func(h kv.DynamicHandler) (kv.Descriptor, error) {
+		return NewRouteDescriptor[struct{}](kv.Dynamic[RouteKey, *Route](RouteModelName, h, ParseRouteKey))
 	})
 }
 
