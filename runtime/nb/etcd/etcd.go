@@ -45,6 +45,8 @@ type options struct {
 	statusInterval time.Duration
 	statusBuffer   int
 	statusOwner    func(key string) string
+	fleetPrefix    string
+	aliveTTL       time.Duration
 }
 
 // Option configures a Source.
@@ -90,6 +92,18 @@ func WithStatusOwner(owner func(key string) string) Option {
 	return func(o *options) { o.statusOwner = owner }
 }
 
+// DefaultFleetPrefix is the default prefix of the fleet's keys, shared by
+// every agent: <prefix>summary/<agent> and <prefix>alive/<agent>.
+const DefaultFleetPrefix = "/kvdescriptor-fleet/"
+
+// WithFleetPrefix sets the prefix under which WriteStatus writes the
+// agent's summary and keeps its presence (default DefaultFleetPrefix).
+func WithFleetPrefix(prefix string) Option { return func(o *options) { o.fleetPrefix = prefix } }
+
+// WithAliveTTL sets the time to live of the agent's presence key (default
+// 15s): an agent that etcd has not heard from for that long is absent.
+func WithAliveTTL(d time.Duration) Option { return func(o *options) { o.aliveTTL = d } }
+
 // New returns a source of the configuration under the prefix, decoded with
 // models. The client stays the caller's (Run does not close it).
 func New(client *clientv3.Client, models nb.Models, opts ...Option) *Source {
@@ -102,6 +116,8 @@ func New(client *clientv3.Client, models nb.Models, opts ...Option) *Source {
 		retryMax:       10 * time.Second,
 		statusInterval: time.Second,
 		statusBuffer:   4096,
+		fleetPrefix:    DefaultFleetPrefix,
+		aliveTTL:       15 * time.Second,
 	}
 	for _, opt := range opts {
 		opt(&o)
@@ -114,6 +130,9 @@ func New(client *clientv3.Client, models nb.Models, opts ...Option) *Source {
 	}
 	if o.logger == nil {
 		o.logger = slog.Default()
+	}
+	if o.aliveTTL < 2*time.Second {
+		o.aliveTTL = 2 * time.Second // etcd's leases count in seconds
 	}
 	if o.retryMin <= 0 {
 		o.retryMin = 200 * time.Millisecond
@@ -129,6 +148,13 @@ func (s *Source) Name() string { return s.opts.name }
 
 // Prefix returns the prefix of the configuration keys.
 func (s *Source) Prefix() string { return s.opts.prefix }
+
+// SummaryKey returns the key of the agent's summary (FleetSummary).
+func (s *Source) SummaryKey() string { return s.opts.fleetPrefix + "summary/" + s.opts.agent }
+
+// AliveKey returns the agent's presence key, which lives while the agent
+// keeps its lease.
+func (s *Source) AliveKey() string { return s.opts.fleetPrefix + "alive/" + s.opts.agent }
 
 // StatusPrefix returns the prefix of the status keys.
 func (s *Source) StatusPrefix() string { return s.opts.statusPrefix }
