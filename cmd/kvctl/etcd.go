@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
@@ -51,10 +52,6 @@ is exit code 3.`
 
 func (c *cli) etcdCmd() *cobra.Command {
 	f := &etcdFlags{}
-	endpoints := []string{"http://127.0.0.1:2379"}
-	if e := os.Getenv("KVCTL_ETCD_ENDPOINTS"); e != "" {
-		endpoints = strings.Split(e, ",")
-	}
 	cmd := &cobra.Command{
 		Use:   "etcd",
 		Short: "Read and write an agent's configuration in etcd: get, put, delete, import",
@@ -62,16 +59,25 @@ func (c *cli) etcdCmd() *cobra.Command {
 		Args:  args(cobra.NoArgs),
 	}
 	pf := cmd.PersistentFlags()
-	pf.StringSliceVar(&f.endpoints, "endpoints", endpoints, "etcd endpoints, comma-separated (env KVCTL_ETCD_ENDPOINTS)")
+	f.addConnFlags(pf)
 	pf.StringVar(&f.agent, "agent", etcd.DefaultAgent, "the agent's name (-name): its configuration is under /kvdescriptor/NAME/config/")
 	pf.StringVar(&f.prefix, "prefix", "", "the configuration prefix, as the agent's -etcd-prefix (default /kvdescriptor/<agent>/config/)")
+	cmd.AddCommand(c.etcdGetCmd(f), c.etcdPutCmd(f), c.etcdDeleteCmd(f), c.etcdImportCmd(f))
+	return cmd
+}
+
+// addConnFlags adds the flags that say where etcd is and how to reach it.
+func (f *etcdFlags) addConnFlags(pf *pflag.FlagSet) {
+	endpoints := []string{"http://127.0.0.1:2379"}
+	if e := os.Getenv("KVCTL_ETCD_ENDPOINTS"); e != "" {
+		endpoints = strings.Split(e, ",")
+	}
+	pf.StringSliceVar(&f.endpoints, "endpoints", endpoints, "etcd endpoints, comma-separated (env KVCTL_ETCD_ENDPOINTS)")
 	pf.StringVar(&f.caFile, "ca-file", "", "PEM file of the CA that signed etcd's certificate (implies TLS)")
 	pf.StringVar(&f.certFile, "cert-file", "", "client certificate file, for etcd's TLS client authentication (with --key-file)")
 	pf.StringVar(&f.keyFile, "key-file", "", "client key file (with --cert-file)")
 	pf.StringVar(&f.username, "username", "", "etcd user (with --password-file)")
 	pf.StringVar(&f.password, "password-file", "", "file holding the etcd user's password")
-	cmd.AddCommand(c.etcdGetCmd(f), c.etcdPutCmd(f), c.etcdDeleteCmd(f), c.etcdImportCmd(f))
-	return cmd
 }
 
 // configPrefix is the prefix of the agent's configuration, as its etcd

@@ -185,7 +185,7 @@ func (c *cli) root() *cobra.Command {
 	pf.DurationVar(&c.timeout, "timeout", 30*time.Second, "time limit of each call (watch runs until interrupted)")
 	root.AddCommand(c.statusCmd(), c.whyCmd(), c.historyCmd(), c.timelineCmd(), c.modelsCmd(), c.dumpCmd(),
 		c.graphCmd(), c.applyCmd(), c.confirmCmd(), c.rollbackCmd(), c.deleteCmd(), c.resyncCmd(), c.watchCmd(),
-		c.logLevelCmd(), c.reportCmd(), c.infoCmd(), c.etcdCmd())
+		c.logLevelCmd(), c.reportCmd(), c.infoCmd(), c.etcdCmd(), c.fleetCmd())
 	return root
 }
 

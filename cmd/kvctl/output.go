@@ -154,3 +154,12 @@ func (c *cli) opLine(op *apiv1.Op) string {
 	}
 	return s
 }
+
+// marshalOutput renders v as JSON or YAML, by -o.
+func marshalOutput(format string, v any) ([]byte, error) {
+	if format == "yaml" {
+		return yaml.Marshal(v)
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	return append(b, '\n'), err
+}
