@@ -14,6 +14,7 @@ import (
 	vppinterfaces "github.com/kvdescriptor/kvdescriptor/generated/vpp/interfaces/v1"
 	vppl2 "github.com/kvdescriptor/kvdescriptor/generated/vpp/l2/v1"
 	vppl3 "github.com/kvdescriptor/kvdescriptor/generated/vpp/l3/v1"
+	vppnat "github.com/kvdescriptor/kvdescriptor/generated/vpp/nat/v1"
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 	"github.com/kvdescriptor/kvdescriptor/runtime/nb"
 )
@@ -72,6 +73,10 @@ func newLocalModels() (*localModels, error) {
 	add(vppl3.NewVrfTableDescriptor[struct{}](noSouthbound[vppl3.VrfTableKey, *vppl3.VrfTable]{}))
 	add(vppl3.NewARPEntryDescriptor[struct{}](noSouthbound[vppl3.ARPEntryKey, *vppl3.ARPEntry]{}))
 	add(vppl3.NewRouteDescriptor[struct{}](noSouthbound[vppl3.RouteKey, *vppl3.Route]{}))
+	add(vppnat.NewNat44GlobalDescriptor[struct{}](noSouthbound[vppnat.Nat44GlobalKey, *vppnat.Nat44Global]{}))
+	add(vppnat.NewNat44InterfaceDescriptor[struct{}](noSouthbound[vppnat.Nat44InterfaceKey, *vppnat.Nat44Interface]{}))
+	add(vppnat.NewNat44AddressPoolDescriptor[struct{}](noSouthbound[vppnat.Nat44AddressPoolKey, *vppnat.Nat44AddressPool]{}))
+	add(vppnat.NewDNat44Descriptor[struct{}](noSouthbound[vppnat.DNat44Key, *vppnat.DNat44]{}))
 	slices.SortStableFunc(m.ds, func(a, b kv.Descriptor) int { return len(b.KeyPrefix()) - len(a.KeyPrefix()) })
 	return m, errors.Join(errs...)
 }

@@ -22,29 +22,31 @@ import (
 )
 
 // setNAT commits values as set does, NAT44 ones keyed by their generated
-// keys too.
+// keys too (natKeyOf).
 func (e *env) setNAT(values ...proto.Message) {
 	e.t.Helper()
 	txn := e.s.Txn()
 	for _, v := range values {
-		var key string
-		switch v := v.(type) {
-		case *vppnat.Nat44Global:
-			key = vppnat.Nat44GlobalKeyFor(v)
-		case *vppnat.Nat44Interface:
-			key = vppnat.Nat44InterfaceKeyFor(v)
-		case *vppnat.Nat44AddressPool:
-			key = vppnat.Nat44AddressPoolKeyFor(v)
-		case *vppnat.DNat44:
-			key = vppnat.DNat44KeyFor(v)
-		default:
-			key = keyOf(v)
-		}
-		txn.Set(key, v)
+		txn.Set(natKeyOf(v), v)
 	}
 	if _, err := txn.Commit(e.ctx); err != nil {
 		e.t.Logf("commit: %v", err)
 	}
+}
+
+// natKeyOf is keyOf for the NAT44 models too.
+func natKeyOf(v proto.Message) string {
+	switch v := v.(type) {
+	case *vppnat.Nat44Global:
+		return vppnat.Nat44GlobalKeyFor(v)
+	case *vppnat.Nat44Interface:
+		return vppnat.Nat44InterfaceKeyFor(v)
+	case *vppnat.Nat44AddressPool:
+		return vppnat.Nat44AddressPoolKeyFor(v)
+	case *vppnat.DNat44:
+		return vppnat.DNat44KeyFor(v)
+	}
+	return keyOf(v)
 }
 
 // natWrites returns the requests since the last check that change VPP
