@@ -10,7 +10,10 @@ import (
 	"go.fd.io/govpp/binapi/nat_types"
 )
 
-func init() { registerFakeExt(func() fakeExt { return &fakeNAT{} }) }
+func init() {
+	registerFakeExt(func() fakeExt { return &fakeNAT{} })
+	readRequests["nat44_show_running_config"] = true
+}
 
 // fakeNAT is the fake VPP's NAT44 plugin (nat44_ed, as of VPP 25.10): off
 // until enabled, refusing every setting while off (UNSUPPORTED) and

@@ -54,7 +54,7 @@ func natKeyOf(v proto.Message) string {
 func natWrites(f *fakeVPP) []api.Message {
 	var out []api.Message
 	for _, m := range f.Requests() {
-		if n := m.GetMessageName(); !strings.HasSuffix(n, "_dump") && n != "nat44_show_running_config" && n != "sw_interface_get_table" {
+		if n := m.GetMessageName(); !strings.HasSuffix(n, "_dump") && !readRequests[n] {
 			out = append(out, m)
 		}
 	}
