@@ -151,11 +151,16 @@ func (h *identityMappings) addDel(ctx context.Context, k vppnat.DNat44IdentityMa
 // Retrieve reports the identity mappings VPP has, whoever owns them.
 func (h *identityMappings) Retrieve(ctx context.Context, correlate []vppnat.DNat44IdentityMappingsItem[struct{}]) ([]vppnat.DNat44IdentityMappingsItem[struct{}], error) {
 	_, ids, err := h.p.dumpMappings(ctx)
+	want := map[vppnat.DNat44IdentityMappingsKey]uint32{} // of an address alone, the protocol intended: VPP keeps none
 	for _, c := range correlate {
-		for i, m := range ids {
-			if k := c.Key; m.Key.IdentityMappingsPort == 0 && k.IdentityMappingsPort == 0 && k.Label == m.Key.Label && k.IdentityMappingsIpAddress == m.Key.IdentityMappingsIpAddress && k.IdentityMappingsVrfId == m.Key.IdentityMappingsVrfId {
-				ids[i].Key.IdentityMappingsProtocol, m.Value.Protocol = k.IdentityMappingsProtocol, k.IdentityMappingsProtocol // VPP keeps no protocol for an address alone
-			}
+		if k := c.Key; k.IdentityMappingsPort == 0 {
+			k.IdentityMappingsProtocol = 0
+			want[k] = c.Key.IdentityMappingsProtocol
+		}
+	}
+	for i, m := range ids {
+		if p, ok := want[m.Key]; ok {
+			ids[i].Key.IdentityMappingsProtocol, m.Value.Protocol = p, p
 		}
 	}
 	return ids, err

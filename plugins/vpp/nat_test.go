@@ -3,11 +3,13 @@ package vpp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"go.fd.io/govpp/api"
 	"go.fd.io/govpp/binapi/interface_types"
 	"go.fd.io/govpp/binapi/ip_types"
@@ -319,17 +321,19 @@ func TestDNat44(t *testing.T) {
 		TwiceNat: vppnat.DNat44_TWICE_NAT_ENABLED, TwiceNatPoolIp: "192.0.2.100"}
 	host := &vppnat.DNat44_StaticMapping{ExternalIp: "192.0.2.2", Protocol: 17, LocalIp: "10.0.0.3"} // address only: VPP keeps no protocol
 	ssh := &vppnat.DNat44_IdentityMapping{VrfId: 5, IpAddress: "10.0.0.1", Protocol: 6, Port: 22}
-	d := &vppnat.DNat44{Label: "svc", StaticMappings: []*vppnat.DNat44_StaticMapping{web, host}, IdentityMappings: []*vppnat.DNat44_IdentityMapping{ssh}}
+	self := &vppnat.DNat44_IdentityMapping{IpAddress: "192.0.2.1", Protocol: 17} // address only: VPP keeps no protocol
+	d := &vppnat.DNat44{Label: "svc", StaticMappings: []*vppnat.DNat44_StaticMapping{web, host}, IdentityMappings: []*vppnat.DNat44_IdentityMapping{ssh, self}}
 	const (
 		webKey  = "vpp/nat44/dnat/svc/static/192.0.2.1/proto/6/port/80"
 		hostKey = "vpp/nat44/dnat/svc/static/192.0.2.2/proto/17/port/0"
 		sshKey  = "vpp/nat44/dnat/svc/identity/vrf/5/10.0.0.1/proto/6/port/22"
+		selfKey = "vpp/nat44/dnat/svc/identity/vrf/0/192.0.2.1/proto/17/port/0"
 	)
 	e.setNAT(d)
 	e.expect(scheduler.CONFIGURED, "vpp/nat44/dnat/svc")
 	e.expect(scheduler.PENDING, webKey, hostKey, sshKey)
 	e.setNAT(&vppnat.Nat44Global{})
-	e.expect(scheduler.CONFIGURED, webKey, hostKey)
+	e.expect(scheduler.CONFIGURED, webKey, hostKey, selfKey)
 	e.expect(scheduler.PENDING, sshKey)
 	e.setNAT(vrfTable(5))
 	e.expect(scheduler.CONFIGURED, sshKey)
@@ -340,6 +344,7 @@ func TestDNat44(t *testing.T) {
 	addHost := &nat44_ed.Nat44AddDelStaticMappingV2{IsAdd: true, Flags: nat_types.NAT_IS_OUT2IN_ONLY | nat_types.NAT_IS_ADDR_ONLY,
 		LocalIPAddress: a("10.0.0.3"), ExternalIPAddress: a("192.0.2.2"), Protocol: 17, ExternalSwIfIndex: noIf, Tag: "svc"}
 	addSSH := &nat44_ed.Nat44AddDelIdentityMapping{IsAdd: true, IPAddress: a("10.0.0.1"), Protocol: 6, Port: 22, SwIfIndex: noIf, VrfID: 5, Tag: "svc"}
+	addSelf := &nat44_ed.Nat44AddDelIdentityMapping{IsAdd: true, Flags: nat_types.NAT_IS_ADDR_ONLY, IPAddress: a("192.0.2.1"), Protocol: 17, SwIfIndex: noIf, Tag: "svc"}
 	var got []api.Message
 	for _, m := range natWrites(e.f) {
 		switch m.(type) {
@@ -347,11 +352,12 @@ func TestDNat44(t *testing.T) {
 			got = append(got, m)
 		}
 	}
-	if diff := cmp.Diff([]api.Message{addWeb, addHost, addSSH}, got); diff != "" {
+	anyOrder := cmpopts.SortSlices(func(a, b api.Message) bool { return fmt.Sprint(a) < fmt.Sprint(b) }) // independent values
+	if diff := cmp.Diff([]api.Message{addWeb, addHost, addSelf, addSSH}, got, anyOrder); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
 	}
 	n := natState(e.f)
-	if len(n.static) != 2 || len(n.identity) != 1 || n.static[1].Protocol != 0 {
+	if len(n.static) != 2 || len(n.identity) != 2 || n.static[1].Protocol != 0 || n.identity[0].Protocol != 0 {
 		t.Errorf("VPP's mappings: static %+v, identity %+v", n.static, n.identity)
 	}
 
@@ -363,14 +369,14 @@ func TestDNat44(t *testing.T) {
 	})
 	e.resync()
 	expectWrites(t, e.f, "a resync of unchanged mappings")
-	e.expect(scheduler.CONFIGURED, "vpp/nat44/dnat/svc", webKey, hostKey, sshKey)
+	e.expect(scheduler.CONFIGURED, "vpp/nat44/dnat/svc", webKey, hostKey, sshKey, selfKey)
 	e.expect(scheduler.OBTAINED, "vpp/nat44/dnat/untagged", "vpp/nat44/dnat/untagged/static/192.0.2.9/proto/6/port/2222")
 
 	// Another local port: that mapping alone is re-created; one removed:
 	// deleted alone.
 	web2 := proto.Clone(web).(*vppnat.DNat44_StaticMapping)
 	web2.LocalPort = 8081
-	e.setNAT(&vppnat.DNat44{Label: "svc", StaticMappings: []*vppnat.DNat44_StaticMapping{web2}, IdentityMappings: []*vppnat.DNat44_IdentityMapping{ssh}})
+	e.setNAT(&vppnat.DNat44{Label: "svc", StaticMappings: []*vppnat.DNat44_StaticMapping{web2}, IdentityMappings: []*vppnat.DNat44_IdentityMapping{ssh, self}})
 	delWeb, delHost, addWeb2 := *addWeb, *addHost, *addWeb
 	delWeb.IsAdd, delHost.IsAdd, addWeb2.LocalPort = false, false, 8081
 	got = natWrites(e.f)
@@ -406,7 +412,7 @@ func TestDNat44(t *testing.T) {
 			t.Errorf("requests %v: want the mappings deleted before NAT44 is disabled", names)
 		}
 	}
-	e.expect(scheduler.PENDING, webKey, sshKey)
+	e.expect(scheduler.PENDING, webKey, sshKey, selfKey)
 	e.expect(scheduler.CONFIGURED, "vpp/nat44/dnat/svc")
 }
 
