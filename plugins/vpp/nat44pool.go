@@ -32,7 +32,7 @@ func (h *nat44Pools) Delete(ctx context.Context, _ vppnat.Nat44AddressPoolKey, v
 func (h *nat44Pools) addDel(ctx context.Context, v *vppnat.Nat44AddressPool, add bool) error {
 	first, last := poolRange(v)
 	_, err := h.p.natVPP().Nat44AddDelAddressRange(ctx, &nat44_ed.Nat44AddDelAddressRange{
-		FirstIPAddress: first.As4(), LastIPAddress: last.As4(), VrfID: v.GetVrfId(), IsAdd: add, Flags: twiceNATFlag(v.GetTwiceNat())})
+		FirstIPAddress: first.As4(), LastIPAddress: last.As4(), VrfID: poolVrf(v), IsAdd: add, Flags: twiceNATFlag(v.GetTwiceNat())})
 	return vppErr("nat44_add_del_address_range", err)
 }
 
@@ -51,10 +51,10 @@ func (h *nat44Pools) Retrieve(ctx context.Context, correlate []vppnat.Nat44Addre
 		first, last := poolRange(c.Value)
 		all := first.IsValid() && !last.Less(first)
 		for a := first; all && !last.Less(a); a = a.Next() {
-			all = found[nat44_ed.Nat44AddressDetails{IPAddress: a.As4(), VrfID: c.Value.GetVrfId(), Flags: twiceNATFlag(c.Value.GetTwiceNat())}]
+			all = found[nat44_ed.Nat44AddressDetails{IPAddress: a.As4(), VrfID: poolVrf(c.Value), Flags: twiceNATFlag(c.Value.GetTwiceNat())}]
 		}
 		for a := first; all && !last.Less(a); a = a.Next() {
-			delete(found, nat44_ed.Nat44AddressDetails{IPAddress: a.As4(), VrfID: c.Value.GetVrfId(), Flags: twiceNATFlag(c.Value.GetTwiceNat())})
+			delete(found, nat44_ed.Nat44AddressDetails{IPAddress: a.As4(), VrfID: poolVrf(c.Value), Flags: twiceNATFlag(c.Value.GetTwiceNat())})
 		}
 		if all {
 			out = append(out, vppnat.Nat44AddressPoolItem[struct{}]{Key: c.Key, Value: c.Value, Origin: origin(true)})
@@ -67,10 +67,24 @@ func (h *nat44Pools) Retrieve(ctx context.Context, correlate []vppnat.Nat44Addre
 				name = "twice-nat-" + name
 			}
 			got := &vppnat.Nat44AddressPool{Name: name, FirstIp: d.IPAddress.String(), VrfId: d.VrfID, TwiceNat: twice}
+			if d.VrfID == anyVrf {
+				got.VrfId, got.VrfScope = 0, vppnat.Nat44AddressPool_VRF_SCOPE_ANY
+			}
 			out = append(out, vppnat.Nat44AddressPoolItem[struct{}]{Key: vppnat.Nat44AddressPoolKey{Name: name}, Value: got, Origin: origin(false)})
 		}
 	}
 	return out, err
+}
+
+// anyVrf is VPP's tenant VRF of a pool of any table.
+const anyVrf = ^uint32(0)
+
+// poolVrf is the tenant VRF of a pool.
+func poolVrf(v *vppnat.Nat44AddressPool) uint32 {
+	if v.GetVrfScope() == vppnat.Nat44AddressPool_VRF_SCOPE_ANY {
+		return anyVrf
+	}
+	return v.GetVrfId()
 }
 
 // poolRange returns the first and last addresses of a pool (the first

@@ -283,6 +283,31 @@ func TestNat44AddressPool(t *testing.T) {
 	e.resync()
 	expectWrites(t, e.f, "a resync of an unchanged twice-NAT pool")
 
+	// Of any table (VPP's tenant VRF ~0): found so by a resync, and the
+	// one added by hand too; a table with it is invalid.
+	anyVRF := &vppnat.Nat44AddressPool{Name: "any", FirstIp: "203.0.113.1", VrfScope: vppnat.Nat44AddressPool_VRF_SCOPE_ANY}
+	e.setNAT(anyVRF)
+	expectWrites(t, e.f, "a pool of any table",
+		&nat44_ed.Nat44AddDelAddressRange{FirstIPAddress: a("203.0.113.1"), LastIPAddress: a("203.0.113.1"), VrfID: ^uint32(0), IsAdd: true})
+	e.resync()
+	expectWrites(t, e.f, "a resync of an unchanged pool of any table")
+	e.expect(scheduler.CONFIGURED, "vpp/nat44/address-pool/any")
+	items, err := (&nat44Pools{p: e.p}).Retrieve(e.ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hand *vppnat.Nat44AddressPool
+	for _, it := range items {
+		if it.Key.Name == "twice-nat-198.51.100.1" {
+			hand = it.Value
+		}
+	}
+	if want := (&vppnat.Nat44AddressPool{Name: "twice-nat-198.51.100.1", FirstIp: "198.51.100.1", TwiceNat: true, VrfScope: vppnat.Nat44AddressPool_VRF_SCOPE_ANY}); !proto.Equal(hand, want) {
+		t.Errorf("the pool added by hand: %v, want %v", hand, want)
+	}
+	e.setNAT(&vppnat.Nat44AddressPool{Name: "both", FirstIp: "203.0.113.2", VrfId: 3, VrfScope: vppnat.Nat44AddressPool_VRF_SCOPE_ANY})
+	e.expect(scheduler.INVALID, "vpp/nat44/address-pool/both")
+
 	// Refused: IPv6 by Validate (no call); backwards and taken by VPP.
 	e.setNAT(&vppnat.Nat44AddressPool{Name: "v6", FirstIp: "2001:db8::1"})
 	e.expect(scheduler.INVALID, "vpp/nat44/address-pool/v6")

@@ -434,7 +434,8 @@ func nat44AddressPoolEqual(a, b *Nat44AddressPool) bool {
 		kvimpl.EqualFormatted(kv.FormatIP, a.GetFirstIp(), b.GetFirstIp()) &&
 		kvimpl.EqualFormatted(kv.FormatIP, a.GetLastIp(), b.GetLastIp()) &&
 		a.GetVrfId() == b.GetVrfId() &&
-		a.GetTwiceNat() == b.GetTwiceNat()
+		a.GetTwiceNat() == b.GetTwiceNat() &&
+		a.GetVrfScope() == b.GetVrfScope()
 }
 
 // nat44AddressPoolValidate validates a value of vpp.nat.v1.Nat44AddressPool,
@@ -454,6 +455,12 @@ func nat44AddressPoolValidate(key string, v *Nat44AddressPool) error {
 	}
 	if r := kv.CheckIPv4(v.GetLastIp()); r != "" {
 		errs = errs.Add("last_ip", "%s", r)
+	}
+	if v.GetVrfId() != 0 && v.GetVrfScope() != Nat44AddressPool_VRF_SCOPE_TABLE {
+		errs = errs.Add("vrf_id", "must be empty unless vrf_scope is VRF_SCOPE_TABLE (it is %v)", v.GetVrfScope())
+	}
+	if _, ok := Nat44AddressPool_VrfScope_name[int32(v.GetVrfScope())]; !ok {
+		errs = errs.Add("vrf_scope", "%d is not a value of vpp.nat.v1.Nat44AddressPool.VrfScope", v.GetVrfScope())
 	}
 	if errs == nil {
 		var buf [128]byte

@@ -75,6 +75,56 @@ func (Nat44Interface_Side) EnumDescriptor() ([]byte, []int) {
 	return file_vpp_nat_v1_nat_proto_rawDescGZIP(), []int{1, 0}
 }
 
+// VrfScope says which outside traffic takes the pool's addresses.
+type Nat44AddressPool_VrfScope int32
+
+const (
+	// TABLE: that of table vrf_id.
+	Nat44AddressPool_VRF_SCOPE_TABLE Nat44AddressPool_VrfScope = 0
+	// ANY: that of any table (VPP's tenant VRF ~0, its CLI's default),
+	// after the pools of the table itself.
+	Nat44AddressPool_VRF_SCOPE_ANY Nat44AddressPool_VrfScope = 1
+)
+
+// Enum value maps for Nat44AddressPool_VrfScope.
+var (
+	Nat44AddressPool_VrfScope_name = map[int32]string{
+		0: "VRF_SCOPE_TABLE",
+		1: "VRF_SCOPE_ANY",
+	}
+	Nat44AddressPool_VrfScope_value = map[string]int32{
+		"VRF_SCOPE_TABLE": 0,
+		"VRF_SCOPE_ANY":   1,
+	}
+)
+
+func (x Nat44AddressPool_VrfScope) Enum() *Nat44AddressPool_VrfScope {
+	p := new(Nat44AddressPool_VrfScope)
+	*p = x
+	return p
+}
+
+func (x Nat44AddressPool_VrfScope) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Nat44AddressPool_VrfScope) Descriptor() protoreflect.EnumDescriptor {
+	return file_vpp_nat_v1_nat_proto_enumTypes[1].Descriptor()
+}
+
+func (Nat44AddressPool_VrfScope) Type() protoreflect.EnumType {
+	return &file_vpp_nat_v1_nat_proto_enumTypes[1]
+}
+
+func (x Nat44AddressPool_VrfScope) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Nat44AddressPool_VrfScope.Descriptor instead.
+func (Nat44AddressPool_VrfScope) EnumDescriptor() ([]byte, []int) {
+	return file_vpp_nat_v1_nat_proto_rawDescGZIP(), []int{2, 0}
+}
+
 // TwiceNat says whether a static mapping translates the source of
 // external hosts too (twice-NAT), to an address of a twice-NAT pool;
 // SELF only for traffic from the local host to its own external address.
@@ -111,11 +161,11 @@ func (x DNat44_TwiceNat) String() string {
 }
 
 func (DNat44_TwiceNat) Descriptor() protoreflect.EnumDescriptor {
-	return file_vpp_nat_v1_nat_proto_enumTypes[1].Descriptor()
+	return file_vpp_nat_v1_nat_proto_enumTypes[2].Descriptor()
 }
 
 func (DNat44_TwiceNat) Type() protoreflect.EnumType {
-	return &file_vpp_nat_v1_nat_proto_enumTypes[1]
+	return &file_vpp_nat_v1_nat_proto_enumTypes[2]
 }
 
 func (x DNat44_TwiceNat) Number() protoreflect.EnumNumber {
@@ -269,10 +319,11 @@ type Nat44AddressPool struct {
 	FirstIp string                 `protobuf:"bytes,2,opt,name=first_ip,json=firstIp,proto3" json:"first_ip,omitempty"`
 	// last_ip is the last address of the range; empty: first_ip alone.
 	LastIp string `protobuf:"bytes,3,opt,name=last_ip,json=lastIp,proto3" json:"last_ip,omitempty"`
-	// vrf_id is the outside table whose traffic takes these addresses; it
-	// depends on the VRF table unless it is 0.
-	VrfId         uint32 `protobuf:"varint,4,opt,name=vrf_id,json=vrfId,proto3" json:"vrf_id,omitempty"`
-	TwiceNat      bool   `protobuf:"varint,5,opt,name=twice_nat,json=twiceNat,proto3" json:"twice_nat,omitempty"`
+	// vrf_id is the outside table whose traffic takes these addresses (with
+	// vrf_scope TABLE only); it depends on the VRF table unless it is 0.
+	VrfId         uint32                    `protobuf:"varint,4,opt,name=vrf_id,json=vrfId,proto3" json:"vrf_id,omitempty"`
+	TwiceNat      bool                      `protobuf:"varint,5,opt,name=twice_nat,json=twiceNat,proto3" json:"twice_nat,omitempty"`
+	VrfScope      Nat44AddressPool_VrfScope `protobuf:"varint,6,opt,name=vrf_scope,json=vrfScope,proto3,enum=vpp.nat.v1.Nat44AddressPool_VrfScope" json:"vrf_scope,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -340,6 +391,13 @@ func (x *Nat44AddressPool) GetTwiceNat() bool {
 		return x.TwiceNat
 	}
 	return false
+}
+
+func (x *Nat44AddressPool) GetVrfScope() Nat44AddressPool_VrfScope {
+	if x != nil {
+		return x.VrfScope
+	}
+	return Nat44AddressPool_VRF_SCOPE_TABLE
 }
 
 // DNat44 is a group of destination-NAT mappings under a label: static
@@ -612,15 +670,20 @@ const file_vpp_nat_v1_nat_proto_rawDesc = "" +
 	"\aOUTSIDE\x10\x02\x12\x16\n" +
 	"\x12INSIDE_AND_OUTSIDE\x10\x03:`Ҽ\x19\\\n" +
 	"\x1avpp/nat44/interface/{name}*\x1bvpp.interfaces.v1.Interface2!\n" +
-	"\rNAT44 enabled\x12\x10vpp/nat44/global\"\x8b\x02\n" +
+	"\rNAT44 enabled\x12\x10vpp/nat44/global\"\xa3\x03\n" +
 	"\x10Nat44AddressPool\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12%\n" +
 	"\bfirst_ip\x18\x02 \x01(\tB\n" +
 	"Ҽ\x19\x06\b\v2\x02\b\x01R\afirstIp\x12\x1f\n" +
-	"\alast_ip\x18\x03 \x01(\tB\x06Ҽ\x19\x02\b\vR\x06lastIp\x126\n" +
-	"\x06vrf_id\x18\x04 \x01(\rB\x1fҼ\x19\x1b\x12\x19\n" +
-	"\x12vpp.l3.v1.VrfTable\x12\x03vrfR\x05vrfId\x12\x1b\n" +
-	"\ttwice_nat\x18\x05 \x01(\bR\btwiceNat:FҼ\x19B\n" +
+	"\alast_ip\x18\x03 \x01(\tB\x06Ҽ\x19\x02\b\vR\x06lastIp\x12V\n" +
+	"\x06vrf_id\x18\x04 \x01(\rB?Ҽ\x19;\x12\x19\n" +
+	"\x12vpp.l3.v1.VrfTable\x12\x03vrf2\x1eR\x1c\n" +
+	"\tvrf_scope\x12\x0fVRF_SCOPE_TABLER\x05vrfId\x12\x1b\n" +
+	"\ttwice_nat\x18\x05 \x01(\bR\btwiceNat\x12B\n" +
+	"\tvrf_scope\x18\x06 \x01(\x0e2%.vpp.nat.v1.Nat44AddressPool.VrfScopeR\bvrfScope\"2\n" +
+	"\bVrfScope\x12\x13\n" +
+	"\x0fVRF_SCOPE_TABLE\x10\x00\x12\x11\n" +
+	"\rVRF_SCOPE_ANY\x10\x01:FҼ\x19B\n" +
 	"\x1dvpp/nat44/address-pool/{name}2!\n" +
 	"\rNAT44 enabled\x12\x10vpp/nat44/global\"\xe2\n" +
 	"\n" +
@@ -671,28 +734,30 @@ func file_vpp_nat_v1_nat_proto_rawDescGZIP() []byte {
 	return file_vpp_nat_v1_nat_proto_rawDescData
 }
 
-var file_vpp_nat_v1_nat_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_vpp_nat_v1_nat_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
 var file_vpp_nat_v1_nat_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
 var file_vpp_nat_v1_nat_proto_goTypes = []any{
 	(Nat44Interface_Side)(0),       // 0: vpp.nat.v1.Nat44Interface.Side
-	(DNat44_TwiceNat)(0),           // 1: vpp.nat.v1.DNat44.TwiceNat
-	(*Nat44Global)(nil),            // 2: vpp.nat.v1.Nat44Global
-	(*Nat44Interface)(nil),         // 3: vpp.nat.v1.Nat44Interface
-	(*Nat44AddressPool)(nil),       // 4: vpp.nat.v1.Nat44AddressPool
-	(*DNat44)(nil),                 // 5: vpp.nat.v1.DNat44
-	(*DNat44_StaticMapping)(nil),   // 6: vpp.nat.v1.DNat44.StaticMapping
-	(*DNat44_IdentityMapping)(nil), // 7: vpp.nat.v1.DNat44.IdentityMapping
+	(Nat44AddressPool_VrfScope)(0), // 1: vpp.nat.v1.Nat44AddressPool.VrfScope
+	(DNat44_TwiceNat)(0),           // 2: vpp.nat.v1.DNat44.TwiceNat
+	(*Nat44Global)(nil),            // 3: vpp.nat.v1.Nat44Global
+	(*Nat44Interface)(nil),         // 4: vpp.nat.v1.Nat44Interface
+	(*Nat44AddressPool)(nil),       // 5: vpp.nat.v1.Nat44AddressPool
+	(*DNat44)(nil),                 // 6: vpp.nat.v1.DNat44
+	(*DNat44_StaticMapping)(nil),   // 7: vpp.nat.v1.DNat44.StaticMapping
+	(*DNat44_IdentityMapping)(nil), // 8: vpp.nat.v1.DNat44.IdentityMapping
 }
 var file_vpp_nat_v1_nat_proto_depIdxs = []int32{
 	0, // 0: vpp.nat.v1.Nat44Interface.side:type_name -> vpp.nat.v1.Nat44Interface.Side
-	6, // 1: vpp.nat.v1.DNat44.static_mappings:type_name -> vpp.nat.v1.DNat44.StaticMapping
-	7, // 2: vpp.nat.v1.DNat44.identity_mappings:type_name -> vpp.nat.v1.DNat44.IdentityMapping
-	1, // 3: vpp.nat.v1.DNat44.StaticMapping.twice_nat:type_name -> vpp.nat.v1.DNat44.TwiceNat
-	4, // [4:4] is the sub-list for method output_type
-	4, // [4:4] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	1, // 1: vpp.nat.v1.Nat44AddressPool.vrf_scope:type_name -> vpp.nat.v1.Nat44AddressPool.VrfScope
+	7, // 2: vpp.nat.v1.DNat44.static_mappings:type_name -> vpp.nat.v1.DNat44.StaticMapping
+	8, // 3: vpp.nat.v1.DNat44.identity_mappings:type_name -> vpp.nat.v1.DNat44.IdentityMapping
+	2, // 4: vpp.nat.v1.DNat44.StaticMapping.twice_nat:type_name -> vpp.nat.v1.DNat44.TwiceNat
+	5, // [5:5] is the sub-list for method output_type
+	5, // [5:5] is the sub-list for method input_type
+	5, // [5:5] is the sub-list for extension type_name
+	5, // [5:5] is the sub-list for extension extendee
+	0, // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_vpp_nat_v1_nat_proto_init() }
@@ -705,7 +770,7 @@ func file_vpp_nat_v1_nat_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_vpp_nat_v1_nat_proto_rawDesc), len(file_vpp_nat_v1_nat_proto_rawDesc)),
-			NumEnums:      2,
+			NumEnums:      3,
 			NumMessages:   6,
 			NumExtensions: 0,
 			NumServices:   0,
