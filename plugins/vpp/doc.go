@@ -51,9 +51,8 @@
 // a derived value: Retrieve reports every mapping VPP has under its tag
 // (untagged ones under "untagged"), and the scheduler tells ours (applied
 // or intended) from obtained ones. Not modelled: the output feature,
-// load-balanced mappings, mappings and pools that follow an interface's
-// address, and a pool of no table (VPP's tenant VRF ~0, the CLI's
-// default: such a pool is read back with vrf_id 4294967295).
+// load-balanced mappings, and mappings and pools that follow an
+// interface's address.
 //
 // Routes and ARP entries also apply batches (Batch): one request per value,
 // all sent on one stream ahead of their replies (the binary API's
