@@ -1,8 +1,10 @@
 package vpp
 
 import (
+	"cmp"
 	"context"
 	"net/netip"
+	"slices"
 
 	"go.fd.io/govpp/binapi/ip_types"
 	"go.fd.io/govpp/binapi/nat44_ed"
@@ -30,9 +32,9 @@ func (h *nat44Pools) Delete(ctx context.Context, _ vppnat.Nat44AddressPoolKey, v
 }
 
 func (h *nat44Pools) addDel(ctx context.Context, v *vppnat.Nat44AddressPool, add bool) error {
-	first, last := poolRange(v)
+	last := cmp.Or(v.GetLastIp(), v.GetFirstIp())
 	_, err := h.p.natVPP().Nat44AddDelAddressRange(ctx, &nat44_ed.Nat44AddDelAddressRange{
-		FirstIPAddress: first.As4(), LastIPAddress: last.As4(), VrfID: poolVrf(v), IsAdd: add, Flags: twiceNATFlag(v.GetTwiceNat())})
+		FirstIPAddress: ip4Addr(v.GetFirstIp()), LastIPAddress: ip4Addr(last), VrfID: poolVrf(v), IsAdd: add, Flags: twiceNATFlags[v.GetTwiceNat()]})
 	return vppErr("nat44_add_del_address_range", err)
 }
 
@@ -48,53 +50,48 @@ func (h *nat44Pools) Retrieve(ctx context.Context, correlate []vppnat.Nat44Addre
 	}
 	var out []vppnat.Nat44AddressPoolItem[struct{}]
 	for _, c := range correlate {
-		first, last := poolRange(c.Value)
-		all := first.IsValid() && !last.Less(first)
-		for a := first; all && !last.Less(a); a = a.Next() {
-			all = found[nat44_ed.Nat44AddressDetails{IPAddress: a.As4(), VrfID: poolVrf(c.Value), Flags: twiceNATFlag(c.Value.GetTwiceNat())}]
-		}
-		for a := first; all && !last.Less(a); a = a.Next() {
-			delete(found, nat44_ed.Nat44AddressDetails{IPAddress: a.As4(), VrfID: poolVrf(c.Value), Flags: twiceNATFlag(c.Value.GetTwiceNat())})
-		}
-		if all {
+		addrs := poolAddrs(c.Value)
+		if len(addrs) > 0 && !slices.ContainsFunc(addrs, func(a nat44_ed.Nat44AddressDetails) bool { return !found[a] }) {
+			for _, a := range addrs {
+				delete(found, a)
+			}
 			out = append(out, vppnat.Nat44AddressPoolItem[struct{}]{Key: c.Key, Value: c.Value, Origin: origin(true)})
 		}
 	}
 	for _, d := range list {
 		if found[*d] {
-			twice, name := d.Flags&nat_types.NAT_IS_TWICE_NAT != 0, d.IPAddress.String()
-			if twice {
-				name = "twice-nat-" + name
+			got := &vppnat.Nat44AddressPool{Name: d.IPAddress.String(), FirstIp: d.IPAddress.String(), VrfId: d.VrfID, TwiceNat: d.Flags == twiceNATFlags[true]}
+			if got.TwiceNat {
+				got.Name = "twice-nat-" + got.Name
 			}
-			got := &vppnat.Nat44AddressPool{Name: name, FirstIp: d.IPAddress.String(), VrfId: d.VrfID, TwiceNat: twice}
-			if d.VrfID == anyVrf {
+			if d.VrfID == ^uint32(0) { // VPP's tenant VRF of any table
 				got.VrfId, got.VrfScope = 0, vppnat.Nat44AddressPool_VRF_SCOPE_ANY
 			}
-			out = append(out, vppnat.Nat44AddressPoolItem[struct{}]{Key: vppnat.Nat44AddressPoolKey{Name: name}, Value: got, Origin: origin(false)})
+			out = append(out, vppnat.Nat44AddressPoolItem[struct{}]{Key: vppnat.Nat44AddressPoolKey{Name: got.Name}, Value: got, Origin: origin(false)})
 		}
 	}
 	return out, err
 }
 
-// anyVrf is VPP's tenant VRF of a pool of any table.
-const anyVrf = ^uint32(0)
-
-// poolVrf is the tenant VRF of a pool.
+// poolVrf is the tenant VRF of a pool: ~0 for any table.
 func poolVrf(v *vppnat.Nat44AddressPool) uint32 {
 	if v.GetVrfScope() == vppnat.Nat44AddressPool_VRF_SCOPE_ANY {
-		return anyVrf
+		return ^uint32(0)
 	}
 	return v.GetVrfId()
 }
 
-// poolRange returns the first and last addresses of a pool (the first
-// alone when last_ip is empty); the generated Validate checked both.
-func poolRange(v *vppnat.Nat44AddressPool) (first, last netip.Addr) {
-	first, last = ip4(v.GetFirstIp()), ip4(v.GetLastIp())
+// poolAddrs are the addresses of a pool as VPP lists them: none for a
+// range backwards. The generated Validate checked both ends.
+func poolAddrs(v *vppnat.Nat44AddressPool) (out []nat44_ed.Nat44AddressDetails) {
+	first, last := ip4(v.GetFirstIp()), ip4(v.GetLastIp())
 	if v.GetLastIp() == "" {
 		last = first
 	}
-	return first, last
+	for a := first; a.IsValid() && !last.Less(a); a = a.Next() {
+		out = append(out, nat44_ed.Nat44AddressDetails{IPAddress: a.As4(), VrfID: poolVrf(v), Flags: twiceNATFlags[v.GetTwiceNat()]})
+	}
+	return out
 }
 
 // ip4 parses an IPv4 address of a field of format IPV4, which Validate
@@ -109,10 +106,5 @@ func ip4(s string) netip.Addr {
 // ip4Addr converts it to the binary API's.
 func ip4Addr(s string) ip_types.IP4Address { return ip4(s).As4() }
 
-// twiceNATFlag is the flag of a twice-NAT pool or mapping.
-func twiceNATFlag(twice bool) nat_types.NatConfigFlags {
-	if twice {
-		return nat_types.NAT_IS_TWICE_NAT
-	}
-	return 0
-}
+// twiceNATFlags are the flags of a pool for twice-NAT or not.
+var twiceNATFlags = map[bool]nat_types.NatConfigFlags{true: nat_types.NAT_IS_TWICE_NAT}
