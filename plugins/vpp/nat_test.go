@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -464,5 +465,51 @@ func TestDNat44Refused(t *testing.T) {
 	}
 	if _, err := (&nat44Global{p: p}).Create(context.Background(), vppnat.Nat44GlobalKey{}, &vppnat.Nat44Global{}); err == nil {
 		t.Errorf("enabling NAT44 twice: no error")
+	}
+}
+
+// TestNat44VPPRestart: VPP restarts without NAT44; the resync after the
+// reconnect enables it again and puts back every NAT44 setting as it was.
+func TestNat44VPPRestart(t *testing.T) {
+	t.Parallel()
+	reconnected := make(chan struct{}, 1)
+	e := newEnv(t, WithReconnect(func() { reconnected <- struct{}{} }))
+	e.setNAT(&vppnat.Nat44Global{Sessions: 2048, Forwarding: true}, loop("in"), loop("out"),
+		&vppnat.Nat44Interface{Name: "in", Side: vppnat.Nat44Interface_INSIDE},
+		&vppnat.Nat44Interface{Name: "out", Side: vppnat.Nat44Interface_OUTSIDE},
+		&vppnat.Nat44AddressPool{Name: "p", FirstIp: "192.0.2.10", LastIp: "192.0.2.11"},
+		&vppnat.DNat44{Label: "d", StaticMappings: []*vppnat.DNat44_StaticMapping{{ExternalIp: "192.0.2.10", ExternalPort: 80, Protocol: 6, LocalIp: "10.0.0.2", LocalPort: 80}},
+			IdentityMappings: []*vppnat.DNat44_IdentityMapping{{IpAddress: "192.0.2.11"}}})
+	state := func() string {
+		n := natState(e.f)
+		s := fmt.Sprintf("%v %+v\n", n.enabled, n.config)
+		e.f.Do(func(f *fakeVPP) {
+			for _, i := range sortedKeys(n.interfaces) {
+				s += fmt.Sprintf("%s %v\n", f.ifaces[i].Tag, n.interfaces[i])
+			}
+		})
+		return s + fmt.Sprintf("%+v\n%+v\n%+v\n", n.addresses, n.static, n.identity)
+	}
+	before := state()
+	if n := natState(e.f); !n.enabled || len(n.interfaces) != 2 || len(n.addresses) != 2 || len(n.static) != 1 || len(n.identity) != 1 {
+		t.Fatalf("VPP's NAT44 before the restart:\n%s", before)
+	}
+	e.f.Restart()
+	select {
+	case <-reconnected:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no reconnect callback 5s after VPP restarted")
+	}
+	if n := natState(e.f); n.enabled {
+		t.Fatal("the restarted VPP kept NAT44 enabled")
+	}
+	e.resync()
+	for _, st := range e.s.Statuses("vpp/nat44/") {
+		if st.State != scheduler.CONFIGURED {
+			t.Errorf("after the resync: %s: %s (%v)", st.Key, st.State, st.LastErr)
+		}
+	}
+	if got := state(); got != before {
+		t.Errorf("VPP's NAT44 after the resync:\n%s\nwant, as before the restart:\n%s", got, before)
 	}
 }
