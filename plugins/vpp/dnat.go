@@ -84,7 +84,7 @@ func (h *staticMappings) addDel(ctx context.Context, k vppnat.DNat44StaticMappin
 	flags := nat_types.NAT_IS_OUT2IN_ONLY | twiceNATModes[v.GetTwiceNat()] | addrOnly(v.GetExternalPort())
 	_, err := h.p.natVPP().Nat44AddDelStaticMappingV2(ctx, &nat44_ed.Nat44AddDelStaticMappingV2{
 		IsAdd: add, Flags: flags, MatchPool: v.GetTwiceNatPoolIp() != "", PoolIPAddress: ip4Addr(v.GetTwiceNatPoolIp()),
-		LocalIPAddress: ip4Addr(v.GetLocalIp()), ExternalIPAddress: k.StaticMappingsExternalIp.As4(), Protocol: uint8(v.GetProtocol()),
+		LocalIPAddress: ip4Addr(v.GetLocalIp()), ExternalIPAddress: ip4Addr(v.GetExternalIp()), Protocol: uint8(v.GetProtocol()),
 		LocalPort: uint16(v.GetLocalPort()), ExternalPort: uint16(v.GetExternalPort()), ExternalSwIfIndex: ^interface_types.InterfaceIndex(0),
 		VrfID: v.GetVrfId(), Tag: k.Label,
 	})
@@ -142,7 +142,7 @@ func (h *identityMappings) Delete(ctx context.Context, k vppnat.DNat44IdentityMa
 
 func (h *identityMappings) addDel(ctx context.Context, k vppnat.DNat44IdentityMappingsKey, add bool) error {
 	_, err := h.p.natVPP().Nat44AddDelIdentityMapping(ctx, &nat44_ed.Nat44AddDelIdentityMapping{
-		IsAdd: add, Flags: addrOnly(k.IdentityMappingsPort), IPAddress: k.IdentityMappingsIpAddress.As4(), Protocol: uint8(k.IdentityMappingsProtocol),
+		IsAdd: add, Flags: addrOnly(k.IdentityMappingsPort), IPAddress: ip4Addr(k.IdentityMappingsIpAddress.String()), Protocol: uint8(k.IdentityMappingsProtocol),
 		Port: uint16(k.IdentityMappingsPort), SwIfIndex: ^interface_types.InterfaceIndex(0), VrfID: k.IdentityMappingsVrfId, Tag: k.Label,
 	})
 	return vppErr("nat44_add_del_identity_mapping", err)
