@@ -66,20 +66,26 @@ const (
 	// IF_NAME: a kernel interface name: a PLAIN_NAME of at most 15 bytes,
 	// without ':'. Keyed as NAME.
 	Format_IF_NAME Format = 8
+	// IPV4: an IPv4 address, which is what the field of the southbound's
+	// API holds (VPP's NAT44 takes ip4_address): an IPv6 address is invalid.
+	// Keyed as IP. (Numbered 11: 9 and 10 are left to formats being added
+	// beside it.)
+	Format_IPV4 Format = 11
 )
 
 // Enum value maps for Format.
 var (
 	Format_name = map[int32]string{
-		0: "FORMAT_UNSPECIFIED",
-		1: "NAME",
-		2: "UINT",
-		3: "IP",
-		4: "IP_PREFIX",
-		5: "IP_INTERFACE",
-		6: "MAC",
-		7: "PLAIN_NAME",
-		8: "IF_NAME",
+		0:  "FORMAT_UNSPECIFIED",
+		1:  "NAME",
+		2:  "UINT",
+		3:  "IP",
+		4:  "IP_PREFIX",
+		5:  "IP_INTERFACE",
+		6:  "MAC",
+		7:  "PLAIN_NAME",
+		8:  "IF_NAME",
+		11: "IPV4",
 	}
 	Format_value = map[string]int32{
 		"FORMAT_UNSPECIFIED": 0,
@@ -91,6 +97,7 @@ var (
 		"MAC":                6,
 		"PLAIN_NAME":         7,
 		"IF_NAME":            8,
+		"IPV4":               11,
 	}
 )
 
@@ -1005,7 +1012,7 @@ const file_kvdescriptor_v1_options_proto_rawDesc = "" +
 	"\rallow_unknown\x18\r \x01(\bR\fallowUnknown\"1\n" +
 	"\tCondition\x12\x14\n" +
 	"\x05field\x18\x01 \x01(\tR\x05field\x12\x0e\n" +
-	"\x02in\x18\x02 \x03(\tR\x02in*\x83\x01\n" +
+	"\x02in\x18\x02 \x03(\tR\x02in*\x8d\x01\n" +
 	"\x06Format\x12\x16\n" +
 	"\x12FORMAT_UNSPECIFIED\x10\x00\x12\b\n" +
 	"\x04NAME\x10\x01\x12\b\n" +
@@ -1016,7 +1023,8 @@ const file_kvdescriptor_v1_options_proto_rawDesc = "" +
 	"\x03MAC\x10\x06\x12\x0e\n" +
 	"\n" +
 	"PLAIN_NAME\x10\a\x12\v\n" +
-	"\aIF_NAME\x10\b:V\n" +
+	"\aIF_NAME\x10\b\x12\b\n" +
+	"\x04IPV4\x10\v:V\n" +
 	"\x05model\x12\x1f.google.protobuf.MessageOptions\x18ʗ\x03 \x01(\v2\x1d.kvdescriptor.v1.ModelOptionsR\x05model:T\n" +
 	"\x05field\x12\x1d.google.protobuf.FieldOptions\x18ʗ\x03 \x01(\v2\x1d.kvdescriptor.v1.FieldOptionsR\x05fieldBLZJgithub.com/kvdescriptor/kvdescriptor/options/kvdescriptorv1;kvdescriptorv1b\x06proto3"
 

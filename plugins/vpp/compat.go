@@ -16,6 +16,7 @@ import (
 	"go.fd.io/govpp/binapi/ipip"
 	"go.fd.io/govpp/binapi/l2"
 	"go.fd.io/govpp/binapi/memif"
+	"go.fd.io/govpp/binapi/nat44_ed"
 	"go.fd.io/govpp/binapi/tapv2"
 	"go.fd.io/govpp/binapi/vxlan"
 )
@@ -48,6 +49,7 @@ var usedMessages = []api.Message{
 	(*memif.MemifCreateV2)(nil), (*memif.MemifDelete)(nil),
 	(*tapv2.TapCreateV3)(nil), (*tapv2.TapDeleteV2)(nil),
 	(*vxlan.VxlanAddDelTunnelV3)(nil), (*vxlan.VxlanTunnelV2Dump)(nil),
+	(*nat44_ed.Nat44AddDelAddressRange)(nil), (*nat44_ed.Nat44AddDelIdentityMapping)(nil), (*nat44_ed.Nat44AddDelStaticMappingV2)(nil), (*nat44_ed.Nat44AddressDump)(nil), (*nat44_ed.Nat44EdPluginEnableDisable)(nil), (*nat44_ed.Nat44ForwardingEnableDisable)(nil), (*nat44_ed.Nat44IdentityMappingDump)(nil), (*nat44_ed.Nat44InterfaceAddDelFeature)(nil), (*nat44_ed.Nat44InterfaceDump)(nil), (*nat44_ed.Nat44ShowRunningConfig)(nil), (*nat44_ed.Nat44StaticMappingDump)(nil),
 }
 
 // checkMessages are usedMessages and the messages VPP answers them with

@@ -3,7 +3,9 @@
 // (dot1q, QinQ), VXLAN, GRE and IP-in-IP tunnel, and DPDK (hardware adopted, never created
 // or deleted), with their addresses, unnumbered setting and receive mode;
 // bridge domains and their members, L2 FIB entries, VRF tables, routes
-// and ARP entries), written over govpp's
+// and ARP entries; NAT44: the plugin enabled with its settings, inside and
+// outside interfaces, address pools, and DNAT groups of static and
+// identity mappings), written over govpp's
 // generated binary API (go.fd.io/govpp v0.13.0, whose binapi packages are
 // generated for VPP 25.10).
 //
@@ -41,6 +43,16 @@
 // carry no tag: those whose FIB source is the API or the CLI are reported
 // (correlated ones as ours, the rest obtained), VPP's own by their source
 // are not.
+//
+// NAT44 is VPP's endpoint-dependent NAT (nat44_ed). VPP drops every
+// NAT44 setting when the plugin is disabled, so the other NAT44 values
+// depend on the global one (vpp/nat44/global) and go before it. A DNAT
+// group has nothing in VPP but the tag of its mappings, each of which is
+// a derived value: Retrieve reports every mapping VPP has under its tag
+// (untagged ones under "untagged"), and the scheduler tells ours (applied
+// or intended) from obtained ones. Not modelled: the output feature,
+// load-balanced mappings, and mappings and pools that follow an
+// interface's address.
 //
 // Routes and ARP entries also apply batches (Batch): one request per value,
 // all sent on one stream ahead of their replies (the binary API's

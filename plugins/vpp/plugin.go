@@ -51,6 +51,7 @@ type Plugin struct {
 	vrf     kv.Descriptor
 	route   kv.Descriptor
 	arp     kv.Descriptor
+	nat     []kv.Descriptor // NAT44 (nat44global.go, nat44interface.go, nat44pool.go, dnat.go)
 
 	// retrieved holds what the last Retrieve of interfaces and bridge
 	// domains found, by label: the other descriptors' Retrieve runs before
@@ -226,6 +227,9 @@ func (p *Plugin) buildDescriptors() (err error) {
 	if p.route, err = vppl3.NewRouteDescriptor[struct{}](&routes{p: p}); err != nil {
 		return err
 	}
+	if p.nat, err = p.buildNAT(); err != nil {
+		return err
+	}
 	p.arp, err = vppl3.NewARPEntryDescriptor[struct{}](&arpEntries{p: p})
 	return err
 }
@@ -233,7 +237,7 @@ func (p *Plugin) buildDescriptors() (err error) {
 // Descriptors returns the plugin's descriptors, to register with a
 // scheduler.
 func (p *Plugin) Descriptors() []kv.Descriptor {
-	return []kv.Descriptor{p.iface, p.addr, p.unnum, p.bd, p.binding, p.fib, p.vrf, p.route, p.arp}
+	return append([]kv.Descriptor{p.iface, p.addr, p.unnum, p.bd, p.binding, p.fib, p.vrf, p.route, p.arp}, p.nat...)
 }
 
 // Interfaces returns the interfaces' metadata by label.

@@ -383,3 +383,17 @@ func CheckIfName(s string) string {
 	}
 	return ""
 }
+
+// CheckIPv4 reports why s is not an IPv4 address, or "" when it is (or is
+// empty, left to "required" checks): the check of the fields of format
+// IPV4, keyed as FormatIP. An IPv6 address, an IPv4-mapped one among them
+// (::ffff:10.0.0.1), is not one.
+func CheckIPv4(s string) string {
+	if r := CheckFormat(FormatIP, s); r != "" {
+		return r
+	}
+	if a, _ := netip.ParseAddr(s); s != "" && !a.Is4() {
+		return fmt.Sprintf("%q is not an IPv4 address", s)
+	}
+	return ""
+}

@@ -48,3 +48,23 @@ func TestCheckIfName(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckIPv4(t *testing.T) {
+	for _, s := range []string{"", "10.0.0.1", "0.0.0.0", "255.255.255.255"} {
+		if r := CheckIPv4(s); r != "" {
+			t.Errorf("CheckIPv4(%q) = %q, want valid", s, r)
+		}
+	}
+	for s, want := range map[string]string{
+		"2001:db8::1":       "not an IPv4 address",
+		"::ffff:10.0.0.1":   "not an IPv4 address",
+		"10.0.0.1/24":       "not an IP address",
+		"10.0.0.256":        "not an IP address",
+		"fe80::1%eth0":      "not an IP address",
+		"a name, not an IP": "not an IP address",
+	} {
+		if r := CheckIPv4(s); !strings.Contains(r, want) {
+			t.Errorf("CheckIPv4(%q) = %q, want it to say %q", s, r, want)
+		}
+	}
+}

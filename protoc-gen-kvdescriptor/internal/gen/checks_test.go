@@ -320,6 +320,16 @@ message A {
 			want: "test.proto:5: option (kvdescriptor.v1.field).format: test.v1.A.mac: format MAC needs a string field, mac is uint64",
 		},
 		{
+			name: "format IPV4 on an integer field outside the key",
+			files: map[string]string{"test.proto": `
+message A {
+  option (kvdescriptor.v1.model) = {key: "a/{name}"};
+  string name = 1;
+  fixed32 addr = 2 [(kvdescriptor.v1.field).format = IPV4];
+}`},
+			want: "test.proto:5: option (kvdescriptor.v1.field).format: test.v1.A.addr: format IPV4 needs a string field, addr is fixed32",
+		},
+		{
 			name: "ambiguous: adjacent placeholders",
 			files: map[string]string{"test.proto": `
 message A {

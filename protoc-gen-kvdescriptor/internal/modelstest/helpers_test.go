@@ -13,6 +13,7 @@ import (
 	vppinterfaces "github.com/kvdescriptor/kvdescriptor/generated/vpp/interfaces/v1"
 	vppl2 "github.com/kvdescriptor/kvdescriptor/generated/vpp/l2/v1"
 	vppl3 "github.com/kvdescriptor/kvdescriptor/generated/vpp/l3/v1"
+	vppnat "github.com/kvdescriptor/kvdescriptor/generated/vpp/nat/v1"
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
 
@@ -80,6 +81,8 @@ func models() map[string]model {
 	add(erase(linuxinterfaces.InterfaceSpec[struct{}](), noErr(linuxinterfaces.NewInterfaceDescriptor[struct{}](nop[linuxinterfaces.InterfaceKey, *linuxinterfaces.Interface]{}))))
 	add(erase(linuxinterfaces.InterfaceIpAddressesSpec[struct{}](), noErr(linuxinterfaces.NewInterfaceIpAddressesDescriptor[struct{}](nop[linuxinterfaces.InterfaceIpAddressesKey, *wrapperspb.StringValue]{}))))
 	add(erase(linuxl3.RouteSpec[struct{}](), noErr(linuxl3.NewRouteDescriptor[struct{}](nop[linuxl3.RouteKey, *linuxl3.Route]{}))))
+	add(erase(vppnat.Nat44AddressPoolSpec[struct{}](), noErr(vppnat.NewNat44AddressPoolDescriptor[struct{}](nop[vppnat.Nat44AddressPoolKey, *vppnat.Nat44AddressPool]{}))))
+	add(erase(vppnat.DNat44StaticMappingsSpec[struct{}](), noErr(vppnat.NewDNat44StaticMappingsDescriptor[struct{}](nop[vppnat.DNat44StaticMappingsKey, *vppnat.DNat44_StaticMapping]{}))))
 	return out
 }
 

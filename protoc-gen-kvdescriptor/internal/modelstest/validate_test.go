@@ -14,6 +14,7 @@ import (
 	vppinterfaces "github.com/kvdescriptor/kvdescriptor/generated/vpp/interfaces/v1"
 	vppl2 "github.com/kvdescriptor/kvdescriptor/generated/vpp/l2/v1"
 	vppl3 "github.com/kvdescriptor/kvdescriptor/generated/vpp/l3/v1"
+	vppnat "github.com/kvdescriptor/kvdescriptor/generated/vpp/nat/v1"
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
 
@@ -183,6 +184,17 @@ func validateCases() []validateCase {
 		{name: "vpp af_packet host name a path", model: vppIf, key: "vpp/interface/host0",
 			value:  &vppinterfaces.Interface{Name: "host0", Type: vppinterfaces.Interface_TYPE_AF_PACKET, HostIfName: "../eth0"},
 			fields: []string{"host_if_name"}, reason: "'/'"},
+		// Format IPV4: an IP address, and IPv4 (VPP's NAT44 holds four bytes).
+		{name: "nat44 pool IPv4", model: vppnat.Nat44AddressPoolModelName, key: "vpp/nat44/address-pool/p",
+			value: &vppnat.Nat44AddressPool{Name: "p", FirstIp: "192.0.2.1", LastIp: "192.0.2.9"}},
+		{name: "nat44 pool IPv6", model: vppnat.Nat44AddressPoolModelName, key: "vpp/nat44/address-pool/p",
+			value:  &vppnat.Nat44AddressPool{Name: "p", FirstIp: "2001:db8::1", LastIp: "::ffff:192.0.2.9"},
+			fields: []string{"first_ip", "last_ip"}, reason: "is not an IPv4 address"},
+		{name: "nat44 pool not an address", model: vppnat.Nat44AddressPoolModelName, key: "vpp/nat44/address-pool/p",
+			value: &vppnat.Nat44AddressPool{Name: "p", FirstIp: "192.0.2"}, fields: []string{"first_ip"}, reason: `"192.0.2" is not an IP address`},
+		{name: "nat44 static mapping IPv6 in the key", model: vppnat.DNat44StaticMappingsModelName, key: "vpp/nat44/dnat/d/static/2001:db8::1/proto/6/port/80",
+			value:  &vppnat.DNat44_StaticMapping{ExternalIp: "2001:db8::1", ExternalPort: 80, Protocol: 6, LocalIp: "10.0.0.1"},
+			fields: []string{"external_ip"}, reason: "is not an IPv4 address"},
 		{name: "linux interface other key", model: linIf, key: "linux/interface/eth1",
 			value: &linuxinterfaces.Interface{Name: "eth0", Type: linuxinterfaces.Interface_TYPE_DUMMY}, fields: []string{"(key)"}},
 		{name: "linux address valid", model: linAddr, key: "linux/interface/eth0/address/2001:db8::1/64",
