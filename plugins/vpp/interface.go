@@ -84,6 +84,12 @@ func (h *interfaces) Create(ctx context.Context, k vppinterfaces.InterfaceKey, v
 			return InterfaceMeta{}, err
 		}
 		idx = r
+	case vppinterfaces.Interface_TYPE_BOND:
+		r, err := (bonds{h.p}).Create(ctx, v)
+		if err != nil {
+			return InterfaceMeta{}, err
+		}
+		idx = r
 	case vppinterfaces.Interface_TYPE_DPDK:
 		r, err := (physical{h.p}).Create(k.Name)
 		if err != nil {
@@ -202,6 +208,8 @@ func (h *interfaces) Delete(ctx context.Context, _ vppinterfaces.InterfaceKey, v
 		return (greTunnels{h.p}).Delete(ctx, v)
 	case vppinterfaces.Interface_TYPE_IPIP_TUNNEL:
 		return (ipipTunnels{h.p}).Delete(ctx, idx)
+	case vppinterfaces.Interface_TYPE_BOND:
+		return (bonds{h.p}).Delete(ctx, idx)
 	case vppinterfaces.Interface_TYPE_DPDK:
 		return (physical{h.p}).Delete(ctx, idx, v)
 	case vppinterfaces.Interface_TYPE_AF_PACKET:
@@ -230,6 +238,7 @@ var devTypes = map[string]vppinterfaces.Interface_Type{
 	"dpdk":      vppinterfaces.Interface_TYPE_DPDK,
 	"GRE":       vppinterfaces.Interface_TYPE_GRE_TUNNEL,
 	"IPIP":      vppinterfaces.Interface_TYPE_IPIP_TUNNEL,
+	"bond":      vppinterfaces.Interface_TYPE_BOND,
 }
 
 // Retrieve dumps the interfaces. Tagged ones are ours (the tag is the
@@ -277,6 +286,7 @@ func (h *interfaces) Retrieve(ctx context.Context, correlate []vppinterfaces.Int
 				got.PhysAddress = ""
 			}
 			got.Memif, got.Tap, got.IpAddresses = w.GetMemif(), w.GetTap(), w.GetIpAddresses()
+			got.BondMembers, got.DhcpClient, got.Ip6Nd, got.Ip6NdPrefixes = w.GetBondMembers(), w.GetDhcpClient(), w.GetIp6Nd(), w.GetIp6NdPrefixes()
 			if w.GetType() == vppinterfaces.Interface_TYPE_AF_PACKET {
 				got.HostIfName = w.GetHostIfName()
 			}
@@ -300,6 +310,9 @@ func (h *interfaces) Retrieve(ctx context.Context, correlate []vppinterfaces.Int
 		return nil, err
 	}
 	if err := (ipipTunnels{h.p}).Retrieve(ctx, out); err != nil {
+		return nil, err
+	}
+	if err := (bonds{h.p}).Retrieve(ctx, out); err != nil {
 		return nil, err
 	}
 	if err := (rxModes{h.p}).Retrieve(ctx, out, want); err != nil {

@@ -51,6 +51,8 @@ type Plugin struct {
 	vrf     kv.Descriptor
 	route   kv.Descriptor
 	arp     kv.Descriptor
+	// more are the descriptors registered with add, after those above.
+	more []kv.Descriptor
 
 	// retrieved holds what the last Retrieve of interfaces and bridge
 	// domains found, by label: the other descriptors' Retrieve runs before
@@ -205,14 +207,35 @@ func (p *Plugin) buildDescriptors() (err error) {
 	if p.route, err = vppl3.NewRouteDescriptor[struct{}](&routes{p: p}); err != nil {
 		return err
 	}
+	if err := p.add(vppinterfaces.NewInterfaceBondMembersDescriptor[struct{}](&bondMembers{p: p})); err != nil {
+		return err
+	}
+	if err := p.add(vppinterfaces.NewInterfaceDhcpClientDescriptor[struct{}](&dhcpClients{p: p})); err != nil {
+		return err
+	}
+	if err := p.add(vppinterfaces.NewInterfaceIp6NdDescriptor[struct{}](&ip6nd{p: p})); err != nil {
+		return err
+	}
+	if err := p.add(vppinterfaces.NewInterfaceIp6NdPrefixesDescriptor[struct{}](&ip6ndPrefixes{p: p})); err != nil {
+		return err
+	}
 	p.arp, err = vppl3.NewARPEntryDescriptor[struct{}](&arpEntries{p: p})
 	return err
+}
+
+// add registers a descriptor built in a file of its own (more).
+func (p *Plugin) add(d kv.Descriptor, err error) error {
+	if err != nil {
+		return err
+	}
+	p.more = append(p.more, d)
+	return nil
 }
 
 // Descriptors returns the plugin's descriptors, to register with a
 // scheduler.
 func (p *Plugin) Descriptors() []kv.Descriptor {
-	return []kv.Descriptor{p.iface, p.addr, p.unnum, p.bd, p.binding, p.fib, p.vrf, p.route, p.arp}
+	return append([]kv.Descriptor{p.iface, p.addr, p.unnum, p.bd, p.binding, p.fib, p.vrf, p.route, p.arp}, p.more...)
 }
 
 // Interfaces returns the interfaces' metadata by label.

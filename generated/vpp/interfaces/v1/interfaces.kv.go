@@ -137,6 +137,30 @@ func interfaceDerived(_ string, v *Interface) []kv.Derived {
 			Value: wrapperspb.String(e),
 		})
 	}
+	for _, e := range v.GetBondMembers() {
+		out = append(out, kv.Derived{
+			Key:   interfaceBondMembersKey(v.GetName(), e.GetName()),
+			Value: e,
+		})
+	}
+	if e := v.GetDhcpClient(); e != nil {
+		out = append(out, kv.Derived{
+			Key:   interfaceDhcpClientKey(v.GetName()),
+			Value: e,
+		})
+	}
+	if e := v.GetIp6Nd(); e != nil {
+		out = append(out, kv.Derived{
+			Key:   interfaceIp6NdKey(v.GetName()),
+			Value: e,
+		})
+	}
+	for _, e := range v.GetIp6NdPrefixes() {
+		out = append(out, kv.Derived{
+			Key:   interfaceIp6NdPrefixesKey(v.GetName(), e.GetPrefix()),
+			Value: e,
+		})
+	}
 	return out
 }
 
@@ -158,7 +182,8 @@ func interfaceEqual(a, b *Interface) bool {
 		a.GetVxlanMulticast() == b.GetVxlanMulticast() &&
 		a.GetRxMode() == b.GetRxMode() &&
 		interfaceEqualGre(a.GetGre(), b.GetGre()) &&
-		interfaceEqualIpip(a.GetIpip(), b.GetIpip())
+		interfaceEqualIpip(a.GetIpip(), b.GetIpip()) &&
+		interfaceEqualBond(a.GetBond(), b.GetBond())
 }
 
 // interfaceEqualTap compares the tap of two values of
@@ -216,6 +241,17 @@ func interfaceEqualIpip(a, b *Interface_Ipip) bool {
 		kvimpl.EqualFormatted(kv.FormatIP, a.GetDstAddress(), b.GetDstAddress())
 }
 
+// interfaceEqualBond compares the bond of two values of
+// vpp.interfaces.v1.Interface.
+func interfaceEqualBond(a, b *Interface_Bond) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.GetMode() == b.GetMode() &&
+		a.GetLoadBalance() == b.GetLoadBalance() &&
+		a.GetId() == b.GetId()
+}
+
 // interfaceNeedsRecreate reports whether changing a to b needs a re-create.
 func interfaceNeedsRecreate(a, b *Interface) bool {
 	return !(a.GetType() == b.GetType() &&
@@ -227,7 +263,8 @@ func interfaceNeedsRecreate(a, b *Interface) bool {
 		interfaceEqualVxlan(a.GetVxlan(), b.GetVxlan()) &&
 		a.GetVxlanMulticast() == b.GetVxlanMulticast() &&
 		interfaceEqualGre(a.GetGre(), b.GetGre()) &&
-		interfaceEqualIpip(a.GetIpip(), b.GetIpip()))
+		interfaceEqualIpip(a.GetIpip(), b.GetIpip()) &&
+		interfaceEqualBond(a.GetBond(), b.GetBond()))
 }
 
 // interfaceValidate validates a value of vpp.interfaces.v1.Interface, naming
@@ -387,6 +424,51 @@ func interfaceValidate(key string, v *Interface) error {
 			errs = errs.Add("ipip.dst_address", "%q must differ from ipip.src_address", v.GetIpip().GetDstAddress())
 		}
 	}
+	if v.GetBond() == nil && v.GetType() == Interface_TYPE_BOND {
+		errs = errs.Add("bond", "must be set when type is TYPE_BOND")
+	}
+	if v.GetBond() != nil && v.GetType() != Interface_TYPE_BOND {
+		errs = errs.Add("bond", "must be empty unless type is TYPE_BOND (it is %v)", v.GetType())
+	}
+	if v.GetBond() != nil {
+		if _, ok := Interface_Bond_Mode_name[int32(v.GetBond().GetMode())]; !ok {
+			errs = errs.Add("bond.mode", "%d is not a value of vpp.interfaces.v1.Interface.Bond.Mode", v.GetBond().GetMode())
+		}
+		if v.GetBond().GetMode() == 0 {
+			errs = errs.Add("bond.mode", "must be set")
+		}
+		if _, ok := Interface_Bond_LoadBalance_name[int32(v.GetBond().GetLoadBalance())]; !ok {
+			errs = errs.Add("bond.load_balance", "%d is not a value of vpp.interfaces.v1.Interface.Bond.LoadBalance", v.GetBond().GetLoadBalance())
+		}
+		if v.GetBond().GetLoadBalance() != 0 && v.GetBond().GetMode() != Interface_Bond_MODE_XOR && v.GetBond().GetMode() != Interface_Bond_MODE_LACP {
+			errs = errs.Add("bond.load_balance", "must be empty unless bond.mode is MODE_XOR or MODE_LACP (it is %v)", v.GetBond().GetMode())
+		}
+	}
+	if len(v.GetBondMembers()) > 0 && v.GetType() != Interface_TYPE_BOND {
+		errs = errs.Add("bond_members", "must be empty unless type is TYPE_BOND (it is %v)", v.GetType())
+	}
+	{
+		seen := map[any]int{}
+		for i, e := range v.GetBondMembers() {
+			x := e.GetName()
+			if j, ok := seen[x]; ok {
+				errs = errs.Add("bond_members", "elements %d and %d have the same name; it must be unique", j, i)
+				break
+			}
+			seen[x] = i
+		}
+	}
+	{
+		seen := map[any]int{}
+		for i, e := range v.GetIp6NdPrefixes() {
+			x := e.GetPrefix()
+			if j, ok := seen[x]; ok {
+				errs = errs.Add("ip6_nd_prefixes", "elements %d and %d have the same prefix; it must be unique", j, i)
+				break
+			}
+			seen[x] = i
+		}
+	}
 	for i, e := range v.GetIpAddresses() {
 		if e == "" {
 			errs = errs.Add(fmt.Sprintf("ip_addresses[%d]", i), "must be set: it is part of the key")
@@ -397,6 +479,20 @@ func interfaceValidate(key string, v *Interface) error {
 	if e := v.GetUnnumbered(); e != "" {
 		if r := kv.CheckFormat(kv.FormatName, e); r != "" {
 			errs = errs.Add("unnumbered", "%s", r)
+		}
+	}
+	for i, e := range v.GetBondMembers() {
+		if e.GetName() == "" {
+			errs = errs.Add(fmt.Sprintf("bond_members[%d].name", i), "must be set: it is part of the key")
+		} else if r := kv.CheckFormat(kv.FormatName, e.GetName()); r != "" {
+			errs = errs.Add(fmt.Sprintf("bond_members[%d].name", i), "%s", r)
+		}
+	}
+	for i, e := range v.GetIp6NdPrefixes() {
+		if e.GetPrefix() == "" {
+			errs = errs.Add(fmt.Sprintf("ip6_nd_prefixes[%d].prefix", i), "must be set: it is part of the key")
+		} else if r := kv.CheckFormat(kv.FormatIPPrefix, e.GetPrefix()); r != "" {
+			errs = errs.Add(fmt.Sprintf("ip6_nd_prefixes[%d].prefix", i), "%s", r)
 		}
 	}
 	if errs == nil {
@@ -777,6 +873,619 @@ func NewInterfaceUnnumberedDescriptor[M any](h InterfaceUnnumberedHandler[M]) (*
 	return kv.NewDescriptor(InterfaceUnnumberedSpec[M](), h)
 }
 
+// InterfaceBondMembersModelName: the derived model
+// vpp.interfaces.v1.Interface.bond_members (each value derived from field
+// bond_members of vpp.interfaces.v1.Interface).
+const (
+	InterfaceBondMembersModelName = "vpp.interfaces.v1.Interface.bond_members"
+	// InterfaceBondMembersKeyTemplate is the key template of vpp.interfaces.v1.Interface.bond_members.
+	InterfaceBondMembersKeyTemplate = "vpp/interface/{name:name}/bond-member/{bond_members.name:name}"
+	// InterfaceBondMembersKeyPrefix starts every key of vpp.interfaces.v1.Interface.bond_members.
+	InterfaceBondMembersKeyPrefix = "vpp/interface/"
+)
+
+var interfaceBondMembersKeyTemplate = kv.MustParseKeyTemplate(InterfaceBondMembersKeyTemplate)
+
+// InterfaceBondMembersKey is a parsed key of
+// vpp.interfaces.v1.Interface.bond_members.
+type InterfaceBondMembersKey struct {
+	Name            string
+	BondMembersName string
+}
+
+// String builds the key.
+func (k InterfaceBondMembersKey) String() string {
+	return "vpp/interface/" + kv.EscapeSegment(k.Name) + "/bond-member/" + kv.EscapeSegment(k.BondMembersName)
+}
+
+// interfaceBondMembersKey builds the key of
+// vpp.interfaces.v1.Interface.bond_members from its fields, in key form: names
+// escaped, addresses and networks canonical.
+func interfaceBondMembersKey(name string, bondMembersName string) string {
+	return "vpp/interface/" + kv.KeyValue(kv.FormatName, name) + "/bond-member/" + kv.KeyValue(kv.FormatName, bondMembersName)
+}
+
+// ParseInterfaceBondMembersKey parses a key of
+// vpp.interfaces.v1.Interface.bond_members; ok is false for any other text.
+func ParseInterfaceBondMembersKey(key string) (k InterfaceBondMembersKey, ok bool) {
+	var parts [2]string
+	if !interfaceBondMembersKeyTemplate.SplitInto(key, parts[:]) {
+		return
+	}
+	if k.Name, ok = kv.ParseKeyName(parts[0]); !ok {
+		return
+	}
+	if k.BondMembersName, ok = kv.ParseKeyName(parts[1]); !ok {
+		return
+	}
+	return k, true
+}
+
+// interfaceBondMembersDependencies returns the dependencies of a value of
+// vpp.interfaces.v1.Interface.bond_members.
+func interfaceBondMembersDependencies(key string, v *Interface_BondMember) []kv.Dependency {
+	deps := make([]kv.Dependency, 0, 1)
+	if x := v.GetName(); x != "" {
+		deps = append(deps, kv.Dependency{
+			Key:   "vpp/interface/" + kv.KeyValue(kv.FormatName, x),
+			Label: "member interface",
+		})
+	}
+	if len(deps) == 0 {
+		return nil
+	}
+	return deps
+}
+
+// interfaceBondMembersBaseOf returns the key of the vpp.interfaces.v1.Interface
+// that derives a key of vpp.interfaces.v1.Interface.bond_members.
+var interfaceBondMembersBaseOf = kvimpl.MustBaseKeyOf(interfaceBondMembersKeyTemplate, interfaceKeyTemplate)
+
+// interfaceBondMembersEqual compares two values of
+// vpp.interfaces.v1.Interface.bond_members as the southbound sees them.
+func interfaceBondMembersEqual(a, b *Interface_BondMember) bool {
+	return a.GetName() == b.GetName() &&
+		a.GetPassive() == b.GetPassive() &&
+		a.GetLongTimeout() == b.GetLongTimeout()
+}
+
+// interfaceBondMembersValidate validates a value of
+// vpp.interfaces.v1.Interface.bond_members, naming every invalid field.
+func interfaceBondMembersValidate(key string, v *Interface_BondMember) error {
+	var errs *kv.InvalidValueError
+	if v.GetName() == "" {
+		errs = errs.Add("name", "must be set: it is part of the key")
+	} else if r := kv.CheckFormat(kv.FormatName, v.GetName()); r != "" {
+		errs = errs.Add("name", "%s", r)
+	}
+	if errs == nil {
+		k, _ := ParseInterfaceBondMembersKey(key)
+		if want := interfaceBondMembersKey(k.Name, v.GetName()); want != key {
+			errs = errs.Add("(key)", "%q is not the key of this value, which is %q", key, want)
+		}
+	}
+	return errs.OrNil()
+}
+
+// InterfaceBondMembersSpec returns the schema-derived part of the descriptor of
+// vpp.interfaces.v1.Interface.bond_members.
+func InterfaceBondMembersSpec[M any]() kv.Spec[InterfaceBondMembersKey, *Interface_BondMember, M] {
+	return kv.Spec[InterfaceBondMembersKey, *Interface_BondMember, M]{
+		BaseOf:       interfaceBondMembersBaseOf,
+		Dependencies: interfaceBondMembersDependencies,
+		Equivalent: func(_ string, a, b *Interface_BondMember) bool {
+			return interfaceBondMembersEqual(a, b)
+		},
+		KeyString:            InterfaceBondMembersKey.String,
+		KeyTemplate:          InterfaceBondMembersKeyTemplate,
+		Name:                 InterfaceBondMembersModelName,
+		ParseKey:             ParseInterfaceBondMembersKey,
+		RetrieveDependencies: []string{"vpp.interfaces.v1.Interface"},
+		Validate:             interfaceBondMembersValidate,
+	}
+}
+
+// InterfaceBondMembersHandler holds the southbound calls of
+// vpp.interfaces.v1.Interface.bond_members: Create and Delete. Its optional
+// capabilities are InterfaceBondMembersUpdater, InterfaceBondMembersRetriever,
+// InterfaceBondMembersValidator and InterfaceBondMembersBatcher (and
+// kv.Concurrent); NewInterfaceBondMembersDescriptor refuses a handler with a
+// method of one of their names and another signature. Keys arrive parsed; M is
+// the metadata type (struct{} for none).
+type InterfaceBondMembersHandler[M any] interface {
+	kv.Handler[InterfaceBondMembersKey, *Interface_BondMember, M]
+}
+
+// InterfaceBondMembersUpdater is the optional Update of a
+// InterfaceBondMembersHandler: without it, every change is applied as Delete
+// followed by Create.
+type InterfaceBondMembersUpdater[M any] interface {
+	kv.Updater[InterfaceBondMembersKey, *Interface_BondMember, M]
+}
+
+// InterfaceBondMembersRetriever is the optional Retrieve of a
+// InterfaceBondMembersHandler: it reads the southbound, so that resync finds
+// what exists.
+type InterfaceBondMembersRetriever[M any] interface {
+	kv.Retriever[InterfaceBondMembersKey, *Interface_BondMember, M]
+}
+
+// InterfaceBondMembersValidator is the optional Validate of a
+// InterfaceBondMembersHandler: checks beyond the schema's.
+type InterfaceBondMembersValidator interface {
+	kv.Validator[InterfaceBondMembersKey, *Interface_BondMember]
+}
+
+// InterfaceBondMembersBatcher is the optional Batch of a
+// InterfaceBondMembersHandler: many independent creates, updates or deletes in
+// one call, each with its own outcome.
+type InterfaceBondMembersBatcher[M any] interface {
+	kv.Batcher[InterfaceBondMembersKey, *Interface_BondMember, M]
+}
+
+// InterfaceBondMembersBatchOp is one operation of a batch of
+// vpp.interfaces.v1.Interface.bond_members, with its outcome.
+type InterfaceBondMembersBatchOp[M any] = kv.BatchOp[InterfaceBondMembersKey, *Interface_BondMember, M]
+
+// InterfaceBondMembersItem is a key of vpp.interfaces.v1.Interface.bond_members
+// with its value, metadata and origin, as Retrieve exchanges them.
+type InterfaceBondMembersItem[M any] = kv.Item[InterfaceBondMembersKey, *Interface_BondMember, M]
+
+// NewInterfaceBondMembersDescriptor returns the descriptor of
+// vpp.interfaces.v1.Interface.bond_members with handler h, to register with the
+// scheduler.
+func NewInterfaceBondMembersDescriptor[M any](h InterfaceBondMembersHandler[M]) (*kv.TypedDescriptor[InterfaceBondMembersKey, *Interface_BondMember, M], error) {
+	return kv.NewDescriptor(InterfaceBondMembersSpec[M](), h)
+}
+
+// InterfaceDhcpClientModelName: the derived model
+// vpp.interfaces.v1.Interface.dhcp_client (each value derived from field
+// dhcp_client of vpp.interfaces.v1.Interface).
+const (
+	InterfaceDhcpClientModelName = "vpp.interfaces.v1.Interface.dhcp_client"
+	// InterfaceDhcpClientKeyTemplate is the key template of vpp.interfaces.v1.Interface.dhcp_client.
+	InterfaceDhcpClientKeyTemplate = "vpp/interface/{name:name}/dhcp-client"
+	// InterfaceDhcpClientKeyPrefix starts every key of vpp.interfaces.v1.Interface.dhcp_client.
+	InterfaceDhcpClientKeyPrefix = "vpp/interface/"
+)
+
+var interfaceDhcpClientKeyTemplate = kv.MustParseKeyTemplate(InterfaceDhcpClientKeyTemplate)
+
+// InterfaceDhcpClientKey is a parsed key of
+// vpp.interfaces.v1.Interface.dhcp_client.
+type InterfaceDhcpClientKey struct {
+	Name string
+}
+
+// String builds the key.
+func (k InterfaceDhcpClientKey) String() string {
+	return "vpp/interface/" + kv.EscapeSegment(k.Name) + "/dhcp-client"
+}
+
+// interfaceDhcpClientKey builds the key of
+// vpp.interfaces.v1.Interface.dhcp_client from its fields, in key form: names
+// escaped, addresses and networks canonical.
+func interfaceDhcpClientKey(name string) string {
+	return "vpp/interface/" + kv.KeyValue(kv.FormatName, name) + "/dhcp-client"
+}
+
+// ParseInterfaceDhcpClientKey parses a key of
+// vpp.interfaces.v1.Interface.dhcp_client; ok is false for any other text.
+func ParseInterfaceDhcpClientKey(key string) (k InterfaceDhcpClientKey, ok bool) {
+	var parts [1]string
+	if !interfaceDhcpClientKeyTemplate.SplitInto(key, parts[:]) {
+		return
+	}
+	if k.Name, ok = kv.ParseKeyName(parts[0]); !ok {
+		return
+	}
+	return k, true
+}
+
+// interfaceDhcpClientBaseOf returns the key of the vpp.interfaces.v1.Interface
+// that derives a key of vpp.interfaces.v1.Interface.dhcp_client.
+var interfaceDhcpClientBaseOf = kvimpl.MustBaseKeyOf(interfaceDhcpClientKeyTemplate, interfaceKeyTemplate)
+
+// interfaceDhcpClientEqual compares two values of
+// vpp.interfaces.v1.Interface.dhcp_client as the southbound sees them.
+func interfaceDhcpClientEqual(a, b *Interface_DhcpClient) bool {
+	return a.GetHostname() == b.GetHostname() &&
+		a.GetBroadcast() == b.GetBroadcast()
+}
+
+// interfaceDhcpClientValidate validates a value of
+// vpp.interfaces.v1.Interface.dhcp_client, naming every invalid field.
+func interfaceDhcpClientValidate(key string, v *Interface_DhcpClient) error {
+	var errs *kv.InvalidValueError
+	if errs == nil {
+		k, _ := ParseInterfaceDhcpClientKey(key)
+		if want := interfaceDhcpClientKey(k.Name); want != key {
+			errs = errs.Add("(key)", "%q is not the key of this value, which is %q", key, want)
+		}
+	}
+	return errs.OrNil()
+}
+
+// InterfaceDhcpClientSpec returns the schema-derived part of the descriptor of
+// vpp.interfaces.v1.Interface.dhcp_client.
+func InterfaceDhcpClientSpec[M any]() kv.Spec[InterfaceDhcpClientKey, *Interface_DhcpClient, M] {
+	return kv.Spec[InterfaceDhcpClientKey, *Interface_DhcpClient, M]{
+		BaseOf: interfaceDhcpClientBaseOf,
+		Equivalent: func(_ string, a, b *Interface_DhcpClient) bool {
+			return interfaceDhcpClientEqual(a, b)
+		},
+		KeyString:            InterfaceDhcpClientKey.String,
+		KeyTemplate:          InterfaceDhcpClientKeyTemplate,
+		Name:                 InterfaceDhcpClientModelName,
+		ParseKey:             ParseInterfaceDhcpClientKey,
+		RetrieveDependencies: []string{"vpp.interfaces.v1.Interface"},
+		Validate:             interfaceDhcpClientValidate,
+	}
+}
+
+// InterfaceDhcpClientHandler holds the southbound calls of
+// vpp.interfaces.v1.Interface.dhcp_client: Create and Delete. Its optional
+// capabilities are InterfaceDhcpClientUpdater, InterfaceDhcpClientRetriever,
+// InterfaceDhcpClientValidator and InterfaceDhcpClientBatcher (and
+// kv.Concurrent); NewInterfaceDhcpClientDescriptor refuses a handler with a
+// method of one of their names and another signature. Keys arrive parsed; M is
+// the metadata type (struct{} for none).
+type InterfaceDhcpClientHandler[M any] interface {
+	kv.Handler[InterfaceDhcpClientKey, *Interface_DhcpClient, M]
+}
+
+// InterfaceDhcpClientUpdater is the optional Update of a
+// InterfaceDhcpClientHandler: without it, every change is applied as Delete
+// followed by Create.
+type InterfaceDhcpClientUpdater[M any] interface {
+	kv.Updater[InterfaceDhcpClientKey, *Interface_DhcpClient, M]
+}
+
+// InterfaceDhcpClientRetriever is the optional Retrieve of a
+// InterfaceDhcpClientHandler: it reads the southbound, so that resync finds
+// what exists.
+type InterfaceDhcpClientRetriever[M any] interface {
+	kv.Retriever[InterfaceDhcpClientKey, *Interface_DhcpClient, M]
+}
+
+// InterfaceDhcpClientValidator is the optional Validate of a
+// InterfaceDhcpClientHandler: checks beyond the schema's.
+type InterfaceDhcpClientValidator interface {
+	kv.Validator[InterfaceDhcpClientKey, *Interface_DhcpClient]
+}
+
+// InterfaceDhcpClientBatcher is the optional Batch of a
+// InterfaceDhcpClientHandler: many independent creates, updates or deletes in
+// one call, each with its own outcome.
+type InterfaceDhcpClientBatcher[M any] interface {
+	kv.Batcher[InterfaceDhcpClientKey, *Interface_DhcpClient, M]
+}
+
+// InterfaceDhcpClientBatchOp is one operation of a batch of
+// vpp.interfaces.v1.Interface.dhcp_client, with its outcome.
+type InterfaceDhcpClientBatchOp[M any] = kv.BatchOp[InterfaceDhcpClientKey, *Interface_DhcpClient, M]
+
+// InterfaceDhcpClientItem is a key of vpp.interfaces.v1.Interface.dhcp_client
+// with its value, metadata and origin, as Retrieve exchanges them.
+type InterfaceDhcpClientItem[M any] = kv.Item[InterfaceDhcpClientKey, *Interface_DhcpClient, M]
+
+// NewInterfaceDhcpClientDescriptor returns the descriptor of
+// vpp.interfaces.v1.Interface.dhcp_client with handler h, to register with the
+// scheduler.
+func NewInterfaceDhcpClientDescriptor[M any](h InterfaceDhcpClientHandler[M]) (*kv.TypedDescriptor[InterfaceDhcpClientKey, *Interface_DhcpClient, M], error) {
+	return kv.NewDescriptor(InterfaceDhcpClientSpec[M](), h)
+}
+
+// InterfaceIp6NdModelName: the derived model vpp.interfaces.v1.Interface.ip6_nd
+// (each value derived from field ip6_nd of vpp.interfaces.v1.Interface).
+const (
+	InterfaceIp6NdModelName = "vpp.interfaces.v1.Interface.ip6_nd"
+	// InterfaceIp6NdKeyTemplate is the key template of vpp.interfaces.v1.Interface.ip6_nd.
+	InterfaceIp6NdKeyTemplate = "vpp/interface/{name:name}/ip6nd"
+	// InterfaceIp6NdKeyPrefix starts every key of vpp.interfaces.v1.Interface.ip6_nd.
+	InterfaceIp6NdKeyPrefix = "vpp/interface/"
+)
+
+var interfaceIp6NdKeyTemplate = kv.MustParseKeyTemplate(InterfaceIp6NdKeyTemplate)
+
+// InterfaceIp6NdKey is a parsed key of vpp.interfaces.v1.Interface.ip6_nd.
+type InterfaceIp6NdKey struct {
+	Name string
+}
+
+// String builds the key.
+func (k InterfaceIp6NdKey) String() string {
+	return "vpp/interface/" + kv.EscapeSegment(k.Name) + "/ip6nd"
+}
+
+// interfaceIp6NdKey builds the key of vpp.interfaces.v1.Interface.ip6_nd from
+// its fields, in key form: names escaped, addresses and networks canonical.
+func interfaceIp6NdKey(name string) string {
+	return "vpp/interface/" + kv.KeyValue(kv.FormatName, name) + "/ip6nd"
+}
+
+// ParseInterfaceIp6NdKey parses a key of vpp.interfaces.v1.Interface.ip6_nd; ok
+// is false for any other text.
+func ParseInterfaceIp6NdKey(key string) (k InterfaceIp6NdKey, ok bool) {
+	var parts [1]string
+	if !interfaceIp6NdKeyTemplate.SplitInto(key, parts[:]) {
+		return
+	}
+	if k.Name, ok = kv.ParseKeyName(parts[0]); !ok {
+		return
+	}
+	return k, true
+}
+
+// interfaceIp6NdBaseOf returns the key of the vpp.interfaces.v1.Interface that
+// derives a key of vpp.interfaces.v1.Interface.ip6_nd.
+var interfaceIp6NdBaseOf = kvimpl.MustBaseKeyOf(interfaceIp6NdKeyTemplate, interfaceKeyTemplate)
+
+// interfaceIp6NdEqual compares two values of vpp.interfaces.v1.Interface.ip6_nd
+// as the southbound sees them.
+func interfaceIp6NdEqual(a, b *Interface_Ip6Nd) bool {
+	return a.GetSuppress() == b.GetSuppress() &&
+		a.GetManaged() == b.GetManaged() &&
+		a.GetOther() == b.GetOther() &&
+		a.EffectiveMaxInterval() == b.EffectiveMaxInterval()
+}
+
+// interfaceIp6NdValidate validates a value of
+// vpp.interfaces.v1.Interface.ip6_nd, naming every invalid field.
+func interfaceIp6NdValidate(key string, v *Interface_Ip6Nd) error {
+	var errs *kv.InvalidValueError
+	if v.GetMaxInterval() != 0 && v.GetMaxInterval() < 4 {
+		errs = errs.Add("max_interval", "%v is below the minimum 4 (or 0, the default)", v.GetMaxInterval())
+	}
+	if v.GetMaxInterval() != 0 && v.GetMaxInterval() > 1800 {
+		errs = errs.Add("max_interval", "%v is above the maximum 1800 (or 0, the default)", v.GetMaxInterval())
+	}
+	if errs == nil {
+		k, _ := ParseInterfaceIp6NdKey(key)
+		if want := interfaceIp6NdKey(k.Name); want != key {
+			errs = errs.Add("(key)", "%q is not the key of this value, which is %q", key, want)
+		}
+	}
+	return errs.OrNil()
+}
+
+// InterfaceIp6NdSpec returns the schema-derived part of the descriptor of
+// vpp.interfaces.v1.Interface.ip6_nd.
+func InterfaceIp6NdSpec[M any]() kv.Spec[InterfaceIp6NdKey, *Interface_Ip6Nd, M] {
+	return kv.Spec[InterfaceIp6NdKey, *Interface_Ip6Nd, M]{
+		BaseOf: interfaceIp6NdBaseOf,
+		Equivalent: func(_ string, a, b *Interface_Ip6Nd) bool {
+			return interfaceIp6NdEqual(a, b)
+		},
+		KeyString:            InterfaceIp6NdKey.String,
+		KeyTemplate:          InterfaceIp6NdKeyTemplate,
+		Name:                 InterfaceIp6NdModelName,
+		ParseKey:             ParseInterfaceIp6NdKey,
+		RetrieveDependencies: []string{"vpp.interfaces.v1.Interface"},
+		Validate:             interfaceIp6NdValidate,
+	}
+}
+
+// InterfaceIp6NdHandler holds the southbound calls of
+// vpp.interfaces.v1.Interface.ip6_nd: Create and Delete. Its optional
+// capabilities are InterfaceIp6NdUpdater, InterfaceIp6NdRetriever,
+// InterfaceIp6NdValidator and InterfaceIp6NdBatcher (and kv.Concurrent);
+// NewInterfaceIp6NdDescriptor refuses a handler with a method of one of their
+// names and another signature. Keys arrive parsed; M is the metadata type
+// (struct{} for none).
+type InterfaceIp6NdHandler[M any] interface {
+	kv.Handler[InterfaceIp6NdKey, *Interface_Ip6Nd, M]
+}
+
+// InterfaceIp6NdUpdater is the optional Update of a InterfaceIp6NdHandler:
+// without it, every change is applied as Delete followed by Create.
+type InterfaceIp6NdUpdater[M any] interface {
+	kv.Updater[InterfaceIp6NdKey, *Interface_Ip6Nd, M]
+}
+
+// InterfaceIp6NdRetriever is the optional Retrieve of a InterfaceIp6NdHandler:
+// it reads the southbound, so that resync finds what exists.
+type InterfaceIp6NdRetriever[M any] interface {
+	kv.Retriever[InterfaceIp6NdKey, *Interface_Ip6Nd, M]
+}
+
+// InterfaceIp6NdValidator is the optional Validate of a InterfaceIp6NdHandler:
+// checks beyond the schema's.
+type InterfaceIp6NdValidator interface {
+	kv.Validator[InterfaceIp6NdKey, *Interface_Ip6Nd]
+}
+
+// InterfaceIp6NdBatcher is the optional Batch of a InterfaceIp6NdHandler: many
+// independent creates, updates or deletes in one call, each with its own
+// outcome.
+type InterfaceIp6NdBatcher[M any] interface {
+	kv.Batcher[InterfaceIp6NdKey, *Interface_Ip6Nd, M]
+}
+
+// InterfaceIp6NdBatchOp is one operation of a batch of
+// vpp.interfaces.v1.Interface.ip6_nd, with its outcome.
+type InterfaceIp6NdBatchOp[M any] = kv.BatchOp[InterfaceIp6NdKey, *Interface_Ip6Nd, M]
+
+// InterfaceIp6NdItem is a key of vpp.interfaces.v1.Interface.ip6_nd with its
+// value, metadata and origin, as Retrieve exchanges them.
+type InterfaceIp6NdItem[M any] = kv.Item[InterfaceIp6NdKey, *Interface_Ip6Nd, M]
+
+// NewInterfaceIp6NdDescriptor returns the descriptor of
+// vpp.interfaces.v1.Interface.ip6_nd with handler h, to register with the
+// scheduler.
+func NewInterfaceIp6NdDescriptor[M any](h InterfaceIp6NdHandler[M]) (*kv.TypedDescriptor[InterfaceIp6NdKey, *Interface_Ip6Nd, M], error) {
+	return kv.NewDescriptor(InterfaceIp6NdSpec[M](), h)
+}
+
+// InterfaceIp6NdPrefixesModelName: the derived model
+// vpp.interfaces.v1.Interface.ip6_nd_prefixes (each value derived from field
+// ip6_nd_prefixes of vpp.interfaces.v1.Interface).
+const (
+	InterfaceIp6NdPrefixesModelName = "vpp.interfaces.v1.Interface.ip6_nd_prefixes"
+	// InterfaceIp6NdPrefixesKeyTemplate is the key template of vpp.interfaces.v1.Interface.ip6_nd_prefixes.
+	InterfaceIp6NdPrefixesKeyTemplate = "vpp/interface/{name:name}/ip6nd-prefix/{ip6_nd_prefixes.prefix:ipprefix}"
+	// InterfaceIp6NdPrefixesKeyPrefix starts every key of vpp.interfaces.v1.Interface.ip6_nd_prefixes.
+	InterfaceIp6NdPrefixesKeyPrefix = "vpp/interface/"
+)
+
+var interfaceIp6NdPrefixesKeyTemplate = kv.MustParseKeyTemplate(InterfaceIp6NdPrefixesKeyTemplate)
+
+// InterfaceIp6NdPrefixesKey is a parsed key of
+// vpp.interfaces.v1.Interface.ip6_nd_prefixes.
+type InterfaceIp6NdPrefixesKey struct {
+	Name                string
+	Ip6NdPrefixesPrefix netip.Prefix
+}
+
+// String builds the key.
+func (k InterfaceIp6NdPrefixesKey) String() string {
+	return "vpp/interface/" + kv.EscapeSegment(k.Name) + "/ip6nd-prefix/" + k.Ip6NdPrefixesPrefix.Masked().String()
+}
+
+// interfaceIp6NdPrefixesKey builds the key of
+// vpp.interfaces.v1.Interface.ip6_nd_prefixes from its fields, in key form:
+// names escaped, addresses and networks canonical.
+func interfaceIp6NdPrefixesKey(name string, ip6NdPrefixesPrefix string) string {
+	return "vpp/interface/" + kv.KeyValue(kv.FormatName, name) + "/ip6nd-prefix/" + kv.KeyValue(kv.FormatIPPrefix, ip6NdPrefixesPrefix)
+}
+
+// ParseInterfaceIp6NdPrefixesKey parses a key of
+// vpp.interfaces.v1.Interface.ip6_nd_prefixes; ok is false for any other text.
+func ParseInterfaceIp6NdPrefixesKey(key string) (k InterfaceIp6NdPrefixesKey, ok bool) {
+	var parts [2]string
+	if !interfaceIp6NdPrefixesKeyTemplate.SplitInto(key, parts[:]) {
+		return
+	}
+	if k.Name, ok = kv.ParseKeyName(parts[0]); !ok {
+		return
+	}
+	if k.Ip6NdPrefixesPrefix, ok = kv.ParseKeyIPPrefix(parts[1]); !ok {
+		return
+	}
+	return k, true
+}
+
+// interfaceIp6NdPrefixesDependencies returns the dependencies of a value of
+// vpp.interfaces.v1.Interface.ip6_nd_prefixes.
+func interfaceIp6NdPrefixesDependencies(key string, v *Interface_Ip6NdPrefix) []kv.Dependency {
+	deps := make([]kv.Dependency, 0, 1)
+	k, _ := ParseInterfaceIp6NdPrefixesKey(key)
+	deps = append(deps, kv.Dependency{
+		Key:   "vpp/interface/" + kv.EscapeSegment(k.Name) + "/ip6nd",
+		Label: "IPv6 ND settings",
+	})
+	if len(deps) == 0 {
+		return nil
+	}
+	return deps
+}
+
+// interfaceIp6NdPrefixesBaseOf returns the key of the
+// vpp.interfaces.v1.Interface that derives a key of
+// vpp.interfaces.v1.Interface.ip6_nd_prefixes.
+var interfaceIp6NdPrefixesBaseOf = kvimpl.MustBaseKeyOf(interfaceIp6NdPrefixesKeyTemplate, interfaceKeyTemplate)
+
+// interfaceIp6NdPrefixesEqual compares two values of
+// vpp.interfaces.v1.Interface.ip6_nd_prefixes as the southbound sees them.
+func interfaceIp6NdPrefixesEqual(a, b *Interface_Ip6NdPrefix) bool {
+	return kvimpl.EqualFormatted(kv.FormatIPPrefix, a.GetPrefix(), b.GetPrefix()) &&
+		a.EffectiveValidLifetime() == b.EffectiveValidLifetime() &&
+		a.EffectivePreferredLifetime() == b.EffectivePreferredLifetime() &&
+		a.GetOffLink() == b.GetOffLink() &&
+		a.GetNoAutoconfig() == b.GetNoAutoconfig()
+}
+
+// interfaceIp6NdPrefixesValidate validates a value of
+// vpp.interfaces.v1.Interface.ip6_nd_prefixes, naming every invalid field.
+func interfaceIp6NdPrefixesValidate(key string, v *Interface_Ip6NdPrefix) error {
+	var errs *kv.InvalidValueError
+	if v.GetPrefix() == "" {
+		errs = errs.Add("prefix", "must be set: it is part of the key")
+	} else if r := kv.CheckFormat(kv.FormatIPPrefix, v.GetPrefix()); r != "" {
+		errs = errs.Add("prefix", "%s", r)
+	}
+	if errs == nil {
+		k, _ := ParseInterfaceIp6NdPrefixesKey(key)
+		if want := interfaceIp6NdPrefixesKey(k.Name, v.GetPrefix()); want != key {
+			errs = errs.Add("(key)", "%q is not the key of this value, which is %q", key, want)
+		}
+	}
+	return errs.OrNil()
+}
+
+// InterfaceIp6NdPrefixesSpec returns the schema-derived part of the descriptor
+// of vpp.interfaces.v1.Interface.ip6_nd_prefixes.
+func InterfaceIp6NdPrefixesSpec[M any]() kv.Spec[InterfaceIp6NdPrefixesKey, *Interface_Ip6NdPrefix, M] {
+	return kv.Spec[InterfaceIp6NdPrefixesKey, *Interface_Ip6NdPrefix, M]{
+		BaseOf:       interfaceIp6NdPrefixesBaseOf,
+		Dependencies: interfaceIp6NdPrefixesDependencies,
+		Equivalent: func(_ string, a, b *Interface_Ip6NdPrefix) bool {
+			return interfaceIp6NdPrefixesEqual(a, b)
+		},
+		KeyString:            InterfaceIp6NdPrefixesKey.String,
+		KeyTemplate:          InterfaceIp6NdPrefixesKeyTemplate,
+		Name:                 InterfaceIp6NdPrefixesModelName,
+		ParseKey:             ParseInterfaceIp6NdPrefixesKey,
+		RetrieveDependencies: []string{"vpp.interfaces.v1.Interface"},
+		Validate:             interfaceIp6NdPrefixesValidate,
+	}
+}
+
+// InterfaceIp6NdPrefixesHandler holds the southbound calls of
+// vpp.interfaces.v1.Interface.ip6_nd_prefixes: Create and Delete. Its optional
+// capabilities are InterfaceIp6NdPrefixesUpdater,
+// InterfaceIp6NdPrefixesRetriever, InterfaceIp6NdPrefixesValidator and
+// InterfaceIp6NdPrefixesBatcher (and kv.Concurrent);
+// NewInterfaceIp6NdPrefixesDescriptor refuses a handler with a method of one of
+// their names and another signature. Keys arrive parsed; M is the metadata type
+// (struct{} for none).
+type InterfaceIp6NdPrefixesHandler[M any] interface {
+	kv.Handler[InterfaceIp6NdPrefixesKey, *Interface_Ip6NdPrefix, M]
+}
+
+// InterfaceIp6NdPrefixesUpdater is the optional Update of a
+// InterfaceIp6NdPrefixesHandler: without it, every change is applied as Delete
+// followed by Create.
+type InterfaceIp6NdPrefixesUpdater[M any] interface {
+	kv.Updater[InterfaceIp6NdPrefixesKey, *Interface_Ip6NdPrefix, M]
+}
+
+// InterfaceIp6NdPrefixesRetriever is the optional Retrieve of a
+// InterfaceIp6NdPrefixesHandler: it reads the southbound, so that resync finds
+// what exists.
+type InterfaceIp6NdPrefixesRetriever[M any] interface {
+	kv.Retriever[InterfaceIp6NdPrefixesKey, *Interface_Ip6NdPrefix, M]
+}
+
+// InterfaceIp6NdPrefixesValidator is the optional Validate of a
+// InterfaceIp6NdPrefixesHandler: checks beyond the schema's.
+type InterfaceIp6NdPrefixesValidator interface {
+	kv.Validator[InterfaceIp6NdPrefixesKey, *Interface_Ip6NdPrefix]
+}
+
+// InterfaceIp6NdPrefixesBatcher is the optional Batch of a
+// InterfaceIp6NdPrefixesHandler: many independent creates, updates or deletes
+// in one call, each with its own outcome.
+type InterfaceIp6NdPrefixesBatcher[M any] interface {
+	kv.Batcher[InterfaceIp6NdPrefixesKey, *Interface_Ip6NdPrefix, M]
+}
+
+// InterfaceIp6NdPrefixesBatchOp is one operation of a batch of
+// vpp.interfaces.v1.Interface.ip6_nd_prefixes, with its outcome.
+type InterfaceIp6NdPrefixesBatchOp[M any] = kv.BatchOp[InterfaceIp6NdPrefixesKey, *Interface_Ip6NdPrefix, M]
+
+// InterfaceIp6NdPrefixesItem is a key of
+// vpp.interfaces.v1.Interface.ip6_nd_prefixes with its value, metadata and
+// origin, as Retrieve exchanges them.
+type InterfaceIp6NdPrefixesItem[M any] = kv.Item[InterfaceIp6NdPrefixesKey, *Interface_Ip6NdPrefix, M]
+
+// NewInterfaceIp6NdPrefixesDescriptor returns the descriptor of
+// vpp.interfaces.v1.Interface.ip6_nd_prefixes with handler h, to register with
+// the scheduler.
+func NewInterfaceIp6NdPrefixesDescriptor[M any](h InterfaceIp6NdPrefixesHandler[M]) (*kv.TypedDescriptor[InterfaceIp6NdPrefixesKey, *Interface_Ip6NdPrefix, M], error) {
+	return kv.NewDescriptor(InterfaceIp6NdPrefixesSpec[M](), h)
+}
+
 // InterfaceMtuDefault is the compare.zero_equals of
 // vpp.interfaces.v1.Interface.mtu: what a zero value stands for.
 const InterfaceMtuDefault uint32 = 9000
@@ -789,4 +1498,48 @@ func (x *Interface) EffectiveMtu() uint32 {
 		return v
 	}
 	return InterfaceMtuDefault
+}
+
+// Interface_Ip6NdMaxIntervalDefault is the compare.zero_equals of
+// vpp.interfaces.v1.Interface.Ip6Nd.max_interval: what a zero value stands for.
+const Interface_Ip6NdMaxIntervalDefault uint32 = 200
+
+// EffectiveMaxInterval returns the max_interval of x, or
+// Interface_Ip6NdMaxIntervalDefault when it is zero: the value the generated
+// comparison compares. Like the getters, it is nil-safe.
+func (x *Interface_Ip6Nd) EffectiveMaxInterval() uint32 {
+	if v := x.GetMaxInterval(); v != 0 {
+		return v
+	}
+	return Interface_Ip6NdMaxIntervalDefault
+}
+
+// Interface_Ip6NdPrefixValidLifetimeDefault is the compare.zero_equals of
+// vpp.interfaces.v1.Interface.Ip6NdPrefix.valid_lifetime: what a zero value
+// stands for.
+const Interface_Ip6NdPrefixValidLifetimeDefault uint32 = 2592000
+
+// EffectiveValidLifetime returns the valid_lifetime of x, or
+// Interface_Ip6NdPrefixValidLifetimeDefault when it is zero: the value the
+// generated comparison compares. Like the getters, it is nil-safe.
+func (x *Interface_Ip6NdPrefix) EffectiveValidLifetime() uint32 {
+	if v := x.GetValidLifetime(); v != 0 {
+		return v
+	}
+	return Interface_Ip6NdPrefixValidLifetimeDefault
+}
+
+// Interface_Ip6NdPrefixPreferredLifetimeDefault is the compare.zero_equals of
+// vpp.interfaces.v1.Interface.Ip6NdPrefix.preferred_lifetime: what a zero value
+// stands for.
+const Interface_Ip6NdPrefixPreferredLifetimeDefault uint32 = 604800
+
+// EffectivePreferredLifetime returns the preferred_lifetime of x, or
+// Interface_Ip6NdPrefixPreferredLifetimeDefault when it is zero: the value the
+// generated comparison compares. Like the getters, it is nil-safe.
+func (x *Interface_Ip6NdPrefix) EffectivePreferredLifetime() uint32 {
+	if v := x.GetPreferredLifetime(); v != 0 {
+		return v
+	}
+	return Interface_Ip6NdPrefixPreferredLifetimeDefault
 }
