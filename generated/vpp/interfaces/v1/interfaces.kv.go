@@ -80,7 +80,7 @@ func interfaceLabel(key string) string {
 // interfaceDependencies returns the dependencies of a value of
 // vpp.interfaces.v1.Interface.
 func interfaceDependencies(key string, v *Interface) []kv.Dependency {
-	deps := make([]kv.Dependency, 0, 4)
+	deps := make([]kv.Dependency, 0, 5)
 	if x := v.GetVrf(); x != 0 {
 		deps = append(deps, kv.Dependency{
 			Key:   "vpp/vrf-table/" + kvimpl.KeyUint(x),
@@ -105,6 +105,12 @@ func interfaceDependencies(key string, v *Interface) []kv.Dependency {
 			Label: "multicast interface",
 		})
 	}
+	if x := v.GetIpv6Vrf(); x != 0 {
+		deps = append(deps, kv.Dependency{
+			Key:   "vpp/vrf-table/" + kvimpl.KeyUint(x),
+			Label: "IPv6 VRF",
+		})
+	}
 	if len(deps) == 0 {
 		return nil
 	}
@@ -119,6 +125,7 @@ type interfaceDependencyInputs struct {
 	hostIfName     string
 	parent         string
 	vxlanMulticast string
+	ipv6Vrf        uint32
 }
 
 // interfaceDerived returns the values derived from a value of
@@ -183,7 +190,8 @@ func interfaceEqual(a, b *Interface) bool {
 		a.GetRxMode() == b.GetRxMode() &&
 		interfaceEqualGre(a.GetGre(), b.GetGre()) &&
 		interfaceEqualIpip(a.GetIpip(), b.GetIpip()) &&
-		interfaceEqualBond(a.GetBond(), b.GetBond())
+		interfaceEqualBond(a.GetBond(), b.GetBond()) &&
+		a.EffectiveIpv6Vrf() == b.EffectiveIpv6Vrf()
 }
 
 // interfaceEqualTap compares the tap of two values of
@@ -511,6 +519,7 @@ func InterfaceSpec[M any]() kv.Spec[InterfaceKey, *Interface, M] {
 		Dependencies: kvimpl.ShareDependencies(interfaceDependencies, func(v *Interface) interfaceDependencyInputs {
 			return interfaceDependencyInputs{
 				hostIfName:     v.GetHostIfName(),
+				ipv6Vrf:        v.GetIpv6Vrf(),
 				parent:         v.GetParent(),
 				vrf:            v.GetVrf(),
 				vxlanMulticast: v.GetVxlanMulticast(),
@@ -1542,4 +1551,14 @@ func (x *Interface_Ip6NdPrefix) EffectivePreferredLifetime() uint32 {
 		return v
 	}
 	return Interface_Ip6NdPrefixPreferredLifetimeDefault
+}
+
+// EffectiveIpv6Vrf returns the ipv6_vrf of x when it is set (zero included),
+// else its vrf (unset_follows): the value the generated comparison compares.
+// Like the getters, it is nil-safe.
+func (x *Interface) EffectiveIpv6Vrf() uint32 {
+	if x != nil && x.Ipv6Vrf != nil {
+		return *x.Ipv6Vrf
+	}
+	return x.GetVrf()
 }

@@ -411,6 +411,10 @@ type Interface struct {
 	// (ip6 nd NAME prefix P ...), each a value of its own that waits for
 	// ip6_nd; changed in place.
 	Ip6NdPrefixes []*Interface_Ip6NdPrefix `protobuf:"bytes,44,rep,name=ip6_nd_prefixes,json=ip6NdPrefixes,proto3" json:"ip6_nd_prefixes,omitempty"`
+	// ipv6_vrf is the VRF table of the interface's IPv6 addresses when it
+	// differs from vrf's: unset, IPv6 follows vrf; set (0 included), it is
+	// the IPv6 table, and vrf the IPv4 one alone.
+	Ipv6Vrf       *uint32 `protobuf:"varint,45,opt,name=ipv6_vrf,json=ipv6Vrf,proto3,oneof" json:"ipv6_vrf,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -604,6 +608,13 @@ func (x *Interface) GetIp6NdPrefixes() []*Interface_Ip6NdPrefix {
 		return x.Ip6NdPrefixes
 	}
 	return nil
+}
+
+func (x *Interface) GetIpv6Vrf() uint32 {
+	if x != nil && x.Ipv6Vrf != nil {
+		return *x.Ipv6Vrf
+	}
+	return 0
 }
 
 // Memif holds the parameters of a memif interface.
@@ -1342,7 +1353,7 @@ var File_vpp_interfaces_v1_interfaces_proto protoreflect.FileDescriptor
 
 const file_vpp_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"\n" +
-	"\"vpp/interfaces/v1/interfaces.proto\x12\x11vpp.interfaces.v1\x1a\x1dkvdescriptor/v1/options.proto\"\x91&\n" +
+	"\"vpp/interfaces/v1/interfaces.proto\x12\x11vpp.interfaces.v1\x1a\x1dkvdescriptor/v1/options.proto\"\xe9&\n" +
 	"\tInterface\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12=\n" +
 	"\x04type\x18\x02 \x01(\x0e2!.vpp.interfaces.v1.Interface.TypeB\x06Ҽ\x19\x02 \x01R\x04type\x12\x18\n" +
@@ -1404,7 +1415,9 @@ const file_vpp_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"\x1avpp/interface/{name}/ip6nd\x12\"vpp.interfaces.v1.Interface.ip6_ndR\x05ip6Nd\x12\xfe\x01\n" +
 	"\x0fip6_nd_prefixes\x18, \x03(\v2(.vpp.interfaces.v1.Interface.Ip6NdPrefixB\xab\x01Ҽ\x19\xa6\x01\x1a\x99\x01\n" +
 	":vpp/interface/{name}/ip6nd-prefix/{ip6_nd_prefixes.prefix}\x12+vpp.interfaces.v1.Interface.ip6_nd_prefixes\x1a.\n" +
-	"\x10IPv6 ND settings\x12\x1avpp/interface/{name}/ip6nd2\bB\x06prefixR\rip6NdPrefixes\x1aL\n" +
+	"\x10IPv6 ND settings\x12\x1avpp/interface/{name}/ip6nd2\bB\x06prefixR\rip6NdPrefixes\x12I\n" +
+	"\bipv6_vrf\x18- \x01(\rB)Ҽ\x19%\x12\x1e\n" +
+	"\x12vpp.l3.v1.VrfTable\x12\bIPv6 VRFB\x03vrfH\x00R\aipv6Vrf\x88\x01\x01\x1aL\n" +
 	"\x05Memif\x12\x16\n" +
 	"\x06master\x18\x01 \x01(\bR\x06master\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\rR\x02id\x12\x1b\n" +
@@ -1502,7 +1515,8 @@ const file_vpp_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"\x0fRX_MODE_POLLING\x10\x01\x12\x15\n" +
 	"\x11RX_MODE_INTERRUPT\x10\x02\x12\x14\n" +
 	"\x10RX_MODE_ADAPTIVE\x10\x03:\x1cҼ\x19\x18\n" +
-	"\x14vpp/interface/{name} \x01BPZNgithub.com/kvdescriptor/kvdescriptor/generated/vpp/interfaces/v1;vppinterfacesb\x06proto3"
+	"\x14vpp/interface/{name} \x01B\v\n" +
+	"\t_ipv6_vrfBPZNgithub.com/kvdescriptor/kvdescriptor/generated/vpp/interfaces/v1;vppinterfacesb\x06proto3"
 
 var (
 	file_vpp_interfaces_v1_interfaces_proto_rawDescOnce sync.Once
@@ -1566,6 +1580,7 @@ func file_vpp_interfaces_v1_interfaces_proto_init() {
 	if File_vpp_interfaces_v1_interfaces_proto != nil {
 		return
 	}
+	file_vpp_interfaces_v1_interfaces_proto_msgTypes[0].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
