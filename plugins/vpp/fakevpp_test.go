@@ -944,7 +944,7 @@ func (f *fakeVPP) forget(i uint32) {
 // hasQueues says whether an interface has receive queues of its own, and
 // so a receive mode: not a loopback, a tunnel or a sub-interface.
 func hasQueues(d *vppif.SwInterfaceDetails) bool {
-	return d.Type == interface_types.IF_API_TYPE_HARDWARE && slices.Contains([]string{"memif", "virtio", "af_packet", "dpdk"}, d.InterfaceDevType)
+	return d.Type == interface_types.IF_API_TYPE_HARDWARE && slices.Contains([]string{"memif", "virtio", "af_packet", "dpdk", "vmxnet3", "rdma"}, d.InterfaceDevType)
 }
 
 // greAddDel adds or deletes a GRE tunnel, refusing what VPP refuses: ends

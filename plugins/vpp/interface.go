@@ -90,6 +90,18 @@ func (h *interfaces) Create(ctx context.Context, k vppinterfaces.InterfaceKey, v
 			return InterfaceMeta{}, err
 		}
 		idx = r
+	case vppinterfaces.Interface_TYPE_VMXNET3:
+		r, err := (vmxnet3s{h.p}).Create(ctx, v)
+		if err != nil {
+			return InterfaceMeta{}, err
+		}
+		idx = r
+	case vppinterfaces.Interface_TYPE_RDMA:
+		r, err := (rdmas{h.p}).Create(ctx, v)
+		if err != nil {
+			return InterfaceMeta{}, err
+		}
+		idx = r
 	case vppinterfaces.Interface_TYPE_DPDK:
 		r, err := (physical{h.p}).Create(k.Name)
 		if err != nil {
@@ -225,6 +237,10 @@ func (h *interfaces) Delete(ctx context.Context, _ vppinterfaces.InterfaceKey, v
 		return (ipipTunnels{h.p}).Delete(ctx, idx)
 	case vppinterfaces.Interface_TYPE_BOND:
 		return (bonds{h.p}).Delete(ctx, idx)
+	case vppinterfaces.Interface_TYPE_VMXNET3:
+		return (vmxnet3s{h.p}).Delete(ctx, idx)
+	case vppinterfaces.Interface_TYPE_RDMA:
+		return (rdmas{h.p}).Delete(ctx, idx)
 	case vppinterfaces.Interface_TYPE_DPDK:
 		return (physical{h.p}).Delete(ctx, idx, v)
 	case vppinterfaces.Interface_TYPE_AF_PACKET:
@@ -254,6 +270,8 @@ var devTypes = map[string]vppinterfaces.Interface_Type{
 	"GRE":       vppinterfaces.Interface_TYPE_GRE_TUNNEL,
 	"IPIP":      vppinterfaces.Interface_TYPE_IPIP_TUNNEL,
 	"bond":      vppinterfaces.Interface_TYPE_BOND,
+	"vmxnet3":   vppinterfaces.Interface_TYPE_VMXNET3,
+	"rdma":      vppinterfaces.Interface_TYPE_RDMA,
 }
 
 // Retrieve dumps the interfaces. Tagged ones are ours (the tag is the
@@ -302,6 +320,7 @@ func (h *interfaces) Retrieve(ctx context.Context, correlate []vppinterfaces.Int
 			}
 			got.Memif, got.Tap, got.IpAddresses = w.GetMemif(), w.GetTap(), w.GetIpAddresses()
 			got.BondMembers, got.DhcpClient, got.Ip6Nd, got.Ip6NdPrefixes = w.GetBondMembers(), w.GetDhcpClient(), w.GetIp6Nd(), w.GetIp6NdPrefixes()
+			got.Rdma = w.GetRdma()
 			if w.GetType() == vppinterfaces.Interface_TYPE_AF_PACKET {
 				got.HostIfName = w.GetHostIfName()
 			}
@@ -335,6 +354,9 @@ func (h *interfaces) Retrieve(ctx context.Context, correlate []vppinterfaces.Int
 		return nil, err
 	}
 	if err := (bonds{h.p}).Retrieve(ctx, out); err != nil {
+		return nil, err
+	}
+	if err := (vmxnet3s{h.p}).Retrieve(ctx, out, want); err != nil {
 		return nil, err
 	}
 	if err := (rxModes{h.p}).Retrieve(ctx, out, want); err != nil {

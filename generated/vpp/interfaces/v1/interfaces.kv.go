@@ -191,7 +191,9 @@ func interfaceEqual(a, b *Interface) bool {
 		interfaceEqualGre(a.GetGre(), b.GetGre()) &&
 		interfaceEqualIpip(a.GetIpip(), b.GetIpip()) &&
 		interfaceEqualBond(a.GetBond(), b.GetBond()) &&
-		a.EffectiveIpv6Vrf() == b.EffectiveIpv6Vrf()
+		a.EffectiveIpv6Vrf() == b.EffectiveIpv6Vrf() &&
+		interfaceEqualVmxnet3(a.GetVmxnet3(), b.GetVmxnet3()) &&
+		interfaceEqualRdma(a.GetRdma(), b.GetRdma())
 }
 
 // interfaceEqualTap compares the tap of two values of
@@ -260,6 +262,31 @@ func interfaceEqualBond(a, b *Interface_Bond) bool {
 		a.GetId() == b.GetId()
 }
 
+// interfaceEqualVmxnet3 compares the vmxnet3 of two values of
+// vpp.interfaces.v1.Interface.
+func interfaceEqualVmxnet3(a, b *Interface_Vmxnet3) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.GetPciAddress() == b.GetPciAddress() &&
+		a.EffectiveRxqSize() == b.EffectiveRxqSize() &&
+		a.EffectiveTxqSize() == b.EffectiveTxqSize() &&
+		a.GetEnableElog() == b.GetEnableElog()
+}
+
+// interfaceEqualRdma compares the rdma of two values of
+// vpp.interfaces.v1.Interface.
+func interfaceEqualRdma(a, b *Interface_Rdma) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.GetHostIfName() == b.GetHostIfName() &&
+		a.GetMode() == b.GetMode() &&
+		a.EffectiveRxqNum() == b.EffectiveRxqNum() &&
+		a.EffectiveRxqSize() == b.EffectiveRxqSize() &&
+		a.EffectiveTxqSize() == b.EffectiveTxqSize()
+}
+
 // interfaceNeedsRecreate reports whether changing a to b needs a re-create.
 func interfaceNeedsRecreate(a, b *Interface) bool {
 	return !(a.GetType() == b.GetType() &&
@@ -272,7 +299,9 @@ func interfaceNeedsRecreate(a, b *Interface) bool {
 		a.GetVxlanMulticast() == b.GetVxlanMulticast() &&
 		interfaceEqualGre(a.GetGre(), b.GetGre()) &&
 		interfaceEqualIpip(a.GetIpip(), b.GetIpip()) &&
-		interfaceEqualBond(a.GetBond(), b.GetBond()))
+		interfaceEqualBond(a.GetBond(), b.GetBond()) &&
+		interfaceEqualVmxnet3(a.GetVmxnet3(), b.GetVmxnet3()) &&
+		interfaceEqualRdma(a.GetRdma(), b.GetRdma()))
 }
 
 // interfaceValidate validates a value of vpp.interfaces.v1.Interface, naming
@@ -374,8 +403,8 @@ func interfaceValidate(key string, v *Interface) error {
 	if _, ok := Interface_RxMode_name[int32(v.GetRxMode())]; !ok {
 		errs = errs.Add("rx_mode", "%d is not a value of vpp.interfaces.v1.Interface.RxMode", v.GetRxMode())
 	}
-	if v.GetRxMode() != 0 && v.GetType() != Interface_TYPE_MEMIF && v.GetType() != Interface_TYPE_TAP && v.GetType() != Interface_TYPE_AF_PACKET && v.GetType() != Interface_TYPE_DPDK {
-		errs = errs.Add("rx_mode", "must be empty unless type is TYPE_MEMIF, TYPE_TAP, TYPE_AF_PACKET or TYPE_DPDK (it is %v)", v.GetType())
+	if v.GetRxMode() != 0 && v.GetType() != Interface_TYPE_MEMIF && v.GetType() != Interface_TYPE_TAP && v.GetType() != Interface_TYPE_AF_PACKET && v.GetType() != Interface_TYPE_DPDK && v.GetType() != Interface_TYPE_VMXNET3 && v.GetType() != Interface_TYPE_RDMA {
+		errs = errs.Add("rx_mode", "must be empty unless type is TYPE_MEMIF, TYPE_TAP, TYPE_AF_PACKET, TYPE_DPDK, TYPE_VMXNET3 or TYPE_RDMA (it is %v)", v.GetType())
 	}
 	if v.GetGre() == nil && v.GetType() == Interface_TYPE_GRE_TUNNEL {
 		errs = errs.Add("gre", "must be set when type is TYPE_GRE_TUNNEL")
@@ -475,6 +504,55 @@ func interfaceValidate(key string, v *Interface) error {
 				break
 			}
 			seen[x] = i
+		}
+	}
+	if v.GetVmxnet3() == nil && v.GetType() == Interface_TYPE_VMXNET3 {
+		errs = errs.Add("vmxnet3", "must be set when type is TYPE_VMXNET3")
+	}
+	if v.GetVmxnet3() != nil && v.GetType() != Interface_TYPE_VMXNET3 {
+		errs = errs.Add("vmxnet3", "must be empty unless type is TYPE_VMXNET3 (it is %v)", v.GetType())
+	}
+	if v.GetVmxnet3() != nil {
+		if v.GetVmxnet3().GetPciAddress() == "" {
+			errs = errs.Add("vmxnet3.pci_address", "must be set")
+		}
+		if v.GetVmxnet3().GetRxqSize() != 0 && v.GetVmxnet3().GetRxqSize() < 64 {
+			errs = errs.Add("vmxnet3.rxq_size", "%v is below the minimum 64 (or 0, the default)", v.GetVmxnet3().GetRxqSize())
+		}
+		if v.GetVmxnet3().GetRxqSize() != 0 && v.GetVmxnet3().GetRxqSize() > 4096 {
+			errs = errs.Add("vmxnet3.rxq_size", "%v is above the maximum 4096 (or 0, the default)", v.GetVmxnet3().GetRxqSize())
+		}
+		if v.GetVmxnet3().GetTxqSize() != 0 && v.GetVmxnet3().GetTxqSize() < 64 {
+			errs = errs.Add("vmxnet3.txq_size", "%v is below the minimum 64 (or 0, the default)", v.GetVmxnet3().GetTxqSize())
+		}
+		if v.GetVmxnet3().GetTxqSize() != 0 && v.GetVmxnet3().GetTxqSize() > 4096 {
+			errs = errs.Add("vmxnet3.txq_size", "%v is above the maximum 4096 (or 0, the default)", v.GetVmxnet3().GetTxqSize())
+		}
+	}
+	if v.GetRdma() == nil && v.GetType() == Interface_TYPE_RDMA {
+		errs = errs.Add("rdma", "must be set when type is TYPE_RDMA")
+	}
+	if v.GetRdma() != nil && v.GetType() != Interface_TYPE_RDMA {
+		errs = errs.Add("rdma", "must be empty unless type is TYPE_RDMA (it is %v)", v.GetType())
+	}
+	if v.GetRdma() != nil {
+		if r := kv.CheckIfName(v.GetRdma().GetHostIfName()); r != "" {
+			errs = errs.Add("rdma.host_if_name", "%s", r)
+		}
+		if v.GetRdma().GetHostIfName() == "" {
+			errs = errs.Add("rdma.host_if_name", "must be set")
+		}
+		if _, ok := Interface_Rdma_Mode_name[int32(v.GetRdma().GetMode())]; !ok {
+			errs = errs.Add("rdma.mode", "%d is not a value of vpp.interfaces.v1.Interface.Rdma.Mode", v.GetRdma().GetMode())
+		}
+		if v.GetRdma().GetRxqNum() > 65535 {
+			errs = errs.Add("rdma.rxq_num", "%v is above the maximum 65535", v.GetRdma().GetRxqNum())
+		}
+		if v.GetRdma().GetRxqSize() > 65535 {
+			errs = errs.Add("rdma.rxq_size", "%v is above the maximum 65535", v.GetRdma().GetRxqSize())
+		}
+		if v.GetRdma().GetTxqSize() > 65535 {
+			errs = errs.Add("rdma.txq_size", "%v is above the maximum 65535", v.GetRdma().GetTxqSize())
 		}
 	}
 	for i, e := range v.GetIpAddresses() {
@@ -1551,6 +1629,76 @@ func (x *Interface_Ip6NdPrefix) EffectivePreferredLifetime() uint32 {
 		return v
 	}
 	return Interface_Ip6NdPrefixPreferredLifetimeDefault
+}
+
+// Interface_Vmxnet3RxqSizeDefault is the compare.zero_equals of
+// vpp.interfaces.v1.Interface.Vmxnet3.rxq_size: what a zero value stands for.
+const Interface_Vmxnet3RxqSizeDefault uint32 = 1024
+
+// EffectiveRxqSize returns the rxq_size of x, or
+// Interface_Vmxnet3RxqSizeDefault when it is zero: the value the generated
+// comparison compares. Like the getters, it is nil-safe.
+func (x *Interface_Vmxnet3) EffectiveRxqSize() uint32 {
+	if v := x.GetRxqSize(); v != 0 {
+		return v
+	}
+	return Interface_Vmxnet3RxqSizeDefault
+}
+
+// Interface_Vmxnet3TxqSizeDefault is the compare.zero_equals of
+// vpp.interfaces.v1.Interface.Vmxnet3.txq_size: what a zero value stands for.
+const Interface_Vmxnet3TxqSizeDefault uint32 = 1024
+
+// EffectiveTxqSize returns the txq_size of x, or
+// Interface_Vmxnet3TxqSizeDefault when it is zero: the value the generated
+// comparison compares. Like the getters, it is nil-safe.
+func (x *Interface_Vmxnet3) EffectiveTxqSize() uint32 {
+	if v := x.GetTxqSize(); v != 0 {
+		return v
+	}
+	return Interface_Vmxnet3TxqSizeDefault
+}
+
+// Interface_RdmaRxqNumDefault is the compare.zero_equals of
+// vpp.interfaces.v1.Interface.Rdma.rxq_num: what a zero value stands for.
+const Interface_RdmaRxqNumDefault uint32 = 1
+
+// EffectiveRxqNum returns the rxq_num of x, or Interface_RdmaRxqNumDefault when
+// it is zero: the value the generated comparison compares. Like the getters, it
+// is nil-safe.
+func (x *Interface_Rdma) EffectiveRxqNum() uint32 {
+	if v := x.GetRxqNum(); v != 0 {
+		return v
+	}
+	return Interface_RdmaRxqNumDefault
+}
+
+// Interface_RdmaRxqSizeDefault is the compare.zero_equals of
+// vpp.interfaces.v1.Interface.Rdma.rxq_size: what a zero value stands for.
+const Interface_RdmaRxqSizeDefault uint32 = 1024
+
+// EffectiveRxqSize returns the rxq_size of x, or Interface_RdmaRxqSizeDefault
+// when it is zero: the value the generated comparison compares. Like the
+// getters, it is nil-safe.
+func (x *Interface_Rdma) EffectiveRxqSize() uint32 {
+	if v := x.GetRxqSize(); v != 0 {
+		return v
+	}
+	return Interface_RdmaRxqSizeDefault
+}
+
+// Interface_RdmaTxqSizeDefault is the compare.zero_equals of
+// vpp.interfaces.v1.Interface.Rdma.txq_size: what a zero value stands for.
+const Interface_RdmaTxqSizeDefault uint32 = 1024
+
+// EffectiveTxqSize returns the txq_size of x, or Interface_RdmaTxqSizeDefault
+// when it is zero: the value the generated comparison compares. Like the
+// getters, it is nil-safe.
+func (x *Interface_Rdma) EffectiveTxqSize() uint32 {
+	if v := x.GetTxqSize(); v != 0 {
+		return v
+	}
+	return Interface_RdmaTxqSizeDefault
 }
 
 // EffectiveIpv6Vrf returns the ipv6_vrf of x when it is set (zero included),

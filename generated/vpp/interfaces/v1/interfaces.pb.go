@@ -52,6 +52,12 @@ const (
 	// TYPE_BOND: a bond (link aggregation) of member interfaces; see bond
 	// and bond_members. VPP names it BondEthernetID.
 	Interface_TYPE_BOND Interface_Type = 20
+	// TYPE_VMXNET3: VPP's native driver of a VMware vmxnet3 PCI device;
+	// see vmxnet3.
+	Interface_TYPE_VMXNET3 Interface_Type = 21
+	// TYPE_RDMA: VPP's RDMA (ibverbs) driver on a Linux network device,
+	// for Mellanox NICs; see rdma.
+	Interface_TYPE_RDMA Interface_Type = 22
 )
 
 // Enum value maps for Interface_Type.
@@ -68,6 +74,8 @@ var (
 		8:  "TYPE_GRE_TUNNEL",
 		9:  "TYPE_IPIP_TUNNEL",
 		20: "TYPE_BOND",
+		21: "TYPE_VMXNET3",
+		22: "TYPE_RDMA",
 	}
 	Interface_Type_value = map[string]int32{
 		"TYPE_UNSPECIFIED":   0,
@@ -81,6 +89,8 @@ var (
 		"TYPE_GRE_TUNNEL":    8,
 		"TYPE_IPIP_TUNNEL":   9,
 		"TYPE_BOND":          20,
+		"TYPE_VMXNET3":       21,
+		"TYPE_RDMA":          22,
 	}
 )
 
@@ -329,6 +339,57 @@ func (Interface_Bond_LoadBalance) EnumDescriptor() ([]byte, []int) {
 	return file_vpp_interfaces_v1_interfaces_proto_rawDescGZIP(), []int{0, 6, 1}
 }
 
+// Mode is how the driver talks to the device.
+type Interface_Rdma_Mode int32
+
+const (
+	// MODE_AUTO: direct verbs (DV) if the device has them, else ibverbs.
+	Interface_Rdma_MODE_AUTO Interface_Rdma_Mode = 0
+	Interface_Rdma_MODE_IBV  Interface_Rdma_Mode = 1
+	Interface_Rdma_MODE_DV   Interface_Rdma_Mode = 2
+)
+
+// Enum value maps for Interface_Rdma_Mode.
+var (
+	Interface_Rdma_Mode_name = map[int32]string{
+		0: "MODE_AUTO",
+		1: "MODE_IBV",
+		2: "MODE_DV",
+	}
+	Interface_Rdma_Mode_value = map[string]int32{
+		"MODE_AUTO": 0,
+		"MODE_IBV":  1,
+		"MODE_DV":   2,
+	}
+)
+
+func (x Interface_Rdma_Mode) Enum() *Interface_Rdma_Mode {
+	p := new(Interface_Rdma_Mode)
+	*p = x
+	return p
+}
+
+func (x Interface_Rdma_Mode) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Interface_Rdma_Mode) Descriptor() protoreflect.EnumDescriptor {
+	return file_vpp_interfaces_v1_interfaces_proto_enumTypes[5].Descriptor()
+}
+
+func (Interface_Rdma_Mode) Type() protoreflect.EnumType {
+	return &file_vpp_interfaces_v1_interfaces_proto_enumTypes[5]
+}
+
+func (x Interface_Rdma_Mode) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Interface_Rdma_Mode.Descriptor instead.
+func (Interface_Rdma_Mode) EnumDescriptor() ([]byte, []int) {
+	return file_vpp_interfaces_v1_interfaces_proto_rawDescGZIP(), []int{0, 12, 0}
+}
+
 // Interface is a VPP interface. Its metadata is the VPP sw_if_index.
 type Interface struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -414,7 +475,13 @@ type Interface struct {
 	// ipv6_vrf is the VRF table of the interface's IPv6 addresses when it
 	// differs from vrf's: unset, IPv6 follows vrf; set (0 included), it is
 	// the IPv6 table, and vrf the IPv4 one alone.
-	Ipv6Vrf       *uint32 `protobuf:"varint,45,opt,name=ipv6_vrf,json=ipv6Vrf,proto3,oneof" json:"ipv6_vrf,omitempty"`
+	Ipv6Vrf *uint32 `protobuf:"varint,45,opt,name=ipv6_vrf,json=ipv6Vrf,proto3,oneof" json:"ipv6_vrf,omitempty"`
+	// vmxnet3: required for, and only for, a vmxnet3 interface. Changing it
+	// re-creates.
+	Vmxnet3 *Interface_Vmxnet3 `protobuf:"bytes,46,opt,name=vmxnet3,proto3" json:"vmxnet3,omitempty"`
+	// rdma: required for, and only for, an RDMA interface. VPP does not
+	// report it back (a resync keeps the value's). Changing it re-creates.
+	Rdma          *Interface_Rdma `protobuf:"bytes,47,opt,name=rdma,proto3" json:"rdma,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -615,6 +682,20 @@ func (x *Interface) GetIpv6Vrf() uint32 {
 		return *x.Ipv6Vrf
 	}
 	return 0
+}
+
+func (x *Interface) GetVmxnet3() *Interface_Vmxnet3 {
+	if x != nil {
+		return x.Vmxnet3
+	}
+	return nil
+}
+
+func (x *Interface) GetRdma() *Interface_Rdma {
+	if x != nil {
+		return x.Rdma
+	}
+	return nil
 }
 
 // Memif holds the parameters of a memif interface.
@@ -1349,11 +1430,166 @@ func (x *Interface_Ip6NdPrefix) GetNoAutoconfig() bool {
 	return false
 }
 
+// Vmxnet3 holds the parameters of a vmxnet3 interface. VPP names it
+// vmxnet3-DOMAIN/BUS/SLOT/FUNCTION (hexadecimal).
+type Interface_Vmxnet3 struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// pci_address is the device's PCI address, DDDD:BB:SS.F (hexadecimal:
+	// domain, bus, slot up to 1f, function up to 7).
+	PciAddress string `protobuf:"bytes,1,opt,name=pci_address,json=pciAddress,proto3" json:"pci_address,omitempty"`
+	// rxq_size and txq_size are the queues' sizes, powers of 2 from 64 to
+	// 4096 (VPP refuses others); 0: 1024.
+	RxqSize uint32 `protobuf:"varint,2,opt,name=rxq_size,json=rxqSize,proto3" json:"rxq_size,omitempty"`
+	TxqSize uint32 `protobuf:"varint,3,opt,name=txq_size,json=txqSize,proto3" json:"txq_size,omitempty"`
+	// enable_elog turns VPP's event logging of the driver on.
+	EnableElog    bool `protobuf:"varint,4,opt,name=enable_elog,json=enableElog,proto3" json:"enable_elog,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Interface_Vmxnet3) Reset() {
+	*x = Interface_Vmxnet3{}
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Interface_Vmxnet3) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Interface_Vmxnet3) ProtoMessage() {}
+
+func (x *Interface_Vmxnet3) ProtoReflect() protoreflect.Message {
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Interface_Vmxnet3.ProtoReflect.Descriptor instead.
+func (*Interface_Vmxnet3) Descriptor() ([]byte, []int) {
+	return file_vpp_interfaces_v1_interfaces_proto_rawDescGZIP(), []int{0, 11}
+}
+
+func (x *Interface_Vmxnet3) GetPciAddress() string {
+	if x != nil {
+		return x.PciAddress
+	}
+	return ""
+}
+
+func (x *Interface_Vmxnet3) GetRxqSize() uint32 {
+	if x != nil {
+		return x.RxqSize
+	}
+	return 0
+}
+
+func (x *Interface_Vmxnet3) GetTxqSize() uint32 {
+	if x != nil {
+		return x.TxqSize
+	}
+	return 0
+}
+
+func (x *Interface_Vmxnet3) GetEnableElog() bool {
+	if x != nil {
+		return x.EnableElog
+	}
+	return false
+}
+
+// Rdma holds the parameters of an RDMA interface.
+type Interface_Rdma struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// host_if_name is the Linux network device the driver attaches to.
+	HostIfName string              `protobuf:"bytes,1,opt,name=host_if_name,json=hostIfName,proto3" json:"host_if_name,omitempty"`
+	Mode       Interface_Rdma_Mode `protobuf:"varint,2,opt,name=mode,proto3,enum=vpp.interfaces.v1.Interface_Rdma_Mode" json:"mode,omitempty"`
+	// rxq_num is the number of receive queues (0: 1); rxq_size and
+	// txq_size the queues' sizes, powers of 2 (0: 1024).
+	RxqNum        uint32 `protobuf:"varint,3,opt,name=rxq_num,json=rxqNum,proto3" json:"rxq_num,omitempty"`
+	RxqSize       uint32 `protobuf:"varint,4,opt,name=rxq_size,json=rxqSize,proto3" json:"rxq_size,omitempty"`
+	TxqSize       uint32 `protobuf:"varint,5,opt,name=txq_size,json=txqSize,proto3" json:"txq_size,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Interface_Rdma) Reset() {
+	*x = Interface_Rdma{}
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Interface_Rdma) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Interface_Rdma) ProtoMessage() {}
+
+func (x *Interface_Rdma) ProtoReflect() protoreflect.Message {
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Interface_Rdma.ProtoReflect.Descriptor instead.
+func (*Interface_Rdma) Descriptor() ([]byte, []int) {
+	return file_vpp_interfaces_v1_interfaces_proto_rawDescGZIP(), []int{0, 12}
+}
+
+func (x *Interface_Rdma) GetHostIfName() string {
+	if x != nil {
+		return x.HostIfName
+	}
+	return ""
+}
+
+func (x *Interface_Rdma) GetMode() Interface_Rdma_Mode {
+	if x != nil {
+		return x.Mode
+	}
+	return Interface_Rdma_MODE_AUTO
+}
+
+func (x *Interface_Rdma) GetRxqNum() uint32 {
+	if x != nil {
+		return x.RxqNum
+	}
+	return 0
+}
+
+func (x *Interface_Rdma) GetRxqSize() uint32 {
+	if x != nil {
+		return x.RxqSize
+	}
+	return 0
+}
+
+func (x *Interface_Rdma) GetTxqSize() uint32 {
+	if x != nil {
+		return x.TxqSize
+	}
+	return 0
+}
+
 var File_vpp_interfaces_v1_interfaces_proto protoreflect.FileDescriptor
 
 const file_vpp_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"\n" +
-	"\"vpp/interfaces/v1/interfaces.proto\x12\x11vpp.interfaces.v1\x1a\x1dkvdescriptor/v1/options.proto\"\xe9&\n" +
+	"\"vpp/interfaces/v1/interfaces.proto\x12\x11vpp.interfaces.v1\x1a\x1dkvdescriptor/v1/options.proto\"\xf8,\n" +
 	"\tInterface\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12=\n" +
 	"\x04type\x18\x02 \x01(\x0e2!.vpp.interfaces.v1.Interface.TypeB\x06Ҽ\x19\x02 \x01R\x04type\x12\x18\n" +
@@ -1392,10 +1628,10 @@ const file_vpp_interfaces_v1_interfaces_proto_rawDesc = "" +
 	",vpp/interface/{name}/unnumbered/{unnumbered}\x12&vpp.interfaces.v1.Interface.unnumbered\x1aK\n" +
 	"\"numbered interface with an address\x1a%\n" +
 	"#vpp/interface/{unnumbered}/address/2\x06Z\x04nameR\n" +
-	"unnumbered\x12}\n" +
-	"\arx_mode\x18\x10 \x01(\x0e2#.vpp.interfaces.v1.Interface.RxModeB?Ҽ\x19;29R7\n" +
+	"unnumbered\x12\x96\x01\n" +
+	"\arx_mode\x18\x10 \x01(\x0e2#.vpp.interfaces.v1.Interface.RxModeBXҼ\x19T2RRP\n" +
 	"\x04type\x12\n" +
-	"TYPE_MEMIF\x12\bTYPE_TAP\x12\x0eTYPE_AF_PACKET\x12\tTYPE_DPDKR\x06rxMode\x12n\n" +
+	"TYPE_MEMIF\x12\bTYPE_TAP\x12\x0eTYPE_AF_PACKET\x12\tTYPE_DPDK\x12\fTYPE_VMXNET3\x12\tTYPE_RDMAR\x06rxMode\x12n\n" +
 	"\x03gre\x18\x11 \x01(\v2 .vpp.interfaces.v1.Interface.GreB:Ҽ\x196 \x0122J\x17\n" +
 	"\x04type\x12\x0fTYPE_GRE_TUNNELR\x17\n" +
 	"\x04type\x12\x0fTYPE_GRE_TUNNELR\x03gre\x12s\n" +
@@ -1417,7 +1653,13 @@ const file_vpp_interfaces_v1_interfaces_proto_rawDesc = "" +
 	":vpp/interface/{name}/ip6nd-prefix/{ip6_nd_prefixes.prefix}\x12+vpp.interfaces.v1.Interface.ip6_nd_prefixes\x1a.\n" +
 	"\x10IPv6 ND settings\x12\x1avpp/interface/{name}/ip6nd2\bB\x06prefixR\rip6NdPrefixes\x12I\n" +
 	"\bipv6_vrf\x18- \x01(\rB)Ҽ\x19%\x12\x1e\n" +
-	"\x12vpp.l3.v1.VrfTable\x12\bIPv6 VRFB\x03vrfH\x00R\aipv6Vrf\x88\x01\x01\x1aL\n" +
+	"\x12vpp.l3.v1.VrfTable\x12\bIPv6 VRFB\x03vrfH\x00R\aipv6Vrf\x88\x01\x01\x12t\n" +
+	"\avmxnet3\x18. \x01(\v2$.vpp.interfaces.v1.Interface.Vmxnet3B4Ҽ\x190 \x012,J\x14\n" +
+	"\x04type\x12\fTYPE_VMXNET3R\x14\n" +
+	"\x04type\x12\fTYPE_VMXNET3R\avmxnet3\x12e\n" +
+	"\x04rdma\x18/ \x01(\v2!.vpp.interfaces.v1.Interface.RdmaB.Ҽ\x19* \x012&J\x11\n" +
+	"\x04type\x12\tTYPE_RDMAR\x11\n" +
+	"\x04type\x12\tTYPE_RDMAR\x04rdma\x1aL\n" +
 	"\x05Memif\x12\x16\n" +
 	"\x06master\x18\x01 \x01(\bR\x06master\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\rR\x02id\x12\x1b\n" +
@@ -1496,7 +1738,26 @@ const file_vpp_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"\x12preferred_lifetime\x18\x03 \x01(\rB\x0eҼ\x19\n" +
 	"*\b\x12\x06604800R\x11preferredLifetime\x12\x19\n" +
 	"\boff_link\x18\x04 \x01(\bR\aoffLink\x12#\n" +
-	"\rno_autoconfig\x18\x05 \x01(\bR\fnoAutoconfig\"\xd9\x01\n" +
+	"\rno_autoconfig\x18\x05 \x01(\bR\fnoAutoconfig\x1a\xc1\x01\n" +
+	"\aVmxnet3\x12)\n" +
+	"\vpci_address\x18\x01 \x01(\tB\bҼ\x19\x042\x02\b\x01R\n" +
+	"pciAddress\x124\n" +
+	"\brxq_size\x18\x02 \x01(\rB\x19Ҽ\x19\x15*\x06\x12\x0410242\v\x18\x01 @(\x010\x80 `\x01R\arxqSize\x124\n" +
+	"\btxq_size\x18\x03 \x01(\rB\x19Ҽ\x19\x15*\x06\x12\x0410242\v\x18\x01 @(\x010\x80 `\x01R\atxqSize\x12\x1f\n" +
+	"\venable_elog\x18\x04 \x01(\bR\n" +
+	"enableElog\x1a\xb0\x02\n" +
+	"\x04Rdma\x12,\n" +
+	"\fhost_if_name\x18\x01 \x01(\tB\n" +
+	"Ҽ\x19\x06\b\b2\x02\b\x01R\n" +
+	"hostIfName\x12:\n" +
+	"\x04mode\x18\x02 \x01(\x0e2&.vpp.interfaces.v1.Interface.Rdma.ModeR\x04mode\x12*\n" +
+	"\arxq_num\x18\x03 \x01(\rB\x11Ҽ\x19\r*\x03\x12\x0112\x06(\x010\xff\xff\x03R\x06rxqNum\x12/\n" +
+	"\brxq_size\x18\x04 \x01(\rB\x14Ҽ\x19\x10*\x06\x12\x0410242\x06(\x010\xff\xff\x03R\arxqSize\x12/\n" +
+	"\btxq_size\x18\x05 \x01(\rB\x14Ҽ\x19\x10*\x06\x12\x0410242\x06(\x010\xff\xff\x03R\atxqSize\"0\n" +
+	"\x04Mode\x12\r\n" +
+	"\tMODE_AUTO\x10\x00\x12\f\n" +
+	"\bMODE_IBV\x10\x01\x12\v\n" +
+	"\aMODE_DV\x10\x02\"\xfa\x01\n" +
 	"\x04Type\x12\x14\n" +
 	"\x10TYPE_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rTYPE_LOOPBACK\x10\x01\x12\x0e\n" +
@@ -1509,7 +1770,9 @@ const file_vpp_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"\tTYPE_DPDK\x10\a\x12\x13\n" +
 	"\x0fTYPE_GRE_TUNNEL\x10\b\x12\x14\n" +
 	"\x10TYPE_IPIP_TUNNEL\x10\t\x12\r\n" +
-	"\tTYPE_BOND\x10\x14\"c\n" +
+	"\tTYPE_BOND\x10\x14\x12\x10\n" +
+	"\fTYPE_VMXNET3\x10\x15\x12\r\n" +
+	"\tTYPE_RDMA\x10\x16\"c\n" +
 	"\x06RxMode\x12\x17\n" +
 	"\x13RX_MODE_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fRX_MODE_POLLING\x10\x01\x12\x15\n" +
@@ -1530,49 +1793,55 @@ func file_vpp_interfaces_v1_interfaces_proto_rawDescGZIP() []byte {
 	return file_vpp_interfaces_v1_interfaces_proto_rawDescData
 }
 
-var file_vpp_interfaces_v1_interfaces_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_vpp_interfaces_v1_interfaces_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_vpp_interfaces_v1_interfaces_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
+var file_vpp_interfaces_v1_interfaces_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_vpp_interfaces_v1_interfaces_proto_goTypes = []any{
 	(Interface_Type)(0),             // 0: vpp.interfaces.v1.Interface.Type
 	(Interface_RxMode)(0),           // 1: vpp.interfaces.v1.Interface.RxMode
 	(Interface_Gre_Kind)(0),         // 2: vpp.interfaces.v1.Interface.Gre.Kind
 	(Interface_Bond_Mode)(0),        // 3: vpp.interfaces.v1.Interface.Bond.Mode
 	(Interface_Bond_LoadBalance)(0), // 4: vpp.interfaces.v1.Interface.Bond.LoadBalance
-	(*Interface)(nil),               // 5: vpp.interfaces.v1.Interface
-	(*Interface_Memif)(nil),         // 6: vpp.interfaces.v1.Interface.Memif
-	(*Interface_Tap)(nil),           // 7: vpp.interfaces.v1.Interface.Tap
-	(*Interface_SubInterface)(nil),  // 8: vpp.interfaces.v1.Interface.SubInterface
-	(*Interface_Vxlan)(nil),         // 9: vpp.interfaces.v1.Interface.Vxlan
-	(*Interface_Gre)(nil),           // 10: vpp.interfaces.v1.Interface.Gre
-	(*Interface_Ipip)(nil),          // 11: vpp.interfaces.v1.Interface.Ipip
-	(*Interface_Bond)(nil),          // 12: vpp.interfaces.v1.Interface.Bond
-	(*Interface_BondMember)(nil),    // 13: vpp.interfaces.v1.Interface.BondMember
-	(*Interface_DhcpClient)(nil),    // 14: vpp.interfaces.v1.Interface.DhcpClient
-	(*Interface_Ip6Nd)(nil),         // 15: vpp.interfaces.v1.Interface.Ip6Nd
-	(*Interface_Ip6NdPrefix)(nil),   // 16: vpp.interfaces.v1.Interface.Ip6NdPrefix
+	(Interface_Rdma_Mode)(0),        // 5: vpp.interfaces.v1.Interface.Rdma.Mode
+	(*Interface)(nil),               // 6: vpp.interfaces.v1.Interface
+	(*Interface_Memif)(nil),         // 7: vpp.interfaces.v1.Interface.Memif
+	(*Interface_Tap)(nil),           // 8: vpp.interfaces.v1.Interface.Tap
+	(*Interface_SubInterface)(nil),  // 9: vpp.interfaces.v1.Interface.SubInterface
+	(*Interface_Vxlan)(nil),         // 10: vpp.interfaces.v1.Interface.Vxlan
+	(*Interface_Gre)(nil),           // 11: vpp.interfaces.v1.Interface.Gre
+	(*Interface_Ipip)(nil),          // 12: vpp.interfaces.v1.Interface.Ipip
+	(*Interface_Bond)(nil),          // 13: vpp.interfaces.v1.Interface.Bond
+	(*Interface_BondMember)(nil),    // 14: vpp.interfaces.v1.Interface.BondMember
+	(*Interface_DhcpClient)(nil),    // 15: vpp.interfaces.v1.Interface.DhcpClient
+	(*Interface_Ip6Nd)(nil),         // 16: vpp.interfaces.v1.Interface.Ip6Nd
+	(*Interface_Ip6NdPrefix)(nil),   // 17: vpp.interfaces.v1.Interface.Ip6NdPrefix
+	(*Interface_Vmxnet3)(nil),       // 18: vpp.interfaces.v1.Interface.Vmxnet3
+	(*Interface_Rdma)(nil),          // 19: vpp.interfaces.v1.Interface.Rdma
 }
 var file_vpp_interfaces_v1_interfaces_proto_depIdxs = []int32{
 	0,  // 0: vpp.interfaces.v1.Interface.type:type_name -> vpp.interfaces.v1.Interface.Type
-	6,  // 1: vpp.interfaces.v1.Interface.memif:type_name -> vpp.interfaces.v1.Interface.Memif
-	7,  // 2: vpp.interfaces.v1.Interface.tap:type_name -> vpp.interfaces.v1.Interface.Tap
-	8,  // 3: vpp.interfaces.v1.Interface.sub_interface:type_name -> vpp.interfaces.v1.Interface.SubInterface
-	9,  // 4: vpp.interfaces.v1.Interface.vxlan:type_name -> vpp.interfaces.v1.Interface.Vxlan
+	7,  // 1: vpp.interfaces.v1.Interface.memif:type_name -> vpp.interfaces.v1.Interface.Memif
+	8,  // 2: vpp.interfaces.v1.Interface.tap:type_name -> vpp.interfaces.v1.Interface.Tap
+	9,  // 3: vpp.interfaces.v1.Interface.sub_interface:type_name -> vpp.interfaces.v1.Interface.SubInterface
+	10, // 4: vpp.interfaces.v1.Interface.vxlan:type_name -> vpp.interfaces.v1.Interface.Vxlan
 	1,  // 5: vpp.interfaces.v1.Interface.rx_mode:type_name -> vpp.interfaces.v1.Interface.RxMode
-	10, // 6: vpp.interfaces.v1.Interface.gre:type_name -> vpp.interfaces.v1.Interface.Gre
-	11, // 7: vpp.interfaces.v1.Interface.ipip:type_name -> vpp.interfaces.v1.Interface.Ipip
-	12, // 8: vpp.interfaces.v1.Interface.bond:type_name -> vpp.interfaces.v1.Interface.Bond
-	13, // 9: vpp.interfaces.v1.Interface.bond_members:type_name -> vpp.interfaces.v1.Interface.BondMember
-	14, // 10: vpp.interfaces.v1.Interface.dhcp_client:type_name -> vpp.interfaces.v1.Interface.DhcpClient
-	15, // 11: vpp.interfaces.v1.Interface.ip6_nd:type_name -> vpp.interfaces.v1.Interface.Ip6Nd
-	16, // 12: vpp.interfaces.v1.Interface.ip6_nd_prefixes:type_name -> vpp.interfaces.v1.Interface.Ip6NdPrefix
-	2,  // 13: vpp.interfaces.v1.Interface.Gre.kind:type_name -> vpp.interfaces.v1.Interface.Gre.Kind
-	3,  // 14: vpp.interfaces.v1.Interface.Bond.mode:type_name -> vpp.interfaces.v1.Interface.Bond.Mode
-	4,  // 15: vpp.interfaces.v1.Interface.Bond.load_balance:type_name -> vpp.interfaces.v1.Interface.Bond.LoadBalance
-	16, // [16:16] is the sub-list for method output_type
-	16, // [16:16] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	11, // 6: vpp.interfaces.v1.Interface.gre:type_name -> vpp.interfaces.v1.Interface.Gre
+	12, // 7: vpp.interfaces.v1.Interface.ipip:type_name -> vpp.interfaces.v1.Interface.Ipip
+	13, // 8: vpp.interfaces.v1.Interface.bond:type_name -> vpp.interfaces.v1.Interface.Bond
+	14, // 9: vpp.interfaces.v1.Interface.bond_members:type_name -> vpp.interfaces.v1.Interface.BondMember
+	15, // 10: vpp.interfaces.v1.Interface.dhcp_client:type_name -> vpp.interfaces.v1.Interface.DhcpClient
+	16, // 11: vpp.interfaces.v1.Interface.ip6_nd:type_name -> vpp.interfaces.v1.Interface.Ip6Nd
+	17, // 12: vpp.interfaces.v1.Interface.ip6_nd_prefixes:type_name -> vpp.interfaces.v1.Interface.Ip6NdPrefix
+	18, // 13: vpp.interfaces.v1.Interface.vmxnet3:type_name -> vpp.interfaces.v1.Interface.Vmxnet3
+	19, // 14: vpp.interfaces.v1.Interface.rdma:type_name -> vpp.interfaces.v1.Interface.Rdma
+	2,  // 15: vpp.interfaces.v1.Interface.Gre.kind:type_name -> vpp.interfaces.v1.Interface.Gre.Kind
+	3,  // 16: vpp.interfaces.v1.Interface.Bond.mode:type_name -> vpp.interfaces.v1.Interface.Bond.Mode
+	4,  // 17: vpp.interfaces.v1.Interface.Bond.load_balance:type_name -> vpp.interfaces.v1.Interface.Bond.LoadBalance
+	5,  // 18: vpp.interfaces.v1.Interface.Rdma.mode:type_name -> vpp.interfaces.v1.Interface.Rdma.Mode
+	19, // [19:19] is the sub-list for method output_type
+	19, // [19:19] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_vpp_interfaces_v1_interfaces_proto_init() }
@@ -1586,8 +1855,8 @@ func file_vpp_interfaces_v1_interfaces_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_vpp_interfaces_v1_interfaces_proto_rawDesc), len(file_vpp_interfaces_v1_interfaces_proto_rawDesc)),
-			NumEnums:      5,
-			NumMessages:   12,
+			NumEnums:      6,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
