@@ -388,6 +388,8 @@ var vppTypeReference = map[string]struct {
 	"gre.go":   {26 + 109 + 42, "GRE branches 26 (interface_crud.go 171-176, 334-335; interface.go 381-384, 532-535, 579-588), gre_vppcalls.go 109, dump_interface_vppcalls.go 817-861: 42"},
 	"ipip.go":  {31 + 138, "IPIP branches 31 (interface_crud.go 201-206, 338-339; interface.go 389-392, 540-543, 633-648), ipip_vppcalls.go 138 (with point-to-multipoint, which ours lacks)"},
 	"dpdk.go":  {24, "DPDK branches 24 (interface_crud.go 106-113, 219-220, 303-305, 480-485; interface.go 222, 259, 565-568)"},
+
+	// The NIC drivers VPP has besides DPDK.
 	"vmxnet3.go": {10 + 8 + 6 + 94, "vmxnet3 branches 24 (interface.go 373-375, 439-443, 524-526; interface_crud.go 157-162, 329-330; dump 276-279, 963-964), vmxnet3_vppcalls.go 94 (with its dump)"},
 	"rdma.go":    {74 + 2 + 51, "RDMA branches 76 (interface.go 60, 82-84, 189-199, 397-399, 469-476, 548-550, 664-686, 868-873, 1096-1118; interface_crud.go 208-213, 340-341; dump 940-941), rdma_vppcalls.go 51"},
 }
