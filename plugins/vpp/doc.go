@@ -1,8 +1,10 @@
 // Package vpp is the VPP plugin: the handlers of the models in models/vpp
 // (interfaces of the types loopback, memif, af_packet, TAP, sub-interface
-// (dot1q, QinQ), VXLAN, GRE and IP-in-IP tunnel, and DPDK (hardware adopted, never created
-// or deleted), with their addresses, unnumbered setting and receive mode;
-// bridge domains and their members, L2 FIB entries, VRF tables, routes
+// (dot1q, QinQ), VXLAN, GRE and IP-in-IP tunnel, DPDK (hardware adopted, never created
+// or deleted), bond, vmxnet3 and RDMA, with their addresses, a VRF table
+// per family, unnumbered setting and receive mode, and as values of their
+// own a bond's members, a DHCP client and IPv6 router advertisements with
+// their prefixes; bridge domains and their members, L2 FIB entries, VRF tables, routes
 // and ARP entries), written over govpp's
 // generated binary API (go.fd.io/govpp v0.13.0, whose binapi packages are
 // generated for VPP 25.10).
