@@ -505,8 +505,8 @@ func (f *fakeVPP) apply(msg api.Message, retval *int32) []api.Message {
 			d.Tag = m.Tag
 		}
 	case *vppif.SwInterfaceSetFlags:
-		if d := iface(m.SwIfIndex); d != nil {
-			d.Flags = m.Flags
+		if d := iface(m.SwIfIndex); d != nil { // the admin state; the link's is the device's
+			d.Flags = d.Flags&^interface_types.IF_STATUS_API_FLAG_ADMIN_UP | m.Flags&interface_types.IF_STATUS_API_FLAG_ADMIN_UP
 		}
 	case *vppif.HwInterfaceSetMtu:
 		if d := iface(m.SwIfIndex); d != nil {

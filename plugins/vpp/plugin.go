@@ -219,6 +219,9 @@ func (p *Plugin) buildDescriptors() (err error) {
 	if err := p.add(vppinterfaces.NewInterfaceIp6NdPrefixesDescriptor[struct{}](&ip6ndPrefixes{p: p})); err != nil {
 		return err
 	}
+	if err := p.add(vppinterfaces.NewLinkUpDescriptor[struct{}](&linkUps{p: p})); err != nil {
+		return err
+	}
 	p.arp, err = vppl3.NewARPEntryDescriptor[struct{}](&arpEntries{p: p})
 	return err
 }

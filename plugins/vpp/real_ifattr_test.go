@@ -35,7 +35,7 @@ func TestRealVPPInterfaceAttrs(t *testing.T) {
 		&vppinterfaces.Interface{Name: "kvdtest-m1", Type: vppinterfaces.Interface_TYPE_LOOPBACK, Enabled: true},
 		&vppinterfaces.Interface{Name: "kvdtest-m2", Type: vppinterfaces.Interface_TYPE_LOOPBACK, Enabled: true},
 		&vppinterfaces.Interface{Name: "kvdtest-bond", Type: vppinterfaces.Interface_TYPE_BOND, Enabled: true,
-			Bond: &vppinterfaces.Interface_Bond{Mode: vppinterfaces.Interface_Bond_MODE_XOR, LoadBalance: vppinterfaces.Interface_Bond_LOAD_BALANCE_L34, Id: 96},
+			Bond:        &vppinterfaces.Interface_Bond{Mode: vppinterfaces.Interface_Bond_MODE_XOR, LoadBalance: vppinterfaces.Interface_Bond_LOAD_BALANCE_L34, Id: 96},
 			BondMembers: []*vppinterfaces.Interface_BondMember{{Name: "kvdtest-m1"}, {Name: "kvdtest-m2"}}},
 		&vppinterfaces.Interface{Name: "kvdtest-dhcp", Type: vppinterfaces.Interface_TYPE_LOOPBACK, Enabled: true,
 			DhcpClient: &vppinterfaces.Interface_DhcpClient{Hostname: "kvdtest"}},

@@ -698,6 +698,56 @@ func (x *Interface) GetRdma() *Interface_Rdma {
 	return nil
 }
 
+// LinkUp is the link (carrier) of a VPP interface as VPP reports it: a
+// value exists while the link is up, and is only ever obtained (VPP's to
+// report, never configured: a value set is refused when applied). Other
+// values may depend on it ("vpp/link-up/NAME") to wait for a link. It is
+// read at each resync: WithPeriodicResync keeps it current. The admin
+// state is the interface's enabled.
+type LinkUp struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Interface     string                 `protobuf:"bytes,1,opt,name=interface,proto3" json:"interface,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LinkUp) Reset() {
+	*x = LinkUp{}
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LinkUp) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LinkUp) ProtoMessage() {}
+
+func (x *LinkUp) ProtoReflect() protoreflect.Message {
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LinkUp.ProtoReflect.Descriptor instead.
+func (*LinkUp) Descriptor() ([]byte, []int) {
+	return file_vpp_interfaces_v1_interfaces_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *LinkUp) GetInterface() string {
+	if x != nil {
+		return x.Interface
+	}
+	return ""
+}
+
 // Memif holds the parameters of a memif interface.
 type Interface_Memif struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -715,7 +765,7 @@ type Interface_Memif struct {
 
 func (x *Interface_Memif) Reset() {
 	*x = Interface_Memif{}
-	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[1]
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -727,7 +777,7 @@ func (x *Interface_Memif) String() string {
 func (*Interface_Memif) ProtoMessage() {}
 
 func (x *Interface_Memif) ProtoReflect() protoreflect.Message {
-	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[1]
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -776,7 +826,7 @@ type Interface_Tap struct {
 
 func (x *Interface_Tap) Reset() {
 	*x = Interface_Tap{}
-	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[2]
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -788,7 +838,7 @@ func (x *Interface_Tap) String() string {
 func (*Interface_Tap) ProtoMessage() {}
 
 func (x *Interface_Tap) ProtoReflect() protoreflect.Message {
-	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[2]
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -834,7 +884,7 @@ type Interface_SubInterface struct {
 
 func (x *Interface_SubInterface) Reset() {
 	*x = Interface_SubInterface{}
-	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[3]
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -846,7 +896,7 @@ func (x *Interface_SubInterface) String() string {
 func (*Interface_SubInterface) ProtoMessage() {}
 
 func (x *Interface_SubInterface) ProtoReflect() protoreflect.Message {
-	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[3]
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -912,7 +962,7 @@ type Interface_Vxlan struct {
 
 func (x *Interface_Vxlan) Reset() {
 	*x = Interface_Vxlan{}
-	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[4]
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -924,7 +974,7 @@ func (x *Interface_Vxlan) String() string {
 func (*Interface_Vxlan) ProtoMessage() {}
 
 func (x *Interface_Vxlan) ProtoReflect() protoreflect.Message {
-	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[4]
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -978,7 +1028,7 @@ type Interface_Gre struct {
 
 func (x *Interface_Gre) Reset() {
 	*x = Interface_Gre{}
-	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[5]
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -990,7 +1040,7 @@ func (x *Interface_Gre) String() string {
 func (*Interface_Gre) ProtoMessage() {}
 
 func (x *Interface_Gre) ProtoReflect() protoreflect.Message {
-	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[5]
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1045,7 +1095,7 @@ type Interface_Ipip struct {
 
 func (x *Interface_Ipip) Reset() {
 	*x = Interface_Ipip{}
-	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[6]
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1057,7 +1107,7 @@ func (x *Interface_Ipip) String() string {
 func (*Interface_Ipip) ProtoMessage() {}
 
 func (x *Interface_Ipip) ProtoReflect() protoreflect.Message {
-	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[6]
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1101,7 +1151,7 @@ type Interface_Bond struct {
 
 func (x *Interface_Bond) Reset() {
 	*x = Interface_Bond{}
-	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[7]
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1113,7 +1163,7 @@ func (x *Interface_Bond) String() string {
 func (*Interface_Bond) ProtoMessage() {}
 
 func (x *Interface_Bond) ProtoReflect() protoreflect.Message {
-	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[7]
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1166,7 +1216,7 @@ type Interface_BondMember struct {
 
 func (x *Interface_BondMember) Reset() {
 	*x = Interface_BondMember{}
-	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[8]
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1178,7 +1228,7 @@ func (x *Interface_BondMember) String() string {
 func (*Interface_BondMember) ProtoMessage() {}
 
 func (x *Interface_BondMember) ProtoReflect() protoreflect.Message {
-	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[8]
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1229,7 +1279,7 @@ type Interface_DhcpClient struct {
 
 func (x *Interface_DhcpClient) Reset() {
 	*x = Interface_DhcpClient{}
-	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[9]
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1241,7 +1291,7 @@ func (x *Interface_DhcpClient) String() string {
 func (*Interface_DhcpClient) ProtoMessage() {}
 
 func (x *Interface_DhcpClient) ProtoReflect() protoreflect.Message {
-	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[9]
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1291,7 +1341,7 @@ type Interface_Ip6Nd struct {
 
 func (x *Interface_Ip6Nd) Reset() {
 	*x = Interface_Ip6Nd{}
-	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[10]
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1303,7 +1353,7 @@ func (x *Interface_Ip6Nd) String() string {
 func (*Interface_Ip6Nd) ProtoMessage() {}
 
 func (x *Interface_Ip6Nd) ProtoReflect() protoreflect.Message {
-	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[10]
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1367,7 +1417,7 @@ type Interface_Ip6NdPrefix struct {
 
 func (x *Interface_Ip6NdPrefix) Reset() {
 	*x = Interface_Ip6NdPrefix{}
-	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[11]
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1379,7 +1429,7 @@ func (x *Interface_Ip6NdPrefix) String() string {
 func (*Interface_Ip6NdPrefix) ProtoMessage() {}
 
 func (x *Interface_Ip6NdPrefix) ProtoReflect() protoreflect.Message {
-	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[11]
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1449,7 +1499,7 @@ type Interface_Vmxnet3 struct {
 
 func (x *Interface_Vmxnet3) Reset() {
 	*x = Interface_Vmxnet3{}
-	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[12]
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1461,7 +1511,7 @@ func (x *Interface_Vmxnet3) String() string {
 func (*Interface_Vmxnet3) ProtoMessage() {}
 
 func (x *Interface_Vmxnet3) ProtoReflect() protoreflect.Message {
-	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[12]
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1522,7 +1572,7 @@ type Interface_Rdma struct {
 
 func (x *Interface_Rdma) Reset() {
 	*x = Interface_Rdma{}
-	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[13]
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1534,7 +1584,7 @@ func (x *Interface_Rdma) String() string {
 func (*Interface_Rdma) ProtoMessage() {}
 
 func (x *Interface_Rdma) ProtoReflect() protoreflect.Message {
-	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[13]
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1779,7 +1829,10 @@ const file_vpp_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"\x11RX_MODE_INTERRUPT\x10\x02\x12\x14\n" +
 	"\x10RX_MODE_ADAPTIVE\x10\x03:\x1cҼ\x19\x18\n" +
 	"\x14vpp/interface/{name} \x01B\v\n" +
-	"\t_ipv6_vrfBPZNgithub.com/kvdescriptor/kvdescriptor/generated/vpp/interfaces/v1;vppinterfacesb\x06proto3"
+	"\t_ipv6_vrf\"b\n" +
+	"\x06LinkUp\x12\x1c\n" +
+	"\tinterface\x18\x01 \x01(\tR\tinterface::Ҽ\x196\n" +
+	"\x17vpp/link-up/{interface}*\x1bvpp.interfaces.v1.InterfaceBPZNgithub.com/kvdescriptor/kvdescriptor/generated/vpp/interfaces/v1;vppinterfacesb\x06proto3"
 
 var (
 	file_vpp_interfaces_v1_interfaces_proto_rawDescOnce sync.Once
@@ -1794,7 +1847,7 @@ func file_vpp_interfaces_v1_interfaces_proto_rawDescGZIP() []byte {
 }
 
 var file_vpp_interfaces_v1_interfaces_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
-var file_vpp_interfaces_v1_interfaces_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_vpp_interfaces_v1_interfaces_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_vpp_interfaces_v1_interfaces_proto_goTypes = []any{
 	(Interface_Type)(0),             // 0: vpp.interfaces.v1.Interface.Type
 	(Interface_RxMode)(0),           // 1: vpp.interfaces.v1.Interface.RxMode
@@ -1803,36 +1856,37 @@ var file_vpp_interfaces_v1_interfaces_proto_goTypes = []any{
 	(Interface_Bond_LoadBalance)(0), // 4: vpp.interfaces.v1.Interface.Bond.LoadBalance
 	(Interface_Rdma_Mode)(0),        // 5: vpp.interfaces.v1.Interface.Rdma.Mode
 	(*Interface)(nil),               // 6: vpp.interfaces.v1.Interface
-	(*Interface_Memif)(nil),         // 7: vpp.interfaces.v1.Interface.Memif
-	(*Interface_Tap)(nil),           // 8: vpp.interfaces.v1.Interface.Tap
-	(*Interface_SubInterface)(nil),  // 9: vpp.interfaces.v1.Interface.SubInterface
-	(*Interface_Vxlan)(nil),         // 10: vpp.interfaces.v1.Interface.Vxlan
-	(*Interface_Gre)(nil),           // 11: vpp.interfaces.v1.Interface.Gre
-	(*Interface_Ipip)(nil),          // 12: vpp.interfaces.v1.Interface.Ipip
-	(*Interface_Bond)(nil),          // 13: vpp.interfaces.v1.Interface.Bond
-	(*Interface_BondMember)(nil),    // 14: vpp.interfaces.v1.Interface.BondMember
-	(*Interface_DhcpClient)(nil),    // 15: vpp.interfaces.v1.Interface.DhcpClient
-	(*Interface_Ip6Nd)(nil),         // 16: vpp.interfaces.v1.Interface.Ip6Nd
-	(*Interface_Ip6NdPrefix)(nil),   // 17: vpp.interfaces.v1.Interface.Ip6NdPrefix
-	(*Interface_Vmxnet3)(nil),       // 18: vpp.interfaces.v1.Interface.Vmxnet3
-	(*Interface_Rdma)(nil),          // 19: vpp.interfaces.v1.Interface.Rdma
+	(*LinkUp)(nil),                  // 7: vpp.interfaces.v1.LinkUp
+	(*Interface_Memif)(nil),         // 8: vpp.interfaces.v1.Interface.Memif
+	(*Interface_Tap)(nil),           // 9: vpp.interfaces.v1.Interface.Tap
+	(*Interface_SubInterface)(nil),  // 10: vpp.interfaces.v1.Interface.SubInterface
+	(*Interface_Vxlan)(nil),         // 11: vpp.interfaces.v1.Interface.Vxlan
+	(*Interface_Gre)(nil),           // 12: vpp.interfaces.v1.Interface.Gre
+	(*Interface_Ipip)(nil),          // 13: vpp.interfaces.v1.Interface.Ipip
+	(*Interface_Bond)(nil),          // 14: vpp.interfaces.v1.Interface.Bond
+	(*Interface_BondMember)(nil),    // 15: vpp.interfaces.v1.Interface.BondMember
+	(*Interface_DhcpClient)(nil),    // 16: vpp.interfaces.v1.Interface.DhcpClient
+	(*Interface_Ip6Nd)(nil),         // 17: vpp.interfaces.v1.Interface.Ip6Nd
+	(*Interface_Ip6NdPrefix)(nil),   // 18: vpp.interfaces.v1.Interface.Ip6NdPrefix
+	(*Interface_Vmxnet3)(nil),       // 19: vpp.interfaces.v1.Interface.Vmxnet3
+	(*Interface_Rdma)(nil),          // 20: vpp.interfaces.v1.Interface.Rdma
 }
 var file_vpp_interfaces_v1_interfaces_proto_depIdxs = []int32{
 	0,  // 0: vpp.interfaces.v1.Interface.type:type_name -> vpp.interfaces.v1.Interface.Type
-	7,  // 1: vpp.interfaces.v1.Interface.memif:type_name -> vpp.interfaces.v1.Interface.Memif
-	8,  // 2: vpp.interfaces.v1.Interface.tap:type_name -> vpp.interfaces.v1.Interface.Tap
-	9,  // 3: vpp.interfaces.v1.Interface.sub_interface:type_name -> vpp.interfaces.v1.Interface.SubInterface
-	10, // 4: vpp.interfaces.v1.Interface.vxlan:type_name -> vpp.interfaces.v1.Interface.Vxlan
+	8,  // 1: vpp.interfaces.v1.Interface.memif:type_name -> vpp.interfaces.v1.Interface.Memif
+	9,  // 2: vpp.interfaces.v1.Interface.tap:type_name -> vpp.interfaces.v1.Interface.Tap
+	10, // 3: vpp.interfaces.v1.Interface.sub_interface:type_name -> vpp.interfaces.v1.Interface.SubInterface
+	11, // 4: vpp.interfaces.v1.Interface.vxlan:type_name -> vpp.interfaces.v1.Interface.Vxlan
 	1,  // 5: vpp.interfaces.v1.Interface.rx_mode:type_name -> vpp.interfaces.v1.Interface.RxMode
-	11, // 6: vpp.interfaces.v1.Interface.gre:type_name -> vpp.interfaces.v1.Interface.Gre
-	12, // 7: vpp.interfaces.v1.Interface.ipip:type_name -> vpp.interfaces.v1.Interface.Ipip
-	13, // 8: vpp.interfaces.v1.Interface.bond:type_name -> vpp.interfaces.v1.Interface.Bond
-	14, // 9: vpp.interfaces.v1.Interface.bond_members:type_name -> vpp.interfaces.v1.Interface.BondMember
-	15, // 10: vpp.interfaces.v1.Interface.dhcp_client:type_name -> vpp.interfaces.v1.Interface.DhcpClient
-	16, // 11: vpp.interfaces.v1.Interface.ip6_nd:type_name -> vpp.interfaces.v1.Interface.Ip6Nd
-	17, // 12: vpp.interfaces.v1.Interface.ip6_nd_prefixes:type_name -> vpp.interfaces.v1.Interface.Ip6NdPrefix
-	18, // 13: vpp.interfaces.v1.Interface.vmxnet3:type_name -> vpp.interfaces.v1.Interface.Vmxnet3
-	19, // 14: vpp.interfaces.v1.Interface.rdma:type_name -> vpp.interfaces.v1.Interface.Rdma
+	12, // 6: vpp.interfaces.v1.Interface.gre:type_name -> vpp.interfaces.v1.Interface.Gre
+	13, // 7: vpp.interfaces.v1.Interface.ipip:type_name -> vpp.interfaces.v1.Interface.Ipip
+	14, // 8: vpp.interfaces.v1.Interface.bond:type_name -> vpp.interfaces.v1.Interface.Bond
+	15, // 9: vpp.interfaces.v1.Interface.bond_members:type_name -> vpp.interfaces.v1.Interface.BondMember
+	16, // 10: vpp.interfaces.v1.Interface.dhcp_client:type_name -> vpp.interfaces.v1.Interface.DhcpClient
+	17, // 11: vpp.interfaces.v1.Interface.ip6_nd:type_name -> vpp.interfaces.v1.Interface.Ip6Nd
+	18, // 12: vpp.interfaces.v1.Interface.ip6_nd_prefixes:type_name -> vpp.interfaces.v1.Interface.Ip6NdPrefix
+	19, // 13: vpp.interfaces.v1.Interface.vmxnet3:type_name -> vpp.interfaces.v1.Interface.Vmxnet3
+	20, // 14: vpp.interfaces.v1.Interface.rdma:type_name -> vpp.interfaces.v1.Interface.Rdma
 	2,  // 15: vpp.interfaces.v1.Interface.Gre.kind:type_name -> vpp.interfaces.v1.Interface.Gre.Kind
 	3,  // 16: vpp.interfaces.v1.Interface.Bond.mode:type_name -> vpp.interfaces.v1.Interface.Bond.Mode
 	4,  // 17: vpp.interfaces.v1.Interface.Bond.load_balance:type_name -> vpp.interfaces.v1.Interface.Bond.LoadBalance
@@ -1856,7 +1910,7 @@ func file_vpp_interfaces_v1_interfaces_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_vpp_interfaces_v1_interfaces_proto_rawDesc), len(file_vpp_interfaces_v1_interfaces_proto_rawDesc)),
 			NumEnums:      6,
-			NumMessages:   14,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
