@@ -44,6 +44,12 @@
 // (correlated ones as ours, the rest obtained), VPP's own by their source
 // are not.
 //
+// Link state: vpp.interfaces.v1.LinkUp is VPP's report that an
+// interface's link is up (a value while it is, only ever obtained);
+// WatchLinks reads VPP's interfaces at an interval and reports the links
+// that come up or go down, as notifications (a resync alone keeps an
+// obtained value it no longer finds).
+//
 // Routes and ARP entries also apply batches (Batch): one request per value,
 // all sent on one stream ahead of their replies (the binary API's
 // pipelined path), rather than a round trip each.
