@@ -80,6 +80,8 @@ func models() map[string]model {
 	add(erase(linuxinterfaces.InterfaceSpec[struct{}](), noErr(linuxinterfaces.NewInterfaceDescriptor[struct{}](nop[linuxinterfaces.InterfaceKey, *linuxinterfaces.Interface]{}))))
 	add(erase(linuxinterfaces.InterfaceIpAddressesSpec[struct{}](), noErr(linuxinterfaces.NewInterfaceIpAddressesDescriptor[struct{}](nop[linuxinterfaces.InterfaceIpAddressesKey, *wrapperspb.StringValue]{}))))
 	add(erase(linuxl3.RouteSpec[struct{}](), noErr(linuxl3.NewRouteDescriptor[struct{}](nop[linuxl3.RouteKey, *linuxl3.Route]{}))))
+	add(erase(vppinterfaces.InterfaceIp6NdSpec[struct{}](), noErr(vppinterfaces.NewInterfaceIp6NdDescriptor[struct{}](nop[vppinterfaces.InterfaceIp6NdKey, *vppinterfaces.Interface_Ip6Nd]{}))))
+	add(erase(vppinterfaces.InterfaceIp6NdPrefixesSpec[struct{}](), noErr(vppinterfaces.NewInterfaceIp6NdPrefixesDescriptor[struct{}](nop[vppinterfaces.InterfaceIp6NdPrefixesKey, *vppinterfaces.Interface_Ip6NdPrefix]{}))))
 	return out
 }
 
