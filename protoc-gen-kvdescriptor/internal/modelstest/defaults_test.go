@@ -108,13 +108,17 @@ func TestDefaults(t *testing.T) {
 			func(x uint32) proto.Message { return &vppinterfaces.Interface_Ip6Nd{MaxInterval: x} }),
 		vppIfattrDefault("vpp.interfaces.v1.Interface.Ip6NdPrefix.valid_lifetime", vppinterfaces.Interface_Ip6NdPrefixValidLifetimeDefault, 2592000,
 			"vpp.interfaces.v1.Interface.ip6_nd_prefixes", 3600,
-			func(x uint32) uint32 { return (&vppinterfaces.Interface_Ip6NdPrefix{ValidLifetime: x}).EffectiveValidLifetime() },
+			func(x uint32) uint32 {
+				return (&vppinterfaces.Interface_Ip6NdPrefix{ValidLifetime: x}).EffectiveValidLifetime()
+			},
 			func(x uint32) proto.Message {
 				return &vppinterfaces.Interface_Ip6NdPrefix{Prefix: "2001:db8::/64", ValidLifetime: x}
 			}),
 		vppIfattrDefault("vpp.interfaces.v1.Interface.Ip6NdPrefix.preferred_lifetime", vppinterfaces.Interface_Ip6NdPrefixPreferredLifetimeDefault, 604800,
 			"vpp.interfaces.v1.Interface.ip6_nd_prefixes", 1800,
-			func(x uint32) uint32 { return (&vppinterfaces.Interface_Ip6NdPrefix{PreferredLifetime: x}).EffectivePreferredLifetime() },
+			func(x uint32) uint32 {
+				return (&vppinterfaces.Interface_Ip6NdPrefix{PreferredLifetime: x}).EffectivePreferredLifetime()
+			},
 			func(x uint32) proto.Message {
 				return &vppinterfaces.Interface_Ip6NdPrefix{Prefix: "2001:db8::/64", PreferredLifetime: x}
 			}),
