@@ -379,7 +379,23 @@ type FieldOptions struct {
 	// compare adjusts how the field compares for "has it changed?".
 	Compare *Compare `protobuf:"bytes,5,opt,name=compare,proto3" json:"compare,omitempty"`
 	// validate adds checks to the generated Validate.
-	Validate      *Validate `protobuf:"bytes,6,opt,name=validate,proto3" json:"validate,omitempty"`
+	Validate *Validate `protobuf:"bytes,6,opt,name=validate,proto3" json:"validate,omitempty"`
+	// unset_follows names a sibling field of the same message and type (a
+	// single scalar or enum field) that this field stands in for while it
+	// is unset. The field must have presence (proto3 `optional`): unset, its
+	// value is the other field's; set, its own, zero included. An
+	// interface's IPv6 table that is the IPv4 one unless set, where 0 (the
+	// default table) is a value like any other:
+	//
+	//	optional uint32 ipv6_vrf = 45 [(kvdescriptor.v1.field).unset_follows = "vrf"];
+	//
+	// The generator emits an accessor, Effective<Field>() (EffectiveIpv6Vrf),
+	// that handlers read instead of testing presence themselves, and
+	// compares the field through it (through the other field's own
+	// Effective accessor when it has a zero_equals default). A ref on the
+	// field adds its dependency only while it is set (and not zero); unset,
+	// the other field's ref stands for it.
+	UnsetFollows  string `protobuf:"bytes,8,opt,name=unset_follows,json=unsetFollows,proto3" json:"unset_follows,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -454,6 +470,13 @@ func (x *FieldOptions) GetValidate() *Validate {
 		return x.Validate
 	}
 	return nil
+}
+
+func (x *FieldOptions) GetUnsetFollows() string {
+	if x != nil {
+		return x.UnsetFollows
+	}
+	return ""
 }
 
 // Ref is a reference to a value of another model by its label.
@@ -971,14 +994,15 @@ const file_kvdescriptor_v1_options_proto_rawDesc = "" +
 	"\x06any_of\x18\x03 \x01(\v2\x16.kvdescriptor.v1.AnyOfR\x05anyOf\"N\n" +
 	"\x05AnyOf\x12\x1a\n" +
 	"\bprefixes\x18\x01 \x03(\tR\bprefixes\x12)\n" +
-	"\x10network_contains\x18\x02 \x01(\tR\x0fnetworkContains\"\x9f\x02\n" +
+	"\x10network_contains\x18\x02 \x01(\tR\x0fnetworkContains\"\xc4\x02\n" +
 	"\fFieldOptions\x12/\n" +
 	"\x06format\x18\x01 \x01(\x0e2\x17.kvdescriptor.v1.FormatR\x06format\x12&\n" +
 	"\x03ref\x18\x02 \x01(\v2\x14.kvdescriptor.v1.RefR\x03ref\x12/\n" +
 	"\x06derive\x18\x03 \x01(\v2\x17.kvdescriptor.v1.DeriveR\x06derive\x12\x1a\n" +
 	"\brecreate\x18\x04 \x01(\bR\brecreate\x122\n" +
 	"\acompare\x18\x05 \x01(\v2\x18.kvdescriptor.v1.CompareR\acompare\x125\n" +
-	"\bvalidate\x18\x06 \x01(\v2\x19.kvdescriptor.v1.ValidateR\bvalidate\"1\n" +
+	"\bvalidate\x18\x06 \x01(\v2\x19.kvdescriptor.v1.ValidateR\bvalidate\x12#\n" +
+	"\runset_follows\x18\b \x01(\tR\funsetFollows\"1\n" +
 	"\x03Ref\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\tR\x05model\x12\x14\n" +
 	"\x05label\x18\x02 \x01(\tR\x05label\"\xbb\x01\n" +

@@ -8,16 +8,21 @@ import (
 
 	"go.fd.io/govpp/api"
 	"go.fd.io/govpp/binapi/af_packet"
+	"go.fd.io/govpp/binapi/bond"
+	"go.fd.io/govpp/binapi/dhcp"
 	"go.fd.io/govpp/binapi/fib"
 	"go.fd.io/govpp/binapi/gre"
 	vppif "go.fd.io/govpp/binapi/interface"
 	"go.fd.io/govpp/binapi/ip"
+	"go.fd.io/govpp/binapi/ip6_nd"
 	"go.fd.io/govpp/binapi/ip_neighbor"
 	"go.fd.io/govpp/binapi/ipip"
 	"go.fd.io/govpp/binapi/l2"
 	"go.fd.io/govpp/binapi/memif"
 	"go.fd.io/govpp/binapi/nat44_ed"
+	"go.fd.io/govpp/binapi/rdma"
 	"go.fd.io/govpp/binapi/tapv2"
+	"go.fd.io/govpp/binapi/vmxnet3"
 	"go.fd.io/govpp/binapi/vxlan"
 )
 
@@ -49,6 +54,12 @@ var usedMessages = []api.Message{
 	(*memif.MemifCreateV2)(nil), (*memif.MemifDelete)(nil),
 	(*tapv2.TapCreateV3)(nil), (*tapv2.TapDeleteV2)(nil),
 	(*vxlan.VxlanAddDelTunnelV3)(nil), (*vxlan.VxlanTunnelV2Dump)(nil),
+	(*bond.BondAddMember)(nil), (*bond.BondCreate2)(nil), (*bond.BondDelete)(nil), (*bond.BondDetachMember)(nil), (*bond.SwBondInterfaceDump)(nil), (*bond.SwMemberInterfaceDump)(nil),
+	(*dhcp.DHCPClientConfig)(nil), (*dhcp.DHCPClientDump)(nil),
+	(*ip.SwInterfaceIP6EnableDisable)(nil),
+	(*ip6_nd.SwInterfaceIP6ndRaConfig)(nil), (*ip6_nd.SwInterfaceIP6ndRaDump)(nil), (*ip6_nd.SwInterfaceIP6ndRaPrefix)(nil),
+	(*rdma.RdmaCreateV4)(nil), (*rdma.RdmaDelete)(nil),
+	(*vmxnet3.SwVmxnet3InterfaceDump)(nil), (*vmxnet3.Vmxnet3Create)(nil), (*vmxnet3.Vmxnet3Delete)(nil),
 	(*nat44_ed.Nat44AddDelAddressRange)(nil), (*nat44_ed.Nat44AddDelIdentityMapping)(nil), (*nat44_ed.Nat44AddDelStaticMappingV2)(nil), (*nat44_ed.Nat44AddressDump)(nil), (*nat44_ed.Nat44EdPluginEnableDisable)(nil), (*nat44_ed.Nat44ForwardingEnableDisable)(nil), (*nat44_ed.Nat44IdentityMappingDump)(nil), (*nat44_ed.Nat44InterfaceAddDelFeature)(nil), (*nat44_ed.Nat44InterfaceDump)(nil), (*nat44_ed.Nat44ShowRunningConfig)(nil), (*nat44_ed.Nat44StaticMappingDump)(nil),
 }
 

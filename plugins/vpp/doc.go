@@ -1,8 +1,10 @@
 // Package vpp is the VPP plugin: the handlers of the models in models/vpp
 // (interfaces of the types loopback, memif, af_packet, TAP, sub-interface
-// (dot1q, QinQ), VXLAN, GRE and IP-in-IP tunnel, and DPDK (hardware adopted, never created
-// or deleted), with their addresses, unnumbered setting and receive mode;
-// bridge domains and their members, L2 FIB entries, VRF tables, routes
+// (dot1q, QinQ), VXLAN, GRE and IP-in-IP tunnel, DPDK (hardware adopted, never created
+// or deleted), bond, vmxnet3 and RDMA, with their addresses, a VRF table
+// per family, unnumbered setting and receive mode, and as values of their
+// own a bond's members, a DHCP client and IPv6 router advertisements with
+// their prefixes; bridge domains and their members, L2 FIB entries, VRF tables, routes
 // and ARP entries; NAT44: the plugin enabled with its settings, inside and
 // outside interfaces, address pools, and DNAT groups of static and
 // identity mappings), written over govpp's
@@ -53,6 +55,11 @@
 // or intended) from obtained ones. Not modelled: the output feature,
 // load-balanced mappings, and mappings and pools that follow an
 // interface's address.
+// Link state: vpp.interfaces.v1.LinkUp is VPP's report that an
+// interface's link is up (a value while it is, only ever obtained);
+// WatchLinks reads VPP's interfaces at an interval and reports the links
+// that come up or go down, as notifications (a resync alone keeps an
+// obtained value it no longer finds).
 //
 // Routes and ARP entries also apply batches (Batch): one request per value,
 // all sent on one stream ahead of their replies (the binary API's

@@ -52,7 +52,8 @@ type fakeVPP struct {
 
 	nextIf   uint32
 	ifaces   map[uint32]*vppif.SwInterfaceDetails
-	ifVrf    map[uint32]uint32
+	ifVrf    map[uint32]uint32 // IPv4 table
+	ifVrf6   map[uint32]uint32 // IPv6 table
 	addrs    map[uint32][]ip_types.AddressWithPrefix
 	nextBD   uint32
 	bds      map[uint32]*l2.BridgeDomainDetails
@@ -107,6 +108,7 @@ func (f *fakeVPP) reset() {
 	f.nextIf, f.nextBD = 1, 1
 	f.ifaces = map[uint32]*vppif.SwInterfaceDetails{0: {SwIfIndex: 0, InterfaceName: "local0", InterfaceDevType: "local", LinkMtu: 0}}
 	f.ifVrf, f.addrs = map[uint32]uint32{}, map[uint32][]ip_types.AddressWithPrefix{}
+	f.ifVrf6 = map[uint32]uint32{}
 	f.bds, f.fib = map[uint32]*l2.BridgeDomainDetails{}, map[uint32][]*l2.L2FibTableDetails{}
 	f.tables = map[ip.IPTable]bool{}
 	f.routes, f.neigh = map[routeID]*fakeRoute{}, nil
@@ -504,8 +506,8 @@ func (f *fakeVPP) apply(msg api.Message, retval *int32) []api.Message {
 			d.Tag = m.Tag
 		}
 	case *vppif.SwInterfaceSetFlags:
-		if d := iface(m.SwIfIndex); d != nil {
-			d.Flags = m.Flags
+		if d := iface(m.SwIfIndex); d != nil { // the admin state; the link's is the device's
+			d.Flags = d.Flags&^interface_types.IF_STATUS_API_FLAG_ADMIN_UP | m.Flags&interface_types.IF_STATUS_API_FLAG_ADMIN_UP
 		}
 	case *vppif.HwInterfaceSetMtu:
 		if d := iface(m.SwIfIndex); d != nil {
@@ -516,19 +518,29 @@ func (f *fakeVPP) apply(msg api.Message, retval *int32) []api.Message {
 			d.L2Address = m.MacAddress
 		}
 	case *vppif.SwInterfaceSetTable:
+		// One table per family; VPP refuses a move with addresses of the
+		// family.
+		tables := f.ifVrf
+		if m.IsIPv6 {
+			tables = f.ifVrf6
+		}
 		if iface(m.SwIfIndex) == nil {
 			return nil
 		}
 		for _, a := range f.addrs[uint32(m.SwIfIndex)] {
-			if (a.Address.Af == ip_types.ADDRESS_IP6) == m.IsIPv6 && f.ifVrf[uint32(m.SwIfIndex)] != m.VrfID {
+			if (a.Address.Af == ip_types.ADDRESS_IP6) == m.IsIPv6 && tables[uint32(m.SwIfIndex)] != m.VrfID {
 				*retval = int32(api.ADDRESS_FOUND_FOR_INTERFACE)
 				return nil
 			}
 		}
-		f.ifVrf[uint32(m.SwIfIndex)] = m.VrfID
+		tables[uint32(m.SwIfIndex)] = m.VrfID
 	case *vppif.SwInterfaceGetTable:
+		tables := f.ifVrf
+		if m.IsIPv6 {
+			tables = f.ifVrf6
+		}
 		if iface(m.SwIfIndex) != nil {
-			return []api.Message{&vppif.SwInterfaceGetTableReply{VrfID: f.ifVrf[uint32(m.SwIfIndex)]}}
+			return []api.Message{&vppif.SwInterfaceGetTableReply{VrfID: tables[uint32(m.SwIfIndex)]}}
 		}
 	case *vppif.SwInterfaceDump:
 		var out []api.Message
@@ -925,6 +937,7 @@ func (f *fakeVPP) forget(i uint32) {
 	delete(f.ifaces, i)
 	delete(f.addrs, i)
 	delete(f.ifVrf, i)
+	delete(f.ifVrf6, i)
 	delete(f.rxMode, i)
 	delete(f.gres, i)
 	delete(f.ipips, i)
@@ -941,7 +954,7 @@ func (f *fakeVPP) forget(i uint32) {
 // hasQueues says whether an interface has receive queues of its own, and
 // so a receive mode: not a loopback, a tunnel or a sub-interface.
 func hasQueues(d *vppif.SwInterfaceDetails) bool {
-	return d.Type == interface_types.IF_API_TYPE_HARDWARE && slices.Contains([]string{"memif", "virtio", "af_packet", "dpdk"}, d.InterfaceDevType)
+	return d.Type == interface_types.IF_API_TYPE_HARDWARE && slices.Contains([]string{"memif", "virtio", "af_packet", "dpdk", "vmxnet3", "rdma"}, d.InterfaceDevType)
 }
 
 // greAddDel adds or deletes a GRE tunnel, refusing what VPP refuses: ends

@@ -84,6 +84,24 @@ func (h *interfaces) Create(ctx context.Context, k vppinterfaces.InterfaceKey, v
 			return InterfaceMeta{}, err
 		}
 		idx = r
+	case vppinterfaces.Interface_TYPE_BOND:
+		r, err := (bonds{h.p}).Create(ctx, v)
+		if err != nil {
+			return InterfaceMeta{}, err
+		}
+		idx = r
+	case vppinterfaces.Interface_TYPE_VMXNET3:
+		r, err := (vmxnet3s{h.p}).Create(ctx, v)
+		if err != nil {
+			return InterfaceMeta{}, err
+		}
+		idx = r
+	case vppinterfaces.Interface_TYPE_RDMA:
+		r, err := (rdmas{h.p}).Create(ctx, v)
+		if err != nil {
+			return InterfaceMeta{}, err
+		}
+		idx = r
 	case vppinterfaces.Interface_TYPE_DPDK:
 		r, err := (physical{h.p}).Create(k.Name)
 		if err != nil {
@@ -132,35 +150,9 @@ func (h *interfaces) apply(ctx context.Context, idx interface_types.InterfaceInd
 			return vppErr("hw_interface_set_mtu", err)
 		}
 	}
-	if (old == nil && v.GetVrf() != 0) || (old != nil && v.GetVrf() != old.GetVrf()) {
-		// VPP moves an interface to another table only without addresses:
-		// they are taken off and put back.
-		var addrs []ip_types.AddressWithPrefix
-		if old != nil {
-			for _, v6 := range []bool{false, true} {
-				list, err := dump[*ip.IPAddressDetails]("ip_address_dump")(ip.NewServiceClient(h.p.conn).IPAddressDump(ctx, &ip.IPAddressDump{SwIfIndex: idx, IsIPv6: v6}))
-				if err != nil {
-					return err
-				}
-				for _, d := range list {
-					addrs = append(addrs, d.Prefix)
-				}
-			}
-		}
-		for _, a := range addrs {
-			if _, err := c.SwInterfaceAddDelAddress(ctx, &vppif.SwInterfaceAddDelAddress{SwIfIndex: idx, Prefix: a}); err != nil {
-				return vppErr("sw_interface_add_del_address", err)
-			}
-		}
-		for _, v6 := range []bool{false, true} {
-			if _, err := c.SwInterfaceSetTable(ctx, &vppif.SwInterfaceSetTable{SwIfIndex: idx, IsIPv6: v6, VrfID: v.GetVrf()}); err != nil {
-				return vppErr("sw_interface_set_table", err)
-			}
-		}
-		for _, a := range addrs {
-			if _, err := c.SwInterfaceAddDelAddress(ctx, &vppif.SwInterfaceAddDelAddress{SwIfIndex: idx, IsAdd: true, Prefix: a}); err != nil {
-				return vppErr("sw_interface_add_del_address", err)
-			}
+	for _, v6 := range []bool{false, true} {
+		if err := h.setTable(ctx, idx, v6, old, v); err != nil {
+			return err
 		}
 	}
 	if err := (rxModes{h.p}).Update(ctx, idx, old, v); err != nil {
@@ -173,6 +165,47 @@ func (h *interfaces) apply(ctx context.Context, idx interface_types.InterfaceInd
 		}
 		if _, err := c.SwInterfaceSetFlags(ctx, &vppif.SwInterfaceSetFlags{SwIfIndex: idx, Flags: flags}); err != nil {
 			return vppErr("sw_interface_set_flags", err)
+		}
+	}
+	return nil
+}
+
+// setTable moves the interface to v's table of a family (IPv4: vrf;
+// IPv6: ipv6_vrf, or vrf while it is unset) when it is not old's. VPP
+// moves an interface to another table only without addresses of the
+// family: they are taken off and put back.
+func (h *interfaces) setTable(ctx context.Context, idx interface_types.InterfaceIndex, v6 bool, old, v *vppinterfaces.Interface) error {
+	table := func(x *vppinterfaces.Interface) uint32 {
+		if v6 {
+			return x.EffectiveIpv6Vrf()
+		}
+		return x.GetVrf()
+	}
+	if table(v) == table(old) {
+		return nil // old nil: a new interface, in table 0
+	}
+	c := vppif.NewServiceClient(h.p.conn)
+	var addrs []ip_types.AddressWithPrefix
+	if old != nil {
+		list, err := dump[*ip.IPAddressDetails]("ip_address_dump")(ip.NewServiceClient(h.p.conn).IPAddressDump(ctx, &ip.IPAddressDump{SwIfIndex: idx, IsIPv6: v6}))
+		if err != nil {
+			return err
+		}
+		for _, d := range list {
+			addrs = append(addrs, d.Prefix)
+		}
+	}
+	for _, a := range addrs {
+		if _, err := c.SwInterfaceAddDelAddress(ctx, &vppif.SwInterfaceAddDelAddress{SwIfIndex: idx, Prefix: a}); err != nil {
+			return vppErr("sw_interface_add_del_address", err)
+		}
+	}
+	if _, err := c.SwInterfaceSetTable(ctx, &vppif.SwInterfaceSetTable{SwIfIndex: idx, IsIPv6: v6, VrfID: table(v)}); err != nil {
+		return vppErr("sw_interface_set_table", err)
+	}
+	for _, a := range addrs {
+		if _, err := c.SwInterfaceAddDelAddress(ctx, &vppif.SwInterfaceAddDelAddress{SwIfIndex: idx, IsAdd: true, Prefix: a}); err != nil {
+			return vppErr("sw_interface_add_del_address", err)
 		}
 	}
 	return nil
@@ -202,6 +235,12 @@ func (h *interfaces) Delete(ctx context.Context, _ vppinterfaces.InterfaceKey, v
 		return (greTunnels{h.p}).Delete(ctx, v)
 	case vppinterfaces.Interface_TYPE_IPIP_TUNNEL:
 		return (ipipTunnels{h.p}).Delete(ctx, idx)
+	case vppinterfaces.Interface_TYPE_BOND:
+		return (bonds{h.p}).Delete(ctx, idx)
+	case vppinterfaces.Interface_TYPE_VMXNET3:
+		return (vmxnet3s{h.p}).Delete(ctx, idx)
+	case vppinterfaces.Interface_TYPE_RDMA:
+		return (rdmas{h.p}).Delete(ctx, idx)
 	case vppinterfaces.Interface_TYPE_DPDK:
 		return (physical{h.p}).Delete(ctx, idx, v)
 	case vppinterfaces.Interface_TYPE_AF_PACKET:
@@ -230,6 +269,9 @@ var devTypes = map[string]vppinterfaces.Interface_Type{
 	"dpdk":      vppinterfaces.Interface_TYPE_DPDK,
 	"GRE":       vppinterfaces.Interface_TYPE_GRE_TUNNEL,
 	"IPIP":      vppinterfaces.Interface_TYPE_IPIP_TUNNEL,
+	"bond":      vppinterfaces.Interface_TYPE_BOND,
+	"vmxnet3":   vppinterfaces.Interface_TYPE_VMXNET3,
+	"rdma":      vppinterfaces.Interface_TYPE_RDMA,
 }
 
 // Retrieve dumps the interfaces. Tagged ones are ours (the tag is the
@@ -277,6 +319,8 @@ func (h *interfaces) Retrieve(ctx context.Context, correlate []vppinterfaces.Int
 				got.PhysAddress = ""
 			}
 			got.Memif, got.Tap, got.IpAddresses = w.GetMemif(), w.GetTap(), w.GetIpAddresses()
+			got.BondMembers, got.DhcpClient, got.Ip6Nd, got.Ip6NdPrefixes = w.GetBondMembers(), w.GetDhcpClient(), w.GetIp6Nd(), w.GetIp6NdPrefixes()
+			got.Rdma = w.GetRdma()
 			if w.GetType() == vppinterfaces.Interface_TYPE_AF_PACKET {
 				got.HostIfName = w.GetHostIfName()
 			}
@@ -286,7 +330,14 @@ func (h *interfaces) Retrieve(ctx context.Context, correlate []vppinterfaces.Int
 			if err != nil {
 				return nil, vppErr("sw_interface_get_table", err)
 			}
+			t6, err := c.SwInterfaceGetTable(ctx, &vppif.SwInterfaceGetTable{SwIfIndex: d.SwIfIndex, IsIPv6: true})
+			if err != nil {
+				return nil, vppErr("sw_interface_get_table", err)
+			}
 			got.Vrf = t.VrfID
+			if t6.VrfID != t.VrfID {
+				got.Ipv6Vrf = &t6.VrfID
+			}
 		}
 		got.Parent, got.SubInterface = (subInterfaces{h.p}).Retrieve(d, list)
 		out = append(out, vppinterfaces.InterfaceItem[InterfaceMeta]{
@@ -300,6 +351,12 @@ func (h *interfaces) Retrieve(ctx context.Context, correlate []vppinterfaces.Int
 		return nil, err
 	}
 	if err := (ipipTunnels{h.p}).Retrieve(ctx, out); err != nil {
+		return nil, err
+	}
+	if err := (bonds{h.p}).Retrieve(ctx, out); err != nil {
+		return nil, err
+	}
+	if err := (vmxnet3s{h.p}).Retrieve(ctx, out, want); err != nil {
 		return nil, err
 	}
 	if err := (rxModes{h.p}).Retrieve(ctx, out, want); err != nil {

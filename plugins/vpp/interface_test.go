@@ -138,12 +138,13 @@ func TestInterfaceUpdate(t *testing.T) {
 		&vppif.SwInterfaceSetMacAddress{SwIfIndex: 1, MacAddress: mac1},
 		&vppif.HwInterfaceSetMtu{SwIfIndex: 1, Mtu: 1500},
 		&ip.IPAddressDump{SwIfIndex: 1},
-		&ip.IPAddressDump{SwIfIndex: 1, IsIPv6: true},
 		&vppif.SwInterfaceSetTable{SwIfIndex: 1, VrfID: 0},
+		&ip.IPAddressDump{SwIfIndex: 1, IsIPv6: true},
 		&vppif.SwInterfaceSetTable{SwIfIndex: 1, IsIPv6: true, VrfID: 0},
 		&vppif.SwInterfaceSetFlags{SwIfIndex: 1, Flags: 0},
 	)
-	// Another VRF with addresses: they are taken off and put back.
+	// Another VRF with addresses: they are taken off and put back, family
+	// by family.
 	f.Do(func(f *fakeVPP) { f.addrs[1] = []ip_types.AddressWithPrefix{addrWithPrefix("10.0.0.1/24")} })
 	v2 := &vppinterfaces.Interface{Name: "lo1", PhysAddress: "02:00:00:00:00:01", Mtu: 1500, Vrf: 4}
 	if _, err := h.Update(context.Background(), k, v, v2, m); err != nil {
@@ -151,11 +152,11 @@ func TestInterfaceUpdate(t *testing.T) {
 	}
 	expectRequests(t, f,
 		&ip.IPAddressDump{SwIfIndex: 1},
-		&ip.IPAddressDump{SwIfIndex: 1, IsIPv6: true},
 		&vppif.SwInterfaceAddDelAddress{SwIfIndex: 1, Prefix: addrWithPrefix("10.0.0.1/24")},
 		&vppif.SwInterfaceSetTable{SwIfIndex: 1, VrfID: 4},
-		&vppif.SwInterfaceSetTable{SwIfIndex: 1, IsIPv6: true, VrfID: 4},
 		&vppif.SwInterfaceAddDelAddress{SwIfIndex: 1, IsAdd: true, Prefix: addrWithPrefix("10.0.0.1/24")},
+		&ip.IPAddressDump{SwIfIndex: 1, IsIPv6: true},
+		&vppif.SwInterfaceSetTable{SwIfIndex: 1, IsIPv6: true, VrfID: 4},
 	)
 	v = v2
 	// Nothing changed: no call.
@@ -237,7 +238,9 @@ func TestInterfaceRetrieve(t *testing.T) {
 	expectRequests(t, f,
 		&vppif.SwInterfaceDump{SwIfIndex: ^interface_types.InterfaceIndex(0)},
 		&vppif.SwInterfaceGetTable{SwIfIndex: 1},
+		&vppif.SwInterfaceGetTable{SwIfIndex: 1, IsIPv6: true},
 		&vppif.SwInterfaceGetTable{SwIfIndex: 2},
+		&vppif.SwInterfaceGetTable{SwIfIndex: 2, IsIPv6: true},
 	)
 }
 

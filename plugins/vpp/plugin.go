@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -52,6 +53,8 @@ type Plugin struct {
 	route   kv.Descriptor
 	arp     kv.Descriptor
 	nat     []kv.Descriptor // NAT44 (nat44global.go, nat44interface.go, nat44pool.go, dnat.go)
+	// more are the descriptors registered with add, after those above.
+	more []kv.Descriptor
 
 	// retrieved holds what the last Retrieve of interfaces and bridge
 	// domains found, by label: the other descriptors' Retrieve runs before
@@ -230,14 +233,38 @@ func (p *Plugin) buildDescriptors() (err error) {
 	if p.nat, err = p.buildNAT(); err != nil {
 		return err
 	}
+	if err := p.add(vppinterfaces.NewInterfaceBondMembersDescriptor[struct{}](&bondMembers{p: p})); err != nil {
+		return err
+	}
+	if err := p.add(vppinterfaces.NewInterfaceDhcpClientDescriptor[struct{}](&dhcpClients{p: p})); err != nil {
+		return err
+	}
+	if err := p.add(vppinterfaces.NewInterfaceIp6NdDescriptor[struct{}](&ip6nd{p: p})); err != nil {
+		return err
+	}
+	if err := p.add(vppinterfaces.NewInterfaceIp6NdPrefixesDescriptor[struct{}](&ip6ndPrefixes{p: p})); err != nil {
+		return err
+	}
+	if err := p.add(vppinterfaces.NewLinkUpDescriptor[struct{}](&linkUps{p: p})); err != nil {
+		return err
+	}
 	p.arp, err = vppl3.NewARPEntryDescriptor[struct{}](&arpEntries{p: p})
 	return err
+}
+
+// add registers a descriptor built in a file of its own (more).
+func (p *Plugin) add(d kv.Descriptor, err error) error {
+	if err != nil {
+		return err
+	}
+	p.more = append(p.more, d)
+	return nil
 }
 
 // Descriptors returns the plugin's descriptors, to register with a
 // scheduler.
 func (p *Plugin) Descriptors() []kv.Descriptor {
-	return append([]kv.Descriptor{p.iface, p.addr, p.unnum, p.bd, p.binding, p.fib, p.vrf, p.route, p.arp}, p.nat...)
+	return slices.Concat([]kv.Descriptor{p.iface, p.addr, p.unnum, p.bd, p.binding, p.fib, p.vrf, p.route, p.arp}, p.nat, p.more)
 }
 
 // Interfaces returns the interfaces' metadata by label.

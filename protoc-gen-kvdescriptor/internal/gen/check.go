@@ -93,6 +93,7 @@ func checkNames(files []*protogen.File, models []*model) []error {
 		}
 	}
 	errs = append(errs, checkDefaults(files, pkg)...)
+	errs = append(errs, checkFollows(files)...)
 	reported := map[[2]string]bool{}
 	for _, m := range models {
 		ids := pkg(m.file.GoImportPath)

@@ -97,7 +97,7 @@ func emitDefaults(out *jen.File, file *protogen.File) {
 
 // hasDefaults reports whether a generated file would hold defaults, so
 // that a file with no models but with defaults gets its .kv.go.
-func hasDefaults(f *protogen.File) bool { return len(fileDefaults(f)) > 0 }
+func hasDefaults(f *protogen.File) bool { return len(fileDefaults(f)) > 0 || len(fileFollows(f)) > 0 }
 
 // checkDefaults reports the zero_equals defaults of the messages of the
 // files to generate that do not fit their fields (those of the messages of

@@ -226,6 +226,11 @@ func (e *emitter) fieldEqual(f *protogen.Field, a, b *jen.Statement, path []*pro
 		name := e.nestedEqualName(append(append([]*protogen.Field(nil), path...), f))
 		return jen.Id(name).Call(a.Clone().Dot("Get"+f.GoName).Call(), b.Clone().Dot("Get"+f.GoName).Call())
 	}
+	if follows(f) && f.Desc.ParentFile().Path() == e.m.file.Desc.Path() {
+		// The generated accessor of unset_follows (follows.go).
+		acc := followField{f: f}.methodName()
+		return a.Clone().Dot(acc).Call().Op("==").Add(b.Clone().Dot(acc).Call())
+	}
 	if fieldOptions(f).GetCompare().GetZeroEquals() != "" && f.Desc.ParentFile().Path() == e.m.file.Desc.Path() {
 		// The generated accessor of the default (defaults.go): the
 		// message is declared in the file generated with the model.

@@ -103,6 +103,40 @@ func TestDefaults(t *testing.T) {
 				return &vppl3.Route{DstNetwork: "10.0.0.0/8", NextHopAddr: "10.0.0.1", Weight: uint32(x)}
 			},
 		},
+		vppIfattrDefault("vpp.interfaces.v1.Interface.Ip6Nd.max_interval", vppinterfaces.Interface_Ip6NdMaxIntervalDefault, 200, "vpp.interfaces.v1.Interface.ip6_nd", 60,
+			func(x uint32) uint32 { return (&vppinterfaces.Interface_Ip6Nd{MaxInterval: x}).EffectiveMaxInterval() },
+			func(x uint32) proto.Message { return &vppinterfaces.Interface_Ip6Nd{MaxInterval: x} }),
+		vppIfattrDefault("vpp.interfaces.v1.Interface.Ip6NdPrefix.valid_lifetime", vppinterfaces.Interface_Ip6NdPrefixValidLifetimeDefault, 2592000,
+			"vpp.interfaces.v1.Interface.ip6_nd_prefixes", 3600,
+			func(x uint32) uint32 {
+				return (&vppinterfaces.Interface_Ip6NdPrefix{ValidLifetime: x}).EffectiveValidLifetime()
+			},
+			func(x uint32) proto.Message {
+				return &vppinterfaces.Interface_Ip6NdPrefix{Prefix: "2001:db8::/64", ValidLifetime: x}
+			}),
+		vppIfattrDefault("vpp.interfaces.v1.Interface.Ip6NdPrefix.preferred_lifetime", vppinterfaces.Interface_Ip6NdPrefixPreferredLifetimeDefault, 604800,
+			"vpp.interfaces.v1.Interface.ip6_nd_prefixes", 1800,
+			func(x uint32) uint32 {
+				return (&vppinterfaces.Interface_Ip6NdPrefix{PreferredLifetime: x}).EffectivePreferredLifetime()
+			},
+			func(x uint32) proto.Message {
+				return &vppinterfaces.Interface_Ip6NdPrefix{Prefix: "2001:db8::/64", PreferredLifetime: x}
+			}),
+		vppIfattrDefault("vpp.interfaces.v1.Interface.Vmxnet3.rxq_size", vppinterfaces.Interface_Vmxnet3RxqSizeDefault, 1024, vppinterfaces.InterfaceModelName, 256,
+			func(x uint32) uint32 { return (&vppinterfaces.Interface_Vmxnet3{RxqSize: x}).EffectiveRxqSize() },
+			func(x uint32) proto.Message { return vmxWith(&vppinterfaces.Interface_Vmxnet3{RxqSize: x}) }),
+		vppIfattrDefault("vpp.interfaces.v1.Interface.Vmxnet3.txq_size", vppinterfaces.Interface_Vmxnet3TxqSizeDefault, 1024, vppinterfaces.InterfaceModelName, 256,
+			func(x uint32) uint32 { return (&vppinterfaces.Interface_Vmxnet3{TxqSize: x}).EffectiveTxqSize() },
+			func(x uint32) proto.Message { return vmxWith(&vppinterfaces.Interface_Vmxnet3{TxqSize: x}) }),
+		vppIfattrDefault("vpp.interfaces.v1.Interface.Rdma.rxq_num", vppinterfaces.Interface_RdmaRxqNumDefault, 1, vppinterfaces.InterfaceModelName, 4,
+			func(x uint32) uint32 { return (&vppinterfaces.Interface_Rdma{RxqNum: x}).EffectiveRxqNum() },
+			func(x uint32) proto.Message { return rdmaWith(&vppinterfaces.Interface_Rdma{RxqNum: x}) }),
+		vppIfattrDefault("vpp.interfaces.v1.Interface.Rdma.rxq_size", vppinterfaces.Interface_RdmaRxqSizeDefault, 1024, vppinterfaces.InterfaceModelName, 512,
+			func(x uint32) uint32 { return (&vppinterfaces.Interface_Rdma{RxqSize: x}).EffectiveRxqSize() },
+			func(x uint32) proto.Message { return rdmaWith(&vppinterfaces.Interface_Rdma{RxqSize: x}) }),
+		vppIfattrDefault("vpp.interfaces.v1.Interface.Rdma.txq_size", vppinterfaces.Interface_RdmaTxqSizeDefault, 1024, vppinterfaces.InterfaceModelName, 512,
+			func(x uint32) uint32 { return (&vppinterfaces.Interface_Rdma{TxqSize: x}).EffectiveTxqSize() },
+			func(x uint32) proto.Message { return rdmaWith(&vppinterfaces.Interface_Rdma{TxqSize: x}) }),
 	}
 	var tested []protoreflect.FullName
 	for _, tc := range tests {

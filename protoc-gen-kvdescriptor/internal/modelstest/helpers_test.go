@@ -83,6 +83,8 @@ func models() map[string]model {
 	add(erase(linuxl3.RouteSpec[struct{}](), noErr(linuxl3.NewRouteDescriptor[struct{}](nop[linuxl3.RouteKey, *linuxl3.Route]{}))))
 	add(erase(vppnat.Nat44AddressPoolSpec[struct{}](), noErr(vppnat.NewNat44AddressPoolDescriptor[struct{}](nop[vppnat.Nat44AddressPoolKey, *vppnat.Nat44AddressPool]{}))))
 	add(erase(vppnat.DNat44StaticMappingsSpec[struct{}](), noErr(vppnat.NewDNat44StaticMappingsDescriptor[struct{}](nop[vppnat.DNat44StaticMappingsKey, *vppnat.DNat44_StaticMapping]{}))))
+	add(erase(vppinterfaces.InterfaceIp6NdSpec[struct{}](), noErr(vppinterfaces.NewInterfaceIp6NdDescriptor[struct{}](nop[vppinterfaces.InterfaceIp6NdKey, *vppinterfaces.Interface_Ip6Nd]{}))))
+	add(erase(vppinterfaces.InterfaceIp6NdPrefixesSpec[struct{}](), noErr(vppinterfaces.NewInterfaceIp6NdPrefixesDescriptor[struct{}](nop[vppinterfaces.InterfaceIp6NdPrefixesKey, *vppinterfaces.Interface_Ip6NdPrefix]{}))))
 	return out
 }
 

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/vishvananda/netns"
 
@@ -142,6 +143,27 @@ func (v *vppPlugin) Start(env agent.Env) ([]kv.Descriptor, error) {
 	}
 	return p.Descriptors(), nil
 }
+
+// Watch reports the links of VPP's interfaces that come up or go down
+// (vpp.interfaces.v1.LinkUp), read every linkPoll.
+func (v *vppPlugin) Watch(ctx context.Context, notify func(context.Context, ...scheduler.Notification) error) error {
+	if v.p == nil {
+		return nil
+	}
+	return v.p.WatchLinks(ctx, linkPoll, func(ctx context.Context, changes []vpp.LinkChange) error {
+		ns := make([]scheduler.Notification, len(changes))
+		for i, c := range changes {
+			ns[i] = scheduler.Notification{Key: c.Key}
+			if c.Value != nil {
+				ns[i].Value = c.Value
+			}
+		}
+		return notify(ctx, ns...)
+	})
+}
+
+// linkPoll is how often the VPP plugin reads its interfaces' links.
+const linkPoll = time.Second
 
 func (v *vppPlugin) Close() error {
 	if v.p != nil {

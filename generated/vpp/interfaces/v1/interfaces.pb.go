@@ -49,21 +49,33 @@ const (
 	Interface_TYPE_GRE_TUNNEL Interface_Type = 8
 	// TYPE_IPIP_TUNNEL: an IP-in-IP tunnel (point to point); see ipip.
 	Interface_TYPE_IPIP_TUNNEL Interface_Type = 9
+	// TYPE_BOND: a bond (link aggregation) of member interfaces; see bond
+	// and bond_members. VPP names it BondEthernetID.
+	Interface_TYPE_BOND Interface_Type = 20
+	// TYPE_VMXNET3: VPP's native driver of a VMware vmxnet3 PCI device;
+	// see vmxnet3.
+	Interface_TYPE_VMXNET3 Interface_Type = 21
+	// TYPE_RDMA: VPP's RDMA (ibverbs) driver on a Linux network device,
+	// for Mellanox NICs; see rdma.
+	Interface_TYPE_RDMA Interface_Type = 22
 )
 
 // Enum value maps for Interface_Type.
 var (
 	Interface_Type_name = map[int32]string{
-		0: "TYPE_UNSPECIFIED",
-		1: "TYPE_LOOPBACK",
-		2: "TYPE_MEMIF",
-		3: "TYPE_AF_PACKET",
-		4: "TYPE_TAP",
-		5: "TYPE_SUB_INTERFACE",
-		6: "TYPE_VXLAN_TUNNEL",
-		7: "TYPE_DPDK",
-		8: "TYPE_GRE_TUNNEL",
-		9: "TYPE_IPIP_TUNNEL",
+		0:  "TYPE_UNSPECIFIED",
+		1:  "TYPE_LOOPBACK",
+		2:  "TYPE_MEMIF",
+		3:  "TYPE_AF_PACKET",
+		4:  "TYPE_TAP",
+		5:  "TYPE_SUB_INTERFACE",
+		6:  "TYPE_VXLAN_TUNNEL",
+		7:  "TYPE_DPDK",
+		8:  "TYPE_GRE_TUNNEL",
+		9:  "TYPE_IPIP_TUNNEL",
+		20: "TYPE_BOND",
+		21: "TYPE_VMXNET3",
+		22: "TYPE_RDMA",
 	}
 	Interface_Type_value = map[string]int32{
 		"TYPE_UNSPECIFIED":   0,
@@ -76,6 +88,9 @@ var (
 		"TYPE_DPDK":          7,
 		"TYPE_GRE_TUNNEL":    8,
 		"TYPE_IPIP_TUNNEL":   9,
+		"TYPE_BOND":          20,
+		"TYPE_VMXNET3":       21,
+		"TYPE_RDMA":          22,
 	}
 )
 
@@ -213,6 +228,168 @@ func (Interface_Gre_Kind) EnumDescriptor() ([]byte, []int) {
 	return file_vpp_interfaces_v1_interfaces_proto_rawDescGZIP(), []int{0, 4, 0}
 }
 
+// Mode is how the bond spreads frames over its members.
+type Interface_Bond_Mode int32
+
+const (
+	Interface_Bond_MODE_UNSPECIFIED   Interface_Bond_Mode = 0
+	Interface_Bond_MODE_ROUND_ROBIN   Interface_Bond_Mode = 1
+	Interface_Bond_MODE_ACTIVE_BACKUP Interface_Bond_Mode = 2
+	Interface_Bond_MODE_XOR           Interface_Bond_Mode = 3
+	Interface_Bond_MODE_BROADCAST     Interface_Bond_Mode = 4
+	// MODE_LACP: 802.3ad link aggregation (VPP's lacp plugin).
+	Interface_Bond_MODE_LACP Interface_Bond_Mode = 5
+)
+
+// Enum value maps for Interface_Bond_Mode.
+var (
+	Interface_Bond_Mode_name = map[int32]string{
+		0: "MODE_UNSPECIFIED",
+		1: "MODE_ROUND_ROBIN",
+		2: "MODE_ACTIVE_BACKUP",
+		3: "MODE_XOR",
+		4: "MODE_BROADCAST",
+		5: "MODE_LACP",
+	}
+	Interface_Bond_Mode_value = map[string]int32{
+		"MODE_UNSPECIFIED":   0,
+		"MODE_ROUND_ROBIN":   1,
+		"MODE_ACTIVE_BACKUP": 2,
+		"MODE_XOR":           3,
+		"MODE_BROADCAST":     4,
+		"MODE_LACP":          5,
+	}
+)
+
+func (x Interface_Bond_Mode) Enum() *Interface_Bond_Mode {
+	p := new(Interface_Bond_Mode)
+	*p = x
+	return p
+}
+
+func (x Interface_Bond_Mode) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Interface_Bond_Mode) Descriptor() protoreflect.EnumDescriptor {
+	return file_vpp_interfaces_v1_interfaces_proto_enumTypes[3].Descriptor()
+}
+
+func (Interface_Bond_Mode) Type() protoreflect.EnumType {
+	return &file_vpp_interfaces_v1_interfaces_proto_enumTypes[3]
+}
+
+func (x Interface_Bond_Mode) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Interface_Bond_Mode.Descriptor instead.
+func (Interface_Bond_Mode) EnumDescriptor() ([]byte, []int) {
+	return file_vpp_interfaces_v1_interfaces_proto_rawDescGZIP(), []int{0, 6, 0}
+}
+
+// LoadBalance is the hash that picks a member in the XOR and LACP
+// modes (the other modes have their own).
+type Interface_Bond_LoadBalance int32
+
+const (
+	Interface_Bond_LOAD_BALANCE_L2  Interface_Bond_LoadBalance = 0
+	Interface_Bond_LOAD_BALANCE_L34 Interface_Bond_LoadBalance = 1
+	Interface_Bond_LOAD_BALANCE_L23 Interface_Bond_LoadBalance = 2
+)
+
+// Enum value maps for Interface_Bond_LoadBalance.
+var (
+	Interface_Bond_LoadBalance_name = map[int32]string{
+		0: "LOAD_BALANCE_L2",
+		1: "LOAD_BALANCE_L34",
+		2: "LOAD_BALANCE_L23",
+	}
+	Interface_Bond_LoadBalance_value = map[string]int32{
+		"LOAD_BALANCE_L2":  0,
+		"LOAD_BALANCE_L34": 1,
+		"LOAD_BALANCE_L23": 2,
+	}
+)
+
+func (x Interface_Bond_LoadBalance) Enum() *Interface_Bond_LoadBalance {
+	p := new(Interface_Bond_LoadBalance)
+	*p = x
+	return p
+}
+
+func (x Interface_Bond_LoadBalance) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Interface_Bond_LoadBalance) Descriptor() protoreflect.EnumDescriptor {
+	return file_vpp_interfaces_v1_interfaces_proto_enumTypes[4].Descriptor()
+}
+
+func (Interface_Bond_LoadBalance) Type() protoreflect.EnumType {
+	return &file_vpp_interfaces_v1_interfaces_proto_enumTypes[4]
+}
+
+func (x Interface_Bond_LoadBalance) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Interface_Bond_LoadBalance.Descriptor instead.
+func (Interface_Bond_LoadBalance) EnumDescriptor() ([]byte, []int) {
+	return file_vpp_interfaces_v1_interfaces_proto_rawDescGZIP(), []int{0, 6, 1}
+}
+
+// Mode is how the driver talks to the device.
+type Interface_Rdma_Mode int32
+
+const (
+	// MODE_AUTO: direct verbs (DV) if the device has them, else ibverbs.
+	Interface_Rdma_MODE_AUTO Interface_Rdma_Mode = 0
+	Interface_Rdma_MODE_IBV  Interface_Rdma_Mode = 1
+	Interface_Rdma_MODE_DV   Interface_Rdma_Mode = 2
+)
+
+// Enum value maps for Interface_Rdma_Mode.
+var (
+	Interface_Rdma_Mode_name = map[int32]string{
+		0: "MODE_AUTO",
+		1: "MODE_IBV",
+		2: "MODE_DV",
+	}
+	Interface_Rdma_Mode_value = map[string]int32{
+		"MODE_AUTO": 0,
+		"MODE_IBV":  1,
+		"MODE_DV":   2,
+	}
+)
+
+func (x Interface_Rdma_Mode) Enum() *Interface_Rdma_Mode {
+	p := new(Interface_Rdma_Mode)
+	*p = x
+	return p
+}
+
+func (x Interface_Rdma_Mode) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Interface_Rdma_Mode) Descriptor() protoreflect.EnumDescriptor {
+	return file_vpp_interfaces_v1_interfaces_proto_enumTypes[5].Descriptor()
+}
+
+func (Interface_Rdma_Mode) Type() protoreflect.EnumType {
+	return &file_vpp_interfaces_v1_interfaces_proto_enumTypes[5]
+}
+
+func (x Interface_Rdma_Mode) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Interface_Rdma_Mode.Descriptor instead.
+func (Interface_Rdma_Mode) EnumDescriptor() ([]byte, []int) {
+	return file_vpp_interfaces_v1_interfaces_proto_rawDescGZIP(), []int{0, 12, 0}
+}
+
 // Interface is a VPP interface. Its metadata is the VPP sw_if_index.
 type Interface struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -272,7 +449,39 @@ type Interface struct {
 	Gre *Interface_Gre `protobuf:"bytes,17,opt,name=gre,proto3" json:"gre,omitempty"`
 	// ipip: required for, and only for, an IP-in-IP tunnel. VPP cannot
 	// change a tunnel: changing it re-creates.
-	Ipip          *Interface_Ipip `protobuf:"bytes,18,opt,name=ipip,proto3" json:"ipip,omitempty"`
+	Ipip *Interface_Ipip `protobuf:"bytes,18,opt,name=ipip,proto3" json:"ipip,omitempty"`
+	// bond: required for, and only for, a bond. VPP cannot change a bond:
+	// changing it re-creates (members are detached first and added again).
+	Bond *Interface_Bond `protobuf:"bytes,40,opt,name=bond,proto3" json:"bond,omitempty"`
+	// bond_members are a bond's member interfaces, each a value of its own
+	// (vppctl bond add BOND MEMBER): it waits until the member interface
+	// exists and is detached before the member or the bond goes. Changing
+	// a member's flags detaches and adds it again.
+	BondMembers []*Interface_BondMember `protobuf:"bytes,41,rep,name=bond_members,json=bondMembers,proto3" json:"bond_members,omitempty"`
+	// dhcp_client, when set, runs VPP's DHCP client on the interface (set
+	// dhcp client intfc NAME): a value of its own, after the interface and
+	// removed before it; changing it re-creates that value only. The
+	// address the server leases is VPP's, not a value.
+	DhcpClient *Interface_DhcpClient `protobuf:"bytes,42,opt,name=dhcp_client,json=dhcpClient,proto3" json:"dhcp_client,omitempty"`
+	// ip6_nd, when set, enables IPv6 on the interface and configures its
+	// router advertisements (ip6 nd NAME ...): a value of its own, changed
+	// in place; unset, the settings go back to VPP's defaults and the
+	// value's hold on IPv6 is released.
+	Ip6Nd *Interface_Ip6Nd `protobuf:"bytes,43,opt,name=ip6_nd,json=ip6Nd,proto3" json:"ip6_nd,omitempty"`
+	// ip6_nd_prefixes are the prefixes the router advertisements carry
+	// (ip6 nd NAME prefix P ...), each a value of its own that waits for
+	// ip6_nd; changed in place.
+	Ip6NdPrefixes []*Interface_Ip6NdPrefix `protobuf:"bytes,44,rep,name=ip6_nd_prefixes,json=ip6NdPrefixes,proto3" json:"ip6_nd_prefixes,omitempty"`
+	// ipv6_vrf is the VRF table of the interface's IPv6 addresses when it
+	// differs from vrf's: unset, IPv6 follows vrf; set (0 included), it is
+	// the IPv6 table, and vrf the IPv4 one alone.
+	Ipv6Vrf *uint32 `protobuf:"varint,45,opt,name=ipv6_vrf,json=ipv6Vrf,proto3,oneof" json:"ipv6_vrf,omitempty"`
+	// vmxnet3: required for, and only for, a vmxnet3 interface. Changing it
+	// re-creates.
+	Vmxnet3 *Interface_Vmxnet3 `protobuf:"bytes,46,opt,name=vmxnet3,proto3" json:"vmxnet3,omitempty"`
+	// rdma: required for, and only for, an RDMA interface. VPP does not
+	// report it back (a resync keeps the value's). Changing it re-creates.
+	Rdma          *Interface_Rdma `protobuf:"bytes,47,opt,name=rdma,proto3" json:"rdma,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -433,6 +642,112 @@ func (x *Interface) GetIpip() *Interface_Ipip {
 	return nil
 }
 
+func (x *Interface) GetBond() *Interface_Bond {
+	if x != nil {
+		return x.Bond
+	}
+	return nil
+}
+
+func (x *Interface) GetBondMembers() []*Interface_BondMember {
+	if x != nil {
+		return x.BondMembers
+	}
+	return nil
+}
+
+func (x *Interface) GetDhcpClient() *Interface_DhcpClient {
+	if x != nil {
+		return x.DhcpClient
+	}
+	return nil
+}
+
+func (x *Interface) GetIp6Nd() *Interface_Ip6Nd {
+	if x != nil {
+		return x.Ip6Nd
+	}
+	return nil
+}
+
+func (x *Interface) GetIp6NdPrefixes() []*Interface_Ip6NdPrefix {
+	if x != nil {
+		return x.Ip6NdPrefixes
+	}
+	return nil
+}
+
+func (x *Interface) GetIpv6Vrf() uint32 {
+	if x != nil && x.Ipv6Vrf != nil {
+		return *x.Ipv6Vrf
+	}
+	return 0
+}
+
+func (x *Interface) GetVmxnet3() *Interface_Vmxnet3 {
+	if x != nil {
+		return x.Vmxnet3
+	}
+	return nil
+}
+
+func (x *Interface) GetRdma() *Interface_Rdma {
+	if x != nil {
+		return x.Rdma
+	}
+	return nil
+}
+
+// LinkUp is the link (carrier) of a VPP interface as VPP reports it: a
+// value exists while the link is up, and is only ever obtained (VPP's to
+// report, never configured: a value set is refused when applied). Other
+// values may depend on it ("vpp/link-up/NAME") to wait for a link. It is
+// read at each resync: WithPeriodicResync keeps it current. The admin
+// state is the interface's enabled.
+type LinkUp struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Interface     string                 `protobuf:"bytes,1,opt,name=interface,proto3" json:"interface,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LinkUp) Reset() {
+	*x = LinkUp{}
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LinkUp) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LinkUp) ProtoMessage() {}
+
+func (x *LinkUp) ProtoReflect() protoreflect.Message {
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LinkUp.ProtoReflect.Descriptor instead.
+func (*LinkUp) Descriptor() ([]byte, []int) {
+	return file_vpp_interfaces_v1_interfaces_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *LinkUp) GetInterface() string {
+	if x != nil {
+		return x.Interface
+	}
+	return ""
+}
+
 // Memif holds the parameters of a memif interface.
 type Interface_Memif struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -450,7 +765,7 @@ type Interface_Memif struct {
 
 func (x *Interface_Memif) Reset() {
 	*x = Interface_Memif{}
-	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[1]
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -462,7 +777,7 @@ func (x *Interface_Memif) String() string {
 func (*Interface_Memif) ProtoMessage() {}
 
 func (x *Interface_Memif) ProtoReflect() protoreflect.Message {
-	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[1]
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -511,7 +826,7 @@ type Interface_Tap struct {
 
 func (x *Interface_Tap) Reset() {
 	*x = Interface_Tap{}
-	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[2]
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -523,7 +838,7 @@ func (x *Interface_Tap) String() string {
 func (*Interface_Tap) ProtoMessage() {}
 
 func (x *Interface_Tap) ProtoReflect() protoreflect.Message {
-	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[2]
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -569,7 +884,7 @@ type Interface_SubInterface struct {
 
 func (x *Interface_SubInterface) Reset() {
 	*x = Interface_SubInterface{}
-	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[3]
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -581,7 +896,7 @@ func (x *Interface_SubInterface) String() string {
 func (*Interface_SubInterface) ProtoMessage() {}
 
 func (x *Interface_SubInterface) ProtoReflect() protoreflect.Message {
-	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[3]
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -647,7 +962,7 @@ type Interface_Vxlan struct {
 
 func (x *Interface_Vxlan) Reset() {
 	*x = Interface_Vxlan{}
-	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[4]
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -659,7 +974,7 @@ func (x *Interface_Vxlan) String() string {
 func (*Interface_Vxlan) ProtoMessage() {}
 
 func (x *Interface_Vxlan) ProtoReflect() protoreflect.Message {
-	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[4]
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -713,7 +1028,7 @@ type Interface_Gre struct {
 
 func (x *Interface_Gre) Reset() {
 	*x = Interface_Gre{}
-	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[5]
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -725,7 +1040,7 @@ func (x *Interface_Gre) String() string {
 func (*Interface_Gre) ProtoMessage() {}
 
 func (x *Interface_Gre) ProtoReflect() protoreflect.Message {
-	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[5]
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -780,7 +1095,7 @@ type Interface_Ipip struct {
 
 func (x *Interface_Ipip) Reset() {
 	*x = Interface_Ipip{}
-	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[6]
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -792,7 +1107,7 @@ func (x *Interface_Ipip) String() string {
 func (*Interface_Ipip) ProtoMessage() {}
 
 func (x *Interface_Ipip) ProtoReflect() protoreflect.Message {
-	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[6]
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -822,11 +1137,509 @@ func (x *Interface_Ipip) GetDstAddress() string {
 	return ""
 }
 
+// Bond holds the parameters of a bond interface.
+type Interface_Bond struct {
+	state       protoimpl.MessageState     `protogen:"open.v1"`
+	Mode        Interface_Bond_Mode        `protobuf:"varint,1,opt,name=mode,proto3,enum=vpp.interfaces.v1.Interface_Bond_Mode" json:"mode,omitempty"`
+	LoadBalance Interface_Bond_LoadBalance `protobuf:"varint,2,opt,name=load_balance,json=loadBalance,proto3,enum=vpp.interfaces.v1.Interface_Bond_LoadBalance" json:"load_balance,omitempty"`
+	// id is the instance: VPP names the interface BondEthernetID, and
+	// refuses an id another bond has.
+	Id            uint32 `protobuf:"varint,3,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Interface_Bond) Reset() {
+	*x = Interface_Bond{}
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Interface_Bond) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Interface_Bond) ProtoMessage() {}
+
+func (x *Interface_Bond) ProtoReflect() protoreflect.Message {
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Interface_Bond.ProtoReflect.Descriptor instead.
+func (*Interface_Bond) Descriptor() ([]byte, []int) {
+	return file_vpp_interfaces_v1_interfaces_proto_rawDescGZIP(), []int{0, 6}
+}
+
+func (x *Interface_Bond) GetMode() Interface_Bond_Mode {
+	if x != nil {
+		return x.Mode
+	}
+	return Interface_Bond_MODE_UNSPECIFIED
+}
+
+func (x *Interface_Bond) GetLoadBalance() Interface_Bond_LoadBalance {
+	if x != nil {
+		return x.LoadBalance
+	}
+	return Interface_Bond_LOAD_BALANCE_L2
+}
+
+func (x *Interface_Bond) GetId() uint32 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+// BondMember is a member interface of a bond.
+type Interface_BondMember struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// name is the member interface (its label): an Ethernet interface,
+	// not a sub-interface or a bond, in no other bond.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// passive (LACP): the member does not start LACP, the partner must.
+	Passive bool `protobuf:"varint,2,opt,name=passive,proto3" json:"passive,omitempty"`
+	// long_timeout (LACP): the partner times out after 90s, not 3s.
+	LongTimeout   bool `protobuf:"varint,3,opt,name=long_timeout,json=longTimeout,proto3" json:"long_timeout,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Interface_BondMember) Reset() {
+	*x = Interface_BondMember{}
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Interface_BondMember) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Interface_BondMember) ProtoMessage() {}
+
+func (x *Interface_BondMember) ProtoReflect() protoreflect.Message {
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Interface_BondMember.ProtoReflect.Descriptor instead.
+func (*Interface_BondMember) Descriptor() ([]byte, []int) {
+	return file_vpp_interfaces_v1_interfaces_proto_rawDescGZIP(), []int{0, 7}
+}
+
+func (x *Interface_BondMember) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Interface_BondMember) GetPassive() bool {
+	if x != nil {
+		return x.Passive
+	}
+	return false
+}
+
+func (x *Interface_BondMember) GetLongTimeout() bool {
+	if x != nil {
+		return x.LongTimeout
+	}
+	return false
+}
+
+// DhcpClient holds the parameters of VPP's DHCP client on the
+// interface (IPv4).
+type Interface_DhcpClient struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// hostname is sent in the requests (option 12); VPP keeps 63 bytes.
+	Hostname string `protobuf:"bytes,1,opt,name=hostname,proto3" json:"hostname,omitempty"`
+	// broadcast asks the server to broadcast its replies.
+	Broadcast     bool `protobuf:"varint,2,opt,name=broadcast,proto3" json:"broadcast,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Interface_DhcpClient) Reset() {
+	*x = Interface_DhcpClient{}
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Interface_DhcpClient) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Interface_DhcpClient) ProtoMessage() {}
+
+func (x *Interface_DhcpClient) ProtoReflect() protoreflect.Message {
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Interface_DhcpClient.ProtoReflect.Descriptor instead.
+func (*Interface_DhcpClient) Descriptor() ([]byte, []int) {
+	return file_vpp_interfaces_v1_interfaces_proto_rawDescGZIP(), []int{0, 8}
+}
+
+func (x *Interface_DhcpClient) GetHostname() string {
+	if x != nil {
+		return x.Hostname
+	}
+	return ""
+}
+
+func (x *Interface_DhcpClient) GetBroadcast() bool {
+	if x != nil {
+		return x.Broadcast
+	}
+	return false
+}
+
+// Ip6Nd holds the IPv6 neighbour discovery settings of the interface:
+// its router advertisements.
+type Interface_Ip6Nd struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// suppress sends no router advertisements.
+	Suppress bool `protobuf:"varint,1,opt,name=suppress,proto3" json:"suppress,omitempty"`
+	// managed sets the managed address configuration flag (M).
+	Managed bool `protobuf:"varint,2,opt,name=managed,proto3" json:"managed,omitempty"`
+	// other sets the other configuration flag (O).
+	Other bool `protobuf:"varint,3,opt,name=other,proto3" json:"other,omitempty"`
+	// max_interval is the most seconds between unsolicited
+	// advertisements (4 to 1800); 0: VPP's default, 200. VPP sends the
+	// next one at least 3/4 of it after the last.
+	MaxInterval   uint32 `protobuf:"varint,4,opt,name=max_interval,json=maxInterval,proto3" json:"max_interval,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Interface_Ip6Nd) Reset() {
+	*x = Interface_Ip6Nd{}
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Interface_Ip6Nd) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Interface_Ip6Nd) ProtoMessage() {}
+
+func (x *Interface_Ip6Nd) ProtoReflect() protoreflect.Message {
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Interface_Ip6Nd.ProtoReflect.Descriptor instead.
+func (*Interface_Ip6Nd) Descriptor() ([]byte, []int) {
+	return file_vpp_interfaces_v1_interfaces_proto_rawDescGZIP(), []int{0, 9}
+}
+
+func (x *Interface_Ip6Nd) GetSuppress() bool {
+	if x != nil {
+		return x.Suppress
+	}
+	return false
+}
+
+func (x *Interface_Ip6Nd) GetManaged() bool {
+	if x != nil {
+		return x.Managed
+	}
+	return false
+}
+
+func (x *Interface_Ip6Nd) GetOther() bool {
+	if x != nil {
+		return x.Other
+	}
+	return false
+}
+
+func (x *Interface_Ip6Nd) GetMaxInterval() uint32 {
+	if x != nil {
+		return x.MaxInterval
+	}
+	return 0
+}
+
+// Ip6NdPrefix is a prefix the router advertisements carry.
+type Interface_Ip6NdPrefix struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// prefix is an IPv6 network (an IPv4 one is refused when applied).
+	Prefix string `protobuf:"bytes,1,opt,name=prefix,proto3" json:"prefix,omitempty"`
+	// valid_lifetime and preferred_lifetime are in seconds, the preferred
+	// one at most the valid one (VPP refuses more); 0: VPP's defaults, 30
+	// and 7 days.
+	ValidLifetime     uint32 `protobuf:"varint,2,opt,name=valid_lifetime,json=validLifetime,proto3" json:"valid_lifetime,omitempty"`
+	PreferredLifetime uint32 `protobuf:"varint,3,opt,name=preferred_lifetime,json=preferredLifetime,proto3" json:"preferred_lifetime,omitempty"`
+	// off_link clears the on-link flag (L).
+	OffLink bool `protobuf:"varint,4,opt,name=off_link,json=offLink,proto3" json:"off_link,omitempty"`
+	// no_autoconfig clears the autonomous address-configuration flag (A).
+	NoAutoconfig  bool `protobuf:"varint,5,opt,name=no_autoconfig,json=noAutoconfig,proto3" json:"no_autoconfig,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Interface_Ip6NdPrefix) Reset() {
+	*x = Interface_Ip6NdPrefix{}
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Interface_Ip6NdPrefix) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Interface_Ip6NdPrefix) ProtoMessage() {}
+
+func (x *Interface_Ip6NdPrefix) ProtoReflect() protoreflect.Message {
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Interface_Ip6NdPrefix.ProtoReflect.Descriptor instead.
+func (*Interface_Ip6NdPrefix) Descriptor() ([]byte, []int) {
+	return file_vpp_interfaces_v1_interfaces_proto_rawDescGZIP(), []int{0, 10}
+}
+
+func (x *Interface_Ip6NdPrefix) GetPrefix() string {
+	if x != nil {
+		return x.Prefix
+	}
+	return ""
+}
+
+func (x *Interface_Ip6NdPrefix) GetValidLifetime() uint32 {
+	if x != nil {
+		return x.ValidLifetime
+	}
+	return 0
+}
+
+func (x *Interface_Ip6NdPrefix) GetPreferredLifetime() uint32 {
+	if x != nil {
+		return x.PreferredLifetime
+	}
+	return 0
+}
+
+func (x *Interface_Ip6NdPrefix) GetOffLink() bool {
+	if x != nil {
+		return x.OffLink
+	}
+	return false
+}
+
+func (x *Interface_Ip6NdPrefix) GetNoAutoconfig() bool {
+	if x != nil {
+		return x.NoAutoconfig
+	}
+	return false
+}
+
+// Vmxnet3 holds the parameters of a vmxnet3 interface. VPP names it
+// vmxnet3-DOMAIN/BUS/SLOT/FUNCTION (hexadecimal).
+type Interface_Vmxnet3 struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// pci_address is the device's PCI address, DDDD:BB:SS.F (hexadecimal:
+	// domain, bus, slot up to 1f, function up to 7).
+	PciAddress string `protobuf:"bytes,1,opt,name=pci_address,json=pciAddress,proto3" json:"pci_address,omitempty"`
+	// rxq_size and txq_size are the queues' sizes, powers of 2 from 64 to
+	// 4096 (VPP refuses others); 0: 1024.
+	RxqSize uint32 `protobuf:"varint,2,opt,name=rxq_size,json=rxqSize,proto3" json:"rxq_size,omitempty"`
+	TxqSize uint32 `protobuf:"varint,3,opt,name=txq_size,json=txqSize,proto3" json:"txq_size,omitempty"`
+	// enable_elog turns VPP's event logging of the driver on.
+	EnableElog    bool `protobuf:"varint,4,opt,name=enable_elog,json=enableElog,proto3" json:"enable_elog,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Interface_Vmxnet3) Reset() {
+	*x = Interface_Vmxnet3{}
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Interface_Vmxnet3) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Interface_Vmxnet3) ProtoMessage() {}
+
+func (x *Interface_Vmxnet3) ProtoReflect() protoreflect.Message {
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Interface_Vmxnet3.ProtoReflect.Descriptor instead.
+func (*Interface_Vmxnet3) Descriptor() ([]byte, []int) {
+	return file_vpp_interfaces_v1_interfaces_proto_rawDescGZIP(), []int{0, 11}
+}
+
+func (x *Interface_Vmxnet3) GetPciAddress() string {
+	if x != nil {
+		return x.PciAddress
+	}
+	return ""
+}
+
+func (x *Interface_Vmxnet3) GetRxqSize() uint32 {
+	if x != nil {
+		return x.RxqSize
+	}
+	return 0
+}
+
+func (x *Interface_Vmxnet3) GetTxqSize() uint32 {
+	if x != nil {
+		return x.TxqSize
+	}
+	return 0
+}
+
+func (x *Interface_Vmxnet3) GetEnableElog() bool {
+	if x != nil {
+		return x.EnableElog
+	}
+	return false
+}
+
+// Rdma holds the parameters of an RDMA interface.
+type Interface_Rdma struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// host_if_name is the Linux network device the driver attaches to.
+	HostIfName string              `protobuf:"bytes,1,opt,name=host_if_name,json=hostIfName,proto3" json:"host_if_name,omitempty"`
+	Mode       Interface_Rdma_Mode `protobuf:"varint,2,opt,name=mode,proto3,enum=vpp.interfaces.v1.Interface_Rdma_Mode" json:"mode,omitempty"`
+	// rxq_num is the number of receive queues (0: 1); rxq_size and
+	// txq_size the queues' sizes, powers of 2 (0: 1024).
+	RxqNum        uint32 `protobuf:"varint,3,opt,name=rxq_num,json=rxqNum,proto3" json:"rxq_num,omitempty"`
+	RxqSize       uint32 `protobuf:"varint,4,opt,name=rxq_size,json=rxqSize,proto3" json:"rxq_size,omitempty"`
+	TxqSize       uint32 `protobuf:"varint,5,opt,name=txq_size,json=txqSize,proto3" json:"txq_size,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Interface_Rdma) Reset() {
+	*x = Interface_Rdma{}
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Interface_Rdma) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Interface_Rdma) ProtoMessage() {}
+
+func (x *Interface_Rdma) ProtoReflect() protoreflect.Message {
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Interface_Rdma.ProtoReflect.Descriptor instead.
+func (*Interface_Rdma) Descriptor() ([]byte, []int) {
+	return file_vpp_interfaces_v1_interfaces_proto_rawDescGZIP(), []int{0, 12}
+}
+
+func (x *Interface_Rdma) GetHostIfName() string {
+	if x != nil {
+		return x.HostIfName
+	}
+	return ""
+}
+
+func (x *Interface_Rdma) GetMode() Interface_Rdma_Mode {
+	if x != nil {
+		return x.Mode
+	}
+	return Interface_Rdma_MODE_AUTO
+}
+
+func (x *Interface_Rdma) GetRxqNum() uint32 {
+	if x != nil {
+		return x.RxqNum
+	}
+	return 0
+}
+
+func (x *Interface_Rdma) GetRxqSize() uint32 {
+	if x != nil {
+		return x.RxqSize
+	}
+	return 0
+}
+
+func (x *Interface_Rdma) GetTxqSize() uint32 {
+	if x != nil {
+		return x.TxqSize
+	}
+	return 0
+}
+
 var File_vpp_interfaces_v1_interfaces_proto protoreflect.FileDescriptor
 
 const file_vpp_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"\n" +
-	"\"vpp/interfaces/v1/interfaces.proto\x12\x11vpp.interfaces.v1\x1a\x1dkvdescriptor/v1/options.proto\"\xab\x17\n" +
+	"\"vpp/interfaces/v1/interfaces.proto\x12\x11vpp.interfaces.v1\x1a\x1dkvdescriptor/v1/options.proto\"\xf8,\n" +
 	"\tInterface\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12=\n" +
 	"\x04type\x18\x02 \x01(\x0e2!.vpp.interfaces.v1.Interface.TypeB\x06Ҽ\x19\x02 \x01R\x04type\x12\x18\n" +
@@ -865,16 +1678,38 @@ const file_vpp_interfaces_v1_interfaces_proto_rawDesc = "" +
 	",vpp/interface/{name}/unnumbered/{unnumbered}\x12&vpp.interfaces.v1.Interface.unnumbered\x1aK\n" +
 	"\"numbered interface with an address\x1a%\n" +
 	"#vpp/interface/{unnumbered}/address/2\x06Z\x04nameR\n" +
-	"unnumbered\x12}\n" +
-	"\arx_mode\x18\x10 \x01(\x0e2#.vpp.interfaces.v1.Interface.RxModeB?Ҽ\x19;29R7\n" +
+	"unnumbered\x12\x96\x01\n" +
+	"\arx_mode\x18\x10 \x01(\x0e2#.vpp.interfaces.v1.Interface.RxModeBXҼ\x19T2RRP\n" +
 	"\x04type\x12\n" +
-	"TYPE_MEMIF\x12\bTYPE_TAP\x12\x0eTYPE_AF_PACKET\x12\tTYPE_DPDKR\x06rxMode\x12n\n" +
+	"TYPE_MEMIF\x12\bTYPE_TAP\x12\x0eTYPE_AF_PACKET\x12\tTYPE_DPDK\x12\fTYPE_VMXNET3\x12\tTYPE_RDMAR\x06rxMode\x12n\n" +
 	"\x03gre\x18\x11 \x01(\v2 .vpp.interfaces.v1.Interface.GreB:Ҽ\x196 \x0122J\x17\n" +
 	"\x04type\x12\x0fTYPE_GRE_TUNNELR\x17\n" +
 	"\x04type\x12\x0fTYPE_GRE_TUNNELR\x03gre\x12s\n" +
 	"\x04ipip\x18\x12 \x01(\v2!.vpp.interfaces.v1.Interface.IpipB<Ҽ\x198 \x0124J\x18\n" +
 	"\x04type\x12\x10TYPE_IPIP_TUNNELR\x18\n" +
-	"\x04type\x12\x10TYPE_IPIP_TUNNELR\x04ipip\x1aL\n" +
+	"\x04type\x12\x10TYPE_IPIP_TUNNELR\x04ipip\x12e\n" +
+	"\x04bond\x18( \x01(\v2!.vpp.interfaces.v1.Interface.BondB.Ҽ\x19* \x012&J\x11\n" +
+	"\x04type\x12\tTYPE_BONDR\x11\n" +
+	"\x04type\x12\tTYPE_BONDR\x04bond\x12\xce\x01\n" +
+	"\fbond_members\x18) \x03(\v2'.vpp.interfaces.v1.Interface.BondMemberB\x81\x01Ҽ\x19}\x1a`\n" +
+	"4vpp/interface/{name}/bond-member/{bond_members.name}\x12(vpp.interfaces.v1.Interface.bond_members2\x19B\x04nameR\x11\n" +
+	"\x04type\x12\tTYPE_BONDR\vbondMembers\x12\x9b\x01\n" +
+	"\vdhcp_client\x18* \x01(\v2'.vpp.interfaces.v1.Interface.DhcpClientBQҼ\x19M\x1aK\n" +
+	" vpp/interface/{name}/dhcp-client\x12'vpp.interfaces.v1.Interface.dhcp_clientR\n" +
+	"dhcpClient\x12\x81\x01\n" +
+	"\x06ip6_nd\x18+ \x01(\v2\".vpp.interfaces.v1.Interface.Ip6NdBFҼ\x19B\x1a@\n" +
+	"\x1avpp/interface/{name}/ip6nd\x12\"vpp.interfaces.v1.Interface.ip6_ndR\x05ip6Nd\x12\xfe\x01\n" +
+	"\x0fip6_nd_prefixes\x18, \x03(\v2(.vpp.interfaces.v1.Interface.Ip6NdPrefixB\xab\x01Ҽ\x19\xa6\x01\x1a\x99\x01\n" +
+	":vpp/interface/{name}/ip6nd-prefix/{ip6_nd_prefixes.prefix}\x12+vpp.interfaces.v1.Interface.ip6_nd_prefixes\x1a.\n" +
+	"\x10IPv6 ND settings\x12\x1avpp/interface/{name}/ip6nd2\bB\x06prefixR\rip6NdPrefixes\x12I\n" +
+	"\bipv6_vrf\x18- \x01(\rB)Ҽ\x19%\x12\x1e\n" +
+	"\x12vpp.l3.v1.VrfTable\x12\bIPv6 VRFB\x03vrfH\x00R\aipv6Vrf\x88\x01\x01\x12t\n" +
+	"\avmxnet3\x18. \x01(\v2$.vpp.interfaces.v1.Interface.Vmxnet3B4Ҽ\x190 \x012,J\x14\n" +
+	"\x04type\x12\fTYPE_VMXNET3R\x14\n" +
+	"\x04type\x12\fTYPE_VMXNET3R\avmxnet3\x12e\n" +
+	"\x04rdma\x18/ \x01(\v2!.vpp.interfaces.v1.Interface.RdmaB.Ҽ\x19* \x012&J\x11\n" +
+	"\x04type\x12\tTYPE_RDMAR\x11\n" +
+	"\x04type\x12\tTYPE_RDMAR\x04rdma\x1aL\n" +
 	"\x05Memif\x12\x16\n" +
 	"\x06master\x18\x01 \x01(\bR\x06master\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\rR\x02id\x12\x1b\n" +
@@ -915,7 +1750,64 @@ const file_vpp_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"Ҽ\x19\x06\b\x032\x02\b\x01R\n" +
 	"srcAddress\x128\n" +
 	"\vdst_address\x18\x02 \x01(\tB\x17Ҽ\x19\x13\b\x032\x0f\b\x01Z\vsrc_addressR\n" +
-	"dstAddress\"\xca\x01\n" +
+	"dstAddress\x1a\xa0\x03\n" +
+	"\x04Bond\x12D\n" +
+	"\x04mode\x18\x01 \x01(\x0e2&.vpp.interfaces.v1.Interface.Bond.ModeB\bҼ\x19\x042\x02\b\x01R\x04mode\x12u\n" +
+	"\fload_balance\x18\x02 \x01(\x0e2-.vpp.interfaces.v1.Interface.Bond.LoadBalanceB#Ҽ\x19\x1f2\x1dR\x1b\n" +
+	"\x04mode\x12\bMODE_XOR\x12\tMODE_LACPR\vloadBalance\x12\x0e\n" +
+	"\x02id\x18\x03 \x01(\rR\x02id\"{\n" +
+	"\x04Mode\x12\x14\n" +
+	"\x10MODE_UNSPECIFIED\x10\x00\x12\x14\n" +
+	"\x10MODE_ROUND_ROBIN\x10\x01\x12\x16\n" +
+	"\x12MODE_ACTIVE_BACKUP\x10\x02\x12\f\n" +
+	"\bMODE_XOR\x10\x03\x12\x12\n" +
+	"\x0eMODE_BROADCAST\x10\x04\x12\r\n" +
+	"\tMODE_LACP\x10\x05\"N\n" +
+	"\vLoadBalance\x12\x13\n" +
+	"\x0fLOAD_BALANCE_L2\x10\x00\x12\x14\n" +
+	"\x10LOAD_BALANCE_L34\x10\x01\x12\x14\n" +
+	"\x10LOAD_BALANCE_L23\x10\x02\x1a\x94\x01\n" +
+	"\n" +
+	"BondMember\x12I\n" +
+	"\x04name\x18\x01 \x01(\tB5Ҽ\x191\x12/\n" +
+	"\x1bvpp.interfaces.v1.Interface\x12\x10member interfaceR\x04name\x12\x18\n" +
+	"\apassive\x18\x02 \x01(\bR\apassive\x12!\n" +
+	"\flong_timeout\x18\x03 \x01(\bR\vlongTimeout\x1aF\n" +
+	"\n" +
+	"DhcpClient\x12\x1a\n" +
+	"\bhostname\x18\x01 \x01(\tR\bhostname\x12\x1c\n" +
+	"\tbroadcast\x18\x02 \x01(\bR\tbroadcast\x1a\x90\x01\n" +
+	"\x05Ip6Nd\x12\x1a\n" +
+	"\bsuppress\x18\x01 \x01(\bR\bsuppress\x12\x18\n" +
+	"\amanaged\x18\x02 \x01(\bR\amanaged\x12\x14\n" +
+	"\x05other\x18\x03 \x01(\bR\x05other\x12;\n" +
+	"\fmax_interval\x18\x04 \x01(\rB\x18Ҽ\x19\x14*\x05\x12\x032002\v\x18\x01 \x04(\x010\x88\x0e`\x01R\vmaxInterval\x1a\xe4\x01\n" +
+	"\vIp6NdPrefix\x12\x1e\n" +
+	"\x06prefix\x18\x01 \x01(\tB\x06Ҽ\x19\x02\b\x04R\x06prefix\x126\n" +
+	"\x0evalid_lifetime\x18\x02 \x01(\rB\x0fҼ\x19\v*\t\x12\a2592000R\rvalidLifetime\x12=\n" +
+	"\x12preferred_lifetime\x18\x03 \x01(\rB\x0eҼ\x19\n" +
+	"*\b\x12\x06604800R\x11preferredLifetime\x12\x19\n" +
+	"\boff_link\x18\x04 \x01(\bR\aoffLink\x12#\n" +
+	"\rno_autoconfig\x18\x05 \x01(\bR\fnoAutoconfig\x1a\xc1\x01\n" +
+	"\aVmxnet3\x12)\n" +
+	"\vpci_address\x18\x01 \x01(\tB\bҼ\x19\x042\x02\b\x01R\n" +
+	"pciAddress\x124\n" +
+	"\brxq_size\x18\x02 \x01(\rB\x19Ҽ\x19\x15*\x06\x12\x0410242\v\x18\x01 @(\x010\x80 `\x01R\arxqSize\x124\n" +
+	"\btxq_size\x18\x03 \x01(\rB\x19Ҽ\x19\x15*\x06\x12\x0410242\v\x18\x01 @(\x010\x80 `\x01R\atxqSize\x12\x1f\n" +
+	"\venable_elog\x18\x04 \x01(\bR\n" +
+	"enableElog\x1a\xb0\x02\n" +
+	"\x04Rdma\x12,\n" +
+	"\fhost_if_name\x18\x01 \x01(\tB\n" +
+	"Ҽ\x19\x06\b\b2\x02\b\x01R\n" +
+	"hostIfName\x12:\n" +
+	"\x04mode\x18\x02 \x01(\x0e2&.vpp.interfaces.v1.Interface.Rdma.ModeR\x04mode\x12*\n" +
+	"\arxq_num\x18\x03 \x01(\rB\x11Ҽ\x19\r*\x03\x12\x0112\x06(\x010\xff\xff\x03R\x06rxqNum\x12/\n" +
+	"\brxq_size\x18\x04 \x01(\rB\x14Ҽ\x19\x10*\x06\x12\x0410242\x06(\x010\xff\xff\x03R\arxqSize\x12/\n" +
+	"\btxq_size\x18\x05 \x01(\rB\x14Ҽ\x19\x10*\x06\x12\x0410242\x06(\x010\xff\xff\x03R\atxqSize\"0\n" +
+	"\x04Mode\x12\r\n" +
+	"\tMODE_AUTO\x10\x00\x12\f\n" +
+	"\bMODE_IBV\x10\x01\x12\v\n" +
+	"\aMODE_DV\x10\x02\"\xfa\x01\n" +
 	"\x04Type\x12\x14\n" +
 	"\x10TYPE_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rTYPE_LOOPBACK\x10\x01\x12\x0e\n" +
@@ -927,13 +1819,20 @@ const file_vpp_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"\x11TYPE_VXLAN_TUNNEL\x10\x06\x12\r\n" +
 	"\tTYPE_DPDK\x10\a\x12\x13\n" +
 	"\x0fTYPE_GRE_TUNNEL\x10\b\x12\x14\n" +
-	"\x10TYPE_IPIP_TUNNEL\x10\t\"c\n" +
+	"\x10TYPE_IPIP_TUNNEL\x10\t\x12\r\n" +
+	"\tTYPE_BOND\x10\x14\x12\x10\n" +
+	"\fTYPE_VMXNET3\x10\x15\x12\r\n" +
+	"\tTYPE_RDMA\x10\x16\"c\n" +
 	"\x06RxMode\x12\x17\n" +
 	"\x13RX_MODE_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fRX_MODE_POLLING\x10\x01\x12\x15\n" +
 	"\x11RX_MODE_INTERRUPT\x10\x02\x12\x14\n" +
 	"\x10RX_MODE_ADAPTIVE\x10\x03:\x1cҼ\x19\x18\n" +
-	"\x14vpp/interface/{name} \x01BPZNgithub.com/kvdescriptor/kvdescriptor/generated/vpp/interfaces/v1;vppinterfacesb\x06proto3"
+	"\x14vpp/interface/{name} \x01B\v\n" +
+	"\t_ipv6_vrf\"b\n" +
+	"\x06LinkUp\x12\x1c\n" +
+	"\tinterface\x18\x01 \x01(\tR\tinterface::Ҽ\x196\n" +
+	"\x17vpp/link-up/{interface}*\x1bvpp.interfaces.v1.InterfaceBPZNgithub.com/kvdescriptor/kvdescriptor/generated/vpp/interfaces/v1;vppinterfacesb\x06proto3"
 
 var (
 	file_vpp_interfaces_v1_interfaces_proto_rawDescOnce sync.Once
@@ -947,35 +1846,56 @@ func file_vpp_interfaces_v1_interfaces_proto_rawDescGZIP() []byte {
 	return file_vpp_interfaces_v1_interfaces_proto_rawDescData
 }
 
-var file_vpp_interfaces_v1_interfaces_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_vpp_interfaces_v1_interfaces_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_vpp_interfaces_v1_interfaces_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
+var file_vpp_interfaces_v1_interfaces_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_vpp_interfaces_v1_interfaces_proto_goTypes = []any{
-	(Interface_Type)(0),            // 0: vpp.interfaces.v1.Interface.Type
-	(Interface_RxMode)(0),          // 1: vpp.interfaces.v1.Interface.RxMode
-	(Interface_Gre_Kind)(0),        // 2: vpp.interfaces.v1.Interface.Gre.Kind
-	(*Interface)(nil),              // 3: vpp.interfaces.v1.Interface
-	(*Interface_Memif)(nil),        // 4: vpp.interfaces.v1.Interface.Memif
-	(*Interface_Tap)(nil),          // 5: vpp.interfaces.v1.Interface.Tap
-	(*Interface_SubInterface)(nil), // 6: vpp.interfaces.v1.Interface.SubInterface
-	(*Interface_Vxlan)(nil),        // 7: vpp.interfaces.v1.Interface.Vxlan
-	(*Interface_Gre)(nil),          // 8: vpp.interfaces.v1.Interface.Gre
-	(*Interface_Ipip)(nil),         // 9: vpp.interfaces.v1.Interface.Ipip
+	(Interface_Type)(0),             // 0: vpp.interfaces.v1.Interface.Type
+	(Interface_RxMode)(0),           // 1: vpp.interfaces.v1.Interface.RxMode
+	(Interface_Gre_Kind)(0),         // 2: vpp.interfaces.v1.Interface.Gre.Kind
+	(Interface_Bond_Mode)(0),        // 3: vpp.interfaces.v1.Interface.Bond.Mode
+	(Interface_Bond_LoadBalance)(0), // 4: vpp.interfaces.v1.Interface.Bond.LoadBalance
+	(Interface_Rdma_Mode)(0),        // 5: vpp.interfaces.v1.Interface.Rdma.Mode
+	(*Interface)(nil),               // 6: vpp.interfaces.v1.Interface
+	(*LinkUp)(nil),                  // 7: vpp.interfaces.v1.LinkUp
+	(*Interface_Memif)(nil),         // 8: vpp.interfaces.v1.Interface.Memif
+	(*Interface_Tap)(nil),           // 9: vpp.interfaces.v1.Interface.Tap
+	(*Interface_SubInterface)(nil),  // 10: vpp.interfaces.v1.Interface.SubInterface
+	(*Interface_Vxlan)(nil),         // 11: vpp.interfaces.v1.Interface.Vxlan
+	(*Interface_Gre)(nil),           // 12: vpp.interfaces.v1.Interface.Gre
+	(*Interface_Ipip)(nil),          // 13: vpp.interfaces.v1.Interface.Ipip
+	(*Interface_Bond)(nil),          // 14: vpp.interfaces.v1.Interface.Bond
+	(*Interface_BondMember)(nil),    // 15: vpp.interfaces.v1.Interface.BondMember
+	(*Interface_DhcpClient)(nil),    // 16: vpp.interfaces.v1.Interface.DhcpClient
+	(*Interface_Ip6Nd)(nil),         // 17: vpp.interfaces.v1.Interface.Ip6Nd
+	(*Interface_Ip6NdPrefix)(nil),   // 18: vpp.interfaces.v1.Interface.Ip6NdPrefix
+	(*Interface_Vmxnet3)(nil),       // 19: vpp.interfaces.v1.Interface.Vmxnet3
+	(*Interface_Rdma)(nil),          // 20: vpp.interfaces.v1.Interface.Rdma
 }
 var file_vpp_interfaces_v1_interfaces_proto_depIdxs = []int32{
-	0, // 0: vpp.interfaces.v1.Interface.type:type_name -> vpp.interfaces.v1.Interface.Type
-	4, // 1: vpp.interfaces.v1.Interface.memif:type_name -> vpp.interfaces.v1.Interface.Memif
-	5, // 2: vpp.interfaces.v1.Interface.tap:type_name -> vpp.interfaces.v1.Interface.Tap
-	6, // 3: vpp.interfaces.v1.Interface.sub_interface:type_name -> vpp.interfaces.v1.Interface.SubInterface
-	7, // 4: vpp.interfaces.v1.Interface.vxlan:type_name -> vpp.interfaces.v1.Interface.Vxlan
-	1, // 5: vpp.interfaces.v1.Interface.rx_mode:type_name -> vpp.interfaces.v1.Interface.RxMode
-	8, // 6: vpp.interfaces.v1.Interface.gre:type_name -> vpp.interfaces.v1.Interface.Gre
-	9, // 7: vpp.interfaces.v1.Interface.ipip:type_name -> vpp.interfaces.v1.Interface.Ipip
-	2, // 8: vpp.interfaces.v1.Interface.Gre.kind:type_name -> vpp.interfaces.v1.Interface.Gre.Kind
-	9, // [9:9] is the sub-list for method output_type
-	9, // [9:9] is the sub-list for method input_type
-	9, // [9:9] is the sub-list for extension type_name
-	9, // [9:9] is the sub-list for extension extendee
-	0, // [0:9] is the sub-list for field type_name
+	0,  // 0: vpp.interfaces.v1.Interface.type:type_name -> vpp.interfaces.v1.Interface.Type
+	8,  // 1: vpp.interfaces.v1.Interface.memif:type_name -> vpp.interfaces.v1.Interface.Memif
+	9,  // 2: vpp.interfaces.v1.Interface.tap:type_name -> vpp.interfaces.v1.Interface.Tap
+	10, // 3: vpp.interfaces.v1.Interface.sub_interface:type_name -> vpp.interfaces.v1.Interface.SubInterface
+	11, // 4: vpp.interfaces.v1.Interface.vxlan:type_name -> vpp.interfaces.v1.Interface.Vxlan
+	1,  // 5: vpp.interfaces.v1.Interface.rx_mode:type_name -> vpp.interfaces.v1.Interface.RxMode
+	12, // 6: vpp.interfaces.v1.Interface.gre:type_name -> vpp.interfaces.v1.Interface.Gre
+	13, // 7: vpp.interfaces.v1.Interface.ipip:type_name -> vpp.interfaces.v1.Interface.Ipip
+	14, // 8: vpp.interfaces.v1.Interface.bond:type_name -> vpp.interfaces.v1.Interface.Bond
+	15, // 9: vpp.interfaces.v1.Interface.bond_members:type_name -> vpp.interfaces.v1.Interface.BondMember
+	16, // 10: vpp.interfaces.v1.Interface.dhcp_client:type_name -> vpp.interfaces.v1.Interface.DhcpClient
+	17, // 11: vpp.interfaces.v1.Interface.ip6_nd:type_name -> vpp.interfaces.v1.Interface.Ip6Nd
+	18, // 12: vpp.interfaces.v1.Interface.ip6_nd_prefixes:type_name -> vpp.interfaces.v1.Interface.Ip6NdPrefix
+	19, // 13: vpp.interfaces.v1.Interface.vmxnet3:type_name -> vpp.interfaces.v1.Interface.Vmxnet3
+	20, // 14: vpp.interfaces.v1.Interface.rdma:type_name -> vpp.interfaces.v1.Interface.Rdma
+	2,  // 15: vpp.interfaces.v1.Interface.Gre.kind:type_name -> vpp.interfaces.v1.Interface.Gre.Kind
+	3,  // 16: vpp.interfaces.v1.Interface.Bond.mode:type_name -> vpp.interfaces.v1.Interface.Bond.Mode
+	4,  // 17: vpp.interfaces.v1.Interface.Bond.load_balance:type_name -> vpp.interfaces.v1.Interface.Bond.LoadBalance
+	5,  // 18: vpp.interfaces.v1.Interface.Rdma.mode:type_name -> vpp.interfaces.v1.Interface.Rdma.Mode
+	19, // [19:19] is the sub-list for method output_type
+	19, // [19:19] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_vpp_interfaces_v1_interfaces_proto_init() }
@@ -983,13 +1903,14 @@ func file_vpp_interfaces_v1_interfaces_proto_init() {
 	if File_vpp_interfaces_v1_interfaces_proto != nil {
 		return
 	}
+	file_vpp_interfaces_v1_interfaces_proto_msgTypes[0].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_vpp_interfaces_v1_interfaces_proto_rawDesc), len(file_vpp_interfaces_v1_interfaces_proto_rawDesc)),
-			NumEnums:      3,
-			NumMessages:   7,
+			NumEnums:      6,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
