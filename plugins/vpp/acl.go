@@ -221,8 +221,8 @@ func ipRules(rules []*vppacl.ACL_Rule) ([]acl_types.ACLRule, error) {
 			errs = append(errs, kv.Invalid(at+"dst_network", "%s is not of the family of src_network %s", dst, src))
 		}
 		icmp := r.GetProtocol() == 1 || r.GetProtocol() == 58
-		sLo, sHi, err3 := portRange(at+"src_port", r.GetSrcPortFirst(), r.GetSrcPortLast(), icmp)
-		dLo, dHi, err4 := portRange(at+"dst_port", r.GetDstPortFirst(), r.GetDstPortLast(), icmp)
+		sLo, sHi, err3 := portRange(at, "src_port", r.GetSrcPortFirst(), r.GetSrcPortLast(), icmp)
+		dLo, dHi, err4 := portRange(at, "dst_port", r.GetDstPortFirst(), r.GetDstPortLast(), icmp)
 		errs = append(errs, err1, err2, err3, err4, atMost(at+"action", uint32(r.GetAction()), uint32(vppacl.Action_ACTION_PERMIT_REFLECT)),
 			atMost(at+"protocol", r.GetProtocol(), 255), atMost(at+"tcp_flags_mask", r.GetTcpFlagsMask(), 255), atMost(at+"tcp_flags_value", r.GetTcpFlagsValue(), 255))
 		out[i] = acl_types.ACLRule{IsPermit: acl_types.ACLAction(r.GetAction()), SrcPrefix: prefix(src), DstPrefix: prefix(dst), Proto: ip_types.IPProto(r.GetProtocol()),
@@ -259,8 +259,9 @@ func network(field, s string) (netip.Prefix, error) {
 }
 
 // portRange is the range of ports (of ICMP types or codes, up to 255)
-// first-last: last 0 is first; both 0, the whole range.
-func portRange(field string, first, last uint32, icmp bool) (uint16, uint16, error) {
+// first-last of the fields at+name_first and _last: last 0 is first; both
+// 0, the whole range.
+func portRange(at, name string, first, last uint32, icmp bool) (uint16, uint16, error) {
 	top := uint32(65535)
 	if icmp {
 		top = 255
@@ -272,9 +273,9 @@ func portRange(field string, first, last uint32, icmp bool) (uint16, uint16, err
 		last = first
 	}
 	if first > last {
-		return 0, 0, kv.Invalid(field+"_last", "%d is below %s_first %d", last, field, first)
+		return 0, 0, kv.Invalid(at+name+"_last", "%d is below %s_first %d", last, name, first)
 	}
-	return uint16(first), uint16(last), atMost(field+"_last", last, top)
+	return uint16(first), uint16(last), errors.Join(atMost(at+name+"_first", first, top), atMost(at+name+"_last", last, top))
 }
 
 // atMost checks that a field's value is at most max.
