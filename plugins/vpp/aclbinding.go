@@ -2,10 +2,17 @@ package vpp
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"sync"
 
+	"go.fd.io/govpp/binapi/acl"
+	"go.fd.io/govpp/binapi/interface_types"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	vppacl "github.com/kvdescriptor/kvdescriptor/generated/vpp/acl/v1"
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
 
 // The bindings of ACLs to interfaces, values derived from the ACLs'
@@ -78,4 +85,111 @@ func (h *macipBindings) Delete(ctx context.Context, k vppacl.MACIPACLInterfacesK
 func (h *macipBindings) Retrieve(ctx context.Context, correlate []vppacl.MACIPACLInterfacesItem[struct{}]) ([]vppacl.MACIPACLInterfacesItem[struct{}], error) {
 	have, err := h.p.macipBindings(ctx)
 	return retrieveBindings(h.p, have, correlate, func(k vppacl.MACIPACLInterfacesKey) (string, string) { return k.Name, k.Interfaces }, true, true), err
+}
+
+// aclBinding is one ACL bound to one interface in one direction: an entry
+// of the interface's input or output list.
+type aclBinding struct {
+	acl, swIfIndex uint32
+	input          bool
+}
+
+// bindACL binds (add) or unbinds the ACL named acl to the interface named
+// iface, on input or output. VPP appends the ACL to the interface's list
+// of that direction: one binding value is one acl_interface_add_del, with
+// no read and rewrite of the whole list (acl_interface_set_acl_list).
+// vppctl set acl-plugin interface NAME input|output acl INDEX [del]
+func (p *Plugin) bindACL(ctx context.Context, name, iface string, input, add bool) error {
+	idx, err1 := p.aclFound.index(p.acl.Metadata(), "ACL", name)
+	sw, err2 := p.swIfIndex(iface)
+	if err := errors.Join(err1, err2); err != nil {
+		return err
+	}
+	_, err := acl.NewServiceClient(p.conn).ACLInterfaceAddDel(ctx, &acl.ACLInterfaceAddDel{IsAdd: add, IsInput: input, SwIfIndex: interface_types.InterfaceIndex(sw), ACLIndex: idx})
+	return vppErr("acl_interface_add_del", err)
+}
+
+// aclBindings dumps the ACL lists of every interface: input ACLs first,
+// then output ones.
+func (p *Plugin) aclBindings(ctx context.Context) (map[aclBinding]bool, error) {
+	list, err := dump[*acl.ACLInterfaceListDetails]("acl_interface_list_dump")(acl.NewServiceClient(p.conn).ACLInterfaceListDump(ctx, &acl.ACLInterfaceListDump{SwIfIndex: ^interface_types.InterfaceIndex(0)}))
+	out := map[aclBinding]bool{}
+	for _, d := range list {
+		for i, a := range d.Acls {
+			out[aclBinding{a, uint32(d.SwIfIndex), i < int(d.NInput)}] = true
+		}
+	}
+	return out, err
+}
+
+// retrieveBindings reports the correlated bindings (of an IP ACL when
+// macip is false, of a MAC-IP ACL otherwise) that VPP has; parts gives a
+// key's ACL and interface labels.
+func retrieveBindings[K comparable, V proto.Message](p *Plugin, have map[aclBinding]bool, correlate []kv.Item[K, V, struct{}], parts func(K) (string, string), input, macip bool) []kv.Item[K, V, struct{}] {
+	var out []kv.Item[K, V, struct{}]
+	found, meta := &p.aclFound, p.acl.Metadata()
+	if macip {
+		found, meta = &p.macipFound, p.macip.Metadata()
+	}
+	for _, c := range correlate {
+		name, iface := parts(c.Key)
+		idx, err1 := found.index(meta, "ACL", name)
+		sw, err2 := p.swIfIndex(iface)
+		if err1 == nil && err2 == nil && have[aclBinding{idx, sw, input}] {
+			out = append(out, kv.Item[K, V, struct{}]{Key: c.Key, Value: c.Value, Origin: kv.OriginNB})
+		}
+	}
+	return out
+}
+
+// labelIndexes holds the indexes that a model's last Retrieve found, by
+// label: the Retrieve of its bindings runs before the scheduler adopts
+// them as metadata.
+type labelIndexes struct {
+	mu    sync.Mutex
+	found map[string]uint32
+}
+
+func (x *labelIndexes) set(found map[string]uint32) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.found = found
+}
+
+// index returns the index of the value labelled label: from its metadata,
+// else from the last Retrieve.
+func (x *labelIndexes) index(meta kv.MetadataMap[ACLMeta], what, label string) (uint32, error) {
+	if m, ok := meta.Get(label); ok {
+		return m.Index, nil
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if i, ok := x.found[label]; ok {
+		return i, nil
+	}
+	return 0, fmt.Errorf("%s %s: no acl_index known: %w", what, label, kv.ErrNotFound)
+}
+
+// bindMACIP applies (add) the MAC-IP ACL named name to the interface named
+// iface, or takes it off.
+func (p *Plugin) bindMACIP(ctx context.Context, name, iface string, add bool) error {
+	idx, err1 := p.macipFound.index(p.macip.Metadata(), "MAC-IP ACL", name)
+	sw, err2 := p.swIfIndex(iface)
+	if err := errors.Join(err1, err2); err != nil {
+		return err
+	}
+	_, err := acl.NewServiceClient(p.conn).MacipACLInterfaceAddDel(ctx, &acl.MacipACLInterfaceAddDel{IsAdd: add, SwIfIndex: interface_types.InterfaceIndex(sw), ACLIndex: idx})
+	return vppErr("macip_acl_interface_add_del", err)
+}
+
+// macipBindings dumps the MAC-IP ACL of every interface that has one.
+func (p *Plugin) macipBindings(ctx context.Context) (map[aclBinding]bool, error) {
+	list, err := dump[*acl.MacipACLInterfaceListDetails]("macip_acl_interface_list_dump")(acl.NewServiceClient(p.conn).MacipACLInterfaceListDump(ctx, &acl.MacipACLInterfaceListDump{SwIfIndex: ^interface_types.InterfaceIndex(0)}))
+	out := map[aclBinding]bool{}
+	for _, d := range list {
+		for _, a := range d.Acls {
+			out[aclBinding{a, uint32(d.SwIfIndex), true}] = true
+		}
+	}
+	return out, err
 }

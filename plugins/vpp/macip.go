@@ -10,7 +10,6 @@ import (
 	"go.fd.io/govpp/binapi/acl"
 	"go.fd.io/govpp/binapi/acl_types"
 	"go.fd.io/govpp/binapi/ethernet_types"
-	"go.fd.io/govpp/binapi/interface_types"
 
 	vppacl "github.com/kvdescriptor/kvdescriptor/generated/vpp/acl/v1"
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
@@ -92,30 +91,6 @@ func (h *macipACLs) Retrieve(ctx context.Context, correlate []vppacl.MACIPACLIte
 	}
 	h.p.macipFound.set(found)
 	return out, nil
-}
-
-// bindMACIP applies (add) the MAC-IP ACL named name to the interface named
-// iface, or takes it off.
-func (p *Plugin) bindMACIP(ctx context.Context, name, iface string, add bool) error {
-	idx, err1 := p.macipFound.index(p.macip.Metadata(), "MAC-IP ACL", name)
-	sw, err2 := p.swIfIndex(iface)
-	if err := errors.Join(err1, err2); err != nil {
-		return err
-	}
-	_, err := acl.NewServiceClient(p.conn).MacipACLInterfaceAddDel(ctx, &acl.MacipACLInterfaceAddDel{IsAdd: add, SwIfIndex: interface_types.InterfaceIndex(sw), ACLIndex: idx})
-	return vppErr("macip_acl_interface_add_del", err)
-}
-
-// macipBindings dumps the MAC-IP ACL of every interface that has one.
-func (p *Plugin) macipBindings(ctx context.Context) (map[aclBinding]bool, error) {
-	list, err := dump[*acl.MacipACLInterfaceListDetails]("macip_acl_interface_list_dump")(acl.NewServiceClient(p.conn).MacipACLInterfaceListDump(ctx, &acl.MacipACLInterfaceListDump{SwIfIndex: ^interface_types.InterfaceIndex(0)}))
-	out := map[aclBinding]bool{}
-	for _, d := range list {
-		for _, a := range d.Acls {
-			out[aclBinding{a, uint32(d.SwIfIndex), true}] = true
-		}
-	}
-	return out, err
 }
 
 // macipRules converts the rules of a MAC-IP ACL to the binary API's.
