@@ -11,6 +11,7 @@ import (
 
 	linuxinterfaces "github.com/kvdescriptor/kvdescriptor/generated/linux/interfaces/v1"
 	linuxl3 "github.com/kvdescriptor/kvdescriptor/generated/linux/l3/v1"
+	vppacl "github.com/kvdescriptor/kvdescriptor/generated/vpp/acl/v1"
 	vppinterfaces "github.com/kvdescriptor/kvdescriptor/generated/vpp/interfaces/v1"
 	vppl2 "github.com/kvdescriptor/kvdescriptor/generated/vpp/l2/v1"
 	vppl3 "github.com/kvdescriptor/kvdescriptor/generated/vpp/l3/v1"
@@ -72,6 +73,11 @@ func newLocalModels() (*localModels, error) {
 	add(vppl3.NewVrfTableDescriptor[struct{}](noSouthbound[vppl3.VrfTableKey, *vppl3.VrfTable]{}))
 	add(vppl3.NewARPEntryDescriptor[struct{}](noSouthbound[vppl3.ARPEntryKey, *vppl3.ARPEntry]{}))
 	add(vppl3.NewRouteDescriptor[struct{}](noSouthbound[vppl3.RouteKey, *vppl3.Route]{}))
+	add(vppacl.NewACLDescriptor[struct{}](noSouthbound[vppacl.ACLKey, *vppacl.ACL]{}))
+	add(vppacl.NewACLIngressDescriptor[struct{}](noSouthbound[vppacl.ACLIngressKey, *wrapperspb.StringValue]{}))
+	add(vppacl.NewACLEgressDescriptor[struct{}](noSouthbound[vppacl.ACLEgressKey, *wrapperspb.StringValue]{}))
+	add(vppacl.NewMACIPACLDescriptor[struct{}](noSouthbound[vppacl.MACIPACLKey, *vppacl.MACIPACL]{}))
+	add(vppacl.NewMACIPACLInterfacesDescriptor[struct{}](noSouthbound[vppacl.MACIPACLInterfacesKey, *wrapperspb.StringValue]{}))
 	slices.SortStableFunc(m.ds, func(a, b kv.Descriptor) int { return len(b.KeyPrefix()) - len(a.KeyPrefix()) })
 	return m, errors.Join(errs...)
 }

@@ -42,6 +42,21 @@
 // (correlated ones as ours, the rest obtained), VPP's own by their source
 // are not.
 //
+// ACLs (models/vpp/acl): IP ACLs and MAC-IP ACLs carry VPP's acl_index as
+// metadata (ACLMeta; the two kinds are numbered apart) and are tagged with
+// their names. A change of rules replaces them in place (acl_add_replace
+// with the ACL's index), so the interfaces keep it. Each interface an ACL
+// lists derives a binding value, which waits for its interface and goes
+// before it, or before the ACL (VPP refuses to delete an IP ACL in use).
+// VPP keeps, per interface, one ordered list of input then output IP ACLs:
+// a binding is one acl_interface_add_del, which appends the ACL to the
+// list of its direction or takes it out, so bindings never read and
+// rewrite a list (acl_interface_set_acl_list) and leave the entries of
+// others alone. The order of several ACLs on one interface and direction
+// is the order they were bound in (VPP's own when one is taken out: the
+// last takes its place); write rules whose order matters into one ACL. An
+// interface holds one MAC-IP ACL: binding a second replaces the first.
+//
 // Routes and ARP entries also apply batches (Batch): one request per value,
 // all sent on one stream ahead of their replies (the binary API's
 // pipelined path), rather than a round trip each.
