@@ -45,8 +45,7 @@ func (h *ingressBindings) Delete(ctx context.Context, k vppacl.ACLIngressKey, _ 
 
 // Retrieve reports the correlated bindings that VPP has.
 func (h *ingressBindings) Retrieve(ctx context.Context, correlate []vppacl.ACLIngressItem[struct{}]) ([]vppacl.ACLIngressItem[struct{}], error) {
-	have, err := h.p.aclBindings(ctx)
-	return retrieveBindings(h.p, have, correlate, func(k vppacl.ACLIngressKey) (string, string) { return k.Name, k.Ingress }, true, false), err
+	return retrieveBindings(ctx, h.p, correlate, func(k vppacl.ACLIngressKey) (string, string) { return k.Name, k.Ingress }, true, false)
 }
 
 // Create appends the ACL to the interface's output ACLs.
@@ -61,8 +60,7 @@ func (h *egressBindings) Delete(ctx context.Context, k vppacl.ACLEgressKey, _ *w
 
 // Retrieve reports the correlated bindings that VPP has.
 func (h *egressBindings) Retrieve(ctx context.Context, correlate []vppacl.ACLEgressItem[struct{}]) ([]vppacl.ACLEgressItem[struct{}], error) {
-	have, err := h.p.aclBindings(ctx)
-	return retrieveBindings(h.p, have, correlate, func(k vppacl.ACLEgressKey) (string, string) { return k.Name, k.Egress }, false, false), err
+	return retrieveBindings(ctx, h.p, correlate, func(k vppacl.ACLEgressKey) (string, string) { return k.Name, k.Egress }, false, false)
 }
 
 // macipBindings is the handler of vpp.acl.v1.MACIPACL.interfaces: a MAC-IP
@@ -83,8 +81,7 @@ func (h *macipBindings) Delete(ctx context.Context, k vppacl.MACIPACLInterfacesK
 
 // Retrieve reports the correlated bindings that VPP has.
 func (h *macipBindings) Retrieve(ctx context.Context, correlate []vppacl.MACIPACLInterfacesItem[struct{}]) ([]vppacl.MACIPACLInterfacesItem[struct{}], error) {
-	have, err := h.p.macipBindings(ctx)
-	return retrieveBindings(h.p, have, correlate, func(k vppacl.MACIPACLInterfacesKey) (string, string) { return k.Name, k.Interfaces }, true, true), err
+	return retrieveBindings(ctx, h.p, correlate, func(k vppacl.MACIPACLInterfacesKey) (string, string) { return k.Name, k.Interfaces }, true, true)
 }
 
 // aclBinding is one ACL bound to one interface in one direction: an entry
@@ -124,13 +121,20 @@ func (p *Plugin) aclBindings(ctx context.Context) (map[aclBinding]bool, error) {
 
 // retrieveBindings reports the correlated bindings (of an IP ACL when
 // macip is false, of a MAC-IP ACL otherwise) that VPP has; parts gives a
-// key's ACL and interface labels.
-func retrieveBindings[K comparable, V proto.Message](p *Plugin, have map[aclBinding]bool, correlate []kv.Item[K, V, struct{}], parts func(K) (string, string), input, macip bool) []kv.Item[K, V, struct{}] {
-	var out []kv.Item[K, V, struct{}]
-	found, meta := &p.aclFound, p.acl.Metadata()
-	if macip {
-		found, meta = &p.macipFound, p.macip.Metadata()
+// key's ACL and interface labels. With none correlated, it asks nothing.
+func retrieveBindings[K comparable, V proto.Message](ctx context.Context, p *Plugin, correlate []kv.Item[K, V, struct{}], parts func(K) (string, string), input, macip bool) ([]kv.Item[K, V, struct{}], error) {
+	if len(correlate) == 0 {
+		return nil, nil
 	}
+	found, meta, list := &p.aclFound, p.acl.Metadata(), p.aclBindings
+	if macip {
+		found, meta, list = &p.macipFound, p.macip.Metadata(), p.macipBindings
+	}
+	have, err := list(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []kv.Item[K, V, struct{}]
 	for _, c := range correlate {
 		name, iface := parts(c.Key)
 		idx, err1 := found.index(meta, "ACL", name)
@@ -139,7 +143,7 @@ func retrieveBindings[K comparable, V proto.Message](p *Plugin, have map[aclBind
 			out = append(out, kv.Item[K, V, struct{}]{Key: c.Key, Value: c.Value, Origin: kv.OriginNB})
 		}
 	}
-	return out
+	return out, nil
 }
 
 // labelIndexes holds the indexes that a model's last Retrieve found, by

@@ -203,7 +203,7 @@ func TestScenarioVPPRestartResync(t *testing.T) {
 		t.Fatalf("downstream resync: %v", err)
 	}
 	for _, n := range e.f.RequestNames() {
-		if !slices.Contains([]string{"sw_interface_dump", "sw_interface_get_table", "ip_address_dump", "bridge_domain_dump", "l2_fib_table_dump", "ip_table_dump", "fib_source_dump", "ip_route_v2_dump", "ip_neighbor_dump", "ip_unnumbered_dump"}, n) {
+		if !strings.HasSuffix(n, "_dump") && n != "sw_interface_get_table" {
 			t.Errorf("a resync of an unchanged VPP sent %s", n)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -24,8 +25,7 @@ func subif(name, parent string, s *vppinterfaces.Interface_SubInterface) *vppint
 func onlyDumps(t *testing.T, f *fakeVPP, what string) {
 	t.Helper()
 	for _, n := range f.RequestNames() {
-		if !slices.Contains([]string{"sw_interface_dump", "sw_interface_get_table", "ip_address_dump", "bridge_domain_dump", "l2_fib_table_dump",
-			"ip_table_dump", "fib_source_dump", "ip_route_v2_dump", "ip_neighbor_dump", "vxlan_tunnel_v2_dump", "ip_unnumbered_dump", "sw_interface_rx_placement_dump", "gre_tunnel_dump", "ipip_tunnel_dump"}, n) {
+		if !strings.HasSuffix(n, "_dump") && n != "sw_interface_get_table" { // every model's Retrieve dumps
 			t.Errorf("%s sent %s", what, n)
 		}
 	}
