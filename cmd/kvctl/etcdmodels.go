@@ -11,6 +11,7 @@ import (
 
 	linuxinterfaces "github.com/kvdescriptor/kvdescriptor/generated/linux/interfaces/v1"
 	linuxl3 "github.com/kvdescriptor/kvdescriptor/generated/linux/l3/v1"
+	vppabf "github.com/kvdescriptor/kvdescriptor/generated/vpp/abf/v1"
 	vppacl "github.com/kvdescriptor/kvdescriptor/generated/vpp/acl/v1"
 	vppinterfaces "github.com/kvdescriptor/kvdescriptor/generated/vpp/interfaces/v1"
 	vppl2 "github.com/kvdescriptor/kvdescriptor/generated/vpp/l2/v1"
@@ -78,6 +79,8 @@ func newLocalModels() (*localModels, error) {
 	add(vppacl.NewACLEgressDescriptor[struct{}](noSouthbound[vppacl.ACLEgressKey, *wrapperspb.StringValue]{}))
 	add(vppacl.NewMACIPACLDescriptor[struct{}](noSouthbound[vppacl.MACIPACLKey, *vppacl.MACIPACL]{}))
 	add(vppacl.NewMACIPACLInterfacesDescriptor[struct{}](noSouthbound[vppacl.MACIPACLInterfacesKey, *wrapperspb.StringValue]{}))
+	add(vppabf.NewABFDescriptor[struct{}](noSouthbound[vppabf.ABFKey, *vppabf.ABF]{}))
+	add(vppabf.NewABFInterfacesDescriptor[struct{}](noSouthbound[vppabf.ABFInterfacesKey, *vppabf.ABF_Interface]{}))
 	slices.SortStableFunc(m.ds, func(a, b kv.Descriptor) int { return len(b.KeyPrefix()) - len(a.KeyPrefix()) })
 	return m, errors.Join(errs...)
 }

@@ -57,6 +57,14 @@
 // last takes its place); write rules whose order matters into one ACL. An
 // interface holds one MAC-IP ACL: binding a second replaces the first.
 //
+// ABF policies (models/vpp/abf) forward what their IP ACL permits over
+// their paths; they need their ACL (and go before it) and carry no
+// metadata (the policy_id is their label). Each interface a policy lists
+// derives an attachment value. A change of the ACL or the paths
+// re-creates the policy; paths compare as a set. A path's interface must
+// exist when the policy is created: the schema cannot yet make a value
+// depend on a field of the elements of a repeated message.
+//
 // Routes and ARP entries also apply batches (Batch): one request per value,
 // all sent on one stream ahead of their replies (the binary API's
 // pipelined path), rather than a round trip each.

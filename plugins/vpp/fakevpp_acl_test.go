@@ -113,6 +113,8 @@ func (a *fakeACL) apply(f *fakeVPP, msg api.Message, retval *int32) ([]api.Messa
 			*retval = int32(api.ACL_IN_USE_INBOUND)
 		case usedBy(a.out, m.ACLIndex):
 			*retval = int32(api.ACL_IN_USE_OUTBOUND)
+		case fakeExtOf[*fakeABF](f).usesACL(m.ACLIndex):
+			*retval = int32(api.ACL_IN_USE_BY_LOOKUP_CONTEXT)
 		default:
 			delete(a.acls, m.ACLIndex)
 		}

@@ -12,6 +12,7 @@ import (
 	"go.fd.io/govpp/adapter/socketclient"
 	"go.fd.io/govpp/core"
 
+	vppabf "github.com/kvdescriptor/kvdescriptor/generated/vpp/abf/v1"
 	vppacl "github.com/kvdescriptor/kvdescriptor/generated/vpp/acl/v1"
 	vppinterfaces "github.com/kvdescriptor/kvdescriptor/generated/vpp/interfaces/v1"
 	vppl2 "github.com/kvdescriptor/kvdescriptor/generated/vpp/l2/v1"
@@ -60,6 +61,8 @@ type Plugin struct {
 	macipIf    kv.Descriptor
 	aclFound   labelIndexes // what the last Retrieve of IP ACLs found
 	macipFound labelIndexes // and of MAC-IP ACLs
+	abf        kv.Descriptor
+	abfIf      kv.Descriptor
 
 	// retrieved holds what the last Retrieve of interfaces and bridge
 	// domains found, by label: the other descriptors' Retrieve runs before
@@ -229,6 +232,12 @@ func (p *Plugin) buildDescriptors() (err error) {
 	if p.macipIf, err = vppacl.NewMACIPACLInterfacesDescriptor[struct{}](&macipBindings{p: p}); err != nil {
 		return err
 	}
+	if p.abf, err = vppabf.NewABFDescriptor[struct{}](&abfPolicies{p: p}); err != nil {
+		return err
+	}
+	if p.abfIf, err = vppabf.NewABFInterfacesDescriptor[struct{}](&abfAttachments{p: p}); err != nil {
+		return err
+	}
 	p.arp, err = vppl3.NewARPEntryDescriptor[struct{}](&arpEntries{p: p})
 	return err
 }
@@ -237,7 +246,8 @@ func (p *Plugin) buildDescriptors() (err error) {
 // scheduler.
 func (p *Plugin) Descriptors() []kv.Descriptor {
 	return []kv.Descriptor{p.iface, p.addr, p.unnum, p.bd, p.binding, p.fib, p.vrf, p.route, p.arp,
-		p.acl, p.aclIn, p.aclOut, p.macip, p.macipIf}
+		p.acl, p.aclIn, p.aclOut, p.macip, p.macipIf,
+		p.abf, p.abfIf}
 }
 
 // Interfaces returns the interfaces' metadata by label.

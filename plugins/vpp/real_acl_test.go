@@ -8,13 +8,14 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	vppabf "github.com/kvdescriptor/kvdescriptor/generated/vpp/abf/v1"
 	vppacl "github.com/kvdescriptor/kvdescriptor/generated/vpp/acl/v1"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
 )
 
 // TestRealVPPACL runs the round trip of the ACL models against a real VPP
 // (see realVPP): an IP ACL bound to two loopbacks on input and output, a
-// MAC-IP ACL bound to one; a resync finds them unchanged and changes
+// MAC-IP ACL bound to one, an ABF policy on the IP ACL attached to one; a resync finds them unchanged and changes
 // nothing; new rules replace the old in place; all are deleted in the
 // order of their dependencies (VPP refuses to delete an IP ACL in use).
 func TestRealVPPACL(t *testing.T) {
@@ -36,9 +37,11 @@ func TestRealVPPACL(t *testing.T) {
 	m := &vppacl.MACIPACL{Name: "kvdtest-macip", Rules: []*vppacl.MACIPACL_Rule{
 		{Action: vppacl.Action_ACTION_PERMIT, SrcNetwork: "10.95.0.0/24", SrcMac: "02:00:00:00:95:01", SrcMacMask: "ff:ff:ff:ff:ff:ff"}},
 		Interfaces: []string{"kvdtest-acl2"}}
+	pol := &vppabf.ABF{Index: 95, Acl: "kvdtest-acl", Paths: []*vppabf.ABF_Path{{NextHop: "10.95.1.2", Interface: "kvdtest-acl1"}},
+		Interfaces: []*vppabf.ABF_Interface{{Name: "kvdtest-acl2", Priority: 5}}}
 	values := map[string]proto.Message{
 		"vpp/interface/kvdtest-acl1": loop("kvdtest-acl1"), "vpp/interface/kvdtest-acl2": loop("kvdtest-acl2"),
-		vppacl.ACLKeyFor(a): a, vppacl.MACIPACLKeyFor(m): m,
+		vppacl.ACLKeyFor(a): a, vppacl.MACIPACLKeyFor(m): m, vppabf.ABFKeyFor(pol): pol,
 	}
 	commit := func(values map[string]proto.Message) *scheduler.Result {
 		txn := s.Txn()
