@@ -29,10 +29,12 @@ func (e *env) setABF(p *vppabf.ABF, values ...proto.Message) {
 	e.setACLs(values...)
 }
 
-// TestABF: a policy waits for its ACL, its attachment for its interface;
+// TestABF: a policy waits for its ACL and its paths' interfaces, its
+// attachment for its interface;
 // it is created with its ACL's index and paths, attached, read back
 // unchanged by a resync; a change of paths re-creates it (detached first);
-// an interface that goes is detached first; the ACL goes after the policy.
+// a path's interface that goes takes the policy first; an attached
+// interface that goes is detached first; the ACL goes after the policy.
 func TestABF(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -40,7 +42,9 @@ func TestABF(t *testing.T) {
 		Interfaces: []*vppabf.ABF_Interface{{Name: "if1", Priority: 10}}}
 	e.setABF(pol)
 	e.expect(scheduler.PENDING, "vpp/abf/5")
-	e.setACLs(loop("if1"), loop("if2"), &vppacl.ACL{Name: "a1", Rules: []*vppacl.ACL_Rule{webRule}})
+	e.setACLs(loop("if1"), &vppacl.ACL{Name: "a1", Rules: []*vppacl.ACL_Rule{webRule}})
+	e.expect(scheduler.PENDING, "vpp/abf/5") // its path's interface, if2, is not there
+	e.setACLs(loop("if2"))
 	e.expect(scheduler.CONFIGURED, "vpp/abf/5", "vpp/abf/5/interface/if1")
 	path1 := fib_types.FibPath{SwIfIndex: 2, Weight: 1}
 	path1.Nh.Address.SetIP4([4]byte{10, 0, 0, 2})
@@ -68,6 +72,20 @@ func TestABF(t *testing.T) {
 		t.Errorf("a change of paths sent %v, want %v", got, want)
 	}
 	e.expect(scheduler.CONFIGURED, "vpp/abf/5", "vpp/abf/5/interface/if1")
+
+	// if2, a path's interface, goes: the policy goes first (detached
+	// first), and waits.
+	e.del("vpp/interface/if2")
+	want = []string{"abf_itf_attach_add_del", "abf_policy_add_del", "delete_loopback"}
+	if got := slices.DeleteFunc(e.f.RequestNames(), func(n string) bool {
+		return n != "abf_itf_attach_add_del" && n != "abf_policy_add_del" && n != "delete_loopback"
+	}); !slices.Equal(got, want) {
+		t.Errorf("deleting if2 sent %v, want %v", got, want)
+	}
+	e.expect(scheduler.PENDING, "vpp/abf/5")
+	e.setACLs(loop("if2"))
+	e.expect(scheduler.CONFIGURED, "vpp/abf/5", "vpp/abf/5/interface/if1")
+	e.f.Requests()
 
 	e.del("vpp/interface/if1")
 	if got := requestsOf(e.f, "abf_itf_attach_add_del", "delete_loopback"); len(got) != 2 || got[1].GetMessageName() != "delete_loopback" || got[0].(*abf.AbfItfAttachAddDel).IsAdd {

@@ -61,9 +61,9 @@
 // their paths; they need their ACL (and go before it) and carry no
 // metadata (the policy_id is their label). Each interface a policy lists
 // derives an attachment value. A change of the ACL or the paths
-// re-creates the policy; paths compare as a set. A path's interface must
-// exist when the policy is created: the schema cannot yet make a value
-// depend on a field of the elements of a repeated message.
+// re-creates the policy; paths compare as a set. A policy waits for its
+// paths' interfaces too (a ref on a field of the elements of its paths),
+// and goes before them.
 //
 // Routes and ARP entries also apply batches (Batch): one request per value,
 // all sent on one stream ahead of their replies (the binary API's

@@ -11,7 +11,9 @@ import (
 
 type fibPath = fib_types.FibPath
 
-func interfaceIndex(i uint32) interface_types.InterfaceIndex { return interface_types.InterfaceIndex(i) }
+func interfaceIndex(i uint32) interface_types.InterfaceIndex {
+	return interface_types.InterfaceIndex(i)
+}
 
 func init() { registerFakeExt(func() fakeExt { return &fakeABF{} }) }
 
@@ -45,7 +47,7 @@ func (a *fakeABF) apply(f *fakeVPP, msg api.Message, retval *int32) ([]api.Messa
 	case *abf.AbfPolicyAddDel:
 		p, old := m.Policy, a.policies[m.Policy.PolicyID]
 		p.Paths = slices.Clone(p.Paths) // the request is recorded as sent
-		for i := range p.Paths { // fib_api_path_decode: a weight of 0 is 1
+		for i := range p.Paths {        // fib_api_path_decode: a weight of 0 is 1
 			p.Paths[i].Weight = max(p.Paths[i].Weight, 1)
 			if sw := p.Paths[i].SwIfIndex; sw != ^uint32(0) && f.iface(interfaceIndex(sw), retval) == nil {
 				return nil, true

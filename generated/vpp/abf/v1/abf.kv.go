@@ -69,23 +69,25 @@ func abfAppendKey(b []byte, v *ABF) []byte {
 
 // abfDependencies returns the dependencies of a value of vpp.abf.v1.ABF.
 func abfDependencies(key string, v *ABF) []kv.Dependency {
-	deps := make([]kv.Dependency, 0, 1)
+	deps := make([]kv.Dependency, 0, 2)
 	if x := v.GetAcl(); x != "" {
 		deps = append(deps, kv.Dependency{
 			Key:   "vpp/acl/" + kv.KeyValue(kv.FormatName, x),
 			Label: "ACL",
 		})
 	}
+	for _, e := range v.GetPaths() {
+		if x := e.GetInterface(); x != "" {
+			deps = append(deps, kv.Dependency{
+				Key:   "vpp/interface/" + kv.KeyValue(kv.FormatName, x),
+				Label: "path interface",
+			})
+		}
+	}
 	if len(deps) == 0 {
 		return nil
 	}
 	return deps
-}
-
-// abfDependencyInputs are the fields the dependencies of vpp.abf.v1.ABF are
-// computed from: values with the same ones share one list.
-type abfDependencyInputs struct {
-	acl string
 }
 
 // abfDerived returns the values derived from a value of vpp.abf.v1.ABF.
@@ -148,10 +150,8 @@ func abfValidate(key string, v *ABF) error {
 // ABFSpec returns the schema-derived part of the descriptor of vpp.abf.v1.ABF.
 func ABFSpec[M any]() kv.Spec[ABFKey, *ABF, M] {
 	return kv.Spec[ABFKey, *ABF, M]{
-		Dependencies: kvimpl.ShareDependencies(abfDependencies, func(v *ABF) abfDependencyInputs {
-			return abfDependencyInputs{acl: v.GetAcl()}
-		}),
-		Derived: abfDerived,
+		Dependencies: abfDependencies,
+		Derived:      abfDerived,
 		Equivalent: func(_ string, a, b *ABF) bool {
 			return abfEqual(a, b)
 		},

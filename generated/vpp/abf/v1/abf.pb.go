@@ -108,10 +108,8 @@ type ABF_Path struct {
 	// next_hop is the next hop's IP address; empty: none (the path goes
 	// out of its interface).
 	NextHop string `protobuf:"bytes,1,opt,name=next_hop,json=nextHop,proto3" json:"next_hop,omitempty"`
-	// interface is the outgoing interface (label); empty: the FIB
-	// resolves the next hop. The interface must exist when the policy is
-	// created: the schema has no dependency on the elements of a repeated
-	// message field yet.
+	// interface is the outgoing interface (label): the policy waits for
+	// it. Empty: the FIB resolves the next hop.
 	Interface string `protobuf:"bytes,2,opt,name=interface,proto3" json:"interface,omitempty"`
 	// weight is the path's weight among paths of the same preference; 0
 	// is 1, as VPP has it.
@@ -249,7 +247,7 @@ var File_vpp_abf_v1_abf_proto protoreflect.FileDescriptor
 const file_vpp_abf_v1_abf_proto_rawDesc = "" +
 	"\n" +
 	"\x14vpp/abf/v1/abf.proto\x12\n" +
-	"vpp.abf.v1\x1a\x1dkvdescriptor/v1/options.proto\"\xf7\x04\n" +
+	"vpp.abf.v1\x1a\x1dkvdescriptor/v1/options.proto\"\xad\x05\n" +
 	"\x03ABF\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\rR\x05index\x121\n" +
 	"\x03acl\x18\x02 \x01(\tB\x1fҼ\x19\x1b\x12\x15\n" +
@@ -258,10 +256,11 @@ const file_vpp_abf_v1_abf_proto_rawDesc = "" +
 	"\n" +
 	"interfaces\x18\x04 \x03(\v2\x19.vpp.abf.v1.ABF.InterfaceBsҼ\x19o\x1ae\n" +
 	"+vpp/abf/{index}/interface/{interfaces.name}\x12\x19vpp.abf.v1.ABF.interfaces*\x1bvpp.interfaces.v1.Interface2\x06B\x04nameR\n" +
-	"interfaces\x1aw\n" +
+	"interfaces\x1a\xac\x01\n" +
 	"\x04Path\x12\x19\n" +
-	"\bnext_hop\x18\x01 \x01(\tR\anextHop\x12\x1c\n" +
-	"\tinterface\x18\x02 \x01(\tR\tinterface\x12\x16\n" +
+	"\bnext_hop\x18\x01 \x01(\tR\anextHop\x12Q\n" +
+	"\tinterface\x18\x02 \x01(\tB3Ҽ\x19/\x12-\n" +
+	"\x1bvpp.interfaces.v1.Interface\x12\x0epath interfaceR\tinterface\x12\x16\n" +
 	"\x06weight\x18\x03 \x01(\rR\x06weight\x12\x1e\n" +
 	"\n" +
 	"preference\x18\x04 \x01(\rR\n" +
