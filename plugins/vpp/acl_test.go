@@ -3,6 +3,7 @@ package vpp
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -360,9 +361,23 @@ func TestMACIPACL(t *testing.T) {
 	e.expect(scheduler.PENDING, "vpp/macip-acl/m1/interface/if1")
 	e.del("vpp/macip-acl/m1")
 	want = []api.Message{&acl.MacipACLInterfaceAddDel{SwIfIndex: 2, ACLIndex: 0}, &acl.MacipACLDel{ACLIndex: 0}}
-	if diff := cmp.Diff(want, e.f.Requests()); diff != "" {
+	if diff := cmp.Diff(want, requestsOf(e.f, "macip_acl_interface_add_del", "macip_acl_del")); diff != "" {
 		t.Errorf("requests of deleting m1 (-want +got):\n%s", diff)
 	}
+
+	// Two MAC-IP ACLs on one interface: the second replaces the first,
+	// and unbinding the first leaves the second (VPP would take off
+	// whichever the interface has).
+	e.setACLs(&vppacl.MACIPACL{Name: "m2", Interfaces: []string{"if2"}})
+	e.setACLs(&vppacl.MACIPACL{Name: "m3", Interfaces: []string{"if2"}})
+	e.del("vpp/macip-acl/m2")
+	var on map[uint32]uint32
+	e.f.Do(func(f *fakeVPP) { on = maps.Clone(fakeExtOf[*fakeACL](f).macipOn) })
+	if m3, _ := e.p.MACIPACLs().Get("m3"); len(on) != 1 || on[2] != m3.Index {
+		t.Errorf("after deleting m2, the interfaces' MAC-IP ACLs are %v, want if2's m3 (%d)", on, m3.Index)
+	}
+	e.del("vpp/macip-acl/m3")
+	e.f.Requests()
 
 	// A bad MAC or a reflect action: INVALID.
 	for _, r := range []*vppacl.MACIPACL_Rule{{SrcMac: "02:00"}, {Action: vppacl.Action_ACTION_PERMIT_REFLECT}, {SrcNetwork: "10.0.0.1/8"}} {

@@ -182,6 +182,12 @@ func (p *Plugin) bindMACIP(ctx context.Context, name, iface string, add bool) er
 	if err := errors.Join(err1, err2); err != nil {
 		return err
 	}
+	if !add { // VPP takes off whichever the interface has: only ours
+		have, err := p.macipBindings(ctx)
+		if err != nil || !have[aclBinding{idx, sw, true}] {
+			return err
+		}
+	}
 	_, err := acl.NewServiceClient(p.conn).MacipACLInterfaceAddDel(ctx, &acl.MacipACLInterfaceAddDel{IsAdd: add, SwIfIndex: interface_types.InterfaceIndex(sw), ACLIndex: idx})
 	return vppErr("macip_acl_interface_add_del", err)
 }

@@ -55,7 +55,9 @@
 // others alone. The order of several ACLs on one interface and direction
 // is the order they were bound in (VPP's own when one is taken out: the
 // last takes its place); write rules whose order matters into one ACL. An
-// interface holds one MAC-IP ACL: binding a second replaces the first.
+// interface holds one MAC-IP ACL: binding a second replaces the first
+// (whose binding then reads as missing), and unbinding one takes off only
+// the ACL the interface has if it is that one (VPP would take off any).
 //
 // ABF policies (models/vpp/abf) forward what their IP ACL permits over
 // their paths; they need their ACL (and go before it) and carry no
