@@ -157,7 +157,8 @@ func (x *ACL) GetEgress() []string {
 // MACIPACL is a MAC-IP access list of VPP's ACL plugin (metadata: its
 // acl_index among the MAC-IP ACLs): it checks the source MAC and IP
 // addresses of the packets that interfaces receive. An interface holds one
-// MAC-IP ACL: binding a second one to it replaces the first, as VPP does.
+// MAC-IP ACL: binding a second one to it replaces the first, as VPP does;
+// taking the first's binding off then leaves the second.
 type MACIPACL struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// name is the label, kept as the ACL's tag.
