@@ -359,15 +359,19 @@ func (x *AnyOf) GetNetworkContains() string {
 // value): format, compare and recreate as on the value's own fields, and
 // validate while the nested message is set; errors name the field's path
 // ("vxlan.local_ip"). ref and derive apply to a value's own fields only,
-// and no option applies to the fields of the elements of a repeated or
-// map message field that derives nothing: the generator rejects those.
+// and of the fields of the elements of a repeated or map message field
+// that derives nothing, only those of a model's own repeated message
+// field take one option, ref (one dependency per element that holds a
+// label): the generator rejects the others.
 type FieldOptions struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// format validates the field and decides how it is written in keys.
 	Format Format `protobuf:"varint,1,opt,name=format,proto3,enum=kvdescriptor.v1.Format" json:"format,omitempty"`
 	// ref says the field holds the label of a value of another model: the
 	// value depends on it (one dependency per non-empty value; per element
-	// of a repeated field).
+	// of a repeated field; per element of a model's own repeated message
+	// field, when the field is one of the elements', as a route path's
+	// outgoing interface).
 	Ref *Ref `protobuf:"bytes,2,opt,name=ref,proto3" json:"ref,omitempty"`
 	// derive makes the field (or each element of a repeated field) a derived
 	// value, with its own key and descriptor, living and dying with the base

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"go.fd.io/govpp/api"
+	"go.fd.io/govpp/binapi/abf"
+	"go.fd.io/govpp/binapi/acl"
 	"go.fd.io/govpp/binapi/af_packet"
 	"go.fd.io/govpp/binapi/bond"
 	"go.fd.io/govpp/binapi/dhcp"
@@ -54,6 +56,8 @@ var usedMessages = []api.Message{
 	(*memif.MemifCreateV2)(nil), (*memif.MemifDelete)(nil),
 	(*tapv2.TapCreateV3)(nil), (*tapv2.TapDeleteV2)(nil),
 	(*vxlan.VxlanAddDelTunnelV3)(nil), (*vxlan.VxlanTunnelV2Dump)(nil),
+	(*abf.AbfItfAttachAddDel)(nil), (*abf.AbfItfAttachDump)(nil), (*abf.AbfPolicyAddDel)(nil), (*abf.AbfPolicyDump)(nil),
+	(*acl.ACLAddReplace)(nil), (*acl.ACLDel)(nil), (*acl.ACLDump)(nil), (*acl.ACLInterfaceAddDel)(nil), (*acl.ACLInterfaceListDump)(nil), (*acl.MacipACLAddReplace)(nil), (*acl.MacipACLDel)(nil), (*acl.MacipACLDump)(nil), (*acl.MacipACLInterfaceAddDel)(nil), (*acl.MacipACLInterfaceListDump)(nil),
 	(*bond.BondAddMember)(nil), (*bond.BondCreate2)(nil), (*bond.BondDelete)(nil), (*bond.BondDetachMember)(nil), (*bond.SwBondInterfaceDump)(nil), (*bond.SwMemberInterfaceDump)(nil),
 	(*dhcp.DHCPClientConfig)(nil), (*dhcp.DHCPClientDump)(nil),
 	(*ip.SwInterfaceIP6EnableDisable)(nil),

@@ -61,6 +61,31 @@
 // that come up or go down, as notifications (a resync alone keeps an
 // obtained value it no longer finds).
 //
+// ACLs (models/vpp/acl): IP ACLs and MAC-IP ACLs carry VPP's acl_index as
+// metadata (ACLMeta; the two kinds are numbered apart) and are tagged with
+// their names. A change of rules replaces them in place (acl_add_replace
+// with the ACL's index), so the interfaces keep it. Each interface an ACL
+// lists derives a binding value, which waits for its interface and goes
+// before it, or before the ACL (VPP refuses to delete an IP ACL in use).
+// VPP keeps, per interface, one ordered list of input then output IP ACLs:
+// a binding is one acl_interface_add_del, which appends the ACL to the
+// list of its direction or takes it out, so bindings never read and
+// rewrite a list (acl_interface_set_acl_list) and leave the entries of
+// others alone. The order of several ACLs on one interface and direction
+// is the order they were bound in (VPP's own when one is taken out: the
+// last takes its place); write rules whose order matters into one ACL. An
+// interface holds one MAC-IP ACL: binding a second replaces the first
+// (whose binding then reads as missing), and unbinding one takes off only
+// the ACL the interface has if it is that one (VPP would take off any).
+//
+// ABF policies (models/vpp/abf) forward what their IP ACL permits over
+// their paths; they need their ACL (and go before it) and carry no
+// metadata (the policy_id is their label). Each interface a policy lists
+// derives an attachment value. A change of the ACL or the paths
+// re-creates the policy; paths compare as a set. A policy waits for its
+// paths' interfaces too (a ref on a field of the elements of its paths),
+// and goes before them.
+//
 // Routes and ARP entries also apply batches (Batch): one request per value,
 // all sent on one stream ahead of their replies (the binary API's
 // pipelined path), rather than a round trip each.

@@ -13,6 +13,8 @@ import (
 	"go.fd.io/govpp/adapter/socketclient"
 	"go.fd.io/govpp/core"
 
+	vppabf "github.com/kvdescriptor/kvdescriptor/generated/vpp/abf/v1"
+	vppacl "github.com/kvdescriptor/kvdescriptor/generated/vpp/acl/v1"
 	vppinterfaces "github.com/kvdescriptor/kvdescriptor/generated/vpp/interfaces/v1"
 	vppl2 "github.com/kvdescriptor/kvdescriptor/generated/vpp/l2/v1"
 	vppl3 "github.com/kvdescriptor/kvdescriptor/generated/vpp/l3/v1"
@@ -55,6 +57,16 @@ type Plugin struct {
 	nat     []kv.Descriptor // NAT44 (nat44global.go, nat44interface.go, nat44pool.go, dnat.go)
 	// more are the descriptors registered with add, after those above.
 	more []kv.Descriptor
+
+	acl        *kv.TypedDescriptor[vppacl.ACLKey, *vppacl.ACL, ACLMeta]
+	aclIn      kv.Descriptor
+	aclOut     kv.Descriptor
+	macip      *kv.TypedDescriptor[vppacl.MACIPACLKey, *vppacl.MACIPACL, ACLMeta]
+	macipIf    kv.Descriptor
+	aclFound   labelIndexes // what the last Retrieve of IP ACLs found
+	macipFound labelIndexes // and of MAC-IP ACLs
+	abf        kv.Descriptor
+	abfIf      kv.Descriptor
 
 	// retrieved holds what the last Retrieve of interfaces and bridge
 	// domains found, by label: the other descriptors' Retrieve runs before
@@ -248,6 +260,27 @@ func (p *Plugin) buildDescriptors() (err error) {
 	if err := p.add(vppinterfaces.NewLinkUpDescriptor[struct{}](&linkUps{p: p})); err != nil {
 		return err
 	}
+	if p.acl, err = vppacl.NewACLDescriptor[ACLMeta](&ipACLs{p: p}); err != nil {
+		return err
+	}
+	if p.aclIn, err = vppacl.NewACLIngressDescriptor[struct{}](&ingressBindings{p: p}); err != nil {
+		return err
+	}
+	if p.aclOut, err = vppacl.NewACLEgressDescriptor[struct{}](&egressBindings{p: p}); err != nil {
+		return err
+	}
+	if p.macip, err = vppacl.NewMACIPACLDescriptor[ACLMeta](&macipACLs{p: p}); err != nil {
+		return err
+	}
+	if p.macipIf, err = vppacl.NewMACIPACLInterfacesDescriptor[struct{}](&macipBindings{p: p}); err != nil {
+		return err
+	}
+	if p.abf, err = vppabf.NewABFDescriptor[struct{}](&abfPolicies{p: p}); err != nil {
+		return err
+	}
+	if p.abfIf, err = vppabf.NewABFInterfacesDescriptor[struct{}](&abfAttachments{p: p}); err != nil {
+		return err
+	}
 	p.arp, err = vppl3.NewARPEntryDescriptor[struct{}](&arpEntries{p: p})
 	return err
 }
@@ -264,7 +297,8 @@ func (p *Plugin) add(d kv.Descriptor, err error) error {
 // Descriptors returns the plugin's descriptors, to register with a
 // scheduler.
 func (p *Plugin) Descriptors() []kv.Descriptor {
-	return slices.Concat([]kv.Descriptor{p.iface, p.addr, p.unnum, p.bd, p.binding, p.fib, p.vrf, p.route, p.arp}, p.nat, p.more)
+	return slices.Concat([]kv.Descriptor{p.iface, p.addr, p.unnum, p.bd, p.binding, p.fib, p.vrf, p.route, p.arp,
+		p.acl, p.aclIn, p.aclOut, p.macip, p.macipIf, p.abf, p.abfIf}, p.nat, p.more)
 }
 
 // Interfaces returns the interfaces' metadata by label.
@@ -272,6 +306,12 @@ func (p *Plugin) Interfaces() kv.MetadataMap[InterfaceMeta] { return p.iface.Met
 
 // BridgeDomains returns the bridge domains' metadata by label.
 func (p *Plugin) BridgeDomains() kv.MetadataMap[BridgeDomainMeta] { return p.bd.Metadata() }
+
+// ACLs returns the IP ACLs' metadata by label.
+func (p *Plugin) ACLs() kv.MetadataMap[ACLMeta] { return p.acl.Metadata() }
+
+// MACIPACLs returns the MAC-IP ACLs' metadata by label.
+func (p *Plugin) MACIPACLs() kv.MetadataMap[ACLMeta] { return p.macip.Metadata() }
 
 // Close disconnects from VPP. Close the scheduler first.
 func (p *Plugin) Close() error {

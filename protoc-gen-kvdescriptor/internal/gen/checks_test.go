@@ -1016,7 +1016,56 @@ message A {
   string name = 1;
   repeated Elem elems = 2;
 }`},
-			want: "test.proto:4: option (kvdescriptor.v1.field).format: test.v1.A.Elem.ip (elems[].ip of test.v1.A): options do not apply to the fields of the elements of a repeated or map field (derive the field to give its elements a model of their own)",
+			want: "test.proto:4: option (kvdescriptor.v1.field).format: test.v1.A.Elem.ip (elems[].ip of test.v1.A): of the options, only ref applies to the fields of the elements of a repeated message field (derive the field to give its elements a model of their own)",
+		},
+		{
+			name: "validate beside a ref in the elements of a repeated message field",
+			files: map[string]string{"test.proto": `
+message A {
+  option (kvdescriptor.v1.model) = {key: "a/{name}"};
+  message Path { Hop hop = 1; string via = 2 [(kvdescriptor.v1.field).ref = {model: "test.v1.A"}, (kvdescriptor.v1.field).validate.required = true]; }
+  message Hop { string peer = 1 [(kvdescriptor.v1.field).ref = {model: "test.v1.A"}]; }
+  string name = 1;
+  repeated Path paths = 2;
+}`},
+			want: "test.proto:4: option (kvdescriptor.v1.field).validate: test.v1.A.Path.via (paths[].via of test.v1.A): of the options, only ref applies to the fields of the elements of a repeated message field (derive the field to give its elements a model of their own)\n" +
+				"test.proto:5: option (kvdescriptor.v1.field).ref: test.v1.A.Hop.peer (paths[].hop.peer of test.v1.A): of the options, only ref applies to the fields of the elements of a repeated message field (derive the field to give its elements a model of their own)",
+		},
+		{
+			name: "ref in the elements of a repeated field of a nested message",
+			files: map[string]string{"test.proto": `
+message A {
+  option (kvdescriptor.v1.model) = {key: "a/{name}"};
+  message Outer { repeated Elem elems = 1; }
+  message Elem { string peer = 1 [(kvdescriptor.v1.field).ref = {model: "test.v1.A"}]; }
+  string name = 1;
+  Outer outer = 2;
+}`},
+			want: "test.proto:5: option (kvdescriptor.v1.field).ref: test.v1.A.Elem.peer (outer.elems[].peer of test.v1.A): options do not apply to the fields of the elements of a repeated or map field (derive the field to give its elements a model of their own)",
+		},
+		{
+			name: "ref in the elements of a repeated field of a derived value's element",
+			files: map[string]string{"test.proto": `
+message A {
+  option (kvdescriptor.v1.model) = {key: "a/{name}"};
+  message Member { string id = 1; repeated Elem elems = 2; }
+  message Elem { string peer = 1 [(kvdescriptor.v1.field).ref = {model: "test.v1.A"}]; }
+  string name = 1;
+  repeated Member members = 2 [(kvdescriptor.v1.field).derive = {key: "a/{name}/m/{members.id}"}];
+}`},
+			want: "test.proto:5: option (kvdescriptor.v1.field).ref: test.v1.A.Elem.peer (elems[].peer of test.v1.A.members): options do not apply to the fields of the elements of a repeated or map field (derive the field to give its elements a model of their own)",
+		},
+		{
+			name: "ref of a message field in the elements of a repeated message field",
+			files: map[string]string{"test.proto": `
+message A {
+  option (kvdescriptor.v1.model) = {key: "a/{name}"};
+  message Path { Hop hop = 1 [(kvdescriptor.v1.field).ref = {model: "test.v1.A"}]; }
+  message Hop { string peer = 1; }
+  string name = 1;
+  repeated Path paths = 2;
+}`},
+			want: "test.proto:4: option (kvdescriptor.v1.field).ref: ref of test.v1.A.Path.hop: the field must hold a label (string or integer), not a message",
 		},
 		{
 			name: "validate in the values of a map, one level further",

@@ -90,7 +90,7 @@ func newDerived(m *model, f *protogen.Field, o *kvdescriptorv1.Derive, byName ma
 		refs, rerrs := resolveRefs(f.Message, byName)
 		d.refs, errs = refs, append(errs, rerrs...)
 		errs = append(errs, checkFields(f.Message)...)
-		errs = append(errs, checkNested(d.name, f.Message)...)
+		errs = append(errs, checkNested(d.name, f.Message, false)...)
 	}
 	return d, errs
 }

@@ -200,8 +200,18 @@ func (m *model) resolve(byName map[protoreflect.FullName]*model) []error {
 	}
 	refs, rerrs := resolveRefs(m.msg, byName)
 	m.refs, errs = refs, append(errs, rerrs...)
+	for _, f := range m.msg.Fields {
+		if elemRefs(f) {
+			refs, rerrs := resolveRefs(f.Message, byName)
+			for _, r := range refs {
+				r.via = f
+				m.refs = append(m.refs, r)
+			}
+			errs = append(errs, rerrs...)
+		}
+	}
 	errs = append(errs, checkFields(m.msg)...)
-	errs = append(errs, checkNested(m.name, m.msg)...)
+	errs = append(errs, checkNested(m.name, m.msg, true)...)
 	for _, f := range m.msg.Fields {
 		o := fieldOptions(f)
 		if o.GetDerive() == nil {

@@ -50,7 +50,10 @@ func (m *model) valueMsg() *protogen.Message {
 
 // ref is a dependency through a field holding another model's label.
 type ref struct {
-	field  *protogen.Field
+	field *protogen.Field
+	// via is the repeated message field of the value whose elements hold
+	// field (nil: field is the value's own).
+	via    *protogen.Field
 	label  string
 	target *model
 	pos    position

@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
@@ -16,7 +17,9 @@ import (
 // message is set; errors name the path, "vxlan.local_ip") and recreate.
 // What cannot apply at depth is a generator error, never ignored: ref and
 // derive on a nested message's fields, and any option on the fields of
-// the elements of a repeated or map message field that derives nothing.
+// the elements of a repeated or map message field that derives nothing,
+// but ref on the scalar fields of the elements of a model's own repeated
+// message field (elemRefs): one dependency per element with a label.
 
 // nestedMsg reports whether f is a nested message whose options apply at
 // depth: a singular message field that derives nothing.
@@ -50,10 +53,19 @@ func withOptions(f *protogen.Field) bool {
 	return nestedMsg(f) && hasOptions(f.Message, nil)
 }
 
+// elemRefs reports whether f, a field of a model's message, is a repeated
+// message field that derives nothing: the refs on the fields of its
+// elements apply, one dependency per element.
+func elemRefs(f *protogen.Field) bool {
+	return f.Message != nil && f.Desc.IsList() && fieldOptions(f).GetDerive() == nil
+}
+
 // checkNested reports the field options of the messages nested in msg (the
 // value message of model) that cannot apply where they are, and checks
-// that the others fit their fields (checkFields).
-func checkNested(model string, msg *protogen.Message) []error {
+// that the others fit their fields (checkFields). With elemRefs, the refs
+// on the elements of msg's own repeated message fields apply (a base
+// model's; not a derived value's element's).
+func checkNested(model string, msg *protogen.Message, withElemRefs bool) []error {
 	var errs []error
 	var walk func(msg *protogen.Message, path string, on []*protogen.Message)
 	walk = func(msg *protogen.Message, path string, on []*protogen.Message) {
@@ -82,7 +94,18 @@ func checkNested(model string, msg *protogen.Message) []error {
 						continue
 					}
 				}
-				errs = append(errs, rejectAllDeep(elem, model, p+"[].", "options do not apply to the fields of the elements of a repeated or map field (derive the field to give its elements a model of their own)", nil)...)
+				why := "options do not apply to the fields of the elements of a repeated or map field (derive the field to give its elements a model of their own)"
+				if withElemRefs && path == "" && elemRefs(f) {
+					why = "of the options, only ref applies to the fields of the elements of a repeated message field (derive the field to give its elements a model of their own)"
+					errs = append(errs, rejectAll(elem, model, p+"[].", why, "ref")...)
+					for _, ef := range elem.Fields {
+						if ef.Message != nil {
+							errs = append(errs, rejectAllDeep(ef.Message, model, p+"[]."+string(ef.Desc.Name())+".", why, []*protogen.Message{elem})...)
+						}
+					}
+					continue
+				}
+				errs = append(errs, rejectAllDeep(elem, model, p+"[].", why, nil)...)
 			default:
 				errs = append(errs, rejectAt(f.Message, model, p+".")...)
 				errs = append(errs, checkFields(f.Message)...)
@@ -118,8 +141,9 @@ func rejectAt(msg *protogen.Message, model, prefix string) []error {
 	return errs
 }
 
-// rejectAll reports every option of the fields of msg at prefix, for why.
-func rejectAll(msg *protogen.Message, model, prefix, why string) []error {
+// rejectAll reports every option of the fields of msg at prefix, for why,
+// but those named in keep.
+func rejectAll(msg *protogen.Message, model, prefix, why string, keep ...string) []error {
 	var errs []error
 	for _, f := range msg.Fields {
 		o := fieldOptions(f)
@@ -135,7 +159,7 @@ func rejectAll(msg *protogen.Message, model, prefix, why string) []error {
 			{"compare", 5, o.GetCompare() != nil},
 			{"validate", 6, o.GetValidate() != nil},
 		} {
-			if opt.set {
+			if opt.set && !slices.Contains(keep, opt.name) {
 				errs = append(errs, errorf(fieldOptionPos(f, opt.name, opt.num), "%s (%s%s of %s): %s", f.Desc.FullName(), prefix, f.Desc.Name(), model, why))
 			}
 		}

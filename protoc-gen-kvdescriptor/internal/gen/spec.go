@@ -269,7 +269,7 @@ func (e *emitter) dependencyInputs() ([][]*protogen.Field, bool) {
 		return true
 	}
 	for _, r := range m.refs {
-		if !add([]*protogen.Field{r.field}) {
+		if r.via != nil || !add([]*protogen.Field{r.field}) {
 			return nil, false
 		}
 	}
@@ -348,6 +348,13 @@ func (e *emitter) emitDependencies(v jen.Code) {
 			}))
 		}
 		x := jen.Id("v").Dot("Get" + r.field.GoName).Call()
+		if r.via != nil { // a field of the elements of a repeated message field
+			x := jen.Id("e").Dot("Get" + r.field.GoName).Call()
+			body = append(body, jen.For(jen.List(jen.Id("_"), jen.Id("e")).Op(":=").Range().Add(jen.Id("v").Dot("Get"+r.via.GoName).Call())).Block(
+				jen.If(jen.Id("x").Op(":=").Add(x), nonZero(r.field.Desc.Kind(), jen.Id("x"))).Block(dep(jen.Id("x"))),
+			))
+			continue
+		}
 		if r.field.Desc.IsList() {
 			body = append(body, jen.For(jen.List(jen.Id("_"), jen.Id("x")).Op(":=").Range().Add(x)).Block(
 				jen.If(nonZero(r.field.Desc.Kind(), jen.Id("x"))).Block(dep(jen.Id("x"))),
