@@ -30,6 +30,15 @@
 //	GET /ui/txn?seq=N                     one transaction: its input, plan, execution
 //	GET /ui/graph[?seq=N]                 the dependency graph (SVG), now or as of transaction N
 //	GET, POST /ui/login                   the token's form (with a token)
+//	GET /ui/events[?prefix=P]             the live updates: server-sent events of the API's Watch
+//
+// The pages follow the agent live: static/live.js reads GET events and
+// updates the states and errors a page shows, without a reload. The
+// streams are bounded in number (Options.MaxLiveStreams; one more is 503)
+// and in lifetime (Options.LiveStreamLifetime; the browser then opens a
+// new one). The service streams when it has WatchFunc (*api.Service) or a
+// client's Watch (apiv1connect.AgentServiceClient); otherwise events is
+// 501 and the pages are as loaded.
 //
 // A bad argument gets an error page naming it, in the API's words and
 // with the HTTP status the API's REST answers (a key without a value: 404

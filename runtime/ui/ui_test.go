@@ -84,11 +84,18 @@ func newAgent(t testing.TB, token string, load func(file, etcd nb.Sink)) *agent 
 // does, on a test server.
 func (a *agent) serve(t testing.TB) *httptest.Server {
 	t.Helper()
+	return a.serveWith(t, ui.Options{})
+}
+
+// serveWith is serve with the page's options (its Logger quiet).
+func (a *agent) serveWith(t testing.TB, opts ui.Options) *httptest.Server {
+	t.Helper()
 	h, err := a.svc.Handler()
 	if err != nil {
 		t.Fatal(err)
 	}
-	page, err := ui.New(a.svc, ui.Options{Logger: quiet})
+	opts.Logger = quiet
+	page, err := ui.New(a.svc, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +291,8 @@ func TestUIShowsTheAPIsData(t *testing.T) {
 var scriptTag = regexp.MustCompile(`(?i)<script[\s>]`)
 
 // TestUIEscapes: a key and a value that hold markup show as text on every
-// page that shows them; the only script element is the graph's own file.
+// page that shows them; the only script elements are the page's own files
+// (the graph's and the live updates').
 func TestUIEscapes(t *testing.T) {
 	srv, _ := fixture(t)
 	for _, path := range []string{
@@ -300,7 +308,7 @@ func TestUIEscapes(t *testing.T) {
 			}
 		}
 		for _, loc := range scriptTag.FindAllStringIndex(body, -1) {
-			if !strings.HasPrefix(body[loc[0]:], `<script src="static/graph.js">`) {
+			if !strings.HasPrefix(body[loc[0]:], `<script src="static/graph.js">`) && !strings.HasPrefix(body[loc[0]:], `<script src="static/live.js">`) {
 				t.Errorf("GET %s: a script element: %.80s", path, body[loc[0]:])
 			}
 		}
