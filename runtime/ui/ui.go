@@ -39,6 +39,7 @@ type Service interface {
 	Graph(context.Context, *connect.Request[apiv1.GraphRequest]) (*connect.Response[httpbody.HttpBody], error)
 	GraphSnapshot(context.Context, *connect.Request[apiv1.GraphSnapshotRequest]) (*connect.Response[apiv1.GraphSnapshotResponse], error)
 	Readiness(context.Context, *connect.Request[apiv1.ReadinessRequest]) (*connect.Response[apiv1.ReadinessResponse], error)
+	Dump(context.Context, *connect.Request[apiv1.DumpRequest]) (*connect.Response[apiv1.DumpResponse], error)
 }
 
 // Authorizer is a service that checks the token of a request's header as
@@ -81,7 +82,7 @@ var files embed.FS
 
 // pageNames are the views; each is parsed with the layout and the
 // partials.
-var pageNames = []string{"overview", "values", "value", "timeline", "history", "txn", "graph", "error", "login"}
+var pageNames = []string{"overview", "values", "value", "timeline", "history", "txn", "graph", "error", "login", "search", "diff"}
 
 // csp is the Content-Security-Policy of every page: nothing but the page's
 // own files; no inline script.
@@ -166,6 +167,8 @@ func New(svc Service, opts Options) (http.Handler, error) {
 		"history":  h.history,
 		"txn":      h.txn,
 		"graph":    h.graph,
+		"search":   h.search,
+		"diff":     h.diff,
 	}
 	return h, nil
 }

@@ -300,6 +300,7 @@ func TestUIEscapes(t *testing.T) {
 		"/ui/timeline?key=" + url.QueryEscape(evilKey), "/ui/history", "/ui/txn?seq=4", "/ui/graph", "/ui/graph?seq=4",
 		"/ui/values?prefix=" + url.QueryEscape(evilKey), "/ui/values?state=" + url.QueryEscape(evilValue),
 		"/ui/value?key=" + url.QueryEscape("nope/"+evilValue),
+		"/ui/search?q=note", "/ui/search?q=pwned", "/ui/diff?a=3&b=4", "/ui/diff?key=" + url.QueryEscape(evilKey),
 	} {
 		_, body := get(t, srv.URL+path)
 		for _, bad := range []string{"<script>document", "<img", "onerror=\"", "onerror=&#34;document"} {
