@@ -2,7 +2,7 @@
 // of the agent's state, for a person with a browser. It is a client of the
 // agent's API like kvctl: every page is rendered on the server from the
 // calls of the AgentService (Status, History, Timeline, Graph,
-// GraphSnapshot, Readiness, Dump, Watch), so that it shows what every other client is
+// GraphSnapshot, Readiness, Dump, Stats, Watch), so that it shows what every other client is
 // told, and nothing that it would read from the scheduler itself.
 //
 // An agent mounts it beside the API, in the API's own Server (which then
@@ -29,6 +29,7 @@
 //	GET /ui/history[?before=N][&limit=L]  transactions with their plans, newest first
 //	GET /ui/txn?seq=N                     one transaction: its input, plan, execution
 //	GET /ui/graph[?seq=N]                 the dependency graph (SVG), now or as of transaction N
+//	GET /ui/plots                         the last hour per minute, as SVG drawn here: transactions, durations, states, retries and failures
 //	GET /ui/search?q=T                    the values whose key or value holds T
 //	GET /ui/diff?a=N&b=M                  what differs between the values after transactions N and M
 //	GET /ui/diff?key=K                    the intended value of K against the southbound's

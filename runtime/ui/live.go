@@ -32,6 +32,8 @@ const (
 	// liveRetry is how long the browser waits before it opens a new
 	// stream (EventSource's retry).
 	liveRetry = 2 * time.Second
+	// liveFeed is how often an open live stream feeds the plots' ring.
+	liveFeed = 30 * time.Second
 )
 
 // funcWatcher is a service of this program that streams status changes
@@ -174,6 +176,9 @@ func (h *handler) events(w http.ResponseWriter, rq *request) {
 	}
 	keep := time.NewTicker(liveKeepalive)
 	defer keep.Stop()
+	// While a page is open live, the plots' ring is fed.
+	feed := time.NewTicker(liveFeed)
+	defer feed.Stop()
 	var lost uint64
 	for {
 		select {
@@ -198,6 +203,10 @@ func (h *handler) events(w http.ResponseWriter, rq *request) {
 				_ = write("end", err.Error())
 			}
 			return
+		case <-feed.C:
+			if err := h.feed(rq, h.now()); err != nil {
+				h.logger.Debug("ui: feeding the plots", "err", err)
+			}
 		case <-keep.C:
 			if !started {
 				continue

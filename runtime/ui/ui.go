@@ -40,6 +40,7 @@ type Service interface {
 	GraphSnapshot(context.Context, *connect.Request[apiv1.GraphSnapshotRequest]) (*connect.Response[apiv1.GraphSnapshotResponse], error)
 	Readiness(context.Context, *connect.Request[apiv1.ReadinessRequest]) (*connect.Response[apiv1.ReadinessResponse], error)
 	Dump(context.Context, *connect.Request[apiv1.DumpRequest]) (*connect.Response[apiv1.DumpResponse], error)
+	Stats(context.Context, *connect.Request[apiv1.StatsRequest]) (*connect.Response[apiv1.StatsResponse], error)
 }
 
 // Authorizer is a service that checks the token of a request's header as
@@ -82,7 +83,7 @@ var files embed.FS
 
 // pageNames are the views; each is parsed with the layout and the
 // partials.
-var pageNames = []string{"overview", "values", "value", "timeline", "history", "txn", "graph", "error", "login", "search", "diff"}
+var pageNames = []string{"overview", "values", "value", "timeline", "history", "txn", "graph", "error", "login", "search", "diff", "plots"}
 
 // csp is the Content-Security-Policy of every page: nothing but the page's
 // own files; no inline script.
@@ -106,6 +107,9 @@ type handler struct {
 	// counts and bounds the streams.
 	watch func(context.Context, *connect.Request[apiv1.WatchRequest], func(*apiv1.WatchResponse) error) error
 	live  *liveStreams
+	// plots is the ring of the last hour; now its clock.
+	plots *ring
+	now   func() time.Time
 }
 
 // New returns the operator page: server-rendered HTML views of what the
@@ -135,6 +139,7 @@ func New(svc Service, opts Options) (http.Handler, error) {
 		opts.LiveStreamLifetime = DefaultLiveStreamLifetime
 	}
 	h.watch = watchFunc(svc)
+	h.plots, h.now = &ring{}, time.Now
 	h.live = &liveStreams{max: int64(opts.MaxLiveStreams), lifetime: opts.LiveStreamLifetime}
 	// The REST API is at the root of the server the page is mounted in:
 	// relative to the page's directory, one "../" per level of Path.
@@ -169,6 +174,7 @@ func New(svc Service, opts Options) (http.Handler, error) {
 		"graph":    h.graph,
 		"search":   h.search,
 		"diff":     h.diff,
+		"plots":    h.plotsPage,
 	}
 	return h, nil
 }
