@@ -427,8 +427,14 @@ func (svc *Service) Graph(ctx context.Context, req *connect.Request[apiv1.GraphR
 	default:
 		return nil, invalid("format", "%s is not a format (DOT, SVG, JSON)", m.GetFormat())
 	}
+	if err := svc.checkGraphFilter(m.GetFilter()); err != nil {
+		return nil, err
+	}
 	snap, err := svc.snapshot(m.GetSeq(), m.GetTime())
 	if err != nil {
+		return nil, err
+	}
+	if snap, err = filterGraph(snap, m.GetFilter()); err != nil {
 		return nil, err
 	}
 	opts := graphviz.DefaultOptions()
@@ -456,8 +462,14 @@ func (svc *Service) Graph(ctx context.Context, req *connect.Request[apiv1.GraphR
 
 // GraphSnapshot returns the graph as data.
 func (svc *Service) GraphSnapshot(_ context.Context, req *connect.Request[apiv1.GraphSnapshotRequest]) (*connect.Response[apiv1.GraphSnapshotResponse], error) {
+	if err := svc.checkGraphFilter(req.Msg.GetFilter()); err != nil {
+		return nil, err
+	}
 	snap, err := svc.snapshot(req.Msg.GetSeq(), req.Msg.GetTime())
 	if err != nil {
+		return nil, err
+	}
+	if snap, err = filterGraph(snap, req.Msg.GetFilter()); err != nil {
 		return nil, err
 	}
 	return connect.NewResponse(snapshotOf(snap)), nil

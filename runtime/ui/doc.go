@@ -28,7 +28,9 @@
 //	GET /ui/timeline?key=K                every recorded change of one value
 //	GET /ui/history[?before=N][&limit=L]  transactions with their plans, newest first
 //	GET /ui/txn?seq=N                     one transaction: its input, plan, execution
-//	GET /ui/graph[?seq=N]                 the dependency graph (SVG), now or as of transaction N
+//	GET /ui/graph[?seq=N][&model=M][&state=S][&key=K&depth=D]
+//	                                      the dependency graph (SVG), now or as of transaction N, filtered
+//	                                      (a graph beyond Options.MaxGraphNodes is refused, naming the filters)
 //	GET /ui/plots                         the last hour per minute, as SVG drawn here: transactions, durations, states, retries and failures
 //	GET /ui/search?q=T                    the values whose key or value holds T
 //	GET /ui/diff?a=N&b=M                  what differs between the values after transactions N and M

@@ -41,6 +41,7 @@ type Service interface {
 	Readiness(context.Context, *connect.Request[apiv1.ReadinessRequest]) (*connect.Response[apiv1.ReadinessResponse], error)
 	Dump(context.Context, *connect.Request[apiv1.DumpRequest]) (*connect.Response[apiv1.DumpResponse], error)
 	Stats(context.Context, *connect.Request[apiv1.StatsRequest]) (*connect.Response[apiv1.StatsResponse], error)
+	Models(context.Context, *connect.Request[apiv1.ModelsRequest]) (*connect.Response[apiv1.ModelsResponse], error)
 }
 
 // Authorizer is a service that checks the token of a request's header as
@@ -69,7 +70,15 @@ type Options struct {
 	// LiveStreamLifetime bounds one live stream's life (default
 	// DefaultLiveStreamLifetime); the browser then opens a new one.
 	LiveStreamLifetime time.Duration
+	// MaxGraphNodes bounds the graph the graph page draws (default
+	// DefaultMaxGraphNodes): a larger one is refused, with the filters
+	// (model, state, a key's neighbourhood) that narrow it.
+	MaxGraphNodes int
 }
+
+// DefaultMaxGraphNodes is the largest graph the graph page draws by
+// default.
+const DefaultMaxGraphNodes = 1000
 
 // DefaultPath is where the page is mounted by default.
 const DefaultPath = "/ui/"
@@ -107,6 +116,8 @@ type handler struct {
 	// counts and bounds the streams.
 	watch func(context.Context, *connect.Request[apiv1.WatchRequest], func(*apiv1.WatchResponse) error) error
 	live  *liveStreams
+	// maxGraphNodes bounds the graph page's graph.
+	maxGraphNodes int
 	// plots is the ring of the last hour; now its clock.
 	plots *ring
 	now   func() time.Time
@@ -129,8 +140,13 @@ func New(svc Service, opts Options) (http.Handler, error) {
 	}
 	h := &handler{svc: svc, token: opts.Token, path: opts.Path, logger: opts.Logger, pages: map[string]*template.Template{}}
 	h.auth, _ = svc.(Authorizer)
-	if opts.MaxLiveStreams < 0 || opts.LiveStreamLifetime < 0 {
-		return nil, fmt.Errorf("ui: Options.MaxLiveStreams %d, LiveStreamLifetime %v: give zero (the default) or more", opts.MaxLiveStreams, opts.LiveStreamLifetime)
+	if opts.MaxLiveStreams < 0 || opts.LiveStreamLifetime < 0 || opts.MaxGraphNodes < 0 {
+		return nil, fmt.Errorf("ui: Options.MaxLiveStreams %d, LiveStreamLifetime %v, MaxGraphNodes %d: give zero (the default) or more",
+			opts.MaxLiveStreams, opts.LiveStreamLifetime, opts.MaxGraphNodes)
+	}
+	h.maxGraphNodes = opts.MaxGraphNodes
+	if h.maxGraphNodes == 0 {
+		h.maxGraphNodes = DefaultMaxGraphNodes
 	}
 	if opts.MaxLiveStreams == 0 {
 		opts.MaxLiveStreams = DefaultMaxLiveStreams
