@@ -62,7 +62,8 @@
 // refuses for want of a token brings up the login form.
 //
 // Everything the page needs is embedded (templates, CSS, the graph's
-// pan-and-zoom script): no build step and no external asset, so it works
+// pan-and-zoom script, the live updates' script; the plots are SVG drawn
+// by the handler): no build step and no external asset, so it works
 // on a machine with no internet. Links between views are relative, so
 // the page works behind a proxy that mounts it under another prefix.
 // html/template escapes every key and value (they are user data), and the
