@@ -291,6 +291,17 @@ func plotSVG(id, title string, bars bool, ss []series, unit func(float64) string
 	return template.HTML(b.String()) // built here; every text in it escaped
 }
 
+// darker is a colour "#rrggbb" darkened, so that the graph's pale fills
+// show as lines on white (another form is returned as it is).
+func darker(c string) string {
+	var r, g, b uint8
+	if n, err := fmt.Sscanf(c, "#%02x%02x%02x", &r, &g, &b); err != nil || n != 3 || len(c) != 7 {
+		return c
+	}
+	f := func(v uint8) uint8 { return uint8(float64(v) * 0.6) }
+	return fmt.Sprintf("#%02x%02x%02x", f(r), f(g), f(b))
+}
+
 // legendItem is one series' name and colour under a plot.
 type legendItem struct{ Name, Color string }
 
@@ -356,8 +367,9 @@ func plotsOf(ms []minuteView) []plot {
 			continue
 		}
 		s, _ := scheduler.ParseState(name)
-		states = append(states, series{Name: name, Class: "st-" + name, Color: graphviz.StateColor(s), Y: y})
-		legend = append(legend, legendItem{name, graphviz.StateColor(s)})
+		c := darker(graphviz.StateColor(s))
+		states = append(states, series{Name: name, Class: "st-" + name, Color: c, Y: y})
+		legend = append(legend, legendItem{name, c})
 	}
 	out = append(out, plot{ID: "plot-states", Title: "Values by state", SVG: plotSVG("plot-states", "Values by state", false, states, count), Legend: legend})
 	rf := []series{

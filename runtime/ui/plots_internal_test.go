@@ -114,3 +114,11 @@ func TestPlotSVG(t *testing.T) {
 		t.Errorf("the transactions' bars: %s", byID["plot-txns"])
 	}
 }
+
+func TestDarker(t *testing.T) {
+	for in, want := range map[string]string{"#b2f2bb": "#6a9170", "#000000": "#000000", "red": "red", "#12345": "#12345"} {
+		if got := darker(in); got != want {
+			t.Errorf("darker(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
