@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -172,6 +173,41 @@ var confTable = []confCall{
 	{name: "graph: transaction not in the history", method: "Graph", req: fixed(&apiv1.GraphRequest{Seq: 9999}), code: connect.CodeNotFound, arg: "seq"},
 	{name: "graph: unknown format", method: "Graph", req: fixed(&apiv1.GraphRequest{Format: 99}), code: connect.CodeInvalidArgument, arg: "format"},
 	{name: "graph snapshot", method: "GraphSnapshot", req: fixed(&apiv1.GraphSnapshotRequest{})},
+	{name: "graph snapshot: by model", method: "GraphSnapshot", req: fixed(&apiv1.GraphSnapshotRequest{Filter: &apiv1.GraphFilter{Model: "route"}}),
+		check: func(t *testing.T, m proto.Message) {
+			keys := graphKeys(m.(*apiv1.GraphSnapshotResponse))
+			if !slices.Contains(keys, "route/r") || slices.ContainsFunc(keys, func(k string) bool { return !strings.HasPrefix(k, "route/") }) {
+				t.Errorf("the route model's graph: %v", keys)
+			}
+		}},
+	{name: "graph snapshot: by state", method: "GraphSnapshot", req: fixed(&apiv1.GraphSnapshotRequest{Filter: &apiv1.GraphFilter{State: "PENDING"}}),
+		check: func(t *testing.T, m proto.Message) {
+			g := m.(*apiv1.GraphSnapshotResponse)
+			if len(g.GetNodes()) == 0 || slices.ContainsFunc(g.GetNodes(), func(n *apiv1.GraphNode) bool { return n.GetState() != "PENDING" }) {
+				t.Errorf("the PENDING graph: %v", g.GetNodes())
+			}
+		}},
+	{name: "graph snapshot: neighbourhood", method: "GraphSnapshot", req: fixed(&apiv1.GraphSnapshotRequest{Filter: &apiv1.GraphFilter{Key: "iface/a", Depth: 1}}),
+		check: func(t *testing.T, m proto.Message) {
+			g := m.(*apiv1.GraphSnapshotResponse)
+			keys := graphKeys(g)
+			if !slices.Contains(keys, "iface/a") || !slices.Contains(keys, "route/r") || slices.Contains(keys, "route/p") || slices.Contains(keys, "iface/f") || len(g.GetEdges()) == 0 {
+				t.Errorf("iface/a's neighbourhood: %v, edges %v", keys, g.GetEdges())
+			}
+		}},
+	{name: "graph: neighbourhood as DOT", method: "Graph", req: fixed(&apiv1.GraphRequest{Filter: &apiv1.GraphFilter{Key: "route/p"}}),
+		check: func(t *testing.T, m proto.Message) {
+			if b := m.(*httpbody.HttpBody); !bytes.Contains(b.GetData(), []byte("iface/p")) || bytes.Contains(b.GetData(), []byte("iface/a")) {
+				t.Errorf("route/p's neighbourhood: %s", b.GetData())
+			}
+		}},
+	{name: "graph: unknown model", method: "Graph", req: fixed(&apiv1.GraphRequest{Filter: &apiv1.GraphFilter{Model: "nope"}}), code: connect.CodeInvalidArgument, arg: "filter.model"},
+	{name: "graph: unknown state", method: "Graph", req: fixed(&apiv1.GraphRequest{Filter: &apiv1.GraphFilter{State: "HAPPY"}}), code: connect.CodeInvalidArgument, arg: "filter.state"},
+	{name: "graph: depth without a key", method: "Graph", req: fixed(&apiv1.GraphRequest{Filter: &apiv1.GraphFilter{Depth: 2}}), code: connect.CodeInvalidArgument, arg: "filter.depth"},
+	{name: "graph: depth beyond its bound", method: "GraphSnapshot", req: fixed(&apiv1.GraphSnapshotRequest{Filter: &apiv1.GraphFilter{Key: "iface/a", Depth: 101}}), code: connect.CodeInvalidArgument, arg: "filter.depth"},
+	{name: "graph: key beyond its bound", method: "Graph", req: fixed(&apiv1.GraphRequest{Filter: &apiv1.GraphFilter{Key: strings.Repeat("k", 2000)}}), code: connect.CodeInvalidArgument, arg: "filter.key"},
+	{name: "graph: key not in the graph", method: "Graph", req: fixed(&apiv1.GraphRequest{Filter: &apiv1.GraphFilter{Key: "iface/none"}}), code: connect.CodeNotFound, arg: "filter.key"},
+	{name: "graph: more nodes than max_nodes", method: "Graph", req: fixed(&apiv1.GraphRequest{Filter: &apiv1.GraphFilter{MaxNodes: 1}}), code: connect.CodeFailedPrecondition, arg: "max_nodes"},
 	{name: "stats", method: "Stats", req: fixed(&apiv1.StatsRequest{Prefix: "iface/"})},
 	{name: "stats: unknown flag", method: "Stats", req: fixed(&apiv1.StatsRequest{Flag: "nope"}), code: connect.CodeInvalidArgument, arg: "flag"},
 	{name: "downstream resync", method: "DownstreamResync", req: fixed(&apiv1.DownstreamResyncRequest{Verbose: true})},
@@ -318,6 +354,15 @@ var restTransport = confTransport{name: "rest", call: func(t *testing.T, base, m
 			}
 		case f.Message() != nil && f.Message().FullName() == "google.protobuf.Timestamp":
 			s = v.Message().Interface().(*timestamppb.Timestamp).AsTime().Format(time.RFC3339Nano)
+		case f.Message() != nil && !f.IsList() && verb == "GET":
+			// A message of scalars (a graph's filter): its fields as
+			// parent.field parameters.
+			sub := v.Message()
+			sub.Range(func(sf protoreflect.FieldDescriptor, sv protoreflect.Value) bool {
+				q.Set(f.JSONName()+"."+sf.JSONName(), fmt.Sprint(sv.Interface()))
+				return true
+			})
+			continue
 		case f.Message() != nil || f.IsList():
 			continue // in the body
 		default:
@@ -505,3 +550,12 @@ func TestConformance(t *testing.T) {
 var dotTime = regexp.MustCompile(`\(\d{4}-\d\d-\d\dT[0-9:.]+Z\)`)
 
 var _ = context.Background
+
+// graphKeys are the keys of a graph's nodes.
+func graphKeys(g *apiv1.GraphSnapshotResponse) []string {
+	var out []string
+	for _, n := range g.GetNodes() {
+		out = append(out, n.GetKey())
+	}
+	return out
+}

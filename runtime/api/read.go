@@ -427,8 +427,14 @@ func (svc *Service) Graph(ctx context.Context, req *connect.Request[apiv1.GraphR
 	default:
 		return nil, invalid("format", "%s is not a format (DOT, SVG, JSON)", m.GetFormat())
 	}
+	if err := svc.checkGraphFilter(m.GetFilter()); err != nil {
+		return nil, err
+	}
 	snap, err := svc.snapshot(m.GetSeq(), m.GetTime())
 	if err != nil {
+		return nil, err
+	}
+	if snap, err = filterGraph(snap, m.GetFilter()); err != nil {
 		return nil, err
 	}
 	opts := graphviz.DefaultOptions()
@@ -456,8 +462,14 @@ func (svc *Service) Graph(ctx context.Context, req *connect.Request[apiv1.GraphR
 
 // GraphSnapshot returns the graph as data.
 func (svc *Service) GraphSnapshot(_ context.Context, req *connect.Request[apiv1.GraphSnapshotRequest]) (*connect.Response[apiv1.GraphSnapshotResponse], error) {
+	if err := svc.checkGraphFilter(req.Msg.GetFilter()); err != nil {
+		return nil, err
+	}
 	snap, err := svc.snapshot(req.Msg.GetSeq(), req.Msg.GetTime())
 	if err != nil {
+		return nil, err
+	}
+	if snap, err = filterGraph(snap, req.Msg.GetFilter()); err != nil {
 		return nil, err
 	}
 	return connect.NewResponse(snapshotOf(snap)), nil
@@ -569,21 +581,47 @@ func levelName(l slog.Level) string { return strings.ToLower(l.String()) }
 // drops what its bounded buffer cannot hold (the scheduler never waits for
 // a client); the stream then says how many updates were lost.
 func (svc *Service) Watch(ctx context.Context, req *connect.Request[apiv1.WatchRequest], stream *connect.ServerStream[apiv1.WatchResponse]) error {
-	buf := int(req.Msg.GetBuffer())
+	return svc.watch(ctx, req.Msg, stream.Send)
+}
+
+// WatchFunc is Watch for a caller in the same program (the operator
+// page's live updates): it checks the request's token as every call does
+// (Authorize), validates the request as Watch does, and calls send with
+// each message until ctx ends, the service closes or send fails (that
+// error is returned). The first message, once the watch is registered, is
+// empty (no event): a change made after it is sent. send is called on
+// WatchFunc's goroutine; it must not block for long (the watch's buffer
+// fills and updates are lost, then counted in lost_updates).
+func (svc *Service) WatchFunc(ctx context.Context, req *connect.Request[apiv1.WatchRequest], send func(*apiv1.WatchResponse) error) error {
+	if err := svc.Authorize(req.Header()); err != nil {
+		return err
+	}
+	return svc.watch(ctx, req.Msg, func(m *apiv1.WatchResponse) error {
+		if m == nil {
+			m = &apiv1.WatchResponse{}
+		}
+		return send(m)
+	})
+}
+
+// watch streams the status changes of the keys under the request's
+// prefix to send; its first message is nil (the watch is registered).
+func (svc *Service) watch(ctx context.Context, msg *apiv1.WatchRequest, send func(*apiv1.WatchResponse) error) error {
+	buf := int(msg.GetBuffer())
 	if buf < 0 {
 		return invalid("buffer", "must be zero or more")
 	}
-	if err := bounded(apilimits.Count("buffer", int64(buf), apilimits.MaxWatchBuffer), keyLen("prefix", req.Msg.GetPrefix())); err != nil {
+	if err := bounded(apilimits.Count("buffer", int64(buf), apilimits.MaxWatchBuffer), keyLen("prefix", msg.GetPrefix())); err != nil {
 		return err
 	}
 	if buf == 0 {
 		buf = DefaultWatchBuffer
 	}
-	w := svc.s.Watch(scheduler.KeyPrefix(req.Msg.GetPrefix()), buf)
+	w := svc.s.Watch(scheduler.KeyPrefix(msg.GetPrefix()), buf)
 	defer w.Close()
 	// The headers say the watch is registered: a client that waits for
 	// them sees every change made after.
-	if err := stream.Send(nil); err != nil {
+	if err := send(nil); err != nil {
 		return err
 	}
 	var lost uint64
@@ -591,7 +629,7 @@ func (svc *Service) Watch(ctx context.Context, req *connect.Request[apiv1.WatchR
 		if d := w.Dropped(); d > lost {
 			n := d - lost
 			lost = d
-			return stream.Send(&apiv1.WatchResponse{Event: &apiv1.WatchResponse_LostUpdates{LostUpdates: n}})
+			return send(&apiv1.WatchResponse{Event: &apiv1.WatchResponse_LostUpdates{LostUpdates: n}})
 		}
 		return nil
 	}
@@ -611,7 +649,7 @@ func (svc *Service) Watch(ctx context.Context, req *connect.Request[apiv1.WatchR
 			if !ok {
 				return connect.NewError(connect.CodeUnavailable, errors.New("the scheduler is closed"))
 			}
-			if err := stream.Send(&apiv1.WatchResponse{Event: &apiv1.WatchResponse_Status{Status: svc.statusOf(st)}}); err != nil {
+			if err := send(&apiv1.WatchResponse{Event: &apiv1.WatchResponse_Status{Status: svc.statusOf(st)}}); err != nil {
 				return err
 			}
 			if err := checkLost(); err != nil {

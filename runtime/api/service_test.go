@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -292,6 +293,50 @@ func TestWatchToken(t *testing.T) {
 		}
 		if connect.CodeOf(err) != connect.CodeUnauthenticated || !strings.HasPrefix(connectMessage(err), "authorization:") {
 			t.Errorf("%s: Watch without the token: %v", tr.name, err)
+		}
+	}
+}
+
+// WatchFunc: the same stream for a caller of this program, behind the
+// same token: refused without it; with it, an empty message once the
+// watch is registered, then the changes of the keys under the prefix.
+func TestWatchFunc(t *testing.T) {
+	e := newEnv(t, envOptions{token: "tok"})
+	err := e.svc.WatchFunc(ctx(t), connect.NewRequest(&apiv1.WatchRequest{}), func(*apiv1.WatchResponse) error { return nil })
+	if connect.CodeOf(err) != connect.CodeUnauthenticated || !strings.HasPrefix(connectMessage(err), "authorization:") {
+		t.Fatalf("WatchFunc without the token: %v", err)
+	}
+	req := connect.NewRequest(&apiv1.WatchRequest{Buffer: -1})
+	req.Header().Set("Authorization", "Bearer tok")
+	if err := e.svc.WatchFunc(ctx(t), req, func(*apiv1.WatchResponse) error { return nil }); connect.CodeOf(err) != connect.CodeInvalidArgument {
+		t.Fatalf("WatchFunc of a bad buffer: %v", err)
+	}
+	req = connect.NewRequest(&apiv1.WatchRequest{Prefix: "iface/"})
+	req.Header().Set("Authorization", "Bearer tok")
+	msgs := make(chan *apiv1.WatchResponse, 64)
+	stop := errors.New("stop")
+	done := make(chan error, 1)
+	go func() {
+		done <- e.svc.WatchFunc(ctx(t), req, func(m *apiv1.WatchResponse) error {
+			msgs <- m
+			if m.GetStatus().GetKey() == "iface/w1" && m.GetStatus().GetState() == "CONFIGURED" {
+				return stop
+			}
+			return nil
+		})
+	}()
+	if first := <-msgs; first.GetEvent() != nil {
+		t.Fatalf("the first message: %v, want none (registered)", first)
+	}
+	if err := e.file.Apply(ctx(t), nb.Update{Changes: []nb.Change{{Key: "route/w1", Value: kvtest.Value("x")}, {Key: "iface/w1", Value: kvtest.Value("up")}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; !errors.Is(err, stop) {
+		t.Fatalf("WatchFunc ended with %v, want the send's error", err)
+	}
+	for len(msgs) > 0 {
+		if k := (<-msgs).GetStatus().GetKey(); k != "iface/w1" {
+			t.Errorf("a change of %s, outside the prefix", k)
 		}
 	}
 }

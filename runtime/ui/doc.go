@@ -2,7 +2,7 @@
 // of the agent's state, for a person with a browser. It is a client of the
 // agent's API like kvctl: every page is rendered on the server from the
 // calls of the AgentService (Status, History, Timeline, Graph,
-// GraphSnapshot, Readiness), so that it shows what every other client is
+// GraphSnapshot, Readiness, Dump, Stats, Watch), so that it shows what every other client is
 // told, and nothing that it would read from the scheduler itself.
 //
 // An agent mounts it beside the API, in the API's own Server (which then
@@ -28,8 +28,23 @@
 //	GET /ui/timeline?key=K                every recorded change of one value
 //	GET /ui/history[?before=N][&limit=L]  transactions with their plans, newest first
 //	GET /ui/txn?seq=N                     one transaction: its input, plan, execution
-//	GET /ui/graph[?seq=N]                 the dependency graph (SVG), now or as of transaction N
+//	GET /ui/graph[?seq=N][&model=M][&state=S][&key=K&depth=D]
+//	                                      the dependency graph (SVG), now or as of transaction N, filtered
+//	                                      (a graph beyond Options.MaxGraphNodes is refused, naming the filters)
+//	GET /ui/plots                         the last hour per minute, as SVG drawn here: transactions, durations, states, retries and failures
+//	GET /ui/search?q=T                    the values whose key or value holds T
+//	GET /ui/diff?a=N&b=M                  what differs between the values after transactions N and M
+//	GET /ui/diff?key=K                    the intended value of K against the southbound's
 //	GET, POST /ui/login                   the token's form (with a token)
+//	GET /ui/events[?prefix=P]             the live updates: server-sent events of the API's Watch
+//
+// The pages follow the agent live: static/live.js reads GET events and
+// updates the states and errors a page shows, without a reload. The
+// streams are bounded in number (Options.MaxLiveStreams; one more is 503)
+// and in lifetime (Options.LiveStreamLifetime; the browser then opens a
+// new one). The service streams when it has WatchFunc (*api.Service) or a
+// client's Watch (apiv1connect.AgentServiceClient); otherwise events is
+// 501 and the pages are as loaded.
 //
 // A bad argument gets an error page naming it, in the API's words and
 // with the HTTP status the API's REST answers (a key without a value: 404
@@ -47,7 +62,8 @@
 // refuses for want of a token brings up the login form.
 //
 // Everything the page needs is embedded (templates, CSS, the graph's
-// pan-and-zoom script): no build step and no external asset, so it works
+// pan-and-zoom script, the live updates' script; the plots are SVG drawn
+// by the handler): no build step and no external asset, so it works
 // on a machine with no internet. Links between views are relative, so
 // the page works behind a proxy that mounts it under another prefix.
 // html/template escapes every key and value (they are user data), and the

@@ -271,6 +271,13 @@ type graphData struct {
 	Nodes    []node
 	Touched  int
 	Retained []uint64
+	// The filters (the API's GraphFilter) and their choices; Refused
+	// is why the graph is not drawn (more nodes than MaxNodes).
+	Model, State, Key string
+	Depth             uint32
+	Models, States    []string
+	MaxNodes          int
+	Refused           string
 }
 
 // node is one value of the graph, for the table under it.
@@ -280,7 +287,7 @@ type node struct {
 }
 
 func (h *handler) graph(rq *request) (string, any, error) {
-	q, err := args(rq.r, "seq")
+	q, err := args(rq.r, "seq", "model", "state", "key", "depth")
 	if err != nil {
 		return "", nil, err
 	}
@@ -290,13 +297,43 @@ func (h *handler) graph(rq *request) (string, any, error) {
 			return "", nil, err
 		}
 	}
+	d := graphData{Seq: seq, Model: q["model"], State: q["state"], Key: q["key"], States: stateNames(), MaxNodes: h.maxGraphNodes}
+	if s := q["depth"]; s != "" {
+		n, err := strconv.ParseUint(s, 10, 32)
+		if err != nil {
+			return "", nil, badArg("depth", "%q is not a depth (a number, 1 to 100)", s)
+		}
+		d.Depth = uint32(n)
+	}
+	filter := &apiv1.GraphFilter{Model: d.Model, State: d.State, Key: d.Key, Depth: d.Depth, MaxNodes: uint32(h.maxGraphNodes)}
+	if d.Key == "" {
+		// The form sends its depth; it is the key's.
+		filter.Depth = 0
+	}
 	ctx := rq.r.Context()
-	snapResp, err := h.svc.GraphSnapshot(ctx, call(rq, &apiv1.GraphSnapshotRequest{Seq: seq}))
+	models, err := h.svc.Models(ctx, call(rq, &apiv1.ModelsRequest{}))
 	if err != nil {
 		return "", nil, err
 	}
+	for _, m := range models.Msg.GetModels() {
+		d.Models = append(d.Models, m.GetDescriptor_())
+	}
+	snapResp, err := h.svc.GraphSnapshot(ctx, call(rq, &apiv1.GraphSnapshotRequest{Seq: seq, Filter: filter}))
+	if connect.CodeOf(err) == connect.CodeFailedPrecondition && errorOf(err).arg == "max_nodes" {
+		// Too large to draw: the form, and which filter to use.
+		d.page = h.newPage(rq, "Graph", "graph", "")
+		d.Refused = errorOf(err).msg
+		return "graph", d, nil
+	}
+	if err != nil {
+		pe := errorOf(err)
+		// The API names its filter's fields; the page's are the same
+		// without "filter.".
+		pe.arg = strings.TrimPrefix(pe.arg, "filter.")
+		return "", nil, pe
+	}
 	snap := snapResp.Msg
-	d := graphData{Seq: seq, Snap: snap.GetSeq()}
+	d.Snap = snap.GetSeq()
 	if t := timeOf(snap.GetTime()); !t.IsZero() {
 		d.Time = t.Local().Format("2006-01-02 15:04:05.000")
 	}
@@ -323,7 +360,7 @@ func (h *handler) graph(rq *request) (string, any, error) {
 			Touched: touched[n.GetKey()], Placeholder: n.GetPlaceholder()})
 	}
 	d.Touched = len(touched)
-	svgResp, err := h.svc.Graph(ctx, call(rq, &apiv1.GraphRequest{Seq: seq, Format: apiv1.GraphFormat_GRAPH_FORMAT_SVG}))
+	svgResp, err := h.svc.Graph(ctx, call(rq, &apiv1.GraphRequest{Seq: seq, Format: apiv1.GraphFormat_GRAPH_FORMAT_SVG, Filter: filter}))
 	if err != nil {
 		// Without graphviz on the agent, UNIMPLEMENTED: the page shows
 		// the table.

@@ -39,6 +39,9 @@ type Service interface {
 	Graph(context.Context, *connect.Request[apiv1.GraphRequest]) (*connect.Response[httpbody.HttpBody], error)
 	GraphSnapshot(context.Context, *connect.Request[apiv1.GraphSnapshotRequest]) (*connect.Response[apiv1.GraphSnapshotResponse], error)
 	Readiness(context.Context, *connect.Request[apiv1.ReadinessRequest]) (*connect.Response[apiv1.ReadinessResponse], error)
+	Dump(context.Context, *connect.Request[apiv1.DumpRequest]) (*connect.Response[apiv1.DumpResponse], error)
+	Stats(context.Context, *connect.Request[apiv1.StatsRequest]) (*connect.Response[apiv1.StatsResponse], error)
+	Models(context.Context, *connect.Request[apiv1.ModelsRequest]) (*connect.Response[apiv1.ModelsResponse], error)
 }
 
 // Authorizer is a service that checks the token of a request's header as
@@ -60,7 +63,22 @@ type Options struct {
 	Token string
 	// Logger logs the failures of templates (default slog.Default()).
 	Logger *slog.Logger
+	// MaxLiveStreams bounds the pages that follow the agent live at
+	// once (GET events; default DefaultMaxLiveStreams); one more is
+	// answered 503 and its page says that live updates are off.
+	MaxLiveStreams int
+	// LiveStreamLifetime bounds one live stream's life (default
+	// DefaultLiveStreamLifetime); the browser then opens a new one.
+	LiveStreamLifetime time.Duration
+	// MaxGraphNodes bounds the graph the graph page draws (default
+	// DefaultMaxGraphNodes): a larger one is refused, with the filters
+	// (model, state, a key's neighbourhood) that narrow it.
+	MaxGraphNodes int
 }
+
+// DefaultMaxGraphNodes is the largest graph the graph page draws by
+// default.
+const DefaultMaxGraphNodes = 1000
 
 // DefaultPath is where the page is mounted by default.
 const DefaultPath = "/ui/"
@@ -74,11 +92,11 @@ var files embed.FS
 
 // pageNames are the views; each is parsed with the layout and the
 // partials.
-var pageNames = []string{"overview", "values", "value", "timeline", "history", "txn", "graph", "error", "login"}
+var pageNames = []string{"overview", "values", "value", "timeline", "history", "txn", "graph", "error", "login", "search", "diff", "plots"}
 
 // csp is the Content-Security-Policy of every page: nothing but the page's
 // own files; no inline script.
-const csp = "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; " +
+const csp = "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; connect-src 'self'; " +
 	"form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 
 type handler struct {
@@ -94,6 +112,15 @@ type handler struct {
 	static    fs.FS
 	statesCSS []byte
 	views     map[string]func(*request) (string, any, error)
+	// watch streams status changes (nil: the service cannot); live
+	// counts and bounds the streams.
+	watch func(context.Context, *connect.Request[apiv1.WatchRequest], func(*apiv1.WatchResponse) error) error
+	live  *liveStreams
+	// maxGraphNodes bounds the graph page's graph.
+	maxGraphNodes int
+	// plots is the ring of the last hour; now its clock.
+	plots *ring
+	now   func() time.Time
 }
 
 // New returns the operator page: server-rendered HTML views of what the
@@ -113,6 +140,23 @@ func New(svc Service, opts Options) (http.Handler, error) {
 	}
 	h := &handler{svc: svc, token: opts.Token, path: opts.Path, logger: opts.Logger, pages: map[string]*template.Template{}}
 	h.auth, _ = svc.(Authorizer)
+	if opts.MaxLiveStreams < 0 || opts.LiveStreamLifetime < 0 || opts.MaxGraphNodes < 0 {
+		return nil, fmt.Errorf("ui: Options.MaxLiveStreams %d, LiveStreamLifetime %v, MaxGraphNodes %d: give zero (the default) or more",
+			opts.MaxLiveStreams, opts.LiveStreamLifetime, opts.MaxGraphNodes)
+	}
+	h.maxGraphNodes = opts.MaxGraphNodes
+	if h.maxGraphNodes == 0 {
+		h.maxGraphNodes = DefaultMaxGraphNodes
+	}
+	if opts.MaxLiveStreams == 0 {
+		opts.MaxLiveStreams = DefaultMaxLiveStreams
+	}
+	if opts.LiveStreamLifetime == 0 {
+		opts.LiveStreamLifetime = DefaultLiveStreamLifetime
+	}
+	h.watch = watchFunc(svc)
+	h.plots, h.now = &ring{}, time.Now
+	h.live = &liveStreams{max: int64(opts.MaxLiveStreams), lifetime: opts.LiveStreamLifetime}
 	// The REST API is at the root of the server the page is mounted in:
 	// relative to the page's directory, one "../" per level of Path.
 	h.apiURL = strings.Repeat("../", strings.Count(opts.Path, "/")-1)
@@ -144,6 +188,9 @@ func New(svc Service, opts Options) (http.Handler, error) {
 		"history":  h.history,
 		"txn":      h.txn,
 		"graph":    h.graph,
+		"search":   h.search,
+		"diff":     h.diff,
+		"plots":    h.plotsPage,
 	}
 	return h, nil
 }
@@ -201,6 +248,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rq.authed = h.needsToken()
+	if rest == "events" {
+		h.events(w, rq)
+		return
+	}
 	view, ok := h.views[rest]
 	if !ok {
 		h.errorPage(w, &pageError{code: http.StatusNotFound, arg: "path",
@@ -506,11 +557,15 @@ type page struct {
 	// Authed: the page needs a token and has it (the layout offers to
 	// forget it).
 	Authed bool
+	// Live: the page follows the agent's changes (static/live.js over
+	// GET events), of the values under LivePrefix.
+	Live       bool
+	LivePrefix string
 }
 
 // newPage is the page of a view.
 func (h *handler) newPage(rq *request, title, nav, api string, q ...string) page {
-	p := page{Title: title, Nav: nav, Authed: rq.authed}
+	p := page{Title: title, Nav: nav, Authed: rq.authed, Live: h.watch != nil}
 	if api != "" && !rq.authed {
 		p.API = h.apiURL + api + query(q...)
 	}

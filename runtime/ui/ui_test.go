@@ -84,11 +84,18 @@ func newAgent(t testing.TB, token string, load func(file, etcd nb.Sink)) *agent 
 // does, on a test server.
 func (a *agent) serve(t testing.TB) *httptest.Server {
 	t.Helper()
+	return a.serveWith(t, ui.Options{})
+}
+
+// serveWith is serve with the page's options (its Logger quiet).
+func (a *agent) serveWith(t testing.TB, opts ui.Options) *httptest.Server {
+	t.Helper()
 	h, err := a.svc.Handler()
 	if err != nil {
 		t.Fatal(err)
 	}
-	page, err := ui.New(a.svc, ui.Options{Logger: quiet})
+	opts.Logger = quiet
+	page, err := ui.New(a.svc, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +291,8 @@ func TestUIShowsTheAPIsData(t *testing.T) {
 var scriptTag = regexp.MustCompile(`(?i)<script[\s>]`)
 
 // TestUIEscapes: a key and a value that hold markup show as text on every
-// page that shows them; the only script element is the graph's own file.
+// page that shows them; the only script elements are the page's own files
+// (the graph's and the live updates').
 func TestUIEscapes(t *testing.T) {
 	srv, _ := fixture(t)
 	for _, path := range []string{
@@ -292,6 +300,7 @@ func TestUIEscapes(t *testing.T) {
 		"/ui/timeline?key=" + url.QueryEscape(evilKey), "/ui/history", "/ui/txn?seq=4", "/ui/graph", "/ui/graph?seq=4",
 		"/ui/values?prefix=" + url.QueryEscape(evilKey), "/ui/values?state=" + url.QueryEscape(evilValue),
 		"/ui/value?key=" + url.QueryEscape("nope/"+evilValue),
+		"/ui/search?q=note", "/ui/search?q=pwned", "/ui/diff?a=3&b=4", "/ui/diff?key=" + url.QueryEscape(evilKey),
 	} {
 		_, body := get(t, srv.URL+path)
 		for _, bad := range []string{"<script>document", "<img", "onerror=\"", "onerror=&#34;document"} {
@@ -300,7 +309,7 @@ func TestUIEscapes(t *testing.T) {
 			}
 		}
 		for _, loc := range scriptTag.FindAllStringIndex(body, -1) {
-			if !strings.HasPrefix(body[loc[0]:], `<script src="static/graph.js">`) {
+			if !strings.HasPrefix(body[loc[0]:], `<script src="static/graph.js">`) && !strings.HasPrefix(body[loc[0]:], `<script src="static/live.js">`) {
 				t.Errorf("GET %s: a script element: %.80s", path, body[loc[0]:])
 			}
 		}

@@ -219,6 +219,7 @@ func (h *handler) values(rq *request) (string, any, error) {
 		title = "Values under " + d.Prefix
 	}
 	d.page = h.newPage(rq, title, "values", "v1/status", "prefix", d.Prefix)
+	d.LivePrefix = d.Prefix
 	sts, err := h.statuses(rq, d.Prefix)
 	if err != nil {
 		return "", nil, err
@@ -294,6 +295,7 @@ func (h *handler) value(rq *request) (string, any, error) {
 	}
 	d := valueData{status: statusOf(st)}
 	d.page = h.newPage(rq, st.GetKey(), "values", "v1/status", "key", st.GetKey())
+	d.LivePrefix = st.GetKey()
 	d.Value, d.Applied = anyText(st.GetValue()), anyText(st.GetApplied())
 	if v, err := unpack(st.GetValue()); err == nil && v != nil {
 		if a, err := unpack(st.GetApplied()); err == nil && a != nil {

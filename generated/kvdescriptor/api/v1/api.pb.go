@@ -2262,8 +2262,10 @@ type GraphRequest struct {
 	Seq   uint64                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
 	// format: UNSPECIFIED is DOT (REST /scheduler/graph: SVG, as the
 	// reference agent answers there).
-	Format        GraphFormat            `protobuf:"varint,2,opt,name=format,proto3,enum=kvdescriptor.api.v1.GraphFormat" json:"format,omitempty"`
-	Time          *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=time,proto3" json:"time,omitempty"`
+	Format GraphFormat            `protobuf:"varint,2,opt,name=format,proto3,enum=kvdescriptor.api.v1.GraphFormat" json:"format,omitempty"`
+	Time   *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=time,proto3" json:"time,omitempty"`
+	// filter keeps part of the graph (all of it when unset).
+	Filter        *GraphFilter `protobuf:"bytes,4,opt,name=filter,proto3" json:"filter,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2319,18 +2321,114 @@ func (x *GraphRequest) GetTime() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *GraphRequest) GetFilter() *GraphFilter {
+	if x != nil {
+		return x.Filter
+	}
+	return nil
+}
+
+// GraphFilter keeps the part of a graph that an operator can read: the
+// values that pass every filter given, and the edges between them.
+type GraphFilter struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// model keeps the values of one descriptor (its name, as Models
+	// lists them).
+	Model string `protobuf:"bytes,1,opt,name=model,proto3" json:"model,omitempty"`
+	// state keeps the values in one state (its name: PENDING, FAILED...).
+	State string `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"`
+	// key keeps its neighbourhood: the key, its dependencies and its
+	// dependents (and derived values and bases), to depth edges away.
+	Key string `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
+	// depth of key's neighbourhood: 1 to 100 (0: 1); only with key.
+	Depth uint32 `protobuf:"varint,4,opt,name=depth,proto3" json:"depth,omitempty"`
+	// max_nodes refuses a graph (FAILED_PRECONDITION naming max_nodes) that
+	// has more nodes than this once filtered, with a message naming the
+	// filters that narrow it (0: no bound).
+	MaxNodes      uint32 `protobuf:"varint,5,opt,name=max_nodes,json=maxNodes,proto3" json:"max_nodes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GraphFilter) Reset() {
+	*x = GraphFilter{}
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GraphFilter) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GraphFilter) ProtoMessage() {}
+
+func (x *GraphFilter) ProtoReflect() protoreflect.Message {
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GraphFilter.ProtoReflect.Descriptor instead.
+func (*GraphFilter) Descriptor() ([]byte, []int) {
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *GraphFilter) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *GraphFilter) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *GraphFilter) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *GraphFilter) GetDepth() uint32 {
+	if x != nil {
+		return x.Depth
+	}
+	return 0
+}
+
+func (x *GraphFilter) GetMaxNodes() uint32 {
+	if x != nil {
+		return x.MaxNodes
+	}
+	return 0
+}
+
 // GraphSnapshotRequest selects the graph as GraphRequest does.
 type GraphSnapshotRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Seq           uint64                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
-	Time          *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=time,proto3" json:"time,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Seq   uint64                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	Time  *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=time,proto3" json:"time,omitempty"`
+	// filter keeps part of the graph, as Graph's.
+	Filter        *GraphFilter `protobuf:"bytes,3,opt,name=filter,proto3" json:"filter,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GraphSnapshotRequest) Reset() {
 	*x = GraphSnapshotRequest{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[30]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2342,7 +2440,7 @@ func (x *GraphSnapshotRequest) String() string {
 func (*GraphSnapshotRequest) ProtoMessage() {}
 
 func (x *GraphSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[30]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2355,7 +2453,7 @@ func (x *GraphSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GraphSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*GraphSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{30}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *GraphSnapshotRequest) GetSeq() uint64 {
@@ -2368,6 +2466,13 @@ func (x *GraphSnapshotRequest) GetSeq() uint64 {
 func (x *GraphSnapshotRequest) GetTime() *timestamppb.Timestamp {
 	if x != nil {
 		return x.Time
+	}
+	return nil
+}
+
+func (x *GraphSnapshotRequest) GetFilter() *GraphFilter {
+	if x != nil {
+		return x.Filter
 	}
 	return nil
 }
@@ -2390,7 +2495,7 @@ type GraphNode struct {
 
 func (x *GraphNode) Reset() {
 	*x = GraphNode{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[31]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2402,7 +2507,7 @@ func (x *GraphNode) String() string {
 func (*GraphNode) ProtoMessage() {}
 
 func (x *GraphNode) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[31]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2415,7 +2520,7 @@ func (x *GraphNode) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GraphNode.ProtoReflect.Descriptor instead.
 func (*GraphNode) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{31}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *GraphNode) GetKey() string {
@@ -2494,7 +2599,7 @@ type GraphEdge struct {
 
 func (x *GraphEdge) Reset() {
 	*x = GraphEdge{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[32]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2506,7 +2611,7 @@ func (x *GraphEdge) String() string {
 func (*GraphEdge) ProtoMessage() {}
 
 func (x *GraphEdge) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[32]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2519,7 +2624,7 @@ func (x *GraphEdge) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GraphEdge.ProtoReflect.Descriptor instead.
 func (*GraphEdge) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{32}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *GraphEdge) GetFrom() string {
@@ -2572,7 +2677,7 @@ type GraphSnapshotResponse struct {
 
 func (x *GraphSnapshotResponse) Reset() {
 	*x = GraphSnapshotResponse{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[33]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2584,7 +2689,7 @@ func (x *GraphSnapshotResponse) String() string {
 func (*GraphSnapshotResponse) ProtoMessage() {}
 
 func (x *GraphSnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[33]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2597,7 +2702,7 @@ func (x *GraphSnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GraphSnapshotResponse.ProtoReflect.Descriptor instead.
 func (*GraphSnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{33}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *GraphSnapshotResponse) GetSeq() uint64 {
@@ -2654,7 +2759,7 @@ type PlanRequest struct {
 
 func (x *PlanRequest) Reset() {
 	*x = PlanRequest{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[34]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2666,7 +2771,7 @@ func (x *PlanRequest) String() string {
 func (*PlanRequest) ProtoMessage() {}
 
 func (x *PlanRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[34]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2679,7 +2784,7 @@ func (x *PlanRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanRequest.ProtoReflect.Descriptor instead.
 func (*PlanRequest) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{34}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *PlanRequest) GetValues() []*Value {
@@ -2722,7 +2827,7 @@ type StatsRequest struct {
 
 func (x *StatsRequest) Reset() {
 	*x = StatsRequest{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[35]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2734,7 +2839,7 @@ func (x *StatsRequest) String() string {
 func (*StatsRequest) ProtoMessage() {}
 
 func (x *StatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[35]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2747,7 +2852,7 @@ func (x *StatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsRequest.ProtoReflect.Descriptor instead.
 func (*StatsRequest) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{35}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *StatsRequest) GetPrefix() string {
@@ -2776,7 +2881,7 @@ type StatsResponse struct {
 
 func (x *StatsResponse) Reset() {
 	*x = StatsResponse{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[36]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2788,7 +2893,7 @@ func (x *StatsResponse) String() string {
 func (*StatsResponse) ProtoMessage() {}
 
 func (x *StatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[36]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2801,7 +2906,7 @@ func (x *StatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsResponse.ProtoReflect.Descriptor instead.
 func (*StatsResponse) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{36}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *StatsResponse) GetStates() map[string]uint64 {
@@ -2826,7 +2931,7 @@ type ReadinessRequest struct {
 
 func (x *ReadinessRequest) Reset() {
 	*x = ReadinessRequest{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[37]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2838,7 +2943,7 @@ func (x *ReadinessRequest) String() string {
 func (*ReadinessRequest) ProtoMessage() {}
 
 func (x *ReadinessRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[37]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2851,7 +2956,7 @@ func (x *ReadinessRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadinessRequest.ProtoReflect.Descriptor instead.
 func (*ReadinessRequest) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{37}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{38}
 }
 
 // SourceState is the state of one northbound source.
@@ -2871,7 +2976,7 @@ type SourceState struct {
 
 func (x *SourceState) Reset() {
 	*x = SourceState{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[38]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2883,7 +2988,7 @@ func (x *SourceState) String() string {
 func (*SourceState) ProtoMessage() {}
 
 func (x *SourceState) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[38]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2896,7 +3001,7 @@ func (x *SourceState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SourceState.ProtoReflect.Descriptor instead.
 func (*SourceState) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{38}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *SourceState) GetName() string {
@@ -2945,7 +3050,7 @@ type ReadinessResponse struct {
 
 func (x *ReadinessResponse) Reset() {
 	*x = ReadinessResponse{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[39]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2957,7 +3062,7 @@ func (x *ReadinessResponse) String() string {
 func (*ReadinessResponse) ProtoMessage() {}
 
 func (x *ReadinessResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[39]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2970,7 +3075,7 @@ func (x *ReadinessResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadinessResponse.ProtoReflect.Descriptor instead.
 func (*ReadinessResponse) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{39}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ReadinessResponse) GetReady() bool {
@@ -2995,7 +3100,7 @@ type AgentInfoRequest struct {
 
 func (x *AgentInfoRequest) Reset() {
 	*x = AgentInfoRequest{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[40]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3007,7 +3112,7 @@ func (x *AgentInfoRequest) String() string {
 func (*AgentInfoRequest) ProtoMessage() {}
 
 func (x *AgentInfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[40]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3020,7 +3125,7 @@ func (x *AgentInfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentInfoRequest.ProtoReflect.Descriptor instead.
 func (*AgentInfoRequest) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{40}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{41}
 }
 
 type AgentInfoResponse struct {
@@ -3047,7 +3152,7 @@ type AgentInfoResponse struct {
 
 func (x *AgentInfoResponse) Reset() {
 	*x = AgentInfoResponse{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[41]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3059,7 +3164,7 @@ func (x *AgentInfoResponse) String() string {
 func (*AgentInfoResponse) ProtoMessage() {}
 
 func (x *AgentInfoResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[41]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3072,7 +3177,7 @@ func (x *AgentInfoResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentInfoResponse.ProtoReflect.Descriptor instead.
 func (*AgentInfoResponse) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{41}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *AgentInfoResponse) GetName() string {
@@ -3130,7 +3235,7 @@ type DownstreamResyncRequest struct {
 
 func (x *DownstreamResyncRequest) Reset() {
 	*x = DownstreamResyncRequest{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[42]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3142,7 +3247,7 @@ func (x *DownstreamResyncRequest) String() string {
 func (*DownstreamResyncRequest) ProtoMessage() {}
 
 func (x *DownstreamResyncRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[42]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3155,7 +3260,7 @@ func (x *DownstreamResyncRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DownstreamResyncRequest.ProtoReflect.Descriptor instead.
 func (*DownstreamResyncRequest) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{42}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *DownstreamResyncRequest) GetRetry() bool {
@@ -3194,7 +3299,7 @@ type DownstreamResyncResponse struct {
 
 func (x *DownstreamResyncResponse) Reset() {
 	*x = DownstreamResyncResponse{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[43]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3206,7 +3311,7 @@ func (x *DownstreamResyncResponse) String() string {
 func (*DownstreamResyncResponse) ProtoMessage() {}
 
 func (x *DownstreamResyncResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[43]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3219,7 +3324,7 @@ func (x *DownstreamResyncResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DownstreamResyncResponse.ProtoReflect.Descriptor instead.
 func (*DownstreamResyncResponse) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{43}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *DownstreamResyncResponse) GetSeq() uint64 {
@@ -3261,7 +3366,7 @@ type SetLogLevelRequest struct {
 
 func (x *SetLogLevelRequest) Reset() {
 	*x = SetLogLevelRequest{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[44]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3273,7 +3378,7 @@ func (x *SetLogLevelRequest) String() string {
 func (*SetLogLevelRequest) ProtoMessage() {}
 
 func (x *SetLogLevelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[44]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3286,7 +3391,7 @@ func (x *SetLogLevelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetLogLevelRequest.ProtoReflect.Descriptor instead.
 func (*SetLogLevelRequest) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{44}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *SetLogLevelRequest) GetLevel() string {
@@ -3307,7 +3412,7 @@ type SetLogLevelResponse struct {
 
 func (x *SetLogLevelResponse) Reset() {
 	*x = SetLogLevelResponse{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[45]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3319,7 +3424,7 @@ func (x *SetLogLevelResponse) String() string {
 func (*SetLogLevelResponse) ProtoMessage() {}
 
 func (x *SetLogLevelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[45]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3332,7 +3437,7 @@ func (x *SetLogLevelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetLogLevelResponse.ProtoReflect.Descriptor instead.
 func (*SetLogLevelResponse) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{45}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *SetLogLevelResponse) GetLevel() string {
@@ -3361,7 +3466,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[46]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3373,7 +3478,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[46]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3386,7 +3491,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{46}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *WatchRequest) GetPrefix() string {
@@ -3416,7 +3521,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[47]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3428,7 +3533,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[47]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3441,7 +3546,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{47}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *WatchResponse) GetEvent() isWatchResponse_Event {
@@ -3658,14 +3763,22 @@ const file_kvdescriptor_api_v1_api_proto_rawDesc = "" +
 	"\x06fields\x18\x05 \x03(\v2\x1a.kvdescriptor.api.v1.FieldR\x06fields\"\x80\x01\n" +
 	"\x0eModelsResponse\x122\n" +
 	"\x06models\x18\x01 \x03(\v2\x1a.kvdescriptor.api.v1.ModelR\x06models\x12:\n" +
-	"\x06schema\x18\x02 \x01(\v2\".google.protobuf.FileDescriptorSetR\x06schema\"\x8a\x01\n" +
+	"\x06schema\x18\x02 \x01(\v2\".google.protobuf.FileDescriptorSetR\x06schema\"\xc4\x01\n" +
 	"\fGraphRequest\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x128\n" +
 	"\x06format\x18\x02 \x01(\x0e2 .kvdescriptor.api.v1.GraphFormatR\x06format\x12.\n" +
-	"\x04time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\"X\n" +
+	"\x04time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x128\n" +
+	"\x06filter\x18\x04 \x01(\v2 .kvdescriptor.api.v1.GraphFilterR\x06filter\"~\n" +
+	"\vGraphFilter\x12\x14\n" +
+	"\x05model\x18\x01 \x01(\tR\x05model\x12\x14\n" +
+	"\x05state\x18\x02 \x01(\tR\x05state\x12\x10\n" +
+	"\x03key\x18\x03 \x01(\tR\x03key\x12\x14\n" +
+	"\x05depth\x18\x04 \x01(\rR\x05depth\x12\x1b\n" +
+	"\tmax_nodes\x18\x05 \x01(\rR\bmaxNodes\"\x92\x01\n" +
 	"\x14GraphSnapshotRequest\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12.\n" +
-	"\x04time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\"\xff\x01\n" +
+	"\x04time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x128\n" +
+	"\x06filter\x18\x03 \x01(\v2 .kvdescriptor.api.v1.GraphFilterR\x06filter\"\xff\x01\n" +
 	"\tGraphNode\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05label\x18\x02 \x01(\tR\x05label\x12\x1e\n" +
@@ -3805,7 +3918,7 @@ func file_kvdescriptor_api_v1_api_proto_rawDescGZIP() []byte {
 }
 
 var file_kvdescriptor_api_v1_api_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_kvdescriptor_api_v1_api_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
+var file_kvdescriptor_api_v1_api_proto_msgTypes = make([]protoimpl.MessageInfo, 51)
 var file_kvdescriptor_api_v1_api_proto_goTypes = []any{
 	(ResyncKind)(0),                        // 0: kvdescriptor.api.v1.ResyncKind
 	(View)(0),                              // 1: kvdescriptor.api.v1.View
@@ -3840,127 +3953,130 @@ var file_kvdescriptor_api_v1_api_proto_goTypes = []any{
 	(*Model)(nil),                          // 30: kvdescriptor.api.v1.Model
 	(*ModelsResponse)(nil),                 // 31: kvdescriptor.api.v1.ModelsResponse
 	(*GraphRequest)(nil),                   // 32: kvdescriptor.api.v1.GraphRequest
-	(*GraphSnapshotRequest)(nil),           // 33: kvdescriptor.api.v1.GraphSnapshotRequest
-	(*GraphNode)(nil),                      // 34: kvdescriptor.api.v1.GraphNode
-	(*GraphEdge)(nil),                      // 35: kvdescriptor.api.v1.GraphEdge
-	(*GraphSnapshotResponse)(nil),          // 36: kvdescriptor.api.v1.GraphSnapshotResponse
-	(*PlanRequest)(nil),                    // 37: kvdescriptor.api.v1.PlanRequest
-	(*StatsRequest)(nil),                   // 38: kvdescriptor.api.v1.StatsRequest
-	(*StatsResponse)(nil),                  // 39: kvdescriptor.api.v1.StatsResponse
-	(*ReadinessRequest)(nil),               // 40: kvdescriptor.api.v1.ReadinessRequest
-	(*SourceState)(nil),                    // 41: kvdescriptor.api.v1.SourceState
-	(*ReadinessResponse)(nil),              // 42: kvdescriptor.api.v1.ReadinessResponse
-	(*AgentInfoRequest)(nil),               // 43: kvdescriptor.api.v1.AgentInfoRequest
-	(*AgentInfoResponse)(nil),              // 44: kvdescriptor.api.v1.AgentInfoResponse
-	(*DownstreamResyncRequest)(nil),        // 45: kvdescriptor.api.v1.DownstreamResyncRequest
-	(*DownstreamResyncResponse)(nil),       // 46: kvdescriptor.api.v1.DownstreamResyncResponse
-	(*SetLogLevelRequest)(nil),             // 47: kvdescriptor.api.v1.SetLogLevelRequest
-	(*SetLogLevelResponse)(nil),            // 48: kvdescriptor.api.v1.SetLogLevelResponse
-	(*WatchRequest)(nil),                   // 49: kvdescriptor.api.v1.WatchRequest
-	(*WatchResponse)(nil),                  // 50: kvdescriptor.api.v1.WatchResponse
-	nil,                                    // 51: kvdescriptor.api.v1.StatsResponse.StatesEntry
-	nil,                                    // 52: kvdescriptor.api.v1.StatsResponse.FlagsEntry
-	(*anypb.Any)(nil),                      // 53: google.protobuf.Any
-	(*durationpb.Duration)(nil),            // 54: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil),          // 55: google.protobuf.Timestamp
-	(*descriptorpb.FileDescriptorSet)(nil), // 56: google.protobuf.FileDescriptorSet
-	(*httpbody.HttpBody)(nil),              // 57: google.api.HttpBody
+	(*GraphFilter)(nil),                    // 33: kvdescriptor.api.v1.GraphFilter
+	(*GraphSnapshotRequest)(nil),           // 34: kvdescriptor.api.v1.GraphSnapshotRequest
+	(*GraphNode)(nil),                      // 35: kvdescriptor.api.v1.GraphNode
+	(*GraphEdge)(nil),                      // 36: kvdescriptor.api.v1.GraphEdge
+	(*GraphSnapshotResponse)(nil),          // 37: kvdescriptor.api.v1.GraphSnapshotResponse
+	(*PlanRequest)(nil),                    // 38: kvdescriptor.api.v1.PlanRequest
+	(*StatsRequest)(nil),                   // 39: kvdescriptor.api.v1.StatsRequest
+	(*StatsResponse)(nil),                  // 40: kvdescriptor.api.v1.StatsResponse
+	(*ReadinessRequest)(nil),               // 41: kvdescriptor.api.v1.ReadinessRequest
+	(*SourceState)(nil),                    // 42: kvdescriptor.api.v1.SourceState
+	(*ReadinessResponse)(nil),              // 43: kvdescriptor.api.v1.ReadinessResponse
+	(*AgentInfoRequest)(nil),               // 44: kvdescriptor.api.v1.AgentInfoRequest
+	(*AgentInfoResponse)(nil),              // 45: kvdescriptor.api.v1.AgentInfoResponse
+	(*DownstreamResyncRequest)(nil),        // 46: kvdescriptor.api.v1.DownstreamResyncRequest
+	(*DownstreamResyncResponse)(nil),       // 47: kvdescriptor.api.v1.DownstreamResyncResponse
+	(*SetLogLevelRequest)(nil),             // 48: kvdescriptor.api.v1.SetLogLevelRequest
+	(*SetLogLevelResponse)(nil),            // 49: kvdescriptor.api.v1.SetLogLevelResponse
+	(*WatchRequest)(nil),                   // 50: kvdescriptor.api.v1.WatchRequest
+	(*WatchResponse)(nil),                  // 51: kvdescriptor.api.v1.WatchResponse
+	nil,                                    // 52: kvdescriptor.api.v1.StatsResponse.StatesEntry
+	nil,                                    // 53: kvdescriptor.api.v1.StatsResponse.FlagsEntry
+	(*anypb.Any)(nil),                      // 54: google.protobuf.Any
+	(*durationpb.Duration)(nil),            // 55: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil),          // 56: google.protobuf.Timestamp
+	(*descriptorpb.FileDescriptorSet)(nil), // 57: google.protobuf.FileDescriptorSet
+	(*httpbody.HttpBody)(nil),              // 58: google.api.HttpBody
 }
 var file_kvdescriptor_api_v1_api_proto_depIdxs = []int32{
-	53, // 0: kvdescriptor.api.v1.Value.any:type_name -> google.protobuf.Any
-	54, // 1: kvdescriptor.api.v1.RetryPolicy.period:type_name -> google.protobuf.Duration
-	54, // 2: kvdescriptor.api.v1.RetryPolicy.max_period:type_name -> google.protobuf.Duration
+	54, // 0: kvdescriptor.api.v1.Value.any:type_name -> google.protobuf.Any
+	55, // 1: kvdescriptor.api.v1.RetryPolicy.period:type_name -> google.protobuf.Duration
+	55, // 2: kvdescriptor.api.v1.RetryPolicy.max_period:type_name -> google.protobuf.Duration
 	3,  // 3: kvdescriptor.api.v1.CommitRequest.values:type_name -> kvdescriptor.api.v1.Value
 	4,  // 4: kvdescriptor.api.v1.CommitRequest.retry:type_name -> kvdescriptor.api.v1.RetryPolicy
-	54, // 5: kvdescriptor.api.v1.CommitRequest.wait_timeout:type_name -> google.protobuf.Duration
+	55, // 5: kvdescriptor.api.v1.CommitRequest.wait_timeout:type_name -> google.protobuf.Duration
 	0,  // 6: kvdescriptor.api.v1.CommitRequest.resync:type_name -> kvdescriptor.api.v1.ResyncKind
-	54, // 7: kvdescriptor.api.v1.CommitRequest.confirm_within:type_name -> google.protobuf.Duration
-	53, // 8: kvdescriptor.api.v1.Op.value:type_name -> google.protobuf.Any
-	53, // 9: kvdescriptor.api.v1.Op.prev_value:type_name -> google.protobuf.Any
+	55, // 7: kvdescriptor.api.v1.CommitRequest.confirm_within:type_name -> google.protobuf.Duration
+	54, // 8: kvdescriptor.api.v1.Op.value:type_name -> google.protobuf.Any
+	54, // 9: kvdescriptor.api.v1.Op.prev_value:type_name -> google.protobuf.Any
 	6,  // 10: kvdescriptor.api.v1.CommitResponse.planned:type_name -> kvdescriptor.api.v1.Op
 	6,  // 11: kvdescriptor.api.v1.CommitResponse.executed:type_name -> kvdescriptor.api.v1.Op
 	7,  // 12: kvdescriptor.api.v1.CommitResponse.outcomes:type_name -> kvdescriptor.api.v1.Outcome
-	55, // 13: kvdescriptor.api.v1.CommitResponse.confirm_deadline:type_name -> google.protobuf.Timestamp
+	56, // 13: kvdescriptor.api.v1.CommitResponse.confirm_deadline:type_name -> google.protobuf.Timestamp
 	8,  // 14: kvdescriptor.api.v1.RollbackToResponse.result:type_name -> kvdescriptor.api.v1.CommitResponse
-	53, // 15: kvdescriptor.api.v1.ValueStatus.value:type_name -> google.protobuf.Any
-	53, // 16: kvdescriptor.api.v1.ValueStatus.applied:type_name -> google.protobuf.Any
+	54, // 15: kvdescriptor.api.v1.ValueStatus.value:type_name -> google.protobuf.Any
+	54, // 16: kvdescriptor.api.v1.ValueStatus.applied:type_name -> google.protobuf.Any
 	15, // 17: kvdescriptor.api.v1.StatusResponse.statuses:type_name -> kvdescriptor.api.v1.ValueStatus
 	1,  // 18: kvdescriptor.api.v1.DumpRequest.view:type_name -> kvdescriptor.api.v1.View
-	53, // 19: kvdescriptor.api.v1.DumpItem.value:type_name -> google.protobuf.Any
+	54, // 19: kvdescriptor.api.v1.DumpItem.value:type_name -> google.protobuf.Any
 	19, // 20: kvdescriptor.api.v1.DumpResponse.items:type_name -> kvdescriptor.api.v1.DumpItem
-	55, // 21: kvdescriptor.api.v1.HistoryRequest.since:type_name -> google.protobuf.Timestamp
-	55, // 22: kvdescriptor.api.v1.HistoryRequest.until:type_name -> google.protobuf.Timestamp
+	56, // 21: kvdescriptor.api.v1.HistoryRequest.since:type_name -> google.protobuf.Timestamp
+	56, // 22: kvdescriptor.api.v1.HistoryRequest.until:type_name -> google.protobuf.Timestamp
 	6,  // 23: kvdescriptor.api.v1.Record.planned:type_name -> kvdescriptor.api.v1.Op
 	6,  // 24: kvdescriptor.api.v1.Record.executed:type_name -> kvdescriptor.api.v1.Op
-	55, // 25: kvdescriptor.api.v1.Record.start:type_name -> google.protobuf.Timestamp
-	55, // 26: kvdescriptor.api.v1.Record.end:type_name -> google.protobuf.Timestamp
+	56, // 25: kvdescriptor.api.v1.Record.start:type_name -> google.protobuf.Timestamp
+	56, // 26: kvdescriptor.api.v1.Record.end:type_name -> google.protobuf.Timestamp
 	3,  // 27: kvdescriptor.api.v1.Record.values:type_name -> kvdescriptor.api.v1.Value
 	22, // 28: kvdescriptor.api.v1.HistoryResponse.records:type_name -> kvdescriptor.api.v1.Record
-	55, // 29: kvdescriptor.api.v1.TimelineRequest.time:type_name -> google.protobuf.Timestamp
-	55, // 30: kvdescriptor.api.v1.TimelineEntry.time:type_name -> google.protobuf.Timestamp
-	53, // 31: kvdescriptor.api.v1.TimelineEntry.value:type_name -> google.protobuf.Any
+	56, // 29: kvdescriptor.api.v1.TimelineRequest.time:type_name -> google.protobuf.Timestamp
+	56, // 30: kvdescriptor.api.v1.TimelineEntry.time:type_name -> google.protobuf.Timestamp
+	54, // 31: kvdescriptor.api.v1.TimelineEntry.value:type_name -> google.protobuf.Any
 	26, // 32: kvdescriptor.api.v1.TimelineEntry.dependencies:type_name -> kvdescriptor.api.v1.Dependency
 	25, // 33: kvdescriptor.api.v1.TimelineResponse.entries:type_name -> kvdescriptor.api.v1.TimelineEntry
 	29, // 34: kvdescriptor.api.v1.Model.fields:type_name -> kvdescriptor.api.v1.Field
 	30, // 35: kvdescriptor.api.v1.ModelsResponse.models:type_name -> kvdescriptor.api.v1.Model
-	56, // 36: kvdescriptor.api.v1.ModelsResponse.schema:type_name -> google.protobuf.FileDescriptorSet
+	57, // 36: kvdescriptor.api.v1.ModelsResponse.schema:type_name -> google.protobuf.FileDescriptorSet
 	2,  // 37: kvdescriptor.api.v1.GraphRequest.format:type_name -> kvdescriptor.api.v1.GraphFormat
-	55, // 38: kvdescriptor.api.v1.GraphRequest.time:type_name -> google.protobuf.Timestamp
-	55, // 39: kvdescriptor.api.v1.GraphSnapshotRequest.time:type_name -> google.protobuf.Timestamp
-	53, // 40: kvdescriptor.api.v1.GraphNode.value:type_name -> google.protobuf.Any
-	55, // 41: kvdescriptor.api.v1.GraphSnapshotResponse.time:type_name -> google.protobuf.Timestamp
-	34, // 42: kvdescriptor.api.v1.GraphSnapshotResponse.nodes:type_name -> kvdescriptor.api.v1.GraphNode
-	35, // 43: kvdescriptor.api.v1.GraphSnapshotResponse.edges:type_name -> kvdescriptor.api.v1.GraphEdge
-	3,  // 44: kvdescriptor.api.v1.PlanRequest.values:type_name -> kvdescriptor.api.v1.Value
-	57, // 45: kvdescriptor.api.v1.PlanRequest.file:type_name -> google.api.HttpBody
-	51, // 46: kvdescriptor.api.v1.StatsResponse.states:type_name -> kvdescriptor.api.v1.StatsResponse.StatesEntry
-	52, // 47: kvdescriptor.api.v1.StatsResponse.flags:type_name -> kvdescriptor.api.v1.StatsResponse.FlagsEntry
-	55, // 48: kvdescriptor.api.v1.SourceState.last_update:type_name -> google.protobuf.Timestamp
-	41, // 49: kvdescriptor.api.v1.ReadinessResponse.sources:type_name -> kvdescriptor.api.v1.SourceState
-	55, // 50: kvdescriptor.api.v1.AgentInfoResponse.start_time:type_name -> google.protobuf.Timestamp
-	6,  // 51: kvdescriptor.api.v1.DownstreamResyncResponse.executed:type_name -> kvdescriptor.api.v1.Op
-	15, // 52: kvdescriptor.api.v1.WatchResponse.status:type_name -> kvdescriptor.api.v1.ValueStatus
-	5,  // 53: kvdescriptor.api.v1.AgentService.Commit:input_type -> kvdescriptor.api.v1.CommitRequest
-	9,  // 54: kvdescriptor.api.v1.AgentService.Confirm:input_type -> kvdescriptor.api.v1.ConfirmRequest
-	11, // 55: kvdescriptor.api.v1.AgentService.Cancel:input_type -> kvdescriptor.api.v1.CancelRequest
-	13, // 56: kvdescriptor.api.v1.AgentService.RollbackTo:input_type -> kvdescriptor.api.v1.RollbackToRequest
-	37, // 57: kvdescriptor.api.v1.AgentService.Plan:input_type -> kvdescriptor.api.v1.PlanRequest
-	16, // 58: kvdescriptor.api.v1.AgentService.Status:input_type -> kvdescriptor.api.v1.StatusRequest
-	18, // 59: kvdescriptor.api.v1.AgentService.Dump:input_type -> kvdescriptor.api.v1.DumpRequest
-	21, // 60: kvdescriptor.api.v1.AgentService.History:input_type -> kvdescriptor.api.v1.HistoryRequest
-	24, // 61: kvdescriptor.api.v1.AgentService.Timeline:input_type -> kvdescriptor.api.v1.TimelineRequest
-	28, // 62: kvdescriptor.api.v1.AgentService.Models:input_type -> kvdescriptor.api.v1.ModelsRequest
-	32, // 63: kvdescriptor.api.v1.AgentService.Graph:input_type -> kvdescriptor.api.v1.GraphRequest
-	33, // 64: kvdescriptor.api.v1.AgentService.GraphSnapshot:input_type -> kvdescriptor.api.v1.GraphSnapshotRequest
-	38, // 65: kvdescriptor.api.v1.AgentService.Stats:input_type -> kvdescriptor.api.v1.StatsRequest
-	40, // 66: kvdescriptor.api.v1.AgentService.Readiness:input_type -> kvdescriptor.api.v1.ReadinessRequest
-	43, // 67: kvdescriptor.api.v1.AgentService.AgentInfo:input_type -> kvdescriptor.api.v1.AgentInfoRequest
-	45, // 68: kvdescriptor.api.v1.AgentService.DownstreamResync:input_type -> kvdescriptor.api.v1.DownstreamResyncRequest
-	47, // 69: kvdescriptor.api.v1.AgentService.SetLogLevel:input_type -> kvdescriptor.api.v1.SetLogLevelRequest
-	49, // 70: kvdescriptor.api.v1.AgentService.Watch:input_type -> kvdescriptor.api.v1.WatchRequest
-	8,  // 71: kvdescriptor.api.v1.AgentService.Commit:output_type -> kvdescriptor.api.v1.CommitResponse
-	10, // 72: kvdescriptor.api.v1.AgentService.Confirm:output_type -> kvdescriptor.api.v1.ConfirmResponse
-	12, // 73: kvdescriptor.api.v1.AgentService.Cancel:output_type -> kvdescriptor.api.v1.CancelResponse
-	14, // 74: kvdescriptor.api.v1.AgentService.RollbackTo:output_type -> kvdescriptor.api.v1.RollbackToResponse
-	8,  // 75: kvdescriptor.api.v1.AgentService.Plan:output_type -> kvdescriptor.api.v1.CommitResponse
-	17, // 76: kvdescriptor.api.v1.AgentService.Status:output_type -> kvdescriptor.api.v1.StatusResponse
-	20, // 77: kvdescriptor.api.v1.AgentService.Dump:output_type -> kvdescriptor.api.v1.DumpResponse
-	23, // 78: kvdescriptor.api.v1.AgentService.History:output_type -> kvdescriptor.api.v1.HistoryResponse
-	27, // 79: kvdescriptor.api.v1.AgentService.Timeline:output_type -> kvdescriptor.api.v1.TimelineResponse
-	31, // 80: kvdescriptor.api.v1.AgentService.Models:output_type -> kvdescriptor.api.v1.ModelsResponse
-	57, // 81: kvdescriptor.api.v1.AgentService.Graph:output_type -> google.api.HttpBody
-	36, // 82: kvdescriptor.api.v1.AgentService.GraphSnapshot:output_type -> kvdescriptor.api.v1.GraphSnapshotResponse
-	39, // 83: kvdescriptor.api.v1.AgentService.Stats:output_type -> kvdescriptor.api.v1.StatsResponse
-	42, // 84: kvdescriptor.api.v1.AgentService.Readiness:output_type -> kvdescriptor.api.v1.ReadinessResponse
-	44, // 85: kvdescriptor.api.v1.AgentService.AgentInfo:output_type -> kvdescriptor.api.v1.AgentInfoResponse
-	46, // 86: kvdescriptor.api.v1.AgentService.DownstreamResync:output_type -> kvdescriptor.api.v1.DownstreamResyncResponse
-	48, // 87: kvdescriptor.api.v1.AgentService.SetLogLevel:output_type -> kvdescriptor.api.v1.SetLogLevelResponse
-	50, // 88: kvdescriptor.api.v1.AgentService.Watch:output_type -> kvdescriptor.api.v1.WatchResponse
-	71, // [71:89] is the sub-list for method output_type
-	53, // [53:71] is the sub-list for method input_type
-	53, // [53:53] is the sub-list for extension type_name
-	53, // [53:53] is the sub-list for extension extendee
-	0,  // [0:53] is the sub-list for field type_name
+	56, // 38: kvdescriptor.api.v1.GraphRequest.time:type_name -> google.protobuf.Timestamp
+	33, // 39: kvdescriptor.api.v1.GraphRequest.filter:type_name -> kvdescriptor.api.v1.GraphFilter
+	56, // 40: kvdescriptor.api.v1.GraphSnapshotRequest.time:type_name -> google.protobuf.Timestamp
+	33, // 41: kvdescriptor.api.v1.GraphSnapshotRequest.filter:type_name -> kvdescriptor.api.v1.GraphFilter
+	54, // 42: kvdescriptor.api.v1.GraphNode.value:type_name -> google.protobuf.Any
+	56, // 43: kvdescriptor.api.v1.GraphSnapshotResponse.time:type_name -> google.protobuf.Timestamp
+	35, // 44: kvdescriptor.api.v1.GraphSnapshotResponse.nodes:type_name -> kvdescriptor.api.v1.GraphNode
+	36, // 45: kvdescriptor.api.v1.GraphSnapshotResponse.edges:type_name -> kvdescriptor.api.v1.GraphEdge
+	3,  // 46: kvdescriptor.api.v1.PlanRequest.values:type_name -> kvdescriptor.api.v1.Value
+	58, // 47: kvdescriptor.api.v1.PlanRequest.file:type_name -> google.api.HttpBody
+	52, // 48: kvdescriptor.api.v1.StatsResponse.states:type_name -> kvdescriptor.api.v1.StatsResponse.StatesEntry
+	53, // 49: kvdescriptor.api.v1.StatsResponse.flags:type_name -> kvdescriptor.api.v1.StatsResponse.FlagsEntry
+	56, // 50: kvdescriptor.api.v1.SourceState.last_update:type_name -> google.protobuf.Timestamp
+	42, // 51: kvdescriptor.api.v1.ReadinessResponse.sources:type_name -> kvdescriptor.api.v1.SourceState
+	56, // 52: kvdescriptor.api.v1.AgentInfoResponse.start_time:type_name -> google.protobuf.Timestamp
+	6,  // 53: kvdescriptor.api.v1.DownstreamResyncResponse.executed:type_name -> kvdescriptor.api.v1.Op
+	15, // 54: kvdescriptor.api.v1.WatchResponse.status:type_name -> kvdescriptor.api.v1.ValueStatus
+	5,  // 55: kvdescriptor.api.v1.AgentService.Commit:input_type -> kvdescriptor.api.v1.CommitRequest
+	9,  // 56: kvdescriptor.api.v1.AgentService.Confirm:input_type -> kvdescriptor.api.v1.ConfirmRequest
+	11, // 57: kvdescriptor.api.v1.AgentService.Cancel:input_type -> kvdescriptor.api.v1.CancelRequest
+	13, // 58: kvdescriptor.api.v1.AgentService.RollbackTo:input_type -> kvdescriptor.api.v1.RollbackToRequest
+	38, // 59: kvdescriptor.api.v1.AgentService.Plan:input_type -> kvdescriptor.api.v1.PlanRequest
+	16, // 60: kvdescriptor.api.v1.AgentService.Status:input_type -> kvdescriptor.api.v1.StatusRequest
+	18, // 61: kvdescriptor.api.v1.AgentService.Dump:input_type -> kvdescriptor.api.v1.DumpRequest
+	21, // 62: kvdescriptor.api.v1.AgentService.History:input_type -> kvdescriptor.api.v1.HistoryRequest
+	24, // 63: kvdescriptor.api.v1.AgentService.Timeline:input_type -> kvdescriptor.api.v1.TimelineRequest
+	28, // 64: kvdescriptor.api.v1.AgentService.Models:input_type -> kvdescriptor.api.v1.ModelsRequest
+	32, // 65: kvdescriptor.api.v1.AgentService.Graph:input_type -> kvdescriptor.api.v1.GraphRequest
+	34, // 66: kvdescriptor.api.v1.AgentService.GraphSnapshot:input_type -> kvdescriptor.api.v1.GraphSnapshotRequest
+	39, // 67: kvdescriptor.api.v1.AgentService.Stats:input_type -> kvdescriptor.api.v1.StatsRequest
+	41, // 68: kvdescriptor.api.v1.AgentService.Readiness:input_type -> kvdescriptor.api.v1.ReadinessRequest
+	44, // 69: kvdescriptor.api.v1.AgentService.AgentInfo:input_type -> kvdescriptor.api.v1.AgentInfoRequest
+	46, // 70: kvdescriptor.api.v1.AgentService.DownstreamResync:input_type -> kvdescriptor.api.v1.DownstreamResyncRequest
+	48, // 71: kvdescriptor.api.v1.AgentService.SetLogLevel:input_type -> kvdescriptor.api.v1.SetLogLevelRequest
+	50, // 72: kvdescriptor.api.v1.AgentService.Watch:input_type -> kvdescriptor.api.v1.WatchRequest
+	8,  // 73: kvdescriptor.api.v1.AgentService.Commit:output_type -> kvdescriptor.api.v1.CommitResponse
+	10, // 74: kvdescriptor.api.v1.AgentService.Confirm:output_type -> kvdescriptor.api.v1.ConfirmResponse
+	12, // 75: kvdescriptor.api.v1.AgentService.Cancel:output_type -> kvdescriptor.api.v1.CancelResponse
+	14, // 76: kvdescriptor.api.v1.AgentService.RollbackTo:output_type -> kvdescriptor.api.v1.RollbackToResponse
+	8,  // 77: kvdescriptor.api.v1.AgentService.Plan:output_type -> kvdescriptor.api.v1.CommitResponse
+	17, // 78: kvdescriptor.api.v1.AgentService.Status:output_type -> kvdescriptor.api.v1.StatusResponse
+	20, // 79: kvdescriptor.api.v1.AgentService.Dump:output_type -> kvdescriptor.api.v1.DumpResponse
+	23, // 80: kvdescriptor.api.v1.AgentService.History:output_type -> kvdescriptor.api.v1.HistoryResponse
+	27, // 81: kvdescriptor.api.v1.AgentService.Timeline:output_type -> kvdescriptor.api.v1.TimelineResponse
+	31, // 82: kvdescriptor.api.v1.AgentService.Models:output_type -> kvdescriptor.api.v1.ModelsResponse
+	58, // 83: kvdescriptor.api.v1.AgentService.Graph:output_type -> google.api.HttpBody
+	37, // 84: kvdescriptor.api.v1.AgentService.GraphSnapshot:output_type -> kvdescriptor.api.v1.GraphSnapshotResponse
+	40, // 85: kvdescriptor.api.v1.AgentService.Stats:output_type -> kvdescriptor.api.v1.StatsResponse
+	43, // 86: kvdescriptor.api.v1.AgentService.Readiness:output_type -> kvdescriptor.api.v1.ReadinessResponse
+	45, // 87: kvdescriptor.api.v1.AgentService.AgentInfo:output_type -> kvdescriptor.api.v1.AgentInfoResponse
+	47, // 88: kvdescriptor.api.v1.AgentService.DownstreamResync:output_type -> kvdescriptor.api.v1.DownstreamResyncResponse
+	49, // 89: kvdescriptor.api.v1.AgentService.SetLogLevel:output_type -> kvdescriptor.api.v1.SetLogLevelResponse
+	51, // 90: kvdescriptor.api.v1.AgentService.Watch:output_type -> kvdescriptor.api.v1.WatchResponse
+	73, // [73:91] is the sub-list for method output_type
+	55, // [55:73] is the sub-list for method input_type
+	55, // [55:55] is the sub-list for extension type_name
+	55, // [55:55] is the sub-list for extension extendee
+	0,  // [0:55] is the sub-list for field type_name
 }
 
 func init() { file_kvdescriptor_api_v1_api_proto_init() }
@@ -3972,7 +4088,7 @@ func file_kvdescriptor_api_v1_api_proto_init() {
 		(*Value_Any)(nil),
 		(*Value_Json)(nil),
 	}
-	file_kvdescriptor_api_v1_api_proto_msgTypes[47].OneofWrappers = []any{
+	file_kvdescriptor_api_v1_api_proto_msgTypes[48].OneofWrappers = []any{
 		(*WatchResponse_Status)(nil),
 		(*WatchResponse_LostUpdates)(nil),
 	}
@@ -3982,7 +4098,7 @@ func file_kvdescriptor_api_v1_api_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_kvdescriptor_api_v1_api_proto_rawDesc), len(file_kvdescriptor_api_v1_api_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   50,
+			NumMessages:   51,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
