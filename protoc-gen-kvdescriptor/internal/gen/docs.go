@@ -249,7 +249,9 @@ func (d *docs) renderPage(f *protogen.File, models []*model) string {
 			d.renderModel(&w, page, x, &enums)
 		}
 	}
-	slices.SortFunc(enums, func(a, b *protogen.Enum) int { return strings.Compare(string(a.Desc.FullName()), string(b.Desc.FullName())) })
+	slices.SortFunc(enums, func(a, b *protogen.Enum) int {
+		return strings.Compare(string(a.Desc.FullName()), string(b.Desc.FullName()))
+	})
 	enums = slices.CompactFunc(enums, func(a, b *protogen.Enum) bool { return a.Desc.FullName() == b.Desc.FullName() })
 	for _, e := range enums {
 		w.p("")
@@ -317,7 +319,11 @@ func (d *docs) renderModel(w *mdWriter, page string, m *model, enums *[]*protoge
 	} else if m.elem != nil {
 		w.p("| Element | %s |", code(string(m.elem.Desc.FullName())))
 	} else {
-		w.p("| Element | %s |", typeText(m.field, nil, true))
+		of := "an element of"
+		if !m.field.Desc.IsList() {
+			of = "the value of"
+		}
+		w.p("| Element | %s (%s %s) |", strings.TrimPrefix(typeText(m.field, nil, true), "repeated "), of, code(string(m.field.Desc.Name())))
 	}
 	w.p("| Key | %s |", code(m.key.text))
 	w.p("| Example key | %s |", code(exampleKey(m)))
