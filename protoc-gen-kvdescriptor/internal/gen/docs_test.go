@@ -128,7 +128,7 @@ func TestDocsGolden(t *testing.T) {
 	// The page says what a user needs in order to configure a value.
 	page := got["lab/v1/lab.md"]
 	for _, want := range []string{
-		"| Example key | `lab/port/name1` |",             // IF_NAME example, in key form
+		"| Example key | `lab/port/name1` |",              // IF_NAME example, in key form
 		"| Example key | `lab/route/vrf1/192.0.2.0/24` |", // an IP_PREFIX keyed as a network
 		"| Label | `dst` |",                               // ModelOptions.label
 		"| Label | the key's variable part (after `lab/port/`), e.g. `name1/member/port1` |",
