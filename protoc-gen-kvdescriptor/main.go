@@ -30,7 +30,15 @@ func main() {
 	}
 	var flags flag.FlagSet
 	docs := flags.Bool("docs", false, "write the models' reference pages (Markdown) instead of Go code")
-	protogen.Options{ParamFunc: flags.Set}.Run(func(p *protogen.Plugin) error {
+	// protogen passes the parameters it does not know itself (module=,
+	// paths=, M...) here; an error names the parameter.
+	param := func(name, value string) error {
+		if err := flags.Set(name, value); err != nil {
+			return fmt.Errorf("parameter %s=%s: %v (known: docs=true|false, and protoc-gen-go's module=, paths=, M)", name, value, err)
+		}
+		return nil
+	}
+	protogen.Options{ParamFunc: param}.Run(func(p *protogen.Plugin) error {
 		if *docs {
 			return gen.GenerateDocs(p)
 		}
