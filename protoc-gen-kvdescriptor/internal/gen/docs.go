@@ -209,21 +209,44 @@ func (d *docs) renderIndex(pages []*protogen.File, byFile map[*protogen.File][]*
 	w.p("its derived values and what re-creates it. A value is configured under its key, in")
 	w.p("the protojson form of its message (field names as in the schema or in lowerCamelCase).")
 	w.p("")
-	w.p("| Model | Key | Page |")
-	w.p("|---|---|---|")
+	w.p("| Model | Key | Description | Page |")
+	w.p("|---|---|---|---|")
 	var rows []*model
 	for _, f := range pages {
 		rows = append(rows, byFile[f]...)
 	}
 	slices.SortStableFunc(rows, func(a, b *model) int { return strings.Compare(a.name, b.name) })
 	for _, m := range rows {
-		name := d.modelLink(docsIndex, m)
+		what := firstSentence(commentText(m.msg.Comments.Leading))
 		if m.base != nil {
-			name += " (derived from `" + m.base.name + "`)"
+			what = "Derived from " + code(m.base.name) + ": one value per element of " + code(string(m.field.Desc.Name())) + "."
+			if !m.field.Desc.IsList() {
+				what = "Derived from " + code(m.base.name) + " while " + code(string(m.field.Desc.Name())) + " is set."
+			}
 		}
-		w.p("| %s | %s | [%s](%s) |", name, code(m.key.text), m.file.Desc.Path(), docPage(m.file))
+		w.p("| %s | %s | %s | [%s](%s) |", d.modelLink(docsIndex, m), code(m.key.text), cell(what), m.file.Desc.Path(), docPage(m.file))
 	}
 	return strings.TrimRight(w.String(), "\n")
+}
+
+// firstSentence is the first sentence of a comment: up to the first
+// period followed by a space or the end (not that of "e.g." or "i.e."),
+// within its first paragraph.
+func firstSentence(text string) string {
+	text, _, _ = strings.Cut(text, "\n\n")
+	text = strings.Join(strings.Fields(text), " ")
+	padded := text + " "
+	for i := 0; ; {
+		j := strings.Index(padded[i:], ". ")
+		if j < 0 {
+			return text
+		}
+		i += j
+		if !strings.HasSuffix(padded[:i], "e.g") && !strings.HasSuffix(padded[:i], "i.e") {
+			return text[:i+1]
+		}
+		i += 2
+	}
 }
 
 // renderPage renders the page of file f and its models.
@@ -385,7 +408,7 @@ func (d *docs) renderModel(w *mdWriter, page string, m *model, enums *[]*protoge
 
 	d.renderDependencies(w, page, m)
 
-	w.p("Example (file source, YAML):")
+	w.p("Example (an entry of the agent's file source, the format of `kvctl apply -f`):")
 	w.p("")
 	w.p("```yaml")
 	w.p("%s", exampleEntry(m))
@@ -412,7 +435,11 @@ func scalarFieldText(f *protogen.Field) string {
 // renderDependencies renders what a value of m waits for.
 func (d *docs) renderDependencies(w *mdWriter, page string, m *model) {
 	if len(m.refs) == 0 && len(m.deps) == 0 {
-		w.p("Dependencies: none; a value is created as soon as it is configured.")
+		if m.base != nil {
+			w.p("Dependencies: none but the base value, which a derived value exists with.")
+		} else {
+			w.p("Dependencies: none; a value is created as soon as it is configured.")
+		}
 		w.p("")
 		return
 	}
