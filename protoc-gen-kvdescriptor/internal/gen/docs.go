@@ -747,34 +747,40 @@ func jsonLit(f *protogen.Field, text string) string {
 	return string(b)
 }
 
-// set sets the field at path (fields from msg) to its example value.
-func (e example) set(path []*protogen.Field) {
-	f := path[len(path)-1]
+// set sets the scalar (or repeated scalar) field f at path p to its
+// example value.
+func (e example) set(p string, f *protogen.Field) {
 	lit := jsonLit(f, exampleScalar(f))
 	switch {
 	case f.Desc.IsMap():
 		lit = "{}"
-	case f.Message != nil:
-		lit = "{}"
 	case f.Desc.IsList():
 		lit = "[" + lit + "]"
 	}
-	e[dotted(path)] = lit
+	e[p] = lit
 }
 
-// fill sets the key fields, the required fields and those required by a
-// condition that the example meets, of the value message of m.
+// fill sets the key fields of the value message msg, then its required
+// fields (see fillRequired).
 func (e example) fill(msg *protogen.Message, keyFields map[string]*placeholder) {
 	for p, h := range keyFields {
-		fields := h.fields
-		if len(fields) > len(strings.Split(p, ".")) {
-			fields = fields[len(fields)-len(strings.Split(p, ".")):]
-		}
-		e.set(fields)
+		e.set(p, h.fields[len(h.fields)-1])
 	}
-	for range 2 {
+	e.fillRequired(msg, "", nil)
+}
+
+// fillRequired sets the fields of msg at prefix that must be set: the
+// required ones, and those required by a condition that the example
+// meets; a message field with its own required fields, at any depth.
+func (e example) fillRequired(msg *protogen.Message, prefix string, on []*protogen.Message) {
+	if slices.Contains(on, msg) {
+		return
+	}
+	on = append(on, msg)
+	for range 2 { // a field set may meet another field's condition
 		for _, f := range msg.Fields {
-			if _, done := e[string(f.Desc.Name())]; done || fieldOptions(f).GetDerive() != nil {
+			p := prefix + string(f.Desc.Name())
+			if _, done := e[p]; done || e.has(p+".") || fieldOptions(f).GetDerive() != nil {
 				continue
 			}
 			v := validateOf(f)
@@ -782,12 +788,23 @@ func (e example) fill(msg *protogen.Message, keyFields map[string]*placeholder) 
 			if c := v.GetRequiredIf(); c != nil {
 				if r, err := resolveCondition(msg, string(f.Desc.Name()), c); err == nil {
 					for _, val := range r.values {
-						need = need || e[string(r.field.Desc.Name())] == jsonLit(r.field, string(val.Desc.Name()))
+						need = need || e[prefix+string(r.field.Desc.Name())] == jsonLit(r.field, string(val.Desc.Name()))
 					}
 				}
 			}
-			if need {
-				e.set([]*protogen.Field{f})
+			switch {
+			case !need:
+			case f.Message != nil && f.Desc.IsList():
+				x := example{}
+				x.fillRequired(f.Message, "", on)
+				e[p] = "[" + x.render(f.Message, "") + "]"
+			case f.Message != nil && !f.Desc.IsMap():
+				e.fillRequired(f.Message, p+".", on)
+				if !e.has(p + ".") {
+					e[p] = "{}"
+				}
+			default:
+				e.set(p, f)
 			}
 		}
 	}
@@ -833,7 +850,7 @@ func exampleEntry(m *model) string {
 		// The base fields that the derived key carries, and one element.
 		for _, h := range m.key.holders {
 			if !h.elem {
-				e.set(h.fields)
+				e.set(h.path, h.fields[len(h.fields)-1])
 			}
 		}
 		elem := ""

@@ -132,7 +132,7 @@ func TestDocsGolden(t *testing.T) {
 		"| Example key | `lab/route/vrf1/192.0.2.0/24` |", // an IP_PREFIX keyed as a network
 		"| Label | `dst` |",                               // ModelOptions.label
 		"| Label | the key's variable part (after `lab/port/`), e.g. `name1/member/port1` |",
-		`"lab/port/name1": {"name": "name1", "kind": "KIND_PHYSICAL", "slot": 1}`, // required, and required_if met
+		`"lab/port/name1": {"name": "name1", "kind": "KIND_PHYSICAL", "optics": {"vendor": "vendor1", "lanes": [{}]}, "slot": 1}`, // required, and required_if met, at depth
 		"1 to 8; required when `kind` is `KIND_PHYSICAL`",
 		"set when, and only when, `kind` is `KIND_TUNNEL`",
 		"empty unless `kind` is `KIND_PHYSICAL` or `KIND_TUNNEL`; must differ from `name`",
@@ -140,7 +140,7 @@ func TestDocsGolden(t *testing.T) {
 		"`tunnel.local_ip` (`localIp`)",
 		"mode \\| a pipe in a cell.",
 		"| Element | string (an element of `addresses`) |",
-		`"lab/port/name1": {"name": "name1", "kind": "KIND_PHYSICAL", "members": [{"port": "port1"}], "slot": 1}` + "\n# derives lab/port/name1/member/port1",
+		`"lab/port/name1": {"name": "name1", "kind": "KIND_PHYSICAL", "members": [{"port": "port1"}], "optics": {"vendor": "vendor1", "lanes": [{}]}, "slot": 1}` + "\n# derives lab/port/name1/member/port1",
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("lab/v1/lab.md lacks %q", want)
