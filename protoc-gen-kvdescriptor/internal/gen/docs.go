@@ -3,6 +3,7 @@ package gen
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strconv"
@@ -761,12 +762,43 @@ func (e example) set(p string, f *protogen.Field) {
 }
 
 // fill sets the key fields of the value message msg, then its required
-// fields (see fillRequired).
-func (e example) fill(msg *protogen.Message, keyFields map[string]*placeholder) {
-	for p, h := range keyFields {
-		e.set(p, h.fields[len(h.fields)-1])
+// fields (see fillRequired). The key fields, and the fields of msg in
+// also (that the example sets later), first set the enum fields that
+// their only_if conditions name to a value that allows them.
+func (e example) fill(msg *protogen.Message, keyFields map[string]*placeholder, also ...*protogen.Field) {
+	paths := slices.Sorted(maps.Keys(keyFields))
+	for _, p := range paths {
+		prefix := p[:strings.LastIndex(p, ".")+1]
+		e.pin(keyFields[p].fields[len(keyFields[p].fields)-1], prefix)
+	}
+	for _, f := range also {
+		e.pin(f, "")
+	}
+	for _, p := range paths {
+		e.set(p, keyFields[p].fields[len(keyFields[p].fields)-1])
 	}
 	e.fillRequired(msg, "", nil)
+}
+
+// pin sets the enum field that the only_if condition of f (a field of the
+// message at prefix) names to the condition's first value, unless it
+// already holds one of them.
+func (e example) pin(f *protogen.Field, prefix string) {
+	c := validateOf(f).GetOnlyIf()
+	if c == nil {
+		return
+	}
+	r, err := resolveCondition(f.Parent, string(f.Desc.Name()), c)
+	if err != nil {
+		return
+	}
+	p := prefix + string(r.field.Desc.Name())
+	for _, v := range r.values {
+		if e[p] == jsonLit(r.field, string(v.Desc.Name())) {
+			return
+		}
+	}
+	e[p] = jsonLit(r.field, string(r.values[0].Desc.Name()))
 }
 
 // fillRequired sets the fields of msg at prefix that must be set: the
@@ -845,7 +877,11 @@ func exampleEntry(m *model) string {
 		base = m.base
 	}
 	e := example{}
-	e.fill(base.msg, keyFieldPaths(base))
+	if m.base != nil {
+		e.fill(base.msg, keyFieldPaths(base), m.field)
+	} else {
+		e.fill(base.msg, keyFieldPaths(base))
+	}
 	if m.base != nil {
 		// The base fields that the derived key carries, and one element.
 		for _, h := range m.key.holders {

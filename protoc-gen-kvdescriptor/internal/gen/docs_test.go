@@ -140,6 +140,9 @@ func TestDocsGolden(t *testing.T) {
 		"`tunnel.local_ip` (`localIp`)",
 		"mode \\| a pipe in a cell.",
 		"| Element | string (an element of `addresses`) |",
+		// only_if of the deriving field met, and the fields that
+		// kind then requires set:
+		`"lab/port/name1": {"name": "name1", "kind": "KIND_TUNNEL", "addresses": ["192.0.2.1/24"], "tunnel": {"localIp": "192.0.2.1"}}`,
 		`"lab/port/name1": {"name": "name1", "kind": "KIND_PHYSICAL", "members": [{"port": "port1"}], "optics": {"vendor": "vendor1", "lanes": [{}]}, "slot": 1}` + "\n# derives lab/port/name1/member/port1",
 	} {
 		if !strings.Contains(page, want) {
