@@ -185,6 +185,12 @@ var formatDocs = map[kvdescriptorv1.Format]string{
 // formatText renders the format of a field: its annotation, or for a key
 // field the default one.
 func formatText(f *protogen.Field, keyField bool) string {
+	describe := func(fm kvdescriptorv1.Format) string {
+		if d, ok := formatDocs[fm]; ok {
+			return ": " + d
+		}
+		return "" // TestDocsFormats fails: add it to formatDocs
+	}
 	fm := fieldOptions(f).GetFormat()
 	if fm == kvdescriptorv1.Format_FORMAT_UNSPECIFIED {
 		if !keyField {
@@ -194,9 +200,9 @@ func formatText(f *protogen.Field, keyField bool) string {
 		if isIntegerKind(f.Desc.Kind()) {
 			fm = kvdescriptorv1.Format_UINT
 		}
-		return code(fm.String()) + " (default): " + formatDocs[fm]
+		return code(fm.String()) + " (default)" + describe(fm)
 	}
-	return code(fm.String()) + ": " + formatDocs[fm]
+	return code(fm.String()) + describe(fm)
 }
 
 // renderIndex renders the index of the pages.
@@ -706,14 +712,16 @@ func exampleScalar(f *protogen.Field) string {
 		}
 		return strconv.FormatInt(n, 10)
 	}
-	switch fieldOptions(f).GetFormat() {
-	case kvdescriptorv1.Format_IP:
+	// By the key format, which every format of the vocabulary maps to.
+	fm, _ := fieldFormat(f)
+	switch fm {
+	case kv.FormatIP:
 		return "192.0.2.1"
-	case kvdescriptorv1.Format_IP_PREFIX:
+	case kv.FormatIPPrefix:
 		return "192.0.2.0/24"
-	case kvdescriptorv1.Format_IP_INTERFACE:
+	case kv.FormatIPInterface:
 		return "192.0.2.1/24"
-	case kvdescriptorv1.Format_MAC:
+	case kv.FormatMAC:
 		return "02:00:00:00:00:01"
 	}
 	name := strings.ReplaceAll(string(f.Desc.Name()), "_", "-")
@@ -816,7 +824,10 @@ func (e example) fillRequired(msg *protogen.Message, prefix string, on []*protog
 				continue
 			}
 			v := validateOf(f)
-			need := v.GetRequired()
+			// A bound that zero (unset) does not meet makes the field
+			// required too (not in a oneof, bounded only while set).
+			need := v.GetRequired() || !f.Desc.IsList() && (f.Oneof == nil || f.Oneof.Desc.IsSynthetic()) && !v.GetZeroAllowed() &&
+				(v.GetHasMin() && v.GetMin() > 0 || v.GetHasMax() && v.GetMax() < 0)
 			if c := v.GetRequiredIf(); c != nil {
 				if r, err := resolveCondition(msg, string(f.Desc.Name()), c); err == nil {
 					for _, val := range r.values {

@@ -133,13 +133,14 @@ func TestDocsGolden(t *testing.T) {
 		"| Label | `dst` |",                               // ModelOptions.label
 		"| Label | the key's variable part (after `lab/port/`), e.g. `name1/member/port1` |",
 		`"lab/port/name1": {"name": "name1", "kind": "KIND_PHYSICAL", "optics": {"vendor": "vendor1", "lanes": [{}]}, "slot": 1}`, // required, and required_if met, at depth
-		"1 to 8; required when `kind` is `KIND_PHYSICAL`",
+		"1 to 8, or 0 (unset); required when `kind` is `KIND_PHYSICAL`",
 		"set when, and only when, `kind` is `KIND_TUNNEL`",
 		"empty unless `kind` is `KIND_PHYSICAL` or `KIND_TUNNEL`; must differ from `name`",
 		"| yes (with `tunnel`) |",
 		"`tunnel.local_ip` (`localIp`)",
 		"mode \\| a pipe in a cell.",
 		"| Element | string (an element of `addresses`) |",
+		`"lab/vrf/name1": {"name": "name1", "priority": 1}`, // a minimum zero does not meet
 		// only_if of the deriving field met, and the fields that
 		// kind then requires set:
 		`"lab/port/name1": {"name": "name1", "kind": "KIND_TUNNEL", "addresses": ["192.0.2.1/24"], "tunnel": {"localIp": "192.0.2.1"}}`,
@@ -335,7 +336,7 @@ func TestDocsFormats(t *testing.T) {
 			v += "`"
 		}
 		if !regexp.MustCompile("`" + regexp.QuoteMeta(v) + `: \w`).MatchString(got["lab/v1/lab.md"]) {
-			t.Errorf("lab/v1/lab.md does not describe the format %s (as %q followed by its description)", values.Get(i).Name(), "`"+v+": ")
+			t.Errorf("lab/v1/lab.md does not describe the format %s (as %q followed by its description): describe it in formatDocs (docs.go) and use it in testdata/docs/%s", values.Get(i).Name(), "`"+v+": ", docsLab)
 		}
 	}
 }
