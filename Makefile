@@ -69,8 +69,9 @@ goversion:
 	fi
 
 # generate regenerates options/ (the annotation vocabulary's Go package,
-# which the plugin imports) and generated/ (the models) with buf and the
-# local plugins protoc-gen-go and protoc-gen-connect-go
+# which the plugin imports), generated/ (the models) and docs/models (the
+# models' reference pages, protoc-gen-kvdescriptor's docs=true output) with
+# buf and the local plugins protoc-gen-go and protoc-gen-connect-go
 # (pinned by go.mod's tool directives) and
 # protoc-gen-kvdescriptor (built from this tree).
 generate: $(BUF)
@@ -82,17 +83,17 @@ generate: $(BUF)
 	$(BUF) generate
 
 # checkgenerate regenerates and fails when that changed anything under
-# options/ or generated/, new and removed files included. It compares the
+# options/, generated/ or docs/models, new and removed files included. It compares the
 # files' contents before and after, so it needs no git and judges the tree as
 # it is, uncommitted edits included; what it rewrote stays, to be committed.
-GENSUM := find options generated -type f -print0 | sort -z | xargs -0 sha256sum
+GENSUM := find options generated docs/models -type f -print0 | sort -z | xargs -0 sha256sum
 checkgenerate: $(BUF)
 	@mkdir -p .bin
 	@$(GENSUM) >.bin/generated.before
 	@$(MAKE) --no-print-directory generate >/dev/null
 	@$(GENSUM) >.bin/generated.after
 	@if ! cmp -s .bin/generated.before .bin/generated.after; then \
-		echo "the generated code was stale; make generate has rewritten these files (commit them):"; \
+		echo "the generated code (or docs/models) was stale; make generate has rewritten these files (commit them):"; \
 		diff .bin/generated.before .bin/generated.after | sed -n 's/^[<>] [0-9a-f]*  //p' | sort -u; \
 		exit 1; \
 	fi

@@ -3,6 +3,11 @@
 // builders and parsers, dependency and derivation functions, a comparator,
 // validation, and a typed descriptor whose handler holds only the CRUD
 // bodies. Run it with buf (strategy: all) or protoc, next to protoc-gen-go.
+//
+// With the parameter docs=true it writes, instead of code, the models'
+// reference pages: one Markdown page per .proto file with models
+// (vpp/l3/v1/l3.md) and an index, README.md (buf.gen.yaml writes them
+// under docs/models).
 package main
 
 import (
@@ -24,5 +29,19 @@ func main() {
 		return
 	}
 	var flags flag.FlagSet
-	protogen.Options{ParamFunc: flags.Set}.Run(gen.Generate)
+	docs := flags.Bool("docs", false, "write the models' reference pages (Markdown) instead of Go code")
+	// protogen passes the parameters it does not know itself (module=,
+	// paths=, M...) here; an error names the parameter.
+	param := func(name, value string) error {
+		if err := flags.Set(name, value); err != nil {
+			return fmt.Errorf("parameter %s=%s: %v (known: docs=true|false, and protoc-gen-go's module=, paths=, M)", name, value, err)
+		}
+		return nil
+	}
+	protogen.Options{ParamFunc: param}.Run(func(p *protogen.Plugin) error {
+		if *docs {
+			return gen.GenerateDocs(p)
+		}
+		return gen.Generate(p)
+	})
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -273,5 +274,69 @@ func TestVersion(t *testing.T) {
 	}
 	if got, want := string(out), "protoc-gen-kvdescriptor "+version+"\n"; got != want {
 		t.Errorf("--version printed %q, want %q", got, want)
+	}
+}
+
+// allFiles reads the files under dir, by path relative to dir.
+func allFiles(t testing.TB, dir string) map[string]string {
+	t.Helper()
+	files := map[string]string{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		rel, _ := filepath.Rel(dir, path)
+		files[filepath.ToSlash(rel)] = string(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// TestProtocDocs runs the plugin with docs=true under plain protoc on
+// models/: it must write exactly the committed docs/models (the pages and
+// the index), and no code.
+func TestProtocDocs(t *testing.T) {
+	t.Parallel()
+	protoc := needTool(t, "protoc", "", "apt-get install -y protobuf-compiler")
+	root := repoRoot(t)
+	plugin := buildPlugin(t, "protoc-gen-kvdescriptor")
+	out := t.TempDir()
+	models := filepath.Join(root, "models")
+	args := []string{
+		"-I", models,
+		"--plugin=protoc-gen-kvdescriptor=" + plugin,
+		"--kvdescriptor_out=" + out,
+		"--kvdescriptor_opt=docs=true",
+	}
+	run(t, root, nil, protoc, append(args, modelFiles(t, models)...)...)
+	got, want := allFiles(t, out), allFiles(t, filepath.Join(root, "docs", "models"))
+	if _, ok := want["README.md"]; !ok {
+		t.Fatal("docs/models/README.md is not committed")
+	}
+	for _, name := range slices.Sorted(maps.Keys(want)) {
+		g, ok := got[name]
+		switch {
+		case !ok:
+			t.Errorf("docs/models/%s: committed but not generated", name)
+		case g != want[name]:
+			t.Errorf("docs/models/%s differs from what docs=true generates (-committed +generated):\n%s", name, cmp.Diff(strings.Split(want[name], "\n"), strings.Split(g, "\n")))
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(got)) {
+		if _, ok := want[name]; !ok {
+			t.Errorf("%s: generated with docs=true but not committed under docs/models", name)
+		}
+	}
+
+	// A parameter that is not a boolean is refused, naming it.
+	cmd := exec.Command(protoc, "-I", models, "--plugin=protoc-gen-kvdescriptor="+plugin,
+		"--kvdescriptor_out="+t.TempDir(), "--kvdescriptor_opt=docs=yes please", "vpp/l3/v1/l3.proto")
+	msg, err := cmd.CombinedOutput()
+	if want := "parameter docs=yes please: parse error"; err == nil || !strings.Contains(string(msg), want) {
+		t.Errorf("protoc with docs=\"yes please\": err %v, output %q; want a failure saying %q", err, msg, want)
 	}
 }
