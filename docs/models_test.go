@@ -16,9 +16,12 @@ import (
 	_ "github.com/kvdescriptor/kvdescriptor/generated/linux/interfaces/v1"
 	_ "github.com/kvdescriptor/kvdescriptor/generated/linux/l3/v1"
 	_ "github.com/kvdescriptor/kvdescriptor/generated/linux/nftables/v1"
+	_ "github.com/kvdescriptor/kvdescriptor/generated/vpp/abf/v1"
+	_ "github.com/kvdescriptor/kvdescriptor/generated/vpp/acl/v1"
 	_ "github.com/kvdescriptor/kvdescriptor/generated/vpp/interfaces/v1"
 	_ "github.com/kvdescriptor/kvdescriptor/generated/vpp/l2/v1"
 	_ "github.com/kvdescriptor/kvdescriptor/generated/vpp/l3/v1"
+	_ "github.com/kvdescriptor/kvdescriptor/generated/vpp/nat/v1"
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
 

@@ -180,6 +180,7 @@ var formatDocs = map[kvdescriptorv1.Format]string{
 	kvdescriptorv1.Format_MAC:                "a MAC address of six octets (lower-case in keys)",
 	kvdescriptorv1.Format_PLAIN_NAME:         "a plain name: at most 255 bytes of UTF-8, not `.` or `..`, no `/`, whitespace or control characters",
 	kvdescriptorv1.Format_IF_NAME:            "a kernel interface name: a plain name of at most 15 bytes, without `:`",
+	kvdescriptorv1.Format_IPV4:               "an IPv4 address (canonical form in keys); an IPv6 one is refused",
 }
 
 // formatText renders the format of a field: its annotation, or for a key
@@ -576,6 +577,9 @@ func (d *docs) fieldRows(w *mdWriter, page string, m *model, msg *protogen.Messa
 func defaultText(f *protogen.Field) string {
 	if z := fieldOptions(f).GetCompare().GetZeroEquals(); z != "" {
 		return "unset means " + code(z)
+	}
+	if u := fieldOptions(f).GetUnsetFollows(); u != "" {
+		return "unset means the value of " + code(u) + " (set, even to 0, it is its own)"
 	}
 	return ""
 }
