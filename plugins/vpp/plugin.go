@@ -51,6 +51,7 @@ type Plugin struct {
 	vrf     kv.Descriptor
 	route   kv.Descriptor
 	arp     kv.Descriptor
+	l2l3    []kv.Descriptor // l2l3.go: cross-connects, proxy ARP, VRRP, TEIB, neighbour tables
 
 	// retrieved holds what the last Retrieve of interfaces and bridge
 	// domains found, by label: the other descriptors' Retrieve runs before
@@ -205,6 +206,9 @@ func (p *Plugin) buildDescriptors() (err error) {
 	if p.route, err = vppl3.NewRouteDescriptor[struct{}](&routes{p: p}); err != nil {
 		return err
 	}
+	if p.l2l3, err = p.buildL2L3(); err != nil {
+		return err
+	}
 	p.arp, err = vppl3.NewARPEntryDescriptor[struct{}](&arpEntries{p: p})
 	return err
 }
@@ -212,7 +216,7 @@ func (p *Plugin) buildDescriptors() (err error) {
 // Descriptors returns the plugin's descriptors, to register with a
 // scheduler.
 func (p *Plugin) Descriptors() []kv.Descriptor {
-	return []kv.Descriptor{p.iface, p.addr, p.unnum, p.bd, p.binding, p.fib, p.vrf, p.route, p.arp}
+	return append([]kv.Descriptor{p.iface, p.addr, p.unnum, p.bd, p.binding, p.fib, p.vrf, p.route, p.arp}, p.l2l3...)
 }
 
 // Interfaces returns the interfaces' metadata by label.
