@@ -257,4 +257,3 @@ func sortedIDs(m map[l3xcID]l3xc.L3xc) []l3xcID {
 	slices.SortFunc(out, func(a, b l3xcID) int { return int(a.sw)*2 + boolInt(a.ip6) - int(b.sw)*2 - boolInt(b.ip6) })
 	return out
 }
-

@@ -462,7 +462,9 @@ func TestIPScanNeighbor(t *testing.T) {
 			}
 		}
 	})
-	e.l2l3(func(x *fakeL2L3) { x.neighCfg[ip_types.ADDRESS_IP6] = ip_neighbor.IPNeighborConfigGetReply{MaxNumber: 10} }) // by hand
+	e.l2l3(func(x *fakeL2L3) {
+		x.neighCfg[ip_types.ADDRESS_IP6] = ip_neighbor.IPNeighborConfigGetReply{MaxNumber: 10}
+	}) // by hand
 	e.noWrites("settings made by hand")
 	e.expect(scheduler.OBTAINED, key)
 }
