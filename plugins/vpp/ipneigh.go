@@ -7,23 +7,24 @@ import (
 	"go.fd.io/govpp/binapi/ip_types"
 
 	vppl3 "github.com/kvdescriptor/kvdescriptor/generated/vpp/l3/v1"
-	"google.golang.org/protobuf/proto"
 )
 
 // ipScanNeighbors is the handler of vpp.l3.v1.IPScanNeighbor, the
 // settings of VPP's neighbour tables: deleting it restores VPP's defaults.
+// It has Update and Retrieve (the descriptor's constructor checks their
+// signatures).
 type ipScanNeighbors struct{ p *Plugin }
 
-var (
-	_ vppl3.IPScanNeighborUpdater[struct{}]   = (*ipScanNeighbors)(nil)
-	_ vppl3.IPScanNeighborRetriever[struct{}] = (*ipScanNeighbors)(nil)
-)
+// neighborTable is one of VPP's neighbour tables, with the field of a
+// value that holds its settings.
+type neighborTable struct {
+	af ip_types.AddressFamily
+	l  **vppl3.IPScanNeighbor_Limits
+}
 
-// families are the neighbour tables, with the field of each.
-var families = []struct {
-	af    ip_types.AddressFamily
-	limit func(*vppl3.IPScanNeighbor) *vppl3.IPScanNeighbor_Limits
-}{{ip_types.ADDRESS_IP4, (*vppl3.IPScanNeighbor).GetIp4}, {ip_types.ADDRESS_IP6, (*vppl3.IPScanNeighbor).GetIp6}}
+func neighborTables(v *vppl3.IPScanNeighbor) []neighborTable {
+	return []neighborTable{{ip_types.ADDRESS_IP4, &v.Ip4}, {ip_types.ADDRESS_IP6, &v.Ip6}}
+}
 
 // Create sets the tables' settings.
 func (h *ipScanNeighbors) Create(ctx context.Context, k vppl3.IPScanNeighborKey, v *vppl3.IPScanNeighbor) (struct{}, error) {
@@ -34,11 +35,10 @@ func (h *ipScanNeighbors) Create(ctx context.Context, k vppl3.IPScanNeighborKey,
 // defaults.
 // vppctl set ip neighbor-config ip4|ip6 limit N age A [recycle|norecycle]
 func (h *ipScanNeighbors) Update(ctx context.Context, _ vppl3.IPScanNeighborKey, _, v *vppl3.IPScanNeighbor, _ struct{}) (struct{}, error) {
-	c := ip_neighbor.NewServiceClient(h.p.conn)
-	for _, f := range families {
-		l := f.limit(v)
-		_, err := c.IPNeighborConfig(ctx, &ip_neighbor.IPNeighborConfig{Af: f.af, MaxNumber: l.EffectiveMaxNumber(), MaxAge: l.GetMaxAge(), Recycle: l.GetRecycle()})
-		if err != nil {
+	for _, t := range neighborTables(v) {
+		l := *t.l
+		req := &ip_neighbor.IPNeighborConfig{Af: t.af, MaxNumber: l.EffectiveMaxNumber(), MaxAge: l.GetMaxAge(), Recycle: l.GetRecycle()}
+		if _, err := ip_neighbor.NewServiceClient(h.p.conn).IPNeighborConfig(ctx, req); err != nil {
 			return struct{}{}, vppErr("ip_neighbor_config", err)
 		}
 	}
@@ -51,28 +51,21 @@ func (h *ipScanNeighbors) Delete(ctx context.Context, k vppl3.IPScanNeighborKey,
 	return err
 }
 
-// Retrieve reads the tables' settings, a family with VPP's defaults left
-// out: the value is ours when wanted, obtained when VPP's settings are
-// not the defaults, and not reported otherwise.
+// Retrieve reads the tables' settings, leaving out a table at VPP's
+// defaults: the value is ours when wanted, obtained when a table is not
+// at the defaults, and not reported otherwise.
 func (h *ipScanNeighbors) Retrieve(ctx context.Context, correlate []vppl3.IPScanNeighborItem[struct{}]) ([]vppl3.IPScanNeighborItem[struct{}], error) {
 	got := &vppl3.IPScanNeighbor{}
-	c := ip_neighbor.NewServiceClient(h.p.conn)
-	for _, f := range families {
-		r, err := c.IPNeighborConfigGet(ctx, &ip_neighbor.IPNeighborConfigGet{Af: f.af})
+	for _, t := range neighborTables(got) {
+		r, err := ip_neighbor.NewServiceClient(h.p.conn).IPNeighborConfigGet(ctx, &ip_neighbor.IPNeighborConfigGet{Af: t.af})
 		if err != nil {
 			return nil, vppErr("ip_neighbor_config_get", err)
 		}
-		l := &vppl3.IPScanNeighbor_Limits{MaxNumber: r.MaxNumber, MaxAge: r.MaxAge, Recycle: r.Recycle}
-		if l.MaxNumber == vppl3.IPScanNeighbor_LimitsMaxNumberDefault && !l.Recycle && l.MaxAge == 0 {
-			continue
-		}
-		if f.af == ip_types.ADDRESS_IP4 {
-			got.Ip4 = l
-		} else {
-			got.Ip6 = l
+		if r.MaxNumber != vppl3.IPScanNeighbor_LimitsMaxNumberDefault || r.MaxAge != 0 || r.Recycle {
+			*t.l = &vppl3.IPScanNeighbor_Limits{MaxNumber: r.MaxNumber, MaxAge: r.MaxAge, Recycle: r.Recycle}
 		}
 	}
-	if len(correlate) == 0 && proto.Size(got) == 0 {
+	if len(correlate) == 0 && got.Ip4 == nil && got.Ip6 == nil {
 		return nil, nil
 	}
 	return []vppl3.IPScanNeighborItem[struct{}]{{Value: got, Origin: origin(len(correlate) > 0)}}, nil
