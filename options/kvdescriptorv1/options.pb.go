@@ -352,15 +352,18 @@ func (x *AnyOf) GetNetworkContains() string {
 // value): format, compare and recreate as on the value's own fields, and
 // validate while the nested message is set; errors name the field's path
 // ("vxlan.local_ip"). ref and derive apply to a value's own fields only,
-// and no option applies to the fields of the elements of a repeated or
-// map message field that derives nothing: the generator rejects those.
+// but for ref on the fields of the elements of a value's own repeated
+// message fields; no other option applies to the fields of the elements
+// of a repeated or map message field that derives nothing: the generator
+// rejects those.
 type FieldOptions struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// format validates the field and decides how it is written in keys.
 	Format Format `protobuf:"varint,1,opt,name=format,proto3,enum=kvdescriptor.v1.Format" json:"format,omitempty"`
 	// ref says the field holds the label of a value of another model: the
 	// value depends on it (one dependency per non-empty value; per element
-	// of a repeated field).
+	// of a repeated field; on a field of the elements of a repeated message
+	// field, per element that sets it).
 	Ref *Ref `protobuf:"bytes,2,opt,name=ref,proto3" json:"ref,omitempty"`
 	// derive makes the field (or each element of a repeated field) a derived
 	// value, with its own key and descriptor, living and dying with the base

@@ -233,9 +233,10 @@ func TestProxyARP(t *testing.T) {
 	}
 }
 
-// TestL3XConnect: a cross-connect waits for its interface, its paths are
-// replaced in place, another protocol re-creates it, a resync changes
-// nothing, and it is removed before its interface goes.
+// TestL3XConnect: a cross-connect waits for its interface and its paths'
+// interfaces, its paths are replaced in place, another protocol re-creates
+// it, a resync changes nothing, and it is removed before an interface it
+// needs goes.
 func TestL3XConnect(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -279,6 +280,24 @@ func TestL3XConnect(t *testing.T) {
 		}
 	})
 	e.noWrites("an IPv6 L3 cross-connect in order")
+
+	// A path through lo3, which is not there: it waits for it, and goes
+	// before it.
+	via3 := &vppl3.L3XConnect{Interface: "lo1", Protocol: vppl3.L3XConnect_IPV6, Paths: []*vppl3.L3XConnect_Path{{OutgoingInterface: "lo3", NextHopAddr: "2001:db8::3", Weight: 1}}}
+	e.put(nil, via3)
+	e.expect(scheduler.PENDING, "vpp/l3xconnect/lo1")
+	if diff := cmp.Diff([]string{"l3xc_del"}, writes(e.f)); diff != "" {
+		t.Errorf("a path through a missing interface (-want +got):\n%s", diff)
+	}
+	e.put(nil, loop("lo3"))
+	e.expect(scheduler.CONFIGURED, "vpp/l3xconnect/lo1")
+	e.f.Requests()
+	e.del("vpp/interface/lo3")
+	firstOf(t, e.f, "l3xc_del", "delete_loopback")
+	e.expect(scheduler.PENDING, "vpp/l3xconnect/lo1")
+	e.put(nil, six)
+	e.expect(scheduler.CONFIGURED, "vpp/l3xconnect/lo1")
+	e.f.Requests()
 
 	e.del("vpp/interface/lo1")
 	firstOf(t, e.f, "l3xc_del", "delete_loopback")

@@ -399,7 +399,11 @@ func checkModelCycles(models []*model) []error {
 	edges := map[*model][]edge{}
 	for _, m := range models {
 		for _, r := range m.refs {
-			edges[m] = append(edges[m], edge{r.target, "ref " + string(r.field.Desc.Name()), r.pos})
+			name := string(r.field.Desc.Name())
+			if r.list != nil {
+				name = string(r.list.Desc.Name()) + "[]." + name
+			}
+			edges[m] = append(edges[m], edge{r.target, "ref " + name, r.pos})
 		}
 		for _, d := range m.deps {
 			for _, t := range dependencyTargets(d, models) {

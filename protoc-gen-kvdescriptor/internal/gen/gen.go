@@ -217,13 +217,26 @@ func (m *model) resolve(byName map[protoreflect.FullName]*model) []error {
 	return errs
 }
 
-// resolveRefs finds the ref annotations on the fields of msg.
+// resolveRefs finds the ref annotations on the fields of msg, and on the
+// fields of the elements of its repeated message fields that derive
+// nothing (one dependency per element).
 func resolveRefs(msg *protogen.Message, byName map[protoreflect.FullName]*model) ([]ref, []error) {
 	var (
 		refs []ref
 		errs []error
 	)
+	type owned struct{ list, f *protogen.Field }
+	var fields []owned
 	for _, f := range msg.Fields {
+		fields = append(fields, owned{nil, f})
+		if f.Message != nil && f.Desc.IsList() && fieldOptions(f).GetDerive() == nil {
+			for _, ef := range f.Message.Fields {
+				fields = append(fields, owned{f, ef})
+			}
+		}
+	}
+	for _, of := range fields {
+		f := of.f
 		r := fieldOptions(f).GetRef()
 		if r == nil {
 			continue
@@ -243,6 +256,9 @@ func resolveRefs(msg *protogen.Message, byName map[protoreflect.FullName]*model)
 		case f.Message != nil || f.Desc.IsMap():
 			errs = append(errs, errorf(pos, "ref of %s: the field must hold a label (string or integer), not a %s", f.Desc.FullName(), kindName(f)))
 			continue
+		case of.list != nil && f.Desc.IsList():
+			errs = append(errs, errorf(pos, "ref of %s: a field of the elements of %s must hold one label, not a list", f.Desc.FullName(), of.list.Desc.Name()))
+			continue
 		}
 		target := t.key.holders[0].kind()
 		if (f.Desc.Kind() == protoreflect.StringKind) != (target == protoreflect.StringKind) || (f.Desc.Kind() != protoreflect.StringKind && !isIntegerKind(f.Desc.Kind())) {
@@ -253,7 +269,7 @@ func resolveRefs(msg *protogen.Message, byName map[protoreflect.FullName]*model)
 		if label == "" {
 			label = string(f.Desc.Name())
 		}
-		refs = append(refs, ref{field: f, label: label, target: t, pos: pos})
+		refs = append(refs, ref{list: of.list, field: f, label: label, target: t, pos: pos})
 	}
 	return refs, errs
 }

@@ -50,6 +50,9 @@ func (m *model) valueMsg() *protogen.Message {
 
 // ref is a dependency through a field holding another model's label.
 type ref struct {
+	// list, when set, is the repeated message field of whose elements
+	// field is a field: one dependency per element that sets it.
+	list   *protogen.Field
 	field  *protogen.Field
 	label  string
 	target *model

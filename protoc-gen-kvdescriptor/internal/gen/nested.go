@@ -74,7 +74,10 @@ func checkNested(model string, msg *protogen.Message) []error {
 				}
 			case !nestedMsg(f):
 				// Elements of a repeated or map message field: compared
-				// with proto.Equal, never validated one by one.
+				// with proto.Equal, never validated one by one. A ref on
+				// a field of the elements of a repeated field of the
+				// value's own message applies (resolveRefs): a dependency
+				// per element.
 				elem := f.Message
 				if f.Desc.IsMap() {
 					elem = f.Message.Fields[1].Message
@@ -82,7 +85,13 @@ func checkNested(model string, msg *protogen.Message) []error {
 						continue
 					}
 				}
-				errs = append(errs, rejectAllDeep(elem, model, p+"[].", "options do not apply to the fields of the elements of a repeated or map field (derive the field to give its elements a model of their own)", nil)...)
+				const why = "options do not apply to the fields of the elements of a repeated or map field (derive the field to give its elements a model of their own)"
+				errs = append(errs, rejectOptions(elem, model, p+"[].", why, !f.Desc.IsMap() && path == "")...)
+				for _, ef := range elem.Fields {
+					if ef.Message != nil {
+						errs = append(errs, rejectAllDeep(ef.Message, model, p+"[]."+string(ef.Desc.Name())+".", why, []*protogen.Message{elem})...)
+					}
+				}
 			default:
 				errs = append(errs, rejectAt(f.Message, model, p+".")...)
 				errs = append(errs, checkFields(f.Message)...)
@@ -120,6 +129,12 @@ func rejectAt(msg *protogen.Message, model, prefix string) []error {
 
 // rejectAll reports every option of the fields of msg at prefix, for why.
 func rejectAll(msg *protogen.Message, model, prefix, why string) []error {
+	return rejectOptions(msg, model, prefix, why, false)
+}
+
+// rejectOptions is rejectAll, leaving out ref when keepRef (the fields of
+// the elements of a repeated field, where a ref applies).
+func rejectOptions(msg *protogen.Message, model, prefix, why string, keepRef bool) []error {
 	var errs []error
 	for _, f := range msg.Fields {
 		o := fieldOptions(f)
@@ -129,7 +144,7 @@ func rejectAll(msg *protogen.Message, model, prefix, why string) []error {
 			set  bool
 		}{
 			{"format", 1, o.GetFormat() != 0},
-			{"ref", 2, o.GetRef() != nil},
+			{"ref", 2, o.GetRef() != nil && !keepRef},
 			{"derive", 3, o.GetDerive() != nil},
 			{"recreate", 4, o.GetRecreate()},
 			{"compare", 5, o.GetCompare() != nil},

@@ -264,7 +264,7 @@ func (e *emitter) dependencyInputs() ([][]*protogen.Field, bool) {
 		return true
 	}
 	for _, r := range m.refs {
-		if !add([]*protogen.Field{r.field}) {
+		if r.list != nil || !add([]*protogen.Field{r.field}) {
 			return nil, false
 		}
 	}
@@ -343,7 +343,12 @@ func (e *emitter) emitDependencies(v jen.Code) {
 			}))
 		}
 		x := jen.Id("v").Dot("Get" + r.field.GoName).Call()
-		if r.field.Desc.IsList() {
+		if r.list != nil {
+			// A field of the elements of a repeated message field.
+			body = append(body, jen.For(jen.List(jen.Id("_"), jen.Id("e")).Op(":=").Range().Add(jen.Id("v").Dot("Get"+r.list.GoName).Call())).Block(
+				jen.If(jen.Id("x").Op(":=").Id("e").Dot("Get"+r.field.GoName).Call(), nonZero(r.field.Desc.Kind(), jen.Id("x"))).Block(dep(jen.Id("x"))),
+			))
+		} else if r.field.Desc.IsList() {
 			body = append(body, jen.For(jen.List(jen.Id("_"), jen.Id("x")).Op(":=").Range().Add(x)).Block(
 				jen.If(nonZero(r.field.Desc.Kind(), jen.Id("x"))).Block(dep(jen.Id("x"))),
 			))

@@ -5,7 +5,6 @@ package vppl3
 
 import (
 	kv "github.com/kvdescriptor/kvdescriptor/runtime/kv"
-	kvimpl "github.com/kvdescriptor/kvdescriptor/runtime/kvimpl"
 	proto "google.golang.org/protobuf/proto"
 	"slices"
 	"strings"
@@ -74,24 +73,25 @@ func l3XConnectLabel(key string) string {
 // l3XConnectDependencies returns the dependencies of a value of
 // vpp.l3.v1.L3XConnect.
 func l3XConnectDependencies(key string, v *L3XConnect) []kv.Dependency {
-	deps := make([]kv.Dependency, 0, 1)
+	deps := make([]kv.Dependency, 0, 2)
 	if x := v.GetInterface(); x != "" {
 		deps = append(deps, kv.Dependency{
 			Key:   "vpp/interface/" + kv.KeyValue(kv.FormatName, x),
 			Label: "interface",
 		})
 	}
+	for _, e := range v.GetPaths() {
+		if x := e.GetOutgoingInterface(); x != "" {
+			deps = append(deps, kv.Dependency{
+				Key:   "vpp/interface/" + kv.KeyValue(kv.FormatName, x),
+				Label: "path interface",
+			})
+		}
+	}
 	if len(deps) == 0 {
 		return nil
 	}
 	return deps
-}
-
-// l3XConnectDependencyInputs are the fields the dependencies of
-// vpp.l3.v1.L3XConnect are computed from: values with the same ones share one
-// list.
-type l3XConnectDependencyInputs struct {
-	interface_ string
 }
 
 // l3XConnectEqual compares two values of vpp.l3.v1.L3XConnect as the southbound
@@ -137,9 +137,7 @@ func l3XConnectValidate(key string, v *L3XConnect) error {
 // vpp.l3.v1.L3XConnect.
 func L3XConnectSpec[M any]() kv.Spec[L3XConnectKey, *L3XConnect, M] {
 	return kv.Spec[L3XConnectKey, *L3XConnect, M]{
-		Dependencies: kvimpl.ShareDependencies(l3XConnectDependencies, func(v *L3XConnect) l3XConnectDependencyInputs {
-			return l3XConnectDependencyInputs{interface_: v.GetInterface()}
-		}),
+		Dependencies: l3XConnectDependencies,
 		Equivalent: func(_ string, a, b *L3XConnect) bool {
 			return l3XConnectEqual(a, b)
 		},

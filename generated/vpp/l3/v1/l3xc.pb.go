@@ -134,10 +134,9 @@ func (x *L3XConnect) GetPaths() []*L3XConnect_Path {
 	return nil
 }
 
-// Path is one path of the cross-connect. The vocabulary has no option
-// for the fields of the elements of a repeated field yet: a path's
-// interface is not a dependency (Create fails, retriably, while it is
-// not there), and VPP checks the rest.
+// Path is one path of the cross-connect: it needs its outgoing
+// interface. Only ref applies on the fields of the elements of a
+// repeated field: VPP checks the rest.
 type L3XConnect_Path struct {
 	state             protoimpl.MessageState `protogen:"open.v1"`
 	OutgoingInterface string                 `protobuf:"bytes,1,opt,name=outgoing_interface,json=outgoingInterface,proto3" json:"outgoing_interface,omitempty"`
@@ -212,15 +211,16 @@ var File_vpp_l3_v1_l3xc_proto protoreflect.FileDescriptor
 
 const file_vpp_l3_v1_l3xc_proto_rawDesc = "" +
 	"\n" +
-	"\x14vpp/l3/v1/l3xc.proto\x12\tvpp.l3.v1\x1a\x1dkvdescriptor/v1/options.proto\"\xc2\x03\n" +
+	"\x14vpp/l3/v1/l3xc.proto\x12\tvpp.l3.v1\x1a\x1dkvdescriptor/v1/options.proto\"\xf7\x03\n" +
 	"\n" +
 	"L3XConnect\x12A\n" +
 	"\tinterface\x18\x01 \x01(\tB#Ҽ\x19\x1f\x12\x1d\n" +
 	"\x1bvpp.interfaces.v1.InterfaceR\tinterface\x12B\n" +
 	"\bprotocol\x18\x02 \x01(\x0e2\x1e.vpp.l3.v1.L3XConnect.ProtocolB\x06Ҽ\x19\x02 \x01R\bprotocol\x12:\n" +
-	"\x05paths\x18\x03 \x03(\v2\x1a.vpp.l3.v1.L3XConnect.PathB\bҼ\x19\x042\x02\b\x01R\x05paths\x1a\x91\x01\n" +
-	"\x04Path\x12-\n" +
-	"\x12outgoing_interface\x18\x01 \x01(\tR\x11outgoingInterface\x12\"\n" +
+	"\x05paths\x18\x03 \x03(\v2\x1a.vpp.l3.v1.L3XConnect.PathB\bҼ\x19\x042\x02\b\x01R\x05paths\x1a\xc6\x01\n" +
+	"\x04Path\x12b\n" +
+	"\x12outgoing_interface\x18\x01 \x01(\tB3Ҽ\x19/\x12-\n" +
+	"\x1bvpp.interfaces.v1.Interface\x12\x0epath interfaceR\x11outgoingInterface\x12\"\n" +
 	"\rnext_hop_addr\x18\x02 \x01(\tR\vnextHopAddr\x12\x16\n" +
 	"\x06weight\x18\x03 \x01(\rR\x06weight\x12\x1e\n" +
 	"\n" +
