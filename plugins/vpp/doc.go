@@ -2,8 +2,10 @@
 // (interfaces of the types loopback, memif, af_packet, TAP, sub-interface
 // (dot1q, QinQ), VXLAN, GRE and IP-in-IP tunnel, and DPDK (hardware adopted, never created
 // or deleted), with their addresses, unnumbered setting and receive mode;
-// bridge domains and their members, L2 FIB entries, VRF tables, routes
-// and ARP entries), written over govpp's
+// bridge domains and their members, L2 FIB entries, L2 cross-connects,
+// VRF tables, routes, ARP entries, proxy ARP (its interfaces and ranges,
+// derived values of one global value), L3 cross-connects, VRRP virtual
+// routers, TEIB entries and the neighbour tables' settings), written over govpp's
 // generated binary API (go.fd.io/govpp v0.13.0, whose binapi packages are
 // generated for VPP 25.10).
 //
@@ -40,7 +42,10 @@
 // configuration off and leaves it there. Routes
 // carry no tag: those whose FIB source is the API or the CLI are reported
 // (correlated ones as ours, the rest obtained), VPP's own by their source
-// are not.
+// are not. Cross-connects, L3 cross-connects, virtual routers and TEIB
+// entries carry no tag either: those on interfaces the plugin can name
+// are reported, correlated ones as ours, the rest obtained; so are the
+// neighbour tables' settings when not VPP's defaults.
 //
 // Routes and ARP entries also apply batches (Batch): one request per value,
 // all sent on one stream ahead of their replies (the binary API's

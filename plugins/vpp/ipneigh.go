@@ -61,8 +61,9 @@ func (h *ipScanNeighbors) Retrieve(ctx context.Context, correlate []vppl3.IPScan
 		if err != nil {
 			return nil, vppErr("ip_neighbor_config_get", err)
 		}
-		if r.MaxNumber != vppl3.IPScanNeighbor_LimitsMaxNumberDefault || r.MaxAge != 0 || r.Recycle {
-			*t.l = &vppl3.IPScanNeighbor_Limits{MaxNumber: r.MaxNumber, MaxAge: r.MaxAge, Recycle: r.Recycle}
+		l := &vppl3.IPScanNeighbor_Limits{MaxNumber: r.MaxNumber, MaxAge: r.MaxAge, Recycle: r.Recycle}
+		if l.EffectiveMaxNumber() != vppl3.IPScanNeighbor_LimitsMaxNumberDefault || l.MaxAge != 0 || l.Recycle {
+			*t.l = l
 		}
 	}
 	if len(correlate) == 0 && got.Ip4 == nil && got.Ip6 == nil {
