@@ -66,6 +66,9 @@ const (
 	// IF_NAME: a kernel interface name: a PLAIN_NAME of at most 15 bytes,
 	// without ':'. Keyed as NAME.
 	Format_IF_NAME Format = 8
+	// IPV4: an IPv4 address (for a southbound that holds only those, such as
+	// VPP's proxy ARP ranges). Keyed as IP.
+	Format_IPV4 Format = 9
 )
 
 // Enum value maps for Format.
@@ -80,6 +83,7 @@ var (
 		6: "MAC",
 		7: "PLAIN_NAME",
 		8: "IF_NAME",
+		9: "IPV4",
 	}
 	Format_value = map[string]int32{
 		"FORMAT_UNSPECIFIED": 0,
@@ -91,6 +95,7 @@ var (
 		"MAC":                6,
 		"PLAIN_NAME":         7,
 		"IF_NAME":            8,
+		"IPV4":               9,
 	}
 )
 
@@ -1008,7 +1013,7 @@ const file_kvdescriptor_v1_options_proto_rawDesc = "" +
 	"\rallow_unknown\x18\r \x01(\bR\fallowUnknown\"1\n" +
 	"\tCondition\x12\x14\n" +
 	"\x05field\x18\x01 \x01(\tR\x05field\x12\x0e\n" +
-	"\x02in\x18\x02 \x03(\tR\x02in*\x83\x01\n" +
+	"\x02in\x18\x02 \x03(\tR\x02in*\x8d\x01\n" +
 	"\x06Format\x12\x16\n" +
 	"\x12FORMAT_UNSPECIFIED\x10\x00\x12\b\n" +
 	"\x04NAME\x10\x01\x12\b\n" +
@@ -1019,7 +1024,8 @@ const file_kvdescriptor_v1_options_proto_rawDesc = "" +
 	"\x03MAC\x10\x06\x12\x0e\n" +
 	"\n" +
 	"PLAIN_NAME\x10\a\x12\v\n" +
-	"\aIF_NAME\x10\b:V\n" +
+	"\aIF_NAME\x10\b\x12\b\n" +
+	"\x04IPV4\x10\t:V\n" +
 	"\x05model\x12\x1f.google.protobuf.MessageOptions\x18ʗ\x03 \x01(\v2\x1d.kvdescriptor.v1.ModelOptionsR\x05model:T\n" +
 	"\x05field\x12\x1d.google.protobuf.FieldOptions\x18ʗ\x03 \x01(\v2\x1d.kvdescriptor.v1.FieldOptionsR\x05fieldBLZJgithub.com/kvdescriptor/kvdescriptor/options/kvdescriptorv1;kvdescriptorv1b\x06proto3"
 

@@ -213,6 +213,19 @@ func TestProxyARP(t *testing.T) {
 	})
 	e.expect(scheduler.NONEXISTENT, ifKey, r3Key, "vpp/proxyarp-global")
 
+	// An IPv6 range: invalid (proxy ARP is IPv4's), named, nothing sent.
+	e.f.Requests()
+	v6 := &vppl3.ProxyARP{Ranges: []*vppl3.ProxyARP_Range{{FirstIpAddr: "10.0.0.1", LastIpAddr: "2001:db8::9"}}}
+	e.put(nil, v6)
+	e.expect(scheduler.INVALID, "vpp/proxyarp-global")
+	if st := e.s.Status("vpp/proxyarp-global"); st.LastErr == nil || !strings.Contains(st.LastErr.Error(), `ranges[0].last_ip_addr: "2001:db8::9" is not an IPv4 address`) {
+		t.Errorf("an IPv6 range: %v, want an error naming ranges[0].last_ip_addr", st.LastErr)
+	}
+	if w := writes(e.f); len(w) != 0 {
+		t.Errorf("an invalid range sent %v", w)
+	}
+	e.del("vpp/proxyarp-global")
+
 	// VPP's refusals: a range in a table that does not exist; one twice;
 	// deleting one it does not have.
 	h := &proxyARPRanges{p: e.p}

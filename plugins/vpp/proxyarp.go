@@ -98,10 +98,9 @@ func (h *proxyARPRanges) Delete(ctx context.Context, k vppl3.ProxyARPRangesKey, 
 	return h.addDel(ctx, k, false)
 }
 
+// addDel adds or removes the range (the generated Validate checked that
+// both ends are IPv4 addresses).
 func (h *proxyARPRanges) addDel(ctx context.Context, k vppl3.ProxyARPRangesKey, add bool) error {
-	if !k.RangesFirstIpAddr.Is4() || !k.RangesLastIpAddr.Is4() {
-		return kv.NonRetriable(kv.Invalid("ranges", "%s-%s: proxy ARP ranges are of IPv4 addresses", k.RangesFirstIpAddr, k.RangesLastIpAddr))
-	}
 	_, err := arp.NewServiceClient(h.p.conn).ProxyArpAddDel(ctx, &arp.ProxyArpAddDel{IsAdd: add, Proxy: arp.ProxyArp{
 		TableID: k.RangesVrfId, Low: k.RangesFirstIpAddr.As4(), Hi: k.RangesLastIpAddr.As4(),
 	}})

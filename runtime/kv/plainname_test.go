@@ -48,3 +48,21 @@ func TestCheckIfName(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckIPv4(t *testing.T) {
+	for _, s := range []string{"", "10.0.0.1", "0.0.0.0", "255.255.255.255"} {
+		if r := CheckIPv4(s); r != "" {
+			t.Errorf("CheckIPv4(%q) = %q, want valid", s, r)
+		}
+	}
+	for s, want := range map[string]string{
+		"2001:db8::1":     `"2001:db8::1" is not an IPv4 address`,
+		"::ffff:10.0.0.1": `"::ffff:10.0.0.1" is not an IPv4 address`,
+		"10.0.0.1/24":     `"10.0.0.1/24" is not an IP address`,
+		"10.0.0":          `"10.0.0" is not an IP address`,
+	} {
+		if r := CheckIPv4(s); r != want {
+			t.Errorf("CheckIPv4(%q) = %q, want %q", s, r, want)
+		}
+	}
+}

@@ -190,7 +190,9 @@ func fieldFormat(f *protogen.Field) (kv.Format, error) {
 		// Plain and interface names are names in keys; Validate checks
 		// their own rules too (nameCheck).
 		return kv.FormatName, nil
-	case kvdescriptorv1.Format_IP:
+	case kvdescriptorv1.Format_IP, kvdescriptorv1.Format_IPV4:
+		// IPv4 addresses are IP addresses in keys; Validate checks their
+		// family too (nameCheck).
 		return kv.FormatIP, nil
 	case kvdescriptorv1.Format_IP_PREFIX:
 		return kv.FormatIPPrefix, nil
@@ -203,8 +205,8 @@ func fieldFormat(f *protogen.Field) (kv.Format, error) {
 }
 
 // nameCheck returns the runtime/kv function that checks the values of a
-// string field of format PLAIN_NAME or IF_NAME beyond what a name in a
-// key needs, or "" for other fields.
+// string field of format PLAIN_NAME, IF_NAME or IPV4 beyond what a name
+// (an IP address) in a key needs, or "" for other fields.
 func nameCheck(f *protogen.Field) string {
 	if f.Desc.Kind() != protoreflect.StringKind {
 		return ""
@@ -214,6 +216,8 @@ func nameCheck(f *protogen.Field) string {
 		return "CheckPlainName"
 	case kvdescriptorv1.Format_IF_NAME:
 		return "CheckIfName"
+	case kvdescriptorv1.Format_IPV4:
+		return "CheckIPv4"
 	}
 	return ""
 }

@@ -106,12 +106,12 @@ func proxyARPValidate(key string, v *ProxyARP) error {
 	for i, e := range v.GetRanges() {
 		if e.GetFirstIpAddr() == "" {
 			errs = errs.Add(fmt.Sprintf("ranges[%d].first_ip_addr", i), "must be set: it is part of the key")
-		} else if r := kv.CheckFormat(kv.FormatIP, e.GetFirstIpAddr()); r != "" {
+		} else if r := kv.CheckIPv4(e.GetFirstIpAddr()); r != "" {
 			errs = errs.Add(fmt.Sprintf("ranges[%d].first_ip_addr", i), "%s", r)
 		}
 		if e.GetLastIpAddr() == "" {
 			errs = errs.Add(fmt.Sprintf("ranges[%d].last_ip_addr", i), "must be set: it is part of the key")
-		} else if r := kv.CheckFormat(kv.FormatIP, e.GetLastIpAddr()); r != "" {
+		} else if r := kv.CheckIPv4(e.GetLastIpAddr()); r != "" {
 			errs = errs.Add(fmt.Sprintf("ranges[%d].last_ip_addr", i), "%s", r)
 		}
 	}
@@ -427,12 +427,12 @@ func proxyARPRangesValidate(key string, v *ProxyARP_Range) error {
 	var errs *kv.InvalidValueError
 	if v.GetFirstIpAddr() == "" {
 		errs = errs.Add("first_ip_addr", "must be set: it is part of the key")
-	} else if r := kv.CheckFormat(kv.FormatIP, v.GetFirstIpAddr()); r != "" {
+	} else if r := kv.CheckIPv4(v.GetFirstIpAddr()); r != "" {
 		errs = errs.Add("first_ip_addr", "%s", r)
 	}
 	if v.GetLastIpAddr() == "" {
 		errs = errs.Add("last_ip_addr", "must be set: it is part of the key")
-	} else if r := kv.CheckFormat(kv.FormatIP, v.GetLastIpAddr()); r != "" {
+	} else if r := kv.CheckIPv4(v.GetLastIpAddr()); r != "" {
 		errs = errs.Add("last_ip_addr", "%s", r)
 	}
 	if errs == nil {

@@ -202,8 +202,8 @@ const file_vpp_l3_v1_proxyarp_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tB.Ҽ\x19*\x12(\n" +
 	"\x1bvpp.interfaces.v1.Interface\x12\tinterfaceR\x04name\x1a\x95\x01\n" +
 	"\x05Range\x12*\n" +
-	"\rfirst_ip_addr\x18\x01 \x01(\tB\x06Ҽ\x19\x02\b\x03R\vfirstIpAddr\x12(\n" +
-	"\flast_ip_addr\x18\x02 \x01(\tB\x06Ҽ\x19\x02\b\x03R\n" +
+	"\rfirst_ip_addr\x18\x01 \x01(\tB\x06Ҽ\x19\x02\b\tR\vfirstIpAddr\x12(\n" +
+	"\flast_ip_addr\x18\x02 \x01(\tB\x06Ҽ\x19\x02\b\tR\n" +
 	"lastIpAddr\x126\n" +
 	"\x06vrf_id\x18\x03 \x01(\rB\x1fҼ\x19\x1b\x12\x19\n" +
 	"\x12vpp.l3.v1.VrfTable\x12\x03vrfR\x05vrfId:\x19Ҽ\x19\x15\n" +
