@@ -372,6 +372,15 @@ func TestVRRP(t *testing.T) {
 		}
 	})
 	e.noWrites("a stopped virtual router in order")
+	// 1005 ms is the 100 cs VPP keeps: no change, and a resync finds it
+	// in order.
+	odd := proto.Clone(prio).(*vppl3.VRRPEntry)
+	odd.Interval = 1005
+	e.put(nil, odd)
+	if w := writes(e.f); len(w) != 0 {
+		t.Errorf("an interval within VPP's centisecond sent %v", w)
+	}
+	e.noWrites("an interval within VPP's centisecond")
 
 	// What the schema refuses.
 	for _, v := range []*vppl3.VRRPEntry{

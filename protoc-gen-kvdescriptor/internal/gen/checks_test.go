@@ -1032,6 +1032,36 @@ message A {
 			want: "test.proto:4: option (kvdescriptor.v1.field).ref: ref of test.v1.A.Elem.peers: a field of the elements of elems must hold one label, not a list",
 		},
 		{
+			name: "resolution of a string",
+			files: map[string]string{"test.proto": `
+message A {
+  option (kvdescriptor.v1.model) = {key: "a/{name}"};
+  string name = 1;
+  string interval = 2 [(kvdescriptor.v1.field).compare.resolution = 10];
+}`},
+			want: "test.proto:5: option (kvdescriptor.v1.field).compare.resolution: test.v1.A.interval: resolution applies to single unsigned integer fields",
+		},
+		{
+			name: "resolution of 1",
+			files: map[string]string{"test.proto": `
+message A {
+  option (kvdescriptor.v1.model) = {key: "a/{name}"};
+  string name = 1;
+  uint32 interval = 2 [(kvdescriptor.v1.field).compare.resolution = 1];
+}`},
+			want: "test.proto:5: option (kvdescriptor.v1.field).compare.resolution: test.v1.A.interval: resolution 1: at least 2 (1 compares as without it)",
+		},
+		{
+			name: "resolution with zero_equals",
+			files: map[string]string{"test.proto": `
+message A {
+  option (kvdescriptor.v1.model) = {key: "a/{name}"};
+  string name = 1;
+  uint32 interval = 2 [(kvdescriptor.v1.field).compare = {resolution: 10 zero_equals: "1000"}];
+}`},
+			want: "test.proto:5: option (kvdescriptor.v1.field).compare.resolution: test.v1.A.interval: resolution and zero_equals together: the default's unit is ambiguous",
+		},
+		{
 			name: "format in the elements of a repeated message field",
 			files: map[string]string{"test.proto": `
 message A {

@@ -544,6 +544,10 @@ func fieldEqual(f *protogen.Field, x, y *jen.Statement) jen.Code {
 		fm, _ := fieldFormat(f)
 		return jen.Qual(kvimplPkg, "EqualFormatted").Call(jen.Qual(kvPkg, formatConst(fm)), a, b)
 	}
+	if r := o.GetResolution(); r > 1 {
+		// The southbound keeps whole units of r (checkFields).
+		return jen.Add(a).Op("/").Lit(int(r)).Op("==").Add(b).Op("/").Lit(int(r))
+	}
 	if d := o.GetZeroEquals(); d != "" {
 		def := zeroEqualsLiteral(f, d)
 		return jen.Qual(kvimplPkg, "OrDefault").Call(a, def).Op("==").Qual(kvimplPkg, "OrDefault").Call(b, def)

@@ -98,7 +98,7 @@ func vrrpEntryEqual(a, b *VRRPEntry) bool {
 	return a.GetInterface() == b.GetInterface() &&
 		a.GetVrId() == b.GetVrId() &&
 		a.GetPriority() == b.GetPriority() &&
-		a.GetInterval() == b.GetInterval() &&
+		a.GetInterval()/10 == b.GetInterval()/10 &&
 		a.GetPreempt() == b.GetPreempt() &&
 		a.GetAccept() == b.GetAccept() &&
 		a.GetUnicast() == b.GetUnicast() &&
@@ -109,7 +109,7 @@ func vrrpEntryEqual(a, b *VRRPEntry) bool {
 // vrrpEntryNeedsRecreate reports whether changing a to b needs a re-create.
 func vrrpEntryNeedsRecreate(a, b *VRRPEntry) bool {
 	return !(a.GetPriority() == b.GetPriority() &&
-		a.GetInterval() == b.GetInterval() &&
+		a.GetInterval()/10 == b.GetInterval()/10 &&
 		a.GetPreempt() == b.GetPreempt() &&
 		a.GetAccept() == b.GetAccept() &&
 		a.GetUnicast() == b.GetUnicast() &&

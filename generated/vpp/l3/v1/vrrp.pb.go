@@ -31,7 +31,7 @@ type VRRPEntry struct {
 	// priority decides which router is the master.
 	Priority uint32 `protobuf:"varint,3,opt,name=priority,proto3" json:"priority,omitempty"`
 	// interval is the advertisement interval in milliseconds; VPP keeps it
-	// in centiseconds.
+	// in centiseconds, so it compares in those.
 	Interval uint32 `protobuf:"varint,4,opt,name=interval,proto3" json:"interval,omitempty"`
 	// preempt lets a backup of higher priority take over from the master.
 	Preempt bool `protobuf:"varint,5,opt,name=preempt,proto3" json:"preempt,omitempty"`
@@ -145,13 +145,14 @@ var File_vpp_l3_v1_vrrp_proto protoreflect.FileDescriptor
 
 const file_vpp_l3_v1_vrrp_proto_rawDesc = "" +
 	"\n" +
-	"\x14vpp/l3/v1/vrrp.proto\x12\tvpp.l3.v1\x1a\x1dkvdescriptor/v1/options.proto\"\xca\x03\n" +
+	"\x14vpp/l3/v1/vrrp.proto\x12\tvpp.l3.v1\x1a\x1dkvdescriptor/v1/options.proto\"\xce\x03\n" +
 	"\tVRRPEntry\x12A\n" +
 	"\tinterface\x18\x01 \x01(\tB#Ҽ\x19\x1f\x12\x1d\n" +
 	"\x1bvpp.interfaces.v1.InterfaceR\tinterface\x12$\n" +
 	"\x05vr_id\x18\x02 \x01(\rB\x0fҼ\x19\v2\t\x18\x01 \x01(\x010\xff\x01R\x04vrId\x12-\n" +
-	"\bpriority\x18\x03 \x01(\rB\x11Ҽ\x19\r \x012\t\x18\x01 \x01(\x010\xff\x01R\bpriority\x12.\n" +
-	"\binterval\x18\x04 \x01(\rB\x12Ҽ\x19\x0e \x012\n" +
+	"\bpriority\x18\x03 \x01(\rB\x11Ҽ\x19\r \x012\t\x18\x01 \x01(\x010\xff\x01R\bpriority\x122\n" +
+	"\binterval\x18\x04 \x01(\rB\x16Ҽ\x19\x12 \x01*\x02 \n" +
+	"2\n" +
 	"\x18\x01 \n" +
 	"(\x010\xff\xff\x03R\binterval\x12 \n" +
 	"\apreempt\x18\x05 \x01(\bB\x06Ҽ\x19\x02 \x01R\apreempt\x12\x1e\n" +
