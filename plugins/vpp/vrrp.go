@@ -69,8 +69,9 @@ func (h *vrrps) addDel(ctx context.Context, k vppl3.VRRPEntryKey, v *vppl3.VRRPE
 			req.Flags |= flag
 		}
 	}
-	for _, a := range v.GetIpAddresses() {
-		req.Addrs = append(req.Addrs, address(netip.MustParseAddr(a))) // the generated Validate checked them
+	for _, s := range v.GetIpAddresses() {
+		a, _ := netip.ParseAddr(s) // the generated Validate checked them
+		req.Addrs = append(req.Addrs, address(a))
 	}
 	req.NAddrs = uint8(len(req.Addrs))
 	_, err = vrrp.NewServiceClient(h.p.conn).VrrpVrAddDel(ctx, req)
@@ -80,8 +81,11 @@ func (h *vrrps) addDel(ctx context.Context, k vppl3.VRRPEntryKey, v *vppl3.VRRPE
 // vrrpIPv6 says whether the virtual router is of IPv6: its first address
 // says.
 func vrrpIPv6(v *vppl3.VRRPEntry) bool {
-	a, err := netip.ParseAddr(append(v.GetIpAddresses(), "")[0])
-	return err == nil && a.Is6()
+	if ips := v.GetIpAddresses(); len(ips) > 0 {
+		a, err := netip.ParseAddr(ips[0])
+		return err == nil && a.Is6()
+	}
+	return false
 }
 
 // Retrieve dumps the virtual routers on interfaces it can name:
