@@ -88,11 +88,12 @@ func (x *fakeL2L3) apply(f *fakeVPP, msg api.Message, retval *int32) ([]api.Mess
 		}
 		return out, true
 	case *arp.ProxyArpIntfcEnableDisable:
-		if iface(m.SwIfIndex) {
-			x.proxyIf[uint32(m.SwIfIndex)] = m.Enable
-			if !m.Enable {
-				delete(x.proxyIf, uint32(m.SwIfIndex))
-			}
+		switch {
+		case !iface(m.SwIfIndex):
+		case m.Enable:
+			x.proxyIf[uint32(m.SwIfIndex)] = true
+		default:
+			delete(x.proxyIf, uint32(m.SwIfIndex))
 		}
 	case *arp.ProxyArpIntfcDump:
 		var out []api.Message
