@@ -25,7 +25,10 @@ const (
 // IPScanNeighbor holds the settings of VPP's neighbour tables, one value
 // for the whole VPP, per address family (ip_neighbor_config, which
 // replaced the neighbour scanning of older VPPs). A family left out has
-// VPP's defaults; deleting the value restores them.
+// VPP's defaults; deleting the value restores them. Write a family only to
+// change it: Retrieve reads one at the defaults back as left out, and a
+// set message never equals an unset one, so a family written at the
+// defaults would be set again at every resync.
 type IPScanNeighbor struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Ip4           *IPScanNeighbor_Limits `protobuf:"bytes,1,opt,name=ip4,proto3" json:"ip4,omitempty"`
