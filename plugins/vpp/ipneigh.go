@@ -51,9 +51,9 @@ func (h *ipScanNeighbors) Delete(ctx context.Context, k vppl3.IPScanNeighborKey,
 	return err
 }
 
-// Retrieve reads the tables' settings, leaving out a table at VPP's
-// defaults: the value is ours when wanted, obtained when a table is not
-// at the defaults, and not reported otherwise.
+// Retrieve reads the tables' settings: the value is ours when wanted,
+// obtained when not and VPP's settings are not the defaults (the schema's
+// comparison with an empty value says), and not reported otherwise.
 func (h *ipScanNeighbors) Retrieve(ctx context.Context, correlate []vppl3.IPScanNeighborItem[struct{}]) ([]vppl3.IPScanNeighborItem[struct{}], error) {
 	got := &vppl3.IPScanNeighbor{}
 	for _, t := range neighborTables(got) {
@@ -61,12 +61,9 @@ func (h *ipScanNeighbors) Retrieve(ctx context.Context, correlate []vppl3.IPScan
 		if err != nil {
 			return nil, vppErr("ip_neighbor_config_get", err)
 		}
-		l := &vppl3.IPScanNeighbor_Limits{MaxNumber: r.MaxNumber, MaxAge: r.MaxAge, Recycle: r.Recycle}
-		if l.EffectiveMaxNumber() != vppl3.IPScanNeighbor_LimitsMaxNumberDefault || l.MaxAge != 0 || l.Recycle {
-			*t.l = l
-		}
+		*t.l = &vppl3.IPScanNeighbor_Limits{MaxNumber: r.MaxNumber, MaxAge: r.MaxAge, Recycle: r.Recycle}
 	}
-	if len(correlate) == 0 && got.Ip4 == nil && got.Ip6 == nil {
+	if len(correlate) == 0 && vppl3.IPScanNeighborSpec[struct{}]().Equivalent("", got, &vppl3.IPScanNeighbor{}) {
 		return nil, nil
 	}
 	return []vppl3.IPScanNeighborItem[struct{}]{{Value: got, Origin: origin(len(correlate) > 0)}}, nil

@@ -493,6 +493,13 @@ func TestIPScanNeighbor(t *testing.T) {
 	e.put(nil, &vppl3.IPScanNeighbor{Ip6: &vppl3.IPScanNeighbor_Limits{MaxAge: 30}})
 	expectOnly(t, e.f, cfg(ip_types.ADDRESS_IP4, 50000, 0, false), cfg(ip_types.ADDRESS_IP6, 50000, 30, false))
 	e.noWrites("settings in order")
+	// A family written at the defaults is the family left out: no change,
+	// and none at a resync (which reads both tables back in full).
+	e.put(nil, &vppl3.IPScanNeighbor{Ip4: &vppl3.IPScanNeighbor_Limits{MaxNumber: 50000}, Ip6: &vppl3.IPScanNeighbor_Limits{MaxAge: 30}})
+	if w := writes(e.f); len(w) != 0 {
+		t.Errorf("a family written at the defaults sent %v", w)
+	}
+	e.noWrites("a family written at the defaults")
 
 	e.del(key)
 	expectOnly(t, e.f, cfg(ip_types.ADDRESS_IP4, 50000, 0, false), cfg(ip_types.ADDRESS_IP6, 50000, 0, false))

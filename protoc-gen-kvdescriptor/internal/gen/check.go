@@ -260,6 +260,9 @@ func checkFields(msg *protogen.Message) []error {
 				errs = append(errs, errorf(at("compare.resolution", 5, 4), "%s: resolution and zero_equals together: the default's unit is ambiguous", f.Desc.FullName()))
 			}
 		}
+		if c.GetUnsetEqualsEmpty() && (f.Message == nil || f.Desc.IsList() || f.Desc.IsMap()) {
+			errs = append(errs, errorf(at("compare.unset_equals_empty", 5, 5), "%s: unset_equals_empty applies to singular message fields", f.Desc.FullName()))
+		}
 		if c.GetUnordered() && (!f.Desc.IsList() || f.Desc.Kind() == protoreflect.BytesKind) {
 			errs = append(errs, errorf(at("compare.unordered", 5, 3), "%s: unordered applies to repeated fields (not bytes)", f.Desc.FullName()))
 		}

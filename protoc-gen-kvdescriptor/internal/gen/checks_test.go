@@ -1032,6 +1032,16 @@ message A {
 			want: "test.proto:4: option (kvdescriptor.v1.field).ref: ref of test.v1.A.Elem.peers: a field of the elements of elems must hold one label, not a list",
 		},
 		{
+			name: "unset_equals_empty on a scalar",
+			files: map[string]string{"test.proto": `
+message A {
+  option (kvdescriptor.v1.model) = {key: "a/{name}"};
+  string name = 1;
+  uint32 mtu = 2 [(kvdescriptor.v1.field).compare.unset_equals_empty = true];
+}`},
+			want: "test.proto:5: option (kvdescriptor.v1.field).compare.unset_equals_empty: test.v1.A.mtu: unset_equals_empty applies to singular message fields",
+		},
+		{
 			name: "resolution of a string",
 			files: map[string]string{"test.proto": `
 message A {

@@ -535,6 +535,9 @@ func fieldEqual(f *protogen.Field, x, y *jen.Statement) jen.Code {
 			return jen.Qual(kvimplPkg, "EqualUnordered").Call(a, b)
 		}
 		return jen.Qual("slices", "Equal").Call(a, b)
+	case f.Message != nil && o.GetUnsetEqualsEmpty():
+		empty := jen.Op("&").Qual(string(f.Message.GoIdent.GoImportPath), f.Message.GoIdent.GoName).Values()
+		return jen.Qual(protoPkg, "Equal").Call(jen.Qual("cmp", "Or").Call(a, empty), jen.Qual("cmp", "Or").Call(b, empty))
 	case f.Message != nil:
 		return jen.Qual(protoPkg, "Equal").Call(a, b)
 	case f.Desc.Kind() == protoreflect.BytesKind:

@@ -25,10 +25,8 @@ const (
 // IPScanNeighbor holds the settings of VPP's neighbour tables, one value
 // for the whole VPP, per address family (ip_neighbor_config, which
 // replaced the neighbour scanning of older VPPs). A family left out has
-// VPP's defaults; deleting the value restores them. Write a family only to
-// change it: Retrieve reads one at the defaults back as left out, and a
-// set message never equals an unset one, so a family written at the
-// defaults would be set again at every resync.
+// VPP's defaults, and compares equal to one written at the defaults;
+// deleting the value restores them.
 type IPScanNeighbor struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Ip4           *IPScanNeighbor_Limits `protobuf:"bytes,1,opt,name=ip4,proto3" json:"ip4,omitempty"`
@@ -152,10 +150,10 @@ var File_vpp_l3_v1_ipneigh_proto protoreflect.FileDescriptor
 
 const file_vpp_l3_v1_ipneigh_proto_rawDesc = "" +
 	"\n" +
-	"\x17vpp/l3/v1/ipneigh.proto\x12\tvpp.l3.v1\x1a\x1dkvdescriptor/v1/options.proto\"\x81\x02\n" +
-	"\x0eIPScanNeighbor\x122\n" +
-	"\x03ip4\x18\x01 \x01(\v2 .vpp.l3.v1.IPScanNeighbor.LimitsR\x03ip4\x122\n" +
-	"\x03ip6\x18\x02 \x01(\v2 .vpp.l3.v1.IPScanNeighbor.LimitsR\x03ip6\x1ai\n" +
+	"\x17vpp/l3/v1/ipneigh.proto\x12\tvpp.l3.v1\x1a\x1dkvdescriptor/v1/options.proto\"\x95\x02\n" +
+	"\x0eIPScanNeighbor\x12<\n" +
+	"\x03ip4\x18\x01 \x01(\v2 .vpp.l3.v1.IPScanNeighbor.LimitsB\bҼ\x19\x04*\x02(\x01R\x03ip4\x12<\n" +
+	"\x03ip6\x18\x02 \x01(\v2 .vpp.l3.v1.IPScanNeighbor.LimitsB\bҼ\x19\x04*\x02(\x01R\x03ip6\x1ai\n" +
 	"\x06Limits\x12,\n" +
 	"\n" +
 	"max_number\x18\x01 \x01(\rB\rҼ\x19\t*\a\x12\x0550000R\tmaxNumber\x12\x17\n" +
