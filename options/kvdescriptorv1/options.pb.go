@@ -645,9 +645,21 @@ type Compare struct {
 	// field through the accessor.
 	ZeroEquals string `protobuf:"bytes,2,opt,name=zero_equals,json=zeroEquals,proto3" json:"zero_equals,omitempty"`
 	// unordered compares a repeated field as a set (order does not matter).
-	Unordered     bool `protobuf:"varint,3,opt,name=unordered,proto3" json:"unordered,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Unordered bool `protobuf:"varint,3,opt,name=unordered,proto3" json:"unordered,omitempty"`
+	// resolution says that the southbound keeps the field in units of this
+	// many of the field's own: two values compare equal when they fall in
+	// the same unit (a / resolution == b / resolution). VRRP's advertisement
+	// interval, given in milliseconds, which VPP keeps in centiseconds:
+	// resolution 10, so 1005 is no change from the 1000 read back. For single
+	// unsigned integer fields without zero_equals; at least 2.
+	Resolution uint32 `protobuf:"varint,4,opt,name=resolution,proto3" json:"resolution,omitempty"`
+	// unset_equals_empty makes an unset message field compare equal to an
+	// empty one (every field zero, so at its zero_equals default): for
+	// settings whose message is left out to mean the defaults, and that a
+	// handler reads back in full. For singular message fields.
+	UnsetEqualsEmpty bool `protobuf:"varint,5,opt,name=unset_equals_empty,json=unsetEqualsEmpty,proto3" json:"unset_equals_empty,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Compare) Reset() {
@@ -697,6 +709,20 @@ func (x *Compare) GetZeroEquals() string {
 func (x *Compare) GetUnordered() bool {
 	if x != nil {
 		return x.Unordered
+	}
+	return false
+}
+
+func (x *Compare) GetResolution() uint32 {
+	if x != nil {
+		return x.Resolution
+	}
+	return 0
+}
+
+func (x *Compare) GetUnsetEqualsEmpty() bool {
+	if x != nil {
+		return x.UnsetEqualsEmpty
 	}
 	return false
 }
@@ -1015,12 +1041,16 @@ const file_kvdescriptor_v1_options_proto_rawDesc = "" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12?\n" +
 	"\fdependencies\x18\x03 \x03(\v2\x1b.kvdescriptor.v1.DependencyR\fdependencies\x12#\n" +
 	"\rwith_metadata\x18\x04 \x01(\bR\fwithMetadata\x12%\n" +
-	"\x0eretrieve_after\x18\x05 \x03(\tR\rretrieveAfter\"`\n" +
+	"\x0eretrieve_after\x18\x05 \x03(\tR\rretrieveAfter\"\xae\x01\n" +
 	"\aCompare\x12\x16\n" +
 	"\x06ignore\x18\x01 \x01(\bR\x06ignore\x12\x1f\n" +
 	"\vzero_equals\x18\x02 \x01(\tR\n" +
 	"zeroEquals\x12\x1c\n" +
-	"\tunordered\x18\x03 \x01(\bR\tunordered\"\xad\x03\n" +
+	"\tunordered\x18\x03 \x01(\bR\tunordered\x12\x1e\n" +
+	"\n" +
+	"resolution\x18\x04 \x01(\rR\n" +
+	"resolution\x12,\n" +
+	"\x12unset_equals_empty\x18\x05 \x01(\bR\x10unsetEqualsEmpty\"\xad\x03\n" +
 	"\bValidate\x12\x1a\n" +
 	"\brequired\x18\x01 \x01(\bR\brequired\x12\x16\n" +
 	"\x06unique\x18\x02 \x01(\bR\x06unique\x12\x17\n" +

@@ -10,6 +10,7 @@ import (
 	"go.fd.io/govpp/binapi/abf"
 	"go.fd.io/govpp/binapi/acl"
 	"go.fd.io/govpp/binapi/af_packet"
+	"go.fd.io/govpp/binapi/arp"
 	"go.fd.io/govpp/binapi/bond"
 	"go.fd.io/govpp/binapi/dhcp"
 	"go.fd.io/govpp/binapi/fib"
@@ -20,11 +21,14 @@ import (
 	"go.fd.io/govpp/binapi/ip_neighbor"
 	"go.fd.io/govpp/binapi/ipip"
 	"go.fd.io/govpp/binapi/l2"
+	"go.fd.io/govpp/binapi/l3xc"
 	"go.fd.io/govpp/binapi/memif"
 	"go.fd.io/govpp/binapi/nat44_ed"
 	"go.fd.io/govpp/binapi/rdma"
 	"go.fd.io/govpp/binapi/tapv2"
+	"go.fd.io/govpp/binapi/teib"
 	"go.fd.io/govpp/binapi/vmxnet3"
+	"go.fd.io/govpp/binapi/vrrp"
 	"go.fd.io/govpp/binapi/vxlan"
 )
 
@@ -56,6 +60,12 @@ var usedMessages = []api.Message{
 	(*memif.MemifCreateV2)(nil), (*memif.MemifDelete)(nil),
 	(*tapv2.TapCreateV3)(nil), (*tapv2.TapDeleteV2)(nil),
 	(*vxlan.VxlanAddDelTunnelV3)(nil), (*vxlan.VxlanTunnelV2Dump)(nil),
+	(*arp.ProxyArpAddDel)(nil), (*arp.ProxyArpDump)(nil), (*arp.ProxyArpIntfcDump)(nil), (*arp.ProxyArpIntfcEnableDisable)(nil),
+	(*ip_neighbor.IPNeighborConfig)(nil), (*ip_neighbor.IPNeighborConfigGet)(nil),
+	(*l2.L2XconnectDump)(nil), (*l2.SwInterfaceSetL2Xconnect)(nil),
+	(*l3xc.L3xcDel)(nil), (*l3xc.L3xcDump)(nil), (*l3xc.L3xcUpdate)(nil),
+	(*teib.TeibDump)(nil), (*teib.TeibEntryAddDel)(nil),
+	(*vrrp.VrrpVrAddDel)(nil), (*vrrp.VrrpVrDump)(nil), (*vrrp.VrrpVrStartStop)(nil),
 	(*abf.AbfItfAttachAddDel)(nil), (*abf.AbfItfAttachDump)(nil), (*abf.AbfPolicyAddDel)(nil), (*abf.AbfPolicyDump)(nil),
 	(*acl.ACLAddReplace)(nil), (*acl.ACLDel)(nil), (*acl.ACLDump)(nil), (*acl.ACLInterfaceAddDel)(nil), (*acl.ACLInterfaceListDump)(nil), (*acl.MacipACLAddReplace)(nil), (*acl.MacipACLDel)(nil), (*acl.MacipACLDump)(nil), (*acl.MacipACLInterfaceAddDel)(nil), (*acl.MacipACLInterfaceListDump)(nil),
 	(*bond.BondAddMember)(nil), (*bond.BondCreate2)(nil), (*bond.BondDelete)(nil), (*bond.BondDetachMember)(nil), (*bond.SwBondInterfaceDump)(nil), (*bond.SwMemberInterfaceDump)(nil),

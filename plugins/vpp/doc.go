@@ -5,7 +5,10 @@
 // per family, unnumbered setting and receive mode, and as values of their
 // own a bond's members, a DHCP client and IPv6 router advertisements with
 // their prefixes; bridge domains and their members, L2 FIB entries, VRF tables, routes
-// and ARP entries; NAT44: the plugin enabled with its settings, inside and
+// and ARP entries, L2 cross-connects, proxy ARP (its interfaces and
+// ranges, derived values of one global value), L3 cross-connects, VRRP
+// virtual routers, TEIB entries and the neighbour tables' settings;
+// NAT44: the plugin enabled with its settings, inside and
 // outside interfaces, address pools, and DNAT groups of static and
 // identity mappings), written over govpp's
 // generated binary API (go.fd.io/govpp v0.13.0, whose binapi packages are
@@ -44,7 +47,10 @@
 // configuration off and leaves it there. Routes
 // carry no tag: those whose FIB source is the API or the CLI are reported
 // (correlated ones as ours, the rest obtained), VPP's own by their source
-// are not.
+// are not. Cross-connects, L3 cross-connects, virtual routers and TEIB
+// entries carry no tag either: those on interfaces the plugin can name
+// are reported, correlated ones as ours, the rest obtained; so are the
+// neighbour tables' settings when not VPP's defaults.
 //
 // NAT44 is VPP's endpoint-dependent NAT (nat44_ed). VPP drops every
 // NAT44 setting when the plugin is disabled, so the other NAT44 values

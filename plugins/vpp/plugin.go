@@ -67,6 +67,7 @@ type Plugin struct {
 	macipFound labelIndexes // and of MAC-IP ACLs
 	abf        kv.Descriptor
 	abfIf      kv.Descriptor
+	l2l3       []kv.Descriptor // l2l3.go: cross-connects, proxy ARP, VRRP, TEIB, neighbour tables
 
 	// retrieved holds what the last Retrieve of interfaces and bridge
 	// domains found, by label: the other descriptors' Retrieve runs before
@@ -281,6 +282,9 @@ func (p *Plugin) buildDescriptors() (err error) {
 	if p.abfIf, err = vppabf.NewABFInterfacesDescriptor[struct{}](&abfAttachments{p: p}); err != nil {
 		return err
 	}
+	if p.l2l3, err = p.buildL2L3(); err != nil {
+		return err
+	}
 	p.arp, err = vppl3.NewARPEntryDescriptor[struct{}](&arpEntries{p: p})
 	return err
 }
@@ -298,7 +302,7 @@ func (p *Plugin) add(d kv.Descriptor, err error) error {
 // scheduler.
 func (p *Plugin) Descriptors() []kv.Descriptor {
 	return slices.Concat([]kv.Descriptor{p.iface, p.addr, p.unnum, p.bd, p.binding, p.fib, p.vrf, p.route, p.arp,
-		p.acl, p.aclIn, p.aclOut, p.macip, p.macipIf, p.abf, p.abfIf}, p.nat, p.more)
+		p.acl, p.aclIn, p.aclOut, p.macip, p.macipIf, p.abf, p.abfIf}, p.nat, p.l2l3, p.more)
 }
 
 // Interfaces returns the interfaces' metadata by label.

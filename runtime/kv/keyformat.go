@@ -332,6 +332,20 @@ const MaxPlainName = 255
 // bytes: IFNAMSIZ less the terminating NUL.
 const MaxIfName = 15
 
+// CheckIPv4 reports why s is not an IPv4 address, or "" when it is (or
+// is empty): the check of the format IPV4, an IP address (CheckFormat's
+// FormatIP) of the IPv4 family. An IPv4-mapped IPv6 address
+// (::ffff:10.0.0.1) is IPv6.
+func CheckIPv4(s string) string {
+	if r := CheckFormat(FormatIP, s); r != "" || s == "" {
+		return r
+	}
+	if !netip.MustParseAddr(s).Is4() {
+		return fmt.Sprintf("%q is not an IPv4 address", s)
+	}
+	return ""
+}
+
 // CheckPlainName reports why s is not a plain name, or "" when it is (or
 // is empty: that is left to "required" checks). A plain name is what may
 // be joined onto a directory and name a file in it and nothing else, as
@@ -380,20 +394,6 @@ func CheckIfName(s string) string {
 	}
 	if i := strings.IndexByte(s, ':'); i >= 0 {
 		return fmt.Sprintf("%q is not an interface name: it holds ':' at offset %d", s, i)
-	}
-	return ""
-}
-
-// CheckIPv4 reports why s is not an IPv4 address, or "" when it is (or is
-// empty, left to "required" checks): the check of the fields of format
-// IPV4, keyed as FormatIP. An IPv6 address, an IPv4-mapped one among them
-// (::ffff:10.0.0.1), is not one.
-func CheckIPv4(s string) string {
-	if r := CheckFormat(FormatIP, s); r != "" {
-		return r
-	}
-	if a, _ := netip.ParseAddr(s); s != "" && !a.Is4() {
-		return fmt.Sprintf("%q is not an IPv4 address", s)
 	}
 	return ""
 }

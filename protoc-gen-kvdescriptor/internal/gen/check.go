@@ -251,6 +251,19 @@ func checkFields(msg *protogen.Message) []error {
 				errs = append(errs, errorf(at("compare.zero_equals", 5, 2), "%s: %s", f.Desc.FullName(), why))
 			}
 		}
+		if r := c.GetResolution(); r != 0 {
+			switch {
+			case f.Desc.IsList() || !isIntegerKind(f.Desc.Kind()) || isSignedKind(f.Desc.Kind()):
+				errs = append(errs, errorf(at("compare.resolution", 5, 4), "%s: resolution applies to single unsigned integer fields", f.Desc.FullName()))
+			case r < 2:
+				errs = append(errs, errorf(at("compare.resolution", 5, 4), "%s: resolution %d: at least 2 (1 compares as without it)", f.Desc.FullName(), r))
+			case c.GetZeroEquals() != "":
+				errs = append(errs, errorf(at("compare.resolution", 5, 4), "%s: resolution and zero_equals together: the default's unit is ambiguous", f.Desc.FullName()))
+			}
+		}
+		if c.GetUnsetEqualsEmpty() && (f.Message == nil || f.Desc.IsList() || f.Desc.IsMap()) {
+			errs = append(errs, errorf(at("compare.unset_equals_empty", 5, 5), "%s: unset_equals_empty applies to singular message fields", f.Desc.FullName()))
+		}
 		if c.GetUnordered() && (!f.Desc.IsList() || f.Desc.Kind() == protoreflect.BytesKind) {
 			errs = append(errs, errorf(at("compare.unordered", 5, 3), "%s: unordered applies to repeated fields (not bytes)", f.Desc.FullName()))
 		}

@@ -1008,6 +1008,80 @@ message A {
 			want: "test.proto:5: option (kvdescriptor.v1.field).ref: test.v1.A.Inner.peer (inner.peer of test.v1.A.members): ref applies to the fields of a model's message or of a derived value's element, not to the fields of a nested message",
 		},
 		{
+			name: "ref in the elements of a repeated message field of a nested message",
+			files: map[string]string{"test.proto": `
+message A {
+  option (kvdescriptor.v1.model) = {key: "a/{name}"};
+  message Elem { string peer = 1 [(kvdescriptor.v1.field).ref = {model: "test.v1.A"}]; }
+  message Outer { repeated Elem elems = 1; }
+  string name = 1;
+  Outer outer = 2;
+}`},
+			want: "test.proto:4: option (kvdescriptor.v1.field).ref: test.v1.A.Elem.peer (outer.elems[].peer of test.v1.A): options do not apply to the fields of the elements of a repeated or map field (derive the field to give its elements a model of their own)",
+		},
+		{
+			name: "ref in the values of a map",
+			files: map[string]string{"test.proto": `
+message A {
+  option (kvdescriptor.v1.model) = {key: "a/{name}"};
+  message Elem { string peer = 1 [(kvdescriptor.v1.field).ref = {model: "test.v1.A"}]; }
+  string name = 1;
+  map<string, Elem> elems = 2;
+}`},
+			want: "test.proto:4: option (kvdescriptor.v1.field).ref: test.v1.A.Elem.peer (elems[].peer of test.v1.A): options do not apply to the fields of the elements of a repeated or map field (derive the field to give its elements a model of their own)",
+		},
+		{
+			name: "ref on a list in the elements of a repeated message field",
+			files: map[string]string{"test.proto": `
+message A {
+  option (kvdescriptor.v1.model) = {key: "a/{name}"};
+  message Elem { repeated string peers = 1 [(kvdescriptor.v1.field).ref = {model: "test.v1.A"}]; }
+  string name = 1;
+  repeated Elem elems = 2;
+}`},
+			want: "test.proto:4: option (kvdescriptor.v1.field).ref: ref of test.v1.A.Elem.peers: a field of the elements of elems must hold one label, not a list",
+		},
+		{
+			name: "unset_equals_empty on a scalar",
+			files: map[string]string{"test.proto": `
+message A {
+  option (kvdescriptor.v1.model) = {key: "a/{name}"};
+  string name = 1;
+  uint32 mtu = 2 [(kvdescriptor.v1.field).compare.unset_equals_empty = true];
+}`},
+			want: "test.proto:5: option (kvdescriptor.v1.field).compare.unset_equals_empty: test.v1.A.mtu: unset_equals_empty applies to singular message fields",
+		},
+		{
+			name: "resolution of a string",
+			files: map[string]string{"test.proto": `
+message A {
+  option (kvdescriptor.v1.model) = {key: "a/{name}"};
+  string name = 1;
+  string interval = 2 [(kvdescriptor.v1.field).compare.resolution = 10];
+}`},
+			want: "test.proto:5: option (kvdescriptor.v1.field).compare.resolution: test.v1.A.interval: resolution applies to single unsigned integer fields",
+		},
+		{
+			name: "resolution of 1",
+			files: map[string]string{"test.proto": `
+message A {
+  option (kvdescriptor.v1.model) = {key: "a/{name}"};
+  string name = 1;
+  uint32 interval = 2 [(kvdescriptor.v1.field).compare.resolution = 1];
+}`},
+			want: "test.proto:5: option (kvdescriptor.v1.field).compare.resolution: test.v1.A.interval: resolution 1: at least 2 (1 compares as without it)",
+		},
+		{
+			name: "resolution with zero_equals",
+			files: map[string]string{"test.proto": `
+message A {
+  option (kvdescriptor.v1.model) = {key: "a/{name}"};
+  string name = 1;
+  uint32 interval = 2 [(kvdescriptor.v1.field).compare = {resolution: 10 zero_equals: "1000"}];
+}`},
+			want: "test.proto:5: option (kvdescriptor.v1.field).compare.resolution: test.v1.A.interval: resolution and zero_equals together: the default's unit is ambiguous",
+		},
+		{
 			name: "format in the elements of a repeated message field",
 			files: map[string]string{"test.proto": `
 message A {

@@ -602,6 +602,12 @@ func (d *docs) compareText(page string, m *model, f *protogen.Field) string {
 	if c.GetUnordered() {
 		parts = append(parts, "unordered (compared as a set)")
 	}
+	if r := c.GetResolution(); r > 1 {
+		parts = append(parts, fmt.Sprintf("in units of %d (values within one unit are equal: the southbound keeps whole units)", r))
+	}
+	if c.GetUnsetEqualsEmpty() {
+		parts = append(parts, "unset equals a message at its defaults")
+	}
 	if o.GetDerive() == nil && !c.GetIgnore() && formatted(f) {
 		parts = append(parts, "in key form (two spellings of one address are equal)")
 	}

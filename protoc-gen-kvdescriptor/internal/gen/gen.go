@@ -204,6 +204,10 @@ func (m *model) resolve(byName map[protoreflect.FullName]*model) []error {
 		if elemRefs(f) {
 			refs, rerrs := resolveRefs(f.Message, byName)
 			for _, r := range refs {
+				if r.field.Desc.IsList() {
+					errs = append(errs, errorf(r.pos, "ref of %s: a field of the elements of %s must hold one label, not a list", r.field.Desc.FullName(), f.Desc.Name()))
+					continue
+				}
 				r.via = f
 				m.refs = append(m.refs, r)
 			}

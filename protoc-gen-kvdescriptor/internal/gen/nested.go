@@ -218,8 +218,14 @@ func (e *emitter) emitNestedEqual(path []*protogen.Field) {
 		result = jen.Add(conjunctionCode(conds))
 	}
 	e.doc("%s compares the %s of two values of %s.", e.nestedEqualName(path), dotted(path), e.m.name)
+	nils := jen.If(jen.Id("a").Op("==").Nil().Op("||").Id("b").Op("==").Nil()).Block(jen.Return(jen.Id("a").Op("==").Id("b")))
+	if fieldOptions(f).GetCompare().GetUnsetEqualsEmpty() {
+		// An unset message compares as an empty one.
+		empty := jen.Op("&").Qual(string(f.Message.GoIdent.GoImportPath), f.Message.GoIdent.GoName).Values()
+		nils = jen.List(jen.Id("a"), jen.Id("b")).Op("=").List(jen.Qual("cmp", "Or").Call(jen.Id("a"), empty), jen.Qual("cmp", "Or").Call(jen.Id("b"), empty))
+	}
 	e.f.Func().Id(e.nestedEqualName(path)).Params(jen.List(jen.Id("a"), jen.Id("b")).Add(t)).Bool().Block(
-		jen.If(jen.Id("a").Op("==").Nil().Op("||").Id("b").Op("==").Nil()).Block(jen.Return(jen.Id("a").Op("==").Id("b"))),
+		nils,
 		jen.Return(result),
 	)
 	for _, p := range inner {

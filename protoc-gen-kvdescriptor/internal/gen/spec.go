@@ -542,6 +542,9 @@ func fieldEqual(f *protogen.Field, x, y *jen.Statement) jen.Code {
 			return jen.Qual(kvimplPkg, "EqualUnordered").Call(a, b)
 		}
 		return jen.Qual("slices", "Equal").Call(a, b)
+	case f.Message != nil && o.GetUnsetEqualsEmpty():
+		empty := jen.Op("&").Qual(string(f.Message.GoIdent.GoImportPath), f.Message.GoIdent.GoName).Values()
+		return jen.Qual(protoPkg, "Equal").Call(jen.Qual("cmp", "Or").Call(a, empty), jen.Qual("cmp", "Or").Call(b, empty))
 	case f.Message != nil:
 		return jen.Qual(protoPkg, "Equal").Call(a, b)
 	case f.Desc.Kind() == protoreflect.BytesKind:
@@ -550,6 +553,10 @@ func fieldEqual(f *protogen.Field, x, y *jen.Statement) jen.Code {
 	if formatted(f) {
 		fm, _ := fieldFormat(f)
 		return jen.Qual(kvimplPkg, "EqualFormatted").Call(jen.Qual(kvPkg, formatConst(fm)), a, b)
+	}
+	if r := o.GetResolution(); r > 1 {
+		// The southbound keeps whole units of r (checkFields).
+		return jen.Add(a).Op("/").Lit(int(r)).Op("==").Add(b).Op("/").Lit(int(r))
 	}
 	if d := o.GetZeroEquals(); d != "" {
 		def := zeroEqualsLiteral(f, d)

@@ -435,14 +435,18 @@ func (e *emitter) checkKeyMatches() []jen.Code {
 				add(jen.Lit("(key)"), "%q is not the key of this value, which is %q", jen.Id("key"), jen.String().Call(jen.Id("want"))),
 			))}
 	} else {
-		pre = append(pre, jen.List(jen.Id("k"), jen.Id("_")).Op(":=").Id("Parse"+e.id("Key")).Call(jen.Id("key")))
 		want = jen.Id(e.lid("Key")).CallFunc(func(g *jen.Group) {
 			for _, h := range m.key.holders {
 				if h.elem {
 					g.Add(depSource{e: e}.raw(h))
-				} else {
-					g.Add(typedRaw(h, jen.Id("k").Dot(h.goName)))
+					continue
 				}
+				// The base's fields come from the key (parsed once; a base
+				// whose key has no placeholder carries none).
+				if len(pre) == 0 {
+					pre = append(pre, jen.List(jen.Id("k"), jen.Id("_")).Op(":=").Id("Parse"+e.id("Key")).Call(jen.Id("key")))
+				}
+				g.Add(typedRaw(h, jen.Id("k").Dot(h.goName)))
 			}
 		})
 	}

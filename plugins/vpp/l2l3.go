@@ -1,0 +1,33 @@
+package vpp
+
+import (
+	vppl2 "github.com/kvdescriptor/kvdescriptor/generated/vpp/l2/v1"
+	vppl3 "github.com/kvdescriptor/kvdescriptor/generated/vpp/l3/v1"
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+)
+
+// buildL2L3 builds the descriptors of the L2 and L3 models beyond bridge
+// domains and routes: cross-connects, proxy ARP, VRRP, TEIB and the
+// neighbour tables' settings.
+func (p *Plugin) buildL2L3() ([]kv.Descriptor, error) {
+	var out []kv.Descriptor
+	add := func(d kv.Descriptor, err error) error {
+		out = append(out, d)
+		return err
+	}
+	for _, err := range []error{
+		add(vppl2.NewXConnectPairDescriptor[struct{}](&xconnects{p: p})),
+		add(vppl3.NewProxyARPDescriptor[struct{}](&proxyARPs{p: p})),
+		add(vppl3.NewProxyARPInterfacesDescriptor[struct{}](&proxyARPInterfaces{p: p})),
+		add(vppl3.NewProxyARPRangesDescriptor[struct{}](&proxyARPRanges{p: p})),
+		add(vppl3.NewL3XConnectDescriptor[struct{}](&l3xcs{p: p})),
+		add(vppl3.NewVRRPEntryDescriptor[struct{}](&vrrps{p: p})),
+		add(vppl3.NewTeibEntryDescriptor[struct{}](&teibEntries{p: p})),
+		add(vppl3.NewIPScanNeighborDescriptor[struct{}](&ipScanNeighbors{p: p})),
+	} {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
