@@ -439,91 +439,145 @@ func (d *TypedDescriptor[K, V, M]) NeedsRecreate(key string, oldValue, newValue 
 // one error names every invalid field. A value they all accept is checked
 // last for what the spec computes from it: a dependency with neither a
 // key nor AnyOf prefixes, or a derived value with an empty key or no
-// value, makes it invalid (fields "(dependencies)" and "(derived)").
+// value, makes it invalid (fields "(dependencies)" and "(derived)"; see
+// CheckDependencies and CheckDerived).
 func (d *TypedDescriptor[K, V, M]) Validate(key string, value proto.Message) error {
+	if err := d.ValidateInput(key, value); err != nil {
+		return err
+	}
+	if err := d.checkSpecOutput(key, value); err != nil {
+		return err
+	}
+	return nil
+}
+
+// ValidateInput is Validate without the checks of what the spec computes
+// from the value (its dependencies and derived values), for a caller that
+// computes them anyway and checks them itself with CheckDependencies and
+// CheckDerived, so that the spec's functions run once per value.
+func (d *TypedDescriptor[K, V, M]) ValidateInput(key string, value proto.Message) error {
 	v, ok := d.typed(value)
 	if !ok || value == nil {
 		return &InvalidValueError{Key: key, Fields: []FieldError{{Field: "(message type)", Reason: d.typeMismatch(value)}}, Err: ErrWrongType}
 	}
 	var merged *InvalidValueError
-	merge := func(err error) {
-		var inv *InvalidValueError
-		if errors.As(err, &inv) {
-			// inv may be a typed nil or empty: a check that returned its
-			// collector without OrNil found nothing wrong.
-			if inv != nil && len(inv.Fields) > 0 {
-				if merged == nil {
-					merged = &InvalidValueError{}
-				}
-				merged.Fields = append(merged.Fields, inv.Fields...)
-			}
-			return
-		}
-		merged = merged.Add("(value)", "%s", err)
-		if merged.Err == nil {
-			merged.Err = err
-		}
-	}
 	if d.spec.Validate != nil {
 		if err := d.spec.Validate(key, v); err != nil {
-			merge(err)
+			merged = mergeInvalid(merged, err)
 		}
+	}
+	if d.spec.ParseKey == nil && d.validator == nil {
+		// Nothing to parse the key for: the scheduler matches keys to the
+		// template and reports a misfit itself.
+		return merged.withKey(key)
 	}
 	k, isKey := d.parseKey(key)
 	if !isKey && d.spec.ParseKey != nil && merged == nil {
 		// The schema's errors come first: they name the field that makes
 		// the key wrong (an address out of format), where the parser
-		// could only say that it is. Without a parser, the scheduler
-		// matches keys to the template and reports a misfit itself.
+		// could only say that it is.
 		merged = merged.Add("(key)", "%q is not a key of %s", key, d.spec.Name)
 	}
 	if d.validator != nil && isKey {
 		if err := d.validator.Validate(k, v); err != nil {
-			merge(err)
+			merged = mergeInvalid(merged, err)
 		}
 	}
-	if merged == nil {
-		merged = d.checkSpecOutput(key, v)
+	return merged.withKey(key)
+}
+
+// ValidateInput is d's ValidateInput when it has one (a TypedDescriptor),
+// or else its Validate: for a caller that computes a value's dependencies
+// and derived values itself and checks them with CheckDependencies and
+// CheckDerived.
+func ValidateInput(d Descriptor, key string, value proto.Message) error {
+	if v, ok := d.(interface {
+		ValidateInput(string, proto.Message) error
+	}); ok {
+		return v.ValidateInput(key, value)
 	}
-	if merged == nil {
-		return nil
+	return d.Validate(key, value)
+}
+
+// mergeInvalid adds the invalid fields of err to merged, or err itself as
+// the field "(value)".
+func mergeInvalid(merged *InvalidValueError, err error) *InvalidValueError {
+	var inv *InvalidValueError
+	if errors.As(err, &inv) {
+		// inv may be a typed nil or empty: a check that returned its
+		// collector without OrNil found nothing wrong.
+		if inv != nil && len(inv.Fields) > 0 {
+			if merged == nil {
+				merged = &InvalidValueError{}
+			}
+			merged.Fields = append(merged.Fields, inv.Fields...)
+		}
+		return merged
 	}
-	merged.Key = key
+	merged = merged.Add("(value)", "%s", err)
+	if merged.Err == nil {
+		merged.Err = err
+	}
 	return merged
 }
 
-// checkSpecOutput checks what the spec computes from a valid value: every
-// dependency names a key or AnyOf prefixes, and every derived value has a
-// key and a value. A malformed one is the value's error, naming it: the
-// scheduler would otherwise wait for it forever (a dependency on nothing)
-// or drop it unseen (a derived value without key or value).
+// withKey returns e with its Key set, or a nil error when e is nil.
+func (e *InvalidValueError) withKey(key string) error {
+	if e == nil {
+		return nil
+	}
+	e.Key = key
+	return e
+}
+
+// checkSpecOutput checks what the spec computes from a valid value (see
+// CheckDependencies and CheckDerived). A malformed one is the value's
+// error, naming it: the scheduler would otherwise wait for it forever (a
+// dependency on nothing) or drop it unseen (a derived value without key or
+// value).
 //
 // A function that panics here is left to the call its caller makes itself,
 // which reports the panic as that function's: this check finds nothing.
-func (d *TypedDescriptor[K, V, M]) checkSpecOutput(key string, v V) (errs *InvalidValueError) {
+func (d *TypedDescriptor[K, V, M]) checkSpecOutput(key string, value proto.Message) (err error) {
 	defer func() {
 		if recover() != nil {
-			errs = nil
+			err = nil
 		}
 	}()
-	if d.spec.Dependencies != nil {
-		for i, dep := range d.spec.Dependencies(key, v) {
-			if dep.Key == "" && len(dep.AnyOf.Prefixes) == 0 {
-				errs = errs.Add("(dependencies)", "dependency %d (%q) has neither a key nor AnyOf prefixes", i+1, dep.Label)
-			}
+	if err := CheckDependencies(key, d.Dependencies(key, value)); err != nil {
+		return err
+	}
+	return CheckDerived(key, d.Derived(key, value))
+}
+
+// CheckDependencies reports, as an *InvalidValueError of key (field
+// "(dependencies)"), the dependencies of deps with neither a key nor AnyOf
+// prefixes: a value waiting for one would wait forever. It allocates
+// nothing when they are all well formed.
+func CheckDependencies(key string, deps []Dependency) error {
+	var errs *InvalidValueError
+	for i := range deps {
+		if dep := &deps[i]; dep.Key == "" && len(dep.AnyOf.Prefixes) == 0 {
+			errs = errs.Add("(dependencies)", "dependency %d (%q) has neither a key nor AnyOf prefixes", i+1, dep.Label)
 		}
 	}
-	if d.spec.Derived != nil {
-		for i, dv := range d.spec.Derived(key, v) {
-			switch {
-			case dv.Key == "":
-				errs = errs.Add("(derived)", "derived value %d has an empty key", i+1)
-			case dv.Value == nil || !dv.Value.ProtoReflect().IsValid():
-				errs = errs.Add("(derived)", "derived value %d (%s) has no value", i+1, dv.Key)
-			}
+	return errs.withKey(key)
+}
+
+// CheckDerived reports, as an *InvalidValueError of key (field
+// "(derived)"), the derived values of ds with an empty key or no value. It
+// allocates nothing when they are all well formed.
+func CheckDerived(key string, ds []Derived) error {
+	var errs *InvalidValueError
+	for i := range ds {
+		switch dv := &ds[i]; {
+		case dv.Key == "":
+			errs = errs.Add("(derived)", "derived value %d has an empty key", i+1)
+		case dv.Value == nil || !dv.Value.ProtoReflect().IsValid():
+			errs = errs.Add("(derived)", "derived value %d (%s) has no value", i+1, dv.Key)
 		}
 	}
-	return errs
+	return errs.withKey(key)
 }
 
 func (d *TypedDescriptor[K, V, M]) meta(m any) M {

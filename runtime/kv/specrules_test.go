@@ -93,3 +93,21 @@ func TestStringKeysWithoutParserMatchTheTemplate(t *testing.T) {
 		t.Errorf("Create of a key under the prefix: %v", err)
 	}
 }
+
+// TestSpecOutputChecksAllocateNothing: the checks of what a spec computes
+// run on every value the scheduler evaluates; well-formed output costs no
+// allocation.
+func TestSpecOutputChecksAllocateNothing(t *testing.T) {
+	deps := []kv.Dependency{{Label: "a", Key: "x/1"}, {Label: "b", AnyOf: kv.AnyOf{Prefixes: []string{"y/"}}}}
+	ds := []kv.Derived{{Key: "d/1", Value: wrapperspb.String("v")}}
+	if n := testing.AllocsPerRun(100, func() {
+		if kv.CheckDependencies("k", deps) != nil || kv.CheckDerived("k", ds) != nil {
+			t.Fatal("well-formed output refused")
+		}
+	}); n != 0 {
+		t.Errorf("%v allocations a check", n)
+	}
+	if err := kv.CheckDerived("k", []kv.Derived{{Key: "d/1"}}); err == nil || !strings.Contains(err.Error(), "derived value 1 (d/1) has no value") {
+		t.Errorf("CheckDerived of a value-less derived value: %v", err)
+	}
+}

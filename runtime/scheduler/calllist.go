@@ -57,6 +57,4 @@ type callResult struct {
 
 // holdsMeta reports whether the operation c.op of ops records the call c,
 // and so holds the metadata it returned.
-func (c *plannedCall) holdsMeta(ops []Op) bool {
-	return int(c.op) < len(ops) && ops[c.op].Key == c.key
-}
+func (c *plannedCall) holdsMeta(ops []Op) bool { return int(c.op) < len(ops) && ops[c.op].Key == c.key }

@@ -22,6 +22,9 @@ type derivation struct {
 	// derived keys waiting for the outermost one to end (see takeOver).
 	deriving  int
 	handovers []handover
+	// memo and memos keep what evaluate's check computed (checkDerived).
+	memo  derivedMemo
+	memos map[*node]derivedMemo
 }
 
 // derive brings the derived values of n in line with its applied value:
@@ -40,7 +43,7 @@ func (r *derivation) derive(n *node) {
 	}()
 	var ds []kv.Derived
 	if n.applied != nil && !n.removing {
-		ds = n.desc.Derived(n.key, n.applied)
+		ds = r.derivedOf(n)
 		if err := r.panicked(n.key); err != nil {
 			// What it derives is unknown: the derived values stay as
 			// they are, and the panic is an error of the key.

@@ -260,9 +260,7 @@ func (g *graph) setDeps(n *node, deps, adeps []kv.Dependency) {
 }
 
 // sameDeps reports whether a and b are the same slice.
-func sameDeps(a, b []kv.Dependency) bool {
-	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
-}
+func sameDeps(a, b []kv.Dependency) bool { return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0]) }
 
 func (g *graph) link(n *node, d *kv.Dependency) {
 	if !d.IsAnyOf() {

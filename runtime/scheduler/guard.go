@@ -128,112 +128,84 @@ func (g *guard) recovered(p any, fn, key string, record bool) *PanicError {
 	return err
 }
 
+// catch, deferred by a guarded function, recovers a panic of the
+// descriptor's function fn on key (its results stay zero: nothing was
+// assigned to them), recording it when record is set.
+func (g *guard) catch(fn, key string, record bool) {
+	if p := recover(); p != nil {
+		g.recovered(p, fn, key, record)
+	}
+}
+
+// catchErr is catch for a function with an error result: the panic is
+// that error.
+func (g *guard) catchErr(fn, key string, err *error) {
+	if p := recover(); p != nil {
+		*err = g.recovered(p, fn, key, false)
+	}
+}
+
 func (g *guard) IsKey(key string) (ok bool) {
-	defer func() {
-		if p := recover(); p != nil {
-			g.recovered(p, "IsKey", key, false)
-			ok = false
-		}
-	}()
+	defer g.catch("IsKey", key, false)
 	return g.Descriptor.IsKey(key)
 }
 
 func (g *guard) Label(key string) (label string) {
-	defer func() {
-		if p := recover(); p != nil {
-			g.recovered(p, "Label", key, false)
-			label = key
-		}
-	}()
+	label = key // what a panic returns: the return below assigns no label
+	defer g.catch("Label", key, false)
 	return g.Descriptor.Label(key)
 }
 
 func (g *guard) Dependencies(key string, value proto.Message) (deps []kv.Dependency) {
-	defer func() {
-		if p := recover(); p != nil {
-			g.recovered(p, "Dependencies", key, true)
-			deps = nil
-		}
-	}()
+	defer g.catch("Dependencies", key, true)
 	return g.Descriptor.Dependencies(key, value)
 }
 
 func (g *guard) Derived(key string, value proto.Message) (ds []kv.Derived) {
-	defer func() {
-		if p := recover(); p != nil {
-			g.recovered(p, "Derived", key, true)
-			ds = nil
-		}
-	}()
+	defer g.catch("Derived", key, true)
 	return g.Descriptor.Derived(key, value)
 }
 
 func (g *guard) Equivalent(key string, a, b proto.Message) (eq bool) {
-	defer func() {
-		if p := recover(); p != nil {
-			g.recovered(p, "Equivalent", key, true)
-			eq = false
-		}
-	}()
+	defer g.catch("Equivalent", key, true)
 	return g.Descriptor.Equivalent(key, a, b)
 }
 
 func (g *guard) NeedsRecreate(key string, oldValue, newValue proto.Message) (re bool) {
-	defer func() {
-		if p := recover(); p != nil {
-			g.recovered(p, "NeedsRecreate", key, true)
-			re = false
-		}
-	}()
+	defer g.catch("NeedsRecreate", key, true)
 	return g.Descriptor.NeedsRecreate(key, oldValue, newValue)
 }
 
 func (g *guard) Validate(key string, value proto.Message) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = g.recovered(p, "Validate", key, false)
-		}
-	}()
+	defer g.catchErr("Validate", key, &err)
 	return g.Descriptor.Validate(key, value)
 }
 
+func (g *guard) ValidateInput(key string, value proto.Message) (err error) {
+	defer g.catchErr("Validate", key, &err)
+	return kv.ValidateInput(g.Descriptor, key, value)
+}
+
 func (g *guard) IsRetriable(err error) (retriable bool) {
-	defer func() {
-		if p := recover(); p != nil {
-			g.recovered(p, "IsRetriable", "", false)
-			retriable = false
-		}
-	}()
+	defer g.catch("IsRetriable", "", false)
 	return g.Descriptor.IsRetriable(err)
 }
 
 func (g *guard) Retrieve(ctx context.Context, correlate []kv.Item[string, proto.Message, any]) (items []kv.Item[string, proto.Message, any], err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			items, err = nil, g.recovered(p, "Retrieve", "", false)
-		}
-	}()
+	defer g.catchErr("Retrieve", "", &err)
 	return g.Descriptor.Retrieve(ctx, correlate)
 }
 
 // setMetadata writes the descriptor's metadata map; a panic of one of its
 // indexes becomes the label's error.
 func (g *guard) setMetadata(label string, metadata any) {
-	defer func() {
-		if p := recover(); p != nil {
-			g.recovered(p, "SetMetadata (a metadata index)", label, false)
-		}
-	}()
+	defer g.catch("SetMetadata (a metadata index)", label, false)
 	kvaccess.SetMetadata(g.Descriptor, label, metadata)
 }
 
 // deleteMetadata removes a label from the descriptor's metadata map.
 func (g *guard) deleteMetadata(label string) {
-	defer func() {
-		if p := recover(); p != nil {
-			g.recovered(p, "DeleteMetadata (a metadata index)", label, false)
-		}
-	}()
+	defer g.catch("DeleteMetadata (a metadata index)", label, false)
 	kvaccess.DeleteMetadata(g.Descriptor, label)
 }
 
@@ -258,9 +230,7 @@ func deleteMetadata(d kv.Descriptor, label string) {
 
 // panicked returns the error of a panic recovered from a function of key's
 // descriptor since the last look, or nil.
-func (r *calling) panicked(key string) error {
-	return r.s.panics.take(key)
-}
+func (r *calling) panicked(key string) error { return r.s.panics.take(key) }
 
 // reportPanics makes the panics recovered during the run that the
 // algorithm did not take up (a Dependencies call on a version other than
@@ -278,11 +248,6 @@ func (r *calling) reportPanics() {
 // BaseOf guards the descriptor's BaseOf like its other functions (guard.go):
 // a panic is logged and names no base; only linkStale calls it.
 func (g *guard) BaseOf(key string) (base string) {
-	defer func() {
-		if p := recover(); p != nil {
-			g.recovered(p, "BaseOf", key, false)
-			base = ""
-		}
-	}()
+	defer g.catch("BaseOf", key, false)
 	return g.Descriptor.BaseOf(key)
 }

@@ -250,8 +250,8 @@ func (s *executor) correlateFull(j *job, out map[kv.Descriptor][]kv.Item[string,
 		if n != nil {
 			d = n.desc
 		}
-		if d == nil || d.Validate(key, value) != nil {
-			return
+		if d == nil || kv.ValidateInput(d, key, value) != nil {
+			return // (what the spec computes is checked when it is set)
 		}
 		if n == nil || n.applied == nil || n.origin == kv.OriginSB {
 			added[key] = true

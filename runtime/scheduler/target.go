@@ -18,14 +18,58 @@ func (r *run) evaluate(n *node) {
 	}
 	var deps []kv.Dependency
 	if n.intent != nil {
-		if n.invalid = n.desc.Validate(n.key, n.intent); n.invalid == nil {
+		if n.invalid = kv.ValidateInput(n.desc, n.key, n.intent); n.invalid == nil {
 			deps = n.desc.Dependencies(n.key, n.intent)
 			if err := r.panicked(n.key); err != nil {
-				n.invalid, deps = err, nil // its dependencies are unknown
+				n.invalid = err // its dependencies are unknown
+			} else if n.invalid = kv.CheckDependencies(n.key, deps); n.invalid == nil {
+				n.invalid = r.checkDerived(n)
+			}
+			if n.invalid != nil {
+				deps = nil
 			}
 		}
 	}
 	r.g.setDeps(n, deps, n.adeps)
+}
+
+// checkDerived checks the derived values of n's intent and keeps them for
+// n's next derive (derivedOf): Derived runs once per value.
+func (r *derivation) checkDerived(n *node) error {
+	ds := n.desc.Derived(n.key, n.intent)
+	if r.panicked(n.key) != nil || ds == nil {
+		return nil // a panic is left to derive, which calls it again
+	} else if err := kv.CheckDerived(n.key, ds); err != nil {
+		return err
+	}
+	if m := r.memo; m.n != nil && m.n != n { // many bases set at once
+		if r.memos == nil {
+			r.memos = map[*node]derivedMemo{}
+		}
+		r.memos[m.n] = m
+	}
+	r.memo = derivedMemo{n, n.intent, ds}
+	return nil
+}
+
+type derivedMemo struct {
+	n     *node
+	value proto.Message
+	ds    []kv.Derived
+}
+
+// derivedOf returns what n's applied value derives.
+func (r *derivation) derivedOf(n *node) []kv.Derived {
+	m, ok := r.memo, r.memo.n == n
+	if ok {
+		r.memo = derivedMemo{}
+	} else if m, ok = r.memos[n]; ok {
+		delete(r.memos, n)
+	}
+	if ok && m.value == n.applied {
+		return m.ds
+	}
+	return n.desc.Derived(n.key, n.applied)
 }
 
 // depsMet reports whether the dependencies deps of n are satisfied.
@@ -117,18 +161,14 @@ func (r *run) targetWith(n, b *node) (want proto.Message, pending bool) {
 
 // baseHolds reports whether b, the base of n, a derived value, exists and
 // derives n from the version it has applied.
-func baseHolds(n, b *node) bool {
-	return b != nil && b.exists() && slices.Contains(b.derived, n.key)
-}
+func baseHolds(n, b *node) bool { return b != nil && b.exists() && slices.Contains(b.derived, n.key) }
 
 // orphaned reports whether n, a derived value, has lost its base: the base
 // is no longer in the graph, or no longer lists n among its derived values.
 func (r *run) orphaned(n *node) bool { return orphanedFrom(n, r.g.node(n.base)) }
 
 // orphanedFrom is orphaned, given b, the node of n's base.
-func orphanedFrom(n, b *node) bool {
-	return b == nil || !slices.Contains(b.derived, n.key)
-}
+func orphanedFrom(n, b *node) bool { return b == nil || !slices.Contains(b.derived, n.key) }
 
 func (r *run) nodeFlags(n *node) Flags {
 	var f Flags

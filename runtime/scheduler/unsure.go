@@ -84,9 +84,7 @@ func (r *unknowns) markUnsure(n *node, value proto.Message, err error) error {
 // canReadBack reports whether a value of n whose outcome is unknown can
 // be read back later (markUnsure records it): a run that makes calls, and
 // a descriptor that can Retrieve.
-func (r *unknowns) canReadBack(n *node) bool {
-	return !r.sim && n.desc != nil && n.desc.CanRetrieve()
-}
+func (r *unknowns) canReadBack(n *node) bool { return !r.sim && n.desc != nil && n.desc.CanRetrieve() }
 
 // readBackUnsure reads back, before a transaction plans, each value whose
 // outcome is unknown (the refresh of a resync, view, tells for the

@@ -267,9 +267,7 @@ func (s *recSlab) next() *viewRec {
 
 // sameKeys reports whether a and b are the same slice (a node's lists are
 // replaced, never modified, when they change).
-func sameKeys(a, b []string) bool {
-	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
-}
+func sameKeys(a, b []string) bool { return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0]) }
 
 // sameValue reports whether a and b are identical interface values (the
 // same metadata or error, say); a value of a type that is not comparable
@@ -282,11 +280,7 @@ func sameValue(a, b any) bool {
 }
 
 func sameNonNil(a, b any) (eq bool) {
-	defer func() {
-		if recover() != nil {
-			eq = false
-		}
-	}()
+	defer func() { _ = recover() }() // incomparable: eq stays false
 	return a == b
 }
 
@@ -367,9 +361,7 @@ func (r viewRead) each(fn func(key string, rec *viewRec) bool) {
 }
 
 // status builds the status of key.
-func (v viewRead) status(key string, detail bool) Status {
-	return v.statusOf(key, v.get(key), detail)
-}
+func (v viewRead) status(key string, detail bool) Status { return v.statusOf(key, v.get(key), detail) }
 
 // statusOf builds the status of key from its version r (nil: none).
 func (v viewRead) statusOf(key string, r *viewRec, detail bool) Status {

@@ -94,8 +94,7 @@ func (ws *watcherSet) closeAll() {
 // panics accepts nothing (the panic is logged).
 func (ws *watcherSet) selects(w *Watcher, key string) (ok bool) {
 	defer func() {
-		if p := recover(); p != nil {
-			ok = false
+		if p := recover(); p != nil { // ok stays false
 			if ws.logger != nil {
 				ws.logger.Error("recovered a panic of a watcher's selector; the update is not delivered to it", "key", key, "panic", fmt.Sprint(p))
 			}
