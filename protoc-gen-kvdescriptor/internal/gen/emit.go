@@ -60,6 +60,7 @@ func emitFile(g *protogen.GeneratedFile, f *protogen.File, models, pkgModels []*
 		e.emit()
 	}
 	emitDefaults(jf, f)
+	emitRedacted(jf, f)
 	return jf.Render(g)
 }
 

@@ -134,6 +134,7 @@ func rejectAll(msg *protogen.Message, model, prefix, why string) []error {
 			{"recreate", 4, o.GetRecreate()},
 			{"compare", 5, o.GetCompare() != nil},
 			{"validate", 6, o.GetValidate() != nil},
+			{"sensitive", 7, o.GetSensitive()},
 		} {
 			if opt.set {
 				errs = append(errs, errorf(fieldOptionPos(f, opt.name, opt.num), "%s (%s%s of %s): %s", f.Desc.FullName(), prefix, f.Desc.Name(), model, why))

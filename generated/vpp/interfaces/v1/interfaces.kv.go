@@ -158,7 +158,8 @@ func interfaceEqual(a, b *Interface) bool {
 		a.GetVxlanMulticast() == b.GetVxlanMulticast() &&
 		a.GetRxMode() == b.GetRxMode() &&
 		interfaceEqualGre(a.GetGre(), b.GetGre()) &&
-		interfaceEqualIpip(a.GetIpip(), b.GetIpip())
+		interfaceEqualIpip(a.GetIpip(), b.GetIpip()) &&
+		interfaceEqualWireguard(a.GetWireguard(), b.GetWireguard())
 }
 
 // interfaceEqualTap compares the tap of two values of
@@ -216,6 +217,17 @@ func interfaceEqualIpip(a, b *Interface_Ipip) bool {
 		kvimpl.EqualFormatted(kv.FormatIP, a.GetDstAddress(), b.GetDstAddress())
 }
 
+// interfaceEqualWireguard compares the wireguard of two values of
+// vpp.interfaces.v1.Interface.
+func interfaceEqualWireguard(a, b *Interface_Wireguard) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.GetPrivateKey() == b.GetPrivateKey() &&
+		a.GetPort() == b.GetPort() &&
+		kvimpl.EqualFormatted(kv.FormatIP, a.GetSrcAddress(), b.GetSrcAddress())
+}
+
 // interfaceNeedsRecreate reports whether changing a to b needs a re-create.
 func interfaceNeedsRecreate(a, b *Interface) bool {
 	return !(a.GetType() == b.GetType() &&
@@ -227,7 +239,8 @@ func interfaceNeedsRecreate(a, b *Interface) bool {
 		interfaceEqualVxlan(a.GetVxlan(), b.GetVxlan()) &&
 		a.GetVxlanMulticast() == b.GetVxlanMulticast() &&
 		interfaceEqualGre(a.GetGre(), b.GetGre()) &&
-		interfaceEqualIpip(a.GetIpip(), b.GetIpip()))
+		interfaceEqualIpip(a.GetIpip(), b.GetIpip()) &&
+		interfaceEqualWireguard(a.GetWireguard(), b.GetWireguard()))
 }
 
 // interfaceValidate validates a value of vpp.interfaces.v1.Interface, naming
@@ -385,6 +398,29 @@ func interfaceValidate(key string, v *Interface) error {
 		}
 		if v.GetIpip().GetDstAddress() != "" && v.GetIpip().GetDstAddress() == v.GetIpip().GetSrcAddress() {
 			errs = errs.Add("ipip.dst_address", "%q must differ from ipip.src_address", v.GetIpip().GetDstAddress())
+		}
+	}
+	if v.GetWireguard() == nil && v.GetType() == Interface_TYPE_WIREGUARD {
+		errs = errs.Add("wireguard", "must be set when type is TYPE_WIREGUARD")
+	}
+	if v.GetWireguard() != nil && v.GetType() != Interface_TYPE_WIREGUARD {
+		errs = errs.Add("wireguard", "must be empty unless type is TYPE_WIREGUARD (it is %v)", v.GetType())
+	}
+	if v.GetWireguard() != nil {
+		if v.GetWireguard().GetPrivateKey() == "" {
+			errs = errs.Add("wireguard.private_key", "must be set")
+		}
+		if v.GetWireguard().GetPort() < 1 {
+			errs = errs.Add("wireguard.port", "%v is below the minimum 1", v.GetWireguard().GetPort())
+		}
+		if v.GetWireguard().GetPort() > 65535 {
+			errs = errs.Add("wireguard.port", "%v is above the maximum 65535", v.GetWireguard().GetPort())
+		}
+		if r := kv.CheckFormat(kv.FormatIP, v.GetWireguard().GetSrcAddress()); r != "" {
+			errs = errs.Add("wireguard.src_address", "%s", r)
+		}
+		if v.GetWireguard().GetSrcAddress() == "" {
+			errs = errs.Add("wireguard.src_address", "must be set")
 		}
 	}
 	for i, e := range v.GetIpAddresses() {
@@ -789,4 +825,24 @@ func (x *Interface) EffectiveMtu() uint32 {
 		return v
 	}
 	return InterfaceMtuDefault
+}
+
+// Redacted returns x as it may be shown: x, or when one of its sensitive fields
+// (wireguard.private_key) is set, a copy with those fields replaced by
+// kv.RedactedText. It implements kv.Redactor.
+func (x *Interface) Redacted() proto.Message {
+	if x == nil {
+		return x
+	}
+	return kv.RedactPaths(x, "wireguard.private_key")
+}
+
+// Redacted returns x as it may be shown: x, or when one of its sensitive fields
+// (private_key) is set, a copy with those fields replaced by kv.RedactedText.
+// It implements kv.Redactor.
+func (x *Interface_Wireguard) Redacted() proto.Message {
+	if x == nil {
+		return x
+	}
+	return kv.RedactPaths(x, "private_key")
 }

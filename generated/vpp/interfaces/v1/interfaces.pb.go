@@ -49,21 +49,25 @@ const (
 	Interface_TYPE_GRE_TUNNEL Interface_Type = 8
 	// TYPE_IPIP_TUNNEL: an IP-in-IP tunnel (point to point); see ipip.
 	Interface_TYPE_IPIP_TUNNEL Interface_Type = 9
+	// TYPE_WIREGUARD: a wireguard tunnel interface; see wireguard. Its
+	// peers are values of their own (vpp.wireguard.v1.Peer).
+	Interface_TYPE_WIREGUARD Interface_Type = 10
 )
 
 // Enum value maps for Interface_Type.
 var (
 	Interface_Type_name = map[int32]string{
-		0: "TYPE_UNSPECIFIED",
-		1: "TYPE_LOOPBACK",
-		2: "TYPE_MEMIF",
-		3: "TYPE_AF_PACKET",
-		4: "TYPE_TAP",
-		5: "TYPE_SUB_INTERFACE",
-		6: "TYPE_VXLAN_TUNNEL",
-		7: "TYPE_DPDK",
-		8: "TYPE_GRE_TUNNEL",
-		9: "TYPE_IPIP_TUNNEL",
+		0:  "TYPE_UNSPECIFIED",
+		1:  "TYPE_LOOPBACK",
+		2:  "TYPE_MEMIF",
+		3:  "TYPE_AF_PACKET",
+		4:  "TYPE_TAP",
+		5:  "TYPE_SUB_INTERFACE",
+		6:  "TYPE_VXLAN_TUNNEL",
+		7:  "TYPE_DPDK",
+		8:  "TYPE_GRE_TUNNEL",
+		9:  "TYPE_IPIP_TUNNEL",
+		10: "TYPE_WIREGUARD",
 	}
 	Interface_Type_value = map[string]int32{
 		"TYPE_UNSPECIFIED":   0,
@@ -76,6 +80,7 @@ var (
 		"TYPE_DPDK":          7,
 		"TYPE_GRE_TUNNEL":    8,
 		"TYPE_IPIP_TUNNEL":   9,
+		"TYPE_WIREGUARD":     10,
 	}
 )
 
@@ -272,7 +277,11 @@ type Interface struct {
 	Gre *Interface_Gre `protobuf:"bytes,17,opt,name=gre,proto3" json:"gre,omitempty"`
 	// ipip: required for, and only for, an IP-in-IP tunnel. VPP cannot
 	// change a tunnel: changing it re-creates.
-	Ipip          *Interface_Ipip `protobuf:"bytes,18,opt,name=ipip,proto3" json:"ipip,omitempty"`
+	Ipip *Interface_Ipip `protobuf:"bytes,18,opt,name=ipip,proto3" json:"ipip,omitempty"`
+	// wireguard: required for, and only for, a wireguard interface. VPP
+	// cannot change one (a new key or port is a new interface): changing it
+	// re-creates, and its peers with it.
+	Wireguard     *Interface_Wireguard `protobuf:"bytes,25,opt,name=wireguard,proto3" json:"wireguard,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -429,6 +438,13 @@ func (x *Interface) GetGre() *Interface_Gre {
 func (x *Interface) GetIpip() *Interface_Ipip {
 	if x != nil {
 		return x.Ipip
+	}
+	return nil
+}
+
+func (x *Interface) GetWireguard() *Interface_Wireguard {
+	if x != nil {
+		return x.Wireguard
 	}
 	return nil
 }
@@ -822,11 +838,76 @@ func (x *Interface_Ipip) GetDstAddress() string {
 	return ""
 }
 
+// Wireguard holds the parameters of a wireguard interface.
+type Interface_Wireguard struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// private_key is the interface's private key, base64 (32 bytes, as
+	// wg genkey writes it). A secret: shown redacted everywhere.
+	PrivateKey string `protobuf:"bytes,1,opt,name=private_key,json=privateKey,proto3" json:"private_key,omitempty"`
+	// port is the UDP port it listens on.
+	Port uint32 `protobuf:"varint,2,opt,name=port,proto3" json:"port,omitempty"`
+	// src_address is the tunnel's source address.
+	SrcAddress    string `protobuf:"bytes,3,opt,name=src_address,json=srcAddress,proto3" json:"src_address,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Interface_Wireguard) Reset() {
+	*x = Interface_Wireguard{}
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Interface_Wireguard) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Interface_Wireguard) ProtoMessage() {}
+
+func (x *Interface_Wireguard) ProtoReflect() protoreflect.Message {
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Interface_Wireguard.ProtoReflect.Descriptor instead.
+func (*Interface_Wireguard) Descriptor() ([]byte, []int) {
+	return file_vpp_interfaces_v1_interfaces_proto_rawDescGZIP(), []int{0, 6}
+}
+
+func (x *Interface_Wireguard) GetPrivateKey() string {
+	if x != nil {
+		return x.PrivateKey
+	}
+	return ""
+}
+
+func (x *Interface_Wireguard) GetPort() uint32 {
+	if x != nil {
+		return x.Port
+	}
+	return 0
+}
+
+func (x *Interface_Wireguard) GetSrcAddress() string {
+	if x != nil {
+		return x.SrcAddress
+	}
+	return ""
+}
+
 var File_vpp_interfaces_v1_interfaces_proto protoreflect.FileDescriptor
 
 const file_vpp_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"\n" +
-	"\"vpp/interfaces/v1/interfaces.proto\x12\x11vpp.interfaces.v1\x1a\x1dkvdescriptor/v1/options.proto\"\xab\x17\n" +
+	"\"vpp/interfaces/v1/interfaces.proto\x12\x11vpp.interfaces.v1\x1a\x1dkvdescriptor/v1/options.proto\"\xcd\x19\n" +
 	"\tInterface\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12=\n" +
 	"\x04type\x18\x02 \x01(\x0e2!.vpp.interfaces.v1.Interface.TypeB\x06Ҽ\x19\x02 \x01R\x04type\x12\x18\n" +
@@ -874,7 +955,10 @@ const file_vpp_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"\x04type\x12\x0fTYPE_GRE_TUNNELR\x03gre\x12s\n" +
 	"\x04ipip\x18\x12 \x01(\v2!.vpp.interfaces.v1.Interface.IpipB<Ҽ\x198 \x0124J\x18\n" +
 	"\x04type\x12\x10TYPE_IPIP_TUNNELR\x18\n" +
-	"\x04type\x12\x10TYPE_IPIP_TUNNELR\x04ipip\x1aL\n" +
+	"\x04type\x12\x10TYPE_IPIP_TUNNELR\x04ipip\x12~\n" +
+	"\twireguard\x18\x19 \x01(\v2&.vpp.interfaces.v1.Interface.WireguardB8Ҽ\x194 \x0120J\x16\n" +
+	"\x04type\x12\x0eTYPE_WIREGUARDR\x16\n" +
+	"\x04type\x12\x0eTYPE_WIREGUARDR\twireguard\x1aL\n" +
 	"\x05Memif\x12\x16\n" +
 	"\x06master\x18\x01 \x01(\bR\x06master\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\rR\x02id\x12\x1b\n" +
@@ -915,7 +999,16 @@ const file_vpp_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"Ҽ\x19\x06\b\x032\x02\b\x01R\n" +
 	"srcAddress\x128\n" +
 	"\vdst_address\x18\x02 \x01(\tB\x17Ҽ\x19\x13\b\x032\x0f\b\x01Z\vsrc_addressR\n" +
-	"dstAddress\"\xca\x01\n" +
+	"dstAddress\x1a\x8b\x01\n" +
+	"\tWireguard\x12+\n" +
+	"\vprivate_key\x18\x01 \x01(\tB\n" +
+	"Ҽ\x19\x062\x02\b\x018\x01R\n" +
+	"privateKey\x12$\n" +
+	"\x04port\x18\x02 \x01(\rB\x10Ҽ\x19\f2\n" +
+	"\x18\x01 \x01(\x010\xff\xff\x03R\x04port\x12+\n" +
+	"\vsrc_address\x18\x03 \x01(\tB\n" +
+	"Ҽ\x19\x06\b\x032\x02\b\x01R\n" +
+	"srcAddress\"\xde\x01\n" +
 	"\x04Type\x12\x14\n" +
 	"\x10TYPE_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rTYPE_LOOPBACK\x10\x01\x12\x0e\n" +
@@ -927,7 +1020,9 @@ const file_vpp_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"\x11TYPE_VXLAN_TUNNEL\x10\x06\x12\r\n" +
 	"\tTYPE_DPDK\x10\a\x12\x13\n" +
 	"\x0fTYPE_GRE_TUNNEL\x10\b\x12\x14\n" +
-	"\x10TYPE_IPIP_TUNNEL\x10\t\"c\n" +
+	"\x10TYPE_IPIP_TUNNEL\x10\t\x12\x12\n" +
+	"\x0eTYPE_WIREGUARD\x10\n" +
+	"\"c\n" +
 	"\x06RxMode\x12\x17\n" +
 	"\x13RX_MODE_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fRX_MODE_POLLING\x10\x01\x12\x15\n" +
@@ -948,7 +1043,7 @@ func file_vpp_interfaces_v1_interfaces_proto_rawDescGZIP() []byte {
 }
 
 var file_vpp_interfaces_v1_interfaces_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_vpp_interfaces_v1_interfaces_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_vpp_interfaces_v1_interfaces_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_vpp_interfaces_v1_interfaces_proto_goTypes = []any{
 	(Interface_Type)(0),            // 0: vpp.interfaces.v1.Interface.Type
 	(Interface_RxMode)(0),          // 1: vpp.interfaces.v1.Interface.RxMode
@@ -960,22 +1055,24 @@ var file_vpp_interfaces_v1_interfaces_proto_goTypes = []any{
 	(*Interface_Vxlan)(nil),        // 7: vpp.interfaces.v1.Interface.Vxlan
 	(*Interface_Gre)(nil),          // 8: vpp.interfaces.v1.Interface.Gre
 	(*Interface_Ipip)(nil),         // 9: vpp.interfaces.v1.Interface.Ipip
+	(*Interface_Wireguard)(nil),    // 10: vpp.interfaces.v1.Interface.Wireguard
 }
 var file_vpp_interfaces_v1_interfaces_proto_depIdxs = []int32{
-	0, // 0: vpp.interfaces.v1.Interface.type:type_name -> vpp.interfaces.v1.Interface.Type
-	4, // 1: vpp.interfaces.v1.Interface.memif:type_name -> vpp.interfaces.v1.Interface.Memif
-	5, // 2: vpp.interfaces.v1.Interface.tap:type_name -> vpp.interfaces.v1.Interface.Tap
-	6, // 3: vpp.interfaces.v1.Interface.sub_interface:type_name -> vpp.interfaces.v1.Interface.SubInterface
-	7, // 4: vpp.interfaces.v1.Interface.vxlan:type_name -> vpp.interfaces.v1.Interface.Vxlan
-	1, // 5: vpp.interfaces.v1.Interface.rx_mode:type_name -> vpp.interfaces.v1.Interface.RxMode
-	8, // 6: vpp.interfaces.v1.Interface.gre:type_name -> vpp.interfaces.v1.Interface.Gre
-	9, // 7: vpp.interfaces.v1.Interface.ipip:type_name -> vpp.interfaces.v1.Interface.Ipip
-	2, // 8: vpp.interfaces.v1.Interface.Gre.kind:type_name -> vpp.interfaces.v1.Interface.Gre.Kind
-	9, // [9:9] is the sub-list for method output_type
-	9, // [9:9] is the sub-list for method input_type
-	9, // [9:9] is the sub-list for extension type_name
-	9, // [9:9] is the sub-list for extension extendee
-	0, // [0:9] is the sub-list for field type_name
+	0,  // 0: vpp.interfaces.v1.Interface.type:type_name -> vpp.interfaces.v1.Interface.Type
+	4,  // 1: vpp.interfaces.v1.Interface.memif:type_name -> vpp.interfaces.v1.Interface.Memif
+	5,  // 2: vpp.interfaces.v1.Interface.tap:type_name -> vpp.interfaces.v1.Interface.Tap
+	6,  // 3: vpp.interfaces.v1.Interface.sub_interface:type_name -> vpp.interfaces.v1.Interface.SubInterface
+	7,  // 4: vpp.interfaces.v1.Interface.vxlan:type_name -> vpp.interfaces.v1.Interface.Vxlan
+	1,  // 5: vpp.interfaces.v1.Interface.rx_mode:type_name -> vpp.interfaces.v1.Interface.RxMode
+	8,  // 6: vpp.interfaces.v1.Interface.gre:type_name -> vpp.interfaces.v1.Interface.Gre
+	9,  // 7: vpp.interfaces.v1.Interface.ipip:type_name -> vpp.interfaces.v1.Interface.Ipip
+	10, // 8: vpp.interfaces.v1.Interface.wireguard:type_name -> vpp.interfaces.v1.Interface.Wireguard
+	2,  // 9: vpp.interfaces.v1.Interface.Gre.kind:type_name -> vpp.interfaces.v1.Interface.Gre.Kind
+	10, // [10:10] is the sub-list for method output_type
+	10, // [10:10] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_vpp_interfaces_v1_interfaces_proto_init() }
@@ -989,7 +1086,7 @@ func file_vpp_interfaces_v1_interfaces_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_vpp_interfaces_v1_interfaces_proto_rawDesc), len(file_vpp_interfaces_v1_interfaces_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   7,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
