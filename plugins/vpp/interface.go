@@ -2,6 +2,7 @@ package vpp
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"go.fd.io/govpp/binapi/af_packet"
@@ -27,8 +28,8 @@ var (
 )
 
 // Validate checks that VPP can hold the label: it is the interface's tag.
-func (h *interfaces) Validate(k vppinterfaces.InterfaceKey, _ *vppinterfaces.Interface) error {
-	return checkTag(k.Name)
+func (h *interfaces) Validate(k vppinterfaces.InterfaceKey, v *vppinterfaces.Interface) error {
+	return errors.Join(checkTag(k.Name), wireguardTunnels{}.Validate(v))
 }
 
 // Create creates the interface of its type, tags it with its label, and
@@ -80,6 +81,12 @@ func (h *interfaces) Create(ctx context.Context, k vppinterfaces.InterfaceKey, v
 		idx = r
 	case vppinterfaces.Interface_TYPE_IPIP_TUNNEL:
 		r, err := (ipipTunnels{h.p}).Create(ctx, v)
+		if err != nil {
+			return InterfaceMeta{}, err
+		}
+		idx = r
+	case vppinterfaces.Interface_TYPE_WIREGUARD:
+		r, err := (wireguardTunnels{h.p}).Create(ctx, v)
 		if err != nil {
 			return InterfaceMeta{}, err
 		}
@@ -202,6 +209,8 @@ func (h *interfaces) Delete(ctx context.Context, _ vppinterfaces.InterfaceKey, v
 		return (greTunnels{h.p}).Delete(ctx, v)
 	case vppinterfaces.Interface_TYPE_IPIP_TUNNEL:
 		return (ipipTunnels{h.p}).Delete(ctx, idx)
+	case vppinterfaces.Interface_TYPE_WIREGUARD:
+		return (wireguardTunnels{h.p}).Delete(ctx, idx)
 	case vppinterfaces.Interface_TYPE_DPDK:
 		return (physical{h.p}).Delete(ctx, idx, v)
 	case vppinterfaces.Interface_TYPE_AF_PACKET:
@@ -300,6 +309,9 @@ func (h *interfaces) Retrieve(ctx context.Context, correlate []vppinterfaces.Int
 		return nil, err
 	}
 	if err := (ipipTunnels{h.p}).Retrieve(ctx, out); err != nil {
+		return nil, err
+	}
+	if err := (wireguardTunnels{h.p}).Retrieve(ctx, out); err != nil {
 		return nil, err
 	}
 	if err := (rxModes{h.p}).Retrieve(ctx, out, want); err != nil {

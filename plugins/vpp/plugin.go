@@ -15,6 +15,7 @@ import (
 	vppinterfaces "github.com/kvdescriptor/kvdescriptor/generated/vpp/interfaces/v1"
 	vppl2 "github.com/kvdescriptor/kvdescriptor/generated/vpp/l2/v1"
 	vppl3 "github.com/kvdescriptor/kvdescriptor/generated/vpp/l3/v1"
+	vppwireguard "github.com/kvdescriptor/kvdescriptor/generated/vpp/wireguard/v1"
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
 
@@ -51,6 +52,7 @@ type Plugin struct {
 	vrf     kv.Descriptor
 	route   kv.Descriptor
 	arp     kv.Descriptor
+	wgPeer  kv.Descriptor
 
 	// retrieved holds what the last Retrieve of interfaces and bridge
 	// domains found, by label: the other descriptors' Retrieve runs before
@@ -205,6 +207,9 @@ func (p *Plugin) buildDescriptors() (err error) {
 	if p.route, err = vppl3.NewRouteDescriptor[struct{}](&routes{p: p}); err != nil {
 		return err
 	}
+	if p.wgPeer, err = vppwireguard.NewPeerDescriptor[WireguardPeerMeta](&wireguardPeers{p: p}); err != nil {
+		return err
+	}
 	p.arp, err = vppl3.NewARPEntryDescriptor[struct{}](&arpEntries{p: p})
 	return err
 }
@@ -212,7 +217,7 @@ func (p *Plugin) buildDescriptors() (err error) {
 // Descriptors returns the plugin's descriptors, to register with a
 // scheduler.
 func (p *Plugin) Descriptors() []kv.Descriptor {
-	return []kv.Descriptor{p.iface, p.addr, p.unnum, p.bd, p.binding, p.fib, p.vrf, p.route, p.arp}
+	return []kv.Descriptor{p.iface, p.addr, p.unnum, p.bd, p.binding, p.fib, p.vrf, p.route, p.arp, p.wgPeer}
 }
 
 // Interfaces returns the interfaces' metadata by label.
