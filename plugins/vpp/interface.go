@@ -271,6 +271,9 @@ func (h *interfaces) Retrieve(ctx context.Context, correlate []vppinterfaces.Int
 			PhysAddress: macOrNone(d.L2Address),
 			Mtu:         uint32(d.LinkMtu),
 		}
+		if got.Type == vppinterfaces.Interface_TYPE_UNSPECIFIED && strings.HasPrefix(d.InterfaceName, "wg") {
+			got.Type = vppinterfaces.Interface_TYPE_WIREGUARD // VPP names them wgN
+		}
 		if got.Type == vppinterfaces.Interface_TYPE_AF_PACKET {
 			got.HostIfName = strings.TrimPrefix(d.InterfaceName, "host-")
 		}

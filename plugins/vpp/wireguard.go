@@ -63,12 +63,17 @@ func (h wireguardTunnels) Delete(ctx context.Context, idx interface_types.Interf
 	return vppErr("wireguard_interface_delete", err)
 }
 
-// Retrieve marks the wireguard interfaces among those found and fills in
-// their parameters, the private key included (VPP shows it when asked).
+// Retrieve fills in the parameters of the wireguard interfaces found, the
+// private key included (VPP shows it when asked).
 func (h wireguardTunnels) Retrieve(ctx context.Context, found []vppinterfaces.InterfaceItem[InterfaceMeta]) error {
 	byIndex := map[uint32]*vppinterfaces.Interface{}
 	for _, it := range found {
-		byIndex[it.Metadata.SwIfIndex] = it.Value
+		if it.Value.GetType() == vppinterfaces.Interface_TYPE_WIREGUARD {
+			byIndex[it.Metadata.SwIfIndex] = it.Value
+		}
+	}
+	if len(byIndex) == 0 {
+		return nil
 	}
 	list, err := dump[*wireguard.WireguardInterfaceDetails]("wireguard_interface_dump")(wireguard.NewServiceClient(h.p.conn).WireguardInterfaceDump(ctx,
 		&wireguard.WireguardInterfaceDump{ShowPrivateKey: true, SwIfIndex: ^interface_types.InterfaceIndex(0)}))
@@ -77,7 +82,6 @@ func (h wireguardTunnels) Retrieve(ctx context.Context, found []vppinterfaces.In
 	}
 	for _, d := range list {
 		if v := byIndex[uint32(d.Interface.SwIfIndex)]; v != nil {
-			v.Type = vppinterfaces.Interface_TYPE_WIREGUARD
 			v.Wireguard = &vppinterfaces.Interface_Wireguard{
 				PrivateKey: base64.StdEncoding.EncodeToString(d.Interface.PrivateKey),
 				Port:       uint32(d.Interface.Port),
