@@ -18,7 +18,9 @@ import (
 )
 
 // testKey is a wireguard key: 32 bytes of b, in base64.
-func testKey(b byte) string { return base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{b}, wgKeyLen)) }
+func testKey(b byte) string {
+	return base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{b}, wgKeyLen))
+}
 
 func wgIf(name, key string, port uint32) *vppinterfaces.Interface {
 	return &vppinterfaces.Interface{Name: name, Type: vppinterfaces.Interface_TYPE_WIREGUARD, Enabled: true,
