@@ -133,6 +133,23 @@ func TestAgentSecretsRedacted(t *testing.T) {
 	kvFile := filepath.Join(dir, "kvctl.yaml")
 	writeFile(t, kvFile, "vpp/interface/wg-kvctl: "+wgInterfaceJSON("wg-kvctl", secrets["kvctl"])+"\n")
 	show("kvctl apply", kvctl("apply", "-f", kvFile, "--wait"))
+	// kvctl resync sends the API source's values back as the API shows
+	// them, redacted: each keeps its secret, nothing changes.
+	show("kvctl resync", kvctl("resync"))
+	for _, name := range []string{"wg-rest", "wg-grpc", "wg-kvctl"} {
+		if st := a.status("vpp/interface/" + name); st.GetState() != "CONFIGURED" {
+			t.Errorf("%s after kvctl resync: %v, want CONFIGURED with its key", name, st)
+		}
+	}
+	h, err := rest.History(ctx, &apiv1.HistoryRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range h.GetRecords() {
+		if strings.Contains(r.GetDescription(), "kvctl resync") && len(r.GetExecuted()) != 0 {
+			t.Errorf("kvctl resync: want nothing changed, got %v", r)
+		}
+	}
 	res = commit(rest) // the last transaction so far, for its number
 	last := int(res.GetSeq())
 	if st := a.status("vpp/interface/wg-kvctl"); st.GetState() != "CONFIGURED" {

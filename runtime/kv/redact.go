@@ -103,3 +103,64 @@ func redactPath(msg protoreflect.Message, path []string, write bool) bool {
 	msg.Set(fd, redacted)
 	return true
 }
+
+// Unredact returns m with the sensitive fields that read RedactedText
+// given back their value in current (the value m replaces), so that a
+// value read back redacted (from the API, a dump) and sent again keeps its
+// secrets: m itself when there is nothing to give back, else a copy.
+// Elements of repeated message fields are matched by their index. A
+// field that current does not hold stays RedactedText (and is refused by
+// validation, as any value that is not a key).
+func Unredact(m, current proto.Message) proto.Message {
+	if _, ok := m.(Redactor); !ok || current == nil || !current.ProtoReflect().IsValid() ||
+		m.ProtoReflect().Descriptor() != current.ProtoReflect().Descriptor() {
+		return m
+	}
+	shown := Redact(current)
+	if shown == current {
+		return m // current has no secret to give
+	}
+	c := proto.Clone(m)
+	restore(c.ProtoReflect(), shown.ProtoReflect(), current.ProtoReflect())
+	return c
+}
+
+// restore sets each field of m that reads RedactedText where shown (the
+// redacted current value) does too to its value in cur.
+func restore(m, shown, cur protoreflect.Message) {
+	fields := m.Descriptor().Fields()
+	for i := 0; i < fields.Len(); i++ {
+		fd := fields.Get(i)
+		if fd.IsMap() || !m.Has(fd) || !shown.Has(fd) {
+			continue
+		}
+		switch {
+		case fd.Message() != nil && !fd.IsList():
+			restore(m.Mutable(fd).Message(), shown.Get(fd).Message(), cur.Get(fd).Message())
+		case fd.Message() != nil:
+			l, sl, cl := m.Mutable(fd).List(), shown.Get(fd).List(), cur.Get(fd).List()
+			for j := 0; j < l.Len() && j < sl.Len(); j++ {
+				restore(l.Get(j).Message(), sl.Get(j).Message(), cl.Get(j).Message())
+			}
+		case fd.IsList():
+			l, sl, cl := m.Mutable(fd).List(), shown.Get(fd).List(), cur.Get(fd).List()
+			for j := 0; j < l.Len() && j < sl.Len(); j++ {
+				if isRedacted(l.Get(j)) && isRedacted(sl.Get(j)) {
+					l.Set(j, cl.Get(j))
+				}
+			}
+		case isRedacted(m.Get(fd)) && isRedacted(shown.Get(fd)):
+			m.Set(fd, cur.Get(fd))
+		}
+	}
+}
+
+func isRedacted(v protoreflect.Value) bool {
+	switch x := v.Interface().(type) {
+	case string:
+		return x == RedactedText
+	case []byte:
+		return string(x) == RedactedText
+	}
+	return false
+}
