@@ -6,6 +6,9 @@ import (
 
 	"go.fd.io/govpp/api"
 	"go.fd.io/govpp/binapi/interface_types"
+	"go.fd.io/govpp/binapi/ip_types"
+	"go.fd.io/govpp/binapi/ipsec"
+	"go.fd.io/govpp/binapi/ipsec_types"
 	"go.fd.io/govpp/binapi/wireguard"
 )
 
@@ -123,4 +126,65 @@ func (w *fakeWireguard) addPeer(p wireguard.WireguardPeer, retval *int32) []api.
 	w.nextPeer++
 	w.peers[p.PeerIndex] = p
 	return []api.Message{&wireguard.WireguardPeerAddReply{PeerIndex: p.PeerIndex}}
+}
+
+// fakeIPsec is the fake VPP's SAD. It checks an SA as VPP does: an index
+// is taken once, a key has its algorithm's length, a tunnel has both ends
+// of the family its flags say.
+type fakeIPsec struct {
+	sas map[uint32]ipsec_types.IpsecSadEntryV3
+}
+
+func init() { registerFakeExt(func() fakeExt { return &fakeIPsec{} }) }
+
+func (x *fakeIPsec) reset()        { x.sas = map[uint32]ipsec_types.IpsecSadEntryV3{} }
+func (x *fakeIPsec) forget(uint32) {}
+
+// fakeCryptoKeyLen is VPP's key length of each encryption algorithm.
+var fakeCryptoKeyLen = map[ipsec_types.IpsecCryptoAlg]int{
+	ipsec_types.IPSEC_API_CRYPTO_ALG_NONE: 0, ipsec_types.IPSEC_API_CRYPTO_ALG_AES_CBC_128: 16, ipsec_types.IPSEC_API_CRYPTO_ALG_AES_CBC_192: 24,
+	ipsec_types.IPSEC_API_CRYPTO_ALG_AES_CBC_256: 32, ipsec_types.IPSEC_API_CRYPTO_ALG_AES_CTR_128: 16, ipsec_types.IPSEC_API_CRYPTO_ALG_AES_CTR_192: 24,
+	ipsec_types.IPSEC_API_CRYPTO_ALG_AES_CTR_256: 32, ipsec_types.IPSEC_API_CRYPTO_ALG_AES_GCM_128: 16, ipsec_types.IPSEC_API_CRYPTO_ALG_AES_GCM_192: 24,
+	ipsec_types.IPSEC_API_CRYPTO_ALG_AES_GCM_256: 32, ipsec_types.IPSEC_API_CRYPTO_ALG_DES_CBC: 8, ipsec_types.IPSEC_API_CRYPTO_ALG_3DES_CBC: 24,
+	ipsec_types.IPSEC_API_CRYPTO_ALG_CHACHA20_POLY1305: 32,
+}
+
+func (x *fakeIPsec) apply(_ *fakeVPP, msg api.Message, retval *int32) ([]api.Message, bool) {
+	switch m := msg.(type) {
+	case *ipsec.IpsecSadEntryAddDelV3:
+		e := m.Entry
+		_, exists := x.sas[e.SadID]
+		switch {
+		case !m.IsAdd && !exists:
+			*retval = int32(api.NO_SUCH_ENTRY)
+		case !m.IsAdd:
+			delete(x.sas, e.SadID)
+		case exists:
+			*retval = int32(api.ENTRY_ALREADY_EXISTS)
+		case e.Protocol != ipsec_types.IPSEC_API_PROTO_ESP && e.Protocol != ipsec_types.IPSEC_API_PROTO_AH:
+			*retval = int32(api.INVALID_VALUE)
+		case int(e.CryptoKey.Length) != fakeCryptoKeyLen[e.CryptoAlgorithm]:
+			*retval = int32(api.KEY_LENGTH)
+		case e.Flags&ipsec_types.IPSEC_API_SAD_FLAG_IS_TUNNEL != 0 &&
+			(e.Tunnel.Src.Af != e.Tunnel.Dst.Af || (e.Tunnel.Src.Af == ip_types.ADDRESS_IP6) != (e.Flags&ipsec_types.IPSEC_API_SAD_FLAG_IS_TUNNEL_V6 != 0)):
+			*retval = int32(api.INVALID_VALUE)
+		default:
+			e.CryptoKey.Data = slices.Clone(e.CryptoKey.Data)
+			e.IntegrityKey.Data = slices.Clone(e.IntegrityKey.Data)
+			x.sas[e.SadID] = e
+		}
+		if *retval != 0 {
+			return nil, true
+		}
+		return []api.Message{&ipsec.IpsecSadEntryAddDelV3Reply{}}, true
+	case *ipsec.IpsecSaV3Dump:
+		var out []api.Message
+		for _, i := range sortedKeys(x.sas) {
+			if m.SaID == ^uint32(0) || m.SaID == i {
+				out = append(out, &ipsec.IpsecSaV3Details{Entry: x.sas[i]})
+			}
+		}
+		return out, true
+	}
+	return nil, false
 }

@@ -13,6 +13,7 @@ import (
 	"go.fd.io/govpp/core"
 
 	vppinterfaces "github.com/kvdescriptor/kvdescriptor/generated/vpp/interfaces/v1"
+	vppipsec "github.com/kvdescriptor/kvdescriptor/generated/vpp/ipsec/v1"
 	vppl2 "github.com/kvdescriptor/kvdescriptor/generated/vpp/l2/v1"
 	vppl3 "github.com/kvdescriptor/kvdescriptor/generated/vpp/l3/v1"
 	vppwireguard "github.com/kvdescriptor/kvdescriptor/generated/vpp/wireguard/v1"
@@ -53,6 +54,7 @@ type Plugin struct {
 	route   kv.Descriptor
 	arp     kv.Descriptor
 	wgPeer  kv.Descriptor
+	ipsecSA kv.Descriptor
 
 	// retrieved holds what the last Retrieve of interfaces and bridge
 	// domains found, by label: the other descriptors' Retrieve runs before
@@ -210,6 +212,9 @@ func (p *Plugin) buildDescriptors() (err error) {
 	if p.wgPeer, err = vppwireguard.NewPeerDescriptor[WireguardPeerMeta](&wireguardPeers{p: p}); err != nil {
 		return err
 	}
+	if p.ipsecSA, err = vppipsec.NewSecurityAssociationDescriptor[struct{}](&securityAssociations{p: p}); err != nil {
+		return err
+	}
 	p.arp, err = vppl3.NewARPEntryDescriptor[struct{}](&arpEntries{p: p})
 	return err
 }
@@ -217,7 +222,7 @@ func (p *Plugin) buildDescriptors() (err error) {
 // Descriptors returns the plugin's descriptors, to register with a
 // scheduler.
 func (p *Plugin) Descriptors() []kv.Descriptor {
-	return []kv.Descriptor{p.iface, p.addr, p.unnum, p.bd, p.binding, p.fib, p.vrf, p.route, p.arp, p.wgPeer}
+	return []kv.Descriptor{p.iface, p.addr, p.unnum, p.bd, p.binding, p.fib, p.vrf, p.route, p.arp, p.wgPeer, p.ipsecSA}
 }
 
 // Interfaces returns the interfaces' metadata by label.

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	vppinterfaces "github.com/kvdescriptor/kvdescriptor/generated/vpp/interfaces/v1"
+	vppipsec "github.com/kvdescriptor/kvdescriptor/generated/vpp/ipsec/v1"
 	vppl2 "github.com/kvdescriptor/kvdescriptor/generated/vpp/l2/v1"
 	vppl3 "github.com/kvdescriptor/kvdescriptor/generated/vpp/l3/v1"
 	vppwireguard "github.com/kvdescriptor/kvdescriptor/generated/vpp/wireguard/v1"
@@ -35,6 +36,8 @@ func keyOf(v proto.Message) string {
 		return vppl3.ARPEntryKeyFor(v)
 	case *vppwireguard.Peer:
 		return vppwireguard.PeerKeyFor(v)
+	case *vppipsec.SecurityAssociation:
+		return vppipsec.SecurityAssociationKeyFor(v)
 	}
 	panic("no key")
 }
@@ -206,7 +209,8 @@ func TestScenarioVPPRestartResync(t *testing.T) {
 		t.Fatalf("downstream resync: %v", err)
 	}
 	for _, n := range e.f.RequestNames() {
-		if !slices.Contains([]string{"sw_interface_dump", "sw_interface_get_table", "ip_address_dump", "bridge_domain_dump", "l2_fib_table_dump", "ip_table_dump", "fib_source_dump", "ip_route_v2_dump", "ip_neighbor_dump", "ip_unnumbered_dump"}, n) {
+		if !slices.Contains([]string{"sw_interface_dump", "sw_interface_get_table", "ip_address_dump", "bridge_domain_dump", "l2_fib_table_dump", "ip_table_dump", "fib_source_dump", "ip_route_v2_dump", "ip_neighbor_dump", "ip_unnumbered_dump",
+			"wireguard_peers_dump", "ipsec_sa_v3_dump"}, n) {
 			t.Errorf("a resync of an unchanged VPP sent %s", n)
 		}
 	}

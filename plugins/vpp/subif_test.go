@@ -25,7 +25,8 @@ func onlyDumps(t *testing.T, f *fakeVPP, what string) {
 	t.Helper()
 	for _, n := range f.RequestNames() {
 		if !slices.Contains([]string{"sw_interface_dump", "sw_interface_get_table", "ip_address_dump", "bridge_domain_dump", "l2_fib_table_dump",
-			"ip_table_dump", "fib_source_dump", "ip_route_v2_dump", "ip_neighbor_dump", "vxlan_tunnel_v2_dump", "ip_unnumbered_dump", "sw_interface_rx_placement_dump", "gre_tunnel_dump", "ipip_tunnel_dump"}, n) {
+			"ip_table_dump", "fib_source_dump", "ip_route_v2_dump", "ip_neighbor_dump", "vxlan_tunnel_v2_dump", "ip_unnumbered_dump", "sw_interface_rx_placement_dump", "gre_tunnel_dump", "ipip_tunnel_dump",
+			"wireguard_peers_dump", "wireguard_interface_dump", "ipsec_sa_v3_dump"}, n) {
 			t.Errorf("%s sent %s", what, n)
 		}
 	}
