@@ -336,8 +336,8 @@ var vppCeilings = map[string]int{
 	"rxmode.go":       0,
 	"gre.go":          0,
 	"ipip.go":         0,
-	"wireguard.go":    7, // Validate: a key is the base64 of 32 bytes (no vocabulary for it yet)
-	"wgpeer.go":       8, // the same check of the public key, and Retriever and Validator asserted
+	"wireguard.go":    7,  // Validate: a key is the base64 of 32 bytes (no vocabulary for it yet)
+	"wgpeer.go":       8,  // the same check of the public key, and Retriever and Validator asserted
 	"ipsecsa.go":      26, // Validate: each key's length for its algorithm (a table), tunnel ends; no vocabulary for them yet
 }
 
