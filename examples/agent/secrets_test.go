@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"io"
 	"io/fs"
@@ -62,8 +63,15 @@ func TestAgentSecretsRedacted(t *testing.T) {
 	}
 	// "bad" is a key VPP refuses: 16 bytes.
 	secrets["bad"] = secrets["bad"][:22] + "=="
+	// An IPsec SA's keys, in hex.
+	for _, n := range []string{"sa-crypto", "sa-integ"} {
+		raw, _ := base64.StdEncoding.DecodeString(wgSecret(t))
+		secrets[n] = hex.EncodeToString(raw)
+	}
 	cfg := filepath.Join(dir, "config.yaml")
-	writeFile(t, cfg, "vpp/interface/wg-file: "+wgInterfaceJSON("wg-file", secrets["file"])+"\n")
+	writeFile(t, cfg, "vpp/interface/wg-file: "+wgInterfaceJSON("wg-file", secrets["file"])+"\n"+
+		`vpp/ipsec/sa/7: {"index":7,"spi":700,"cryptoAlg":"CRYPTO_ALG_AES_CBC_256","cryptoKey":"`+secrets["sa-crypto"]+
+		`","integAlg":"INTEG_ALG_SHA_256_128","integKey":"`+secrets["sa-integ"]+`"}`+"\n")
 	a := startAgent(t, "-name", "ts", "-memory", "-vpp-socket", "mock", "-file", cfg, "-state-dir", state)
 	sock := filepath.Join(state, "grpc.sock")
 	rest, grpc := httpClient(a.base), grpcClient(t, sock)
@@ -152,6 +160,9 @@ func TestAgentSecretsRedacted(t *testing.T) {
 	}
 	res = commit(rest) // the last transaction so far, for its number
 	last := int(res.GetSeq())
+	if st := a.status("vpp/ipsec/sa/7"); st.GetState() != "CONFIGURED" {
+		t.Fatalf("the SA: %v, want CONFIGURED", st)
+	}
 	if st := a.status("vpp/interface/wg-kvctl"); st.GetState() != "CONFIGURED" {
 		t.Fatalf("wg-kvctl: %v, want CONFIGURED", st)
 	}
@@ -166,6 +177,7 @@ func TestAgentSecretsRedacted(t *testing.T) {
 	for _, v := range []string{"VIEW_INTENDED", "VIEW_SOUTHBOUND", "VIEW_SCHEDULER"} {
 		paths = append(paths, "/v1/dump?view="+v)
 	}
+	paths = append(paths, "/v1/timeline?key=vpp/ipsec/sa/7")
 	for _, name := range []string{"wg-file", "wg-rest", "wg-grpc", "wg-bad", "wg-kvctl"} {
 		paths = append(paths, "/v1/timeline?key=vpp/interface/"+name, "/scheduler/key-timeline?key=vpp/interface/"+name)
 	}
@@ -209,7 +221,7 @@ func TestAgentSecretsRedacted(t *testing.T) {
 	}
 
 	// The operator page.
-	ui := []string{"/ui/", "/ui/values?prefix=vpp/", "/ui/history"}
+	ui := []string{"/ui/", "/ui/values?prefix=vpp/", "/ui/history", "/ui/value?key=vpp/ipsec/sa/7"}
 	for _, name := range []string{"wg-file", "wg-rest", "wg-grpc", "wg-bad", "wg-kvctl"} {
 		ui = append(ui, "/ui/value?key=vpp/interface/"+name, "/ui/timeline?key="+url.QueryEscape("vpp/interface/"+name))
 	}
@@ -279,6 +291,9 @@ func TestAgentSecretsRedacted(t *testing.T) {
 	}
 	for name, s := range secrets {
 		raw, _ := base64.StdEncoding.DecodeString(s)
+		if h, err := hex.DecodeString(s); err == nil {
+			raw = h
+		}
 		for _, form := range [][]byte{[]byte(s), raw} {
 			if len(form) == 0 {
 				continue
