@@ -15,9 +15,11 @@ import (
 	_ "github.com/kvdescriptor/kvdescriptor/generated/vpp/abf/v1"
 	_ "github.com/kvdescriptor/kvdescriptor/generated/vpp/acl/v1"
 	_ "github.com/kvdescriptor/kvdescriptor/generated/vpp/interfaces/v1"
+	_ "github.com/kvdescriptor/kvdescriptor/generated/vpp/ipsec/v1"
 	_ "github.com/kvdescriptor/kvdescriptor/generated/vpp/l2/v1"
 	_ "github.com/kvdescriptor/kvdescriptor/generated/vpp/l3/v1"
 	_ "github.com/kvdescriptor/kvdescriptor/generated/vpp/nat/v1"
+	_ "github.com/kvdescriptor/kvdescriptor/generated/vpp/wireguard/v1"
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 	"github.com/kvdescriptor/kvdescriptor/runtime/nb"
 )

@@ -399,7 +399,17 @@ type FieldOptions struct {
 	// Effective accessor when it has a zero_equals default). A ref on the
 	// field adds its dependency only while it is set (and not zero); unset,
 	// the other field's ref stands for it.
-	UnsetFollows  string `protobuf:"bytes,8,opt,name=unset_follows,json=unsetFollows,proto3" json:"unset_follows,omitempty"`
+	UnsetFollows string `protobuf:"bytes,8,opt,name=unset_follows,json=unsetFollows,proto3" json:"unset_follows,omitempty"`
+	// sensitive marks a secret (a private key, a pre-shared key): a string
+	// or bytes field, single or repeated, of a value or of a message nested
+	// in it. The value is compared, validated and given to the handler as
+	// it is, but every place that shows values (logs, the transaction log,
+	// history, the API, kvctl, the operator page, the graph) shows a
+	// non-empty one as kv.RedactedText instead (kv.Redact; the generator
+	// emits the message's Redacted method). It cannot be in a key, a label
+	// or a dependency, nor carry format, ref, derive or validate.unique:
+	// the generator rejects those.
+	Sensitive     bool `protobuf:"varint,7,opt,name=sensitive,proto3" json:"sensitive,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -481,6 +491,13 @@ func (x *FieldOptions) GetUnsetFollows() string {
 		return x.UnsetFollows
 	}
 	return ""
+}
+
+func (x *FieldOptions) GetSensitive() bool {
+	if x != nil {
+		return x.Sensitive
+	}
+	return false
 }
 
 // Ref is a reference to a value of another model by its label.
@@ -1024,7 +1041,7 @@ const file_kvdescriptor_v1_options_proto_rawDesc = "" +
 	"\x06any_of\x18\x03 \x01(\v2\x16.kvdescriptor.v1.AnyOfR\x05anyOf\"N\n" +
 	"\x05AnyOf\x12\x1a\n" +
 	"\bprefixes\x18\x01 \x03(\tR\bprefixes\x12)\n" +
-	"\x10network_contains\x18\x02 \x01(\tR\x0fnetworkContains\"\xc4\x02\n" +
+	"\x10network_contains\x18\x02 \x01(\tR\x0fnetworkContains\"\xe2\x02\n" +
 	"\fFieldOptions\x12/\n" +
 	"\x06format\x18\x01 \x01(\x0e2\x17.kvdescriptor.v1.FormatR\x06format\x12&\n" +
 	"\x03ref\x18\x02 \x01(\v2\x14.kvdescriptor.v1.RefR\x03ref\x12/\n" +
@@ -1032,7 +1049,8 @@ const file_kvdescriptor_v1_options_proto_rawDesc = "" +
 	"\brecreate\x18\x04 \x01(\bR\brecreate\x122\n" +
 	"\acompare\x18\x05 \x01(\v2\x18.kvdescriptor.v1.CompareR\acompare\x125\n" +
 	"\bvalidate\x18\x06 \x01(\v2\x19.kvdescriptor.v1.ValidateR\bvalidate\x12#\n" +
-	"\runset_follows\x18\b \x01(\tR\funsetFollows\"1\n" +
+	"\runset_follows\x18\b \x01(\tR\funsetFollows\x12\x1c\n" +
+	"\tsensitive\x18\a \x01(\bR\tsensitive\"1\n" +
 	"\x03Ref\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\tR\x05model\x12\x14\n" +
 	"\x05label\x18\x02 \x01(\tR\x05label\"\xbb\x01\n" +

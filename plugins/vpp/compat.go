@@ -20,6 +20,7 @@ import (
 	"go.fd.io/govpp/binapi/ip6_nd"
 	"go.fd.io/govpp/binapi/ip_neighbor"
 	"go.fd.io/govpp/binapi/ipip"
+	"go.fd.io/govpp/binapi/ipsec"
 	"go.fd.io/govpp/binapi/l2"
 	"go.fd.io/govpp/binapi/l3xc"
 	"go.fd.io/govpp/binapi/memif"
@@ -30,6 +31,7 @@ import (
 	"go.fd.io/govpp/binapi/vmxnet3"
 	"go.fd.io/govpp/binapi/vrrp"
 	"go.fd.io/govpp/binapi/vxlan"
+	"go.fd.io/govpp/binapi/wireguard"
 )
 
 // VPPVersion is the VPP release whose binary API the plugin is built
@@ -60,6 +62,8 @@ var usedMessages = []api.Message{
 	(*memif.MemifCreateV2)(nil), (*memif.MemifDelete)(nil),
 	(*tapv2.TapCreateV3)(nil), (*tapv2.TapDeleteV2)(nil),
 	(*vxlan.VxlanAddDelTunnelV3)(nil), (*vxlan.VxlanTunnelV2Dump)(nil),
+	(*ipsec.IpsecSaV3Dump)(nil), (*ipsec.IpsecSadEntryAddDelV3)(nil),
+	(*wireguard.WireguardInterfaceCreate)(nil), (*wireguard.WireguardInterfaceDelete)(nil), (*wireguard.WireguardInterfaceDump)(nil), (*wireguard.WireguardPeerAdd)(nil), (*wireguard.WireguardPeerRemove)(nil), (*wireguard.WireguardPeersDump)(nil),
 	(*arp.ProxyArpAddDel)(nil), (*arp.ProxyArpDump)(nil), (*arp.ProxyArpIntfcDump)(nil), (*arp.ProxyArpIntfcEnableDisable)(nil),
 	(*ip_neighbor.IPNeighborConfig)(nil), (*ip_neighbor.IPNeighborConfigGet)(nil),
 	(*l2.L2XconnectDump)(nil), (*l2.SwInterfaceSetL2Xconnect)(nil),

@@ -11,6 +11,12 @@
 // NAT44: the plugin enabled with its settings, inside and
 // outside interfaces, address pools, and DNAT groups of static and
 // identity mappings), written over govpp's
+// (dot1q, QinQ), VXLAN, GRE and IP-in-IP tunnel, and DPDK (hardware adopted, never created
+// or deleted), with their addresses, unnumbered setting and receive mode;
+// bridge domains and their members, L2 FIB entries, VRF tables, routes
+// and ARP entries; wireguard interfaces (a type) and their peers, and
+// IPsec security associations, whose keys are sensitive fields), written
+// over govpp's
 // generated binary API (go.fd.io/govpp v0.13.0, whose binapi packages are
 // generated for VPP 25.10).
 //

@@ -2,6 +2,7 @@ package vpp
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"go.fd.io/govpp/binapi/af_packet"
@@ -27,8 +28,8 @@ var (
 )
 
 // Validate checks that VPP can hold the label: it is the interface's tag.
-func (h *interfaces) Validate(k vppinterfaces.InterfaceKey, _ *vppinterfaces.Interface) error {
-	return checkTag(k.Name)
+func (h *interfaces) Validate(k vppinterfaces.InterfaceKey, v *vppinterfaces.Interface) error {
+	return errors.Join(checkTag(k.Name), wireguardTunnels{}.Validate(v))
 }
 
 // Create creates the interface of its type, tags it with its label, and
@@ -98,6 +99,12 @@ func (h *interfaces) Create(ctx context.Context, k vppinterfaces.InterfaceKey, v
 		idx = r
 	case vppinterfaces.Interface_TYPE_RDMA:
 		r, err := (rdmas{h.p}).Create(ctx, v)
+		if err != nil {
+			return InterfaceMeta{}, err
+		}
+		idx = r
+	case vppinterfaces.Interface_TYPE_WIREGUARD:
+		r, err := (wireguardTunnels{h.p}).Create(ctx, v)
 		if err != nil {
 			return InterfaceMeta{}, err
 		}
@@ -241,6 +248,8 @@ func (h *interfaces) Delete(ctx context.Context, _ vppinterfaces.InterfaceKey, v
 		return (vmxnet3s{h.p}).Delete(ctx, idx)
 	case vppinterfaces.Interface_TYPE_RDMA:
 		return (rdmas{h.p}).Delete(ctx, idx)
+	case vppinterfaces.Interface_TYPE_WIREGUARD:
+		return (wireguardTunnels{h.p}).Delete(ctx, idx)
 	case vppinterfaces.Interface_TYPE_DPDK:
 		return (physical{h.p}).Delete(ctx, idx, v)
 	case vppinterfaces.Interface_TYPE_AF_PACKET:
@@ -304,6 +313,9 @@ func (h *interfaces) Retrieve(ctx context.Context, correlate []vppinterfaces.Int
 			PhysAddress: macOrNone(d.L2Address),
 			Mtu:         uint32(d.LinkMtu),
 		}
+		if got.Type == vppinterfaces.Interface_TYPE_UNSPECIFIED && strings.HasPrefix(d.InterfaceName, "wg") {
+			got.Type = vppinterfaces.Interface_TYPE_WIREGUARD // VPP names them wgN
+		}
 		if got.Type == vppinterfaces.Interface_TYPE_AF_PACKET {
 			got.HostIfName = strings.TrimPrefix(d.InterfaceName, "host-")
 		}
@@ -357,6 +369,9 @@ func (h *interfaces) Retrieve(ctx context.Context, correlate []vppinterfaces.Int
 		return nil, err
 	}
 	if err := (vmxnet3s{h.p}).Retrieve(ctx, out, want); err != nil {
+		return nil, err
+	}
+	if err := (wireguardTunnels{h.p}).Retrieve(ctx, out); err != nil {
 		return nil, err
 	}
 	if err := (rxModes{h.p}).Retrieve(ctx, out, want); err != nil {

@@ -16,8 +16,10 @@ import (
 	vppabf "github.com/kvdescriptor/kvdescriptor/generated/vpp/abf/v1"
 	vppacl "github.com/kvdescriptor/kvdescriptor/generated/vpp/acl/v1"
 	vppinterfaces "github.com/kvdescriptor/kvdescriptor/generated/vpp/interfaces/v1"
+	vppipsec "github.com/kvdescriptor/kvdescriptor/generated/vpp/ipsec/v1"
 	vppl2 "github.com/kvdescriptor/kvdescriptor/generated/vpp/l2/v1"
 	vppl3 "github.com/kvdescriptor/kvdescriptor/generated/vpp/l3/v1"
+	vppwireguard "github.com/kvdescriptor/kvdescriptor/generated/vpp/wireguard/v1"
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
 
@@ -68,6 +70,8 @@ type Plugin struct {
 	abf        kv.Descriptor
 	abfIf      kv.Descriptor
 	l2l3       []kv.Descriptor // l2l3.go: cross-connects, proxy ARP, VRRP, TEIB, neighbour tables
+	wgPeer     kv.Descriptor
+	ipsecSA    kv.Descriptor
 
 	// retrieved holds what the last Retrieve of interfaces and bridge
 	// domains found, by label: the other descriptors' Retrieve runs before
@@ -285,6 +289,12 @@ func (p *Plugin) buildDescriptors() (err error) {
 	if p.l2l3, err = p.buildL2L3(); err != nil {
 		return err
 	}
+	if p.wgPeer, err = vppwireguard.NewPeerDescriptor[WireguardPeerMeta](&wireguardPeers{p: p}); err != nil {
+		return err
+	}
+	if p.ipsecSA, err = vppipsec.NewSecurityAssociationDescriptor[struct{}](&securityAssociations{p: p}); err != nil {
+		return err
+	}
 	p.arp, err = vppl3.NewARPEntryDescriptor[struct{}](&arpEntries{p: p})
 	return err
 }
@@ -302,7 +312,7 @@ func (p *Plugin) add(d kv.Descriptor, err error) error {
 // scheduler.
 func (p *Plugin) Descriptors() []kv.Descriptor {
 	return slices.Concat([]kv.Descriptor{p.iface, p.addr, p.unnum, p.bd, p.binding, p.fib, p.vrf, p.route, p.arp,
-		p.acl, p.aclIn, p.aclOut, p.macip, p.macipIf, p.abf, p.abfIf}, p.nat, p.l2l3, p.more)
+		p.acl, p.aclIn, p.aclOut, p.macip, p.macipIf, p.abf, p.abfIf, p.wgPeer, p.ipsecSA}, p.nat, p.l2l3, p.more)
 }
 
 // Interfaces returns the interfaces' metadata by label.

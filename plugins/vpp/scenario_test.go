@@ -13,8 +13,10 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	vppinterfaces "github.com/kvdescriptor/kvdescriptor/generated/vpp/interfaces/v1"
+	vppipsec "github.com/kvdescriptor/kvdescriptor/generated/vpp/ipsec/v1"
 	vppl2 "github.com/kvdescriptor/kvdescriptor/generated/vpp/l2/v1"
 	vppl3 "github.com/kvdescriptor/kvdescriptor/generated/vpp/l3/v1"
+	vppwireguard "github.com/kvdescriptor/kvdescriptor/generated/vpp/wireguard/v1"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
 )
 
@@ -32,6 +34,10 @@ func keyOf(v proto.Message) string {
 		return vppl3.RouteKeyFor(v)
 	case *vppl3.ARPEntry:
 		return vppl3.ARPEntryKeyFor(v)
+	case *vppwireguard.Peer:
+		return vppwireguard.PeerKeyFor(v)
+	case *vppipsec.SecurityAssociation:
+		return vppipsec.SecurityAssociationKeyFor(v)
 	}
 	panic("no key")
 }

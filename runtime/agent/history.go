@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 	"github.com/kvdescriptor/kvdescriptor/runtime/nb/boltstore"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
 )
@@ -265,7 +266,8 @@ func (t *msgTable) add(m proto.Message) (int, error) {
 		t.rec.Types = append(t.rec.Types, name)
 		t.types[name] = ti
 	}
-	data, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+	// The history is for reading only: kept without its secrets.
+	data, err := proto.MarshalOptions{Deterministic: true}.Marshal(kv.Redact(m))
 	if err != nil {
 		return 0, err
 	}

@@ -15,6 +15,7 @@ import (
 
 	apiv1 "github.com/kvdescriptor/kvdescriptor/generated/kvdescriptor/api/v1"
 	"github.com/kvdescriptor/kvdescriptor/runtime/apilimits"
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 	"github.com/kvdescriptor/kvdescriptor/runtime/nb"
 	nbfile "github.com/kvdescriptor/kvdescriptor/runtime/nb/file"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
@@ -289,6 +290,11 @@ func (svc *Service) changes(values []*apiv1.Value, deletes []string) ([]nb.Chang
 			}
 		default:
 			return nil, invalid(field, "no value (any or json; a delete goes in deletes)")
+		}
+		// A secret sent back as the API showed it (REDACTED) keeps the
+		// key's current one.
+		if _, ok := m.(kv.Redactor); ok {
+			m = kv.Unredact(m, svc.s.Status(key).Value)
 		}
 		out = append(out, nb.Change{Key: key, Value: m})
 	}

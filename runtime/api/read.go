@@ -23,6 +23,7 @@ import (
 	apiv1 "github.com/kvdescriptor/kvdescriptor/generated/kvdescriptor/api/v1"
 	"github.com/kvdescriptor/kvdescriptor/runtime/apilimits"
 	"github.com/kvdescriptor/kvdescriptor/runtime/graphviz"
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
 )
 
@@ -30,7 +31,10 @@ import (
 // client, by default.
 const DefaultWatchBuffer = 256
 
+// anyOf is a value as the API shows it: every value the API serves passes
+// here, with its sensitive fields redacted (kv.Redact).
 func anyOf(m proto.Message) *anypb.Any {
+	m = kv.Redact(m)
 	if m == nil || !m.ProtoReflect().IsValid() {
 		return nil
 	}

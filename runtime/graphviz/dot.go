@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
 )
 
@@ -225,8 +226,9 @@ func nodeTooltip(n scheduler.GraphNode, touched bool) string {
 
 // valueText renders a value as compact JSON: protojson's output with its
 // deliberately unstable spacing removed, so that the text is
-// deterministic.
+// deterministic. Sensitive fields are redacted (kv.Redact).
 func valueText(m proto.Message) string {
+	m = kv.Redact(m)
 	name := string(m.ProtoReflect().Descriptor().FullName())
 	raw, err := protojson.Marshal(m)
 	if err != nil {

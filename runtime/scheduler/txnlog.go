@@ -10,6 +10,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/prototext"
 
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/txnlog"
 )
 
@@ -144,7 +145,7 @@ func writeOps(b *strings.Builder, ops []Op, withValues bool) {
 		}
 		if withValues && o.Value != nil {
 			b.WriteString("\n     value: ")
-			b.WriteString(prototext.MarshalOptions{}.Format(o.Value))
+			b.WriteString(prototext.MarshalOptions{}.Format(kv.Redact(o.Value)))
 		}
 	}
 }

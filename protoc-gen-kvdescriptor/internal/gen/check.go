@@ -233,6 +233,7 @@ func checkFields(msg *protogen.Message) []error {
 	var errs []error
 	for _, f := range msg.Fields {
 		o := fieldOptions(f)
+		errs = append(errs, checkSensitiveField(f)...)
 		at := func(what string, sub ...int32) position {
 			return locate(msg.Desc.ParentFile(), optionPath(f.Location.Path, 8, sub...), "option (kvdescriptor.v1.field)."+what)
 		}

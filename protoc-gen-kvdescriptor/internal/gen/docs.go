@@ -605,6 +605,9 @@ func (d *docs) compareText(page string, m *model, f *protogen.Field) string {
 	if r := c.GetResolution(); r > 1 {
 		parts = append(parts, fmt.Sprintf("in units of %d (values within one unit are equal: the southbound keeps whole units)", r))
 	}
+	if o.GetSensitive() {
+		parts = append(parts, "a secret (sensitive): compared as it is, shown as "+code("REDACTED")+" wherever values are shown")
+	}
 	if c.GetUnsetEqualsEmpty() {
 		parts = append(parts, "unset equals a message at its defaults")
 	}

@@ -61,6 +61,7 @@ func emitFile(g *protogen.GeneratedFile, f *protogen.File, models, pkgModels []*
 	}
 	emitDefaults(jf, f)
 	emitFollows(jf, f)
+	emitRedacted(jf, f)
 	return jf.Render(g)
 }
 

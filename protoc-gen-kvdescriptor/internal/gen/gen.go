@@ -43,7 +43,7 @@ func Generate(plugin *protogen.Plugin) error {
 		}
 	}
 	for _, f := range plugin.Files {
-		if !f.Generate || len(byFile[f]) == 0 && !hasDefaults(f) {
+		if !f.Generate || len(byFile[f]) == 0 && !hasDefaults(f) && !hasSensitive(f) {
 			continue
 		}
 		g := plugin.NewGeneratedFile(f.GeneratedFilenamePrefix+".kv.go", f.GoImportPath)
@@ -94,6 +94,9 @@ func collect(files []*protogen.File) ([]*model, error) {
 		errs = append(errs, checkNames(files, all)...)
 		errs = append(errs, checkCycles(all)...)
 		errs = append(errs, checkModelCycles(all)...)
+		for _, m := range all {
+			errs = append(errs, checkSensitiveKeys(m)...)
+		}
 	}
 	if len(errs) > 0 {
 		// Sorted by place; an element message shared by two derived

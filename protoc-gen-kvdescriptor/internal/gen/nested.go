@@ -158,6 +158,7 @@ func rejectAll(msg *protogen.Message, model, prefix, why string, keep ...string)
 			{"recreate", 4, o.GetRecreate()},
 			{"compare", 5, o.GetCompare() != nil},
 			{"validate", 6, o.GetValidate() != nil},
+			{"sensitive", 7, o.GetSensitive()},
 		} {
 			if opt.set && !slices.Contains(keep, opt.name) {
 				errs = append(errs, errorf(fieldOptionPos(f, opt.name, opt.num), "%s (%s%s of %s): %s", f.Desc.FullName(), prefix, f.Desc.Name(), model, why))

@@ -194,7 +194,8 @@ func interfaceEqual(a, b *Interface) bool {
 		interfaceEqualBond(a.GetBond(), b.GetBond()) &&
 		a.EffectiveIpv6Vrf() == b.EffectiveIpv6Vrf() &&
 		interfaceEqualVmxnet3(a.GetVmxnet3(), b.GetVmxnet3()) &&
-		interfaceEqualRdma(a.GetRdma(), b.GetRdma())
+		interfaceEqualRdma(a.GetRdma(), b.GetRdma()) &&
+		interfaceEqualWireguard(a.GetWireguard(), b.GetWireguard())
 }
 
 // interfaceEqualTap compares the tap of two values of
@@ -288,6 +289,17 @@ func interfaceEqualRdma(a, b *Interface_Rdma) bool {
 		a.EffectiveTxqSize() == b.EffectiveTxqSize()
 }
 
+// interfaceEqualWireguard compares the wireguard of two values of
+// vpp.interfaces.v1.Interface.
+func interfaceEqualWireguard(a, b *Interface_Wireguard) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.GetPrivateKey() == b.GetPrivateKey() &&
+		a.GetPort() == b.GetPort() &&
+		kvimpl.EqualFormatted(kv.FormatIP, a.GetSrcAddress(), b.GetSrcAddress())
+}
+
 // interfaceNeedsRecreate reports whether changing a to b needs a re-create.
 func interfaceNeedsRecreate(a, b *Interface) bool {
 	return !(a.GetType() == b.GetType() &&
@@ -302,7 +314,8 @@ func interfaceNeedsRecreate(a, b *Interface) bool {
 		interfaceEqualIpip(a.GetIpip(), b.GetIpip()) &&
 		interfaceEqualBond(a.GetBond(), b.GetBond()) &&
 		interfaceEqualVmxnet3(a.GetVmxnet3(), b.GetVmxnet3()) &&
-		interfaceEqualRdma(a.GetRdma(), b.GetRdma()))
+		interfaceEqualRdma(a.GetRdma(), b.GetRdma()) &&
+		interfaceEqualWireguard(a.GetWireguard(), b.GetWireguard()))
 }
 
 // interfaceValidate validates a value of vpp.interfaces.v1.Interface, naming
@@ -554,6 +567,29 @@ func interfaceValidate(key string, v *Interface) error {
 		}
 		if v.GetRdma().GetTxqSize() > 65535 {
 			errs = errs.Add("rdma.txq_size", "%v is above the maximum 65535", v.GetRdma().GetTxqSize())
+		}
+	}
+	if v.GetWireguard() == nil && v.GetType() == Interface_TYPE_WIREGUARD {
+		errs = errs.Add("wireguard", "must be set when type is TYPE_WIREGUARD")
+	}
+	if v.GetWireguard() != nil && v.GetType() != Interface_TYPE_WIREGUARD {
+		errs = errs.Add("wireguard", "must be empty unless type is TYPE_WIREGUARD (it is %v)", v.GetType())
+	}
+	if v.GetWireguard() != nil {
+		if v.GetWireguard().GetPrivateKey() == "" {
+			errs = errs.Add("wireguard.private_key", "must be set")
+		}
+		if v.GetWireguard().GetPort() < 1 {
+			errs = errs.Add("wireguard.port", "%v is below the minimum 1", v.GetWireguard().GetPort())
+		}
+		if v.GetWireguard().GetPort() > 65535 {
+			errs = errs.Add("wireguard.port", "%v is above the maximum 65535", v.GetWireguard().GetPort())
+		}
+		if r := kv.CheckFormat(kv.FormatIP, v.GetWireguard().GetSrcAddress()); r != "" {
+			errs = errs.Add("wireguard.src_address", "%s", r)
+		}
+		if v.GetWireguard().GetSrcAddress() == "" {
+			errs = errs.Add("wireguard.src_address", "must be set")
 		}
 	}
 	for i, e := range v.GetIpAddresses() {
@@ -1895,4 +1931,24 @@ func (x *Interface) EffectiveIpv6Vrf() uint32 {
 		return *x.Ipv6Vrf
 	}
 	return x.GetVrf()
+}
+
+// Redacted returns x as it may be shown: x, or when one of its sensitive fields
+// (wireguard.private_key) is set, a copy with those fields replaced by
+// kv.RedactedText. It implements kv.Redactor.
+func (x *Interface) Redacted() proto.Message {
+	if x == nil {
+		return x
+	}
+	return kv.RedactPaths(x, "wireguard.private_key")
+}
+
+// Redacted returns x as it may be shown: x, or when one of its sensitive fields
+// (private_key) is set, a copy with those fields replaced by kv.RedactedText.
+// It implements kv.Redactor.
+func (x *Interface_Wireguard) Redacted() proto.Message {
+	if x == nil {
+		return x
+	}
+	return kv.RedactPaths(x, "private_key")
 }

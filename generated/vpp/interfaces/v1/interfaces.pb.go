@@ -58,6 +58,9 @@ const (
 	// TYPE_RDMA: VPP's RDMA (ibverbs) driver on a Linux network device,
 	// for Mellanox NICs; see rdma.
 	Interface_TYPE_RDMA Interface_Type = 22
+	// TYPE_WIREGUARD: a wireguard tunnel interface; see wireguard. Its
+	// peers are values of their own (vpp.wireguard.v1.Peer).
+	Interface_TYPE_WIREGUARD Interface_Type = 10
 )
 
 // Enum value maps for Interface_Type.
@@ -76,6 +79,7 @@ var (
 		20: "TYPE_BOND",
 		21: "TYPE_VMXNET3",
 		22: "TYPE_RDMA",
+		10: "TYPE_WIREGUARD",
 	}
 	Interface_Type_value = map[string]int32{
 		"TYPE_UNSPECIFIED":   0,
@@ -91,6 +95,7 @@ var (
 		"TYPE_BOND":          20,
 		"TYPE_VMXNET3":       21,
 		"TYPE_RDMA":          22,
+		"TYPE_WIREGUARD":     10,
 	}
 )
 
@@ -481,7 +486,11 @@ type Interface struct {
 	Vmxnet3 *Interface_Vmxnet3 `protobuf:"bytes,46,opt,name=vmxnet3,proto3" json:"vmxnet3,omitempty"`
 	// rdma: required for, and only for, an RDMA interface. VPP does not
 	// report it back (a resync keeps the value's). Changing it re-creates.
-	Rdma          *Interface_Rdma `protobuf:"bytes,47,opt,name=rdma,proto3" json:"rdma,omitempty"`
+	Rdma *Interface_Rdma `protobuf:"bytes,47,opt,name=rdma,proto3" json:"rdma,omitempty"`
+	// wireguard: required for, and only for, a wireguard interface. VPP
+	// cannot change one (a new key or port is a new interface): changing it
+	// re-creates, and its peers with it.
+	Wireguard     *Interface_Wireguard `protobuf:"bytes,25,opt,name=wireguard,proto3" json:"wireguard,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -694,6 +703,13 @@ func (x *Interface) GetVmxnet3() *Interface_Vmxnet3 {
 func (x *Interface) GetRdma() *Interface_Rdma {
 	if x != nil {
 		return x.Rdma
+	}
+	return nil
+}
+
+func (x *Interface) GetWireguard() *Interface_Wireguard {
+	if x != nil {
+		return x.Wireguard
 	}
 	return nil
 }
@@ -1635,11 +1651,76 @@ func (x *Interface_Rdma) GetTxqSize() uint32 {
 	return 0
 }
 
+// Wireguard holds the parameters of a wireguard interface.
+type Interface_Wireguard struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// private_key is the interface's private key, base64 (32 bytes, as
+	// wg genkey writes it). A secret: shown redacted everywhere.
+	PrivateKey string `protobuf:"bytes,1,opt,name=private_key,json=privateKey,proto3" json:"private_key,omitempty"`
+	// port is the UDP port it listens on.
+	Port uint32 `protobuf:"varint,2,opt,name=port,proto3" json:"port,omitempty"`
+	// src_address is the tunnel's source address.
+	SrcAddress    string `protobuf:"bytes,3,opt,name=src_address,json=srcAddress,proto3" json:"src_address,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Interface_Wireguard) Reset() {
+	*x = Interface_Wireguard{}
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Interface_Wireguard) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Interface_Wireguard) ProtoMessage() {}
+
+func (x *Interface_Wireguard) ProtoReflect() protoreflect.Message {
+	mi := &file_vpp_interfaces_v1_interfaces_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Interface_Wireguard.ProtoReflect.Descriptor instead.
+func (*Interface_Wireguard) Descriptor() ([]byte, []int) {
+	return file_vpp_interfaces_v1_interfaces_proto_rawDescGZIP(), []int{0, 13}
+}
+
+func (x *Interface_Wireguard) GetPrivateKey() string {
+	if x != nil {
+		return x.PrivateKey
+	}
+	return ""
+}
+
+func (x *Interface_Wireguard) GetPort() uint32 {
+	if x != nil {
+		return x.Port
+	}
+	return 0
+}
+
+func (x *Interface_Wireguard) GetSrcAddress() string {
+	if x != nil {
+		return x.SrcAddress
+	}
+	return ""
+}
+
 var File_vpp_interfaces_v1_interfaces_proto protoreflect.FileDescriptor
 
 const file_vpp_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"\n" +
-	"\"vpp/interfaces/v1/interfaces.proto\x12\x11vpp.interfaces.v1\x1a\x1dkvdescriptor/v1/options.proto\"\xf8,\n" +
+	"\"vpp/interfaces/v1/interfaces.proto\x12\x11vpp.interfaces.v1\x1a\x1dkvdescriptor/v1/options.proto\"\x9a/\n" +
 	"\tInterface\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12=\n" +
 	"\x04type\x18\x02 \x01(\x0e2!.vpp.interfaces.v1.Interface.TypeB\x06Ҽ\x19\x02 \x01R\x04type\x12\x18\n" +
@@ -1709,7 +1790,10 @@ const file_vpp_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"\x04type\x12\fTYPE_VMXNET3R\avmxnet3\x12e\n" +
 	"\x04rdma\x18/ \x01(\v2!.vpp.interfaces.v1.Interface.RdmaB.Ҽ\x19* \x012&J\x11\n" +
 	"\x04type\x12\tTYPE_RDMAR\x11\n" +
-	"\x04type\x12\tTYPE_RDMAR\x04rdma\x1aL\n" +
+	"\x04type\x12\tTYPE_RDMAR\x04rdma\x12~\n" +
+	"\twireguard\x18\x19 \x01(\v2&.vpp.interfaces.v1.Interface.WireguardB8Ҽ\x194 \x0120J\x16\n" +
+	"\x04type\x12\x0eTYPE_WIREGUARDR\x16\n" +
+	"\x04type\x12\x0eTYPE_WIREGUARDR\twireguard\x1aL\n" +
 	"\x05Memif\x12\x16\n" +
 	"\x06master\x18\x01 \x01(\bR\x06master\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\rR\x02id\x12\x1b\n" +
@@ -1807,7 +1891,16 @@ const file_vpp_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"\x04Mode\x12\r\n" +
 	"\tMODE_AUTO\x10\x00\x12\f\n" +
 	"\bMODE_IBV\x10\x01\x12\v\n" +
-	"\aMODE_DV\x10\x02\"\xfa\x01\n" +
+	"\aMODE_DV\x10\x02\x1a\x8b\x01\n" +
+	"\tWireguard\x12+\n" +
+	"\vprivate_key\x18\x01 \x01(\tB\n" +
+	"Ҽ\x19\x062\x02\b\x018\x01R\n" +
+	"privateKey\x12$\n" +
+	"\x04port\x18\x02 \x01(\rB\x10Ҽ\x19\f2\n" +
+	"\x18\x01 \x01(\x010\xff\xff\x03R\x04port\x12+\n" +
+	"\vsrc_address\x18\x03 \x01(\tB\n" +
+	"Ҽ\x19\x06\b\x032\x02\b\x01R\n" +
+	"srcAddress\"\x8e\x02\n" +
 	"\x04Type\x12\x14\n" +
 	"\x10TYPE_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rTYPE_LOOPBACK\x10\x01\x12\x0e\n" +
@@ -1822,7 +1915,9 @@ const file_vpp_interfaces_v1_interfaces_proto_rawDesc = "" +
 	"\x10TYPE_IPIP_TUNNEL\x10\t\x12\r\n" +
 	"\tTYPE_BOND\x10\x14\x12\x10\n" +
 	"\fTYPE_VMXNET3\x10\x15\x12\r\n" +
-	"\tTYPE_RDMA\x10\x16\"c\n" +
+	"\tTYPE_RDMA\x10\x16\x12\x12\n" +
+	"\x0eTYPE_WIREGUARD\x10\n" +
+	"\"c\n" +
 	"\x06RxMode\x12\x17\n" +
 	"\x13RX_MODE_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fRX_MODE_POLLING\x10\x01\x12\x15\n" +
@@ -1847,7 +1942,7 @@ func file_vpp_interfaces_v1_interfaces_proto_rawDescGZIP() []byte {
 }
 
 var file_vpp_interfaces_v1_interfaces_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
-var file_vpp_interfaces_v1_interfaces_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_vpp_interfaces_v1_interfaces_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_vpp_interfaces_v1_interfaces_proto_goTypes = []any{
 	(Interface_Type)(0),             // 0: vpp.interfaces.v1.Interface.Type
 	(Interface_RxMode)(0),           // 1: vpp.interfaces.v1.Interface.RxMode
@@ -1870,6 +1965,7 @@ var file_vpp_interfaces_v1_interfaces_proto_goTypes = []any{
 	(*Interface_Ip6NdPrefix)(nil),   // 18: vpp.interfaces.v1.Interface.Ip6NdPrefix
 	(*Interface_Vmxnet3)(nil),       // 19: vpp.interfaces.v1.Interface.Vmxnet3
 	(*Interface_Rdma)(nil),          // 20: vpp.interfaces.v1.Interface.Rdma
+	(*Interface_Wireguard)(nil),     // 21: vpp.interfaces.v1.Interface.Wireguard
 }
 var file_vpp_interfaces_v1_interfaces_proto_depIdxs = []int32{
 	0,  // 0: vpp.interfaces.v1.Interface.type:type_name -> vpp.interfaces.v1.Interface.Type
@@ -1887,15 +1983,16 @@ var file_vpp_interfaces_v1_interfaces_proto_depIdxs = []int32{
 	18, // 12: vpp.interfaces.v1.Interface.ip6_nd_prefixes:type_name -> vpp.interfaces.v1.Interface.Ip6NdPrefix
 	19, // 13: vpp.interfaces.v1.Interface.vmxnet3:type_name -> vpp.interfaces.v1.Interface.Vmxnet3
 	20, // 14: vpp.interfaces.v1.Interface.rdma:type_name -> vpp.interfaces.v1.Interface.Rdma
-	2,  // 15: vpp.interfaces.v1.Interface.Gre.kind:type_name -> vpp.interfaces.v1.Interface.Gre.Kind
-	3,  // 16: vpp.interfaces.v1.Interface.Bond.mode:type_name -> vpp.interfaces.v1.Interface.Bond.Mode
-	4,  // 17: vpp.interfaces.v1.Interface.Bond.load_balance:type_name -> vpp.interfaces.v1.Interface.Bond.LoadBalance
-	5,  // 18: vpp.interfaces.v1.Interface.Rdma.mode:type_name -> vpp.interfaces.v1.Interface.Rdma.Mode
-	19, // [19:19] is the sub-list for method output_type
-	19, // [19:19] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	21, // 15: vpp.interfaces.v1.Interface.wireguard:type_name -> vpp.interfaces.v1.Interface.Wireguard
+	2,  // 16: vpp.interfaces.v1.Interface.Gre.kind:type_name -> vpp.interfaces.v1.Interface.Gre.Kind
+	3,  // 17: vpp.interfaces.v1.Interface.Bond.mode:type_name -> vpp.interfaces.v1.Interface.Bond.Mode
+	4,  // 18: vpp.interfaces.v1.Interface.Bond.load_balance:type_name -> vpp.interfaces.v1.Interface.Bond.LoadBalance
+	5,  // 19: vpp.interfaces.v1.Interface.Rdma.mode:type_name -> vpp.interfaces.v1.Interface.Rdma.Mode
+	20, // [20:20] is the sub-list for method output_type
+	20, // [20:20] is the sub-list for method input_type
+	20, // [20:20] is the sub-list for extension type_name
+	20, // [20:20] is the sub-list for extension extendee
+	0,  // [0:20] is the sub-list for field type_name
 }
 
 func init() { file_vpp_interfaces_v1_interfaces_proto_init() }
@@ -1910,7 +2007,7 @@ func file_vpp_interfaces_v1_interfaces_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_vpp_interfaces_v1_interfaces_proto_rawDesc), len(file_vpp_interfaces_v1_interfaces_proto_rawDesc)),
 			NumEnums:      6,
-			NumMessages:   15,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
