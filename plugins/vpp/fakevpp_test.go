@@ -68,6 +68,11 @@ type fakeVPP struct {
 	gres     map[uint32]gre.GreTunnel
 	ipips    map[uint32]ipip.IpipTunnel
 	exts     []fakeExt // the parts simulated in files of their own
+	// deliver is held while a reply is handed to govpp; gen counts the
+	// connections: a reply queued on an earlier one is dropped, as a
+	// socket that closed drops it (see Connect).
+	deliver sync.Mutex
+	gen     uint64
 	unknown  sync.Map  // names of messages this VPP does not know (GetMsgID)
 	replies  chan func()
 	stop     chan struct{}
@@ -91,7 +96,9 @@ func newFakeVPP(t testing.TB) *fakeVPP {
 		for {
 			select {
 			case r := <-f.replies:
+				f.deliver.Lock()
 				r()
+				f.deliver.Unlock()
 			case <-f.stop:
 				return
 			}
@@ -233,6 +240,15 @@ func (f *fakeVPP) Connect() error {
 		return f.refuse
 	}
 	f.down = false
+	// Replies of the connection that ended are dropped, and none is
+	// handed to govpp while it reads the messages' ids after Connect
+	// returns (it writes its message map then without the lock that its
+	// reply callback takes: a stale reply at that moment is a data race in
+	// govpp). A VPP's socket never answers on a new connection what was
+	// asked on an old one.
+	f.deliver.Lock()
+	f.gen++
+	f.deliver.Unlock()
 	return nil
 }
 
@@ -346,8 +362,11 @@ func (f *fakeVPP) handle(req mock.MessageDTO) ([]byte, uint16, bool) {
 		binary.BigEndian.PutUint32(b[at:at+4], req.ClientID)
 		data, ids = append(data, b), append(ids, id)
 	}
-	cb := f.cb
+	cb, gen := f.cb, f.gen
 	f.replies <- func() {
+		if gen != f.gen { // a reply of an earlier connection (f.deliver held)
+			return
+		}
 		for i := range data {
 			cb(ids[i], data[i])
 		}
