@@ -264,25 +264,47 @@ func (f *fleet) change(t *testing.T, what string, during func()) {
 	f.rounds++
 	rev0 := f.revision()
 	m0 := f.metrics()
-	committed := map[string]time.Time{}
+	// The keys first, so the poller (which starts before the first
+	// write, so an agent that converges early is seen early) reads them
+	// unchanged.
+	txns := map[string][]clientv3.Op{}
+	for _, name := range f.names {
+		for k := range perAgent {
+			key := fmt.Sprintf("linux/interface/lo%d", round*perAgent+k+1)
+			ifname := key[len("linux/interface/"):]
+			txns[name] = append(txns[name], clientv3.OpPut("/kvdescriptor/"+name+"/config/"+key,
+				fmt.Sprintf(`{"name": %q, "type": "TYPE_LOOPBACK"}`, ifname)))
+			f.keys[name] = append(f.keys[name], key)
+		}
+	}
+	want := map[string]int{}
+	for name, keys := range f.keys {
+		want[name] = len(keys)
+	}
+	committed := &commits{at: map[string]time.Time{}}
+	type result struct {
+		times map[string]time.Duration
+		err   error
+	}
+	done := make(chan result, 1)
+	go func() {
+		times, err := f.waitConverged(want, committed)
+		done <- result{times, err}
+	}()
 	start := time.Now()
 	for i, name := range f.names {
 		if during != nil && i == len(f.names)/2 {
 			during()
 		}
-		var ops []clientv3.Op
-		for k := range perAgent {
-			key := fmt.Sprintf("linux/interface/lo%d", round*perAgent+k+1)
-			ifname := key[len("linux/interface/"):]
-			ops = append(ops, clientv3.OpPut("/kvdescriptor/"+name+"/config/"+key,
-				fmt.Sprintf(`{"name": %q, "type": "TYPE_LOOPBACK"}`, ifname)))
-			f.keys[name] = append(f.keys[name], key)
-		}
-		f.txn(ops)
-		committed[name] = time.Now()
+		f.txn(txns[name])
+		committed.set(name, time.Now())
 	}
 	written := time.Since(start)
-	times := f.waitConverged(committed)
+	res := <-done
+	if res.err != nil {
+		t.Fatal(res.err)
+	}
+	times := res.times
 	total := time.Since(start)
 	f.verify()
 	rev1 := f.revision()
@@ -325,44 +347,67 @@ func (f *fleet) txn(ops []clientv3.Op) {
 	}
 }
 
-// waitConverged polls the agents' summaries until each says all its values
-// CONFIGURED and returns, by agent, the time from its transaction's commit
-// to the first poll that saw it (the status write-back's one-second batch
-// included).
-func (f *fleet) waitConverged(committed map[string]time.Time) map[string]time.Duration {
-	f.t.Helper()
+// commits are the times the agents' transactions committed.
+type commits struct {
+	mu sync.Mutex
+	at map[string]time.Time
+}
+
+func (c *commits) set(name string, t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.at[name] = t
+}
+
+func (c *commits) get(name string) (time.Time, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, ok := c.at[name]
+	return t, ok
+}
+
+// waitConverged polls the agents' summaries (every 100 ms, from before the
+// first write) until each says all its values CONFIGURED (want of them,
+// nothing else) and returns, by agent, the time from its transaction's
+// commit to the first poll that saw it (the status write-back's one-second
+// batch included).
+func (f *fleet) waitConverged(want map[string]int, committed *commits) (map[string]time.Duration, error) {
 	times := map[string]time.Duration{}
 	deadline := time.Now().Add(converge)
-	var last map[string]string
+	last := map[string]string{}
 	for len(times) < len(f.names) {
-		r := f.get(etcdsrc.DefaultFleetPrefix + "summary/")
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		r, err := f.cl.Get(ctx, etcdsrc.DefaultFleetPrefix+"summary/", clientv3.WithPrefix())
+		cancel()
 		now := time.Now()
-		last = map[string]string{}
-		for _, kv := range r.Kvs {
-			var s etcdsrc.FleetSummary
-			if err := json.Unmarshal(kv.Value, &s); err != nil {
-				f.t.Fatalf("summary %s: %v", kv.Key, err)
-			}
-			last[s.Agent] = string(kv.Value)
-			if _, done := times[s.Agent]; done {
-				continue
-			}
-			if s.States["CONFIGURED"] == len(f.keys[s.Agent]) && len(s.States) == 1 {
-				times[s.Agent] = now.Sub(committed[s.Agent])
+		if err == nil {
+			for _, kv := range r.Kvs {
+				var s etcdsrc.FleetSummary
+				if err := json.Unmarshal(kv.Value, &s); err != nil {
+					return nil, fmt.Errorf("summary %s: %v", kv.Key, err)
+				}
+				last[s.Agent] = string(kv.Value)
+				if _, done := times[s.Agent]; done {
+					continue
+				}
+				at, ok := committed.get(s.Agent)
+				if ok && s.States["CONFIGURED"] == want[s.Agent] && len(s.States) == 1 {
+					times[s.Agent] = now.Sub(at)
+				}
 			}
 		}
-		if time.Now().After(deadline) {
+		if now.After(deadline) {
 			var missing []string
 			for _, name := range f.names {
 				if _, ok := times[name]; !ok {
 					missing = append(missing, name+": "+last[name])
 				}
 			}
-			f.t.Fatalf("not converged after %v:\n%s", converge, strings.Join(missing, "\n"))
+			return nil, fmt.Errorf("not converged after %v (last read error %v):\n%s", converge, err, strings.Join(missing, "\n"))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	return times
+	return times, nil
 }
 
 // verify reads every agent's status keys: each value written is
