@@ -467,15 +467,38 @@ func (f *fleet) atRest(window time.Duration) {
 	f.t.Helper()
 	rev0 := f.revision()
 	m0 := f.metrics()
+	g0 := f.grpcCalls()
 	time.Sleep(window)
 	rev1 := f.revision()
 	m1 := f.metrics()
+	g1 := f.grpcCalls()
+	var calls []string
+	for method, v := range g1 {
+		if d := v - g0[method]; d > 0 {
+			calls = append(calls, fmt.Sprintf("%s %v", method, d))
+		}
+	}
+	slices.Sort(calls)
+	f.t.Logf("at rest: gRPC calls completed on all members by method: %s", strings.Join(calls, ", "))
 	n := len(f.names)
 	perMin := float64(rev1-rev0) / float64(n) / window.Minutes()
 	f.t.Logf("at rest for %v: %d etcd writes (revisions) = %.2f per agent per minute; puts applied %v; gRPC calls completed %v (the harness's reads included)",
 		window, rev1-rev0, perMin, m1["etcd_mvcc_put_total"]-m0["etcd_mvcc_put_total"], m1["grpc_server_handled_total"]-m0["grpc_server_handled_total"])
 	fmt.Printf("BenchmarkFleet/at_rest/agents=%d\t1\t%.2f writes/agent/min\n", n, perMin)
 	f.watchCount("at rest")
+}
+
+// grpcCalls sums the members' completed gRPC calls by method.
+func (f *fleet) grpcCalls() map[string]float64 {
+	sum := map[string]float64{}
+	for i := range f.c.Size() {
+		if m, err := f.c.Metrics(i); err == nil {
+			for k, v := range m.GRPCHandled {
+				sum[k] += v
+			}
+		}
+	}
+	return sum
 }
 
 // watchCount logs the watches the members hold (summed over the members:
