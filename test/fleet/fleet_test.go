@@ -1,9 +1,10 @@
 // Package fleet measures a fleet of real agent processes on a real
 // 3-member etcd cluster: a fleet-wide change, the leader killed during a
-// change, a follower killed and restarted, compaction during a change, and
-// the load the fleet puts on etcd. Figures are logged (t.Logf), never
-// asserted; the test asserts only that every agent converges (within a
-// generous bound) with nothing lost and nothing wrongly deleted.
+// change, a follower killed and restarted, compaction during a change, a
+// rollout in waves with kvctl fleet rollout, and the load the fleet puts
+// on etcd. Figures are logged (t.Logf), never asserted; the test asserts
+// only that every agent converges (within a generous bound) with nothing
+// lost and nothing wrongly deleted.
 //
 // The CI run uses 10 agents; BENCHMARKS.md ("Fleet on etcd") gives the
 // long command (KVD_FLEET_AGENTS=200).
@@ -30,7 +31,7 @@ import (
 	"github.com/kvdescriptor/kvdescriptor/runtime/nb/etcd/etcdtest"
 )
 
-var agentBin string
+var agentBin, kvctlBin string
 
 func TestMain(m *testing.M) {
 	os.Exit(testMain(m))
@@ -44,10 +45,13 @@ func testMain(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	agentBin = filepath.Join(dir, "agent")
+	kvctlBin = filepath.Join(dir, "kvctl")
 	// Without -race: the agents' memory is what a fleet would see.
-	if out, err := exec.Command("go", "build", "-o", agentBin, "../../examples/agent").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "go build the agent: %v\n%s", err, out)
-		return 1
+	for bin, pkg := range map[string]string{agentBin: "../../examples/agent", kvctlBin: "../../cmd/kvctl"} {
+		if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "go build %s: %v\n%s", pkg, err, out)
+			return 1
+		}
 	}
 	return m.Run()
 }
@@ -180,6 +184,9 @@ func TestFleet(t *testing.T) {
 			t.Logf("compacted at revision %d", r.Header.Revision)
 		})
 	})
+	// f. A rollout of 100 values to every agent with kvctl fleet rollout,
+	// in waves of 10 %, each gated on the previous one's health.
+	t.Run("rollout", func(t *testing.T) { f.rollout(t, dir) })
 	f.resources("after all changes")
 	f.watchCount("end")
 	f.stopAgents()
@@ -327,6 +334,41 @@ func (f *fleet) change(t *testing.T, what string, during func()) {
 	fmt.Printf("BenchmarkFleet/%s/agents=%d\t1\t%d p50-ms\t%d p99-ms\t%d max-ms\t%d total-ms\t%.1f writes/agent\n",
 		strings.ReplaceAll(what, " ", "_"), n, pct(0.5).Milliseconds(), pct(0.99).Milliseconds(), pct(1).Milliseconds(),
 		total.Milliseconds(), float64(agentWrites)/float64(n))
+}
+
+// rollout writes perAgent new values to every agent with kvctl fleet
+// rollout --wave 10% and checks them as change does.
+func (f *fleet) rollout(t *testing.T, dir string) {
+	round := f.rounds
+	f.rounds++
+	var yaml strings.Builder
+	for k := range perAgent {
+		key := fmt.Sprintf("linux/interface/lo%d", round*perAgent+k+1)
+		fmt.Fprintf(&yaml, "%s: {name: %s, type: TYPE_LOOPBACK}\n", key, key[len("linux/interface/"):])
+		for _, name := range f.names {
+			f.keys[name] = append(f.keys[name], key)
+		}
+	}
+	file := filepath.Join(dir, "rollout.yaml")
+	if err := os.WriteFile(file, []byte(yaml.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rev0 := f.revision()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*converge)
+	defer cancel()
+	start := time.Now()
+	out, err := exec.CommandContext(ctx, kvctlBin, "fleet", "--endpoints", strings.Join(f.c.Endpoints(), ","),
+		"rollout", "-f", file, "--wave", "10%", "--wave-timeout", converge.String()).CombinedOutput()
+	took := time.Since(start)
+	if err != nil {
+		t.Fatalf("kvctl fleet rollout: %v\n%s", err, out)
+	}
+	f.verify()
+	n := len(f.names)
+	agentWrites := f.revision() - rev0 - int64(n)
+	t.Logf("rollout of %d values to %d agents in waves of 10%%: %v; etcd writes by the agents %d = %.1f per agent; 0 lost updates, 0 wrong deletes; kvctl said:\n%s",
+		perAgent, n, took.Round(time.Millisecond), agentWrites, float64(agentWrites)/float64(n), out)
+	fmt.Printf("BenchmarkFleet/rollout_waves_10%%/agents=%d\t1\t%d total-ms\t%.1f writes/agent\n", n, took.Milliseconds(), float64(agentWrites)/float64(n))
 }
 
 // txn commits ops in one transaction, again after an error (a transaction
