@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/protobuf/encoding/protojson"
 
@@ -433,14 +434,14 @@ func (c *cli) writeAgent(ctx context.Context, cl *clientv3.Client, agent string,
 	for _, v := range values {
 		gets = append(gets, clientv3.OpGet(src.Prefix()+v.key), clientv3.OpGet(src.StatusPrefix()+v.key))
 	}
-	resp, err := cl.Txn(rctx).Then(gets...).Commit()
+	resps, err := readOps(rctx, cl, gets)
 	if err != nil {
 		return nil, err
 	}
 	var puts []clientv3.Op
 	out := make([]pendingValue, len(values))
 	for i, v := range values {
-		cur, st := resp.Responses[2*i].GetResponseRange().Kvs, resp.Responses[2*i+1].GetResponseRange().Kvs
+		cur, st := resps[2*i].GetResponseRange().Kvs, resps[2*i+1].GetResponseRange().Kvs
 		out[i] = pendingValue{agent: agent, key: v.key}
 		if len(st) > 0 {
 			out[i].statusRev = st[0].ModRevision
@@ -455,6 +456,27 @@ func (c *cli) writeAgent(ctx context.Context, cl *clientv3.Client, agent string,
 		if _, err := cl.Txn(rctx).Then(puts...).Commit(); err != nil {
 			return nil, err
 		}
+	}
+	return out, nil
+}
+
+// maxReadOps is the number of reads of one transaction of readOps, within
+// etcd's default limit of operations per transaction (128).
+const maxReadOps = 100
+
+// readOps runs the reads gets in transactions of at most maxReadOps and
+// returns their responses in order. Reads of different transactions may
+// see different revisions: each read is compared with a later one only.
+func readOps(ctx context.Context, cl *clientv3.Client, gets []clientv3.Op) ([]*etcdserverpb.ResponseOp, error) {
+	var out []*etcdserverpb.ResponseOp
+	for len(gets) > 0 {
+		n := min(len(gets), maxReadOps)
+		resp, err := cl.Txn(ctx).Then(gets[:n]...).Commit()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, resp.Responses...)
+		gets = gets[n:]
 	}
 	return out, nil
 }
@@ -482,13 +504,13 @@ func (c *cli) awaitWave(ctx context.Context, cl *clientv3.Client, pending []pend
 				gets = append(gets, clientv3.OpGet(src.StatusPrefix()+p.key))
 			}
 			rctx, cancel := context.WithTimeout(ctx, c.timeout)
-			resp, err := cl.Txn(rctx).Then(gets...).Commit()
+			resps, err := readOps(rctx, cl, gets)
 			cancel()
 			if err != nil {
 				return err
 			}
 			for i, p := range ps {
-				kvs := resp.Responses[i].GetResponseRange().Kvs
+				kvs := resps[i].GetResponseRange().Kvs
 				state := "no status"
 				var d etcd.StatusDoc
 				switch {

@@ -128,3 +128,29 @@ linux/interface/lo8: {name: lo8, type: TYPE_LOOPBACK, mtu: 1400}
 		t.Errorf("diff a/b: exit code %d\n%s", code, out)
 	}
 }
+
+// TestFleetRolloutHundredValues rolls 100 values out to one agent that
+// never reports: each agent's values are one etcd transaction of 100 puts
+// (within etcd's 128 operations), and the reads around it (the values and
+// statuses before, the statuses while waiting) must not exceed the limit
+// either. The wave then times out, with every value written.
+func TestFleetRolloutHundredValues(t *testing.T) {
+	srv := etcdtest.Start(t)
+	cl := srv.Dial()
+	defer cl.Close()
+	var b strings.Builder
+	for i := range 100 {
+		fmt.Fprintf(&b, "linux/interface/lo%d: {name: lo%d, type: TYPE_LOOPBACK}\n", i+1, i+1)
+	}
+	file := writeConfig(t, t.TempDir(), "hundred.yaml", b.String())
+	out, code := kvctl(t, "fleet", "--endpoints", srv.URL, "rollout", "-f", file, "--agents", "h0", "--wave", "1", "--wave-timeout", "2s")
+	if code == 0 || strings.Contains(out, "too many operations") || !strings.Contains(out, "wave 1/1") {
+		t.Fatalf("rollout to an agent that never reports: exit code %d\n%s", code, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r, err := cl.Get(ctx, "/kvdescriptor/h0/config/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil || r.Count != 100 {
+		t.Fatalf("values written: %v, %v; want 100", r, err)
+	}
+}

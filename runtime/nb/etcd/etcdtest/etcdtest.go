@@ -31,12 +31,16 @@ type Server struct {
 	// Dir is the data directory.
 	Dir string
 	// URL is the client URL.
-	URL    string
-	peer   string
-	mu     sync.Mutex
-	cmd    *exec.Cmd
-	out    *bytes.Buffer
-	exited chan struct{}
+	URL  string
+	peer string
+	// name and cluster are the member's name and --initial-cluster
+	// (a single-member cluster when empty).
+	name    string
+	cluster string
+	mu      sync.Mutex
+	cmd     *exec.Cmd
+	out     *bytes.Buffer
+	exited  chan struct{}
 }
 
 // Binary returns the etcd server's path, or fails the test: make test
@@ -82,15 +86,27 @@ func Start(t testing.TB) *Server {
 // Start starts the process (again) and waits until it answers.
 func (s *Server) Start() {
 	s.t.Helper()
+	s.spawn()
+	s.waitReady()
+}
+
+// spawn starts the process.
+func (s *Server) spawn() {
+	s.t.Helper()
 	s.mu.Lock()
+	name, cluster := s.name, s.cluster
+	if name == "" {
+		name, cluster = "test", "test="+s.peer
+	}
 	cmd := exec.Command(s.bin,
-		"--name", "test",
+		"--name", name,
 		"--data-dir", s.Dir,
 		"--listen-client-urls", s.URL,
 		"--advertise-client-urls", s.URL,
 		"--listen-peer-urls", s.peer,
 		"--initial-advertise-peer-urls", s.peer,
-		"--initial-cluster", "test="+s.peer,
+		"--initial-cluster", cluster,
+		"--initial-cluster-token", "etcdtest",
 		"--logger", "zap",
 		"--log-level", "error",
 	)
@@ -105,10 +121,18 @@ func (s *Server) Start() {
 	s.exited = exited
 	go func() { _ = cmd.Wait(); close(exited) }()
 	s.mu.Unlock()
+}
 
+// waitReady waits until the server answers a linearizable read (in a
+// cluster: until it has a leader).
+func (s *Server) waitReady() {
+	s.t.Helper()
+	s.mu.Lock()
+	exited := s.exited
+	s.mu.Unlock()
 	c := s.Dial()
 	defer c.Close()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		_, err := c.Get(ctx, "health")
@@ -122,7 +146,7 @@ func (s *Server) Start() {
 		default:
 		}
 		if time.Now().After(deadline) {
-			s.t.Fatalf("etcd did not answer in 20s: %v\n%s", err, s.Output())
+			s.t.Fatalf("etcd did not answer in 60s: %v\n%s", err, s.Output())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -151,6 +175,27 @@ func (s *Server) Stop() {
 		_ = cmd.Process.Kill()
 		<-exited
 	}
+}
+
+// Kill kills the process with SIGKILL (a crash: no clean shutdown) and
+// waits for it to exit.
+func (s *Server) Kill() {
+	s.mu.Lock()
+	cmd, exited := s.cmd, s.exited
+	s.cmd = nil
+	s.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Kill()
+	<-exited
+}
+
+// Running says whether the process was started and not stopped or killed.
+func (s *Server) Running() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cmd != nil
 }
 
 // NewClient returns a client of the server, closed when the test ends
