@@ -50,30 +50,30 @@ type fakeVPP struct {
 	mute     bool               // requests are recorded, and only control pings answered
 	refuse   error              // what Connect returns
 
-	nextIf   uint32
-	ifaces   map[uint32]*vppif.SwInterfaceDetails
-	ifVrf    map[uint32]uint32 // IPv4 table
-	ifVrf6   map[uint32]uint32 // IPv6 table
-	addrs    map[uint32][]ip_types.AddressWithPrefix
-	nextBD   uint32
-	bds      map[uint32]*l2.BridgeDomainDetails
-	fib      map[uint32][]*l2.L2FibTableDetails
-	tables   map[ip.IPTable]bool
-	routes   map[routeID]*fakeRoute // one per table, prefix and source
-	nextSeq  uint64
-	neigh    []ip_neighbor.IPNeighbor
-	vxlans   map[uint32]*vxlan.VxlanTunnelV2Details
-	unnum    map[uint32]uint32 // unnumbered interface -> the one whose addresses it uses
-	rxMode   map[uint32]interface_types.RxMode
-	gres     map[uint32]gre.GreTunnel
-	ipips    map[uint32]ipip.IpipTunnel
-	exts     []fakeExt // the parts simulated in files of their own
+	nextIf  uint32
+	ifaces  map[uint32]*vppif.SwInterfaceDetails
+	ifVrf   map[uint32]uint32 // IPv4 table
+	ifVrf6  map[uint32]uint32 // IPv6 table
+	addrs   map[uint32][]ip_types.AddressWithPrefix
+	nextBD  uint32
+	bds     map[uint32]*l2.BridgeDomainDetails
+	fib     map[uint32][]*l2.L2FibTableDetails
+	tables  map[ip.IPTable]bool
+	routes  map[routeID]*fakeRoute // one per table, prefix and source
+	nextSeq uint64
+	neigh   []ip_neighbor.IPNeighbor
+	vxlans  map[uint32]*vxlan.VxlanTunnelV2Details
+	unnum   map[uint32]uint32 // unnumbered interface -> the one whose addresses it uses
+	rxMode  map[uint32]interface_types.RxMode
+	gres    map[uint32]gre.GreTunnel
+	ipips   map[uint32]ipip.IpipTunnel
+	exts    []fakeExt // the parts simulated in files of their own
 	// deliver is held while a reply is handed to govpp; gen counts the
 	// connections: a reply queued on an earlier one is dropped, as a
 	// socket that closed drops it (see Connect).
-	deliver sync.Mutex
-	gen     uint64
-	unknown  sync.Map  // names of messages this VPP does not know (GetMsgID)
+	deliver  sync.Mutex
+	gen      uint64
+	unknown  sync.Map // names of messages this VPP does not know (GetMsgID)
 	replies  chan func()
 	stop     chan struct{}
 	stopOnce sync.Once
