@@ -37,6 +37,28 @@ func TestFlags(t *testing.T) {
 		t.Errorf("graph --txn 1: exit code %d\n%.400s", code, out)
 	}
 
+	// The filters: by model, a key's neighbourhood, the bound on nodes.
+	out, code = a.kvctl(t, "graph", "--model", "linux.l3.v1.Route")
+	if code != 0 || !strings.Contains(out, "linux/route/f1/10.5.0.0/16") || strings.Contains(out, `"linux/interface/f1"`) {
+		t.Errorf("graph --model linux.l3.v1.Route: exit code %d\n%.600s", code, out)
+	}
+	out, code = a.kvctl(t, "graph", "--around", "linux/route/f1/10.5.0.0/16", "--depth", "1")
+	if code != 0 || !strings.Contains(out, "linux/route/f1/10.5.0.0/16") || !strings.Contains(out, "linux/interface/f1") {
+		t.Errorf("graph --around: exit code %d\n%.600s", code, out)
+	}
+	out, code = a.kvctl(t, "graph", "--max-nodes", "1")
+	if code == 0 || !strings.Contains(out, "max_nodes") || !strings.Contains(out, "filter.model") {
+		t.Errorf("graph --max-nodes 1: exit code %d\n%.600s", code, out)
+	}
+	out, code = a.kvctl(t, "graph", "--depth", "2")
+	if code != exitUsage || !strings.Contains(out, "--around") {
+		t.Errorf("graph --depth without --around: exit code %d\n%.600s", code, out)
+	}
+	out, code = a.kvctl(t, "graph", "--state", "NOSUCH")
+	if code == 0 || !strings.Contains(out, "filter.state") {
+		t.Errorf("graph --state NOSUCH: exit code %d\n%.600s", code, out)
+	}
+
 	out, code = a.kvctl(t, "delete", "--wait", "linux/route/f1/10.5.0.0/16", "linux/interface/f1")
 	if code != 0 || !strings.Contains(out, "DELETE linux/interface/f1 REMOVED") {
 		t.Errorf("delete --wait: exit code %d\n%s", code, out)

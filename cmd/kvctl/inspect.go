@@ -100,6 +100,7 @@ prefix that no key of --model can start with is an error (exit code 1).`,
 func (c *cli) graphCmd() *cobra.Command {
 	var seq uint64
 	var format, out string
+	var filter graphFilterFlags
 	cmd := &cobra.Command{
 		Use:   "graph",
 		Short: "The dependency graph, in DOT or SVG",
@@ -114,8 +115,11 @@ func (c *cli) graphCmd() *cobra.Command {
 			default:
 				return usage("--format %q: want dot or svg", format)
 			}
+			if err := filter.check(); err != nil {
+				return err
+			}
 			return c.call(cmd, func(ctx context.Context, cl agentAPI) error {
-				resp, err := cl.Graph(ctx, &apiv1.GraphRequest{Seq: seq, Format: f})
+				resp, err := cl.Graph(ctx, &apiv1.GraphRequest{Seq: seq, Format: f, Filter: filter.message()})
 				if err != nil {
 					return err
 				}
@@ -133,5 +137,40 @@ func (c *cli) graphCmd() *cobra.Command {
 	cmd.Flags().Uint64Var(&seq, "txn", 0, "the graph as of this transaction (0: now)")
 	cmd.Flags().StringVar(&format, "format", "dot", "dot or svg")
 	cmd.Flags().StringVarP(&out, "out", "O", "", "write the graph to this file")
+	filter.register(cmd)
 	return cmd
+}
+
+// graphFilterFlags are graph's filters, as the API's GraphFilter has them
+// (the agent checks them again and names the field it refuses).
+type graphFilterFlags struct {
+	model, state, around string
+	depth, maxNodes      uint32
+}
+
+func (g *graphFilterFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&g.model, "model", "", "only the values of this descriptor (as kvctl models lists it)")
+	fl.StringVar(&g.state, "state", "", "only the values in this state (PENDING, FAILED, ...)")
+	fl.StringVar(&g.around, "around", "", "only this key's neighbourhood: its dependencies, dependents, bases and derived values")
+	fl.Uint32Var(&g.depth, "depth", 0, "how many edges away from --around (1 to 100; 0: 1)")
+	fl.Uint32Var(&g.maxNodes, "max-nodes", 1000, "refuse a graph with more nodes than this once filtered, naming the filters that narrow it (0: no bound)")
+}
+
+func (g *graphFilterFlags) check() error {
+	if g.depth > 100 {
+		return usage("--depth %d: want 1 to 100", g.depth)
+	}
+	if g.depth != 0 && g.around == "" {
+		return usage("--depth: only with --around")
+	}
+	return nil
+}
+
+// message is the filter to send, nil when it keeps the whole graph.
+func (g *graphFilterFlags) message() *apiv1.GraphFilter {
+	if *g == (graphFilterFlags{}) {
+		return nil
+	}
+	return &apiv1.GraphFilter{Model: g.model, State: g.state, Key: g.around, Depth: g.depth, MaxNodes: g.maxNodes}
 }
