@@ -26,6 +26,8 @@ import (
 	"go.fd.io/govpp/binapi/memif"
 	"go.fd.io/govpp/binapi/nat44_ed"
 	"go.fd.io/govpp/binapi/rdma"
+	"go.fd.io/govpp/binapi/span"
+	"go.fd.io/govpp/binapi/stn"
 	"go.fd.io/govpp/binapi/tapv2"
 	"go.fd.io/govpp/binapi/teib"
 	"go.fd.io/govpp/binapi/vmxnet3"
@@ -79,6 +81,8 @@ var usedMessages = []api.Message{
 	(*rdma.RdmaCreateV4)(nil), (*rdma.RdmaDelete)(nil),
 	(*vmxnet3.SwVmxnet3InterfaceDump)(nil), (*vmxnet3.Vmxnet3Create)(nil), (*vmxnet3.Vmxnet3Delete)(nil),
 	(*nat44_ed.Nat44AddDelAddressRange)(nil), (*nat44_ed.Nat44AddDelIdentityMapping)(nil), (*nat44_ed.Nat44AddDelStaticMappingV2)(nil), (*nat44_ed.Nat44AddressDump)(nil), (*nat44_ed.Nat44EdPluginEnableDisable)(nil), (*nat44_ed.Nat44ForwardingEnableDisable)(nil), (*nat44_ed.Nat44IdentityMappingDump)(nil), (*nat44_ed.Nat44InterfaceAddDelFeature)(nil), (*nat44_ed.Nat44InterfaceDump)(nil), (*nat44_ed.Nat44ShowRunningConfig)(nil), (*nat44_ed.Nat44StaticMappingDump)(nil),
+	(*stn.StnAddDelRule)(nil), (*stn.StnRulesDump)(nil),
+	(*span.SwInterfaceSpanDump)(nil), (*span.SwInterfaceSpanEnableDisable)(nil),
 }
 
 // checkMessages are usedMessages and the messages VPP answers them with

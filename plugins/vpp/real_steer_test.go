@@ -1,0 +1,66 @@
+//go:build vpp
+
+package vpp
+
+import (
+	"context"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	vppinterfaces "github.com/kvdescriptor/kvdescriptor/generated/vpp/interfaces/v1"
+	vppstn "github.com/kvdescriptor/kvdescriptor/generated/vpp/stn/v1"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
+)
+
+// TestRealVPPSteer runs an STN rule and the two kinds of SPAN against a
+// real VPP (see realVPP; VPP's stn plugin loaded, as it is by default):
+// create, a downstream resync that finds them all configured and changes
+// nothing, delete.
+func TestRealVPPSteer(t *testing.T) {
+	p := realVPP(t)
+	e := &env{t: t, ctx: context.Background(), p: p}
+	var err error
+	if e.s, err = scheduler.New(scheduler.WithLogger(testLogger(t))); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = e.s.Close(e.ctx) }()
+	if err := e.s.Register(p.Descriptors()...); err != nil {
+		t.Fatal(err)
+	}
+	lo := func(name, addr string) *vppinterfaces.Interface {
+		return &vppinterfaces.Interface{Name: name, Type: vppinterfaces.Interface_TYPE_LOOPBACK, Enabled: true, IpAddresses: []string{addr}}
+	}
+	values := []proto.Message{
+		lo("kvdtest-s1", "10.96.1.1/24"), lo("kvdtest-s2", "10.96.2.1/24"), lo("kvdtest-s3", "10.96.3.1/24"),
+		&vppstn.Rule{IpAddress: "10.96.1.5", Interface: "kvdtest-s2"},
+		&vppinterfaces.Span{InterfaceFrom: "kvdtest-s1", InterfaceTo: "kvdtest-s2", Direction: vppinterfaces.Span_BOTH},
+		&vppinterfaces.Span{InterfaceFrom: "kvdtest-s3", InterfaceTo: "kvdtest-s2", Direction: vppinterfaces.Span_RX, IsL2: true},
+	}
+	e.put(nil, values...)
+	check := func(when string) {
+		for _, st := range e.s.Statuses("vpp/") {
+			if st.Intended && st.State != scheduler.CONFIGURED {
+				t.Errorf("%s: %s: %s (%v)", when, st.Key, st.State, st.LastErr)
+			}
+		}
+	}
+	check("after the commit")
+	res, err := e.s.Txn(scheduler.DownstreamResync()).Commit(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("after a resync")
+	for _, op := range res.Executed {
+		if op.Kind == scheduler.OpCreate || op.Kind == scheduler.OpUpdate || op.Kind == scheduler.OpDelete {
+			t.Errorf("the resync made %s %s", op.Kind, op.Key)
+		}
+	}
+	txn := e.s.Txn()
+	for _, v := range values {
+		txn.Delete(l2l3Key(v))
+	}
+	if _, err := txn.Commit(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+}
