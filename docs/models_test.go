@@ -23,6 +23,7 @@ import (
 	_ "github.com/kvdescriptor/kvdescriptor/generated/vpp/l2/v1"
 	_ "github.com/kvdescriptor/kvdescriptor/generated/vpp/l3/v1"
 	_ "github.com/kvdescriptor/kvdescriptor/generated/vpp/nat/v1"
+	_ "github.com/kvdescriptor/kvdescriptor/generated/vpp/punt/v1"
 	_ "github.com/kvdescriptor/kvdescriptor/generated/vpp/stn/v1"
 	_ "github.com/kvdescriptor/kvdescriptor/generated/vpp/wireguard/v1"
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"

@@ -25,6 +25,7 @@ import (
 	"go.fd.io/govpp/binapi/l3xc"
 	"go.fd.io/govpp/binapi/memif"
 	"go.fd.io/govpp/binapi/nat44_ed"
+	"go.fd.io/govpp/binapi/punt"
 	"go.fd.io/govpp/binapi/rdma"
 	"go.fd.io/govpp/binapi/span"
 	"go.fd.io/govpp/binapi/stn"
@@ -83,6 +84,7 @@ var usedMessages = []api.Message{
 	(*nat44_ed.Nat44AddDelAddressRange)(nil), (*nat44_ed.Nat44AddDelIdentityMapping)(nil), (*nat44_ed.Nat44AddDelStaticMappingV2)(nil), (*nat44_ed.Nat44AddressDump)(nil), (*nat44_ed.Nat44EdPluginEnableDisable)(nil), (*nat44_ed.Nat44ForwardingEnableDisable)(nil), (*nat44_ed.Nat44IdentityMappingDump)(nil), (*nat44_ed.Nat44InterfaceAddDelFeature)(nil), (*nat44_ed.Nat44InterfaceDump)(nil), (*nat44_ed.Nat44ShowRunningConfig)(nil), (*nat44_ed.Nat44StaticMappingDump)(nil),
 	(*stn.StnAddDelRule)(nil), (*stn.StnRulesDump)(nil),
 	(*span.SwInterfaceSpanDump)(nil), (*span.SwInterfaceSpanEnableDisable)(nil),
+	(*punt.PuntReasonDump)(nil), (*punt.PuntSocketDeregister)(nil), (*punt.PuntSocketDump)(nil), (*punt.PuntSocketRegister)(nil),
 }
 
 // checkMessages are usedMessages and the messages VPP answers them with

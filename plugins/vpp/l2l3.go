@@ -4,13 +4,15 @@ import (
 	vppinterfaces "github.com/kvdescriptor/kvdescriptor/generated/vpp/interfaces/v1"
 	vppl2 "github.com/kvdescriptor/kvdescriptor/generated/vpp/l2/v1"
 	vppl3 "github.com/kvdescriptor/kvdescriptor/generated/vpp/l3/v1"
+	vpppunt "github.com/kvdescriptor/kvdescriptor/generated/vpp/punt/v1"
 	vppstn "github.com/kvdescriptor/kvdescriptor/generated/vpp/stn/v1"
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
 
 // buildL2L3 builds the descriptors of the L2 and L3 models beyond bridge
 // domains and routes: cross-connects, proxy ARP, VRRP, TEIB, the
-// neighbour tables' settings, STN rules and SPAN (port mirroring).
+// neighbour tables' settings, STN rules, SPAN (port mirroring) and
+// punt to host sockets.
 func (p *Plugin) buildL2L3() ([]kv.Descriptor, error) {
 	var out []kv.Descriptor
 	add := func(d kv.Descriptor, err error) error {
@@ -28,6 +30,8 @@ func (p *Plugin) buildL2L3() ([]kv.Descriptor, error) {
 		add(vppl3.NewIPScanNeighborDescriptor[struct{}](&ipScanNeighbors{p: p})),
 		add(vppstn.NewRuleDescriptor[struct{}](&stnRules{p: p})),
 		add(vppinterfaces.NewSpanDescriptor[struct{}](&spans{p: p})),
+		add(vpppunt.NewToHostDescriptor[struct{}](&puntToHosts{p: p})),
+		add(vpppunt.NewExceptionDescriptor[struct{}](&puntExceptions{p: p})),
 	} {
 		if err != nil {
 			return nil, err

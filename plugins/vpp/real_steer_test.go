@@ -4,21 +4,52 @@ package vpp
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
 
 	vppinterfaces "github.com/kvdescriptor/kvdescriptor/generated/vpp/interfaces/v1"
+	vpppunt "github.com/kvdescriptor/kvdescriptor/generated/vpp/punt/v1"
 	vppstn "github.com/kvdescriptor/kvdescriptor/generated/vpp/stn/v1"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
 )
 
 // TestRealVPPSteer runs an STN rule and the two kinds of SPAN against a
-// real VPP (see realVPP; VPP's stn plugin loaded, as it is by default):
-// create, a downstream resync that finds them all configured and changes
-// nothing, delete.
+// real VPP (see realVPP; VPP's stn plugin loaded, as it is by default).
 func TestRealVPPSteer(t *testing.T) {
-	p := realVPP(t)
+	lo := func(name, addr string) *vppinterfaces.Interface {
+		return &vppinterfaces.Interface{Name: name, Type: vppinterfaces.Interface_TYPE_LOOPBACK, Enabled: true, IpAddresses: []string{addr}}
+	}
+	realRoundTrip(t, realVPP(t),
+		lo("kvdtest-s1", "10.96.1.1/24"), lo("kvdtest-s2", "10.96.2.1/24"), lo("kvdtest-s3", "10.96.3.1/24"),
+		&vppstn.Rule{IpAddress: "10.96.1.5", Interface: "kvdtest-s2"},
+		&vppinterfaces.Span{InterfaceFrom: "kvdtest-s1", InterfaceTo: "kvdtest-s2", Direction: vppinterfaces.Span_BOTH},
+		&vppinterfaces.Span{InterfaceFrom: "kvdtest-s3", InterfaceTo: "kvdtest-s2", Direction: vppinterfaces.Span_RX, IsL2: true},
+	)
+}
+
+// TestRealVPPPunt registers punt sockets, a UDP port for both families
+// and an exception, with a real VPP (see realVPP) started with punt
+// sockets enabled (startup.conf: punt { socket /run/vpp/punt.sock }),
+// under KVD_VPP_PUNT_DIR (default /run/vpp).
+func TestRealVPPPunt(t *testing.T) {
+	dir := os.Getenv("KVD_VPP_PUNT_DIR")
+	if dir == "" {
+		dir = "/run/vpp"
+	}
+	realRoundTrip(t, realVPP(t, WithPuntSocketDirs(dir)),
+		&vpppunt.ToHost{Port: 6960, L3Protocol: vpppunt.L3Protocol_ALL, SocketPath: filepath.Join(dir, "kvdtest-udp.sock")},
+		&vpppunt.Exception{Reason: "ipsec4-spi-0", SocketPath: filepath.Join(dir, "kvdtest-ipsec.sock")},
+	)
+}
+
+// realRoundTrip commits the values to a real VPP, checks that a
+// downstream resync finds them all configured and changes nothing, and
+// deletes them.
+func realRoundTrip(t *testing.T, p *Plugin, values ...proto.Message) {
+	t.Helper()
 	e := &env{t: t, ctx: context.Background(), p: p}
 	var err error
 	if e.s, err = scheduler.New(scheduler.WithLogger(testLogger(t))); err != nil {
@@ -28,16 +59,7 @@ func TestRealVPPSteer(t *testing.T) {
 	if err := e.s.Register(p.Descriptors()...); err != nil {
 		t.Fatal(err)
 	}
-	lo := func(name, addr string) *vppinterfaces.Interface {
-		return &vppinterfaces.Interface{Name: name, Type: vppinterfaces.Interface_TYPE_LOOPBACK, Enabled: true, IpAddresses: []string{addr}}
-	}
-	values := []proto.Message{
-		lo("kvdtest-s1", "10.96.1.1/24"), lo("kvdtest-s2", "10.96.2.1/24"), lo("kvdtest-s3", "10.96.3.1/24"),
-		&vppstn.Rule{IpAddress: "10.96.1.5", Interface: "kvdtest-s2"},
-		&vppinterfaces.Span{InterfaceFrom: "kvdtest-s1", InterfaceTo: "kvdtest-s2", Direction: vppinterfaces.Span_BOTH},
-		&vppinterfaces.Span{InterfaceFrom: "kvdtest-s3", InterfaceTo: "kvdtest-s2", Direction: vppinterfaces.Span_RX, IsL2: true},
-	}
-	e.put(nil, values...)
+	e.putPunt(values...)
 	check := func(when string) {
 		for _, st := range e.s.Statuses("vpp/") {
 			if st.Intended && st.State != scheduler.CONFIGURED {
@@ -58,7 +80,7 @@ func TestRealVPPSteer(t *testing.T) {
 	}
 	txn := e.s.Txn()
 	for _, v := range values {
-		txn.Delete(l2l3Key(v))
+		txn.Delete(puntKey(v))
 	}
 	if _, err := txn.Commit(e.ctx); err != nil {
 		t.Fatal(err)
