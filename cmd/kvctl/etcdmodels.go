@@ -14,6 +14,7 @@ import (
 	_ "github.com/kvdescriptor/kvdescriptor/generated/linux/nftables/v1"
 	_ "github.com/kvdescriptor/kvdescriptor/generated/vpp/abf/v1"
 	_ "github.com/kvdescriptor/kvdescriptor/generated/vpp/acl/v1"
+	_ "github.com/kvdescriptor/kvdescriptor/generated/vpp/dns/v1"
 	_ "github.com/kvdescriptor/kvdescriptor/generated/vpp/interfaces/v1"
 	_ "github.com/kvdescriptor/kvdescriptor/generated/vpp/ipsec/v1"
 	_ "github.com/kvdescriptor/kvdescriptor/generated/vpp/l2/v1"

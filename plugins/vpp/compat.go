@@ -13,6 +13,7 @@ import (
 	"go.fd.io/govpp/binapi/arp"
 	"go.fd.io/govpp/binapi/bond"
 	"go.fd.io/govpp/binapi/dhcp"
+	"go.fd.io/govpp/binapi/dns"
 	"go.fd.io/govpp/binapi/fib"
 	"go.fd.io/govpp/binapi/gre"
 	vppif "go.fd.io/govpp/binapi/interface"
@@ -84,6 +85,7 @@ var usedMessages = []api.Message{
 	(*nat44_ed.Nat44AddDelAddressRange)(nil), (*nat44_ed.Nat44AddDelIdentityMapping)(nil), (*nat44_ed.Nat44AddDelStaticMappingV2)(nil), (*nat44_ed.Nat44AddressDump)(nil), (*nat44_ed.Nat44EdPluginEnableDisable)(nil), (*nat44_ed.Nat44ForwardingEnableDisable)(nil), (*nat44_ed.Nat44IdentityMappingDump)(nil), (*nat44_ed.Nat44InterfaceAddDelFeature)(nil), (*nat44_ed.Nat44InterfaceDump)(nil), (*nat44_ed.Nat44ShowRunningConfig)(nil), (*nat44_ed.Nat44StaticMappingDump)(nil),
 	(*stn.StnAddDelRule)(nil), (*stn.StnRulesDump)(nil),
 	(*span.SwInterfaceSpanDump)(nil), (*span.SwInterfaceSpanEnableDisable)(nil),
+	(*dns.DNSEnableDisable)(nil), (*dns.DNSNameServerAddDel)(nil),
 	(*punt.PuntReasonDump)(nil), (*punt.PuntSocketDeregister)(nil), (*punt.PuntSocketDump)(nil), (*punt.PuntSocketRegister)(nil),
 }
 

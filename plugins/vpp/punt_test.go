@@ -13,17 +13,21 @@ import (
 	"go.fd.io/govpp/binapi/punt"
 	"google.golang.org/protobuf/proto"
 
+	vppdns "github.com/kvdescriptor/kvdescriptor/generated/vpp/dns/v1"
 	vpppunt "github.com/kvdescriptor/kvdescriptor/generated/vpp/punt/v1"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
 )
 
-// puntKey is the key of a punt value.
+// puntKey is the key of a punt or DNS value, and of the others through
+// l2l3Key.
 func puntKey(v proto.Message) string {
 	switch v := v.(type) {
 	case *vpppunt.ToHost:
 		return vpppunt.ToHostKeyFor(v)
 	case *vpppunt.Exception:
 		return vpppunt.ExceptionKeyFor(v)
+	case *vppdns.DNSCache:
+		return vppdns.DNSCacheKeyFor(v)
 	}
 	return l2l3Key(v)
 }

@@ -10,6 +10,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	vppdns "github.com/kvdescriptor/kvdescriptor/generated/vpp/dns/v1"
 	vppinterfaces "github.com/kvdescriptor/kvdescriptor/generated/vpp/interfaces/v1"
 	vpppunt "github.com/kvdescriptor/kvdescriptor/generated/vpp/punt/v1"
 	vppstn "github.com/kvdescriptor/kvdescriptor/generated/vpp/stn/v1"
@@ -43,6 +44,12 @@ func TestRealVPPPunt(t *testing.T) {
 		&vpppunt.ToHost{Port: 6960, L3Protocol: vpppunt.L3Protocol_ALL, SocketPath: filepath.Join(dir, "kvdtest-udp.sock")},
 		&vpppunt.Exception{Reason: "ipsec4-spi-0", SocketPath: filepath.Join(dir, "kvdtest-ipsec.sock")},
 	)
+}
+
+// TestRealVPPDNS enables VPP's DNS resolver with two upstream servers
+// (VPP's dns plugin loaded, as it is by default).
+func TestRealVPPDNS(t *testing.T) {
+	realRoundTrip(t, realVPP(t), &vppdns.DNSCache{UpstreamDnsServers: []string{"192.0.2.53", "2001:db8::53"}})
 }
 
 // realRoundTrip commits the values to a real VPP, checks that a
