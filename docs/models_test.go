@@ -20,6 +20,7 @@ import (
 	_ "github.com/kvdescriptor/kvdescriptor/generated/vpp/acl/v1"
 	_ "github.com/kvdescriptor/kvdescriptor/generated/vpp/dns/v1"
 	_ "github.com/kvdescriptor/kvdescriptor/generated/vpp/interfaces/v1"
+	_ "github.com/kvdescriptor/kvdescriptor/generated/vpp/ipfix/v1"
 	_ "github.com/kvdescriptor/kvdescriptor/generated/vpp/ipsec/v1"
 	_ "github.com/kvdescriptor/kvdescriptor/generated/vpp/l2/v1"
 	_ "github.com/kvdescriptor/kvdescriptor/generated/vpp/l3/v1"

@@ -20,6 +20,7 @@ import (
 	"go.fd.io/govpp/binapi/ip"
 	"go.fd.io/govpp/binapi/ip6_nd"
 	"go.fd.io/govpp/binapi/ip_neighbor"
+	"go.fd.io/govpp/binapi/ipfix_export"
 	"go.fd.io/govpp/binapi/ipip"
 	"go.fd.io/govpp/binapi/ipsec"
 	"go.fd.io/govpp/binapi/l2"
@@ -86,6 +87,7 @@ var usedMessages = []api.Message{
 	(*stn.StnAddDelRule)(nil), (*stn.StnRulesDump)(nil),
 	(*span.SwInterfaceSpanDump)(nil), (*span.SwInterfaceSpanEnableDisable)(nil),
 	(*dns.DNSEnableDisable)(nil), (*dns.DNSNameServerAddDel)(nil),
+	(*ipfix_export.IpfixExporterDump)(nil), (*ipfix_export.SetIpfixExporter)(nil),
 	(*punt.PuntReasonDump)(nil), (*punt.PuntSocketDeregister)(nil), (*punt.PuntSocketDump)(nil), (*punt.PuntSocketRegister)(nil),
 }
 

@@ -1,29 +1,40 @@
 package vpp
 
 import (
+	"cmp"
 	"net/netip"
 	"slices"
 
 	"go.fd.io/govpp/api"
 	"go.fd.io/govpp/binapi/dns"
+	"go.fd.io/govpp/binapi/ip"
+	"go.fd.io/govpp/binapi/ipfix_export"
 )
 
 // fakeServices is the fake VPP's part of the services VPP runs itself:
-// the DNS resolver.
+// the DNS resolver and the IPFIX exporter.
 type fakeServices struct {
 	dnsOn      bool
 	dnsServers []netip.Addr // in the order added, as VPP asks them
+	ipfix      ipfix_export.IpfixExporterDetails
 }
+
+// ipfixDefault is VPP's exporter before it is set: no collector.
+var ipfixDefault = ipfix_export.IpfixExporterDetails{CollectorAddress: address(netip.IPv4Unspecified()), SrcAddress: address(netip.IPv4Unspecified()),
+	CollectorPort: 4739, PathMtu: 512, TemplateInterval: 20}
 
 func init() { registerFakeExt(func() fakeExt { return &fakeServices{} }) }
 
-func (x *fakeServices) reset()        { x.dnsOn, x.dnsServers = false, nil }
+func (x *fakeServices) reset()        { x.dnsOn, x.dnsServers, x.ipfix = false, nil, ipfixDefault }
 func (x *fakeServices) forget(uint32) {}
 
 // apply simulates the requests, refusing what VPP refuses: enabling the
 // resolver without a server, removing a server it does not have (adding
-// one it has is no error, and no change).
-func (x *fakeServices) apply(_ *fakeVPP, msg api.Message, retval *int32) ([]api.Message, bool) {
+// one it has is no error, and no change); an IPFIX exporter in a table
+// that does not exist, with a collector but no source or one of another
+// family, or a path MTU beyond 68 to 1450 (a port or template interval
+// of 0 takes VPP's default).
+func (x *fakeServices) apply(f *fakeVPP, msg api.Message, retval *int32) ([]api.Message, bool) {
 	switch m := msg.(type) {
 	case *dns.DNSEnableDisable:
 		if m.Enable != 0 && len(x.dnsServers) == 0 {
@@ -45,6 +56,20 @@ func (x *fakeServices) apply(_ *fakeVPP, msg api.Message, retval *int32) ([]api.
 		case m.IsAdd == 0:
 			x.dnsServers = slices.Delete(x.dnsServers, at, at+1)
 		}
+	case *ipfix_export.SetIpfixExporter:
+		col, src := addrOf(m.CollectorAddress), addrOf(m.SrcAddress)
+		switch {
+		case !f.tables[ip.IPTable{TableID: m.VrfID, IsIP6: col.Is6()}]:
+			*retval = int32(api.NO_SUCH_FIB)
+		case !col.IsUnspecified() && (src.IsUnspecified() || col.Is4() != src.Is4()), m.PathMtu < 68 || m.PathMtu > 1450:
+			*retval = int32(api.INVALID_VALUE)
+		default:
+			x.ipfix = ipfix_export.IpfixExporterDetails{CollectorAddress: m.CollectorAddress, CollectorPort: cmp.Or(m.CollectorPort, 4739), SrcAddress: m.SrcAddress,
+				VrfID: m.VrfID, PathMtu: m.PathMtu, TemplateInterval: cmp.Or(m.TemplateInterval, 20), UDPChecksum: m.UDPChecksum}
+		}
+	case *ipfix_export.IpfixExporterDump:
+		d := x.ipfix
+		return []api.Message{&d}, true
 	default:
 		return nil, false
 	}

@@ -3,6 +3,7 @@ package vpp
 import (
 	vppdns "github.com/kvdescriptor/kvdescriptor/generated/vpp/dns/v1"
 	vppinterfaces "github.com/kvdescriptor/kvdescriptor/generated/vpp/interfaces/v1"
+	vppipfix "github.com/kvdescriptor/kvdescriptor/generated/vpp/ipfix/v1"
 	vppl2 "github.com/kvdescriptor/kvdescriptor/generated/vpp/l2/v1"
 	vppl3 "github.com/kvdescriptor/kvdescriptor/generated/vpp/l3/v1"
 	vpppunt "github.com/kvdescriptor/kvdescriptor/generated/vpp/punt/v1"
@@ -13,7 +14,8 @@ import (
 // buildL2L3 builds the descriptors of the L2 and L3 models beyond bridge
 // domains and routes: cross-connects, proxy ARP, VRRP, TEIB, the
 // neighbour tables' settings, STN rules, SPAN (port mirroring),
-// punt to host sockets and the DNS cache.
+// punt to host sockets, the DNS cache and the IPFIX
+// exporter.
 func (p *Plugin) buildL2L3() ([]kv.Descriptor, error) {
 	var out []kv.Descriptor
 	add := func(d kv.Descriptor, err error) error {
@@ -34,6 +36,7 @@ func (p *Plugin) buildL2L3() ([]kv.Descriptor, error) {
 		add(vpppunt.NewToHostDescriptor[struct{}](&puntToHosts{p: p})),
 		add(vpppunt.NewExceptionDescriptor[struct{}](&puntExceptions{p: p})),
 		add(vppdns.NewDNSCacheDescriptor[struct{}](&dnsCaches{p: p})),
+		add(vppipfix.NewIPFIXDescriptor[struct{}](&ipfixExporters{p: p})),
 	} {
 		if err != nil {
 			return nil, err

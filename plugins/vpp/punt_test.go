@@ -14,11 +14,12 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	vppdns "github.com/kvdescriptor/kvdescriptor/generated/vpp/dns/v1"
+	vppipfix "github.com/kvdescriptor/kvdescriptor/generated/vpp/ipfix/v1"
 	vpppunt "github.com/kvdescriptor/kvdescriptor/generated/vpp/punt/v1"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
 )
 
-// puntKey is the key of a punt or DNS value, and of the others through
+// puntKey is the key of a punt, DNS or IPFIX value, and of the others through
 // l2l3Key.
 func puntKey(v proto.Message) string {
 	switch v := v.(type) {
@@ -28,6 +29,8 @@ func puntKey(v proto.Message) string {
 		return vpppunt.ExceptionKeyFor(v)
 	case *vppdns.DNSCache:
 		return vppdns.DNSCacheKeyFor(v)
+	case *vppipfix.IPFIX:
+		return vppipfix.IPFIXKeyFor(v)
 	}
 	return l2l3Key(v)
 }

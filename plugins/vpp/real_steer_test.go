@@ -12,6 +12,7 @@ import (
 
 	vppdns "github.com/kvdescriptor/kvdescriptor/generated/vpp/dns/v1"
 	vppinterfaces "github.com/kvdescriptor/kvdescriptor/generated/vpp/interfaces/v1"
+	vppipfix "github.com/kvdescriptor/kvdescriptor/generated/vpp/ipfix/v1"
 	vpppunt "github.com/kvdescriptor/kvdescriptor/generated/vpp/punt/v1"
 	vppstn "github.com/kvdescriptor/kvdescriptor/generated/vpp/stn/v1"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
@@ -50,6 +51,11 @@ func TestRealVPPPunt(t *testing.T) {
 // (VPP's dns plugin loaded, as it is by default).
 func TestRealVPPDNS(t *testing.T) {
 	realRoundTrip(t, realVPP(t), &vppdns.DNSCache{UpstreamDnsServers: []string{"192.0.2.53", "2001:db8::53"}})
+}
+
+// TestRealVPPIPFIX sets VPP's IPFIX exporter, with VPP's defaults.
+func TestRealVPPIPFIX(t *testing.T) {
+	realRoundTrip(t, realVPP(t), &vppipfix.IPFIX{Collector: &vppipfix.IPFIX_Collector{Address: "192.0.2.9"}, SourceAddress: "192.0.2.1"})
 }
 
 // realRoundTrip commits the values to a real VPP, checks that a

@@ -371,6 +371,7 @@ var vppCeilings = map[string]int{
 	"punt.go":       14, // two Validates (socket_path) with their assertions in var blocks
 	"puntpath.go":   35,
 	"dns.go":        0,
+	"ipfix.go":      4, // Updater and Retriever asserted in a var block
 }
 
 // vppReference maps the VPP plugin's files to the reference's descriptor
@@ -422,6 +423,7 @@ var vppWholeReference = map[string]struct {
 	"stn.go":     {95 + 62 + 48, "stnplugin/descriptor/stn.go 95, vppcalls/vpp2306/stn_vppcalls.go 62, dump_stn_vppcalls.go 48"},
 	"span.go":    {148 + 62, "ifplugin/descriptor/span.go 148, vppcalls/vpp2306/span_vppcalls.go 62"},
 	"dns.go":     {71 + 81, "dnsplugin/descriptor/dnscache.go 71, vppcalls/vpp2306/dns.go 81"},
+	"ipfix.go":   {125 + 72 + 36, "ipfixplugin/descriptor/ipfix.go 125, vppcalls/vpp2306/ipfix_vppcalls.go 72, dump_vppcalls.go 36"},
 }
 
 // vppAboveThird holds, as vppWholeReference, the reference's lines for
@@ -478,7 +480,7 @@ func vppLineCounts(t *testing.T) {
 		"nat44global.go", "nat44interface.go", "nat44pool.go", "dnat.go",
 		"bond.go", "dhcp.go", "ip6nd.go", "vmxnet3.go", "rdma.go", "linkstate.go",
 		"xconnect.go", "proxyarp.go", "l3xc.go", "vrrp.go", "teib.go", "ipneigh.go",
-		"wireguard.go", "wgpeer.go", "ipsecsa.go", "stn.go", "span.go", "dns.go"} {
+		"wireguard.go", "wgpeer.go", "ipsecsa.go", "stn.go", "span.go", "dns.go", "ipfix.go"} {
 		c, ok := counts[name]
 		if !ok {
 			t.Errorf("plugins/vpp/%s: no such file", name)
