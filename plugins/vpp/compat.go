@@ -15,6 +15,7 @@ import (
 	"go.fd.io/govpp/binapi/dhcp"
 	"go.fd.io/govpp/binapi/dns"
 	"go.fd.io/govpp/binapi/fib"
+	"go.fd.io/govpp/binapi/flowprobe"
 	"go.fd.io/govpp/binapi/gre"
 	vppif "go.fd.io/govpp/binapi/interface"
 	"go.fd.io/govpp/binapi/ip"
@@ -88,6 +89,7 @@ var usedMessages = []api.Message{
 	(*span.SwInterfaceSpanDump)(nil), (*span.SwInterfaceSpanEnableDisable)(nil),
 	(*dns.DNSEnableDisable)(nil), (*dns.DNSNameServerAddDel)(nil),
 	(*ipfix_export.IpfixExporterDump)(nil), (*ipfix_export.SetIpfixExporter)(nil),
+	(*flowprobe.FlowprobeGetParams)(nil), (*flowprobe.FlowprobeInterfaceAddDel)(nil), (*flowprobe.FlowprobeInterfaceDump)(nil), (*flowprobe.FlowprobeSetParams)(nil),
 	(*punt.PuntReasonDump)(nil), (*punt.PuntSocketDeregister)(nil), (*punt.PuntSocketDump)(nil), (*punt.PuntSocketRegister)(nil),
 }
 

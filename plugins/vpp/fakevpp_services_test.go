@@ -7,16 +7,19 @@ import (
 
 	"go.fd.io/govpp/api"
 	"go.fd.io/govpp/binapi/dns"
+	"go.fd.io/govpp/binapi/flowprobe"
 	"go.fd.io/govpp/binapi/ip"
 	"go.fd.io/govpp/binapi/ipfix_export"
 )
 
 // fakeServices is the fake VPP's part of the services VPP runs itself:
-// the DNS resolver and the IPFIX exporter.
+// the DNS resolver, the IPFIX exporter and flowprobe.
 type fakeServices struct {
 	dnsOn      bool
 	dnsServers []netip.Addr // in the order added, as VPP asks them
 	ipfix      ipfix_export.IpfixExporterDetails
+	fpParams   flowprobe.FlowprobeGetParamsReply
+	fpIf       map[uint32]*flowprobe.FlowprobeInterfaceDetails
 }
 
 // ipfixDefault is VPP's exporter before it is set: no collector.
@@ -25,15 +28,22 @@ var ipfixDefault = ipfix_export.IpfixExporterDetails{CollectorAddress: address(n
 
 func init() { registerFakeExt(func() fakeExt { return &fakeServices{} }) }
 
-func (x *fakeServices) reset()        { x.dnsOn, x.dnsServers, x.ipfix = false, nil, ipfixDefault }
-func (x *fakeServices) forget(uint32) {}
+func (x *fakeServices) reset() {
+	x.dnsOn, x.dnsServers, x.ipfix = false, nil, ipfixDefault
+	x.fpParams, x.fpIf = flowprobe.FlowprobeGetParamsReply{ActiveTimer: 15, PassiveTimer: 120}, map[uint32]*flowprobe.FlowprobeInterfaceDetails{}
+}
+
+// forget removes flowprobe from interface i.
+func (x *fakeServices) forget(i uint32) { delete(x.fpIf, i) }
 
 // apply simulates the requests, refusing what VPP refuses: enabling the
 // resolver without a server, removing a server it does not have (adding
 // one it has is no error, and no change); an IPFIX exporter in a table
 // that does not exist, with a collector but no source or one of another
 // family, or a path MTU beyond 68 to 1450 (a port or template interval
-// of 0 takes VPP's default).
+// of 0 takes VPP's default); flowprobe settings changed while flowprobe
+// is enabled on an interface, flowprobe enabled on an interface that has
+// it, or disabled where it is not (as it is).
 func (x *fakeServices) apply(f *fakeVPP, msg api.Message, retval *int32) ([]api.Message, bool) {
 	switch m := msg.(type) {
 	case *dns.DNSEnableDisable:
@@ -67,6 +77,41 @@ func (x *fakeServices) apply(f *fakeVPP, msg api.Message, retval *int32) ([]api.
 			x.ipfix = ipfix_export.IpfixExporterDetails{CollectorAddress: m.CollectorAddress, CollectorPort: cmp.Or(m.CollectorPort, 4739), SrcAddress: m.SrcAddress,
 				VrfID: m.VrfID, PathMtu: m.PathMtu, TemplateInterval: cmp.Or(m.TemplateInterval, 20), UDPChecksum: m.UDPChecksum}
 		}
+	case *flowprobe.FlowprobeSetParams:
+		if len(x.fpIf) > 0 {
+			*retval = int32(api.UNSUPPORTED)
+			break
+		}
+		x.fpParams = flowprobe.FlowprobeGetParamsReply{RecordFlags: m.RecordFlags, ActiveTimer: m.ActiveTimer, PassiveTimer: m.PassiveTimer}
+		if m.ActiveTimer == ^uint32(0) {
+			x.fpParams.ActiveTimer = 15
+		}
+		if m.PassiveTimer == ^uint32(0) {
+			x.fpParams.PassiveTimer = 120
+		}
+	case *flowprobe.FlowprobeGetParams:
+		r := x.fpParams
+		return []api.Message{&r}, true
+	case *flowprobe.FlowprobeInterfaceAddDel:
+		d, i := x.fpIf[uint32(m.SwIfIndex)], uint32(m.SwIfIndex)
+		switch {
+		case f.iface(m.SwIfIndex, retval) == nil:
+		case m.IsAdd && d != nil:
+			*retval = int32(api.VALUE_EXIST)
+		case !m.IsAdd && (d == nil || d.Which != m.Which || d.Direction != m.Direction):
+			*retval = int32(api.NO_SUCH_ENTRY)
+		case m.IsAdd:
+			x.fpIf[i] = &flowprobe.FlowprobeInterfaceDetails{SwIfIndex: m.SwIfIndex, Which: m.Which, Direction: m.Direction}
+		default:
+			delete(x.fpIf, i)
+		}
+	case *flowprobe.FlowprobeInterfaceDump:
+		var out []api.Message
+		for _, i := range sortedKeys(x.fpIf) {
+			d := *x.fpIf[i]
+			out = append(out, &d)
+		}
+		return out, true
 	case *ipfix_export.IpfixExporterDump:
 		d := x.ipfix
 		return []api.Message{&d}, true

@@ -14,8 +14,8 @@ import (
 // buildL2L3 builds the descriptors of the L2 and L3 models beyond bridge
 // domains and routes: cross-connects, proxy ARP, VRRP, TEIB, the
 // neighbour tables' settings, STN rules, SPAN (port mirroring),
-// punt to host sockets, the DNS cache and the IPFIX
-// exporter.
+// punt to host sockets, the DNS cache, the IPFIX
+// exporter and flowprobe.
 func (p *Plugin) buildL2L3() ([]kv.Descriptor, error) {
 	var out []kv.Descriptor
 	add := func(d kv.Descriptor, err error) error {
@@ -37,6 +37,8 @@ func (p *Plugin) buildL2L3() ([]kv.Descriptor, error) {
 		add(vpppunt.NewExceptionDescriptor[struct{}](&puntExceptions{p: p})),
 		add(vppdns.NewDNSCacheDescriptor[struct{}](&dnsCaches{p: p})),
 		add(vppipfix.NewIPFIXDescriptor[struct{}](&ipfixExporters{p: p})),
+		add(vppipfix.NewFlowProbeParamsDescriptor[struct{}](&flowProbeParams{p: p})),
+		add(vppipfix.NewFlowProbeFeatureDescriptor[struct{}](&flowProbeFeatures{p: p})),
 	} {
 		if err != nil {
 			return nil, err

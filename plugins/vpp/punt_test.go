@@ -19,7 +19,7 @@ import (
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
 )
 
-// puntKey is the key of a punt, DNS or IPFIX value, and of the others through
+// puntKey is the key of a punt, DNS, IPFIX or flowprobe value, and of the others through
 // l2l3Key.
 func puntKey(v proto.Message) string {
 	switch v := v.(type) {
@@ -31,6 +31,10 @@ func puntKey(v proto.Message) string {
 		return vppdns.DNSCacheKeyFor(v)
 	case *vppipfix.IPFIX:
 		return vppipfix.IPFIXKeyFor(v)
+	case *vppipfix.FlowProbeParams:
+		return vppipfix.FlowProbeParamsKeyFor(v)
+	case *vppipfix.FlowProbeFeature:
+		return vppipfix.FlowProbeFeatureKeyFor(v)
 	}
 	return l2l3Key(v)
 }

@@ -58,6 +58,16 @@ func TestRealVPPIPFIX(t *testing.T) {
 	realRoundTrip(t, realVPP(t), &vppipfix.IPFIX{Collector: &vppipfix.IPFIX_Collector{Address: "192.0.2.9"}, SourceAddress: "192.0.2.1"})
 }
 
+// TestRealVPPFlowProbe sets flowprobe's settings and enables it on a
+// loopback (VPP's flowprobe plugin loaded).
+func TestRealVPPFlowProbe(t *testing.T) {
+	realRoundTrip(t, realVPP(t),
+		&vppinterfaces.Interface{Name: "kvdtest-f1", Type: vppinterfaces.Interface_TYPE_LOOPBACK, Enabled: true},
+		&vppipfix.FlowProbeParams{RecordL3: true, RecordL4: true},
+		&vppipfix.FlowProbeFeature{Interface: "kvdtest-f1", Which: vppipfix.FlowProbeFeature_IP4},
+	)
+}
+
 // realRoundTrip commits the values to a real VPP, checks that a
 // downstream resync finds them all configured and changes nothing, and
 // deletes them.
