@@ -22,7 +22,7 @@ func vppErr(call string, err error) error {
 	var e api.VPPApiError
 	if errors.As(err, &e) {
 		switch e {
-		case api.NO_SUCH_ENTRY, api.INVALID_SW_IF_INDEX, api.NO_SUCH_FIB, api.ADDRESS_NOT_FOUND_FOR_INTERFACE, api.NO_SUCH_TABLE:
+		case api.NO_SUCH_ENTRY, api.INVALID_SW_IF_INDEX, api.NO_SUCH_FIB, api.ADDRESS_NOT_FOUND_FOR_INTERFACE, api.NO_SUCH_TABLE, api.NAME_SERVER_NOT_FOUND:
 			return fmt.Errorf("%s: %w (%w)", call, err, kv.ErrNotFound)
 		case api.INVALID_VALUE, api.INVALID_VALUE_2, api.UNIMPLEMENTED, api.INVALID_VLAN_TAG_COUNT, api.SAME_SRC_DST, api.INVALID_INTERFACE:
 			return kv.NonRetriable(fmt.Errorf("%s: %w", call, err))

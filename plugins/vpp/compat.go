@@ -13,19 +13,25 @@ import (
 	"go.fd.io/govpp/binapi/arp"
 	"go.fd.io/govpp/binapi/bond"
 	"go.fd.io/govpp/binapi/dhcp"
+	"go.fd.io/govpp/binapi/dns"
 	"go.fd.io/govpp/binapi/fib"
+	"go.fd.io/govpp/binapi/flowprobe"
 	"go.fd.io/govpp/binapi/gre"
 	vppif "go.fd.io/govpp/binapi/interface"
 	"go.fd.io/govpp/binapi/ip"
 	"go.fd.io/govpp/binapi/ip6_nd"
 	"go.fd.io/govpp/binapi/ip_neighbor"
+	"go.fd.io/govpp/binapi/ipfix_export"
 	"go.fd.io/govpp/binapi/ipip"
 	"go.fd.io/govpp/binapi/ipsec"
 	"go.fd.io/govpp/binapi/l2"
 	"go.fd.io/govpp/binapi/l3xc"
 	"go.fd.io/govpp/binapi/memif"
 	"go.fd.io/govpp/binapi/nat44_ed"
+	"go.fd.io/govpp/binapi/punt"
 	"go.fd.io/govpp/binapi/rdma"
+	"go.fd.io/govpp/binapi/span"
+	"go.fd.io/govpp/binapi/stn"
 	"go.fd.io/govpp/binapi/tapv2"
 	"go.fd.io/govpp/binapi/teib"
 	"go.fd.io/govpp/binapi/vmxnet3"
@@ -79,6 +85,12 @@ var usedMessages = []api.Message{
 	(*rdma.RdmaCreateV4)(nil), (*rdma.RdmaDelete)(nil),
 	(*vmxnet3.SwVmxnet3InterfaceDump)(nil), (*vmxnet3.Vmxnet3Create)(nil), (*vmxnet3.Vmxnet3Delete)(nil),
 	(*nat44_ed.Nat44AddDelAddressRange)(nil), (*nat44_ed.Nat44AddDelIdentityMapping)(nil), (*nat44_ed.Nat44AddDelStaticMappingV2)(nil), (*nat44_ed.Nat44AddressDump)(nil), (*nat44_ed.Nat44EdPluginEnableDisable)(nil), (*nat44_ed.Nat44ForwardingEnableDisable)(nil), (*nat44_ed.Nat44IdentityMappingDump)(nil), (*nat44_ed.Nat44InterfaceAddDelFeature)(nil), (*nat44_ed.Nat44InterfaceDump)(nil), (*nat44_ed.Nat44ShowRunningConfig)(nil), (*nat44_ed.Nat44StaticMappingDump)(nil),
+	(*stn.StnAddDelRule)(nil), (*stn.StnRulesDump)(nil),
+	(*span.SwInterfaceSpanDump)(nil), (*span.SwInterfaceSpanEnableDisable)(nil),
+	(*dns.DNSEnableDisable)(nil), (*dns.DNSNameServerAddDel)(nil),
+	(*ipfix_export.IpfixExporterDump)(nil), (*ipfix_export.SetIpfixExporter)(nil),
+	(*flowprobe.FlowprobeGetParams)(nil), (*flowprobe.FlowprobeInterfaceAddDel)(nil), (*flowprobe.FlowprobeInterfaceDump)(nil), (*flowprobe.FlowprobeSetParams)(nil),
+	(*punt.PuntReasonDump)(nil), (*punt.PuntSocketDeregister)(nil), (*punt.PuntSocketDump)(nil), (*punt.PuntSocketRegister)(nil),
 }
 
 // checkMessages are usedMessages and the messages VPP answers them with

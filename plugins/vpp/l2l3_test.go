@@ -21,8 +21,10 @@ import (
 	"go.fd.io/govpp/binapi/vrrp"
 	"google.golang.org/protobuf/proto"
 
+	vppinterfaces "github.com/kvdescriptor/kvdescriptor/generated/vpp/interfaces/v1"
 	vppl2 "github.com/kvdescriptor/kvdescriptor/generated/vpp/l2/v1"
 	vppl3 "github.com/kvdescriptor/kvdescriptor/generated/vpp/l3/v1"
+	vppstn "github.com/kvdescriptor/kvdescriptor/generated/vpp/stn/v1"
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
 )
@@ -43,6 +45,10 @@ func l2l3Key(v proto.Message) string {
 		return vppl3.TeibEntryKeyFor(v)
 	case *vppl3.IPScanNeighbor:
 		return vppl3.IPScanNeighborKeyFor(v)
+	case *vppstn.Rule:
+		return vppstn.RuleKeyFor(v)
+	case *vppinterfaces.Span:
+		return vppinterfaces.SpanKeyFor(v)
 	}
 	return keyOf(v)
 }

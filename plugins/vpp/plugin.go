@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -91,6 +92,7 @@ type options struct {
 	onReconnect    func()
 	connectTimeout time.Duration
 	retryInterval  time.Duration
+	puntDirs       []string // see WithPuntSocketDirs
 }
 
 // Option configures a Plugin.
@@ -121,6 +123,16 @@ func WithConnectTimeout(d time.Duration) Option { return func(o *options) { o.co
 // 1s).
 func WithRetryInterval(d time.Duration) Option { return func(o *options) { o.retryInterval = d } }
 
+// WithPuntSocketDirs lets punt values (vpp.punt.v1.ToHost, Exception)
+// name sockets under these directories, absolute paths (each also as its
+// symbolic links resolve): VPP sends punted packets to the socket_path a
+// value names, so a path elsewhere, or one that is not absolute and clean,
+// is INVALID, the error naming the field socket_path. Default: none, every
+// path is refused.
+func WithPuntSocketDirs(dirs ...string) Option {
+	return func(o *options) { o.puntDirs = append([]string(nil), dirs...) }
+}
+
 // New connects to VPP and builds the plugin's descriptors.
 func New(opts ...Option) (*Plugin, error) {
 	o := options{socket: DefaultSocket, logger: slog.Default(), connectTimeout: 10 * time.Second, retryInterval: time.Second}
@@ -132,6 +144,18 @@ func New(opts ...Option) (*Plugin, error) {
 	}
 	if o.retryInterval <= 0 {
 		return nil, fmt.Errorf("vpp plugin: retry interval %s: must be positive", o.retryInterval)
+	}
+	for _, d := range o.puntDirs {
+		if !filepath.IsAbs(d) || filepath.Clean(d) != d {
+			return nil, fmt.Errorf("vpp plugin: punt socket directory %q: not an absolute path in its shortest form", d)
+		}
+		real, err := filepath.EvalSymlinks(d)
+		if err != nil {
+			return nil, fmt.Errorf("vpp plugin: punt socket directory %q: %w", d, err)
+		}
+		if real != d { // paths name the one, their links lead to the other
+			o.puntDirs = append(o.puntDirs, real)
+		}
 	}
 	if o.adapter == nil {
 		o.adapter = socketclient.NewVppClient(o.socket)

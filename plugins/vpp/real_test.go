@@ -29,7 +29,7 @@ const SocketEnv = "KVD_VPP_SOCKET"
 // realVPP returns a plugin connected to the VPP whose API socket
 // KVD_VPP_SOCKET names (DefaultSocket when unset); a VPP that does not
 // answer fails the test.
-func realVPP(t testing.TB) *Plugin {
+func realVPP(t testing.TB, opts ...Option) *Plugin {
 	t.Helper()
 	sock := os.Getenv(SocketEnv)
 	if sock == "" {
@@ -38,7 +38,7 @@ func realVPP(t testing.TB) *Plugin {
 	if _, err := os.Stat(sock); err != nil {
 		t.Fatalf("built with -tags vpp, these tests need a real VPP: its API socket %s: %v (set %s to its path)", sock, err, SocketEnv)
 	}
-	p, err := New(WithSocket(sock), WithLogger(testLogger(t)))
+	p, err := New(append([]Option{WithSocket(sock), WithLogger(testLogger(t))}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

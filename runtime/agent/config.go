@@ -187,6 +187,10 @@ type LinuxConfig struct {
 // VPPConfig configures the VPP plugin.
 type VPPConfig struct {
 	Socket string `yaml:"socket"`
+	// PuntSocketDirs are the directories under which punt values may name
+	// sockets (vpp.WithPuntSocketDirs); none: every punt socket is
+	// refused.
+	PuntSocketDirs []string `yaml:"punt_socket_dirs"`
 }
 
 // SourcesConfig configures the northbound sources.

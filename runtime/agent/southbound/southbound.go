@@ -113,7 +113,8 @@ func openNetns(name string) (netns.NsHandle, error) {
 
 // VPP returns the plugin of the VPP models when southbound.vpp.socket is
 // set (none otherwise; "mock": govpp's mock adapter, which accepts every
-// request, in place of a VPP). A VPP that comes back after the connection
+// request, in place of a VPP), punt values limited to sockets under
+// southbound.vpp.punt_socket_dirs. A VPP that comes back after the connection
 // was lost has restarted and lost its state: the plugin asks the agent for
 // a downstream resync, which restores it.
 func VPP() agent.Plugin { return &vppPlugin{} }
@@ -130,6 +131,9 @@ func (v *vppPlugin) Start(env agent.Env) ([]kv.Descriptor, error) {
 	opts := []vpp.Option{vpp.WithSocket(sock), vpp.WithLogger(env.Logger), vpp.WithReconnect(func() { env.Resync("VPP reconnected") })}
 	if sock == mockVPPSocket {
 		opts = append(opts, vpp.WithAdapter(newMockVPP()))
+	}
+	if dirs := env.Config.Southbound.VPP.PuntSocketDirs; len(dirs) > 0 {
+		opts = append(opts, vpp.WithPuntSocketDirs(dirs...))
 	}
 	p, err := vpp.New(opts...)
 	if err != nil {
