@@ -691,8 +691,8 @@ func securityPolicyValidate(key string, v *SecurityPolicy) error {
 	if r := kv.CheckFormat(kv.FormatIP, v.GetLocalAddrStop()); r != "" {
 		errs = errs.Add("local_addr_stop", "%s", r)
 	}
-	if v.GetProtocol() > 255 {
-		errs = errs.Add("protocol", "%v is above the maximum 255", v.GetProtocol())
+	if v.GetProtocol() > 254 {
+		errs = errs.Add("protocol", "%v is above the maximum 254", v.GetProtocol())
 	}
 	if v.GetRemotePortStart() > 65535 {
 		errs = errs.Add("remote_port_start", "%v is above the maximum 65535", v.GetRemotePortStart())

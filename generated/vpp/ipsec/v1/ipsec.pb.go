@@ -504,7 +504,8 @@ type SecurityPolicy struct {
 	RemoteAddrStop  string `protobuf:"bytes,6,opt,name=remote_addr_stop,json=remoteAddrStop,proto3" json:"remote_addr_stop,omitempty"`
 	LocalAddrStart  string `protobuf:"bytes,7,opt,name=local_addr_start,json=localAddrStart,proto3" json:"local_addr_start,omitempty"`
 	LocalAddrStop   string `protobuf:"bytes,8,opt,name=local_addr_stop,json=localAddrStop,proto3" json:"local_addr_stop,omitempty"`
-	// protocol is the IP protocol matched; 0: any.
+	// protocol is the IP protocol matched; 0: any (VPP keeps any as 255,
+	// which is not offered).
 	Protocol uint32 `protobuf:"varint,9,opt,name=protocol,proto3" json:"protocol,omitempty"`
 	// The ranges of ports matched, inclusive; a stop of 0 is 65535.
 	RemotePortStart uint32                `protobuf:"varint,10,opt,name=remote_port_start,json=remotePortStart,proto3" json:"remote_port_start,omitempty"`
@@ -846,7 +847,7 @@ const file_vpp_ipsec_v1_ipsec_proto_rawDesc = "" +
 	"\x10remote_addr_stop\x18\x06 \x01(\tB\x19Ҽ\x19\x15\b\x03*\x11\x12\x0f255.255.255.255R\x0eremoteAddrStop\x12;\n" +
 	"\x10local_addr_start\x18\a \x01(\tB\x11Ҽ\x19\r\b\x03*\t\x12\a0.0.0.0R\x0elocalAddrStart\x12A\n" +
 	"\x0flocal_addr_stop\x18\b \x01(\tB\x19Ҽ\x19\x15\b\x03*\x11\x12\x0f255.255.255.255R\rlocalAddrStop\x12'\n" +
-	"\bprotocol\x18\t \x01(\rB\vҼ\x19\a2\x05(\x010\xff\x01R\bprotocol\x128\n" +
+	"\bprotocol\x18\t \x01(\rB\vҼ\x19\a2\x05(\x010\xfe\x01R\bprotocol\x128\n" +
 	"\x11remote_port_start\x18\n" +
 	" \x01(\rB\fҼ\x19\b2\x06(\x010\xff\xff\x03R\x0fremotePortStart\x12?\n" +
 	"\x10remote_port_stop\x18\v \x01(\rB\x15Ҽ\x19\x11*\a\x12\x05655352\x06(\x010\xff\xff\x03R\x0eremotePortStop\x126\n" +
