@@ -15,30 +15,11 @@ import (
 
 type sp = vppipsec.SecurityPolicy
 
-// anyProtocol is how VPP keeps a policy's protocol "any" (sent as 0).
-const anyProtocol = 255
-
 // securityPolicies is the handler of vpp.ipsec.v1.SecurityPolicy. It has
 // no Update: VPP knows a policy by all its fields, a change re-creates it.
 type securityPolicies struct{ p *Plugin }
 
-var (
-	_ vppipsec.SecurityPolicyRetriever[struct{}] = (*securityPolicies)(nil)
-	_ vppipsec.SecurityPolicyValidator           = (*securityPolicies)(nil)
-)
-
-// Validate checks that the four addresses are of one family: VPP takes
-// the family of the first and would read the others as of that one.
-func (h *securityPolicies) Validate(_ vppipsec.SecurityPolicyKey, v *sp) error {
-	four := []string{v.EffectiveRemoteAddrStart(), v.EffectiveRemoteAddrStop(), v.EffectiveLocalAddrStart(), v.EffectiveLocalAddrStop()}
-	for i, name := range []string{"remote_addr_stop", "local_addr_start", "local_addr_stop"} {
-		a, err1 := netip.ParseAddr(four[0])
-		if b, err2 := netip.ParseAddr(four[i+1]); err1 == nil && err2 == nil && a.Is4() != b.Is4() {
-			return kv.Invalid(name, "%s is not of the family of remote_addr_start %s (an empty address is IPv4's)", b, a)
-		}
-	}
-	return nil
-}
+var _ vppipsec.SecurityPolicyRetriever[struct{}] = (*securityPolicies)(nil)
 
 // Create adds the policy to its SPD.
 // vppctl ipsec policy add spd ID priority P outbound action protect sa SA local-ip-range A - B remote-ip-range C - D ...
@@ -55,7 +36,7 @@ func (h *securityPolicies) Delete(ctx context.Context, _ vppipsec.SecurityPolicy
 }
 
 // spdEntry is the SPD entry of v (the generated Validate checked its
-// addresses).
+// addresses and their families).
 func spdEntry(v *sp) ipsec_types.IpsecSpdEntryV2 {
 	a := func(s string) ip_types.Address { x, _ := netip.ParseAddr(s); return address(x) }
 	return ipsec_types.IpsecSpdEntryV2{SpdID: v.GetSpdIndex(), Priority: v.GetPriority(), IsOutbound: v.GetIsOutbound(), SaID: v.GetSaIndex(),
@@ -84,7 +65,7 @@ func (h *securityPolicies) Retrieve(ctx context.Context, correlate []vppipsec.Se
 	entries:
 		for n, d := range list {
 			e := ipsec_types.IpsecSpdEntryV2(d.Entry)
-			if e.Protocol == anyProtocol {
+			if e.Protocol == 255 { // VPP's any, sent as 0
 				e.Protocol = 0
 			}
 			for i, it := range correlate {

@@ -157,7 +157,7 @@ func TestIPsecPolicy(t *testing.T) {
 	if diff := cmp.Diff(want, requestsOf(e.f, "ipsec_spd_entry_add_del_v2")); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
 	}
-	if p := fakePolicies(e); len(p) != 2 || p[0].Priority != 10 || p[1].Protocol != anyProtocol {
+	if p := fakePolicies(e); len(p) != 2 || p[0].Priority != 10 || p[1].Protocol != 255 {
 		t.Errorf("VPP's policies: %+v, want the priority 10 first, the other of any protocol", p)
 	}
 	e.resync()

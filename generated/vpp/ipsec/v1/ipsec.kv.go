@@ -124,6 +124,9 @@ func securityAssociationValidate(key string, v *SecurityAssociation) error {
 	if r := kv.CheckFormat(kv.FormatIP, v.GetTunnelDstAddress()); r != "" {
 		errs = errs.Add("tunnel_dst_address", "%s", r)
 	}
+	if kvimpl.OtherFamily(v.GetTunnelDstAddress(), v.GetTunnelSrcAddress()) {
+		errs = errs.Add("tunnel_dst_address", "%s is not of the IP family of tunnel_src_address (%s)", v.GetTunnelDstAddress(), v.GetTunnelSrcAddress())
+	}
 	if v.GetTunnelDstAddress() != "" && v.GetTunnelDstAddress() == v.GetTunnelSrcAddress() {
 		errs = errs.Add("tunnel_dst_address", "%q must differ from tunnel_src_address", v.GetTunnelDstAddress())
 	}
@@ -685,11 +688,20 @@ func securityPolicyValidate(key string, v *SecurityPolicy) error {
 	if r := kv.CheckFormat(kv.FormatIP, v.GetRemoteAddrStop()); r != "" {
 		errs = errs.Add("remote_addr_stop", "%s", r)
 	}
+	if kvimpl.OtherFamily(v.EffectiveRemoteAddrStop(), v.EffectiveRemoteAddrStart()) {
+		errs = errs.Add("remote_addr_stop", "%s is not of the IP family of remote_addr_start (%s)", v.EffectiveRemoteAddrStop(), v.EffectiveRemoteAddrStart())
+	}
 	if r := kv.CheckFormat(kv.FormatIP, v.GetLocalAddrStart()); r != "" {
 		errs = errs.Add("local_addr_start", "%s", r)
 	}
+	if kvimpl.OtherFamily(v.EffectiveLocalAddrStart(), v.EffectiveRemoteAddrStart()) {
+		errs = errs.Add("local_addr_start", "%s is not of the IP family of remote_addr_start (%s)", v.EffectiveLocalAddrStart(), v.EffectiveRemoteAddrStart())
+	}
 	if r := kv.CheckFormat(kv.FormatIP, v.GetLocalAddrStop()); r != "" {
 		errs = errs.Add("local_addr_stop", "%s", r)
+	}
+	if kvimpl.OtherFamily(v.EffectiveLocalAddrStop(), v.EffectiveRemoteAddrStart()) {
+		errs = errs.Add("local_addr_stop", "%s is not of the IP family of remote_addr_start (%s)", v.EffectiveLocalAddrStop(), v.EffectiveRemoteAddrStart())
 	}
 	if v.GetProtocol() > 254 {
 		errs = errs.Add("protocol", "%v is above the maximum 254", v.GetProtocol())

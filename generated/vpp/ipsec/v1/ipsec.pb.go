@@ -497,9 +497,9 @@ type SecurityPolicy struct {
 	Priority int32 `protobuf:"varint,3,opt,name=priority,proto3" json:"priority,omitempty"`
 	// is_outbound: the policy applies to outbound packets; else inbound.
 	IsOutbound bool `protobuf:"varint,4,opt,name=is_outbound,json=isOutbound,proto3" json:"is_outbound,omitempty"`
-	// The ranges of addresses matched, inclusive, all four of one family.
-	// An empty start is 0.0.0.0, an empty stop 255.255.255.255: write all
-	// four for IPv6.
+	// The ranges of addresses matched, inclusive, all four of one family
+	// (VPP reads the others as of the first one's). An empty start is
+	// 0.0.0.0, an empty stop 255.255.255.255: write all four for IPv6.
 	RemoteAddrStart string `protobuf:"bytes,5,opt,name=remote_addr_start,json=remoteAddrStart,proto3" json:"remote_addr_start,omitempty"`
 	RemoteAddrStop  string `protobuf:"bytes,6,opt,name=remote_addr_stop,json=remoteAddrStop,proto3" json:"remote_addr_stop,omitempty"`
 	LocalAddrStart  string `protobuf:"bytes,7,opt,name=local_addr_start,json=localAddrStart,proto3" json:"local_addr_start,omitempty"`
@@ -774,7 +774,7 @@ var File_vpp_ipsec_v1_ipsec_proto protoreflect.FileDescriptor
 
 const file_vpp_ipsec_v1_ipsec_proto_rawDesc = "" +
 	"\n" +
-	"\x18vpp/ipsec/v1/ipsec.proto\x12\fvpp.ipsec.v1\x1a\x1dkvdescriptor/v1/options.proto\"\xeb\x10\n" +
+	"\x18vpp/ipsec/v1/ipsec.proto\x12\fvpp.ipsec.v1\x1a\x1dkvdescriptor/v1/options.proto\"\xff\x10\n" +
 	"\x13SecurityAssociation\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\rR\x05index\x12\x1a\n" +
 	"\x03spi\x18\x02 \x01(\rB\bҼ\x19\x042\x02\b\x01R\x03spi\x12F\n" +
@@ -796,8 +796,8 @@ const file_vpp_ipsec_v1_ipsec_proto_rawDesc = "" +
 	"\ause_esn\x18\t \x01(\bR\x06useEsn\x12&\n" +
 	"\x0fuse_anti_replay\x18\n" +
 	" \x01(\bR\ruseAntiReplay\x124\n" +
-	"\x12tunnel_src_address\x18\v \x01(\tB\x06Ҽ\x19\x02\b\x03R\x10tunnelSrcAddress\x12J\n" +
-	"\x12tunnel_dst_address\x18\f \x01(\tB\x1cҼ\x19\x18\b\x032\x14Z\x12tunnel_src_addressR\x10tunnelDstAddress\x12\x1b\n" +
+	"\x12tunnel_src_address\x18\v \x01(\tB\x06Ҽ\x19\x02\b\x03R\x10tunnelSrcAddress\x12^\n" +
+	"\x12tunnel_dst_address\x18\f \x01(\tB0Ҽ\x19,\b\x032\x14Z\x12tunnel_src_addressJ\x12tunnel_src_addressR\x10tunnelDstAddress\x12\x1b\n" +
 	"\tudp_encap\x18\r \x01(\bR\budpEncap\"-\n" +
 	"\bProtocol\x12\x10\n" +
 	"\fPROTOCOL_ESP\x10\x00\x12\x0f\n" +
@@ -835,7 +835,7 @@ const file_vpp_ipsec_v1_ipsec_proto_rawDesc = "" +
 	"\tInterface\x12B\n" +
 	"\x04name\x18\x01 \x01(\tB.Ҽ\x19*\x12(\n" +
 	"\x1bvpp.interfaces.v1.Interface\x12\tinterfaceR\x04name:8Ҽ\x194\n" +
-	"\x15vpp/ipsec/spd/{index}*\x1bvpp.interfaces.v1.Interface\"\x83\b\n" +
+	"\x15vpp/ipsec/spd/{index}*\x1bvpp.interfaces.v1.Interface\"\xbc\b\n" +
 	"\x0eSecurityPolicy\x12Q\n" +
 	"\tspd_index\x18\x01 \x01(\rB4Ҽ\x190\x12*\n" +
 	"#vpp.ipsec.v1.SecurityPolicyDatabase\x12\x03SPD2\x02\b\x01R\bspdIndex\x12\x12\n" +
@@ -843,10 +843,10 @@ const file_vpp_ipsec_v1_ipsec_proto_rawDesc = "" +
 	"\bpriority\x18\x03 \x01(\x05R\bpriority\x12\x1f\n" +
 	"\vis_outbound\x18\x04 \x01(\bR\n" +
 	"isOutbound\x12=\n" +
-	"\x11remote_addr_start\x18\x05 \x01(\tB\x11Ҽ\x19\r\b\x03*\t\x12\a0.0.0.0R\x0fremoteAddrStart\x12C\n" +
-	"\x10remote_addr_stop\x18\x06 \x01(\tB\x19Ҽ\x19\x15\b\x03*\x11\x12\x0f255.255.255.255R\x0eremoteAddrStop\x12;\n" +
-	"\x10local_addr_start\x18\a \x01(\tB\x11Ҽ\x19\r\b\x03*\t\x12\a0.0.0.0R\x0elocalAddrStart\x12A\n" +
-	"\x0flocal_addr_stop\x18\b \x01(\tB\x19Ҽ\x19\x15\b\x03*\x11\x12\x0f255.255.255.255R\rlocalAddrStop\x12'\n" +
+	"\x11remote_addr_start\x18\x05 \x01(\tB\x11Ҽ\x19\r\b\x03*\t\x12\a0.0.0.0R\x0fremoteAddrStart\x12V\n" +
+	"\x10remote_addr_stop\x18\x06 \x01(\tB,Ҽ\x19(\b\x03*\x11\x12\x0f255.255.255.255J\x11remote_addr_startR\x0eremoteAddrStop\x12N\n" +
+	"\x10local_addr_start\x18\a \x01(\tB$Ҽ\x19 \b\x03*\t\x12\a0.0.0.0J\x11remote_addr_startR\x0elocalAddrStart\x12T\n" +
+	"\x0flocal_addr_stop\x18\b \x01(\tB,Ҽ\x19(\b\x03*\x11\x12\x0f255.255.255.255J\x11remote_addr_startR\rlocalAddrStop\x12'\n" +
 	"\bprotocol\x18\t \x01(\rB\vҼ\x19\a2\x05(\x010\xfe\x01R\bprotocol\x128\n" +
 	"\x11remote_port_start\x18\n" +
 	" \x01(\rB\fҼ\x19\b2\x06(\x010\xff\xff\x03R\x0fremotePortStart\x12?\n" +
