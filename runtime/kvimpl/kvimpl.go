@@ -173,5 +173,5 @@ func ipOf(s string) (netip.Addr, bool) {
 		return p.Addr(), true
 	}
 	a, err := netip.ParseAddr(s)
-	return a.Unmap(), err == nil
+	return a, err == nil
 }
