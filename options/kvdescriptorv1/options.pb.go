@@ -409,7 +409,16 @@ type FieldOptions struct {
 	// emits the message's Redacted method). It cannot be in a key, a label
 	// or a dependency, nor carry format, ref, derive or validate.unique:
 	// the generator rejects those.
-	Sensitive     bool `protobuf:"varint,7,opt,name=sensitive,proto3" json:"sensitive,omitempty"`
+	Sensitive bool `protobuf:"varint,7,opt,name=sensitive,proto3" json:"sensitive,omitempty"`
+	// same_family_as names a sibling field of the same message holding an
+	// IP address, network or interface address too (a single string field
+	// of format IP, IPV4, IP_PREFIX or IP_INTERFACE): while both hold one
+	// (a field's zero_equals default counts as its value), the two must be
+	// of one IP family. The ends of an address range, where the southbound
+	// reads the others as of the first one's family:
+	//
+	//	string local_addr_stop = 8 [(kvdescriptor.v1.field).same_family_as = "local_addr_start"];
+	SameFamilyAs  string `protobuf:"bytes,9,opt,name=same_family_as,json=sameFamilyAs,proto3" json:"same_family_as,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -498,6 +507,13 @@ func (x *FieldOptions) GetSensitive() bool {
 		return x.Sensitive
 	}
 	return false
+}
+
+func (x *FieldOptions) GetSameFamilyAs() string {
+	if x != nil {
+		return x.SameFamilyAs
+	}
+	return ""
 }
 
 // Ref is a reference to a value of another model by its label.
@@ -1041,7 +1057,7 @@ const file_kvdescriptor_v1_options_proto_rawDesc = "" +
 	"\x06any_of\x18\x03 \x01(\v2\x16.kvdescriptor.v1.AnyOfR\x05anyOf\"N\n" +
 	"\x05AnyOf\x12\x1a\n" +
 	"\bprefixes\x18\x01 \x03(\tR\bprefixes\x12)\n" +
-	"\x10network_contains\x18\x02 \x01(\tR\x0fnetworkContains\"\xe2\x02\n" +
+	"\x10network_contains\x18\x02 \x01(\tR\x0fnetworkContains\"\x88\x03\n" +
 	"\fFieldOptions\x12/\n" +
 	"\x06format\x18\x01 \x01(\x0e2\x17.kvdescriptor.v1.FormatR\x06format\x12&\n" +
 	"\x03ref\x18\x02 \x01(\v2\x14.kvdescriptor.v1.RefR\x03ref\x12/\n" +
@@ -1050,7 +1066,8 @@ const file_kvdescriptor_v1_options_proto_rawDesc = "" +
 	"\acompare\x18\x05 \x01(\v2\x18.kvdescriptor.v1.CompareR\acompare\x125\n" +
 	"\bvalidate\x18\x06 \x01(\v2\x19.kvdescriptor.v1.ValidateR\bvalidate\x12#\n" +
 	"\runset_follows\x18\b \x01(\tR\funsetFollows\x12\x1c\n" +
-	"\tsensitive\x18\a \x01(\bR\tsensitive\"1\n" +
+	"\tsensitive\x18\a \x01(\bR\tsensitive\x12$\n" +
+	"\x0esame_family_as\x18\t \x01(\tR\fsameFamilyAs\"1\n" +
 	"\x03Ref\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\tR\x05model\x12\x14\n" +
 	"\x05label\x18\x02 \x01(\tR\x05label\"\xbb\x01\n" +

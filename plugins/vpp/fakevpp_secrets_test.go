@@ -130,7 +130,8 @@ func (w *fakeWireguard) addPeer(p wireguard.WireguardPeer, retval *int32) []api.
 
 // fakeIPsec is the fake VPP's SAD. It checks an SA as VPP does: an index
 // is taken once, a key has its algorithm's length, a tunnel has both ends
-// of the family its flags say.
+// of the family its flags say, an SA that a policy or a tunnel protection
+// uses is not deleted (fakeSPD).
 type fakeIPsec struct {
 	sas map[uint32]ipsec_types.IpsecSadEntryV3
 }
@@ -149,7 +150,7 @@ var fakeCryptoKeyLen = map[ipsec_types.IpsecCryptoAlg]int{
 	ipsec_types.IPSEC_API_CRYPTO_ALG_CHACHA20_POLY1305: 32,
 }
 
-func (x *fakeIPsec) apply(_ *fakeVPP, msg api.Message, retval *int32) ([]api.Message, bool) {
+func (x *fakeIPsec) apply(f *fakeVPP, msg api.Message, retval *int32) ([]api.Message, bool) {
 	switch m := msg.(type) {
 	case *ipsec.IpsecSadEntryAddDelV3:
 		e := m.Entry
@@ -157,6 +158,8 @@ func (x *fakeIPsec) apply(_ *fakeVPP, msg api.Message, retval *int32) ([]api.Mes
 		switch {
 		case !m.IsAdd && !exists:
 			*retval = int32(api.NO_SUCH_ENTRY)
+		case !m.IsAdd && fakeExtOf[*fakeSPD](f).uses(e.SadID): // a policy or a protection holds it
+			*retval = int32(api.SYSCALL_ERROR_1)
 		case !m.IsAdd:
 			delete(x.sas, e.SadID)
 		case exists:

@@ -319,6 +319,16 @@ func (p *Plugin) buildDescriptors() (err error) {
 	if p.ipsecSA, err = vppipsec.NewSecurityAssociationDescriptor[struct{}](&securityAssociations{p: p}); err != nil {
 		return err
 	}
+	for _, err := range []error{
+		p.add(vppipsec.NewSecurityPolicyDatabaseDescriptor[struct{}](&securityPolicyDatabases{p: p})),
+		p.add(vppipsec.NewSecurityPolicyDatabaseInterfacesDescriptor[struct{}](&spdBindings{p: p})),
+		p.add(vppipsec.NewSecurityPolicyDescriptor[struct{}](&securityPolicies{p: p})),
+		p.add(vppipsec.NewTunnelProtectionDescriptor[struct{}](&tunnelProtections{p: p})),
+	} {
+		if err != nil {
+			return err
+		}
+	}
 	p.arp, err = vppl3.NewARPEntryDescriptor[struct{}](&arpEntries{p: p})
 	return err
 }

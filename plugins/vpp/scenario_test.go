@@ -38,6 +38,12 @@ func keyOf(v proto.Message) string {
 		return vppwireguard.PeerKeyFor(v)
 	case *vppipsec.SecurityAssociation:
 		return vppipsec.SecurityAssociationKeyFor(v)
+	case *vppipsec.SecurityPolicyDatabase:
+		return vppipsec.SecurityPolicyDatabaseKeyFor(v)
+	case *vppipsec.SecurityPolicy:
+		return vppipsec.SecurityPolicyKeyFor(v)
+	case *vppipsec.TunnelProtection:
+		return vppipsec.TunnelProtectionKeyFor(v)
 	}
 	panic("no key")
 }

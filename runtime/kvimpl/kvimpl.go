@@ -6,6 +6,7 @@
 package kvimpl
 
 import (
+	"net/netip"
 	"reflect"
 	"strconv"
 	"sync/atomic"
@@ -154,4 +155,23 @@ func MustBaseKeyOf(derived, base *kv.KeyTemplate) func(key string) string {
 		panic(err)
 	}
 	return f
+}
+
+// OtherFamily reports whether a and b, each an IP address, network or
+// interface address in text, are both valid and of different IP families
+// (the generated check of FieldOptions.same_family_as).
+func OtherFamily(a, b string) bool {
+	x, okA := ipOf(a)
+	y, okB := ipOf(b)
+	return okA && okB && x.Is4() != y.Is4()
+}
+
+// ipOf parses an address, or the address of a network or interface
+// address.
+func ipOf(s string) (netip.Addr, bool) {
+	if p, err := netip.ParsePrefix(s); err == nil {
+		return p.Addr(), true
+	}
+	a, err := netip.ParseAddr(s)
+	return a, err == nil
 }

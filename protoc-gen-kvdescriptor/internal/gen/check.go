@@ -268,6 +268,11 @@ func checkFields(msg *protogen.Message) []error {
 		if c.GetUnordered() && (!f.Desc.IsList() || f.Desc.Kind() == protoreflect.BytesKind) {
 			errs = append(errs, errorf(at("compare.unordered", 5, 3), "%s: unordered applies to repeated fields (not bytes)", f.Desc.FullName()))
 		}
+		if other := o.GetSameFamilyAs(); other != "" {
+			if why := sameFamilyFits(msg, f, other); why != "" {
+				errs = append(errs, errorf(at("same_family_as", 9), "%s: same_family_as %s: %s", f.Desc.FullName(), other, why))
+			}
+		}
 		v := o.GetValidate()
 		if v.GetUnique() && (!f.Desc.IsList() || f.Message != nil || f.Desc.Kind() == protoreflect.BytesKind) {
 			errs = append(errs, errorf(at("validate.unique", 6, 2), "%s: unique applies to repeated scalar fields (not bytes); for messages use unique_by", f.Desc.FullName()))
@@ -518,4 +523,27 @@ func prefixMatches(p *keyTemplate, m *model) bool {
 		}
 	}
 	return false
+}
+
+// sameFamilyFits tells why field f of msg cannot be checked to be of the
+// IP family of its sibling named other ("" when it can): both single
+// string fields of an address format.
+func sameFamilyFits(msg *protogen.Message, f *protogen.Field, other string) string {
+	g := elemField(msg, other)
+	switch {
+	case g == nil:
+		return fmt.Sprintf("%q is not a field of %s", other, msg.Desc.FullName())
+	case g == f:
+		return "the field names itself"
+	}
+	for _, x := range []*protogen.Field{f, g} {
+		switch fieldOptions(x).GetFormat() {
+		case kvdescriptorv1.Format_IP, kvdescriptorv1.Format_IPV4, kvdescriptorv1.Format_IP_PREFIX, kvdescriptorv1.Format_IP_INTERFACE:
+			if !x.Desc.IsList() && !x.Desc.IsMap() && x.Desc.Kind() == protoreflect.StringKind {
+				continue
+			}
+		}
+		return fmt.Sprintf("%s is not a single string field of format IP, IPV4, IP_PREFIX or IP_INTERFACE", x.Desc.Name())
+	}
+	return ""
 }

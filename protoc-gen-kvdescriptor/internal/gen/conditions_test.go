@@ -113,6 +113,28 @@ message A {
 			want: `test.proto:9: option (kvdescriptor.v1.field).validate.required_if: test.v1.A.Tunnel.vni: required_if: "type" is not a field of test.v1.A.Tunnel`,
 		},
 		{
+			name: "same_family_as an unknown field",
+			files: map[string]string{"test.proto": typed + `
+  string stop = 3 [(kvdescriptor.v1.field).format = IP, (kvdescriptor.v1.field).same_family_as = "strt"];
+}`},
+			want: `test.proto:8: option (kvdescriptor.v1.field).same_family_as: test.v1.A.stop: same_family_as strt: "strt" is not a field of test.v1.A`,
+		},
+		{
+			name: "same_family_as a field that holds no address",
+			files: map[string]string{"test.proto": typed + `
+  string stop = 3 [(kvdescriptor.v1.field).format = IP, (kvdescriptor.v1.field).same_family_as = "name"];
+}`},
+			want: `test.proto:8: option (kvdescriptor.v1.field).same_family_as: test.v1.A.stop: same_family_as name: name is not a single string field of format IP, IPV4, IP_PREFIX or IP_INTERFACE`,
+		},
+		{
+			name: "same_family_as on a repeated field",
+			files: map[string]string{"test.proto": typed + `
+  string start = 3 [(kvdescriptor.v1.field).format = IP];
+  repeated string stops = 4 [(kvdescriptor.v1.field).format = IP, (kvdescriptor.v1.field).same_family_as = "start"];
+}`},
+			want: `test.proto:9: option (kvdescriptor.v1.field).same_family_as: test.v1.A.stops: same_family_as start: stops is not a single string field of format IP, IPV4, IP_PREFIX or IP_INTERFACE`,
+		},
+		{
 			name: "not_equal_to an unknown field",
 			files: map[string]string{"test.proto": typed + `
   string peer = 3 [(kvdescriptor.v1.field).validate.not_equal_to = "nme"];

@@ -680,6 +680,9 @@ func validationText(f *protogen.Field, prefix string, keyField bool) string {
 	if s := v.GetNotEqualTo(); s != "" {
 		parts = append(parts, "must differ from "+code(prefix+s))
 	}
+	if s := fieldOptions(f).GetSameFamilyAs(); s != "" {
+		parts = append(parts, "of the IP family of "+code(prefix+s))
+	}
 	return strings.Join(parts, "; ")
 }
 

@@ -281,6 +281,11 @@ func checkField(f *protogen.Field, x *jen.Statement, prefix string, keyField boo
 			}
 		}
 	}
+	if other := fieldOptions(f).GetSameFamilyAs(); other != "" && sameFamilyFits(f.Parent, f, other) == "" {
+		a, b := effectiveValue(f, x), effectiveValue(elemField(f.Parent, other), x)
+		out = append(out, jen.If(jen.Qual(kvimplPkg, "OtherFamily").Call(a, b)).Block(
+			add(path, "%s is not of the IP family of "+prefix+other+" (%s)", a.Clone(), b.Clone())))
+	}
 	if o == nil {
 		return out
 	}
@@ -454,4 +459,14 @@ func (e *emitter) checkKeyMatches() []jen.Code {
 		jen.If(jen.Id("want").Op(":=").Add(want), jen.Id("want").Op("!=").Id("key")).Block(
 			add(jen.Lit("(key)"), "%q is not the key of this value, which is %q", jen.Id("key"), jen.Id("want")),
 		))...)}
+}
+
+// effectiveValue is the value of single field f of message x as it
+// compares: through its Effective accessor when it has a zero_equals
+// default.
+func effectiveValue(f *protogen.Field, x *jen.Statement) *jen.Statement {
+	if d := fieldOptions(f).GetCompare().GetZeroEquals(); d != "" && checkZeroEquals(f, d) == "" {
+		return x.Clone().Dot("Effective" + f.GoName).Call()
+	}
+	return x.Clone().Dot("Get" + f.GoName).Call()
 }

@@ -212,6 +212,57 @@ func (SecurityAssociation_IntegAlg) EnumDescriptor() ([]byte, []int) {
 	return file_vpp_ipsec_v1_ipsec_proto_rawDescGZIP(), []int{0, 2}
 }
 
+// Action is what the policy does with the packets it matches (VPP
+// does not implement RESOLVE, numbered 2: it is not offered).
+type SecurityPolicy_Action int32
+
+const (
+	SecurityPolicy_ACTION_BYPASS  SecurityPolicy_Action = 0
+	SecurityPolicy_ACTION_DISCARD SecurityPolicy_Action = 1
+	SecurityPolicy_ACTION_PROTECT SecurityPolicy_Action = 3
+)
+
+// Enum value maps for SecurityPolicy_Action.
+var (
+	SecurityPolicy_Action_name = map[int32]string{
+		0: "ACTION_BYPASS",
+		1: "ACTION_DISCARD",
+		3: "ACTION_PROTECT",
+	}
+	SecurityPolicy_Action_value = map[string]int32{
+		"ACTION_BYPASS":  0,
+		"ACTION_DISCARD": 1,
+		"ACTION_PROTECT": 3,
+	}
+)
+
+func (x SecurityPolicy_Action) Enum() *SecurityPolicy_Action {
+	p := new(SecurityPolicy_Action)
+	*p = x
+	return p
+}
+
+func (x SecurityPolicy_Action) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (SecurityPolicy_Action) Descriptor() protoreflect.EnumDescriptor {
+	return file_vpp_ipsec_v1_ipsec_proto_enumTypes[3].Descriptor()
+}
+
+func (SecurityPolicy_Action) Type() protoreflect.EnumType {
+	return &file_vpp_ipsec_v1_ipsec_proto_enumTypes[3]
+}
+
+func (x SecurityPolicy_Action) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use SecurityPolicy_Action.Descriptor instead.
+func (SecurityPolicy_Action) EnumDescriptor() ([]byte, []int) {
+	return file_vpp_ipsec_v1_ipsec_proto_rawDescGZIP(), []int{2, 0}
+}
+
 // SecurityAssociation is an IPsec security association of VPP's SAD
 // (vppctl ipsec sa add), known by its index. VPP cannot change an SA: any
 // change re-creates it. Its keys are secrets: shown redacted everywhere.
@@ -368,11 +419,362 @@ func (x *SecurityAssociation) GetUdpEncap() bool {
 	return false
 }
 
+// SecurityPolicyDatabase is an IPsec security policy database of VPP
+// (vppctl ipsec spd add ID), known by its index. Each interface bound to
+// it is a derived value that waits for its interface and is unbound
+// before the interface goes (an interface is in one SPD at most: VPP
+// refuses a second). Its policies are a model of their own
+// (SecurityPolicy), which waits for the SPD.
+type SecurityPolicyDatabase struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// index is the SPD's id (VPP's spd_id), the label. A policy cannot name
+	// SPD 0 (a reference to 0 is none): number SPDs from 1.
+	Index uint32 `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
+	// interfaces are the interfaces bound to the SPD, one binding each.
+	Interfaces    []*SecurityPolicyDatabase_Interface `protobuf:"bytes,2,rep,name=interfaces,proto3" json:"interfaces,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SecurityPolicyDatabase) Reset() {
+	*x = SecurityPolicyDatabase{}
+	mi := &file_vpp_ipsec_v1_ipsec_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SecurityPolicyDatabase) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SecurityPolicyDatabase) ProtoMessage() {}
+
+func (x *SecurityPolicyDatabase) ProtoReflect() protoreflect.Message {
+	mi := &file_vpp_ipsec_v1_ipsec_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SecurityPolicyDatabase.ProtoReflect.Descriptor instead.
+func (*SecurityPolicyDatabase) Descriptor() ([]byte, []int) {
+	return file_vpp_ipsec_v1_ipsec_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *SecurityPolicyDatabase) GetIndex() uint32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *SecurityPolicyDatabase) GetInterfaces() []*SecurityPolicyDatabase_Interface {
+	if x != nil {
+		return x.Interfaces
+	}
+	return nil
+}
+
+// SecurityPolicy is a policy of an SPD (vppctl ipsec policy add spd ID
+// priority P inbound|outbound action ACTION ...), named within its SPD.
+// VPP knows a policy by all its fields and cannot change one: any change
+// re-creates it. It waits for its SPD and, when it protects, for its SA;
+// it is removed before either goes.
+type SecurityPolicy struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// spd_index is the SPD (its label) the policy is in; from 1.
+	SpdIndex uint32 `protobuf:"varint,1,opt,name=spd_index,json=spdIndex,proto3" json:"spd_index,omitempty"`
+	// name names the policy within its SPD. VPP keeps no name: a policy
+	// that VPP has and none names is obtained as vpp-N, N its place in
+	// VPP's dump of the SPD.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// priority orders the SPD's policies: higher first.
+	Priority int32 `protobuf:"varint,3,opt,name=priority,proto3" json:"priority,omitempty"`
+	// is_outbound: the policy applies to outbound packets; else inbound.
+	IsOutbound bool `protobuf:"varint,4,opt,name=is_outbound,json=isOutbound,proto3" json:"is_outbound,omitempty"`
+	// The ranges of addresses matched, inclusive, all four of one family
+	// (VPP reads the others as of the first one's). An empty start is
+	// 0.0.0.0, an empty stop 255.255.255.255: write all four for IPv6.
+	RemoteAddrStart string `protobuf:"bytes,5,opt,name=remote_addr_start,json=remoteAddrStart,proto3" json:"remote_addr_start,omitempty"`
+	RemoteAddrStop  string `protobuf:"bytes,6,opt,name=remote_addr_stop,json=remoteAddrStop,proto3" json:"remote_addr_stop,omitempty"`
+	LocalAddrStart  string `protobuf:"bytes,7,opt,name=local_addr_start,json=localAddrStart,proto3" json:"local_addr_start,omitempty"`
+	LocalAddrStop   string `protobuf:"bytes,8,opt,name=local_addr_stop,json=localAddrStop,proto3" json:"local_addr_stop,omitempty"`
+	// protocol is the IP protocol matched; 0: any (VPP keeps any as 255,
+	// which is not offered).
+	Protocol uint32 `protobuf:"varint,9,opt,name=protocol,proto3" json:"protocol,omitempty"`
+	// The ranges of ports matched, inclusive; a stop of 0 is 65535.
+	RemotePortStart uint32                `protobuf:"varint,10,opt,name=remote_port_start,json=remotePortStart,proto3" json:"remote_port_start,omitempty"`
+	RemotePortStop  uint32                `protobuf:"varint,11,opt,name=remote_port_stop,json=remotePortStop,proto3" json:"remote_port_stop,omitempty"`
+	LocalPortStart  uint32                `protobuf:"varint,12,opt,name=local_port_start,json=localPortStart,proto3" json:"local_port_start,omitempty"`
+	LocalPortStop   uint32                `protobuf:"varint,13,opt,name=local_port_stop,json=localPortStop,proto3" json:"local_port_stop,omitempty"`
+	Action          SecurityPolicy_Action `protobuf:"varint,14,opt,name=action,proto3,enum=vpp.ipsec.v1.SecurityPolicy_Action" json:"action,omitempty"`
+	// sa_index is the SA (its label) that protects the packets: set for,
+	// and only for, ACTION_PROTECT (so SA 0 cannot protect: number SAs
+	// from 1).
+	SaIndex       uint32 `protobuf:"varint,15,opt,name=sa_index,json=saIndex,proto3" json:"sa_index,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SecurityPolicy) Reset() {
+	*x = SecurityPolicy{}
+	mi := &file_vpp_ipsec_v1_ipsec_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SecurityPolicy) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SecurityPolicy) ProtoMessage() {}
+
+func (x *SecurityPolicy) ProtoReflect() protoreflect.Message {
+	mi := &file_vpp_ipsec_v1_ipsec_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SecurityPolicy.ProtoReflect.Descriptor instead.
+func (*SecurityPolicy) Descriptor() ([]byte, []int) {
+	return file_vpp_ipsec_v1_ipsec_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *SecurityPolicy) GetSpdIndex() uint32 {
+	if x != nil {
+		return x.SpdIndex
+	}
+	return 0
+}
+
+func (x *SecurityPolicy) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SecurityPolicy) GetPriority() int32 {
+	if x != nil {
+		return x.Priority
+	}
+	return 0
+}
+
+func (x *SecurityPolicy) GetIsOutbound() bool {
+	if x != nil {
+		return x.IsOutbound
+	}
+	return false
+}
+
+func (x *SecurityPolicy) GetRemoteAddrStart() string {
+	if x != nil {
+		return x.RemoteAddrStart
+	}
+	return ""
+}
+
+func (x *SecurityPolicy) GetRemoteAddrStop() string {
+	if x != nil {
+		return x.RemoteAddrStop
+	}
+	return ""
+}
+
+func (x *SecurityPolicy) GetLocalAddrStart() string {
+	if x != nil {
+		return x.LocalAddrStart
+	}
+	return ""
+}
+
+func (x *SecurityPolicy) GetLocalAddrStop() string {
+	if x != nil {
+		return x.LocalAddrStop
+	}
+	return ""
+}
+
+func (x *SecurityPolicy) GetProtocol() uint32 {
+	if x != nil {
+		return x.Protocol
+	}
+	return 0
+}
+
+func (x *SecurityPolicy) GetRemotePortStart() uint32 {
+	if x != nil {
+		return x.RemotePortStart
+	}
+	return 0
+}
+
+func (x *SecurityPolicy) GetRemotePortStop() uint32 {
+	if x != nil {
+		return x.RemotePortStop
+	}
+	return 0
+}
+
+func (x *SecurityPolicy) GetLocalPortStart() uint32 {
+	if x != nil {
+		return x.LocalPortStart
+	}
+	return 0
+}
+
+func (x *SecurityPolicy) GetLocalPortStop() uint32 {
+	if x != nil {
+		return x.LocalPortStop
+	}
+	return 0
+}
+
+func (x *SecurityPolicy) GetAction() SecurityPolicy_Action {
+	if x != nil {
+		return x.Action
+	}
+	return SecurityPolicy_ACTION_BYPASS
+}
+
+func (x *SecurityPolicy) GetSaIndex() uint32 {
+	if x != nil {
+		return x.SaIndex
+	}
+	return 0
+}
+
+// TunnelProtection protects a tunnel interface (IPIP, GRE) with IPsec
+// (vppctl ipsec tunnel protect INTERFACE sa-out ID sa-in ID...): one
+// outbound SA and up to four inbound ones. It waits for its interface and
+// its SAs, and is removed before any of them goes. VPP changes the SAs of
+// a protection in place. (Point-to-multipoint tunnels, protected per next
+// hop, are not modelled.)
+type TunnelProtection struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// interface is the tunnel interface (its label), the label.
+	Interface string `protobuf:"bytes,1,opt,name=interface,proto3" json:"interface,omitempty"`
+	// sa_out is the outbound SA (its label); from 1.
+	SaOut uint32 `protobuf:"varint,2,opt,name=sa_out,json=saOut,proto3" json:"sa_out,omitempty"`
+	// sa_in are the inbound SAs (their labels), one to four, in any order.
+	SaIn          []uint32 `protobuf:"varint,3,rep,packed,name=sa_in,json=saIn,proto3" json:"sa_in,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TunnelProtection) Reset() {
+	*x = TunnelProtection{}
+	mi := &file_vpp_ipsec_v1_ipsec_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TunnelProtection) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TunnelProtection) ProtoMessage() {}
+
+func (x *TunnelProtection) ProtoReflect() protoreflect.Message {
+	mi := &file_vpp_ipsec_v1_ipsec_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TunnelProtection.ProtoReflect.Descriptor instead.
+func (*TunnelProtection) Descriptor() ([]byte, []int) {
+	return file_vpp_ipsec_v1_ipsec_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *TunnelProtection) GetInterface() string {
+	if x != nil {
+		return x.Interface
+	}
+	return ""
+}
+
+func (x *TunnelProtection) GetSaOut() uint32 {
+	if x != nil {
+		return x.SaOut
+	}
+	return 0
+}
+
+func (x *TunnelProtection) GetSaIn() []uint32 {
+	if x != nil {
+		return x.SaIn
+	}
+	return nil
+}
+
+// Interface is an interface bound to the SPD.
+type SecurityPolicyDatabase_Interface struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SecurityPolicyDatabase_Interface) Reset() {
+	*x = SecurityPolicyDatabase_Interface{}
+	mi := &file_vpp_ipsec_v1_ipsec_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SecurityPolicyDatabase_Interface) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SecurityPolicyDatabase_Interface) ProtoMessage() {}
+
+func (x *SecurityPolicyDatabase_Interface) ProtoReflect() protoreflect.Message {
+	mi := &file_vpp_ipsec_v1_ipsec_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SecurityPolicyDatabase_Interface.ProtoReflect.Descriptor instead.
+func (*SecurityPolicyDatabase_Interface) Descriptor() ([]byte, []int) {
+	return file_vpp_ipsec_v1_ipsec_proto_rawDescGZIP(), []int{1, 0}
+}
+
+func (x *SecurityPolicyDatabase_Interface) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
 var File_vpp_ipsec_v1_ipsec_proto protoreflect.FileDescriptor
 
 const file_vpp_ipsec_v1_ipsec_proto_rawDesc = "" +
 	"\n" +
-	"\x18vpp/ipsec/v1/ipsec.proto\x12\fvpp.ipsec.v1\x1a\x1dkvdescriptor/v1/options.proto\"\xeb\x10\n" +
+	"\x18vpp/ipsec/v1/ipsec.proto\x12\fvpp.ipsec.v1\x1a\x1dkvdescriptor/v1/options.proto\"\xff\x10\n" +
 	"\x13SecurityAssociation\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\rR\x05index\x12\x1a\n" +
 	"\x03spi\x18\x02 \x01(\rB\bҼ\x19\x042\x02\b\x01R\x03spi\x12F\n" +
@@ -394,8 +796,8 @@ const file_vpp_ipsec_v1_ipsec_proto_rawDesc = "" +
 	"\ause_esn\x18\t \x01(\bR\x06useEsn\x12&\n" +
 	"\x0fuse_anti_replay\x18\n" +
 	" \x01(\bR\ruseAntiReplay\x124\n" +
-	"\x12tunnel_src_address\x18\v \x01(\tB\x06Ҽ\x19\x02\b\x03R\x10tunnelSrcAddress\x12J\n" +
-	"\x12tunnel_dst_address\x18\f \x01(\tB\x1cҼ\x19\x18\b\x032\x14Z\x12tunnel_src_addressR\x10tunnelDstAddress\x12\x1b\n" +
+	"\x12tunnel_src_address\x18\v \x01(\tB\x06Ҽ\x19\x02\b\x03R\x10tunnelSrcAddress\x12^\n" +
+	"\x12tunnel_dst_address\x18\f \x01(\tB0Ҽ\x19,\b\x032\x14Z\x12tunnel_src_addressJ\x12tunnel_src_addressR\x10tunnelDstAddress\x12\x1b\n" +
 	"\tudp_encap\x18\r \x01(\bR\budpEncap\"-\n" +
 	"\bProtocol\x12\x10\n" +
 	"\fPROTOCOL_ESP\x10\x00\x12\x0f\n" +
@@ -423,7 +825,53 @@ const file_vpp_ipsec_v1_ipsec_proto_rawDesc = "" +
 	"\x15INTEG_ALG_SHA_256_128\x10\x04\x12\x19\n" +
 	"\x15INTEG_ALG_SHA_384_192\x10\x05\x12\x19\n" +
 	"\x15INTEG_ALG_SHA_512_256\x10\x06:\x1aҼ\x19\x16\n" +
-	"\x14vpp/ipsec/sa/{index}BFZDgithub.com/kvdescriptor/kvdescriptor/generated/vpp/ipsec/v1;vppipsecb\x06proto3"
+	"\x14vpp/ipsec/sa/{index}\"\x9d\x03\n" +
+	"\x16SecurityPolicyDatabase\x12\x14\n" +
+	"\x05index\x18\x01 \x01(\rR\x05index\x12\xe1\x01\n" +
+	"\n" +
+	"interfaces\x18\x02 \x03(\v2..vpp.ipsec.v1.SecurityPolicyDatabase.InterfaceB\x90\x01Ҽ\x19\x8b\x01\x1a\x80\x01\n" +
+	"1vpp/ipsec/spd/{index}/interface/{interfaces.name}\x12.vpp.ipsec.v1.SecurityPolicyDatabase.interfaces*\x1bvpp.interfaces.v1.Interface2\x06B\x04nameR\n" +
+	"interfaces\x1aO\n" +
+	"\tInterface\x12B\n" +
+	"\x04name\x18\x01 \x01(\tB.Ҽ\x19*\x12(\n" +
+	"\x1bvpp.interfaces.v1.Interface\x12\tinterfaceR\x04name:8Ҽ\x194\n" +
+	"\x15vpp/ipsec/spd/{index}*\x1bvpp.interfaces.v1.Interface\"\xbc\b\n" +
+	"\x0eSecurityPolicy\x12Q\n" +
+	"\tspd_index\x18\x01 \x01(\rB4Ҽ\x190\x12*\n" +
+	"#vpp.ipsec.v1.SecurityPolicyDatabase\x12\x03SPD2\x02\b\x01R\bspdIndex\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1a\n" +
+	"\bpriority\x18\x03 \x01(\x05R\bpriority\x12\x1f\n" +
+	"\vis_outbound\x18\x04 \x01(\bR\n" +
+	"isOutbound\x12=\n" +
+	"\x11remote_addr_start\x18\x05 \x01(\tB\x11Ҽ\x19\r\b\x03*\t\x12\a0.0.0.0R\x0fremoteAddrStart\x12V\n" +
+	"\x10remote_addr_stop\x18\x06 \x01(\tB,Ҽ\x19(\b\x03*\x11\x12\x0f255.255.255.255J\x11remote_addr_startR\x0eremoteAddrStop\x12N\n" +
+	"\x10local_addr_start\x18\a \x01(\tB$Ҽ\x19 \b\x03*\t\x12\a0.0.0.0J\x11remote_addr_startR\x0elocalAddrStart\x12T\n" +
+	"\x0flocal_addr_stop\x18\b \x01(\tB,Ҽ\x19(\b\x03*\x11\x12\x0f255.255.255.255J\x11remote_addr_startR\rlocalAddrStop\x12'\n" +
+	"\bprotocol\x18\t \x01(\rB\vҼ\x19\a2\x05(\x010\xfe\x01R\bprotocol\x128\n" +
+	"\x11remote_port_start\x18\n" +
+	" \x01(\rB\fҼ\x19\b2\x06(\x010\xff\xff\x03R\x0fremotePortStart\x12?\n" +
+	"\x10remote_port_stop\x18\v \x01(\rB\x15Ҽ\x19\x11*\a\x12\x05655352\x06(\x010\xff\xff\x03R\x0eremotePortStop\x126\n" +
+	"\x10local_port_start\x18\f \x01(\rB\fҼ\x19\b2\x06(\x010\xff\xff\x03R\x0elocalPortStart\x12=\n" +
+	"\x0flocal_port_stop\x18\r \x01(\rB\x15Ҽ\x19\x11*\a\x12\x05655352\x06(\x010\xff\xff\x03R\rlocalPortStop\x12;\n" +
+	"\x06action\x18\x0e \x01(\x0e2#.vpp.ipsec.v1.SecurityPolicy.ActionR\x06action\x12}\n" +
+	"\bsa_index\x18\x0f \x01(\rBbҼ\x19^\x12&\n" +
+	" vpp.ipsec.v1.SecurityAssociation\x12\x02SA24J\x18\n" +
+	"\x06action\x12\x0eACTION_PROTECTR\x18\n" +
+	"\x06action\x12\x0eACTION_PROTECTR\asaIndex\"C\n" +
+	"\x06Action\x12\x11\n" +
+	"\rACTION_BYPASS\x10\x00\x12\x12\n" +
+	"\x0eACTION_DISCARD\x10\x01\x12\x12\n" +
+	"\x0eACTION_PROTECT\x10\x03:-Ҽ\x19)\n" +
+	"'vpp/ipsec/spd/{spd_index}/policy/{name}\"\xda\x02\n" +
+	"\x10TunnelProtection\x12S\n" +
+	"\tinterface\x18\x01 \x01(\tB5Ҽ\x191\x12/\n" +
+	"\x1bvpp.interfaces.v1.Interface\x12\x10tunnel interfaceR\tinterface\x12P\n" +
+	"\x06sa_out\x18\x02 \x01(\rB9Ҽ\x195\x12/\n" +
+	" vpp.ipsec.v1.SecurityAssociation\x12\voutbound SA2\x02\b\x01R\x05saOut\x12S\n" +
+	"\x05sa_in\x18\x03 \x03(\rB>Ҽ\x19:\x12.\n" +
+	" vpp.ipsec.v1.SecurityAssociation\x12\n" +
+	"inbound SA*\x02\x18\x012\x04\b\x01\x10\x01R\x04saIn:JҼ\x19F\n" +
+	"'vpp/ipsec/tunnel-protection/{interface}*\x1bvpp.interfaces.v1.InterfaceBFZDgithub.com/kvdescriptor/kvdescriptor/generated/vpp/ipsec/v1;vppipsecb\x06proto3"
 
 var (
 	file_vpp_ipsec_v1_ipsec_proto_rawDescOnce sync.Once
@@ -437,23 +885,30 @@ func file_vpp_ipsec_v1_ipsec_proto_rawDescGZIP() []byte {
 	return file_vpp_ipsec_v1_ipsec_proto_rawDescData
 }
 
-var file_vpp_ipsec_v1_ipsec_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_vpp_ipsec_v1_ipsec_proto_msgTypes = make([]protoimpl.MessageInfo, 1)
+var file_vpp_ipsec_v1_ipsec_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
+var file_vpp_ipsec_v1_ipsec_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
 var file_vpp_ipsec_v1_ipsec_proto_goTypes = []any{
-	(SecurityAssociation_Protocol)(0),  // 0: vpp.ipsec.v1.SecurityAssociation.Protocol
-	(SecurityAssociation_CryptoAlg)(0), // 1: vpp.ipsec.v1.SecurityAssociation.CryptoAlg
-	(SecurityAssociation_IntegAlg)(0),  // 2: vpp.ipsec.v1.SecurityAssociation.IntegAlg
-	(*SecurityAssociation)(nil),        // 3: vpp.ipsec.v1.SecurityAssociation
+	(SecurityAssociation_Protocol)(0),        // 0: vpp.ipsec.v1.SecurityAssociation.Protocol
+	(SecurityAssociation_CryptoAlg)(0),       // 1: vpp.ipsec.v1.SecurityAssociation.CryptoAlg
+	(SecurityAssociation_IntegAlg)(0),        // 2: vpp.ipsec.v1.SecurityAssociation.IntegAlg
+	(SecurityPolicy_Action)(0),               // 3: vpp.ipsec.v1.SecurityPolicy.Action
+	(*SecurityAssociation)(nil),              // 4: vpp.ipsec.v1.SecurityAssociation
+	(*SecurityPolicyDatabase)(nil),           // 5: vpp.ipsec.v1.SecurityPolicyDatabase
+	(*SecurityPolicy)(nil),                   // 6: vpp.ipsec.v1.SecurityPolicy
+	(*TunnelProtection)(nil),                 // 7: vpp.ipsec.v1.TunnelProtection
+	(*SecurityPolicyDatabase_Interface)(nil), // 8: vpp.ipsec.v1.SecurityPolicyDatabase.Interface
 }
 var file_vpp_ipsec_v1_ipsec_proto_depIdxs = []int32{
 	0, // 0: vpp.ipsec.v1.SecurityAssociation.protocol:type_name -> vpp.ipsec.v1.SecurityAssociation.Protocol
 	1, // 1: vpp.ipsec.v1.SecurityAssociation.crypto_alg:type_name -> vpp.ipsec.v1.SecurityAssociation.CryptoAlg
 	2, // 2: vpp.ipsec.v1.SecurityAssociation.integ_alg:type_name -> vpp.ipsec.v1.SecurityAssociation.IntegAlg
-	3, // [3:3] is the sub-list for method output_type
-	3, // [3:3] is the sub-list for method input_type
-	3, // [3:3] is the sub-list for extension type_name
-	3, // [3:3] is the sub-list for extension extendee
-	0, // [0:3] is the sub-list for field type_name
+	8, // 3: vpp.ipsec.v1.SecurityPolicyDatabase.interfaces:type_name -> vpp.ipsec.v1.SecurityPolicyDatabase.Interface
+	3, // 4: vpp.ipsec.v1.SecurityPolicy.action:type_name -> vpp.ipsec.v1.SecurityPolicy.Action
+	5, // [5:5] is the sub-list for method output_type
+	5, // [5:5] is the sub-list for method input_type
+	5, // [5:5] is the sub-list for extension type_name
+	5, // [5:5] is the sub-list for extension extendee
+	0, // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_vpp_ipsec_v1_ipsec_proto_init() }
@@ -466,8 +921,8 @@ func file_vpp_ipsec_v1_ipsec_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_vpp_ipsec_v1_ipsec_proto_rawDesc), len(file_vpp_ipsec_v1_ipsec_proto_rawDesc)),
-			NumEnums:      3,
-			NumMessages:   1,
+			NumEnums:      4,
+			NumMessages:   5,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
