@@ -18,10 +18,11 @@ import (
 // readers reach through the key map (see nodeMap).
 type node struct {
 	nodeFields
-	// slot holds the published versions of the key, so that a publish
-	// finds them without a lookup. Set by nodeMap.set under the shard's
-	// lock (readers read it under theirs); the journal leaves it alone.
-	slot *viewSlot
+	// live is the transaction from which readers see the node's fields
+	// (see view), inFlux while the worker changes them. Written under the
+	// shard's lock (readers read the node under theirs); the journal
+	// leaves it alone.
+	live uint64
 }
 
 // nodeFields are the worker's fields of a node. Slices held by a node are

@@ -7,26 +7,31 @@ import (
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/txnlog"
 )
 
-// nodeMap maps each key to its node (the worker's) and, through the
-// node's slot, to its published versions (the readers'): one map entry
-// per key serves both, so that the read view costs no second index of
-// the keys.
+// nodeMap maps each key to its node. The node is also what readers see
+// of the key (see view): its fields, while it is not changing, and the
+// versions its key had before, in the shard's old map, while a reader
+// may need them. No value is copied for the readers except while a job
+// changes it, or while a reader still reads at a state before that job.
 //
 // The worker is the only writer. It reads without locking and locks one
-// shard only to add or remove an entry. Readers see only the versions
-// (node.slot, which they read under the shard's lock), never the node's
-// fields, and lock one shard at a time, for reading. A key whose value is
-// gone keeps its entry, its node REMOVED (a tombstone), for its versions:
-// until trim takes the last version out, or the key gets a node again,
-// which takes them over. The worker's lookups skip tombstones. Taking a
-// node out thus changes no map, and needs no lock.
+// shard to add or remove an entry, to mark a node as changing (freeze:
+// its published fields saved in old), and to publish a node (node.live).
+// Readers lock one shard at a time, for reading, to look at a node's
+// fields or its old versions: never for longer than copying what one
+// value (or a shard, for each) shows. A key whose node is taken out
+// keeps the node, REMOVED (a tombstone), while readers may need what was
+// published of it. The worker's lookups skip tombstones.
 type nodeMap struct {
 	shards [nodeShards]nodeShard
 	// n counts the nodes.
 	n int
-	// slots hands out versions slots a few hundred at a time.
-	slots []viewSlot
+	// recs hands out saved versions, a few dozen at a time.
+	recs recSlab
 }
+
+// inFlux is node.live while the worker changes the node: readers read
+// its key's old versions.
+const inFlux = ^uint64(0)
 
 // nodeShards is the number of shards (shardOf keeps the top 6 bits).
 const nodeShards = 64
@@ -36,9 +41,13 @@ type nodeShard struct {
 	// m holds the nodes, and the tombstones of keys with versions and
 	// no node (REMOVED nodes, few and briefly).
 	m map[string]*node
-	// tombs counts the tombstones in m (the worker's).
-	tombs int
-	_     [64 - 40]byte // a cache line each
+	// old holds, for keys whose node changes or changed lately, the
+	// versions readers may still need, newest first (viewRec.prev).
+	old map[string]*viewRec
+	// tombs counts the tombstones in m (the worker's); oldPeak is the
+	// most keys old held since it was last empty.
+	tombs, oldPeak int
+	_              [64 - 56]byte // a cache line each
 }
 
 // shardOf spreads keys over the shards. Only the spread matters (a
@@ -68,65 +77,165 @@ func (m *nodeMap) get(key string) *node {
 	return n
 }
 
-// entry returns the versions of key (nil: none) and its node (nil: none),
-// for the worker (no lock).
-func (m *nodeMap) entry(key string) (*viewSlot, *node) {
-	n := m.shard(key).m[key]
-	switch {
-	case n == nil:
-		return nil, nil
-	case n.state == REMOVED:
-		return n.slot, nil
-	}
-	return n.slot, n
-}
-
 // len returns the number of nodes.
 func (m *nodeMap) len() int { return m.n }
 
-// set makes n the node of key: n takes the key's versions over, if it
-// has any (a node put back by a rollback has them already).
+// set makes n the node of key (a node put back by a rollback, or a new
+// one).
 func (m *nodeMap) set(key string, n *node) {
 	sh := m.shard(key)
-	switch old := sh.m[key]; {
+	old := sh.m[key]
+	switch {
 	case old == n && n.state == REMOVED:
-		// Its own tombstone: back, with its versions, as it is.
+		// Its own tombstone: back, as it is.
 		sh.tombs--
 		m.n++
 		return
 	case old == n:
 		return
 	case old != nil && old.state != REMOVED:
-		m.n-- // replaced: add counts n
+		m.freeze(old) // replaced: what readers saw of it is kept
+		m.n--         // add counts n
 	}
 	m.add(sh, key, n)
 }
 
-// add makes n, a new node, the node of key, which has none: set without
-// the lookup of what key had while the shard holds no tombstone.
+// add makes n the node of key, which has none: set without the lookup
+// of what key had while the shard holds no tombstone. n is changing
+// (inFlux) until the job's publish: readers see what the key had before.
 func (m *nodeMap) add(sh *nodeShard, key string, n *node) {
 	m.n++
-	slot := n.slot
+	var gone *viewRec
 	if sh.tombs > 0 {
-		if t := sh.m[key]; t != nil && t.state == REMOVED { // the key's tombstone: n takes its versions
-			slot = t.slot
+		if t := sh.m[key]; t != nil && t.state == REMOVED { // the key's tombstone
 			sh.tombs--
+			if t.live != inFlux {
+				// Published as removed: readers before n is published
+				// see the key gone.
+				m.recs.left = max(m.recs.left, 32)
+				gone = m.recs.next()
+				gone.pub, gone.flags = t.live, recGone
+			}
 		}
-	}
-	if slot == nil {
-		if len(m.slots) == 0 {
-			m.slots = make([]viewSlot, 256)
-		}
-		slot = &m.slots[0]
-		m.slots = m.slots[1:]
 	}
 	sh.mu.Lock()
+	n.live = inFlux // under the lock: a node put back may have been seen
 	if sh.m == nil {
 		sh.m = map[string]*node{}
 	}
-	n.slot = slot // under the lock, before readers can see n (they read it under theirs)
+	if gone != nil {
+		sh.pushOld(key, gone)
+	}
 	sh.m[key] = n
 	sh.mu.Unlock()
+}
+
+// pushOld makes r the newest old version of key. The caller holds the
+// shard's lock.
+func (sh *nodeShard) pushOld(key string, r *viewRec) {
+	if sh.old == nil {
+		sh.old = map[string]*viewRec{}
+	}
+	r.prev = sh.old[key]
+	sh.old[key] = r
+	sh.oldPeak = max(sh.oldPeak, len(sh.old))
+}
+
+// dropOld takes the old versions of key out. The caller holds the
+// shard's lock.
+func (sh *nodeShard) dropOld(key string) {
+	delete(sh.old, key)
+	if len(sh.old) == 0 && sh.oldPeak > 64 {
+		sh.old, sh.oldPeak = nil, 0 // a map grown by a large job: not kept
+	}
+}
+
+// freeze marks n as changing, before the worker's first change to it
+// since it was last published: its published fields are kept as the
+// newest old version of its key, which readers see until the next
+// publish. A node already changing is left alone.
+func (m *nodeMap) freeze(n *node) {
+	if n.live == inFlux {
+		return
+	}
+	sh := m.shard(n.key)
+	m.recs.left = max(m.recs.left, 32) // a few dozen a slab
+	r := m.recs.next()
+	if n.state == REMOVED {
+		r.pub, r.flags = n.live, recGone
+	} else {
+		setRec(r, n, sh.old[n.key], n.live, &m.recs)
+	}
+	sh.mu.Lock()
+	sh.pushOld(n.key, r)
+	n.live = inFlux
+	sh.mu.Unlock()
+}
+
+// publish makes n's fields what readers see from transaction pub on.
+// It reports whether its key keeps old versions (to be trimmed), and,
+// with watch, whether what readers see of the key changed. A node taken
+// out whose key has none left leaves the map. n is not changing (or no
+// longer in the map): false, false.
+func (m *nodeMap) publish(n *node, pub uint64, watch bool) (olds, changed bool) {
+	sh := m.shard(n.key)
+	if n.live != inFlux || sh.m[n.key] != n {
+		return false, false
+	}
+	head := sh.old[n.key] // what readers saw
+	if watch {
+		changed = differs(head, n)
+	}
+	sh.mu.Lock()
+	n.live = pub
+	if n.state == REMOVED && head == nil {
+		delete(sh.m, n.key)
+		sh.tombs--
+	}
+	sh.mu.Unlock()
+	return head != nil, changed
+}
+
+// differs reports whether node n shows another status than the version
+// r (nil: none).
+func differs(r *viewRec, n *node) bool {
+	was := r != nil && !r.gone()
+	switch {
+	case n.state == REMOVED || !was:
+		return was != (n.state != REMOVED)
+	}
+	return n.seq != r.seq || n.state != r.state || n.applied != r.applied() || n.intent != r.intent() ||
+		n.lastOp != r.lastOp || !sameValue(r.lastErr(), n.lastErr)
+}
+
+// trim drops the old versions of key that no reader at oldest or later
+// needs, and the key's tombstone once none is left. It reports whether
+// old versions are left.
+func (m *nodeMap) trim(key string, oldest uint64) (left bool) {
+	sh := m.shard(key)
+	head := sh.old[key]
+	if head == nil {
+		return false
+	}
+	n := sh.m[key]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if n == nil || n.live <= oldest {
+		sh.dropOld(key)
+		if n != nil && n.state == REMOVED {
+			delete(sh.m, key)
+			sh.tombs--
+		}
+		return false
+	}
+	r := head
+	for r != nil && r.pub > oldest {
+		r = r.prev
+	}
+	if r != nil {
+		r.prev = nil // older than what oldest sees
+	}
+	return true
 }
 
 // reserve makes room for up to n more keys, spread over the shards, so
@@ -156,9 +265,10 @@ func (m *nodeMap) reserve(n int) {
 	}
 }
 
-// del takes the node of key out, REMOVED (see graph.current). A node with
-// versions stays in the map as the key's tombstone, for them; readers
-// read only its slot, which does not change, so nothing is locked.
+// del takes the node of key out, REMOVED (see graph.current). Its key
+// keeps it as a tombstone while readers may need what was published of
+// it (until its publish or a trim); a node never published whose key has
+// no old versions leaves the map at once.
 func (m *nodeMap) del(key string) {
 	sh := m.shard(key)
 	n := sh.m[key]
@@ -166,24 +276,12 @@ func (m *nodeMap) del(key string) {
 		return
 	}
 	m.n--
+	m.freeze(n)
 	n.state = REMOVED
-	if n.slot.head.Load() != nil {
+	if sh.old[key] != nil {
 		sh.tombs++
 		return
 	}
-	sh.mu.Lock()
-	delete(sh.m, key)
-	sh.mu.Unlock()
-}
-
-// dropSlot takes out the versions s of key, down to its deletion, unless
-// the key has a node again (whose versions go on in s).
-func (m *nodeMap) dropSlot(key string, s *viewSlot) {
-	sh := m.shard(key)
-	if t := sh.m[key]; t == nil || t.state != REMOVED || t.slot != s || s == nil {
-		return
-	}
-	sh.tombs--
 	sh.mu.Lock()
 	delete(sh.m, key)
 	sh.mu.Unlock()
@@ -206,41 +304,65 @@ func (m *nodeMap) all() iter.Seq2[string, *node] {
 	}
 }
 
-// load returns the versions of key, or nil (readers).
-func (m *nodeMap) load(key string) *viewSlot {
-	sh := m.shard(key)
-	var s *viewSlot
-	sh.mu.RLock()
-	if n := sh.m[key]; n != nil {
-		s = n.slot // under the lock: set may give a node put back new versions
+// version returns what a reader at seq sees of key, whose entry is n: a
+// copy of n's fields (from slab), an old version, or nil. The caller
+// holds the shard's read lock.
+func (sh *nodeShard) version(key string, n *node, seq uint64, slab *recSlab) *viewRec {
+	if n.live <= seq {
+		if n.state == REMOVED {
+			return nil
+		}
+		r := slab.next()
+		setRec(r, n, nil, n.live, slab)
+		return r
 	}
-	sh.mu.RUnlock()
-	return s
+	for r := sh.old[key]; r != nil; r = r.prev {
+		if r.pub <= seq {
+			if r.gone() {
+				return nil
+			}
+			return r
+		}
+	}
+	return nil
 }
 
-// eachSlot calls fn for each key with versions until it returns false
-// (readers). A shard's keys are copied out before fn sees them: fn may
-// read the map again (a reader taking a shard's lock twice would deadlock
-// with the worker waiting for it).
-func (m *nodeMap) eachSlot(fn func(key string, s *viewSlot) bool) {
-	var buf []keySlot
+// load returns what a reader at seq sees of key, or nil (readers).
+func (m *nodeMap) load(key string, seq uint64) *viewRec {
+	sh := m.shard(key)
+	var r *viewRec
+	sh.mu.RLock()
+	if n := sh.m[key]; n != nil {
+		var slab recSlab
+		slab.left = 1
+		r = sh.version(key, n, seq, &slab)
+	}
+	sh.mu.RUnlock()
+	return r
+}
+
+// each calls fn for each value a reader at seq sees until fn returns
+// false (readers). A shard's versions are copied out before fn sees them:
+// fn may read the map again (a reader taking a shard's lock twice would
+// deadlock with the worker waiting for it), and the worker waits for no
+// more than the copy.
+func (m *nodeMap) each(seq uint64, fn func(key string, r *viewRec) bool) {
+	var buf []keyRec
 	for i := range m.shards {
 		sh := &m.shards[i]
 		sh.mu.RLock()
 		buf = buf[:0]
+		slab := recSlab{left: len(sh.m)}
 		for k, n := range sh.m {
-			buf = append(buf, keySlot{k, n.slot})
+			if r := sh.version(k, n, seq, &slab); r != nil {
+				buf = append(buf, keyRec{k, r})
+			}
 		}
 		sh.mu.RUnlock()
-		for _, ks := range buf {
-			if !fn(ks.key, ks.slot) {
+		for _, kr := range buf {
+			if !fn(kr.key, kr.rec) {
 				return
 			}
 		}
 	}
-}
-
-type keySlot struct {
-	key  string
-	slot *viewSlot
 }

@@ -6,17 +6,21 @@ import (
 	"testing"
 )
 
-// TestNodeMap: a key gets its versions with its node; the entry lives
-// while the key has a node or published versions; len counts nodes only.
+// TestNodeMap: a reader sees a key's node from its publish on, and the
+// version saved when the node began to change until then; a key whose
+// node is taken out stays, a tombstone, while readers may need what was
+// published of it; len counts nodes only.
 func TestNodeMap(t *testing.T) {
 	var m nodeMap
-	a, b := &node{nodeFields: nodeFields{key: "a"}}, &node{nodeFields: nodeFields{key: "b"}}
+	a, b := &node{nodeFields: nodeFields{key: "a", state: CONFIGURED, seq: 1}}, &node{nodeFields: nodeFields{key: "b"}}
 	m.set("a", a)
 	m.set("b", b)
-	s := m.load("a")
-	m.set("a", a) // again: still one node, the same versions
-	if m.len() != 2 || m.get("a") != a || m.get("c") != nil || s == nil || m.load("a") != s {
-		t.Fatalf("len %d, a %p, c %p, slot %p then %p", m.len(), m.get("a"), m.get("c"), s, m.load("a"))
+	m.set("a", a) // again: still one node
+	if m.len() != 2 || m.get("a") != a || m.get("c") != nil {
+		t.Fatalf("len %d, a %p, c %p", m.len(), m.get("a"), m.get("c"))
+	}
+	if r := m.load("a", 5); r != nil {
+		t.Fatalf("a node not yet published is seen: %+v", r)
 	}
 
 	// Never published: the entry goes with the node (a rolled-back
@@ -26,11 +30,49 @@ func TestNodeMap(t *testing.T) {
 		t.Fatalf("an unpublished key outlived its node (len %d)", m.len())
 	}
 
-	// Published: the versions outlive the node.
-	s.head.Store(&viewRec{pub: 1})
+	// Published at 2: seen from 2 on, as the node is.
+	if olds, _ := m.publish(a, 2, false); olds {
+		t.Fatal("a new key has old versions")
+	}
+	if r := m.load("a", 1); r != nil {
+		t.Fatalf("seen before its publish: %+v", r)
+	}
+	if r := m.load("a", 2); r == nil || r.state != CONFIGURED || r.seq != 1 || r.pub != 2 {
+		t.Fatalf("at 2: %+v, want CONFIGURED seq 1", r)
+	}
+
+	// Changing: readers see the saved version, whatever the worker does
+	// to the node, until it is published again.
+	m.freeze(a)
+	a.state, a.seq = FAILED, 3
+	if r := m.load("a", 2); r == nil || r.state != CONFIGURED || r.seq != 1 {
+		t.Fatalf("while changing: %+v, want the published CONFIGURED seq 1", r)
+	}
+	if olds, changed := m.publish(a, 3, true); !olds || !changed {
+		t.Fatalf("publish: old versions %v, changed %v; want both", olds, changed)
+	}
+	if r := m.load("a", 2); r == nil || r.state != CONFIGURED {
+		t.Fatalf("a reader at 2 after the publish of 3: %+v, want CONFIGURED", r)
+	}
+	if r := m.load("a", 3); r == nil || r.state != FAILED {
+		t.Fatalf("at 3: %+v, want FAILED", r)
+	}
+	if m.trim("a", 2) {
+		// a reader at 2 keeps the version: left for the next trim
+	} else {
+		t.Fatal("trim at 2 dropped the version a reader at 2 needs")
+	}
+	if m.trim("a", 3) || m.shard("a").old["a"] != nil {
+		t.Fatal("trim at 3 kept a version no reader needs")
+	}
+
+	// Taken out: a tombstone while a reader may need what was published.
 	m.del("a")
-	if m.len() != 0 || m.get("a") != nil || m.load("a") != s {
-		t.Fatalf("after del: len %d, node %p, slot %p: the versions must outlive the node", m.len(), m.get("a"), m.load("a"))
+	if m.len() != 0 || m.get("a") != nil || a.state != REMOVED {
+		t.Fatalf("after del: len %d, node %p, state %v", m.len(), m.get("a"), a.state)
+	}
+	if r := m.load("a", 3); r == nil || r.state != FAILED {
+		t.Fatalf("a reader at 3 after the delete, unpublished: %+v, want FAILED", r)
 	}
 	m.del("a") // no node: nothing to count
 	if m.len() != 0 {
@@ -39,35 +81,39 @@ func TestNodeMap(t *testing.T) {
 	for k := range m.all() {
 		t.Errorf("all yields %s, which has no node", k)
 	}
-	if a.state != REMOVED {
-		t.Fatalf("a node taken out is %v, want REMOVED", a.state)
+	m.publish(a, 4, false)
+	if r := m.load("a", 4); r != nil {
+		t.Fatalf("at 4, after the delete: %+v, want none", r)
 	}
-	m.set("a", a)         // back: the same versions go on
-	a.state = NONEXISTENT // live again (a rollback restores its fields)
-	if m.load("a") != s || m.len() != 1 || m.get("a") != a {
-		t.Fatal("a key that comes back lost its versions")
+
+	// A new node of the key, not yet published: readers at 3 and 4 see
+	// the key as it was.
+	a2 := &node{nodeFields: nodeFields{key: "a", state: CONFIGURED, seq: 5}}
+	m.set("a", a2)
+	if m.len() != 1 || m.get("a") != a2 {
+		t.Fatal("a new node of a key with a tombstone")
 	}
-	a2 := &node{nodeFields: nodeFields{key: "a"}}
-	m.del("a")
-	m.set("a", a2) // a new node of the key: it takes the versions over
-	if m.load("a") != s || m.len() != 1 || m.get("a") != a2 || a2.slot != s {
-		t.Fatal("a new node of a key with versions does not take them over")
+	if r3, r4 := m.load("a", 3), m.load("a", 4); r3 == nil || r3.state != FAILED || r4 != nil {
+		t.Fatalf("before the new node's publish: at 3 %+v (want FAILED), at 4 %+v (want none)", r3, r4)
 	}
-	m.del("a")
-	m.dropSlot("a", &viewSlot{}) // not its versions: kept
-	if m.load("a") != s {
-		t.Fatal("dropSlot took another slot's entry")
+	m.publish(a2, 5, false)
+	if r := m.load("a", 5); r == nil || r.seq != 5 {
+		t.Fatalf("at 5: %+v", r)
 	}
-	m.dropSlot("a", s)
-	if _, ok := m.shard("a").m["a"]; ok {
-		t.Error("an entry with neither node nor versions is kept")
+	m.trim("a", 5)
+	if _, ok := m.shard("a").old["a"]; ok {
+		t.Error("versions kept that no reader needs")
 	}
-	c := &node{nodeFields: nodeFields{key: "c"}}
-	m.set("c", c)
-	sc := m.load("c")
-	m.dropSlot("c", sc)
-	if m.get("c") != c || m.load("c") != sc {
-		t.Error("dropSlot of a key with a node must keep the node and its versions")
+	n := 0
+	m.each(5, func(k string, r *viewRec) bool {
+		n++
+		if k != "a" || r.seq != 5 {
+			t.Errorf("each: %s %+v", k, r)
+		}
+		return true
+	})
+	if n != 1 {
+		t.Errorf("each saw %d values, want 1", n)
 	}
 }
 

@@ -17,25 +17,28 @@ import (
 // view is what readers see: the values as the last finished job left
 // them, the retained history and the registered descriptors. Readers
 // never wait for a transaction: the only lock they take is one shard of
-// the key map (nodeMap) at a time, for reading, for a lookup or to copy
-// the shard's keys out; the worker takes a shard only to add or remove a
-// key, so it waits at most for that.
+// the key map (nodeMap) at a time, for reading, to look at a value or to
+// copy a shard's values out; the worker takes a shard only to add or
+// remove a key, or to mark a node as changing or published, so it waits
+// at most for that.
 //
-// The worker works on the graph (under Scheduler.mu, which readers never
-// take) and publishes into the view when a job ends (publish): each value
-// the job touched gets a new version, numbered with the job's transaction,
-// linked to its older versions; then one atomic store makes the job's
+// The values readers see are the graph's nodes themselves: no value is
+// copied for them while it does not change. Before the worker first
+// changes a node in a job, it saves what readers see of it as a version
+// of its key (nodeMap.freeze), and marks the node as changing (inFlux);
+// the job's publish marks each node it changed as seen from the job's
+// transaction on (node.live), then one atomic store makes the job's
 // transaction the published one, with its history and index of existing
 // keys (viewState). A reader registers the published number it reads at
-// (read), and sees, for each key, the newest version not newer than that
-// number: a transaction's values appear all at once, and a read that spans
-// many keys sees one state. Older versions are unlinked once no
-// registered reader can need them (trim).
+// (read), and sees, for each key, its node if the node is not changing
+// and was published at or before that number, else the newest saved
+// version not newer than that number: a transaction's values appear all
+// at once, and a read that spans many keys sees one state. Saved versions
+// are dropped once no registered reader can need them (trim).
 type view struct {
 	state atomic.Pointer[viewState]
-	// slots maps each key to its versions (the graph's map of nodes); a
-	// key whose only version left is a deletion every reader sees is taken
-	// out.
+	// slots is the graph's map of nodes, which holds the saved versions
+	// too.
 	slots *nodeMap
 	// readers hold the published numbers that readers read at, plus one
 	// (0: free slot).
@@ -47,9 +50,9 @@ type view struct {
 	// The worker's own: the history's buffer, the keys whose versions may
 	// be trimmed at the next publish, and limits.
 	hist   history
-	retrim []retrimSlot
+	retrim []string
 	// spare is the retrim list of the publish before, kept for its room.
-	spare    []retrimSlot
+	spare    []string
 	maxCycle int
 }
 
@@ -73,13 +76,11 @@ type viewState struct {
 	index    *registry.Index
 }
 
-// viewSlot holds the versions of one key, newest first.
-type viewSlot struct{ head atomic.Pointer[viewRec] }
-
-// viewRec is one version of a value: the node's fields readers need. It
-// is kept small (most values have a version or two): the intended and the
-// applied value are held once when they are the same message (a
-// configured value), and what most values lack sits apart in more.
+// viewRec is one version of a value: the node's fields readers need,
+// saved while the node changes, or copied out for a reader. It is kept
+// small: the intended and the applied value are held once when they are
+// the same message (a configured value), and what most values lack sits
+// apart in more.
 type viewRec struct {
 	// desc is the value's descriptor (every registered one is a guard; a
 	// pointer, so that a version is 64 bytes), nil when none handles it.
@@ -89,9 +90,10 @@ type viewRec struct {
 	val  proto.Message
 	more *viewMore
 	// seq is the value's last change, pub the transaction that published
-	// this version.
+	// this version; prev is the version before (read and written under
+	// the shard's lock).
 	seq, pub uint64
-	prev     atomic.Pointer[viewRec]
+	prev     *viewRec
 	state    State
 	origin   kv.Origin
 	lastOp   OpKind
@@ -329,36 +331,11 @@ func (r viewRead) done() {
 }
 
 // get returns the version of key as of the read's state, or nil.
-func (r viewRead) get(key string) *viewRec {
-	s := r.v.slots.load(key)
-	if s == nil {
-		return nil
-	}
-	return r.at(s)
-}
-
-// at returns the version of slot as of the read's state, or nil.
-func (r viewRead) at(s *viewSlot) *viewRec {
-	rec := s.head.Load()
-	for rec != nil && rec.pub > r.st.seq {
-		rec = rec.prev.Load()
-	}
-	if rec == nil || rec.gone() {
-		return nil
-	}
-	return rec
-}
+func (r viewRead) get(key string) *viewRec { return r.v.slots.load(key, r.st.seq) }
 
 // each calls fn for each value as of the read's state, in no order, until
 // fn returns false.
-func (r viewRead) each(fn func(key string, rec *viewRec) bool) {
-	r.v.slots.eachSlot(func(k string, s *viewSlot) bool {
-		if rec := r.at(s); rec != nil {
-			return fn(k, rec)
-		}
-		return true
-	})
-}
+func (r viewRead) each(fn func(key string, rec *viewRec) bool) { r.v.slots.each(r.st.seq, fn) }
 
 // status builds the status of key.
 func (v viewRead) status(key string, detail bool) Status { return v.statusOf(key, v.get(key), detail) }
