@@ -37,8 +37,6 @@ type nodeFields struct {
 	// intentSeq is the transaction that last set intent (retries of older
 	// intents are dropped).
 	intentSeq uint64
-	// invalid is the validation error of intent.
-	invalid error
 	// deps are the dependencies of intent (nil while invalid); adeps those
 	// of applied. The graph indexes both: the first decide when the value
 	// can be applied, the second what must stay until it is gone.
@@ -51,15 +49,14 @@ type nodeFields struct {
 	metadata any
 	// derived are the keys of the values derived from applied.
 	derived []string
-	// claimants are the keys of values that derive this key too, refused
-	// while this value holds it (a configuration conflict). Rare, so held
-	// by pointer; the list is never modified, only replaced.
-	claimants *[]string
+	// rare holds what few nodes have (nil: none of it); replaced, never
+	// modified, when it changes.
+	rare *nodeRare
 	// removing is set while the node is being deleted, so that dependents
 	// see the dependency as gone and are deleted first.
 	removing bool
 	// origin of applied: OriginNB (ours) or OriginSB (obtained). (The
-	// small fields sit together: the node is 256 bytes, a size class.)
+	// small fields sit together: the node is 240 bytes, a size class.)
 	origin kv.Origin
 	state  State
 	lastOp OpKind
@@ -89,12 +86,36 @@ func (g *graph) clearMarks() {
 	}
 }
 
+// nodeRare is what few nodes have: invalid is the validation error of
+// the intent; claimants are the keys of values that derive this key too,
+// refused while this value holds it (a configuration conflict).
+type nodeRare struct {
+	invalid   error
+	claimants []string
+}
+
 // claimantKeys returns the keys of n's claimants.
 func (n *node) claimantKeys() []string {
-	if n.claimants == nil {
+	if n.rare == nil {
 		return nil
 	}
-	return *n.claimants
+	return n.rare.claimants
+}
+
+// invalidErr returns the validation error of n's intent, or nil.
+func (n *node) invalidErr() error {
+	if n.rare == nil {
+		return nil
+	}
+	return n.rare.invalid
+}
+
+// setRare sets n's invalid error and claimants (a new nodeRare: the
+// journal's snapshots share the old one).
+func (n *node) setRare(invalid error, claimants []string) {
+	if n.rare = nil; invalid != nil || len(claimants) > 0 {
+		n.rare = &nodeRare{invalid, claimants}
+	}
 }
 
 func (n *node) exists() bool { return n.applied != nil && !n.removing }

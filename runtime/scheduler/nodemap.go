@@ -84,10 +84,8 @@ func (m *nodeMap) len() int { return m.n }
 // one).
 func (m *nodeMap) set(key string, n *node) {
 	sh := m.shard(key)
-	old := sh.m[key]
-	switch {
-	case old == n && n.state == REMOVED:
-		// Its own tombstone: back, as it is.
+	switch old := sh.m[key]; {
+	case old == n && n.state == REMOVED: // its own tombstone: back as it is
 		sh.tombs--
 		m.n++
 		return
@@ -106,16 +104,12 @@ func (m *nodeMap) set(key string, n *node) {
 func (m *nodeMap) add(sh *nodeShard, key string, n *node) {
 	m.n++
 	var gone *viewRec
-	if sh.tombs > 0 {
-		if t := sh.m[key]; t != nil && t.state == REMOVED { // the key's tombstone
-			sh.tombs--
-			if t.live != inFlux {
-				// Published as removed: readers before n is published
-				// see the key gone.
-				m.recs.left = max(m.recs.left, 32)
-				gone = m.recs.next()
-				gone.pub, gone.flags = t.live, recGone
-			}
+	if t := sh.m[key]; sh.tombs > 0 && t != nil && t.state == REMOVED { // the key's tombstone
+		sh.tombs--
+		if t.live != inFlux { // published as gone: so it stays until n is published
+			m.recs.left = 32 // the slab's size
+			gone = m.recs.next()
+			gone.pub, gone.flags = t.live, recGone
 		}
 	}
 	sh.mu.Lock()
@@ -123,47 +117,35 @@ func (m *nodeMap) add(sh *nodeShard, key string, n *node) {
 	if sh.m == nil {
 		sh.m = map[string]*node{}
 	}
-	if gone != nil {
-		sh.pushOld(key, gone)
-	}
+	sh.pushOld(key, gone)
 	sh.m[key] = n
 	sh.mu.Unlock()
 }
 
-// pushOld makes r the newest old version of key. The caller holds the
+// pushOld makes r (nil: none) the newest old version of key, under the
 // shard's lock.
 func (sh *nodeShard) pushOld(key string, r *viewRec) {
-	if sh.old == nil {
-		sh.old = map[string]*viewRec{}
-	}
-	r.prev = sh.old[key]
-	sh.old[key] = r
-	sh.oldPeak = max(sh.oldPeak, len(sh.old))
-}
-
-// dropOld takes the old versions of key out. The caller holds the
-// shard's lock.
-func (sh *nodeShard) dropOld(key string) {
-	delete(sh.old, key)
-	if len(sh.old) == 0 && sh.oldPeak > 64 {
-		sh.old, sh.oldPeak = nil, 0 // a map grown by a large job: not kept
+	if r != nil {
+		if sh.old == nil {
+			sh.old = map[string]*viewRec{}
+		}
+		r.prev, sh.old[key] = sh.old[key], r
+		sh.oldPeak = max(sh.oldPeak, len(sh.old))
 	}
 }
 
 // freeze marks n as changing, before the worker's first change to it
-// since it was last published: its published fields are kept as the
-// newest old version of its key, which readers see until the next
-// publish. A node already changing is left alone.
+// since its publish: what readers saw of it is kept as the newest old
+// version of its key until the next publish.
 func (m *nodeMap) freeze(n *node) {
 	if n.live == inFlux {
 		return
 	}
 	sh := m.shard(n.key)
-	m.recs.left = max(m.recs.left, 32) // a few dozen a slab
+	m.recs.left = 32 // the slab's size
 	r := m.recs.next()
-	if n.state == REMOVED {
-		r.pub, r.flags = n.live, recGone
-	} else {
+	if r.pub, r.flags = n.live, recGone; n.state != REMOVED {
+		r.flags = 0
 		setRec(r, n, sh.old[n.key], n.live, &m.recs)
 	}
 	sh.mu.Lock()
@@ -172,63 +154,47 @@ func (m *nodeMap) freeze(n *node) {
 	sh.mu.Unlock()
 }
 
-// publish makes n's fields what readers see from transaction pub on.
-// It reports whether its key keeps old versions (to be trimmed), and,
-// with watch, whether what readers see of the key changed. A node taken
-// out whose key has none left leaves the map. n is not changing (or no
-// longer in the map): false, false.
+// publish makes n's fields what readers see from transaction pub on. It
+// reports whether its key keeps old versions (to be trimmed) and, with
+// watch, whether what readers see of the key changed. n not changing, or
+// no longer in the map: false, false.
 func (m *nodeMap) publish(n *node, pub uint64, watch bool) (olds, changed bool) {
 	sh := m.shard(n.key)
 	if n.live != inFlux || sh.m[n.key] != n {
 		return false, false
 	}
 	head := sh.old[n.key] // what readers saw
-	if watch {
-		changed = differs(head, n)
+	if was := head != nil && !head.gone(); watch {
+		changed = was != (n.state != REMOVED) || was && n.state != REMOVED && (n.seq != head.seq ||
+			n.state != head.state || n.applied != head.applied() || n.intent != head.intent() ||
+			n.lastOp != head.lastOp || !sameValue(head.m().lastErr, n.lastErr))
 	}
 	sh.mu.Lock()
 	n.live = pub
-	if n.state == REMOVED && head == nil {
-		delete(sh.m, n.key)
-		sh.tombs--
-	}
 	sh.mu.Unlock()
 	return head != nil, changed
 }
 
-// differs reports whether node n shows another status than the version
-// r (nil: none).
-func differs(r *viewRec, n *node) bool {
-	was := r != nil && !r.gone()
-	switch {
-	case n.state == REMOVED || !was:
-		return was != (n.state != REMOVED)
-	}
-	return n.seq != r.seq || n.state != r.state || n.applied != r.applied() || n.intent != r.intent() ||
-		n.lastOp != r.lastOp || !sameValue(r.lastErr(), n.lastErr)
-}
-
 // trim drops the old versions of key that no reader at oldest or later
-// needs, and the key's tombstone once none is left. It reports whether
-// old versions are left.
+// needs, and the key's tombstone with the last; true: some are left.
 func (m *nodeMap) trim(key string, oldest uint64) (left bool) {
 	sh := m.shard(key)
-	head := sh.old[key]
-	if head == nil {
+	n, r := sh.m[key], sh.old[key]
+	if r == nil {
 		return false
 	}
-	n := sh.m[key]
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if n == nil || n.live <= oldest {
-		sh.dropOld(key)
+		if delete(sh.old, key); len(sh.old) == 0 && sh.oldPeak > 64 {
+			sh.old, sh.oldPeak = nil, 0 // grown by a large job: not kept
+		}
 		if n != nil && n.state == REMOVED {
 			delete(sh.m, key)
 			sh.tombs--
 		}
 		return false
 	}
-	r := head
 	for r != nil && r.pub > oldest {
 		r = r.prev
 	}
@@ -308,34 +274,27 @@ func (m *nodeMap) all() iter.Seq2[string, *node] {
 // copy of n's fields (from slab), an old version, or nil. The caller
 // holds the shard's read lock.
 func (sh *nodeShard) version(key string, n *node, seq uint64, slab *recSlab) *viewRec {
-	if n.live <= seq {
-		if n.state == REMOVED {
-			return nil
-		}
+	if n.live <= seq && n.state != REMOVED {
 		r := slab.next()
 		setRec(r, n, nil, n.live, slab)
 		return r
 	}
-	for r := sh.old[key]; r != nil; r = r.prev {
-		if r.pub <= seq {
-			if r.gone() {
-				return nil
-			}
-			return r
-		}
+	r := sh.old[key]
+	for n.live > seq && r != nil && r.pub > seq {
+		r = r.prev
 	}
-	return nil
+	if n.live <= seq || r == nil || r.gone() {
+		return nil
+	}
+	return r
 }
 
 // load returns what a reader at seq sees of key, or nil (readers).
-func (m *nodeMap) load(key string, seq uint64) *viewRec {
+func (m *nodeMap) load(key string, seq uint64) (r *viewRec) {
 	sh := m.shard(key)
-	var r *viewRec
 	sh.mu.RLock()
 	if n := sh.m[key]; n != nil {
-		var slab recSlab
-		slab.left = 1
-		r = sh.version(key, n, seq, &slab)
+		r = sh.version(key, n, seq, &recSlab{left: 1})
 	}
 	sh.mu.RUnlock()
 	return r

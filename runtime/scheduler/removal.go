@@ -34,7 +34,7 @@ func (r *removal) doom(n *node) {
 		r.doomAll(n)
 		return
 	}
-	if len(n.derived) == 0 || n.invalid != nil {
+	if len(n.derived) == 0 || n.invalidErr() != nil {
 		return
 	}
 	ds := n.desc.Derived(n.key, n.intent)

@@ -320,7 +320,7 @@ func (r *txnPass) priorTarget(n *node, want proto.Message) (proto.Message, bool)
 			return nil, false
 		}
 		return n.applied, false
-	case want == n.intent && n.invalid == nil:
+	case want == n.intent && n.invalidErr() == nil:
 		if !r.depsMet(n, n.deps) {
 			return nil, true
 		}

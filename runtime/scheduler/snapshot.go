@@ -31,7 +31,7 @@ func (s *Scheduler) GraphSnapshot(seq uint64) (*GraphSnapshot, error) {
 	}
 	ents := map[string]snapEntry{}
 	r.each(func(key string, rec *viewRec) bool {
-		e := snapEntry{state: rec.state, value: rec.intent(), meta: rec.metadata(), origin: rec.origin, derived: rec.base() != "", err: rec.lastErr()}
+		e := snapEntry{state: rec.state, value: rec.intent(), meta: rec.m().metadata, origin: rec.origin, derived: rec.m().base != "", err: rec.m().lastErr}
 		if e.value == nil {
 			e.value = rec.applied()
 		}

@@ -10,7 +10,7 @@ import (
 
 // evaluate validates n's intent and indexes its dependencies. n is mut'ed.
 func (r *run) evaluate(n *node) {
-	n.invalid = nil
+	n.setRare(nil, n.claimantKeys())
 	if n.desc == nil {
 		r.g.setUnimplemented(n.key, n.intent != nil)
 		r.g.setDeps(n, nil, n.adeps)
@@ -18,16 +18,17 @@ func (r *run) evaluate(n *node) {
 	}
 	var deps []kv.Dependency
 	if n.intent != nil {
-		if n.invalid = kv.ValidateInput(n.desc, n.key, n.intent); n.invalid == nil {
+		invalid := kv.ValidateInput(n.desc, n.key, n.intent)
+		if invalid == nil {
 			deps = n.desc.Dependencies(n.key, n.intent)
 			if err := r.panicked(n.key); err != nil {
-				n.invalid = err // its dependencies are unknown
-			} else if n.invalid = kv.CheckDependencies(n.key, deps); n.invalid == nil {
-				n.invalid = r.checkDerived(n)
+				invalid = err // its dependencies are unknown
+			} else if invalid = kv.CheckDependencies(n.key, deps); invalid == nil {
+				invalid = r.checkDerived(n)
 			}
-			if n.invalid != nil {
-				deps = nil
-			}
+		}
+		if n.setRare(invalid, n.claimantKeys()); invalid != nil {
+			deps = nil
 		}
 	}
 	r.g.setDeps(n, deps, n.adeps)
@@ -146,7 +147,7 @@ func (r *run) targetWith(n, b *node) (want proto.Message, pending bool) {
 		return n.applied, false // failed once in this transaction: not again
 	case n.intent == nil:
 		return nil, false
-	case n.invalid != nil:
+	case n.invalidErr() != nil:
 		// Keep the last valid version (see doc.go: "Invalid values"),
 		// while what it depends on exists.
 		if n.applied != nil && !r.depsMet(n, n.adeps) {
@@ -183,7 +184,7 @@ func (r *run) nodeFlags(n *node) Flags {
 
 // depsOfValue returns the dependencies of value, a version of n.
 func (r *run) depsOfValue(n *node, value proto.Message) []kv.Dependency {
-	if value == n.intent && n.invalid == nil {
+	if value == n.intent && n.invalidErr() == nil {
 		return n.deps
 	}
 	if n.desc == nil {

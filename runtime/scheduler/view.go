@@ -138,13 +138,6 @@ func (r *viewRec) applied() proto.Message {
 	return r.val
 }
 
-func (r *viewRec) metadata() any {
-	if r.more == nil {
-		return nil
-	}
-	return r.more.metadata
-}
-
 func (r *viewRec) gone() bool { return r.flags&recGone != 0 }
 
 // deps returns the dependencies of the intended value of key while it
@@ -160,27 +153,6 @@ func (r *viewRec) deps(key string) []kv.Dependency {
 }
 
 func (r *viewRec) exists() bool { return r.flags&recApplied != 0 }
-
-func (r *viewRec) base() string {
-	if r.more == nil {
-		return ""
-	}
-	return r.more.base
-}
-
-func (r *viewRec) lastErr() error {
-	if r.more == nil {
-		return nil
-	}
-	return r.more.lastErr
-}
-
-func (r *viewRec) derived() []string {
-	if r.more == nil {
-		return nil
-	}
-	return r.more.derived
-}
 
 func newView(slots *nodeMap, hist history, maxCycle int) *view {
 	idx := registry.New()
@@ -210,7 +182,7 @@ func setRec(r *viewRec, n *node, old *viewRec, pub uint64, slab *recSlab) {
 		r.val, r.flags = n.applied, recApplied
 	}
 	if n.base != "" || len(n.derived) > 0 || n.lastErr != nil || applied != nil || n.metadata != nil {
-		if m := old.moreOrNil(); m != nil && m.base == n.base && sameValue(m.lastErr, n.lastErr) &&
+		if m := old.m(); m != &noMore && m.base == n.base && sameValue(m.lastErr, n.lastErr) &&
 			sameKeys(m.derived, n.derived) && m.applied == applied && sameValue(m.metadata, n.metadata) {
 			r.more = m
 		} else {
@@ -230,12 +202,15 @@ func guardOf(d kv.Descriptor) *guard {
 	return g
 }
 
-func (r *viewRec) moreOrNil() *viewMore {
-	if r == nil {
-		return nil
+// m returns what r holds in more (zero when it has no more).
+func (r *viewRec) m() *viewMore {
+	if r == nil || r.more == nil {
+		return &noMore
 	}
 	return r.more
 }
+
+var noMore viewMore
 
 // recSlab hands out the versions of one publish, and their viewMores,
 // from arrays of a few hundred: one allocation for many values.
@@ -346,13 +321,13 @@ func (v viewRead) statusOf(key string, r *viewRec, detail bool) Status {
 		return Status{Key: key, State: NONEXISTENT}
 	}
 	st := Status{
-		Key: key, State: r.state, Origin: r.origin, Value: r.val, Applied: r.applied(), Metadata: r.metadata(),
-		Base: r.base(), LastOp: r.lastOp, LastErr: r.lastErr(), Seq: r.seq, Intended: r.flags&recIntent != 0,
+		Key: key, State: r.state, Origin: r.origin, Value: r.val, Applied: r.applied(), Metadata: r.m().metadata,
+		Base: r.m().base, LastOp: r.lastOp, LastErr: r.m().lastErr, Seq: r.seq, Intended: r.flags&recIntent != 0,
 	}
 	if r.desc != nil {
 		st.Descriptor = r.desc.Name()
 	}
-	if d := r.derived(); len(d) > 0 {
+	if d := r.m().derived; len(d) > 0 {
 		st.Derived = slices.Clone(d)
 	}
 	if detail && r.state == PENDING {
