@@ -94,21 +94,19 @@ type nodeRare struct {
 	claimants []string
 }
 
-// claimantKeys returns the keys of n's claimants.
-func (n *node) claimantKeys() []string {
+// claimantKeys returns the keys of n's claimants, invalidErr the
+// validation error of its intent.
+func (n *node) claimantKeys() []string { return n.rareOr().claimants }
+func (n *node) invalidErr() error      { return n.rareOr().invalid }
+
+func (n *node) rareOr() *nodeRare {
 	if n.rare == nil {
-		return nil
+		return &noRare
 	}
-	return n.rare.claimants
+	return n.rare
 }
 
-// invalidErr returns the validation error of n's intent, or nil.
-func (n *node) invalidErr() error {
-	if n.rare == nil {
-		return nil
-	}
-	return n.rare.invalid
-}
+var noRare nodeRare
 
 // setRare sets n's invalid error and claimants (a new nodeRare: the
 // journal's snapshots share the old one).

@@ -7,20 +7,14 @@ import (
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/txnlog"
 )
 
-// nodeMap maps each key to its node. The node is also what readers see
-// of the key (see view): its fields, while it is not changing, and the
-// versions its key had before, in the shard's old map, while a reader
-// may need them. No value is copied for the readers except while a job
-// changes it, or while a reader still reads at a state before that job.
-//
-// The worker is the only writer. It reads without locking and locks one
-// shard to add or remove an entry, to mark a node as changing (freeze:
-// its published fields saved in old), and to publish a node (node.live).
-// Readers lock one shard at a time, for reading, to look at a node's
-// fields or its old versions: never for longer than copying what one
-// value (or a shard, for each) shows. A key whose node is taken out
-// keeps the node, REMOVED (a tombstone), while readers may need what was
-// published of it. The worker's lookups skip tombstones.
+// nodeMap maps each key to its node, which is also what readers see of
+// the key (see view), and keeps, per shard, the versions saved while
+// nodes change (old). The worker is the only writer: it reads without
+// locking and locks one shard to add or remove an entry, to freeze a
+// node (save its version, before it changes) and to publish it. Readers
+// lock a shard for reading, to copy out what one value (or a shard, for
+// each) shows. A node taken out stays, REMOVED (a tombstone), while
+// readers may need what was published of it; the worker skips them.
 type nodeMap struct {
 	shards [nodeShards]nodeShard
 	// n counts the nodes.
@@ -38,14 +32,13 @@ const nodeShards = 64
 
 type nodeShard struct {
 	mu sync.RWMutex
-	// m holds the nodes, and the tombstones of keys with versions and
-	// no node (REMOVED nodes, few and briefly).
-	m map[string]*node
-	// old holds, for keys whose node changes or changed lately, the
-	// versions readers may still need, newest first (viewRec.prev).
+	// m holds the nodes and the tombstones; old the versions readers may
+	// still need of keys whose node changes or changed lately, newest
+	// first (viewRec.prev).
+	m   map[string]*node
 	old map[string]*viewRec
-	// tombs counts the tombstones in m (the worker's); oldPeak is the
-	// most keys old held since it was last empty.
+	// tombs counts the tombstones in m; oldPeak is the most keys old held
+	// since it was last empty.
 	tombs, oldPeak int
 	_              [64 - 56]byte // a cache line each
 }

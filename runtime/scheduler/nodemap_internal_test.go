@@ -139,6 +139,9 @@ func TestShardOfSpreads(t *testing.T) {
 // TestFlagsNames: the names of any set of flags, in flagNames' order,
 // space-separated; a bit no flag has is not written.
 func TestFlagsNames(t *testing.T) {
+	if 1<<len(flagNames) > histCalled {
+		t.Fatalf("%d flags: the history's bit for Called (%#x) is taken", len(flagNames), histCalled)
+	}
 	for f := range 1 << 16 {
 		var want []string
 		for i, n := range flagNames {

@@ -22,19 +22,17 @@ import (
 // remove a key, or to mark a node as changing or published, so it waits
 // at most for that.
 //
-// The values readers see are the graph's nodes themselves: no value is
-// copied for them while it does not change. Before the worker first
-// changes a node in a job, it saves what readers see of it as a version
-// of its key (nodeMap.freeze), and marks the node as changing (inFlux);
-// the job's publish marks each node it changed as seen from the job's
-// transaction on (node.live), then one atomic store makes the job's
-// transaction the published one, with its history and index of existing
-// keys (viewState). A reader registers the published number it reads at
-// (read), and sees, for each key, its node if the node is not changing
-// and was published at or before that number, else the newest saved
-// version not newer than that number: a transaction's values appear all
-// at once, and a read that spans many keys sees one state. Saved versions
-// are dropped once no registered reader can need them (trim).
+// Readers see the graph's nodes themselves: no value is copied while it
+// does not change. Before the worker first changes a node in a job, it
+// saves what readers see of it as a version of its key and marks the node
+// as changing (nodeMap.freeze); the job's publish marks each node it
+// changed as seen from the job's transaction on (node.live), then one
+// atomic store publishes that transaction, with its history and index of
+// existing keys (viewState). A reader registers the number it reads at
+// (read) and sees, for each key, its node if published at or before that
+// number, else the newest saved version not newer: a transaction's values
+// appear at once, and a read sees one state. Saved versions are dropped
+// once no registered reader needs them (trim).
 type view struct {
 	state atomic.Pointer[viewState]
 	// slots is the graph's map of nodes, which holds the saved versions
@@ -212,34 +210,29 @@ func (r *viewRec) m() *viewMore {
 
 var noMore viewMore
 
-// recSlab hands out the versions of one publish, and their viewMores,
-// from arrays of a few hundred: one allocation for many values.
+// recSlab hands out versions, and their viewMores, from arrays of up
+// to a few hundred: one allocation for many values.
 type recSlab struct {
 	free []viewRec
 	left int // versions still to hand out, at most
 	more []viewMore
 }
 
-// nextMore returns a viewMore for the version handed out last.
-func (s *recSlab) nextMore() *viewMore {
-	if len(s.more) == 0 {
-		// Not every version needs one: the array is sized for those
-		// still to come, the version being made included.
-		s.more = make([]viewMore, max(1, min(s.left+1, 256)))
-	}
-	m := &s.more[0]
-	s.more = s.more[1:]
-	return m
-}
+// next returns a version; nextMore a viewMore for the version handed out
+// last (not every version needs one: the arrays are sized for those still
+// to come, the version being made included).
+func (s *recSlab) next() *viewRec      { s.left--; return take(&s.free, s.left+1) }
+func (s *recSlab) nextMore() *viewMore { return take(&s.more, s.left+1) }
 
-func (s *recSlab) next() *viewRec {
-	if len(s.free) == 0 {
-		s.free = make([]viewRec, max(1, min(s.left, 256)))
+// take hands out the first element of free, an array of n made when it
+// is empty.
+func take[T any](free *[]T, n int) *T {
+	if len(*free) == 0 {
+		*free = make([]T, max(1, min(n, 256)))
 	}
-	r := &s.free[0]
-	s.free = s.free[1:]
-	s.left--
-	return r
+	p := &(*free)[0]
+	*free = (*free)[1:]
+	return p
 }
 
 // sameKeys reports whether a and b are the same slice (a node's lists are
