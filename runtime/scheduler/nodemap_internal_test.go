@@ -1,9 +1,16 @@
 package scheduler
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"strings"
 	"testing"
+
+	"google.golang.org/protobuf/types/known/emptypb"
+
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
 
 // TestNodeMap: a reader sees a key's node from its publish on, and the
@@ -152,5 +159,66 @@ func TestFlagsNames(t *testing.T) {
 		if got := Flags(f).String(); got != strings.Join(want, " ") {
 			t.Fatalf("Flags(%#x) = %q, want %q", f, got, strings.Join(want, " "))
 		}
+	}
+}
+
+// TestViewKeepsNoCopies: once transactions have ended and no reader
+// reads an older state, the view holds no version apart from the nodes
+// (no second copy of a value), and no tombstone; while a reader reads at
+// an older state, the versions it needs are kept and it sees them.
+func TestViewKeepsNoCopies(t *testing.T) {
+	s, err := New(WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(context.Background())
+	d, err := kv.NewDescriptor(kv.Spec[string, *emptypb.Empty, struct{}]{Name: "x", KeyPrefix: "x/"}, okHandler{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Register(d); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	commit := func(txn *Txn) {
+		t.Helper()
+		if _, err := txn.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kept := func() (olds, tombs int) {
+		s.lock() // the worker's fields
+		defer s.unlock()
+		for i := range s.g.nodes.shards {
+			sh := &s.g.nodes.shards[i]
+			olds, tombs = olds+len(sh.old), tombs+sh.tombs
+		}
+		return olds, tombs
+	}
+	commit(s.Txn().Set("x/a", &emptypb.Empty{}).Set("x/b", &emptypb.Empty{}).Set("x/c", &emptypb.Empty{}))
+	first := s.Status("x/a").Seq
+	commit(s.Txn().Delete("x/b").Set("x/d", &emptypb.Empty{}))
+	if olds, tombs := kept(); olds != 0 || tombs != 0 {
+		t.Fatalf("%d keys with saved versions and %d tombstones kept with no reader, want none", olds, tombs)
+	}
+
+	// A reader at the state after the second commit keeps what it sees.
+	r := s.view.read()
+	at := r.st.seq
+	commit(s.Txn().Delete("x/a").Set("x/b", &emptypb.Empty{}))
+	commit(s.Txn().Set("x/e", &emptypb.Empty{}))
+	if olds, tombs := kept(); olds != 1 || tombs != 1 {
+		t.Errorf("with a reader at %d: %d keys with saved versions, %d tombstones; want 1 and 1 (x/a: x/b had no entry left)", at, olds, tombs)
+	}
+	if a, b, e := r.get("x/a"), r.get("x/b"), r.get("x/e"); a == nil || a.seq != first || b != nil || e != nil {
+		t.Errorf("the reader at %d sees x/a %+v (want seq %d), x/b %+v and x/e %+v (want none)", at, a, first, b, e)
+	}
+	r.done()
+	commit(s.Txn().Set("x/f", &emptypb.Empty{})) // its publish trims
+	if olds, tombs := kept(); olds != 0 || tombs != 0 {
+		t.Fatalf("after the reader: %d keys with saved versions and %d tombstones, want none", olds, tombs)
+	}
+	if st := s.Status("x/a"); st.State != NONEXISTENT {
+		t.Errorf("x/a after its delete: %v", st.State)
 	}
 }
