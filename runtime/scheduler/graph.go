@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/google/btree"
 	"google.golang.org/protobuf/proto"
@@ -19,10 +20,10 @@ import (
 type node struct {
 	nodeFields
 	// live is the transaction from which readers see the node's fields
-	// (see view), inFlux while the worker changes them. Written under the
-	// shard's lock (readers read the node under theirs); the journal
+	// (see view), inFlux while the worker changes them (set under the
+	// shard's lock; readers read the node under theirs). The journal
 	// leaves it alone.
-	live uint64
+	live atomic.Uint64
 }
 
 // nodeFields are the worker's fields of a node. Slices held by a node are

@@ -121,7 +121,7 @@ func (g *graph) touch(n *node) {
 			g.journal.Push(undo{kind: undoNode, n: n, saved: int32(g.saved.Push(n.nodeFields))})
 		}
 		n.epoch = g.epoch
-	case n.live == inFlux:
+	case n.live.Load() == inFlux:
 		return
 	}
 	g.nodes.freeze(n)

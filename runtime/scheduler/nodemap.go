@@ -97,16 +97,17 @@ func (m *nodeMap) set(key string, n *node) {
 func (m *nodeMap) add(sh *nodeShard, key string, n *node) {
 	m.n++
 	var gone *viewRec
-	if t := sh.m[key]; sh.tombs > 0 && t != nil && t.state == REMOVED { // the key's tombstone
+	if sh.tombs > 0 && sh.m[key] != nil && sh.m[key].state == REMOVED { // the key's tombstone
+		t := sh.m[key]
 		sh.tombs--
-		if t.live != inFlux { // published as gone: so it stays until n is published
+		if t.live.Load() != inFlux { // published as gone: so it stays until n is published
 			m.recs.left = 32 // the slab's size
 			gone = m.recs.next()
-			gone.pub, gone.flags = t.live, recGone
+			gone.pub, gone.flags = t.live.Load(), recGone
 		}
 	}
 	sh.mu.Lock()
-	n.live = inFlux // under the lock: a node put back may have been seen
+	n.live.Store(inFlux) // under the lock: a node put back may have been seen
 	if sh.m == nil {
 		sh.m = map[string]*node{}
 	}
@@ -131,19 +132,18 @@ func (sh *nodeShard) pushOld(key string, r *viewRec) {
 // since its publish: what readers saw of it is kept as the newest old
 // version of its key until the next publish.
 func (m *nodeMap) freeze(n *node) {
-	if n.live == inFlux {
+	if n.live.Load() == inFlux {
 		return
 	}
 	sh := m.shard(n.key)
 	m.recs.left = 32 // the slab's size
 	r := m.recs.next()
-	if r.pub, r.flags = n.live, recGone; n.state != REMOVED {
-		r.flags = 0
-		setRec(r, n, sh.old[n.key], n.live, &m.recs)
+	if r.pub, r.flags = n.live.Load(), recGone; n.state != REMOVED {
+		setRec(r, n, sh.old[n.key], r.pub, &m.recs)
 	}
 	sh.mu.Lock()
 	sh.pushOld(n.key, r)
-	n.live = inFlux
+	n.live.Store(inFlux)
 	sh.mu.Unlock()
 }
 
@@ -153,7 +153,7 @@ func (m *nodeMap) freeze(n *node) {
 // no longer in the map: false, false.
 func (m *nodeMap) publish(n *node, pub uint64, watch bool) (olds, changed bool) {
 	sh := m.shard(n.key)
-	if n.live != inFlux || sh.m[n.key] != n {
+	if n.live.Load() != inFlux || n.state == REMOVED && sh.m[n.key] != n {
 		return false, false
 	}
 	head := sh.old[n.key] // what readers saw
@@ -162,9 +162,7 @@ func (m *nodeMap) publish(n *node, pub uint64, watch bool) (olds, changed bool) 
 			n.state != head.state || n.applied != head.applied() || n.intent != head.intent() ||
 			n.lastOp != head.lastOp || !sameValue(head.m().lastErr, n.lastErr))
 	}
-	sh.mu.Lock()
-	n.live = pub
-	sh.mu.Unlock()
+	n.live.Store(pub) // no lock: readers load live before the fields; freeze locks
 	return head != nil, changed
 }
 
@@ -178,7 +176,7 @@ func (m *nodeMap) trim(key string, oldest uint64) (left bool) {
 	}
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if n == nil || n.live <= oldest {
+	if n == nil || n.live.Load() <= oldest {
 		if delete(sh.old, key); len(sh.old) == 0 && sh.oldPeak > 64 {
 			sh.old, sh.oldPeak = nil, 0 // grown by a large job: not kept
 		}
@@ -267,16 +265,17 @@ func (m *nodeMap) all() iter.Seq2[string, *node] {
 // copy of n's fields (from slab), an old version, or nil. The caller
 // holds the shard's read lock.
 func (sh *nodeShard) version(key string, n *node, seq uint64, slab *recSlab) *viewRec {
-	if n.live <= seq && n.state != REMOVED {
+	live := n.live.Load()
+	if live <= seq && n.state != REMOVED {
 		r := slab.next()
-		setRec(r, n, nil, n.live, slab)
+		setRec(r, n, nil, live, slab)
 		return r
 	}
 	r := sh.old[key]
-	for n.live > seq && r != nil && r.pub > seq {
+	for live > seq && r != nil && r.pub > seq {
 		r = r.prev
 	}
-	if n.live <= seq || r == nil || r.gone() {
+	if live <= seq || r == nil || r.gone() {
 		return nil
 	}
 	return r
@@ -295,9 +294,7 @@ func (m *nodeMap) load(key string, seq uint64) (r *viewRec) {
 
 // each calls fn for each value a reader at seq sees until fn returns
 // false (readers). A shard's versions are copied out before fn sees them:
-// fn may read the map again (a reader taking a shard's lock twice would
-// deadlock with the worker waiting for it), and the worker waits for no
-// more than the copy.
+// fn may read the map again (taking a shard's lock twice could deadlock).
 func (m *nodeMap) each(seq uint64, fn func(key string, r *viewRec) bool) {
 	var buf []keyRec
 	for i := range m.shards {

@@ -56,7 +56,7 @@ func (s *jobs) publishDirty(pub uint64, watch bool) (changed []string) {
 	g, v := s.g, s.view
 	for _, dirty := range g.dirty.Chunks() {
 		for _, n := range dirty {
-			if n.live != inFlux {
+			if n.live.Load() != inFlux {
 				continue // listed twice
 			}
 			olds, diff := v.slots.publish(n, pub, watch)

@@ -10,7 +10,9 @@ import (
 
 // evaluate validates n's intent and indexes its dependencies. n is mut'ed.
 func (r *run) evaluate(n *node) {
-	n.setRare(nil, n.claimantKeys())
+	if n.rare != nil {
+		n.setRare(nil, n.rare.claimants)
+	}
 	if n.desc == nil {
 		r.g.setUnimplemented(n.key, n.intent != nil)
 		r.g.setDeps(n, nil, n.adeps)
@@ -27,7 +29,8 @@ func (r *run) evaluate(n *node) {
 				invalid = r.checkDerived(n)
 			}
 		}
-		if n.setRare(invalid, n.claimantKeys()); invalid != nil {
+		if invalid != nil {
+			n.setRare(invalid, n.claimantKeys())
 			deps = nil
 		}
 	}

@@ -163,7 +163,7 @@ func newView(slots *nodeMap, hist history, maxCycle int) *view {
 // previous version (nil: none), whose viewMore is kept when nothing in it
 // changed. A new viewMore comes from slab.
 func setRec(r *viewRec, n *node, old *viewRec, pub uint64, slab *recSlab) {
-	r.desc = guardOf(n.desc)
+	r.desc, r.flags = guardOf(n.desc), 0
 	r.seq, r.pub, r.state, r.origin, r.lastOp = n.seq, pub, n.state, n.origin, n.lastOp
 	var applied proto.Message // held in more: it differs from the intent
 	switch {
