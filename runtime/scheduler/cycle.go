@@ -158,7 +158,7 @@ func (r *derivation) createUnit(unit []string) {
 	// A member that failed leaves the others without a dependency: delete
 	// those again, so that no existing value lacks what it needs.
 	for _, k := range unit {
-		if n := r.g.node(k); n != nil && n.applied != nil && !r.depsMet(n, n.adeps) {
+		if n := r.g.node(k); n != nil && n.applied != nil && !r.depsMet(n, n.adeps()) {
 			r.reconcile(k)
 		}
 	}

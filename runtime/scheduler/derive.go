@@ -301,7 +301,7 @@ func (r *derivation) dropDerived(key string) bool {
 	r.mut(dn)
 	dn.intent, dn.intentSeq = nil, r.seq
 	dn.setRare(nil, dn.claimantKeys())
-	r.g.setDeps(dn, nil, dn.adeps)
+	r.g.setDeps(dn, nil, dn.adeps())
 	if dn.removing {
 		return true // its removal, further up, completes and drops it
 	}

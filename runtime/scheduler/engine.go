@@ -199,7 +199,7 @@ func (r *run) reconcileNode(n *node) {
 		r.mut(n)
 		n.intent = nil
 		n.setRare(nil, n.claimantKeys())
-		r.g.setDeps(n, nil, n.adeps)
+		r.g.setDeps(n, nil, n.adeps())
 	}
 	if r.view != nil && n.applied == nil {
 		// Found by the refresh (a derived value of a base that turned
@@ -285,7 +285,7 @@ func (r *run) create(n *node, want proto.Message, flags Flags) {
 		}
 		r.fail(n, OpCreate, err, flags, nil, want, known)
 		if n.applied != nil && !r.abort {
-			if !r.depsMet(n, n.adeps) {
+			if !r.depsMet(n, n.adeps()) {
 				// Found in a version whose dependencies are gone (it
 				// was there already, unknown: the refresh that would
 				// have shown it failed): it goes, by another call than

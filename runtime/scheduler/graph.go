@@ -24,6 +24,7 @@ type node struct {
 	// shard's lock; readers read the node under theirs). The journal
 	// leaves it alone.
 	live atomic.Uint64
+	old  *viewRec // the saved versions readers may need, newest first (nodeMap.freeze)
 }
 
 // nodeFields are the worker's fields of a node. Slices held by a node are
@@ -39,9 +40,11 @@ type nodeFields struct {
 	// intents are dropped).
 	intentSeq uint64
 	// deps are the dependencies of intent (nil while invalid); adeps those
-	// of applied. The graph indexes both: the first decide when the value
-	// can be applied, the second what must stay until it is gone.
-	deps, adeps []kv.Dependency
+	// of applied, held in ad (nil: none; &sameAsDeps: deps, the usual
+	// case). The graph indexes both: the first decide when the value can
+	// be applied, the second what must stay until it is gone.
+	deps []kv.Dependency
+	ad   *[]kv.Dependency
 	// base is the key of the base value of a derived node.
 	base string
 	// applied is what the southbound holds, as far as we know; nil when the
@@ -250,15 +253,35 @@ func (g *graph) anyOfLen(l, delta int) {
 	}
 }
 
+// adeps returns the dependencies of n's applied value.
+func (n *node) adeps() []kv.Dependency {
+	if n.ad == &sameAsDeps {
+		return n.deps
+	} else if n.ad != nil {
+		return *n.ad
+	}
+	return nil
+}
+
+var sameAsDeps []kv.Dependency
+
 // setDeps sets the dependencies of n's intent and of its applied value,
 // and indexes the union of their edges.
 func (g *graph) setDeps(n *node, deps, adeps []kv.Dependency) {
-	if sameDeps(n.deps, deps) && sameDeps(n.adeps, adeps) {
+	if sameDeps(n.deps, deps) && sameDeps(n.adeps(), adeps) {
 		return
 	}
 	g.touch(n)
-	oldDeps, oldADeps := n.deps, n.adeps
-	n.deps, n.adeps = deps, adeps
+	oldDeps, oldADeps := n.deps, n.adeps()
+	switch n.deps = deps; {
+	case len(adeps) == 0:
+		n.ad = nil
+	case sameDeps(adeps, deps):
+		n.ad = &sameAsDeps
+	default:
+		n.ad = &[]kv.Dependency{}
+		*n.ad = adeps
+	}
 	// A list that is one of the new lists keeps all its edges, and a list
 	// that is the other list of the pair adds none (the common case: a
 	// value applied as intended has deps and adeps the same slice).

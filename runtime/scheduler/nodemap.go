@@ -8,23 +8,20 @@ import (
 )
 
 // nodeMap maps each key to its node, which is also what readers see of
-// the key (see view), and keeps, per shard, the versions saved while
-// nodes change (old). The worker is the only writer: it reads without
-// locking and locks one shard to add or remove an entry, to freeze a
-// node (save its version, before it changes) and to publish it. Readers
-// lock a shard for reading, to copy out what one value (or a shard, for
-// each) shows. A node taken out stays, REMOVED (a tombstone), while
-// readers may need what was published of it; the worker skips them.
+// the key (see view), with the versions saved while it changes (old).
+// The worker is the only writer: it locks one shard to add or remove an
+// entry, to freeze a node (save its version) and to trim versions.
+// Readers lock a shard for reading, to copy out what one value (or a
+// shard, for each) shows. A node taken out stays, REMOVED (a tombstone),
+// while readers may need what was published of it.
 type nodeMap struct {
 	shards [nodeShards]nodeShard
-	// n counts the nodes.
-	n int
-	// recs hands out saved versions, a few dozen at a time.
-	recs recSlab
+	n      int     // the nodes
+	recs   recSlab // saved versions, a few dozen at a time
 }
 
 // inFlux is node.live while the worker changes the node: readers read
-// its key's old versions.
+// its old versions.
 const inFlux = ^uint64(0)
 
 // nodeShards is the number of shards (shardOf keeps the top 6 bits).
@@ -32,15 +29,10 @@ const nodeShards = 64
 
 type nodeShard struct {
 	mu sync.RWMutex
-	// m holds the nodes and the tombstones; old the versions readers may
-	// still need of keys whose node changes or changed lately, newest
-	// first (viewRec.prev).
-	m   map[string]*node
-	old map[string]*viewRec
-	// tombs counts the tombstones in m; oldPeak is the most keys old held
-	// since it was last empty.
-	tombs, oldPeak int
-	_              [64 - 56]byte // a cache line each
+	// m holds the nodes and the tombstones; tombs counts the tombstones.
+	m     map[string]*node
+	tombs int
+	_     [64 - 40]byte // a cache line each
 }
 
 // shardOf spreads keys over the shards. Only the spread matters (a
@@ -96,36 +88,26 @@ func (m *nodeMap) set(key string, n *node) {
 // (inFlux) until the job's publish: readers see what the key had before.
 func (m *nodeMap) add(sh *nodeShard, key string, n *node) {
 	m.n++
-	var gone *viewRec
+	var t *node
 	if sh.tombs > 0 && sh.m[key] != nil && sh.m[key].state == REMOVED { // the key's tombstone
-		t := sh.m[key]
+		t = sh.m[key]
 		sh.tombs--
-		if t.live.Load() != inFlux { // published as gone: so it stays until n is published
-			m.recs.left = 32 // the slab's size
-			gone = m.recs.next()
-			gone.pub, gone.flags = t.live.Load(), recGone
-		}
 	}
 	sh.mu.Lock()
 	n.live.Store(inFlux) // under the lock: a node put back may have been seen
 	if sh.m == nil {
 		sh.m = map[string]*node{}
 	}
-	sh.pushOld(key, gone)
+	if t != nil { // n takes the key's versions over
+		if n.old, t.old = t.old, nil; t.live.Load() != inFlux { // published as gone: so it stays until n is
+			m.recs.left = 32 // the slab's size
+			gone := m.recs.next()
+			gone.pub, gone.flags, gone.prev = t.live.Load(), recGone, n.old
+			n.old = gone
+		}
+	}
 	sh.m[key] = n
 	sh.mu.Unlock()
-}
-
-// pushOld makes r (nil: none) the newest old version of key, under the
-// shard's lock.
-func (sh *nodeShard) pushOld(key string, r *viewRec) {
-	if r != nil {
-		if sh.old == nil {
-			sh.old = map[string]*viewRec{}
-		}
-		r.prev, sh.old[key] = sh.old[key], r
-		sh.oldPeak = max(sh.oldPeak, len(sh.old))
-	}
 }
 
 // freeze marks n as changing, before the worker's first change to it
@@ -139,10 +121,10 @@ func (m *nodeMap) freeze(n *node) {
 	m.recs.left = 32 // the slab's size
 	r := m.recs.next()
 	if r.pub, r.flags = n.live.Load(), recGone; n.state != REMOVED {
-		setRec(r, n, sh.old[n.key], r.pub, &m.recs)
+		setRec(r, n, n.old, r.pub, &m.recs)
 	}
 	sh.mu.Lock()
-	sh.pushOld(n.key, r)
+	r.prev, n.old = n.old, r
 	n.live.Store(inFlux)
 	sh.mu.Unlock()
 }
@@ -152,11 +134,10 @@ func (m *nodeMap) freeze(n *node) {
 // watch, whether what readers see of the key changed. n not changing, or
 // no longer in the map: false, false.
 func (m *nodeMap) publish(n *node, pub uint64, watch bool) (olds, changed bool) {
-	sh := m.shard(n.key)
-	if n.live.Load() != inFlux || n.state == REMOVED && sh.m[n.key] != n {
+	if n.live.Load() != inFlux || n.state == REMOVED && m.shard(n.key).m[n.key] != n {
 		return false, false
 	}
-	head := sh.old[n.key] // what readers saw
+	head := n.old // what readers saw
 	if was := head != nil && !head.gone(); watch {
 		changed = was != (n.state != REMOVED) || was && n.state != REMOVED && (n.seq != head.seq ||
 			n.state != head.state || n.applied != head.applied() || n.intent != head.intent() ||
@@ -166,22 +147,19 @@ func (m *nodeMap) publish(n *node, pub uint64, watch bool) (olds, changed bool) 
 	return head != nil, changed
 }
 
-// trim drops the old versions of key that no reader at oldest or later
-// needs, and the key's tombstone with the last; true: some are left.
-func (m *nodeMap) trim(key string, oldest uint64) (left bool) {
-	sh := m.shard(key)
-	n, r := sh.m[key], sh.old[key]
-	if r == nil {
-		return false
+// trim drops the old versions of n that no reader at oldest or later
+// needs, and n, a tombstone, with the last; true: some are left.
+func (m *nodeMap) trim(n *node, oldest uint64) (left bool) {
+	sh := m.shard(n.key)
+	r := n.old
+	if r == nil || n.state == REMOVED && sh.m[n.key] != n {
+		return false // none, or gone to the key's new node
 	}
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if n == nil || n.live.Load() <= oldest {
-		if delete(sh.old, key); len(sh.old) == 0 && sh.oldPeak > 64 {
-			sh.old, sh.oldPeak = nil, 0 // grown by a large job: not kept
-		}
-		if n != nil && n.state == REMOVED {
-			delete(sh.m, key)
+	if n.live.Load() <= oldest {
+		if n.old = nil; n.state == REMOVED {
+			delete(sh.m, n.key)
 			sh.tombs--
 		}
 		return false
@@ -235,7 +213,7 @@ func (m *nodeMap) del(key string) {
 	m.n--
 	m.freeze(n)
 	n.state = REMOVED
-	if sh.old[key] != nil {
+	if n.old != nil {
 		sh.tombs++
 		return
 	}
@@ -261,9 +239,8 @@ func (m *nodeMap) all() iter.Seq2[string, *node] {
 	}
 }
 
-// version returns what a reader at seq sees of key, whose entry is n: a
-// copy of n's fields (from slab), an old version, or nil. The caller
-// holds the shard's read lock.
+// version returns what a reader at seq sees of n, under the shard's read
+// lock: a copy of n's fields (from slab), an old version, or nil.
 func (sh *nodeShard) version(key string, n *node, seq uint64, slab *recSlab) *viewRec {
 	live := n.live.Load()
 	if live <= seq && n.state != REMOVED {
@@ -271,7 +248,7 @@ func (sh *nodeShard) version(key string, n *node, seq uint64, slab *recSlab) *vi
 		setRec(r, n, nil, live, slab)
 		return r
 	}
-	r := sh.old[key]
+	r := n.old
 	for live > seq && r != nil && r.pub > seq {
 		r = r.prev
 	}

@@ -64,7 +64,7 @@ func (s *jobs) publishDirty(pub uint64, watch bool) (changed []string) {
 				changed = append(changed, n.key)
 			}
 			if olds {
-				v.retrim = append(v.retrim, n.key)
+				v.retrim = append(v.retrim, n)
 			}
 		}
 	}
@@ -89,9 +89,9 @@ func (v *view) trimAll(pub uint64) {
 	}
 	retrim := v.retrim
 	v.retrim = v.spare[:0]
-	for _, key := range retrim {
-		if v.slots.trim(key, oldest) {
-			v.retrim = append(v.retrim, key)
+	for _, n := range retrim {
+		if v.slots.trim(n, oldest) {
+			v.retrim = append(v.retrim, n)
 		}
 	}
 	clear(retrim)

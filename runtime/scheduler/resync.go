@@ -177,7 +177,7 @@ func (r *resyncPass) outOfLine(n *node) bool {
 			return true
 		}
 	}
-	return !r.depsMet(n, n.adeps)
+	return !r.depsMet(n, n.adeps())
 }
 
 // viewActs returns the keys that applyView must look at: those of the

@@ -15,7 +15,7 @@ func (r *run) evaluate(n *node) {
 	}
 	if n.desc == nil {
 		r.g.setUnimplemented(n.key, n.intent != nil)
-		r.g.setDeps(n, nil, n.adeps)
+		r.g.setDeps(n, nil, n.adeps())
 		return
 	}
 	var deps []kv.Dependency
@@ -34,7 +34,7 @@ func (r *run) evaluate(n *node) {
 			deps = nil
 		}
 	}
-	r.g.setDeps(n, deps, n.adeps)
+	r.g.setDeps(n, deps, n.adeps())
 }
 
 // checkDerived checks the derived values of n's intent and keeps them for
@@ -141,7 +141,7 @@ func (r *run) targetWith(n, b *node) (want proto.Message, pending bool) {
 	case n.desc == nil:
 		return nil, false
 	case n.failedSeq == r.seq32:
-		if n.applied != nil && n.lastOp != OpDelete && !r.depsMet(n, n.adeps) {
+		if n.applied != nil && n.lastOp != OpDelete && !r.depsMet(n, n.adeps()) {
 			// Its create or update failed, yet it exists (applied in
 			// part) and what it needs is going: it goes first. Its
 			// delete is another call than the one that failed.
@@ -153,7 +153,7 @@ func (r *run) targetWith(n, b *node) (want proto.Message, pending bool) {
 	case n.invalidErr() != nil:
 		// Keep the last valid version (see doc.go: "Invalid values"),
 		// while what it depends on exists.
-		if n.applied != nil && !r.depsMet(n, n.adeps) {
+		if n.applied != nil && !r.depsMet(n, n.adeps()) {
 			return nil, true
 		}
 		return n.applied, false

@@ -48,9 +48,9 @@ type view struct {
 	// The worker's own: the history's buffer, the keys whose versions may
 	// be trimmed at the next publish, and limits.
 	hist   history
-	retrim []string
+	retrim []*node
 	// spare is the retrim list of the publish before, kept for its room.
-	spare    []string
+	spare    []*node
 	maxCycle int
 }
 
