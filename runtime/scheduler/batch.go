@@ -114,7 +114,7 @@ func (r *calling) groupCall(c *plannedCall, n *node, kind OpKind, value proto.Me
 		deps = r.depsOfValue(n, value)
 	}
 	if kind != OpCreate {
-		adeps = n.adeps
+		adeps = n.adeps()
 	}
 	g := &r.s.grouping
 	k := r.calls.Len() - 1 // c's index

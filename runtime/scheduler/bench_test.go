@@ -19,7 +19,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"sync"
@@ -37,6 +39,7 @@ import (
 var (
 	benchTxnLog = flag.Bool("w.txnlog", true, "workload W benchmarks: keep the scheduler's transaction log on (the default setting)")
 	benchBatch  = flag.Bool("w.batch", true, "workload W benchmarks: let the scheduler send batches (its handlers apply them); false sets WithBatchSize(1)")
+	benchHeap   = flag.String("w.heapprofile", "", "workload W step a: write a heap profile to this file after the first commit, with the scheduler alive (run with -test.memprofilerate=1)")
 )
 
 // wSizes are the values of N of the benchmarks that take several.
@@ -320,6 +323,18 @@ func (ws *wSched) checkAll(tb testing.TB, creates int) {
 	ws.checkLog(tb)
 }
 
+// writeHeapProfile writes the heap profile to path (see -w.heapprofile).
+func writeHeapProfile(b *testing.B, path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		b.Fatal(err)
+	}
+}
+
 func heapAlloc() uint64 {
 	runtime.GC()
 	runtime.GC()
@@ -524,6 +539,9 @@ func benchCreateAll(b *testing.B, n int) {
 		b.StopTimer()
 		if i == 0 {
 			afterCommit := heapAlloc()
+			if *benchHeap != "" {
+				writeHeapProfile(b, *benchHeap)
+			}
 			runtime.KeepAlive(ws)
 			b.ReportMetric(float64(int64(afterCommit)-int64(afterValues))/float64(w.values()), "B-retained/value")
 			b.ReportMetric(float64(afterValues-before)/float64(w.values()), "B-values/value")

@@ -15,7 +15,7 @@ func (r *derivation) creatable(t *node) bool {
 	if want, ok := r.revertTarget(t); ok {
 		return want != nil // a revert creates what was applied before
 	}
-	return t.intent != nil && t.invalid == nil
+	return t.intent != nil && t.invalidErr() == nil
 }
 
 // revertTarget returns, while a revert runs, the version t had applied
@@ -31,7 +31,7 @@ func (r *derivation) revertTarget(t *node) (proto.Message, bool) {
 // unitDeps returns the dependencies of the version of n that a unit would
 // create: what it had applied before, while a revert runs; else its intent.
 func (r *derivation) unitDeps(n *node) []kv.Dependency {
-	if want, ok := r.revertTarget(n); ok && want != nil && (want != n.intent || n.invalid != nil) {
+	if want, ok := r.revertTarget(n); ok && want != nil && (want != n.intent || n.invalidErr() != nil) {
 		return n.desc.Dependencies(n.key, want)
 	}
 	return n.deps
@@ -158,7 +158,7 @@ func (r *derivation) createUnit(unit []string) {
 	// A member that failed leaves the others without a dependency: delete
 	// those again, so that no existing value lacks what it needs.
 	for _, k := range unit {
-		if n := r.g.node(k); n != nil && n.applied != nil && !r.depsMet(n, n.adeps) {
+		if n := r.g.node(k); n != nil && n.applied != nil && !r.depsMet(n, n.adeps()) {
 			r.reconcile(k)
 		}
 	}

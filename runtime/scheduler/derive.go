@@ -179,7 +179,7 @@ func (r *derivation) conflict(n, dn *node) {
 	if !slices.Contains(dn.claimantKeys(), n.key) {
 		r.mut(dn)
 		keys := append(slices.Clone(dn.claimantKeys()), n.key)
-		dn.claimants = &keys
+		dn.setRare(dn.invalidErr(), keys)
 	}
 }
 
@@ -206,10 +206,10 @@ func (r *derivation) deriveOne(n *node, k string, value proto.Message, dn *node)
 		r.mut(dn)
 		dn.intent, dn.intentSeq = value, r.seq
 		r.evaluate(dn)
-		if dn.invalid != nil && !r.reverting {
+		if dn.invalidErr() != nil && !r.reverting {
 			// Bad input in the base's value: an error of the commit,
 			// like an invalid value set directly.
-			r.keyErr(dn.key, OpNone, dn.invalid)
+			r.keyErr(dn.key, OpNone, dn.invalidErr())
 		}
 	}
 	if n.origin == kv.OriginSB {
@@ -299,8 +299,9 @@ func (r *derivation) dropDerived(key string) bool {
 		return false
 	}
 	r.mut(dn)
-	dn.intent, dn.invalid, dn.intentSeq = nil, nil, r.seq
-	r.g.setDeps(dn, nil, dn.adeps)
+	dn.intent, dn.intentSeq = nil, r.seq
+	dn.setRare(nil, dn.claimantKeys())
+	r.g.setDeps(dn, nil, dn.adeps())
 	if dn.removing {
 		return true // its removal, further up, completes and drops it
 	}

@@ -152,8 +152,8 @@ func (r *run) setIntent(key string, value proto.Message) *node {
 		n.origin = kv.OriginNB // an intended value takes an obtained one over
 	}
 	r.evaluate(n)
-	if n.invalid != nil && !r.reverting {
-		r.keyErr(key, OpNone, n.invalid) // bad input is an error of the commit
+	if n.invalidErr() != nil && !r.reverting {
+		r.keyErr(key, OpNone, n.invalidErr()) // bad input is an error of the commit
 	}
 	return n
 }
@@ -197,8 +197,9 @@ func (r *run) reconcileNode(n *node) {
 		// Its base is gone or no longer derives it (the value outlived
 		// it after a failed delete): nothing intends it any more.
 		r.mut(n)
-		n.intent, n.invalid = nil, nil
-		r.g.setDeps(n, nil, n.adeps)
+		n.intent = nil
+		n.setRare(nil, n.claimantKeys())
+		r.g.setDeps(n, nil, n.adeps())
 	}
 	if r.view != nil && n.applied == nil {
 		// Found by the refresh (a derived value of a base that turned
@@ -284,7 +285,7 @@ func (r *run) create(n *node, want proto.Message, flags Flags) {
 		}
 		r.fail(n, OpCreate, err, flags, nil, want, known)
 		if n.applied != nil && !r.abort {
-			if !r.depsMet(n, n.adeps) {
+			if !r.depsMet(n, n.adeps()) {
 				// Found in a version whose dependencies are gone (it
 				// was there already, unknown: the refresh that would
 				// have shown it failed): it goes, by another call than
@@ -436,8 +437,8 @@ func (r *run) settleState(n *node, pending, record bool) {
 	switch {
 	case n.desc == nil:
 		st, flags, err = UNIMPLEMENTED, FlagUnimplemented, ErrUnimplemented
-	case n.invalid != nil:
-		st, flags, err = INVALID, FlagInvalid, n.invalid
+	case n.invalidErr() != nil:
+		st, flags, err = INVALID, FlagInvalid, n.invalidErr()
 	case pending:
 		st, flags = PENDING, FlagIsPending
 	case n.applied != nil:

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/google/btree"
 	"google.golang.org/protobuf/proto"
@@ -18,10 +19,12 @@ import (
 // readers reach through the key map (see nodeMap).
 type node struct {
 	nodeFields
-	// slot holds the published versions of the key, so that a publish
-	// finds them without a lookup. Set by nodeMap.set under the shard's
-	// lock (readers read it under theirs); the journal leaves it alone.
-	slot *viewSlot
+	// live is the transaction from which readers see the node's fields
+	// (see view), inFlux while the worker changes them (set under the
+	// shard's lock; readers read the node under theirs). The journal
+	// leaves it alone.
+	live atomic.Uint64
+	old  *viewRec // the saved versions readers may need, newest first (nodeMap.freeze)
 }
 
 // nodeFields are the worker's fields of a node. Slices held by a node are
@@ -36,12 +39,12 @@ type nodeFields struct {
 	// intentSeq is the transaction that last set intent (retries of older
 	// intents are dropped).
 	intentSeq uint64
-	// invalid is the validation error of intent.
-	invalid error
 	// deps are the dependencies of intent (nil while invalid); adeps those
-	// of applied. The graph indexes both: the first decide when the value
-	// can be applied, the second what must stay until it is gone.
-	deps, adeps []kv.Dependency
+	// of applied, held in ad (nil: none; &sameAsDeps: deps, the usual
+	// case). The graph indexes both: the first decide when the value can
+	// be applied, the second what must stay until it is gone.
+	deps []kv.Dependency
+	ad   *[]kv.Dependency
 	// base is the key of the base value of a derived node.
 	base string
 	// applied is what the southbound holds, as far as we know; nil when the
@@ -50,15 +53,14 @@ type nodeFields struct {
 	metadata any
 	// derived are the keys of the values derived from applied.
 	derived []string
-	// claimants are the keys of values that derive this key too, refused
-	// while this value holds it (a configuration conflict). Rare, so held
-	// by pointer; the list is never modified, only replaced.
-	claimants *[]string
+	// rare holds what few nodes have (nil: none of it); replaced, never
+	// modified, when it changes.
+	rare *nodeRare
 	// removing is set while the node is being deleted, so that dependents
 	// see the dependency as gone and are deleted first.
 	removing bool
 	// origin of applied: OriginNB (ours) or OriginSB (obtained). (The
-	// small fields sit together: the node is 256 bytes, a size class.)
+	// small fields sit together: the node is 240 bytes, a size class.)
 	origin kv.Origin
 	state  State
 	lastOp OpKind
@@ -88,12 +90,34 @@ func (g *graph) clearMarks() {
 	}
 }
 
-// claimantKeys returns the keys of n's claimants.
-func (n *node) claimantKeys() []string {
-	if n.claimants == nil {
-		return nil
+// nodeRare is what few nodes have: invalid is the validation error of
+// the intent; claimants are the keys of values that derive this key too,
+// refused while this value holds it (a configuration conflict).
+type nodeRare struct {
+	invalid   error
+	claimants []string
+}
+
+// claimantKeys returns the keys of n's claimants, invalidErr the
+// validation error of its intent.
+func (n *node) claimantKeys() []string { return n.rareOr().claimants }
+func (n *node) invalidErr() error      { return n.rareOr().invalid }
+
+func (n *node) rareOr() *nodeRare {
+	if n.rare == nil {
+		return &noRare
 	}
-	return *n.claimants
+	return n.rare
+}
+
+var noRare nodeRare
+
+// setRare sets n's invalid error and claimants (a new nodeRare: the
+// journal's snapshots share the old one).
+func (n *node) setRare(invalid error, claimants []string) {
+	if n.rare = nil; invalid != nil || len(claimants) > 0 {
+		n.rare = &nodeRare{invalid, claimants}
+	}
 }
 
 func (n *node) exists() bool { return n.applied != nil && !n.removing }
@@ -229,15 +253,35 @@ func (g *graph) anyOfLen(l, delta int) {
 	}
 }
 
+// adeps returns the dependencies of n's applied value.
+func (n *node) adeps() []kv.Dependency {
+	if n.ad == &sameAsDeps {
+		return n.deps
+	} else if n.ad != nil {
+		return *n.ad
+	}
+	return nil
+}
+
+var sameAsDeps []kv.Dependency
+
 // setDeps sets the dependencies of n's intent and of its applied value,
 // and indexes the union of their edges.
 func (g *graph) setDeps(n *node, deps, adeps []kv.Dependency) {
-	if sameDeps(n.deps, deps) && sameDeps(n.adeps, adeps) {
+	if sameDeps(n.deps, deps) && sameDeps(n.adeps(), adeps) {
 		return
 	}
 	g.touch(n)
-	oldDeps, oldADeps := n.deps, n.adeps
-	n.deps, n.adeps = deps, adeps
+	oldDeps, oldADeps := n.deps, n.adeps()
+	switch n.deps = deps; {
+	case len(adeps) == 0:
+		n.ad = nil
+	case sameDeps(adeps, deps):
+		n.ad = &sameAsDeps
+	default:
+		n.ad = &[]kv.Dependency{}
+		*n.ad = adeps
+	}
 	// A list that is one of the new lists keeps all its edges, and a list
 	// that is the other list of the pair adds none (the common case: a
 	// value applied as intended has deps and adeps the same slice).

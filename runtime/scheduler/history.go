@@ -126,6 +126,8 @@ type histEntry struct {
 	metas    *[]any
 	planned  []histOp
 	executed []histOp // shares planned's array when executed as planned
+	// more holds what some operations have apart (see histOp.more).
+	more []histOpMore
 	// Room for the usual single-value transaction, so that its record
 	// is one allocation.
 	oneOp   [1]histOp
@@ -159,16 +161,21 @@ func (e *histEntry) Weight() int {
 	return w
 }
 
-// histOp is an Op; the fields most operations leave nil are held apart.
+// histOp is an Op in 40 bytes; the fields most operations leave nil are
+// held apart, in the entry's more (1 + the index; 0 when PrevValue,
+// Metadata and Err are all nil), and Called is the flag histCalled.
 type histOp struct {
-	key    string
-	value  proto.Message
-	more   *histOpMore // nil when PrevValue, Metadata and Err are all nil
-	kind   OpKind
-	state  State
-	flags  Flags
-	called bool
+	key   string
+	value proto.Message
+	more  int32
+	kind  OpKind
+	state State
+	flags Flags
 }
+
+// histCalled is histOp.flags' bit for Op.Called, one that no flag uses
+// (TestFlagsNames).
+const histCalled Flags = 1 << 15
 
 type histOpMore struct {
 	prev proto.Message
@@ -188,21 +195,23 @@ func (e *histEntry) compactOps(ops []Op) []histOp {
 		return nil
 	}
 	var out []histOp
-	var more []histOpMore // one array for the record's operations that need one
 	if len(ops) == 1 && e.planned == nil {
-		out, more = e.oneOp[:], e.oneMore[:0]
+		out, e.more = e.oneOp[:], e.oneMore[:0]
 	} else {
 		out = make([]histOp, len(ops))
 	}
 	for i := range ops {
 		o := &ops[i]
-		out[i] = histOp{key: o.Key, value: o.Value, kind: o.Kind, state: o.State, flags: o.Flags, called: o.Called}
+		out[i] = histOp{key: o.Key, value: o.Value, kind: o.Kind, state: o.State, flags: o.Flags}
+		if o.Called {
+			out[i].flags |= histCalled
+		}
 		if o.PrevValue != nil || o.Metadata != nil || o.Err != nil {
-			if len(more) == cap(more) {
-				more = make([]histOpMore, 0, countMore(ops[i:]))
+			if len(e.more) == cap(e.more) { // one array for the record's operations that need one
+				e.more = slices.Grow(e.more, countMore(ops[i:]))
 			}
-			more = append(more, histOpMore{prev: o.PrevValue, meta: o.Metadata, err: o.Err})
-			out[i].more = &more[len(more)-1]
+			e.more = append(e.more, histOpMore{prev: o.PrevValue, meta: o.Metadata, err: o.Err})
+			out[i].more = int32(len(e.more))
 		}
 	}
 	return out
@@ -219,21 +228,23 @@ func countMore(ops []Op) int {
 	return n
 }
 
-func (h *histOp) op() Op {
-	o := Op{Key: h.key, Value: h.value, Kind: h.kind, State: h.state, Flags: h.flags, Called: h.called}
-	if h.more != nil {
-		o.PrevValue, o.Metadata, o.Err = h.more.prev, h.more.meta, h.more.err
+// op returns h, one of e's operations, as an Op.
+func (e *histEntry) op(h *histOp) Op {
+	o := Op{Key: h.key, Value: h.value, Kind: h.kind, State: h.state, Flags: h.flags &^ histCalled, Called: h.flags&histCalled != 0}
+	if h.more != 0 {
+		m := &e.more[h.more-1]
+		o.PrevValue, o.Metadata, o.Err = m.prev, m.meta, m.err
 	}
 	return o
 }
 
-func expandOps(ops []histOp) []Op {
+func (e *histEntry) expandOps(ops []histOp) []Op {
 	if ops == nil {
 		return nil
 	}
 	out := make([]Op, len(ops))
 	for i := range ops {
-		out[i] = ops[i].op()
+		out[i] = e.op(&ops[i])
 	}
 	return out
 }
@@ -279,11 +290,11 @@ func (e *histEntry) record() Record {
 		Reverted: h.reverted, DryRun: h.dryRun, Batches: int(h.batches), BatchedOps: int(h.batchedOps),
 		Start: h.start, End: h.end,
 	}
-	r.Planned = expandOps(e.planned)
+	r.Planned = e.expandOps(e.planned)
 	if len(e.executed) > 0 && len(e.planned) > 0 && &e.executed[0] == &e.planned[0] {
 		r.Executed = r.Planned[:len(e.executed)]
 	} else {
-		r.Executed = expandOps(e.executed)
+		r.Executed = e.expandOps(e.executed)
 	}
 	if e.values != nil {
 		r.Values = make([]KeyValue, len(e.values))
@@ -343,7 +354,7 @@ func (s *Scheduler) Timeline(key string) []TimelineEntry {
 			if rec.executed[i].key != key {
 				continue
 			}
-			o := rec.executed[i].op()
+			o := rec.op(&rec.executed[i])
 			e := TimelineEntry{Seq: rec.rec.seq, Time: rec.rec.end, Op: o.Kind, State: o.State, Flags: o.Flags,
 				Value: o.Value, Metadata: o.Metadata, Err: o.Err}
 			if e.Value == nil {

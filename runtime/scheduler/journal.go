@@ -111,14 +111,19 @@ func (g *graph) record(u undo) {
 	}
 }
 
-// touch snapshots n before its first change in the open journal, and
-// marks it dirty.
+// touch snapshots n before its first change in the open journal, marks
+// it dirty, and freezes what readers see of it until the job's publish
+// (see nodeMap.freeze).
 func (g *graph) touch(n *node) {
-	if n.epoch != g.epoch {
+	switch {
+	case n.epoch != g.epoch:
 		if g.open {
 			g.journal.Push(undo{kind: undoNode, n: n, saved: int32(g.saved.Push(n.nodeFields))})
 		}
 		n.epoch = g.epoch
-		g.dirty.Push(n)
+	case n.live.Load() == inFlux:
+		return
 	}
+	g.nodes.freeze(n)
+	g.dirty.Push(n)
 }

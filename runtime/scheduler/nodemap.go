@@ -7,36 +7,30 @@ import (
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/txnlog"
 )
 
-// nodeMap maps each key to its node (the worker's) and, through the
-// node's slot, to its published versions (the readers'): one map entry
-// per key serves both, so that the read view costs no second index of
-// the keys.
-//
-// The worker is the only writer. It reads without locking and locks one
-// shard only to add or remove an entry. Readers see only the versions
-// (node.slot, which they read under the shard's lock), never the node's
-// fields, and lock one shard at a time, for reading. A key whose value is
-// gone keeps its entry, its node REMOVED (a tombstone), for its versions:
-// until trim takes the last version out, or the key gets a node again,
-// which takes them over. The worker's lookups skip tombstones. Taking a
-// node out thus changes no map, and needs no lock.
+// nodeMap maps each key to its node, which is also what readers see of
+// the key (see view), with the versions saved while it changes (old).
+// The worker is the only writer: it locks one shard to add or remove an
+// entry, to freeze a node (save its version) and to trim versions.
+// Readers lock a shard for reading, to copy out what one value (or a
+// shard, for each) shows. A node taken out stays, REMOVED (a tombstone),
+// while readers may need what was published of it.
 type nodeMap struct {
 	shards [nodeShards]nodeShard
-	// n counts the nodes.
-	n int
-	// slots hands out versions slots a few hundred at a time.
-	slots []viewSlot
+	n      int     // the nodes
+	recs   recSlab // saved versions, a few dozen at a time
 }
+
+// inFlux is node.live while the worker changes the node: readers read
+// its old versions.
+const inFlux = ^uint64(0)
 
 // nodeShards is the number of shards (shardOf keeps the top 6 bits).
 const nodeShards = 64
 
 type nodeShard struct {
 	mu sync.RWMutex
-	// m holds the nodes, and the tombstones of keys with versions and
-	// no node (REMOVED nodes, few and briefly).
-	m map[string]*node
-	// tombs counts the tombstones in m (the worker's).
+	// m holds the nodes and the tombstones; tombs counts the tombstones.
+	m     map[string]*node
 	tombs int
 	_     [64 - 40]byte // a cache line each
 }
@@ -68,65 +62,115 @@ func (m *nodeMap) get(key string) *node {
 	return n
 }
 
-// entry returns the versions of key (nil: none) and its node (nil: none),
-// for the worker (no lock).
-func (m *nodeMap) entry(key string) (*viewSlot, *node) {
-	n := m.shard(key).m[key]
-	switch {
-	case n == nil:
-		return nil, nil
-	case n.state == REMOVED:
-		return n.slot, nil
-	}
-	return n.slot, n
-}
-
 // len returns the number of nodes.
 func (m *nodeMap) len() int { return m.n }
 
-// set makes n the node of key: n takes the key's versions over, if it
-// has any (a node put back by a rollback has them already).
+// set makes n the node of key (a node put back by a rollback, or a new
+// one).
 func (m *nodeMap) set(key string, n *node) {
 	sh := m.shard(key)
 	switch old := sh.m[key]; {
-	case old == n && n.state == REMOVED:
-		// Its own tombstone: back, with its versions, as it is.
+	case old == n && n.state == REMOVED: // its own tombstone: back as it is
 		sh.tombs--
 		m.n++
 		return
 	case old == n:
 		return
 	case old != nil && old.state != REMOVED:
-		m.n-- // replaced: add counts n
+		m.freeze(old) // replaced: what readers saw of it is kept
+		m.n--         // add counts n
 	}
 	m.add(sh, key, n)
 }
 
-// add makes n, a new node, the node of key, which has none: set without
-// the lookup of what key had while the shard holds no tombstone.
+// add makes n the node of key, which has none: set without the lookup
+// of what key had while the shard holds no tombstone. n is changing
+// (inFlux) until the job's publish: readers see what the key had before.
 func (m *nodeMap) add(sh *nodeShard, key string, n *node) {
 	m.n++
-	slot := n.slot
-	if sh.tombs > 0 {
-		if t := sh.m[key]; t != nil && t.state == REMOVED { // the key's tombstone: n takes its versions
-			slot = t.slot
-			sh.tombs--
-		}
-	}
-	if slot == nil {
-		if len(m.slots) == 0 {
-			m.slots = make([]viewSlot, 256)
-		}
-		slot = &m.slots[0]
-		m.slots = m.slots[1:]
+	var t *node
+	if sh.tombs > 0 && sh.m[key] != nil && sh.m[key].state == REMOVED { // the key's tombstone
+		t = sh.m[key]
+		sh.tombs--
 	}
 	sh.mu.Lock()
+	n.live.Store(inFlux) // under the lock: a node put back may have been seen
 	if sh.m == nil {
 		sh.m = map[string]*node{}
 	}
-	n.slot = slot // under the lock, before readers can see n (they read it under theirs)
+	if t != nil { // n takes the key's versions over
+		if n.old, t.old = t.old, nil; t.live.Load() != inFlux { // published as gone: so it stays until n is
+			m.recs.left = 32 // the slab's size
+			gone := m.recs.next()
+			gone.pub, gone.flags, gone.prev = t.live.Load(), recGone, n.old
+			n.old = gone
+		}
+	}
 	sh.m[key] = n
 	sh.mu.Unlock()
+}
+
+// freeze marks n as changing, before the worker's first change to it
+// since its publish: what readers saw of it is kept as the newest old
+// version of its key until the next publish.
+func (m *nodeMap) freeze(n *node) {
+	if n.live.Load() == inFlux {
+		return
+	}
+	sh := m.shard(n.key)
+	m.recs.left = 32 // the slab's size
+	r := m.recs.next()
+	if r.pub, r.flags = n.live.Load(), recGone; n.state != REMOVED {
+		setRec(r, n, n.old, r.pub, &m.recs)
+	}
+	sh.mu.Lock()
+	r.prev, n.old = n.old, r
+	n.live.Store(inFlux)
+	sh.mu.Unlock()
+}
+
+// publish makes n's fields what readers see from transaction pub on. It
+// reports whether its key keeps old versions (to be trimmed) and, with
+// watch, whether what readers see of the key changed. n not changing, or
+// no longer in the map: false, false.
+func (m *nodeMap) publish(n *node, pub uint64, watch bool) (olds, changed bool) {
+	if n.live.Load() != inFlux || n.state == REMOVED && m.shard(n.key).m[n.key] != n {
+		return false, false
+	}
+	head := n.old // what readers saw
+	if was := head != nil && !head.gone(); watch {
+		changed = was != (n.state != REMOVED) || was && n.state != REMOVED && (n.seq != head.seq ||
+			n.state != head.state || n.applied != head.applied() || n.intent != head.intent() ||
+			n.lastOp != head.lastOp || !sameValue(head.m().lastErr, n.lastErr))
+	}
+	n.live.Store(pub) // no lock: readers load live before the fields; freeze locks
+	return head != nil, changed
+}
+
+// trim drops the old versions of n that no reader at oldest or later
+// needs, and n, a tombstone, with the last; true: some are left.
+func (m *nodeMap) trim(n *node, oldest uint64) (left bool) {
+	sh := m.shard(n.key)
+	r := n.old
+	if r == nil || n.state == REMOVED && sh.m[n.key] != n {
+		return false // none, or gone to the key's new node
+	}
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if n.live.Load() <= oldest {
+		if n.old = nil; n.state == REMOVED {
+			delete(sh.m, n.key)
+			sh.tombs--
+		}
+		return false
+	}
+	for r != nil && r.pub > oldest {
+		r = r.prev
+	}
+	if r != nil {
+		r.prev = nil // older than what oldest sees
+	}
+	return true
 }
 
 // reserve makes room for up to n more keys, spread over the shards, so
@@ -156,9 +200,10 @@ func (m *nodeMap) reserve(n int) {
 	}
 }
 
-// del takes the node of key out, REMOVED (see graph.current). A node with
-// versions stays in the map as the key's tombstone, for them; readers
-// read only its slot, which does not change, so nothing is locked.
+// del takes the node of key out, REMOVED (see graph.current). Its key
+// keeps it as a tombstone while readers may need what was published of
+// it (until its publish or a trim); a node never published whose key has
+// no old versions leaves the map at once.
 func (m *nodeMap) del(key string) {
 	sh := m.shard(key)
 	n := sh.m[key]
@@ -166,24 +211,12 @@ func (m *nodeMap) del(key string) {
 		return
 	}
 	m.n--
+	m.freeze(n)
 	n.state = REMOVED
-	if n.slot.head.Load() != nil {
+	if n.old != nil {
 		sh.tombs++
 		return
 	}
-	sh.mu.Lock()
-	delete(sh.m, key)
-	sh.mu.Unlock()
-}
-
-// dropSlot takes out the versions s of key, down to its deletion, unless
-// the key has a node again (whose versions go on in s).
-func (m *nodeMap) dropSlot(key string, s *viewSlot) {
-	sh := m.shard(key)
-	if t := sh.m[key]; t == nil || t.state != REMOVED || t.slot != s || s == nil {
-		return
-	}
-	sh.tombs--
 	sh.mu.Lock()
 	delete(sh.m, key)
 	sh.mu.Unlock()
@@ -206,41 +239,56 @@ func (m *nodeMap) all() iter.Seq2[string, *node] {
 	}
 }
 
-// load returns the versions of key, or nil (readers).
-func (m *nodeMap) load(key string) *viewSlot {
-	sh := m.shard(key)
-	var s *viewSlot
-	sh.mu.RLock()
-	if n := sh.m[key]; n != nil {
-		s = n.slot // under the lock: set may give a node put back new versions
+// version returns what a reader at seq sees of n, under the shard's read
+// lock: a copy of n's fields (from slab), an old version, or nil.
+func (sh *nodeShard) version(key string, n *node, seq uint64, slab *recSlab) *viewRec {
+	live := n.live.Load()
+	if live <= seq && n.state != REMOVED {
+		r := slab.next()
+		setRec(r, n, nil, live, slab)
+		return r
 	}
-	sh.mu.RUnlock()
-	return s
+	r := n.old
+	for live > seq && r != nil && r.pub > seq {
+		r = r.prev
+	}
+	if live <= seq || r == nil || r.gone() {
+		return nil
+	}
+	return r
 }
 
-// eachSlot calls fn for each key with versions until it returns false
-// (readers). A shard's keys are copied out before fn sees them: fn may
-// read the map again (a reader taking a shard's lock twice would deadlock
-// with the worker waiting for it).
-func (m *nodeMap) eachSlot(fn func(key string, s *viewSlot) bool) {
-	var buf []keySlot
+// load returns what a reader at seq sees of key, or nil (readers).
+func (m *nodeMap) load(key string, seq uint64) (r *viewRec) {
+	sh := m.shard(key)
+	sh.mu.RLock()
+	if n := sh.m[key]; n != nil {
+		r = sh.version(key, n, seq, &recSlab{left: 1})
+	}
+	sh.mu.RUnlock()
+	return r
+}
+
+// each calls fn for each value a reader at seq sees until fn returns
+// false (readers). A shard's versions are copied out before fn sees them:
+// fn may read the map again (taking a shard's lock twice could deadlock).
+func (m *nodeMap) each(seq uint64, fn func(key string, r *viewRec) bool) {
+	var buf []keyRec
 	for i := range m.shards {
 		sh := &m.shards[i]
 		sh.mu.RLock()
 		buf = buf[:0]
+		slab := recSlab{left: len(sh.m)}
 		for k, n := range sh.m {
-			buf = append(buf, keySlot{k, n.slot})
+			if r := sh.version(k, n, seq, &slab); r != nil {
+				buf = append(buf, keyRec{k, r})
+			}
 		}
 		sh.mu.RUnlock()
-		for _, ks := range buf {
-			if !fn(ks.key, ks.slot) {
+		for _, kr := range buf {
+			if !fn(kr.key, kr.rec) {
 				return
 			}
 		}
 	}
-}
-
-type keySlot struct {
-	key  string
-	slot *viewSlot
 }

@@ -1,22 +1,37 @@
 package scheduler
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"strings"
 	"testing"
+	"unsafe"
+
+	"google.golang.org/protobuf/types/known/emptypb"
+
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
 
-// TestNodeMap: a key gets its versions with its node; the entry lives
-// while the key has a node or published versions; len counts nodes only.
+// TestNodeMap: a reader sees a key's node from its publish on, and the
+// version saved when the node began to change until then; a key whose
+// node is taken out stays, a tombstone, while readers may need what was
+// published of it; len counts nodes only.
 func TestNodeMap(t *testing.T) {
+	if size := unsafe.Sizeof(node{}); size > 240 {
+		t.Errorf("a node is %d bytes, over the 240-byte size class", size)
+	}
 	var m nodeMap
-	a, b := &node{nodeFields: nodeFields{key: "a"}}, &node{nodeFields: nodeFields{key: "b"}}
+	a, b := &node{nodeFields: nodeFields{key: "a", state: CONFIGURED, seq: 1}}, &node{nodeFields: nodeFields{key: "b"}}
 	m.set("a", a)
 	m.set("b", b)
-	s := m.load("a")
-	m.set("a", a) // again: still one node, the same versions
-	if m.len() != 2 || m.get("a") != a || m.get("c") != nil || s == nil || m.load("a") != s {
-		t.Fatalf("len %d, a %p, c %p, slot %p then %p", m.len(), m.get("a"), m.get("c"), s, m.load("a"))
+	m.set("a", a) // again: still one node
+	if m.len() != 2 || m.get("a") != a || m.get("c") != nil {
+		t.Fatalf("len %d, a %p, c %p", m.len(), m.get("a"), m.get("c"))
+	}
+	if r := m.load("a", 5); r != nil {
+		t.Fatalf("a node not yet published is seen: %+v", r)
 	}
 
 	// Never published: the entry goes with the node (a rolled-back
@@ -26,11 +41,49 @@ func TestNodeMap(t *testing.T) {
 		t.Fatalf("an unpublished key outlived its node (len %d)", m.len())
 	}
 
-	// Published: the versions outlive the node.
-	s.head.Store(&viewRec{pub: 1})
+	// Published at 2: seen from 2 on, as the node is.
+	if olds, _ := m.publish(a, 2, false); olds {
+		t.Fatal("a new key has old versions")
+	}
+	if r := m.load("a", 1); r != nil {
+		t.Fatalf("seen before its publish: %+v", r)
+	}
+	if r := m.load("a", 2); r == nil || r.state != CONFIGURED || r.seq != 1 || r.pub != 2 {
+		t.Fatalf("at 2: %+v, want CONFIGURED seq 1", r)
+	}
+
+	// Changing: readers see the saved version, whatever the worker does
+	// to the node, until it is published again.
+	m.freeze(a)
+	a.state, a.seq = FAILED, 3
+	if r := m.load("a", 2); r == nil || r.state != CONFIGURED || r.seq != 1 {
+		t.Fatalf("while changing: %+v, want the published CONFIGURED seq 1", r)
+	}
+	if olds, changed := m.publish(a, 3, true); !olds || !changed {
+		t.Fatalf("publish: old versions %v, changed %v; want both", olds, changed)
+	}
+	if r := m.load("a", 2); r == nil || r.state != CONFIGURED {
+		t.Fatalf("a reader at 2 after the publish of 3: %+v, want CONFIGURED", r)
+	}
+	if r := m.load("a", 3); r == nil || r.state != FAILED {
+		t.Fatalf("at 3: %+v, want FAILED", r)
+	}
+	if m.trim(a, 2) {
+		// a reader at 2 keeps the version: left for the next trim
+	} else {
+		t.Fatal("trim at 2 dropped the version a reader at 2 needs")
+	}
+	if m.trim(a, 3) || a.old != nil {
+		t.Fatal("trim at 3 kept a version no reader needs")
+	}
+
+	// Taken out: a tombstone while a reader may need what was published.
 	m.del("a")
-	if m.len() != 0 || m.get("a") != nil || m.load("a") != s {
-		t.Fatalf("after del: len %d, node %p, slot %p: the versions must outlive the node", m.len(), m.get("a"), m.load("a"))
+	if m.len() != 0 || m.get("a") != nil || a.state != REMOVED {
+		t.Fatalf("after del: len %d, node %p, state %v", m.len(), m.get("a"), a.state)
+	}
+	if r := m.load("a", 3); r == nil || r.state != FAILED {
+		t.Fatalf("a reader at 3 after the delete, unpublished: %+v, want FAILED", r)
 	}
 	m.del("a") // no node: nothing to count
 	if m.len() != 0 {
@@ -39,35 +92,39 @@ func TestNodeMap(t *testing.T) {
 	for k := range m.all() {
 		t.Errorf("all yields %s, which has no node", k)
 	}
-	if a.state != REMOVED {
-		t.Fatalf("a node taken out is %v, want REMOVED", a.state)
+	m.publish(a, 4, false)
+	if r := m.load("a", 4); r != nil {
+		t.Fatalf("at 4, after the delete: %+v, want none", r)
 	}
-	m.set("a", a)         // back: the same versions go on
-	a.state = NONEXISTENT // live again (a rollback restores its fields)
-	if m.load("a") != s || m.len() != 1 || m.get("a") != a {
-		t.Fatal("a key that comes back lost its versions")
+
+	// A new node of the key, not yet published: readers at 3 and 4 see
+	// the key as it was.
+	a2 := &node{nodeFields: nodeFields{key: "a", state: CONFIGURED, seq: 5}}
+	m.set("a", a2)
+	if m.len() != 1 || m.get("a") != a2 {
+		t.Fatal("a new node of a key with a tombstone")
 	}
-	a2 := &node{nodeFields: nodeFields{key: "a"}}
-	m.del("a")
-	m.set("a", a2) // a new node of the key: it takes the versions over
-	if m.load("a") != s || m.len() != 1 || m.get("a") != a2 || a2.slot != s {
-		t.Fatal("a new node of a key with versions does not take them over")
+	if r3, r4 := m.load("a", 3), m.load("a", 4); r3 == nil || r3.state != FAILED || r4 != nil {
+		t.Fatalf("before the new node's publish: at 3 %+v (want FAILED), at 4 %+v (want none)", r3, r4)
 	}
-	m.del("a")
-	m.dropSlot("a", &viewSlot{}) // not its versions: kept
-	if m.load("a") != s {
-		t.Fatal("dropSlot took another slot's entry")
+	m.publish(a2, 5, false)
+	if r := m.load("a", 5); r == nil || r.seq != 5 {
+		t.Fatalf("at 5: %+v", r)
 	}
-	m.dropSlot("a", s)
-	if _, ok := m.shard("a").m["a"]; ok {
-		t.Error("an entry with neither node nor versions is kept")
+	m.trim(a2, 5)
+	if a2.old != nil {
+		t.Error("versions kept that no reader needs")
 	}
-	c := &node{nodeFields: nodeFields{key: "c"}}
-	m.set("c", c)
-	sc := m.load("c")
-	m.dropSlot("c", sc)
-	if m.get("c") != c || m.load("c") != sc {
-		t.Error("dropSlot of a key with a node must keep the node and its versions")
+	n := 0
+	m.each(5, func(k string, r *viewRec) bool {
+		n++
+		if k != "a" || r.seq != 5 {
+			t.Errorf("each: %s %+v", k, r)
+		}
+		return true
+	})
+	if n != 1 {
+		t.Errorf("each saw %d values, want 1", n)
 	}
 }
 
@@ -93,6 +150,9 @@ func TestShardOfSpreads(t *testing.T) {
 // TestFlagsNames: the names of any set of flags, in flagNames' order,
 // space-separated; a bit no flag has is not written.
 func TestFlagsNames(t *testing.T) {
+	if 1<<len(flagNames) > histCalled {
+		t.Fatalf("%d flags: the history's bit for Called (%#x) is taken", len(flagNames), histCalled)
+	}
 	for f := range 1 << 16 {
 		var want []string
 		for i, n := range flagNames {
@@ -103,5 +163,71 @@ func TestFlagsNames(t *testing.T) {
 		if got := Flags(f).String(); got != strings.Join(want, " ") {
 			t.Fatalf("Flags(%#x) = %q, want %q", f, got, strings.Join(want, " "))
 		}
+	}
+}
+
+// TestViewKeepsNoCopies: once transactions have ended and no reader
+// reads an older state, the view holds no version apart from the nodes
+// (no second copy of a value), and no tombstone; while a reader reads at
+// an older state, the versions it needs are kept and it sees them.
+func TestViewKeepsNoCopies(t *testing.T) {
+	s, err := New(WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(context.Background())
+	d, err := kv.NewDescriptor(kv.Spec[string, *emptypb.Empty, struct{}]{Name: "x", KeyPrefix: "x/"}, okHandler{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Register(d); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	commit := func(txn *Txn) {
+		t.Helper()
+		if _, err := txn.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kept := func() (olds, tombs int) {
+		s.lock() // the worker's fields
+		defer s.unlock()
+		for i := range s.g.nodes.shards {
+			sh := &s.g.nodes.shards[i]
+			for _, n := range sh.m {
+				if n.old != nil {
+					olds++
+				}
+			}
+			tombs += sh.tombs
+		}
+		return olds, tombs
+	}
+	commit(s.Txn().Set("x/a", &emptypb.Empty{}).Set("x/b", &emptypb.Empty{}).Set("x/c", &emptypb.Empty{}))
+	first := s.Status("x/a").Seq
+	commit(s.Txn().Delete("x/b").Set("x/d", &emptypb.Empty{}))
+	if olds, tombs := kept(); olds != 0 || tombs != 0 {
+		t.Fatalf("%d keys with saved versions and %d tombstones kept with no reader, want none", olds, tombs)
+	}
+
+	// A reader at the state after the second commit keeps what it sees.
+	r := s.view.read()
+	at := r.st.seq
+	commit(s.Txn().Delete("x/a").Set("x/b", &emptypb.Empty{}))
+	commit(s.Txn().Set("x/e", &emptypb.Empty{}))
+	if olds, tombs := kept(); olds != 1 || tombs != 1 {
+		t.Errorf("with a reader at %d: %d keys with saved versions, %d tombstones; want 1 and 1 (x/a: x/b had no entry left)", at, olds, tombs)
+	}
+	if a, b, e := r.get("x/a"), r.get("x/b"), r.get("x/e"); a == nil || a.seq != first || b != nil || e != nil {
+		t.Errorf("the reader at %d sees x/a %+v (want seq %d), x/b %+v and x/e %+v (want none)", at, a, first, b, e)
+	}
+	r.done()
+	commit(s.Txn().Set("x/f", &emptypb.Empty{})) // its publish trims
+	if olds, tombs := kept(); olds != 0 || tombs != 0 {
+		t.Fatalf("after the reader: %d keys with saved versions and %d tombstones, want none", olds, tombs)
+	}
+	if st := s.Status("x/a"); st.State != NONEXISTENT {
+		t.Errorf("x/a after its delete: %v", st.State)
 	}
 }

@@ -169,7 +169,7 @@ func (s *executor) correlate(j *job) map[kv.Descriptor][]kv.Item[string, proto.M
 		switch {
 		case n.applied != nil:
 			it = kv.Item[string, proto.Message, any]{Key: key, Value: n.applied, Metadata: n.metadata, Origin: kv.OriginNB}
-		case n.intent != nil && n.invalid == nil && !full:
+		case n.intent != nil && n.invalidErr() == nil && !full:
 			it = kv.Item[string, proto.Message, any]{Key: key, Value: n.intent, Origin: kv.OriginNB}
 		default:
 			continue

@@ -34,7 +34,7 @@ func (r *removal) doom(n *node) {
 		r.doomAll(n)
 		return
 	}
-	if len(n.derived) == 0 || n.invalid != nil {
+	if len(n.derived) == 0 || n.invalidErr() != nil {
 		return
 	}
 	ds := n.desc.Derived(n.key, n.intent)
@@ -334,7 +334,7 @@ func (r *removal) livedWithout(d, n *node) bool {
 	if r.failedOp != nil && r.failedOp.key == n.key && !failedDelete {
 		return false
 	}
-	return slices.ContainsFunc(d.adeps, func(dep kv.Dependency) bool { return !dep.IsAnyOf() && dep.Key == n.key })
+	return slices.ContainsFunc(d.adeps(), func(dep kv.Dependency) bool { return !dep.IsAnyOf() && dep.Key == n.key })
 }
 
 // neededByRemoval reports whether a value being removed (further up the
@@ -376,8 +376,8 @@ func (r *removal) leadsTo(from *node, key string) bool {
 		if n.base != "" && through(n.base) {
 			return true
 		}
-		for i := range n.adeps {
-			d := &n.adeps[i]
+		for i := range n.adeps() {
+			d := &n.adeps()[i]
 			if !d.IsAnyOf() {
 				if through(d.Key) {
 					return true
@@ -433,8 +433,8 @@ func (r *removal) needs(d *node, key string) bool {
 	if d.applied == nil || d.origin == kv.OriginSB {
 		return false
 	}
-	for i := range d.adeps {
-		dep := &d.adeps[i]
+	for i := range d.adeps() {
+		dep := &d.adeps()[i]
 		if !dep.IsAnyOf() {
 			if dep.Key == key {
 				return true

@@ -125,7 +125,7 @@ func (r *resyncPass) resyncIntents(j *job) []string {
 	intents := dropped
 	for _, it := range j.items {
 		n := r.g.node(it.Key)
-		if n != nil && n.base == "" && n.intent != nil && it.Value != nil && n.invalid == nil &&
+		if n != nil && n.base == "" && n.intent != nil && it.Value != nil && n.invalidErr() == nil &&
 			(n.intent == it.Value || proto.Equal(n.intent, it.Value)) {
 			continue // the same intent: nothing to re-evaluate
 		}
@@ -157,7 +157,7 @@ func (r *resyncPass) intendedDerived() map[string]string {
 		}
 	}
 	for key, n := range r.g.all() {
-		if n.base == "" && n.intent != nil && n.invalid == nil && n.origin != kv.OriginSB {
+		if n.base == "" && n.intent != nil && n.invalidErr() == nil && n.origin != kv.OriginSB {
 			walk(n.desc, key, n.intent, 0)
 		}
 	}
@@ -177,7 +177,7 @@ func (r *resyncPass) outOfLine(n *node) bool {
 			return true
 		}
 	}
-	return !r.depsMet(n, n.adeps)
+	return !r.depsMet(n, n.adeps())
 }
 
 // viewActs returns the keys that applyView must look at: those of the
@@ -300,7 +300,7 @@ func (r *resyncPass) adoptDerived(n *node) {
 	// what a re-create or update of n must find linked. (A key given by
 	// both is adopted once: the first adoption marks its item used.)
 	ds := n.desc.Derived(n.key, n.applied)
-	if n.intent != nil && n.invalid == nil {
+	if n.intent != nil && n.invalidErr() == nil {
 		ds = append(slices.Clip(ds), n.desc.Derived(n.key, n.intent)...)
 	}
 	for _, d := range ds {
@@ -354,7 +354,7 @@ func (r *resyncPass) adopt(n *node, value proto.Message, meta any) {
 	r.g.setDeps(n, n.deps, n.desc.Dependencies(n.key, value))
 	r.g.setExisting(n.key, true)
 	r.syncMetadata(n)
-	if n.intent != nil && n.invalid == nil && n.desc.Equivalent(n.key, value, n.intent) {
+	if n.intent != nil && n.invalidErr() == nil && n.desc.Equivalent(n.key, value, n.intent) {
 		n.state, n.lastErr = CONFIGURED, nil
 		if r.viewFresh == nil {
 			r.viewFresh = map[string]bool{}

@@ -316,11 +316,11 @@ func (r *txnPass) priorTarget(n *node, want proto.Message) (proto.Message, bool)
 	case n.failedSeq == r.seq32:
 		// An undo call of n failed: not again, as in target (a create
 		// made again could find what it needs gone since).
-		if n.applied != nil && n.lastOp != OpDelete && !r.depsMet(n, n.adeps) {
+		if n.applied != nil && n.lastOp != OpDelete && !r.depsMet(n, n.adeps()) {
 			return nil, false
 		}
 		return n.applied, false
-	case want == n.intent && n.invalid == nil:
+	case want == n.intent && n.invalidErr() == nil:
 		if !r.depsMet(n, n.deps) {
 			return nil, true
 		}

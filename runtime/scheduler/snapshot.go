@@ -31,7 +31,7 @@ func (s *Scheduler) GraphSnapshot(seq uint64) (*GraphSnapshot, error) {
 	}
 	ents := map[string]snapEntry{}
 	r.each(func(key string, rec *viewRec) bool {
-		e := snapEntry{state: rec.state, value: rec.intent(), meta: rec.metadata(), origin: rec.origin, derived: rec.base() != "", err: rec.lastErr()}
+		e := snapEntry{state: rec.state, value: rec.intent(), meta: rec.m().metadata, origin: rec.origin, derived: rec.m().base != "", err: rec.m().lastErr}
 		if e.value == nil {
 			e.value = rec.applied()
 		}
@@ -83,37 +83,37 @@ func (e snapEntry) exists() bool {
 // transaction seq, using the retained records (oldest first).
 func rewind(ents map[string]snapEntry, recs []*histEntry, seq uint64) {
 	// The keys changed after seq, with their first operation after it.
-	firstAfter := map[string]*histOp{}
+	firstAfter := map[string]histRef{}
 	for _, rec := range recs {
 		if rec.rec.seq <= seq {
 			continue
 		}
 		for i := range rec.executed {
-			if o := &rec.executed[i]; firstAfter[o.key] == nil {
-				firstAfter[o.key] = o
+			if o := &rec.executed[i]; firstAfter[o.key].o == nil {
+				firstAfter[o.key] = histRef{rec, o}
 			}
 		}
 	}
 	// Their last operation up to seq, if the history has it.
-	lastUpTo := map[string]*histOp{}
+	lastUpTo := map[string]histRef{}
 	for _, rec := range recs {
 		if rec.rec.seq > seq {
 			break
 		}
 		for i := range rec.executed {
-			if o := &rec.executed[i]; firstAfter[o.key] != nil {
-				lastUpTo[o.key] = o
+			if o := &rec.executed[i]; firstAfter[o.key].o != nil {
+				lastUpTo[o.key] = histRef{rec, o}
 			}
 		}
 	}
 	for key, first := range firstAfter {
 		var e snapEntry
 		var ok bool
-		if o := lastUpTo[key]; o != nil {
-			op := o.op()
+		if o := lastUpTo[key]; o.o != nil {
+			op := o.e.op(o.o)
 			e, ok = afterOp(&op)
 		} else {
-			op := first.op()
+			op := first.e.op(first.o)
 			e, ok = beforeOp(&op)
 		}
 		if ok {
@@ -160,6 +160,12 @@ func beforeOp(o *Op) (snapEntry, bool) {
 		return e, false
 	}
 	return e, true
+}
+
+// histRef is an operation of a history entry.
+type histRef struct {
+	e *histEntry
+	o *histOp
 }
 
 // buildSnapshot fills the nodes and edges of snap from the values.

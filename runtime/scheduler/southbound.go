@@ -39,7 +39,7 @@ func (s *Scheduler) Southbound(ctx context.Context, descriptor string) ([]kv.Ite
 			switch {
 			case n.applied != nil:
 				correlate = append(correlate, kv.Item[string, proto.Message, any]{Key: key, Value: n.applied, Metadata: n.metadata, Origin: kv.OriginNB})
-			case n.intent != nil && n.invalid == nil:
+			case n.intent != nil && n.invalidErr() == nil:
 				correlate = append(correlate, kv.Item[string, proto.Message, any]{Key: key, Value: n.intent, Origin: kv.OriginNB})
 			}
 		}

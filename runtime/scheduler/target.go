@@ -10,27 +10,31 @@ import (
 
 // evaluate validates n's intent and indexes its dependencies. n is mut'ed.
 func (r *run) evaluate(n *node) {
-	n.invalid = nil
+	if n.rare != nil {
+		n.setRare(nil, n.rare.claimants)
+	}
 	if n.desc == nil {
 		r.g.setUnimplemented(n.key, n.intent != nil)
-		r.g.setDeps(n, nil, n.adeps)
+		r.g.setDeps(n, nil, n.adeps())
 		return
 	}
 	var deps []kv.Dependency
 	if n.intent != nil {
-		if n.invalid = kv.ValidateInput(n.desc, n.key, n.intent); n.invalid == nil {
+		invalid := kv.ValidateInput(n.desc, n.key, n.intent)
+		if invalid == nil {
 			deps = n.desc.Dependencies(n.key, n.intent)
 			if err := r.panicked(n.key); err != nil {
-				n.invalid = err // its dependencies are unknown
-			} else if n.invalid = kv.CheckDependencies(n.key, deps); n.invalid == nil {
-				n.invalid = r.checkDerived(n)
-			}
-			if n.invalid != nil {
-				deps = nil
+				invalid = err // its dependencies are unknown
+			} else if invalid = kv.CheckDependencies(n.key, deps); invalid == nil {
+				invalid = r.checkDerived(n)
 			}
 		}
+		if invalid != nil {
+			n.setRare(invalid, n.claimantKeys())
+			deps = nil
+		}
 	}
-	r.g.setDeps(n, deps, n.adeps)
+	r.g.setDeps(n, deps, n.adeps())
 }
 
 // checkDerived checks the derived values of n's intent and keeps them for
@@ -137,7 +141,7 @@ func (r *run) targetWith(n, b *node) (want proto.Message, pending bool) {
 	case n.desc == nil:
 		return nil, false
 	case n.failedSeq == r.seq32:
-		if n.applied != nil && n.lastOp != OpDelete && !r.depsMet(n, n.adeps) {
+		if n.applied != nil && n.lastOp != OpDelete && !r.depsMet(n, n.adeps()) {
 			// Its create or update failed, yet it exists (applied in
 			// part) and what it needs is going: it goes first. Its
 			// delete is another call than the one that failed.
@@ -146,10 +150,10 @@ func (r *run) targetWith(n, b *node) (want proto.Message, pending bool) {
 		return n.applied, false // failed once in this transaction: not again
 	case n.intent == nil:
 		return nil, false
-	case n.invalid != nil:
+	case n.invalidErr() != nil:
 		// Keep the last valid version (see doc.go: "Invalid values"),
 		// while what it depends on exists.
-		if n.applied != nil && !r.depsMet(n, n.adeps) {
+		if n.applied != nil && !r.depsMet(n, n.adeps()) {
 			return nil, true
 		}
 		return n.applied, false
@@ -183,7 +187,7 @@ func (r *run) nodeFlags(n *node) Flags {
 
 // depsOfValue returns the dependencies of value, a version of n.
 func (r *run) depsOfValue(n *node, value proto.Message) []kv.Dependency {
-	if value == n.intent && n.invalid == nil {
+	if value == n.intent && n.invalidErr() == nil {
 		return n.deps
 	}
 	if n.desc == nil {

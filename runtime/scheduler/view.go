@@ -17,25 +17,26 @@ import (
 // view is what readers see: the values as the last finished job left
 // them, the retained history and the registered descriptors. Readers
 // never wait for a transaction: the only lock they take is one shard of
-// the key map (nodeMap) at a time, for reading, for a lookup or to copy
-// the shard's keys out; the worker takes a shard only to add or remove a
-// key, so it waits at most for that.
+// the key map (nodeMap) at a time, for reading, to look at a value or to
+// copy a shard's values out; the worker takes a shard only to add or
+// remove a key, or to mark a node as changing or published, so it waits
+// at most for that.
 //
-// The worker works on the graph (under Scheduler.mu, which readers never
-// take) and publishes into the view when a job ends (publish): each value
-// the job touched gets a new version, numbered with the job's transaction,
-// linked to its older versions; then one atomic store makes the job's
-// transaction the published one, with its history and index of existing
-// keys (viewState). A reader registers the published number it reads at
-// (read), and sees, for each key, the newest version not newer than that
-// number: a transaction's values appear all at once, and a read that spans
-// many keys sees one state. Older versions are unlinked once no
-// registered reader can need them (trim).
+// Readers see the graph's nodes themselves: no value is copied while it
+// does not change. Before the worker first changes a node in a job, it
+// saves what readers see of it as a version of its key and marks the node
+// as changing (nodeMap.freeze); the job's publish marks each node it
+// changed as seen from the job's transaction on (node.live), then one
+// atomic store publishes that transaction, with its history and index of
+// existing keys (viewState). A reader registers the number it reads at
+// (read) and sees, for each key, its node if published at or before that
+// number, else the newest saved version not newer: a transaction's values
+// appear at once, and a read sees one state. Saved versions are dropped
+// once no registered reader needs them (trim).
 type view struct {
 	state atomic.Pointer[viewState]
-	// slots maps each key to its versions (the graph's map of nodes); a
-	// key whose only version left is a deletion every reader sees is taken
-	// out.
+	// slots is the graph's map of nodes, which holds the saved versions
+	// too.
 	slots *nodeMap
 	// readers hold the published numbers that readers read at, plus one
 	// (0: free slot).
@@ -47,9 +48,9 @@ type view struct {
 	// The worker's own: the history's buffer, the keys whose versions may
 	// be trimmed at the next publish, and limits.
 	hist   history
-	retrim []retrimSlot
+	retrim []*node
 	// spare is the retrim list of the publish before, kept for its room.
-	spare    []retrimSlot
+	spare    []*node
 	maxCycle int
 }
 
@@ -73,13 +74,11 @@ type viewState struct {
 	index    *registry.Index
 }
 
-// viewSlot holds the versions of one key, newest first.
-type viewSlot struct{ head atomic.Pointer[viewRec] }
-
-// viewRec is one version of a value: the node's fields readers need. It
-// is kept small (most values have a version or two): the intended and the
-// applied value are held once when they are the same message (a
-// configured value), and what most values lack sits apart in more.
+// viewRec is one version of a value: the node's fields readers need,
+// saved while the node changes, or copied out for a reader. It is kept
+// small: the intended and the applied value are held once when they are
+// the same message (a configured value), and what most values lack sits
+// apart in more.
 type viewRec struct {
 	// desc is the value's descriptor (every registered one is a guard; a
 	// pointer, so that a version is 64 bytes), nil when none handles it.
@@ -89,9 +88,10 @@ type viewRec struct {
 	val  proto.Message
 	more *viewMore
 	// seq is the value's last change, pub the transaction that published
-	// this version.
+	// this version; prev is the version before (read and written under
+	// the shard's lock).
 	seq, pub uint64
-	prev     atomic.Pointer[viewRec]
+	prev     *viewRec
 	state    State
 	origin   kv.Origin
 	lastOp   OpKind
@@ -136,13 +136,6 @@ func (r *viewRec) applied() proto.Message {
 	return r.val
 }
 
-func (r *viewRec) metadata() any {
-	if r.more == nil {
-		return nil
-	}
-	return r.more.metadata
-}
-
 func (r *viewRec) gone() bool { return r.flags&recGone != 0 }
 
 // deps returns the dependencies of the intended value of key while it
@@ -159,27 +152,6 @@ func (r *viewRec) deps(key string) []kv.Dependency {
 
 func (r *viewRec) exists() bool { return r.flags&recApplied != 0 }
 
-func (r *viewRec) base() string {
-	if r.more == nil {
-		return ""
-	}
-	return r.more.base
-}
-
-func (r *viewRec) lastErr() error {
-	if r.more == nil {
-		return nil
-	}
-	return r.more.lastErr
-}
-
-func (r *viewRec) derived() []string {
-	if r.more == nil {
-		return nil
-	}
-	return r.more.derived
-}
-
 func newView(slots *nodeMap, hist history, maxCycle int) *view {
 	idx := registry.New()
 	v := &view{slots: slots, hist: hist, maxCycle: maxCycle}
@@ -191,7 +163,7 @@ func newView(slots *nodeMap, hist history, maxCycle int) *view {
 // previous version (nil: none), whose viewMore is kept when nothing in it
 // changed. A new viewMore comes from slab.
 func setRec(r *viewRec, n *node, old *viewRec, pub uint64, slab *recSlab) {
-	r.desc = guardOf(n.desc)
+	r.desc, r.flags = guardOf(n.desc), 0
 	r.seq, r.pub, r.state, r.origin, r.lastOp = n.seq, pub, n.state, n.origin, n.lastOp
 	var applied proto.Message // held in more: it differs from the intent
 	switch {
@@ -208,7 +180,7 @@ func setRec(r *viewRec, n *node, old *viewRec, pub uint64, slab *recSlab) {
 		r.val, r.flags = n.applied, recApplied
 	}
 	if n.base != "" || len(n.derived) > 0 || n.lastErr != nil || applied != nil || n.metadata != nil {
-		if m := old.moreOrNil(); m != nil && m.base == n.base && sameValue(m.lastErr, n.lastErr) &&
+		if m := old.m(); m != &noMore && m.base == n.base && sameValue(m.lastErr, n.lastErr) &&
 			sameKeys(m.derived, n.derived) && m.applied == applied && sameValue(m.metadata, n.metadata) {
 			r.more = m
 		} else {
@@ -228,41 +200,39 @@ func guardOf(d kv.Descriptor) *guard {
 	return g
 }
 
-func (r *viewRec) moreOrNil() *viewMore {
-	if r == nil {
-		return nil
+// m returns what r holds in more (zero when it has no more).
+func (r *viewRec) m() *viewMore {
+	if r == nil || r.more == nil {
+		return &noMore
 	}
 	return r.more
 }
 
-// recSlab hands out the versions of one publish, and their viewMores,
-// from arrays of a few hundred: one allocation for many values.
+var noMore viewMore
+
+// recSlab hands out versions, and their viewMores, from arrays of up
+// to a few hundred: one allocation for many values.
 type recSlab struct {
 	free []viewRec
 	left int // versions still to hand out, at most
 	more []viewMore
 }
 
-// nextMore returns a viewMore for the version handed out last.
-func (s *recSlab) nextMore() *viewMore {
-	if len(s.more) == 0 {
-		// Not every version needs one: the array is sized for those
-		// still to come, the version being made included.
-		s.more = make([]viewMore, max(1, min(s.left+1, 256)))
-	}
-	m := &s.more[0]
-	s.more = s.more[1:]
-	return m
-}
+// next returns a version; nextMore a viewMore for the version handed out
+// last (not every version needs one: the arrays are sized for those still
+// to come, the version being made included).
+func (s *recSlab) next() *viewRec      { s.left--; return take(&s.free, s.left+1) }
+func (s *recSlab) nextMore() *viewMore { return take(&s.more, s.left+1) }
 
-func (s *recSlab) next() *viewRec {
-	if len(s.free) == 0 {
-		s.free = make([]viewRec, max(1, min(s.left, 256)))
+// take hands out the first element of free, an array of n made when it
+// is empty.
+func take[T any](free *[]T, n int) *T {
+	if len(*free) == 0 {
+		*free = make([]T, max(1, min(n, 256)))
 	}
-	r := &s.free[0]
-	s.free = s.free[1:]
-	s.left--
-	return r
+	p := &(*free)[0]
+	*free = (*free)[1:]
+	return p
 }
 
 // sameKeys reports whether a and b are the same slice (a node's lists are
@@ -329,36 +299,11 @@ func (r viewRead) done() {
 }
 
 // get returns the version of key as of the read's state, or nil.
-func (r viewRead) get(key string) *viewRec {
-	s := r.v.slots.load(key)
-	if s == nil {
-		return nil
-	}
-	return r.at(s)
-}
-
-// at returns the version of slot as of the read's state, or nil.
-func (r viewRead) at(s *viewSlot) *viewRec {
-	rec := s.head.Load()
-	for rec != nil && rec.pub > r.st.seq {
-		rec = rec.prev.Load()
-	}
-	if rec == nil || rec.gone() {
-		return nil
-	}
-	return rec
-}
+func (r viewRead) get(key string) *viewRec { return r.v.slots.load(key, r.st.seq) }
 
 // each calls fn for each value as of the read's state, in no order, until
 // fn returns false.
-func (r viewRead) each(fn func(key string, rec *viewRec) bool) {
-	r.v.slots.eachSlot(func(k string, s *viewSlot) bool {
-		if rec := r.at(s); rec != nil {
-			return fn(k, rec)
-		}
-		return true
-	})
-}
+func (r viewRead) each(fn func(key string, rec *viewRec) bool) { r.v.slots.each(r.st.seq, fn) }
 
 // status builds the status of key.
 func (v viewRead) status(key string, detail bool) Status { return v.statusOf(key, v.get(key), detail) }
@@ -369,13 +314,13 @@ func (v viewRead) statusOf(key string, r *viewRec, detail bool) Status {
 		return Status{Key: key, State: NONEXISTENT}
 	}
 	st := Status{
-		Key: key, State: r.state, Origin: r.origin, Value: r.val, Applied: r.applied(), Metadata: r.metadata(),
-		Base: r.base(), LastOp: r.lastOp, LastErr: r.lastErr(), Seq: r.seq, Intended: r.flags&recIntent != 0,
+		Key: key, State: r.state, Origin: r.origin, Value: r.val, Applied: r.applied(), Metadata: r.m().metadata,
+		Base: r.m().base, LastOp: r.lastOp, LastErr: r.m().lastErr, Seq: r.seq, Intended: r.flags&recIntent != 0,
 	}
 	if r.desc != nil {
 		st.Descriptor = r.desc.Name()
 	}
-	if d := r.derived(); len(d) > 0 {
+	if d := r.m().derived; len(d) > 0 {
 		st.Derived = slices.Clone(d)
 	}
 	if detail && r.state == PENDING {
