@@ -12,12 +12,19 @@
 //	defer p.Close()
 //	err = s.Register(p.Descriptors()...)
 //	go p.Watch(ctx, func(ctx context.Context, cs []linux.Change) error {
-//		ns := make([]scheduler.Notification, len(cs))
-//		for i, c := range cs {
-//			ns[i] = scheduler.Notification{Key: c.Key, Value: c.Value, Metadata: c.Metadata}
+//		for _, c := range cs {
+//			if c.Key == "" { // the plugin's own values: a drift check
+//				if _, err := s.CheckDrift(ctx, scheduler.DriftCheck{Descriptors: c.Recheck}); err != nil {
+//					return err
+//				}
+//				continue
+//			}
+//			n := scheduler.Notification{Key: c.Key, Value: c.Value, Metadata: c.Metadata}
+//			if _, err := s.Notify(ctx, n); err != nil {
+//				return err
+//			}
 //		}
-//		_, err := s.Notify(ctx, ns...)
-//		return err
+//		return nil
 //	})
 //
 // Then commit values of the generated models (generated/linux/...) to the

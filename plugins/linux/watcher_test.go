@@ -29,9 +29,18 @@ func (e *env) watch() {
 	go func() {
 		defer wg.Done()
 		err := e.p.Watch(ctx, func(ctx context.Context, changes []linux.Change) error {
-			ns := make([]scheduler.Notification, len(changes))
-			for i, c := range changes {
-				ns[i] = scheduler.Notification{Key: c.Key, Value: c.Value, Metadata: c.Metadata}
+			var ns []scheduler.Notification
+			for _, c := range changes {
+				if c.Key == "" {
+					if _, err := e.s.CheckDrift(ctx, scheduler.DriftCheck{Descriptors: c.Recheck}); err != nil {
+						return err
+					}
+					continue
+				}
+				ns = append(ns, scheduler.Notification{Key: c.Key, Value: c.Value, Metadata: c.Metadata})
+			}
+			if len(ns) == 0 {
+				return nil
 			}
 			_, err := e.s.Notify(ctx, ns...)
 			return err

@@ -175,7 +175,7 @@ func (r *run) run(ctx context.Context) error {
 // startPlugins starts the plugins, in order, and collects their
 // descriptors; a plugin that is an io.Closer is closed at the end.
 func (r *run) startPlugins(context.Context) error {
-	env := Env{Config: r.cfg, Logger: r.logger, Resync: r.requestResync}
+	env := Env{Config: r.cfg, Logger: r.logger, Resync: r.requestResync, CheckDrift: r.checkDrift}
 	for _, p := range r.a.plugins {
 		ds, err := p.Start(env)
 		if c, ok := p.(io.Closer); ok {
@@ -193,6 +193,15 @@ func (r *run) startPlugins(context.Context) error {
 }
 
 // requestResync queues a downstream resync (Env.Resync).
+// checkDrift is Env.CheckDrift.
+func (r *run) checkDrift(ctx context.Context, descriptors ...string) error {
+	if r.s == nil {
+		return errors.New("agent: drift check before the scheduler started")
+	}
+	_, err := r.s.CheckDrift(ctx, scheduler.DriftCheck{Descriptors: descriptors})
+	return err
+}
+
 func (r *run) requestResync(why string) {
 	select {
 	case r.resync <- why:
