@@ -12,17 +12,23 @@
 //	defer p.Close()
 //	err = s.Register(p.Descriptors()...)
 //	go p.Watch(ctx, func(ctx context.Context, cs []linux.Change) error {
+//		var ns []scheduler.Notification
+//		var recheck []string // the plugin's own values: a drift check
 //		for _, c := range cs {
-//			if c.Key == "" { // the plugin's own values: a drift check
-//				if _, err := s.CheckDrift(ctx, scheduler.DriftCheck{Descriptors: c.Recheck}); err != nil {
-//					return err
-//				}
+//			if c.Key == "" {
+//				recheck = append(recheck, c.Recheck...)
 //				continue
 //			}
-//			n := scheduler.Notification{Key: c.Key, Value: c.Value, Metadata: c.Metadata}
-//			if _, err := s.Notify(ctx, n); err != nil {
+//			ns = append(ns, scheduler.Notification{Key: c.Key, Value: c.Value, Metadata: c.Metadata})
+//		}
+//		if len(ns) > 0 {
+//			if _, err := s.Notify(ctx, ns...); err != nil {
 //				return err
 //			}
+//		}
+//		if len(recheck) > 0 {
+//			_, err := s.CheckDrift(ctx, scheduler.DriftCheck{Descriptors: recheck})
+//			return err
 //		}
 //		return nil
 //	})
