@@ -289,7 +289,7 @@ func (s *executor) decideDrift(key string, rd driftRead, now time.Time) *driftIt
 	policy := s.driftPolicy(n)
 	switch {
 	case rd.value != nil && want != nil && (rd.value == want || n.desc.Equivalent(key, rd.value, want)):
-		if n.state == CONFIGURED && n.applied != nil && (n.applied == rd.value || n.desc.Equivalent(key, n.applied, rd.value)) {
+		if n.state == CONFIGURED && n.applied != nil && (n.applied == want || n.applied == rd.value || n.desc.Equivalent(key, n.applied, rd.value)) {
 			return nil // as applied: no drift
 		}
 		return &driftItem{key: key, action: driftTake, found: rd.value, meta: rd.meta}
