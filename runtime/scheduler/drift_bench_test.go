@@ -24,7 +24,9 @@ type echoSB struct{}
 func (echoSB) Create(context.Context, string, *descriptorpb.FieldDescriptorProto) (struct{}, error) {
 	return struct{}{}, nil
 }
-func (echoSB) Delete(context.Context, string, *descriptorpb.FieldDescriptorProto, struct{}) error { return nil }
+func (echoSB) Delete(context.Context, string, *descriptorpb.FieldDescriptorProto, struct{}) error {
+	return nil
+}
 func (echoSB) Retrieve(_ context.Context, correlate []kv.Item[string, *descriptorpb.FieldDescriptorProto, struct{}]) ([]kv.Item[string, *descriptorpb.FieldDescriptorProto, struct{}], error) {
 	out := make([]kv.Item[string, *descriptorpb.FieldDescriptorProto, struct{}], len(correlate))
 	for i, it := range correlate {
