@@ -34,7 +34,6 @@
 //     Without failures the executed operations equal the plan; after a
 //     failed call the algorithm takes over from the failure (PENDING
 //     dependents, retries, revert), never making a call twice.
-//
 //   - A value is created only when its dependencies exist: until then it is
 //     PENDING, with the missing ones in its status and a full chain in
 //     WhyPending. It is created in the same transaction that makes its last
@@ -42,14 +41,12 @@
 //     deleted first and become PENDING. A value that needs one which the
 //     same transaction removes is not created (and deleted again): it
 //     stays PENDING.
-//
 //   - Derived values are created after their base and deleted before it.
 //     A re-create deletes the value (its derived values and dependents
 //     first) and creates it again. An equal value (by the descriptor's
 //     comparator) is never re-applied. A key that two values derive (a
 //     configuration conflict) is refused to the second with an error, and
 //     given to it once the first lets it go.
-//
 //   - A dependency cycle (a veth pair) whose outside dependencies are met is
 //     created as a unit; otherwise its members are PENDING and their status
 //     names the cycle. A cycle is removed member by member: when the
@@ -57,11 +54,9 @@
 //     another member went, it stays without it, FAILED with that error,
 //     until a later transaction or resync removes it or brings the other
 //     back.
-//
 //   - The scheduler never creates, updates or deletes an OBTAINED value, one
 //     the southbound reported through Notify: such values only satisfy
 //     dependencies.
-//
 //   - A reverting transaction (Revert) undoes, on its first failure, every
 //     operation it applied, and the failed one too (read back first: it
 //     may have applied in part). Every value it touched, and every value
@@ -91,7 +86,6 @@
 //     says what the southbound holds. A best-effort transaction (the
 //     default) applies all it can and leaves failed values FAILED, or
 //     RETRYING when it asked for retries and the error is retriable.
-//
 //   - A failed call may have applied in part (a link created, its MTU
 //     refused; a delete that removed the value, then failed). Before the
 //     graph records a failure, the value is read back through its
@@ -114,7 +108,6 @@
 //     blindly, as for a descriptor without Retrieve; the inverse fails
 //     when the call had not applied (a create of what is there), and the
 //     value then stays FAILED, of unknown outcome, until it is read back.
-//
 //   - Every call into a descriptor's code is recovered: a panic in a
 //     handler fails its call (a non-retriable error); a panic in a
 //     function of the spec becomes a *PanicError (ErrPanicked) naming the
@@ -124,7 +117,6 @@
 //     panics FAILED with no call, and a base whose derivation panics keeps
 //     the derived values it had. Label and IsKey panics, met by readers
 //     too, give the key as label and "not a key" (logged).
-//
 //   - Commit reports a value that fails validation as an error of its key
 //     (the value is INVALID), and so is a value of a message type other
 //     than its descriptor's (kv.ErrWrongType); a nil message of a type
@@ -132,7 +124,6 @@
 //     key too (ErrUnimplemented, logged), but its value is kept: it waits,
 //     UNIMPLEMENTED, for a descriptor, and is applied when one is
 //     registered.
-//
 //   - Every southbound call (Create, Update, Delete, Retrieve) has a
 //     deadline (WithCallTimeout, default 30 s; WithDescriptorCallTimeout),
 //     carried by the handler's context, which is cancelled at it. A
@@ -142,7 +133,6 @@
 //     as after any failed call). The handler may still complete later, in
 //     whole or in part: its late result is logged and dropped, and the
 //     next resync repairs what it applied.
-//
 //   - Commit's context bounds the caller's wait: when it ends, Commit
 //     returns its error (naming the transaction when it has started),
 //     while the transaction completes and is recorded. Close returns at
@@ -150,14 +140,11 @@
 //     on. A panic in the scheduler's own work, or in an observer or a
 //     watcher's selector, is recovered and logged: the job fails, the
 //     scheduler stays usable.
-//
 //   - Values, as given to Set and as returned in statuses, are never mutated.
-//
 //   - Cost is proportional to what a transaction touches: keys map to
 //     descriptors through a prefix index, AnyOf dependencies resolve through
 //     an ordered index of existing keys, and planning rolls back an undo
 //     journal instead of copying the graph.
-//
 //   - Drift (a value of ours changed or deleted behind our back) is
 //     noticed without a resync by a drift check: CheckDrift (a watcher
 //     of the southbound that sees events of our values calls it: the
