@@ -289,8 +289,9 @@ func (s *executor) decideDrift(key string, rd driftRead, now time.Time) *driftIt
 	policy := s.driftPolicy(n)
 	switch {
 	case rd.value != nil && want != nil && (rd.value == want || n.desc.Equivalent(key, rd.value, want)):
-		if n.state == CONFIGURED && n.applied != nil && (n.applied == want || n.applied == rd.value || n.desc.Equivalent(key, n.applied, rd.value)) {
-			return nil // as applied: no drift
+		if n.state == CONFIGURED && n.applied != nil && (n.applied == want || n.applied == rd.value || n.desc.Equivalent(key, n.applied, rd.value)) &&
+			(!n.desc.WithMetadata() || sameValue(n.metadata, rd.meta)) {
+			return nil // as applied: no drift (a new index, say, is taken)
 		}
 		return &driftItem{key: key, action: driftTake, found: rd.value, meta: rd.meta}
 	case n.state != CONFIGURED && sameDrift(n, rd):

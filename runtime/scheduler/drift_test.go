@@ -242,3 +242,38 @@ func TestPeriodicDriftCheck(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestPeriodicDriftCheckQuiet: over a southbound that holds what was
+// applied (values with metadata), the periodic check reads and records
+// nothing: no transaction, whatever the number of passes.
+func TestPeriodicDriftCheckQuiet(t *testing.T) {
+	t.Parallel()
+	sb := kvtest.NewSB()
+	s := newScheduler(t, scheduler.WithDriftCheck(20*time.Millisecond, 1))
+	if err := s.Register(harness(t, sb, kvtest.Config{Name: "a", KeyTemplate: "a/{name}", WithMetadata: true})); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Txn().Set("a/x", kvtest.Value("mtu:1500")).Set("a/y", kvtest.Value("dep:a/x")).Commit(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		reads := 0
+		for _, c := range sb.Calls() {
+			if c.Op == "retrieve" {
+				reads++
+			}
+		}
+		if reads >= 10 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d reads of the periodic check in 20s", reads)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if h := s.History(); len(h) != 1 || h[0].Seq != res.Seq {
+		t.Errorf("the periodic check recorded transactions: %d records", len(h))
+	}
+}
