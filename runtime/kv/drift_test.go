@@ -11,7 +11,9 @@ import (
 
 // secretField is a message whose default_value is sensitive (a
 // Redactor, as generated for a field marked sensitive).
-type secretField struct{ *descriptorpb.FieldDescriptorProto }
+type secretField struct {
+	*descriptorpb.FieldDescriptorProto
+}
 
 func (m secretField) Redacted() proto.Message {
 	c := proto.Clone(m.FieldDescriptorProto).(*descriptorpb.FieldDescriptorProto)
