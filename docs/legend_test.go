@@ -23,7 +23,7 @@ func printedNames() map[string][]string {
 	}
 	var kinds []string
 	for _, k := range []scheduler.TxnKind{scheduler.NBTxn, scheduler.SBNotification, scheduler.RetryTxn,
-		scheduler.RegistrationTxn, scheduler.FullResyncTxn, scheduler.UpstreamResyncTxn, scheduler.DownstreamResyncTxn} {
+		scheduler.RegistrationTxn, scheduler.FullResyncTxn, scheduler.UpstreamResyncTxn, scheduler.DownstreamResyncTxn, scheduler.DriftCheckTxn} {
 		kinds = append(kinds, k.String())
 	}
 	var origins []string

@@ -38,6 +38,69 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// DriftPolicy is a model's policy for drift: a value of ours changed or
+// deleted in the southbound by someone else.
+type DriftPolicy int32
+
+const (
+	// DRIFT_POLICY_UNSPECIFIED: DRIFT_REPAIR.
+	DriftPolicy_DRIFT_POLICY_UNSPECIFIED DriftPolicy = 0
+	// DRIFT_REPAIR: apply the value again (create it again, or update it
+	// back); repairs of a value that something keeps undoing back off
+	// exponentially.
+	DriftPolicy_DRIFT_REPAIR DriftPolicy = 1
+	// DRIFT_REPORT: leave the southbound as it is; the value is DRIFTED
+	// (other contents, with what differs) or MISSING (gone) until a resync
+	// or a new intent.
+	DriftPolicy_DRIFT_REPORT DriftPolicy = 2
+	// DRIFT_ADOPT: take the southbound's contents as the new intended and
+	// applied value, and report it; a value that is gone stays MISSING.
+	DriftPolicy_DRIFT_ADOPT DriftPolicy = 3
+)
+
+// Enum value maps for DriftPolicy.
+var (
+	DriftPolicy_name = map[int32]string{
+		0: "DRIFT_POLICY_UNSPECIFIED",
+		1: "DRIFT_REPAIR",
+		2: "DRIFT_REPORT",
+		3: "DRIFT_ADOPT",
+	}
+	DriftPolicy_value = map[string]int32{
+		"DRIFT_POLICY_UNSPECIFIED": 0,
+		"DRIFT_REPAIR":             1,
+		"DRIFT_REPORT":             2,
+		"DRIFT_ADOPT":              3,
+	}
+)
+
+func (x DriftPolicy) Enum() *DriftPolicy {
+	p := new(DriftPolicy)
+	*p = x
+	return p
+}
+
+func (x DriftPolicy) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (DriftPolicy) Descriptor() protoreflect.EnumDescriptor {
+	return file_kvdescriptor_v1_options_proto_enumTypes[0].Descriptor()
+}
+
+func (DriftPolicy) Type() protoreflect.EnumType {
+	return &file_kvdescriptor_v1_options_proto_enumTypes[0]
+}
+
+func (x DriftPolicy) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use DriftPolicy.Descriptor instead.
+func (DriftPolicy) EnumDescriptor() ([]byte, []int) {
+	return file_kvdescriptor_v1_options_proto_rawDescGZIP(), []int{0}
+}
+
 // Format is the format of a field used in keys (and validated in values).
 type Format int32
 
@@ -112,11 +175,11 @@ func (x Format) String() string {
 }
 
 func (Format) Descriptor() protoreflect.EnumDescriptor {
-	return file_kvdescriptor_v1_options_proto_enumTypes[0].Descriptor()
+	return file_kvdescriptor_v1_options_proto_enumTypes[1].Descriptor()
 }
 
 func (Format) Type() protoreflect.EnumType {
-	return &file_kvdescriptor_v1_options_proto_enumTypes[0]
+	return &file_kvdescriptor_v1_options_proto_enumTypes[1]
 }
 
 func (x Format) Number() protoreflect.EnumNumber {
@@ -125,7 +188,7 @@ func (x Format) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Format.Descriptor instead.
 func (Format) EnumDescriptor() ([]byte, []int) {
-	return file_kvdescriptor_v1_options_proto_rawDescGZIP(), []int{0}
+	return file_kvdescriptor_v1_options_proto_rawDescGZIP(), []int{1}
 }
 
 // ModelOptions are the message-level annotations of a model.
@@ -151,7 +214,14 @@ type ModelOptions struct {
 	// dependencies are dependencies written as key templates over this
 	// message's fields, for dependencies that a field ref cannot express
 	// (e.g. on a derived value of another model).
-	Dependencies  []*Dependency `protobuf:"bytes,6,rep,name=dependencies,proto3" json:"dependencies,omitempty"`
+	Dependencies []*Dependency `protobuf:"bytes,6,rep,name=dependencies,proto3" json:"dependencies,omitempty"`
+	// drift_policy is what the scheduler does when the southbound changes or
+	// loses a value of this model behind the agent's back (found by a
+	// watcher, a drift check or a resync): repair it (the default), report
+	// it, or adopt the southbound's contents. The values derived from this
+	// model's values take the same policy. An agent's configuration may
+	// override it by key prefix or source.
+	DriftPolicy   DriftPolicy `protobuf:"varint,7,opt,name=drift_policy,json=driftPolicy,proto3,enum=kvdescriptor.v1.DriftPolicy" json:"drift_policy,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -226,6 +296,13 @@ func (x *ModelOptions) GetDependencies() []*Dependency {
 		return x.Dependencies
 	}
 	return nil
+}
+
+func (x *ModelOptions) GetDriftPolicy() DriftPolicy {
+	if x != nil {
+		return x.DriftPolicy
+	}
+	return DriftPolicy_DRIFT_POLICY_UNSPECIFIED
 }
 
 // Dependency is a message-level dependency. Exactly one of key and any_of
@@ -1042,14 +1119,15 @@ var File_kvdescriptor_v1_options_proto protoreflect.FileDescriptor
 
 const file_kvdescriptor_v1_options_proto_rawDesc = "" +
 	"\n" +
-	"\x1dkvdescriptor/v1/options.proto\x12\x0fkvdescriptor.v1\x1a google/protobuf/descriptor.proto\"\xd7\x01\n" +
+	"\x1dkvdescriptor/v1/options.proto\x12\x0fkvdescriptor.v1\x1a google/protobuf/descriptor.proto\"\x98\x02\n" +
 	"\fModelOptions\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05label\x18\x02 \x01(\tR\x05label\x12\x12\n" +
 	"\x04name\x18\x03 \x01(\tR\x04name\x12#\n" +
 	"\rwith_metadata\x18\x04 \x01(\bR\fwithMetadata\x12%\n" +
 	"\x0eretrieve_after\x18\x05 \x03(\tR\rretrieveAfter\x12?\n" +
-	"\fdependencies\x18\x06 \x03(\v2\x1b.kvdescriptor.v1.DependencyR\fdependencies\"c\n" +
+	"\fdependencies\x18\x06 \x03(\v2\x1b.kvdescriptor.v1.DependencyR\fdependencies\x12?\n" +
+	"\fdrift_policy\x18\a \x01(\x0e2\x1c.kvdescriptor.v1.DriftPolicyR\vdriftPolicy\"c\n" +
 	"\n" +
 	"Dependency\x12\x14\n" +
 	"\x05label\x18\x01 \x01(\tR\x05label\x12\x10\n" +
@@ -1105,7 +1183,12 @@ const file_kvdescriptor_v1_options_proto_rawDesc = "" +
 	"\rallow_unknown\x18\r \x01(\bR\fallowUnknown\"1\n" +
 	"\tCondition\x12\x14\n" +
 	"\x05field\x18\x01 \x01(\tR\x05field\x12\x0e\n" +
-	"\x02in\x18\x02 \x03(\tR\x02in*\x8d\x01\n" +
+	"\x02in\x18\x02 \x03(\tR\x02in*`\n" +
+	"\vDriftPolicy\x12\x1c\n" +
+	"\x18DRIFT_POLICY_UNSPECIFIED\x10\x00\x12\x10\n" +
+	"\fDRIFT_REPAIR\x10\x01\x12\x10\n" +
+	"\fDRIFT_REPORT\x10\x02\x12\x0f\n" +
+	"\vDRIFT_ADOPT\x10\x03*\x8d\x01\n" +
 	"\x06Format\x12\x16\n" +
 	"\x12FORMAT_UNSPECIFIED\x10\x00\x12\b\n" +
 	"\x04NAME\x10\x01\x12\b\n" +
@@ -1133,42 +1216,44 @@ func file_kvdescriptor_v1_options_proto_rawDescGZIP() []byte {
 	return file_kvdescriptor_v1_options_proto_rawDescData
 }
 
-var file_kvdescriptor_v1_options_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_kvdescriptor_v1_options_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
 var file_kvdescriptor_v1_options_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_kvdescriptor_v1_options_proto_goTypes = []any{
-	(Format)(0),                         // 0: kvdescriptor.v1.Format
-	(*ModelOptions)(nil),                // 1: kvdescriptor.v1.ModelOptions
-	(*Dependency)(nil),                  // 2: kvdescriptor.v1.Dependency
-	(*AnyOf)(nil),                       // 3: kvdescriptor.v1.AnyOf
-	(*FieldOptions)(nil),                // 4: kvdescriptor.v1.FieldOptions
-	(*Ref)(nil),                         // 5: kvdescriptor.v1.Ref
-	(*Derive)(nil),                      // 6: kvdescriptor.v1.Derive
-	(*Compare)(nil),                     // 7: kvdescriptor.v1.Compare
-	(*Validate)(nil),                    // 8: kvdescriptor.v1.Validate
-	(*Condition)(nil),                   // 9: kvdescriptor.v1.Condition
-	(*descriptorpb.MessageOptions)(nil), // 10: google.protobuf.MessageOptions
-	(*descriptorpb.FieldOptions)(nil),   // 11: google.protobuf.FieldOptions
+	(DriftPolicy)(0),                    // 0: kvdescriptor.v1.DriftPolicy
+	(Format)(0),                         // 1: kvdescriptor.v1.Format
+	(*ModelOptions)(nil),                // 2: kvdescriptor.v1.ModelOptions
+	(*Dependency)(nil),                  // 3: kvdescriptor.v1.Dependency
+	(*AnyOf)(nil),                       // 4: kvdescriptor.v1.AnyOf
+	(*FieldOptions)(nil),                // 5: kvdescriptor.v1.FieldOptions
+	(*Ref)(nil),                         // 6: kvdescriptor.v1.Ref
+	(*Derive)(nil),                      // 7: kvdescriptor.v1.Derive
+	(*Compare)(nil),                     // 8: kvdescriptor.v1.Compare
+	(*Validate)(nil),                    // 9: kvdescriptor.v1.Validate
+	(*Condition)(nil),                   // 10: kvdescriptor.v1.Condition
+	(*descriptorpb.MessageOptions)(nil), // 11: google.protobuf.MessageOptions
+	(*descriptorpb.FieldOptions)(nil),   // 12: google.protobuf.FieldOptions
 }
 var file_kvdescriptor_v1_options_proto_depIdxs = []int32{
-	2,  // 0: kvdescriptor.v1.ModelOptions.dependencies:type_name -> kvdescriptor.v1.Dependency
-	3,  // 1: kvdescriptor.v1.Dependency.any_of:type_name -> kvdescriptor.v1.AnyOf
-	0,  // 2: kvdescriptor.v1.FieldOptions.format:type_name -> kvdescriptor.v1.Format
-	5,  // 3: kvdescriptor.v1.FieldOptions.ref:type_name -> kvdescriptor.v1.Ref
-	6,  // 4: kvdescriptor.v1.FieldOptions.derive:type_name -> kvdescriptor.v1.Derive
-	7,  // 5: kvdescriptor.v1.FieldOptions.compare:type_name -> kvdescriptor.v1.Compare
-	8,  // 6: kvdescriptor.v1.FieldOptions.validate:type_name -> kvdescriptor.v1.Validate
-	2,  // 7: kvdescriptor.v1.Derive.dependencies:type_name -> kvdescriptor.v1.Dependency
-	9,  // 8: kvdescriptor.v1.Validate.required_if:type_name -> kvdescriptor.v1.Condition
-	9,  // 9: kvdescriptor.v1.Validate.only_if:type_name -> kvdescriptor.v1.Condition
-	10, // 10: kvdescriptor.v1.model:extendee -> google.protobuf.MessageOptions
-	11, // 11: kvdescriptor.v1.field:extendee -> google.protobuf.FieldOptions
-	1,  // 12: kvdescriptor.v1.model:type_name -> kvdescriptor.v1.ModelOptions
-	4,  // 13: kvdescriptor.v1.field:type_name -> kvdescriptor.v1.FieldOptions
-	14, // [14:14] is the sub-list for method output_type
-	14, // [14:14] is the sub-list for method input_type
-	12, // [12:14] is the sub-list for extension type_name
-	10, // [10:12] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	3,  // 0: kvdescriptor.v1.ModelOptions.dependencies:type_name -> kvdescriptor.v1.Dependency
+	0,  // 1: kvdescriptor.v1.ModelOptions.drift_policy:type_name -> kvdescriptor.v1.DriftPolicy
+	4,  // 2: kvdescriptor.v1.Dependency.any_of:type_name -> kvdescriptor.v1.AnyOf
+	1,  // 3: kvdescriptor.v1.FieldOptions.format:type_name -> kvdescriptor.v1.Format
+	6,  // 4: kvdescriptor.v1.FieldOptions.ref:type_name -> kvdescriptor.v1.Ref
+	7,  // 5: kvdescriptor.v1.FieldOptions.derive:type_name -> kvdescriptor.v1.Derive
+	8,  // 6: kvdescriptor.v1.FieldOptions.compare:type_name -> kvdescriptor.v1.Compare
+	9,  // 7: kvdescriptor.v1.FieldOptions.validate:type_name -> kvdescriptor.v1.Validate
+	3,  // 8: kvdescriptor.v1.Derive.dependencies:type_name -> kvdescriptor.v1.Dependency
+	10, // 9: kvdescriptor.v1.Validate.required_if:type_name -> kvdescriptor.v1.Condition
+	10, // 10: kvdescriptor.v1.Validate.only_if:type_name -> kvdescriptor.v1.Condition
+	11, // 11: kvdescriptor.v1.model:extendee -> google.protobuf.MessageOptions
+	12, // 12: kvdescriptor.v1.field:extendee -> google.protobuf.FieldOptions
+	2,  // 13: kvdescriptor.v1.model:type_name -> kvdescriptor.v1.ModelOptions
+	5,  // 14: kvdescriptor.v1.field:type_name -> kvdescriptor.v1.FieldOptions
+	15, // [15:15] is the sub-list for method output_type
+	15, // [15:15] is the sub-list for method input_type
+	13, // [13:15] is the sub-list for extension type_name
+	11, // [11:13] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_kvdescriptor_v1_options_proto_init() }
@@ -1181,7 +1266,7 @@ func file_kvdescriptor_v1_options_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_kvdescriptor_v1_options_proto_rawDesc), len(file_kvdescriptor_v1_options_proto_rawDesc)),
-			NumEnums:      1,
+			NumEnums:      2,
 			NumMessages:   9,
 			NumExtensions: 2,
 			NumServices:   0,

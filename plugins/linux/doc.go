@@ -12,12 +12,25 @@
 //	defer p.Close()
 //	err = s.Register(p.Descriptors()...)
 //	go p.Watch(ctx, func(ctx context.Context, cs []linux.Change) error {
-//		ns := make([]scheduler.Notification, len(cs))
-//		for i, c := range cs {
-//			ns[i] = scheduler.Notification{Key: c.Key, Value: c.Value, Metadata: c.Metadata}
+//		var ns []scheduler.Notification
+//		var recheck []string // the plugin's own values: a drift check
+//		for _, c := range cs {
+//			if c.Key == "" {
+//				recheck = append(recheck, c.Recheck...)
+//				continue
+//			}
+//			ns = append(ns, scheduler.Notification{Key: c.Key, Value: c.Value, Metadata: c.Metadata})
 //		}
-//		_, err := s.Notify(ctx, ns...)
-//		return err
+//		if len(ns) > 0 {
+//			if _, err := s.Notify(ctx, ns...); err != nil {
+//				return err
+//			}
+//		}
+//		if len(recheck) > 0 {
+//			_, err := s.CheckDrift(ctx, scheduler.DriftCheck{Descriptors: recheck})
+//			return err
+//		}
+//		return nil
 //	})
 //
 // Then commit values of the generated models (generated/linux/...) to the

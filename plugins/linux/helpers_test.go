@@ -88,6 +88,12 @@ type env struct {
 
 func newEnv(t testing.TB, opts ...linux.Option) *env {
 	t.Helper()
+	return newEnvWith(t, nil, opts...)
+}
+
+// newEnvWith is newEnv with options of the scheduler too.
+func newEnvWith(t testing.TB, sopts []scheduler.Option, opts ...linux.Option) *env {
+	t.Helper()
 	ns := newNetns(t)
 	h, err := netlink.NewHandleAt(ns)
 	if err != nil {
@@ -104,7 +110,7 @@ func newEnv(t testing.TB, opts ...linux.Option) *env {
 	}
 	t.Cleanup(func() { _ = p.Close() })
 	logger := slog.New(scheduler.NewLogHandler(testWriter{t}, slog.LevelInfo))
-	s, err := scheduler.New(scheduler.WithLogger(logger))
+	s, err := scheduler.New(append([]scheduler.Option{scheduler.WithLogger(logger)}, sopts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ package linux
 import (
 	"context"
 	"errors"
+	"maps"
 	"net"
 	"slices"
 	"strings"
@@ -13,22 +14,33 @@ import (
 	"github.com/vishvananda/netlink"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+
 	linuxinterfaces "github.com/kvdescriptor/kvdescriptor/generated/linux/interfaces/v1"
 )
 
 // Change is one interface of the plugin's namespace that the plugin did
 // not create, as Watch reports it: present (Value set) or gone (Value
-// nil). The key's label is the interface's kernel name.
+// nil). The key's label is the interface's kernel name. A Change with no
+// Key and Recheck set reports instead that the plugin's own values may
+// have changed behind its back.
 type Change struct {
 	Key string
 	// Value is a *linuxinterfaces.Interface, or nil when the interface is
 	// gone.
 	Value    proto.Message
 	Metadata InterfaceMeta
+	// Recheck names the plugin's descriptors whose own values the
+	// kernel's events may have changed (links: interfaces and their
+	// masters; addresses; routes; neighbours), for a drift check
+	// (scheduler.CheckDrift) of those descriptors: each is read back and
+	// compared with what the scheduler applied. Events that the plugin's
+	// own calls cause are reported too; a check of them finds nothing.
+	Recheck []string
 }
 
-// Watch subscribes to the link and address events of the plugin's
-// namespace and reports, through notify, the interfaces there that the
+// Watch subscribes to the link, address, route and neighbour events of
+// the plugin's namespace and reports, through notify, the interfaces there that the
 // plugin did not create: each becomes an OBTAINED value (with its
 // addresses derived) when notify hands it to the scheduler, so intended
 // values may depend on it. Events only trigger a read: after a quiet
@@ -37,8 +49,12 @@ type Change struct {
 // stale events change nothing. The first report lists the interfaces
 // present when Watch starts. An interface reported before that becomes
 // the plugin's (created or retrieved by it) is dropped from the watch
-// silently, never reported gone: it is still there. Watch blocks until
-// ctx ends (returning nil) or the kernel subscription fails.
+// silently, never reported gone: it is still there. After each quiet
+// period that followed events, Watch also reports, in a Change with
+// Recheck, which of the plugin's descriptors the events touched, so that
+// a change of the plugin's own values (an ip link del, an ip route del, a
+// new MTU) is checked for drift within a second. Watch blocks until ctx
+// ends (returning nil) or the kernel subscription fails.
 func (p *Plugin) Watch(ctx context.Context, notify func(context.Context, []Change) error) error {
 	n, err := p.ns.get("")
 	if err != nil {
@@ -46,8 +62,10 @@ func (p *Plugin) Watch(ctx context.Context, notify func(context.Context, []Chang
 	}
 	links := make(chan netlink.LinkUpdate, 256)
 	addrs := make(chan netlink.AddrUpdate, 256)
+	routes := make(chan netlink.RouteUpdate, 256)
+	neighs := make(chan netlink.NeighUpdate, 256)
 	done := make(chan struct{})
-	subErr := make(chan error, 2)
+	subErr := make(chan error, 4)
 	onErr := func(err error) {
 		select {
 		case subErr <- err:
@@ -65,12 +83,27 @@ func (p *Plugin) Watch(ctx context.Context, notify func(context.Context, []Chang
 		drain(links)
 		return kernelErr(err, "ip monitor address")
 	}
+	if err := netlink.RouteSubscribeWithOptions(routes, done, netlink.RouteSubscribeOptions{Namespace: &ns, ErrorCallback: onErr}); err != nil {
+		close(done)
+		drain(links)
+		drain(addrs)
+		return kernelErr(err, "ip monitor route")
+	}
+	if err := netlink.NeighSubscribeWithOptions(neighs, done, netlink.NeighSubscribeOptions{Namespace: &ns, ErrorCallback: onErr}); err != nil {
+		close(done)
+		drain(links)
+		drain(addrs)
+		drain(routes)
+		return kernelErr(err, "ip monitor neigh")
+	}
 	defer func() {
 		close(done)
 		// The subscriptions close their channels once their sockets are
 		// closed; until then they may still be sending.
 		drain(links)
 		drain(addrs)
+		drain(routes)
+		drain(neighs)
 	}()
 
 	// A handle of its own: the scheduler's handlers use the plugin's.
@@ -83,6 +116,14 @@ func (p *Plugin) Watch(ctx context.Context, notify func(context.Context, []Chang
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	var first time.Time // of the first event not acted on yet
+	// touched are the descriptors whose values the events since the last
+	// report may have changed.
+	touched := map[string]bool{}
+	touch := func(ds ...kv.Descriptor) {
+		for _, d := range ds {
+			touched[d.Name()] = true
+		}
+	}
 	arm := func() {
 		now := time.Now()
 		if first.IsZero() {
@@ -106,11 +147,25 @@ func (p *Plugin) Watch(ctx context.Context, notify func(context.Context, []Chang
 			if !ok {
 				return errors.New("ip monitor link: the subscription ended")
 			}
+			touch(p.iface, p.master, p.addr, p.route, p.neighbour)
 			arm()
 		case _, ok := <-addrs:
 			if !ok {
 				return errors.New("ip monitor address: the subscription ended")
 			}
+			touch(p.addr, p.iface)
+			arm()
+		case _, ok := <-routes:
+			if !ok {
+				return errors.New("ip monitor route: the subscription ended")
+			}
+			touch(p.route)
+			arm()
+		case _, ok := <-neighs:
+			if !ok {
+				return errors.New("ip monitor neigh: the subscription ended")
+			}
+			touch(p.neighbour)
 			arm()
 		case <-timer.C:
 			first = time.Time{}
@@ -119,6 +174,11 @@ func (p *Plugin) Watch(ctx context.Context, notify func(context.Context, []Chang
 				p.opts.logger.Warn("linux plugin: watcher: reading the interfaces", "err", err)
 				arm()
 				continue
+			}
+			if len(touched) > 0 {
+				names := slices.Sorted(maps.Keys(touched))
+				clear(touched)
+				changes = append(changes, Change{Recheck: names})
 			}
 			if len(changes) == 0 {
 				continue

@@ -29,12 +29,28 @@ func (e *env) watch() {
 	go func() {
 		defer wg.Done()
 		err := e.p.Watch(ctx, func(ctx context.Context, changes []linux.Change) error {
-			ns := make([]scheduler.Notification, len(changes))
-			for i, c := range changes {
-				ns[i] = scheduler.Notification{Key: c.Key, Value: c.Value, Metadata: c.Metadata}
+			// Other programs' interfaces first, then the drift check
+			// of the plugin's own values (a route of ours over an
+			// interface that went waits for it, rather than fail).
+			var ns []scheduler.Notification
+			var recheck []string
+			for _, c := range changes {
+				if c.Key == "" {
+					recheck = append(recheck, c.Recheck...)
+					continue
+				}
+				ns = append(ns, scheduler.Notification{Key: c.Key, Value: c.Value, Metadata: c.Metadata})
 			}
-			_, err := e.s.Notify(ctx, ns...)
-			return err
+			if len(ns) > 0 {
+				if _, err := e.s.Notify(ctx, ns...); err != nil {
+					return err
+				}
+			}
+			if len(recheck) > 0 {
+				_, err := e.s.CheckDrift(ctx, scheduler.DriftCheck{Descriptors: recheck})
+				return err
+			}
+			return nil
 		})
 		if err != nil {
 			e.t.Errorf("Watch: %v", err)

@@ -71,8 +71,14 @@ type env struct {
 
 func newEnv(t testing.TB, opts ...Option) *env {
 	t.Helper()
+	return newEnvWith(t, nil, opts...)
+}
+
+// newEnvWith is newEnv with options of the scheduler too.
+func newEnvWith(t testing.TB, sopts []scheduler.Option, opts ...Option) *env {
+	t.Helper()
 	e := &env{t: t, ctx: context.Background()}
-	s, err := scheduler.New(scheduler.WithLogger(testLogger(t)))
+	s, err := scheduler.New(append([]scheduler.Option{scheduler.WithLogger(testLogger(t))}, sopts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -116,14 +118,17 @@ type run struct {
 	watchers []Watcher
 	resync   chan string
 
-	startTime  time.Time
-	reg        *prometheus.Registry
-	store      *boltstore.Store
-	s          *scheduler.Scheduler
-	mux        *nb.Mux
-	models     nb.Models
-	sources    []nb.Source
-	fileSource *nbfile.Source
+	startTime time.Time
+	reg       *prometheus.Registry
+	store     *boltstore.Store
+	s         *scheduler.Scheduler
+	mux       *nb.Mux
+	// muxForDrift is mux for the drift policy, read on the scheduler's
+	// worker (set once the Mux is made).
+	muxForDrift atomic.Pointer[nb.Mux]
+	models      nb.Models
+	sources     []nb.Source
+	fileSource  *nbfile.Source
 
 	cleanups []func() error // run last first
 }
@@ -175,7 +180,7 @@ func (r *run) run(ctx context.Context) error {
 // startPlugins starts the plugins, in order, and collects their
 // descriptors; a plugin that is an io.Closer is closed at the end.
 func (r *run) startPlugins(context.Context) error {
-	env := Env{Config: r.cfg, Logger: r.logger, Resync: r.requestResync}
+	env := Env{Config: r.cfg, Logger: r.logger, Resync: r.requestResync, CheckDrift: r.checkDrift}
 	for _, p := range r.a.plugins {
 		ds, err := p.Start(env)
 		if c, ok := p.(io.Closer); ok {
@@ -193,6 +198,41 @@ func (r *run) startPlugins(context.Context) error {
 }
 
 // requestResync queues a downstream resync (Env.Resync).
+// driftPolicy is the policy of a drifted value by the configuration's
+// rules (drift.policies): the first whose prefix and source match.
+func (r *run) driftPolicy(key, _ string) (kv.DriftPolicy, bool) {
+	owner := ""
+	ownerKnown := false
+	for _, rule := range r.cfg.Drift.Policies {
+		if !strings.HasPrefix(key, rule.Prefix) {
+			continue
+		}
+		if rule.Source != "" {
+			if !ownerKnown {
+				if m := r.muxForDrift.Load(); m != nil {
+					owner, _ = m.Owner(key)
+				}
+				ownerKnown = true
+			}
+			if owner != rule.Source {
+				continue
+			}
+		}
+		p, err := kv.ParseDriftPolicy(rule.Policy)
+		return p, err == nil // checked with the configuration
+	}
+	return 0, false
+}
+
+// checkDrift is Env.CheckDrift.
+func (r *run) checkDrift(ctx context.Context, descriptors ...string) error {
+	if r.s == nil {
+		return errors.New("agent: drift check before the scheduler started")
+	}
+	_, err := r.s.CheckDrift(ctx, scheduler.DriftCheck{Descriptors: descriptors})
+	return err
+}
+
 func (r *run) requestResync(why string) {
 	select {
 	case r.resync <- why:
@@ -259,6 +299,12 @@ func (r *run) openState(context.Context) error {
 	if r.cfg.ResyncInterval > 0 {
 		sopts = append(sopts, scheduler.WithPeriodicResync(r.cfg.ResyncInterval))
 	}
+	if r.cfg.Drift.CheckInterval > 0 {
+		sopts = append(sopts, scheduler.WithDriftCheck(r.cfg.Drift.CheckInterval, 0))
+	}
+	if len(r.cfg.Drift.Policies) > 0 {
+		sopts = append(sopts, scheduler.WithDriftPolicy(r.driftPolicy))
+	}
 	s, err := scheduler.New(sopts...)
 	if err != nil {
 		return err
@@ -322,6 +368,7 @@ func (r *run) newMux(context.Context) error {
 		nb.WithTxnOptions(update...),
 		nb.WithStartupTxnOptions(startup...),
 	)
+	r.muxForDrift.Store(r.mux)
 	r.atEnd(func() error { r.mux.Close(); return nil })
 	return nil
 }

@@ -40,6 +40,9 @@ type Config struct {
 	History HistoryConfig `yaml:"history"`
 	// ResyncInterval runs a downstream resync periodically; 0: never.
 	ResyncInterval time.Duration `yaml:"resync_interval"`
+	// Drift is how the agent notices and handles its values changed or
+	// deleted behind its back.
+	Drift DriftConfig `yaml:"drift"`
 	// StateDir holds what outlives a run: the record of what the agent
 	// applied, the transaction numbers and the history (state.db), and
 	// the API's source state; and the API's default socket (grpc.sock).
@@ -239,7 +242,37 @@ func Defaults() Config {
 	c.LoadDeadline = 30 * time.Second
 	c.Transactions.Retry = RetryConfig{MaxAttempts: 3, Period: time.Second, Backoff: true, MaxPeriod: 30 * time.Second}
 	c.Sources.Priority = []string{"file", "etcd", "api"}
+	c.Drift.CheckInterval = DefaultDriftCheckInterval
 	return c
+}
+
+// DefaultDriftCheckInterval is the default period of the periodic drift
+// check: a pass over 100,000 values costs about 0.5 % of a core at it
+// (BENCHMARKS.md, BenchmarkDriftCheck).
+const DefaultDriftCheckInterval = 60 * time.Second
+
+// DriftConfig is the agent's handling of drift: values it applied that
+// the southbound changed or lost behind its back.
+type DriftConfig struct {
+	// CheckInterval is the period of the periodic drift check, which
+	// reads back every value of the agent that its descriptor can
+	// Retrieve, a slice at a time spread over the interval (for VPP,
+	// which notifies no changes; the Linux watcher notices the kernel's
+	// at once). Default 60s; 0 turns it off.
+	CheckInterval time.Duration `yaml:"check_interval"`
+	// Policies override the models' drift policies (option
+	// drift_policy): the first rule that matches a value decides.
+	Policies []DriftPolicyRule `yaml:"policies"`
+}
+
+// DriftPolicyRule sets the drift policy of the values whose key starts
+// with Prefix and that Source intends (each optional; a rule with
+// neither matches every value).
+type DriftPolicyRule struct {
+	Prefix string `yaml:"prefix"`
+	Source string `yaml:"source"`
+	// Policy is repair, report or adopt.
+	Policy string `yaml:"policy"`
 }
 
 // LoadConfig reads the YAML file path over Defaults.
@@ -382,10 +415,16 @@ func (c *Config) Check() error {
 		{"limits: read_header_timeout", c.Limits.ReadHeaderTimeout}, {"limits: read_timeout", c.Limits.ReadTimeout},
 		{"limits: idle_timeout", c.Limits.IdleTimeout}, {"history: max_age", c.History.MaxAge},
 		{"resync_interval", c.ResyncInterval}, {"transactions: retry: period", c.Transactions.Retry.Period},
+		{"drift: check_interval", c.Drift.CheckInterval},
 		{"transactions: retry: max_period", c.Transactions.Retry.MaxPeriod},
 	} {
 		if d.d < 0 {
 			errs = append(errs, fmt.Errorf("%s: %v is negative", d.name, d.d))
+		}
+	}
+	for i, r := range c.Drift.Policies {
+		if _, err := kv.ParseDriftPolicy(r.Policy); err != nil {
+			errs = append(errs, fmt.Errorf("drift: policies[%d]: policy: %w", i, err))
 		}
 	}
 	if c.History.Records < 0 {

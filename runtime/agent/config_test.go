@@ -96,3 +96,45 @@ func TestReadmeConfig(t *testing.T) {
 		t.Errorf("the README's configuration read as %+v", c)
 	}
 }
+
+// TestDriftConfig: the drift check is on by default, may be turned off,
+// and a policy rule with a policy that does not exist is refused, naming
+// the rule and the field.
+func TestDriftConfig(t *testing.T) {
+	t.Parallel()
+	if d := Defaults().Drift.CheckInterval; d != DefaultDriftCheckInterval || d <= 0 {
+		t.Errorf("default drift check interval %v", d)
+	}
+	c, err := ParseConfig("t", []byte("drift: {check_interval: 0s, policies: [{prefix: vpp/route/, policy: report}, {source: etcd, policy: adopt}]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Drift.CheckInterval != 0 || len(c.Drift.Policies) != 2 || c.Drift.Policies[1].Source != "etcd" {
+		t.Errorf("read as %+v", c.Drift)
+	}
+	_, err = ParseConfig("t", []byte("drift: {policies: [{prefix: a/, policy: report}, {prefix: b/, policy: fix}]}\n"))
+	if err == nil || !strings.Contains(err.Error(), "drift: policies[1]: policy: ") || !strings.Contains(err.Error(), `"fix"`) {
+		t.Errorf("a bad policy: %v", err)
+	}
+	if _, err := ParseConfig("t", []byte("drift: {check_interval: -1s}\n")); err == nil || !strings.Contains(err.Error(), "drift: check_interval") {
+		t.Errorf("a negative interval: %v", err)
+	}
+}
+
+// TestDriftPolicyRules: the first rule whose prefix matches decides; a
+// rule of a source matches only the values that source intends.
+func TestDriftPolicyRules(t *testing.T) {
+	t.Parallel()
+	r := &run{cfg: Defaults()}
+	r.cfg.Drift.Policies = []DriftPolicyRule{{Prefix: "vpp/route/", Policy: "report"}, {Source: "etcd", Policy: "adopt"}, {Prefix: "vpp/", Policy: "repair"}}
+	for key, want := range map[string]string{"vpp/route/1": "report", "vpp/interface/a": "repair", "linux/x": ""} {
+		p, ok := r.driftPolicy(key, "d")
+		got := ""
+		if ok {
+			got = p.String()
+		}
+		if got != want {
+			t.Errorf("%s: %q, want %q (no mux: no source matches)", key, got, want)
+		}
+	}
+}

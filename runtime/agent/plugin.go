@@ -30,6 +30,11 @@ type Env struct {
 	// Resync queues a downstream resync, described by why: for a
 	// southbound that came back after losing its state. It does not wait.
 	Resync func(why string)
+	// CheckDrift reads back the agent's own values of the descriptors
+	// named and handles what changed behind its back by their drift
+	// policies (scheduler.CheckDrift): for a watcher that sees events of
+	// the agent's own values. Usable once the watchers have started.
+	CheckDrift func(ctx context.Context, descriptors ...string) error
 }
 
 // A Watcher reports changes of the southbound made by others. The agent

@@ -52,13 +52,15 @@ type envOptions struct {
 	planFile bool
 	// noStartup leaves a source that never loads: not ready.
 	notReady bool
+	// sopts are more options of the scheduler.
+	sopts []scheduler.Option
 }
 
 func newEnv(t *testing.T, o envOptions) *env {
 	t.Helper()
 	e := &env{sb: kvtest.NewSB(), level: new(slog.LevelVar)}
 	var err error
-	if e.s, err = scheduler.New(scheduler.WithLogger(quiet)); err != nil {
+	if e.s, err = scheduler.New(append([]scheduler.Option{scheduler.WithLogger(quiet)}, o.sopts...)...); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []kvtest.Config{{Name: "iface", KeyTemplate: "iface/{name}"}, {Name: "route", KeyTemplate: "route/{name}"}} {

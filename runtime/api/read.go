@@ -91,6 +91,22 @@ func (svc *Service) statusOf(st scheduler.Status) *apiv1.ValueStatus {
 		WhyPending: svc.whyPending(st.Key, st.State),
 	}
 	out.Owner, out.Overridden = svc.mux.Owner(st.Key)
+	out.Drift = driftOf(st.Drift)
+	return out
+}
+
+// driftOf is the API's form of a value's drift (nil: none).
+func driftOf(d *scheduler.DriftError) *apiv1.Drift {
+	if d == nil {
+		return nil
+	}
+	out := &apiv1.Drift{Missing: d.Missing, Policy: d.Policy.String(), Repairs: int32(d.Repairs), Noticed: timestamppb.New(d.Noticed)}
+	if !d.BackoffUntil.IsZero() {
+		out.BackoffUntil = timestamppb.New(d.BackoffUntil)
+	}
+	for _, f := range d.Diff {
+		out.Diff = append(out.Diff, &apiv1.FieldDiff{Path: f.Path, Want: f.Want, Found: f.Found})
+	}
 	return out
 }
 

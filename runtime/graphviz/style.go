@@ -17,6 +17,7 @@ var stateColors = map[scheduler.State]string{
 	scheduler.REMOVED:       "#dee2e6", // grey
 	scheduler.MISSING:       "#fcc2d7", // pink
 	scheduler.UNIMPLEMENTED: "#ced4da", // dark grey
+	scheduler.DRIFTED:       "#e599f7", // magenta
 }
 
 // unknownStateColor fills a node of a state with no colour of its own (a

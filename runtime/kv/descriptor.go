@@ -143,6 +143,10 @@ type Spec[K any, V proto.Message, M any] struct {
 	// MetadataIndexes are secondary indexes of the metadata map: each maps
 	// metadata to index values, looked up with MetadataMap.Lookup.
 	MetadataIndexes map[string]func(M) []string
+	// DriftPolicy is what the scheduler does when the southbound changes
+	// or loses a value of ours behind its back (option drift_policy);
+	// default DriftRepair.
+	DriftPolicy DriftPolicy
 }
 
 // Descriptor is the type-erased descriptor that the scheduler works with.
@@ -182,6 +186,8 @@ type Descriptor interface {
 	IsRetriable(err error) bool
 	RetrieveDependencies() []string
 	WithMetadata() bool
+	// DriftPolicy is the model's policy for drift (Spec.DriftPolicy).
+	DriftPolicy() DriftPolicy
 
 	// metadataWriter seals the interface: the metadata map is written
 	// only by the scheduler that registered the descriptor, through
@@ -231,6 +237,9 @@ func NewDescriptor[K any, V proto.Message, M any](spec Spec[K, V, M], handler Ha
 	}
 	if handler == nil || (reflect.ValueOf(handler).Kind() == reflect.Pointer && reflect.ValueOf(handler).IsNil()) {
 		return nil, fmt.Errorf("kv.NewDescriptor %s: handler is nil", spec.Name)
+	}
+	if int(spec.DriftPolicy) >= len(driftPolicyNames) {
+		return nil, fmt.Errorf("kv.NewDescriptor %s: Spec.DriftPolicy: %v is not a policy (repair, report or adopt)", spec.Name, spec.DriftPolicy)
 	}
 	d := &TypedDescriptor[K, V, M]{spec: spec, handler: handler, prefix: spec.KeyPrefix}
 	d.noMeta = reflect.TypeFor[M]().Kind() == reflect.Struct && reflect.TypeFor[M]().Size() == 0
@@ -307,6 +316,7 @@ func (d *TypedDescriptor[K, V, M]) ValueType() protoreflect.MessageType { return
 func (d *TypedDescriptor[K, V, M]) CanUpdate() bool                     { return d.updater != nil }
 func (d *TypedDescriptor[K, V, M]) CanRetrieve() bool                   { return d.retriever != nil }
 func (d *TypedDescriptor[K, V, M]) WithMetadata() bool                  { return d.spec.WithMetadata }
+func (d *TypedDescriptor[K, V, M]) DriftPolicy() DriftPolicy            { return d.spec.DriftPolicy }
 func (d *TypedDescriptor[K, V, M]) metadataWriter() metadataWriter      { return d }
 
 func (d *TypedDescriptor[K, V, M]) RetrieveDependencies() []string {

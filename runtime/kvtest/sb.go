@@ -232,6 +232,8 @@ type Config struct {
 	// (kv.Concurrent). Neither applies with NoRetrieve.
 	Batch      bool
 	Concurrent int
+	// DriftPolicy is passed through to the spec.
+	DriftPolicy kv.DriftPolicy
 }
 
 // Meta is the metadata of harness values: the southbound's index.
@@ -390,6 +392,7 @@ func (sb *SB) Descriptor(c Config) (*kv.TypedDescriptor[string, *wrapperspb.Stri
 		KeyPrefix:            c.KeyPrefix,
 		WithMetadata:         c.WithMetadata,
 		RetrieveDependencies: c.RetrieveDependencies,
+		DriftPolicy:          c.DriftPolicy,
 		Dependencies: func(_ string, v *wrapperspb.StringValue) []kv.Dependency {
 			s, _ := Parse(v.GetValue())
 			return s.Deps

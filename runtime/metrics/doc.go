@@ -39,16 +39,22 @@
 //	kvdescriptor_scheduler_operations_total{descriptor,op,result}         counter
 //	kvdescriptor_scheduler_operation_duration_seconds{descriptor,op}      histogram
 //	kvdescriptor_scheduler_retries_total                                  counter
+//	kvdescriptor_scheduler_drift_total{kind,policy}                       counter
+//	kvdescriptor_scheduler_drift_repairs_total                            counter
 //	kvdescriptor_scheduler_queue_length                                   gauge (scrape time)
 //	kvdescriptor_scheduler_values{state}                                  gauge (scrape time)
 //
 // kind is one of nb, sb_notification, retry, registration, full_resync,
-// upstream_resync, downstream_resync. outcome is dry_run (planned, not
+// upstream_resync, downstream_resync, drift_check. outcome is dry_run (planned, not
 // executed), reverted (a failure made it undo itself), error (some keys
 // failed) or ok. op is create, update, delete or retrieve; result is ok or
 // error. retries_total counts the southbound calls of retry transactions
 // (operations flagged scheduler.FlagRetry): the failed operations tried
 // again, and the operations of values they unblock; a retry transaction
 // is also counted in transactions_total with kind retry.
+// drift_total counts the values of ours that drift checks found changed
+// (kind changed) or gone (kind missing) behind our back, by drift policy
+// (repair, report, adopt); drift_repairs_total the southbound calls made
+// to repair them.
 // state is the scheduler's state name, e.g. CONFIGURED.
 package metrics

@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
 )
 
@@ -39,6 +40,7 @@ var kindLabels = [...]string{
 	scheduler.FullResyncTxn:       "full_resync",
 	scheduler.UpstreamResyncTxn:   "upstream_resync",
 	scheduler.DownstreamResyncTxn: "downstream_resync",
+	scheduler.DriftCheckTxn:       "drift_check",
 }
 
 // KindLabel returns the kind label value of a transaction kind ("unknown"
@@ -107,6 +109,10 @@ type Metrics struct {
 	ops     *prometheus.CounterVec
 	opDur   *prometheus.HistogramVec
 	retries prometheus.Counter
+	// drifts counts the drift found (by kind: changed, missing; and
+	// policy), repairs the calls made to repair it.
+	drifts  *prometheus.CounterVec
+	repairs prometheus.Counter
 	// batchOps is the size of each batch (and group of concurrent calls)
 	// by descriptor and operation; its count is the number of batches.
 	batchOps *prometheus.HistogramVec
@@ -185,6 +191,16 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 			Help:        "Southbound calls of retry transactions (operations flagged RETRY).",
 			ConstLabels: o.constLabels,
 		}),
+		drifts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name:        namespace + "drift_total",
+			Help:        "Values of ours found changed (kind changed) or gone (kind missing) behind our back by drift checks, by kind and drift policy (repair, report, adopt).",
+			ConstLabels: o.constLabels,
+		}, []string{"kind", "policy"}),
+		repairs: prometheus.NewCounter(prometheus.CounterOpts{
+			Name:        namespace + "drift_repairs_total",
+			Help:        "Southbound calls made to repair drift (operations of drift check transactions).",
+			ConstLabels: o.constLabels,
+		}),
 		queueDesc: prometheus.NewDesc(namespace+"queue_length",
 			"Transactions and notifications waiting to run.", nil, o.constLabels),
 		valuesDesc: prometheus.NewDesc(namespace+"values",
@@ -199,7 +215,12 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 		m.txnSeries[k].dur = m.txnDur.WithLabelValues(kindLabels[k])
 	}
 	registered := make([]prometheus.Collector, 0, 6)
-	for _, c := range []prometheus.Collector{m.txns, m.txnDur, m.ops, m.opDur, m.retries, m.batchOps} {
+	for _, kind := range []string{"changed", "missing"} {
+		for _, p := range []kv.DriftPolicy{kv.DriftRepair, kv.DriftReport, kv.DriftAdopt} {
+			m.drifts.WithLabelValues(kind, p.String())
+		}
+	}
+	for _, c := range []prometheus.Collector{m.txns, m.txnDur, m.ops, m.opDur, m.retries, m.batchOps, m.drifts, m.repairs} {
 		if err := reg.Register(c); err != nil {
 			for _, r := range registered {
 				reg.Unregister(r)
@@ -243,6 +264,32 @@ func (m *Metrics) TxnDone(rec *scheduler.Record) {
 	}
 	if retried > 0 {
 		m.retries.Add(float64(retried))
+	}
+	if rec.Kind == scheduler.DriftCheckTxn {
+		m.driftDone(rec)
+	}
+}
+
+// driftDone counts the drift a drift check found, and its repairs.
+func (m *Metrics) driftDone(rec *scheduler.Record) {
+	repairs := 0
+	for i := range rec.Executed {
+		op := &rec.Executed[i]
+		if op.Called {
+			repairs++
+		}
+		var de *scheduler.DriftError
+		if op.Flags&scheduler.FlagDrifted == 0 || !errors.As(op.Err, &de) {
+			continue
+		}
+		kind := "changed"
+		if de.Missing {
+			kind = "missing"
+		}
+		m.drifts.WithLabelValues(kind, de.Policy.String()).Inc()
+	}
+	if repairs > 0 {
+		m.repairs.Add(float64(repairs))
 	}
 }
 

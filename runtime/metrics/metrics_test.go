@@ -129,10 +129,10 @@ func TestTransactionOutcomes(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("transactions_total (-want +got):\n%s", diff)
 	}
-	// Every known kind and outcome is there from the start (7 x 4), plus
+	// Every known kind and outcome is there from the start (8 x 4), plus
 	// the unknown kind.
-	if n != 7*4+1 {
-		t.Errorf("transactions_total has %d series, want %d", n, 7*4+1)
+	if n != 8*4+1 {
+		t.Errorf("transactions_total has %d series, want %d", n, 8*4+1)
 	}
 	durations := histograms(t, reg, "kvdescriptor_scheduler_transaction_duration_seconds")
 	wantDur := map[string][2]float64{
@@ -318,6 +318,7 @@ kvdescriptor_scheduler_queue_length %d
 # TYPE kvdescriptor_scheduler_values gauge
 kvdescriptor_scheduler_values{state="CONFIGURED"} %d
 kvdescriptor_scheduler_values{state="DISCOVERED"} 0
+kvdescriptor_scheduler_values{state="DRIFTED"} 0
 kvdescriptor_scheduler_values{state="FAILED"} %d
 kvdescriptor_scheduler_values{state="INVALID"} 0
 kvdescriptor_scheduler_values{state="MISSING"} 0
@@ -464,7 +465,7 @@ func TestLowCardinality(t *testing.T) {
 			Errors:   []scheduler.KeyError{{Key: key, Op: scheduler.OpCreate, Err: errors.New("failed")}},
 			Executed: []scheduler.Op{{Key: key, Kind: scheduler.OpCreate, Flags: scheduler.FlagRetry}}})
 	}
-	allowed := []string{"kind", "outcome", "descriptor", "op", "result", "state", "le"}
+	allowed := []string{"kind", "outcome", "descriptor", "op", "result", "state", "le", "policy"}
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -483,10 +484,11 @@ func TestLowCardinality(t *testing.T) {
 			}
 		}
 	}
-	// 28 transaction counters, 7 transaction histograms, 1 operation
+	// 32 transaction counters, 8 transaction histograms, 1 operation
 	// counter with an error result (the ok one exists at zero), 1
-	// operation histogram, retries, queue, 11 states.
-	if want := 28 + 7 + 2 + 1 + 1 + 1 + 11; series != want {
+	// operation histogram, retries, queue, 12 states, 6 drift counters
+	// (2 kinds, 3 policies) and the drift repairs.
+	if want := 32 + 8 + 2 + 1 + 1 + 1 + 12 + 6 + 1; series != want {
 		t.Errorf("%d series after 50 keys, want %d", series, want)
 	}
 }

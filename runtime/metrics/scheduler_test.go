@@ -171,8 +171,8 @@ func TestWithScheduler(t *testing.T) {
 	if diff := cmp.Diff(fromScheduler, values); diff != "" {
 		t.Errorf("values against StateCounts (-scheduler +metrics):\n%s", diff)
 	}
-	if n != 11 {
-		t.Errorf("values has %d series, want one per state (11)", n)
+	if n != 12 {
+		t.Errorf("values has %d series, want one per state (12)", n)
 	}
 	if got := single(t, reg, "kvdescriptor_scheduler_queue_length"); got != 0 {
 		t.Errorf("queue_length = %v after every transaction returned", got)
@@ -233,5 +233,42 @@ func TestBatches(t *testing.T) {
 	ops, _ := counters(t, reg, "kvdescriptor_scheduler_operations_total")
 	if n := ops["descriptor=route,op=create,result=ok"]; n != 5 {
 		t.Errorf("operations_total{route,create,ok} = %v, want 5", n)
+	}
+}
+
+// TestDriftMetrics: a drift check that repairs a changed value and finds a
+// reported one gone counts both drifts, by kind and policy, and the
+// repair's call.
+func TestDriftMetrics(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	reg := prometheus.NewRegistry()
+	m, err := metrics.New(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := scheduler.New(scheduler.WithLogger(quiet), scheduler.WithObserver(m))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close(context.Background()) })
+	sb := kvtest.NewSB()
+	fix, _ := sb.Descriptor(kvtest.Config{Name: "fix", KeyTemplate: "fix/{name}"})
+	rep, _ := sb.Descriptor(kvtest.Config{Name: "rep", KeyTemplate: "rep/{name}", DriftPolicy: kv.DriftReport})
+	if err := s.Register(fix, rep); err != nil {
+		t.Fatal(err)
+	}
+	mustCommit(ctx, t, s.Txn().Set("fix/a", kvtest.Value("x")).Set("rep/b", kvtest.Value("y")), false)
+	sb.Put("fix/a", "z")
+	sb.Remove("rep/b")
+	if _, err := s.CheckDrift(ctx, scheduler.DriftCheck{Descriptors: []string{"fix", "rep"}}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := counters(t, reg, "kvdescriptor_scheduler_drift_total")
+	if got["kind=changed,policy=repair"] != 1 || got["kind=missing,policy=report"] != 1 || got["kind=missing,policy=repair"] != 0 {
+		t.Errorf("drift_total: %v", got)
+	}
+	if n := single(t, reg, "kvdescriptor_scheduler_drift_repairs_total"); n != 1 {
+		t.Errorf("drift_repairs_total = %v, want 1", n)
 	}
 }

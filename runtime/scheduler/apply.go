@@ -44,6 +44,8 @@ func (r *txnPass) apply(j *job) {
 		}
 	case FullResyncTxn, UpstreamResyncTxn, DownstreamResyncTxn:
 		r.resync(j)
+	case DriftCheckTxn:
+		r.applyDrift(j.drift.items)
 	case RegistrationTxn:
 		for _, it := range j.items {
 			if n := r.g.node(it.Key); n != nil && (n.desc == nil || registry.IsMisfit(n.desc)) {

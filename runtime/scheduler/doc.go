@@ -20,7 +20,7 @@
 // DryRun (plan only), Retry, Description, and the resync kinds FullResync,
 // UpstreamResync and DownstreamResync. CommitAndWait also waits for the
 // retries to settle. Notify reports values the southbound changed by
-// itself. The scheduler's own options (New) set the logger, the history's
+// itself; CheckDrift reads back values of ours that may have drifted. The scheduler's own options (New) set the logger, the history's
 // retention, periodic resync, call timeouts, batch sizes and an Observer.
 // The Example is a complete program; docs/scheduler.md in the repository
 // is the long form of what follows, and docs/legend.md explains the
@@ -145,6 +145,28 @@
 //     descriptors through a prefix index, AnyOf dependencies resolve through
 //     an ordered index of existing keys, and planning rolls back an undo
 //     journal instead of copying the graph.
+//   - Drift (a value of ours changed or deleted behind our back) is
+//     noticed without a resync by a drift check: CheckDrift (a watcher
+//     of the southbound that sees events of our values calls it: the
+//     Linux plugin's, within a second) or the periodic one
+//     (WithDriftCheck: a slice of values at a time, spread over its
+//     interval). Each value is read back through its descriptor's
+//     Retrieve and compared with what was applied by the descriptor's
+//     comparator; one found as applied costs no transaction. A drifted
+//     value is recorded (DRIFTED, and MISSING when gone, with the fields
+//     that differ, redacted) and handled by its drift policy (the model's
+//     drift_policy, overridable with WithDriftPolicy): repair applies it
+//     again at once, but a value repaired again soon after its last repair
+//     waits, after k repairs in a row, base*2^(k-1) (WithDriftBackoff),
+//     DRIFTED or MISSING meanwhile, with the wait in Status.Drift, and is
+//     checked again when it ends, so something that keeps undoing a value
+//     never makes the scheduler spin; report leaves it DRIFTED or MISSING
+//     (Status.Drift) until a resync, a new intent, or the southbound puts
+//     it back; adopt takes the southbound's contents as the intended and
+//     applied value (a value that is gone stays MISSING). Found gone, a
+//     value's derived values and dependents are checked in the same job.
+//     A downstream resync still repairs every drifted value, whatever its
+//     policy.
 //
 // # Invalid values
 //

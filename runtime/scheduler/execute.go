@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -25,6 +26,14 @@ type executor struct {
 	// the buffer its operations go to; both are reused (see newPlan).
 	plan    run
 	planOps []Op
+	// driftBk are the repair histories of drifted values (repairAllowed),
+	// dropped once they no longer count (driftForgot: when last looked).
+	driftBk     map[string]*driftBackoff
+	driftForgot time.Time
+	// sweep are the slices of the periodic drift check's pass still to
+	// check; driftStep the interval between two, in nanoseconds.
+	sweep     [][]string
+	driftStep atomic.Int64
 }
 
 // txnOutput is a transaction's result.

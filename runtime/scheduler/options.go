@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
 
 // Option configures a Scheduler.
@@ -43,6 +45,13 @@ type options struct {
 	seqAfter uint64
 	// preload are the records of an earlier run (WithPreloadedHistory).
 	preload []Record
+	// driftInterval is the period of the periodic drift check's pass (0:
+	// none), driftSlice the values it reads at a time; driftBackoff and
+	// driftBackoffMax bound the backoff of repairs; driftPolicy overrides
+	// the descriptors' drift policies.
+	driftInterval, driftBackoff, driftBackoffMax time.Duration
+	driftSlice                                   int
+	driftPolicy                                  func(key, descriptor string) (kv.DriftPolicy, bool)
 }
 
 // defaultOptions are the settings of scheduler.New with no options.
@@ -53,10 +62,13 @@ func defaultOptions() options {
 		watchBuffer: 1024,           // a watcher may lag this many updates
 		maxCycle:    4096,           // plenty for veth pairs and rings of tunnels
 		// An hour of a busy agent's transactions; a day at most.
-		historyRecords: 10000,
-		historyAge:     24 * time.Hour,
-		callTimeout:    DefaultCallTimeout,
-		batchSize:      DefaultBatchSize,
+		historyRecords:  10000,
+		historyAge:      24 * time.Hour,
+		callTimeout:     DefaultCallTimeout,
+		batchSize:       DefaultBatchSize,
+		driftSlice:      DefaultDriftSlice,
+		driftBackoff:    time.Second,
+		driftBackoffMax: 5 * time.Minute,
 	}
 }
 
@@ -76,6 +88,12 @@ func (o *options) validate() error {
 		return fmt.Errorf("scheduler: batch size %d must be at least 1", o.batchSize)
 	case o.callTimeout <= 0:
 		return fmt.Errorf("scheduler: call timeout %s must be positive", o.callTimeout)
+	case o.driftInterval < 0:
+		return fmt.Errorf("scheduler: drift check interval %s must not be negative", o.driftInterval)
+	case o.driftSlice < 1:
+		return fmt.Errorf("scheduler: drift check slice %d must be at least 1", o.driftSlice)
+	case o.driftBackoff <= 0 || o.driftBackoffMax < o.driftBackoff:
+		return fmt.Errorf("scheduler: drift repair backoff %s..%s: the base must be positive and the maximum at least the base", o.driftBackoff, o.driftBackoffMax)
 	}
 	for name, d := range o.descCallTimeouts {
 		if name == "" {
@@ -269,3 +287,38 @@ func WithBatchSize(n int) Option { return func(o *options) { o.batchSize = n } }
 // WithConcurrentCalls turns concurrent calls of kv.Concurrent descriptors
 // on (the default) or off; batches are not affected.
 func WithConcurrentCalls(on bool) Option { return func(o *options) { o.noConcurrency = !on } }
+
+// DefaultDriftSlice is the number of values the periodic drift check reads
+// back at a time (WithDriftCheck).
+const DefaultDriftSlice = 4096
+
+// WithDriftCheck runs the periodic drift check: every value of ours whose
+// descriptor can Retrieve is read back once per interval (0, the default:
+// never), a slice of at most slice values of one descriptor at a time
+// (0: DefaultDriftSlice), the slices spread evenly over the interval; what
+// changed or went behind our back is handled as CheckDrift handles it.
+// It is for southbounds that do not notify their changes (VPP).
+func WithDriftCheck(interval time.Duration, slice int) Option {
+	return func(o *options) {
+		o.driftInterval = interval
+		if slice != 0 {
+			o.driftSlice = slice
+		}
+	}
+}
+
+// WithDriftBackoff sets the backoff of the repairs of a value that
+// something keeps undoing: after k repairs in a row, each soon after the
+// one before, the next waits base*2^(k-1), at most maximum (default 1 s
+// and 5 minutes).
+func WithDriftBackoff(base, maximum time.Duration) Option {
+	return func(o *options) { o.driftBackoff, o.driftBackoffMax = base, maximum }
+}
+
+// WithDriftPolicy overrides the descriptors' drift policies: policy is
+// asked for each drifted value, by key and descriptor name, and its
+// answer taken when ok (an agent's per-prefix or per-source settings).
+// It is called on the worker and must be quick.
+func WithDriftPolicy(policy func(key, descriptor string) (p kv.DriftPolicy, ok bool)) Option {
+	return func(o *options) { o.driftPolicy = policy }
+}

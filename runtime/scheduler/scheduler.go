@@ -54,6 +54,8 @@ type job struct {
 	items    []KeyValue
 	retry    []retryItem
 	register []kv.Descriptor
+	// drift is a drift check's input and decisions (DriftCheckTxn).
+	drift *driftJob
 	// read, for a job that only reads (Southbound), runs on the worker
 	// between transactions and changes nothing.
 	read func()
@@ -109,6 +111,10 @@ func New(opts ...Option) (*Scheduler, error) {
 	go s.watchdog()
 	if o.resyncPeriod > 0 {
 		s.schedulePeriodicResync()
+	}
+	if o.driftInterval > 0 {
+		s.driftStep.Store(int64(o.driftInterval))
+		s.scheduleDriftJob(o.driftInterval, &driftJob{sweep: true})
 	}
 	return s, nil
 }
@@ -395,6 +401,14 @@ func (s *jobs) process(j *job) {
 		if len(j.items) == 0 {
 			s.unlock()
 			j.finish(&Result{Kind: j.kind}, nil)
+			return
+		}
+	}
+	if j.kind == DriftCheckTxn {
+		if err := s.prepareDrift(j); err != nil || len(j.drift.items) == 0 {
+			// Nothing drifted: no transaction.
+			s.unlock()
+			j.finish(&Result{Kind: j.kind, Err: err}, nil)
 			return
 		}
 	}

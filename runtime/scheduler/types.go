@@ -39,9 +39,13 @@ const (
 	MISSING
 	// UNIMPLEMENTED: no registered descriptor handles the key.
 	UNIMPLEMENTED
+	// DRIFTED: configured, but the southbound holds other contents,
+	// changed behind our back (see Status.Drift); left so by the
+	// descriptor's drift policy (report), or while repairs back off.
+	DRIFTED
 )
 
-var stateNames = [...]string{"NONEXISTENT", "PENDING", "CONFIGURED", "OBTAINED", "DISCOVERED", "INVALID", "FAILED", "RETRYING", "REMOVED", "MISSING", "UNIMPLEMENTED"}
+var stateNames = [...]string{"NONEXISTENT", "PENDING", "CONFIGURED", "OBTAINED", "DISCOVERED", "INVALID", "FAILED", "RETRYING", "REMOVED", "MISSING", "UNIMPLEMENTED", "DRIFTED"}
 
 func (s State) String() string {
 	if int(s) < len(stateNames) {
@@ -122,9 +126,13 @@ const (
 	// FlagStale: a value of ours in the southbound that is no longer
 	// intended (found by a refresh); it is deleted.
 	FlagStale
+	// FlagDrifted: a drift check found a value of ours changed or gone
+	// behind our back (with MISSING when gone); what follows depends on
+	// the drift policy (a repair, nothing, or ADOPTED).
+	FlagDrifted
 )
 
-var flagNames = []string{"DERIVED", "RECREATE", "WAS-PENDING", "IS-PENDING", "REVERT", "RETRY", "NOOP", "INVALID", "UNIMPLEMENTED", "OBTAINED", "CYCLE", "MISSING", "ADOPTED", "STALE"}
+var flagNames = []string{"DERIVED", "RECREATE", "WAS-PENDING", "IS-PENDING", "REVERT", "RETRY", "NOOP", "INVALID", "UNIMPLEMENTED", "OBTAINED", "CYCLE", "MISSING", "ADOPTED", "STALE", "DRIFTED"}
 
 // FlagNames returns the names of the flags, as Flags.String writes them.
 func FlagNames() []string { return append([]string(nil), flagNames...) }
@@ -208,10 +216,13 @@ const (
 	// DownstreamResyncTxn refreshes the view of the southbound and brings
 	// it back to the intended state, which it keeps.
 	DownstreamResyncTxn
+	// DriftCheckTxn handles the drift a drift check found (CheckDrift,
+	// WithDriftCheck): a check that finds none records no transaction.
+	DriftCheckTxn
 )
 
 var txnKindNames = [...]string{"NB transaction", "SB notification", "retry", "descriptor registration",
-	"full resync", "upstream resync", "downstream resync"}
+	"full resync", "upstream resync", "downstream resync", "drift check"}
 
 func (k TxnKind) String() string { return txnKindNames[k] }
 
@@ -290,4 +301,8 @@ type Status struct {
 	Details []string
 	// Seq is the transaction that last changed the value.
 	Seq uint64
+	// Drift is set while the value is DRIFTED or MISSING because a drift
+	// check found it changed or gone behind our back: what differs, the
+	// policy, and the repairs' backoff. (It is LastErr, as a *DriftError.)
+	Drift *DriftError
 }

@@ -323,6 +323,9 @@ func (v viewRead) statusOf(key string, r *viewRec, detail bool) Status {
 	if d := r.m().derived; len(d) > 0 {
 		st.Derived = slices.Clone(d)
 	}
+	if de, ok := st.LastErr.(*DriftError); ok && (r.state == DRIFTED || r.state == MISSING) {
+		st.Drift = de
+	}
 	if detail && r.state == PENDING {
 		st.Unmet = v.unmet(key, r)
 		st.Details = v.unprovidable(st.Unmet)

@@ -32,7 +32,10 @@ type bucket struct {
 	// failed are the executed operations that failed; retried the
 	// executed operations of retries.
 	failed, retried int
-	dur             [durBins]uint32
+	// drifted are the values drift checks found changed or gone behind
+	// the agent's back; repaired the calls that repaired them.
+	drifted, repaired int
+	dur               [durBins]uint32
 	// states is the last sample of the values by state in this minute
 	// (nil: none taken).
 	states map[string]int
@@ -92,6 +95,17 @@ func (r *ring) addTxn(start time.Time, took time.Duration, failed, retried int) 
 	b.dur[durBin(took)]++
 }
 
+// addDrift counts the drift a drift check found, and its repairs, in the
+// minute it started.
+func (r *ring) addDrift(start time.Time, drifted, repaired int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if b := r.at(start.Unix() / 60); b != nil {
+		b.drifted += drifted
+		b.repaired += repaired
+	}
+}
+
 // sample records the values by state at t.
 func (r *ring) sample(t time.Time, counts map[string]int) {
 	r.mu.Lock()
@@ -108,7 +122,9 @@ type minuteView struct {
 	Txns            int
 	P50, P99        time.Duration
 	Failed, Retried int
-	States          map[string]int
+	// Drifted, Repaired: drift found, and the calls that repaired it.
+	Drifted, Repaired int
+	States            map[string]int
 }
 
 // quantile is the upper bound of the bin that holds the q-th of the
@@ -141,6 +157,7 @@ func (r *ring) view(now time.Time) []minuteView {
 		b := &r.b[((m%ringMinutes)+ringMinutes)%ringMinutes]
 		if b.minute == m {
 			v.Txns, v.Failed, v.Retried, v.States = b.txns, b.failed, b.retried, b.states
+			v.Drifted, v.Repaired = b.drifted, b.repaired
 			v.P50, v.P99 = quantile(&b.dur, b.txns, 0.5), quantile(&b.dur, b.txns, 0.99)
 		}
 		out[i] = v
@@ -190,6 +207,18 @@ func (h *handler) feed(rq *request, now time.Time) error {
 			}
 		}
 		r.addTxn(start, max(end.Sub(start), 0), failed, retried)
+		if rec.GetKind() == scheduler.DriftCheckTxn.String() {
+			drifted, repaired := 0, 0
+			for _, op := range rec.GetExecuted() {
+				if slices.Contains(op.GetFlags(), "DRIFTED") {
+					drifted++
+				}
+				if op.GetCalled() {
+					repaired++
+				}
+			}
+			r.addDrift(start, drifted, repaired)
+		}
 	}
 	if newest > 0 {
 		r.mu.Lock()
@@ -378,6 +407,12 @@ func plotsOf(ms []minuteView) []plot {
 	}
 	out = append(out, plot{ID: "plot-failures", Title: "Retries and failures per minute", SVG: plotSVG("plot-failures", "Retries and failures per minute", true, rf, count),
 		Legend: []legendItem{{"retried operations", "#f08c00"}, {"failed operations", "#c92a2a"}}})
+	dr := []series{
+		{Name: "drift found", Class: "drifted", Color: "#ae3ec9", Y: mk(func(m minuteView) float64 { return float64(m.Drifted) })},
+		{Name: "repairs", Class: "repaired", Color: "#1971c2", Y: mk(func(m minuteView) float64 { return float64(m.Repaired) })},
+	}
+	out = append(out, plot{ID: "plot-drift", Title: "Drift and repairs per minute", SVG: plotSVG("plot-drift", "Drift and repairs per minute", true, dr, count),
+		Legend: []legendItem{{"drift found", "#ae3ec9"}, {"repairs", "#1971c2"}}})
 	return out
 }
 

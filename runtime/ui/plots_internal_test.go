@@ -87,6 +87,8 @@ func TestPlotSVG(t *testing.T) {
 		r.addTxn(now.Add(-time.Duration(ago)*time.Minute), time.Millisecond, 1, 0)
 	}
 	r.sample(now, map[string]int{"CONFIGURED": 3})
+	r.addDrift(now, 2, 1)
+	r.addDrift(now.Add(-3*time.Minute), 1, 0)
 	plots := plotsOf(r.view(now))
 	byID := map[string]string{}
 	for _, p := range plots {
@@ -98,6 +100,7 @@ func TestPlotSVG(t *testing.T) {
 		"plot-duration": {0, 6},
 		"plot-states":   {0, 1},
 		"plot-failures": {3, 0},
+		"plot-drift":    {3, 0}, // drift in two minutes, repairs in one
 	} {
 		svg := byID[id]
 		if !strings.HasPrefix(svg, `<svg xmlns="http://www.w3.org/2000/svg" class="plot" id="`+id+`"`) {

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/api"
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 	"github.com/kvdescriptor/kvdescriptor/runtime/kvtest"
 	"github.com/kvdescriptor/kvdescriptor/runtime/nb"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
@@ -54,7 +55,7 @@ func newAgent(t testing.TB, token string, load func(file, etcd nb.Sink)) *agent 
 	for _, c := range []kvtest.Config{
 		{Name: "iface", KeyTemplate: "iface/{name}"},
 		{Name: "route", KeyTemplate: "route/{name}", Batch: true},
-		{Name: "note", KeyPrefix: "note/"},
+		{Name: "note", KeyPrefix: "note/", DriftPolicy: kv.DriftReport},
 	} {
 		d, err := a.sb.Descriptor(c)
 		if err != nil {

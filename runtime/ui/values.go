@@ -78,6 +78,32 @@ type status struct {
 	Waits []dep
 	// Why is why_pending as a tree.
 	Why *why
+	// Drift is how the value drifted (DRIFTED or MISSING).
+	Drift *drift
+}
+
+// drift is a value's drift as the value page shows it.
+type drift struct {
+	Missing      bool
+	Policy       string
+	Diff         []*apiv1.FieldDiff
+	Repairs      int32
+	BackoffUntil string
+	Noticed      string
+}
+
+func driftOf(d *apiv1.Drift) *drift {
+	if d == nil {
+		return nil
+	}
+	out := &drift{Missing: d.GetMissing(), Policy: d.GetPolicy(), Diff: d.GetDiff(), Repairs: d.GetRepairs()}
+	if t := d.GetBackoffUntil(); t != nil {
+		out.BackoffUntil = t.AsTime().Format(time.RFC3339)
+	}
+	if t := d.GetNoticed(); t != nil {
+		out.Noticed = t.AsTime().Format(time.RFC3339)
+	}
+	return out
 }
 
 func statusOf(st *apiv1.ValueStatus) status {
@@ -87,6 +113,7 @@ func statusOf(st *apiv1.ValueStatus) status {
 	if out.LastOp == scheduler.OpKind(0).String() {
 		out.LastOp = ""
 	}
+	out.Drift = driftOf(st.GetDrift())
 	if lines := st.GetWhyPending(); len(lines) > 0 {
 		out.Why = parseWhy(out.Key, lines)
 		for _, u := range out.Why.Unmet {
@@ -104,7 +131,7 @@ type stateCount struct {
 }
 
 // attention are the states an operator looks at first.
-var attention = []string{"FAILED", "RETRYING", "INVALID", "MISSING", "PENDING", "UNIMPLEMENTED"}
+var attention = []string{"FAILED", "RETRYING", "INVALID", "MISSING", "DRIFTED", "PENDING", "UNIMPLEMENTED"}
 
 type overviewData struct {
 	page

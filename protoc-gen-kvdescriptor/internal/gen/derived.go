@@ -25,6 +25,7 @@ func newDerived(m *model, f *protogen.Field, o *kvdescriptorv1.Derive, byName ma
 		name:   string(m.msg.Desc.FullName()) + "." + string(f.Desc.Name()),
 		goName: m.goName + f.GoName,
 		meta:   o.GetWithMetadata(),
+		drift:  m.drift,
 		pos:    pos,
 	}
 	if o.GetName() != "" {

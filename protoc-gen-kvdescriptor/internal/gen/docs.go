@@ -368,6 +368,7 @@ func (d *docs) renderModel(w *mdWriter, page string, m *model, enums *[]*protoge
 		meta = "yes: Create and Update return metadata (the southbound's index of the value), kept next to the value"
 	}
 	w.p("| Metadata | %s |", meta)
+	w.p("| Drift policy | %s |", driftPolicyText(m.drift))
 	if len(m.after) > 0 {
 		var links []string
 		for _, name := range m.after {
@@ -935,4 +936,15 @@ func exampleEntry(m *model) string {
 		out += "\n# derives " + exampleKey(m)
 	}
 	return out
+}
+
+// driftPolicyText says what a model's drift policy does.
+func driftPolicyText(p kvdescriptorv1.DriftPolicy) string {
+	switch p {
+	case kvdescriptorv1.DriftPolicy_DRIFT_REPORT:
+		return "report: a value changed or deleted behind the agent's back is left so, DRIFTED or MISSING"
+	case kvdescriptorv1.DriftPolicy_DRIFT_ADOPT:
+		return "adopt: a value changed behind the agent's back is taken as intended"
+	}
+	return "repair (the default): a value changed or deleted behind the agent's back is applied again"
 }

@@ -137,13 +137,17 @@ func forEachMessage(msgs []*protogen.Message, fn func(*protogen.Message)) {
 func newModel(f *protogen.File, msg *protogen.Message) (*model, error) {
 	opts := modelOptions(msg)
 	m := &model{
-		file: f, msg: msg, opts: opts, meta: opts.GetWithMetadata(),
+		file: f, msg: msg, opts: opts, meta: opts.GetWithMetadata(), drift: opts.GetDriftPolicy(),
 		name:   string(msg.Desc.FullName()),
 		goName: msg.GoIdent.GoName,
 		pos:    locate(f.Desc, optionPath(msg.Location.Path, 7), "option (kvdescriptor.v1.model)"),
 	}
 	if opts.GetName() != "" {
 		m.name = opts.GetName()
+	}
+	if _, ok := kvdescriptorv1.DriftPolicy_name[int32(m.drift)]; !ok {
+		return nil, errorf(locate(f.Desc, optionPath(msg.Location.Path, 7, 7), "option (kvdescriptor.v1.model).drift_policy"),
+			"%d is not a drift policy (DRIFT_REPAIR, DRIFT_REPORT or DRIFT_ADOPT)", int32(m.drift))
 	}
 	keyPos := locate(f.Desc, optionPath(msg.Location.Path, 7, 1), "option (kvdescriptor.v1.model).key")
 	key, err := parseTemplate(opts.GetKey(), scope{msg: msg})

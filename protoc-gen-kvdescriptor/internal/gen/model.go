@@ -23,6 +23,9 @@ type model struct {
 	label  *placeholder // the label's placeholder, or nil (variable part)
 	meta   bool
 	after  []string // RetrieveDependencies, model names
+	// drift is the drift policy (option drift_policy; a derived model
+	// takes its base's).
+	drift kvdescriptorv1.DriftPolicy
 
 	// For annotated messages.
 	opts    *kvdescriptorv1.ModelOptions

@@ -79,6 +79,12 @@ func (e *emitter) emitSpec() {
 	if m.meta {
 		spec[jen.Id("WithMetadata")] = jen.True()
 	}
+	switch m.drift {
+	case kvdescriptorv1.DriftPolicy_DRIFT_REPORT:
+		spec[jen.Id("DriftPolicy")] = jen.Qual(kvPkg, "DriftReport")
+	case kvdescriptorv1.DriftPolicy_DRIFT_ADOPT:
+		spec[jen.Id("DriftPolicy")] = jen.Qual(kvPkg, "DriftAdopt")
+	}
 	if len(m.after) > 0 {
 		spec[jen.Id("RetrieveDependencies")] = jen.Index().String().ValuesFunc(func(g *jen.Group) {
 			for _, a := range m.after {

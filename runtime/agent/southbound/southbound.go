@@ -32,12 +32,15 @@ func Linux() agent.Plugin { return &linuxPlugin{} }
 type linuxPlugin struct {
 	p  *linux.Plugin
 	ns *netns.NsHandle
+	// checkDrift is the agent's Env.CheckDrift.
+	checkDrift func(ctx context.Context, descriptors ...string) error
 }
 
 func (*linuxPlugin) Name() string { return "linux" }
 
 func (l *linuxPlugin) Start(env agent.Env) ([]kv.Descriptor, error) {
 	sb := env.Config.Southbound
+	l.checkDrift = env.CheckDrift
 	if sb.Memory {
 		env.Logger.Info("southbound: in memory (no kernel)")
 		return newMemory().descriptors()
@@ -78,17 +81,31 @@ func (l *linuxPlugin) Start(env agent.Env) ([]kv.Descriptor, error) {
 }
 
 // Watch reports the interfaces that other programs make, change and
-// remove (the kernel only).
+// remove (the kernel only), and has the agent's own values that the
+// kernel's events touched checked for drift.
 func (l *linuxPlugin) Watch(ctx context.Context, notify func(context.Context, ...scheduler.Notification) error) error {
 	if l.p == nil {
 		return nil
 	}
 	return l.p.Watch(ctx, func(ctx context.Context, changes []linux.Change) error {
-		ns := make([]scheduler.Notification, len(changes))
-		for i, c := range changes {
-			ns[i] = scheduler.Notification{Key: c.Key, Value: c.Value, Metadata: c.Metadata}
+		ns := make([]scheduler.Notification, 0, len(changes))
+		var recheck []string
+		for _, c := range changes {
+			if c.Key == "" {
+				recheck = append(recheck, c.Recheck...)
+				continue
+			}
+			ns = append(ns, scheduler.Notification{Key: c.Key, Value: c.Value, Metadata: c.Metadata})
 		}
-		return notify(ctx, ns...)
+		if len(ns) > 0 {
+			if err := notify(ctx, ns...); err != nil {
+				return err
+			}
+		}
+		if len(recheck) > 0 && l.checkDrift != nil {
+			return l.checkDrift(ctx, recheck...)
+		}
+		return nil
 	})
 }
 

@@ -1067,12 +1067,15 @@ type ValueStatus struct {
 	// its target, whether it is intended and whether a descriptor handles
 	// it), followed, indented, by why that target is itself pending, down
 	// to the missing roots.
-	WhyPending    []string `protobuf:"bytes,10,rep,name=why_pending,json=whyPending,proto3" json:"why_pending,omitempty"`
-	Owner         string   `protobuf:"bytes,11,opt,name=owner,proto3" json:"owner,omitempty"`
-	Overridden    []string `protobuf:"bytes,12,rep,name=overridden,proto3" json:"overridden,omitempty"`
-	Seq           uint64   `protobuf:"varint,13,opt,name=seq,proto3" json:"seq,omitempty"`
-	Base          string   `protobuf:"bytes,14,opt,name=base,proto3" json:"base,omitempty"`
-	Derived       []string `protobuf:"bytes,15,rep,name=derived,proto3" json:"derived,omitempty"`
+	WhyPending []string `protobuf:"bytes,10,rep,name=why_pending,json=whyPending,proto3" json:"why_pending,omitempty"`
+	Owner      string   `protobuf:"bytes,11,opt,name=owner,proto3" json:"owner,omitempty"`
+	Overridden []string `protobuf:"bytes,12,rep,name=overridden,proto3" json:"overridden,omitempty"`
+	Seq        uint64   `protobuf:"varint,13,opt,name=seq,proto3" json:"seq,omitempty"`
+	Base       string   `protobuf:"bytes,14,opt,name=base,proto3" json:"base,omitempty"`
+	Derived    []string `protobuf:"bytes,15,rep,name=derived,proto3" json:"derived,omitempty"`
+	// drift is set while the value is DRIFTED or MISSING because a drift
+	// check found it changed or gone behind the agent's back.
+	Drift         *Drift `protobuf:"bytes,16,opt,name=drift,proto3" json:"drift,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1212,6 +1215,166 @@ func (x *ValueStatus) GetDerived() []string {
 	return nil
 }
 
+func (x *ValueStatus) GetDrift() *Drift {
+	if x != nil {
+		return x.Drift
+	}
+	return nil
+}
+
+// Drift is how a value of the agent's drifted: changed or gone in the
+// southbound behind its back.
+type Drift struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// missing: the southbound no longer has the value; else diff lists the
+	// fields that differ (sensitive ones redacted).
+	Missing bool         `protobuf:"varint,1,opt,name=missing,proto3" json:"missing,omitempty"`
+	Diff    []*FieldDiff `protobuf:"bytes,2,rep,name=diff,proto3" json:"diff,omitempty"`
+	// policy is the value's drift policy: repair, report or adopt.
+	Policy string `protobuf:"bytes,3,opt,name=policy,proto3" json:"policy,omitempty"`
+	// repairs counts the repairs in a row that something undid soon after;
+	// backoff_until, when set, is when the next repair may be made.
+	Repairs       int32                  `protobuf:"varint,4,opt,name=repairs,proto3" json:"repairs,omitempty"`
+	BackoffUntil  *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=backoff_until,json=backoffUntil,proto3" json:"backoff_until,omitempty"`
+	Noticed       *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=noticed,proto3" json:"noticed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Drift) Reset() {
+	*x = Drift{}
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Drift) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Drift) ProtoMessage() {}
+
+func (x *Drift) ProtoReflect() protoreflect.Message {
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Drift.ProtoReflect.Descriptor instead.
+func (*Drift) Descriptor() ([]byte, []int) {
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *Drift) GetMissing() bool {
+	if x != nil {
+		return x.Missing
+	}
+	return false
+}
+
+func (x *Drift) GetDiff() []*FieldDiff {
+	if x != nil {
+		return x.Diff
+	}
+	return nil
+}
+
+func (x *Drift) GetPolicy() string {
+	if x != nil {
+		return x.Policy
+	}
+	return ""
+}
+
+func (x *Drift) GetRepairs() int32 {
+	if x != nil {
+		return x.Repairs
+	}
+	return 0
+}
+
+func (x *Drift) GetBackoffUntil() *timestamppb.Timestamp {
+	if x != nil {
+		return x.BackoffUntil
+	}
+	return nil
+}
+
+func (x *Drift) GetNoticed() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Noticed
+	}
+	return nil
+}
+
+// FieldDiff is one field of a value that differs: its path (proto names
+// joined by dots) and its text as intended and as found ("" : unset).
+type FieldDiff struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Path          string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	Want          string                 `protobuf:"bytes,2,opt,name=want,proto3" json:"want,omitempty"`
+	Found         string                 `protobuf:"bytes,3,opt,name=found,proto3" json:"found,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FieldDiff) Reset() {
+	*x = FieldDiff{}
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FieldDiff) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FieldDiff) ProtoMessage() {}
+
+func (x *FieldDiff) ProtoReflect() protoreflect.Message {
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FieldDiff.ProtoReflect.Descriptor instead.
+func (*FieldDiff) Descriptor() ([]byte, []int) {
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *FieldDiff) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *FieldDiff) GetWant() string {
+	if x != nil {
+		return x.Want
+	}
+	return ""
+}
+
+func (x *FieldDiff) GetFound() string {
+	if x != nil {
+		return x.Found
+	}
+	return ""
+}
+
 type StatusRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Exactly one selector, or none for every value.
@@ -1225,7 +1388,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[13]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1237,7 +1400,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[13]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1250,7 +1413,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{13}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *StatusRequest) GetKey() string {
@@ -1290,7 +1453,7 @@ type StatusResponse struct {
 
 func (x *StatusResponse) Reset() {
 	*x = StatusResponse{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[14]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1302,7 +1465,7 @@ func (x *StatusResponse) String() string {
 func (*StatusResponse) ProtoMessage() {}
 
 func (x *StatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[14]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1315,7 +1478,7 @@ func (x *StatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
 func (*StatusResponse) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{14}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *StatusResponse) GetStatuses() []*ValueStatus {
@@ -1342,7 +1505,7 @@ type DumpRequest struct {
 
 func (x *DumpRequest) Reset() {
 	*x = DumpRequest{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[15]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1354,7 +1517,7 @@ func (x *DumpRequest) String() string {
 func (*DumpRequest) ProtoMessage() {}
 
 func (x *DumpRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[15]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1367,7 +1530,7 @@ func (x *DumpRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DumpRequest.ProtoReflect.Descriptor instead.
 func (*DumpRequest) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{15}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *DumpRequest) GetView() View {
@@ -1403,7 +1566,7 @@ type DumpItem struct {
 
 func (x *DumpItem) Reset() {
 	*x = DumpItem{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[16]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1415,7 +1578,7 @@ func (x *DumpItem) String() string {
 func (*DumpItem) ProtoMessage() {}
 
 func (x *DumpItem) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[16]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1428,7 +1591,7 @@ func (x *DumpItem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DumpItem.ProtoReflect.Descriptor instead.
 func (*DumpItem) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{16}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *DumpItem) GetKey() string {
@@ -1468,7 +1631,7 @@ type DumpResponse struct {
 
 func (x *DumpResponse) Reset() {
 	*x = DumpResponse{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[17]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1480,7 +1643,7 @@ func (x *DumpResponse) String() string {
 func (*DumpResponse) ProtoMessage() {}
 
 func (x *DumpResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[17]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1493,7 +1656,7 @@ func (x *DumpResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DumpResponse.ProtoReflect.Descriptor instead.
 func (*DumpResponse) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{17}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *DumpResponse) GetItems() []*DumpItem {
@@ -1518,7 +1681,7 @@ type HistoryRequest struct {
 
 func (x *HistoryRequest) Reset() {
 	*x = HistoryRequest{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[18]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1530,7 +1693,7 @@ func (x *HistoryRequest) String() string {
 func (*HistoryRequest) ProtoMessage() {}
 
 func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[18]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1543,7 +1706,7 @@ func (x *HistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryRequest.ProtoReflect.Descriptor instead.
 func (*HistoryRequest) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{18}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *HistoryRequest) GetSeq() uint64 {
@@ -1591,7 +1754,7 @@ type Record struct {
 
 func (x *Record) Reset() {
 	*x = Record{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[19]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1603,7 +1766,7 @@ func (x *Record) String() string {
 func (*Record) ProtoMessage() {}
 
 func (x *Record) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[19]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1616,7 +1779,7 @@ func (x *Record) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Record.ProtoReflect.Descriptor instead.
 func (*Record) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{19}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Record) GetSeq() uint64 {
@@ -1712,7 +1875,7 @@ type HistoryResponse struct {
 
 func (x *HistoryResponse) Reset() {
 	*x = HistoryResponse{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[20]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1724,7 +1887,7 @@ func (x *HistoryResponse) String() string {
 func (*HistoryResponse) ProtoMessage() {}
 
 func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[20]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1737,7 +1900,7 @@ func (x *HistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HistoryResponse.ProtoReflect.Descriptor instead.
 func (*HistoryResponse) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{20}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *HistoryResponse) GetRecords() []*Record {
@@ -1759,7 +1922,7 @@ type TimelineRequest struct {
 
 func (x *TimelineRequest) Reset() {
 	*x = TimelineRequest{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[21]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1771,7 +1934,7 @@ func (x *TimelineRequest) String() string {
 func (*TimelineRequest) ProtoMessage() {}
 
 func (x *TimelineRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[21]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1784,7 +1947,7 @@ func (x *TimelineRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TimelineRequest.ProtoReflect.Descriptor instead.
 func (*TimelineRequest) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{21}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *TimelineRequest) GetKey() string {
@@ -1818,7 +1981,7 @@ type TimelineEntry struct {
 
 func (x *TimelineEntry) Reset() {
 	*x = TimelineEntry{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[22]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1830,7 +1993,7 @@ func (x *TimelineEntry) String() string {
 func (*TimelineEntry) ProtoMessage() {}
 
 func (x *TimelineEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[22]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1843,7 +2006,7 @@ func (x *TimelineEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TimelineEntry.ProtoReflect.Descriptor instead.
 func (*TimelineEntry) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{22}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *TimelineEntry) GetSeq() uint64 {
@@ -1917,7 +2080,7 @@ type Dependency struct {
 
 func (x *Dependency) Reset() {
 	*x = Dependency{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[23]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1929,7 +2092,7 @@ func (x *Dependency) String() string {
 func (*Dependency) ProtoMessage() {}
 
 func (x *Dependency) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[23]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1942,7 +2105,7 @@ func (x *Dependency) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Dependency.ProtoReflect.Descriptor instead.
 func (*Dependency) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{23}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Dependency) GetLabel() string {
@@ -1982,7 +2145,7 @@ type TimelineResponse struct {
 
 func (x *TimelineResponse) Reset() {
 	*x = TimelineResponse{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[24]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1994,7 +2157,7 @@ func (x *TimelineResponse) String() string {
 func (*TimelineResponse) ProtoMessage() {}
 
 func (x *TimelineResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[24]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2007,7 +2170,7 @@ func (x *TimelineResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TimelineResponse.ProtoReflect.Descriptor instead.
 func (*TimelineResponse) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{24}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *TimelineResponse) GetEntries() []*TimelineEntry {
@@ -2027,7 +2190,7 @@ type ModelsRequest struct {
 
 func (x *ModelsRequest) Reset() {
 	*x = ModelsRequest{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[25]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2039,7 +2202,7 @@ func (x *ModelsRequest) String() string {
 func (*ModelsRequest) ProtoMessage() {}
 
 func (x *ModelsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[25]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2052,7 +2215,7 @@ func (x *ModelsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelsRequest.ProtoReflect.Descriptor instead.
 func (*ModelsRequest) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{25}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ModelsRequest) GetIncludeSchema() bool {
@@ -2073,7 +2236,7 @@ type Field struct {
 
 func (x *Field) Reset() {
 	*x = Field{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[26]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2085,7 +2248,7 @@ func (x *Field) String() string {
 func (*Field) ProtoMessage() {}
 
 func (x *Field) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[26]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2098,7 +2261,7 @@ func (x *Field) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Field.ProtoReflect.Descriptor instead.
 func (*Field) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{26}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *Field) GetName() string {
@@ -2135,7 +2298,7 @@ type Model struct {
 
 func (x *Model) Reset() {
 	*x = Model{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[27]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2147,7 +2310,7 @@ func (x *Model) String() string {
 func (*Model) ProtoMessage() {}
 
 func (x *Model) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[27]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2160,7 +2323,7 @@ func (x *Model) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Model.ProtoReflect.Descriptor instead.
 func (*Model) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{27}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *Model) GetDescriptor_() string {
@@ -2213,7 +2376,7 @@ type ModelsResponse struct {
 
 func (x *ModelsResponse) Reset() {
 	*x = ModelsResponse{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[28]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2225,7 +2388,7 @@ func (x *ModelsResponse) String() string {
 func (*ModelsResponse) ProtoMessage() {}
 
 func (x *ModelsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[28]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2238,7 +2401,7 @@ func (x *ModelsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelsResponse.ProtoReflect.Descriptor instead.
 func (*ModelsResponse) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{28}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ModelsResponse) GetModels() []*Model {
@@ -2272,7 +2435,7 @@ type GraphRequest struct {
 
 func (x *GraphRequest) Reset() {
 	*x = GraphRequest{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[29]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2284,7 +2447,7 @@ func (x *GraphRequest) String() string {
 func (*GraphRequest) ProtoMessage() {}
 
 func (x *GraphRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[29]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2297,7 +2460,7 @@ func (x *GraphRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GraphRequest.ProtoReflect.Descriptor instead.
 func (*GraphRequest) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{29}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *GraphRequest) GetSeq() uint64 {
@@ -2352,7 +2515,7 @@ type GraphFilter struct {
 
 func (x *GraphFilter) Reset() {
 	*x = GraphFilter{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[30]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2364,7 +2527,7 @@ func (x *GraphFilter) String() string {
 func (*GraphFilter) ProtoMessage() {}
 
 func (x *GraphFilter) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[30]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2377,7 +2540,7 @@ func (x *GraphFilter) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GraphFilter.ProtoReflect.Descriptor instead.
 func (*GraphFilter) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{30}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *GraphFilter) GetModel() string {
@@ -2428,7 +2591,7 @@ type GraphSnapshotRequest struct {
 
 func (x *GraphSnapshotRequest) Reset() {
 	*x = GraphSnapshotRequest{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[31]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2440,7 +2603,7 @@ func (x *GraphSnapshotRequest) String() string {
 func (*GraphSnapshotRequest) ProtoMessage() {}
 
 func (x *GraphSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[31]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2453,7 +2616,7 @@ func (x *GraphSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GraphSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*GraphSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{31}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *GraphSnapshotRequest) GetSeq() uint64 {
@@ -2495,7 +2658,7 @@ type GraphNode struct {
 
 func (x *GraphNode) Reset() {
 	*x = GraphNode{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[32]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2507,7 +2670,7 @@ func (x *GraphNode) String() string {
 func (*GraphNode) ProtoMessage() {}
 
 func (x *GraphNode) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[32]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2520,7 +2683,7 @@ func (x *GraphNode) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GraphNode.ProtoReflect.Descriptor instead.
 func (*GraphNode) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{32}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *GraphNode) GetKey() string {
@@ -2599,7 +2762,7 @@ type GraphEdge struct {
 
 func (x *GraphEdge) Reset() {
 	*x = GraphEdge{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[33]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2611,7 +2774,7 @@ func (x *GraphEdge) String() string {
 func (*GraphEdge) ProtoMessage() {}
 
 func (x *GraphEdge) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[33]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2624,7 +2787,7 @@ func (x *GraphEdge) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GraphEdge.ProtoReflect.Descriptor instead.
 func (*GraphEdge) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{33}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *GraphEdge) GetFrom() string {
@@ -2677,7 +2840,7 @@ type GraphSnapshotResponse struct {
 
 func (x *GraphSnapshotResponse) Reset() {
 	*x = GraphSnapshotResponse{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[34]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2689,7 +2852,7 @@ func (x *GraphSnapshotResponse) String() string {
 func (*GraphSnapshotResponse) ProtoMessage() {}
 
 func (x *GraphSnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[34]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2702,7 +2865,7 @@ func (x *GraphSnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GraphSnapshotResponse.ProtoReflect.Descriptor instead.
 func (*GraphSnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{34}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *GraphSnapshotResponse) GetSeq() uint64 {
@@ -2759,7 +2922,7 @@ type PlanRequest struct {
 
 func (x *PlanRequest) Reset() {
 	*x = PlanRequest{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[35]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2771,7 +2934,7 @@ func (x *PlanRequest) String() string {
 func (*PlanRequest) ProtoMessage() {}
 
 func (x *PlanRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[35]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2784,7 +2947,7 @@ func (x *PlanRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanRequest.ProtoReflect.Descriptor instead.
 func (*PlanRequest) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{35}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *PlanRequest) GetValues() []*Value {
@@ -2827,7 +2990,7 @@ type StatsRequest struct {
 
 func (x *StatsRequest) Reset() {
 	*x = StatsRequest{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[36]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2839,7 +3002,7 @@ func (x *StatsRequest) String() string {
 func (*StatsRequest) ProtoMessage() {}
 
 func (x *StatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[36]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2852,7 +3015,7 @@ func (x *StatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsRequest.ProtoReflect.Descriptor instead.
 func (*StatsRequest) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{36}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *StatsRequest) GetPrefix() string {
@@ -2881,7 +3044,7 @@ type StatsResponse struct {
 
 func (x *StatsResponse) Reset() {
 	*x = StatsResponse{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[37]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2893,7 +3056,7 @@ func (x *StatsResponse) String() string {
 func (*StatsResponse) ProtoMessage() {}
 
 func (x *StatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[37]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2906,7 +3069,7 @@ func (x *StatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsResponse.ProtoReflect.Descriptor instead.
 func (*StatsResponse) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{37}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *StatsResponse) GetStates() map[string]uint64 {
@@ -2931,7 +3094,7 @@ type ReadinessRequest struct {
 
 func (x *ReadinessRequest) Reset() {
 	*x = ReadinessRequest{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[38]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2943,7 +3106,7 @@ func (x *ReadinessRequest) String() string {
 func (*ReadinessRequest) ProtoMessage() {}
 
 func (x *ReadinessRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[38]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2956,7 +3119,7 @@ func (x *ReadinessRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadinessRequest.ProtoReflect.Descriptor instead.
 func (*ReadinessRequest) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{38}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{40}
 }
 
 // SourceState is the state of one northbound source.
@@ -2976,7 +3139,7 @@ type SourceState struct {
 
 func (x *SourceState) Reset() {
 	*x = SourceState{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[39]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2988,7 +3151,7 @@ func (x *SourceState) String() string {
 func (*SourceState) ProtoMessage() {}
 
 func (x *SourceState) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[39]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3001,7 +3164,7 @@ func (x *SourceState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SourceState.ProtoReflect.Descriptor instead.
 func (*SourceState) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{39}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *SourceState) GetName() string {
@@ -3050,7 +3213,7 @@ type ReadinessResponse struct {
 
 func (x *ReadinessResponse) Reset() {
 	*x = ReadinessResponse{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[40]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3062,7 +3225,7 @@ func (x *ReadinessResponse) String() string {
 func (*ReadinessResponse) ProtoMessage() {}
 
 func (x *ReadinessResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[40]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3075,7 +3238,7 @@ func (x *ReadinessResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadinessResponse.ProtoReflect.Descriptor instead.
 func (*ReadinessResponse) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{40}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ReadinessResponse) GetReady() bool {
@@ -3100,7 +3263,7 @@ type AgentInfoRequest struct {
 
 func (x *AgentInfoRequest) Reset() {
 	*x = AgentInfoRequest{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[41]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3112,7 +3275,7 @@ func (x *AgentInfoRequest) String() string {
 func (*AgentInfoRequest) ProtoMessage() {}
 
 func (x *AgentInfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[41]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3125,7 +3288,7 @@ func (x *AgentInfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentInfoRequest.ProtoReflect.Descriptor instead.
 func (*AgentInfoRequest) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{41}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{43}
 }
 
 type AgentInfoResponse struct {
@@ -3152,7 +3315,7 @@ type AgentInfoResponse struct {
 
 func (x *AgentInfoResponse) Reset() {
 	*x = AgentInfoResponse{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[42]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3164,7 +3327,7 @@ func (x *AgentInfoResponse) String() string {
 func (*AgentInfoResponse) ProtoMessage() {}
 
 func (x *AgentInfoResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[42]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3177,7 +3340,7 @@ func (x *AgentInfoResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentInfoResponse.ProtoReflect.Descriptor instead.
 func (*AgentInfoResponse) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{42}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *AgentInfoResponse) GetName() string {
@@ -3235,7 +3398,7 @@ type DownstreamResyncRequest struct {
 
 func (x *DownstreamResyncRequest) Reset() {
 	*x = DownstreamResyncRequest{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[43]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3247,7 +3410,7 @@ func (x *DownstreamResyncRequest) String() string {
 func (*DownstreamResyncRequest) ProtoMessage() {}
 
 func (x *DownstreamResyncRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[43]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3260,7 +3423,7 @@ func (x *DownstreamResyncRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DownstreamResyncRequest.ProtoReflect.Descriptor instead.
 func (*DownstreamResyncRequest) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{43}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *DownstreamResyncRequest) GetRetry() bool {
@@ -3299,7 +3462,7 @@ type DownstreamResyncResponse struct {
 
 func (x *DownstreamResyncResponse) Reset() {
 	*x = DownstreamResyncResponse{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[44]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3311,7 +3474,7 @@ func (x *DownstreamResyncResponse) String() string {
 func (*DownstreamResyncResponse) ProtoMessage() {}
 
 func (x *DownstreamResyncResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[44]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3324,7 +3487,7 @@ func (x *DownstreamResyncResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DownstreamResyncResponse.ProtoReflect.Descriptor instead.
 func (*DownstreamResyncResponse) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{44}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *DownstreamResyncResponse) GetSeq() uint64 {
@@ -3366,7 +3529,7 @@ type SetLogLevelRequest struct {
 
 func (x *SetLogLevelRequest) Reset() {
 	*x = SetLogLevelRequest{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[45]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3378,7 +3541,7 @@ func (x *SetLogLevelRequest) String() string {
 func (*SetLogLevelRequest) ProtoMessage() {}
 
 func (x *SetLogLevelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[45]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3391,7 +3554,7 @@ func (x *SetLogLevelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetLogLevelRequest.ProtoReflect.Descriptor instead.
 func (*SetLogLevelRequest) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{45}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *SetLogLevelRequest) GetLevel() string {
@@ -3412,7 +3575,7 @@ type SetLogLevelResponse struct {
 
 func (x *SetLogLevelResponse) Reset() {
 	*x = SetLogLevelResponse{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[46]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3424,7 +3587,7 @@ func (x *SetLogLevelResponse) String() string {
 func (*SetLogLevelResponse) ProtoMessage() {}
 
 func (x *SetLogLevelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[46]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3437,7 +3600,7 @@ func (x *SetLogLevelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetLogLevelResponse.ProtoReflect.Descriptor instead.
 func (*SetLogLevelResponse) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{46}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *SetLogLevelResponse) GetLevel() string {
@@ -3466,7 +3629,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[47]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3478,7 +3641,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[47]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3491,7 +3654,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{47}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *WatchRequest) GetPrefix() string {
@@ -3521,7 +3684,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[48]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3533,7 +3696,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[48]
+	mi := &file_kvdescriptor_api_v1_api_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3546,7 +3709,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{48}
+	return file_kvdescriptor_api_v1_api_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *WatchResponse) GetEvent() isWatchResponse_Event {
@@ -3658,7 +3821,7 @@ const file_kvdescriptor_api_v1_api_proto_rawDesc = "" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\"Q\n" +
 	"\x12RollbackToResponse\x12;\n" +
-	"\x06result\x18\x01 \x01(\v2#.kvdescriptor.api.v1.CommitResponseR\x06result\"\xab\x03\n" +
+	"\x06result\x18\x01 \x01(\v2#.kvdescriptor.api.v1.CommitResponseR\x06result\"\xdd\x03\n" +
 	"\vValueStatus\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x1e\n" +
 	"\n" +
@@ -3680,7 +3843,19 @@ const file_kvdescriptor_api_v1_api_proto_rawDesc = "" +
 	"overridden\x12\x10\n" +
 	"\x03seq\x18\r \x01(\x04R\x03seq\x12\x12\n" +
 	"\x04base\x18\x0e \x01(\tR\x04base\x12\x18\n" +
-	"\aderived\x18\x0f \x03(\tR\aderived\"o\n" +
+	"\aderived\x18\x0f \x03(\tR\aderived\x120\n" +
+	"\x05drift\x18\x10 \x01(\v2\x1a.kvdescriptor.api.v1.DriftR\x05drift\"\xfe\x01\n" +
+	"\x05Drift\x12\x18\n" +
+	"\amissing\x18\x01 \x01(\bR\amissing\x122\n" +
+	"\x04diff\x18\x02 \x03(\v2\x1e.kvdescriptor.api.v1.FieldDiffR\x04diff\x12\x16\n" +
+	"\x06policy\x18\x03 \x01(\tR\x06policy\x12\x18\n" +
+	"\arepairs\x18\x04 \x01(\x05R\arepairs\x12?\n" +
+	"\rbackoff_until\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\fbackoffUntil\x124\n" +
+	"\anoticed\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\anoticed\"I\n" +
+	"\tFieldDiff\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
+	"\x04want\x18\x02 \x01(\tR\x04want\x12\x14\n" +
+	"\x05found\x18\x03 \x01(\tR\x05found\"o\n" +
 	"\rStatusRequest\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x16\n" +
 	"\x06prefix\x18\x02 \x01(\tR\x06prefix\x12\x1e\n" +
@@ -3918,7 +4093,7 @@ func file_kvdescriptor_api_v1_api_proto_rawDescGZIP() []byte {
 }
 
 var file_kvdescriptor_api_v1_api_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_kvdescriptor_api_v1_api_proto_msgTypes = make([]protoimpl.MessageInfo, 51)
+var file_kvdescriptor_api_v1_api_proto_msgTypes = make([]protoimpl.MessageInfo, 53)
 var file_kvdescriptor_api_v1_api_proto_goTypes = []any{
 	(ResyncKind)(0),                        // 0: kvdescriptor.api.v1.ResyncKind
 	(View)(0),                              // 1: kvdescriptor.api.v1.View
@@ -3936,147 +4111,153 @@ var file_kvdescriptor_api_v1_api_proto_goTypes = []any{
 	(*RollbackToRequest)(nil),              // 13: kvdescriptor.api.v1.RollbackToRequest
 	(*RollbackToResponse)(nil),             // 14: kvdescriptor.api.v1.RollbackToResponse
 	(*ValueStatus)(nil),                    // 15: kvdescriptor.api.v1.ValueStatus
-	(*StatusRequest)(nil),                  // 16: kvdescriptor.api.v1.StatusRequest
-	(*StatusResponse)(nil),                 // 17: kvdescriptor.api.v1.StatusResponse
-	(*DumpRequest)(nil),                    // 18: kvdescriptor.api.v1.DumpRequest
-	(*DumpItem)(nil),                       // 19: kvdescriptor.api.v1.DumpItem
-	(*DumpResponse)(nil),                   // 20: kvdescriptor.api.v1.DumpResponse
-	(*HistoryRequest)(nil),                 // 21: kvdescriptor.api.v1.HistoryRequest
-	(*Record)(nil),                         // 22: kvdescriptor.api.v1.Record
-	(*HistoryResponse)(nil),                // 23: kvdescriptor.api.v1.HistoryResponse
-	(*TimelineRequest)(nil),                // 24: kvdescriptor.api.v1.TimelineRequest
-	(*TimelineEntry)(nil),                  // 25: kvdescriptor.api.v1.TimelineEntry
-	(*Dependency)(nil),                     // 26: kvdescriptor.api.v1.Dependency
-	(*TimelineResponse)(nil),               // 27: kvdescriptor.api.v1.TimelineResponse
-	(*ModelsRequest)(nil),                  // 28: kvdescriptor.api.v1.ModelsRequest
-	(*Field)(nil),                          // 29: kvdescriptor.api.v1.Field
-	(*Model)(nil),                          // 30: kvdescriptor.api.v1.Model
-	(*ModelsResponse)(nil),                 // 31: kvdescriptor.api.v1.ModelsResponse
-	(*GraphRequest)(nil),                   // 32: kvdescriptor.api.v1.GraphRequest
-	(*GraphFilter)(nil),                    // 33: kvdescriptor.api.v1.GraphFilter
-	(*GraphSnapshotRequest)(nil),           // 34: kvdescriptor.api.v1.GraphSnapshotRequest
-	(*GraphNode)(nil),                      // 35: kvdescriptor.api.v1.GraphNode
-	(*GraphEdge)(nil),                      // 36: kvdescriptor.api.v1.GraphEdge
-	(*GraphSnapshotResponse)(nil),          // 37: kvdescriptor.api.v1.GraphSnapshotResponse
-	(*PlanRequest)(nil),                    // 38: kvdescriptor.api.v1.PlanRequest
-	(*StatsRequest)(nil),                   // 39: kvdescriptor.api.v1.StatsRequest
-	(*StatsResponse)(nil),                  // 40: kvdescriptor.api.v1.StatsResponse
-	(*ReadinessRequest)(nil),               // 41: kvdescriptor.api.v1.ReadinessRequest
-	(*SourceState)(nil),                    // 42: kvdescriptor.api.v1.SourceState
-	(*ReadinessResponse)(nil),              // 43: kvdescriptor.api.v1.ReadinessResponse
-	(*AgentInfoRequest)(nil),               // 44: kvdescriptor.api.v1.AgentInfoRequest
-	(*AgentInfoResponse)(nil),              // 45: kvdescriptor.api.v1.AgentInfoResponse
-	(*DownstreamResyncRequest)(nil),        // 46: kvdescriptor.api.v1.DownstreamResyncRequest
-	(*DownstreamResyncResponse)(nil),       // 47: kvdescriptor.api.v1.DownstreamResyncResponse
-	(*SetLogLevelRequest)(nil),             // 48: kvdescriptor.api.v1.SetLogLevelRequest
-	(*SetLogLevelResponse)(nil),            // 49: kvdescriptor.api.v1.SetLogLevelResponse
-	(*WatchRequest)(nil),                   // 50: kvdescriptor.api.v1.WatchRequest
-	(*WatchResponse)(nil),                  // 51: kvdescriptor.api.v1.WatchResponse
-	nil,                                    // 52: kvdescriptor.api.v1.StatsResponse.StatesEntry
-	nil,                                    // 53: kvdescriptor.api.v1.StatsResponse.FlagsEntry
-	(*anypb.Any)(nil),                      // 54: google.protobuf.Any
-	(*durationpb.Duration)(nil),            // 55: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil),          // 56: google.protobuf.Timestamp
-	(*descriptorpb.FileDescriptorSet)(nil), // 57: google.protobuf.FileDescriptorSet
-	(*httpbody.HttpBody)(nil),              // 58: google.api.HttpBody
+	(*Drift)(nil),                          // 16: kvdescriptor.api.v1.Drift
+	(*FieldDiff)(nil),                      // 17: kvdescriptor.api.v1.FieldDiff
+	(*StatusRequest)(nil),                  // 18: kvdescriptor.api.v1.StatusRequest
+	(*StatusResponse)(nil),                 // 19: kvdescriptor.api.v1.StatusResponse
+	(*DumpRequest)(nil),                    // 20: kvdescriptor.api.v1.DumpRequest
+	(*DumpItem)(nil),                       // 21: kvdescriptor.api.v1.DumpItem
+	(*DumpResponse)(nil),                   // 22: kvdescriptor.api.v1.DumpResponse
+	(*HistoryRequest)(nil),                 // 23: kvdescriptor.api.v1.HistoryRequest
+	(*Record)(nil),                         // 24: kvdescriptor.api.v1.Record
+	(*HistoryResponse)(nil),                // 25: kvdescriptor.api.v1.HistoryResponse
+	(*TimelineRequest)(nil),                // 26: kvdescriptor.api.v1.TimelineRequest
+	(*TimelineEntry)(nil),                  // 27: kvdescriptor.api.v1.TimelineEntry
+	(*Dependency)(nil),                     // 28: kvdescriptor.api.v1.Dependency
+	(*TimelineResponse)(nil),               // 29: kvdescriptor.api.v1.TimelineResponse
+	(*ModelsRequest)(nil),                  // 30: kvdescriptor.api.v1.ModelsRequest
+	(*Field)(nil),                          // 31: kvdescriptor.api.v1.Field
+	(*Model)(nil),                          // 32: kvdescriptor.api.v1.Model
+	(*ModelsResponse)(nil),                 // 33: kvdescriptor.api.v1.ModelsResponse
+	(*GraphRequest)(nil),                   // 34: kvdescriptor.api.v1.GraphRequest
+	(*GraphFilter)(nil),                    // 35: kvdescriptor.api.v1.GraphFilter
+	(*GraphSnapshotRequest)(nil),           // 36: kvdescriptor.api.v1.GraphSnapshotRequest
+	(*GraphNode)(nil),                      // 37: kvdescriptor.api.v1.GraphNode
+	(*GraphEdge)(nil),                      // 38: kvdescriptor.api.v1.GraphEdge
+	(*GraphSnapshotResponse)(nil),          // 39: kvdescriptor.api.v1.GraphSnapshotResponse
+	(*PlanRequest)(nil),                    // 40: kvdescriptor.api.v1.PlanRequest
+	(*StatsRequest)(nil),                   // 41: kvdescriptor.api.v1.StatsRequest
+	(*StatsResponse)(nil),                  // 42: kvdescriptor.api.v1.StatsResponse
+	(*ReadinessRequest)(nil),               // 43: kvdescriptor.api.v1.ReadinessRequest
+	(*SourceState)(nil),                    // 44: kvdescriptor.api.v1.SourceState
+	(*ReadinessResponse)(nil),              // 45: kvdescriptor.api.v1.ReadinessResponse
+	(*AgentInfoRequest)(nil),               // 46: kvdescriptor.api.v1.AgentInfoRequest
+	(*AgentInfoResponse)(nil),              // 47: kvdescriptor.api.v1.AgentInfoResponse
+	(*DownstreamResyncRequest)(nil),        // 48: kvdescriptor.api.v1.DownstreamResyncRequest
+	(*DownstreamResyncResponse)(nil),       // 49: kvdescriptor.api.v1.DownstreamResyncResponse
+	(*SetLogLevelRequest)(nil),             // 50: kvdescriptor.api.v1.SetLogLevelRequest
+	(*SetLogLevelResponse)(nil),            // 51: kvdescriptor.api.v1.SetLogLevelResponse
+	(*WatchRequest)(nil),                   // 52: kvdescriptor.api.v1.WatchRequest
+	(*WatchResponse)(nil),                  // 53: kvdescriptor.api.v1.WatchResponse
+	nil,                                    // 54: kvdescriptor.api.v1.StatsResponse.StatesEntry
+	nil,                                    // 55: kvdescriptor.api.v1.StatsResponse.FlagsEntry
+	(*anypb.Any)(nil),                      // 56: google.protobuf.Any
+	(*durationpb.Duration)(nil),            // 57: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil),          // 58: google.protobuf.Timestamp
+	(*descriptorpb.FileDescriptorSet)(nil), // 59: google.protobuf.FileDescriptorSet
+	(*httpbody.HttpBody)(nil),              // 60: google.api.HttpBody
 }
 var file_kvdescriptor_api_v1_api_proto_depIdxs = []int32{
-	54, // 0: kvdescriptor.api.v1.Value.any:type_name -> google.protobuf.Any
-	55, // 1: kvdescriptor.api.v1.RetryPolicy.period:type_name -> google.protobuf.Duration
-	55, // 2: kvdescriptor.api.v1.RetryPolicy.max_period:type_name -> google.protobuf.Duration
+	56, // 0: kvdescriptor.api.v1.Value.any:type_name -> google.protobuf.Any
+	57, // 1: kvdescriptor.api.v1.RetryPolicy.period:type_name -> google.protobuf.Duration
+	57, // 2: kvdescriptor.api.v1.RetryPolicy.max_period:type_name -> google.protobuf.Duration
 	3,  // 3: kvdescriptor.api.v1.CommitRequest.values:type_name -> kvdescriptor.api.v1.Value
 	4,  // 4: kvdescriptor.api.v1.CommitRequest.retry:type_name -> kvdescriptor.api.v1.RetryPolicy
-	55, // 5: kvdescriptor.api.v1.CommitRequest.wait_timeout:type_name -> google.protobuf.Duration
+	57, // 5: kvdescriptor.api.v1.CommitRequest.wait_timeout:type_name -> google.protobuf.Duration
 	0,  // 6: kvdescriptor.api.v1.CommitRequest.resync:type_name -> kvdescriptor.api.v1.ResyncKind
-	55, // 7: kvdescriptor.api.v1.CommitRequest.confirm_within:type_name -> google.protobuf.Duration
-	54, // 8: kvdescriptor.api.v1.Op.value:type_name -> google.protobuf.Any
-	54, // 9: kvdescriptor.api.v1.Op.prev_value:type_name -> google.protobuf.Any
+	57, // 7: kvdescriptor.api.v1.CommitRequest.confirm_within:type_name -> google.protobuf.Duration
+	56, // 8: kvdescriptor.api.v1.Op.value:type_name -> google.protobuf.Any
+	56, // 9: kvdescriptor.api.v1.Op.prev_value:type_name -> google.protobuf.Any
 	6,  // 10: kvdescriptor.api.v1.CommitResponse.planned:type_name -> kvdescriptor.api.v1.Op
 	6,  // 11: kvdescriptor.api.v1.CommitResponse.executed:type_name -> kvdescriptor.api.v1.Op
 	7,  // 12: kvdescriptor.api.v1.CommitResponse.outcomes:type_name -> kvdescriptor.api.v1.Outcome
-	56, // 13: kvdescriptor.api.v1.CommitResponse.confirm_deadline:type_name -> google.protobuf.Timestamp
+	58, // 13: kvdescriptor.api.v1.CommitResponse.confirm_deadline:type_name -> google.protobuf.Timestamp
 	8,  // 14: kvdescriptor.api.v1.RollbackToResponse.result:type_name -> kvdescriptor.api.v1.CommitResponse
-	54, // 15: kvdescriptor.api.v1.ValueStatus.value:type_name -> google.protobuf.Any
-	54, // 16: kvdescriptor.api.v1.ValueStatus.applied:type_name -> google.protobuf.Any
-	15, // 17: kvdescriptor.api.v1.StatusResponse.statuses:type_name -> kvdescriptor.api.v1.ValueStatus
-	1,  // 18: kvdescriptor.api.v1.DumpRequest.view:type_name -> kvdescriptor.api.v1.View
-	54, // 19: kvdescriptor.api.v1.DumpItem.value:type_name -> google.protobuf.Any
-	19, // 20: kvdescriptor.api.v1.DumpResponse.items:type_name -> kvdescriptor.api.v1.DumpItem
-	56, // 21: kvdescriptor.api.v1.HistoryRequest.since:type_name -> google.protobuf.Timestamp
-	56, // 22: kvdescriptor.api.v1.HistoryRequest.until:type_name -> google.protobuf.Timestamp
-	6,  // 23: kvdescriptor.api.v1.Record.planned:type_name -> kvdescriptor.api.v1.Op
-	6,  // 24: kvdescriptor.api.v1.Record.executed:type_name -> kvdescriptor.api.v1.Op
-	56, // 25: kvdescriptor.api.v1.Record.start:type_name -> google.protobuf.Timestamp
-	56, // 26: kvdescriptor.api.v1.Record.end:type_name -> google.protobuf.Timestamp
-	3,  // 27: kvdescriptor.api.v1.Record.values:type_name -> kvdescriptor.api.v1.Value
-	22, // 28: kvdescriptor.api.v1.HistoryResponse.records:type_name -> kvdescriptor.api.v1.Record
-	56, // 29: kvdescriptor.api.v1.TimelineRequest.time:type_name -> google.protobuf.Timestamp
-	56, // 30: kvdescriptor.api.v1.TimelineEntry.time:type_name -> google.protobuf.Timestamp
-	54, // 31: kvdescriptor.api.v1.TimelineEntry.value:type_name -> google.protobuf.Any
-	26, // 32: kvdescriptor.api.v1.TimelineEntry.dependencies:type_name -> kvdescriptor.api.v1.Dependency
-	25, // 33: kvdescriptor.api.v1.TimelineResponse.entries:type_name -> kvdescriptor.api.v1.TimelineEntry
-	29, // 34: kvdescriptor.api.v1.Model.fields:type_name -> kvdescriptor.api.v1.Field
-	30, // 35: kvdescriptor.api.v1.ModelsResponse.models:type_name -> kvdescriptor.api.v1.Model
-	57, // 36: kvdescriptor.api.v1.ModelsResponse.schema:type_name -> google.protobuf.FileDescriptorSet
-	2,  // 37: kvdescriptor.api.v1.GraphRequest.format:type_name -> kvdescriptor.api.v1.GraphFormat
-	56, // 38: kvdescriptor.api.v1.GraphRequest.time:type_name -> google.protobuf.Timestamp
-	33, // 39: kvdescriptor.api.v1.GraphRequest.filter:type_name -> kvdescriptor.api.v1.GraphFilter
-	56, // 40: kvdescriptor.api.v1.GraphSnapshotRequest.time:type_name -> google.protobuf.Timestamp
-	33, // 41: kvdescriptor.api.v1.GraphSnapshotRequest.filter:type_name -> kvdescriptor.api.v1.GraphFilter
-	54, // 42: kvdescriptor.api.v1.GraphNode.value:type_name -> google.protobuf.Any
-	56, // 43: kvdescriptor.api.v1.GraphSnapshotResponse.time:type_name -> google.protobuf.Timestamp
-	35, // 44: kvdescriptor.api.v1.GraphSnapshotResponse.nodes:type_name -> kvdescriptor.api.v1.GraphNode
-	36, // 45: kvdescriptor.api.v1.GraphSnapshotResponse.edges:type_name -> kvdescriptor.api.v1.GraphEdge
-	3,  // 46: kvdescriptor.api.v1.PlanRequest.values:type_name -> kvdescriptor.api.v1.Value
-	58, // 47: kvdescriptor.api.v1.PlanRequest.file:type_name -> google.api.HttpBody
-	52, // 48: kvdescriptor.api.v1.StatsResponse.states:type_name -> kvdescriptor.api.v1.StatsResponse.StatesEntry
-	53, // 49: kvdescriptor.api.v1.StatsResponse.flags:type_name -> kvdescriptor.api.v1.StatsResponse.FlagsEntry
-	56, // 50: kvdescriptor.api.v1.SourceState.last_update:type_name -> google.protobuf.Timestamp
-	42, // 51: kvdescriptor.api.v1.ReadinessResponse.sources:type_name -> kvdescriptor.api.v1.SourceState
-	56, // 52: kvdescriptor.api.v1.AgentInfoResponse.start_time:type_name -> google.protobuf.Timestamp
-	6,  // 53: kvdescriptor.api.v1.DownstreamResyncResponse.executed:type_name -> kvdescriptor.api.v1.Op
-	15, // 54: kvdescriptor.api.v1.WatchResponse.status:type_name -> kvdescriptor.api.v1.ValueStatus
-	5,  // 55: kvdescriptor.api.v1.AgentService.Commit:input_type -> kvdescriptor.api.v1.CommitRequest
-	9,  // 56: kvdescriptor.api.v1.AgentService.Confirm:input_type -> kvdescriptor.api.v1.ConfirmRequest
-	11, // 57: kvdescriptor.api.v1.AgentService.Cancel:input_type -> kvdescriptor.api.v1.CancelRequest
-	13, // 58: kvdescriptor.api.v1.AgentService.RollbackTo:input_type -> kvdescriptor.api.v1.RollbackToRequest
-	38, // 59: kvdescriptor.api.v1.AgentService.Plan:input_type -> kvdescriptor.api.v1.PlanRequest
-	16, // 60: kvdescriptor.api.v1.AgentService.Status:input_type -> kvdescriptor.api.v1.StatusRequest
-	18, // 61: kvdescriptor.api.v1.AgentService.Dump:input_type -> kvdescriptor.api.v1.DumpRequest
-	21, // 62: kvdescriptor.api.v1.AgentService.History:input_type -> kvdescriptor.api.v1.HistoryRequest
-	24, // 63: kvdescriptor.api.v1.AgentService.Timeline:input_type -> kvdescriptor.api.v1.TimelineRequest
-	28, // 64: kvdescriptor.api.v1.AgentService.Models:input_type -> kvdescriptor.api.v1.ModelsRequest
-	32, // 65: kvdescriptor.api.v1.AgentService.Graph:input_type -> kvdescriptor.api.v1.GraphRequest
-	34, // 66: kvdescriptor.api.v1.AgentService.GraphSnapshot:input_type -> kvdescriptor.api.v1.GraphSnapshotRequest
-	39, // 67: kvdescriptor.api.v1.AgentService.Stats:input_type -> kvdescriptor.api.v1.StatsRequest
-	41, // 68: kvdescriptor.api.v1.AgentService.Readiness:input_type -> kvdescriptor.api.v1.ReadinessRequest
-	44, // 69: kvdescriptor.api.v1.AgentService.AgentInfo:input_type -> kvdescriptor.api.v1.AgentInfoRequest
-	46, // 70: kvdescriptor.api.v1.AgentService.DownstreamResync:input_type -> kvdescriptor.api.v1.DownstreamResyncRequest
-	48, // 71: kvdescriptor.api.v1.AgentService.SetLogLevel:input_type -> kvdescriptor.api.v1.SetLogLevelRequest
-	50, // 72: kvdescriptor.api.v1.AgentService.Watch:input_type -> kvdescriptor.api.v1.WatchRequest
-	8,  // 73: kvdescriptor.api.v1.AgentService.Commit:output_type -> kvdescriptor.api.v1.CommitResponse
-	10, // 74: kvdescriptor.api.v1.AgentService.Confirm:output_type -> kvdescriptor.api.v1.ConfirmResponse
-	12, // 75: kvdescriptor.api.v1.AgentService.Cancel:output_type -> kvdescriptor.api.v1.CancelResponse
-	14, // 76: kvdescriptor.api.v1.AgentService.RollbackTo:output_type -> kvdescriptor.api.v1.RollbackToResponse
-	8,  // 77: kvdescriptor.api.v1.AgentService.Plan:output_type -> kvdescriptor.api.v1.CommitResponse
-	17, // 78: kvdescriptor.api.v1.AgentService.Status:output_type -> kvdescriptor.api.v1.StatusResponse
-	20, // 79: kvdescriptor.api.v1.AgentService.Dump:output_type -> kvdescriptor.api.v1.DumpResponse
-	23, // 80: kvdescriptor.api.v1.AgentService.History:output_type -> kvdescriptor.api.v1.HistoryResponse
-	27, // 81: kvdescriptor.api.v1.AgentService.Timeline:output_type -> kvdescriptor.api.v1.TimelineResponse
-	31, // 82: kvdescriptor.api.v1.AgentService.Models:output_type -> kvdescriptor.api.v1.ModelsResponse
-	58, // 83: kvdescriptor.api.v1.AgentService.Graph:output_type -> google.api.HttpBody
-	37, // 84: kvdescriptor.api.v1.AgentService.GraphSnapshot:output_type -> kvdescriptor.api.v1.GraphSnapshotResponse
-	40, // 85: kvdescriptor.api.v1.AgentService.Stats:output_type -> kvdescriptor.api.v1.StatsResponse
-	43, // 86: kvdescriptor.api.v1.AgentService.Readiness:output_type -> kvdescriptor.api.v1.ReadinessResponse
-	45, // 87: kvdescriptor.api.v1.AgentService.AgentInfo:output_type -> kvdescriptor.api.v1.AgentInfoResponse
-	47, // 88: kvdescriptor.api.v1.AgentService.DownstreamResync:output_type -> kvdescriptor.api.v1.DownstreamResyncResponse
-	49, // 89: kvdescriptor.api.v1.AgentService.SetLogLevel:output_type -> kvdescriptor.api.v1.SetLogLevelResponse
-	51, // 90: kvdescriptor.api.v1.AgentService.Watch:output_type -> kvdescriptor.api.v1.WatchResponse
-	73, // [73:91] is the sub-list for method output_type
-	55, // [55:73] is the sub-list for method input_type
-	55, // [55:55] is the sub-list for extension type_name
-	55, // [55:55] is the sub-list for extension extendee
-	0,  // [0:55] is the sub-list for field type_name
+	56, // 15: kvdescriptor.api.v1.ValueStatus.value:type_name -> google.protobuf.Any
+	56, // 16: kvdescriptor.api.v1.ValueStatus.applied:type_name -> google.protobuf.Any
+	16, // 17: kvdescriptor.api.v1.ValueStatus.drift:type_name -> kvdescriptor.api.v1.Drift
+	17, // 18: kvdescriptor.api.v1.Drift.diff:type_name -> kvdescriptor.api.v1.FieldDiff
+	58, // 19: kvdescriptor.api.v1.Drift.backoff_until:type_name -> google.protobuf.Timestamp
+	58, // 20: kvdescriptor.api.v1.Drift.noticed:type_name -> google.protobuf.Timestamp
+	15, // 21: kvdescriptor.api.v1.StatusResponse.statuses:type_name -> kvdescriptor.api.v1.ValueStatus
+	1,  // 22: kvdescriptor.api.v1.DumpRequest.view:type_name -> kvdescriptor.api.v1.View
+	56, // 23: kvdescriptor.api.v1.DumpItem.value:type_name -> google.protobuf.Any
+	21, // 24: kvdescriptor.api.v1.DumpResponse.items:type_name -> kvdescriptor.api.v1.DumpItem
+	58, // 25: kvdescriptor.api.v1.HistoryRequest.since:type_name -> google.protobuf.Timestamp
+	58, // 26: kvdescriptor.api.v1.HistoryRequest.until:type_name -> google.protobuf.Timestamp
+	6,  // 27: kvdescriptor.api.v1.Record.planned:type_name -> kvdescriptor.api.v1.Op
+	6,  // 28: kvdescriptor.api.v1.Record.executed:type_name -> kvdescriptor.api.v1.Op
+	58, // 29: kvdescriptor.api.v1.Record.start:type_name -> google.protobuf.Timestamp
+	58, // 30: kvdescriptor.api.v1.Record.end:type_name -> google.protobuf.Timestamp
+	3,  // 31: kvdescriptor.api.v1.Record.values:type_name -> kvdescriptor.api.v1.Value
+	24, // 32: kvdescriptor.api.v1.HistoryResponse.records:type_name -> kvdescriptor.api.v1.Record
+	58, // 33: kvdescriptor.api.v1.TimelineRequest.time:type_name -> google.protobuf.Timestamp
+	58, // 34: kvdescriptor.api.v1.TimelineEntry.time:type_name -> google.protobuf.Timestamp
+	56, // 35: kvdescriptor.api.v1.TimelineEntry.value:type_name -> google.protobuf.Any
+	28, // 36: kvdescriptor.api.v1.TimelineEntry.dependencies:type_name -> kvdescriptor.api.v1.Dependency
+	27, // 37: kvdescriptor.api.v1.TimelineResponse.entries:type_name -> kvdescriptor.api.v1.TimelineEntry
+	31, // 38: kvdescriptor.api.v1.Model.fields:type_name -> kvdescriptor.api.v1.Field
+	32, // 39: kvdescriptor.api.v1.ModelsResponse.models:type_name -> kvdescriptor.api.v1.Model
+	59, // 40: kvdescriptor.api.v1.ModelsResponse.schema:type_name -> google.protobuf.FileDescriptorSet
+	2,  // 41: kvdescriptor.api.v1.GraphRequest.format:type_name -> kvdescriptor.api.v1.GraphFormat
+	58, // 42: kvdescriptor.api.v1.GraphRequest.time:type_name -> google.protobuf.Timestamp
+	35, // 43: kvdescriptor.api.v1.GraphRequest.filter:type_name -> kvdescriptor.api.v1.GraphFilter
+	58, // 44: kvdescriptor.api.v1.GraphSnapshotRequest.time:type_name -> google.protobuf.Timestamp
+	35, // 45: kvdescriptor.api.v1.GraphSnapshotRequest.filter:type_name -> kvdescriptor.api.v1.GraphFilter
+	56, // 46: kvdescriptor.api.v1.GraphNode.value:type_name -> google.protobuf.Any
+	58, // 47: kvdescriptor.api.v1.GraphSnapshotResponse.time:type_name -> google.protobuf.Timestamp
+	37, // 48: kvdescriptor.api.v1.GraphSnapshotResponse.nodes:type_name -> kvdescriptor.api.v1.GraphNode
+	38, // 49: kvdescriptor.api.v1.GraphSnapshotResponse.edges:type_name -> kvdescriptor.api.v1.GraphEdge
+	3,  // 50: kvdescriptor.api.v1.PlanRequest.values:type_name -> kvdescriptor.api.v1.Value
+	60, // 51: kvdescriptor.api.v1.PlanRequest.file:type_name -> google.api.HttpBody
+	54, // 52: kvdescriptor.api.v1.StatsResponse.states:type_name -> kvdescriptor.api.v1.StatsResponse.StatesEntry
+	55, // 53: kvdescriptor.api.v1.StatsResponse.flags:type_name -> kvdescriptor.api.v1.StatsResponse.FlagsEntry
+	58, // 54: kvdescriptor.api.v1.SourceState.last_update:type_name -> google.protobuf.Timestamp
+	44, // 55: kvdescriptor.api.v1.ReadinessResponse.sources:type_name -> kvdescriptor.api.v1.SourceState
+	58, // 56: kvdescriptor.api.v1.AgentInfoResponse.start_time:type_name -> google.protobuf.Timestamp
+	6,  // 57: kvdescriptor.api.v1.DownstreamResyncResponse.executed:type_name -> kvdescriptor.api.v1.Op
+	15, // 58: kvdescriptor.api.v1.WatchResponse.status:type_name -> kvdescriptor.api.v1.ValueStatus
+	5,  // 59: kvdescriptor.api.v1.AgentService.Commit:input_type -> kvdescriptor.api.v1.CommitRequest
+	9,  // 60: kvdescriptor.api.v1.AgentService.Confirm:input_type -> kvdescriptor.api.v1.ConfirmRequest
+	11, // 61: kvdescriptor.api.v1.AgentService.Cancel:input_type -> kvdescriptor.api.v1.CancelRequest
+	13, // 62: kvdescriptor.api.v1.AgentService.RollbackTo:input_type -> kvdescriptor.api.v1.RollbackToRequest
+	40, // 63: kvdescriptor.api.v1.AgentService.Plan:input_type -> kvdescriptor.api.v1.PlanRequest
+	18, // 64: kvdescriptor.api.v1.AgentService.Status:input_type -> kvdescriptor.api.v1.StatusRequest
+	20, // 65: kvdescriptor.api.v1.AgentService.Dump:input_type -> kvdescriptor.api.v1.DumpRequest
+	23, // 66: kvdescriptor.api.v1.AgentService.History:input_type -> kvdescriptor.api.v1.HistoryRequest
+	26, // 67: kvdescriptor.api.v1.AgentService.Timeline:input_type -> kvdescriptor.api.v1.TimelineRequest
+	30, // 68: kvdescriptor.api.v1.AgentService.Models:input_type -> kvdescriptor.api.v1.ModelsRequest
+	34, // 69: kvdescriptor.api.v1.AgentService.Graph:input_type -> kvdescriptor.api.v1.GraphRequest
+	36, // 70: kvdescriptor.api.v1.AgentService.GraphSnapshot:input_type -> kvdescriptor.api.v1.GraphSnapshotRequest
+	41, // 71: kvdescriptor.api.v1.AgentService.Stats:input_type -> kvdescriptor.api.v1.StatsRequest
+	43, // 72: kvdescriptor.api.v1.AgentService.Readiness:input_type -> kvdescriptor.api.v1.ReadinessRequest
+	46, // 73: kvdescriptor.api.v1.AgentService.AgentInfo:input_type -> kvdescriptor.api.v1.AgentInfoRequest
+	48, // 74: kvdescriptor.api.v1.AgentService.DownstreamResync:input_type -> kvdescriptor.api.v1.DownstreamResyncRequest
+	50, // 75: kvdescriptor.api.v1.AgentService.SetLogLevel:input_type -> kvdescriptor.api.v1.SetLogLevelRequest
+	52, // 76: kvdescriptor.api.v1.AgentService.Watch:input_type -> kvdescriptor.api.v1.WatchRequest
+	8,  // 77: kvdescriptor.api.v1.AgentService.Commit:output_type -> kvdescriptor.api.v1.CommitResponse
+	10, // 78: kvdescriptor.api.v1.AgentService.Confirm:output_type -> kvdescriptor.api.v1.ConfirmResponse
+	12, // 79: kvdescriptor.api.v1.AgentService.Cancel:output_type -> kvdescriptor.api.v1.CancelResponse
+	14, // 80: kvdescriptor.api.v1.AgentService.RollbackTo:output_type -> kvdescriptor.api.v1.RollbackToResponse
+	8,  // 81: kvdescriptor.api.v1.AgentService.Plan:output_type -> kvdescriptor.api.v1.CommitResponse
+	19, // 82: kvdescriptor.api.v1.AgentService.Status:output_type -> kvdescriptor.api.v1.StatusResponse
+	22, // 83: kvdescriptor.api.v1.AgentService.Dump:output_type -> kvdescriptor.api.v1.DumpResponse
+	25, // 84: kvdescriptor.api.v1.AgentService.History:output_type -> kvdescriptor.api.v1.HistoryResponse
+	29, // 85: kvdescriptor.api.v1.AgentService.Timeline:output_type -> kvdescriptor.api.v1.TimelineResponse
+	33, // 86: kvdescriptor.api.v1.AgentService.Models:output_type -> kvdescriptor.api.v1.ModelsResponse
+	60, // 87: kvdescriptor.api.v1.AgentService.Graph:output_type -> google.api.HttpBody
+	39, // 88: kvdescriptor.api.v1.AgentService.GraphSnapshot:output_type -> kvdescriptor.api.v1.GraphSnapshotResponse
+	42, // 89: kvdescriptor.api.v1.AgentService.Stats:output_type -> kvdescriptor.api.v1.StatsResponse
+	45, // 90: kvdescriptor.api.v1.AgentService.Readiness:output_type -> kvdescriptor.api.v1.ReadinessResponse
+	47, // 91: kvdescriptor.api.v1.AgentService.AgentInfo:output_type -> kvdescriptor.api.v1.AgentInfoResponse
+	49, // 92: kvdescriptor.api.v1.AgentService.DownstreamResync:output_type -> kvdescriptor.api.v1.DownstreamResyncResponse
+	51, // 93: kvdescriptor.api.v1.AgentService.SetLogLevel:output_type -> kvdescriptor.api.v1.SetLogLevelResponse
+	53, // 94: kvdescriptor.api.v1.AgentService.Watch:output_type -> kvdescriptor.api.v1.WatchResponse
+	77, // [77:95] is the sub-list for method output_type
+	59, // [59:77] is the sub-list for method input_type
+	59, // [59:59] is the sub-list for extension type_name
+	59, // [59:59] is the sub-list for extension extendee
+	0,  // [0:59] is the sub-list for field type_name
 }
 
 func init() { file_kvdescriptor_api_v1_api_proto_init() }
@@ -4088,7 +4269,7 @@ func file_kvdescriptor_api_v1_api_proto_init() {
 		(*Value_Any)(nil),
 		(*Value_Json)(nil),
 	}
-	file_kvdescriptor_api_v1_api_proto_msgTypes[48].OneofWrappers = []any{
+	file_kvdescriptor_api_v1_api_proto_msgTypes[50].OneofWrappers = []any{
 		(*WatchResponse_Status)(nil),
 		(*WatchResponse_LostUpdates)(nil),
 	}
@@ -4098,7 +4279,7 @@ func file_kvdescriptor_api_v1_api_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_kvdescriptor_api_v1_api_proto_rawDesc), len(file_kvdescriptor_api_v1_api_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   51,
+			NumMessages:   53,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

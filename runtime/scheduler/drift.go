@@ -1,0 +1,415 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/registry"
+)
+
+// ErrDrifted is what a *DriftError is (errors.Is): a value of ours that
+// the southbound changed or lost behind the scheduler's back.
+var ErrDrifted = errors.New("drifted: changed behind our back")
+
+// DriftError is the LastErr (and Status.Drift) of a value that a drift
+// check found changed (DRIFTED) or gone (MISSING) behind our back, and
+// that its policy leaves so (report), or whose repairs back off.
+type DriftError struct {
+	// Missing says that the southbound no longer has the value; else it
+	// holds other contents, and Diff lists the fields that differ (the
+	// intended value's against the southbound's, sensitive fields
+	// redacted).
+	Missing bool
+	Diff    []kv.FieldDiff
+	// Policy is the value's drift policy.
+	Policy kv.DriftPolicy
+	// Repairs counts the repairs of the value in a row that something
+	// undid soon after; BackoffUntil, when set, is the time before which
+	// no repair is made (the value is checked again then).
+	Repairs      int
+	BackoffUntil time.Time
+	// Noticed is when the drift check found it.
+	Noticed time.Time
+}
+
+func (e *DriftError) Error() string {
+	var b strings.Builder
+	if e.Missing {
+		b.WriteString("gone from the southbound behind our back")
+	} else {
+		b.WriteString("changed in the southbound behind our back")
+		for i, d := range e.Diff {
+			if i == 0 {
+				b.WriteString(": ")
+			} else {
+				b.WriteString("; ")
+			}
+			b.WriteString(d.String())
+		}
+	}
+	fmt.Fprintf(&b, " (drift policy %s", e.Policy)
+	if !e.BackoffUntil.IsZero() {
+		fmt.Fprintf(&b, "; undone again %d times in a row: repairs back off until %s", e.Repairs, e.BackoffUntil.Format(time.RFC3339Nano))
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
+// Is makes a *DriftError match ErrDrifted.
+func (e *DriftError) Is(target error) bool { return target == ErrDrifted }
+
+// DriftCheck names the values a drift check reads back: keys, and every
+// value of ours of the descriptors named (all when both are empty and the
+// check is periodic).
+type DriftCheck struct {
+	Keys        []string
+	Descriptors []string
+}
+
+// CheckDrift reads back, through their descriptors' Retrieve, the values
+// of ours that c names, and handles what changed or went behind our back
+// by each value's drift policy (see "Drift" in the package doc). Values
+// that cannot be read back (no Retrieve, not ours, not applied) are left
+// out. A check that finds no drift records no transaction: its Result
+// has Seq 0. A descriptor name that is not registered is an error.
+func (s *Scheduler) CheckDrift(ctx context.Context, c DriftCheck) (*Result, error) {
+	if ctx == nil {
+		err := errNilContext("check drift")
+		return &Result{Kind: DriftCheckTxn, Err: err}, err
+	}
+	select {
+	case r := <-s.CheckDriftAsync(c):
+		return r, r.Err
+	case <-ctx.Done():
+		return &Result{Kind: DriftCheckTxn, Err: ctx.Err()}, ctx.Err()
+	}
+}
+
+// CheckDriftAsync is CheckDrift without waiting.
+func (s *Scheduler) CheckDriftAsync(c DriftCheck) <-chan *Result {
+	j := &job{kind: DriftCheckTxn, ctx: context.Background(), done: make(chan *Result, 1),
+		drift: &driftJob{check: c}, opts: txnOptions{description: "drift check"}}
+	if err := s.enqueue(j); err != nil {
+		return resolved(&Result{Kind: DriftCheckTxn, Err: err})
+	}
+	return j.done
+}
+
+// driftJob is a drift check's input and what its reads decided.
+type driftJob struct {
+	check DriftCheck
+	// sweep: a slice of the periodic check (WithDriftCheck).
+	sweep bool
+	items []driftItem
+}
+
+// driftAction is what a drift check does with one value.
+type driftAction uint8
+
+const (
+	// driftTake: the southbound holds what is intended after all (put
+	// back by someone, or found again): taken as applied, no call.
+	driftTake driftAction = iota
+	driftRepair
+	driftReport
+	driftAdopt
+)
+
+// driftItem is one value a drift check read back, and its decision.
+type driftItem struct {
+	key    string
+	action driftAction
+	found  proto.Message // nil: gone
+	meta   any
+	err    *DriftError
+}
+
+// driftRead is what a drift check's Retrieve found for a key.
+type driftRead struct {
+	value proto.Message
+	meta  any
+}
+
+// driftBackoff is the repair history of one value (see repairAllowed).
+type driftBackoff struct {
+	last, until time.Time
+	delay       time.Duration
+	strikes     int
+	recheck     bool
+}
+
+// prepareDrift reads back the values j's check names and decides, for
+// each, what to do (j.drift.items); the worker holds s.mu. A value found
+// gone brings its derived values and dependents into the check (the
+// kernel takes the routes of a link that goes).
+func (s *executor) prepareDrift(j *job) error {
+	dj := j.drift
+	keys, err := s.driftKeys(dj)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	s.forgetBackoffs(now)
+	seen := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		seen[k] = true
+	}
+	for round := 0; len(keys) > 0 && round < 8; round++ {
+		reads := s.readDrift(keys)
+		var more []string
+		for _, key := range keys {
+			rd, ok := reads[key]
+			if !ok {
+				continue
+			}
+			it := s.decideDrift(key, rd, now)
+			if it == nil {
+				continue
+			}
+			dj.items = append(dj.items, *it)
+			if it.found != nil || it.action == driftTake {
+				continue
+			}
+			n := s.g.node(key)
+			for _, k := range append(slices.Clone(n.derived), s.g.dependentsOf(key)...) {
+				if !seen[k] {
+					seen[k] = true
+					more = append(more, k)
+				}
+			}
+		}
+		slices.Sort(more)
+		keys = more
+	}
+	return nil
+}
+
+// driftKeys returns the keys a check reads: those named, and those of the
+// descriptors named, or the periodic check's next slice.
+func (s *executor) driftKeys(dj *driftJob) ([]string, error) {
+	if dj.sweep {
+		return s.sweepSlice(), nil
+	}
+	keys := slices.Clone(dj.check.Keys)
+	if len(dj.check.Descriptors) == 0 {
+		return keys, nil
+	}
+	want := map[kv.Descriptor]bool{}
+	for _, name := range dj.check.Descriptors {
+		d := s.descs[name]
+		if d == nil {
+			return nil, fmt.Errorf("scheduler: drift check: descriptor %q is not registered", name)
+		}
+		want[d] = true
+	}
+	for key, n := range s.g.all() {
+		if want[n.desc] && s.driftable(n) {
+			keys = append(keys, key)
+		}
+	}
+	slices.Sort(keys)
+	return slices.Compact(keys), nil
+}
+
+// driftable reports whether a drift check can read n back: a value of
+// ours, applied (or reported MISSING by a check), of a descriptor that
+// can Retrieve, neither being removed nor of unknown outcome.
+func (s *executor) driftable(n *node) bool {
+	if n == nil || n.desc == nil || !n.desc.CanRetrieve() || registry.IsMisfit(n.desc) ||
+		n.origin == kv.OriginSB || n.removing {
+		return false
+	}
+	if _, unsure := s.g.unsure[n.key]; unsure {
+		return false
+	}
+	switch n.state {
+	case CONFIGURED, DRIFTED:
+		return n.applied != nil
+	case MISSING:
+		return n.applied == nil && errors.Is(n.lastErr, ErrDrifted)
+	}
+	return false
+}
+
+// readDrift reads back the driftable values among keys, one Retrieve per
+// descriptor (in RetrieveDependencies order) with those values to
+// correlate, and returns what was found for each (a zero driftRead: gone).
+// Keys whose Retrieve failed are left out (logged).
+func (s *executor) readDrift(keys []string) map[string]driftRead {
+	byDesc := map[kv.Descriptor][]kv.Item[string, proto.Message, any]{}
+	for _, key := range keys {
+		n := s.g.node(key)
+		if !s.driftable(n) {
+			continue
+		}
+		v := n.applied
+		if v == nil {
+			v = n.intent
+		}
+		byDesc[n.desc] = append(byDesc[n.desc], kv.Item[string, proto.Message, any]{Key: key, Value: v, Metadata: n.metadata, Origin: kv.OriginNB})
+	}
+	out := make(map[string]driftRead, len(keys))
+	for _, d := range s.retrieveOrder {
+		asked := byDesc[d]
+		if len(asked) == 0 {
+			continue
+		}
+		items, err := s.retrieveGuarded(context.Background(), d, "", asked)
+		if err != nil {
+			s.opts.logger.Warn("drift check: retrieve failed; its values are checked again later", "descriptor", d.Name(), "error", err)
+			continue
+		}
+		for _, it := range asked {
+			out[it.Key] = driftRead{}
+		}
+		for _, it := range items {
+			if _, ok := out[it.Key]; ok && it.Value != nil && it.Value.ProtoReflect().IsValid() {
+				out[it.Key] = driftRead{value: it.Value, meta: it.Metadata}
+			}
+		}
+	}
+	return out
+}
+
+// decideDrift decides what a check does with key, read back as rd: nil
+// when nothing changed (or a report stands).
+func (s *executor) decideDrift(key string, rd driftRead, now time.Time) *driftItem {
+	n := s.g.node(key)
+	var want proto.Message
+	if n.intent != nil && n.invalidErr() == nil {
+		want = n.intent
+	}
+	policy := s.driftPolicy(n)
+	switch {
+	case rd.value != nil && want != nil && (rd.value == want || n.desc.Equivalent(key, rd.value, want)):
+		if n.state == CONFIGURED && n.applied != nil && (n.applied == want || n.applied == rd.value || n.desc.Equivalent(key, n.applied, rd.value)) &&
+			(!n.desc.WithMetadata() || sameValue(n.metadata, rd.meta)) {
+			return nil // as applied: no drift (a new index, say, is taken)
+		}
+		return &driftItem{key: key, action: driftTake, found: rd.value, meta: rd.meta}
+	case n.state != CONFIGURED && sameDrift(n, rd):
+		// Reported before, and still so: a repair is due only once its
+		// backoff has ended.
+		if policy != kv.DriftRepair {
+			return nil
+		}
+	case rd.value != nil && n.applied != nil && (n.applied == rd.value || n.desc.Equivalent(key, n.applied, rd.value)):
+		return nil
+	}
+	de := &DriftError{Missing: rd.value == nil, Policy: policy, Noticed: now}
+	if !de.Missing && want != nil {
+		d := n.desc
+		de.Diff = kv.Diff(want, rd.value, func(a, b proto.Message) bool { return d.Equivalent(key, a, b) })
+	}
+	it := &driftItem{key: key, found: rd.value, meta: rd.meta, err: de}
+	if !s.driftAction(n, it, rd, now) {
+		return nil
+	}
+	return it
+}
+
+// driftAction sets what the check does with it, the drift of n, by n's
+// policy; false when nothing is to be done (backing off, reported
+// already).
+func (s *executor) driftAction(n *node, it *driftItem, rd driftRead, now time.Time) bool {
+	de := it.err
+	switch {
+	case de.Policy == kv.DriftReport:
+		it.action = driftReport
+	case de.Policy == kv.DriftAdopt && !de.Missing && n.base == "":
+		it.action = driftAdopt
+	case de.Policy == kv.DriftAdopt:
+		it.action = driftReport // a gone value, or a derived one: reported
+	case s.repairAllowed(n.key, now, de):
+		it.action = driftRepair
+	case n.state != CONFIGURED && sameDrift(n, rd):
+		return false // backing off, reported already
+	default:
+		it.action = driftReport
+	}
+	return true
+}
+
+// sameDrift reports whether n, reported DRIFTED or MISSING, is still as
+// reported.
+func sameDrift(n *node, rd driftRead) bool {
+	if rd.value == nil {
+		return n.state == MISSING && n.applied == nil
+	}
+	return n.state == DRIFTED && n.applied != nil && (n.applied == rd.value || n.desc.Equivalent(n.key, n.applied, rd.value))
+}
+
+// driftPolicy is n's policy: the scheduler's override (WithDriftPolicy),
+// else its descriptor's.
+func (s *executor) driftPolicy(n *node) kv.DriftPolicy {
+	if f := s.opts.driftPolicy; f != nil {
+		if p, ok := f(n.key, n.desc.Name()); ok {
+			return p
+		}
+	}
+	return n.desc.DriftPolicy()
+}
+
+// repairAllowed decides whether a drifted value may be repaired now, and
+// records the repair. A repair soon after the one before (within eight
+// backoff bases and twice the last delay) counts a strike: after k in a
+// row, the next repair waits base*2^(k-1), at most the maximum
+// (WithDriftBackoff). A value backing off is checked again when its wait
+// ends; de says so.
+func (s *executor) repairAllowed(key string, now time.Time, de *DriftError) bool {
+	if s.driftBk == nil {
+		s.driftBk = map[string]*driftBackoff{}
+	}
+	b := s.driftBk[key]
+	if b == nil {
+		b = &driftBackoff{}
+		s.driftBk[key] = b
+	}
+	if now.Before(b.until) {
+		de.Repairs, de.BackoffUntil = b.strikes, b.until
+		if !b.recheck {
+			b.recheck = true
+			s.scheduleDriftJob(b.until.Sub(now)+time.Millisecond, &driftJob{check: DriftCheck{Keys: []string{key}}})
+		}
+		return false
+	}
+	base, most := s.opts.driftBackoff, s.opts.driftBackoffMax
+	if !b.last.IsZero() && now.Sub(b.last) < 8*base+2*b.delay {
+		b.strikes++
+	} else {
+		b.strikes = 0
+	}
+	b.delay = 0
+	if b.strikes > 0 {
+		b.delay = most
+		if b.strikes < 32 && base<<(b.strikes-1) < most {
+			b.delay = base << (b.strikes - 1)
+		}
+		s.opts.logger.Warn("drift: something keeps undoing this value; its repairs back off",
+			"key", key, "repairs_in_a_row", b.strikes, "next_repair_after", b.delay)
+	}
+	b.last, b.until, b.recheck = now, now.Add(b.delay), false
+	de.Repairs = b.strikes
+	return true
+}
+
+// forgetBackoffs drops, once a minute, the repair histories that no
+// longer count (see repairAllowed).
+func (s *executor) forgetBackoffs(now time.Time) {
+	if len(s.driftBk) == 0 || now.Sub(s.driftForgot) < time.Minute {
+		return
+	}
+	s.driftForgot = now
+	for key, b := range s.driftBk {
+		if now.Sub(b.last) > 8*s.opts.driftBackoff+2*b.delay && !b.recheck {
+			delete(s.driftBk, key)
+		}
+	}
+}
