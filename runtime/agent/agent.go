@@ -14,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 	"github.com/kvdescriptor/kvdescriptor/runtime/metrics"
@@ -22,6 +23,7 @@ import (
 	nbetcd "github.com/kvdescriptor/kvdescriptor/runtime/nb/etcd"
 	nbfile "github.com/kvdescriptor/kvdescriptor/runtime/nb/file"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
+	"github.com/kvdescriptor/kvdescriptor/runtime/tracing"
 )
 
 // Agent is a network agent: plugins' descriptors under a scheduler, fed
@@ -117,6 +119,7 @@ type run struct {
 	resync   chan string
 
 	startTime  time.Time
+	tracing    bool // the scheduler traces: the API reads requests' trace context
 	reg        *prometheus.Registry
 	store      *boltstore.Store
 	s          *scheduler.Scheduler
@@ -259,6 +262,12 @@ func (r *run) openState(context.Context) error {
 	if r.cfg.ResyncInterval > 0 {
 		sopts = append(sopts, scheduler.WithPeriodicResync(r.cfg.ResyncInterval))
 	}
+	if tp, err := r.tracerProvider(); err != nil {
+		return err
+	} else if tp != nil {
+		r.tracing = true
+		sopts = append(sopts, scheduler.WithTracer(tracing.NewTracer(tp.Tracer(tracing.InstrumentationName))))
+	}
 	s, err := scheduler.New(sopts...)
 	if err != nil {
 		return err
@@ -277,6 +286,33 @@ func (r *run) openState(context.Context) error {
 		return err
 	}
 	return m.Attach(s)
+}
+
+// tracerProvider returns the provider of the scheduler's traces: the
+// configuration's own (Config.TracerProvider), or an exporter to
+// tracing.endpoint, shut down (its last spans sent) after the scheduler
+// is closed; nil when tracing is off.
+func (r *run) tracerProvider() (trace.TracerProvider, error) {
+	if r.cfg.TracerProvider != nil {
+		return r.cfg.TracerProvider, nil
+	}
+	if r.cfg.Tracing.Endpoint == "" {
+		return nil, nil
+	}
+	p, err := tracing.Start(r.cfg.tracing())
+	if err != nil {
+		return nil, err
+	}
+	r.atEnd(func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := p.Shutdown(ctx); err != nil {
+			r.logger.Warn("tracing: the last spans were not all exported", "endpoint", r.cfg.Tracing.Endpoint, "error", err)
+		}
+		return nil
+	})
+	r.logger.Info("tracing", "endpoint", r.cfg.Tracing.Endpoint, "sample_ratio", r.cfg.Tracing.SampleRatio)
+	return p, nil
 }
 
 // observer passes the scheduler's events to the metrics, the keeper of

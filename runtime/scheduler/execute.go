@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -57,13 +58,20 @@ func (s *executor) runTxn(j *job) txnOutput {
 	// values of the job's: the job's cancellation bounds the caller's
 	// wait, never the transaction.
 	ctx := j.ctx
+	if s.opts.tracer != nil {
+		ctx = s.startTxnSpan(j, seq)
+	}
 
 	// A refresh reads the southbound before anything is planned. What it
 	// finds is kept even by a dry run: it is a fact, not a change.
 	var view *sbView
 	var refreshErrs []KeyError
 	if j.kind == FullResyncTxn || j.kind == DownstreamResyncTxn {
-		view, refreshErrs = s.refresh(ctx, j)
+		rctx, span := s.startSpan(ctx, SpanRefresh)
+		view, refreshErrs = s.refresh(rctx, j)
+		if span != nil {
+			span.End(nil, slog.Int(AttrTxnErrors, len(refreshErrs)))
+		}
 	}
 
 	if !j.opts.dryRun {
@@ -76,11 +84,18 @@ func (s *executor) runTxn(j *job) txnOutput {
 	// The plan is the scheduler's own run, reused with its buffers (one
 	// transaction runs at a time; see newPlan).
 	unsure := s.readBackUnsure(ctx, j.opts.dryRun, view)
+	var planSpan Span
+	if s.opts.tracer != nil {
+		_, planSpan = s.opts.tracer.Start(ctx, SpanPlan)
+	}
 	plan, scratch := s.newPlan(ctx, seq, j, view)
 	plan.unsure = unsure
 	s.g.reserve(len(j.items))
 	s.g.begin()
 	plan.apply(j)
+	if planSpan != nil {
+		planSpan.End(nil, slog.Int(AttrPlanOps, len(plan.ops)))
+	}
 	if scratch {
 		// Planned into the reused buffer: the plan's operations get an
 		// array of their own, just their size (they go to the caller).
@@ -220,7 +235,7 @@ func (s *executor) finishTxn(st *txnState, results []callResult, ok bool) txnOut
 		res.Errors = append(refreshErrs, final.errs...)
 	}
 	if len(final.retry) > 0 {
-		s.retryLater(final.retry, j.opts)
+		s.retryLater(j, final.retry, j.opts)
 	}
 	res.End = time.Now()
 	if len(res.Errors) > 0 {
@@ -392,8 +407,9 @@ func callHandler(ctx context.Context, kind OpKind, d kv.Descriptor, key string, 
 }
 
 // retryLater schedules retries of keys that failed with retriable errors,
-// grouped by their policy and delay.
-func (s *executor) retryLater(keys []string, opts txnOptions) {
+// grouped by their policy and delay; the retries' spans are children of
+// job j's.
+func (s *executor) retryLater(j *job, keys []string, opts txnOptions) {
 	type group struct {
 		policy RetryPolicy
 		delay  time.Duration
@@ -412,10 +428,17 @@ func (s *executor) retryLater(keys []string, opts txnOptions) {
 		}
 		groups[g] = append(groups[g], retryItem{key: k, intentSeq: n.intentSeq})
 	}
+	ctx := context.Background()
+	if j.span != nil {
+		ctx = j.span.Into(ctx)
+		for _, g := range order {
+			j.retries += len(groups[g])
+		}
+	}
 	for _, g := range order {
 		o := opts
 		o.retry = g.policy
-		s.scheduleRetry(groups[g], o, g.delay)
+		s.scheduleRetry(ctx, groups[g], o, g.delay)
 	}
 }
 

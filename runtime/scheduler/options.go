@@ -23,6 +23,8 @@ type options struct {
 	maxCycle int
 	// observer receives transaction and call events (metrics).
 	observer Observer
+	// tracer opens the spans of transactions and calls (nil: no tracing).
+	tracer Tracer
 	// historyRecords and historyAge bound the history's retention: at
 	// most that many records, none older than that (0: no age bound).
 	// historyRecords 0 turns the history off.
@@ -168,6 +170,8 @@ type txnOptions struct {
 	resync TxnKind
 	// remembered are values applied before a restart (Remembered).
 	remembered []KeyValue
+	// source names the northbound source, for traces (Source).
+	source string
 }
 
 // RetryPolicy says how failed operations of a transaction are retried: after

@@ -68,6 +68,10 @@ type job struct {
 	taken    *callCtx
 	// seq is the transaction's sequence number once it has started.
 	seq atomic.Uint64
+	// span is the transaction's span while it runs (WithTracer), and
+	// retries the number of keys whose retries it scheduled.
+	span    Span
+	retries int
 }
 
 type retryItem struct {
@@ -420,6 +424,9 @@ func (s *jobs) endJob(j *job, res txnOutput) {
 	if !res.DryRun {
 		seq = res.Seq
 	}
+	if j.span != nil {
+		endTxnSpan(j, res.Result, j.retries)
+	}
 	statuses := s.publish(entry, seq)
 	s.unlock()
 	s.watchers.deliver(statuses)
@@ -489,8 +496,10 @@ func (s *Scheduler) newlyImplemented(ds []kv.Descriptor) []KeyValue {
 	return items
 }
 
-// scheduleRetry queues a retry of keys after delay.
-func (s *jobs) scheduleRetry(items []retryItem, opts txnOptions, delay time.Duration) {
+// scheduleRetry queues a retry of keys after delay; ctx carries the span
+// of the transaction that scheduled it (context.Background without a
+// tracer).
+func (s *jobs) scheduleRetry(ctx context.Context, items []retryItem, opts txnOptions, delay time.Duration) {
 	s.qmu.Lock()
 	defer s.qmu.Unlock()
 	if s.closed {
@@ -501,7 +510,7 @@ func (s *jobs) scheduleRetry(items []retryItem, opts txnOptions, delay time.Dura
 		s.qmu.Lock()
 		delete(s.timers, t)
 		s.qmu.Unlock()
-		_ = s.enqueue(&job{kind: RetryTxn, ctx: context.Background(), opts: opts, retry: items})
+		_ = s.enqueue(&job{kind: RetryTxn, ctx: ctx, opts: opts, retry: items})
 	})
 	s.timers[t] = struct{}{}
 }
