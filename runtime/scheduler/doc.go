@@ -21,7 +21,8 @@
 // UpstreamResync and DownstreamResync. CommitAndWait also waits for the
 // retries to settle. Notify reports values the southbound changed by
 // itself. The scheduler's own options (New) set the logger, the history's
-// retention, periodic resync, call timeouts, batch sizes and an Observer.
+// retention, periodic resync, call timeouts, batch sizes, an Observer and
+// a Tracer.
 // The Example is a complete program; docs/scheduler.md in the repository
 // is the long form of what follows, and docs/legend.md explains the
 // transaction log.
@@ -235,6 +236,21 @@
 // within the retention (runtime/graphviz renders it as DOT or SVG). An
 // Observer (WithObserver; runtime/metrics implements one for Prometheus)
 // sees every transaction and every timed southbound call.
+//
+// # Traces
+//
+// A Tracer (WithTracer; runtime/tracing implements one with
+// OpenTelemetry) gets a span per transaction (SpanTxn: its kind, number,
+// description, source, number of values, and at its end its operations,
+// errors and outcome), a child of the span Commit's context carries, so
+// that a client's request and the southbound calls it causes form one
+// trace. Under it are the plan (SpanPlan), a resync's refresh
+// (SpanRefresh), each southbound call or batch (SpanCall, SpanBatch: the
+// descriptor, operation, key and error; the handler's context carries the
+// call's span) and each read-back after a failed call (SpanReadBack). A
+// retry is a transaction whose span is a child of the one that scheduled
+// it. The scheduler links no tracing library; without a Tracer (the
+// default) no span is made and the cost is a nil check.
 //
 // # Concurrency
 //
