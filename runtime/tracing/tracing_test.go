@@ -17,7 +17,9 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 	"github.com/kvdescriptor/kvdescriptor/runtime/kvtest"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
 	"github.com/kvdescriptor/kvdescriptor/runtime/tracing"
@@ -240,6 +242,65 @@ func TestExtract(t *testing.T) {
 		}
 		if tc.valid && (got.TraceID().String() != "0af7651916cd43dd8448eb211c80319c" || !got.IsRemote() || !got.IsSampled()) {
 			t.Errorf("%s: %v", tc.name, got)
+		}
+	}
+}
+
+// ctxHandler records the span context its Create is called with.
+type ctxHandler struct{ got chan trace.SpanContext }
+
+func (h ctxHandler) Create(ctx context.Context, _ string, _ *wrapperspb.StringValue) (struct{}, error) {
+	h.got <- trace.SpanContextFromContext(ctx)
+	return struct{}{}, nil
+}
+
+func (h ctxHandler) Delete(context.Context, string, *wrapperspb.StringValue, struct{}) error {
+	return nil
+}
+
+// TestHandlerContextCarriesCallSpan: a handler's context carries its
+// call's span, so a southbound client that traces continues the trace;
+// without a tracer it carries none, even when Commit's context has one.
+func TestHandlerContextCarriesCallSpan(t *testing.T) {
+	t.Parallel()
+	for _, traced := range []bool{true, false} {
+		h := ctxHandler{got: make(chan trace.SpanContext, 1)}
+		d, err := kv.NewDescriptor[string, *wrapperspb.StringValue, struct{}](kv.Spec[string, *wrapperspb.StringValue, struct{}]{Name: "z", KeyPrefix: "z/"}, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := tracetest.NewSpanRecorder()
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+		opts := []scheduler.Option{scheduler.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))}
+		if traced {
+			opts = append(opts, scheduler.WithTracer(tracing.NewTracer(tp.Tracer(tracing.InstrumentationName))))
+		}
+		s, err := scheduler.New(opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Register(d); err != nil {
+			t.Fatal(err)
+		}
+		ctx, client := tp.Tracer("client").Start(context.Background(), "client")
+		if _, err := s.Txn().Set("z/1", wrapperspb.String("1")).Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		client.End()
+		_ = s.Close(context.Background())
+		got := <-h.got
+		if !traced {
+			// The commit's context values reach the handler: the client's
+			// span, and no span of the scheduler's.
+			if got.SpanID() != client.SpanContext().SpanID() || len(rec.Ended()) != 1 {
+				t.Errorf("no tracer: the handler's span context %v (client %v), %d spans ended", got, client.SpanContext(), len(rec.Ended()))
+			}
+			continue
+		}
+		sp := ended(t, rec)
+		call := sp.one(scheduler.SpanCall, trace.SpanContext{}, scheduler.AttrKey+"=z/1")
+		if got.SpanID() != call.SpanContext().SpanID() {
+			t.Errorf("the handler's span %s, the call's %s", got.SpanID(), call.SpanContext().SpanID())
 		}
 	}
 }
