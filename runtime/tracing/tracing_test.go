@@ -39,7 +39,7 @@ func ended(t *testing.T, rec *tracetest.SpanRecorder) spans {
 func attr(s sdktrace.ReadOnlySpan, key string) string {
 	for _, a := range s.Attributes() {
 		if string(a.Key) == key {
-			return a.Value.Emit()
+			return a.Value.String()
 		}
 	}
 	return ""
