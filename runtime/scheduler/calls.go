@@ -78,14 +78,14 @@ type callCtx struct {
 	// took over has finished the job.
 	givenUp chan struct{}
 	op      OpKind
-	// group is the number of operations of a batch or group of concurrent
-	// calls (see batch.go); 0 for one call.
-	group int
 	// closing is set when the call was given up on because Close gave up
 	// (written by the watchdog before it takes the call out of inFlight).
 	closing bool
 	// given is set once the watchdog gave up on the call.
 	given atomic.Bool
+	// group is the number of operations of a batch or group of concurrent
+	// calls (see batch.go); 0 for one call.
+	group int
 	// span is the call's span (WithTracer), ended when the call is
 	// observed (observe, or endCallSpan for a group).
 	span Span

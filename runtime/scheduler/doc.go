@@ -240,17 +240,10 @@
 // # Traces
 //
 // A Tracer (WithTracer; runtime/tracing implements one with
-// OpenTelemetry) gets a span per transaction (SpanTxn: its kind, number,
-// description, source, number of values, and at its end its operations,
-// errors and outcome), a child of the span Commit's context carries, so
-// that a client's request and the southbound calls it causes form one
-// trace. Under it are the plan (SpanPlan), a resync's refresh
-// (SpanRefresh), each southbound call or batch (SpanCall, SpanBatch: the
-// descriptor, operation, key and error; the handler's context carries the
-// call's span) and each read-back after a failed call (SpanReadBack). A
-// retry is a transaction whose span is a child of the one that scheduled
-// it. The scheduler links no tracing library; without a Tracer (the
-// default) no span is made and the cost is a nil check.
+// OpenTelemetry) gets a span per transaction, a child of the span in
+// Commit's context, with the plan, each southbound call or batch, each
+// read-back after a failure and (as transactions of their own) the
+// retries under it; see Tracer. Without one no span is made.
 //
 // # Concurrency
 //

@@ -3,7 +3,6 @@ package scheduler
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -26,6 +25,10 @@ type executor struct {
 	// the buffer its operations go to; both are reused (see newPlan).
 	plan    run
 	planOps []Op
+	// txnSpan is the running transaction's span (WithTracer), ended by
+	// endJob; txnRetries the number of keys whose retries it scheduled.
+	txnSpan    Span
+	txnRetries int
 }
 
 // txnOutput is a transaction's result.
@@ -57,21 +60,14 @@ func (s *executor) runTxn(j *job) txnOutput {
 	// Calls get their own context (see callCtx), which takes only the
 	// values of the job's: the job's cancellation bounds the caller's
 	// wait, never the transaction.
-	ctx := j.ctx
-	if s.opts.tracer != nil {
-		ctx = s.startTxnSpan(j, seq)
-	}
+	ctx := s.startTxnSpan(j, seq) // j.ctx, with the span when traced
 
 	// A refresh reads the southbound before anything is planned. What it
 	// finds is kept even by a dry run: it is a fact, not a change.
 	var view *sbView
 	var refreshErrs []KeyError
 	if j.kind == FullResyncTxn || j.kind == DownstreamResyncTxn {
-		rctx, span := s.startSpan(ctx, SpanRefresh)
-		view, refreshErrs = s.refresh(rctx, j)
-		if span != nil {
-			span.End(nil, slog.Int(AttrTxnErrors, len(refreshErrs)))
-		}
+		view, refreshErrs = s.tracedRefresh(ctx, j)
 	}
 
 	if !j.opts.dryRun {
@@ -84,18 +80,13 @@ func (s *executor) runTxn(j *job) txnOutput {
 	// The plan is the scheduler's own run, reused with its buffers (one
 	// transaction runs at a time; see newPlan).
 	unsure := s.readBackUnsure(ctx, j.opts.dryRun, view)
-	var planSpan Span
-	if s.opts.tracer != nil {
-		_, planSpan = s.opts.tracer.Start(ctx, SpanPlan)
-	}
+	planSpan := s.startSpan(ctx, SpanPlan)
 	plan, scratch := s.newPlan(ctx, seq, j, view)
 	plan.unsure = unsure
 	s.g.reserve(len(j.items))
 	s.g.begin()
 	plan.apply(j)
-	if planSpan != nil {
-		planSpan.End(nil, slog.Int(AttrPlanOps, len(plan.ops)))
-	}
+	endPlanSpan(planSpan, plan)
 	if scratch {
 		// Planned into the reused buffer: the plan's operations get an
 		// array of their own, just their size (they go to the caller).
@@ -235,7 +226,7 @@ func (s *executor) finishTxn(st *txnState, results []callResult, ok bool) txnOut
 		res.Errors = append(refreshErrs, final.errs...)
 	}
 	if len(final.retry) > 0 {
-		s.retryLater(j, final.retry, j.opts)
+		s.retryLater(final.retry, j.opts)
 	}
 	res.End = time.Now()
 	if len(res.Errors) > 0 {
@@ -408,8 +399,8 @@ func callHandler(ctx context.Context, kind OpKind, d kv.Descriptor, key string, 
 
 // retryLater schedules retries of keys that failed with retriable errors,
 // grouped by their policy and delay; the retries' spans are children of
-// job j's.
-func (s *executor) retryLater(j *job, keys []string, opts txnOptions) {
+// the running transaction's.
+func (s *executor) retryLater(keys []string, opts txnOptions) {
 	type group struct {
 		policy RetryPolicy
 		delay  time.Duration
@@ -429,10 +420,10 @@ func (s *executor) retryLater(j *job, keys []string, opts txnOptions) {
 		groups[g] = append(groups[g], retryItem{key: k, intentSeq: n.intentSeq})
 	}
 	ctx := context.Background()
-	if j.span != nil {
-		ctx = j.span.Into(ctx)
+	if s.txnSpan != nil {
+		ctx = s.txnSpan.Into(ctx)
 		for _, g := range order {
-			j.retries += len(groups[g])
+			s.txnRetries += len(groups[g])
 		}
 	}
 	for _, g := range order {

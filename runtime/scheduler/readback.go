@@ -22,7 +22,10 @@ func (r *unknowns) readBack(n *node, expected proto.Message) (found proto.Messag
 	if n.desc == nil || !n.desc.CanRetrieve() {
 		return nil, nil, false
 	}
-	ctx, span := r.s.startSpan(r.ctx, SpanReadBack, slog.String(AttrDescriptor, n.desc.Name()), slog.String(AttrKey, n.key))
+	ctx, span := r.ctx, Span(nil)
+	if t := r.s.opts.tracer; t != nil {
+		ctx, span = t.Start(ctx, SpanReadBack, slog.String(AttrDescriptor, n.desc.Name()), slog.String(AttrKey, n.key))
+	}
 	found, meta, err := r.s.readKey(ctx, n, expected)
 	if span != nil {
 		span.End(err, slog.Bool(AttrFound, found != nil))

@@ -68,10 +68,6 @@ type job struct {
 	taken    *callCtx
 	// seq is the transaction's sequence number once it has started.
 	seq atomic.Uint64
-	// span is the transaction's span while it runs (WithTracer), and
-	// retries the number of keys whose retries it scheduled.
-	span    Span
-	retries int
 }
 
 type retryItem struct {
@@ -424,8 +420,8 @@ func (s *jobs) endJob(j *job, res txnOutput) {
 	if !res.DryRun {
 		seq = res.Seq
 	}
-	if j.span != nil {
-		endTxnSpan(j, res.Result, j.retries)
+	if s.txnSpan != nil {
+		s.endTxnSpan(res.Result)
 	}
 	statuses := s.publish(entry, seq)
 	s.unlock()

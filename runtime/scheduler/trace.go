@@ -90,11 +90,17 @@ const (
 
 // Source names the northbound source whose update the transaction applies
 // (nb.Mux passes it), for its trace; it changes nothing else.
-func Source(name string) TxnOption { return func(o *txnOptions) { o.source = name } }
+func Source(name string) TxnOption {
+	return func(o *txnOptions) { o.withRare(func(r *txnRare) { r.source = name }) }
+}
 
-// startTxnSpan opens the span of job j's transaction (number seq) and
-// returns the context its work runs with; the tracer is set.
+// startTxnSpan opens the span of job j's transaction (number seq), kept
+// in s.txnSpan until endJob ends it, and returns the context its work
+// runs with (j.ctx without a tracer).
 func (s *executor) startTxnSpan(j *job, seq uint64) context.Context {
+	if s.opts.tracer == nil {
+		return j.ctx
+	}
 	if j.opts.dryRun {
 		seq = 0
 	}
@@ -106,19 +112,20 @@ func (s *executor) startTxnSpan(j *job, seq uint64) context.Context {
 	if j.opts.description != "" {
 		attrs = append(attrs, slog.String(AttrTxnDesc, j.opts.description))
 	}
-	if j.opts.source != "" {
-		attrs = append(attrs, slog.String(AttrTxnSource, j.opts.source))
+	if src := j.opts.source(); src != "" {
+		attrs = append(attrs, slog.String(AttrTxnSource, src))
 	}
 	if j.opts.dryRun {
 		attrs = append(attrs, slog.Bool(AttrTxnDryRun, true))
 	}
 	ctx, span := s.opts.tracer.Start(j.ctx, SpanTxn, attrs...)
-	j.span = span
+	s.txnSpan, s.txnRetries = span, 0
 	return ctx
 }
 
-// endTxnSpan ends the span of job j's transaction with its result.
-func endTxnSpan(j *job, res *Result, retries int) {
+// endTxnSpan ends the span of the transaction that ran (s.txnSpan, set)
+// with its result.
+func (s *executor) endTxnSpan(res *Result) {
 	outcome := "ok"
 	switch {
 	case res.Reverted:
@@ -126,13 +133,13 @@ func endTxnSpan(j *job, res *Result, retries int) {
 	case res.Err != nil:
 		outcome = "failed"
 	}
-	j.span.End(res.Err,
+	s.txnSpan.End(res.Err,
 		slog.Int(AttrTxnPlanned, len(res.Planned)),
 		slog.Int(AttrTxnExecuted, len(res.Executed)),
 		slog.Int(AttrTxnErrors, len(res.Errors)),
-		slog.Int(AttrTxnRetries, retries),
+		slog.Int(AttrTxnRetries, s.txnRetries),
 		slog.String(AttrTxnOutcome, outcome))
-	j.span = nil
+	s.txnSpan, s.txnRetries = nil, 0
 }
 
 // traceCall opens the span of call c (of a batch when c.group > 0): the
@@ -155,13 +162,31 @@ func endCallSpan(c *callCtx, err error, attrs ...slog.Attr) {
 	}
 }
 
-// startSpan opens a span under ctx when there is a tracer; span is nil
-// when there is none.
-func (s *Scheduler) startSpan(ctx context.Context, name string, attrs ...slog.Attr) (context.Context, Span) {
+// startSpan opens a span under ctx (nil without a tracer).
+func (s *Scheduler) startSpan(ctx context.Context, name string) Span {
 	if s.opts.tracer == nil {
-		return ctx, nil
+		return nil
 	}
-	return s.opts.tracer.Start(ctx, name, attrs...)
+	_, span := s.opts.tracer.Start(ctx, name)
+	return span
+}
+
+// endPlanSpan ends the span of plan, if any.
+func endPlanSpan(span Span, plan *run) {
+	if span != nil {
+		span.End(nil, slog.Int(AttrPlanOps, len(plan.ops)))
+	}
+}
+
+// tracedRefresh is the refresh of a resync, in a span of its own.
+func (s *executor) tracedRefresh(ctx context.Context, j *job) (*sbView, []KeyError) {
+	if s.opts.tracer == nil {
+		return s.refresh(ctx, j)
+	}
+	ctx, span := s.opts.tracer.Start(ctx, SpanRefresh)
+	view, errs := s.refresh(ctx, j)
+	span.End(nil, slog.Int(AttrTxnErrors, len(errs)))
+	return view, errs
 }
 
 // endGroupSpan ends the span of the batch or group cc with its operations'
