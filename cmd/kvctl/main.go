@@ -146,6 +146,9 @@ default grpc.sock in its state directory) or host:port; the environment
 variable KVCTL_SERVER sets the default. --token-file names a file holding
 the bearer token the agent requires, if any; --tls (or --tls-ca FILE)
 connects with TLS, as an agent exposed beyond the machine requires.
+The environment variable TRACEPARENT (a W3C trace context) is sent with
+every request: an agent that traces makes the transactions kvctl commits
+children of that span.
 
 Exit codes:
   0  success

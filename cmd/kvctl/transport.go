@@ -216,7 +216,11 @@ func (c *cli) dial() (agentAPI, error) {
 	} else if _, _, err := net.SplitHostPort(host); err != nil {
 		return nil, usage("--server %q: want unix:PATH or host:port", c.server)
 	}
-	c.httpClient = &http.Client{Transport: bearerTransport{next: tr, token: token}}
+	traceparent := os.Getenv("TRACEPARENT")
+	if traceparent != "" && !validTraceparent(traceparent) {
+		return nil, usage("TRACEPARENT %q: not a W3C traceparent (00-<32 hex digits: trace id>-<16 hex digits: span id>-<2 hex digits: flags>)", traceparent)
+	}
+	c.httpClient = &http.Client{Transport: bearerTransport{next: tr, token: token, traceparent: traceparent}}
 	c.base = scheme + "://" + host
 	c.client = connectAgent{apiv1connect.NewAgentServiceClient(c.httpClient, c.base,
 		connect.WithGRPC(),
@@ -226,18 +230,47 @@ func (c *cli) dial() (agentAPI, error) {
 	return c.client, nil
 }
 
-// bearerTransport sends the token, if any, with every request.
+// bearerTransport sends the token, if any, with every request, and the
+// trace context of the environment's TRACEPARENT, if set: an agent that
+// traces makes the transactions of kvctl's requests children of the span
+// it names (a CI job's, say).
 type bearerTransport struct {
-	next  http.RoundTripper
-	token string
+	next        http.RoundTripper
+	token       string
+	traceparent string
 }
 
 func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if b.token != "" {
+	if b.token != "" || b.traceparent != "" {
 		r = r.Clone(r.Context())
+	}
+	if b.token != "" {
 		r.Header.Set("Authorization", "Bearer "+b.token)
 	}
+	if b.traceparent != "" {
+		r.Header.Set("Traceparent", b.traceparent)
+	}
 	return b.next.RoundTrip(r)
+}
+
+// validTraceparent reports whether s is a W3C traceparent: version,
+// trace id, parent span id and flags in lower-case hex, the ids not zero,
+// version ff invalid.
+func validTraceparent(s string) bool {
+	parts := strings.Split(s, "-")
+	if len(parts) < 4 || len(parts[0]) != 2 || parts[0] == "ff" || (parts[0] == "00" && len(parts) != 4) {
+		return false
+	}
+	for i, n := range []int{2, 32, 16, 2} {
+		p := parts[i]
+		if len(p) != n || strings.Trim(p, "0123456789abcdef") != "" {
+			return false
+		}
+		if (i == 1 || i == 2) && strings.Trim(p, "0") == "" {
+			return false
+		}
+	}
+	return true
 }
 
 // call runs f with a client and a context bounded by --timeout.

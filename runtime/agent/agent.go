@@ -16,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 	"github.com/kvdescriptor/kvdescriptor/runtime/metrics"
@@ -24,6 +25,7 @@ import (
 	nbetcd "github.com/kvdescriptor/kvdescriptor/runtime/nb/etcd"
 	nbfile "github.com/kvdescriptor/kvdescriptor/runtime/nb/file"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
+	"github.com/kvdescriptor/kvdescriptor/runtime/tracing"
 )
 
 // Agent is a network agent: plugins' descriptors under a scheduler, fed
@@ -129,6 +131,9 @@ type run struct {
 	models      nb.Models
 	sources     []nb.Source
 	fileSource  *nbfile.Source
+	// tracing: the scheduler traces, so the API reads requests' trace
+	// context.
+	tracing bool
 
 	cleanups []func() error // run last first
 }
@@ -305,6 +310,12 @@ func (r *run) openState(context.Context) error {
 	if len(r.cfg.Drift.Policies) > 0 {
 		sopts = append(sopts, scheduler.WithDriftPolicy(r.driftPolicy))
 	}
+	if tp, err := r.tracerProvider(); err != nil {
+		return err
+	} else if tp != nil {
+		r.tracing = true
+		sopts = append(sopts, scheduler.WithTracer(tracing.NewTracer(tp.Tracer(tracing.InstrumentationName))))
+	}
 	s, err := scheduler.New(sopts...)
 	if err != nil {
 		return err
@@ -323,6 +334,33 @@ func (r *run) openState(context.Context) error {
 		return err
 	}
 	return m.Attach(s)
+}
+
+// tracerProvider returns the provider of the scheduler's traces: the
+// configuration's own (Config.TracerProvider), or an exporter to
+// tracing.endpoint, shut down (its last spans sent) after the scheduler
+// is closed; nil when tracing is off.
+func (r *run) tracerProvider() (trace.TracerProvider, error) {
+	if r.cfg.TracerProvider != nil {
+		return r.cfg.TracerProvider, nil
+	}
+	if r.cfg.Tracing.Endpoint == "" {
+		return nil, nil
+	}
+	p, err := tracing.Start(r.cfg.tracing())
+	if err != nil {
+		return nil, err
+	}
+	r.atEnd(func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := p.Shutdown(ctx); err != nil {
+			r.logger.Warn("tracing: the last spans were not all exported", "endpoint", r.cfg.Tracing.Endpoint, "error", err)
+		}
+		return nil
+	})
+	r.logger.Info("tracing", "endpoint", r.cfg.Tracing.Endpoint, "sample_ratio", r.cfg.Tracing.SampleRatio)
+	return p, nil
 }
 
 // observer passes the scheduler's events to the metrics, the keeper of

@@ -17,6 +17,7 @@ import (
 	"github.com/kvdescriptor/kvdescriptor/runtime/api"
 	"github.com/kvdescriptor/kvdescriptor/runtime/nb"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
+	"github.com/kvdescriptor/kvdescriptor/runtime/tracing"
 	"github.com/kvdescriptor/kvdescriptor/runtime/ui"
 )
 
@@ -80,7 +81,7 @@ func (r *run) startAPI(context.Context) error {
 			svc.Close()
 			return err
 		}
-		srv, err := api.NewServer(svc, api.ServerConfig{
+		scfg := api.ServerConfig{
 			Address: l.Address,
 			TLS:     tc,
 			Limits:  r.cfg.Limits.api(),
@@ -90,7 +91,13 @@ func (r *run) startAPI(context.Context) error {
 				"GET /{$}":     http.RedirectHandler(ui.DefaultPath, http.StatusFound),
 			},
 			Logger: r.logger,
-		})
+		}
+		if r.tracing {
+			// A request's traceparent header makes the transactions
+			// it commits children of the client's span.
+			scfg.Middleware = tracing.Extract
+		}
+		srv, err := api.NewServer(svc, scfg)
 		if err != nil {
 			svc.Close()
 			return fmt.Errorf("%s: %w", l.what, err)

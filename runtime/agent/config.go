@@ -13,10 +13,12 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"gopkg.in/yaml.v3"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/api"
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/tracing"
 )
 
 // Config is the agent's configuration. Defaults returns the configuration
@@ -55,6 +57,9 @@ type Config struct {
 	Transactions TxnPolicy        `yaml:"transactions"`
 	Southbound   SouthboundConfig `yaml:"southbound"`
 	Sources      SourcesConfig    `yaml:"sources"`
+	// Tracing exports OpenTelemetry traces of the transactions; off by
+	// default.
+	Tracing TracingConfig `yaml:"tracing"`
 
 	// LogOutput is where the agent logs (default os.Stderr); not part of
 	// the YAML form.
@@ -63,6 +68,30 @@ type Config struct {
 	// the main module's version in the build information); not part of
 	// the YAML form.
 	Version string `yaml:"-"`
+	// TracerProvider, when set, traces the transactions with it in place
+	// of an exporter to tracing.endpoint (a test's in-memory exporter, or
+	// a program's own provider); not part of the YAML form.
+	TracerProvider trace.TracerProvider `yaml:"-"`
+}
+
+// TracingConfig is the export of traces (runtime/tracing): a span per
+// transaction, with its plan, southbound calls, read-backs and retries
+// under it, continuing the trace of the API request that committed it
+// (its W3C traceparent header).
+type TracingConfig struct {
+	// Endpoint is an OTLP/HTTP receiver (protobuf), http://HOST:PORT or
+	// https://HOST:PORT, its path /v1/traces unless one is given; ""
+	// (the default) turns tracing off.
+	Endpoint string `yaml:"endpoint"`
+	// SampleRatio is the share of the transactions that start a trace
+	// of their own which are traced (default 1: all); a request that
+	// carries a sampled trace context is always traced.
+	SampleRatio float64 `yaml:"sample_ratio"`
+}
+
+// tracing returns the configuration as runtime/tracing's.
+func (c *Config) tracing() tracing.Config {
+	return tracing.Config{Endpoint: c.Tracing.Endpoint, SampleRatio: c.Tracing.SampleRatio, ServiceName: "kvdescriptor-agent", ServiceInstance: c.Name}
 }
 
 // LogConfig is the agent's logging.
@@ -243,6 +272,7 @@ func Defaults() Config {
 	c.Transactions.Retry = RetryConfig{MaxAttempts: 3, Period: time.Second, Backoff: true, MaxPeriod: 30 * time.Second}
 	c.Sources.Priority = []string{"file", "etcd", "api"}
 	c.Drift.CheckInterval = DefaultDriftCheckInterval
+	c.Tracing.SampleRatio = 1
 	return c
 }
 
@@ -448,6 +478,9 @@ func (c *Config) Check() error {
 	}
 	if c.Sources.File.MaxSize < 0 {
 		errs = append(errs, fmt.Errorf("file max size: %d bytes (0 for the default, or more)", c.Sources.File.MaxSize))
+	}
+	if err := c.tracing().Check(); err != nil {
+		errs = append(errs, fmt.Errorf("tracing: %w", err))
 	}
 	if c.Sources.File.Path == "" && len(c.Sources.Etcd.Endpoints) == 0 && len(c.listeners()) == 0 {
 		errs = append(errs, errors.New("sources: none configured (-file, -etcd, or the API, which -http off and -grpc off turn off)"))

@@ -6,12 +6,13 @@ import (
 	"testing"
 )
 
-// TestLibraryDeps: the agent package may link etcd, gRPC, bbolt and HTTP;
-// a program that uses the scheduler alone, or only runtime/kv (generated
-// code), or the northbound's Mux, compiles none of them.
+// TestLibraryDeps: the agent package may link etcd, gRPC, bbolt, HTTP and
+// OpenTelemetry; a program that uses the scheduler alone, or only
+// runtime/kv (generated code), or the northbound's Mux, compiles none of
+// them (the scheduler's tracing is a hook, scheduler.Tracer).
 func TestLibraryDeps(t *testing.T) {
 	t.Parallel()
-	heavy := []string{"go.etcd.io/", "google.golang.org/grpc", "go.etcd.io/bbolt", "net/http", "github.com/prometheus/"}
+	heavy := []string{"go.etcd.io/", "google.golang.org/grpc", "go.etcd.io/bbolt", "net/http", "github.com/prometheus/", "go.opentelemetry.io/"}
 	for _, pkg := range []string{"../scheduler", "../kv", "../nb"} {
 		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
 		if err != nil {

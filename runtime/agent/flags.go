@@ -51,6 +51,7 @@ func ParseArgs(args []string, help io.Writer) (Config, error) {
 	netnsAllow := fs.String("netns-allow", "", `the only network namespaces values may name, comma-separated ("": none but the -netns one; default: any under /var/run/netns); others are INVALID`)
 	memory := fs.Bool("memory", false, "an in-memory southbound instead of the kernel")
 	claimRoutes := fs.Bool("claim-route-protocol", false, "every route with the agent's route protocol is the agent's: at start (and each full resync) those no source wants are deleted, even if the record of the state dir lacks them; without it they are OBTAINED and left alone (use only when no other program or agent uses the number)")
+	traceEndpoint := fs.String("trace-endpoint", "", `OTLP/HTTP receiver of the traces, http(s)://HOST:PORT[/PATH] (path default /v1/traces; "": no tracing)`)
 	vppSocket := fs.String("vpp-socket", "", `VPP's binary API socket, e.g. /run/vpp/api.sock ("": no VPP plugin; "mock": govpp's mock adapter, no VPP)`)
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -100,6 +101,7 @@ func ParseArgs(args []string, help io.Writer) (Config, error) {
 	apply("memory", func() { c.Southbound.Memory = *memory })
 	apply("claim-route-protocol", func() { c.Southbound.Linux.ClaimRouteProtocol = *claimRoutes })
 	apply("vpp-socket", func() { c.Southbound.VPP.Socket = *vppSocket })
+	apply("trace-endpoint", func() { c.Tracing.Endpoint = *traceEndpoint })
 	return c, c.Check()
 }
 

@@ -103,6 +103,10 @@ type ServerConfig struct {
 	// web pages of other sites. A mounted handler checks the token itself
 	// (Service.Authorize). The service keeps every other path.
 	Mount map[string]http.Handler
+	// Middleware, when set, wraps the whole handler, outermost: it sees
+	// every request first (the agent's reads a request's trace context,
+	// runtime/tracing.Extract).
+	Middleware func(http.Handler) http.Handler
 }
 
 // Server serves a Service's Handler on a listener it owns, with the
@@ -166,6 +170,9 @@ func NewServer(svc *Service, cfg ServerConfig) (*Server, error) {
 		r.Body = &closingBody{ReadCloser: http.MaxBytesReader(w, r.Body, maxBody), w: w, http1: r.ProtoMajor == 1}
 		inner.ServeHTTP(w, r)
 	})
+	if cfg.Middleware != nil {
+		h = cfg.Middleware(h)
+	}
 	hs := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: l.ReadHeaderTimeout,

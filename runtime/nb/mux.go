@@ -255,7 +255,7 @@ func (m *Mux) Plan(ctx context.Context, name string, u Update, opts ...scheduler
 		prev = src.desired
 	}
 	// The very commit an apply of the update makes, as a dry run.
-	return m.commit(ctx, updateKeys(prev, u), "plan of "+describe(name, u), what{name: name, desired: nextDesired(prev, u), dryRun: true}, opts...)
+	return m.commit(ctx, updateKeys(prev, u), "plan of "+describe(name, u), what{name: name, desired: nextDesired(prev, u), dryRun: true}, append(slices.Clip(opts), scheduler.Source(name))...)
 }
 
 // Desired returns a copy of what the source name intends (nil for a source
@@ -501,7 +501,7 @@ func (m *Mux) apply(ctx context.Context, name string, u Update, opts ...schedule
 		m.set(func() { src.problem = nil })
 		return nil, nil
 	}
-	res, err := m.commit(ctx, updateKeys(prev, u), describe(name, u), what{}, opts...)
+	res, err := m.commit(ctx, updateKeys(prev, u), describe(name, u), what{}, append(slices.Clip(opts), scheduler.Source(name))...)
 	if err != nil {
 		undo(err)
 		return nil, err

@@ -192,6 +192,9 @@ func (s *caller) execGroup(st *txnState, i, end int, unheld *map[int]any) (ops [
 	mode, workers := s.groupMode(first.desc)
 	cc := s.newCallCtx(st.ctx, first.kind, first.desc, first.key)
 	cc.st, cc.group = st, len(calls)
+	if s.opts.tracer != nil {
+		s.traceCall(cc)
+	}
 	st.callIndex, st.groupEnd = i, end
 	s.inFlight.Store(cc)
 	if s.closing.Load() {
@@ -217,6 +220,9 @@ func (s *caller) execGroup(st *txnState, i, end int, unheld *map[int]any) (ops [
 	st.res.BatchedOps += len(calls)
 	if s.opts.observer != nil {
 		s.observeGroup(cc, ops)
+	}
+	if cc.span != nil {
+		endGroupSpan(cc, ops)
 	}
 	failed = -1
 	for k := range calls {

@@ -29,18 +29,45 @@ import (
 	"testing"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
+	"github.com/kvdescriptor/kvdescriptor/runtime/tracing"
 )
 
 var (
 	benchTxnLog = flag.Bool("w.txnlog", true, "workload W benchmarks: keep the scheduler's transaction log on (the default setting)")
 	benchBatch  = flag.Bool("w.batch", true, "workload W benchmarks: let the scheduler send batches (its handlers apply them); false sets WithBatchSize(1)")
 	benchHeap   = flag.String("w.heapprofile", "", "workload W step a: write a heap profile to this file after the first commit, with the scheduler alive (run with -test.memprofilerate=1)")
+	benchTrace  = flag.Bool("w.trace", false, "workload W benchmarks: trace with OpenTelemetry (runtime/tracing), every span sampled and exported in batches to an exporter that counts and drops them")
 )
+
+// benchSpans counts the spans started by the benchmarks' tracer (-w.trace).
+var benchSpans atomic.Int64
+
+// countingExporter drops the spans it is given; spanCounter counts them
+// as they start.
+type countingExporter struct{}
+
+func (countingExporter) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
+func (countingExporter) Shutdown(context.Context) error                             { return nil }
+
+type spanCounter struct{}
+
+func (spanCounter) OnStart(context.Context, sdktrace.ReadWriteSpan) { benchSpans.Add(1) }
+func (spanCounter) OnEnd(sdktrace.ReadOnlySpan)                     {}
+func (spanCounter) Shutdown(context.Context) error                  { return nil }
+func (spanCounter) ForceFlush(context.Context) error                { return nil }
+
+// benchTracer returns the tracer option of -w.trace: a provider of its own
+// per scheduler, shut down (its spans flushed) when the scheduler closes.
+func benchTracer() (scheduler.Option, func()) {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spanCounter{}), sdktrace.WithBatcher(countingExporter{}))
+	return scheduler.WithTracer(tracing.NewTracer(tp.Tracer(tracing.InstrumentationName))), func() { _ = tp.Shutdown(context.Background()) }
+}
 
 // wSizes are the values of N of the benchmarks that take several.
 var wSizes = []int{1_000, 10_000, 50_000}
@@ -236,6 +263,8 @@ type wSched struct {
 	w       *workload
 	records *atomic.Int64 // log records written
 	txns    int64         // transactions committed through commit
+	// stopTracing flushes and stops the tracer of -w.trace.
+	stopTracing func()
 }
 
 // newSched creates a scheduler with the default settings (transaction log
@@ -250,6 +279,12 @@ func newSched(tb testing.TB, w *workload, extra ...scheduler.Option) *wSched {
 	if !*benchBatch {
 		opts = append(opts, scheduler.WithBatchSize(1))
 	}
+	var stopTracing func()
+	if *benchTrace {
+		var o scheduler.Option
+		o, stopTracing = benchTracer()
+		opts = append(opts, o)
+	}
 	s, err := scheduler.New(opts...)
 	if err != nil {
 		tb.Fatal(err)
@@ -258,12 +293,15 @@ func newSched(tb testing.TB, w *workload, extra ...scheduler.Option) *wSched {
 	if err := s.Register(d.list...); err != nil {
 		tb.Fatal(err)
 	}
-	return &wSched{s: s, d: d, w: w, records: records}
+	return &wSched{s: s, d: d, w: w, records: records, stopTracing: stopTracing}
 }
 
 func (ws *wSched) close(tb testing.TB) {
 	if err := ws.s.Close(context.Background()); err != nil {
 		tb.Fatal(err)
+	}
+	if ws.stopTracing != nil {
+		ws.stopTracing()
 	}
 }
 
@@ -574,6 +612,7 @@ func benchUpdateRoute(b *testing.B, ws *wSched) {
 	k0 := updates % routes
 	ctx := context.Background()
 	runtime.GC()
+	spans0 := benchSpans.Load()
 	b.ResetTimer()
 	for i := range b.N {
 		k := (k0 + i) % routes
@@ -582,6 +621,9 @@ func benchUpdateRoute(b *testing.B, ws *wSched) {
 		}
 	}
 	b.StopTimer()
+	if *benchTrace {
+		b.ReportMetric(float64(benchSpans.Load()-spans0)/float64(b.N), "spans/txn")
+	}
 	ws.txns += int64(b.N)
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/txn")
 

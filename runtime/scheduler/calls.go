@@ -78,14 +78,17 @@ type callCtx struct {
 	// took over has finished the job.
 	givenUp chan struct{}
 	op      OpKind
-	// group is the number of operations of a batch or group of concurrent
-	// calls (see batch.go); 0 for one call.
-	group int
 	// closing is set when the call was given up on because Close gave up
 	// (written by the watchdog before it takes the call out of inFlight).
 	closing bool
 	// given is set once the watchdog gave up on the call.
 	given atomic.Bool
+	// group is the number of operations of a batch or group of concurrent
+	// calls (see batch.go); 0 for one call.
+	group int
+	// span is the call's span (WithTracer), ended when the call is
+	// observed (observe, or endCallSpan for a group).
+	span Span
 }
 
 // callCtxSlab is the number of call contexts allocated at once.
@@ -151,8 +154,9 @@ func (s *caller) late(c *callCtx, err error) {
 		"descriptor", c.name(), "op", c.op.String(), "key", c.key, "took", time.Since(c.Start), "timeout", c.Timeout, "error", err)
 }
 
-// observe reports a call to the observer.
+// observe reports a call to the observer, and ends its span.
 func (s *caller) observe(c *callCtx, err error) {
+	endCallSpan(c, err)
 	if s.opts.observer != nil {
 		s.opts.observer.OpDone(c.name(), c.op, time.Since(c.Start), err)
 	}
@@ -165,13 +169,18 @@ func (s *caller) observe(c *callCtx, err error) {
 func (s *caller) callInline(st *txnState, i int, ctx context.Context, kind OpKind, d kv.Descriptor, key string, prev, value proto.Message, meta any) (m any, taken *callCtx, err error) {
 	c := s.newCallCtx(ctx, kind, d, key)
 	c.st = st
+	if s.opts.tracer != nil {
+		s.traceCall(c)
+	}
 	st.callIndex = i
 	s.inFlight.Store(c)
 	if s.closing.Load() {
 		// Close gave up: make no more calls (checked after publishing the
 		// call, so that the watchdog either sees it or this sees Close).
 		if s.inFlight.CompareAndSwap(c, nil) {
-			return nil, nil, c.timeoutError(true)
+			err := c.timeoutError(true)
+			endCallSpan(c, err)
+			return nil, nil, err
 		}
 		return nil, c, nil
 	}
@@ -206,14 +215,20 @@ func (s *caller) doCall(ctx context.Context, kind OpKind, d kv.Descriptor, key s
 func (s *caller) callOut(ctx context.Context, kind OpKind, d kv.Descriptor, key string, fn func(c *callCtx) error) (ok bool, err error) {
 	c := s.newCallCtx(ctx, kind, d, key)
 	c.givenUp = make(chan struct{})
+	if s.opts.tracer != nil {
+		s.traceCall(c)
+	}
 	done := make(chan error, 1)
 	s.inFlight.Store(c)
 	if s.closing.Load() {
 		// Close gave up: make no more calls.
 		if s.inFlight.CompareAndSwap(c, nil) {
-			return false, c.timeoutError(true)
+			err := c.timeoutError(true)
+			endCallSpan(c, err)
+			return false, err
 		}
 		<-c.givenUp
+		endCallSpan(c, c.cause())
 		return false, c.cause()
 	}
 	go func() {

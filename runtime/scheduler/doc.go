@@ -20,8 +20,10 @@
 // DryRun (plan only), Retry, Description, and the resync kinds FullResync,
 // UpstreamResync and DownstreamResync. CommitAndWait also waits for the
 // retries to settle. Notify reports values the southbound changed by
-// itself; CheckDrift reads back values of ours that may have drifted. The scheduler's own options (New) set the logger, the history's
-// retention, periodic resync, call timeouts, batch sizes and an Observer.
+// itself; CheckDrift reads back values of ours that may have drifted.
+// The scheduler's own options (New) set the logger, the history's
+// retention, periodic resync and drift checks, call timeouts, batch
+// sizes, an Observer and a Tracer.
 // The Example is a complete program; docs/scheduler.md in the repository
 // is the long form of what follows, and docs/legend.md explains the
 // transaction log.
@@ -257,6 +259,14 @@
 // within the retention (runtime/graphviz renders it as DOT or SVG). An
 // Observer (WithObserver; runtime/metrics implements one for Prometheus)
 // sees every transaction and every timed southbound call.
+//
+// # Traces
+//
+// A Tracer (WithTracer; runtime/tracing implements one with
+// OpenTelemetry) gets a span per transaction, a child of the span in
+// Commit's context, with the plan, each southbound call or batch, each
+// read-back after a failure and (as transactions of their own) the
+// retries under it; see Tracer. Without one no span is made.
 //
 // # Concurrency
 //

@@ -34,6 +34,10 @@ type executor struct {
 	// check; driftStep the interval between two, in nanoseconds.
 	sweep     [][]string
 	driftStep atomic.Int64
+	// txnSpan is the running transaction's span (WithTracer), ended by
+	// endJob; txnRetries the number of keys whose retries it scheduled.
+	txnSpan    Span
+	txnRetries int
 }
 
 // txnOutput is a transaction's result.
@@ -65,14 +69,14 @@ func (s *executor) runTxn(j *job) txnOutput {
 	// Calls get their own context (see callCtx), which takes only the
 	// values of the job's: the job's cancellation bounds the caller's
 	// wait, never the transaction.
-	ctx := j.ctx
+	ctx := s.startTxnSpan(j, seq) // j.ctx, with the span when traced
 
 	// A refresh reads the southbound before anything is planned. What it
 	// finds is kept even by a dry run: it is a fact, not a change.
 	var view *sbView
 	var refreshErrs []KeyError
 	if j.kind == FullResyncTxn || j.kind == DownstreamResyncTxn {
-		view, refreshErrs = s.refresh(ctx, j)
+		view, refreshErrs = s.tracedRefresh(ctx, j)
 	}
 
 	if !j.opts.dryRun {
@@ -85,11 +89,13 @@ func (s *executor) runTxn(j *job) txnOutput {
 	// The plan is the scheduler's own run, reused with its buffers (one
 	// transaction runs at a time; see newPlan).
 	unsure := s.readBackUnsure(ctx, j.opts.dryRun, view)
+	planSpan := s.startSpan(ctx, SpanPlan)
 	plan, scratch := s.newPlan(ctx, seq, j, view)
 	plan.unsure = unsure
 	s.g.reserve(len(j.items))
 	s.g.begin()
 	plan.apply(j)
+	endPlanSpan(planSpan, plan)
 	if scratch {
 		// Planned into the reused buffer: the plan's operations get an
 		// array of their own, just their size (they go to the caller).
@@ -401,7 +407,8 @@ func callHandler(ctx context.Context, kind OpKind, d kv.Descriptor, key string, 
 }
 
 // retryLater schedules retries of keys that failed with retriable errors,
-// grouped by their policy and delay.
+// grouped by their policy and delay; the retries' spans are children of
+// the running transaction's.
 func (s *executor) retryLater(keys []string, opts txnOptions) {
 	type group struct {
 		policy RetryPolicy
@@ -421,10 +428,17 @@ func (s *executor) retryLater(keys []string, opts txnOptions) {
 		}
 		groups[g] = append(groups[g], retryItem{key: k, intentSeq: n.intentSeq})
 	}
+	ctx := context.Background()
+	if s.txnSpan != nil {
+		ctx = s.txnSpan.Into(ctx)
+		for _, g := range order {
+			s.txnRetries += len(groups[g])
+		}
+	}
 	for _, g := range order {
 		o := opts
 		o.retry = g.policy
-		s.scheduleRetry(groups[g], o, g.delay)
+		s.scheduleRetry(ctx, groups[g], o, g.delay)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
@@ -25,6 +26,8 @@ type options struct {
 	maxCycle int
 	// observer receives transaction and call events (metrics).
 	observer Observer
+	// tracer opens the spans of transactions and calls (nil: no tracing).
+	tracer Tracer
 	// historyRecords and historyAge bound the history's retention: at
 	// most that many records, none older than that (0: no age bound).
 	// historyRecords 0 turns the history off.
@@ -184,8 +187,44 @@ type txnOptions struct {
 	retry       RetryPolicy
 	// resync is NBTxn for an ordinary transaction, or a resync kind.
 	resync TxnKind
+	// rare holds the options few transactions take, so that the others
+	// carry one pointer for them (a Txn and its job are copied per
+	// commit). Never changed once set: an option makes a new one.
+	rare *txnRare
+}
+
+// txnRare are the options of txnOptions.rare.
+type txnRare struct {
 	// remembered are values applied before a restart (Remembered).
 	remembered []KeyValue
+	// source names the northbound source, for traces (Source).
+	source string
+}
+
+// withRare returns a copy of o.rare changed by change.
+func (o *txnOptions) withRare(change func(*txnRare)) {
+	var r txnRare
+	if o.rare != nil {
+		r = *o.rare
+	}
+	change(&r)
+	o.rare = &r
+}
+
+// remembered returns the values of Remembered.
+func (o *txnOptions) remembered() []KeyValue {
+	if o.rare == nil {
+		return nil
+	}
+	return o.rare.remembered
+}
+
+// source returns the name of Source.
+func (o *txnOptions) source() string {
+	if o.rare == nil {
+		return ""
+	}
+	return o.rare.source
 }
 
 // RetryPolicy says how failed operations of a transaction are retried: after
@@ -253,7 +292,9 @@ func FullResync() TxnOption { return func(o *txnOptions) { o.resync = FullResync
 // so a full resync still leaves those alone. It has no effect on other
 // kinds of transaction.
 func Remembered(values ...KeyValue) TxnOption {
-	return func(o *txnOptions) { o.remembered = append(o.remembered, values...) }
+	return func(o *txnOptions) {
+		o.withRare(func(r *txnRare) { r.remembered = append(slices.Clip(r.remembered), values...) })
+	}
 }
 
 // UpstreamResync makes the transaction an upstream resync: its values

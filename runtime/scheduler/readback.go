@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"log/slog"
 
 	"google.golang.org/protobuf/proto"
 
@@ -21,7 +22,14 @@ func (r *unknowns) readBack(n *node, expected proto.Message) (found proto.Messag
 	if n.desc == nil || !n.desc.CanRetrieve() {
 		return nil, nil, false
 	}
-	found, meta, err := r.s.readKey(r.ctx, n, expected)
+	ctx, span := r.ctx, Span(nil)
+	if t := r.s.opts.tracer; t != nil {
+		ctx, span = t.Start(ctx, SpanReadBack, slog.String(AttrDescriptor, n.desc.Name()), slog.String(AttrKey, n.key))
+	}
+	found, meta, err := r.s.readKey(ctx, n, expected)
+	if span != nil {
+		span.End(err, slog.Bool(AttrFound, found != nil))
+	}
 	if err != nil {
 		r.s.opts.logger.Warn("read-back after a failed call failed; what the call left is unknown until a read-back succeeds",
 			"key", n.key, "descriptor", n.desc.Name(), "error", err)

@@ -264,7 +264,7 @@ func (s *executor) correlateFull(j *job, out map[kv.Descriptor][]kv.Item[string,
 	for _, it := range j.items {
 		walk(it.Key, it.Value, 0)
 	}
-	for _, it := range j.opts.remembered {
+	for _, it := range j.opts.remembered() {
 		walk(it.Key, it.Value, 0)
 	}
 }

@@ -434,6 +434,9 @@ func (s *jobs) endJob(j *job, res txnOutput) {
 	if !res.DryRun {
 		seq = res.Seq
 	}
+	if s.txnSpan != nil {
+		s.endTxnSpan(res.Result)
+	}
 	statuses := s.publish(entry, seq)
 	s.unlock()
 	s.watchers.deliver(statuses)
@@ -503,8 +506,10 @@ func (s *Scheduler) newlyImplemented(ds []kv.Descriptor) []KeyValue {
 	return items
 }
 
-// scheduleRetry queues a retry of keys after delay.
-func (s *jobs) scheduleRetry(items []retryItem, opts txnOptions, delay time.Duration) {
+// scheduleRetry queues a retry of keys after delay; ctx carries the span
+// of the transaction that scheduled it (context.Background without a
+// tracer).
+func (s *jobs) scheduleRetry(ctx context.Context, items []retryItem, opts txnOptions, delay time.Duration) {
 	s.qmu.Lock()
 	defer s.qmu.Unlock()
 	if s.closed {
@@ -515,7 +520,7 @@ func (s *jobs) scheduleRetry(items []retryItem, opts txnOptions, delay time.Dura
 		s.qmu.Lock()
 		delete(s.timers, t)
 		s.qmu.Unlock()
-		_ = s.enqueue(&job{kind: RetryTxn, ctx: context.Background(), opts: opts, retry: items})
+		_ = s.enqueue(&job{kind: RetryTxn, ctx: ctx, opts: opts, retry: items})
 	})
 	s.timers[t] = struct{}{}
 }

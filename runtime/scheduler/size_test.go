@@ -23,7 +23,7 @@ const (
 	maxTypeMethods = 30
 	// maxTotalLines is the ceiling reached so far; the issue's target is
 	// 7,000 lines for the scheduler and its internal packages together.
-	maxTotalLines = 11730 // with drift checks (drift.go, driftapply.go), with preload.go (the agent's persisted history) and the transaction log's redaction (an import of kv)
+	maxTotalLines = 12100 // with drift checks (drift.go, driftapply.go) and the tracing hook (trace.go), issue 31; with preload.go (the agent's persisted history) and the transaction log's redaction (an import of kv)
 )
 
 // layers lists the internal packages from the bottom up: a package may
