@@ -726,6 +726,15 @@ func (f *fleet) atRest(window time.Duration) {
 	slices.Sort(calls)
 	f.t.Logf("at rest: gRPC calls completed on all members by method: %s", strings.Join(calls, ", "))
 	n := len(f.names)
+	// The agents' reads (their probes), less the harness's one (the
+	// revision read at the end), and the messages on the watch streams
+	// (the probes' progress requests).
+	ranges := g1["Range"] - g0["Range"] - 1
+	watchMsgs := g1["Watch/received"] - g0["Watch/received"]
+	f.t.Logf("at rest: %.2f Ranges per agent per minute, %.2f watch-stream messages (progress requests) per agent per minute",
+		ranges/float64(n)/window.Minutes(), watchMsgs/float64(n)/window.Minutes())
+	fmt.Printf("BenchmarkFleet/at_rest_reads/agents=%d\t1\t%.2f ranges/agent/min\t%.2f watch-msgs/agent/min\n", n,
+		ranges/float64(n)/window.Minutes(), watchMsgs/float64(n)/window.Minutes())
 	perMin := float64(rev1-rev0) / float64(n) / window.Minutes()
 	f.t.Logf("at rest for %v: %d etcd writes (revisions) = %.2f per agent per minute; puts applied %v; gRPC calls completed %v (the harness's reads included)",
 		window, rev1-rev0, perMin, m1["etcd_mvcc_put_total"]-m0["etcd_mvcc_put_total"], m1["grpc_server_handled_total"]-m0["grpc_server_handled_total"])
@@ -741,6 +750,7 @@ func (f *fleet) grpcCalls() map[string]float64 {
 			for k, v := range m.GRPCHandled {
 				sum[k] += v
 			}
+			sum["Watch/received"] += m.GRPCReceived["Watch"]
 		}
 	}
 	return sum
