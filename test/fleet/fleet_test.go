@@ -731,8 +731,9 @@ func (f *fleet) atRest(window time.Duration) {
 	// (the probes' progress requests).
 	ranges := g1["Range"] - g0["Range"] - 1
 	watchMsgs := g1["Watch/received"] - g0["Watch/received"]
-	f.t.Logf("at rest: %.2f Ranges per agent per minute, %.2f watch-stream messages (progress requests) per agent per minute",
-		ranges/float64(n)/window.Minutes(), watchMsgs/float64(n)/window.Minutes())
+	keepAlives := g1["LeaseKeepAlive/received"] - g0["LeaseKeepAlive/received"]
+	f.t.Logf("at rest: %.2f Ranges per agent per minute, %.2f watch-stream messages (progress requests) and %.2f lease keep-alives per agent per minute",
+		ranges/float64(n)/window.Minutes(), watchMsgs/float64(n)/window.Minutes(), keepAlives/float64(n)/window.Minutes())
 	fmt.Printf("BenchmarkFleet/at_rest_reads/agents=%d\t1\t%.2f ranges/agent/min\t%.2f watch-msgs/agent/min\n", n,
 		ranges/float64(n)/window.Minutes(), watchMsgs/float64(n)/window.Minutes())
 	perMin := float64(rev1-rev0) / float64(n) / window.Minutes()
@@ -751,6 +752,7 @@ func (f *fleet) grpcCalls() map[string]float64 {
 				sum[k] += v
 			}
 			sum["Watch/received"] += m.GRPCReceived["Watch"]
+			sum["LeaseKeepAlive/received"] += m.GRPCReceived["LeaseKeepAlive"]
 		}
 	}
 	return sum
