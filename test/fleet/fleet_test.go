@@ -83,9 +83,67 @@ type fleet struct {
 	names  []string
 	procs  []*exec.Cmd
 	logs   []*syncBuffer
+	dirs   map[string]string // each agent's state directory
 	rounds int
-	// keys are the configuration keys each agent must have CONFIGURED.
-	keys map[string][]string
+	// want are the values each agent must have CONFIGURED, by agent and
+	// configuration key.
+	want map[string]map[string]ifc
+	// netns are the agents in network namespaces (the Linux plugin) and
+	// their namespaces; the others use the in-memory southbound.
+	netns map[string]string
+	// proxies are the partitioned agent's (partitioned) routes to the
+	// members.
+	proxies     []*proxy
+	partitioned string
+	// historyChecked counts the transactions checkHistory read.
+	historyChecked int
+}
+
+// ifc is a linux/interface value the harness writes.
+type ifc struct {
+	Name    string   `json:"name"`
+	Type    string   `json:"type"`
+	Enabled bool     `json:"enabled,omitempty"`
+	MTU     int      `json:"mtu,omitempty"`
+	Addrs   []string `json:"ipAddresses,omitempty"`
+}
+
+func (v ifc) json() string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// statusKeys are the keys the agent writes a status of for v at key: the
+// value's and its addresses' (derived values).
+func (v ifc) statusKeys(key string) []string {
+	keys := []string{key}
+	for _, a := range v.Addrs {
+		keys = append(keys, key+"/address/"+a)
+	}
+	return keys
+}
+
+// value is the value of the i-th interface of a change at agent name: a
+// bridge, which the Linux plugin creates in the namespace of an agent in
+// one (with an address), and the in-memory southbound keeps.
+func (f *fleet) value(name string, i int) ifc {
+	v := ifc{Name: fmt.Sprintf("if%d", i), Type: "TYPE_BRIDGE", Enabled: true}
+	if f.netns[name] != "" {
+		v.Addrs = []string{fmt.Sprintf("10.%d.%d.1/32", i>>8, i&255)}
+	}
+	return v
+}
+
+// statusCount is the number of statuses agent name must write.
+func (f *fleet) statusCount(name string) int {
+	n := 0
+	for k, v := range f.want[name] {
+		n += len(v.statusKeys(k))
+	}
+	return n
 }
 
 type syncBuffer struct {
@@ -115,18 +173,44 @@ func TestFleet(t *testing.T) {
 	c := etcdtest.StartCluster(t, 3)
 	cl := c.Dial()
 	defer cl.Close()
-	f := &fleet{t: t, c: c, cl: cl, keys: map[string][]string{}}
+	partition := time.Duration(envInt(t, "KVD_FLEET_PARTITION_SECONDS", 5)) * time.Second
+	f := &fleet{t: t, c: c, cl: cl, want: map[string]map[string]ifc{}, dirs: map[string]string{}, netns: map[string]string{}}
 	dir, err := os.MkdirTemp("", "kvfleet")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
+	// Agent a0 reaches the members through proxies, which the partition
+	// scenario cuts; the next KVD_FLEET_NETNS agents (1 by default when
+	// root) each configure a network namespace of their own.
+	for _, ep := range c.Endpoints() {
+		f.proxies = append(f.proxies, startProxy(t, ep))
+	}
+	nns := envIntOrZero(t, "KVD_FLEET_NETNS", netnsDefault())
+	if nns > n-1 {
+		t.Fatalf("KVD_FLEET_NETNS=%d: at most %d (the agents but a0)", nns, n-1)
+	}
 	start := time.Now()
 	for i := range n {
-		f.startAgent(dir, fmt.Sprintf("a%d", i))
+		name := fmt.Sprintf("a%d", i)
+		eps := c.Endpoints()
+		if i == 0 {
+			f.partitioned = name
+			eps = nil
+			for _, p := range f.proxies {
+				eps = append(eps, p.URL())
+			}
+		}
+		ns := ""
+		if i >= 1 && i <= nns {
+			ns = addNetns(t, i)
+			f.netns[name] = ns
+		}
+		f.startAgent(dir, name, eps, ns)
 	}
 	f.waitAlive()
-	t.Logf("fleet: %d agents on a 3-member etcd cluster present in %v", n, time.Since(start).Round(time.Millisecond))
+	t.Logf("fleet: %d agents (%d in network namespaces, %s through proxies) on a 3-member etcd cluster present in %v",
+		n, nns, f.partitioned, time.Since(start).Round(time.Millisecond))
 	f.resources("started, empty")
 
 	// a. A fleet-wide change.
@@ -184,6 +268,10 @@ func TestFleet(t *testing.T) {
 			t.Logf("compacted at revision %d", r.Header.Revision)
 		})
 	})
+	// g. An agent partitioned from the cluster while its values change
+	// and etcd compacts; it converges to the latest values after.
+	t.Run("partition", func(t *testing.T) { f.partition(t, partition) })
+
 	// f. A rollout of 100 values to every agent with kvctl fleet rollout,
 	// in waves of 10 %, each gated on the previous one's health.
 	t.Run("rollout", func(t *testing.T) { f.rollout(t, dir) })
@@ -192,11 +280,55 @@ func TestFleet(t *testing.T) {
 	f.stopAgents()
 }
 
-func (f *fleet) startAgent(dir, name string) {
+// envIntOrZero reads a non-negative integer from the environment, or def.
+func envIntOrZero(t *testing.T, name string, def int) int {
+	t.Helper()
+	if os.Getenv(name) == "0" {
+		return 0
+	}
+	return envInt(t, name, def)
+}
+
+// netnsDefault is the number of agents in network namespaces by default:
+// one when the test can create namespaces (root, with ip), else none.
+func netnsDefault() int {
+	if os.Geteuid() != 0 {
+		return 0
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		return 0
+	}
+	return 1
+}
+
+// addNetns creates a network namespace for agent i, deleted when the test
+// ends; its name has the worktree's and the process's in it.
+func addNetns(t *testing.T, i int) string {
+	t.Helper()
+	ns := fmt.Sprintf("kvfleet-fleet-%d-%d", os.Getpid(), i)
+	if out, err := exec.Command("ip", "netns", "add", ns).CombinedOutput(); err != nil {
+		t.Fatalf("ip netns add %s: %v\n%s", ns, err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("ip", "netns", "del", ns).CombinedOutput(); err != nil {
+			t.Errorf("ip netns del %s: %v\n%s", ns, err, out)
+		}
+	})
+	return ns
+}
+
+func (f *fleet) startAgent(dir, name string, endpoints []string, netns string) {
 	f.t.Helper()
 	state := filepath.Join(dir, name)
-	cmd := exec.Command(agentBin, "-memory", "-name", name, "-etcd", strings.Join(f.c.Endpoints(), ","), "-etcd-status",
-		"-http", "", "-grpc", "unix:"+state+"/g.sock", "-state-dir", state)
+	f.dirs[name] = state
+	args := []string{"-name", name, "-etcd", strings.Join(endpoints, ","), "-etcd-status",
+		"-http", "", "-grpc", "unix:" + state + "/g.sock", "-state-dir", state}
+	if netns != "" {
+		args = append(args, "-netns", netns)
+	} else {
+		args = append(args, "-memory")
+	}
+	cmd := exec.Command(agentBin, args...)
 	log := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
@@ -277,16 +409,15 @@ func (f *fleet) change(t *testing.T, what string, during func()) {
 	txns := map[string][]clientv3.Op{}
 	for _, name := range f.names {
 		for k := range perAgent {
-			key := fmt.Sprintf("linux/interface/lo%d", round*perAgent+k+1)
-			ifname := key[len("linux/interface/"):]
-			txns[name] = append(txns[name], clientv3.OpPut("/kvdescriptor/"+name+"/config/"+key,
-				fmt.Sprintf(`{"name": %q, "type": "TYPE_LOOPBACK"}`, ifname)))
-			f.keys[name] = append(f.keys[name], key)
+			v := f.value(name, round*perAgent+k+1)
+			key := "linux/interface/" + v.Name
+			txns[name] = append(txns[name], clientv3.OpPut("/kvdescriptor/"+name+"/config/"+key, v.json()))
+			f.setWant(name, key, v)
 		}
 	}
 	want := map[string]int{}
-	for name, keys := range f.keys {
-		want[name] = len(keys)
+	for _, name := range f.names {
+		want[name] = f.statusCount(name)
 	}
 	committed := &commits{at: map[string]time.Time{}}
 	type result struct {
@@ -343,10 +474,12 @@ func (f *fleet) rollout(t *testing.T, dir string) {
 	f.rounds++
 	var yaml strings.Builder
 	for k := range perAgent {
-		key := fmt.Sprintf("linux/interface/lo%d", round*perAgent+k+1)
-		fmt.Fprintf(&yaml, "%s: {name: %s, type: TYPE_LOOPBACK}\n", key, key[len("linux/interface/"):])
+		// One file for every agent: bridges without an address.
+		v := ifc{Name: fmt.Sprintf("if%d", round*perAgent+k+1), Type: "TYPE_BRIDGE", Enabled: true}
+		key := "linux/interface/" + v.Name
+		fmt.Fprintf(&yaml, "%s: %s\n", key, v.json())
 		for _, name := range f.names {
-			f.keys[name] = append(f.keys[name], key)
+			f.setWant(name, key, v)
 		}
 	}
 	file := filepath.Join(dir, "rollout.yaml")
@@ -452,9 +585,17 @@ func (f *fleet) waitConverged(want map[string]int, committed *commits) (map[stri
 	return times, nil
 }
 
-// verify reads every agent's status keys: each value written is
-// CONFIGURED (no update lost, no value of an earlier change deleted), and
-// there is no other status.
+func (f *fleet) setWant(name, key string, v ifc) {
+	if f.want[name] == nil {
+		f.want[name] = map[string]ifc{}
+	}
+	f.want[name][key] = v
+}
+
+// verify reads every agent's status keys: each value written (and each of
+// its addresses) is CONFIGURED (no update lost, no value of an earlier
+// change deleted), and there is no other status; in each agent's network
+// namespace, the interfaces and addresses are those written.
 func (f *fleet) verify() {
 	f.t.Helper()
 	for _, name := range f.names {
@@ -468,17 +609,79 @@ func (f *fleet) verify() {
 			}
 			got[string(kv.Key[len(prefix):])] = d.State
 		}
-		for _, k := range f.keys[name] {
-			if got[k] != "CONFIGURED" {
-				f.t.Errorf("agent %s: %s is %q, want CONFIGURED", name, k, got[k])
+		n := 0
+		for key, v := range f.want[name] {
+			for _, k := range v.statusKeys(key) {
+				n++
+				if got[k] != "CONFIGURED" {
+					f.t.Errorf("agent %s: %s is %q, want CONFIGURED", name, k, got[k])
+				}
 			}
 		}
-		if len(got) != len(f.keys[name]) {
-			f.t.Errorf("agent %s: %d statuses, want %d", name, len(got), len(f.keys[name]))
+		if len(got) != n {
+			f.t.Errorf("agent %s: %d statuses, want %d", name, len(got), n)
+		}
+		if ns := f.netns[name]; ns != "" {
+			f.checkNetns(name, ns)
 		}
 	}
 	if f.t.Failed() {
 		f.t.FailNow()
+	}
+}
+
+// checkNetns reads the namespace's interfaces with ip: every bridge
+// written exists, up, with exactly its addresses, and there is no other
+// interface but lo.
+func (f *fleet) checkNetns(name, ns string) {
+	f.t.Helper()
+	out, err := exec.Command("ip", "-n", ns, "-j", "addr", "show").Output()
+	if err != nil {
+		f.t.Fatalf("ip -n %s addr show: %v", ns, err)
+	}
+	var links []struct {
+		Ifname   string   `json:"ifname"`
+		Flags    []string `json:"flags"`
+		AddrInfo []struct {
+			Family    string `json:"family"`
+			Local     string `json:"local"`
+			Prefixlen int    `json:"prefixlen"`
+		} `json:"addr_info"`
+	}
+	if err := json.Unmarshal(out, &links); err != nil {
+		f.t.Fatalf("ip -n %s -j addr show: %v", ns, err)
+	}
+	seen := map[string]bool{}
+	byName := map[string]ifc{}
+	for _, v := range f.want[name] {
+		byName[v.Name] = v
+	}
+	for _, l := range links {
+		if l.Ifname == "lo" {
+			continue
+		}
+		v, ok := byName[l.Ifname]
+		if !ok {
+			f.t.Errorf("agent %s: namespace %s has %s, which was not written", name, ns, l.Ifname)
+			continue
+		}
+		seen[l.Ifname] = true
+		if !slices.Contains(l.Flags, "UP") {
+			f.t.Errorf("agent %s: %s in %s is not up (flags %v)", name, l.Ifname, ns, l.Flags)
+		}
+		var addrs []string
+		for _, a := range l.AddrInfo {
+			if a.Family == "inet" {
+				addrs = append(addrs, fmt.Sprintf("%s/%d", a.Local, a.Prefixlen))
+			}
+		}
+		slices.Sort(addrs)
+		if want := slices.Sorted(slices.Values(v.Addrs)); !slices.Equal(addrs, want) {
+			f.t.Errorf("agent %s: %s in %s has addresses %v, want %v", name, l.Ifname, ns, addrs, want)
+		}
+	}
+	if len(seen) != len(byName) {
+		f.t.Errorf("agent %s: %d of the %d interfaces written are in %s", name, len(seen), len(byName), ns)
 	}
 }
 
@@ -523,6 +726,16 @@ func (f *fleet) atRest(window time.Duration) {
 	slices.Sort(calls)
 	f.t.Logf("at rest: gRPC calls completed on all members by method: %s", strings.Join(calls, ", "))
 	n := len(f.names)
+	// The agents' reads (their probes), less the harness's one (the
+	// revision read at the end), and the messages on the watch streams
+	// (the probes' progress requests).
+	ranges := g1["Range"] - g0["Range"] - 1
+	watchMsgs := g1["Watch/received"] - g0["Watch/received"]
+	keepAlives := g1["LeaseKeepAlive/received"] - g0["LeaseKeepAlive/received"]
+	f.t.Logf("at rest: %.2f Ranges per agent per minute, %.2f watch-stream messages (progress requests) and %.2f lease keep-alives per agent per minute",
+		ranges/float64(n)/window.Minutes(), watchMsgs/float64(n)/window.Minutes(), keepAlives/float64(n)/window.Minutes())
+	fmt.Printf("BenchmarkFleet/at_rest_reads/agents=%d\t1\t%.2f ranges/agent/min\t%.2f watch-msgs/agent/min\n", n,
+		ranges/float64(n)/window.Minutes(), watchMsgs/float64(n)/window.Minutes())
 	perMin := float64(rev1-rev0) / float64(n) / window.Minutes()
 	f.t.Logf("at rest for %v: %d etcd writes (revisions) = %.2f per agent per minute; puts applied %v; gRPC calls completed %v (the harness's reads included)",
 		window, rev1-rev0, perMin, m1["etcd_mvcc_put_total"]-m0["etcd_mvcc_put_total"], m1["grpc_server_handled_total"]-m0["grpc_server_handled_total"])
@@ -538,6 +751,8 @@ func (f *fleet) grpcCalls() map[string]float64 {
 			for k, v := range m.GRPCHandled {
 				sum[k] += v
 			}
+			sum["Watch/received"] += m.GRPCReceived["Watch"]
+			sum["LeaseKeepAlive/received"] += m.GRPCReceived["LeaseKeepAlive"]
 		}
 	}
 	return sum

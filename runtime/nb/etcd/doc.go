@@ -35,6 +35,14 @@
 // covered by the etcd client itself, which resumes its watch where it was
 // (or finds the revision compacted, which resyncs).
 //
+// The probe (every 5s by default, WithProbe) costs etcd no read while the
+// watch answers: a watch that answered within the interval is not probed,
+// and a silent one is asked for a progress notification on its own stream
+// (etcd answers with its revision and cluster id); only a notification
+// that does not come within the request timeout, or shows another cluster
+// or an earlier revision, makes the probe read etcd (a serializable,
+// keys-only, limit-1 Get of the prefix), whose answer decides.
+//
 // A value that does not decode, or a key no model handles, is reported
 // through Sink.Problem naming the etcd key and skipped: what is applied for
 // the key stays (in a resync too, the last good value is sent again) until

@@ -73,7 +73,10 @@ func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l 
 func WithRequestTimeout(d time.Duration) Option { return func(o *options) { o.requestTimeout = d } }
 
 // WithProbe sets how often a watching source checks that etcd answers
-// (default 5s); a probe that fails is a lost connection.
+// (default 5s); a probe that fails is a lost connection. A watch that
+// answered within the interval is not probed; a silent one is asked for a
+// progress notification on its stream, and etcd is read only when that
+// does not come (see run.probe).
 func WithProbe(interval time.Duration) Option { return func(o *options) { o.probeInterval = interval } }
 
 // WithRetry sets the delays between attempts to load while etcd does not
@@ -181,14 +184,26 @@ type run struct {
 	reported string
 	// cluster and rev are the cluster id and the last revision seen.
 	cluster uint64
-	revMu   sync.Mutex // rev is read by the probe too
+	revMu   sync.Mutex // rev and heard are read by the probe too
+	rev     int64
+	// heard is when the watch last answered (events or a progress
+	// notification), header its answer's header; answered gets a token
+	// on each answer.
+	heard    time.Time
+	header   watchHeader
+	answered chan struct{}
+}
+
+// watchHeader is what the probe checks of a watch answer's header.
+type watchHeader struct {
+	cluster uint64
 	rev     int64
 }
 
 // Run feeds the configuration under the prefix to sink until ctx ends; it
 // returns an error only when the client is closed under it.
 func (s *Source) Run(ctx context.Context, sink nb.Sink) error {
-	r := &run{s: s, sink: sink, applied: map[string]proto.Message{}, bad: map[string]error{}}
+	r := &run{s: s, sink: sink, applied: map[string]proto.Message{}, bad: map[string]error{}, answered: make(chan struct{}, 1)}
 	delay := s.opts.retryMin
 	for ctx.Err() == nil {
 		if err := s.client.Ctx().Err(); err != nil {
@@ -329,6 +344,7 @@ func (r *run) watch(ctx context.Context) error {
 	defer cancel()
 	if o.probeInterval > 0 {
 		wg.Add(1)
+		r.hear(r.cluster, r.loadRev()) // the load's answer
 		go func() {
 			defer wg.Done()
 			probeErr <- r.probe(wctx)
@@ -351,6 +367,7 @@ func (r *run) watch(ctx context.Context) error {
 				}
 				return &resyncError{errors.New("the watch ended")}
 			}
+			r.hear(resp.Header.ClusterId, resp.Header.Revision)
 			if err := resp.Err(); err != nil {
 				if errors.Is(err, rpctypes.ErrCompacted) || resp.CompactRevision != 0 {
 					return &resyncError{fmt.Errorf("revision %d compacted (compact revision %d): %w", r.loadRev()+1, resp.CompactRevision, err)}
@@ -368,7 +385,36 @@ func (r *run) watch(ctx context.Context) error {
 	}
 }
 
+// hear records an answer of the watch.
+func (r *run) hear(cluster uint64, rev int64) {
+	r.revMu.Lock()
+	r.heard = time.Now()
+	r.header = watchHeader{cluster: cluster, rev: rev}
+	r.revMu.Unlock()
+	select {
+	case r.answered <- struct{}{}:
+	default:
+	}
+}
+
+// lastHeard returns when the watch last answered.
+func (r *run) lastHeard() time.Time {
+	r.revMu.Lock()
+	defer r.revMu.Unlock()
+	return r.heard
+}
+
 // probe returns once etcd does not answer or answers as another store.
+//
+// A watch that answered within the probe interval needs no probe. A
+// silent one (a quiet prefix: the fleet at rest) is asked for a progress
+// notification on its own stream, which etcd answers with its current
+// revision and cluster id, reading nothing; only when that answer does
+// not come within the request timeout, or shows another cluster or a
+// revision lower than the one watched, does the probe read (a
+// serializable, keys-only, limit-1 Range of the prefix) and decide from
+// that read. At rest, a source costs etcd one progress request per probe
+// interval on the watch stream it already has, and no read.
 func (r *run) probe(ctx context.Context) error {
 	o := r.s.opts
 	t := time.NewTicker(o.probeInterval)
@@ -378,6 +424,12 @@ func (r *run) probe(ctx context.Context) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-t.C:
+		}
+		if time.Since(r.lastHeard()) < o.probeInterval {
+			continue
+		}
+		if r.progress(ctx) {
+			continue
 		}
 		pctx, cancel := context.WithTimeout(ctx, o.requestTimeout)
 		resp, err := r.s.client.Get(pctx, o.prefix, clientv3.WithKeysOnly(), clientv3.WithLimit(1), clientv3.WithSerializable())
@@ -398,6 +450,33 @@ func (r *run) probe(ctx context.Context) error {
 			return &resyncError{fmt.Errorf("etcd revision went back to %d", resp.Header.Revision)}
 		}
 	}
+}
+
+// progress asks the watch (its stream is ctx's) for a progress
+// notification and reports whether one came within the request timeout
+// showing the same cluster and no revision lower than the one watched.
+func (r *run) progress(ctx context.Context) bool {
+	select {
+	case <-r.answered: // an earlier answer's token
+	default:
+	}
+	// The request's context keeps the watch's metadata (which names its
+	// stream); its timeout bounds the send too, which waits while the
+	// client reconnects the stream.
+	pctx, cancel := context.WithTimeout(ctx, r.s.opts.requestTimeout)
+	defer cancel()
+	if r.s.client.RequestProgress(pctx) != nil {
+		return false
+	}
+	select {
+	case <-pctx.Done():
+		return ctx.Err() != nil // when ctx ended, the probe returns at its next check
+	case <-r.answered:
+	}
+	r.revMu.Lock()
+	h, rev := r.header, r.rev
+	r.revMu.Unlock()
+	return h.cluster == r.cluster && h.rev >= rev
 }
 
 // events applies the events of one watch response as one update.

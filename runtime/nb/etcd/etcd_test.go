@@ -342,9 +342,10 @@ func TestRestart(t *testing.T) {
 	})
 
 	srv.Stop()
+	// (The bad value's problem names etcd too: the outage's is "lost".)
 	waitFor(t, "the outage reported", func() bool {
 		_, _, p := sink.snapshot()
-		return p != nil && strings.Contains(p.Error(), "etcd")
+		return p != nil && strings.Contains(p.Error(), "lost")
 	})
 	srv.Start()
 	_, err := c.Txn(context.Background()).Then(
@@ -367,6 +368,9 @@ func TestRestart(t *testing.T) {
 		}
 		// The outage cleared; the bad value is still reported.
 		return resyncs >= 2 && p != nil && !strings.Contains(p.Error(), "lost") && maps.Equal(st, want)
+	}, func() string {
+		u, st, p := sink.snapshot()
+		return fmt.Sprintf("%d updates, state %v, problem %v", len(u), st, p)
 	})
 	// Fixed, the value is applied and nothing is reported.
 	put(t, c, "a/2", jsonValue("fixed"))
@@ -495,4 +499,39 @@ func TestRejectedUpdate(t *testing.T) {
 	if !saw {
 		t.Errorf("problems %v, want the refusal reported", sink.problems)
 	}
+}
+
+// TestProbeAtRestReadsNothing: a source whose watch is silent checks etcd
+// with progress requests on its watch stream, not with reads: over ten
+// probes at rest, etcd serves no Range (before: one per probe).
+func TestProbeAtRestReadsNothing(t *testing.T) {
+	srv := etcdtest.Start(t)
+	c := srv.NewClient()
+	s, _ := models(t)
+	put(t, c, "a/1", jsonValue("one"))
+	sink := newRecSink()
+	runSource(t, newSource(t, c, s, etcd.WithProbe(50*time.Millisecond)), sink)
+	waitFor(t, "the initial load", func() bool { u, _, _ := sink.snapshot(); return len(u) == 1 })
+	m0, err := srv.Metrics()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Ten probes: ten progress requests on the watch stream, or (before)
+	// ten reads, whichever comes.
+	var ranges, progress float64
+	waitFor(t, "ten probes", func() bool {
+		m, err := srv.Metrics()
+		if err != nil {
+			return false
+		}
+		ranges = m.GRPCHandled["Range"] - m0.GRPCHandled["Range"]
+		progress = m.GRPCReceived["Watch"] - m0.GRPCReceived["Watch"]
+		return ranges >= 10 || progress >= 10
+	}, func() string { return fmt.Sprintf("%v ranges, %v watch messages", ranges, progress) })
+	if ranges > 1 {
+		t.Errorf("%v Ranges served over %v probes at rest (%v progress requests), want none", ranges, max(ranges, progress), progress)
+	}
+	// The source still answers changes after them.
+	put(t, c, "a/2", jsonValue("two"))
+	waitFor(t, "a/2", func() bool { _, st, _ := sink.snapshot(); return st["a/2"] == "two" })
 }

@@ -131,6 +131,10 @@ func (c *Cluster) Leader(timeout time.Duration) int {
 type Metrics struct {
 	Values      map[string]float64
 	GRPCHandled map[string]float64
+	// GRPCReceived counts the messages received by method
+	// (grpc_server_msg_received_total): for the Watch stream, its
+	// creates, cancels and progress requests.
+	GRPCReceived map[string]float64
 }
 
 // Metrics scrapes member i's /metrics (on its client URL). The counters of
@@ -145,7 +149,7 @@ func (c *Cluster) Metrics(i int) (Metrics, error) {
 
 // Metrics scrapes the server's /metrics (on its client URL).
 func (s *Server) Metrics() (Metrics, error) {
-	m := Metrics{Values: map[string]float64{}, GRPCHandled: map[string]float64{}}
+	m := Metrics{Values: map[string]float64{}, GRPCHandled: map[string]float64{}, GRPCReceived: map[string]float64{}}
 	cl := http.Client{Timeout: 5 * time.Second}
 	resp, err := cl.Get(s.URL + "/metrics")
 	if err != nil {
@@ -175,6 +179,9 @@ func (s *Server) Metrics() (Metrics, error) {
 		m.Values[name] += v
 		if name == "grpc_server_handled_total" {
 			m.GRPCHandled[label(labels, "grpc_method")] += v
+		}
+		if name == "grpc_server_msg_received_total" {
+			m.GRPCReceived[label(labels, "grpc_method")] += v
 		}
 	}
 	return m, sc.Err()
