@@ -40,9 +40,10 @@
 //     PENDING, with the missing ones in its status and a full chain in
 //     WhyPending. It is created in the same transaction that makes its last
 //     dependency appear. When a dependency goes away, its dependents are
-//     deleted first and become PENDING. A value that needs one which the
-//     same transaction removes is not created (and deleted again): it
-//     stays PENDING.
+//     deleted first and become PENDING; so does a dependent whose create
+//     failed and that holds nothing (FAILED or RETRYING). A value that
+//     needs one which the same transaction removes is not created (and
+//     deleted again): it stays PENDING.
 //   - Derived values are created after their base and deleted before it.
 //     A re-create deletes the value (its derived values and dependents
 //     first) and creates it again. An equal value (by the descriptor's

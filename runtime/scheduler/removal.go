@@ -264,6 +264,12 @@ func (r *removal) removeDependents(n *node) {
 	var partners []string
 	for _, k := range r.g.dependentsOf(n.key) {
 		d := r.g.node(k)
+		if d != nil && d.applied == nil && !d.removing && !r.reverting && (d.state == FAILED || d.state == RETRYING) {
+			// It holds nothing and failed (a create that n's going
+			// made fail, say): it waits for n again, PENDING.
+			r.reconcile(k)
+			continue
+		}
 		if d == nil || d.applied == nil || d.removing {
 			continue
 		}
