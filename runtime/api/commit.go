@@ -249,11 +249,17 @@ func checkCommit(req *apiv1.CommitRequest) error {
 	if d := req.GetConfirmWithin(); d != nil {
 		errs = append(errs, apilimits.Duration("confirm_within", d.AsDuration(), apilimits.MaxConfirmWithin))
 	}
+	// A key's field is named only when the key is too long: a commit of
+	// many keys formats no name for the ones that are not.
 	for i, v := range req.GetValues() {
-		errs = append(errs, keyLen(fmt.Sprintf("values[%d].key", i), v.GetKey()))
+		if len(v.GetKey()) > apilimits.MaxKeyLen {
+			errs = append(errs, keyLen(fmt.Sprintf("values[%d].key", i), v.GetKey()))
+		}
 	}
 	for i, k := range req.GetDeletes() {
-		errs = append(errs, keyLen(fmt.Sprintf("deletes[%d]", i), k))
+		if len(k) > apilimits.MaxKeyLen {
+			errs = append(errs, keyLen(fmt.Sprintf("deletes[%d]", i), k))
+		}
 	}
 	return bounded(errs...)
 }

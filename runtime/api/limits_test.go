@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"bufio"
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -164,16 +165,25 @@ func TestLimitMessageBytes(t *testing.T) {
 // With the default bounds, a commit larger than gRPC's usual 4 MB receive
 // limit goes through over gRPC (a value of 5 MiB), and a commit of more
 // values than apilimits allows is refused for their count, naming it.
+//
+// The test moves about 350 MB through the API (the 5 MiB value is
+// decoded, copied, persisted and recorded several times, and the second
+// commit carries MaxCommitKeys+1 keys): about 1 s alone, but 9 s under
+// -race, where every large allocation costs the detector's shadow memory
+// work, and up to 30 s when CI runs every package at once. Its deadline
+// is therefore its own, not ctx's 30 s.
 func TestLimitDefaultMessageServesLargeCommits(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	c := transports[0].client(e.base)
 	big := strings.Repeat("x", 5<<20)
-	resp, err := c.Commit(ctx(t), connect.NewRequest(&apiv1.CommitRequest{Values: []*apiv1.Value{value("iface/big", big)}}))
+	long, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	resp, err := c.Commit(long, connect.NewRequest(&apiv1.CommitRequest{Values: []*apiv1.Value{value("iface/big", big)}}))
 	if err != nil || resp.Msg.GetSeq() == 0 {
 		t.Fatalf("a commit of 5 MiB over gRPC: %v", err)
 	}
 	e.want(t, "iface/big", big)
-	_, err = c.Commit(ctx(t), connect.NewRequest(&apiv1.CommitRequest{Deletes: make([]string, apilimits.MaxCommitKeys+1)}))
+	_, err = c.Commit(long, connect.NewRequest(&apiv1.CommitRequest{Deletes: make([]string, apilimits.MaxCommitKeys+1)}))
 	if connect.CodeOf(err) != connect.CodeInvalidArgument || !strings.HasPrefix(connectMessage(err), "values, deletes:") {
 		t.Fatalf("a commit of %d deletes over gRPC: %v, want INVALID_ARGUMENT naming values, deletes", apilimits.MaxCommitKeys+1, err)
 	}
