@@ -20,7 +20,7 @@ import (
 // waitFor polls cond until it holds, failing after a generous bound (the
 // watcher's promise is about a second; the bound leaves room for a loaded
 // machine), and returns how long it took.
-func waitFor(t *testing.T, what string, cond func() bool) time.Duration {
+func waitFor(t testing.TB, what string, cond func() bool) time.Duration {
 	t.Helper()
 	start := time.Now()
 	for !cond() {

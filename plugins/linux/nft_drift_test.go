@@ -135,24 +135,33 @@ func (e *env) lastSeq() uint64 {
 	return h[len(h)-1].Seq
 }
 
-// driftOps are the operations that drift checks executed after seq, and
-// it fails the test if any resync ran then: the watcher alone must have
-// found the drift.
+// driftOps are the operations that drift checks executed after seq.
 func (e *env) driftOps(seq uint64) []scheduler.Op {
-	e.t.Helper()
 	var ops []scheduler.Op
 	for _, rec := range e.s.History() {
-		if rec.Seq <= seq {
-			continue
-		}
-		switch rec.Kind {
-		case scheduler.FullResyncTxn, scheduler.UpstreamResyncTxn, scheduler.DownstreamResyncTxn:
-			e.t.Errorf("transaction #%d is a %s: the drift was found by a resync, not by the watcher", rec.Seq, rec.Kind)
-		case scheduler.DriftCheckTxn:
+		if rec.Seq > seq && rec.Kind == scheduler.DriftCheckTxn {
 			ops = append(ops, rec.Executed...)
 		}
 	}
 	return ops
+}
+
+// waitRepaired waits until a drift check after seq found key drifted,
+// with the flags, and repaired it by an operation of kind (the history
+// records a transaction after its calls: the kernel may be repaired
+// first). It fails the test if any resync ran after seq: the watcher
+// alone must have found the drift.
+func (e *env) waitRepaired(seq uint64, kind scheduler.OpKind, key string, flags scheduler.Flags) {
+	e.t.Helper()
+	waitFor(e.t, fmt.Sprintf("a drift check %s %s", kind, key), func() bool { return hasOp(e.driftOps(seq), kind, key, flags) })
+	for _, rec := range e.s.History() {
+		switch rec.Kind {
+		case scheduler.FullResyncTxn, scheduler.UpstreamResyncTxn, scheduler.DownstreamResyncTxn:
+			if rec.Seq > seq {
+				e.t.Errorf("transaction #%d is a %s: the drift was found by a resync, not by the watcher", rec.Seq, rec.Kind)
+			}
+		}
+	}
 }
 
 // hasOp says whether ops found key drifted, with the flags (DRIFTED, and
@@ -199,11 +208,8 @@ func TestNetnsNftDriftTableDeleted(t *testing.T) {
 		return e.s.Status(nftKey(table)).State == scheduler.CONFIGURED && e.s.Status(nftKey(chain)).State == scheduler.CONFIGURED &&
 			e.s.Status(nftKey(rule)).State == scheduler.CONFIGURED
 	})
-	ops := e.driftOps(seq)
 	for _, k := range []string{nftKey(table), nftKey(chain), nftKey(rule)} {
-		if !hasOp(ops, scheduler.OpCreate, k, scheduler.FlagMissing) {
-			t.Errorf("no drift check created %s again as MISSING:\n%s", k, scheduler.FormatOps(ops))
-		}
+		e.waitRepaired(seq, scheduler.OpCreate, k, scheduler.FlagMissing)
 	}
 }
 
@@ -221,16 +227,12 @@ func TestNetnsNftDriftChanged(t *testing.T) {
 
 	e.nftChainPolicy(nftables.ChainPolicyDrop)
 	waitFor(t, "chain policy repaired", func() bool { return e.nftPolicy() == "accept" })
-	if ops := e.driftOps(seq); !hasOp(ops, scheduler.OpUpdate, nftKey(chain), scheduler.FlagDrifted) {
-		t.Errorf("no drift check updated %s back:\n%s", nftKey(chain), scheduler.FormatOps(ops))
-	}
+	e.waitRepaired(seq, scheduler.OpUpdate, nftKey(chain), 0)
 
 	seq = e.lastSeq()
 	e.nftDeleteRule()
 	waitFor(t, "rule repaired", func() bool { return e.nftWhole("accept") })
-	if ops := e.driftOps(seq); !hasOp(ops, scheduler.OpCreate, nftKey(rule), scheduler.FlagMissing) {
-		t.Errorf("no drift check created %s again:\n%s", nftKey(rule), scheduler.FormatOps(ops))
-	}
+	e.waitRepaired(seq, scheduler.OpCreate, nftKey(rule), scheduler.FlagMissing)
 	e.expect(scheduler.CONFIGURED, nftKey(table), nftKey(chain), nftKey(rule))
 }
 
@@ -319,9 +321,7 @@ func TestNetnsRuleDriftRepaired(t *testing.T) {
 		t.Fatalf("ip rule del priority 131: %v", err)
 	}
 	waitFor(t, "rule repaired", has)
-	if ops := e.driftOps(seq); !hasOp(ops, scheduler.OpCreate, keyOf(r), scheduler.FlagMissing) {
-		t.Errorf("no drift check created %s again:\n%s", keyOf(r), scheduler.FormatOps(ops))
-	}
+	e.waitRepaired(seq, scheduler.OpCreate, keyOf(r), scheduler.FlagMissing)
 	e.expect(scheduler.CONFIGURED, keyOf(r))
 }
 
