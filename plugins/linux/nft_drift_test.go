@@ -16,7 +16,6 @@ import (
 	"github.com/vishvananda/netlink"
 	"google.golang.org/protobuf/proto"
 
-	linuxinterfaces "github.com/kvdescriptor/kvdescriptor/generated/linux/interfaces/v1"
 	linuxl3 "github.com/kvdescriptor/kvdescriptor/generated/linux/l3/v1"
 	linuxnftables "github.com/kvdescriptor/kvdescriptor/generated/linux/nftables/v1"
 	"github.com/kvdescriptor/kvdescriptor/plugins/linux"
@@ -170,15 +169,6 @@ func hasOp(ops []scheduler.Op, kind scheduler.OpKind, key string, flags schedule
 	flags |= scheduler.FlagDrifted
 	return slices.ContainsFunc(ops, func(o scheduler.Op) bool { return o.Key == key && o.Flags&flags == flags }) &&
 		slices.ContainsFunc(ops, func(o scheduler.Op) bool { return o.Key == key && o.Kind == kind })
-}
-
-// watchReady runs the watcher (env.watch) and waits for its first report
-// (the namespace's lo, OBTAINED): its subscriptions are open then, so
-// what the test does next is seen.
-func (e *env) watchReady() {
-	e.t.Helper()
-	e.watch()
-	e.eventually(scheduler.OBTAINED, linuxinterfaces.InterfaceKey{Name: "lo"}.String())
 }
 
 // TestNetnsNftDriftTableDeleted: with the watcher, our nftables table
