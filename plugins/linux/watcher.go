@@ -87,11 +87,25 @@ func (p *Plugin) Watch(ctx context.Context, notify func(context.Context, []Chang
 	routes := make(chan netlink.RouteUpdate, 256)
 	neighs := make(chan netlink.NeighUpdate, 256)
 	done := make(chan struct{})
-	subErr := make(chan error, 6)
-	onErr := func(err error) {
+	subErr := make(chan error, 1)
+	// onErr(what) takes the error of a subscription (the first one ends
+	// Watch), naming it: what is its command.
+	onErr := func(what string) func(error) {
+		return func(err error) {
+			select {
+			case subErr <- kernelErr(err, "%s", what):
+			default:
+			}
+		}
+	}
+	// ended is the error of a subscription whose channel closed: its own
+	// error, sent before it closed the channel, else that it ended.
+	ended := func(what string) error {
 		select {
-		case subErr <- err:
+		case err := <-subErr:
+			return err
 		default:
+			return fmt.Errorf("%s: the subscription ended", what)
 		}
 	}
 	// stop ends the subscriptions opened so far: each closes its channel
@@ -105,29 +119,29 @@ func (p *Plugin) Watch(ctx context.Context, notify func(context.Context, []Chang
 	}
 	ns := n.ns
 	// ip monitor link address
-	if err := netlink.LinkSubscribeWithOptions(links, done, netlink.LinkSubscribeOptions{Namespace: &ns, ErrorCallback: onErr, ListExisting: true}); err != nil {
+	if err := netlink.LinkSubscribeWithOptions(links, done, netlink.LinkSubscribeOptions{Namespace: &ns, ErrorCallback: onErr("ip monitor link"), ListExisting: true}); err != nil {
 		stop()
 		return kernelErr(err, "ip monitor link")
 	}
 	drains = append(drains, func() { drain(links) })
-	if err := netlink.AddrSubscribeWithOptions(addrs, done, netlink.AddrSubscribeOptions{Namespace: &ns, ErrorCallback: onErr}); err != nil {
+	if err := netlink.AddrSubscribeWithOptions(addrs, done, netlink.AddrSubscribeOptions{Namespace: &ns, ErrorCallback: onErr("ip monitor address")}); err != nil {
 		stop()
 		return kernelErr(err, "ip monitor address")
 	}
 	drains = append(drains, func() { drain(addrs) })
-	if err := netlink.RouteSubscribeWithOptions(routes, done, netlink.RouteSubscribeOptions{Namespace: &ns, ErrorCallback: onErr}); err != nil {
+	if err := netlink.RouteSubscribeWithOptions(routes, done, netlink.RouteSubscribeOptions{Namespace: &ns, ErrorCallback: onErr("ip monitor route")}); err != nil {
 		stop()
 		return kernelErr(err, "ip monitor route")
 	}
 	drains = append(drains, func() { drain(routes) })
-	if err := netlink.NeighSubscribeWithOptions(neighs, done, netlink.NeighSubscribeOptions{Namespace: &ns, ErrorCallback: onErr}); err != nil {
+	if err := netlink.NeighSubscribeWithOptions(neighs, done, netlink.NeighSubscribeOptions{Namespace: &ns, ErrorCallback: onErr("ip monitor neigh")}); err != nil {
 		stop()
 		return kernelErr(err, "ip monitor neigh")
 	}
 	drains = append(drains, func() { drain(neighs) })
 	// ip monitor rule (the netlink library has no subscription of its own
 	// for rules: the groups are joined on a socket like the others')
-	ipRules, err := subscribeGroups(ns, unix.NETLINK_ROUTE, []uint{unix.RTNLGRP_IPV4_RULE, unix.RTNLGRP_IPV6_RULE}, done, onErr)
+	ipRules, err := subscribeGroups(ns, unix.NETLINK_ROUTE, []uint{unix.RTNLGRP_IPV4_RULE, unix.RTNLGRP_IPV6_RULE}, done, onErr("ip monitor rule"))
 	if err != nil {
 		stop()
 		return kernelErr(err, "ip monitor rule")
@@ -138,7 +152,7 @@ func (p *Plugin) Watch(ctx context.Context, notify func(context.Context, []Chang
 	if p.opts.nftSubscribe != nil {
 		subscribeNft = p.opts.nftSubscribe
 	}
-	nft, err := subscribeNft(ns, done, onErr)
+	nft, err := subscribeNft(ns, done, onErr("nft monitor"))
 	if err != nil {
 		// nft stays nil: its case never fires.
 		p.opts.logger.Warn("linux plugin: watcher: nft monitor: no nftables events, nftables drift is found by the periodic drift check or a resync only",
@@ -184,40 +198,40 @@ func (p *Plugin) Watch(ctx context.Context, notify func(context.Context, []Chang
 			timer.Stop()
 			return nil
 		case err := <-subErr:
-			return kernelErr(err, "ip monitor")
+			return err
 		case _, ok := <-links:
 			if !ok {
-				return errors.New("ip monitor link: the subscription ended")
+				return ended("ip monitor link")
 			}
 			touch(p.iface, p.master, p.addr, p.route, p.neighbour)
 			arm()
 		case _, ok := <-addrs:
 			if !ok {
-				return errors.New("ip monitor address: the subscription ended")
+				return ended("ip monitor address")
 			}
 			touch(p.addr, p.iface)
 			arm()
 		case _, ok := <-routes:
 			if !ok {
-				return errors.New("ip monitor route: the subscription ended")
+				return ended("ip monitor route")
 			}
 			touch(p.route)
 			arm()
 		case _, ok := <-neighs:
 			if !ok {
-				return errors.New("ip monitor neigh: the subscription ended")
+				return ended("ip monitor neigh")
 			}
 			touch(p.neighbour)
 			arm()
 		case _, ok := <-ipRules:
 			if !ok {
-				return errors.New("ip monitor rule: the subscription ended")
+				return ended("ip monitor rule")
 			}
 			touch(p.rule)
 			arm()
 		case _, ok := <-nft:
 			if !ok {
-				return errors.New("nft monitor: the subscription ended")
+				return ended("nft monitor")
 			}
 			touch(p.nftTable, p.nftChain, p.nftRule)
 			arm()

@@ -5,6 +5,7 @@ package linux
 import (
 	"bytes"
 	"context"
+	"io"
 	"log/slog"
 	"os"
 	"strings"
@@ -92,6 +93,66 @@ func TestWatchWithoutNftables(t *testing.T) {
 	case err := <-ended:
 		if err != nil {
 			t.Errorf("Watch ended with %v, want nil", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("Watch did not end after 15s")
+	}
+}
+
+// TestWatchEndsOnNftablesError: an nftables subscription that fails after
+// it opened ends Watch with its error, which names it.
+func TestWatchEndsOnNftablesError(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatalf("this test needs root to create a network namespace (euid is %d)", os.Geteuid())
+	}
+	ns, err := OnLockedThread(func() (netns.NsHandle, error) { return netns.New() })
+	if err != nil {
+		t.Fatalf("creating a network namespace: %v", err)
+	}
+	defer ns.Close()
+	fail := make(chan struct{})
+	failing := func(o *options) {
+		o.nftSubscribe = func(_ netns.NsHandle, done <-chan struct{}, onErr func(error)) (<-chan struct{}, error) {
+			ch := make(chan struct{})
+			go func() {
+				defer close(ch)
+				select {
+				case <-fail:
+					onErr(unix.EIO)
+				case <-done:
+				}
+			}()
+			return ch, nil
+		}
+	}
+	p, err := New(WithNamespace(ns), WithDebounce(20*time.Millisecond), WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))), failing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	reported := make(chan struct{})
+	var once sync.Once
+	ended := make(chan error, 1)
+	go func() {
+		ended <- p.Watch(ctx, func(context.Context, []Change) error {
+			once.Do(func() { close(reported) })
+			return nil
+		})
+	}()
+	select {
+	case <-reported:
+	case err := <-ended:
+		t.Fatalf("Watch ended before its first report: %v", err)
+	case <-time.After(15 * time.Second):
+		t.Fatal("no report after 15s")
+	}
+	close(fail)
+	select {
+	case err := <-ended:
+		if err == nil || err.Error() != "nft monitor: input/output error" {
+			t.Errorf("Watch ended with %v, want nft monitor: input/output error", err)
 		}
 	case <-time.After(15 * time.Second):
 		t.Fatal("Watch did not end after 15s")
