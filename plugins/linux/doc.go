@@ -103,7 +103,13 @@
 //
 // Watch pushes the interfaces of the plugin's namespace that the plugin
 // did not create (OBTAINED values) to the scheduler, so that intended
-// values may depend on them.
+// values may depend on them. It also reports (Change.Recheck) which of the
+// plugin's descriptors the kernel's events in that namespace touched, for
+// a drift check: links, addresses, routes, neighbours, policy routing
+// rules (RTNLGRP_IPV4_RULE, RTNLGRP_IPV6_RULE) and nftables (the
+// NFNLGRP_NFTABLES group of `nft monitor`: any event has the tables,
+// chains and rules checked). A kernel whose nftables events cannot be
+// subscribed to costs a warning, not the watch.
 //
 // The plugin needs Linux and CAP_NET_ADMIN; its tests run as root, each in
 // network namespaces of its own.

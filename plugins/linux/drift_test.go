@@ -20,7 +20,7 @@ import (
 // waitFor polls cond until it holds, failing after a generous bound (the
 // watcher's promise is about a second; the bound leaves room for a loaded
 // machine), and returns how long it took.
-func waitFor(t *testing.T, what string, cond func() bool) time.Duration {
+func waitFor(t testing.TB, what string, cond func() bool) time.Duration {
 	t.Helper()
 	start := time.Now()
 	for !cond() {
@@ -63,7 +63,7 @@ func (e *env) mtu(name string) int {
 func TestNetnsDriftRepaired(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, linux.WithDebounce(20*time.Millisecond))
-	e.watch()
+	e.watchReady()
 	iface, route := driftValues()
 	e.set(iface, route)
 	e.expect(scheduler.CONFIGURED, keyOf(iface), keyOf(route))
@@ -109,7 +109,7 @@ func TestNetnsDriftReported(t *testing.T) {
 	t.Parallel()
 	report := scheduler.WithDriftPolicy(func(string, string) (kv.DriftPolicy, bool) { return kv.DriftReport, true })
 	e := newEnvWith(t, []scheduler.Option{report}, linux.WithDebounce(20*time.Millisecond))
-	e.watch()
+	e.watchReady()
 	iface, route := driftValues()
 	e.set(iface, route)
 
@@ -141,7 +141,7 @@ func TestNetnsDriftAdopted(t *testing.T) {
 	t.Parallel()
 	adopt := scheduler.WithDriftPolicy(func(string, string) (kv.DriftPolicy, bool) { return kv.DriftAdopt, true })
 	e := newEnvWith(t, []scheduler.Option{adopt}, linux.WithDebounce(20*time.Millisecond))
-	e.watch()
+	e.watchReady()
 	iface, route := driftValues()
 	e.set(iface, route)
 	if err := e.h.LinkSetMTU(e.link("drift0"), 1300); err != nil {

@@ -86,6 +86,9 @@ type options struct {
 	// dirs are the directories under which values may name namespaces by
 	// path (WithNamespaceDirs).
 	dirs []string
+	// nftSubscribe, when set, replaces the watcher's nftables
+	// subscription (tests: a kernel without nftables).
+	nftSubscribe func(ns netns.NsHandle, done <-chan struct{}, onErr func(error)) (<-chan struct{}, error)
 }
 
 func defaultOptions() options {

@@ -5,6 +5,7 @@ package linux
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"net"
 	"slices"
@@ -12,6 +13,9 @@ import (
 	"time"
 
 	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netlink/nl"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
@@ -32,15 +36,17 @@ type Change struct {
 	Metadata InterfaceMeta
 	// Recheck names the plugin's descriptors whose own values the
 	// kernel's events may have changed (links: interfaces and their
-	// masters; addresses; routes; neighbours), for a drift check
+	// masters; addresses; routes; neighbours; policy routing rules;
+	// nftables tables, chains and rules), for a drift check
 	// (scheduler.CheckDrift) of those descriptors: each is read back and
 	// compared with what the scheduler applied. Events that the plugin's
 	// own calls cause are reported too; a check of them finds nothing.
 	Recheck []string
 }
 
-// Watch subscribes to the link, address, route and neighbour events of
-// the plugin's namespace and reports, through notify, the interfaces there that the
+// Watch subscribes to the link, address, route, neighbour and policy
+// routing rule events of the plugin's namespace, and to its nftables
+// events, and reports, through notify, the interfaces there that the
 // plugin did not create: each becomes an OBTAINED value (with its
 // addresses derived) when notify hands it to the scheduler, so intended
 // values may depend on it. Events only trigger a read: after a quiet
@@ -52,9 +58,25 @@ type Change struct {
 // silently, never reported gone: it is still there. After each quiet
 // period that followed events, Watch also reports, in a Change with
 // Recheck, which of the plugin's descriptors the events touched, so that
-// a change of the plugin's own values (an ip link del, an ip route del, a
-// new MTU) is checked for drift within a second. Watch blocks until ctx
-// ends (returning nil) or the kernel subscription fails.
+// a change of the plugin's own values (an ip link del, an ip route del,
+// an ip rule del, a new MTU, an nft delete table, a chain's policy set by
+// hand) is checked for drift within a second. Any nftables event (of any
+// table: the kernel says what changed, not whose it is) touches the
+// three nftables descriptors; an event lost to an overrun of the
+// nftables or rule socket touches them too, since the check reads
+// everything back anyway. Only the plugin's namespace is watched: values
+// in other namespaces are checked by the periodic drift check or a
+// resync.
+//
+// Watch blocks until ctx ends (returning nil) or a kernel subscription
+// fails. The link, address, route, neighbour and rule subscriptions must
+// open (rtnetlink has them all), else Watch returns the error; the
+// nftables one may not (a kernel without nf_tables, or without the
+// module loadable in the namespace): Watch then logs a warning and
+// watches the rest, for its first duty is to report other programs'
+// interfaces, which values depend on, and nftables values cannot be
+// applied on such a kernel anyway. A subscription that fails later ends
+// Watch with its error, whichever it is.
 func (p *Plugin) Watch(ctx context.Context, notify func(context.Context, []Change) error) error {
 	n, err := p.ns.get("")
 	if err != nil {
@@ -65,46 +87,80 @@ func (p *Plugin) Watch(ctx context.Context, notify func(context.Context, []Chang
 	routes := make(chan netlink.RouteUpdate, 256)
 	neighs := make(chan netlink.NeighUpdate, 256)
 	done := make(chan struct{})
-	subErr := make(chan error, 4)
-	onErr := func(err error) {
+	subErr := make(chan error, 1)
+	// onErr(what) takes the error of a subscription (the first one ends
+	// Watch), naming it: what is its command.
+	onErr := func(what string) func(error) {
+		return func(err error) {
+			select {
+			case subErr <- kernelErr(err, "%s", what):
+			default:
+			}
+		}
+	}
+	// ended is the error of a subscription whose channel closed: its own
+	// error, sent before it closed the channel, else that it ended.
+	ended := func(what string) error {
 		select {
-		case subErr <- err:
+		case err := <-subErr:
+			return err
 		default:
+			return fmt.Errorf("%s: the subscription ended", what)
+		}
+	}
+	// stop ends the subscriptions opened so far: each closes its channel
+	// once its socket is closed; until then it may still be sending.
+	var drains []func()
+	stop := func() {
+		close(done)
+		for _, d := range drains {
+			d()
 		}
 	}
 	ns := n.ns
 	// ip monitor link address
-	if err := netlink.LinkSubscribeWithOptions(links, done, netlink.LinkSubscribeOptions{Namespace: &ns, ErrorCallback: onErr, ListExisting: true}); err != nil {
-		close(done)
+	if err := netlink.LinkSubscribeWithOptions(links, done, netlink.LinkSubscribeOptions{Namespace: &ns, ErrorCallback: onErr("ip monitor link"), ListExisting: true}); err != nil {
+		stop()
 		return kernelErr(err, "ip monitor link")
 	}
-	if err := netlink.AddrSubscribeWithOptions(addrs, done, netlink.AddrSubscribeOptions{Namespace: &ns, ErrorCallback: onErr}); err != nil {
-		close(done)
-		drain(links)
+	drains = append(drains, func() { drain(links) })
+	if err := netlink.AddrSubscribeWithOptions(addrs, done, netlink.AddrSubscribeOptions{Namespace: &ns, ErrorCallback: onErr("ip monitor address")}); err != nil {
+		stop()
 		return kernelErr(err, "ip monitor address")
 	}
-	if err := netlink.RouteSubscribeWithOptions(routes, done, netlink.RouteSubscribeOptions{Namespace: &ns, ErrorCallback: onErr}); err != nil {
-		close(done)
-		drain(links)
-		drain(addrs)
+	drains = append(drains, func() { drain(addrs) })
+	if err := netlink.RouteSubscribeWithOptions(routes, done, netlink.RouteSubscribeOptions{Namespace: &ns, ErrorCallback: onErr("ip monitor route")}); err != nil {
+		stop()
 		return kernelErr(err, "ip monitor route")
 	}
-	if err := netlink.NeighSubscribeWithOptions(neighs, done, netlink.NeighSubscribeOptions{Namespace: &ns, ErrorCallback: onErr}); err != nil {
-		close(done)
-		drain(links)
-		drain(addrs)
-		drain(routes)
+	drains = append(drains, func() { drain(routes) })
+	if err := netlink.NeighSubscribeWithOptions(neighs, done, netlink.NeighSubscribeOptions{Namespace: &ns, ErrorCallback: onErr("ip monitor neigh")}); err != nil {
+		stop()
 		return kernelErr(err, "ip monitor neigh")
 	}
-	defer func() {
-		close(done)
-		// The subscriptions close their channels once their sockets are
-		// closed; until then they may still be sending.
-		drain(links)
-		drain(addrs)
-		drain(routes)
-		drain(neighs)
-	}()
+	drains = append(drains, func() { drain(neighs) })
+	// ip monitor rule (the netlink library has no subscription of its own
+	// for rules: the groups are joined on a socket like the others')
+	ipRules, err := subscribeGroups(ns, unix.NETLINK_ROUTE, []uint{unix.RTNLGRP_IPV4_RULE, unix.RTNLGRP_IPV6_RULE}, done, onErr("ip monitor rule"))
+	if err != nil {
+		stop()
+		return kernelErr(err, "ip monitor rule")
+	}
+	drains = append(drains, func() { drain(ipRules) })
+	// nft monitor
+	subscribeNft := subscribeNftables
+	if p.opts.nftSubscribe != nil {
+		subscribeNft = p.opts.nftSubscribe
+	}
+	nft, err := subscribeNft(ns, done, onErr("nft monitor"))
+	if err != nil {
+		// nft stays nil: its case never fires.
+		p.opts.logger.Warn("linux plugin: watcher: nft monitor: no nftables events, nftables drift is found by the periodic drift check or a resync only",
+			"err", kernelErr(err, "nft monitor"))
+	} else {
+		drains = append(drains, func() { drain(nft) })
+	}
+	defer stop()
 
 	// A handle of its own: the scheduler's handlers use the plugin's.
 	h, err := netlink.NewHandleAt(n.ns)
@@ -142,30 +198,42 @@ func (p *Plugin) Watch(ctx context.Context, notify func(context.Context, []Chang
 			timer.Stop()
 			return nil
 		case err := <-subErr:
-			return kernelErr(err, "ip monitor")
+			return err
 		case _, ok := <-links:
 			if !ok {
-				return errors.New("ip monitor link: the subscription ended")
+				return ended("ip monitor link")
 			}
 			touch(p.iface, p.master, p.addr, p.route, p.neighbour)
 			arm()
 		case _, ok := <-addrs:
 			if !ok {
-				return errors.New("ip monitor address: the subscription ended")
+				return ended("ip monitor address")
 			}
 			touch(p.addr, p.iface)
 			arm()
 		case _, ok := <-routes:
 			if !ok {
-				return errors.New("ip monitor route: the subscription ended")
+				return ended("ip monitor route")
 			}
 			touch(p.route)
 			arm()
 		case _, ok := <-neighs:
 			if !ok {
-				return errors.New("ip monitor neigh: the subscription ended")
+				return ended("ip monitor neigh")
 			}
 			touch(p.neighbour)
+			arm()
+		case _, ok := <-ipRules:
+			if !ok {
+				return ended("ip monitor rule")
+			}
+			touch(p.rule)
+			arm()
+		case _, ok := <-nft:
+			if !ok {
+				return ended("nft monitor")
+			}
+			touch(p.nftTable, p.nftChain, p.nftRule)
 			arm()
 		case <-timer.C:
 			first = time.Time{}
@@ -193,6 +261,62 @@ func (p *Plugin) Watch(ctx context.Context, notify func(context.Context, []Chang
 func drain[T any](ch <-chan T) {
 	for range ch {
 	}
+}
+
+// subscribeGroups opens a netlink socket of protocol in the namespace,
+// joined to the multicast groups, and signals on the returned channel
+// whenever the kernel sends on it; signals not taken yet coalesce (the
+// channel holds one), so the socket is read at once however busy the
+// watcher is. A message lost to an overrun of the socket's buffer
+// (ENOBUFS) is signalled too: what changed is read back anyway. Any other
+// error of the socket goes to onErr and ends the subscription. When done
+// is closed, the socket is closed, and the channel once the socket is no
+// longer read.
+func subscribeGroups(ns netns.NsHandle, protocol int, groups []uint, done <-chan struct{}, onErr func(error)) (<-chan struct{}, error) {
+	s, err := nl.SubscribeAt(ns, netns.None(), protocol, groups...)
+	if err != nil {
+		return nil, err
+	}
+	ch := make(chan struct{}, 1)
+	signal := func() {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+	go func() {
+		<-done
+		s.Close()
+	}()
+	go func() {
+		defer close(ch)
+		for {
+			msgs, from, err := s.Receive()
+			select {
+			case <-done:
+				return // closed (or closing): what it says no longer matters
+			default:
+			}
+			switch {
+			case errors.Is(err, unix.ENOBUFS):
+				signal()
+			case errors.Is(err, unix.EAGAIN), errors.Is(err, unix.EINTR):
+			case err != nil:
+				onErr(fmt.Errorf("receive: %w", err))
+				return
+			case from.Pid == nl.PidKernel && len(msgs) > 0:
+				signal()
+			}
+		}
+	}()
+	return ch, nil
+}
+
+// subscribeNftables subscribes to the nftables events of the namespace
+// (NFNLGRP_NFTABLES: every table, chain, rule, set and element added or
+// deleted, and the end of each batch), as `nft monitor` does.
+func subscribeNftables(ns netns.NsHandle, done <-chan struct{}, onErr func(error)) (<-chan struct{}, error) {
+	return subscribeGroups(ns, unix.NETLINK_NETFILTER, []uint{unix.NFNLGRP_NFTABLES}, done, onErr)
 }
 
 // watch is the state of one Watch: what it reported last.

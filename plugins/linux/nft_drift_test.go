@@ -1,0 +1,344 @@
+//go:build linux
+
+package linux_test
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/nftables"
+	"github.com/google/nftables/userdata"
+	"github.com/vishvananda/netlink"
+	"google.golang.org/protobuf/proto"
+
+	linuxl3 "github.com/kvdescriptor/kvdescriptor/generated/linux/l3/v1"
+	linuxnftables "github.com/kvdescriptor/kvdescriptor/generated/linux/nftables/v1"
+	"github.com/kvdescriptor/kvdescriptor/plugins/linux"
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
+)
+
+// nftDriftValues are a table of the agent's, a base chain in it and a
+// rule in the chain.
+func nftDriftValues() (*linuxnftables.Table, *linuxnftables.Chain, *linuxnftables.Rule) {
+	table := &linuxnftables.Table{Name: "t31"}
+	chain := &linuxnftables.Chain{Name: "in31", Table: "t31", Hook: linuxnftables.Chain_HOOK_INPUT}
+	rule := &linuxnftables.Rule{Name: "ssh31", Chain: "in31", Order: 10, Protocol: linuxnftables.Rule_PROTOCOL_TCP,
+		DestinationPort: 22, Verdict: linuxnftables.Rule_VERDICT_ACCEPT}
+	return table, chain, rule
+}
+
+// setNft commits values of any of the plugin's models.
+func (e *env) setNft(values ...proto.Message) *scheduler.Result {
+	e.t.Helper()
+	txn := e.s.Txn()
+	for _, v := range values {
+		txn.Set(nftKey(v), v)
+	}
+	return e.commit(txn)
+}
+
+// nft is another program's nftables connection to the test's namespace
+// (what `ip netns exec NS nft ...` would do).
+func (e *env) nft() *nftables.Conn {
+	e.t.Helper()
+	c, err := nftables.New(nftables.WithNetNSFd(int(e.ns)))
+	if err != nil {
+		e.t.Fatalf("nftables: %v", err)
+	}
+	return c
+}
+
+var (
+	t31  = &nftables.Table{Name: "t31", Family: nftables.TableFamilyINet}
+	in31 = &nftables.Chain{Name: "in31", Table: t31}
+)
+
+// nftPolicy is the policy of chain in31 ("" when there is no such chain).
+func (e *env) nftPolicy() string {
+	ch, err := e.nft().ListChain(t31, "in31")
+	switch {
+	case err != nil:
+		return ""
+	case ch.Policy == nil || *ch.Policy == nftables.ChainPolicyAccept:
+		return "accept"
+	default:
+		return "drop"
+	}
+}
+
+// nftRules are the comments of the rules of chain in31 (nil when there is
+// no such chain), and their handles.
+func (e *env) nftRules() ([]string, []uint64) {
+	rules, err := e.nft().GetRules(t31, in31)
+	if err != nil {
+		return nil, nil
+	}
+	var comments []string
+	var handles []uint64
+	for _, r := range rules {
+		comments = append(comments, strings.TrimSuffix(string(userdata.Get(r.UserData, userdata.TypeComment)), "\x00"))
+		handles = append(handles, r.Handle)
+	}
+	return comments, handles
+}
+
+// nftWhole says whether table t31 holds chain in31 with the policy and
+// our rule.
+func (e *env) nftWhole(policy string) bool {
+	comments, _ := e.nftRules()
+	return e.nftPolicy() == policy && slices.Equal(comments, []string{"kvd:10:ssh31"})
+}
+
+// nftChainPolicy sets the policy of chain in31 behind the agent's back:
+// nft add chain inet t31 in31 '{ type filter hook input priority 0; policy P; }'
+func (e *env) nftChainPolicy(p nftables.ChainPolicy) {
+	e.t.Helper()
+	c := e.nft()
+	prio := nftables.ChainPriority(0)
+	c.AddChain(&nftables.Chain{Name: "in31", Table: t31, Hooknum: nftables.ChainHookInput, Priority: &prio,
+		Type: nftables.ChainTypeFilter, Policy: &p})
+	if err := c.Flush(); err != nil {
+		e.t.Fatalf("changing the chain's policy: %v", err)
+	}
+}
+
+// nftDeleteRule deletes our rule behind the agent's back:
+// nft delete rule inet t31 in31 handle H
+func (e *env) nftDeleteRule() {
+	e.t.Helper()
+	_, handles := e.nftRules()
+	if len(handles) != 1 {
+		e.t.Fatalf("chain in31 has %d rules, want 1", len(handles))
+	}
+	c := e.nft()
+	if err := c.DelRule(&nftables.Rule{Table: t31, Chain: in31, Handle: handles[0]}); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := c.Flush(); err != nil {
+		e.t.Fatalf("deleting the rule: %v", err)
+	}
+}
+
+// lastSeq is the number of the scheduler's last transaction.
+func (e *env) lastSeq() uint64 {
+	h := e.s.History()
+	if len(h) == 0 {
+		return 0
+	}
+	return h[len(h)-1].Seq
+}
+
+// driftOps are the operations that drift checks executed after seq.
+func (e *env) driftOps(seq uint64) []scheduler.Op {
+	var ops []scheduler.Op
+	for _, rec := range e.s.History() {
+		if rec.Seq > seq && rec.Kind == scheduler.DriftCheckTxn {
+			ops = append(ops, rec.Executed...)
+		}
+	}
+	return ops
+}
+
+// waitRepaired waits until a drift check after seq found key drifted,
+// with the flags, and repaired it by an operation of kind (the history
+// records a transaction after its calls: the kernel may be repaired
+// first). It fails the test if any resync ran after seq: the watcher
+// alone must have found the drift.
+func (e *env) waitRepaired(seq uint64, kind scheduler.OpKind, key string, flags scheduler.Flags) {
+	e.t.Helper()
+	waitFor(e.t, fmt.Sprintf("a drift check %s %s", kind, key), func() bool { return hasOp(e.driftOps(seq), kind, key, flags) })
+	for _, rec := range e.s.History() {
+		switch rec.Kind {
+		case scheduler.FullResyncTxn, scheduler.UpstreamResyncTxn, scheduler.DownstreamResyncTxn:
+			if rec.Seq > seq {
+				e.t.Errorf("transaction #%d is a %s: the drift was found by a resync, not by the watcher", rec.Seq, rec.Kind)
+			}
+		}
+	}
+}
+
+// hasOp says whether ops found key drifted, with the flags (DRIFTED, and
+// MISSING for a value gone), and repaired it by an operation of kind.
+func hasOp(ops []scheduler.Op, kind scheduler.OpKind, key string, flags scheduler.Flags) bool {
+	flags |= scheduler.FlagDrifted
+	return slices.ContainsFunc(ops, func(o scheduler.Op) bool { return o.Key == key && o.Flags&flags == flags }) &&
+		slices.ContainsFunc(ops, func(o scheduler.Op) bool { return o.Key == key && o.Kind == kind })
+}
+
+// TestNetnsNftDriftTableDeleted: with the watcher, our nftables table
+// deleted behind our back (nft delete table inet t31, its chain and rule
+// with it) is noticed with no resync: a drift check finds the three
+// MISSING and, by the default policy (repair), creates them again.
+func TestNetnsNftDriftTableDeleted(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, linux.WithDebounce(20*time.Millisecond))
+	e.watchReady()
+	table, chain, rule := nftDriftValues()
+	e.setNft(table, chain, rule)
+	e.expect(scheduler.CONFIGURED, nftKey(table), nftKey(chain), nftKey(rule))
+	if !e.nftWhole("accept") {
+		t.Fatal("the table is not as intended after its create")
+	}
+	seq := e.lastSeq()
+
+	// nft delete table inet t31
+	c := e.nft()
+	c.DelTable(t31)
+	if err := c.Flush(); err != nil {
+		t.Fatalf("deleting the table: %v", err)
+	}
+	waitFor(t, "table, chain and rule repaired", func() bool { return e.nftWhole("accept") })
+	waitFor(t, "all CONFIGURED", func() bool {
+		return e.s.Status(nftKey(table)).State == scheduler.CONFIGURED && e.s.Status(nftKey(chain)).State == scheduler.CONFIGURED &&
+			e.s.Status(nftKey(rule)).State == scheduler.CONFIGURED
+	})
+	for _, k := range []string{nftKey(table), nftKey(chain), nftKey(rule)} {
+		e.waitRepaired(seq, scheduler.OpCreate, k, scheduler.FlagMissing)
+	}
+}
+
+// TestNetnsNftDriftChanged: a chain's policy changed and a rule deleted
+// behind our back are noticed with no resync and repaired: the chain
+// DRIFTED (updated back), the rule MISSING (created again).
+func TestNetnsNftDriftChanged(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, linux.WithDebounce(20*time.Millisecond))
+	e.watchReady()
+	table, chain, rule := nftDriftValues()
+	e.setNft(table, chain, rule)
+	e.expect(scheduler.CONFIGURED, nftKey(table), nftKey(chain), nftKey(rule))
+	seq := e.lastSeq()
+
+	e.nftChainPolicy(nftables.ChainPolicyDrop)
+	waitFor(t, "chain policy repaired", func() bool { return e.nftPolicy() == "accept" })
+	e.waitRepaired(seq, scheduler.OpUpdate, nftKey(chain), 0)
+
+	seq = e.lastSeq()
+	e.nftDeleteRule()
+	waitFor(t, "rule repaired", func() bool { return e.nftWhole("accept") })
+	e.waitRepaired(seq, scheduler.OpCreate, nftKey(rule), scheduler.FlagMissing)
+	e.expect(scheduler.CONFIGURED, nftKey(table), nftKey(chain), nftKey(rule))
+}
+
+// TestNetnsNftDriftReported: with the report policy for the nftables
+// values (by key prefix), a changed policy leaves the chain DRIFTED with
+// the policy as what differs, a deleted rule is MISSING, and neither is
+// put back.
+func TestNetnsNftDriftReported(t *testing.T) {
+	t.Parallel()
+	report := scheduler.WithDriftPolicy(func(key, _ string) (kv.DriftPolicy, bool) {
+		return kv.DriftReport, strings.HasPrefix(key, "linux/nftables/")
+	})
+	e := newEnvWith(t, []scheduler.Option{report}, linux.WithDebounce(20*time.Millisecond))
+	e.watchReady()
+	table, chain, rule := nftDriftValues()
+	e.setNft(table, chain, rule)
+	e.expect(scheduler.CONFIGURED, nftKey(table), nftKey(chain), nftKey(rule))
+
+	e.nftChainPolicy(nftables.ChainPolicyDrop)
+	waitFor(t, "chain DRIFTED", func() bool { return e.s.Status(nftKey(chain)).State == scheduler.DRIFTED })
+	st := e.s.Status(nftKey(chain))
+	if st.Drift == nil || st.Drift.Missing || len(st.Drift.Diff) != 1 || st.Drift.Diff[0].Path != "policy" {
+		t.Errorf("drift: %+v", st.Drift)
+	}
+	if e.nftPolicy() != "drop" {
+		t.Errorf("report changed the policy back: %s", e.nftPolicy())
+	}
+
+	e.nftDeleteRule()
+	waitFor(t, "rule MISSING", func() bool { return e.s.Status(nftKey(rule)).State == scheduler.MISSING })
+	if comments, _ := e.nftRules(); len(comments) != 0 {
+		t.Errorf("report created the rule again: %q", comments)
+	}
+	if st := e.s.Status(nftKey(rule)); st.Drift == nil || !st.Drift.Missing {
+		t.Errorf("rule's drift: %+v", st.Drift)
+	}
+}
+
+// TestNetnsNftDriftAdopted: with the adopt policy, a chain's policy
+// changed behind our back becomes the intended value, with no call back.
+func TestNetnsNftDriftAdopted(t *testing.T) {
+	t.Parallel()
+	adopt := scheduler.WithDriftPolicy(func(string, string) (kv.DriftPolicy, bool) { return kv.DriftAdopt, true })
+	e := newEnvWith(t, []scheduler.Option{adopt}, linux.WithDebounce(20*time.Millisecond))
+	e.watchReady()
+	table, chain, rule := nftDriftValues()
+	e.setNft(table, chain, rule)
+	e.expect(scheduler.CONFIGURED, nftKey(table), nftKey(chain), nftKey(rule))
+
+	e.nftChainPolicy(nftables.ChainPolicyDrop)
+	waitFor(t, "policy adopted", func() bool {
+		v, _ := e.s.Status(nftKey(chain)).Value.(*linuxnftables.Chain)
+		return v.GetPolicy() == linuxnftables.Chain_POLICY_DROP
+	})
+	if st := e.s.Status(nftKey(chain)); st.State != scheduler.CONFIGURED {
+		t.Errorf("adopted: %v", st.State)
+	}
+	if e.nftPolicy() != "drop" {
+		t.Errorf("the policy changed back: %s", e.nftPolicy())
+	}
+}
+
+// TestNetnsRuleDriftRepaired: a policy routing rule of ours deleted
+// behind our back (ip rule del) is noticed by the watcher with no resync
+// and added again.
+func TestNetnsRuleDriftRepaired(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, linux.WithDebounce(20*time.Millisecond))
+	e.watchReady()
+	r := &linuxl3.Rule{Name: "marked31", Priority: 131, Table: 131, To: "10.131.0.0/16", Fwmark: 0x31}
+	e.set(r)
+	e.expect(scheduler.CONFIGURED, keyOf(r))
+	has := func() bool {
+		rules, err := e.h.RuleList(0)
+		return err == nil && slices.ContainsFunc(rules, func(x netlink.Rule) bool { return x.Priority == 131 && x.Table == 131 })
+	}
+	if !has() {
+		t.Fatal("no rule of priority 131 after its create")
+	}
+	seq := e.lastSeq()
+
+	// ip rule del priority 131
+	del := netlink.NewRule()
+	del.Priority = 131
+	if err := e.h.RuleDel(del); err != nil {
+		t.Fatalf("ip rule del priority 131: %v", err)
+	}
+	waitFor(t, "rule repaired", has)
+	e.waitRepaired(seq, scheduler.OpCreate, keyOf(r), scheduler.FlagMissing)
+	e.expect(scheduler.CONFIGURED, keyOf(r))
+}
+
+// BenchmarkNftRecheck is what one burst of nftables events costs the
+// watcher's agent: a drift check of the three nftables descriptors (the
+// Recheck it reports) over a table with one chain of N rules of ours, all
+// in place (the check finds nothing). Each op is one CheckDrift.
+func BenchmarkNftRecheck(b *testing.B) {
+	for _, n := range []int{100, 1000} {
+		b.Run(fmt.Sprintf("rules=%d", n), func(b *testing.B) {
+			e := newEnvWith(b, []scheduler.Option{scheduler.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))})
+			table, chain, _ := nftDriftValues()
+			txn := e.s.Txn().Set(nftKey(table), table).Set(nftKey(chain), chain)
+			for i := range n {
+				r := &linuxnftables.Rule{Name: fmt.Sprintf("r%d", i), Chain: "in31", Order: uint32(i), Protocol: linuxnftables.Rule_PROTOCOL_TCP,
+					DestinationPort: uint32(1000 + i), Verdict: linuxnftables.Rule_VERDICT_ACCEPT}
+				txn.Set(nftKey(r), r)
+			}
+			e.commit(txn)
+			check := scheduler.DriftCheck{Descriptors: []string{linuxnftables.TableModelName, linuxnftables.ChainModelName, linuxnftables.RuleModelName}}
+			b.ResetTimer()
+			for range b.N {
+				res, err := e.s.CheckDrift(e.ctx, check)
+				if err != nil || res.Seq != 0 {
+					b.Fatalf("check: seq %d, %v", res.Seq, err)
+				}
+			}
+		})
+	}
+}
