@@ -24,7 +24,7 @@ func TestNetnsDriftAdoptedDeletion(t *testing.T) {
 	t.Parallel()
 	adopt := scheduler.WithDriftPolicy(func(string, string) (kv.DriftPolicy, bool) { return kv.DriftAdopt, true })
 	e := newEnvWith(t, []scheduler.Option{adopt}, linux.WithDebounce(20*time.Millisecond))
-	e.watch()
+	e.watchReady()
 	iface, route := driftValues()
 	e.set(iface, route)
 	e.expect(scheduler.CONFIGURED, keyOf(iface), keyOf(route))
@@ -76,7 +76,7 @@ func (e *env) neighbourHW(ip string) string {
 func TestNetnsDriftNeighbour(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, linux.WithDebounce(20*time.Millisecond))
-	e.watch()
+	e.watchReady()
 	iface, _ := driftValues()
 	nb := &linuxl3.Neighbour{Interface: "drift0", IpAddress: "10.77.0.9", HwAddress: "02:00:00:00:77:09"}
 	e.set(iface, nb)
