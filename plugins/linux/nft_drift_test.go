@@ -342,3 +342,42 @@ func BenchmarkNftRecheck(b *testing.B) {
 		})
 	}
 }
+
+// TestNetnsDriftBeforeWatch: what changed between the agent's last look
+// (its startup resync) and the moment Watch's subscriptions open is
+// checked when they do. Links, addresses, routes and neighbours are (the
+// link subscription lists the existing links, which touches them all);
+// rules and nftables, which no subscription lists, are checked at start
+// too.
+func TestNetnsDriftBeforeWatch(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, linux.WithDebounce(20*time.Millisecond))
+	table, chain, rule := nftDriftValues()
+	e.setNft(table, chain, rule)
+	r := &linuxl3.Rule{Name: "marked32", Priority: 132, Table: 132, To: "10.132.0.0/16", Fwmark: 0x32}
+	e.set(r)
+	e.expect(scheduler.CONFIGURED, keyOf(r), nftKey(table), nftKey(chain), nftKey(rule))
+	has := func() bool {
+		rules, err := e.h.RuleList(0)
+		return err == nil && slices.ContainsFunc(rules, func(x netlink.Rule) bool { return x.Priority == 132 && x.Table == 132 })
+	}
+	seq := e.lastSeq()
+
+	// Before the watcher: ip rule del priority 132; nft delete table inet t31
+	del := netlink.NewRule()
+	del.Priority = 132
+	if err := e.h.RuleDel(del); err != nil {
+		t.Fatalf("ip rule del priority 132: %v", err)
+	}
+	c := e.nft()
+	c.DelTable(t31)
+	if err := c.Flush(); err != nil {
+		t.Fatalf("deleting the table: %v", err)
+	}
+
+	e.watchReady()
+	waitFor(t, "rule repaired", has)
+	waitFor(t, "table, chain and rule repaired", func() bool { return e.nftWhole("accept") })
+	e.waitRepaired(seq, scheduler.OpCreate, keyOf(r), scheduler.FlagMissing)
+	e.waitRepaired(seq, scheduler.OpCreate, nftKey(table), scheduler.FlagMissing)
+}

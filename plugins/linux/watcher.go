@@ -53,9 +53,11 @@ type Change struct {
 // period (WithDebounce) the watcher lists the links and their addresses
 // and reports what differs from its last report, so bursts coalesce and
 // stale events change nothing. The first report lists the interfaces
-// present when Watch starts. An interface reported before that becomes
-// the plugin's (created or retrieved by it) is dropped from the watch
-// silently, never reported gone: it is still there. After each quiet
+// present when Watch starts, and has every descriptor of the plugin
+// rechecked: what changed before the subscriptions opened is checked
+// too. An interface reported before that becomes the plugin's (created
+// or retrieved by it) is dropped from the watch silently, never reported
+// gone: it is still there. After each quiet
 // period that followed events, Watch also reports, in a Change with
 // Recheck, which of the plugin's descriptors the events touched, so that
 // a change of the plugin's own values (an ip link del, an ip route del,
@@ -180,6 +182,12 @@ func (p *Plugin) Watch(ctx context.Context, notify func(context.Context, []Chang
 			touched[d.Name()] = true
 		}
 	}
+	// What changed between the caller's last look and the subscriptions
+	// is checked once they are open: the link subscription lists the
+	// existing links, which touches the descriptors of links, addresses,
+	// routes and neighbours; rules and nftables, which nothing lists,
+	// are touched here.
+	touch(p.rule, p.nftTable, p.nftChain, p.nftRule)
 	arm := func() {
 		now := time.Now()
 		if first.IsZero() {
