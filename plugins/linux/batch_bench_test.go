@@ -8,9 +8,14 @@ import (
 	"io"
 	"log/slog"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"testing"
 	"time"
+
+	"github.com/vishvananda/netlink"
 
 	linuxinterfaces "github.com/kvdescriptor/kvdescriptor/generated/linux/interfaces/v1"
 	linuxl3 "github.com/kvdescriptor/kvdescriptor/generated/linux/l3/v1"
@@ -19,6 +24,31 @@ import (
 
 // benchRoutes is how many routes the batch benchmarks program.
 var benchRoutes = flag.Int("linux.routes", 100_000, "routes that the route batch benchmarks add and delete (try 1000000)")
+
+// txnProfileDir is where BenchmarkRouteBatchFramework writes a CPU
+// profile of each of its two transactions, add.pprof and del.pprof.
+var txnProfileDir = flag.String("linux.txnprofile", "", "directory for CPU profiles of the route batch framework's add and delete transactions, apart")
+
+// txnProfile starts the CPU profile of the transaction name when
+// -linux.txnprofile asks for it, and returns what stops it.
+func txnProfile(b *testing.B, name string) (stop func()) {
+	if *txnProfileDir == "" {
+		return func() {}
+	}
+	f, err := os.Create(filepath.Join(*txnProfileDir, name+".pprof"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		b.Fatal(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
 
 // The route batch benchmarks add -linux.routes /32 routes via a gateway
 // over one veth, then delete them, each way in a namespace of its own;
@@ -101,7 +131,9 @@ func BenchmarkRouteBatchFramework(b *testing.B) {
 		}
 		build += time.Since(start)
 		start = time.Now()
+		stop := txnProfile(b, "add")
 		commit(txn)
+		stop()
 		add += time.Since(start)
 		b.StopTimer()
 		// What the framework keeps for the routes (the values are the
@@ -130,7 +162,9 @@ func BenchmarkRouteBatchFramework(b *testing.B) {
 		}
 		build += time.Since(start)
 		start = time.Now()
+		stop = txnProfile(b, "del")
 		commit(txn)
+		stop()
 		del += time.Since(start)
 	}
 	b.StopTimer()
@@ -189,20 +223,39 @@ func BenchmarkRouteBatchNetlinkLoop(b *testing.B) {
 }
 
 // BenchmarkRouteBatchRaw is level 3: the requests built and sent in one
-// batch each way, through the namespace's batch socket.
+// batch each way, through the namespace's batch socket. The requests are
+// written as the plugin's batches write them (encode=plugin: straight into
+// one buffer, the physical limit of the framework's batches), or built as
+// nl.NetlinkRequest values of the netlink library and serialised
+// (encode=netlink, the way of the framework's batches until issue 28).
 func BenchmarkRouteBatchRaw(b *testing.B) {
+	ctx := context.Background()
+	b.Run("encode=plugin", func(b *testing.B) {
+		benchRaw(b, func(s *batchSocket, op routeOp, rs []*netlink.Route) []error {
+			return s.send(ctx, encoded(b, op, rs))
+		})
+	})
+	b.Run("encode=netlink", func(b *testing.B) {
+		benchRaw(b, func(s *batchSocket, op routeOp, rs []*netlink.Route) []error {
+			return s.do(ctx, requests(b, op, rs))
+		})
+	})
+}
+
+// benchRaw is BenchmarkRouteBatchRaw with send building and sending the
+// requests.
+func benchRaw(b *testing.B, send func(s *batchSocket, op routeOp, rs []*netlink.Route) []error) {
 	n, link := batchNs(b)
 	rs := hostRoutes(link, 0, *benchRoutes)
 	s, err := n.batchSocket()
 	if err != nil {
 		b.Fatal(err)
 	}
-	ctx := context.Background()
 	var add, del time.Duration
 	b.ResetTimer()
 	for range b.N {
 		start := time.Now()
-		for i, err := range s.do(ctx, requests(b, routeAdd, rs)) {
+		for i, err := range send(s, routeAdd, rs) {
 			if err != nil {
 				b.Fatalf("route %d: %v", i, err)
 			}
@@ -214,7 +267,7 @@ func BenchmarkRouteBatchRaw(b *testing.B) {
 		}
 		b.StartTimer()
 		start = time.Now()
-		for i, err := range s.do(ctx, requests(b, routeDel, rs)) {
+		for i, err := range send(s, routeDel, rs) {
 			if err != nil {
 				b.Fatalf("delete %d: %v", i, err)
 			}
