@@ -24,7 +24,8 @@ func groupByNamespace[T any](count int, prep func(i int) (*namespace, T, error),
 		}
 		g := byNs[n]
 		if g == nil {
-			g = &nsGroup[T]{n: n}
+			// Mostly the batch's one group: sized for the rest of it.
+			g = &nsGroup[T]{n: n, at: make([]int, 0, count-i), items: make([]T, 0, count-i)}
 			byNs[n] = g
 			groups = append(groups, g)
 		}

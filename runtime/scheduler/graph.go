@@ -210,11 +210,10 @@ func (g *graph) delNode(n *node) {
 
 func (g *graph) setAdd(m map[string]nodeSet, target string, n *node) bool {
 	set := m[target]
-	if set.Has(n) {
+	large := set.Large()
+	if !set.Add(n) {
 		return false
 	}
-	large := set.Large()
-	set.Add(n)
 	if !large {
 		m[target] = set // a slice that grew, or a new map
 	}

@@ -3,7 +3,6 @@ package scheduler
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -96,7 +95,14 @@ func (r *removal) releaseDoomed() {
 	}
 	doomed := r.doomed
 	r.doomed = nil
-	for _, key := range slices.Sorted(maps.Keys(doomed)) {
+	var left []string // mostly none: only those are sorted
+	for key := range doomed {
+		if n := r.g.node(key); n != nil && n.exists() {
+			left = append(left, key)
+		}
+	}
+	slices.Sort(left)
+	for _, key := range left {
 		if n := r.g.node(key); n != nil && n.exists() {
 			r.triggerDependentsOf(key, n)
 		}

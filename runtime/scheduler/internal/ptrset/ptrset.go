@@ -31,11 +31,17 @@ func (s *Set[T]) Has(n *T) bool {
 	return slices.Contains(s.few, n)
 }
 
-// Add adds n, which the set does not hold.
-func (s *Set[T]) Add(n *T) {
+// Add adds n unless the set holds it, and reports whether it did. A
+// large set looks n up once: a set of a million values (the routes over
+// one interface) misses the cache on each look-up.
+func (s *Set[T]) Add(n *T) bool {
 	switch {
 	case s.many != nil:
+		l := len(s.many)
 		s.many[n] = struct{}{}
+		return len(s.many) > l
+	case slices.Contains(s.few, n):
+		return false
 	case s.few == nil:
 		s.few = append(make([]*T, 0, 4), n)
 	case len(s.few) < few:
@@ -48,14 +54,15 @@ func (s *Set[T]) Add(n *T) {
 		s.many[n] = struct{}{}
 		s.few = nil
 	}
+	return true
 }
 
 // Del removes n and reports whether the set held it.
 func (s *Set[T]) Del(n *T) bool {
 	if s.many != nil {
-		_, ok := s.many[n]
+		l := len(s.many)
 		delete(s.many, n)
-		return ok
+		return len(s.many) < l
 	}
 	i := slices.Index(s.few, n)
 	if i < 0 {

@@ -34,3 +34,25 @@ func TestSetSmallAndLarge(t *testing.T) {
 		t.Fatal("Del in a small set")
 	}
 }
+
+// TestSetAddReportsNew: Add of a pointer the set holds adds nothing and
+// reports false, in a slice and in a map; of a new one, true.
+func TestSetAddReportsNew(t *testing.T) {
+	xs := make([]int, 2*few)
+	for _, size := range []int{3, len(xs)} {
+		var s Set[int]
+		for i := range size {
+			if !s.Add(&xs[i]) {
+				t.Fatalf("size %d: Add of new pointer %d reported false", size, i)
+			}
+		}
+		for i := range size {
+			if s.Add(&xs[i]) {
+				t.Fatalf("size %d: Add of held pointer %d reported true", size, i)
+			}
+		}
+		if s.Len() != size {
+			t.Fatalf("size %d: Len %d after adding each twice", size, s.Len())
+		}
+	}
+}
