@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/netip"
 	"strconv"
+	"sync"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
@@ -50,7 +51,10 @@ func (h *routes) Batch(ctx context.Context, kind kv.BatchKind, ops []linuxl3.Rou
 		meta  InterfaceMeta
 		lerr  error
 	)
-	groups := groupByNamespace(len(ops), func(i int) (*namespace, kroute, error) {
+	sc := scratchPool.Get().(*routeScratch)
+	defer sc.put()
+	first := &nsGroup[kroute]{at: sc.at[:0], items: sc.items[:0]}
+	groups := groupByNamespace(len(ops), first, func(i int) (*namespace, kroute, error) {
 		k := ops[i].Key
 		if ns == nil && lerr == nil || k.OutgoingInterface != label {
 			label = k.OutgoingInterface
@@ -71,6 +75,32 @@ func (h *routes) Batch(ctx context.Context, kind kv.BatchKind, ops []linuxl3.Rou
 			ops[g.at[k]].Err = err
 		}
 	}
+	sc.at, sc.items = first.at, first.items
+}
+
+// routeScratch holds the buffers of a route batch, reused by the next
+// one: a batch of a thousand routes takes some 250 kB, which, allocated
+// afresh for each batch, the collector clears and takes back each time.
+type routeScratch struct {
+	at    []int
+	items []kroute
+	buf   []byte
+	ends  []int
+	sent  []int
+	msgs  [][]byte
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(routeScratch) }}
+
+// put returns sc to the pool, emptied, unless it grew beyond what a batch
+// of the scheduler's default size takes (a rare huge batch is not kept).
+func (sc *routeScratch) put() {
+	if cap(sc.items) > 8192 || cap(sc.buf) > 8192*routeMsgMax {
+		return
+	}
+	clear(sc.items[:cap(sc.items)]) // the interface names
+	clear(sc.msgs[:cap(sc.msgs)])
+	scratchPool.Put(sc)
 }
 
 // kroute is a route as the batch path sends it: what the plugin sets of a
@@ -253,10 +283,13 @@ func appendU32Attr(b []byte, typ uint16, v uint32) []byte {
 // delete that finds its route gone is reported as not found
 // (kv.ErrNotFound). The requests are written into one buffer.
 func (n *namespace) routeBatch(ctx context.Context, op routeOp, rs []kroute) []error {
+	sc := scratchPool.Get().(*routeScratch)
+	defer sc.put()
 	errs := make([]error, len(rs))
-	buf := make([]byte, 0, len(rs)*routeMsgMax)
-	ends := make([]int, 0, len(rs)) // where each request ends in buf
-	at := make([]int, 0, len(rs))   // the route of each request
+	buf := sc.buf[:0]
+	ends := sc.ends[:0] // where each request ends in buf
+	at := sc.sent[:0]   // the route of each request
+	defer func() { sc.buf, sc.ends, sc.sent = buf, ends, at }()
 	for i := range rs {
 		var err error
 		if buf, err = appendRouteMsg(buf, op, &rs[i]); err != nil {
@@ -272,7 +305,8 @@ func (n *namespace) routeBatch(ctx context.Context, op routeOp, rs []kroute) []e
 				errs[i] = err
 			}
 		} else {
-			msgs := make([][]byte, len(ends))
+			msgs := append(sc.msgs[:0], make([][]byte, len(ends))...)
+			sc.msgs = msgs
 			from := 0
 			for k, end := range ends {
 				msgs[k] = buf[from:end:end]

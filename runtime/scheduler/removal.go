@@ -52,13 +52,13 @@ func (r *removal) doom(n *node) {
 // doomAll marks n, applied, as removed by the transaction, with what it
 // derives and the values of ours whose applied version needs it.
 func (r *removal) doomAll(n *node) {
-	if n == nil || n.applied == nil || r.doomed[n.key] {
+	if n == nil || n.applied == nil || r.doomed[n.key] != nil {
 		return
 	}
 	if r.doomed == nil {
-		r.doomed = map[string]bool{}
+		r.doomed = map[string]*node{}
 	}
-	r.doomed[n.key] = true
+	r.doomed[n.key], r.doomAdded = n, r.g.added
 	for _, k := range n.derived {
 		r.doomAll(r.g.node(k))
 	}
@@ -77,7 +77,7 @@ func (r *removal) needsDoomed(n *node) bool {
 	}
 	for i := range n.deps {
 		d := &n.deps[i]
-		if d.IsAnyOf() || !r.doomed[d.Key] {
+		if d.IsAnyOf() || r.doomed[d.Key] == nil {
 			continue
 		}
 		if t := r.nodeOf(d.Key); t != nil && t.exists() {
@@ -96,8 +96,14 @@ func (r *removal) releaseDoomed() {
 	doomed := r.doomed
 	r.doomed = nil
 	var left []string // mostly none: only those are sorted
-	for key := range doomed {
-		if n := r.g.node(key); n != nil && n.exists() {
+	for key, n := range doomed {
+		if n.state == REMOVED { // gone: the key's node is another, if any
+			if r.g.added == r.doomAdded {
+				continue // none added since: none
+			}
+			n = r.g.node(key)
+		}
+		if n != nil && n.exists() {
 			left = append(left, key)
 		}
 	}
@@ -120,7 +126,9 @@ type removal struct {
 	removals []string
 	// doomed are the values that the transaction's changes remove, known
 	// before the pass: nothing that needs one is created (see doom).
-	doomed map[string]bool
+	doomed map[string]*node
+	// doomAdded is the graph's count of added nodes at the last doom.
+	doomAdded uint64
 }
 
 // remove deletes n from the southbound: first its derived values, then the
