@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"syscall"
 	"testing"
 	"time"
 
@@ -117,7 +118,8 @@ func BenchmarkRouteBatchFramework(b *testing.B) {
 			}
 		}
 	}
-	var build, add, del, resync time.Duration
+	var build, resync time.Duration
+	var add, del stopwatch
 	var heap uint64
 	b.ResetTimer()
 	for range b.N {
@@ -130,11 +132,11 @@ func BenchmarkRouteBatchFramework(b *testing.B) {
 			txn.Set(keys[i], v)
 		}
 		build += time.Since(start)
-		start = time.Now()
+		add.start()
 		stop := txnProfile(b, "add")
 		commit(txn)
 		stop()
-		add += time.Since(start)
+		add.stop()
 		b.StopTimer()
 		// What the framework keeps for the routes (the values are the
 		// caller's, allocated before), its history included.
@@ -161,11 +163,11 @@ func BenchmarkRouteBatchFramework(b *testing.B) {
 			txn.Delete(k)
 		}
 		build += time.Since(start)
-		start = time.Now()
+		del.start()
 		stop = txnProfile(b, "del")
 		commit(txn)
 		stop()
-		del += time.Since(start)
+		del.stop()
 	}
 	b.StopTimer()
 	if got := len(installed(b, n)); got != 0 {
@@ -195,29 +197,29 @@ func heapInUse() uint64 {
 func BenchmarkRouteBatchNetlinkLoop(b *testing.B) {
 	n, link := batchNs(b)
 	rs := hostRoutes(link, 0, *benchRoutes)
-	var add, del time.Duration
+	var add, del stopwatch
 	b.ResetTimer()
 	for range b.N {
-		start := time.Now()
+		add.start()
 		for _, r := range rs {
 			// ip route add DST via GW dev veth0 proto 212
 			if err := n.h.RouteAdd(r); err != nil {
 				b.Fatal(err)
 			}
 		}
-		add += time.Since(start)
+		add.stop()
 		b.StopTimer()
 		if got := len(installed(b, n)); got != len(rs) {
 			b.Fatalf("%d routes added, want %d", got, len(rs))
 		}
 		b.StartTimer()
-		start = time.Now()
+		del.start()
 		for _, r := range rs {
 			if err := n.h.RouteDel(r); err != nil {
 				b.Fatal(err)
 			}
 		}
-		del += time.Since(start)
+		del.stop()
 	}
 	reportRoutes(b, len(rs), add, del)
 }
@@ -251,28 +253,28 @@ func benchRaw(b *testing.B, send func(s *batchSocket, op routeOp, rs []*netlink.
 	if err != nil {
 		b.Fatal(err)
 	}
-	var add, del time.Duration
+	var add, del stopwatch
 	b.ResetTimer()
 	for range b.N {
-		start := time.Now()
+		add.start()
 		for i, err := range send(s, routeAdd, rs) {
 			if err != nil {
 				b.Fatalf("route %d: %v", i, err)
 			}
 		}
-		add += time.Since(start)
+		add.stop()
 		b.StopTimer()
 		if got := len(installed(b, n)); got != len(rs) {
 			b.Fatalf("%d routes added, want %d", got, len(rs))
 		}
 		b.StartTimer()
-		start = time.Now()
+		del.start()
 		for i, err := range send(s, routeDel, rs) {
 			if err != nil {
 				b.Fatalf("delete %d: %v", i, err)
 			}
 		}
-		del += time.Since(start)
+		del.stop()
 	}
 	b.StopTimer()
 	if got := len(installed(b, n)); got != 0 {
@@ -284,9 +286,39 @@ func benchRaw(b *testing.B, send func(s *batchSocket, op routeOp, rs []*netlink.
 	reportRoutes(b, len(rs), add, del)
 }
 
-// reportRoutes reports the times per route and for all routes, each way.
-func reportRoutes(b *testing.B, routes int, add, del time.Duration) {
-	reportEach(b, "route", routes, add, del)
+// reportRoutes reports the times per route and for all routes, each way,
+// and the process's CPU time for all routes (cpu-s-add, cpu-s-del): on a
+// machine that other work loads, the CPU time varies less than the wall
+// time.
+func reportRoutes(b *testing.B, routes int, add, del stopwatch) {
+	reportEach(b, "route", routes, add.wall, del.wall)
+	b.ReportMetric(add.cpu.Seconds()/float64(b.N), "cpu-s-add")
+	b.ReportMetric(del.cpu.Seconds()/float64(b.N), "cpu-s-del")
+}
+
+// stopwatch adds up the wall time and the process's CPU time (user and
+// system, of all its threads: the collector's, the kernel's work for its
+// system calls) between start and stop.
+type stopwatch struct {
+	wall, cpu time.Duration
+	t0        time.Time
+	c0        time.Duration
+}
+
+func (w *stopwatch) start() { w.t0, w.c0 = time.Now(), cpuTime() }
+
+func (w *stopwatch) stop() {
+	w.wall += time.Since(w.t0)
+	w.cpu += cpuTime() - w.c0
+}
+
+// cpuTime is the CPU time the process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // reportEach reports the times per value (ns/UNIT-add, ns/UNIT-del) and
