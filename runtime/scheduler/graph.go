@@ -210,13 +210,10 @@ func (g *graph) delNode(n *node) {
 
 func (g *graph) setAdd(m map[string]nodeSet, target string, n *node) bool {
 	set := m[target]
-	large := set.Large()
 	if !set.Add(n) {
 		return false
 	}
-	if !large {
-		m[target] = set // a slice that grew, or a new map
-	}
+	m[target] = set
 	return true
 }
 
@@ -225,11 +222,10 @@ func (g *graph) setDel(m map[string]nodeSet, target string, n *node) bool {
 	if !set.Del(n) {
 		return false
 	}
-	switch {
-	case set.Len() == 0:
+	if set.Len() == 0 {
 		delete(m, target)
-	case !set.Large():
-		m[target] = set // the slice is shorter
+	} else {
+		m[target] = set
 	}
 	return true
 }

@@ -97,13 +97,10 @@ func (r *removal) releaseDoomed() {
 	r.doomed = nil
 	var left []string // mostly none: only those are sorted
 	for key, n := range doomed {
-		if n.state == REMOVED { // gone: the key's node is another, if any
-			if r.g.added == r.doomAdded {
-				continue // none added since: none
-			}
+		if n.state == REMOVED && r.g.added != r.doomAdded { // another may have the key
 			n = r.g.node(key)
 		}
-		if n != nil && n.exists() {
+		if n != nil && n.state != REMOVED && n.exists() {
 			left = append(left, key)
 		}
 	}
