@@ -160,8 +160,9 @@ type graph struct {
 	// existingGen counts the changes of existing, so that the view
 	// clones it again only after a change.
 	existingGen uint64
-	// added counts the nodes added (see current).
-	added uint64
+	// added counts the nodes added (see current), began what it was when
+	// the journal opened.
+	added, began uint64
 
 	journal chunked.List[undo]
 	saved   chunked.List[nodeFields]
