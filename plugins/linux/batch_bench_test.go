@@ -8,9 +8,15 @@ import (
 	"io"
 	"log/slog"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"runtime"
+	"runtime/pprof"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vishvananda/netlink"
 
 	linuxinterfaces "github.com/kvdescriptor/kvdescriptor/generated/linux/interfaces/v1"
 	linuxl3 "github.com/kvdescriptor/kvdescriptor/generated/linux/l3/v1"
@@ -19,6 +25,31 @@ import (
 
 // benchRoutes is how many routes the batch benchmarks program.
 var benchRoutes = flag.Int("linux.routes", 100_000, "routes that the route batch benchmarks add and delete (try 1000000)")
+
+// txnProfileDir is where BenchmarkRouteBatchFramework writes a CPU
+// profile of each of its two transactions, add.pprof and del.pprof.
+var txnProfileDir = flag.String("linux.txnprofile", "", "directory for CPU profiles of the route batch framework's add and delete transactions, apart")
+
+// txnProfile starts the CPU profile of the transaction name when
+// -linux.txnprofile asks for it, and returns what stops it.
+func txnProfile(b *testing.B, name string) (stop func()) {
+	if *txnProfileDir == "" {
+		return func() {}
+	}
+	f, err := os.Create(filepath.Join(*txnProfileDir, name+".pprof"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		b.Fatal(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
 
 // The route batch benchmarks add -linux.routes /32 routes via a gateway
 // over one veth, then delete them, each way in a namespace of its own;
@@ -87,7 +118,8 @@ func BenchmarkRouteBatchFramework(b *testing.B) {
 			}
 		}
 	}
-	var build, add, del, resync time.Duration
+	var build, resync time.Duration
+	var add, del stopwatch
 	var heap uint64
 	b.ResetTimer()
 	for range b.N {
@@ -100,9 +132,11 @@ func BenchmarkRouteBatchFramework(b *testing.B) {
 			txn.Set(keys[i], v)
 		}
 		build += time.Since(start)
-		start = time.Now()
+		add.start()
+		stop := txnProfile(b, "add")
 		commit(txn)
-		add += time.Since(start)
+		stop()
+		add.stop()
 		b.StopTimer()
 		// What the framework keeps for the routes (the values are the
 		// caller's, allocated before), its history included.
@@ -129,9 +163,11 @@ func BenchmarkRouteBatchFramework(b *testing.B) {
 			txn.Delete(k)
 		}
 		build += time.Since(start)
-		start = time.Now()
+		del.start()
+		stop = txnProfile(b, "del")
 		commit(txn)
-		del += time.Since(start)
+		stop()
+		del.stop()
 	}
 	b.StopTimer()
 	if got := len(installed(b, n)); got != 0 {
@@ -161,65 +197,84 @@ func heapInUse() uint64 {
 func BenchmarkRouteBatchNetlinkLoop(b *testing.B) {
 	n, link := batchNs(b)
 	rs := hostRoutes(link, 0, *benchRoutes)
-	var add, del time.Duration
+	var add, del stopwatch
 	b.ResetTimer()
 	for range b.N {
-		start := time.Now()
+		add.start()
 		for _, r := range rs {
 			// ip route add DST via GW dev veth0 proto 212
 			if err := n.h.RouteAdd(r); err != nil {
 				b.Fatal(err)
 			}
 		}
-		add += time.Since(start)
+		add.stop()
 		b.StopTimer()
 		if got := len(installed(b, n)); got != len(rs) {
 			b.Fatalf("%d routes added, want %d", got, len(rs))
 		}
 		b.StartTimer()
-		start = time.Now()
+		del.start()
 		for _, r := range rs {
 			if err := n.h.RouteDel(r); err != nil {
 				b.Fatal(err)
 			}
 		}
-		del += time.Since(start)
+		del.stop()
 	}
 	reportRoutes(b, len(rs), add, del)
 }
 
 // BenchmarkRouteBatchRaw is level 3: the requests built and sent in one
-// batch each way, through the namespace's batch socket.
+// batch each way, through the namespace's batch socket. The requests are
+// written as the plugin's batches write them (encode=plugin: straight into
+// one buffer, the physical limit of the framework's batches), or built as
+// nl.NetlinkRequest values of the netlink library and serialised
+// (encode=netlink, the way of the framework's batches until issue 28).
 func BenchmarkRouteBatchRaw(b *testing.B) {
+	ctx := context.Background()
+	b.Run("encode=plugin", func(b *testing.B) {
+		benchRaw(b, func(s *batchSocket, op routeOp, rs []*netlink.Route) []error {
+			return s.send(ctx, encoded(b, op, rs))
+		})
+	})
+	b.Run("encode=netlink", func(b *testing.B) {
+		benchRaw(b, func(s *batchSocket, op routeOp, rs []*netlink.Route) []error {
+			return s.do(ctx, requests(b, op, rs))
+		})
+	})
+}
+
+// benchRaw is BenchmarkRouteBatchRaw with send building and sending the
+// requests.
+func benchRaw(b *testing.B, send func(s *batchSocket, op routeOp, rs []*netlink.Route) []error) {
 	n, link := batchNs(b)
 	rs := hostRoutes(link, 0, *benchRoutes)
 	s, err := n.batchSocket()
 	if err != nil {
 		b.Fatal(err)
 	}
-	ctx := context.Background()
-	var add, del time.Duration
+	var add, del stopwatch
 	b.ResetTimer()
 	for range b.N {
-		start := time.Now()
-		for i, err := range s.do(ctx, requests(b, routeAdd, rs)) {
+		add.start()
+		for i, err := range send(s, routeAdd, rs) {
 			if err != nil {
 				b.Fatalf("route %d: %v", i, err)
 			}
 		}
-		add += time.Since(start)
+		add.stop()
 		b.StopTimer()
 		if got := len(installed(b, n)); got != len(rs) {
 			b.Fatalf("%d routes added, want %d", got, len(rs))
 		}
 		b.StartTimer()
-		start = time.Now()
-		for i, err := range s.do(ctx, requests(b, routeDel, rs)) {
+		del.start()
+		for i, err := range send(s, routeDel, rs) {
 			if err != nil {
 				b.Fatalf("delete %d: %v", i, err)
 			}
 		}
-		del += time.Since(start)
+		del.stop()
 	}
 	b.StopTimer()
 	if got := len(installed(b, n)); got != 0 {
@@ -231,9 +286,39 @@ func BenchmarkRouteBatchRaw(b *testing.B) {
 	reportRoutes(b, len(rs), add, del)
 }
 
-// reportRoutes reports the times per route and for all routes, each way.
-func reportRoutes(b *testing.B, routes int, add, del time.Duration) {
-	reportEach(b, "route", routes, add, del)
+// reportRoutes reports the times per route and for all routes, each way,
+// and the process's CPU time for all routes (cpu-s-add, cpu-s-del): on a
+// machine that other work loads, the CPU time varies less than the wall
+// time.
+func reportRoutes(b *testing.B, routes int, add, del stopwatch) {
+	reportEach(b, "route", routes, add.wall, del.wall)
+	b.ReportMetric(add.cpu.Seconds()/float64(b.N), "cpu-s-add")
+	b.ReportMetric(del.cpu.Seconds()/float64(b.N), "cpu-s-del")
+}
+
+// stopwatch adds up the wall time and the process's CPU time (user and
+// system, of all its threads: the collector's, the kernel's work for its
+// system calls) between start and stop.
+type stopwatch struct {
+	wall, cpu time.Duration
+	t0        time.Time
+	c0        time.Duration
+}
+
+func (w *stopwatch) start() { w.t0, w.c0 = time.Now(), cpuTime() }
+
+func (w *stopwatch) stop() {
+	w.wall += time.Since(w.t0)
+	w.cpu += cpuTime() - w.c0
+}
+
+// cpuTime is the CPU time the process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // reportEach reports the times per value (ns/UNIT-add, ns/UNIT-del) and

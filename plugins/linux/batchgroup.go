@@ -12,8 +12,9 @@ type nsGroup[T any] struct {
 
 // groupByNamespace splits the count operations of a batch by namespace, in
 // the order of the batch. prep returns the namespace and item of operation
-// i, or the error that fails it alone; fail records that error.
-func groupByNamespace[T any](count int, prep func(i int) (*namespace, T, error), fail func(i int, err error)) []*nsGroup[T] {
+// i, or the error that fails it alone; fail records that error. first, if
+// not nil, is the first group, its slices empty: the caller's to reuse.
+func groupByNamespace[T any](count int, first *nsGroup[T], prep func(i int) (*namespace, T, error), fail func(i int, err error)) []*nsGroup[T] {
 	var groups []*nsGroup[T]
 	byNs := map[*namespace]*nsGroup[T]{}
 	for i := range count {
@@ -23,8 +24,15 @@ func groupByNamespace[T any](count int, prep func(i int) (*namespace, T, error),
 			continue
 		}
 		g := byNs[n]
-		if g == nil {
-			g = &nsGroup[T]{n: n}
+		switch {
+		case g != nil:
+		case first != nil && len(groups) == 0:
+			g, first.n = first, n
+			byNs[n] = g
+			groups = append(groups, g)
+		default:
+			// Mostly the batch's one group: sized for the rest of it.
+			g = &nsGroup[T]{n: n, at: make([]int, 0, count-i), items: make([]T, 0, count-i)}
 			byNs[n] = g
 			groups = append(groups, g)
 		}

@@ -39,7 +39,7 @@ func (h *neighbours) Batch(ctx context.Context, kind kv.BatchKind, ops []linuxl3
 		req *nl.NetlinkRequest
 		cmd string
 	}
-	groups := groupByNamespace(len(ops), func(i int) (*namespace, entry, error) {
+	groups := groupByNamespace(len(ops), nil, func(i int) (*namespace, entry, error) {
 		n, e, cmd, err := h.neigh(ops[i].Key, ops[i].Value)
 		if err != nil {
 			return nil, entry{}, err

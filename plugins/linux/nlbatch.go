@@ -181,15 +181,23 @@ var errNoOutcome = errors.New("netlink: no reply to the request (receive buffer 
 // sequence number and ACK flag. ctx stops the batch between writes: the
 // requests not sent get its error.
 func (s *batchSocket) do(ctx context.Context, reqs []*nl.NetlinkRequest) []error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	msgs := make([][]byte, len(reqs))
-	todo := make([]int, len(reqs))
 	for i, r := range reqs {
 		msgs[i] = r.Serialize()
+	}
+	return s.send(ctx, msgs)
+}
+
+// send is do for requests already written: msgs[i] is request i, whose
+// flags and sequence number send sets.
+func (s *batchSocket) send(ctx context.Context, msgs [][]byte) []error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	todo := make([]int, len(msgs))
+	for i := range todo {
 		todo[i] = i
 	}
-	errs := make([]error, len(reqs))
+	errs := make([]error, len(msgs))
 	uncertain := s.exchange(ctx, msgs, todo, errs, false, s.perWrite)
 	// Resend what an overrun left without an outcome, each asking for an
 	// ACK, in writes whose replies fit the buffer: halved after each

@@ -96,7 +96,7 @@ func requests(t testing.TB, op routeOp, rs []*netlink.Route) []*nl.NetlinkReques
 	t.Helper()
 	reqs := make([]*nl.NetlinkRequest, len(rs))
 	for i, r := range rs {
-		req, err := routeRequest(op, r)
+		req, err := libRouteRequest(op, r)
 		if err != nil {
 			t.Fatalf("route request %s %v: %v", op.verb(), r, err)
 		}
@@ -143,7 +143,7 @@ func TestBatchRoutesApplied(t *testing.T) {
 		t.Error("a second batchSocket call opened another socket")
 	}
 	s.perWrite = 700 // several writes, the last one short
-	for i, err := range n.routeBatch(context.Background(), routeAdd, rs, devs(len(rs))) {
+	for i, err := range n.routeBatchOf(context.Background(), routeAdd, rs, devs(len(rs))) {
 		if err != nil {
 			t.Errorf("route %d: %v", i, err)
 		}
@@ -162,7 +162,7 @@ func TestBatchRoutesApplied(t *testing.T) {
 	for _, r := range rs[:10] {
 		r.Gw = net.ParseIP("10.0.0.253").To4()
 	}
-	for i, err := range n.routeBatch(context.Background(), routeReplace, rs[:10], devs(10)) {
+	for i, err := range n.routeBatchOf(context.Background(), routeReplace, rs[:10], devs(10)) {
 		if err != nil {
 			t.Errorf("replace %d: %v", i, err)
 		}
@@ -192,7 +192,7 @@ func TestBatchRoutesOneBad(t *testing.T) {
 	rs[777].Gw = net.ParseIP("192.168.99.1").To4()
 	rs[1000].LinkIndex, rs[1000].Gw, rs[1000].Scope = 99999, nil, netlink.SCOPE_LINK
 	rs[1999].Gw = net.ParseIP("192.168.99.2").To4()
-	errs := n.routeBatch(context.Background(), routeAdd, rs, devs(len(rs)))
+	errs := n.routeBatchOf(context.Background(), routeAdd, rs, devs(len(rs)))
 	for i, err := range errs {
 		want, isBad := bad[i]
 		switch {
@@ -251,7 +251,7 @@ func TestBatchRoutesLinkDeleted(t *testing.T) {
 			}
 		}
 	}
-	errs := n.routeBatch(context.Background(), routeAdd, rs, devs(len(rs)))
+	errs := n.routeBatchOf(context.Background(), routeAdd, rs, devs(len(rs)))
 	for i, err := range errs {
 		switch {
 		case i < 2*s.perWrite && err != nil:
@@ -293,7 +293,7 @@ func TestBatchRoutesLinkDeletedRacing(t *testing.T) {
 			close(started) // and go on: the deletion races the batch
 		}
 	}
-	errs := n.routeBatch(context.Background(), routeAdd, rs, devs(len(rs)))
+	errs := n.routeBatchOf(context.Background(), routeAdd, rs, devs(len(rs)))
 	if err := <-done; err != nil {
 		t.Fatalf("ip link del veth0: %v", err)
 	}
@@ -345,7 +345,7 @@ func TestBatchRoutesOverrun(t *testing.T) {
 	s.ackAll, s.perWrite = true, len(rs)
 	t.Logf("receive buffer fits %d replies", s.fit)
 
-	errs := n.routeBatch(context.Background(), routeAdd, rs, devs(len(rs)))
+	errs := n.routeBatchOf(context.Background(), routeAdd, rs, devs(len(rs)))
 	if s.overruns == 0 {
 		t.Fatal("no receive buffer overrun: the test tests nothing")
 	}
@@ -383,14 +383,14 @@ func TestBatchRoutesOverrun(t *testing.T) {
 func TestBatchRoutesDelete(t *testing.T) {
 	n, link := batchNs(t)
 	rs := hostRoutes(link, 0, 3000)
-	for i, err := range n.routeBatch(context.Background(), routeAdd, rs, devs(len(rs))) {
+	for i, err := range n.routeBatchOf(context.Background(), routeAdd, rs, devs(len(rs))) {
 		if err != nil {
 			t.Fatalf("route %d: %v", i, err)
 		}
 	}
 	del := append(slices.Clone(rs[:1500]), hostRoutes(link, 10000, 3)...)
 	del = append(del, rs[1500:]...)
-	for i, err := range n.routeBatch(context.Background(), routeDel, del, devs(len(del))) {
+	for i, err := range n.routeBatchOf(context.Background(), routeDel, del, devs(len(del))) {
 		missing := i >= 1500 && i < 1503
 		switch {
 		case missing && !(errors.Is(err, kv.ErrNotFound) && errors.Is(err, unix.ESRCH)):
@@ -415,7 +415,7 @@ func TestBatchRoutesCancelled(t *testing.T) {
 	rs := hostRoutes(link, 0, 10)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	for i, err := range n.routeBatch(ctx, routeAdd, rs, devs(len(rs))) {
+	for i, err := range n.routeBatchOf(ctx, routeAdd, rs, devs(len(rs))) {
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("route %d: %v, want context.Canceled", i, err)
 		}

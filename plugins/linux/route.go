@@ -50,22 +50,8 @@ func (h *routes) kernelRoute(k linuxl3.RouteKey, v *linuxl3.Route) (*namespace, 
 	if err != nil {
 		return nil, nil, "", err
 	}
-	dst := k.DstNetwork.Masked()
-	r := &netlink.Route{
-		LinkIndex: m.Index,
-		Dst:       &net.IPNet{IP: dst.Addr().AsSlice(), Mask: net.CIDRMask(dst.Bits(), dst.Addr().BitLen())},
-		Priority:  int(v.GetMetric()),
-		Table:     int(v.EffectiveTable()),
-		Protocol:  netlink.RouteProtocol(h.p.opts.routeProtocol),
-	}
-	if gw, err := netip.ParseAddr(v.GetGwAddr()); err == nil {
-		r.Gw = gw.AsSlice()
-	}
-	r.Scope = defaultScope(r.Gw != nil)
-	if s, ok := scopes[v.GetScope()]; ok {
-		r.Scope = s
-	}
-	return n, r, m.HostName, nil
+	r := h.batchRoute(k, v, m)
+	return n, r.netlinkRoute(), m.HostName, nil
 }
 
 // routeCmd writes a route as the arguments of `ip route`; built only for

@@ -21,6 +21,15 @@ func (r *txnPass) apply(j *job) {
 		for i, it := range j.items {
 			nodes[i] = r.setIntent(it.Key, it.Value)
 		}
+		deletes := 0
+		for i := range j.items {
+			if j.items[i].Value == nil {
+				deletes++
+			}
+		}
+		if deletes > 64 {
+			r.doomed = make(map[string]*node, deletes) // not grown step by step
+		}
 		for _, n := range nodes {
 			r.doom(n)
 		}

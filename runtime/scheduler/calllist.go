@@ -34,10 +34,14 @@ type plannedCall struct {
 	joins bool
 }
 
-// node returns the graph's node of the call's key once the plan ran.
+// node returns the graph's node of the call's key once the plan ran: none
+// when the plan removed the call's node and added no node at all.
 func (c *plannedCall) node(g *graph) *node {
-	if c.n.state != REMOVED {
+	switch {
+	case c.n.state != REMOVED:
 		return c.n
+	case g.added == g.began:
+		return nil
 	}
 	return g.node(c.key)
 }

@@ -160,8 +160,9 @@ type graph struct {
 	// existingGen counts the changes of existing, so that the view
 	// clones it again only after a change.
 	existingGen uint64
-	// added counts the nodes added (see current).
-	added uint64
+	// added counts the nodes added (see current), began what it was when
+	// the journal opened.
+	added, began uint64
 
 	journal chunked.List[undo]
 	saved   chunked.List[nodeFields]
@@ -210,14 +211,10 @@ func (g *graph) delNode(n *node) {
 
 func (g *graph) setAdd(m map[string]nodeSet, target string, n *node) bool {
 	set := m[target]
-	if set.Has(n) {
+	if !set.Add(n) {
 		return false
 	}
-	large := set.Large()
-	set.Add(n)
-	if !large {
-		m[target] = set // a slice that grew, or a new map
-	}
+	m[target] = set
 	return true
 }
 
@@ -226,11 +223,10 @@ func (g *graph) setDel(m map[string]nodeSet, target string, n *node) bool {
 	if !set.Del(n) {
 		return false
 	}
-	switch {
-	case set.Len() == 0:
+	if set.Len() == 0 {
 		delete(m, target)
-	case !set.Large():
-		m[target] = set // the slice is shorter
+	} else {
+		m[target] = set
 	}
 	return true
 }

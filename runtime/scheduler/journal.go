@@ -33,7 +33,7 @@ type undo struct {
 
 // begin opens the journal.
 func (g *graph) begin() {
-	g.open = true
+	g.open, g.began = true, g.added
 	if g.epoch++; g.epoch == 0 {
 		// Once every 2^32 journals: no node's epoch may pass for the
 		// new one's.

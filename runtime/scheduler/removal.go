@@ -3,7 +3,6 @@ package scheduler
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -53,13 +52,13 @@ func (r *removal) doom(n *node) {
 // doomAll marks n, applied, as removed by the transaction, with what it
 // derives and the values of ours whose applied version needs it.
 func (r *removal) doomAll(n *node) {
-	if n == nil || n.applied == nil || r.doomed[n.key] {
+	if n == nil || n.applied == nil || r.doomed[n.key] != nil {
 		return
 	}
 	if r.doomed == nil {
-		r.doomed = map[string]bool{}
+		r.doomed = map[string]*node{}
 	}
-	r.doomed[n.key] = true
+	r.doomed[n.key], r.doomAdded = n, r.g.added
 	for _, k := range n.derived {
 		r.doomAll(r.g.node(k))
 	}
@@ -78,7 +77,7 @@ func (r *removal) needsDoomed(n *node) bool {
 	}
 	for i := range n.deps {
 		d := &n.deps[i]
-		if d.IsAnyOf() || !r.doomed[d.Key] {
+		if d.IsAnyOf() || r.doomed[d.Key] == nil {
 			continue
 		}
 		if t := r.nodeOf(d.Key); t != nil && t.exists() {
@@ -96,7 +95,17 @@ func (r *removal) releaseDoomed() {
 	}
 	doomed := r.doomed
 	r.doomed = nil
-	for _, key := range slices.Sorted(maps.Keys(doomed)) {
+	var left []string // mostly none: only those are sorted
+	for key, n := range doomed {
+		if n.state == REMOVED && r.g.added != r.doomAdded { // another may have the key
+			n = r.g.node(key)
+		}
+		if n != nil && n.state != REMOVED && n.exists() {
+			left = append(left, key)
+		}
+	}
+	slices.Sort(left)
+	for _, key := range left {
 		if n := r.g.node(key); n != nil && n.exists() {
 			r.triggerDependentsOf(key, n)
 		}
@@ -114,7 +123,9 @@ type removal struct {
 	removals []string
 	// doomed are the values that the transaction's changes remove, known
 	// before the pass: nothing that needs one is created (see doom).
-	doomed map[string]bool
+	doomed map[string]*node
+	// doomAdded is the graph's count of added nodes at the last doom.
+	doomAdded uint64
 }
 
 // remove deletes n from the southbound: first its derived values, then the

@@ -1,0 +1,50 @@
+package scheduler_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/kvdescriptor/kvdescriptor/runtime/kvtest"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
+)
+
+// TestDoomedValueThatStaysLetsItsDependentGo: a transaction that deletes
+// a value and sets one that needs it holds the second back while the
+// first is to go; when the delete fails and the value stays, the held
+// value is created at the end of the pass. The marks of what a
+// transaction removes are released without a look-up of each removed
+// key (issue 28): the one that stayed must still be found.
+func TestDoomedValueThatStaysLetsItsDependentGo(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, sb := harnessScheduler(t, "iface", "route")
+	txn := s.Txn()
+	for _, k := range []string{"iface/a", "iface/x", "iface/z"} {
+		txn.Set(k, kvtest.Value("up"))
+	}
+	if _, err := txn.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sb.Fail("iface/x", kvtest.Failure{Op: "delete", Terminal: true})
+	// Deleted alongside: values that go, before and after the one that
+	// stays (in key order and in the transaction's).
+	_, err := s.Txn().Delete("iface/a").Delete("iface/x").Delete("iface/z").Set("route/r", kvtest.Value("dep:iface/x")).Commit(ctx)
+	if err == nil {
+		t.Fatal("the delete of iface/x did not fail")
+	}
+	if st := s.Status("iface/x"); st.State == scheduler.REMOVED {
+		t.Fatalf("iface/x: %s, want it still there", st.State)
+	}
+	if st := s.Status("route/r"); st.State != scheduler.CONFIGURED {
+		t.Errorf("route/r: %s (%v), want CONFIGURED: what it needs stayed", st.State, st.LastErr)
+	}
+	vals := sb.Values()
+	if _, ok := vals["route/r"]; !ok {
+		t.Error("route/r is not in the southbound")
+	}
+	for _, k := range []string{"iface/a", "iface/z"} {
+		if _, ok := vals[k]; ok {
+			t.Errorf("%s is still in the southbound", k)
+		}
+	}
+}
