@@ -161,10 +161,8 @@ func (r *derivation) takeOver() {
 				r.conflict(n, dn)
 				continue
 			}
-			r.mut(n)
-			n.derived = append(slices.Clone(n.derived), h.key)
 			r.deriving++
-			r.deriveOne(n, h.key, h.value, nil)
+			r.deriveOne(n, h.key, h.value, r.newDerived(n, h.key))
 			r.deriving--
 		}
 	}

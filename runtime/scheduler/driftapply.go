@@ -21,8 +21,9 @@ func (r *txnPass) applyDrift(items []driftItem) {
 			continue
 		}
 		switch it.action {
-		case driftTake:
-			r.takeFound(n, it)
+		case driftTake: // as intended after all: taken as applied, no call
+			r.mut(n)
+			r.takeApplied(n, it.found, it.meta)
 			again = append(again, it.key)
 		case driftAdopt:
 			r.adoptDrift(n, it)
@@ -37,16 +38,6 @@ func (r *txnPass) applyDrift(items []driftItem) {
 	for _, key := range again {
 		r.reconcile(key)
 	}
-}
-
-// takeFound takes what the southbound holds for n as applied: the
-// reconciliation that follows finds it as intended.
-func (r *txnPass) takeFound(n *node, it *driftItem) {
-	r.mut(n)
-	n.applied, n.metadata = it.found, it.meta
-	r.g.setDeps(n, n.deps, r.depsOfValue(n, it.found))
-	r.g.setExisting(n.key, true)
-	r.syncMetadata(n)
 }
 
 // markDrift records that n drifted: it holds what the southbound holds
@@ -82,7 +73,8 @@ func (r *txnPass) markDrift(n *node, it *driftItem) {
 func (r *txnPass) adoptDrift(n *node, it *driftItem) {
 	prev := n.applied
 	r.setIntent(n.key, it.found)
-	r.takeFound(n, it)
+	r.mut(n)
+	r.takeApplied(n, it.found, it.meta)
 	r.opFor(n, Op{Key: n.key, Kind: OpNone, Value: it.found, PrevValue: prev, Flags: FlagDrifted | FlagAdopted | r.nodeFlags(n), Err: it.err})
 	r.s.opts.logger.Warn("drift: the southbound's value adopted as intended (drift policy adopt)", "key", n.key, "drift", it.err.Error())
 }

@@ -162,16 +162,8 @@ func (s *executor) correlate(j *job) map[kv.Descriptor][]kv.Item[string, proto.M
 	items := make([]kv.Item[string, proto.Message, any], 0, s.g.nodes.len())
 	which := make([]int32, 0, s.g.nodes.len())
 	for key, n := range s.g.all() {
-		if n.desc == nil || n.origin == kv.OriginSB {
-			continue
-		}
-		var it kv.Item[string, proto.Message, any]
-		switch {
-		case n.applied != nil:
-			it = kv.Item[string, proto.Message, any]{Key: key, Value: n.applied, Metadata: n.metadata, Origin: kv.OriginNB}
-		case n.intent != nil && n.invalidErr() == nil && !full:
-			it = kv.Item[string, proto.Message, any]{Key: key, Value: n.intent, Origin: kv.OriginNB}
-		default:
+		it, ok := expectedItem(key, n, !full)
+		if !ok {
 			continue
 		}
 		if last < 0 || descs[last] != n.desc {
@@ -189,6 +181,20 @@ func (s *executor) correlate(j *job) map[kv.Descriptor][]kv.Item[string, proto.M
 	}
 	s.correlateFull(j, out)
 	return out
+}
+
+// expectedItem is what the scheduler expects the southbound to hold for n,
+// when n is one of ours: its applied version, else (with intents) its
+// valid intended one.
+func expectedItem(key string, n *node, intents bool) (kv.Item[string, proto.Message, any], bool) {
+	switch {
+	case n.desc == nil || n.origin == kv.OriginSB:
+	case n.applied != nil:
+		return kv.Item[string, proto.Message, any]{Key: key, Value: n.applied, Metadata: n.metadata, Origin: kv.OriginNB}, true
+	case n.intent != nil && n.invalidErr() == nil && intents:
+		return kv.Item[string, proto.Message, any]{Key: key, Value: n.intent, Origin: kv.OriginNB}, true
+	}
+	return kv.Item[string, proto.Message, any]{}, false
 }
 
 // groupByDesc cuts items, whose descriptors are descs[which[i]], into one

@@ -311,9 +311,7 @@ func (r *resyncPass) adoptDerived(n *node) {
 		if desc := r.s.lookup(d.Key); desc == nil || !r.view.refreshed[desc] {
 			continue
 		}
-		r.mut(n)
-		n.derived = append(slices.Clone(n.derived), d.Key)
-		dn := r.newNode(d.Key, n.key)
+		dn := r.newDerived(n, d.Key)
 		dn.intent, dn.intentSeq = d.Value, r.seq
 		r.evaluate(dn)
 		r.adopt(dn, it.value, it.meta)

@@ -33,14 +33,8 @@ func (s *Scheduler) Southbound(ctx context.Context, descriptor string) ([]kv.Ite
 	j.read = func() {
 		var correlate []kv.Item[string, proto.Message, any]
 		for key, n := range s.g.all() {
-			if n.desc != d || n.origin == kv.OriginSB {
-				continue
-			}
-			switch {
-			case n.applied != nil:
-				correlate = append(correlate, kv.Item[string, proto.Message, any]{Key: key, Value: n.applied, Metadata: n.metadata, Origin: kv.OriginNB})
-			case n.intent != nil && n.invalidErr() == nil:
-				correlate = append(correlate, kv.Item[string, proto.Message, any]{Key: key, Value: n.intent, Origin: kv.OriginNB})
+			if it, ok := expectedItem(key, n, true); ok && n.desc == d {
+				correlate = append(correlate, it)
 			}
 		}
 		items, err = s.retrieveGuarded(ctx, d, "", correlate)

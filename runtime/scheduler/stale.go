@@ -273,13 +273,7 @@ func (r *resyncPass) takeUnreadDerived(n *node) {
 		if dv.Key == "" || dv.Value == nil || dd == nil || r.view.refreshed[dd] || r.g.node(dv.Key) != nil {
 			continue
 		}
-		r.mut(n)
-		n.derived = append(slices.Clone(n.derived), dv.Key)
-		dn := r.newNode(dv.Key, n.key)
-		dn.applied = dv.Value
-		r.g.setDeps(dn, nil, dd.Dependencies(dv.Key, dv.Value))
-		r.g.setExisting(dv.Key, true)
-		r.opFor(dn, Op{Key: dv.Key, Kind: OpNone, Value: dv.Value, Flags: FlagStale | r.nodeFlags(dn)})
+		r.takeStaleDerived(n, dv.Key, dv.Value, nil)
 	}
 }
 
@@ -343,13 +337,37 @@ func (r *resyncPass) linkStale(added, leftovers []*node) {
 // linkDerived makes dn, a stale value with no base, a derived value of n:
 // a removal, update or re-create of n then deletes it first.
 func (r *resyncPass) linkDerived(dn, n *node) {
-	if dn == n || dn.base != "" || n.base == dn.key {
-		return
+	if dn != n && dn.base == "" && n.base != dn.key {
+		r.linkBase(dn, n)
 	}
+}
+
+// linkBase makes n the base of dn, which n's applied version does not
+// derive (dn was found in the southbound): n goes only after dn.
+func (r *derivation) linkBase(dn, n *node) {
 	r.mut(dn)
 	dn.base = n.key
 	r.mut(n)
 	n.derived = append(slices.Clone(n.derived), dn.key)
+}
+
+// newDerived adds a node for key, derived from n.
+func (r *derivation) newDerived(n *node, key string) *node {
+	r.mut(n)
+	n.derived = append(slices.Clone(n.derived), key)
+	return r.newNode(key, n.key)
+}
+
+// takeStaleDerived takes up key, which the southbound holds as value (with
+// meta) and which n derives, as a stale value derived from n: it goes
+// before n.
+func (r *resyncPass) takeStaleDerived(n *node, key string, value proto.Message, meta any) *node {
+	dn := r.newDerived(n, key)
+	dn.applied, dn.metadata = value, meta
+	r.g.setDeps(dn, nil, dn.desc.Dependencies(key, value))
+	r.g.setExisting(key, true)
+	r.opFor(dn, Op{Key: key, Kind: OpNone, Value: value, Flags: FlagStale | r.nodeFlags(dn)})
+	return dn
 }
 
 // linkFoundDerived makes the values that n derives in the version a
@@ -374,14 +392,7 @@ func (r *resyncPass) linkFoundDerived(n *node) {
 				continue
 			}
 			it.used = true
-			r.mut(n)
-			n.derived = append(slices.Clone(n.derived), d.Key)
-			dn = r.newNode(d.Key, n.key)
-			dn.applied, dn.metadata = it.value, it.meta
-			r.g.setDeps(dn, nil, dd.Dependencies(d.Key, it.value))
-			r.g.setExisting(d.Key, true)
-			r.syncMetadata(dn)
-			r.opFor(dn, Op{Key: d.Key, Kind: OpNone, Value: it.value, Flags: FlagStale | r.nodeFlags(dn)})
+			r.syncMetadata(r.takeStaleDerived(n, d.Key, it.value, it.meta))
 		case dn != n && dn.desc != nil && dn.applied != nil && !dn.removing && dn.base == "" && dn.intent == nil:
 			r.linkDerived(dn, n)
 		}

@@ -112,15 +112,11 @@ func (s *executor) readBackUnsure(ctx context.Context, dryRun bool, view *sbView
 			continue
 		}
 		value, meta, err := s.readKey(ctx, n, expected)
-		f := unsureFact{key: key, expected: expected, value: value, meta: meta, err: err}
+		facts = append(facts, unsureFact{key: key, expected: expected, value: value, meta: meta, err: err})
 		if err != nil {
 			s.opts.logger.Warn("read-back of a value whose outcome is unknown failed again; it is not decided on, and what it may need stays",
 				"key", key, "descriptor", n.desc.Name(), "error", err)
-			facts = append(facts, f)
-			continue
-		}
-		facts = append(facts, f)
-		if !dryRun {
+		} else if !dryRun {
 			delete(s.g.unsure, key)
 		}
 	}
@@ -180,10 +176,7 @@ func (r *unknowns) linkFoundToBase(n *node) {
 	if b == "" || bn == nil || bn == n || bn.applied == nil || bn.origin != kv.OriginNB || bn.removing || slices.Contains(bn.derived, n.key) {
 		return
 	}
-	r.mut(n)
-	n.base = b
-	r.mut(bn)
-	bn.derived = append(slices.Clone(bn.derived), n.key)
+	r.linkBase(n, bn)
 }
 
 // settleUnsure brings, last in the run, the values read back to their
@@ -229,9 +222,17 @@ func (r *unknowns) reconcileRefused(key string) {
 // unknownOutcome returns the error of the read-back that failed again for
 // key, nil when what the southbound holds of it is known.
 func (r *unknowns) unknownOutcome(key string) error {
+	if f := r.fact(key); f != nil {
+		return f.err
+	}
+	return nil
+}
+
+// fact returns what a read-back before the run found for key, or nil.
+func (r *unknowns) fact(key string) *unsureFact {
 	for i := range r.unsure {
 		if r.unsure[i].key == key {
-			return r.unsure[i].err
+			return &r.unsure[i]
 		}
 	}
 	return nil
@@ -287,14 +288,7 @@ func (r *unknowns) unsureOf(key string) bool {
 
 // knownNow reports whether a read-back before the run found what the
 // southbound holds for key.
-func (r *unknowns) knownNow(key string) bool {
-	for i := range r.unsure {
-		if r.unsure[i].key == key {
-			return r.unsure[i].err == nil
-		}
-	}
-	return false
-}
+func (r *unknowns) knownNow(key string) bool { f := r.fact(key); return f != nil && f.err == nil }
 
 // known records that what the southbound holds for key, of unknown
 // outcome before, is known: a read-back told, or a call succeeded (an
