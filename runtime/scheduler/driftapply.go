@@ -43,29 +43,16 @@ func (r *txnPass) applyDrift(items []driftItem) {
 // markDrift records that n drifted: it holds what the southbound holds
 // (nothing, when gone), DRIFTED or MISSING with the drift as its error.
 func (r *txnPass) markDrift(n *node, it *driftItem) {
+	if it.found == nil { // its derived values without Retrieve went with it
+		r.markGone(n, it.err, FlagDrifted, func(dn *node) bool { return dn.desc != nil && !dn.desc.CanRetrieve() })
+		return
+	}
 	prev := n.applied
 	r.mut(n)
-	flags := FlagDrifted | r.nodeFlags(n)
-	n.applied, n.metadata, n.lastErr = it.found, it.meta, it.err
-	if it.found == nil {
-		n.state = MISSING
-		flags |= FlagMissing
-		r.g.setDeps(n, n.deps, nil)
-		r.g.setExisting(n.key, false)
-	} else {
-		n.state = DRIFTED
-		r.g.setDeps(n, n.deps, r.depsOfValue(n, it.found))
-	}
+	n.applied, n.metadata, n.lastErr, n.state = it.found, it.meta, it.err, DRIFTED
+	r.g.setDeps(n, n.deps, r.depsOfValue(n, it.found))
 	r.syncMetadata(n)
-	r.opFor(n, Op{Key: n.key, Kind: OpNone, Value: it.found, PrevValue: prev, Flags: flags, Err: it.err})
-	if it.found == nil {
-		// Its derived values without Retrieve went with it.
-		for _, k := range n.derived {
-			if dn := r.g.node(k); dn != nil && dn.applied != nil && dn.origin != kv.OriginSB && dn.desc != nil && !dn.desc.CanRetrieve() {
-				r.markDrift(dn, &driftItem{key: k, action: it.action, err: it.err})
-			}
-		}
-	}
+	r.opFor(n, Op{Key: n.key, Kind: OpNone, Value: it.found, PrevValue: prev, Flags: FlagDrifted | r.nodeFlags(n), Err: it.err})
 }
 
 // adoptDrift takes the southbound's contents of n as its intended and

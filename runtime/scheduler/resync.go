@@ -263,7 +263,7 @@ func (r *resyncPass) applyView(act []string) []string {
 		case n.origin == kv.OriginSB:
 			r.observe(n, it.value, it.meta, OBTAINED)
 		case n.applied != nil && it == nil:
-			r.markMissing(n)
+			r.markGone(n, nil, 0, func(dn *node) bool { return !r.view.refreshed[dn.desc] })
 			changed = append(changed, key)
 		case n.applied != nil:
 			r.mut(n)
@@ -319,23 +319,24 @@ func (r *resyncPass) adoptDerived(n *node) {
 	}
 }
 
-// markMissing records that the southbound lost n, one of ours: n is no
-// longer applied, nor are the values derived from it whose descriptor
-// cannot tell (no Retrieve): they went with their base.
-func (r *resyncPass) markMissing(n *node) {
+// markGone records that the southbound lost n, one of ours (found by a
+// resync's refresh, or by a drift check with flags FlagDrifted): n is no
+// longer applied, MISSING with err, nor are the values derived from it
+// that went with it (wentWith: their descriptor cannot tell).
+func (r *resyncPass) markGone(n *node, err error, flags Flags, wentWith func(dn *node) bool) {
 	prev := n.applied
 	r.mut(n)
-	n.applied, n.metadata, n.state, n.lastErr = nil, nil, MISSING, nil
+	n.applied, n.metadata, n.state, n.lastErr = nil, nil, MISSING, err
 	r.g.setDeps(n, n.deps, nil)
 	r.g.setExisting(n.key, false)
 	r.syncMetadata(n)
-	r.opFor(n, Op{Key: n.key, Kind: OpNone, PrevValue: prev, Flags: FlagMissing | r.nodeFlags(n)})
-	// What needs n is reconciled after the repairs: deleted (or made
-	// PENDING) if n cannot come back.
+	r.opFor(n, Op{Key: n.key, Kind: OpNone, PrevValue: prev, Flags: flags | FlagMissing | r.nodeFlags(n), Err: err})
+	// What needs n is reconciled after a resync's repairs: deleted (or
+	// made PENDING) if n cannot come back.
 	r.missingDependents = append(r.missingDependents, r.g.dependentsOf(n.key)...)
 	for _, k := range n.derived {
-		if dn := r.g.node(k); dn != nil && dn.applied != nil && dn.origin != kv.OriginSB && !r.view.refreshed[dn.desc] {
-			r.markMissing(dn)
+		if dn := r.g.node(k); dn != nil && dn.applied != nil && dn.origin != kv.OriginSB && wentWith(dn) {
+			r.markGone(dn, err, flags, wentWith)
 		}
 	}
 }
