@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -131,12 +132,6 @@ type driftItem struct {
 	err    *DriftError
 }
 
-// driftRead is what a drift check's Retrieve found for a key.
-type driftRead struct {
-	value proto.Message
-	meta  any
-}
-
 // driftBackoff is the repair history of one value (see repairAllowed).
 type driftBackoff struct {
 	last, until time.Time
@@ -240,9 +235,9 @@ func (s *executor) driftable(n *node) bool {
 
 // readDrift reads back the driftable values among keys, one Retrieve per
 // descriptor (in RetrieveDependencies order) with those values to
-// correlate, and returns what was found for each (a zero driftRead: gone).
+// correlate, and returns what was found for each (a zero sbRead: gone).
 // Keys whose Retrieve failed are left out (logged).
-func (s *executor) readDrift(keys []string) map[string]driftRead {
+func (s *executor) readDrift(keys []string) map[string]sbRead {
 	byDesc := map[kv.Descriptor][]kv.Item[string, proto.Message, any]{}
 	for _, key := range keys {
 		n := s.g.node(key)
@@ -255,32 +250,23 @@ func (s *executor) readDrift(keys []string) map[string]driftRead {
 		}
 		byDesc[n.desc] = append(byDesc[n.desc], kv.Item[string, proto.Message, any]{Key: key, Value: v, Metadata: n.metadata, Origin: kv.OriginNB})
 	}
-	out := make(map[string]driftRead, len(keys))
+	out := make(map[string]sbRead, len(keys))
 	for _, d := range s.retrieveOrder {
-		asked := byDesc[d]
-		if len(asked) == 0 {
+		if len(byDesc[d]) == 0 {
 			continue
 		}
-		items, err := s.retrieveGuarded(context.Background(), d, "", asked)
+		found, err := s.readAsked(context.Background(), d, "", byDesc[d])
 		if err != nil {
 			s.opts.logger.Warn("drift check: retrieve failed; its values are checked again later", "descriptor", d.Name(), "error", err)
-			continue
 		}
-		for _, it := range asked {
-			out[it.Key] = driftRead{}
-		}
-		for _, it := range items {
-			if _, ok := out[it.Key]; ok && it.Value != nil && it.Value.ProtoReflect().IsValid() {
-				out[it.Key] = driftRead{value: it.Value, meta: it.Metadata}
-			}
-		}
+		maps.Copy(out, found)
 	}
 	return out
 }
 
 // decideDrift decides what a check does with key, read back as rd: nil
 // when nothing changed (or a report stands).
-func (s *executor) decideDrift(key string, rd driftRead, now time.Time) *driftItem {
+func (s *executor) decideDrift(key string, rd sbRead, now time.Time) *driftItem {
 	n := s.g.node(key)
 	var want proto.Message
 	if n.intent != nil && n.invalidErr() == nil {
@@ -318,7 +304,7 @@ func (s *executor) decideDrift(key string, rd driftRead, now time.Time) *driftIt
 // driftAction sets what the check does with it, the drift of n, by n's
 // policy; false when nothing is to be done (backing off, reported
 // already).
-func (s *executor) driftAction(n *node, it *driftItem, rd driftRead, now time.Time) bool {
+func (s *executor) driftAction(n *node, it *driftItem, rd sbRead, now time.Time) bool {
 	de := it.err
 	switch {
 	case de.Policy == kv.DriftReport:
@@ -339,7 +325,7 @@ func (s *executor) driftAction(n *node, it *driftItem, rd driftRead, now time.Ti
 
 // sameDrift reports whether n, reported DRIFTED or MISSING, is still as
 // reported.
-func sameDrift(n *node, rd driftRead) bool {
+func sameDrift(n *node, rd sbRead) bool {
 	if rd.value == nil {
 		return n.state == MISSING && n.applied == nil
 	}

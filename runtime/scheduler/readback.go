@@ -38,21 +38,37 @@ func (r *unknowns) readBack(n *node, expected proto.Message) (found proto.Messag
 	return found, meta, true
 }
 
-// readKey calls n's Retrieve with n's key alone to correlate (expected:
-// the version a call was about) and returns what it reports for that key
-// (nil: nothing).
+// readKey reads n's key alone (expected: the version a call was about).
 func (s *caller) readKey(ctx context.Context, n *node, expected proto.Message) (proto.Message, any, error) {
-	correlate := []kv.Item[string, proto.Message, any]{{Key: n.key, Value: expected, Metadata: n.metadata, Origin: kv.OriginNB}}
-	items, err := s.retrieveGuarded(ctx, n.desc, n.key, correlate)
+	found, err := s.readAsked(ctx, n.desc, n.key, []kv.Item[string, proto.Message, any]{{Key: n.key, Value: expected, Metadata: n.metadata, Origin: kv.OriginNB}})
+	return found[n.key].value, found[n.key].meta, err
+}
+
+// sbRead is what a read found for a key (value nil: nothing).
+type sbRead struct {
+	value proto.Message
+	meta  any
+}
+
+// readAsked calls d's Retrieve with asked to correlate (key: the one key
+// of a read-back, else "") and returns what it reports for each key asked,
+// the first valid item of each (a zero sbRead: nothing); nil when the
+// Retrieve failed. Read-backs and drift checks correlate the same way.
+func (s *caller) readAsked(ctx context.Context, d kv.Descriptor, key string, asked []kv.Item[string, proto.Message, any]) (map[string]sbRead, error) {
+	items, err := s.retrieveGuarded(ctx, d, key, asked)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
+	}
+	out := make(map[string]sbRead, len(asked))
+	for _, it := range asked {
+		out[it.Key] = sbRead{}
 	}
 	for _, it := range items {
-		if it.Key == n.key && it.Value != nil && it.Value.ProtoReflect().IsValid() {
-			return it.Value, it.Metadata, nil
+		if f, ok := out[it.Key]; ok && f.value == nil && it.Value != nil && it.Value.ProtoReflect().IsValid() {
+			out[it.Key] = sbRead{it.Value, it.Metadata}
 		}
 	}
-	return nil, nil, nil
+	return out, nil
 }
 
 // retrieveGuarded calls d's Retrieve (for key, or for a refresh when key
