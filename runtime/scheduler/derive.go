@@ -10,7 +10,7 @@ import (
 )
 
 // derivation is the run's handling of derived values and of dependency
-// cycles created as units (see cycle.go).
+// cycles created as units (see cycleUnit).
 type derivation struct {
 	*run
 	// unit maps the members of the dependency cycles being created as

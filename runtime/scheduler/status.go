@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -87,3 +88,134 @@ func describeUnmet(d *kv.Dependency) UnmetDependency {
 
 // Origin is re-exported for callers that only import the scheduler.
 type Origin = kv.Origin
+
+// PendingReason explains why a value is PENDING: its unmet dependencies,
+// each followed down to the root keys that are missing.
+type PendingReason struct {
+	Key   string
+	State State
+	Unmet []PendingDependency
+	// Cycle lists the members of a dependency cycle the value is part of,
+	// when that cycle cannot be created as a unit.
+	Cycle []string
+}
+
+// PendingDependency is one unmet dependency and what is known of its target.
+type PendingDependency struct {
+	UnmetDependency
+	// State is the state of the missing key (plain dependencies).
+	State State
+	// Intended tells whether the missing key (or, for AnyOf, some key under
+	// its prefixes) is in the intended state at all.
+	Intended bool
+	// Providable tells whether a registered descriptor handles the key (or
+	// keys under the prefixes): false means nothing could ever create it.
+	Providable bool
+	// Cause explains why the target is missing when it is itself PENDING.
+	// A dependency with no Cause is a root of the chain.
+	Cause *PendingReason
+}
+
+// WhyPending explains why key is PENDING. It returns false when key is not
+// PENDING.
+func (s *Scheduler) WhyPending(key string) (*PendingReason, bool) {
+	v := s.view.read()
+	defer v.done()
+	r := v.whyPending(key)
+	return r, r != nil
+}
+
+// whyPending explains why key is PENDING.
+func (v viewRead) whyPending(key string) *PendingReason {
+	return v.why(key, map[string]bool{})
+}
+
+func (v viewRead) why(key string, visiting map[string]bool) *PendingReason {
+	n := v.get(key)
+	if n == nil || n.state != PENDING {
+		return nil
+	}
+	visiting[key] = true
+	defer delete(visiting, key)
+	r := &PendingReason{Key: key, State: n.state, Cycle: v.cycleThrough(key, n)}
+	for _, d := range v.unmetDeps(key, n) {
+		u := describeUnmet(d)
+		pd := PendingDependency{UnmetDependency: u, Providable: v.providable(u)}
+		if u.Key != "" {
+			if t := v.get(u.Key); t != nil {
+				pd.State = t.state
+				pd.Intended = t.intent() != nil
+				if t.state == PENDING && !visiting[u.Key] {
+					pd.Cause = v.why(u.Key, visiting)
+				}
+			}
+		} else {
+			pd.Intended = v.intendedUnder(&d.AnyOf)
+		}
+		r.Unmet = append(r.Unmet, pd)
+	}
+	return r
+}
+
+// intendedUnder reports whether some intended value would satisfy the
+// AnyOf dependency once it exists.
+func (v viewRead) intendedUnder(a *kv.AnyOf) (found bool) {
+	v.each(func(k string, r *viewRec) bool {
+		found = r.intent() != nil && a.Accepts(k)
+		return !found
+	})
+	return found
+}
+
+// Roots returns the root dependencies of the chain: those with no Cause.
+func (r *PendingReason) Roots() []PendingDependency {
+	var out []PendingDependency
+	for _, d := range r.Unmet {
+		if d.Cause != nil {
+			out = append(out, d.Cause.Roots()...)
+		} else {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// String renders the chain as an indented tree, e.g.
+//
+//	route/r1 is PENDING
+//	  interface -> iface/eth0: PENDING, intended
+//	    iface/eth0 is PENDING
+//	      bridge -> bd/b1: NONEXISTENT, not intended, a descriptor handles it
+func (r *PendingReason) String() string {
+	var b strings.Builder
+	r.write(&b, "")
+	return b.String()
+}
+
+func (r *PendingReason) write(b *strings.Builder, indent string) {
+	fmt.Fprintf(b, "%s%s is %s", indent, r.Key, r.State)
+	if len(r.Cycle) > 0 {
+		fmt.Fprintf(b, " (dependency cycle: %s)", strings.Join(r.Cycle, " -> "))
+	}
+	b.WriteByte('\n')
+	for _, d := range r.Unmet {
+		b.WriteString(indent + "  " + d.UnmetDependency.String() + ": ")
+		if d.Key != "" {
+			b.WriteString(d.State.String() + ", ")
+		}
+		if d.Intended {
+			b.WriteString("intended")
+		} else {
+			b.WriteString("not intended")
+		}
+		if d.Providable {
+			b.WriteString(", a descriptor handles it")
+		} else {
+			b.WriteString(", no descriptor handles it")
+		}
+		b.WriteByte('\n')
+		if d.Cause != nil {
+			d.Cause.write(b, indent+"    ")
+		}
+	}
+}
