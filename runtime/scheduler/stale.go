@@ -427,33 +427,18 @@ func (r *resyncPass) leftover(n *node) bool {
 // (they may need each other); late, only those still undecided (neither
 // known to the graph nor adopted).
 func (r *resyncPass) neededBy(stale []string, early bool) map[string]string {
-	isStale := make(map[string]bool, len(stale))
-	for _, k := range stale {
-		isStale[k] = true
-	}
+	isStale := setOf(stale)
 	needed := map[string]string{}
 	for i := range r.view.items {
 		it := &r.view.items[i]
 		if isStale[it.key] || !early && (it.used || r.g.node(it.key) != nil) {
 			continue
 		}
-		d := r.s.lookup(it.key)
-		if d == nil {
-			continue
-		}
-		for _, dep := range d.Dependencies(it.key, it.value) {
-			if !dep.IsAnyOf() {
-				if isStale[dep.Key] && needed[dep.Key] == "" {
-					needed[dep.Key] = it.key
-				}
-				continue
+		r.eachNeeded(it.key, it.value, stale, false, func(t string) {
+			if isStale[t] && needed[t] == "" {
+				needed[t] = it.key
 			}
-			for _, k := range stale {
-				if needed[k] == "" && dep.AnyOf.Accepts(k) {
-					needed[k] = it.key
-				}
-			}
-		}
+		})
 	}
 	return needed
 }
@@ -465,35 +450,50 @@ func (r *resyncPass) neededByKept(stale []string, neededBy map[string]string) {
 	if len(neededBy) == 0 {
 		return
 	}
-	isStale := make(map[string]bool, len(stale))
-	for _, k := range stale {
-		isStale[k] = true
-	}
+	isStale := setOf(stale)
 	work := slices.Sorted(maps.Keys(neededBy))
 	for len(work) > 0 {
 		k := work[len(work)-1]
 		work = work[:len(work)-1]
-		it, d := r.view.get(k), r.s.lookup(k)
-		if it == nil || d == nil {
+		if it := r.view.get(k); it != nil {
+			r.eachNeeded(k, it.value, stale, true, func(t string) {
+				if isStale[t] && neededBy[t] == "" {
+					neededBy[t] = k
+					work = append(work, t)
+				}
+			})
+		}
+	}
+}
+
+// eachNeeded calls f with what key, found as value, needs: its base (with
+// base), each plain dependency, and each key of stale that an AnyOf
+// dependency accepts.
+func (r *resyncPass) eachNeeded(key string, value proto.Message, stale []string, base bool, f func(string)) {
+	d := r.s.lookup(key)
+	if d == nil {
+		return
+	} else if base {
+		f(d.BaseOf(key))
+	}
+	for _, dep := range d.Dependencies(key, value) {
+		if !dep.IsAnyOf() {
+			f(dep.Key)
 			continue
 		}
-		mark := func(t string) {
-			if isStale[t] && neededBy[t] == "" {
-				neededBy[t] = k
-				work = append(work, t)
-			}
-		}
-		mark(d.BaseOf(k))
-		for _, dep := range d.Dependencies(k, it.value) {
-			if !dep.IsAnyOf() {
-				mark(dep.Key)
-				continue
-			}
-			for _, t := range stale {
-				if dep.AnyOf.Accepts(t) {
-					mark(t)
-				}
+		for _, t := range stale {
+			if dep.AnyOf.Accepts(t) {
+				f(t)
 			}
 		}
 	}
+}
+
+// setOf returns the keys as a set.
+func setOf(keys []string) map[string]bool {
+	set := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		set[k] = true
+	}
+	return set
 }
