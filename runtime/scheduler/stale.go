@@ -434,7 +434,7 @@ func (r *resyncPass) neededBy(stale []string, early bool) map[string]string {
 		if isStale[it.key] || !early && (it.used || r.g.node(it.key) != nil) {
 			continue
 		}
-		r.eachNeeded(it.key, it.value, stale, false, func(t string) {
+		eachNeeded(r.s.lookup(it.key), it.key, it.value, stale, false, func(t string) {
 			if isStale[t] && needed[t] == "" {
 				needed[t] = it.key
 			}
@@ -456,7 +456,7 @@ func (r *resyncPass) neededByKept(stale []string, neededBy map[string]string) {
 		k := work[len(work)-1]
 		work = work[:len(work)-1]
 		if it := r.view.get(k); it != nil {
-			r.eachNeeded(k, it.value, stale, true, func(t string) {
+			eachNeeded(r.s.lookup(k), k, it.value, stale, true, func(t string) {
 				if isStale[t] && neededBy[t] == "" {
 					neededBy[t] = k
 					work = append(work, t)
@@ -466,11 +466,10 @@ func (r *resyncPass) neededByKept(stale []string, neededBy map[string]string) {
 	}
 }
 
-// eachNeeded calls f with what key, found as value, needs: its base (with
-// base), each plain dependency, and each key of stale that an AnyOf
-// dependency accepts.
-func (r *resyncPass) eachNeeded(key string, value proto.Message, stale []string, base bool, f func(string)) {
-	d := r.s.lookup(key)
+// eachNeeded calls f with what key, found as value, needs by its
+// descriptor d: its base (with base), each plain dependency, and each key
+// of stale that an AnyOf dependency accepts.
+func eachNeeded(d kv.Descriptor, key string, value proto.Message, stale []string, base bool, f func(string)) {
 	if d == nil {
 		return
 	} else if base {
