@@ -278,19 +278,12 @@ func (r *derivation) dropDerivedAll(n *node) (stuck []string) {
 // dropDerived deletes a derived value whose base no longer derives it, and
 // reports whether it is gone. A value already being removed further up is
 // left to that removal.
-// touched reports whether the forward pass of a reverting transaction
-// changed key (or the revert already did).
-func (r *derivation) touched(key string) bool {
-	_, ok := r.prior[key]
-	return ok
-}
-
 func (r *derivation) dropDerived(key string) bool {
 	dn := r.g.node(key)
 	if dn == nil {
 		return true
 	}
-	if r.reverting && dn.applied != nil && !r.touched(key) {
+	if _, touched := r.prior[key]; r.reverting && dn.applied != nil && !touched {
 		// A revert changes nothing the forward pass left alone: a value
 		// that stayed after an earlier failed delete (one its base no
 		// longer derives) stays, as before the transaction.

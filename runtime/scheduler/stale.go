@@ -151,7 +151,7 @@ func (r *resyncPass) takeStale(stale []string, unread map[string]proto.Message, 
 			it.used = true // decided: deleted, never adopted again in this run
 		}
 		r.mut(n)
-		if n.base != "" && r.orphaned(n) {
+		if n.base != "" && orphanedFrom(n, r.g.node(n.base)) {
 			n.base = "" // a node left of a derived value: linked again below
 		}
 		n.applied, n.metadata, n.origin = value, meta, kv.OriginNB
@@ -167,8 +167,8 @@ func (r *resyncPass) takeStale(stale []string, unread map[string]proto.Message, 
 // value found and not decided that needs it) is set.
 func (r *resyncPass) decideStale(n *node, neededBy string, early bool) {
 	switch {
-	case n.base != "" && r.staleBase(n):
-		// Goes with its base, stale too.
+	case n.base != "" && (r.g.node(n.base) == nil || r.g.node(n.base).intent == nil):
+		// Goes with its base, stale too (or gone already, with it).
 	case neededBy != "" && early:
 		r.staleDeferred = append(r.staleDeferred, n.key) // decided last
 	case neededBy != "":
@@ -275,13 +275,6 @@ func (r *resyncPass) takeUnreadDerived(n *node) {
 		}
 		r.takeStaleDerived(n, dv.Key, dv.Value, nil)
 	}
-}
-
-// staleBase reports whether the base of n, a stale value linked to it, is
-// stale too (or gone already, with n).
-func (r *resyncPass) staleBase(n *node) bool {
-	b := r.g.node(n.base)
-	return b == nil || b.intent == nil
 }
 
 // linkStale links the stale values just taken up (added), those an

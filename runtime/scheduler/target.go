@@ -167,11 +167,8 @@ func (r *run) targetWith(n, b *node) (want proto.Message, pending bool) {
 // derives n from the version it has applied.
 func baseHolds(n, b *node) bool { return b != nil && b.exists() && slices.Contains(b.derived, n.key) }
 
-// orphaned reports whether n, a derived value, has lost its base: the base
-// is no longer in the graph, or no longer lists n among its derived values.
-func (r *run) orphaned(n *node) bool { return orphanedFrom(n, r.g.node(n.base)) }
-
-// orphanedFrom is orphaned, given b, the node of n's base.
+// orphanedFrom reports whether n, a derived value, has lost b, its base:
+// gone from the graph, or no longer listing n among its derived values.
 func orphanedFrom(n, b *node) bool { return b == nil || !slices.Contains(b.derived, n.key) }
 
 func (r *run) nodeFlags(n *node) Flags {
