@@ -71,10 +71,7 @@ func (s *executor) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 		for i, it := range items {
 			reason := ""
 			_, dup := view.index[it.Key] // key spaces are disjoint: a duplicate is this descriptor's
-			var n *node
-			if it.Key != "" {
-				n = s.g.node(it.Key)
-			}
+			n := s.g.node(it.Key) // nil for "": no node has an empty key
 			switch {
 			case it.Key == "":
 				reason = "empty key"
@@ -96,11 +93,10 @@ func (s *executor) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 				// the scheduler: what it applied, or asked about (the
 				// correlated values: intended, or remembered from an
 				// agent's record), is ours; anything else is not.
-				switch {
-				case n != nil && n.applied != nil && n.origin != kv.OriginSB:
+				if n != nil && n.applied != nil && n.origin != kv.OriginSB {
 					origin = kv.OriginNB
-				default:
-					if asked == nil {
+				} else {
+					if asked == nil { // built once needed
 						asked = make(map[string]bool, len(correlate[d]))
 						for _, c := range correlate[d] {
 							asked[c.Key] = true

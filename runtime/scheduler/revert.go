@@ -267,18 +267,12 @@ func (r *txnPass) setUndoState() {
 	}
 }
 
-// priorNode is what a reverting transaction needs to know of a value as
-// it was before the transaction.
+// priorNode is a value as it was before a reverting transaction (existed
+// false: there was none). The revert reads its base, intent, intentSeq,
+// retries, applied, state, lastErr and lastOp.
 type priorNode struct {
-	existed   bool
-	base      string
-	intent    proto.Message
-	intentSeq uint64
-	retries   int32
-	applied   proto.Message
-	state     State
-	lastErr   error
-	lastOp    OpKind
+	existed bool
+	nodeFields
 }
 
 type failedOp struct {
@@ -300,8 +294,7 @@ func (r *txnPass) remember(key string, n *node) {
 	}
 	p := priorNode{}
 	if n != nil {
-		p = priorNode{existed: true, base: n.base, intent: n.intent, intentSeq: n.intentSeq, retries: n.retries,
-			applied: n.applied, state: n.state, lastErr: n.lastErr, lastOp: n.lastOp}
+		p = priorNode{true, n.nodeFields}
 	}
 	r.prior[key] = p
 	r.priorOrder = append(r.priorOrder, key)

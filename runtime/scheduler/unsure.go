@@ -25,26 +25,17 @@ type unknowns struct {
 	unsureGone []string
 }
 
-// Values whose outcome is unknown.
-//
-// A call that fails is read back (readBack). When the read-back fails too,
-// the call may have applied, in whole or in part, or not at all, whatever
-// the call: the graph keeps what it knew before for an update, and holds
-// nothing for a create or a delete (the value may be absent: nothing that
-// needs it is created on it), and the version the call was about (for a
-// delete, the one it was to remove) goes to graph.unsure. Before the next transaction plans,
-// those values are read back again (readBackUnsure): what is found is a
-// fact, which the transaction takes first (takeUnsure) and brings to its
-// target at its end (settleUnsure), as a notification of the change would.
-// While a read-back keeps failing, the value is not decided on (it fails
-// again, naming the read-back's error), and nothing it may need is deleted:
-// not its dependencies, nor its base (unsureBlocker); such a removal fails
-// with ErrStillNeeded and ErrOutcomeUnknown. Otherwise a value created in
-// part could be left in the southbound without what it needs, where the
-// graph, not knowing it is there, would delete that. (A Delete of the
-// value instead, blindly, could not be trusted: a handler finds what to
-// delete through the metadata that the failed create never returned, and
-// may report as not found what it could not look up.)
+// Values whose outcome is unknown (doc.go states the promise): a failed
+// call whose read-back (readBack) failed too leaves the version it was
+// about in graph.unsure (markUnsure); the graph holds nothing for a create
+// or a delete. Before the next transaction plans, they are read back again
+// (readBackUnsure); what is found is a fact the transaction takes first
+// (takeUnsure) and brings to its target at its end (settleUnsure). Until
+// then, nothing a value may need is deleted (unsureBlocker): a value
+// created in part could be left without it. (A blind Delete instead could
+// not be trusted: a handler finds what to delete through the metadata the
+// failed create never returned, and may report as not found what it could
+// not look up.)
 
 // unsureFact is what a read-back before a transaction found for a value
 // of graph.unsure: value (nil: nothing) and its metadata, or err when the
@@ -61,13 +52,9 @@ type unsureFact struct {
 }
 
 // markUnsure records that the southbound may hold value for n, as a call
-// left it whose read-back failed: the version a create or an update was
-// about, or the one a delete was to remove (which it may have kept; the
-// graph holds nothing of it meanwhile). Only a run that makes calls gets
-// here (a simulation's calls do not fail). It returns the value's error:
-// the call's err, made to match ErrOutcomeUnknown when the outcome is
-// unknown (errors.go: the error of a value whose call failed and whose
-// read-back failed too matches it, and so does its status).
+// whose read-back failed left it: the version a create or an update was
+// about, or the one a delete was to remove. It returns the value's error:
+// the call's err, made to match ErrOutcomeUnknown (see errors.go).
 func (r *unknowns) markUnsure(n *node, value proto.Message, err error) error {
 	if value == nil || !r.canReadBack(n) {
 		return err // (a descriptor without Retrieve is taken at its word)
