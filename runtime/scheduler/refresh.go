@@ -71,7 +71,7 @@ func (s *executor) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 		for i, it := range items {
 			reason := ""
 			_, dup := view.index[it.Key] // key spaces are disjoint: a duplicate is this descriptor's
-			n := s.g.node(it.Key) // nil for "": no node has an empty key
+			n := s.g.node(it.Key)        // nil for "": no node has an empty key
 			switch {
 			case it.Key == "":
 				reason = "empty key"

@@ -54,7 +54,7 @@ type unsureFact struct {
 // markUnsure records that the southbound may hold value for n, as a call
 // whose read-back failed left it: the version a create or an update was
 // about, or the one a delete was to remove. It returns the value's error:
-// the call's err, made to match ErrOutcomeUnknown (see errors.go).
+// the call's err, made to match ErrOutcomeUnknown (see its doc).
 func (r *unknowns) markUnsure(n *node, value proto.Message, err error) error {
 	if value == nil || !r.canReadBack(n) {
 		return err // (a descriptor without Retrieve is taken at its word)
