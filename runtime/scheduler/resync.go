@@ -393,18 +393,13 @@ func (r *resyncPass) adoptFound(n *node) bool {
 // base adopted in this resync, say) is adopted instead. It reports whether
 // it handled n.
 func (r *resyncPass) adoptOnCreate(n *node) bool {
-	if n.desc == nil {
-		return false
-	}
-	var value proto.Message
-	var meta any
 	switch {
+	case n.desc == nil:
+		return false
 	case r.view.refreshed[n.desc]:
-		it := r.view.get(n.key)
-		if it == nil || it.used {
+		if !r.adoptFound(n) {
 			return false // not there; or decided already (a re-create)
 		}
-		value, meta = it.value, it.meta
 	case n.desc.CanRetrieve():
 		return false // its Retrieve failed: nothing is known, it is created
 	default:
@@ -416,9 +411,8 @@ func (r *resyncPass) adoptOnCreate(n *node) bool {
 		if n.base == "" || !r.viewFresh[n.base] || n.intent == nil || r.viewFresh[n.key] {
 			return false
 		}
-		value = n.intent
+		r.adopt(n, n.intent, nil)
 	}
-	r.adopt(n, value, meta)
 	r.derive(n)
 	r.triggerDependents(n.key)
 	r.reconcile(n.key)
