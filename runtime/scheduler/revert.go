@@ -132,23 +132,15 @@ func (r *txnPass) restoreStates() {
 
 // undoFailed calls the inverse of the failed operation.
 func (r *txnPass) undoFailed(f *failedOp) {
-	var (
-		o    Op
-		meta any
-		err  error
-	)
-	// Through doCall: timed for the observer, a panic fails the call.
+	o, callMeta := Op{Key: f.key, Kind: OpCreate, Value: f.prev}, any(nil) // a delete's inverse
 	switch f.kind {
 	case OpCreate:
 		o = Op{Key: f.key, Kind: OpDelete, PrevValue: f.value}
-		_, err = r.s.doCall(r.ctx, OpDelete, f.desc, f.key, f.value, nil, nil)
 	case OpUpdate:
-		o = Op{Key: f.key, Kind: OpUpdate, Value: f.prev, PrevValue: f.value}
-		meta, err = r.s.doCall(r.ctx, OpUpdate, f.desc, f.key, f.value, f.prev, f.meta)
-	default:
-		o = Op{Key: f.key, Kind: OpCreate, Value: f.prev}
-		meta, err = r.s.doCall(r.ctx, OpCreate, f.desc, f.key, nil, f.prev, nil)
+		o, callMeta = Op{Key: f.key, Kind: OpUpdate, Value: f.prev, PrevValue: f.value}, f.meta
 	}
+	// Through doCall: timed for the observer, a panic fails the call.
+	meta, err := r.s.doCall(r.ctx, o.Kind, f.desc, f.key, o.PrevValue, o.Value, callMeta)
 	o.Err, o.Flags, o.Called = err, FlagRevert, true
 	if o.Kind != OpDelete {
 		o.Metadata = meta
