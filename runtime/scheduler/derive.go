@@ -226,10 +226,7 @@ func (r *derivation) dropObsoleteDerived(n *node, want proto.Message) {
 	if len(n.derived) == 0 {
 		return
 	}
-	keep := map[string]bool{}
-	for _, d := range n.desc.Derived(n.key, want) {
-		keep[d.Key] = true
-	}
+	keep := setOf(n.desc.Derived(n.key, want), func(d *kv.Derived) string { return d.Key })
 	var kept []string
 	for _, k := range n.derived {
 		if keep[k] {

@@ -152,10 +152,7 @@ func (s *executor) prepareDrift(j *job) error {
 	}
 	now := time.Now()
 	s.forgetBackoffs(now)
-	seen := make(map[string]bool, len(keys))
-	for _, k := range keys {
-		seen[k] = true
-	}
+	seen := setOf(keys, itself)
 	for round := 0; len(keys) > 0 && round < 8; round++ {
 		reads := s.readDrift(keys)
 		var more []string

@@ -97,10 +97,7 @@ func (s *executor) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 					origin = kv.OriginNB
 				} else {
 					if asked == nil { // built once needed
-						asked = make(map[string]bool, len(correlate[d]))
-						for _, c := range correlate[d] {
-							asked[c.Key] = true
-						}
+						asked = setOf(correlate[d], func(c *kv.Item[string, proto.Message, any]) string { return c.Key })
 					}
 					if asked[it.Key] {
 						origin = kv.OriginNB

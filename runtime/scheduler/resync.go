@@ -108,10 +108,7 @@ func (r *resyncPass) resync(j *job) {
 // resyncIntents replaces the intended state with the job's values and
 // returns the keys whose intent changed, dooming what they remove.
 func (r *resyncPass) resyncIntents(j *job) []string {
-	keep := make(map[string]bool, len(j.items))
-	for _, it := range j.items {
-		keep[it.Key] = true
-	}
+	keep := setOf(j.items, func(it *KeyValue) string { return it.Key })
 	var dropped []string
 	for key, n := range r.g.all() {
 		if n.base == "" && n.intent != nil && !keep[key] {

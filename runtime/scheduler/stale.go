@@ -420,7 +420,7 @@ func (r *resyncPass) leftover(n *node) bool {
 // (they may need each other); late, only those still undecided (neither
 // known to the graph nor adopted).
 func (r *resyncPass) neededBy(stale []string, early bool) map[string]string {
-	isStale := setOf(stale)
+	isStale := setOf(stale, itself)
 	needed := map[string]string{}
 	for i := range r.view.items {
 		it := &r.view.items[i]
@@ -443,7 +443,7 @@ func (r *resyncPass) neededByKept(stale []string, neededBy map[string]string) {
 	if len(neededBy) == 0 {
 		return
 	}
-	isStale := setOf(stale)
+	isStale := setOf(stale, itself)
 	work := slices.Sorted(maps.Keys(neededBy))
 	for len(work) > 0 {
 		k := work[len(work)-1]
@@ -481,11 +481,14 @@ func eachNeeded(d kv.Descriptor, key string, value proto.Message, stale []string
 	}
 }
 
-// setOf returns the keys as a set.
-func setOf(keys []string) map[string]bool {
-	set := make(map[string]bool, len(keys))
-	for _, k := range keys {
-		set[k] = true
+// setOf returns the keys of xs, key(x) each, as a set.
+func setOf[T any](xs []T, key func(*T) string) map[string]bool {
+	set := make(map[string]bool, len(xs))
+	for i := range xs {
+		set[key(&xs[i])] = true
 	}
 	return set
 }
+
+// itself is the key of a key, for setOf.
+func itself(k *string) string { return *k }
