@@ -347,13 +347,10 @@ func (s *executor) driftPolicy(n *node) kv.DriftPolicy {
 // (WithDriftBackoff). A value backing off is checked again when its wait
 // ends; de says so.
 func (s *executor) repairAllowed(key string, now time.Time, de *DriftError) bool {
-	if s.driftBk == nil {
-		s.driftBk = map[string]*driftBackoff{}
-	}
 	b := s.driftBk[key]
 	if b == nil {
 		b = &driftBackoff{}
-		s.driftBk[key] = b
+		put(&s.driftBk, key, b)
 	}
 	if now.Before(b.until) {
 		de.Repairs, de.BackoffUntil = b.strikes, b.until

@@ -72,13 +72,10 @@ type panicRecord struct {
 func (p *panicRecord) add(err *PanicError) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.errs == nil {
-		p.errs = map[string]error{}
-	}
 	if _, had := p.errs[err.Key]; !had {
 		p.n.Add(1)
 	}
-	p.errs[err.Key] = err
+	put(&p.errs, err.Key, error(err))
 }
 
 // take returns and forgets the panic recorded for key, or nil.

@@ -139,10 +139,7 @@ func WithCallTimeout(d time.Duration) Option { return func(o *options) { o.callT
 // the default timeout, silently).
 func WithDescriptorCallTimeout(name string, d time.Duration) Option {
 	return func(o *options) {
-		if o.descCallTimeouts == nil {
-			o.descCallTimeouts = map[string]time.Duration{}
-		}
-		o.descCallTimeouts[name] = d
+		put(&o.descCallTimeouts, name, d)
 	}
 }
 

@@ -56,10 +56,7 @@ func (r *removal) doomAll(n *node) {
 	if n == nil || n.applied == nil || r.doomed[n.key] {
 		return
 	}
-	if r.doomed == nil {
-		r.doomed = map[string]bool{}
-	}
-	r.doomed[n.key] = true
+	put(&r.doomed, n.key, true)
 	for _, k := range n.derived {
 		r.doomAll(r.g.node(k))
 	}

@@ -352,10 +352,7 @@ func (r *resyncPass) adopt(n *node, value proto.Message, meta any) {
 	r.syncMetadata(n)
 	if n.intent != nil && n.invalidErr() == nil && n.desc.Equivalent(n.key, value, n.intent) {
 		n.state, n.lastErr = CONFIGURED, nil
-		if r.viewFresh == nil {
-			r.viewFresh = map[string]bool{}
-		}
-		r.viewFresh[n.key] = true
+		put(&r.viewFresh, n.key, true)
 		r.opFor(n, Op{Key: n.key, Kind: OpNone, Value: value, Flags: FlagAdopted | r.nodeFlags(n)})
 		return
 	}
@@ -363,10 +360,7 @@ func (r *resyncPass) adopt(n *node, value proto.Message, meta any) {
 	// that follows carries the ADOPTED flag, so that the record never
 	// shows an adopted value in a state it does not have; reportAdopted
 	// records one that nothing followed.
-	if r.adopting == nil {
-		r.adopting = map[string]bool{}
-	}
-	r.adopting[n.key] = true
+	put(&r.adopting, n.key, true)
 }
 
 // adoptFound adopts n, not applied, when the refreshed view holds it and

@@ -242,10 +242,7 @@ func (r *resyncPass) unreadDerived(stale []string, intended map[string]string) m
 				r.view.get(dv.Key) != nil || r.g.node(dv.Key) != nil || intended[dv.Key] != "" {
 				continue
 			}
-			if out == nil {
-				out = map[string]proto.Message{}
-			}
-			out[dv.Key] = dv.Value
+			put(&out, dv.Key, dv.Value)
 			walk(dd, dv.Key, dv.Value, depth+1)
 		}
 	}
@@ -480,15 +477,3 @@ func eachNeeded(d kv.Descriptor, key string, value proto.Message, stale []string
 		}
 	}
 }
-
-// setOf returns the keys of xs, key(x) each, as a set.
-func setOf[T any](xs []T, key func(*T) string) map[string]bool {
-	set := make(map[string]bool, len(xs))
-	for i := range xs {
-		set[key(&xs[i])] = true
-	}
-	return set
-}
-
-// itself is the key of a key, for setOf.
-func itself(k *string) string { return *k }

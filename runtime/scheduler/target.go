@@ -47,10 +47,7 @@ func (r *derivation) checkDerived(n *node) error {
 		return err
 	}
 	if m := r.memo; m.n != nil && m.n != n { // many bases set at once
-		if r.memos == nil {
-			r.memos = map[*node]derivedMemo{}
-		}
-		r.memos[m.n] = m
+		put(&r.memos, m.n, m)
 	}
 	r.memo = derivedMemo{n, n.intent, ds}
 	return nil
@@ -330,11 +327,8 @@ func componentOf(start string, edges map[string][]string, order []string) (unit 
 // createUnit creates the members of a dependency cycle together.
 func (r *derivation) createUnit(unit []string) {
 	r.unitSeq++
-	if r.unit == nil {
-		r.unit = map[string]int{}
-	}
 	for _, k := range unit {
-		r.unit[k] = r.unitSeq
+		put(&r.unit, k, r.unitSeq)
 	}
 	for _, k := range unit {
 		r.reconcile(k)

@@ -433,3 +433,23 @@ func (e *CallTimeoutError) Unwrap() error {
 func errNilContext(call string) error {
 	return fmt.Errorf("scheduler: %s: nil context (use context.Background() for none)", call)
 }
+
+// setOf returns the keys of xs, key(x) each, as a set.
+func setOf[T any](xs []T, key func(*T) string) map[string]bool {
+	set := make(map[string]bool, len(xs))
+	for i := range xs {
+		set[key(&xs[i])] = true
+	}
+	return set
+}
+
+// itself is the key of a key, for setOf.
+func itself(k *string) string { return *k }
+
+// put sets m[k] to v, making m first when it is nil.
+func put[K comparable, V any](m *map[K]V, k K, v V) {
+	if *m == nil {
+		*m = map[K]V{}
+	}
+	(*m)[k] = v
+}

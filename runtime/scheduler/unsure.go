@@ -59,10 +59,7 @@ func (r *unknowns) markUnsure(n *node, value proto.Message, err error) error {
 	if value == nil || !r.canReadBack(n) {
 		return err // (a descriptor without Retrieve is taken at its word)
 	}
-	if r.g.unsure == nil {
-		r.g.unsure = map[string]proto.Message{}
-	}
-	r.g.unsure[n.key] = value
+	put(&r.g.unsure, n.key, value)
 	if err == nil || errors.Is(err, ErrOutcomeUnknown) {
 		return err
 	}
