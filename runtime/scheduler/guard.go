@@ -222,9 +222,6 @@ func (r *calling) panicked(key string) error { return r.s.panics.take(key) }
 // the intent, say) errors of their keys, in key order.
 func (r *calling) reportPanics() {
 	errs := r.s.panics.drain()
-	if len(errs) == 0 {
-		return
-	}
 	for _, key := range slices.Sorted(maps.Keys(errs)) {
 		r.keyErr(key, OpNone, errs[key])
 	}

@@ -221,13 +221,8 @@ func (p RetryPolicy) delay(attempt int) time.Duration {
 	if d <= 0 {
 		d = time.Second
 	}
-	if p.Backoff {
-		for i := 1; i < attempt; i++ {
-			d *= 2
-			if p.MaxPeriod > 0 && d >= p.MaxPeriod {
-				return p.MaxPeriod
-			}
-		}
+	for i := 1; p.Backoff && i < attempt && (p.MaxPeriod <= 0 || d < p.MaxPeriod); i++ {
+		d *= 2
 	}
 	if p.MaxPeriod > 0 && d > p.MaxPeriod {
 		d = p.MaxPeriod
