@@ -50,8 +50,7 @@ func (r *txnPass) revert() {
 		// call its inverse, blindly.
 		r.undoFailed(f)
 	}
-	keys := r.priorOrder
-	for _, k := range keys {
+	for _, k := range r.priorOrder {
 		p := r.prior[k]
 		n := r.g.node(k)
 		if n == nil {

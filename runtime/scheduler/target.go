@@ -129,10 +129,8 @@ func (r *run) targetWith(n, b *node) (want proto.Message, pending bool) {
 		// delete in.
 		return nil, false
 	}
-	if r.reverting && n.desc != nil {
-		if p, ok := r.prior[n.key]; ok {
-			return r.priorTarget(n, p.applied)
-		}
+	if applied, ok := r.revertTarget(n); ok && n.desc != nil {
+		return r.priorTarget(n, applied)
 	}
 	switch {
 	case n.desc == nil:
