@@ -206,17 +206,14 @@ func (r *PendingReason) write(b *strings.Builder, indent string) {
 		if d.Key != "" {
 			b.WriteString(d.State.String() + ", ")
 		}
-		if d.Intended {
-			b.WriteString("intended")
-		} else {
-			b.WriteString("not intended")
+		intended, handles := "intended", "a"
+		if !d.Intended {
+			intended = "not intended"
 		}
-		if d.Providable {
-			b.WriteString(", a descriptor handles it")
-		} else {
-			b.WriteString(", no descriptor handles it")
+		if !d.Providable {
+			handles = "no"
 		}
-		b.WriteByte('\n')
+		fmt.Fprintf(b, "%s, %s descriptor handles it\n", intended, handles)
 		if d.Cause != nil {
 			d.Cause.write(b, indent+"    ")
 		}
