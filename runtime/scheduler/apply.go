@@ -119,48 +119,41 @@ func (r *txnPass) notify(it KeyValue) {
 		r.keyErr(it.Key, OpNone, ErrDerivedKey)
 		return
 	}
-	if it.Value != nil && n == nil && r.s.lookup(it.Key) == nil {
+	if it.Value == nil {
+		if n != nil {
+			r.learn(n, nil, nil)
+		}
+		return
+	}
+	d := r.s.lookup(it.Key)
+	var err error
+	switch {
+	case n == nil && d == nil:
 		// No descriptor handles the key: nothing could ever create,
 		// compare or delete it. A plugin's watcher reports its own keys.
-		r.keyErr(it.Key, OpNone, fmt.Errorf("notification: %w", ErrUnimplemented))
-		return
+		err = ErrUnimplemented
+	case (n == nil || n.intent == nil) && registry.IsMisfit(d):
+		// Under a descriptor's prefix but outside its key space: no
+		// descriptor could read it back or delete it either. The
+		// notification is refused, naming the key and the template.
+		err = d.Validate(it.Key, it.Value)
+	case n != nil && n.desc != nil:
+		err = checkType(n.desc, it.Value)
+	default:
+		err = checkType(d, it.Value)
 	}
-	if it.Value != nil && (n == nil || n.intent == nil) {
-		if d := r.s.lookup(it.Key); registry.IsMisfit(d) {
-			// Under a descriptor's prefix but outside its key space: no
-			// descriptor could read it back or delete it either. The
-			// notification is refused, naming the key and the template.
-			r.keyErr(it.Key, OpNone, fmt.Errorf("notification: %w", d.Validate(it.Key, it.Value)))
-			return
-		}
-	}
-	if it.Value != nil {
-		d := r.s.lookup(it.Key)
-		if n != nil && n.desc != nil {
-			d = n.desc
-		}
-		if err := checkType(d, it.Value); err != nil {
-			r.keyErr(it.Key, OpNone, fmt.Errorf("notification: %w", err))
-			return
-		}
-	}
-	if it.Value != nil {
-		if n != nil && n.intent != nil {
-			// One of ours, seen in the southbound: trust what it says it
-			// holds, then bring it to the intended value.
-			r.learn(n, it.Value, it.Metadata)
-			return
-		}
-		if n == nil {
-			n = r.newNode(it.Key, "")
-		}
+	switch {
+	case err != nil:
+		r.keyErr(it.Key, OpNone, fmt.Errorf("notification: %w", err))
+	case n != nil && n.intent != nil:
+		// One of ours, seen in the southbound: trust what it says it
+		// holds, then bring it to the intended value.
+		r.learn(n, it.Value, it.Metadata)
+	case n == nil:
+		r.observe(r.newNode(it.Key, ""), it.Value, it.Metadata, OBTAINED)
+	default:
 		r.observe(n, it.Value, it.Metadata, OBTAINED)
-		return
 	}
-	if n == nil {
-		return
-	}
-	r.learn(n, nil, nil)
 }
 
 // checkType returns an error when value is not a message of d's value

@@ -10,7 +10,7 @@ import (
 )
 
 // derivation is the run's handling of derived values and of dependency
-// cycles created as units (see cycle.go).
+// cycles created as units (see cycleUnit).
 type derivation struct {
 	*run
 	// unit maps the members of the dependency cycles being created as
@@ -161,10 +161,8 @@ func (r *derivation) takeOver() {
 				r.conflict(n, dn)
 				continue
 			}
-			r.mut(n)
-			n.derived = append(slices.Clone(n.derived), h.key)
 			r.deriving++
-			r.deriveOne(n, h.key, h.value, nil)
+			r.deriveOne(n, h.key, h.value, r.newDerived(n, h.key))
 			r.deriving--
 		}
 	}
@@ -228,10 +226,7 @@ func (r *derivation) dropObsoleteDerived(n *node, want proto.Message) {
 	if len(n.derived) == 0 {
 		return
 	}
-	keep := map[string]bool{}
-	for _, d := range n.desc.Derived(n.key, want) {
-		keep[d.Key] = true
-	}
+	keep := setOf(n.desc.Derived(n.key, want), func(d *kv.Derived) string { return d.Key })
 	var kept []string
 	for _, k := range n.derived {
 		if keep[k] {
@@ -280,19 +275,12 @@ func (r *derivation) dropDerivedAll(n *node) (stuck []string) {
 // dropDerived deletes a derived value whose base no longer derives it, and
 // reports whether it is gone. A value already being removed further up is
 // left to that removal.
-// touched reports whether the forward pass of a reverting transaction
-// changed key (or the revert already did).
-func (r *derivation) touched(key string) bool {
-	_, ok := r.prior[key]
-	return ok
-}
-
 func (r *derivation) dropDerived(key string) bool {
 	dn := r.g.node(key)
 	if dn == nil {
 		return true
 	}
-	if r.reverting && dn.applied != nil && !r.touched(key) {
+	if _, touched := r.prior[key]; r.reverting && dn.applied != nil && !touched {
 		// A revert changes nothing the forward pass left alone: a value
 		// that stayed after an earlier failed delete (one its base no
 		// longer derives) stays, as before the transaction.

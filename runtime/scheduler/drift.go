@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -131,12 +132,6 @@ type driftItem struct {
 	err    *DriftError
 }
 
-// driftRead is what a drift check's Retrieve found for a key.
-type driftRead struct {
-	value proto.Message
-	meta  any
-}
-
 // driftBackoff is the repair history of one value (see repairAllowed).
 type driftBackoff struct {
 	last, until time.Time
@@ -157,10 +152,7 @@ func (s *executor) prepareDrift(j *job) error {
 	}
 	now := time.Now()
 	s.forgetBackoffs(now)
-	seen := make(map[string]bool, len(keys))
-	for _, k := range keys {
-		seen[k] = true
-	}
+	seen := setOf(keys, itself)
 	for round := 0; len(keys) > 0 && round < 8; round++ {
 		reads := s.readDrift(keys)
 		var more []string
@@ -240,9 +232,9 @@ func (s *executor) driftable(n *node) bool {
 
 // readDrift reads back the driftable values among keys, one Retrieve per
 // descriptor (in RetrieveDependencies order) with those values to
-// correlate, and returns what was found for each (a zero driftRead: gone).
+// correlate, and returns what was found for each (a zero sbRead: gone).
 // Keys whose Retrieve failed are left out (logged).
-func (s *executor) readDrift(keys []string) map[string]driftRead {
+func (s *executor) readDrift(keys []string) map[string]sbRead {
 	byDesc := map[kv.Descriptor][]kv.Item[string, proto.Message, any]{}
 	for _, key := range keys {
 		n := s.g.node(key)
@@ -255,32 +247,23 @@ func (s *executor) readDrift(keys []string) map[string]driftRead {
 		}
 		byDesc[n.desc] = append(byDesc[n.desc], kv.Item[string, proto.Message, any]{Key: key, Value: v, Metadata: n.metadata, Origin: kv.OriginNB})
 	}
-	out := make(map[string]driftRead, len(keys))
+	out := make(map[string]sbRead, len(keys))
 	for _, d := range s.retrieveOrder {
-		asked := byDesc[d]
-		if len(asked) == 0 {
+		if len(byDesc[d]) == 0 {
 			continue
 		}
-		items, err := s.retrieveGuarded(context.Background(), d, "", asked)
+		found, err := s.readAsked(context.Background(), d, "", byDesc[d])
 		if err != nil {
 			s.opts.logger.Warn("drift check: retrieve failed; its values are checked again later", "descriptor", d.Name(), "error", err)
-			continue
 		}
-		for _, it := range asked {
-			out[it.Key] = driftRead{}
-		}
-		for _, it := range items {
-			if _, ok := out[it.Key]; ok && it.Value != nil && it.Value.ProtoReflect().IsValid() {
-				out[it.Key] = driftRead{value: it.Value, meta: it.Metadata}
-			}
-		}
+		maps.Copy(out, found)
 	}
 	return out
 }
 
 // decideDrift decides what a check does with key, read back as rd: nil
 // when nothing changed (or a report stands).
-func (s *executor) decideDrift(key string, rd driftRead, now time.Time) *driftItem {
+func (s *executor) decideDrift(key string, rd sbRead, now time.Time) *driftItem {
 	n := s.g.node(key)
 	var want proto.Message
 	if n.intent != nil && n.invalidErr() == nil {
@@ -318,7 +301,7 @@ func (s *executor) decideDrift(key string, rd driftRead, now time.Time) *driftIt
 // driftAction sets what the check does with it, the drift of n, by n's
 // policy; false when nothing is to be done (backing off, reported
 // already).
-func (s *executor) driftAction(n *node, it *driftItem, rd driftRead, now time.Time) bool {
+func (s *executor) driftAction(n *node, it *driftItem, rd sbRead, now time.Time) bool {
 	de := it.err
 	switch {
 	case de.Policy == kv.DriftReport:
@@ -339,7 +322,7 @@ func (s *executor) driftAction(n *node, it *driftItem, rd driftRead, now time.Ti
 
 // sameDrift reports whether n, reported DRIFTED or MISSING, is still as
 // reported.
-func sameDrift(n *node, rd driftRead) bool {
+func sameDrift(n *node, rd sbRead) bool {
 	if rd.value == nil {
 		return n.state == MISSING && n.applied == nil
 	}
@@ -364,13 +347,10 @@ func (s *executor) driftPolicy(n *node) kv.DriftPolicy {
 // (WithDriftBackoff). A value backing off is checked again when its wait
 // ends; de says so.
 func (s *executor) repairAllowed(key string, now time.Time, de *DriftError) bool {
-	if s.driftBk == nil {
-		s.driftBk = map[string]*driftBackoff{}
-	}
 	b := s.driftBk[key]
 	if b == nil {
 		b = &driftBackoff{}
-		s.driftBk[key] = b
+		put(&s.driftBk, key, b)
 	}
 	if now.Before(b.until) {
 		de.Repairs, de.BackoffUntil = b.strikes, b.until
@@ -412,4 +392,128 @@ func (s *executor) forgetBackoffs(now time.Time) {
 			delete(s.driftBk, key)
 		}
 	}
+}
+
+// applyDrift applies what a drift check decided (see decideDrift): every
+// drift is recorded first (an operation flagged DRIFTED, with MISSING
+// when the value is gone), then the values to repair, or taken back as
+// they are, are reconciled, dependencies first by the algorithm's order.
+func (r *txnPass) applyDrift(items []driftItem) {
+	var again []string
+	for i := range items {
+		it := &items[i]
+		n := r.g.node(it.key)
+		if n == nil || n.desc == nil {
+			continue
+		}
+		switch it.action {
+		case driftTake: // as intended after all: taken as applied, no call
+			r.mut(n)
+			r.takeApplied(n, it.found, it.meta)
+			again = append(again, it.key)
+		case driftAdopt:
+			r.adoptDrift(n, it)
+			again = append(again, it.key)
+		default:
+			r.markDrift(n, it)
+			if it.action == driftRepair {
+				again = append(again, it.key)
+			}
+		}
+	}
+	for _, key := range again {
+		r.reconcile(key)
+	}
+}
+
+// markDrift records that n drifted: it holds what the southbound holds
+// (nothing, when gone), DRIFTED or MISSING with the drift as its error.
+func (r *txnPass) markDrift(n *node, it *driftItem) {
+	if it.found == nil { // its derived values without Retrieve went with it
+		r.markGone(n, it.err, FlagDrifted, func(dn *node) bool { return dn.desc != nil && !dn.desc.CanRetrieve() })
+		return
+	}
+	prev := n.applied
+	r.mut(n)
+	n.applied, n.metadata, n.lastErr, n.state = it.found, it.meta, it.err, DRIFTED
+	r.g.setDeps(n, n.deps, r.depsOfValue(n, it.found))
+	r.syncMetadata(n)
+	r.opFor(n, Op{Key: n.key, Kind: OpNone, Value: it.found, PrevValue: prev, Flags: FlagDrifted | r.nodeFlags(n), Err: it.err})
+}
+
+// adoptDrift takes the southbound's contents of n as its intended and
+// applied value (policy adopt), and records it (DRIFTED ADOPTED).
+func (r *txnPass) adoptDrift(n *node, it *driftItem) {
+	prev := n.applied
+	r.setIntent(n.key, it.found)
+	r.mut(n)
+	r.takeApplied(n, it.found, it.meta)
+	r.opFor(n, Op{Key: n.key, Kind: OpNone, Value: it.found, PrevValue: prev, Flags: FlagDrifted | FlagAdopted | r.nodeFlags(n), Err: it.err})
+	r.s.opts.logger.Warn("drift: the southbound's value adopted as intended (drift policy adopt)", "key", n.key, "drift", it.err.Error())
+}
+
+// scheduleDriftJob queues a drift check after delay.
+func (s *jobs) scheduleDriftJob(delay time.Duration, dj *driftJob) {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	if s.closed {
+		return
+	}
+	var t *time.Timer
+	t = time.AfterFunc(delay, func() {
+		s.qmu.Lock()
+		delete(s.timers, t)
+		s.qmu.Unlock()
+		desc := "drift check"
+		if dj.sweep {
+			desc = "periodic drift check"
+		}
+		j := &job{kind: DriftCheckTxn, ctx: context.Background(), drift: dj, opts: txnOptions{description: desc}}
+		if s.enqueue(j) == nil && dj.sweep {
+			s.scheduleDriftJob(time.Duration(s.driftStep.Load()), &driftJob{sweep: true})
+		}
+	})
+	s.timers[t] = struct{}{}
+}
+
+// sweepSlice returns the periodic check's next slice: up to the slice
+// size of the keys of one descriptor. A pass over every driftable value
+// is planned when the last one ends, and the interval between slices set
+// so that a pass takes the check's interval.
+func (s *executor) sweepSlice() []string {
+	for range 2 {
+		for len(s.sweep) > 0 {
+			keys := s.sweep[0]
+			s.sweep = s.sweep[1:]
+			if len(keys) > 0 {
+				return keys
+			}
+		}
+		s.planSweep()
+	}
+	return nil
+}
+
+// planSweep plans a pass of the periodic check: the driftable keys by
+// descriptor, sorted, in slices.
+func (s *executor) planSweep() {
+	byDesc := map[kv.Descriptor][]string{}
+	for key, n := range s.g.all() {
+		if s.driftable(n) {
+			byDesc[n.desc] = append(byDesc[n.desc], key)
+		}
+	}
+	s.sweep = s.sweep[:0]
+	size := s.opts.driftSlice
+	for _, d := range s.retrieveOrder {
+		keys := byDesc[d]
+		slices.Sort(keys)
+		for len(keys) > 0 {
+			k := min(size, len(keys))
+			s.sweep = append(s.sweep, keys[:k:k])
+			keys = keys[k:]
+		}
+	}
+	step := s.opts.driftInterval / time.Duration(max(1, len(s.sweep)))
+	s.driftStep.Store(int64(max(step, time.Millisecond)))
 }

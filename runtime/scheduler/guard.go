@@ -72,13 +72,10 @@ type panicRecord struct {
 func (p *panicRecord) add(err *PanicError) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.errs == nil {
-		p.errs = map[string]error{}
-	}
 	if _, had := p.errs[err.Key]; !had {
 		p.n.Add(1)
 	}
-	p.errs[err.Key] = err
+	put(&p.errs, err.Key, error(err))
 }
 
 // take returns and forgets the panic recorded for key, or nil.
@@ -196,24 +193,12 @@ func (g *guard) Retrieve(ctx context.Context, correlate []kv.Item[string, proto.
 	return g.Descriptor.Retrieve(ctx, correlate)
 }
 
-// setMetadata writes the descriptor's metadata map; a panic of one of its
-// indexes becomes the label's error.
-func (g *guard) setMetadata(label string, metadata any) {
-	defer g.catch("SetMetadata (a metadata index)", label, false)
-	kvaccess.SetMetadata(g.Descriptor, label, metadata)
-}
-
-// deleteMetadata removes a label from the descriptor's metadata map.
-func (g *guard) deleteMetadata(label string) {
-	defer g.catch("DeleteMetadata (a metadata index)", label, false)
-	kvaccess.DeleteMetadata(g.Descriptor, label)
-}
-
-// setMetadata writes the metadata map of d, guarded when d is.
+// setMetadata writes the metadata map of d; when d is guarded, a panic
+// of one of its indexes becomes the label's error.
 func setMetadata(d kv.Descriptor, label string, metadata any) {
 	if g, ok := d.(*guard); ok {
-		g.setMetadata(label, metadata)
-		return
+		defer g.catch("SetMetadata (a metadata index)", label, false)
+		d = g.Descriptor
 	}
 	kvaccess.SetMetadata(d, label, metadata)
 }
@@ -222,8 +207,8 @@ func setMetadata(d kv.Descriptor, label string, metadata any) {
 // d is.
 func deleteMetadata(d kv.Descriptor, label string) {
 	if g, ok := d.(*guard); ok {
-		g.deleteMetadata(label)
-		return
+		defer g.catch("DeleteMetadata (a metadata index)", label, false)
+		d = g.Descriptor
 	}
 	kvaccess.DeleteMetadata(d, label)
 }
@@ -237,9 +222,6 @@ func (r *calling) panicked(key string) error { return r.s.panics.take(key) }
 // the intent, say) errors of their keys, in key order.
 func (r *calling) reportPanics() {
 	errs := r.s.panics.drain()
-	if len(errs) == 0 {
-		return
-	}
 	for _, key := range slices.Sorted(maps.Keys(errs)) {
 		r.keyErr(key, OpNone, errs[key])
 	}

@@ -13,45 +13,25 @@ import (
 // Option configures a Scheduler.
 type Option func(*options)
 
+// options are the settings of a Scheduler, each set by the option named
+// after it (WithLogger sets logger, WithDriftCheck driftInterval and
+// driftSlice, ...), whose doc says what it means.
 type options struct {
-	// logger receives the transaction log and the scheduler's own messages.
-	logger *slog.Logger
-	// txnLog turns the transaction log (plan before execution, executed
-	// operations after) on or off.
-	txnLog bool
-	// watchBuffer is the default channel buffer of a watcher.
-	watchBuffer int
-	// maxCycle bounds the number of values examined when looking for a
-	// dependency cycle that can be created as a unit.
-	maxCycle int
-	// observer receives transaction and call events (metrics).
-	observer Observer
-	// tracer opens the spans of transactions and calls (nil: no tracing).
-	tracer Tracer
-	// historyRecords and historyAge bound the history's retention: at
-	// most that many records, none older than that (0: no age bound).
-	// historyRecords 0 turns the history off.
-	historyRecords int
-	historyAge     time.Duration
-	// resyncPeriod is the interval of periodic downstream resyncs (0: none).
-	resyncPeriod time.Duration
-	// callTimeout bounds each southbound call; descCallTimeouts overrides
-	// it by descriptor name.
-	callTimeout      time.Duration
-	descCallTimeouts map[string]time.Duration
-	// batchSize bounds the operations of a batch, and of a group of
-	// concurrent calls; 1 turns both off. noConcurrency turns concurrent
-	// calls off alone.
-	batchSize     int
-	noConcurrency bool
-	// seqAfter is the number before the first transaction's (WithSeqAfter).
-	seqAfter uint64
-	// preload are the records of an earlier run (WithPreloadedHistory).
-	preload []Record
-	// driftInterval is the period of the periodic drift check's pass (0:
-	// none), driftSlice the values it reads at a time; driftBackoff and
-	// driftBackoffMax bound the backoff of repairs; driftPolicy overrides
-	// the descriptors' drift policies.
+	logger                                       *slog.Logger
+	txnLog                                       bool
+	watchBuffer                                  int
+	maxCycle                                     int // no option: a bound on the values a cycle search examines
+	observer                                     Observer
+	tracer                                       Tracer // nil: no tracing
+	historyRecords                               int
+	historyAge                                   time.Duration
+	resyncPeriod                                 time.Duration
+	callTimeout                                  time.Duration
+	descCallTimeouts                             map[string]time.Duration // by descriptor name
+	batchSize                                    int
+	noConcurrency                                bool
+	seqAfter                                     uint64
+	preload                                      []Record // WithPreloadedHistory
 	driftInterval, driftBackoff, driftBackoffMax time.Duration
 	driftSlice                                   int
 	driftPolicy                                  func(key, descriptor string) (kv.DriftPolicy, bool)
@@ -81,8 +61,6 @@ func (o *options) validate() error {
 		return errors.New("scheduler: nil logger")
 	case o.watchBuffer < 1:
 		return errors.New("scheduler: watch buffer must be at least 1")
-	case o.maxCycle < 2:
-		return errors.New("scheduler: cycle bound must be at least 2")
 	case o.historyRecords < 0 || o.historyAge < 0:
 		return errors.New("scheduler: history retention must not be negative")
 	case o.resyncPeriod < 0:
@@ -161,10 +139,7 @@ func WithCallTimeout(d time.Duration) Option { return func(o *options) { o.callT
 // the default timeout, silently).
 func WithDescriptorCallTimeout(name string, d time.Duration) Option {
 	return func(o *options) {
-		if o.descCallTimeouts == nil {
-			o.descCallTimeouts = map[string]time.Duration{}
-		}
-		o.descCallTimeouts[name] = d
+		put(&o.descCallTimeouts, name, d)
 	}
 }
 
@@ -246,13 +221,8 @@ func (p RetryPolicy) delay(attempt int) time.Duration {
 	if d <= 0 {
 		d = time.Second
 	}
-	if p.Backoff {
-		for i := 1; i < attempt; i++ {
-			d *= 2
-			if p.MaxPeriod > 0 && d >= p.MaxPeriod {
-				return p.MaxPeriod
-			}
-		}
+	for i := 1; p.Backoff && i < attempt && (p.MaxPeriod <= 0 || d < p.MaxPeriod); i++ {
+		d *= 2
 	}
 	if p.MaxPeriod > 0 && d > p.MaxPeriod {
 		d = p.MaxPeriod
@@ -363,3 +333,10 @@ func WithDriftBackoff(base, maximum time.Duration) Option {
 func WithDriftPolicy(policy func(key, descriptor string) (p kv.DriftPolicy, ok bool)) Option {
 	return func(o *options) { o.driftPolicy = policy }
 }
+
+// WithSeqAfter numbers the scheduler's transactions after seq: the first
+// is seq+1 (default 0: the first is 1). A program that restarts its
+// scheduler passes the last number it gave (or one it reserved, see the
+// agent's state store), so that a number given before the restart, to a
+// confirmation or a rollback, never names another transaction after it.
+func WithSeqAfter(seq uint64) Option { return func(o *options) { o.seqAfter = seq } }

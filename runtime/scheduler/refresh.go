@@ -71,10 +71,7 @@ func (s *executor) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 		for i, it := range items {
 			reason := ""
 			_, dup := view.index[it.Key] // key spaces are disjoint: a duplicate is this descriptor's
-			var n *node
-			if it.Key != "" {
-				n = s.g.node(it.Key)
-			}
+			n := s.g.node(it.Key)        // nil for "": no node has an empty key
 			switch {
 			case it.Key == "":
 				reason = "empty key"
@@ -96,15 +93,11 @@ func (s *executor) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 				// the scheduler: what it applied, or asked about (the
 				// correlated values: intended, or remembered from an
 				// agent's record), is ours; anything else is not.
-				switch {
-				case n != nil && n.applied != nil && n.origin != kv.OriginSB:
+				if n != nil && n.applied != nil && n.origin != kv.OriginSB {
 					origin = kv.OriginNB
-				default:
-					if asked == nil {
-						asked = make(map[string]bool, len(correlate[d]))
-						for _, c := range correlate[d] {
-							asked[c.Key] = true
-						}
+				} else {
+					if asked == nil { // built once needed
+						asked = setOf(correlate[d], func(c *kv.Item[string, proto.Message, any]) string { return c.Key })
 					}
 					if asked[it.Key] {
 						origin = kv.OriginNB
@@ -162,16 +155,8 @@ func (s *executor) correlate(j *job) map[kv.Descriptor][]kv.Item[string, proto.M
 	items := make([]kv.Item[string, proto.Message, any], 0, s.g.nodes.len())
 	which := make([]int32, 0, s.g.nodes.len())
 	for key, n := range s.g.all() {
-		if n.desc == nil || n.origin == kv.OriginSB {
-			continue
-		}
-		var it kv.Item[string, proto.Message, any]
-		switch {
-		case n.applied != nil:
-			it = kv.Item[string, proto.Message, any]{Key: key, Value: n.applied, Metadata: n.metadata, Origin: kv.OriginNB}
-		case n.intent != nil && n.invalidErr() == nil && !full:
-			it = kv.Item[string, proto.Message, any]{Key: key, Value: n.intent, Origin: kv.OriginNB}
-		default:
+		it, ok := expectedItem(key, n, !full)
+		if !ok {
 			continue
 		}
 		if last < 0 || descs[last] != n.desc {
@@ -189,6 +174,20 @@ func (s *executor) correlate(j *job) map[kv.Descriptor][]kv.Item[string, proto.M
 	}
 	s.correlateFull(j, out)
 	return out
+}
+
+// expectedItem is what the scheduler expects the southbound to hold for n,
+// when n is one of ours: its applied version, else (with intents) its
+// valid intended one.
+func expectedItem(key string, n *node, intents bool) (kv.Item[string, proto.Message, any], bool) {
+	switch {
+	case n.desc == nil || n.origin == kv.OriginSB:
+	case n.applied != nil:
+		return kv.Item[string, proto.Message, any]{Key: key, Value: n.applied, Metadata: n.metadata, Origin: kv.OriginNB}, true
+	case n.intent != nil && n.invalidErr() == nil && intents:
+		return kv.Item[string, proto.Message, any]{Key: key, Value: n.intent, Origin: kv.OriginNB}, true
+	}
+	return kv.Item[string, proto.Message, any]{}, false
 }
 
 // groupByDesc cuts items, whose descriptors are descs[which[i]], into one
@@ -304,5 +303,49 @@ func (s *executor) syncMetadataMaps(view *sbView) {
 	}
 	for key, n := range s.g.all() {
 		sync(key, n.desc)
+	}
+}
+
+// Southbound reads what the southbound holds for a descriptor through its
+// Retrieve, correlated as a resync correlates (the values of ours the
+// scheduler knows: applied, else intended), and returns it as Retrieve
+// reported it; nothing changes. It runs on the worker between
+// transactions, so that Retrieve never runs beside a transaction's calls,
+// guarded and bounded by the call timeout like every call out. It waits
+// for the transactions queued before it; ctx bounds the wait.
+func (s *Scheduler) Southbound(ctx context.Context, descriptor string) ([]kv.Item[string, proto.Message, any], error) {
+	if ctx == nil {
+		return nil, errNilContext("southbound")
+	}
+	d, ok := s.view.state.Load().descs[descriptor]
+	if !ok {
+		return nil, fmt.Errorf("scheduler: no descriptor %q", descriptor)
+	}
+	if !d.CanRetrieve() {
+		return nil, fmt.Errorf("scheduler: descriptor %s cannot Retrieve", descriptor)
+	}
+	var items []kv.Item[string, proto.Message, any]
+	var err error
+	j := &job{kind: DownstreamResyncTxn, ctx: ctx, done: make(chan *Result, 1)}
+	j.read = func() {
+		var correlate []kv.Item[string, proto.Message, any]
+		for key, n := range s.g.all() {
+			if it, ok := expectedItem(key, n, true); ok && n.desc == d {
+				correlate = append(correlate, it)
+			}
+		}
+		items, err = s.retrieveGuarded(ctx, d, "", correlate)
+	}
+	if err := s.enqueue(j); err != nil {
+		return nil, err
+	}
+	select {
+	case r := <-j.done:
+		if r.Err != nil {
+			return nil, r.Err
+		}
+		return items, err
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
 }

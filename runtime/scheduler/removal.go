@@ -90,9 +90,6 @@ func (r *removal) needsDoomed(n *node) bool {
 // releaseDoomed ends the marks of doom once the pass is over: the values
 // held back for a doomed value that is still there are decided again.
 func (r *removal) releaseDoomed() {
-	if len(r.doomed) == 0 {
-		return
-	}
 	doomed := r.doomed
 	r.doomed = nil
 	var left []string // mostly none: only those are sorted
@@ -214,13 +211,16 @@ func (r *removal) removalHeld(n *node, flags Flags, sbGone bool, stuck []string)
 			return true
 		}
 	}
-	if !sbGone && r.neededByRemoval(n) {
-		// A value being removed further up still needs n: n goes once
-		// that removal is done.
+	waitLater := func() bool {
 		n.removing = false
 		r.g.setExisting(n.key, true)
 		r.later = append(r.later, n.key)
 		return true
+	}
+	if !sbGone && r.neededByRemoval(n) {
+		// A value being removed further up still needs n: n goes once
+		// that removal is done.
+		return waitLater()
 	}
 	if len(r.g.unsure) != 0 && !sbGone {
 		if k := r.unsureBlocker(n); k != "" {
@@ -233,10 +233,7 @@ func (r *removal) removalHeld(n *node, flags Flags, sbGone bool, stuck []string)
 			// What still needs n waits for a removal further up (see
 			// neededByRemoval): n waits with it, and is decided again
 			// once that removal is done.
-			n.removing = false
-			r.g.setExisting(n.key, true)
-			r.later = append(r.later, n.key)
-			return true
+			return waitLater()
 		}
 		r.keep(n, flags, fmt.Errorf("not deleted, %w: %s could not be deleted first", ErrStillNeeded, blocker), n.applied, true)
 		return true
@@ -476,9 +473,6 @@ func (r *removal) needs(d *node, key string) bool {
 // runLater reconciles the values whose removal waited for one that has
 // just completed (or failed).
 func (r *removal) runLater() {
-	if len(r.later) == 0 {
-		return
-	}
 	later := r.later
 	r.later = nil
 	for _, k := range later {

@@ -108,10 +108,7 @@ func (r *resyncPass) resync(j *job) {
 // resyncIntents replaces the intended state with the job's values and
 // returns the keys whose intent changed, dooming what they remove.
 func (r *resyncPass) resyncIntents(j *job) []string {
-	keep := make(map[string]bool, len(j.items))
-	for _, it := range j.items {
-		keep[it.Key] = true
-	}
+	keep := setOf(j.items, func(it *KeyValue) string { return it.Key })
 	var dropped []string
 	for key, n := range r.g.all() {
 		if n.base == "" && n.intent != nil && !keep[key] {
@@ -263,7 +260,7 @@ func (r *resyncPass) applyView(act []string) []string {
 		case n.origin == kv.OriginSB:
 			r.observe(n, it.value, it.meta, OBTAINED)
 		case n.applied != nil && it == nil:
-			r.markMissing(n)
+			r.markGone(n, nil, 0, func(dn *node) bool { return !r.view.refreshed[dn.desc] })
 			changed = append(changed, key)
 		case n.applied != nil:
 			r.mut(n)
@@ -311,9 +308,7 @@ func (r *resyncPass) adoptDerived(n *node) {
 		if desc := r.s.lookup(d.Key); desc == nil || !r.view.refreshed[desc] {
 			continue
 		}
-		r.mut(n)
-		n.derived = append(slices.Clone(n.derived), d.Key)
-		dn := r.newNode(d.Key, n.key)
+		dn := r.newDerived(n, d.Key)
 		dn.intent, dn.intentSeq = d.Value, r.seq
 		r.evaluate(dn)
 		r.adopt(dn, it.value, it.meta)
@@ -321,23 +316,24 @@ func (r *resyncPass) adoptDerived(n *node) {
 	}
 }
 
-// markMissing records that the southbound lost n, one of ours: n is no
-// longer applied, nor are the values derived from it whose descriptor
-// cannot tell (no Retrieve): they went with their base.
-func (r *resyncPass) markMissing(n *node) {
+// markGone records that the southbound lost n, one of ours (found by a
+// resync's refresh, or by a drift check with flags FlagDrifted): n is no
+// longer applied, MISSING with err, nor are the values derived from it
+// that went with it (wentWith: their descriptor cannot tell).
+func (r *resyncPass) markGone(n *node, err error, flags Flags, wentWith func(dn *node) bool) {
 	prev := n.applied
 	r.mut(n)
-	n.applied, n.metadata, n.state, n.lastErr = nil, nil, MISSING, nil
+	n.applied, n.metadata, n.state, n.lastErr = nil, nil, MISSING, err
 	r.g.setDeps(n, n.deps, nil)
 	r.g.setExisting(n.key, false)
 	r.syncMetadata(n)
-	r.opFor(n, Op{Key: n.key, Kind: OpNone, PrevValue: prev, Flags: FlagMissing | r.nodeFlags(n)})
-	// What needs n is reconciled after the repairs: deleted (or made
-	// PENDING) if n cannot come back.
+	r.opFor(n, Op{Key: n.key, Kind: OpNone, PrevValue: prev, Flags: flags | FlagMissing | r.nodeFlags(n), Err: err})
+	// What needs n is reconciled after a resync's repairs: deleted (or
+	// made PENDING) if n cannot come back.
 	r.missingDependents = append(r.missingDependents, r.g.dependentsOf(n.key)...)
 	for _, k := range n.derived {
-		if dn := r.g.node(k); dn != nil && dn.applied != nil && dn.origin != kv.OriginSB && !r.view.refreshed[dn.desc] {
-			r.markMissing(dn)
+		if dn := r.g.node(k); dn != nil && dn.applied != nil && dn.origin != kv.OriginSB && wentWith(dn) {
+			r.markGone(dn, err, flags, wentWith)
 		}
 	}
 }
@@ -356,10 +352,7 @@ func (r *resyncPass) adopt(n *node, value proto.Message, meta any) {
 	r.syncMetadata(n)
 	if n.intent != nil && n.invalidErr() == nil && n.desc.Equivalent(n.key, value, n.intent) {
 		n.state, n.lastErr = CONFIGURED, nil
-		if r.viewFresh == nil {
-			r.viewFresh = map[string]bool{}
-		}
-		r.viewFresh[n.key] = true
+		put(&r.viewFresh, n.key, true)
 		r.opFor(n, Op{Key: n.key, Kind: OpNone, Value: value, Flags: FlagAdopted | r.nodeFlags(n)})
 		return
 	}
@@ -367,10 +360,7 @@ func (r *resyncPass) adopt(n *node, value proto.Message, meta any) {
 	// that follows carries the ADOPTED flag, so that the record never
 	// shows an adopted value in a state it does not have; reportAdopted
 	// records one that nothing followed.
-	if r.adopting == nil {
-		r.adopting = map[string]bool{}
-	}
-	r.adopting[n.key] = true
+	put(&r.adopting, n.key, true)
 }
 
 // adoptFound adopts n, not applied, when the refreshed view holds it and
@@ -394,18 +384,13 @@ func (r *resyncPass) adoptFound(n *node) bool {
 // base adopted in this resync, say) is adopted instead. It reports whether
 // it handled n.
 func (r *resyncPass) adoptOnCreate(n *node) bool {
-	if n.desc == nil {
-		return false
-	}
-	var value proto.Message
-	var meta any
 	switch {
+	case n.desc == nil:
+		return false
 	case r.view.refreshed[n.desc]:
-		it := r.view.get(n.key)
-		if it == nil || it.used {
+		if !r.adoptFound(n) {
 			return false // not there; or decided already (a re-create)
 		}
-		value, meta = it.value, it.meta
 	case n.desc.CanRetrieve():
 		return false // its Retrieve failed: nothing is known, it is created
 	default:
@@ -417,9 +402,8 @@ func (r *resyncPass) adoptOnCreate(n *node) bool {
 		if n.base == "" || !r.viewFresh[n.base] || n.intent == nil || r.viewFresh[n.key] {
 			return false
 		}
-		value = n.intent
+		r.adopt(n, n.intent, nil)
 	}
-	r.adopt(n, value, meta)
 	r.derive(n)
 	r.triggerDependents(n.key)
 	r.reconcile(n.key)
@@ -430,9 +414,6 @@ func (r *resyncPass) adoptOnCreate(n *node) bool {
 // intended that no operation followed (they went PENDING, say), with the
 // state they end the run in.
 func (r *resyncPass) reportAdopted() {
-	if len(r.adopting) == 0 {
-		return
-	}
 	for _, key := range slices.Sorted(maps.Keys(r.adopting)) {
 		if n := r.g.node(key); n != nil {
 			r.opFor(n, Op{Key: key, Kind: OpNone, Value: n.applied, Flags: r.nodeFlags(n)}) // opFor adds ADOPTED

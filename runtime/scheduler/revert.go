@@ -50,8 +50,7 @@ func (r *txnPass) revert() {
 		// call its inverse, blindly.
 		r.undoFailed(f)
 	}
-	keys := r.priorOrder
-	for _, k := range keys {
+	for _, k := range r.priorOrder {
 		p := r.prior[k]
 		n := r.g.node(k)
 		if n == nil {
@@ -132,23 +131,15 @@ func (r *txnPass) restoreStates() {
 
 // undoFailed calls the inverse of the failed operation.
 func (r *txnPass) undoFailed(f *failedOp) {
-	var (
-		o    Op
-		meta any
-		err  error
-	)
-	// Through doCall: timed for the observer, a panic fails the call.
+	o, callMeta := Op{Key: f.key, Kind: OpCreate, Value: f.prev}, any(nil) // a delete's inverse
 	switch f.kind {
 	case OpCreate:
 		o = Op{Key: f.key, Kind: OpDelete, PrevValue: f.value}
-		_, err = r.s.doCall(r.ctx, OpDelete, f.desc, f.key, f.value, nil, nil)
 	case OpUpdate:
-		o = Op{Key: f.key, Kind: OpUpdate, Value: f.prev, PrevValue: f.value}
-		meta, err = r.s.doCall(r.ctx, OpUpdate, f.desc, f.key, f.value, f.prev, f.meta)
-	default:
-		o = Op{Key: f.key, Kind: OpCreate, Value: f.prev}
-		meta, err = r.s.doCall(r.ctx, OpCreate, f.desc, f.key, nil, f.prev, nil)
+		o, callMeta = Op{Key: f.key, Kind: OpUpdate, Value: f.prev, PrevValue: f.value}, f.meta
 	}
+	// Through doCall: timed for the observer, a panic fails the call.
+	meta, err := r.s.doCall(r.ctx, o.Kind, f.desc, f.key, o.PrevValue, o.Value, callMeta)
 	o.Err, o.Flags, o.Called = err, FlagRevert, true
 	if o.Kind != OpDelete {
 		o.Metadata = meta
@@ -267,18 +258,12 @@ func (r *txnPass) setUndoState() {
 	}
 }
 
-// priorNode is what a reverting transaction needs to know of a value as
-// it was before the transaction.
+// priorNode is a value as it was before a reverting transaction (existed
+// false: there was none). The revert reads its base, intent, intentSeq,
+// retries, applied, state, lastErr and lastOp.
 type priorNode struct {
-	existed   bool
-	base      string
-	intent    proto.Message
-	intentSeq uint64
-	retries   int32
-	applied   proto.Message
-	state     State
-	lastErr   error
-	lastOp    OpKind
+	existed bool
+	nodeFields
 }
 
 type failedOp struct {
@@ -300,8 +285,7 @@ func (r *txnPass) remember(key string, n *node) {
 	}
 	p := priorNode{}
 	if n != nil {
-		p = priorNode{existed: true, base: n.base, intent: n.intent, intentSeq: n.intentSeq, retries: n.retries,
-			applied: n.applied, state: n.state, lastErr: n.lastErr, lastOp: n.lastOp}
+		p = priorNode{true, n.nodeFields}
 	}
 	r.prior[key] = p
 	r.priorOrder = append(r.priorOrder, key)

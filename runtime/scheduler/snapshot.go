@@ -55,11 +55,7 @@ func (s *Scheduler) GraphSnapshot(seq uint64) (*GraphSnapshot, error) {
 	}
 	if at != nil {
 		snap.Time = at.rec.end
-		touched := map[string]bool{}
-		for i := range at.executed {
-			touched[at.executed[i].key] = true
-		}
-		snap.Touched = slices.Sorted(maps.Keys(touched))
+		snap.Touched = slices.Sorted(maps.Keys(setOf(at.executed, func(o *histOp) string { return o.key })))
 	}
 	buildSnapshot(snap, ents, idx)
 	return snap, nil

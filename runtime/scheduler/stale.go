@@ -151,7 +151,7 @@ func (r *resyncPass) takeStale(stale []string, unread map[string]proto.Message, 
 			it.used = true // decided: deleted, never adopted again in this run
 		}
 		r.mut(n)
-		if n.base != "" && r.orphaned(n) {
+		if n.base != "" && orphanedFrom(n, r.g.node(n.base)) {
 			n.base = "" // a node left of a derived value: linked again below
 		}
 		n.applied, n.metadata, n.origin = value, meta, kv.OriginNB
@@ -167,8 +167,8 @@ func (r *resyncPass) takeStale(stale []string, unread map[string]proto.Message, 
 // value found and not decided that needs it) is set.
 func (r *resyncPass) decideStale(n *node, neededBy string, early bool) {
 	switch {
-	case n.base != "" && r.staleBase(n):
-		// Goes with its base, stale too.
+	case n.base != "" && (r.g.node(n.base) == nil || r.g.node(n.base).intent == nil):
+		// Goes with its base, stale too (or gone already, with it).
 	case neededBy != "" && early:
 		r.staleDeferred = append(r.staleDeferred, n.key) // decided last
 	case neededBy != "":
@@ -242,10 +242,7 @@ func (r *resyncPass) unreadDerived(stale []string, intended map[string]string) m
 				r.view.get(dv.Key) != nil || r.g.node(dv.Key) != nil || intended[dv.Key] != "" {
 				continue
 			}
-			if out == nil {
-				out = map[string]proto.Message{}
-			}
-			out[dv.Key] = dv.Value
+			put(&out, dv.Key, dv.Value)
 			walk(dd, dv.Key, dv.Value, depth+1)
 		}
 	}
@@ -273,21 +270,8 @@ func (r *resyncPass) takeUnreadDerived(n *node) {
 		if dv.Key == "" || dv.Value == nil || dd == nil || r.view.refreshed[dd] || r.g.node(dv.Key) != nil {
 			continue
 		}
-		r.mut(n)
-		n.derived = append(slices.Clone(n.derived), dv.Key)
-		dn := r.newNode(dv.Key, n.key)
-		dn.applied = dv.Value
-		r.g.setDeps(dn, nil, dd.Dependencies(dv.Key, dv.Value))
-		r.g.setExisting(dv.Key, true)
-		r.opFor(dn, Op{Key: dv.Key, Kind: OpNone, Value: dv.Value, Flags: FlagStale | r.nodeFlags(dn)})
+		r.takeStaleDerived(n, dv.Key, dv.Value, nil)
 	}
-}
-
-// staleBase reports whether the base of n, a stale value linked to it, is
-// stale too (or gone already, with n).
-func (r *resyncPass) staleBase(n *node) bool {
-	b := r.g.node(n.base)
-	return b == nil || b.intent == nil
 }
 
 // linkStale links the stale values just taken up (added), those an
@@ -343,13 +327,37 @@ func (r *resyncPass) linkStale(added, leftovers []*node) {
 // linkDerived makes dn, a stale value with no base, a derived value of n:
 // a removal, update or re-create of n then deletes it first.
 func (r *resyncPass) linkDerived(dn, n *node) {
-	if dn == n || dn.base != "" || n.base == dn.key {
-		return
+	if dn != n && dn.base == "" && n.base != dn.key {
+		r.linkBase(dn, n)
 	}
+}
+
+// linkBase makes n the base of dn, which n's applied version does not
+// derive (dn was found in the southbound): n goes only after dn.
+func (r *derivation) linkBase(dn, n *node) {
 	r.mut(dn)
 	dn.base = n.key
 	r.mut(n)
 	n.derived = append(slices.Clone(n.derived), dn.key)
+}
+
+// newDerived adds a node for key, derived from n.
+func (r *derivation) newDerived(n *node, key string) *node {
+	r.mut(n)
+	n.derived = append(slices.Clone(n.derived), key)
+	return r.newNode(key, n.key)
+}
+
+// takeStaleDerived takes up key, which the southbound holds as value (with
+// meta) and which n derives, as a stale value derived from n: it goes
+// before n.
+func (r *resyncPass) takeStaleDerived(n *node, key string, value proto.Message, meta any) *node {
+	dn := r.newDerived(n, key)
+	dn.applied, dn.metadata = value, meta
+	r.g.setDeps(dn, nil, dn.desc.Dependencies(key, value))
+	r.g.setExisting(key, true)
+	r.opFor(dn, Op{Key: key, Kind: OpNone, Value: value, Flags: FlagStale | r.nodeFlags(dn)})
+	return dn
 }
 
 // linkFoundDerived makes the values that n derives in the version a
@@ -374,14 +382,7 @@ func (r *resyncPass) linkFoundDerived(n *node) {
 				continue
 			}
 			it.used = true
-			r.mut(n)
-			n.derived = append(slices.Clone(n.derived), d.Key)
-			dn = r.newNode(d.Key, n.key)
-			dn.applied, dn.metadata = it.value, it.meta
-			r.g.setDeps(dn, nil, dd.Dependencies(d.Key, it.value))
-			r.g.setExisting(d.Key, true)
-			r.syncMetadata(dn)
-			r.opFor(dn, Op{Key: d.Key, Kind: OpNone, Value: it.value, Flags: FlagStale | r.nodeFlags(dn)})
+			r.syncMetadata(r.takeStaleDerived(n, d.Key, it.value, it.meta))
 		case dn != n && dn.desc != nil && dn.applied != nil && !dn.removing && dn.base == "" && dn.intent == nil:
 			r.linkDerived(dn, n)
 		}
@@ -416,33 +417,18 @@ func (r *resyncPass) leftover(n *node) bool {
 // (they may need each other); late, only those still undecided (neither
 // known to the graph nor adopted).
 func (r *resyncPass) neededBy(stale []string, early bool) map[string]string {
-	isStale := make(map[string]bool, len(stale))
-	for _, k := range stale {
-		isStale[k] = true
-	}
+	isStale := setOf(stale, itself)
 	needed := map[string]string{}
 	for i := range r.view.items {
 		it := &r.view.items[i]
 		if isStale[it.key] || !early && (it.used || r.g.node(it.key) != nil) {
 			continue
 		}
-		d := r.s.lookup(it.key)
-		if d == nil {
-			continue
-		}
-		for _, dep := range d.Dependencies(it.key, it.value) {
-			if !dep.IsAnyOf() {
-				if isStale[dep.Key] && needed[dep.Key] == "" {
-					needed[dep.Key] = it.key
-				}
-				continue
+		eachNeeded(r.s.lookup(it.key), it.key, it.value, stale, false, func(t string) {
+			if isStale[t] && needed[t] == "" {
+				needed[t] = it.key
 			}
-			for _, k := range stale {
-				if needed[k] == "" && dep.AnyOf.Accepts(k) {
-					needed[k] = it.key
-				}
-			}
-		}
+		})
 	}
 	return needed
 }
@@ -454,34 +440,39 @@ func (r *resyncPass) neededByKept(stale []string, neededBy map[string]string) {
 	if len(neededBy) == 0 {
 		return
 	}
-	isStale := make(map[string]bool, len(stale))
-	for _, k := range stale {
-		isStale[k] = true
-	}
+	isStale := setOf(stale, itself)
 	work := slices.Sorted(maps.Keys(neededBy))
 	for len(work) > 0 {
 		k := work[len(work)-1]
 		work = work[:len(work)-1]
-		it, d := r.view.get(k), r.s.lookup(k)
-		if it == nil || d == nil {
+		if it := r.view.get(k); it != nil {
+			eachNeeded(r.s.lookup(k), k, it.value, stale, true, func(t string) {
+				if isStale[t] && neededBy[t] == "" {
+					neededBy[t] = k
+					work = append(work, t)
+				}
+			})
+		}
+	}
+}
+
+// eachNeeded calls f with what key, found as value, needs by its
+// descriptor d: its base (with base), each plain dependency, and each key
+// of stale that an AnyOf dependency accepts.
+func eachNeeded(d kv.Descriptor, key string, value proto.Message, stale []string, base bool, f func(string)) {
+	if d == nil {
+		return
+	} else if base {
+		f(d.BaseOf(key))
+	}
+	for _, dep := range d.Dependencies(key, value) {
+		if !dep.IsAnyOf() {
+			f(dep.Key)
 			continue
 		}
-		mark := func(t string) {
-			if isStale[t] && neededBy[t] == "" {
-				neededBy[t] = k
-				work = append(work, t)
-			}
-		}
-		mark(d.BaseOf(k))
-		for _, dep := range d.Dependencies(k, it.value) {
-			if !dep.IsAnyOf() {
-				mark(dep.Key)
-				continue
-			}
-			for _, t := range stale {
-				if dep.AnyOf.Accepts(t) {
-					mark(t)
-				}
+		for _, t := range stale {
+			if dep.AnyOf.Accepts(t) {
+				f(t)
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 
@@ -24,26 +25,17 @@ type unknowns struct {
 	unsureGone []string
 }
 
-// Values whose outcome is unknown.
-//
-// A call that fails is read back (readBack). When the read-back fails too,
-// the call may have applied, in whole or in part, or not at all, whatever
-// the call: the graph keeps what it knew before for an update, and holds
-// nothing for a create or a delete (the value may be absent: nothing that
-// needs it is created on it), and the version the call was about (for a
-// delete, the one it was to remove) goes to graph.unsure. Before the next transaction plans,
-// those values are read back again (readBackUnsure): what is found is a
-// fact, which the transaction takes first (takeUnsure) and brings to its
-// target at its end (settleUnsure), as a notification of the change would.
-// While a read-back keeps failing, the value is not decided on (it fails
-// again, naming the read-back's error), and nothing it may need is deleted:
-// not its dependencies, nor its base (unsureBlocker); such a removal fails
-// with ErrStillNeeded and ErrOutcomeUnknown. Otherwise a value created in
-// part could be left in the southbound without what it needs, where the
-// graph, not knowing it is there, would delete that. (A Delete of the
-// value instead, blindly, could not be trusted: a handler finds what to
-// delete through the metadata that the failed create never returned, and
-// may report as not found what it could not look up.)
+// Values whose outcome is unknown (doc.go states the promise): a failed
+// call whose read-back (readBack) failed too leaves the version it was
+// about in graph.unsure (markUnsure); the graph holds nothing for a create
+// or a delete. Before the next transaction plans, they are read back again
+// (readBackUnsure); what is found is a fact the transaction takes first
+// (takeUnsure) and brings to its target at its end (settleUnsure). Until
+// then, nothing a value may need is deleted (unsureBlocker): a value
+// created in part could be left without it. (A blind Delete instead could
+// not be trusted: a handler finds what to delete through the metadata the
+// failed create never returned, and may report as not found what it could
+// not look up.)
 
 // unsureFact is what a read-back before a transaction found for a value
 // of graph.unsure: value (nil: nothing) and its metadata, or err when the
@@ -60,21 +52,14 @@ type unsureFact struct {
 }
 
 // markUnsure records that the southbound may hold value for n, as a call
-// left it whose read-back failed: the version a create or an update was
-// about, or the one a delete was to remove (which it may have kept; the
-// graph holds nothing of it meanwhile). Only a run that makes calls gets
-// here (a simulation's calls do not fail). It returns the value's error:
-// the call's err, made to match ErrOutcomeUnknown when the outcome is
-// unknown (errors.go: the error of a value whose call failed and whose
-// read-back failed too matches it, and so does its status).
+// whose read-back failed left it: the version a create or an update was
+// about, or the one a delete was to remove. It returns the value's error:
+// the call's err, made to match ErrOutcomeUnknown (see its doc).
 func (r *unknowns) markUnsure(n *node, value proto.Message, err error) error {
 	if value == nil || !r.canReadBack(n) {
 		return err // (a descriptor without Retrieve is taken at its word)
 	}
-	if r.g.unsure == nil {
-		r.g.unsure = map[string]proto.Message{}
-	}
-	r.g.unsure[n.key] = value
+	put(&r.g.unsure, n.key, value)
 	if err == nil || errors.Is(err, ErrOutcomeUnknown) {
 		return err
 	}
@@ -112,15 +97,11 @@ func (s *executor) readBackUnsure(ctx context.Context, dryRun bool, view *sbView
 			continue
 		}
 		value, meta, err := s.readKey(ctx, n, expected)
-		f := unsureFact{key: key, expected: expected, value: value, meta: meta, err: err}
+		facts = append(facts, unsureFact{key: key, expected: expected, value: value, meta: meta, err: err})
 		if err != nil {
 			s.opts.logger.Warn("read-back of a value whose outcome is unknown failed again; it is not decided on, and what it may need stays",
 				"key", key, "descriptor", n.desc.Name(), "error", err)
-			facts = append(facts, f)
-			continue
-		}
-		facts = append(facts, f)
-		if !dryRun {
+		} else if !dryRun {
 			delete(s.g.unsure, key)
 		}
 	}
@@ -180,10 +161,7 @@ func (r *unknowns) linkFoundToBase(n *node) {
 	if b == "" || bn == nil || bn == n || bn.applied == nil || bn.origin != kv.OriginNB || bn.removing || slices.Contains(bn.derived, n.key) {
 		return
 	}
-	r.mut(n)
-	n.base = b
-	r.mut(bn)
-	bn.derived = append(slices.Clone(bn.derived), n.key)
+	r.linkBase(n, bn)
 }
 
 // settleUnsure brings, last in the run, the values read back to their
@@ -229,9 +207,17 @@ func (r *unknowns) reconcileRefused(key string) {
 // unknownOutcome returns the error of the read-back that failed again for
 // key, nil when what the southbound holds of it is known.
 func (r *unknowns) unknownOutcome(key string) error {
+	if f := r.fact(key); f != nil {
+		return f.err
+	}
+	return nil
+}
+
+// fact returns what a read-back before the run found for key, or nil.
+func (r *unknowns) fact(key string) *unsureFact {
 	for i := range r.unsure {
 		if r.unsure[i].key == key {
-			return r.unsure[i].err
+			return &r.unsure[i]
 		}
 	}
 	return nil
@@ -287,14 +273,7 @@ func (r *unknowns) unsureOf(key string) bool {
 
 // knownNow reports whether a read-back before the run found what the
 // southbound holds for key.
-func (r *unknowns) knownNow(key string) bool {
-	for i := range r.unsure {
-		if r.unsure[i].key == key {
-			return r.unsure[i].err == nil
-		}
-	}
-	return false
-}
+func (r *unknowns) knownNow(key string) bool { f := r.fact(key); return f != nil && f.err == nil }
 
 // known records that what the southbound holds for key, of unknown
 // outcome before, is known: a read-back told, or a call succeeded (an
@@ -313,4 +292,100 @@ func (r *unknowns) known(key string) {
 	} else {
 		delete(r.g.unsure, key)
 	}
+}
+
+// readBack reads, after a failed call on n, what the southbound holds for
+// n's key: the call may have applied in part (a link created and its MTU
+// refused, a delete that removed the value and then failed), so nothing
+// may be assumed. It calls the descriptor's Retrieve with n's key alone to
+// correlate (expected is the value the call was about) and keeps only
+// what it returns for that key. known is false when the descriptor cannot
+// Retrieve or the Retrieve failed: the graph then keeps what it held, and
+// when the Retrieve failed the value is of unknown outcome (markUnsure). A simulation never gets here: its calls do not fail.
+func (r *unknowns) readBack(n *node, expected proto.Message) (found proto.Message, meta any, known bool) {
+	if n.desc == nil || !n.desc.CanRetrieve() {
+		return nil, nil, false
+	}
+	ctx, span := r.ctx, Span(nil)
+	if t := r.s.opts.tracer; t != nil {
+		ctx, span = t.Start(ctx, SpanReadBack, slog.String(AttrDescriptor, n.desc.Name()), slog.String(AttrKey, n.key))
+	}
+	found, meta, err := r.s.readKey(ctx, n, expected)
+	if span != nil {
+		span.End(err, slog.Bool(AttrFound, found != nil))
+	}
+	if err != nil {
+		r.s.opts.logger.Warn("read-back after a failed call failed; what the call left is unknown until a read-back succeeds",
+			"key", n.key, "descriptor", n.desc.Name(), "error", err)
+		return nil, nil, false
+	}
+	return found, meta, true
+}
+
+// readKey reads n's key alone (expected: the version a call was about).
+func (s *caller) readKey(ctx context.Context, n *node, expected proto.Message) (proto.Message, any, error) {
+	found, err := s.readAsked(ctx, n.desc, n.key, []kv.Item[string, proto.Message, any]{{Key: n.key, Value: expected, Metadata: n.metadata, Origin: kv.OriginNB}})
+	return found[n.key].value, found[n.key].meta, err
+}
+
+// sbRead is what a read found for a key (value nil: nothing).
+type sbRead struct {
+	value proto.Message
+	meta  any
+}
+
+// readAsked calls d's Retrieve with asked to correlate (key: the one key
+// of a read-back, else "") and returns what it reports for each key asked,
+// the first valid item of each (a zero sbRead: nothing); nil when the
+// Retrieve failed. Read-backs and drift checks correlate the same way.
+func (s *caller) readAsked(ctx context.Context, d kv.Descriptor, key string, asked []kv.Item[string, proto.Message, any]) (map[string]sbRead, error) {
+	items, err := s.retrieveGuarded(ctx, d, key, asked)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]sbRead, len(asked))
+	for _, it := range asked {
+		out[it.Key] = sbRead{}
+	}
+	for _, it := range items {
+		if f, ok := out[it.Key]; ok && f.value == nil && it.Value != nil && it.Value.ProtoReflect().IsValid() {
+			out[it.Key] = sbRead{it.Value, it.Metadata}
+		}
+	}
+	return out, nil
+}
+
+// retrieveGuarded calls d's Retrieve (for key, or for a refresh when key
+// is empty), timed for the observer and given up on at its deadline; a
+// panic is an error naming the descriptor.
+func (s *caller) retrieveGuarded(ctx context.Context, d kv.Descriptor, key string, correlate []kv.Item[string, proto.Message, any]) ([]kv.Item[string, proto.Message, any], error) {
+	var items []kv.Item[string, proto.Message, any]
+	ok, err := s.callOut(ctx, OpRetrieve, d, key, func(c *callCtx) (err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				err = fmt.Errorf("Retrieve of descriptor %s panicked: %v", d.Name(), p)
+			}
+		}()
+		items, err = d.Retrieve(c, correlate)
+		return err
+	})
+	if !ok {
+		return nil, err
+	}
+	return items, err
+}
+
+// takeApplied records that the southbound holds value (nil: nothing) for
+// n, as a read-back found it; n is mut'ed.
+func (r *unknowns) takeApplied(n *node, value proto.Message, meta any) {
+	r.known(n.key)
+	n.applied, n.metadata = value, meta
+	if value == nil {
+		n.metadata = nil
+		r.g.setDeps(n, n.deps, nil)
+	} else {
+		r.g.setDeps(n, n.deps, r.depsOfValue(n, value))
+	}
+	r.g.setExisting(n.key, value != nil && !n.removing)
+	r.syncMetadata(n)
 }
