@@ -70,6 +70,8 @@ type job struct {
 	taken    *callCtx
 	// seq is the transaction's sequence number once it has started.
 	seq atomic.Uint64
+	// one holds the items of a job of one (see Txn.job).
+	one [1]KeyValue
 }
 
 type retryItem struct {
@@ -257,7 +259,11 @@ func (s *Scheduler) worker() {
 		}
 		j := s.queue[0]
 		s.queue[0] = nil
-		s.queue = s.queue[1:]
+		if len(s.queue) == 1 {
+			s.queue = s.queue[:0] // its array takes the next job
+		} else {
+			s.queue = s.queue[1:]
+		}
 		s.busy = true
 		s.qmu.Unlock()
 		s.safeProcess(j)

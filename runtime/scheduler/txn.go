@@ -105,10 +105,21 @@ func (t *Txn) Delete(key string) *Txn { return t.Set(key, nil) }
 // Len returns the number of keys in the transaction.
 func (t *Txn) Len() int { return len(t.items) }
 
-// job copies the items, so that the Txn may change after a commit.
+// job copies the items, so that the Txn may change after a commit: one
+// item into the job itself.
 func (t *Txn) job(ctx context.Context) *job {
-	return &job{kind: t.kind(), ctx: ctx, opts: t.opts, items: append([]KeyValue(nil), t.items...)}
+	j := &job{kind: t.kind(), ctx: ctx, opts: t.opts}
+	if len(t.items) == 1 {
+		j.items = append(j.one[:0], t.items...)
+	} else {
+		j.items = append([]KeyValue(nil), t.items...)
+	}
+	return j
 }
+
+// doneChans are the channels of Commit's results: a channel that
+// delivered its one result is empty, and serves the next Commit.
+var doneChans = sync.Pool{New: func() any { return make(chan *Result, 1) }}
 
 // kind returns the kind of transaction t commits.
 func (t *Txn) kind() TxnKind {
@@ -155,12 +166,13 @@ func (t *Txn) Commit(ctx context.Context) (*Result, error) {
 	// timeout still holds the goroutine that made it, and the caller gets
 	// the result as soon as the transaction has one.
 	j := t.job(ctx)
-	j.done = make(chan *Result, 1)
+	j.done = doneChans.Get().(chan *Result)
 	if err := t.s.enqueue(j); err != nil {
 		return &Result{Kind: NBTxn, Err: err}, err
 	}
 	select {
 	case r := <-j.done:
+		doneChans.Put(j.done)
 		return r, r.Err
 	case <-ctx.Done():
 		err := ctx.Err()
