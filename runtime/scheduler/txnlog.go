@@ -24,13 +24,15 @@ func (s *executor) logOps(res *Result, ops []Op, planned bool) {
 	if !l.Enabled(ctx, slog.LevelInfo) {
 		return
 	}
-	seq, kind := slog.Uint64("seq", res.Seq), slog.String("kind", res.Kind.String())
+	// The records name the kind in the plan's header, not as an attribute:
+	// a TextHandler quotes every text with a space, byte by byte.
+	seq := slog.Uint64("seq", res.Seq)
 	if !planned && res.Err == nil && sameOps(res.Planned, ops) {
 		// The plan, logged just before, already lists them: a constant
 		// message, the rest as attributes (cheap to format). Batches are an
 		// execution detail: the record counts them (Result.Batches), the
 		// log reads as without them.
-		logRecord(ctx, l, slog.LevelInfo, res.End, "transaction executed as planned", seq, kind,
+		logRecord(ctx, l, slog.LevelInfo, res.End, "transaction executed as planned", seq,
 			slog.Int("operations", len(ops)), slog.Duration("took", res.End.Sub(res.Start)))
 		return
 	}
@@ -49,14 +51,14 @@ func (s *executor) logOps(res *Result, ops []Op, planned bool) {
 		writeOps(&b, ops, withValues)
 	}
 	if planned {
-		logRecord(ctx, l, slog.LevelInfo, time.Now(), b.String(), seq, kind)
+		logRecord(ctx, l, slog.LevelInfo, time.Now(), b.String(), seq)
 		return
 	}
 	level := slog.LevelInfo
 	if res.Err != nil {
 		level = slog.LevelWarn
 	}
-	logRecord(ctx, l, level, res.End, b.String(), seq, kind, slog.Duration("took", res.End.Sub(res.Start)))
+	logRecord(ctx, l, level, res.End, b.String(), seq, slog.Duration("took", res.End.Sub(res.Start)))
 }
 
 // logRecord is Logger.LogAttrs without the caller's program counter: the
