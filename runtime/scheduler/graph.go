@@ -268,9 +268,6 @@ var sameAsDeps []kv.Dependency
 // setDeps sets the dependencies of n's intent and of its applied value,
 // and indexes the union of their edges.
 func (g *graph) setDeps(n *node, deps, adeps []kv.Dependency) {
-	// A list equal to one the node has (a new version of a value that
-	// needs what the old one did) is taken as that one: no edge changes.
-	deps, adeps = n.sameListOf(deps), n.sameListOf(adeps)
 	if sameDeps(n.deps, deps) && sameDeps(n.adeps(), adeps) {
 		return
 	}
@@ -304,22 +301,6 @@ func (g *graph) setDeps(n *node, deps, adeps []kv.Dependency) {
 			g.link(n, &list[i])
 		}
 	}
-}
-
-// sameListOf returns the list of n (deps or adeps) equal to l, keys and
-// labels, or l when none is (or l has an AnyOf: its Match cannot be
-// compared).
-func (n *node) sameListOf(l []kv.Dependency) []kv.Dependency {
-	has := [2][]kv.Dependency{n.deps, n.adeps()}
-	if len(l) == 0 || sameDeps(has[0], l) || sameDeps(has[1], l) {
-		return l
-	}
-	for _, o := range has {
-		if slices.EqualFunc(o, l, func(a, b kv.Dependency) bool { return a.Key != "" && a.Key == b.Key && a.Label == b.Label }) {
-			return o
-		}
-	}
-	return l
 }
 
 // sameDeps reports whether a and b are the same slice.

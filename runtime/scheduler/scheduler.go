@@ -136,13 +136,7 @@ func (s *Scheduler) Register(ds ...kv.Descriptor) error {
 
 // Descriptors returns the names of the registered descriptors, sorted.
 func (s *Scheduler) Descriptors() []string {
-	descs := s.view.state.Load().descs
-	names := make([]string, 0, len(descs))
-	for n := range descs {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
+	return slices.Sorted(maps.Keys(s.view.state.Load().descs))
 }
 
 // Descriptor returns the registered descriptor with the given name.
@@ -258,12 +252,7 @@ func (s *Scheduler) worker() {
 			continue
 		}
 		j := s.queue[0]
-		s.queue[0] = nil
-		if len(s.queue) == 1 {
-			s.queue = s.queue[:0] // its array takes the next job
-		} else {
-			s.queue = s.queue[1:]
-		}
+		s.queue = slices.Delete(s.queue, 0, 1) // its array takes the next jobs
 		s.busy = true
 		s.qmu.Unlock()
 		s.safeProcess(j)

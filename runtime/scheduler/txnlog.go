@@ -61,19 +61,14 @@ func (s *executor) logOps(res *Result, ops []Op, planned bool) {
 	logRecord(ctx, l, level, res.End, b.String(), seq, slog.Duration("took", res.End.Sub(res.Start)))
 }
 
-// logRecord is Logger.LogAttrs without the caller's program counter: the
-// source of a transaction record would always be this file, and reading
-// the stack for it costs more than formatting a short record. t is the
-// record's time (a record of the executed transaction is written as it
-// ends: at Result.End).
+// logRecord is Logger.LogAttrs without the caller's program counter (the
+// source would always be this file, and reading the stack costs more than
+// a short record), for a level that logOps found enabled (Info or Warn). t
+// is the record's time: a record of the execution is written at Result.End.
 func logRecord(ctx context.Context, l *slog.Logger, level slog.Level, t time.Time, msg string, attrs ...slog.Attr) {
-	h := l.Handler()
-	if !h.Enabled(ctx, level) {
-		return
-	}
 	r := slog.NewRecord(t, level, msg, 0)
 	r.AddAttrs(attrs...)
-	_ = h.Handle(ctx, r)
+	_ = l.Handler().Handle(ctx, r)
 }
 
 func writeTxnHeader(b *strings.Builder, res *Result, planned bool, n int) {
@@ -99,10 +94,9 @@ func writeTxnHeader(b *strings.Builder, res *Result, planned bool, n int) {
 		b.WriteString(" executed, ")
 	}
 	b.WriteString(strconv.Itoa(n))
-	if n == 1 {
-		b.WriteString(" operation")
-	} else {
-		b.WriteString(" operations")
+	b.WriteString(" operation")
+	if n != 1 {
+		b.WriteByte('s')
 	}
 	if n > 0 {
 		b.WriteString(":")
