@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -108,16 +109,7 @@ const maxLoggedOps = 1000
 
 // sameOps reports whether the executed operations are exactly the plan.
 func sameOps(plan, done []Op) bool {
-	if len(plan) != len(done) {
-		return false
-	}
-	for i := range plan {
-		p, d := &plan[i], &done[i]
-		if p.Key != d.Key || p.Kind != d.Kind || p.Flags != d.Flags || d.Err != nil {
-			return false
-		}
-	}
-	return true
+	return slices.EqualFunc(plan, done, func(p, d Op) bool { return p.Key == d.Key && p.Kind == d.Kind && p.Flags == d.Flags && d.Err == nil })
 }
 
 // writeOps appends one line per operation: index, kind, key, flags, error.
