@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -109,7 +108,12 @@ const maxLoggedOps = 1000
 
 // sameOps reports whether the executed operations are exactly the plan.
 func sameOps(plan, done []Op) bool {
-	return slices.EqualFunc(plan, done, func(p, d Op) bool { return p.Key == d.Key && p.Kind == d.Kind && p.Flags == d.Flags && d.Err == nil })
+	for i := 0; i < len(plan) && len(plan) == len(done); i++ {
+		if p, d := &plan[i], &done[i]; p.Key != d.Key || p.Kind != d.Kind || p.Flags != d.Flags || d.Err != nil {
+			return false
+		}
+	}
+	return len(plan) == len(done)
 }
 
 // writeOps appends one line per operation: index, kind, key, flags, error.
