@@ -42,6 +42,7 @@ var (
 	benchTxnLog = flag.Bool("w.txnlog", true, "workload W benchmarks: keep the scheduler's transaction log on (the default setting)")
 	benchBatch  = flag.Bool("w.batch", true, "workload W benchmarks: let the scheduler send batches (its handlers apply them); false sets WithBatchSize(1)")
 	benchHeap   = flag.String("w.heapprofile", "", "workload W step a: write a heap profile to this file after the first commit, with the scheduler alive (run with -test.memprofilerate=1)")
+	benchOwnLog = flag.Bool("w.ownlog", false, "workload W benchmarks: format the log with the scheduler's own handler (NewLogHandler, as the agent does) instead of slog's TextHandler, for comparison")
 	benchTrace  = flag.Bool("w.trace", false, "workload W benchmarks: trace with OpenTelemetry (runtime/tracing), every span sampled and exported in batches to an exporter that counts and drops them")
 )
 
@@ -271,7 +272,11 @@ type wSched struct {
 // on), its log formatted into io.Discard.
 func newSched(tb testing.TB, w *workload, extra ...scheduler.Option) *wSched {
 	records := &atomic.Int64{}
-	opts := []scheduler.Option{scheduler.WithLogger(slog.New(countingHandler{slog.NewTextHandler(io.Discard, nil), records}))}
+	var h slog.Handler = slog.NewTextHandler(io.Discard, nil)
+	if *benchOwnLog {
+		h = scheduler.NewLogHandler(io.Discard, slog.LevelInfo)
+	}
+	opts := []scheduler.Option{scheduler.WithLogger(slog.New(countingHandler{h, records}))}
 	opts = append(opts, extra...)
 	if !*benchTxnLog {
 		opts = append(opts, scheduler.WithTxnLog(false))

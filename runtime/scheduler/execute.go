@@ -62,7 +62,8 @@ type txnOutput struct {
 func (s *executor) runTxn(j *job) txnOutput {
 	seq := s.seq + 1
 	j.seq.Store(seq)
-	res := &Result{Seq: seq, Kind: j.kind, Description: j.opts.description, DryRun: j.opts.dryRun, Start: time.Now()}
+	room := &resultRoom{Result: Result{Seq: seq, Kind: j.kind, Description: j.opts.description, DryRun: j.opts.dryRun, Start: time.Now()}}
+	res := &room.Result
 	if j.opts.dryRun {
 		res.Seq = 0 // a dry run changes nothing and takes no number
 	}
@@ -97,12 +98,14 @@ func (s *executor) runTxn(j *job) txnOutput {
 	plan.apply(j)
 	endPlanSpan(planSpan, plan)
 	if scratch {
-		// Planned into the reused buffer: the plan's operations get an
-		// array of their own, just their size (they go to the caller).
-		ops := make([]Op, len(plan.ops))
-		copy(ops, plan.ops)
-		clear(s.planOps[:min(len(ops), cap(s.planOps))])
-		plan.ops = ops
+		// Planned into the reused buffer: the operations (the caller's)
+		// get an array just their size, or the result's room for one.
+		ops := room.op[:0]
+		if len(plan.ops) > len(room.op) {
+			ops = make([]Op, 0, len(plan.ops))
+		}
+		plan.ops = append(ops, plan.ops...)
+		clear(s.planOps[:min(len(plan.ops), cap(s.planOps))])
 	}
 	res.Planned = plan.ops
 	if s.opts.txnLog {
@@ -135,6 +138,13 @@ func (s *executor) runTxn(j *job) txnOutput {
 		return txnOutput{}
 	}
 	return s.finishTxn(st, results, ok)
+}
+
+// resultRoom is a Result with room for the operation of the usual
+// single-value plan: one allocation.
+type resultRoom struct {
+	Result
+	op [1]Op
 }
 
 // planScratchMax bounds the capacity of the buffers that plans reuse:

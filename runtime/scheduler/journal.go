@@ -33,6 +33,7 @@ type undo struct {
 
 // begin opens the journal.
 func (g *graph) begin() {
+	g.commit() // empty
 	g.open, g.began = true, g.added
 	if g.epoch++; g.epoch == 0 {
 		// Once every 2^32 journals: no node's epoch may pass for the
@@ -42,8 +43,6 @@ func (g *graph) begin() {
 		}
 		g.epoch = 1
 	}
-	g.journal.Reset()
-	g.saved.Reset()
 }
 
 // commit closes the journal, keeping every change.
@@ -57,27 +56,24 @@ func (g *graph) commit() {
 // restored for each node whose fields were restored or that was removed
 // again (restored with nil when the node no longer exists).
 func (g *graph) rollback(restored func(key string, n *node)) {
+	if restored == nil {
+		restored = func(string, *node) {}
+	}
 	for i := g.journal.Len() - 1; i >= 0; i-- {
 		u := g.journal.At(i)
 		switch u.kind {
 		case undoNode:
 			u.n.nodeFields = *g.saved.At(int(u.saved))
-			if restored != nil {
-				restored(u.n.key, u.n)
-			}
+			restored(u.n.key, u.n)
 		case undoAddNode:
 			g.nodes.del(u.n.key) // REMOVED: out of the graph (see current)
-			if restored != nil {
-				restored(u.n.key, nil)
-			}
+			restored(u.n.key, nil)
 		case undoDelNode:
 			// Back in the graph; its fields come back with its snapshot
 			// (older in the journal), or it goes again (undoAddNode).
 			g.nodes.set(u.n.key, u.n)
 			u.n.state = NONEXISTENT
-			if restored != nil {
-				restored(u.n.key, u.n)
-			}
+			restored(u.n.key, u.n)
 		case undoAddDep:
 			g.setDel(g.dependents, u.target, u.n)
 		case undoDelDep:

@@ -49,12 +49,10 @@ func (s *safeObserver) OpDone(descriptor string, op OpKind, took time.Duration, 
 
 // batchDone tells the observer of a group when it is a BatchObserver.
 func (s *safeObserver) batchDone(descriptor string, op OpKind, ops int, took time.Duration) {
-	bo, ok := s.o.(BatchObserver)
-	if !ok {
-		return
+	if bo, ok := s.o.(BatchObserver); ok {
+		defer s.recovered("BatchDone")
+		bo.BatchDone(descriptor, op, ops, took)
 	}
-	defer s.recovered("BatchDone")
-	bo.BatchDone(descriptor, op, ops, took)
 }
 
 // StateCounts returns the number of values in each state.

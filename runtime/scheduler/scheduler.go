@@ -70,6 +70,8 @@ type job struct {
 	taken    *callCtx
 	// seq is the transaction's sequence number once it has started.
 	seq atomic.Uint64
+	// one holds the items of a job of one (see Txn.job).
+	one [1]KeyValue
 }
 
 type retryItem struct {
@@ -134,13 +136,7 @@ func (s *Scheduler) Register(ds ...kv.Descriptor) error {
 
 // Descriptors returns the names of the registered descriptors, sorted.
 func (s *Scheduler) Descriptors() []string {
-	descs := s.view.state.Load().descs
-	names := make([]string, 0, len(descs))
-	for n := range descs {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
+	return slices.Sorted(maps.Keys(s.view.state.Load().descs))
 }
 
 // Descriptor returns the registered descriptor with the given name.
@@ -256,8 +252,7 @@ func (s *Scheduler) worker() {
 			continue
 		}
 		j := s.queue[0]
-		s.queue[0] = nil
-		s.queue = s.queue[1:]
+		s.queue = slices.Delete(s.queue, 0, 1) // its array takes the next jobs
 		s.busy = true
 		s.qmu.Unlock()
 		s.safeProcess(j)

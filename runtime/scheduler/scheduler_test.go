@@ -498,8 +498,8 @@ func TestTransactionLog(t *testing.T) {
 			continue
 		}
 		for _, want := range []string{
-			"INFO transaction #1 (NB transaction: first) plan, 2 operations: seq=1 kind=NB transaction\n  1. CREATE iface/eth0\n  2. NONE iface/eth1 [IS-PENDING]\n",
-			"INFO transaction executed as planned seq=1 kind=NB transaction operations=2 took=",
+			"INFO transaction #1 (NB transaction: first) plan, 2 operations: seq=1\n  1. CREATE iface/eth0\n  2. NONE iface/eth1 [IS-PENDING]\n",
+			"INFO transaction executed as planned seq=1 operations=2 took=",
 		} {
 			if !strings.Contains(got, want) {
 				t.Errorf("log lacks %q:\n%s", want, got)
@@ -635,7 +635,7 @@ func TestTransactionLogCapsLongLists(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := buf.String()
-	for _, want := range []string{"1000. CREATE iface/eth0999\n  ... and 5 more (the debug level lists them all, with values)", "executed as planned seq=1 kind=NB transaction operations=1005 took="} {
+	for _, want := range []string{"1000. CREATE iface/eth0999\n  ... and 5 more (the debug level lists them all, with values)", "executed as planned seq=1 operations=1005 took="} {
 		if !strings.Contains(got, want) {
 			t.Errorf("log lacks %q", want)
 		}

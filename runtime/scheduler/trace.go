@@ -133,12 +133,8 @@ func (s *executor) endTxnSpan(res *Result) {
 	case res.Err != nil:
 		outcome = "failed"
 	}
-	s.txnSpan.End(res.Err,
-		slog.Int(AttrTxnPlanned, len(res.Planned)),
-		slog.Int(AttrTxnExecuted, len(res.Executed)),
-		slog.Int(AttrTxnErrors, len(res.Errors)),
-		slog.Int(AttrTxnRetries, s.txnRetries),
-		slog.String(AttrTxnOutcome, outcome))
+	s.txnSpan.End(res.Err, slog.Int(AttrTxnPlanned, len(res.Planned)), slog.Int(AttrTxnExecuted, len(res.Executed)),
+		slog.Int(AttrTxnErrors, len(res.Errors)), slog.Int(AttrTxnRetries, s.txnRetries), slog.String(AttrTxnOutcome, outcome))
 	s.txnSpan, s.txnRetries = nil, 0
 }
 

@@ -26,13 +26,7 @@ type Txn struct {
 }
 
 // Txn starts a transaction.
-func (s *Scheduler) Txn(opts ...TxnOption) *Txn {
-	t := &Txn{s: s}
-	for _, o := range opts {
-		o(&t.opts)
-	}
-	return t
-}
+func (s *Scheduler) Txn(opts ...TxnOption) *Txn { return (&Txn{s: s}).With(opts...) }
 
 // With adds options to the transaction.
 func (t *Txn) With(opts ...TxnOption) *Txn {
@@ -105,18 +99,24 @@ func (t *Txn) Delete(key string) *Txn { return t.Set(key, nil) }
 // Len returns the number of keys in the transaction.
 func (t *Txn) Len() int { return len(t.items) }
 
-// job copies the items, so that the Txn may change after a commit.
+// job copies the items, so that the Txn may change after a commit: one
+// item into the job itself.
 func (t *Txn) job(ctx context.Context) *job {
-	return &job{kind: t.kind(), ctx: ctx, opts: t.opts, items: append([]KeyValue(nil), t.items...)}
+	j := &job{kind: t.kind(), ctx: ctx, opts: t.opts}
+	if len(t.items) == 1 {
+		j.items = append(j.one[:0], t.items...)
+	} else {
+		j.items = append([]KeyValue(nil), t.items...)
+	}
+	return j
 }
 
-// kind returns the kind of transaction t commits.
-func (t *Txn) kind() TxnKind {
-	if t.opts.resync != NBTxn {
-		return t.opts.resync
-	}
-	return NBTxn
-}
+// doneChans are the channels of Commit's results: a channel that
+// delivered its one result is empty, and serves the next Commit.
+var doneChans = sync.Pool{New: func() any { return make(chan *Result, 1) }}
+
+// kind returns the kind of transaction t commits (NBTxn unless a resync).
+func (t *Txn) kind() TxnKind { return t.opts.resync }
 
 // check returns the error of a transaction that cannot be committed.
 func (t *Txn) check() error {
@@ -143,24 +143,17 @@ func (t *Txn) check() error {
 // completes and is recorded, and the error, wrapping ctx.Err(), names its
 // sequence number), or a *TxnError with the per-key errors.
 func (t *Txn) Commit(ctx context.Context) (*Result, error) {
-	if ctx == nil {
-		err := errNilContext("commit")
-		return &Result{Kind: t.kind(), Err: err}, err
-	}
-	if err := t.check(); err != nil {
-		return &Result{Kind: NBTxn, Err: err}, err
-	}
 	// The transaction runs on the worker, never on this goroutine, with
 	// or without a deadline on ctx: a southbound call given up on at its
 	// timeout still holds the goroutine that made it, and the caller gets
 	// the result as soon as the transaction has one.
-	j := t.job(ctx)
-	j.done = make(chan *Result, 1)
-	if err := t.s.enqueue(j); err != nil {
-		return &Result{Kind: NBTxn, Err: err}, err
+	j, failed := t.submit(ctx, doneChans.Get().(chan *Result))
+	if failed != nil {
+		return failed, failed.Err
 	}
 	select {
 	case r := <-j.done:
+		doneChans.Put(j.done)
 		return r, r.Err
 	case <-ctx.Done():
 		err := ctx.Err()
@@ -174,18 +167,28 @@ func (t *Txn) Commit(ctx context.Context) (*Result, error) {
 // CommitAsync queues the transaction and returns at once; the channel
 // receives the result when it has run.
 func (t *Txn) CommitAsync(ctx context.Context) <-chan *Result {
-	if ctx == nil {
-		return resolved(&Result{Kind: t.kind(), Err: errNilContext("commit")})
-	}
-	if err := t.check(); err != nil {
-		return resolved(&Result{Kind: NBTxn, Err: err})
-	}
-	j := t.job(ctx)
-	j.done = make(chan *Result, 1)
-	if err := t.s.enqueue(j); err != nil {
-		return resolved(&Result{Kind: NBTxn, Err: err})
+	j, failed := t.submit(ctx, make(chan *Result, 1))
+	if failed != nil {
+		return resolved(failed)
 	}
 	return j.done
+}
+
+// submit queues the transaction, its result to go to done; or returns the
+// result of a transaction that cannot be queued.
+func (t *Txn) submit(ctx context.Context, done chan *Result) (*job, *Result) {
+	if ctx == nil {
+		return nil, &Result{Kind: t.kind(), Err: errNilContext("commit")}
+	}
+	if err := t.check(); err != nil {
+		return nil, &Result{Kind: NBTxn, Err: err}
+	}
+	j := t.job(ctx)
+	j.done = done
+	if err := t.s.enqueue(j); err != nil {
+		return nil, &Result{Kind: NBTxn, Err: err}
+	}
+	return j, nil
 }
 
 func resolved(r *Result) <-chan *Result {

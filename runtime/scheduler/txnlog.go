@@ -24,13 +24,15 @@ func (s *executor) logOps(res *Result, ops []Op, planned bool) {
 	if !l.Enabled(ctx, slog.LevelInfo) {
 		return
 	}
-	seq, kind := slog.Uint64("seq", res.Seq), slog.String("kind", res.Kind.String())
+	// The records name the kind in the plan's header, not as an attribute:
+	// a TextHandler quotes every text with a space, byte by byte.
+	seq := slog.Uint64("seq", res.Seq)
 	if !planned && res.Err == nil && sameOps(res.Planned, ops) {
 		// The plan, logged just before, already lists them: a constant
 		// message, the rest as attributes (cheap to format). Batches are an
 		// execution detail: the record counts them (Result.Batches), the
 		// log reads as without them.
-		logRecord(ctx, l, slog.LevelInfo, res.End, "transaction executed as planned", seq, kind,
+		logRecord(ctx, l, slog.LevelInfo, res.End, "transaction executed as planned", seq,
 			slog.Int("operations", len(ops)), slog.Duration("took", res.End.Sub(res.Start)))
 		return
 	}
@@ -49,29 +51,24 @@ func (s *executor) logOps(res *Result, ops []Op, planned bool) {
 		writeOps(&b, ops, withValues)
 	}
 	if planned {
-		logRecord(ctx, l, slog.LevelInfo, time.Now(), b.String(), seq, kind)
+		logRecord(ctx, l, slog.LevelInfo, time.Now(), b.String(), seq)
 		return
 	}
 	level := slog.LevelInfo
 	if res.Err != nil {
 		level = slog.LevelWarn
 	}
-	logRecord(ctx, l, level, res.End, b.String(), seq, kind, slog.Duration("took", res.End.Sub(res.Start)))
+	logRecord(ctx, l, level, res.End, b.String(), seq, slog.Duration("took", res.End.Sub(res.Start)))
 }
 
-// logRecord is Logger.LogAttrs without the caller's program counter: the
-// source of a transaction record would always be this file, and reading
-// the stack for it costs more than formatting a short record. t is the
-// record's time (a record of the executed transaction is written as it
-// ends: at Result.End).
+// logRecord is Logger.LogAttrs without the caller's program counter (the
+// source would always be this file, and reading the stack costs more than
+// a short record), for a level that logOps found enabled (Info or Warn). t
+// is the record's time: a record of the execution is written at Result.End.
 func logRecord(ctx context.Context, l *slog.Logger, level slog.Level, t time.Time, msg string, attrs ...slog.Attr) {
-	h := l.Handler()
-	if !h.Enabled(ctx, level) {
-		return
-	}
 	r := slog.NewRecord(t, level, msg, 0)
 	r.AddAttrs(attrs...)
-	_ = h.Handle(ctx, r)
+	_ = l.Handler().Handle(ctx, r)
 }
 
 func writeTxnHeader(b *strings.Builder, res *Result, planned bool, n int) {
@@ -97,10 +94,9 @@ func writeTxnHeader(b *strings.Builder, res *Result, planned bool, n int) {
 		b.WriteString(" executed, ")
 	}
 	b.WriteString(strconv.Itoa(n))
-	if n == 1 {
-		b.WriteString(" operation")
-	} else {
-		b.WriteString(" operations")
+	b.WriteString(" operation")
+	if n != 1 {
+		b.WriteByte('s')
 	}
 	if n > 0 {
 		b.WriteString(":")
@@ -112,16 +108,12 @@ const maxLoggedOps = 1000
 
 // sameOps reports whether the executed operations are exactly the plan.
 func sameOps(plan, done []Op) bool {
-	if len(plan) != len(done) {
-		return false
-	}
-	for i := range plan {
-		p, d := &plan[i], &done[i]
-		if p.Key != d.Key || p.Kind != d.Kind || p.Flags != d.Flags || d.Err != nil {
+	for i := 0; i < len(plan) && len(plan) == len(done); i++ {
+		if p, d := &plan[i], &done[i]; p.Key != d.Key || p.Kind != d.Kind || p.Flags != d.Flags || d.Err != nil {
 			return false
 		}
 	}
-	return true
+	return len(plan) == len(done)
 }
 
 // writeOps appends one line per operation: index, kind, key, flags, error.

@@ -30,34 +30,42 @@ type logHandler struct {
 
 func (h *logHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= h.level.Level() }
 
+// bufs are the handler's buffers, one per record being written.
+var bufs = sync.Pool{New: func() any { return &buffer{b: make([]byte, 0, 512)} }}
+
+type buffer struct{ b []byte }
+
 func (h *logHandler) Handle(_ context.Context, r slog.Record) error {
-	var b strings.Builder
+	buf := bufs.Get().(*buffer)
 	// Attributes go on the first line, so that they never read as part of
 	// the last line of a multi-line message (the transaction log).
 	first, rest, multi := strings.Cut(r.Message, "\n")
-	b.WriteString(r.Level.String())
-	b.WriteByte(' ')
-	b.WriteString(first)
-	write := func(a slog.Attr) bool {
-		b.WriteByte(' ')
-		b.WriteString(Safe(a.Key))
-		b.WriteByte('=')
-		b.WriteString(Safe(a.Value.String()))
-		return true
-	}
+	buf.b = append(append(append(buf.b[:0], r.Level.String()...), ' '), first...)
 	for _, a := range h.attrs {
-		write(a)
+		buf.appendAttr(a)
 	}
-	r.Attrs(write)
+	r.Attrs(func(a slog.Attr) bool { buf.appendAttr(a); return true })
 	if multi {
-		b.WriteByte('\n')
-		b.WriteString(rest)
+		buf.b = append(append(buf.b, '\n'), rest...)
 	}
-	b.WriteByte('\n')
+	buf.b = append(buf.b, '\n')
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	_, err := io.WriteString(h.w, b.String())
+	defer func() { h.mu.Unlock(); bufs.Put(buf) }()
+	_, err := h.w.Write(buf.b)
 	return err
+}
+
+// appendAttr appends " key=value", numbers without a string in between.
+func (buf *buffer) appendAttr(a slog.Attr) {
+	buf.b = append(append(append(buf.b, ' '), Safe(a.Key)...), '=')
+	switch a.Value.Kind() {
+	case slog.KindInt64:
+		buf.b = strconv.AppendInt(buf.b, a.Value.Int64(), 10)
+	case slog.KindUint64:
+		buf.b = strconv.AppendUint(buf.b, a.Value.Uint64(), 10)
+	default:
+		buf.b = append(buf.b, Safe(a.Value.String())...)
+	}
 }
 
 func (h *logHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
