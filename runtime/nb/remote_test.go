@@ -30,14 +30,14 @@ type remoteEnv struct {
 	stop   func()
 }
 
-func newRemoteEnv(t *testing.T, sb *kvtest.SB, dir string, before func(*boltstore.Store)) *remoteEnv {
+func newRemoteEnv(t testing.TB, sb *kvtest.SB, dir string, before func(*boltstore.Store)) *remoteEnv {
 	t.Helper()
 	return newRemoteEnvAfter(t, sb, dir, before, 0)
 }
 
 // newRemoteEnvAfter is newRemoteEnv whose scheduler numbers its
 // transactions after seqAfter (a restarted agent's).
-func newRemoteEnvAfter(t *testing.T, sb *kvtest.SB, dir string, before func(*boltstore.Store), seqAfter uint64) *remoteEnv {
+func newRemoteEnvAfter(t testing.TB, sb *kvtest.SB, dir string, before func(*boltstore.Store), seqAfter uint64) *remoteEnv {
 	t.Helper()
 	e := &remoteEnv{sb: sb}
 	var err error
