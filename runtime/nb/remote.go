@@ -105,9 +105,9 @@ type Remote struct {
 	touchedAll   bool
 	savedPending *pendingCommit
 	rewrite      bool
-	timer     *time.Timer
-	ctx       context.Context
-	cancel    context.CancelFunc
+	timer        *time.Timer
+	ctx          context.Context
+	cancel       context.CancelFunc
 }
 
 type remoteSnapshot struct {
