@@ -87,8 +87,10 @@ func decodeEntry(models Models, key string, b []byte) (proto.Message, error) {
 // A value that does not encode makes the next save rewrite everything
 // (and fail, naming it).
 func (r *Remote) putValues(prefix string, vs map[string]proto.Message) {
-	for k, v := range vs {
-		b, err := encodeEntry(v)
+	// In key order: bbolt inserts at the end of a page then, instead of
+	// moving a growing node's entries on every put.
+	for _, k := range slices.Sorted(maps.Keys(vs)) {
+		b, err := encodeEntry(vs[k])
 		if err != nil {
 			r.rewrite = true
 			return
@@ -121,6 +123,7 @@ func (r *Remote) pendingEntries(p *pendingCommit) ([]SourceEntry, error) {
 	if keys == nil {
 		set, deleted := diffOn(r.current, p.previous, nil)
 		keys = append(slices.Collect(maps.Keys(set)), deleted...)
+		slices.Sort(keys)
 	}
 	out := make([]SourceEntry, 0, len(keys))
 	for _, k := range keys {
@@ -147,7 +150,7 @@ func (r *Remote) saveEntries() error {
 		}
 	} else {
 		ops = append(ops, r.stateOps...)
-		for k := range r.dirty {
+		for _, k := range slices.Sorted(maps.Keys(r.dirty)) {
 			if v, ok := r.current[k]; ok {
 				b, err := encodeEntry(v)
 				if err != nil {
@@ -199,8 +202,8 @@ func (r *Remote) allEntries() ([]SourceEntry, error) {
 		ops = append(ops, SourceEntry{Key: []byte(p), Prefix: true})
 	}
 	put := func(prefix string, vs map[string]proto.Message) error {
-		for k, v := range vs {
-			b, err := encodeEntry(v)
+		for _, k := range slices.Sorted(maps.Keys(vs)) {
+			b, err := encodeEntry(vs[k])
 			if err != nil {
 				return fmt.Errorf("key %q: %w", k, err)
 			}
