@@ -610,21 +610,26 @@ func (r *Remote) load(models Models) error {
 	if r.store == nil {
 		return nil
 	}
-	if r.es != nil {
-		found, err := r.loadEntries(models)
-		if err != nil {
-			return fmt.Errorf("nb: the state of source %s: %w", r.name, err)
-		}
-		if found {
-			return nil
-		}
-		// Nothing, or the single record of before: the first save
-		// writes every entry (and removes that record).
-		r.rewrite = true
-	}
 	b, err := r.store.LoadSource(r.name)
 	if err != nil {
 		return fmt.Errorf("nb: the state of source %s: %w", r.name, err)
+	}
+	if r.es != nil {
+		// Every write of entries removes the single record of before:
+		// one in the store is newer than the entries (an agent of
+		// before ran over them), and replaces them.
+		if b == nil {
+			found, err := r.loadEntries(models)
+			if err != nil {
+				return fmt.Errorf("nb: the state of source %s: %w", r.name, err)
+			}
+			if found {
+				return nil
+			}
+		}
+		// Nothing, or the single record: the first save writes every
+		// entry (and removes that record).
+		r.rewrite = true
 	}
 	if b == nil {
 		return nil

@@ -184,3 +184,29 @@ func copyFile(t *testing.T, from, to string) {
 		t.Fatal(err)
 	}
 }
+
+// TestRemoteRecordAfterEntries: a single record written over entries (an
+// agent of before ran on the file after this one, then this one again)
+// is the newer state: it replaces the entries.
+func TestRemoteRecordAfterEntries(t *testing.T) {
+	sb, dir := kvtest.NewSB(), t.TempDir()
+	e := newRemoteEnv(t, sb, dir, nil)
+	e.commit(t, sets("iface/a", "a1", "iface/z", "z1"), 0)
+	e.stop()
+	rec := `{"current":[{"key":"iface/b","type":"google.protobuf.StringValue","data":"CgFi"}]}`
+	e = newRemoteEnv(t, sb, dir, func(s *boltstore.Store) {
+		if err := s.SaveSource("api", []byte(rec)); err != nil {
+			t.Fatal(err)
+		}
+	})
+	want := map[string]string{"iface/b": "b"}
+	if got := texts(e); !maps.Equal(got, want) {
+		t.Fatalf("the source's state: %v, want %v", got, want)
+	}
+	if got := sb.Values(); !maps.Equal(got, want) {
+		t.Fatalf("southbound %v, want %v", got, want)
+	}
+	if ents := entries(t, e.store); ents["c\x00iface/a"] != "" || ents["c\x00iface/b"] == "" {
+		t.Fatalf("the entries: %q", ents)
+	}
+}
