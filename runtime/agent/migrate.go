@@ -57,11 +57,11 @@ func (r *run) migrateGRPCState() error {
 	if err != nil {
 		return fmt.Errorf("the former gRPC API's state %s: %w", file, err)
 	}
-	rec, err := r.store.LoadSource(nb.DefaultRemoteSource)
+	has, err := nb.HasSourceState(r.store, nb.DefaultRemoteSource)
 	if err != nil {
 		return fmt.Errorf("the state of source %s: %w", nb.DefaultRemoteSource, err)
 	}
-	if rec != nil {
+	if has {
 		r.logger.Warn("the former gRPC API's state file is ignored: the API source has a state in the store already", "file", file)
 		return nil
 	}

@@ -92,14 +92,31 @@ type Remote struct {
 	pending *pendingCommit
 	// noHistory: the record loaded kept no states.
 	noHistory bool
-	timer     *time.Timer
-	ctx       context.Context
-	cancel    context.CancelFunc
+	// What save writes to a SourceEntryStore (es): the keys of current
+	// changed since the last save (dirty), the changes of the states'
+	// entries in order (stateOps), the keys of current changed since the
+	// last state recorded (touched, or all of them: touchedAll), the
+	// pending commit on disk (savedPending), and rewrite: everything
+	// (the store holds the single record of before, or nothing).
+	es           SourceEntryStore
+	dirty        map[string]struct{}
+	stateOps     []SourceEntry
+	touched      map[string]struct{}
+	touchedAll   bool
+	savedPending *pendingCommit
+	rewrite      bool
+	timer        *time.Timer
+	ctx          context.Context
+	cancel       context.CancelFunc
 }
 
 type remoteSnapshot struct {
 	seq    uint64
 	values map[string]proto.Message
+	// set and deleted are the changes from the state before (none for
+	// the first state).
+	set     map[string]proto.Message
+	deleted []string
 }
 
 type pendingCommit struct {
@@ -108,6 +125,9 @@ type pendingCommit struct {
 	// previous is the source's state before the commit, restored by a
 	// rollback.
 	previous map[string]proto.Message
+	// keys are those the commit may have changed (nil: any): previous
+	// and the source's state differ on them only.
+	keys []string
 }
 
 // remoteStartTimeout bounds the initial load of NewRemote.
@@ -129,8 +149,10 @@ func NewRemote(m *Mux, models Models, cfg RemoteConfig) (*Remote, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	r := &Remote{m: m, name: cfg.Source, kept: cfg.StatesKept, logger: cfg.Logger, current: map[string]proto.Message{}}
+	r := &Remote{m: m, name: cfg.Source, kept: cfg.StatesKept, logger: cfg.Logger, current: map[string]proto.Message{},
+		dirty: map[string]struct{}{}, touched: map[string]struct{}{}}
 	r.store, _ = m.opts.store.(SourceStore)
+	r.es, _ = m.opts.store.(SourceEntryStore)
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	if err := r.load(models); err != nil {
 		return nil, err
@@ -191,7 +213,7 @@ func (r *Remote) start() error {
 	if err != nil {
 		return fmt.Errorf("nb: the initial load of source %s: %w", r.name, err)
 	}
-	r.current = maps.Clone(desired)
+	r.setCurrent(maps.Clone(desired), nil)
 	r.pending = nil
 	// The state loaded is the source's state since this transaction, or
 	// since the last one of the history (the startup resync applies it
@@ -222,9 +244,17 @@ func (r *Remote) Commit(ctx context.Context, u Update, within time.Duration, opt
 		return nil, time.Time{}, fmt.Errorf("commit %d awaits confirmation until %s: confirm or cancel it first: %w",
 			p.seq, p.deadline.UTC().Format(time.RFC3339), ErrAwaitingConfirmation)
 	}
-	previous := maps.Clone(r.current)
+	previous := r.current
 	after := nextDesired(previous, u)
-	if within > 0 && maps.EqualFunc(previous, after, proto.Equal) {
+	// The keys the commit may change (nil: any).
+	var keys []string
+	if !u.Resync {
+		keys = make([]string, 0, len(u.Changes))
+		for _, c := range u.Changes {
+			keys = append(keys, c.Key)
+		}
+	}
+	if within > 0 && sameOn(previous, after, keys) {
 		return nil, time.Time{}, fmt.Errorf("confirm_within: the commit leaves the %s source's values as they are; nothing was changed: %w", r.name, ErrNothingToConfirm)
 	}
 	// Write-ahead: the store holds the source's next state (and, for a
@@ -232,17 +262,19 @@ func (r *Remote) Commit(ctx context.Context, u Update, within time.Duration, opt
 	// before the transaction, so that an agent that dies during it
 	// starts with what the client asked, and rolls back a confirmed
 	// commit whatever became of it.
-	r.current = after
+	r.setCurrent(after, keys)
 	if within > 0 {
-		r.pending = &pendingCommit{deadline: time.Now().Add(within), previous: previous}
+		r.pending = &pendingCommit{deadline: time.Now().Add(within), previous: previous, keys: keys}
 	}
 	if err := r.save(); err != nil {
-		r.current, r.pending = previous, nil
+		r.setCurrent(previous, keys)
+		r.pending = nil
 		return nil, time.Time{}, fmt.Errorf("recording the commit before applying it: %w", err)
 	}
 	res, err := r.m.ApplyWith(ctx, r.name, u, opts...)
 	if err != nil && !isTxnError(err) {
-		r.current, r.pending = previous, nil
+		r.setCurrent(previous, keys)
+		r.pending = nil
 		if serr := r.save(); serr != nil {
 			r.logger.Error("nb: saving the remote source's state", "err", serr)
 		}
@@ -251,14 +283,16 @@ func (r *Remote) Commit(ctx context.Context, u Update, within time.Duration, opt
 	if within > 0 && (res == nil || res.Seq == 0) {
 		return nil, time.Time{}, r.undoUnconfirmable(ctx, previous)
 	}
-	r.current = r.desired()
+	// The Mux's state of the source is after, or previous (a reverted
+	// transaction): they differ on keys only.
+	r.setCurrent(r.desired(), keys)
 	r.pending = nil
 	var deadline time.Time
 	if res != nil && res.Seq > 0 {
 		r.record(res.Seq)
 		if within > 0 && !res.Reverted {
 			deadline = time.Now().Add(within)
-			r.pending = &pendingCommit{seq: res.Seq, deadline: deadline, previous: previous}
+			r.pending = &pendingCommit{seq: res.Seq, deadline: deadline, previous: previous, keys: keys}
 			r.arm(res.Seq, within)
 		}
 	}
@@ -286,7 +320,7 @@ func (r *Remote) undoUnconfirmable(ctx context.Context, previous map[string]prot
 	if err != nil {
 		r.logger.Error("nb: undoing a confirmed commit that made no transaction", "err", err)
 	}
-	r.current = r.desired()
+	r.setCurrent(r.desired(), nil)
 	r.pending = nil
 	if res != nil && res.Seq > 0 {
 		r.record(res.Seq)
@@ -343,7 +377,7 @@ func (r *Remote) rollback(ctx context.Context, target map[string]proto.Message, 
 	if err != nil && !isTxnError(err) {
 		return res, err
 	}
-	r.current = r.desired()
+	r.setCurrent(r.desired(), nil)
 	r.pending = nil
 	if r.timer != nil {
 		r.timer.Stop()
@@ -422,11 +456,106 @@ func (r *Remote) record(seq uint64) {
 		r.logger.Warn("nb: transaction numbers went back: the states kept for RollbackTo are dropped", "source", r.name, "seq", seq, "last", r.states[n-1].seq)
 		r.states, r.floor = nil, seq
 	}
-	r.states = append(r.states, remoteSnapshot{seq: seq, values: maps.Clone(r.current)})
-	if n := len(r.states) - r.kept; n > 0 {
-		r.states = slices.Delete(r.states, 0, n)
+	// r.current is never changed in place: the state shares it.
+	st := remoteSnapshot{seq: seq, values: r.current}
+	if r.es != nil {
+		if n := len(r.states); n == 0 {
+			r.stateOps = append(r.stateOps[:0], SourceEntry{Key: []byte(entryBase), Prefix: true}, SourceEntry{Key: []byte(entryDiff), Prefix: true})
+			r.putValues(entryBase, st.values)
+		} else {
+			var keys []string
+			if !r.touchedAll {
+				keys = slices.Collect(maps.Keys(r.touched))
+			}
+			st.set, st.deleted = diffOn(r.states[n-1].values, st.values, keys)
+			r.putDiff(st)
+		}
+	}
+	clear(r.touched)
+	r.touchedAll = false
+	r.states = append(r.states, st)
+	for len(r.states) > r.kept {
+		// The second state becomes the first, whole: its changes go
+		// into the base entries.
+		next := r.states[1]
+		if r.es != nil {
+			r.putValues(entryBase, next.set)
+			for _, k := range next.deleted {
+				r.stateOps = append(r.stateOps, SourceEntry{Key: []byte(entryBase + k)})
+			}
+			r.stateOps = append(r.stateOps, SourceEntry{Key: diffKey(next.seq)})
+		}
+		r.states = slices.Delete(r.states, 0, 1)
 		r.floor = r.states[0].seq
 	}
+}
+
+// setCurrent makes next the source's state, next differing from it on
+// keys only (nil: on any); r.mu held. next is not changed afterwards.
+func (r *Remote) setCurrent(next map[string]proto.Message, keys []string) {
+	if keys == nil {
+		r.touchedAll = true
+		if r.es != nil {
+			set, deleted := diffOn(r.current, next, nil)
+			for k := range set {
+				r.dirty[k] = struct{}{}
+			}
+			for _, k := range deleted {
+				r.dirty[k] = struct{}{}
+			}
+		}
+	} else if r.es != nil {
+		for _, k := range keys {
+			r.dirty[k] = struct{}{}
+			r.touched[k] = struct{}{}
+		}
+	}
+	r.current = next
+}
+
+// sameOn reports whether a and b are equal on keys (nil: all of them).
+func sameOn(a, b map[string]proto.Message, keys []string) bool {
+	if keys == nil {
+		return maps.EqualFunc(a, b, proto.Equal)
+	}
+	for _, k := range keys {
+		va, oka := a[k]
+		vb, okb := b[k]
+		if oka != okb || (oka && !proto.Equal(va, vb)) {
+			return false
+		}
+	}
+	return true
+}
+
+// diffOn returns the values of next that differ from prev's, and the keys
+// of prev that next has not, looking at keys only (nil: all).
+func diffOn(prev, next map[string]proto.Message, keys []string) (map[string]proto.Message, []string) {
+	if keys == nil {
+		for k := range prev {
+			keys = append(keys, k)
+		}
+		for k := range next {
+			if _, ok := prev[k]; !ok {
+				keys = append(keys, k)
+			}
+		}
+	}
+	set := map[string]proto.Message{}
+	var deleted []string
+	for _, k := range keys {
+		pv, had := prev[k]
+		nv, has := next[k]
+		switch {
+		case has && (!had || (pv != nv && !proto.Equal(pv, nv))):
+			set[k] = nv
+		case !has && had:
+			deleted = append(deleted, k)
+		}
+	}
+	slices.Sort(deleted)
+	deleted = slices.Compact(deleted)
+	return set, deleted
 }
 
 // after returns the source's state after transaction seq; false when the
@@ -485,6 +614,23 @@ func (r *Remote) load(models Models) error {
 	if err != nil {
 		return fmt.Errorf("nb: the state of source %s: %w", r.name, err)
 	}
+	if r.es != nil {
+		// Every write of entries removes the single record of before:
+		// one in the store is newer than the entries (an agent of
+		// before ran over them), and replaces them.
+		if b == nil {
+			found, err := r.loadEntries(models)
+			if err != nil {
+				return fmt.Errorf("nb: the state of source %s: %w", r.name, err)
+			}
+			if found {
+				return nil
+			}
+		}
+		// Nothing, or the single record: the first save writes every
+		// entry (and removes that record).
+		r.rewrite = true
+	}
 	if b == nil {
 		return nil
 	}
@@ -513,7 +659,7 @@ func (r *Remote) load(models Models) error {
 		for _, k := range st.Deleted {
 			delete(state, k)
 		}
-		r.states = append(r.states, remoteSnapshot{seq: st.Seq, values: state})
+		r.states = append(r.states, remoteSnapshot{seq: st.Seq, values: state, set: set, deleted: st.Deleted})
 	}
 	r.floor = rec.Floor
 	// A record without states (written before they were kept): what the
@@ -554,10 +700,14 @@ func encodeStates(states []remoteSnapshot) ([]recordState, error) {
 	return out, nil
 }
 
-// save writes the source's record to the store; r.mu held.
+// save writes the source's state to the store: to a SourceEntryStore
+// what changed since the last save, else the whole record; r.mu held.
 func (r *Remote) save() error {
 	if r.store == nil {
 		return nil
+	}
+	if r.es != nil {
+		return r.saveEntries()
 	}
 	var rec remoteRecord
 	var err error
@@ -627,18 +777,19 @@ func ImportRemoteState(store SourceStore, source string, values map[string]proto
 	if source == "" {
 		source = DefaultRemoteSource
 	}
-	b, err := store.LoadSource(source)
+	has, err := HasSourceState(store, source)
 	if err != nil {
 		return fmt.Errorf("nb: the state of source %s: %w", source, err)
 	}
-	if b != nil {
+	if has {
 		return fmt.Errorf("nb: source %s has a recorded state already", source)
 	}
 	var rec remoteRecord
 	if rec.Current, err = encodeValues(values); err != nil {
 		return fmt.Errorf("nb: importing the state of source %s: %w", source, err)
 	}
-	if b, err = json.Marshal(rec); err != nil {
+	b, err := json.Marshal(rec)
+	if err != nil {
 		return err
 	}
 	return store.SaveSource(source, b)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -30,14 +31,14 @@ type remoteEnv struct {
 	stop   func()
 }
 
-func newRemoteEnv(t *testing.T, sb *kvtest.SB, dir string, before func(*boltstore.Store)) *remoteEnv {
+func newRemoteEnv(t testing.TB, sb *kvtest.SB, dir string, before func(*boltstore.Store)) *remoteEnv {
 	t.Helper()
 	return newRemoteEnvAfter(t, sb, dir, before, 0)
 }
 
 // newRemoteEnvAfter is newRemoteEnv whose scheduler numbers its
 // transactions after seqAfter (a restarted agent's).
-func newRemoteEnvAfter(t *testing.T, sb *kvtest.SB, dir string, before func(*boltstore.Store), seqAfter uint64) *remoteEnv {
+func newRemoteEnvAfter(t testing.TB, sb *kvtest.SB, dir string, before func(*boltstore.Store), seqAfter uint64) *remoteEnv {
 	t.Helper()
 	e := &remoteEnv{sb: sb}
 	var err error
@@ -206,9 +207,12 @@ func TestRemoteInFlightConfirmedCommitRolledBack(t *testing.T) {
 	if len(h) == 0 || !strings.Contains(h[0].Description, "rollback of a confirmed commit that was in flight when the agent stopped") {
 		t.Fatalf("history %+v", h)
 	}
-	b, err := e.store.LoadSource("api")
-	if err != nil || strings.Contains(string(b), "pending") || strings.Contains(string(b), `"iface/b"`) {
-		t.Fatalf("the record after the start: %s %v", b, err)
+	ents := entries(t, e.store)
+	if ents["h"] == "" || strings.Contains(ents["h"], "pending") || ents["c\x00iface/b"] != "" || ents["c\x00iface/a"] == "" {
+		t.Fatalf("the entries after the start: %q", ents)
+	}
+	if b, err := e.store.LoadSource("api"); b != nil || err != nil {
+		t.Fatalf("the record of before stayed: %s %v", b, err)
 	}
 }
 
@@ -220,7 +224,7 @@ func TestRemoteNothingToConfirm(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.commit(t, sets("iface/a", "a1"), 0)
-	before, _ := e.store.LoadSource("api")
+	before := entries(t, e.store)
 	n := len(e.s.History())
 	for name, u := range map[string]nb.Update{
 		"same value":        sets("iface/a", "a1"),
@@ -232,8 +236,8 @@ func TestRemoteNothingToConfirm(t *testing.T) {
 			t.Errorf("%s: %v, want ErrNothingToConfirm naming confirm_within", name, err)
 		}
 	}
-	if after, _ := e.store.LoadSource("api"); string(after) != string(before) {
-		t.Errorf("the record changed:\n%s\nwas\n%s", after, before)
+	if after := entries(t, e.store); !maps.Equal(after, before) {
+		t.Errorf("the entries changed:\n%q\nwere\n%q", after, before)
 	}
 	if len(e.s.History()) != n {
 		t.Errorf("the refused commits made transactions: %+v", e.s.History()[n:])
@@ -338,4 +342,17 @@ func TestImportRemoteState(t *testing.T) {
 	})
 	e.want(t, "iface/a", "imported")
 	e.want(t, "iface/b", "b")
+}
+
+// entries returns the entries of the api source in st.
+func entries(t testing.TB, st *boltstore.Store) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	if err := st.ReadSourceEntries("api", func(k, v []byte) error {
+		out[string(k)] = string(v)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

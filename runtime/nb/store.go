@@ -1,6 +1,10 @@
 package nb
 
-import "google.golang.org/protobuf/proto"
+import (
+	"errors"
+
+	"google.golang.org/protobuf/proto"
+)
 
 // Applied is one value the agent applied: its key, the source that owned
 // it and the value.
@@ -42,3 +46,50 @@ type SourceStore interface {
 	// on disk before it returns.
 	SaveSource(source string, data []byte) error
 }
+
+// SourceEntry is one change of a source's entries (SourceEntryStore):
+// Value is written under Key (nil Value: the entry is deleted), or, with
+// Prefix, every entry whose key starts with Key is deleted.
+type SourceEntry struct {
+	Key    []byte
+	Value  []byte
+	Prefix bool
+}
+
+// SourceEntryStore is a SourceStore that also keeps, by source, an ordered
+// map of entries written a few at a time, so that a source's state is
+// recorded in proportion to what changed rather than as a whole: a Remote
+// over one keeps a value per entry. runtime/nb/boltstore implements it.
+type SourceEntryStore interface {
+	SourceStore
+	// ReadSourceEntries calls fn with each entry of the source, in the
+	// order of their keys; key and value are valid only during the call.
+	// An error of fn stops the reading and is returned.
+	ReadSourceEntries(source string, fn func(key, value []byte) error) error
+	// WriteSourceEntries makes the changes, in their order, and removes
+	// the source's SaveSource record, all at once, on disk before it
+	// returns.
+	WriteSourceEntries(source string, changes []SourceEntry) error
+}
+
+// HasSourceState reports whether store holds a state of the source: a
+// SaveSource record, or entries.
+func HasSourceState(store SourceStore, source string) (bool, error) {
+	if es, ok := store.(SourceEntryStore); ok {
+		found := false
+		err := es.ReadSourceEntries(source, func(_, _ []byte) error {
+			found = true
+			return errStopReading
+		})
+		if err != nil && !errors.Is(err, errStopReading) {
+			return false, err
+		}
+		if found {
+			return true, nil
+		}
+	}
+	b, err := store.LoadSource(source)
+	return b != nil, err
+}
+
+var errStopReading = errors.New("stop reading")
