@@ -414,6 +414,9 @@ func (r *resyncPass) adoptOnCreate(n *node) bool {
 // intended that no operation followed (they went PENDING, say), with the
 // state they end the run in.
 func (r *resyncPass) reportAdopted() {
+	if len(r.adopting) == 0 {
+		return // maps.Keys' iterator would allocate, once per transaction
+	}
 	for _, key := range slices.Sorted(maps.Keys(r.adopting)) {
 		if n := r.g.node(key); n != nil {
 			r.opFor(n, Op{Key: key, Kind: OpNone, Value: n.applied, Flags: r.nodeFlags(n)}) // opFor adds ADOPTED
