@@ -75,8 +75,9 @@ func (r *run) startAPI(context.Context) error {
 		}
 		// The operator page (runtime/ui) renders from svc's calls, beside
 		// the API and behind the same limits and guard; / sends a browser
-		// to it (the API has nothing at /).
-		page, err := ui.New(svc, ui.Options{Logger: r.logger})
+		// to it (the API has nothing at /). Its plots are kept in the
+		// state file, one record per listener (each page has its own).
+		page, err := ui.New(svc, ui.Options{Logger: r.logger, PlotsStore: r.store.Blob("ui.plots." + l.what)})
 		if err != nil {
 			svc.Close()
 			return err
@@ -107,6 +108,18 @@ func (r *run) startAPI(context.Context) error {
 				r.logger.Error("API listener stopped", "address", srv.Addr(), "error", err)
 			}
 		}()
+		// The page's plots are fed while the agent runs, whether or not
+		// a page is open; the last feed is saved before the store is
+		// closed (it closes after the run's other cleanups).
+		fctx, stopFeed := context.WithCancel(context.Background())
+		fed := make(chan struct{})
+		go func() {
+			defer close(fed)
+			if err := ui.Feed(fctx, page, 0); err != nil {
+				r.logger.Error("operator page: the plots are not fed", "error", err)
+			}
+		}()
+		r.atEnd(func() error { stopFeed(); <-fed; return nil })
 		r.atEnd(func() error {
 			svc.Close() // ends the Watch streams
 			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -46,6 +46,22 @@
 // client's Watch (apiv1connect.AgentServiceClient); otherwise events is
 // 501 and the pages are as loaded.
 //
+// The plots (GET plots) are a ring of 60 one-minute buckets in memory,
+// fed from the API's History and Stats when the page is read and while a
+// page is open live. To keep it fed while no page is open, and across
+// restarts, an agent gives Options.PlotsStore (load and save bytes: the
+// ring's record, a few kilobytes at most) and runs Feed until it stops:
+//
+//	page, err := ui.New(svc, ui.Options{PlotsStore: store.Blob("ui.plots")})
+//	...
+//	go ui.Feed(ctx, page, 0) // every ui.DefaultFeedEvery until ctx ends
+//
+// New loads the ring (a record that cannot be read is ignored, with a
+// warning); every feed saves it. The ring remembers the number of the last
+// transaction it counted, so a feed after a restart counts only what the
+// history holds beyond it (a history whose numbers went back is read by
+// the transactions' start times instead).
+//
 // A bad argument gets an error page naming it, in the API's words and
 // with the HTTP status the API's REST answers (a key without a value: 404
 // naming key). Each page links to the same data from the REST API

@@ -204,7 +204,7 @@ func (h *handler) events(w http.ResponseWriter, rq *request) {
 			}
 			return
 		case <-feed.C:
-			if err := h.feed(rq, h.now()); err != nil {
+			if err := h.feed(rq.r.Context(), rq.calls, h.now()); err != nil {
 				h.logger.Debug("ui: feeding the plots", "err", err)
 			}
 		case <-keep.C:

@@ -1,9 +1,11 @@
 package ui
 
 import (
+	"context"
 	"fmt"
 	"html/template"
 	"math"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -48,6 +50,8 @@ type ring struct {
 	mu      sync.Mutex
 	b       [ringMinutes]bucket
 	lastSeq uint64
+	// lastStart is when the newest transaction counted began.
+	lastStart time.Time
 	// missed counts the transactions the history dropped before the
 	// ring read them.
 	missed uint64
@@ -166,34 +170,63 @@ func (r *ring) view(now time.Time) []minuteView {
 }
 
 // feed adds the transactions of the history that the ring has not seen
-// and samples the values by state, through the API (History, Stats).
-func (h *handler) feed(rq *request, now time.Time) error {
-	ctx := rq.r.Context()
+// and samples the values by state, through the API (History, Stats), with
+// the header calls (the credential); then it saves the ring to the
+// store, if any.
+func (h *handler) feed(ctx context.Context, calls http.Header, now time.Time) error {
 	r := h.plots
 	r.feeding.Lock()
 	defer r.feeding.Unlock()
 	r.mu.Lock()
 	last := r.lastSeq
 	r.mu.Unlock()
-	resp, err := h.svc.History(ctx, call(rq, &apiv1.HistoryRequest{}))
+	resp, err := h.svc.History(ctx, withHeader(calls, &apiv1.HistoryRequest{}))
 	if err != nil {
 		return err
 	}
 	recs := resp.Msg.GetRecords()
-	var newest uint64
-	first := true
+	var oldest, newest uint64
 	for _, rec := range recs {
-		if rec.GetSeq() <= last {
+		if s := rec.GetSeq(); s > 0 {
+			newest = max(newest, s)
+			if oldest == 0 || s < oldest {
+				oldest = s
+			}
+		}
+	}
+	seen := func(rec *apiv1.Record) bool { return rec.GetSeq() <= last }
+	if newest > 0 && newest < last {
+		// The history's numbers are below the ring's: they started
+		// again (a new state, another agent's), or the history lost
+		// its last records (a crash before they were written). Either
+		// way, what began after the last transaction counted is new.
+		r.mu.Lock()
+		after := r.lastStart
+		r.lastSeq = 0
+		r.mu.Unlock()
+		h.logger.Warn("ui: the plots' ring counted transactions up to a number past the history's newest (its numbering restarted, or it lost records): counting what began after the last one counted",
+			"ring", last, "history", newest, "after", after)
+		last = 0
+		seen = func(rec *apiv1.Record) bool { return !timeOf(rec.GetStart()).After(after) }
+	}
+	if last != 0 && oldest > last+1 {
+		// The history no longer holds what follows the ring's last
+		// transaction: those left it unread. (When it holds the last
+		// one, a gap in the numbers is not a loss: the numbers an
+		// agent reserved before a restart are skipped.)
+		r.mu.Lock()
+		r.missed += oldest - last - 1
+		r.mu.Unlock()
+	}
+	var lastStart time.Time
+	for _, rec := range recs {
+		if seen(rec) {
 			continue
 		}
-		if first && last != 0 && rec.GetSeq() > last+1 {
-			r.mu.Lock()
-			r.missed += rec.GetSeq() - last - 1
-			r.mu.Unlock()
-		}
-		first = false
-		newest = max(newest, rec.GetSeq())
 		start, end := timeOf(rec.GetStart()), timeOf(rec.GetEnd())
+		if start.After(lastStart) {
+			lastStart = start
+		}
 		if start.IsZero() || now.Sub(start) > ringMinutes*time.Minute {
 			continue
 		}
@@ -220,12 +253,13 @@ func (h *handler) feed(rq *request, now time.Time) error {
 			r.addDrift(start, drifted, repaired)
 		}
 	}
-	if newest > 0 {
-		r.mu.Lock()
-		r.lastSeq = max(r.lastSeq, newest)
-		r.mu.Unlock()
+	r.mu.Lock()
+	r.lastSeq = max(r.lastSeq, newest)
+	if lastStart.After(r.lastStart) {
+		r.lastStart = lastStart
 	}
-	st, err := h.svc.Stats(ctx, call(rq, &apiv1.StatsRequest{}))
+	r.mu.Unlock()
+	st, err := h.svc.Stats(ctx, withHeader(calls, &apiv1.StatsRequest{}))
 	if err != nil {
 		return err
 	}
@@ -234,6 +268,7 @@ func (h *handler) feed(rq *request, now time.Time) error {
 		counts[s] = int(n)
 	}
 	r.sample(now, counts)
+	h.savePlots()
 	return nil
 }
 
@@ -344,6 +379,8 @@ type plotsData struct {
 	page
 	Plots  []plot
 	Missed uint64
+	// FeedEvery is Feed's interval while it runs (0: none runs).
+	FeedEvery time.Duration
 }
 
 func count(v float64) string { return fmt.Sprintf("%g", v) }
@@ -422,11 +459,12 @@ func (h *handler) plotsPage(rq *request) (string, any, error) {
 		return "", nil, err
 	}
 	now := h.now()
-	if err := h.feed(rq, now); err != nil {
+	if err := h.feed(rq.r.Context(), rq.calls, now); err != nil {
 		return "", nil, err
 	}
 	d := plotsData{page: h.newPage(rq, "The last hour", "plots", "v1/stats")}
 	d.Plots = plotsOf(h.plots.view(now))
+	d.FeedEvery = time.Duration(h.feedEvery.Load())
 	h.plots.mu.Lock()
 	d.Missed = h.plots.missed
 	h.plots.mu.Unlock()

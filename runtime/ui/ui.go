@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"connectrpc.com/connect"
@@ -74,6 +75,11 @@ type Options struct {
 	// DefaultMaxGraphNodes): a larger one is refused, with the filters
 	// (model, state, a key's neighbourhood) that narrow it.
 	MaxGraphNodes int
+	// PlotsStore, when set, keeps the plots' ring across restarts: New
+	// loads it (a record that cannot be read is ignored, with a
+	// warning), and every feed of the ring saves it (when it changed).
+	// Feed keeps the ring fed while no page is open.
+	PlotsStore PlotsStore
 }
 
 // DefaultMaxGraphNodes is the largest graph the graph page draws by
@@ -121,6 +127,12 @@ type handler struct {
 	// plots is the ring of the last hour; now its clock.
 	plots *ring
 	now   func() time.Time
+	// store keeps the ring (nil: none); saved is the record saved last
+	// (both used with plots.feeding held, or in New). feedEvery is
+	// Feed's interval while it runs (0: none runs).
+	store     PlotsStore
+	saved     []byte
+	feedEvery atomic.Int64
 }
 
 // New returns the operator page: server-rendered HTML views of what the
@@ -156,6 +168,10 @@ func New(svc Service, opts Options) (http.Handler, error) {
 	}
 	h.watch = watchFunc(svc)
 	h.plots, h.now = &ring{}, time.Now
+	if opts.PlotsStore != nil {
+		h.store = opts.PlotsStore
+		h.loadPlots()
+	}
 	h.live = &liveStreams{max: int64(opts.MaxLiveStreams), lifetime: opts.LiveStreamLifetime}
 	// The REST API is at the root of the server the page is mounted in:
 	// relative to the page's directory, one "../" per level of Path.
@@ -205,9 +221,12 @@ type request struct {
 }
 
 // call makes a request of msg with the page's credential.
-func call[T any](rq *request, msg *T) *connect.Request[T] {
+func call[T any](rq *request, msg *T) *connect.Request[T] { return withHeader(rq.calls, msg) }
+
+// withHeader makes a request of msg with the header calls.
+func withHeader[T any](calls http.Header, msg *T) *connect.Request[T] {
 	req := connect.NewRequest(msg)
-	for k, v := range rq.calls {
+	for k, v := range calls {
 		req.Header()[k] = v
 	}
 	return req

@@ -12,7 +12,8 @@
 //
 // The store keeps a transaction number too (LastSeq, SetLastSeq): the
 // agent numbers its transactions after it, so that numbers stay unique
-// across restarts.
+// across restarts. Blob keeps a small named record of the agent's besides
+// (the operator page's plots).
 //
 // Every Record is one bbolt transaction, so a crash leaves the file as
 // before or after it. The file is locked: a second agent on the same state
