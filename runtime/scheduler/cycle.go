@@ -92,6 +92,12 @@ func (r *derivation) cycleUnit(start *node) []string {
 	}
 	for _, k := range unit {
 		n := r.g.node(k)
+		if r.needsDoomed(n) {
+			// A member needs what the transaction removes: it is not
+			// created, so neither are the others (created, they would
+			// be deleted again without it).
+			return nil
+		}
 		deps := r.unitDeps(n)
 		for i := range deps {
 			d := &deps[i]

@@ -89,3 +89,45 @@ func (r *unknowns) takeApplied(n *node, value proto.Message, meta any) {
 	r.g.setExisting(n.key, value != nil && !n.removing)
 	r.syncMetadata(n)
 }
+
+// readBackPartners reads back, after a failed Delete of n whose read-back
+// found n gone, the values on a dependency cycle of two with it: each
+// applied value whose applied version needs n directly and which the
+// version of n the Delete removed (prev) needs directly (a veth pair's
+// other end). A southbound may hold such a cycle as one object, which
+// goes with either member (deleting one end of a veth pair deletes the
+// pair), so the failed Delete may have removed them too: each is read
+// back with its key alone, and one found gone is gone (the graph holds
+// nothing of it; one being removed is not deleted again). A read-back
+// that fails leaves the value as the graph held it.
+func (r *unknowns) readBackPartners(n *node, prev proto.Message) {
+	if prev == nil || n.desc == nil {
+		return
+	}
+	mine := r.depsOfValue(n, prev)
+	for _, k := range r.g.dependentsOf(n.key) {
+		p := r.g.node(k)
+		if p == nil || p == n || p.applied == nil || !r.canReadBack(p) ||
+			!needsDirectly(p.adeps(), n.key) || !needsDirectly(mine, p.key) {
+			continue
+		}
+		found, _, err := r.s.readKey(r.ctx, p, p.applied)
+		if err != nil || found != nil {
+			continue
+		}
+		r.s.opts.logger.Info("a failed delete removed a value on a dependency cycle with the value it deleted",
+			"key", p.key, "deleted", n.key)
+		r.mut(p)
+		r.takeApplied(p, nil, nil)
+	}
+}
+
+// needsDirectly reports whether deps name key as a plain dependency.
+func needsDirectly(deps []kv.Dependency, key string) bool {
+	for i := range deps {
+		if !deps[i].IsAnyOf() && deps[i].Key == key {
+			return true
+		}
+	}
+	return false
+}

@@ -142,10 +142,15 @@ func (r *removal) remove(n *node, flags Flags, sbGone bool) bool {
 		return false
 	}
 	prev := n.applied
-	if n.origin != kv.OriginSB && !sbGone && !r.deleteCall(n, flags, prev) {
+	// prev nil: a failed delete of its cycle partner removed it too
+	// (readBackPartners); no call.
+	if n.origin != kv.OriginSB && !sbGone && prev != nil && !r.deleteCall(n, flags, prev) {
 		return false
 	}
 	n.applied, n.metadata, n.removing, n.lastErr, n.lastOp = nil, nil, false, nil, OpDelete
+	// Removed: no longer doomed (see doom); a version the pass creates
+	// again is decided like any other.
+	delete(r.doomed, n.key)
 	r.known(n.key)
 	r.g.setDeps(n, n.deps, nil)
 	r.syncMetadata(n)
@@ -240,6 +245,9 @@ func (r *removal) deleteCall(n *node, flags Flags, prev proto.Message) bool {
 		found, fmeta, known := r.readBack(n, prev)
 		if known {
 			r.takeApplied(n, found, fmeta) // nil: deleted after all
+			if found == nil {
+				r.readBackPartners(n, prev)
+			}
 		} else if r.canReadBack(n) {
 			// Of unknown outcome: it may be gone or still there.
 			// Like a create of unknown outcome, the graph holds

@@ -1,0 +1,43 @@
+package scheduler_test
+
+import "testing"
+
+// Reproductions of what the veth pair test (vethpair_test.go) found,
+// shrunk: each replays its steps, with the faults that fired, in every
+// way of calling, and fails on any divergence from that test's model.
+
+func runVethReplayModes(t *testing.T, steps []vStep) {
+	t.Helper()
+	faultGate(t)
+	for _, mode := range []string{"", "batch", "concurrent"} {
+		name := mode
+		if name == "" {
+			name = "serial"
+		}
+		t.Run(name, func(t *testing.T) { runVethReplay(t, mode, steps) })
+	}
+}
+
+func TestVethReproCreatedThenDeleted(t *testing.T) {
+	runVethReplayModes(t, []vStep{
+		{kind: "full", items: []fItem{{"if/v4", "peer=v3 mtu=1500 vrf=1"}, {"vrf/1", "table=2"}, {"vrf/2", "table=3"}}},
+		{kind: "txn", items: []fItem{{"if/v3", "peer=v4 mtu=9000 vrf=1"}, {"if/v1", "peer=v2 mtu=1500 vrf=1"}}},
+		{kind: "txn", items: []fItem{{"if/v2", "peer=v1 mtu=9000 vrf=2"}, {"vrf/1", ""}}},
+	})
+}
+
+func TestVethReproRevertPartialDelete(t *testing.T) {
+	runVethReplayModes(t, []vStep{
+		{kind: "full", items: []fItem{{"if/v3", "peer=v4 mtu=9000 vrf=2"}, {"if/v4", "peer=v3 mtu=1500 vrf=1"}, {"vrf/1", "table=2"}, {"vrf/2", "table=3"}}},
+		{kind: "txn", revert: true, items: []fItem{{"vrf/2", ""}}, faults: []fFault{{"delete", "if/v4", 1, fPartialTerminal}}},
+	})
+}
+
+// A re-created end (its namespace changes) while the transaction deletes
+// the VRF its old version is in.
+func TestVethReproRecreateLeavingDoomedVRF(t *testing.T) {
+	runVethReplayModes(t, []vStep{
+		{kind: "full", items: []fItem{{"if/v1", "peer=v2 mtu=9000 ns=n1"}, {"vrf/2", "table=3"}, {"if/v2", "peer=v1 mtu=1500 vrf=2 ns=n1"}}},
+		{kind: "txn", items: []fItem{{"if/v2", "peer=v1 mtu=9000"}, {"vrf/2", ""}}},
+	})
+}
