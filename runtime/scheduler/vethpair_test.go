@@ -115,8 +115,8 @@ type vCall struct {
 	// readKey: the key a Retrieve was given alone to correlate.
 	readKey string
 	fault   fFaultKind
-	err            error
-	refused        bool // the southbound refused it (a missing dependency, busy)
+	err     error
+	refused bool // the southbound refused it (a missing dependency, busy)
 }
 
 func (c vCall) String() string {
