@@ -37,8 +37,12 @@ package scheduler_test
 //
 // The default run (CI) is a few hundred steps per mode. The long run:
 //
-//	KVD_VETH_STEPS=20000 KVD_VETH_SEEDS=4 go test -count=1 -timeout 2h \
-//		-run 'TestVethPairFaults$' -v ./runtime/scheduler/
+//	KVD_VETH_STEPS=2000 KVD_VETH_SEEDS=10 go test -v -count=1 -timeout 2h \
+//		-run 'TestVethPairFaults$' ./runtime/scheduler/
+//
+// (also in the README, with the other long runs); -fault.mode=serial,
+// batch or concurrent runs one way of calling, -fault.shrink=false skips
+// shrinking the first incident of each class.
 //
 // A divergence prints the steps since the run last started afresh, with
 // the faults that fired, as a Go literal for runVethReplay.
@@ -240,8 +244,9 @@ func (sb *vethSB) faultLocked(op, key string) fFaultKind {
 		if op == "retrieve" {
 			kind = fPick(sb.rng, []fFaultKind{fRetriable, fRetriable, fTerminal})
 		} else {
-			kind = fPick(sb.rng, []fFaultKind{fRetriable, fRetriable, fTerminal, fTerminal, fPartial, fPartial,
-				fPartialTerminal, fPanic, vTimeout, vTimeoutApplied})
+			kind = fPick(sb.rng, []fFaultKind{fRetriable, fRetriable, fRetriable, fRetriable, fTerminal, fTerminal, fTerminal,
+				fPartial, fPartial, fPartial, fPartialTerminal, fPartialTerminal, fPanic, fPanic, fPanic, fPanic, fPanic, fPanic,
+				vTimeout, vTimeoutApplied})
 		}
 	}
 	if kind != 0 {
@@ -604,7 +609,9 @@ type vRun struct {
 	commits, concCommits, reverted, halvesExplained int
 }
 
-const vCallTimeout = 100 * time.Millisecond
+// vCallTimeout is the scheduler's call timeout: long enough that no call
+// but an injected one outlives it on a loaded machine.
+const vCallTimeout = 250 * time.Millisecond
 
 func newVRun(rng *rand.Rand, rate float64, mode string) (*vRun, error) {
 	r := &vRun{rng: rng, rate: rate, mode: mode}
@@ -1097,7 +1104,7 @@ func replayVeth(steps []vStep, mode string) ([]fDiv, int, string) {
 // shrinkVeth minimises steps keeping a divergence of class, at the last
 // step: fewer steps, items and faults.
 func shrinkVeth(steps []vStep, class, mode string) []vStep {
-	budget := 1500
+	budget := 400
 	repro := func(c []vStep) bool {
 		if budget--; budget < 0 {
 			return false
@@ -1117,6 +1124,13 @@ func shrinkVeth(steps []vStep, class, mode string) []vStep {
 	cur := clone(steps)
 	if !repro(cur) {
 		return nil
+	}
+	// The shortest suffix first: most of a long history is irrelevant.
+	for k := 1; k < len(cur); k *= 2 {
+		if c := clone(cur[len(cur)-k:]); repro(c) {
+			cur = c
+			break
+		}
 	}
 	for progress := true; progress; {
 		progress = false
