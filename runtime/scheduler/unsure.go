@@ -199,21 +199,32 @@ func (r *unknowns) settleUnsure() {
 			continue
 		}
 		if f.value == nil {
+			// Found gone: what was not deleted for it decides first, so
+			// that it is not created on what goes next (and deleted
+			// again with it).
+			r.reconcileRefusedFor(n, f.expected)
 			r.reconcile(n.key) // created again when still wanted
-		} else {
-			if f.fresh && n.applied != nil {
-				r.derive(n)
-				r.triggerDependents(n.key)
-			}
-			r.reconcile(n.key)
+			continue
 		}
-		if n.base != "" {
-			r.reconcileRefused(n.base)
+		if f.fresh && n.applied != nil {
+			r.derive(n)
+			r.triggerDependents(n.key)
 		}
-		for _, d := range r.depsOfValue(n, f.expected) {
-			if !d.IsAnyOf() {
-				r.reconcileRefused(d.Key)
-			}
+		r.reconcile(n.key)
+		r.reconcileRefusedFor(n, f.expected)
+	}
+}
+
+// reconcileRefusedFor reconciles the base and the dependencies of the
+// version expected of n whose removal was refused while n's outcome was
+// unknown.
+func (r *unknowns) reconcileRefusedFor(n *node, expected proto.Message) {
+	if n.base != "" {
+		r.reconcileRefused(n.base)
+	}
+	for _, d := range r.depsOfValue(n, expected) {
+		if !d.IsAnyOf() {
+			r.reconcileRefused(d.Key)
 		}
 	}
 }

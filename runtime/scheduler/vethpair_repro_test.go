@@ -41,3 +41,16 @@ func TestVethReproRecreateLeavingDoomedVRF(t *testing.T) {
 		{kind: "txn", items: []fItem{{"if/v2", "peer=v1 mtu=9000"}, {"vrf/2", ""}}},
 	})
 }
+
+// The read-back before a transaction finds an end of unknown outcome gone
+// (its delete applied, its read-back failed); its peer, which nothing
+// intends, was kept for it and is deleted now. The end was created on the
+// peer first, and deleted again with it.
+func TestVethReproFoundGoneCreatedOnRefused(t *testing.T) {
+	runVethReplayModes(t, []vStep{
+		{kind: "full", items: []fItem{{"if/v4", "peer=v3 mtu=9000"}}},
+		{kind: "txn", items: []fItem{{"if/v3", "peer=v4 mtu=1500"}}},
+		{kind: "full", items: []fItem{{"if/v4", "peer=v3 mtu=9000"}}, faults: []fFault{{"delete", "if/v4", 1, fPartial}, {"retrieve", "if", 2, fRetriable}}},
+		{kind: "txn"},
+	})
+}
