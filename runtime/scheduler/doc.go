@@ -60,7 +60,8 @@
 //     with either member (deleting one end of a veth pair deletes both):
 //     when a member's Delete fails and its read-back finds it gone, the
 //     other member is read back too, and one found gone is gone (nothing
-//     applied; a revert creates it again with the rest).
+//     applied; a revert creates it again with the rest); when that
+//     read-back fails, its outcome is unknown, as below.
 //   - The scheduler never creates, updates or deletes an OBTAINED value, one
 //     the southbound reported through Notify: such values only satisfy
 //     dependencies.

@@ -913,6 +913,17 @@ func (r *fRun) refreshed(calls []fCall, txn bool) {
 			}
 			continue
 		}
+		if k := c.readKey; c.op == "retrieve" && k != "" && c.failed() && i > 0 && r.partnerReadBack(calls, i) {
+			// The read-back of a cycle partner after a failed delete
+			// found its member gone (readback.go, readBackPartners),
+			// failed: doc.go, "the other member is read back too";
+			// of unknown outcome, as after any failed read-back.
+			if !r.stale[k] {
+				r.unknown[k] = true
+			}
+			r.stale[k] = true
+			continue
+		}
 		if c.op == "retrieve" && c.readKey != "" && fPrePlanReadBack(calls, i, txn) {
 			// The read-back, before a transaction plans, of a value
 			// whose outcome was unknown: what it finds is known from
@@ -947,6 +958,20 @@ func (r *fRun) refreshed(calls []fCall, txn bool) {
 			}
 		}
 	}
+}
+
+// partnerReadBack reports whether calls[i], a Retrieve given one key,
+// is the read-back of a veth end after the failed delete of its peer,
+// whose own read-back (the call before) found the peer gone.
+func (r *fRun) partnerReadBack(calls []fCall, i int) bool {
+	prev := calls[i-1]
+	peer, ok := fReadBackOf(calls, i-1)
+	if !ok || prev.failed() || prev.fault != 0 {
+		return false
+	}
+	k := calls[i].readKey
+	return slices.ContainsFunc(calls[:i-1], func(c fCall) bool { return c.op == "delete" && c.key == peer && c.failed() }) &&
+		slices.ContainsFunc(fDeps(k, r.sb.snapshot()[k]), func(d kv.Dependency) bool { return d.Label == "peer" && d.Key == peer })
 }
 
 // checkpoint switches faults off and runs a full resync with the intended

@@ -98,8 +98,8 @@ func (r *unknowns) takeApplied(n *node, value proto.Message, meta any) {
 // goes with either member (deleting one end of a veth pair deletes the
 // pair), so the failed Delete may have removed them too: each is read
 // back with its key alone, and one found gone is gone (the graph holds
-// nothing of it; one being removed is not deleted again). A read-back
-// that fails leaves the value as the graph held it.
+// nothing of it; one being removed is not deleted again). One whose
+// read-back fails is of unknown outcome (markUnsure).
 func (r *unknowns) readBackPartners(n *node, prev proto.Message) {
 	if prev == nil || n.desc == nil {
 		return
@@ -112,7 +112,17 @@ func (r *unknowns) readBackPartners(n *node, prev proto.Message) {
 			continue
 		}
 		found, _, err := r.s.readKey(r.ctx, p, p.applied)
-		if err != nil || found != nil {
+		if err != nil {
+			// Of unknown outcome, as after a failed call whose
+			// read-back failed: the graph holds nothing of it (nothing
+			// is created on it) until a read-back tells.
+			prevP := p.applied
+			r.mut(p)
+			r.takeApplied(p, nil, nil)
+			p.lastErr = r.markUnsure(p, prevP, fmt.Errorf("%s: read back after %s's delete failed: %w", p.key, n.key, err))
+			continue
+		}
+		if found != nil {
 			continue
 		}
 		r.s.opts.logger.Info("a failed delete removed a value on a dependency cycle with the value it deleted",

@@ -54,3 +54,13 @@ func TestVethReproFoundGoneCreatedOnRefused(t *testing.T) {
 		{kind: "txn"},
 	})
 }
+
+// Two faults in a revert: the delete of one end applies (the pair goes)
+// and fails; its read-back finds it gone, and the read-back of its peer
+// fails. The revert creates the end again, a new pair whose other end is
+// no value yet, while the graph held the peer as applied.
+func TestVethReproRevertPartialDeletePeerUnread(t *testing.T) {
+	runVethReplayModes(t, []vStep{
+		{kind: "conc", revert: true, conc: [][]fItem{[]fItem{{"vrf/2", "table=1"}}, []fItem{{"x/1", ""}, {"vrf/1", "table=2"}, {"if/v2", ""}, {"x/1", "n=1"}}, []fItem{{"if/v2", "peer=v1 mtu=9000"}, {"if/v1", ""}, {"if/v1", "peer=v2 mtu=1500 vrf=2"}, {"if/v2", "peer=v1 mtu=9000"}}}, faults: []fFault{{"delete", "if/v1", 1, fPartial}, {"retrieve", "if", 2, fTerminal}}},
+	})
+}
