@@ -924,3 +924,16 @@ func TestFaultReproRevertUnknownLeftover(t *testing.T) {
 		{kind: fTxn, revert: true, items: []fItem{{"if/v1", "vrf=2 addrs=10.0.0.1/24,10.1.0.1/16"}}, faults: []fFault{{"delete", "addr/v1/10.1.0.1/16", 1, fRetriable}}},
 	})
 }
+
+// Found by the long run (issue 28, no partial faults): a restart whose
+// Retrieve of routes failed deleted the interface a route needs (the
+// scheduler did not know the route); the next restart reads the route
+// and fails to delete it: it stays without its interface, FAILED, as
+// doc.go says of a value whose delete failed.
+func TestFaultReproUnreadRouteDeleteFails(t *testing.T) {
+	runFaultReproMode(t, "", []fStep{
+		{kind: fRestart, items: []fItem{{"if/v1", "addrs=10.0.1.1/24"}, {"if/v2", "mtu=1500"}, {"route/r3", "out=v1 gw=10.0.1.9"}, {"vrf/1", "table=1"}}},
+		{kind: fRestart, faults: []fFault{{"retrieve", "route", 1, fRetriable}}},
+		{kind: fRestart, faults: []fFault{{"delete", "route/r3", 1, fPanic}}},
+	})
+}

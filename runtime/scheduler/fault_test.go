@@ -379,6 +379,8 @@ type fRun struct {
 	// what the call left, but knows it may be there, so what it may need
 	// must stay (checkSB checks their dependencies).
 	unknown map[string]bool
+	// stepBefore is the southbound as the step found it.
+	stepBefore map[string]string
 	wedged  bool
 
 	// counters
@@ -588,6 +590,7 @@ func (r *fRun) runStep(st *fStep, num int) (divs []fDiv) {
 		clear(r.unknown)
 	}
 	before := r.sb.snapshot()
+	r.stepBefore = before
 	// Leftovers: values of ours applied that nothing intends (a derived
 	// value whose delete failed, or whose base's outcome is unknown and
 	// is found not to derive it any more). doc.go: "a leftover that
@@ -1028,6 +1031,8 @@ func fDerives(base, text, key string) bool {
 //     error of the transaction; its descriptor keeps the scheduler's
 //     view." A value whose outcome is unknown after a failed call and a
 //     failed read-back is known to be possibly there, and checked;
+//   - a value without a dependency that went while it was unread, whose
+//     delete failed in the step (see leftWithout);
 //   - a member of a cycle (a veth end) without its peer, while its status
 //     says why: its own removal failed or was refused, or its outcome is
 //     unknown (a create that applied in part, unread, so the other end is
@@ -1044,7 +1049,7 @@ func (r *fRun) checkSB(sb map[string]string) []fDiv {
 			}
 		}
 		for _, d := range fDeps(k, sb[k]) {
-			if fDependencyMet(d, sb) || d.Label == "peer" && r.cycleMemberExcused(k) {
+			if fDependencyMet(d, sb) || d.Label == "peer" && r.cycleMemberExcused(k) || r.leftWithout(k, d) {
 				continue
 			}
 			class := "dep-missing"
@@ -1058,6 +1063,19 @@ func (r *fRun) checkSB(sb map[string]string) []fDiv {
 		}
 	}
 	return divs
+}
+
+// leftWithout reports whether k, which the southbound holds without d,
+// was so before the step, unread (its dependency went while a failed
+// Retrieve hid k: "its descriptor keeps the scheduler's view"), and its
+// delete failed in the step: doc.go, "a value that was there without
+// something it needs (its delete had failed) stays as it was".
+func (r *fRun) leftWithout(k string, d kv.Dependency) bool {
+	if _, was := r.stepBefore[k]; !was || fDependencyMet(d, r.stepBefore) {
+		return false
+	}
+	st := r.s.Status(k)
+	return !st.Intended && (st.State == scheduler.FAILED || st.State == scheduler.RETRYING) && st.LastOp == scheduler.OpDelete
 }
 
 // cycleMemberExcused reports whether k, a member of a cycle (a veth end)
