@@ -381,7 +381,7 @@ type fRun struct {
 	unknown map[string]bool
 	// stepBefore is the southbound as the step found it.
 	stepBefore map[string]string
-	wedged  bool
+	wedged     bool
 
 	// counters
 	commits, reverted, revertChecked int
