@@ -18,13 +18,13 @@ package scheduler_test
 // After each step, once retries settled:
 //
 //	pair-half-sb     the southbound holds one end of a pair as a value and
-//	                 not the other, and neither end's status records a
-//	                 failed or refused call that explains it (the missing
-//	                 end's create failed, the present end's delete failed
-//	                 or was refused, or either is of unknown outcome);
+//	                 not the other, and no status records a failed or
+//	                 refused call that explains it by a rule of doc.go
+//	                 (the present end's delete failed or was refused, or
+//	                 either end is of unknown outcome);
 //	pair-half-graph  the scheduler holds an end as applied while the
-//	                 southbound has no such end, and neither end's status
-//	                 records a failed or refused call;
+//	                 southbound has no such end, and its status records
+//	                 no failed or refused delete of it;
 //	view-*           for any other key, the scheduler's Applied is what the
 //	                 southbound holds (doc.go: after a failed call the value
 //	                 is read back and "the graph takes what the southbound
@@ -892,10 +892,14 @@ func (r *vRun) check(sts map[string]scheduler.Status) []fDiv {
 			if _, in := sb[have]; !in || inA && inB {
 				continue
 			}
-			// The southbound holds have, not miss: the create of miss
-			// failed, or the delete of have failed or was refused.
-			if vFailedCall(sts[miss], scheduler.OpCreate) || vFailedCall(sts[have], scheduler.OpDelete) ||
-				vUnsure(sts[miss]) || vUnsure(sts[have]) {
+			// The southbound holds have, not miss. doc.go: "when the
+			// removal of a member fails, or is refused (ErrStillNeeded),
+			// after another member went, it stays without it, FAILED
+			// with that error"; and of a value of unknown outcome,
+			// "nothing that needs it is created on it", nor is "a value
+			// it may need" removed. (A failed create of miss is no
+			// excuse: have, which needs it, goes then.)
+			if vFailedCall(sts[have], scheduler.OpDelete) || vUnsure(sts[miss]) || vUnsure(sts[have]) {
 				r.halvesExplained++
 				continue
 			}
@@ -917,8 +921,12 @@ func (r *vRun) check(sts map[string]scheduler.Status) []fDiv {
 		case inSB && applied == "":
 			divs = append(divs, fDiv{"view-unknown", fmt.Sprintf("the southbound holds %s {%s}, the scheduler believes it absent (%s)", k, got, fStateOf(sts, k))})
 		case !inSB && applied != "" && strings.HasPrefix(k, "if/"):
+			// doc.go: a member whose removal failed "stays without it,
+			// FAILED with that error" (the graph holds it; the pair
+			// went with the other member). Nothing else: a failed
+			// delete of the peer that removed k is read back with k.
 			peer := "if/" + vPeers[fLabel(k)]
-			if vFailedCall(st, 0) || vFailedCall(sts[peer], scheduler.OpDelete) {
+			if vFailedCall(st, scheduler.OpDelete) {
 				r.halvesExplained++
 				continue
 			}
