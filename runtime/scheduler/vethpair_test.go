@@ -244,9 +244,12 @@ func (sb *vethSB) faultLocked(op, key string) fFaultKind {
 		if op == "retrieve" {
 			kind = fPick(sb.rng, []fFaultKind{fRetriable, fRetriable, fTerminal})
 		} else {
-			kind = fPick(sb.rng, []fFaultKind{fRetriable, fRetriable, fRetriable, fRetriable, fTerminal, fTerminal, fTerminal,
-				fPartial, fPartial, fPartial, fPartialTerminal, fPartialTerminal, fPanic, fPanic, fPanic, fPanic, fPanic, fPanic,
-				vTimeout, vTimeoutApplied})
+			// Timeouts are rare: each costs the call timeout.
+			kinds := []fFaultKind{fRetriable, fRetriable, fTerminal, fTerminal, fPartial, fPartial, fPartialTerminal, fPanic}
+			if sb.rng.IntN(20) == 0 {
+				kinds = []fFaultKind{vTimeout, vTimeoutApplied}
+			}
+			kind = fPick(sb.rng, kinds)
 		}
 	}
 	if kind != 0 {
@@ -611,7 +614,7 @@ type vRun struct {
 
 // vCallTimeout is the scheduler's call timeout: long enough that no call
 // but an injected one outlives it on a loaded machine.
-const vCallTimeout = 250 * time.Millisecond
+const vCallTimeout = 500 * time.Millisecond
 
 func newVRun(rng *rand.Rand, rate float64, mode string) (*vRun, error) {
 	r := &vRun{rng: rng, rate: rate, mode: mode}
