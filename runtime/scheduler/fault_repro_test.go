@@ -937,3 +937,15 @@ func TestFaultReproUnreadRouteDeleteFails(t *testing.T) {
 		{kind: fRestart, faults: []fFault{{"delete", "route/r3", 1, fPanic}}},
 	})
 }
+
+// Found by the long run (issue 28): deleting a veth pair, the delete of
+// the first end applies and fails, its read-back finds it gone, and the
+// read-back of the other end (readBackPartners) fails: the other end,
+// being removed, is still deleted by its own call, not recorded as gone
+// unread.
+func TestFaultReproPartnerReadBackFails(t *testing.T) {
+	runFaultReproMode(t, "", []fStep{
+		{kind: fFull, items: []fItem{{"if/v1", "peer=v2"}, {"if/v2", "peer=v1"}, {"vrf/2", "table=0"}}},
+		{kind: fTxn, items: []fItem{{"if/v1", ""}}, faults: []fFault{{"delete", "if/v2", 1, fPartial}, {"retrieve", "if", 2, fRetriable}}},
+	})
+}

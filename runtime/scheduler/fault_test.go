@@ -941,11 +941,13 @@ func (r *fRun) refreshed(calls []fCall, txn bool) {
 		}
 		if c.op != "retrieve" {
 			succeeded := c.err == nil && c.fault == 0 || c.op == "delete" && c.noop && c.fault != fPanic
-			if r.unknown[c.key] && succeeded && slices.ContainsFunc(calls[:i], func(p fCall) bool { return p.key == c.key && p.failed() }) {
-				// The blind undo of a call of unknown outcome, in a
-				// revert, succeeded (a delete of what is not there
-				// succeeds: kv.ErrNotFound): the southbound is as
-				// before it (revert.go's undoFailed), known again.
+			if r.unknown[c.key] && succeeded {
+				// A call on a value of unknown outcome succeeded (the
+				// blind undo of its failed call, in a revert; or the
+				// Delete of a veth end whose read-back after its peer's
+				// failed delete failed): the southbound holds what the
+				// call left (a delete of what is not there succeeds:
+				// kv.ErrNotFound), known again.
 				delete(r.stale, c.key)
 				delete(r.unknown, c.key)
 			}

@@ -112,6 +112,14 @@ func (r *unknowns) readBackPartners(n *node, prev proto.Message) {
 			continue
 		}
 		found, _, err := r.s.readKey(r.ctx, p, p.applied)
+		if err != nil && p.removing && !(r.opts.revert && !r.reverting) {
+			// Being removed, by a transaction that goes on after the
+			// failure: its Delete comes next, which tells (a delete of
+			// what is gone succeeds); until it succeeds it is of
+			// unknown outcome.
+			r.markUnsure(p, p.applied, err)
+			continue
+		}
 		if err != nil {
 			// Of unknown outcome, as after a failed call whose
 			// read-back failed: the graph holds nothing of it (nothing
