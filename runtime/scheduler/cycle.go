@@ -93,10 +93,7 @@ func (r *derivation) cycleUnit(start *node) []string {
 	for _, k := range unit {
 		n := r.g.node(k)
 		if r.needsDoomed(n) {
-			// A member needs what the transaction removes: it is not
-			// created, so neither are the others (created, they would
-			// be deleted again without it).
-			return nil
+			return nil // not created: nor are the others (else deleted again)
 		}
 		deps := r.unitDeps(n)
 		for i := range deps {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 
 	"google.golang.org/protobuf/proto"
 
@@ -90,62 +91,32 @@ func (r *unknowns) takeApplied(n *node, value proto.Message, meta any) {
 	r.syncMetadata(n)
 }
 
-// readBackPartners reads back, after a failed Delete of n whose read-back
-// found n gone, the values on a dependency cycle of two with it: each
-// applied value whose applied version needs n directly and which the
-// version of n the Delete removed (prev) needs directly (a veth pair's
-// other end). A southbound may hold such a cycle as one object, which
-// goes with either member (deleting one end of a veth pair deletes the
-// pair), so the failed Delete may have removed them too: each is read
-// back with its key alone, and one found gone is gone (the graph holds
-// nothing of it; one being removed is not deleted again). One whose
-// read-back fails is of unknown outcome (markUnsure).
+// readBackPartners reads back, after a failed Delete of n found gone, the
+// applied values on a dependency cycle of two with it (each needs the
+// other directly: a veth pair's ends), which a southbound holding the
+// cycle as one object removed with n. One found gone is gone (one being
+// removed is not deleted again); one not read is of unknown outcome (one
+// being removed by a transaction that goes on is deleted next).
 func (r *unknowns) readBackPartners(n *node, prev proto.Message) {
-	if prev == nil || n.desc == nil {
-		return
-	}
+	direct := func(d kv.Dependency, key string) bool { return !d.IsAnyOf() && d.Key == key }
 	mine := r.depsOfValue(n, prev)
 	for _, k := range r.g.dependentsOf(n.key) {
 		p := r.g.node(k)
 		if p == nil || p == n || p.applied == nil || !r.canReadBack(p) ||
-			!needsDirectly(p.adeps(), n.key) || !needsDirectly(mine, p.key) {
+			!slices.ContainsFunc(p.adeps(), func(d kv.Dependency) bool { return direct(d, n.key) }) ||
+			!slices.ContainsFunc(mine, func(d kv.Dependency) bool { return direct(d, p.key) }) {
 			continue
 		}
 		found, _, err := r.s.readKey(r.ctx, p, p.applied)
-		if err != nil && p.removing && !(r.opts.revert && !r.reverting) {
-			// Being removed, by a transaction that goes on after the
-			// failure: its Delete comes next, which tells (a delete of
-			// what is gone succeeds); until it succeeds it is of
-			// unknown outcome.
-			r.markUnsure(p, p.applied, err)
-			continue
-		}
-		if err != nil {
-			// Of unknown outcome, as after a failed call whose
-			// read-back failed: the graph holds nothing of it (nothing
-			// is created on it) until a read-back tells.
-			prevP := p.applied
+		switch was := p.applied; {
+		case err != nil && p.removing && !(r.opts.revert && !r.reverting):
+			r.markUnsure(p, was, err)
+		case err != nil || found == nil:
 			r.mut(p)
 			r.takeApplied(p, nil, nil)
-			p.lastErr = r.markUnsure(p, prevP, fmt.Errorf("%s: read back after %s's delete failed: %w", p.key, n.key, err))
-			continue
-		}
-		if found != nil {
-			continue
-		}
-		r.s.opts.logger.Info("a failed delete removed a value on a dependency cycle with the value it deleted",
-			"key", p.key, "deleted", n.key)
-		r.mut(p)
-		r.takeApplied(p, nil, nil)
-	}
-}
-
-// needsDirectly reports whether deps name key as a plain dependency.
-func needsDirectly(deps []kv.Dependency, key string) bool {
-	for i := range deps {
-		if !deps[i].IsAnyOf() && deps[i].Key == key {
-			return true
+			if err != nil {
+				p.lastErr = r.markUnsure(p, was, fmt.Errorf("%s: read back after %s's delete failed: %w", p.key, n.key, err))
+			}
 		}
 	}
-	return false
 }

@@ -142,15 +142,12 @@ func (r *removal) remove(n *node, flags Flags, sbGone bool) bool {
 		return false
 	}
 	prev := n.applied
-	// prev nil: a failed delete of its cycle partner removed it too
-	// (readBackPartners); no call.
+	// prev nil: removed with its cycle partner (readBackPartners).
 	if n.origin != kv.OriginSB && !sbGone && prev != nil && !r.deleteCall(n, flags, prev) {
 		return false
 	}
 	n.applied, n.metadata, n.removing, n.lastErr, n.lastOp = nil, nil, false, nil, OpDelete
-	// Removed: no longer doomed (see doom); a version the pass creates
-	// again is decided like any other.
-	delete(r.doomed, n.key)
+	delete(r.doomed, n.key) // removed: a version created again is not doomed
 	r.known(n.key)
 	r.g.setDeps(n, n.deps, nil)
 	r.syncMetadata(n)

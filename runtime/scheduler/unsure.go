@@ -199,9 +199,8 @@ func (r *unknowns) settleUnsure() {
 			continue
 		}
 		if f.value == nil {
-			// Found gone: what was not deleted for it decides first, so
-			// that it is not created on what goes next (and deleted
-			// again with it).
+			// Found gone: what was kept for it decides first (else it is
+			// created on that, and deleted again with it).
 			r.reconcileRefusedFor(n, f.expected)
 			r.reconcile(n.key) // created again when still wanted
 			continue
@@ -215,9 +214,8 @@ func (r *unknowns) settleUnsure() {
 	}
 }
 
-// reconcileRefusedFor reconciles the base and the dependencies of the
-// version expected of n whose removal was refused while n's outcome was
-// unknown.
+// reconcileRefusedFor reconciles n's base and the dependencies of its
+// version expected whose removal was refused while n was unknown.
 func (r *unknowns) reconcileRefusedFor(n *node, expected proto.Message) {
 	if n.base != "" {
 		r.reconcileRefused(n.base)
