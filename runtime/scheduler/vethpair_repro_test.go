@@ -64,3 +64,14 @@ func TestVethReproRevertPartialDeletePeerUnread(t *testing.T) {
 		{kind: "conc", revert: true, conc: [][]fItem{[]fItem{{"vrf/2", "table=1"}}, []fItem{{"x/1", ""}, {"vrf/1", "table=2"}, {"if/v2", ""}, {"x/1", "n=1"}}, []fItem{{"if/v2", "peer=v1 mtu=9000"}, {"if/v1", ""}, {"if/v1", "peer=v2 mtu=1500 vrf=2"}, {"if/v2", "peer=v1 mtu=9000"}}}, faults: []fFault{{"delete", "if/v1", 1, fPartial}, {"retrieve", "if", 2, fTerminal}}},
 	})
 }
+
+// A resync deletes a VRF that nothing intends (its delete had failed);
+// it created the ends that need it first, and deleted them again.
+func TestVethReproResyncCreatesOnLeftover(t *testing.T) {
+	runVethReplayModes(t, []vStep{
+		{kind: "txn", items: []fItem{{"vrf/2", "table=3"}}},
+		{kind: "txn", items: []fItem{{"vrf/2", ""}, {"x/1", "n=2"}, {"if/v1", "peer=v2 mtu=1500"}, {"if/v4", "peer=v3 mtu=9000"}}, faults: []fFault{{"delete", "vrf/2", 1, fTerminal}}},
+		{kind: "txn", items: []fItem{{"if/v2", "peer=v1 mtu=9000 vrf=2"}}, faults: []fFault{{"create", "if/v2", 1, fRetriable}}},
+		{kind: "downstream"},
+	})
+}
