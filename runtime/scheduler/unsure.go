@@ -149,6 +149,7 @@ func (r *unknowns) takeUnsure() {
 		case f.value != nil:
 			r.mut(n)
 			r.takeApplied(n, f.value, f.meta)
+			r.doom(n) // nothing intends it: it goes, and nothing is created on it
 			// What it derives and the graph holds with no base (a
 			// leftover whose delete failed) goes before it; and it
 			// goes before its base.

@@ -75,3 +75,14 @@ func TestVethReproResyncCreatesOnLeftover(t *testing.T) {
 		{kind: "downstream"},
 	})
 }
+
+// A VRF whose delete and read-back failed is found still there by the
+// read-back before the next transaction: nothing intends it, so that
+// transaction deletes it; it created the ends that need it first.
+func TestVethReproCreatedOnFoundLeftover(t *testing.T) {
+	runVethReplayModes(t, []vStep{
+		{kind: "full", items: []fItem{{"vrf/2", "table=1"}}},
+		{kind: "txn", items: []fItem{{"vrf/2", ""}}, faults: []fFault{{"delete", "vrf/2", 1, fRetriable}, {"retrieve", "vrf", 1, fRetriable}}},
+		{kind: "txn", items: []fItem{{"if/v1", "peer=v2 mtu=1500"}, {"if/v2", "peer=v1 mtu=1500 vrf=2"}}},
+	})
+}
