@@ -1,3 +1,8 @@
+//go:build !race
+
+// The race detector changes what allocates: this file is left out of
+// -race builds.
+
 package scheduler_test
 
 import (
@@ -13,9 +18,6 @@ import (
 // took them from 14 to 8 (one of them is the test descriptor's list of
 // dependencies).
 func TestCommitAllocations(t *testing.T) {
-	if raceOn {
-		t.Skip("the race detector changes what allocates")
-	}
 	w := buildWorkload(100)
 	ws := newSched(t, w)
 	defer ws.close(t)

@@ -68,12 +68,12 @@ func (r *txnPass) apply(j *job) {
 			r.reconcile(it.Key)
 		}
 	}
-	r.releaseDoomed()
 	// Values whose removal waited for removals that never completed (they
 	// waited for each other) decide again, now that nothing is being
 	// removed: each is deleted, or fails with ErrStillNeeded, instead of
 	// staying out of line with its target unnoticed.
 	r.settleUnsure()
+	r.releaseDoomed() // after the leftovers settleUnsure deletes
 	r.runLater()
 	r.reportAdopted()
 }

@@ -56,7 +56,12 @@
 //     removal of a member fails, or is refused (ErrStillNeeded), after
 //     another member went, it stays without it, FAILED with that error,
 //     until a later transaction or resync removes it or brings the other
-//     back.
+//     back. A southbound may hold a cycle of two as one object that goes
+//     with either member (deleting one end of a veth pair deletes both):
+//     when a member's Delete fails and its read-back finds it gone, the
+//     other member is read back too, and one found gone is gone (nothing
+//     applied; a revert creates it again with the rest); when that
+//     read-back fails, its outcome is unknown, as below.
 //   - The scheduler never creates, updates or deletes an OBTAINED value, one
 //     the southbound reported through Notify: such values only satisfy
 //     dependencies.

@@ -48,8 +48,7 @@ package scheduler_test
 // checks that depend on its knowledge.
 //
 // Every 40 steps, and at the end, a checkpoint switches faults off and runs
-// a full resync with the intended state (a second one when the first did
-// not converge), then checks:
+// a full resync with the intended state, then checks:
 //
 //	(v)   the southbound holds exactly the intended values whose dependencies
 //	      can be met (transitively, a veth pair as a unit), derived values
@@ -380,15 +379,12 @@ type fRun struct {
 	// what the call left, but knows it may be there, so what it may need
 	// must stay (checkSB checks their dependencies).
 	unknown map[string]bool
-	// newUnknown are the keys that became unknown in the step: what
-	// the failed call left may lack what it needs (a veth end created
-	// in part, its peer not yet, and not created on it): see
-	// cycleMemberExcused.
-	newUnknown map[string]bool
+	// stepBefore is the southbound as the step found it.
+	stepBefore map[string]string
 	wedged     bool
 
 	// counters
-	commits, reverted, revertChecked, secondResync int
+	commits, reverted, revertChecked int
 }
 
 func newFRun(rng *rand.Rand, partial bool, deadline time.Duration, mode string) (*fRun, error) {
@@ -400,7 +396,7 @@ func newFRun(rng *rand.Rand, partial bool, deadline time.Duration, mode string) 
 func (r *fRun) start() error {
 	r.sb = newFaultSB(r.rng, r.rate)
 	r.sb.panics, r.sb.partial = r.panics, r.partial
-	r.intent, r.stale, r.unknown, r.newUnknown = map[string]string{}, map[string]bool{}, map[string]bool{}, map[string]bool{}
+	r.intent, r.stale, r.unknown = map[string]string{}, map[string]bool{}, map[string]bool{}
 	return r.newScheduler()
 }
 
@@ -559,7 +555,6 @@ func (r *fRun) runStep(st *fStep, num int) (divs []fDiv) {
 		planned = st.faults
 	}
 	r.sb.beginStep(planned)
-	clear(r.newUnknown)
 	defer func() {
 		if r.rng != nil {
 			st.faults = r.sb.stepFaults()
@@ -595,6 +590,7 @@ func (r *fRun) runStep(st *fStep, num int) (divs []fDiv) {
 		clear(r.unknown)
 	}
 	before := r.sb.snapshot()
+	r.stepBefore = before
 	// Leftovers: values of ours applied that nothing intends (a derived
 	// value whose delete failed, or whose base's outcome is unknown and
 	// is found not to derive it any more). doc.go: "a leftover that
@@ -612,6 +608,18 @@ func (r *fRun) runStep(st *fStep, num int) (divs []fDiv) {
 	// leftover from then on.
 	for k := range before {
 		if b := fBaseOf(k); b != "" && r.unknown[b] && !fDerives(b, before[b], k) && !fDerives(b, r.intent[b], k) {
+			leftovers[k] = true
+		}
+	}
+	// A value of unknown outcome that nothing intends (its delete failed,
+	// and its read-back): the read-back before the transaction takes what
+	// it finds first, and what it finds is a leftover, which doc.go's
+	// exception covers ("a leftover that nothing intends [...] is not put
+	// back once the transaction, or its revert, deleted it").
+	for k := range before {
+		b := fBaseOf(k)
+		intended := r.intent[k] != "" || b != "" && fDerives(b, r.intent[b], k)
+		if r.unknown[k] && !intended {
 			leftovers[k] = true
 		}
 	}
@@ -738,8 +746,11 @@ func (r *fRun) unreadKeys() map[string]bool {
 // southbound still holds values for that need it. A call on a key the
 // scheduler could not know of (unread, see unreadKeys), or refused for
 // the lack of one, or deleting what only such keys need, is left out.
-// After a fault that applied a change the view may be wrong (that is
-// checkView's business): the calls after it are left out.
+// The calls after a fault that applied a change are checked too: doc.go,
+// "Before the graph records a failure, the value is read back [...] and
+// the graph takes what the southbound holds", and when that read-back
+// fails, "nothing that needs it is created on it [...] and the removal of
+// a value it may need [...] is refused".
 func fCheckOrder(calls []fCall, unread map[string]bool) []fDiv {
 	var divs []fDiv
 	// blindUndo: keys whose call failed and whose read-back failed; a
@@ -748,9 +759,6 @@ func fCheckOrder(calls []fCall, unread map[string]bool) []fDiv {
 	// call had not applied").
 	blindUndo := map[string]bool{}
 	for i, c := range calls {
-		if c.fault == fPartial || c.fault == fPartialTerminal {
-			break
-		}
 		if k, ok := fReadBackOf(calls, i); ok && c.failed() {
 			blindUndo[k] = true
 			continue
@@ -899,7 +907,6 @@ func (r *fRun) refreshed(calls []fCall, txn bool) {
 				// unknown to the scheduler until its next refresh.
 				if !r.stale[k] {
 					r.unknown[k] = true
-					r.newUnknown[k] = true
 				}
 				r.stale[k] = true
 			case c.fault == 0 && r.stale[k]:
@@ -907,6 +914,17 @@ func (r *fRun) refreshed(calls []fCall, txn bool) {
 				delete(r.stale, k)
 				delete(r.unknown, k)
 			}
+			continue
+		}
+		if k := c.readKey; c.op == "retrieve" && k != "" && c.failed() && i > 0 && r.partnerReadBack(calls, i) {
+			// The read-back of a cycle partner after a failed delete
+			// found its member gone (readback.go, readBackPartners),
+			// failed: doc.go, "the other member is read back too";
+			// of unknown outcome, as after any failed read-back.
+			if !r.stale[k] {
+				r.unknown[k] = true
+			}
+			r.stale[k] = true
 			continue
 		}
 		if c.op == "retrieve" && c.readKey != "" && fPrePlanReadBack(calls, i, txn) {
@@ -923,14 +941,15 @@ func (r *fRun) refreshed(calls []fCall, txn bool) {
 		}
 		if c.op != "retrieve" {
 			succeeded := c.err == nil && c.fault == 0 || c.op == "delete" && c.noop && c.fault != fPanic
-			if r.unknown[c.key] && succeeded && slices.ContainsFunc(calls[:i], func(p fCall) bool { return p.key == c.key && p.failed() }) {
-				// The blind undo of a call of unknown outcome, in a
-				// revert, succeeded (a delete of what is not there
-				// succeeds: kv.ErrNotFound): the southbound is as
-				// before it (revert.go's undoFailed), known again.
+			if r.unknown[c.key] && succeeded {
+				// A call on a value of unknown outcome succeeded (the
+				// blind undo of its failed call, in a revert; or the
+				// Delete of a veth end whose read-back after its peer's
+				// failed delete failed): the southbound holds what the
+				// call left (a delete of what is not there succeeds:
+				// kv.ErrNotFound), known again.
 				delete(r.stale, c.key)
 				delete(r.unknown, c.key)
-				delete(r.newUnknown, c.key)
 			}
 			continue
 		}
@@ -946,47 +965,54 @@ func (r *fRun) refreshed(calls []fCall, txn bool) {
 	}
 }
 
+// partnerReadBack reports whether calls[i], a Retrieve given one key,
+// is the read-back of a veth end after the failed delete of its peer,
+// whose own read-back (the call before) found the peer gone.
+func (r *fRun) partnerReadBack(calls []fCall, i int) bool {
+	prev := calls[i-1]
+	peer, ok := fReadBackOf(calls, i-1)
+	if !ok || prev.failed() || prev.fault != 0 {
+		return false
+	}
+	k := calls[i].readKey
+	return slices.ContainsFunc(calls[:i-1], func(c fCall) bool { return c.op == "delete" && c.key == peer && c.failed() }) &&
+		slices.ContainsFunc(fDeps(k, r.sb.snapshot()[k]), func(d kv.Dependency) bool { return d.Label == "peer" && d.Key == peer })
+}
+
 // checkpoint switches faults off and runs a full resync with the intended
-// state, and a second one when the first did not converge; then checks
-// (v) and (vi).
+// state, then checks (v) and (vi). One resync must converge: doc.go, a
+// full resync's "values replace the whole intended state, and the
+// southbound is read first", and every value out of line with its target
+// is reconciled. (An earlier version allowed a second resync; no run
+// needed one.)
 func (r *fRun) checkpoint(num int) []fDiv {
 	r.sb.setInject(false)
 	if _, div := r.settle(); div != nil {
 		return []fDiv{*div}
 	}
-	var divs []fDiv
-	for round := 1; round <= 2; round++ {
-		unread := r.unreadKeys()
-		t := r.s.Txn(scheduler.FullResync(), scheduler.Description(fmt.Sprintf("checkpoint %d.%d", num, round)))
-		for _, k := range slices.Sorted(maps.Keys(r.intent)) {
-			t.Set(k, wrapperspb.String(r.intent[k]))
-		}
-		res, div := r.commit(t, num)
-		if div != nil {
-			return []fDiv{*div}
-		}
-		r.commits++
-		r.refreshed(r.sb.stepCalls(), false)
-		sts, div := r.settle()
-		if div != nil {
-			return []fDiv{*div}
-		}
-		divs = r.checkConverged(sts)
-		if res.Err != nil {
-			divs = append(divs, fDiv{"converge-error", fmt.Sprintf("the fault-free full resync failed: %v", res.Err)})
-		}
-		divs = append(divs, r.checkSB(r.sb.snapshot())...)
-		divs = append(divs, r.checkConfigured(sts)...)
-		divs = append(divs, r.checkView(sts)...)
-		divs = append(divs, fCheckOrder(r.sb.stepCalls(), unread)...)
-		if len(divs) == 0 {
-			if round == 2 {
-				r.secondResync++
-			}
-			return nil
-		}
+	unread := r.unreadKeys()
+	t := r.s.Txn(scheduler.FullResync(), scheduler.Description(fmt.Sprintf("checkpoint %d", num)))
+	for _, k := range slices.Sorted(maps.Keys(r.intent)) {
+		t.Set(k, wrapperspb.String(r.intent[k]))
 	}
-	return divs
+	res, div := r.commit(t, num)
+	if div != nil {
+		return []fDiv{*div}
+	}
+	r.commits++
+	r.refreshed(r.sb.stepCalls(), false)
+	sts, div := r.settle()
+	if div != nil {
+		return []fDiv{*div}
+	}
+	divs := r.checkConverged(sts)
+	if res.Err != nil {
+		divs = append(divs, fDiv{"converge-error", fmt.Sprintf("the fault-free full resync failed: %v", res.Err)})
+	}
+	divs = append(divs, r.checkSB(r.sb.snapshot())...)
+	divs = append(divs, r.checkConfigured(sts)...)
+	divs = append(divs, r.checkView(sts)...)
+	return append(divs, fCheckOrder(r.sb.stepCalls(), unread)...)
 }
 
 // fDerives reports whether the value text of base derives key.
@@ -1007,10 +1033,12 @@ func fDerives(base, text, key string) bool {
 //     error of the transaction; its descriptor keeps the scheduler's
 //     view." A value whose outcome is unknown after a failed call and a
 //     failed read-back is known to be possibly there, and checked;
+//   - a value without a dependency that went while it was unread, whose
+//     delete failed in the step (see leftWithout);
 //   - a member of a cycle (a veth end) without its peer, while its status
 //     says why: its own removal failed or was refused, or its outcome is
-//     unknown since this step (a create that applied in part, unread, so
-//     the other end is not created on it). See cycleMemberExcused.
+//     unknown (a create that applied in part, unread, so the other end is
+//     not created on it). See cycleMemberExcused.
 func (r *fRun) checkSB(sb map[string]string) []fDiv {
 	var divs []fDiv
 	for _, k := range slices.Sorted(maps.Keys(sb)) {
@@ -1023,7 +1051,7 @@ func (r *fRun) checkSB(sb map[string]string) []fDiv {
 			}
 		}
 		for _, d := range fDeps(k, sb[k]) {
-			if fDependencyMet(d, sb) || d.Label == "peer" && r.cycleMemberExcused(k) {
+			if fDependencyMet(d, sb) || d.Label == "peer" && r.cycleMemberExcused(k) || r.leftWithout(k, d) {
 				continue
 			}
 			class := "dep-missing"
@@ -1039,6 +1067,19 @@ func (r *fRun) checkSB(sb map[string]string) []fDiv {
 	return divs
 }
 
+// leftWithout reports whether k, which the southbound holds without d,
+// was so before the step, unread (its dependency went while a failed
+// Retrieve hid k: "its descriptor keeps the scheduler's view"), and its
+// delete failed in the step: doc.go, "a value that was there without
+// something it needs (its delete had failed) stays as it was".
+func (r *fRun) leftWithout(k string, d kv.Dependency) bool {
+	if _, was := r.stepBefore[k]; !was || fDependencyMet(d, r.stepBefore) {
+		return false
+	}
+	st := r.s.Status(k)
+	return !st.Intended && (st.State == scheduler.FAILED || st.State == scheduler.RETRYING) && st.LastOp == scheduler.OpDelete
+}
+
 // cycleMemberExcused reports whether k, a member of a cycle (a veth end)
 // that the southbound holds without its peer, is so by a rule of doc.go:
 //
@@ -1050,10 +1091,12 @@ func (r *fRun) checkSB(sb map[string]string) []fDiv {
 //   - "When the read-back fails too, the value's outcome is unknown [...]:
 //     it is read back again before the next transaction [...]; until then
 //     [...] nothing that needs it is created on it": a member created in
-//     part whose read-back failed in this step lacks the other member,
-//     which needs it, until the next transaction reads it back.
+//     part whose read-back failed lacks the other member, which needs it,
+//     until a read-back succeeds (one before a transaction that fails
+//     again leaves it unknown: "While a read-back keeps failing, the
+//     value is not decided on", unsure.go).
 func (r *fRun) cycleMemberExcused(k string) bool {
-	if r.newUnknown[k] {
+	if r.unknown[k] {
 		return true
 	}
 	st := r.s.Status(k)
@@ -1326,9 +1369,9 @@ func (r *fRun) detail(divs []fDiv) string {
 
 // fReport accumulates what the runs found.
 type fReport struct {
-	steps, commits, incidents, reverted, revertChecked, secondResync int
-	byClass                                                          map[string]int
-	first                                                            map[string]*fIncident
+	steps, commits, incidents, reverted, revertChecked int
+	byClass                                            map[string]int
+	first                                              map[string]*fIncident
 }
 
 func (rep *fReport) add(inc *fIncident) {
@@ -1387,8 +1430,7 @@ func (r *fRun) collect(rep *fReport) {
 	rep.commits += r.commits
 	rep.reverted += r.reverted
 	rep.revertChecked += r.revertChecked
-	rep.secondResync += r.secondResync
-	r.commits, r.reverted, r.revertChecked, r.secondResync = 0, 0, 0, 0
+	r.commits, r.reverted, r.revertChecked = 0, 0, 0
 }
 
 // replayFault replays steps (their faults planned) on a fresh run and
@@ -1594,8 +1636,8 @@ func fSeedsText(seeds []int64) string {
 // reportFault logs the counts and reports the first instance of each
 // class, shrunk.
 func reportFault(t *testing.T, rep *fReport, seeds []int64, n int, took time.Duration) {
-	t.Logf("%s, %d steps each: %d commits (checkpoints' resyncs included), %d incidents; %d transactions reverted, %d reverts checked, %d checkpoints needed a second resync; took %v",
-		fSeedsText(seeds), n, rep.commits, rep.incidents, rep.reverted, rep.revertChecked, rep.secondResync, took.Round(time.Millisecond))
+	t.Logf("%s, %d steps each: %d commits (checkpoints' resyncs included), %d incidents; %d transactions reverted, %d reverts checked; took %v",
+		fSeedsText(seeds), n, rep.commits, rep.incidents, rep.reverted, rep.revertChecked, took.Round(time.Millisecond))
 	for _, class := range slices.Sorted(maps.Keys(rep.byClass)) {
 		t.Logf("  %-22s %5d incidents, %7.1f per 10,000 steps", class, rep.byClass[class], float64(rep.byClass[class])*10000/float64(rep.steps))
 	}

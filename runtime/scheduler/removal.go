@@ -150,10 +150,12 @@ func (r *removal) remove(n *node, flags Flags, sbGone bool) bool {
 		return false
 	}
 	prev := n.applied
-	if n.origin != kv.OriginSB && !sbGone && !r.deleteCall(n, flags, prev) {
+	// prev nil: removed with its cycle partner (readBackPartners).
+	if n.origin != kv.OriginSB && !sbGone && prev != nil && !r.deleteCall(n, flags, prev) {
 		return false
 	}
 	n.applied, n.metadata, n.removing, n.lastErr, n.lastOp = nil, nil, false, nil, OpDelete
+	delete(r.doomed, n.key) // removed: a version created again is not doomed
 	r.known(n.key)
 	r.g.setDeps(n, n.deps, nil)
 	r.syncMetadata(n)
@@ -248,6 +250,9 @@ func (r *removal) deleteCall(n *node, flags Flags, prev proto.Message) bool {
 		found, fmeta, known := r.readBack(n, prev)
 		if known {
 			r.takeApplied(n, found, fmeta) // nil: deleted after all
+			if found == nil {
+				r.readBackPartners(n, prev)
+			}
 		} else if r.canReadBack(n) {
 			// Of unknown outcome: it may be gone or still there.
 			// Like a create of unknown outcome, the graph holds

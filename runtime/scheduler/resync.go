@@ -58,6 +58,9 @@ func (r *resyncPass) resync(j *job) {
 		if r.outOfLine(n) {
 			rest = append(rest, key)
 		}
+		if r.leftover(n) {
+			r.doom(n) // it goes: nothing is created on it (and deleted again)
+		}
 	}
 	var repairs []string
 	if v != nil {

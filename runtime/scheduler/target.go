@@ -274,6 +274,9 @@ func (r *derivation) cycleUnit(start *node) []string {
 	}
 	for _, k := range unit {
 		n := r.g.node(k)
+		if r.needsDoomed(n) {
+			return nil // not created: nor are the others (else deleted again)
+		}
 		deps := r.unitDeps(n)
 		for i := range deps {
 			d := &deps[i]

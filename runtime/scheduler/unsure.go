@@ -130,6 +130,7 @@ func (r *unknowns) takeUnsure() {
 		case f.value != nil:
 			r.mut(n)
 			r.takeApplied(n, f.value, f.meta)
+			r.doom(n) // nothing intends it: it goes, and nothing is created on it
 			// What it derives and the graph holds with no base (a
 			// leftover whose delete failed) goes before it; and it
 			// goes before its base.
@@ -177,21 +178,30 @@ func (r *unknowns) settleUnsure() {
 			continue
 		}
 		if f.value == nil {
+			// Found gone: what was kept for it decides first (else it is
+			// created on that, and deleted again with it).
+			r.reconcileRefusedFor(n, f.expected)
 			r.reconcile(n.key) // created again when still wanted
-		} else {
-			if f.fresh && n.applied != nil {
-				r.derive(n)
-				r.triggerDependents(n.key)
-			}
-			r.reconcile(n.key)
+			continue
 		}
-		if n.base != "" {
-			r.reconcileRefused(n.base)
+		if f.fresh && n.applied != nil {
+			r.derive(n)
+			r.triggerDependents(n.key)
 		}
-		for _, d := range r.depsOfValue(n, f.expected) {
-			if !d.IsAnyOf() {
-				r.reconcileRefused(d.Key)
-			}
+		r.reconcile(n.key)
+		r.reconcileRefusedFor(n, f.expected)
+	}
+}
+
+// reconcileRefusedFor reconciles n's base and the dependencies of its
+// version expected whose removal was refused while n was unknown.
+func (r *unknowns) reconcileRefusedFor(n *node, expected proto.Message) {
+	if n.base != "" {
+		r.reconcileRefused(n.base)
+	}
+	for _, d := range r.depsOfValue(n, expected) {
+		if !d.IsAnyOf() {
+			r.reconcileRefused(d.Key)
 		}
 	}
 }
@@ -388,4 +398,34 @@ func (r *unknowns) takeApplied(n *node, value proto.Message, meta any) {
 	}
 	r.g.setExisting(n.key, value != nil && !n.removing)
 	r.syncMetadata(n)
+}
+
+// readBackPartners reads back, after a failed Delete of n found gone, the
+// applied values on a dependency cycle of two with it (each needs the
+// other directly: a veth pair's ends), which a southbound holding the
+// cycle as one object removed with n. One found gone is gone (one being
+// removed is not deleted again); one not read is of unknown outcome (one
+// being removed by a transaction that goes on is deleted next).
+func (r *unknowns) readBackPartners(n *node, prev proto.Message) {
+	direct := func(d kv.Dependency, key string) bool { return !d.IsAnyOf() && d.Key == key }
+	mine := r.depsOfValue(n, prev)
+	for _, k := range r.g.dependentsOf(n.key) {
+		p := r.g.node(k)
+		if p == nil || p == n || p.applied == nil || !r.canReadBack(p) ||
+			!slices.ContainsFunc(p.adeps(), func(d kv.Dependency) bool { return direct(d, n.key) }) ||
+			!slices.ContainsFunc(mine, func(d kv.Dependency) bool { return direct(d, p.key) }) {
+			continue
+		}
+		found, _, err := r.s.readKey(r.ctx, p, p.applied)
+		switch was := p.applied; {
+		case err != nil && p.removing && !(r.opts.revert && !r.reverting):
+			r.markUnsure(p, was, err)
+		case err != nil || found == nil:
+			r.mut(p)
+			r.takeApplied(p, nil, nil)
+			if err != nil {
+				p.lastErr = r.markUnsure(p, was, fmt.Errorf("%s: read back after %s's delete failed: %w", p.key, n.key, err))
+			}
+		}
+	}
 }

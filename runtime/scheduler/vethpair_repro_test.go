@@ -1,0 +1,88 @@
+package scheduler_test
+
+import "testing"
+
+// Reproductions of what the veth pair test (vethpair_test.go) found,
+// shrunk: each replays its steps, with the faults that fired, in every
+// way of calling, and fails on any divergence from that test's model.
+
+func runVethReplayModes(t *testing.T, steps []vStep) {
+	t.Helper()
+	faultGate(t)
+	for _, mode := range []string{"", "batch", "concurrent"} {
+		name := mode
+		if name == "" {
+			name = "serial"
+		}
+		t.Run(name, func(t *testing.T) { runVethReplay(t, mode, steps) })
+	}
+}
+
+func TestVethReproCreatedThenDeleted(t *testing.T) {
+	runVethReplayModes(t, []vStep{
+		{kind: "full", items: []fItem{{"if/v4", "peer=v3 mtu=1500 vrf=1"}, {"vrf/1", "table=2"}, {"vrf/2", "table=3"}}},
+		{kind: "txn", items: []fItem{{"if/v3", "peer=v4 mtu=9000 vrf=1"}, {"if/v1", "peer=v2 mtu=1500 vrf=1"}}},
+		{kind: "txn", items: []fItem{{"if/v2", "peer=v1 mtu=9000 vrf=2"}, {"vrf/1", ""}}},
+	})
+}
+
+func TestVethReproRevertPartialDelete(t *testing.T) {
+	runVethReplayModes(t, []vStep{
+		{kind: "full", items: []fItem{{"if/v3", "peer=v4 mtu=9000 vrf=2"}, {"if/v4", "peer=v3 mtu=1500 vrf=1"}, {"vrf/1", "table=2"}, {"vrf/2", "table=3"}}},
+		{kind: "txn", revert: true, items: []fItem{{"vrf/2", ""}}, faults: []fFault{{"delete", "if/v4", 1, fPartialTerminal}}},
+	})
+}
+
+// A re-created end (its namespace changes) while the transaction deletes
+// the VRF its old version is in.
+func TestVethReproRecreateLeavingDoomedVRF(t *testing.T) {
+	runVethReplayModes(t, []vStep{
+		{kind: "full", items: []fItem{{"if/v1", "peer=v2 mtu=9000 ns=n1"}, {"vrf/2", "table=3"}, {"if/v2", "peer=v1 mtu=1500 vrf=2 ns=n1"}}},
+		{kind: "txn", items: []fItem{{"if/v2", "peer=v1 mtu=9000"}, {"vrf/2", ""}}},
+	})
+}
+
+// The read-back before a transaction finds an end of unknown outcome gone
+// (its delete applied, its read-back failed); its peer, which nothing
+// intends, was kept for it and is deleted now. The end was created on the
+// peer first, and deleted again with it.
+func TestVethReproFoundGoneCreatedOnRefused(t *testing.T) {
+	runVethReplayModes(t, []vStep{
+		{kind: "full", items: []fItem{{"if/v4", "peer=v3 mtu=9000"}}},
+		{kind: "txn", items: []fItem{{"if/v3", "peer=v4 mtu=1500"}}},
+		{kind: "full", items: []fItem{{"if/v4", "peer=v3 mtu=9000"}}, faults: []fFault{{"delete", "if/v4", 1, fPartial}, {"retrieve", "if", 2, fRetriable}}},
+		{kind: "txn"},
+	})
+}
+
+// Two faults in a revert: the delete of one end applies (the pair goes)
+// and fails; its read-back finds it gone, and the read-back of its peer
+// fails. The revert creates the end again, a new pair whose other end is
+// no value yet, while the graph held the peer as applied.
+func TestVethReproRevertPartialDeletePeerUnread(t *testing.T) {
+	runVethReplayModes(t, []vStep{
+		{kind: "conc", revert: true, conc: [][]fItem{[]fItem{{"vrf/2", "table=1"}}, []fItem{{"x/1", ""}, {"vrf/1", "table=2"}, {"if/v2", ""}, {"x/1", "n=1"}}, []fItem{{"if/v2", "peer=v1 mtu=9000"}, {"if/v1", ""}, {"if/v1", "peer=v2 mtu=1500 vrf=2"}, {"if/v2", "peer=v1 mtu=9000"}}}, faults: []fFault{{"delete", "if/v1", 1, fPartial}, {"retrieve", "if", 2, fTerminal}}},
+	})
+}
+
+// A resync deletes a VRF that nothing intends (its delete had failed);
+// it created the ends that need it first, and deleted them again.
+func TestVethReproResyncCreatesOnLeftover(t *testing.T) {
+	runVethReplayModes(t, []vStep{
+		{kind: "txn", items: []fItem{{"vrf/2", "table=3"}}},
+		{kind: "txn", items: []fItem{{"vrf/2", ""}, {"x/1", "n=2"}, {"if/v1", "peer=v2 mtu=1500"}, {"if/v4", "peer=v3 mtu=9000"}}, faults: []fFault{{"delete", "vrf/2", 1, fTerminal}}},
+		{kind: "txn", items: []fItem{{"if/v2", "peer=v1 mtu=9000 vrf=2"}}, faults: []fFault{{"create", "if/v2", 1, fRetriable}}},
+		{kind: "downstream"},
+	})
+}
+
+// A VRF whose delete and read-back failed is found still there by the
+// read-back before the next transaction: nothing intends it, so that
+// transaction deletes it; it created the ends that need it first.
+func TestVethReproCreatedOnFoundLeftover(t *testing.T) {
+	runVethReplayModes(t, []vStep{
+		{kind: "full", items: []fItem{{"vrf/2", "table=1"}}},
+		{kind: "txn", items: []fItem{{"vrf/2", ""}}, faults: []fFault{{"delete", "vrf/2", 1, fRetriable}, {"retrieve", "vrf", 1, fRetriable}}},
+		{kind: "txn", items: []fItem{{"if/v1", "peer=v2 mtu=1500"}, {"if/v2", "peer=v1 mtu=1500 vrf=2"}}},
+	})
+}
