@@ -454,16 +454,7 @@ func (r *txnPass) adoptDrift(n *node, it *driftItem) {
 
 // scheduleDriftJob queues a drift check after delay.
 func (s *jobs) scheduleDriftJob(delay time.Duration, dj *driftJob) {
-	s.qmu.Lock()
-	defer s.qmu.Unlock()
-	if s.closed {
-		return
-	}
-	var t *time.Timer
-	t = time.AfterFunc(delay, func() {
-		s.qmu.Lock()
-		delete(s.timers, t)
-		s.qmu.Unlock()
+	s.after(delay, func() {
 		desc := "drift check"
 		if dj.sweep {
 			desc = "periodic drift check"
@@ -473,7 +464,6 @@ func (s *jobs) scheduleDriftJob(delay time.Duration, dj *driftJob) {
 			s.scheduleDriftJob(time.Duration(s.driftStep.Load()), &driftJob{sweep: true})
 		}
 	})
-	s.timers[t] = struct{}{}
 }
 
 // sweepSlice returns the periodic check's next slice: up to the slice

@@ -505,6 +505,12 @@ func (s *Scheduler) newlyImplemented(ds []kv.Descriptor) []KeyValue {
 // of the transaction that scheduled it (context.Background without a
 // tracer).
 func (s *jobs) scheduleRetry(ctx context.Context, items []retryItem, opts txnOptions, delay time.Duration) {
+	s.after(delay, func() { _ = s.enqueue(&job{kind: RetryTxn, ctx: ctx, opts: opts, retry: items}) })
+}
+
+// after runs fn after delay, unless the scheduler has closed by then (its
+// timers are stopped at Close).
+func (s *jobs) after(delay time.Duration, fn func()) {
 	s.qmu.Lock()
 	defer s.qmu.Unlock()
 	if s.closed {
@@ -515,7 +521,7 @@ func (s *jobs) scheduleRetry(ctx context.Context, items []retryItem, opts txnOpt
 		s.qmu.Lock()
 		delete(s.timers, t)
 		s.qmu.Unlock()
-		_ = s.enqueue(&job{kind: RetryTxn, ctx: ctx, opts: opts, retry: items})
+		fn()
 	})
 	s.timers[t] = struct{}{}
 }
