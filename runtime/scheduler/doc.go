@@ -111,11 +111,12 @@
 //     be absent: a failed create or delete leaves the graph holding
 //     nothing of it), and the removal of a value it may need (a
 //     dependency, its base) is refused (ErrStillNeeded, ErrOutcomeUnknown)
-//     and decided again once it is read back. One call is made on it: a
-//     reverting transaction undoes the failed call by its inverse,
-//     blindly, as for a descriptor without Retrieve; the inverse fails
-//     when the call had not applied (a create of what is there), and the
-//     value then stays FAILED, of unknown outcome, until it is read back.
+//     and decided again once it is read back. No blind call is made on
+//     it: a reverting transaction reads it back again first and undoes it
+//     from what it finds, like any other value; when that read-back fails
+//     too, it makes no call on it (a blind Delete lacks the metadata the
+//     create never returned; a blind Create of a veth end may make a new
+//     pair), and it stays FAILED, of unknown outcome, until read back.
 //   - Every call into a descriptor's code is recovered: a panic in a
 //     handler fails its call (a non-retriable error); a panic in a
 //     function of the spec becomes a *PanicError (ErrPanicked) naming the

@@ -384,7 +384,7 @@ func (r *run) fail(n *node, kind OpKind, err error, flags Flags, prev, value pro
 	if r.opts.revert && !r.reverting {
 		// The forward pass stops here; revert decides the states.
 		r.abort = true
-		r.failedOp = &failedOp{key: n.key, kind: kind, desc: n.desc, prev: prev, value: value, meta: n.metadata, known: known}
+		r.failedOp = &failedOp{key: n.key, kind: kind, desc: n.desc, prev: prev, value: value, meta: n.metadata, err: err, known: known}
 		r.setOpState(i, FAILED)
 		return
 	}

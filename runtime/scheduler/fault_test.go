@@ -753,21 +753,10 @@ func (r *fRun) unreadKeys() map[string]bool {
 // a value it may need [...] is refused".
 func fCheckOrder(calls []fCall, unread map[string]bool) []fDiv {
 	var divs []fDiv
-	// blindUndo: keys whose call failed and whose read-back failed; a
-	// revert's next call on one is its blind undo, which doc.go expects
-	// to fail when the call had not applied ("the inverse fails when the
-	// call had not applied").
-	blindUndo := map[string]bool{}
-	for i, c := range calls {
-		if k, ok := fReadBackOf(calls, i); ok && c.failed() {
-			blindUndo[k] = true
-			continue
-		}
-		undo := c.op != "retrieve" && blindUndo[c.key]
-		if c.op != "retrieve" {
-			delete(blindUndo, c.key)
-		}
-		if c.refused != "" && !fInvolvesUnread(c, unread) && !undo {
+	// (No call on a value of unknown outcome is excused: doc.go, "No
+	// blind call is made on it".)
+	for _, c := range calls {
+		if c.refused != "" && !fInvolvesUnread(c, unread) {
 			divs = append(divs, fDiv{"order-refused", fmt.Sprintf("%s %s {%s} refused by the southbound: %s", c.op, c.key, c.value, c.refused)})
 		}
 		if len(c.orphans) > 0 && !slices.ContainsFunc(c.orphans, func(k string) bool { return !unread[k] }) {

@@ -47,16 +47,13 @@ package scheduler_test
 // A divergence prints the steps since the run last started afresh, with
 // the faults that fired, as a Go literal for runVethReplay.
 //
-// Open (issue 28; the long run finds them, about 2 per 10,000 commits in
-// each way of calling, all with two faults in one step): a reverting
-// transaction whose Create of an end applied and failed, its read-back
-// failing too, undoes it by a blind Delete that lacks the metadata the
-// Create never returned, and takes the handler's "not found" as gone;
-// the blind re-create that undoes a Delete of an end of unknown outcome
-// makes a new pair while the graph holds the other end as applied; and a
+// Open (issue 28; the long run finds it, with two faults in one step): a
 // read-back before a transaction that finds an end of unknown outcome
 // gone does not read back its peer (readBackPartners runs after a failed
-// Delete only).
+// Delete only). Fixed: a revert's blind undo of an end of unknown outcome
+// (a Delete without the metadata, answered "not found"; a re-create that
+// made a new pair): a revert reads it back again instead (doc.go;
+// TestVethReproRevertBlindDeleteNotFound, TestVethReproRevertBlindRecreate).
 
 import (
 	"context"
