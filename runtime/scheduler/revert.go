@@ -35,12 +35,13 @@ type txnPass struct {
 // when its descriptor can Retrieve (again here when that failed, see
 // rereadFailed): its value is then restored like any other; without
 // Retrieve, the inverse of the failed call is made blindly first (an
-// error doing so is logged: it may not have applied at all). Then every value the forward pass touched, or the revert changes
-// first (see mut), gets back its intended value and, through ordinary
-// operations in dependency order, the version it had applied before, with
-// its state, error and last operation of then; steps refused as still needed are tried
-// again in rounds (retryRefused). The graph says what the southbound holds
-// even when an undo call fails.
+// error doing so is logged: it may not have applied at all). Then every
+// value the forward pass touched, or the revert changes first (see mut),
+// gets back its intended value and, through ordinary operations in
+// dependency order, the version it had applied before, with its state,
+// error and last operation of then; steps refused as still needed are
+// tried again in rounds (retryRefused). The graph says what the
+// southbound holds even when an undo call fails.
 func (r *txnPass) revert() {
 	r.abort, r.reverting, r.undoOp = false, true, -1
 	r.flags |= FlagRevert
@@ -223,11 +224,10 @@ func (r *txnPass) refused(n *node) bool {
 	return n != nil && n.failedSeq == r.seq32 && errors.Is(n.lastErr, ErrStillNeeded)
 }
 
-// rereadFailed reads back n, of the failed operation f, whose call and
-// read-back failed; a revert makes no blind call on it (doc.go). It
-// returns whether n is known now: the graph then holds what the
-// southbound does (a delete found gone reads back its cycle partners),
-// and the revert restores n like any other value.
+// rereadFailed reads back n, whose failed call f and its read-back failed:
+// a revert makes no blind call on it (doc.go). It returns whether n is
+// known now: the graph then holds what the southbound does (a delete
+// found gone reads back its cycle partners), to restore like any other.
 func (r *txnPass) rereadFailed(n *node, f *failedOp) bool {
 	found, meta, known := r.readBack(n, r.g.unsure[f.key])
 	if !known {
