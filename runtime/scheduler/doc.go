@@ -58,10 +58,11 @@
 //     until a later transaction or resync removes it or brings the other
 //     back. A southbound may hold a cycle of two as one object that goes
 //     with either member (deleting one end of a veth pair deletes both):
-//     when a member's Delete fails and its read-back finds it gone, the
-//     other member is read back too, and one found gone is gone (nothing
-//     applied; a revert creates it again with the rest); when that
-//     read-back fails, its outcome is unknown, as below.
+//     when a read-back finds a member gone (after its Delete failed, or
+//     before a transaction, its outcome unknown), the other member is
+//     read back too, and one found gone is gone (nothing applied; a
+//     revert creates it again with the rest); when that read-back fails,
+//     its outcome is unknown, as below.
 //   - The scheduler never creates, updates or deletes an OBTAINED value, one
 //     the southbound reported through Notify: such values only satisfy
 //     dependencies.

@@ -53,10 +53,9 @@ package scheduler_test
 // failing too, undoes it by a blind Delete that lacks the metadata the
 // Create never returned, and takes the handler's "not found" as gone;
 // the blind re-create that undoes a Delete of an end of unknown outcome
-// makes a new pair while the graph holds the other end as applied; and a
-// read-back before a transaction that finds an end of unknown outcome
-// gone does not read back its peer (readBackPartners runs after a failed
-// Delete only).
+// makes a new pair while the graph holds the other end as applied.
+// (Fixed: a read-back before a transaction that found an end of unknown
+// outcome gone did not read back its peer: TestVethReproFoundGonePeer*.)
 
 import (
 	"context"
