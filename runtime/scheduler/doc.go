@@ -101,8 +101,11 @@
 //     descriptor's Retrieve, with its key alone to correlate, and the
 //     graph takes what the southbound holds: a value found after a failed
 //     create exists (FAILED, with its error, and what needs it can be
-//     created), one found gone after a failed delete is gone. A revert
-//     then starts from there. A descriptor without Retrieve is taken at
+//     created), one found gone after a failed delete is gone. A base
+//     found (so, or before a transaction, below) has its leftovers
+//     (derived values with no base still there after their delete
+//     failed: what its version derives, or what BaseOf names it base of)
+//     deleted before it. A revert then starts from there. A descriptor without Retrieve is taken at
 //     its word: the failed call changed nothing, and a revert calls the
 //     inverse of the failed call blindly. When the read-back fails too,
 //     the value's outcome is unknown, whatever the call (create, update

@@ -34,8 +34,10 @@ const (
 	// not created); 11,909 once retries and drift checks share one timer;
 	// 11,954 with the partner of a value found gone by the read-back
 	// before a transaction read back too (readBackUnsurePartners, and
-	// takeUnsure's partner of unknown outcome, issue 28).
-	maxTotalLines = 11954
+	// takeUnsure's partner of unknown outcome, issue 28); 11,971 with a
+	// base found by a read-back linked to its leftovers by BaseOf
+	// (linkFoundDerived, issue 28: order-delete in batch mode).
+	maxTotalLines = 11971
 )
 
 // layers lists the internal packages from the bottom up: a package may
