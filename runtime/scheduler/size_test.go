@@ -32,12 +32,12 @@ const (
 	// table and doomed-node bookkeeping and the veth-pair fixes (a failed
 	// delete's partner read back, a cycle unit that needs a doomed value
 	// not created); 11,909 once retries and drift checks share one timer;
-	// 11,954 with the partner of a value found gone by the read-back
+	// 11,955 with the partner of a value found gone by the read-back
 	// before a transaction read back too (readBackUnsurePartners, and
-	// takeUnsure's partner of unknown outcome, issue 28); 11,971 with a
+	// takeUnsure's partner of unknown outcome, issue 28); 11,972 with a
 	// base found by a read-back linked to its leftovers by BaseOf
 	// (linkFoundDerived, issue 28: order-delete in batch mode).
-	maxTotalLines = 11971
+	maxTotalLines = 11972
 )
 
 // layers lists the internal packages from the bottom up: a package may

@@ -168,6 +168,7 @@ func (r *unknowns) takeUnsure() {
 			r.g.setDeps(n, n.deps, nil)
 			r.g.setExisting(n.key, false)
 			r.syncMetadata(n)
+			r.failUnknown(n, f.err)
 		}
 		if f.err != nil || n == nil || r.abort {
 			continue
