@@ -58,10 +58,11 @@
 //     until a later transaction or resync removes it or brings the other
 //     back. A southbound may hold a cycle of two as one object that goes
 //     with either member (deleting one end of a veth pair deletes both):
-//     when a member's Delete fails and its read-back finds it gone, the
-//     other member is read back too, and one found gone is gone (nothing
-//     applied; a revert creates it again with the rest); when that
-//     read-back fails, its outcome is unknown, as below.
+//     when a read-back finds a member gone (after its Delete failed, or
+//     before a transaction, its outcome unknown), the other member is
+//     read back too, and one found gone is gone (nothing applied; a
+//     revert creates it again with the rest); when that read-back fails,
+//     its outcome is unknown, as below.
 //   - The scheduler never creates, updates or deletes an OBTAINED value, one
 //     the southbound reported through Notify: such values only satisfy
 //     dependencies.
@@ -100,8 +101,11 @@
 //     descriptor's Retrieve, with its key alone to correlate, and the
 //     graph takes what the southbound holds: a value found after a failed
 //     create exists (FAILED, with its error, and what needs it can be
-//     created), one found gone after a failed delete is gone. A revert
-//     then starts from there. A descriptor without Retrieve is taken at
+//     created), one found gone after a failed delete is gone. A base
+//     found (so, or before a transaction, below) has its leftovers
+//     (derived values with no base still there after their delete
+//     failed: what its version derives, or what BaseOf names it base of)
+//     deleted before it. A revert then starts from there. A descriptor without Retrieve is taken at
 //     its word: the failed call changed nothing, and a revert calls the
 //     inverse of the failed call blindly. When the read-back fails too,
 //     the value's outcome is unknown, whatever the call (create, update

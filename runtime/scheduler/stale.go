@@ -363,8 +363,9 @@ func (r *resyncPass) takeStaleDerived(n *node, key string, value proto.Message, 
 // linkFoundDerived makes the values that n derives in the version a
 // read-back found (the graph did not know it: its refresh failed) n's
 // derived values where the southbound holds them: stale nodes with no
-// base, and values the resync's refresh found that have no node yet. A
-// removal or re-create of n then deletes them first.
+// base, values the resync's refresh found that have no node yet, and
+// leftovers whose descriptor names n as their base. A removal or
+// re-create of n then deletes them first.
 func (r *resyncPass) linkFoundDerived(n *node) {
 	if n.desc == nil || n.applied == nil || n.origin != kv.OriginNB {
 		return
@@ -386,6 +387,19 @@ func (r *resyncPass) linkFoundDerived(n *node) {
 		case dn != n && dn.desc != nil && dn.applied != nil && !dn.removing && dn.base == "" && dn.intent == nil:
 			r.linkDerived(dn, n)
 		}
+	}
+	// And the leftovers whose descriptor names n as their base (BaseOf),
+	// though n's version does not derive them (a rare scan: n was of
+	// unknown outcome, or its create failed).
+	var left []string
+	for key, dn := range r.g.all() {
+		if r.leftover(dn) && dn.desc.BaseOf(key) == n.key {
+			left = append(left, key)
+		}
+	}
+	slices.Sort(left)
+	for _, key := range left {
+		r.linkDerived(r.g.node(key), n)
 	}
 }
 

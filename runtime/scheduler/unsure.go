@@ -49,6 +49,8 @@ type unsureFact struct {
 	err      error
 	// fresh: the graph had nothing applied (see takeUnsure).
 	fresh bool
+	// peer: read back as a found-gone value's partner (expected: applied).
+	peer bool
 }
 
 // markUnsure records that the southbound may hold value for n, as a call
@@ -104,8 +106,45 @@ func (s *executor) readBackUnsure(ctx context.Context, dryRun bool, view *sbView
 		} else if !dryRun {
 			delete(s.g.unsure, key)
 		}
+		if err == nil && value == nil {
+			facts = s.readBackUnsurePartners(ctx, dryRun, view, n, expected, facts)
+		}
 	}
 	return facts
+}
+
+// readBackUnsurePartners reads back, as readBackPartners does after a
+// failed Delete, the partners of n (see cyclePartner), found gone before a
+// transaction (expected: the version it was about). One found gone is a
+// fact as n's; one whose read-back fails is of unknown outcome.
+func (s *executor) readBackUnsurePartners(ctx context.Context, dryRun bool, view *sbView, n *node, expected proto.Message, facts []unsureFact) []unsureFact {
+	mine := n.desc.Dependencies(n.key, expected)
+	for _, k := range s.g.dependentsOf(n.key) {
+		p := s.g.node(k)
+		if p == nil || !cyclePartner(n, mine, p) || p.desc == nil || !p.desc.CanRetrieve() ||
+			view != nil && view.refreshed[p.desc] || s.g.unsure[k] != nil || slices.ContainsFunc(facts, func(f unsureFact) bool { return f.key == k }) {
+			continue
+		}
+		found, _, err := s.readKey(ctx, p, p.applied)
+		if err == nil && found != nil {
+			continue
+		}
+		facts = append(facts, unsureFact{key: k, expected: p.applied, err: err, peer: true})
+		if err != nil && !dryRun {
+			put(&s.g.unsure, k, p.applied)
+		}
+	}
+	return facts
+}
+
+// cyclePartner reports whether p, applied, is on a dependency cycle of
+// two with n, whose version has the dependencies mine: each needs the
+// other directly (a veth pair's ends).
+func cyclePartner(n *node, mine []kv.Dependency, p *node) bool {
+	on := func(deps []kv.Dependency, key string) bool {
+		return slices.ContainsFunc(deps, func(d kv.Dependency) bool { return !d.IsAnyOf() && d.Key == key })
+	}
+	return p != n && p.applied != nil && on(p.adeps(), n.key) && on(mine, p.key)
 }
 
 // takeUnsure takes, first in the run, what the read-backs before it found:
@@ -122,6 +161,15 @@ func (r *unknowns) takeUnsure() {
 	for i := range r.unsure {
 		f := &r.unsure[i]
 		n := r.g.node(f.key)
+		if f.err != nil && f.peer && n != nil && n.applied != nil && !r.abort {
+			// Of unknown outcome now: the graph holds nothing of it.
+			r.mut(n)
+			n.applied, n.metadata = nil, nil
+			r.g.setDeps(n, n.deps, nil)
+			r.g.setExisting(n.key, false)
+			r.syncMetadata(n)
+			r.failUnknown(n, f.err)
+		}
 		if f.err != nil || n == nil || r.abort {
 			continue
 		}
@@ -407,13 +455,10 @@ func (r *unknowns) takeApplied(n *node, value proto.Message, meta any) {
 // removed is not deleted again); one not read is of unknown outcome (one
 // being removed by a transaction that goes on is deleted next).
 func (r *unknowns) readBackPartners(n *node, prev proto.Message) {
-	direct := func(d kv.Dependency, key string) bool { return !d.IsAnyOf() && d.Key == key }
 	mine := r.depsOfValue(n, prev)
 	for _, k := range r.g.dependentsOf(n.key) {
 		p := r.g.node(k)
-		if p == nil || p == n || p.applied == nil || !r.canReadBack(p) ||
-			!slices.ContainsFunc(p.adeps(), func(d kv.Dependency) bool { return direct(d, n.key) }) ||
-			!slices.ContainsFunc(mine, func(d kv.Dependency) bool { return direct(d, p.key) }) {
+		if p == nil || !cyclePartner(n, mine, p) || !r.canReadBack(p) {
 			continue
 		}
 		found, _, err := r.s.readKey(r.ctx, p, p.applied)

@@ -136,3 +136,29 @@ func TestVethReproRevertUnknownDeleteUnread(t *testing.T) {
 		{kind: "txn"},
 	})
 }
+
+// The read-back before a transaction finds an end of unknown outcome gone
+// (its delete applied, its read-back failed: the pair went); its peer,
+// kept for it, must be read back too, or the transaction that wants both
+// again creates the end on a peer the kernel no longer has.
+func TestVethReproFoundGonePeerUnread(t *testing.T) {
+	runVethReplayModes(t, []vStep{
+		{kind: "full", items: []fItem{{"if/v4", "peer=v3 mtu=9000"}}},
+		{kind: "txn", items: []fItem{{"if/v3", "peer=v4 mtu=1500"}}},
+		{kind: "full", items: []fItem{{"if/v4", "peer=v3 mtu=9000"}}, faults: []fFault{{"delete", "if/v4", 1, fPartial}, {"retrieve", "if", 2, fRetriable}}},
+		{kind: "txn", items: []fItem{{"if/v4", "peer=v3 mtu=1500"}, {"if/v3", "peer=v4 mtu=1500"}}},
+	})
+}
+
+// The same, the peer's read-back failing: the peer is of unknown outcome
+// (the graph holds nothing of it), and the end waits for it, PENDING,
+// until the next transaction reads it back.
+func TestVethReproFoundGonePeerUnknown(t *testing.T) {
+	runVethReplayModes(t, []vStep{
+		{kind: "full", items: []fItem{{"if/v4", "peer=v3 mtu=9000"}}},
+		{kind: "txn", items: []fItem{{"if/v3", "peer=v4 mtu=1500"}}},
+		{kind: "full", items: []fItem{{"if/v4", "peer=v3 mtu=9000"}}, faults: []fFault{{"delete", "if/v4", 1, fPartial}, {"retrieve", "if", 2, fRetriable}}},
+		{kind: "txn", items: []fItem{{"if/v4", "peer=v3 mtu=1500"}, {"if/v3", "peer=v4 mtu=1500"}}, faults: []fFault{{"retrieve", "if", 2, fRetriable}}},
+		{kind: "txn", items: []fItem{{"x/1", "n=1"}}},
+	})
+}

@@ -48,16 +48,16 @@ package scheduler_test
 // the faults that fired, as a Go literal for runVethReplay.
 //
 // Open (issue 28; the long run finds them, with two or three faults in one
-// step): a read-back before a transaction that finds an end of unknown
-// outcome gone does not read back its peer (readBackPartners runs after a
-// failed Delete only); and a resync creates an end found MISSING on its
-// peer, FAILED in a version it re-creates, then deletes it with the peer
+// step): a resync creates an end found MISSING on its peer, FAILED in a
+// version it re-creates, then deletes it with the peer
 // (plan-create-delete; reached after a revert whose create of the end and
 // both read-backs failed, its peer's undo refused meanwhile). Fixed: a
 // revert's blind undo of an end of unknown outcome (a Delete without the
 // metadata, answered "not found"; a re-create that made a new pair): a
 // revert reads it back again instead (doc.go; the repros
-// TestVethReproRevertBlindDeleteNotFound, TestVethReproRevertBlindRecreate).
+// TestVethReproRevertBlindDeleteNotFound, TestVethReproRevertBlindRecreate);
+// a read-back before a transaction that found an end of unknown outcome
+// gone did not read back its peer (TestVethReproFoundGonePeer*).
 
 import (
 	"context"
