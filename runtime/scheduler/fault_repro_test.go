@@ -44,11 +44,11 @@ func runFaultReproMode(t *testing.T, mode string, steps []fStep) {
 	}
 }
 
-// A Retrieve that panics during a resync is not recovered: the panic
-// leaves Commit (when the transaction runs inline; on the worker goroutine
-// it would end the process) with the scheduler's lock held and its busy
-// flag set, so that every later Commit, Status and Close blocks forever.
-// (This test leaves the wedged scheduler's worker goroutine behind.)
+// A Retrieve that panics during a resync was not recovered: the panic
+// left Commit with the scheduler's lock held and its busy flag set, so
+// that every later Commit, Status and Close blocked forever. doc.go now:
+// "Every call into a descriptor's code is recovered"; the panic fails the
+// Retrieve, and its descriptor keeps the scheduler's view.
 func TestFaultReproRetrievePanic(t *testing.T) {
 	runFaultRepro(t, []fStep{
 		{kind: fFull, faults: []fFault{{"retrieve", "bd", 1, fPanic}}},

@@ -91,7 +91,7 @@ var (
 	faultSeed     = flag.Int64("fault.seed", -1, "run only this seed of TestFault")
 	faultShrink   = flag.Bool("fault.shrink", true, "shrink the first instance of each divergence class")
 	faultRate     = flag.Float64("fault.rate", 0.05, "probability that a southbound call fails")
-	faultPanics   = flag.Bool("fault.panics", true, "let Retrieve panic now and then (a wedge ends the incident)")
+	faultPanics   = flag.Bool("fault.panics", true, "let Retrieve panic now and then, as the other calls do")
 	faultMode     = flag.String("fault.mode", "", "run only the configurations of TestFault whose calls are made this way: serial, batch or concurrent")
 	faultDeadline = flag.Duration("fault.deadline", 20*time.Second, "how long a Commit or a settling may take before the scheduler counts as wedged")
 )
@@ -148,6 +148,11 @@ type fStep struct {
 	items         []fItem
 	revert, retry bool
 	tamper        []fTamper
+	// pre is a best-effort transaction with retries, committed in the
+	// step before its transaction without waiting for its retries: a
+	// retry of it (a transaction of its own) may run before the step's
+	// transaction or after it.
+	pre []fItem
 	// faults are the faults injected during the step (recorded in random
 	// mode, planned in replay mode).
 	faults []fFault
@@ -162,6 +167,9 @@ func (st *fStep) String() string {
 	if st.retry {
 		b.WriteString(" retry")
 	}
+	for _, it := range st.pre {
+		fmt.Fprintf(&b, "\n    first, best-effort with retries: %s", fItemText(it))
+	}
 	for _, tp := range st.tamper {
 		if tp.value == "" {
 			fmt.Fprintf(&b, "\n    tamper: remove %s", tp.key)
@@ -170,16 +178,19 @@ func (st *fStep) String() string {
 		}
 	}
 	for _, it := range st.items {
-		if it.value == "" {
-			fmt.Fprintf(&b, "\n    del %s", it.key)
-		} else {
-			fmt.Fprintf(&b, "\n    set %s {%s}", it.key, it.value)
-		}
+		fmt.Fprintf(&b, "\n    %s", fItemText(it))
 	}
 	for _, f := range st.faults {
 		fmt.Fprintf(&b, "\n    fault: %s", f)
 	}
 	return b.String()
+}
+
+func fItemText(it fItem) string {
+	if it.value == "" {
+		return "del " + it.key
+	}
+	return fmt.Sprintf("set %s {%s}", it.key, it.value)
 }
 
 var fKindIdents = []string{"fTxn", "fDownstream", "fFull", "fCheckpoint", "fRestart"}
@@ -199,15 +210,20 @@ func fGoLiteral(steps []fStep) string {
 		if st.retry {
 			b.WriteString(", retry: true")
 		}
-		if len(st.items) > 0 {
-			b.WriteString(", items: []fItem{")
-			for i, it := range st.items {
-				if i > 0 {
-					b.WriteString(", ")
+		for _, f := range []struct {
+			name  string
+			items []fItem
+		}{{"items", st.items}, {"pre", st.pre}} {
+			if len(f.items) > 0 {
+				fmt.Fprintf(&b, ", %s: []fItem{", f.name)
+				for i, it := range f.items {
+					if i > 0 {
+						b.WriteString(", ")
+					}
+					fmt.Fprintf(&b, "{%q, %q}", it.key, it.value)
 				}
-				fmt.Fprintf(&b, "{%q, %q}", it.key, it.value)
+				b.WriteString("}")
 			}
-			b.WriteString("}")
 		}
 		if len(st.tamper) > 0 {
 			b.WriteString(", tamper: []fTamper{")
@@ -305,6 +321,11 @@ func fGenStep(r *rand.Rand, intent, sb map[string]string) fStep {
 		for range 1 + r.IntN(4) {
 			st.items = append(st.items, fGenItem(r))
 		}
+		if st.revert && r.IntN(3) == 0 {
+			for range 1 + r.IntN(2) {
+				st.pre = append(st.pre, fGenItem(r))
+			}
+		}
 		return st
 	case p < 84:
 		st := fStep{kind: fDownstream}
@@ -385,6 +406,9 @@ type fRun struct {
 
 	// counters
 	commits, reverted, revertChecked int
+	// revertWithRetry counts the reverts checked with a retry's calls
+	// in their step.
+	revertWithRetry int
 }
 
 func newFRun(rng *rand.Rand, partial bool, deadline time.Duration, mode string) (*fRun, error) {
@@ -446,7 +470,6 @@ func (r *fRun) commit(t *scheduler.Txn, step int) (*scheduler.Result, *fDiv) {
 				ch <- out{p: p, stack: debug.Stack()}
 			}
 		}()
-		r.sb.setPanicGoroutine(goroutineID())
 		res, _ := t.Commit(ctx)
 		ch <- out{res: res}
 	}()
@@ -589,8 +612,20 @@ func (r *fRun) runStep(st *fStep, num int) (divs []fDiv) {
 		}
 		clear(r.unknown)
 	}
+	r.stepBefore = r.sb.snapshot()
+	// Keys unknown to the scheduler (changed behind its back and not
+	// read since) are left out of (iii) and of the order checks: see
+	// unreadKeys.
+	unread := r.unreadKeys()
+	preCalls := 0
+	if len(st.pre) > 0 {
+		n, div := r.commitPre(st.pre)
+		if div != nil {
+			return []fDiv{*div}
+		}
+		preCalls = n
+	}
 	before := r.sb.snapshot()
-	r.stepBefore = before
 	// Leftovers: values of ours applied that nothing intends (a derived
 	// value whose delete failed, or whose base's outcome is unknown and
 	// is found not to derive it any more). doc.go: "a leftover that
@@ -623,10 +658,6 @@ func (r *fRun) runStep(st *fStep, num int) (divs []fDiv) {
 			leftovers[k] = true
 		}
 	}
-	// Keys unknown to the scheduler (changed behind its back and not
-	// read since) are left out of (iii) and of the order checks: see
-	// unreadKeys.
-	unread := r.unreadKeys()
 	unsure := maps.Clone(r.unknown)
 
 	t := r.s.Txn(scheduler.Description(fmt.Sprintf("step %d", num)))
@@ -655,7 +686,6 @@ func (r *fRun) runStep(st *fStep, num int) (divs []fDiv) {
 		return []fDiv{*div}
 	}
 	r.commits++
-	afterCommit := r.sb.snapshot()
 	commitCalls := r.sb.stepCalls()
 
 	switch {
@@ -681,9 +711,9 @@ func (r *fRun) runStep(st *fStep, num int) (divs []fDiv) {
 		divs = append(divs, fDiv{"revert-unasked", "a best-effort transaction was reverted"})
 	}
 	if st.kind == fTxn {
-		divs = append(divs, fCheckReadBackFirst(commitCalls, unsure)...)
+		divs = append(divs, fCheckReadBackFirst(commitCalls, num, unsure)...)
 	}
-	r.refreshed(commitCalls, st.kind == fTxn)
+	r.refreshed(commitCalls[preCalls:], st.kind == fTxn)
 
 	sts, div := r.settle()
 	if div != nil {
@@ -694,7 +724,7 @@ func (r *fRun) runStep(st *fStep, num int) (divs []fDiv) {
 		r.refreshed(all[len(commitCalls):], true)
 	}
 	if res.Reverted && st.revert {
-		divs = append(divs, r.checkRevert(num, before, afterCommit, commitCalls, leftovers, unread)...)
+		divs = append(divs, r.checkRevert(num, commitCalls, leftovers, unread)...)
 	}
 	divs = append(divs, r.checkSB(r.sb.snapshot())...)
 	divs = append(divs, r.checkConfigured(sts)...)
@@ -703,12 +733,57 @@ func (r *fRun) runStep(st *fStep, num int) (divs []fDiv) {
 	return divs
 }
 
-// fCheckReadBackFirst checks that a transaction reads back every value of
-// unknown outcome before its first call that is no Retrieve. doc.go: "it
-// is read back again before the next transaction, which takes what is
-// found first".
-func fCheckReadBackFirst(calls []fCall, unsure map[string]bool) []fDiv {
+// fPreStep tags the calls of a step's pre transaction: not the step's own.
+const fPreStep = -2
+
+// commitPre commits a step's pre transaction (fStep.pre), best-effort
+// with retries, and returns the number of the step's calls it saw.
+func (r *fRun) commitPre(items []fItem) (int, *fDiv) {
+	t := r.s.Txn(scheduler.Description("pre"), scheduler.Retry(scheduler.RetryPolicy{Period: time.Millisecond, MaxAttempts: 2}))
+	for _, it := range items {
+		if it.value == "" {
+			t.Delete(it.key)
+		} else {
+			t.Set(it.key, wrapperspb.String(it.value))
+		}
+	}
+	if _, div := r.commit(t, fPreStep); div != nil {
+		return 0, div
+	}
+	r.commits++
+	for _, it := range items {
+		if it.value == "" {
+			delete(r.intent, it.key)
+		} else {
+			r.intent[it.key] = it.value
+		}
+	}
+	calls := r.sb.stepCalls()
+	r.refreshed(calls, true)
+	return len(calls), nil
+}
+
+// fCheckReadBackFirst checks that the step's transaction (num) reads back
+// every value of unknown outcome before its first call that is no
+// Retrieve. doc.go: "it is read back again before the next transaction,
+// which takes what is found first"; a retry (a transaction too) that ran
+// first and read it back took what it found already.
+func fCheckReadBackFirst(all []fCall, num int, unsure map[string]bool) []fDiv {
 	var divs []fDiv
+	var calls []fCall
+	unsure = maps.Clone(unsure)
+	for _, c := range all {
+		switch {
+		case c.step == num:
+			calls = append(calls, c)
+		case len(calls) == 0 && c.step == -1 && c.op == "retrieve" && !c.failed():
+			for k := range unsure {
+				if c.readKey == k || c.readKey == "" && c.key == fModelOf(k).name {
+					delete(unsure, k)
+				}
+			}
+		}
+	}
 	first := slices.IndexFunc(calls, func(c fCall) bool { return c.op != "retrieve" })
 	if first < 0 {
 		first = len(calls)
@@ -1134,18 +1209,18 @@ func (r *fRun) checkConfigured(sts map[string]scheduler.Status) []fDiv {
 
 // checkRevert checks (iii): a reverted transaction whose undo calls all
 // succeeded left the southbound as it was, but for leftovers it deleted.
-func (r *fRun) checkRevert(num int, before, after map[string]string, calls []fCall, leftovers, unread map[string]bool) []fDiv {
+// "As it was" is as the transaction found it: a retry is a transaction of
+// its own, which may run within the step, before or after this one (never
+// amid its calls), and what it changes is not undone; so the southbound
+// is compared before the transaction's first call and after its last.
+func (r *fRun) checkRevert(num int, calls []fCall, leftovers, unread map[string]bool) []fDiv {
+	before, after := r.sb.txnWindow()
 	failed := false
 	for _, c := range calls {
-		if c.step != num {
-			// A retry (a transaction of its own) ran within the step
-			// and changed the southbound: before and after are not of
-			// the reverted transaction alone.
-			return nil
-		}
-		if c.err == nil && c.fault == 0 || failed && c.fault == 0 {
-			// A call the southbound refused after the first failure
-			// is the scheduler's doing, not a fault's: still checked.
+		if c.step != num || c.err == nil && c.fault == 0 || failed && c.fault == 0 {
+			// A retry's call is not the transaction's. A call the
+			// southbound refused after the first failure is the
+			// scheduler's doing, not a fault's: still checked.
 			continue
 		}
 		if failed {
@@ -1158,6 +1233,9 @@ func (r *fRun) checkRevert(num int, before, after map[string]string, calls []fCa
 		failed = true
 	}
 	r.revertChecked++
+	if slices.ContainsFunc(calls, func(c fCall) bool { return c.step == -1 }) || len(r.sb.stepCalls()) > len(calls) {
+		r.revertWithRetry++
+	}
 	gone := fGoneWithLeftovers(before, after, leftovers)
 	var diff []string
 	for _, k := range slices.Sorted(maps.Keys(fUnion(before, after))) {
@@ -1369,7 +1447,7 @@ func (r *fRun) detail(divs []fDiv) string {
 
 // fReport accumulates what the runs found.
 type fReport struct {
-	steps, commits, incidents, reverted, revertChecked int
+	steps, commits, incidents, reverted, revertChecked, revertWithRetry int
 	byClass                                            map[string]int
 	first                                              map[string]*fIncident
 }
@@ -1430,7 +1508,8 @@ func (r *fRun) collect(rep *fReport) {
 	rep.commits += r.commits
 	rep.reverted += r.reverted
 	rep.revertChecked += r.revertChecked
-	r.commits, r.reverted, r.revertChecked = 0, 0, 0
+	rep.revertWithRetry += r.revertWithRetry
+	r.commits, r.reverted, r.revertChecked, r.revertWithRetry = 0, 0, 0, 0
 }
 
 // replayFault replays steps (their faults planned) on a fresh run and
@@ -1636,8 +1715,8 @@ func fSeedsText(seeds []int64) string {
 // reportFault logs the counts and reports the first instance of each
 // class, shrunk.
 func reportFault(t *testing.T, rep *fReport, seeds []int64, n int, took time.Duration) {
-	t.Logf("%s, %d steps each: %d commits (checkpoints' resyncs included), %d incidents; %d transactions reverted, %d reverts checked; took %v",
-		fSeedsText(seeds), n, rep.commits, rep.incidents, rep.reverted, rep.revertChecked, took.Round(time.Millisecond))
+	t.Logf("%s, %d steps each: %d commits (checkpoints' resyncs included), %d incidents; %d transactions reverted, %d reverts checked (%d with a retry in the step); took %v",
+		fSeedsText(seeds), n, rep.commits, rep.incidents, rep.reverted, rep.revertChecked, rep.revertWithRetry, took.Round(time.Millisecond))
 	for _, class := range slices.Sorted(maps.Keys(rep.byClass)) {
 		t.Logf("  %-22s %5d incidents, %7.1f per 10,000 steps", class, rep.byClass[class], float64(rep.byClass[class])*10000/float64(rep.steps))
 	}

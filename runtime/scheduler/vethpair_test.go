@@ -253,7 +253,7 @@ func (sb *vethSB) faultLocked(op, key string) fFaultKind {
 		}
 	} else if sb.rng.Float64() < sb.rate {
 		if op == "retrieve" {
-			kind = fPick(sb.rng, []fFaultKind{fRetriable, fRetriable, fTerminal})
+			kind = fPick(sb.rng, []fFaultKind{fRetriable, fRetriable, fTerminal, fPanic})
 		} else {
 			// Timeouts are rare: each costs the call timeout.
 			kinds := []fFaultKind{fRetriable, fRetriable, fTerminal, fTerminal, fPartial, fPartial, fPartialTerminal, fPanic}
@@ -399,6 +399,10 @@ func (sb *vethSB) retrieve(ctx context.Context, name, readKey string) ([]kv.Item
 		}
 	}
 	sb.mu.Unlock()
+	if kind == fPanic {
+		// The scheduler recovers it, as any call into a handler.
+		panic("injected panic in retrieve " + name)
+	}
 	return out, call.err
 }
 
