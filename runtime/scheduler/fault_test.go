@@ -1447,7 +1447,8 @@ func (r *fRun) detail(divs []fDiv) string {
 
 // fReport accumulates what the runs found.
 type fReport struct {
-	steps, commits, incidents, reverted, revertChecked, revertWithRetry int
+	steps, commits, incidents, reverted, revertChecked int
+	revertWithRetry                                    int
 	byClass                                            map[string]int
 	first                                              map[string]*fIncident
 }
