@@ -1107,7 +1107,11 @@ func fDerives(base, text, key string) bool {
 //     found by no Retrieve since a restart): "A Retrieve that fails is an
 //     error of the transaction; its descriptor keeps the scheduler's
 //     view." A value whose outcome is unknown after a failed call and a
-//     failed read-back is known to be possibly there, and checked;
+//     failed read-back is known to be possibly there, and checked. Left
+//     out too: a value created on a dependency that went behind the
+//     scheduler's back, unread since (the southbound takes a veth end
+//     without its peer; it refuses the others, which fCheckOrder
+//     excuses);
 //   - a value without a dependency that went while it was unread, whose
 //     delete failed in the step (see leftWithout);
 //   - a member of a cycle (a veth end) without its peer, while its status
@@ -1116,6 +1120,7 @@ func fDerives(base, text, key string) bool {
 //     not created on it). See cycleMemberExcused.
 func (r *fRun) checkSB(sb map[string]string) []fDiv {
 	var divs []fDiv
+	unread := r.unreadKeys()
 	for _, k := range slices.Sorted(maps.Keys(sb)) {
 		if r.stale[k] && !r.unknown[k] {
 			continue
@@ -1126,7 +1131,7 @@ func (r *fRun) checkSB(sb map[string]string) []fDiv {
 			}
 		}
 		for _, d := range fDeps(k, sb[k]) {
-			if fDependencyMet(d, sb) || d.Label == "peer" && r.cycleMemberExcused(k) || r.leftWithout(k, d) {
+			if fDependencyMet(d, sb) || !d.IsAnyOf() && unread[d.Key] || d.Label == "peer" && r.cycleMemberExcused(k) || r.leftWithout(k, d) {
 				continue
 			}
 			class := "dep-missing"
@@ -1541,26 +1546,73 @@ func replayFaultMode(steps []fStep, deadline time.Duration, mode string) ([]fDiv
 	return nil, len(steps), "", nil
 }
 
-// shrinkFault minimises steps keeping a divergence of class: fewer steps,
-// items, tamperings, faults and options.
+// shrinkFault minimises steps keeping a divergence of class at the last
+// step (see shrinkSteps).
 func shrinkFault(steps []fStep, class string) []fStep {
-	deadline := 2 * time.Second
-	budget := 3000
-	repro := func(c []fStep) bool {
-		if budget <= 0 {
+	return shrinkSteps(steps, class, 3000, fStep.clone, fStep.simpler, func(c []fStep) ([]fDiv, int) {
+		divs, at, _, err := replayFault(c, 2*time.Second)
+		if err != nil {
+			return nil, -1
+		}
+		return divs, at
+	})
+}
+
+func (st fStep) clone() fStep {
+	st.items, st.pre = slices.Clone(st.items), slices.Clone(st.pre)
+	st.tamper, st.faults = slices.Clone(st.tamper), slices.Clone(st.faults)
+	return st
+}
+
+// simpler returns the steps one change simpler than st: an item, a
+// tampering, a fault or an option less, or a field less in a value.
+func (st fStep) simpler() []fStep {
+	out := slices.Concat(shrinkDrops(st, fStep.clone, func(s *fStep) *[]fItem { return &s.items }),
+		shrinkDrops(st, fStep.clone, func(s *fStep) *[]fItem { return &s.pre }),
+		shrinkDrops(st, fStep.clone, func(s *fStep) *[]fTamper { return &s.tamper }),
+		shrinkDrops(st, fStep.clone, func(s *fStep) *[]fFault { return &s.faults }),
+		shrinkFlags(st, fStep.clone, func(s *fStep) *bool { return &s.retry }, func(s *fStep) *bool { return &s.revert }))
+	for j, it := range st.items {
+		for _, f := range strings.Fields(it.value) {
+			v := strings.Join(slices.DeleteFunc(strings.Fields(it.value), func(s string) bool { return s == f }), " ")
+			if v != "" {
+				c := st.clone()
+				c.items[j].value = v
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// shrinkSteps minimises steps that end in a divergence of class, replayed
+// by replay (the divergences of the first step that diverged, and its
+// index; -1 for none): it keeps the shortest suffix that still diverges,
+// then drops steps and takes simpler versions of them (simpler lists each
+// one change simpler) while the last step still diverges so, within
+// budget replays. It returns nil when steps do not diverge so.
+func shrinkSteps[S any](steps []S, class string, budget int, clone func(S) S, simpler func(S) []S, replay func([]S) ([]fDiv, int)) []S {
+	cloneAll := func(s []S) []S {
+		out := make([]S, len(s))
+		for i := range s {
+			out[i] = clone(s[i])
+		}
+		return out
+	}
+	repro := func(c []S) bool {
+		if budget--; budget < 0 {
 			return false
 		}
-		budget--
-		divs, at, _, err := replayFault(c, deadline)
-		return err == nil && at == len(c)-1 && slices.ContainsFunc(divs, func(d fDiv) bool { return d.class == class })
+		divs, at := replay(c)
+		return at == len(c)-1 && slices.ContainsFunc(divs, func(d fDiv) bool { return d.class == class })
 	}
-	cur := fCloneSteps(steps)
+	cur := cloneAll(steps)
 	if !repro(cur) {
 		return nil
 	}
 	// The shortest suffix first: most of a long history is irrelevant.
 	for k := 1; k < len(cur); k *= 2 {
-		if c := fCloneSteps(cur[len(cur)-k:]); repro(c) {
+		if c := cloneAll(cur[len(cur)-k:]); repro(c) {
 			cur = c
 			break
 		}
@@ -1568,64 +1620,20 @@ func shrinkFault(steps []fStep, class string) []fStep {
 	for progress := true; progress; {
 		progress = false
 		for i := 0; i < len(cur)-1; i++ {
-			c := slices.Delete(fCloneSteps(cur), i, i+1)
-			if repro(c) {
+			if c := slices.Delete(cloneAll(cur), i, i+1); repro(c) {
 				cur, progress = c, true
 				i--
 			}
 		}
 		for i := range cur {
-			for j := 0; j < len(cur[i].items); j++ {
-				c := fCloneSteps(cur)
-				c[i].items = slices.Delete(c[i].items, j, j+1)
-				if repro(c) {
-					cur, progress = c, true
-					j--
-				}
-			}
-			for j := 0; j < len(cur[i].tamper); j++ {
-				c := fCloneSteps(cur)
-				c[i].tamper = slices.Delete(c[i].tamper, j, j+1)
-				if repro(c) {
-					cur, progress = c, true
-					j--
-				}
-			}
-			for j := 0; j < len(cur[i].faults); j++ {
-				c := fCloneSteps(cur)
-				c[i].faults = slices.Delete(c[i].faults, j, j+1)
-				if repro(c) {
-					cur, progress = c, true
-					j--
-				}
-			}
-			for _, flip := range []func(*fStep) bool{
-				func(s *fStep) bool { r := s.retry; s.retry = false; return r },
-				func(s *fStep) bool { r := s.revert; s.revert = false; return r },
-			} {
-				c := fCloneSteps(cur)
-				if flip(&c[i]) && repro(c) {
-					cur, progress = c, true
-				}
-			}
-		}
-	}
-	// Simplify values: drop fields one at a time.
-	for i := range cur {
-		for j := range cur[i].items {
-			for {
-				v := cur[i].items[j].value
-				shorter := false
-				for _, f := range strings.Fields(v) {
-					c := fCloneSteps(cur)
-					c[i].items[j].value = strings.Join(slices.DeleteFunc(strings.Fields(v), func(s string) bool { return s == f }), " ")
-					if c[i].items[j].value != "" && repro(c) {
-						cur, shorter = c, true
+			for again := true; again; {
+				again = false
+				for _, v := range simpler(cur[i]) {
+					c := cloneAll(cur)
+					if c[i] = v; repro(c) {
+						cur, progress, again = c, true, true
 						break
 					}
-				}
-				if !shorter {
-					break
 				}
 			}
 		}
@@ -1633,13 +1641,28 @@ func shrinkFault(steps []fStep, class string) []fStep {
 	return cur
 }
 
-func fCloneSteps(steps []fStep) []fStep {
-	out := make([]fStep, len(steps))
-	for i, st := range steps {
-		st.items = slices.Clone(st.items)
-		st.tamper = slices.Clone(st.tamper)
-		st.faults = slices.Clone(st.faults)
-		out[i] = st
+// shrinkDrops returns a copy of s without each element of the list that
+// list picks, one element less each.
+func shrinkDrops[S, E any](s S, clone func(S) S, list func(*S) *[]E) []S {
+	var out []S
+	for j := range *list(&s) {
+		c := clone(s)
+		l := list(&c)
+		*l = slices.Delete(*l, j, j+1)
+		out = append(out, c)
+	}
+	return out
+}
+
+// shrinkFlags returns a copy of s with each flag that is set cleared.
+func shrinkFlags[S any](s S, clone func(S) S, flags ...func(*S) *bool) []S {
+	var out []S
+	for _, f := range flags {
+		if *f(&s) {
+			c := clone(s)
+			*f(&c) = false
+			out = append(out, c)
+		}
 	}
 	return out
 }
