@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
 )
@@ -975,4 +976,30 @@ func TestFaultReproPeerGoneUnread(t *testing.T) {
 		{kind: fDownstream, tamper: []fTamper{{"if/v2", ""}}, faults: []fFault{{"retrieve", "if", 1, fRetriable}}},
 		{kind: fTxn, items: []fItem{{"if/v1", "peer=v2"}}},
 	})
+}
+
+// Found by the long run (issue 28, with pre transactions): a value
+// RETRYING (its create failed in a best-effort transaction with retries)
+// that a reverting transaction re-creates with its base, then restores
+// when it fails. doc.go: the revert gives every value it touched back its
+// intended value and its state of before, RETRYING: its retry, scheduled
+// before, must still come. The revert gave the state back but left the
+// value's intent as set on the way (re-derived by the re-created base),
+// so the retry took it for superseded and did nothing: RETRYING forever
+// (a wedge). The retry comes after the reverting transaction here.
+func TestFaultReproRevertKeepsRetry(t *testing.T) {
+	faultGate(t)
+	divs, at, detail, err := replayFaultRun([]fStep{
+		{kind: fFull, items: []fItem{{"if/v1", "mtu=0"}, {"if/v2", "peer=v1"}}},
+		{kind: fTxn, revert: true, items: []fItem{{"if/a", "addrs=10.0.0.1/24"}, {"if/v1", ""}}, pre: []fItem{{"if/a", "type=tap mtu=0 addrs=10.0.0.1/24"}}, faults: []fFault{{"create", "addr/a/10.0.0.1/24", 1, fRetriable}, {"delete", "if/v2", 1, fTerminal}}},
+	}, *faultDeadline, "", 50*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range divs {
+		t.Errorf("step %d: %s: %.300s", at+1, d.class, d.msg)
+	}
+	if len(divs) > 0 {
+		t.Log(detail)
+	}
 }

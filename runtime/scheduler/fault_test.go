@@ -22,20 +22,24 @@ package scheduler_test
 //
 // Each seed is a sequence of steps: transactions (sets and deletes over a
 // small key universe, best-effort or reverting, with or without a retry
-// policy), downstream resyncs (often after the southbound was changed
-// behind the scheduler's back), full resyncs with the whole intended
-// state, and restarts (a new scheduler over the same southbound, then a
-// full resync), while about 5 % of the southbound calls fail (retriable,
-// kv.NonRetriable, applied and then failed, panicking) and the southbound
-// refuses, as a kernel does, to create what misses a dependency or base.
+// policy; a reverting one now and then right after a best-effort one with
+// retries, in the same step, whose retries run before or after it),
+// downstream resyncs (often after the southbound was changed behind the
+// scheduler's back), full resyncs with the whole intended state, and
+// restarts (a new scheduler over the same southbound, then a full resync),
+// while about 5 % of the southbound calls fail (retriable,
+// kv.NonRetriable, applied and then failed, panicking, Retrieve too) and
+// the southbound refuses, as a kernel does, to create what misses a
+// dependency or base.
 // After each step (and after the retries it started settled):
 //
 //	(i)   no value is in the southbound while its base or a dependency of it
 //	      (of the version the southbound holds) is not;
 //	(ii)  every CONFIGURED value equals (by the descriptor's comparator) what
 //	      the southbound holds, and its metadata is the southbound's;
-//	(iii) a reverted transaction leaves the southbound as before it, unless
-//	      an undo call failed;
+//	(iii) a reverted transaction leaves the southbound as before it (from
+//	      before its first call to after its last: a retry in the step is
+//	      a transaction of its own), unless an undo call failed;
 //	(iv)  Commit returns (within -fault.deadline), neither Commit nor Status
 //	      panics;
 //
@@ -63,6 +67,7 @@ package scheduler_test
 // readably and as a Go literal for fault_repro_test.go.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -388,6 +393,10 @@ type fRun struct {
 	// mode is how the scheduler makes calls: "" one at a time, "batch",
 	// or "concurrent" (see fDescriptors).
 	mode string
+	// prePeriod is the retry period of pre transactions (fStep.pre):
+	// 1 ms unless a reproduction needs their retries after the step's
+	// transaction.
+	prePeriod time.Duration
 
 	sb     *faultSB
 	s      *scheduler.Scheduler
@@ -739,7 +748,7 @@ const fPreStep = -2
 // commitPre commits a step's pre transaction (fStep.pre), best-effort
 // with retries, and returns the number of the step's calls it saw.
 func (r *fRun) commitPre(items []fItem) (int, *fDiv) {
-	t := r.s.Txn(scheduler.Description("pre"), scheduler.Retry(scheduler.RetryPolicy{Period: time.Millisecond, MaxAttempts: 2}))
+	t := r.s.Txn(scheduler.Description("pre"), scheduler.Retry(scheduler.RetryPolicy{Period: cmp.Or(r.prePeriod, time.Millisecond), MaxAttempts: 2}))
 	for _, it := range items {
 		if it.value == "" {
 			t.Delete(it.key)
@@ -1532,10 +1541,17 @@ func replayFault(steps []fStep, deadline time.Duration) ([]fDiv, int, string, er
 // replayFaultMode is replayFault with the calls made as mode says ("",
 // "batch" or "concurrent").
 func replayFaultMode(steps []fStep, deadline time.Duration, mode string) ([]fDiv, int, string, error) {
+	return replayFaultRun(steps, deadline, mode, 0)
+}
+
+// replayFaultRun is replayFaultMode with pre transactions retried after
+// prePeriod (0: 1 ms).
+func replayFaultRun(steps []fStep, deadline time.Duration, mode string, prePeriod time.Duration) ([]fDiv, int, string, error) {
 	r, err := newFRun(nil, true, deadline, mode)
 	if err != nil {
 		return nil, 0, "", err
 	}
+	r.prePeriod = prePeriod
 	defer r.close()
 	for i := range steps {
 		st := steps[i]

@@ -11,11 +11,11 @@ package scheduler_test
 // Faults fire at random on about 6 % of the calls: errors (retriable or
 // not, nothing applied), changes applied and then an error, panics, calls
 // that outlive the call timeout (applied or not), and failed Retrieves (so
-// failed read-backs). Steps are transactions (best-effort or reverting,
-// with or without retries), groups of transactions committed at once from
-// several goroutines, downstream and full resyncs, and restarts, over
-// three ways of calling: one call at a time, batches, concurrent calls.
-// After each step, once retries settled:
+// failed read-backs; some panic, as any call may). Steps are transactions
+// (best-effort or reverting, with or without retries), groups of
+// transactions committed at once from several goroutines, downstream and
+// full resyncs, and restarts, over three ways of calling: one call at a
+// time, batches, concurrent calls. After each step, once retries settled:
 //
 //	pair-half-sb     the southbound holds one end of a pair as a value and
 //	                 not the other, and no status records a failed or
