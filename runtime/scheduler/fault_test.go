@@ -411,6 +411,8 @@ type fRun struct {
 	unknown map[string]bool
 	// stepBefore is the southbound as the step found it.
 	stepBefore map[string]string
+	// stepReverted: the step's transaction was reverted.
+	stepReverted bool
 	wedged     bool
 
 	// counters
@@ -621,7 +623,7 @@ func (r *fRun) runStep(st *fStep, num int) (divs []fDiv) {
 		}
 		clear(r.unknown)
 	}
-	r.stepBefore = r.sb.snapshot()
+	r.stepBefore, r.stepReverted = r.sb.snapshot(), false
 	// Keys unknown to the scheduler (changed behind its back and not
 	// read since) are left out of (iii) and of the order checks: see
 	// unreadKeys.
@@ -716,6 +718,7 @@ func (r *fRun) runStep(st *fStep, num int) (divs []fDiv) {
 			}
 		}
 	}
+	r.stepReverted = res.Reverted
 	if res.Reverted && !st.revert {
 		divs = append(divs, fDiv{"revert-unasked", "a best-effort transaction was reverted"})
 	}
@@ -1160,8 +1163,17 @@ func (r *fRun) checkSB(sb map[string]string) []fDiv {
 // was so before the step, unread (its dependency went while a failed
 // Retrieve hid k: "its descriptor keeps the scheduler's view"), and its
 // delete failed in the step: doc.go, "a value that was there without
-// something it needs (its delete had failed) stays as it was".
+// something it needs (its delete had failed) stays as it was". Or k was
+// so when the step's transaction, reverted, made its first call (a veth
+// end created in part, found by the read-back before it): the revert
+// ends "exactly as before the transaction", and "starts from" what the
+// read-backs found.
 func (r *fRun) leftWithout(k string, d kv.Dependency) bool {
+	if from, _ := r.sb.txnWindow(); r.stepReverted && from != nil {
+		if _, was := from[k]; was && !fDependencyMet(d, from) {
+			return true
+		}
+	}
 	if _, was := r.stepBefore[k]; !was || fDependencyMet(d, r.stepBefore) {
 		return false
 	}
