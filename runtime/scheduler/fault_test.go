@@ -413,7 +413,7 @@ type fRun struct {
 	stepBefore map[string]string
 	// stepReverted: the step's transaction was reverted.
 	stepReverted bool
-	wedged     bool
+	wedged       bool
 
 	// counters
 	commits, reverted, revertChecked int
