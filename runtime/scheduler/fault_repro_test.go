@@ -1017,3 +1017,15 @@ func TestFaultReproRevertHalfPairFound(t *testing.T) {
 		{kind: fTxn, revert: true, faults: []fFault{{"create", "addr/v2/10.1.0.1/16", 1, fPartial}}},
 	})
 }
+
+// Found by the long run (issue 28, no partial faults; a harness fix): as
+// TestFaultReproUnreadRouteDeleteFails, but the route is intended, in
+// another version: its re-create's delete fails, and it stays without its
+// interface, FAILED, as a value whose delete failed.
+func TestFaultReproUnreadRouteRecreateFails(t *testing.T) {
+	runFaultReproMode(t, "", []fStep{
+		{kind: fRestart, items: []fItem{{"if/v1", "addrs=10.0.0.1/24"}, {"route/r2", "out=v1 gw=10.0.0.9"}}},
+		{kind: fRestart, faults: []fFault{{"retrieve", "route", 1, fRetriable}}},
+		{kind: fFull, items: []fItem{{"route/r2", "metric=2"}}, faults: []fFault{{"delete", "route/r2", 1, fTerminal}}},
+	})
+}

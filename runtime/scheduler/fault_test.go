@@ -1162,8 +1162,9 @@ func (r *fRun) checkSB(sb map[string]string) []fDiv {
 // leftWithout reports whether k, which the southbound holds without d,
 // was so before the step, unread (its dependency went while a failed
 // Retrieve hid k: "its descriptor keeps the scheduler's view"), and its
-// delete failed in the step: doc.go, "a value that was there without
-// something it needs (its delete had failed) stays as it was". Or k was
+// delete failed in the step (intended or not: a re-create's delete too):
+// doc.go, "a value that was there without something it needs (its delete
+// had failed) stays as it was". Or k was
 // so when the step's transaction, reverted, made its first call (a veth
 // end created in part, found by the read-back before it): the revert
 // ends "exactly as before the transaction", and "starts from" what the
@@ -1178,7 +1179,7 @@ func (r *fRun) leftWithout(k string, d kv.Dependency) bool {
 		return false
 	}
 	st := r.s.Status(k)
-	return !st.Intended && (st.State == scheduler.FAILED || st.State == scheduler.RETRYING) && st.LastOp == scheduler.OpDelete
+	return (st.State == scheduler.FAILED || st.State == scheduler.RETRYING) && st.LastOp == scheduler.OpDelete
 }
 
 // cycleMemberExcused reports whether k, a member of a cycle (a veth end)
