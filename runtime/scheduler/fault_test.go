@@ -589,6 +589,7 @@ func (r *fRun) runStep(st *fStep, num int) (divs []fDiv) {
 		planned = st.faults
 	}
 	r.sb.beginStep(planned)
+	r.stepReverted = false
 	defer func() {
 		if r.rng != nil {
 			st.faults = r.sb.stepFaults()
@@ -623,7 +624,7 @@ func (r *fRun) runStep(st *fStep, num int) (divs []fDiv) {
 		}
 		clear(r.unknown)
 	}
-	r.stepBefore, r.stepReverted = r.sb.snapshot(), false
+	r.stepBefore = r.sb.snapshot()
 	// Keys unknown to the scheduler (changed behind its back and not
 	// read since) are left out of (iii) and of the order checks: see
 	// unreadKeys.
