@@ -81,9 +81,11 @@
 //     it meanwhile), that value goes first, as a dependent does in any
 //     removal, and is restored with the rest: the revert changed it on
 //     the way. When the southbound accepts the undo calls, the southbound
-//     and the values' states end exactly as before the transaction: a
-//     value that was FAILED before is FAILED again, with its old error
-//     and the operation it was about, and holds what it held then
+//     and the values' states end exactly as before the transaction (a
+//     retry, a transaction of its own, may run just before or after it:
+//     what the retry changes stays): a value that was FAILED before is
+//     FAILED again (RETRYING again, and its retry still comes), with its
+//     old error and the operation it was about, and holds what it held then
 //     (nothing, for a failed create: the revert does not retry it; nor
 //     for a delete that removed the value and failed: it is still FAILED
 //     with that error, though nothing intends it); an INVALID value keeps the valid version

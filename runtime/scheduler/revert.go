@@ -136,6 +136,9 @@ func (r *txnPass) restoreStates() {
 		if n != nil && n.failedSeq != r.seq32 && n.applied == p.applied && p.existed {
 			r.mut(n)
 			n.state, n.lastErr, n.lastOp = p.state, p.lastErr, p.lastOp
+			if proto.Equal(n.intent, p.intent) { // re-derived on the way: a RETRYING value's retry is of then
+				n.intentSeq, n.retries = p.intentSeq, p.retries
+			}
 		}
 	}
 }
