@@ -1261,6 +1261,13 @@ func (r *fRun) checkRevert(num int, calls []fCall, leftovers, unread map[string]
 		switch {
 		case unread[k]:
 			// Changed behind the scheduler's back, not read since.
+		case inB && !inA && fWithoutNeeds(k, b, before) && fRecreated(num, calls, k):
+			// doc.go: a value that was there without something it needs,
+			// "when the transaction re-created it (a cycle's member,
+			// re-created with the rest of its cycle), it is not created
+			// again without what it needs: it waits, PENDING, as in any
+			// transaction" (the checkpoints' status check (vi) sees it
+			// PENDING).
 		case inB && !inA && gone[k]:
 			// A leftover the transaction deleted stays deleted, and
 			// so does what cannot be put back without it.
@@ -1316,6 +1323,18 @@ func fGoneWithLeftovers(before, after map[string]string, leftovers map[string]bo
 		}
 	}
 	return gone
+}
+
+// fWithoutNeeds reports whether value k of sb lacks a dependency there
+// (a veth end left without its peer by a failed create).
+func fWithoutNeeds(k, v string, sb map[string]string) bool {
+	return slices.ContainsFunc(fDeps(k, v), func(d kv.Dependency) bool { return !fDependencyMet(d, sb) })
+}
+
+// fRecreated reports whether step num deleted and created key k again.
+func fRecreated(num int, calls []fCall, k string) bool {
+	del := slices.IndexFunc(calls, func(c fCall) bool { return c.step == num && c.key == k && c.op == "delete" && c.err == nil })
+	return del >= 0 && slices.ContainsFunc(calls[del:], func(c fCall) bool { return c.step == num && c.key == k && c.op == "create" })
 }
 
 func fUnion(a, b map[string]string) map[string]string {
