@@ -25,6 +25,7 @@ type node struct {
 	// leaves it alone.
 	live atomic.Uint64
 	old  *viewRec // the saved versions readers may need, newest first (nodeMap.freeze)
+	tomb bool     // REMOVED, still its key's in the map (a tombstone; see nodeMap.del)
 }
 
 // nodeFields are the worker's fields of a node. Slices held by a node are
