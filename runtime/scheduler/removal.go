@@ -52,13 +52,15 @@ func (r *removal) doom(n *node) {
 // doomAll marks n, applied, as removed by the transaction, with what it
 // derives and the values of ours whose applied version needs it.
 func (r *removal) doomAll(n *node) {
-	if n == nil || n.applied == nil || r.doomed[n.key] != nil {
+	if n == nil || n.applied == nil {
 		return
+	} else if r.doomed == nil {
+		r.newDoomed(0)
 	}
-	if r.doomed == nil {
-		r.doomed = map[string]*node{}
+	if n.doomMark == r.g.dooms || r.g.added != r.doomFrom && r.doomed[n.key] != nil {
+		return // doomed already
 	}
-	r.doomed[n.key], r.doomAdded = n, r.g.added
+	r.doomed[n.key], r.doomAdded, n.doomMark = n, r.g.added, r.g.dooms
 	for _, k := range n.derived {
 		r.doomAll(r.g.node(k))
 	}
@@ -121,8 +123,21 @@ type removal struct {
 	// doomed are the values that the transaction's changes remove, known
 	// before the pass: nothing that needs one is created (see doom).
 	doomed map[string]*node
-	// doomAdded is the graph's count of added nodes at the last doom.
-	doomAdded uint64
+	// doomAdded is the graph's count of added nodes at the last doom,
+	// doomFrom when doomed was made: while no node was added since, a
+	// key is in doomed exactly when its node has doomed's mark (dooms).
+	doomAdded, doomFrom uint64
+}
+
+// newDoomed makes doomed, for n values, with a mark of its own.
+func (r *removal) newDoomed(n int) {
+	r.doomed, r.doomFrom = make(map[string]*node, n), r.g.added
+	if r.g.dooms++; r.g.dooms == 0 { // once every 2^32: no old mark may pass for the new
+		for _, n := range r.g.all() {
+			n.doomMark = 0
+		}
+		r.g.dooms = 1
+	}
 }
 
 // remove deletes n from the southbound: first its derived values, then the
@@ -155,7 +170,10 @@ func (r *removal) remove(n *node, flags Flags, sbGone bool) bool {
 		return false
 	}
 	n.applied, n.metadata, n.removing, n.lastErr, n.lastOp = nil, nil, false, nil, OpDelete
-	delete(r.doomed, n.key) // removed: a version created again is not doomed
+	if n.doomMark == r.g.dooms || r.g.added != r.doomFrom { // else the key is not in doomed
+		delete(r.doomed, n.key) // removed: a version created again is not doomed
+		n.doomMark = 0
+	}
 	r.known(n.key)
 	r.g.setDeps(n, n.deps, nil)
 	r.syncMetadata(n)
