@@ -28,7 +28,7 @@ func (r *txnPass) apply(j *job) {
 			}
 		}
 		if deletes > 64 {
-			r.doomed = make(map[string]*node, deletes) // not grown step by step
+			r.newDoomed(deletes) // not grown step by step
 		}
 		for _, n := range nodes {
 			r.doom(n)

@@ -25,6 +25,9 @@ type node struct {
 	// leaves it alone.
 	live atomic.Uint64
 	old  *viewRec // the saved versions readers may need, newest first (nodeMap.freeze)
+	tomb bool     // REMOVED, still its key's in the map (a tombstone; see nodeMap.del)
+	// doomMark: the node is in its run's doomed (removal.doomAll) when it is graph.dooms.
+	doomMark uint32
 }
 
 // nodeFields are the worker's fields of a node. Slices held by a node are
@@ -167,6 +170,7 @@ type graph struct {
 	journal chunked.List[undo]
 	saved   chunked.List[nodeFields]
 	epoch   uint32
+	dooms   uint32 // the mark of the newest doomed set (see removal.newDoomed)
 	open    bool
 	// dirty lists the nodes changed, added or removed since
 	// the last publish (see jobs.publish), journal open or not; a key

@@ -71,7 +71,7 @@ func (m *nodeMap) set(key string, n *node) {
 	sh := m.shard(key)
 	switch old := sh.m[key]; {
 	case old == n && n.state == REMOVED: // its own tombstone: back as it is
-		sh.tombs--
+		sh.tombs, n.tomb = sh.tombs-1, false
 		m.n++
 		return
 	case old == n:
@@ -91,7 +91,7 @@ func (m *nodeMap) add(sh *nodeShard, key string, n *node) {
 	var t *node
 	if sh.tombs > 0 && sh.m[key] != nil && sh.m[key].state == REMOVED { // the key's tombstone
 		t = sh.m[key]
-		sh.tombs--
+		sh.tombs, t.tomb = sh.tombs-1, false
 	}
 	sh.mu.Lock()
 	n.live.Store(inFlux) // under the lock: a node put back may have been seen
@@ -134,7 +134,7 @@ func (m *nodeMap) freeze(n *node) {
 // watch, whether what readers see of the key changed. n not changing, or
 // no longer in the map: false, false.
 func (m *nodeMap) publish(n *node, pub uint64, watch bool) (olds, changed bool) {
-	if n.live.Load() != inFlux || n.state == REMOVED && m.shard(n.key).m[n.key] != n {
+	if n.live.Load() != inFlux || n.state == REMOVED && !n.tomb {
 		return false, false
 	}
 	head := n.old // what readers saw
@@ -152,7 +152,7 @@ func (m *nodeMap) publish(n *node, pub uint64, watch bool) (olds, changed bool) 
 func (m *nodeMap) trim(n *node, oldest uint64) (left bool) {
 	sh := m.shard(n.key)
 	r := n.old
-	if r == nil || n.state == REMOVED && sh.m[n.key] != n {
+	if r == nil || n.state == REMOVED && !n.tomb {
 		return false // none, or gone to the key's new node
 	}
 	sh.mu.Lock()
@@ -160,7 +160,7 @@ func (m *nodeMap) trim(n *node, oldest uint64) (left bool) {
 	if n.live.Load() <= oldest {
 		if n.old = nil; n.state == REMOVED {
 			delete(sh.m, n.key)
-			sh.tombs--
+			sh.tombs, n.tomb = sh.tombs-1, false
 		}
 		return false
 	}
@@ -214,7 +214,7 @@ func (m *nodeMap) del(key string) {
 	m.freeze(n)
 	n.state = REMOVED
 	if n.old != nil {
-		sh.tombs++
+		sh.tombs, n.tomb = sh.tombs+1, true
 		return
 	}
 	sh.mu.Lock()

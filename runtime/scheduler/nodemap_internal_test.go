@@ -231,3 +231,52 @@ func TestViewKeepsNoCopies(t *testing.T) {
 		t.Errorf("x/a after its delete: %v", st.State)
 	}
 }
+
+// TestNodeMapTombMark: node.tomb, which spares publish and trim a look-up,
+// says of every REMOVED node whether the map still holds it for its key,
+// through random adds, deletes, rollback-like puts back, publishes and
+// trims of a few keys.
+func TestNodeMapTombMark(t *testing.T) {
+	var m nodeMap
+	var nodes []*node
+	keys := []string{"a", "b", "c"}
+	rnd := uint64(1)
+	next := func(n int) int { rnd = rnd*6364136223846793005 + 1442695040888963407; return int(rnd>>33) % n }
+	pub := uint64(1)
+	for step := range 3000 {
+		key := keys[next(len(keys))]
+		switch next(5) {
+		case 0: // a new node of the key, as addNode after a miss
+			if m.get(key) == nil {
+				n := &node{nodeFields: nodeFields{key: key, state: CONFIGURED}}
+				nodes = append(nodes, n)
+				m.add(m.shard(key), key, n)
+			}
+		case 1:
+			m.del(key)
+		case 2: // a rollback puts a node of the key back
+			for i := len(nodes) - 1; i >= 0; i-- {
+				if n := nodes[i]; n.key == key && n.state == REMOVED {
+					m.set(key, n)
+					n.state = NONEXISTENT
+					break
+				}
+			}
+		case 3:
+			if n := m.get(key); n != nil {
+				m.freeze(n)
+			}
+		default:
+			pub++
+			for _, n := range nodes {
+				m.publish(n, pub, false)
+				m.trim(n, pub-uint64(next(3)))
+			}
+		}
+		for i, n := range nodes {
+			if inMap := m.shard(n.key).m[n.key] == n; n.state == REMOVED && n.tomb != inMap {
+				t.Fatalf("step %d: node %d of %s REMOVED, tomb %v, in the map %v", step, i, n.key, n.tomb, inMap)
+			}
+		}
+	}
+}

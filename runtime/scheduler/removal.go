@@ -52,13 +52,15 @@ func (r *removal) doom(n *node) {
 // doomAll marks n, applied, as removed by the transaction, with what it
 // derives and the values of ours whose applied version needs it.
 func (r *removal) doomAll(n *node) {
-	if n == nil || n.applied == nil || r.doomed[n.key] != nil {
+	if n == nil || n.applied == nil {
 		return
+	} else if r.doomed == nil {
+		r.newDoomed(0)
 	}
-	if r.doomed == nil {
-		r.doomed = map[string]*node{}
+	if n.doomMark == r.g.dooms || r.g.added != r.doomFrom && r.isDoomed(n.key) {
+		return // doomed already
 	}
-	r.doomed[n.key], r.doomAdded = n, r.g.added
+	r.doomed[n.key], r.doomAdded, n.doomMark = n, r.g.added, r.g.dooms
 	for _, k := range n.derived {
 		r.doomAll(r.g.node(k))
 	}
@@ -77,7 +79,7 @@ func (r *removal) needsDoomed(n *node) bool {
 	}
 	for i := range n.deps {
 		d := &n.deps[i]
-		if d.IsAnyOf() || r.doomed[d.Key] == nil {
+		if d.IsAnyOf() || !r.isDoomed(d.Key) {
 			continue
 		}
 		if t := r.nodeOf(d.Key); t != nil && t.exists() {
@@ -94,7 +96,9 @@ func (r *removal) releaseDoomed() {
 	r.doomed = nil
 	var left []string // mostly none: only those are sorted
 	for key, n := range doomed {
-		if n.state == REMOVED && r.g.added != r.doomAdded { // another may have the key
+		if n.doomMark != r.g.dooms {
+			continue // removed (see remove)
+		} else if n.state == REMOVED && r.g.added != r.doomAdded { // another may have the key
 			n = r.g.node(key)
 		}
 		if n != nil && n.state != REMOVED && n.exists() {
@@ -121,8 +125,29 @@ type removal struct {
 	// doomed are the values that the transaction's changes remove, known
 	// before the pass: nothing that needs one is created (see doom).
 	doomed map[string]*node
-	// doomAdded is the graph's count of added nodes at the last doom.
-	doomAdded uint64
+	// doomAdded is the graph's count of added nodes at the last doom,
+	// doomFrom when doomed was made: while no node was added since, a
+	// key's node is its entry in doomed (see isDoomed).
+	doomAdded, doomFrom uint64
+}
+
+// isDoomed reports whether key is doomed: its entry in doomed holds
+// doomed's mark, which remove takes off (a removal does not look the key
+// up in doomed while no node was added since it was made).
+func (r *removal) isDoomed(key string) bool {
+	e := r.doomed[key]
+	return e != nil && e.doomMark == r.g.dooms
+}
+
+// newDoomed makes doomed, for n values, with a mark of its own.
+func (r *removal) newDoomed(n int) {
+	r.doomed, r.doomFrom = make(map[string]*node, n), r.g.added
+	if r.g.dooms++; r.g.dooms == 0 { // once every 2^32: no old mark may pass for the new
+		for _, n := range r.g.all() {
+			n.doomMark = 0
+		}
+		r.g.dooms = 1
+	}
 }
 
 // remove deletes n from the southbound: first its derived values, then the
@@ -155,7 +180,10 @@ func (r *removal) remove(n *node, flags Flags, sbGone bool) bool {
 		return false
 	}
 	n.applied, n.metadata, n.removing, n.lastErr, n.lastOp = nil, nil, false, nil, OpDelete
-	delete(r.doomed, n.key) // removed: a version created again is not doomed
+	if r.g.added != r.doomFrom { // else the mark is the key's entry in doomed (see newDoomed)
+		delete(r.doomed, n.key)
+	}
+	n.doomMark = 0 // removed: a version created again is not doomed
 	r.known(n.key)
 	r.g.setDeps(n, n.deps, nil)
 	r.syncMetadata(n)
