@@ -82,6 +82,12 @@
 //     plugin places it among its chain's rules, replaces it in place and
 //     finds it again; Retrieve does not read a rule's expressions back.
 //     Rules without such a comment are another program's, never touched.
+//     A create finds a rule of its comment already there (a listing that
+//     failed, or that a dump interrupted by another change cut short,
+//     made it look gone: the nftables library does not report the
+//     kernel's NLM_F_DUMP_INTR) and replaces it in place; after an add
+//     it lists the chain again and deletes older copies, so a repair
+//     never leaves a rule twice.
 //   - Deleting something already gone succeeds (kv.ErrNotFound); every
 //     other kernel error reaches the value's status as the `ip` command
 //     that failed and the netlink error.

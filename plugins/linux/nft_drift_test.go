@@ -3,11 +3,13 @@
 package linux_test
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -380,4 +382,54 @@ func TestNetnsDriftBeforeWatch(t *testing.T) {
 	waitFor(t, "table, chain and rule repaired", func() bool { return e.nftWhole("accept") })
 	e.waitRepaired(seq, scheduler.OpCreate, keyOf(r), scheduler.FlagMissing)
 	e.waitRepaired(seq, scheduler.OpCreate, nftKey(table), scheduler.FlagMissing)
+}
+
+// TestNetnsNftPartialListing: a listing of our chain that fails, or that
+// misses our rule (a dump cut short by a change elsewhere: the kernel
+// flags it, the nftables library does not say), makes a drift check find
+// the rule MISSING and create it again; the create must see the rule is
+// there and leave it once in the chain, never twice.
+func TestNetnsNftPartialListing(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		spoilt int32 // how many listings, from the drift check's on
+		list   func([]*nftables.Rule, error) ([]*nftables.Rule, error)
+	}{
+		{"error", 1, func([]*nftables.Rule, error) ([]*nftables.Rule, error) {
+			return nil, errors.New("receiveAckAware: interrupted system call")
+		}},
+		{"partial", 1, func(rules []*nftables.Rule, err error) ([]*nftables.Rule, error) { return rules[:0], err }},
+		// Create's own listing misses it too: the copy it adds is kept,
+		// the older one deleted.
+		{"partial twice", 2, func(rules []*nftables.Rule, err error) ([]*nftables.Rule, error) { return rules[:0], err }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var spoil atomic.Int32 // listings still to spoil
+			hook := linux.WithNftListing(func(rules []*nftables.Rule, err error) ([]*nftables.Rule, error) {
+				if spoil.Add(-1) >= 0 {
+					return tc.list(rules, err)
+				}
+				return rules, err
+			})
+			e := newEnv(t, hook)
+			table, chain, rule := nftDriftValues()
+			e.setNft(table, chain, rule)
+			e.expect(scheduler.CONFIGURED, nftKey(table), nftKey(chain), nftKey(rule))
+
+			spoil.Store(tc.spoilt)
+			check := scheduler.DriftCheck{Descriptors: []string{linuxnftables.TableModelName, linuxnftables.ChainModelName, linuxnftables.RuleModelName}}
+			if _, err := e.s.CheckDrift(e.ctx, check); err != nil {
+				t.Fatalf("drift check: %v", err)
+			}
+			if n := spoil.Load(); n > 0 {
+				t.Fatalf("%d spoilt listings left unused", n)
+			}
+			if comments, _ := e.nftRules(); !slices.Equal(comments, []string{"kvd:10:ssh31"}) {
+				t.Errorf("chain in31 after the repair: %q, want our rule once", comments)
+			}
+			e.expect(scheduler.CONFIGURED, nftKey(rule))
+		})
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/nftables"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
@@ -89,6 +90,9 @@ type options struct {
 	// nftSubscribe, when set, replaces the watcher's nftables
 	// subscription (tests: a kernel without nftables).
 	nftSubscribe func(ns netns.NsHandle, done <-chan struct{}, onErr func(error)) (<-chan struct{}, error)
+	// nftList, when set, sees every listing of a chain's rules and may
+	// change it (tests: a listing that fails or misses rules).
+	nftList func([]*nftables.Rule, error) ([]*nftables.Rule, error)
 }
 
 func defaultOptions() options {
