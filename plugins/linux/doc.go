@@ -113,8 +113,9 @@
 // plugin's descriptors the kernel's events in that namespace touched, for
 // a drift check: links, addresses, routes, neighbours, policy routing
 // rules (RTNLGRP_IPV4_RULE, RTNLGRP_IPV6_RULE) and nftables (the
-// NFNLGRP_NFTABLES group of `nft monitor`: any event has the tables,
-// chains and rules checked). A kernel whose nftables events cannot be
+// NFNLGRP_NFTABLES group of `nft monitor`: an event of a table of the
+// plugin's has the tables, chains and rules checked; events of other
+// programs' tables are ignored). A kernel whose nftables events cannot be
 // subscribed to costs a warning, not the watch.
 //
 // The plugin needs Linux and CAP_NET_ADMIN; its tests run as root, each in

@@ -3,17 +3,20 @@
 package linux_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/nftables"
+	"github.com/google/nftables/expr"
 	"github.com/google/nftables/userdata"
 	"github.com/vishvananda/netlink"
 	"google.golang.org/protobuf/proto"
@@ -431,5 +434,77 @@ func TestNetnsNftPartialListing(t *testing.T) {
 			}
 			e.expect(scheduler.CONFIGURED, nftKey(rule))
 		})
+	}
+}
+
+// TestNetnsNftForeignTableIgnored: the watcher ignores nftables events of
+// tables that are not the plugin's (another program's, as firewalld's
+// inet firewalld): they trigger no recheck of the nftables descriptors,
+// while an event of our table t31 does.
+func TestNetnsNftForeignTableIgnored(t *testing.T) {
+	t.Parallel()
+	type event struct {
+		table   string
+		touched bool
+	}
+	var mu sync.Mutex
+	var events []event
+	hook := linux.WithNftEvents(func(_ nftables.TableFamily, table string, touched bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		events = append(events, event{table, touched})
+	})
+	e := newEnv(t, linux.WithDebounce(20*time.Millisecond), hook)
+	table, chain, rule := nftDriftValues()
+	e.setNft(table, chain, rule)
+	e.expect(scheduler.CONFIGURED, nftKey(table), nftKey(chain), nftKey(rule))
+
+	ctx, cancel := context.WithCancel(e.ctx)
+	var rechecks atomic.Int32 // reports that had the rules rechecked
+	ended := make(chan error, 1)
+	go func() {
+		ended <- e.p.Watch(ctx, func(_ context.Context, cs []linux.Change) error {
+			for _, c := range cs {
+				if slices.Contains(c.Recheck, linuxnftables.RuleModelName) {
+					rechecks.Add(1)
+				}
+			}
+			return nil
+		})
+	}()
+	defer func() {
+		cancel()
+		if err := <-ended; err != nil {
+			t.Errorf("Watch: %v", err)
+		}
+	}()
+	waitFor(t, "the first report (every descriptor rechecked)", func() bool { return rechecks.Load() >= 1 })
+	before := rechecks.Load()
+
+	// Another program: nft add table inet fw31; nft add chain inet fw31 in
+	// '{ type filter hook input priority 0; }'; nft add rule inet fw31 in accept
+	fw := &nftables.Table{Name: "fw31", Family: nftables.TableFamilyINet}
+	c := e.nft()
+	c.AddTable(fw)
+	prio := nftables.ChainPriority(0)
+	in := c.AddChain(&nftables.Chain{Name: "in", Table: fw, Hooknum: nftables.ChainHookInput, Priority: &prio, Type: nftables.ChainTypeFilter})
+	c.AddRule(&nftables.Rule{Table: fw, Chain: in, Exprs: []expr.Any{&expr.Verdict{Kind: expr.VerdictAccept}}})
+	if err := c.Flush(); err != nil {
+		t.Fatalf("another program's table: %v", err)
+	}
+	// Then ours, by hand: its events come after the other's on the socket.
+	e.nftChainPolicy(nftables.ChainPolicyDrop)
+	seen := func(table string) []event {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.DeleteFunc(slices.Clone(events), func(ev event) bool { return ev.table != table })
+	}
+	waitFor(t, "an event of table t31", func() bool { return len(seen("t31")) > 0 })
+	waitFor(t, "a recheck after the change of t31", func() bool { return rechecks.Load() > before })
+	if fws := seen("fw31"); len(fws) == 0 || slices.ContainsFunc(fws, func(ev event) bool { return ev.touched }) {
+		t.Errorf("events of table fw31: %+v, want some, none touching", fws)
+	}
+	if slices.ContainsFunc(seen("t31"), func(ev event) bool { return !ev.touched }) {
+		t.Errorf("events of table t31: %+v, want all touching", seen("t31"))
 	}
 }

@@ -64,6 +64,36 @@ type nftRetrieved struct {
 	mu     sync.Mutex
 	tables map[string]NftMeta
 	chains map[string]NftMeta
+	// ours are the tables (family and name, in any namespace) the plugin
+	// created or was asked about; it only grows. The watcher has
+	// nftables events of other tables ignored.
+	ours map[nftTableID]bool
+}
+
+// nftTableID names a table in the kernel.
+type nftTableID struct {
+	family nftables.TableFamily
+	name   string
+}
+
+// nftClaim counts the tables among the plugin's own.
+func (p *Plugin) nftClaim(ids ...nftTableID) {
+	p.nftFound.mu.Lock()
+	defer p.nftFound.mu.Unlock()
+	if p.nftFound.ours == nil {
+		p.nftFound.ours = map[nftTableID]bool{}
+	}
+	for _, id := range ids {
+		p.nftFound.ours[id] = true
+	}
+}
+
+// nftIsOurs says whether the table is one the plugin created or was asked
+// about.
+func (p *Plugin) nftIsOurs(id nftTableID) bool {
+	p.nftFound.mu.Lock()
+	defer p.nftFound.mu.Unlock()
+	return p.nftFound.ours[id]
 }
 
 // nftPlace returns the metadata of a table or chain by label: from the
@@ -110,6 +140,7 @@ func (h *nftTables) Validate(_ linuxnftables.TableKey, v *linuxnftables.Table) e
 // Create adds the table.
 func (h *nftTables) Create(_ context.Context, _ linuxnftables.TableKey, v *linuxnftables.Table) (NftMeta, error) {
 	m := NftMeta{Namespace: v.GetNamespace(), Family: nftFamilies[v.EffectiveFamily()], Table: v.GetName()}
+	h.p.nftClaim(nftTableID{m.Family, m.Table})
 	c, err := h.p.nftConn(m.Namespace)
 	if err != nil {
 		return m, err
@@ -137,6 +168,7 @@ func (h *nftTables) Retrieve(_ context.Context, correlate []linuxnftables.TableI
 	for _, it := range correlate {
 		v := it.Value
 		m := NftMeta{Namespace: v.GetNamespace(), Family: nftFamilies[v.EffectiveFamily()], Table: v.GetName()}
+		h.p.nftClaim(nftTableID{m.Family, m.Table})
 		c, err := h.p.nftConn(m.Namespace)
 		if err != nil {
 			continue // no namespace: no table
