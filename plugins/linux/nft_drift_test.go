@@ -508,3 +508,31 @@ func TestNetnsNftForeignTableIgnored(t *testing.T) {
 		t.Errorf("events of table t31: %+v, want all touching", seen("t31"))
 	}
 }
+
+// TestNetnsNftDeleteCopies: a rule of ours found twice in its chain (left
+// by an agent before TestNetnsNftPartialListing's fix, or copied by hand)
+// is deleted whole: no copy of it stays behind.
+func TestNetnsNftDeleteCopies(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	table, chain, rule := nftDriftValues()
+	e.setNft(table, chain, rule)
+	e.expect(scheduler.CONFIGURED, nftKey(table), nftKey(chain), nftKey(rule))
+	rules, err := e.nft().GetRules(t31, in31)
+	if err != nil || len(rules) != 1 {
+		t.Fatalf("chain in31: %d rules, %v; want 1", len(rules), err)
+	}
+	// nft add rule inet t31 in31 ... comment "kvd:10:ssh31" (a second copy)
+	c := e.nft()
+	c.AddRule(&nftables.Rule{Table: t31, Chain: in31, Exprs: rules[0].Exprs, UserData: rules[0].UserData})
+	if err := c.Flush(); err != nil {
+		t.Fatalf("copying the rule: %v", err)
+	}
+	if comments, _ := e.nftRules(); len(comments) != 2 {
+		t.Fatalf("chain in31 after the copy: %q", comments)
+	}
+	e.commit(e.s.Txn().Delete(nftKey(rule)))
+	if comments, _ := e.nftRules(); len(comments) != 0 {
+		t.Errorf("chain in31 after the rule's delete: %q, want empty", comments)
+	}
+}

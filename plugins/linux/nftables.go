@@ -525,7 +525,8 @@ func (h *nftRules) Update(_ context.Context, _ linuxnftables.RuleKey, _, v *linu
 	return struct{}{}, kernelErr(c.Flush(), "nft replace rule %s %s handle %d", m.Table, m.Chain, r.Handle)
 }
 
-// Delete removes the rule; one already gone counts as removed.
+// Delete removes the rule, every copy of it in the chain; one already
+// gone counts as removed.
 func (h *nftRules) Delete(_ context.Context, _ linuxnftables.RuleKey, v *linuxnftables.Rule, _ struct{}) error {
 	m, err := h.p.nftChainOf(v.GetChain())
 	if err != nil {
@@ -535,15 +536,14 @@ func (h *nftRules) Delete(_ context.Context, _ linuxnftables.RuleKey, v *linuxnf
 	if err != nil {
 		return notFound(err)
 	}
-	_, handle, err := h.p.find(c, m, v)
-	if err != nil || handle == 0 {
+	_, mine, err := h.p.findAll(c, m, v)
+	if err != nil || len(mine) == 0 {
 		return cmp.Or(err, kv.ErrNotFound)
 	}
-	// nft delete rule FAMILY TABLE CHAIN handle HANDLE
-	if err := c.DelRule(&nftables.Rule{Table: m.table(), Chain: m.chain(), Handle: handle}); err != nil {
+	if err := delRules(c, m, mine); err != nil { // every copy
 		return err
 	}
-	return nftErr(c.Flush(), "delete rule %s %s handle %d", m.Table, m.Chain, handle)
+	return nftErr(c.Flush(), "delete rule %s %s handle %d", m.Table, m.Chain, mine[0])
 }
 
 // Retrieve reports the correlated rules whose comment is in their chain.
