@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -495,9 +497,10 @@ const waveSafetyRead = 10 * time.Second
 
 // awaitWave waits until every pending value is reported CONFIGURED, one
 // is reported failed, or the timeout passes. It reads each agent's
-// statuses of the values in one request, then again each time a watch of
-// the agents' status keys (from the revision after the first read) sees
-// them change, and at least every waveSafetyRead.
+// statuses of the values in one request; then, each time a watch of the
+// agents' status keys (from the revision after the first read) sees
+// those of some agents change, it reads theirs again, and everyone's at
+// least every waveSafetyRead or after a watch ended.
 func (c *cli) awaitWave(ctx context.Context, cl *clientv3.Client, pending []pendingValue, timeout time.Duration) error {
 	byAgent := map[string][]pendingValue{}
 	var order []string
@@ -514,25 +517,28 @@ func (c *cli) awaitWave(ctx context.Context, cl *clientv3.Client, pending []pend
 			w.stop()
 		}
 	}()
+	// failed and waiting hold, by agent, what its last read found.
+	failed, waiting := map[string][]string{}, map[string][]string{}
+	dirty := order
 	for {
-		failures, waiting, rev, err := c.readWave(ctx, cl, order, byAgent)
+		rev, err := c.readWave(ctx, cl, dirty, byAgent, failed, waiting)
 		if err != nil {
 			return err
+		}
+		var failures, waits []string
+		for _, agent := range order {
+			failures, waits = append(failures, failed[agent]...), append(waits, waiting[agent]...)
 		}
 		if len(failures) > 0 {
 			return fmt.Errorf("%d values failed: %s", len(failures), strings.Join(failures, "; "))
 		}
-		if len(waiting) == 0 {
+		if len(waits) == 0 {
 			return nil
 		}
 		left := time.Until(deadline)
 		if left <= 0 {
-			shown := waiting[:min(len(waiting), 20)]
-			return fmt.Errorf("not healthy within %s: %d values waited for: %s", timeout, len(waiting), strings.Join(shown, "; "))
-		}
-		if w != nil && w.ended.Load() {
-			w.stop()
-			w = nil
+			shown := waits[:min(len(waits), 20)]
+			return fmt.Errorf("not healthy within %s: %d values waited for: %s", timeout, len(waits), strings.Join(shown, "; "))
 		}
 		if w == nil {
 			w = watchStatuses(ctx, cl, order, rev+1)
@@ -543,9 +549,15 @@ func (c *cli) awaitWave(ctx context.Context, cl *clientv3.Client, pending []pend
 			t.Stop()
 			return ctx.Err()
 		case <-w.changed:
+			dirty = w.take()
 		case <-t.C:
+			dirty = order
 		}
 		t.Stop()
+		if w.ended.Load() { // what it missed is not known: read all, watch anew
+			w.stop()
+			w, dirty = nil, order
+		}
 	}
 }
 
@@ -553,18 +565,32 @@ func (c *cli) awaitWave(ctx context.Context, cl *clientv3.Client, pending []pend
 type statusWatch struct {
 	// changed holds one signal: changes not taken yet coalesce.
 	changed chan struct{}
+	mu      sync.Mutex
+	dirty   map[string]bool // the agents whose statuses changed
 	// ended is set when a watch ended (an error such as a compacted
-	// revision): the gate opens the watch again from its next read.
+	// revision): the gate reads everything and watches again.
 	ended atomic.Bool
 	stop  context.CancelFunc
+}
+
+// take returns the agents whose statuses changed since the last take.
+func (w *statusWatch) take() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	agents := slices.Sorted(maps.Keys(w.dirty))
+	clear(w.dirty)
+	return agents
 }
 
 // watchStatuses watches the status keys of the agents from revision rev,
 // signalling on changed whenever any changes or a watch ends.
 func watchStatuses(ctx context.Context, cl *clientv3.Client, agents []string, rev int64) *statusWatch {
-	w := &statusWatch{changed: make(chan struct{}, 1)}
+	w := &statusWatch{changed: make(chan struct{}, 1), dirty: map[string]bool{}}
 	ctx, w.stop = context.WithCancel(ctx)
-	signal := func() {
+	signal := func(agent string) {
+		w.mu.Lock()
+		w.dirty[agent] = true
+		w.mu.Unlock()
 		select {
 		case w.changed <- struct{}{}:
 		default:
@@ -578,20 +604,20 @@ func watchStatuses(ctx context.Context, cl *clientv3.Client, agents []string, re
 				if resp.Err() != nil {
 					w.ended.Store(true)
 				}
-				signal()
+				signal(agent)
 			}
 			w.ended.Store(true)
-			signal()
+			signal(agent)
 		}()
 	}
 	return w
 }
 
-// readWave reads the statuses of the pending values, by agent, and
-// returns the failed ones and those still waited for, and the revision
-// of the reads.
-func (c *cli) readWave(ctx context.Context, cl *clientv3.Client, order []string, byAgent map[string][]pendingValue) (failures, waiting []string, rev int64, err error) {
-	for _, agent := range order {
+// readWave reads the statuses of the pending values of the agents, and
+// records, by agent, the failed ones and those still waited for; it
+// returns the earliest revision of the reads.
+func (c *cli) readWave(ctx context.Context, cl *clientv3.Client, agents []string, byAgent map[string][]pendingValue, failed, waiting map[string][]string) (rev int64, err error) {
+	for _, agent := range agents {
 		ps := byAgent[agent]
 		src := etcd.New(nil, nil, etcd.WithAgent(agent))
 		var gets []clientv3.Op
@@ -602,11 +628,12 @@ func (c *cli) readWave(ctx context.Context, cl *clientv3.Client, order []string,
 		resps, r, err := readOps(rctx, cl, gets)
 		cancel()
 		if err != nil {
-			return nil, nil, 0, err
+			return 0, err
 		}
 		if rev == 0 || r < rev {
 			rev = r
 		}
+		failed[agent], waiting[agent] = nil, nil
 		for i, p := range ps {
 			kvs := resps[i].GetResponseRange().Kvs
 			state := "no status"
@@ -627,11 +654,11 @@ func (c *cli) readWave(ctx context.Context, cl *clientv3.Client, order []string,
 			switch state {
 			case "CONFIGURED":
 			case "FAILED", "INVALID", "UNIMPLEMENTED", "SHADOWED":
-				failures = append(failures, fmt.Sprintf("%s: %s %s: %s", agent, p.key, state, d.Error))
+				failed[agent] = append(failed[agent], fmt.Sprintf("%s: %s %s: %s", agent, p.key, state, d.Error))
 			default:
-				waiting = append(waiting, fmt.Sprintf("%s: %s %s", agent, p.key, state))
+				waiting[agent] = append(waiting[agent], fmt.Sprintf("%s: %s %s", agent, p.key, state))
 			}
 		}
 	}
-	return failures, waiting, rev, nil
+	return rev, nil
 }
