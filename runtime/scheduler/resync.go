@@ -57,6 +57,10 @@ func (r *resyncPass) resync(j *job) {
 		}
 		if r.outOfLine(n) {
 			rest = append(rest, key)
+			if n.state == FAILED && n.applied != nil && n.intent != nil && n.desc != nil && n.invalidErr() == nil &&
+				n.desc.NeedsRecreate(key, n.applied, n.intent) {
+				r.doomAll(n) // re-created: nothing is created on its old version (and deleted again)
+			}
 		}
 		if r.leftover(n) {
 			r.doom(n) // it goes: nothing is created on it (and deleted again)

@@ -47,7 +47,9 @@ const (
 	// value without what it needs.
 	// +32 with the 1M-route delete's marks on nodes instead of map
 	// look-ups (node.tomb, node.doomMark, isDoomed, newDoomed).
-	maxTotalLines = 12037
+	// +4: a resync dooms a FAILED value it re-creates, so nothing is
+	// created on its old version and deleted again (a veth end).
+	maxTotalLines = 12041
 )
 
 // layers lists the internal packages from the bottom up: a package may

@@ -162,3 +162,16 @@ func TestVethReproFoundGonePeerUnknown(t *testing.T) {
 		{kind: "txn", items: []fItem{{"x/1", "n=1"}}},
 	})
 }
+
+// A revert whose create of an end and both read-backs failed, its peer's
+// undo refused meanwhile: the downstream resync after it finds the end
+// MISSING on its peer, FAILED in a version it re-creates. It must not
+// create the end and then delete it with the peer.
+func TestVethReproResyncRecreateFailedOnDoomed(t *testing.T) {
+	runVethReplayModes(t, []vStep{
+		{kind: "full", items: []fItem{{"vrf/1", "table=2"}}},
+		{kind: "txn", items: []fItem{{"if/v1", "peer=v2 mtu=9000 vrf=1 ns=n1"}, {"if/v2", "peer=v1 mtu=9000 vrf=1"}}},
+		{kind: "txn", revert: true, items: []fItem{{"if/v1", "peer=v2 mtu=9000 vrf=1"}, {"if/v2", "peer=v1 mtu=1500 vrf=1 ns=n1"}}, faults: []fFault{{"create", "if/v1", 1, fRetriable}, {"retrieve", "if", 1, fTerminal}, {"retrieve", "if", 2, fRetriable}}},
+		{kind: "downstream"},
+	})
+}

@@ -48,10 +48,11 @@ package scheduler_test
 // the faults that fired, as a Go literal for runVethReplay.
 //
 // Open (issue 28; the long run finds them, with two or three faults in one
-// step): a resync creates an end found MISSING on its peer, FAILED in a
-// version it re-creates, then deletes it with the peer
+// step): none known. Fixed: a resync created an end found MISSING on its
+// peer, FAILED in a version it re-creates, then deleted it with the peer
 // (plan-create-delete; reached after a revert whose create of the end and
-// both read-backs failed, its peer's undo refused meanwhile). Fixed: a
+// both read-backs failed, its peer's undo refused meanwhile): the resync
+// dooms such a peer (TestVethReproResyncRecreateFailedOnDoomed). Fixed: a
 // revert's blind undo of an end of unknown outcome (a Delete without the
 // metadata, answered "not found"; a re-create that made a new pair): a
 // revert reads it back again instead (doc.go; the repros
