@@ -11,6 +11,7 @@ import (
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/callctx"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/grouping"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/guard"
 )
 
 // calling is the run's southbound calls: made (execution) or recorded
@@ -61,11 +62,11 @@ func (s *caller) groupMode(d kv.Descriptor) (grouping.Mode, int) {
 	if s.opts.batchSize < 2 || d == nil {
 		return grouping.None, 1
 	}
-	if g, ok := d.(*guard); ok {
-		if !g.grouped {
-			g.group, g.grouped = grouping.InfoOf(d, !s.opts.noConcurrency, s.opts.logger), true
+	if g, ok := d.(*guard.Guard); ok {
+		if !g.Grouped {
+			g.Group, g.Grouped = grouping.InfoOf(d, !s.opts.noConcurrency, s.opts.logger), true
 		}
-		return g.group.Mode, g.group.Workers
+		return g.Group.Mode, g.Group.Workers
 	}
 	if g, ok := s.groupModes[d]; ok {
 		return g.Mode, g.Workers
@@ -100,8 +101,8 @@ func (r *calling) groupCall(c *plannedCall, n *node, kind OpKind, value proto.Me
 		return
 	}
 	var mode grouping.Mode
-	if gd, ok := n.desc.(*guard); ok && gd.grouped && r.s.opts.batchSize >= 2 {
-		mode = gd.group.Mode // the usual case, without a call
+	if gd, ok := n.desc.(*guard.Guard); ok && gd.Grouped && r.s.opts.batchSize >= 2 {
+		mode = gd.Group.Mode // the usual case, without a call
 	} else {
 		mode, _ = r.s.groupMode(n.desc)
 	}
@@ -139,8 +140,8 @@ func (r *calling) groupCall(c *plannedCall, n *node, kind OpKind, value proto.Me
 // sameDesc reports whether a and b are one descriptor. Registered ones
 // are guards, compared as pointers: cheaper than comparing interfaces.
 func sameDesc(a, b kv.Descriptor) bool {
-	if ga, ok := a.(*guard); ok {
-		gb, ok := b.(*guard)
+	if ga, ok := a.(*guard.Guard); ok {
+		gb, ok := b.(*guard.Guard)
 		return ok && ga == gb
 	}
 	return a == b
@@ -503,8 +504,8 @@ func (r *calling) syncMetadata(n *node) {
 		return
 	}
 	if n.applied != nil {
-		setMetadata(n.desc, n.label(), n.metadata)
+		guard.SetMetadata(n.desc, n.label(), n.metadata)
 	} else {
-		deleteMetadata(n.desc, n.label())
+		guard.DeleteMetadata(n.desc, n.label())
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/guard"
 )
 
 // executor is the scheduler's running of transactions: plan, execution,
@@ -83,7 +84,7 @@ func (s *executor) runTxn(j *job) txnOutput {
 	if !j.opts.dryRun {
 		s.rememberRetryPolicy(seq, j.opts.retry)
 	}
-	s.panics.drain() // what readers' calls recovered: not this transaction's
+	s.panics.Drain() // what readers' calls recovered: not this transaction's
 	if txn32(seq) == 1 {
 		s.g.clearMarks() // once every 2^32-1 transactions
 	}
@@ -118,7 +119,7 @@ func (s *executor) runTxn(j *job) txnOutput {
 		if view != nil {
 			s.syncMetadataMaps(view)
 		}
-		if s.panics.n.Load() > 0 {
+		if s.panics.N.Load() > 0 {
 			plan.reportPanics()
 		}
 		res.Errors = append(refreshErrs, plan.errs...)
@@ -218,7 +219,7 @@ func (s *executor) finishTxn(st *txnState, results []callResult, ok bool) txnOut
 		// A call failed: back to the graph before the transaction, and run
 		// the algorithm for real from the start, replaying what was done.
 		s.g.rollback(nil)
-		s.panics.drain() // the run again recovers what the plan did
+		s.panics.Drain() // the run again recovers what the plan did
 		exec := &run{s: s.Scheduler, g: s.g, ctx: ctx, seq: seq, seq32: plan.seq32, opts: j.opts,
 			calling: calling{replay: results}, resyncPass: resyncPass{view: view}, unknowns: unknowns{unsure: unsure}}
 		exec.bind()
@@ -236,7 +237,7 @@ func (s *executor) finishTxn(st *txnState, results []callResult, ok bool) txnOut
 		res.Executed = exec.ops
 		final = exec
 	}
-	if s.panics.n.Load() > 0 {
+	if s.panics.N.Load() > 0 {
 		final.reportPanics()
 	}
 	final.reportUnimplemented(j)
@@ -329,9 +330,9 @@ func (s *executor) executePlan(st *txnState) (results []callResult, ok bool, tak
 		switch {
 		case d == nil || !d.WithMetadata():
 		case n != nil && n.applied != nil:
-			setMetadata(d, d.Label(key), n.metadata)
+			guard.SetMetadata(d, d.Label(key), n.metadata)
 		default:
-			deleteMetadata(d, d.Label(key))
+			guard.DeleteMetadata(d, d.Label(key))
 		}
 	}
 	return results, true, nil
@@ -358,9 +359,9 @@ func (st *txnState) recordMeta(i int, c *plannedCall, n *node, m any, unheld *ma
 	}
 	if c.desc.WithMetadata() {
 		if c.kind == OpDelete {
-			deleteMetadata(c.desc, c.desc.Label(c.key))
+			guard.DeleteMetadata(c.desc, c.desc.Label(c.key))
 		} else {
-			setMetadata(c.desc, c.desc.Label(c.key), m)
+			guard.SetMetadata(c.desc, c.desc.Label(c.key), m)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/guard"
 )
 
 // sbView is the southbound as a refresh found it: what each descriptor's
@@ -107,7 +108,7 @@ func (s *executor) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 			view.index[it.Key] = int32(len(view.items))
 			view.items = append(view.items, sbItem{key: it.Key, value: it.Value, meta: meta, origin: origin, node: n})
 			if withMeta {
-				setMetadata(d, d.Label(it.Key), meta)
+				guard.SetMetadata(d, d.Label(it.Key), meta)
 			}
 		}
 		if withMeta {
@@ -116,7 +117,7 @@ func (s *executor) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 			for _, it := range correlate[d] {
 				if _, seen := view.index[it.Key]; !seen {
 					if n := s.g.node(it.Key); n != nil && n.applied != nil {
-						deleteMetadata(d, d.Label(it.Key))
+						guard.DeleteMetadata(d, d.Label(it.Key))
 					}
 				}
 			}
@@ -293,9 +294,9 @@ func (s *executor) syncMetadataMaps(view *sbView) {
 			return
 		}
 		if n := s.g.node(key); n != nil && n.applied != nil {
-			setMetadata(d, d.Label(key), n.metadata)
+			guard.SetMetadata(d, d.Label(key), n.metadata)
 		} else {
-			deleteMetadata(d, d.Label(key))
+			guard.DeleteMetadata(d, d.Label(key))
 		}
 	}
 	for i := range view.items {

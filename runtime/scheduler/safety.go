@@ -65,7 +65,7 @@ func (s *jobs) safely(j *job, fn func()) {
 			if s.g.open {
 				s.g.rollback(nil)
 			}
-			s.panics.drain()
+			s.panics.Drain()
 			s.publish(nil, s.seq) // what the graph holds now, rolled back or not
 			s.unlock()
 		}

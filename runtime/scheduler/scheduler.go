@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/guard"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/registry"
 )
 
@@ -42,7 +43,7 @@ type Scheduler struct {
 	watchers watcherSet
 
 	// panics collects what the descriptors' guards recovered.
-	panics panicRecord
+	panics guard.PanicRecord
 }
 
 // job is one unit of work of the worker: a transaction of some kind, or a
@@ -106,7 +107,7 @@ func New(opts ...Option) (*Scheduler, error) {
 		seq:    o.seqAfter,
 	}
 	s.caller.Scheduler, s.executor.Scheduler, s.jobs.Scheduler = s, s, s
-	s.panics.logger = o.logger
+	s.panics.Logger = o.logger
 	s.watchers.logger = o.logger
 	s.preloadHistory()
 	go s.worker()
@@ -142,13 +143,13 @@ func (s *Scheduler) Descriptors() []string {
 // Descriptor returns the registered descriptor with the given name.
 func (s *Scheduler) Descriptor(name string) (kv.Descriptor, bool) {
 	d, ok := s.view.state.Load().descs[name]
-	return unguard(d), ok
+	return guard.Unguard(d), ok
 }
 
 // DescriptorForKey returns the descriptor that handles key.
 func (s *Scheduler) DescriptorForKey(key string) (kv.Descriptor, bool) {
 	d := s.view.state.Load().index.Lookup(key)
-	return unguard(d), d != nil
+	return guard.Unguard(d), d != nil
 }
 
 // lookup returns the descriptor of a new value's key (see registry.Index.resolve).
@@ -386,7 +387,7 @@ func (s *jobs) process(j *job) {
 			return
 		}
 		for _, d := range j.register {
-			g := &guard{Descriptor: d, rec: &s.panics}
+			g := &guard.Guard{Descriptor: d, Rec: &s.panics}
 			s.descs[d.Name()] = g
 			s.index.Add(g)
 		}

@@ -373,6 +373,7 @@ func (s *caller) retrieveGuarded(ctx context.Context, d kv.Descriptor, key strin
 	ok, err := s.callOut(ctx, OpRetrieve, d, key, func(c *callCtx) (err error) {
 		defer func() {
 			if p := recover(); p != nil {
+				//lint:ignore ST1005 Retrieve is the name of the descriptor's method
 				err = fmt.Errorf("Retrieve of descriptor %s panicked: %v", d.Name(), p)
 			}
 		}()

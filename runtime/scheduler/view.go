@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/guard"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/registry"
 )
 
@@ -82,7 +83,7 @@ type viewState struct {
 type viewRec struct {
 	// desc is the value's descriptor (every registered one is a guard; a
 	// pointer, so that a version is 64 bytes), nil when none handles it.
-	desc *guard
+	desc *guard.Guard
 	// val is the intended value, or the applied one when nothing is
 	// intended (see flags).
 	val  proto.Message
@@ -163,7 +164,7 @@ func newView(slots *nodeMap, hist history, maxCycle int) *view {
 // previous version (nil: none), whose viewMore is kept when nothing in it
 // changed. A new viewMore comes from slab.
 func setRec(r *viewRec, n *node, old *viewRec, pub uint64, slab *recSlab) {
-	r.desc, r.flags = guardOf(n.desc), 0
+	r.desc, r.flags = guard.GuardOf(n.desc), 0
 	r.seq, r.pub, r.state, r.origin, r.lastOp = n.seq, pub, n.state, n.origin, n.lastOp
 	var applied proto.Message // held in more: it differs from the intent
 	switch {
@@ -188,16 +189,6 @@ func setRec(r *viewRec, n *node, old *viewRec, pub uint64, slab *recSlab) {
 			*r.more = viewMore{base: n.base, derived: n.derived, lastErr: n.lastErr, applied: applied, metadata: n.metadata}
 		}
 	}
-}
-
-// guardOf returns the guard of a node's descriptor: d itself, or the guard
-// a misfit wraps (whose values are INVALID, so only its name is read).
-func guardOf(d kv.Descriptor) *guard {
-	if g, ok := d.(*guard); ok {
-		return g
-	}
-	g, _ := registry.Unwrap(d).(*guard)
-	return g
 }
 
 // m returns what r holds in more (zero when it has no more).
