@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/graph"
 )
 
 // Observer receives the scheduler's events, for metrics. Its methods are
@@ -60,8 +62,8 @@ func (s *Scheduler) StateCounts() map[State]int {
 	r := s.view.read()
 	defer r.done()
 	counts := map[State]int{}
-	r.each(func(_ string, rec *viewRec) bool {
-		counts[rec.state]++
+	r.each(func(_ string, rec *graph.ViewRec) bool {
+		counts[rec.State]++
 		return true
 	})
 	return counts

@@ -3,6 +3,8 @@ package scheduler
 import (
 	"maps"
 	"slices"
+
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/graph"
 )
 
 // publish makes visible what the job that is ending changed: the values
@@ -18,10 +20,10 @@ func (s *jobs) publish(e *histEntry, seq uint64) []Status {
 	pub := max(seq, old.seq)
 	changed := s.publishDirty(pub, pub > old.seq && s.watchers.active())
 	switch {
-	case !g.existingOn:
+	case !g.ExistingOn:
 		st.existing = nil
-	case st.existing == nil || st.gen != g.existingGen:
-		st.existing, st.gen = g.existing.Clone(), g.existingGen
+	case st.existing == nil || st.gen != g.ExistingGen:
+		st.existing, st.gen = g.Existing.Clone(), g.ExistingGen
 	}
 	if e != nil {
 		st.hist = v.hist.Add(e)
@@ -30,7 +32,7 @@ func (s *jobs) publish(e *histEntry, seq uint64) []Status {
 	v.state.Store(&st)
 	v.trimAll(pub)
 
-	g.dirty.Reset() // keeps a few chunks for the next job
+	g.Dirty.Reset() // keeps a few chunks for the next job
 	if len(changed) == 0 {
 		return nil
 	}
@@ -54,14 +56,14 @@ func (s *jobs) publish(e *histEntry, seq uint64) []Status {
 // is set).
 func (s *jobs) publishDirty(pub uint64, watch bool) (changed []string) {
 	g, v := s.g, s.view
-	for _, dirty := range g.dirty.Chunks() {
+	for _, dirty := range g.Dirty.Chunks() {
 		for _, n := range dirty {
-			if n.live.Load() != inFlux {
+			if n.Live.Load() != graph.InFlux {
 				continue // listed twice
 			}
-			olds, diff := v.slots.publish(n, pub, watch)
+			olds, diff := v.slots.Publish(n, pub, watch)
 			if diff {
-				changed = append(changed, n.key)
+				changed = append(changed, n.Key)
 			}
 			if olds {
 				v.retrim = append(v.retrim, n)
@@ -90,7 +92,7 @@ func (v *view) trimAll(pub uint64) {
 	retrim := v.retrim
 	v.retrim = v.spare[:0]
 	for _, n := range retrim {
-		if v.slots.trim(n, oldest) {
+		if v.slots.Trim(n, oldest) {
 			v.retrim = append(v.retrim, n)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/graph"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/guard"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/registry"
 )
@@ -31,7 +32,7 @@ type Scheduler struct {
 	// while it runs a job. Readers never take it: they read the view,
 	// which the worker publishes into when a job ends.
 	mu    sync.Mutex
-	g     *graph
+	g     *graph.Graph
 	descs map[string]kv.Descriptor
 	index registry.Index
 	seq   uint64
@@ -95,7 +96,7 @@ func New(opts ...Option) (*Scheduler, error) {
 	if o.observer != nil {
 		o.observer = &safeObserver{o: o.observer, logger: o.logger}
 	}
-	g := newGraph()
+	g := graph.NewGraph()
 	s := &Scheduler{
 		opts:   o,
 		g:      g,
@@ -103,7 +104,7 @@ func New(opts ...Option) (*Scheduler, error) {
 		index:  registry.New(),
 		jobs:   jobs{wake: make(chan struct{}, 1), stopped: make(chan struct{}), timers: map[*time.Timer]struct{}{}},
 		caller: caller{abandon: make(chan struct{}, 1)},
-		view:   newView(&g.nodes, history{Max: o.historyRecords, MaxAge: o.historyAge}, o.maxCycle),
+		view:   newView(&g.Nodes, history{Max: o.historyRecords, MaxAge: o.historyAge}, o.maxCycle),
 		seq:    o.seqAfter,
 	}
 	s.caller.Scheduler, s.executor.Scheduler, s.jobs.Scheduler = s, s, s
@@ -488,13 +489,13 @@ func (s *Scheduler) newlyImplemented(ds []kv.Descriptor) []KeyValue {
 		}
 		return false
 	}
-	for key := range s.g.unimplemented {
+	for key := range s.g.Unimplemented {
 		if handled(key) {
 			items = append(items, KeyValue{Key: key})
 		}
 	}
-	for key, n := range s.g.all() {
-		if registry.IsMisfit(n.desc) && handled(key) {
+	for key, n := range s.g.All() {
+		if registry.IsMisfit(n.Desc) && handled(key) {
 			items = append(items, KeyValue{Key: key})
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/graph"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/registry"
 )
 
@@ -30,10 +31,10 @@ func (s *Scheduler) GraphSnapshot(seq uint64) (*GraphSnapshot, error) {
 		seq = last
 	}
 	ents := map[string]snapEntry{}
-	r.each(func(key string, rec *viewRec) bool {
-		e := snapEntry{state: rec.state, value: rec.intent(), meta: rec.m().metadata, origin: rec.origin, derived: rec.m().base != "", err: rec.m().lastErr}
+	r.each(func(key string, rec *graph.ViewRec) bool {
+		e := snapEntry{state: rec.State, value: rec.Intent(), meta: rec.M().Metadata, origin: rec.Origin, derived: rec.M().Base != "", err: rec.M().LastErr}
 		if e.value == nil {
-			e.value = rec.applied()
+			e.value = rec.Applied()
 		}
 		ents[key] = e
 		return true

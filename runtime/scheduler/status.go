@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/graph"
 )
 
 // UnmetDependency is a dependency of a PENDING value that is not satisfied.
@@ -44,13 +45,13 @@ func (s *Scheduler) Status(key string) Status {
 // Statuses returns the statuses of the keys starting with prefix ("" for
 // all), sorted by key.
 func (s *Scheduler) Statuses(prefix string) []Status {
-	return s.statuses(func(key string, _ *viewRec) bool { return strings.HasPrefix(key, prefix) })
+	return s.statuses(func(key string, _ *graph.ViewRec) bool { return strings.HasPrefix(key, prefix) })
 }
 
 // DescriptorStatuses returns the statuses of the keys of one descriptor,
 // sorted by key.
 func (s *Scheduler) DescriptorStatuses(name string) []Status {
-	return s.statuses(func(_ string, r *viewRec) bool { return r.desc != nil && r.desc.Name() == name })
+	return s.statuses(func(_ string, r *graph.ViewRec) bool { return r.Desc != nil && r.Desc.Name() == name })
 }
 
 // statuses returns the statuses of the values keep accepts, sorted by
@@ -58,28 +59,22 @@ func (s *Scheduler) DescriptorStatuses(name string) []Status {
 // each status is built once, in its place: no second lookup of a key, and
 // no moving of statuses around. (The read is released even if an AnyOf
 // predicate panics.)
-func (s *Scheduler) statuses(keep func(string, *viewRec) bool) []Status {
+func (s *Scheduler) statuses(keep func(string, *graph.ViewRec) bool) []Status {
 	r := s.view.read()
 	defer r.done()
-	var picked []keyRec
-	r.each(func(k string, rec *viewRec) bool {
+	var picked []graph.KeyRec
+	r.each(func(k string, rec *graph.ViewRec) bool {
 		if keep(k, rec) {
-			picked = append(picked, keyRec{k, rec})
+			picked = append(picked, graph.KeyRec{Key: k, Rec: rec})
 		}
 		return true
 	})
-	slices.SortFunc(picked, func(a, b keyRec) int { return strings.Compare(a.key, b.key) })
+	slices.SortFunc(picked, func(a, b graph.KeyRec) int { return strings.Compare(a.Key, b.Key) })
 	out := make([]Status, len(picked))
 	for i, p := range picked {
-		out[i] = r.statusOf(p.key, p.rec, true)
+		out[i] = r.statusOf(p.Key, p.Rec, true)
 	}
 	return out
-}
-
-// keyRec is a key and its version, as a read sees it.
-type keyRec struct {
-	key string
-	rec *viewRec
 }
 
 func describeUnmet(d *kv.Dependency) UnmetDependency {
@@ -135,20 +130,20 @@ func (v viewRead) whyPending(key string) *PendingReason {
 
 func (v viewRead) why(key string, visiting map[string]bool) *PendingReason {
 	n := v.get(key)
-	if n == nil || n.state != PENDING {
+	if n == nil || n.State != PENDING {
 		return nil
 	}
 	visiting[key] = true
 	defer delete(visiting, key)
-	r := &PendingReason{Key: key, State: n.state, Cycle: v.cycleThrough(key, n)}
+	r := &PendingReason{Key: key, State: n.State, Cycle: v.cycleThrough(key, n)}
 	for _, d := range v.unmetDeps(key, n) {
 		u := describeUnmet(d)
 		pd := PendingDependency{UnmetDependency: u, Providable: v.providable(u)}
 		if u.Key != "" {
 			if t := v.get(u.Key); t != nil {
-				pd.State = t.state
-				pd.Intended = t.intent() != nil
-				if t.state == PENDING && !visiting[u.Key] {
+				pd.State = t.State
+				pd.Intended = t.Intent() != nil
+				if t.State == PENDING && !visiting[u.Key] {
 					pd.Cause = v.why(u.Key, visiting)
 				}
 			}
@@ -163,8 +158,8 @@ func (v viewRead) why(key string, visiting map[string]bool) *PendingReason {
 // intendedUnder reports whether some intended value would satisfy the
 // AnyOf dependency once it exists.
 func (v viewRead) intendedUnder(a *kv.AnyOf) (found bool) {
-	v.each(func(k string, r *viewRec) bool {
-		found = r.intent() != nil && a.Accepts(k)
+	v.each(func(k string, r *graph.ViewRec) bool {
+		found = r.Intent() != nil && a.Accepts(k)
 		return !found
 	})
 	return found

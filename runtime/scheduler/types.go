@@ -4,61 +4,52 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
-	"strconv"
 	"strings"
 	"time"
 
 	"google.golang.org/protobuf/proto"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/graph"
 )
 
 // State is the state of one value.
-type State uint8
+type State = graph.State
 
 // The value states.
 const (
 	// NONEXISTENT: the scheduler knows nothing of the key.
-	NONEXISTENT State = iota
+	NONEXISTENT = graph.NONEXISTENT
 	// PENDING: intended, but waiting for unmet dependencies.
-	PENDING
+	PENDING = graph.PENDING
 	// CONFIGURED: applied to the southbound and equal to the intended value.
-	CONFIGURED
+	CONFIGURED = graph.CONFIGURED
 	// OBTAINED: created outside us and only observed (SB origin).
-	OBTAINED
+	OBTAINED = graph.OBTAINED
 	// DISCOVERED: derived from an OBTAINED value; observed, never created by us.
-	DISCOVERED
+	DISCOVERED = graph.DISCOVERED
 	// INVALID: the intended value failed validation; nothing of it was sent
 	// to the southbound (a previously applied valid version stays).
-	INVALID
+	INVALID = graph.INVALID
 	// FAILED: the last operation failed and will not be retried.
-	FAILED
+	FAILED = graph.FAILED
 	// RETRYING: the last operation failed and a retry is scheduled.
-	RETRYING
+	RETRYING = graph.RETRYING
 	// REMOVED: deleted on request; reported by watchers and outcomes.
-	REMOVED
+	REMOVED = graph.REMOVED
 	// MISSING: configured, but the southbound no longer has it.
-	MISSING
+	MISSING = graph.MISSING
 	// UNIMPLEMENTED: no registered descriptor handles the key.
-	UNIMPLEMENTED
+	UNIMPLEMENTED = graph.UNIMPLEMENTED
 	// DRIFTED: configured, but the southbound holds other contents,
 	// changed behind our back (see Status.Drift); left so by the
 	// descriptor's drift policy (report), or while repairs back off.
-	DRIFTED
+	DRIFTED = graph.DRIFTED
 )
-
-var stateNames = [...]string{"NONEXISTENT", "PENDING", "CONFIGURED", "OBTAINED", "DISCOVERED", "INVALID", "FAILED", "RETRYING", "REMOVED", "MISSING", "UNIMPLEMENTED", "DRIFTED"}
-
-func (s State) String() string {
-	if int(s) < len(stateNames) {
-		return stateNames[s]
-	}
-	return "State(" + strconv.Itoa(int(s)) + ")"
-}
 
 // ParseState returns the state with the given name.
 func ParseState(name string) (State, bool) {
-	for i, n := range stateNames {
+	for i, n := range graph.StateNames {
 		if n == name {
 			return State(i), true
 		}
@@ -66,29 +57,21 @@ func ParseState(name string) (State, bool) {
 	return 0, false
 }
 
-// Settled reports whether a value in this state is done changing by itself:
-// everything but PENDING and RETRYING.
-func (s State) Settled() bool { return s != PENDING && s != RETRYING }
-
 // OpKind is the kind of one planned or executed operation.
-type OpKind uint8
+type OpKind = graph.OpKind
 
 // The operation kinds.
 const (
 	// OpNone records a change of state with no southbound call (a value
 	// set pending, invalid, unimplemented, or obtained).
-	OpNone OpKind = iota
-	OpCreate
-	OpUpdate
-	OpDelete
+	OpNone   = graph.OpNone
+	OpCreate = graph.OpCreate
+	OpUpdate = graph.OpUpdate
+	OpDelete = graph.OpDelete
 	// OpRetrieve is a read of a descriptor's southbound state (a resync's
 	// refresh); it appears in errors and observer events, never in plans.
-	OpRetrieve
+	OpRetrieve = graph.OpRetrieve
 )
-
-var opNames = [...]string{"NONE", "CREATE", "UPDATE", "DELETE", "RETRIEVE"}
-
-func (k OpKind) String() string { return opNames[k] }
 
 // Flags annotate operations in plans and logs, in the spirit of the
 // reference's transaction log.

@@ -8,10 +8,9 @@ import (
 	"time"
 
 	"github.com/google/btree"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
-	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/guard"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/graph"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/registry"
 )
 
@@ -38,7 +37,7 @@ type view struct {
 	state atomic.Pointer[viewState]
 	// slots is the graph's map of nodes, which holds the saved versions
 	// too.
-	slots *nodeMap
+	slots *graph.NodeMap
 	// readers hold the published numbers that readers read at, plus one
 	// (0: free slot).
 	readers [viewReaders]atomic.Uint64
@@ -49,9 +48,9 @@ type view struct {
 	// The worker's own: the history's buffer, the keys whose versions may
 	// be trimmed at the next publish, and limits.
 	hist   history
-	retrim []*node
+	retrim []*graph.Node
 	// spare is the retrim list of the publish before, kept for its room.
-	spare    []*node
+	spare    []*graph.Node
 	maxCycle int
 }
 
@@ -75,174 +74,11 @@ type viewState struct {
 	index    *registry.Index
 }
 
-// viewRec is one version of a value: the node's fields readers need,
-// saved while the node changes, or copied out for a reader. It is kept
-// small: the intended and the applied value are held once when they are
-// the same message (a configured value), and what most values lack sits
-// apart in more.
-type viewRec struct {
-	// desc is the value's descriptor (every registered one is a guard; a
-	// pointer, so that a version is 64 bytes), nil when none handles it.
-	desc *guard.Guard
-	// val is the intended value, or the applied one when nothing is
-	// intended (see flags).
-	val  proto.Message
-	more *viewMore
-	// seq is the value's last change, pub the transaction that published
-	// this version; prev is the version before (read and written under
-	// the shard's lock).
-	seq, pub uint64
-	prev     *viewRec
-	state    State
-	origin   kv.Origin
-	lastOp   OpKind
-	flags    recFlags
-}
-
-// recFlags say which values a version holds, and where.
-type recFlags uint8
-
-const (
-	recIntent  recFlags = 1 << iota // val is the intended value
-	recApplied                      // something is applied: val, or more.applied
-	recSplit                        // the applied value differs from the intended one: more.applied
-	recGone                         // the value was removed in transaction pub
-)
-
-// viewMore is what a version holds that most values lack; versions share
-// it while it does not change.
-type viewMore struct {
-	base    string
-	derived []string
-	lastErr error
-	// applied is the applied value when it differs from the intended one.
-	applied  proto.Message
-	metadata any
-}
-
-func (r *viewRec) intent() proto.Message {
-	if r.flags&recIntent == 0 {
-		return nil
-	}
-	return r.val
-}
-
-func (r *viewRec) applied() proto.Message {
-	switch {
-	case r.flags&recApplied == 0:
-		return nil
-	case r.flags&recSplit != 0:
-		return r.more.applied
-	}
-	return r.val
-}
-
-func (r *viewRec) gone() bool { return r.flags&recGone != 0 }
-
-// deps returns the dependencies of the intended value of key while it
-// does not exist or is PENDING (what readers look at: what is unmet,
-// cycles), else nil. They are computed again from the value, as the
-// graph did (the descriptor's Dependencies is a function of the key and
-// the value), rather than kept with every version.
-func (r *viewRec) deps(key string) []kv.Dependency {
-	if r.desc == nil || r.flags&recIntent == 0 || r.state == INVALID || r.exists() && r.state != PENDING {
-		return nil
-	}
-	return r.desc.Dependencies(key, r.val)
-}
-
-func (r *viewRec) exists() bool { return r.flags&recApplied != 0 }
-
-func newView(slots *nodeMap, hist history, maxCycle int) *view {
+func newView(slots *graph.NodeMap, hist history, maxCycle int) *view {
 	idx := registry.New()
 	v := &view{slots: slots, hist: hist, maxCycle: maxCycle}
 	v.state.Store(&viewState{descs: map[string]kv.Descriptor{}, index: &idx})
 	return v
-}
-
-// setRec makes r a version of n published by transaction pub; old is its
-// previous version (nil: none), whose viewMore is kept when nothing in it
-// changed. A new viewMore comes from slab.
-func setRec(r *viewRec, n *node, old *viewRec, pub uint64, slab *recSlab) {
-	r.desc, r.flags = guard.GuardOf(n.desc), 0
-	r.seq, r.pub, r.state, r.origin, r.lastOp = n.seq, pub, n.state, n.origin, n.lastOp
-	var applied proto.Message // held in more: it differs from the intent
-	switch {
-	case n.intent != nil:
-		r.val, r.flags = n.intent, recIntent
-		if n.applied != nil {
-			r.flags |= recApplied
-			if n.applied != n.intent {
-				r.flags |= recSplit
-				applied = n.applied
-			}
-		}
-	case n.applied != nil:
-		r.val, r.flags = n.applied, recApplied
-	}
-	if n.base != "" || len(n.derived) > 0 || n.lastErr != nil || applied != nil || n.metadata != nil {
-		if m := old.m(); m != &noMore && m.base == n.base && sameValue(m.lastErr, n.lastErr) &&
-			sameKeys(m.derived, n.derived) && m.applied == applied && sameValue(m.metadata, n.metadata) {
-			r.more = m
-		} else {
-			r.more = slab.nextMore()
-			*r.more = viewMore{base: n.base, derived: n.derived, lastErr: n.lastErr, applied: applied, metadata: n.metadata}
-		}
-	}
-}
-
-// m returns what r holds in more (zero when it has no more).
-func (r *viewRec) m() *viewMore {
-	if r == nil || r.more == nil {
-		return &noMore
-	}
-	return r.more
-}
-
-var noMore viewMore
-
-// recSlab hands out versions, and their viewMores, from arrays of up
-// to a few hundred: one allocation for many values.
-type recSlab struct {
-	free []viewRec
-	left int // versions still to hand out, at most
-	more []viewMore
-}
-
-// next returns a version; nextMore a viewMore for the version handed out
-// last (not every version needs one: the arrays are sized for those still
-// to come, the version being made included).
-func (s *recSlab) next() *viewRec      { s.left--; return take(&s.free, s.left+1) }
-func (s *recSlab) nextMore() *viewMore { return take(&s.more, s.left+1) }
-
-// take hands out the first element of free, an array of n made when it
-// is empty.
-func take[T any](free *[]T, n int) *T {
-	if len(*free) == 0 {
-		*free = make([]T, max(1, min(n, 256)))
-	}
-	p := &(*free)[0]
-	*free = (*free)[1:]
-	return p
-}
-
-// sameKeys reports whether a and b are the same slice (a node's lists are
-// replaced, never modified, when they change).
-func sameKeys(a, b []string) bool { return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0]) }
-
-// sameValue reports whether a and b are identical interface values (the
-// same metadata or error, say); a value of a type that is not comparable
-// is never the same, and comparing it does not panic.
-func sameValue(a, b any) bool {
-	if a == nil || b == nil {
-		return a == b // no comparison that can panic
-	}
-	return sameNonNil(a, b)
-}
-
-func sameNonNil(a, b any) (eq bool) {
-	defer func() { _ = recover() }() // incomparable: eq stays false
-	return a == b
 }
 
 // viewRead is a registered read of the view at one published state.
@@ -290,34 +126,34 @@ func (r viewRead) done() {
 }
 
 // get returns the version of key as of the read's state, or nil.
-func (r viewRead) get(key string) *viewRec { return r.v.slots.load(key, r.st.seq) }
+func (r viewRead) get(key string) *graph.ViewRec { return r.v.slots.Load(key, r.st.seq) }
 
 // each calls fn for each value as of the read's state, in no order, until
 // fn returns false.
-func (r viewRead) each(fn func(key string, rec *viewRec) bool) { r.v.slots.each(r.st.seq, fn) }
+func (r viewRead) each(fn func(key string, rec *graph.ViewRec) bool) { r.v.slots.Each(r.st.seq, fn) }
 
 // status builds the status of key.
 func (v viewRead) status(key string, detail bool) Status { return v.statusOf(key, v.get(key), detail) }
 
 // statusOf builds the status of key from its version r (nil: none).
-func (v viewRead) statusOf(key string, r *viewRec, detail bool) Status {
+func (v viewRead) statusOf(key string, r *graph.ViewRec, detail bool) Status {
 	if r == nil {
 		return Status{Key: key, State: NONEXISTENT}
 	}
 	st := Status{
-		Key: key, State: r.state, Origin: r.origin, Value: r.val, Applied: r.applied(), Metadata: r.m().metadata,
-		Base: r.m().base, LastOp: r.lastOp, LastErr: r.m().lastErr, Seq: r.seq, Intended: r.flags&recIntent != 0,
+		Key: key, State: r.State, Origin: r.Origin, Value: r.Val, Applied: r.Applied(), Metadata: r.M().Metadata,
+		Base: r.M().Base, LastOp: r.LastOp, LastErr: r.M().LastErr, Seq: r.Seq, Intended: r.Flags&graph.RecIntent != 0,
 	}
-	if r.desc != nil {
-		st.Descriptor = r.desc.Name()
+	if r.Desc != nil {
+		st.Descriptor = r.Desc.Name()
 	}
-	if d := r.m().derived; len(d) > 0 {
+	if d := r.M().Derived; len(d) > 0 {
 		st.Derived = slices.Clone(d)
 	}
-	if de, ok := st.LastErr.(*DriftError); ok && (r.state == DRIFTED || r.state == MISSING) {
+	if de, ok := st.LastErr.(*DriftError); ok && (r.State == DRIFTED || r.State == MISSING) {
 		st.Drift = de
 	}
-	if detail && r.state == PENDING {
+	if detail && r.State == PENDING {
 		st.Unmet = v.unmet(key, r)
 		st.Details = v.unprovidable(st.Unmet)
 		if cycle := v.cycleThrough(key, r); len(cycle) > 0 {
@@ -356,7 +192,7 @@ func (v viewRead) providable(u UnmetDependency) bool {
 }
 
 // unmet lists the unmet dependencies of r.
-func (v viewRead) unmet(key string, r *viewRec) []UnmetDependency {
+func (v viewRead) unmet(key string, r *graph.ViewRec) []UnmetDependency {
 	deps := v.unmetDeps(key, r)
 	out := make([]UnmetDependency, len(deps))
 	for i, d := range deps {
@@ -367,16 +203,16 @@ func (v viewRead) unmet(key string, r *viewRec) []UnmetDependency {
 
 // unmetDeps returns the dependencies of r, the version of key, that are
 // not satisfied.
-func (v viewRead) unmetDeps(key string, r *viewRec) []*kv.Dependency {
+func (v viewRead) unmetDeps(key string, r *graph.ViewRec) []*kv.Dependency {
 	var out []*kv.Dependency
-	deps := r.deps(key)
+	deps := r.Deps(key)
 	for i := range deps {
 		d := &deps[i]
 		if d.IsAnyOf() {
 			if v.anyOfSatisfied(&d.AnyOf) == "" {
 				out = append(out, d)
 			}
-		} else if t := v.get(d.Key); t == nil || !t.exists() {
+		} else if t := v.get(d.Key); t == nil || !t.Exists() {
 			out = append(out, d)
 		}
 	}
@@ -389,26 +225,26 @@ func (v viewRead) anyOfSatisfied(a *kv.AnyOf) (found string) {
 	if v.st.existing == nil {
 		// No index (the graph keeps one from the first AnyOf dependency
 		// on): scan.
-		v.each(func(k string, r *viewRec) bool {
-			if r.exists() && a.Accepts(k) {
+		v.each(func(k string, r *graph.ViewRec) bool {
+			if r.Exists() && a.Accepts(k) {
 				found = k
 			}
 			return found == ""
 		})
 		return found
 	}
-	return anyOfIn(v.st.existing, a)
+	return graph.AnyOfIn(v.st.existing, a)
 }
 
 // cycleThrough returns a dependency cycle through key over values that do
 // not exist (key first and last), or nil.
-func (v viewRead) cycleThrough(key string, r *viewRec) []string {
+func (v viewRead) cycleThrough(key string, r *graph.ViewRec) []string {
 	seen := map[string]bool{key: true}
 	var path []string
-	var dfs func(k string, m *viewRec) bool
-	dfs = func(k string, m *viewRec) bool {
+	var dfs func(k string, m *graph.ViewRec) bool
+	dfs = func(k string, m *graph.ViewRec) bool {
 		path = append(path, k)
-		deps := m.deps(k)
+		deps := m.Deps(k)
 		for i := range deps {
 			d := &deps[i]
 			if d.IsAnyOf() {
@@ -419,7 +255,7 @@ func (v viewRead) cycleThrough(key string, r *viewRec) []string {
 				return true
 			}
 			t := v.get(d.Key)
-			if t == nil || t.exists() || seen[d.Key] || len(seen) > v.v.maxCycle {
+			if t == nil || t.Exists() || seen[d.Key] || len(seen) > v.v.maxCycle {
 				continue
 			}
 			seen[d.Key] = true
