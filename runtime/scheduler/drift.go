@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -14,58 +13,17 @@ import (
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/graph"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/registry"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/view"
 )
 
 // ErrDrifted is what a *DriftError is (errors.Is): a value of ours that
 // the southbound changed or lost behind the scheduler's back.
-var ErrDrifted = errors.New("drifted: changed behind our back")
+var ErrDrifted = view.ErrDrifted
 
 // DriftError is the LastErr (and Status.Drift) of a value that a drift
 // check found changed (DRIFTED) or gone (MISSING) behind our back, and
 // that its policy leaves so (report), or whose repairs back off.
-type DriftError struct {
-	// Missing says that the southbound no longer has the value; else it
-	// holds other contents, and Diff lists the fields that differ (the
-	// intended value's against the southbound's, sensitive fields
-	// redacted).
-	Missing bool
-	Diff    []kv.FieldDiff
-	// Policy is the value's drift policy.
-	Policy kv.DriftPolicy
-	// Repairs counts the repairs of the value in a row that something
-	// undid soon after; BackoffUntil, when set, is the time before which
-	// no repair is made (the value is checked again then).
-	Repairs      int
-	BackoffUntil time.Time
-	// Noticed is when the drift check found it.
-	Noticed time.Time
-}
-
-func (e *DriftError) Error() string {
-	var b strings.Builder
-	if e.Missing {
-		b.WriteString("gone from the southbound behind our back")
-	} else {
-		b.WriteString("changed in the southbound behind our back")
-		for i, d := range e.Diff {
-			if i == 0 {
-				b.WriteString(": ")
-			} else {
-				b.WriteString("; ")
-			}
-			b.WriteString(d.String())
-		}
-	}
-	fmt.Fprintf(&b, " (drift policy %s", e.Policy)
-	if !e.BackoffUntil.IsZero() {
-		fmt.Fprintf(&b, "; undone again %d times in a row: repairs back off until %s", e.Repairs, e.BackoffUntil.Format(time.RFC3339Nano))
-	}
-	b.WriteString(")")
-	return b.String()
-}
-
-// Is makes a *DriftError match ErrDrifted.
-func (e *DriftError) Is(target error) bool { return target == ErrDrifted }
+type DriftError = view.DriftError
 
 // DriftCheck names the values a drift check reads back: keys, and every
 // value of ours of the descriptors named (all when both are empty and the

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/graph"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/view"
 )
 
 // TestNodeMap: a reader sees a key's node from its publish on, and the
@@ -151,12 +152,12 @@ func TestShardOfSpreads(t *testing.T) {
 // TestFlagsNames: the names of any set of flags, in flagNames' order,
 // space-separated; a bit no flag has is not written.
 func TestFlagsNames(t *testing.T) {
-	if 1<<len(flagNames) > histCalled {
-		t.Fatalf("%d flags: the history's bit for Called (%#x) is taken", len(flagNames), histCalled)
+	if 1<<len(view.AllFlagNames) > view.HistCalled {
+		t.Fatalf("%d flags: the history's bit for Called (%#x) is taken", len(view.AllFlagNames), view.HistCalled)
 	}
 	for f := range 1 << 16 {
 		var want []string
-		for i, n := range flagNames {
+		for i, n := range view.AllFlagNames {
 			if f&(1<<i) != 0 {
 				want = append(want, n)
 			}
@@ -213,17 +214,17 @@ func TestViewKeepsNoCopies(t *testing.T) {
 	}
 
 	// A reader at the state after the second commit keeps what it sees.
-	r := s.view.read()
-	at := r.st.seq
+	r := s.view.Read()
+	at := r.St.Seq
 	commit(s.Txn().Delete("x/a").Set("x/b", &emptypb.Empty{}))
 	commit(s.Txn().Set("x/e", &emptypb.Empty{}))
 	if olds, tombs := kept(); olds != 1 || tombs != 1 {
 		t.Errorf("with a reader at %d: %d keys with saved versions, %d tombstones; want 1 and 1 (x/a: x/b had no entry left)", at, olds, tombs)
 	}
-	if a, b, e := r.get("x/a"), r.get("x/b"), r.get("x/e"); a == nil || a.Seq != first || b != nil || e != nil {
+	if a, b, e := r.Get("x/a"), r.Get("x/b"), r.Get("x/e"); a == nil || a.Seq != first || b != nil || e != nil {
 		t.Errorf("the reader at %d sees x/a %+v (want seq %d), x/b %+v and x/e %+v (want none)", at, a, first, b, e)
 	}
-	r.done()
+	r.Done()
 	commit(s.Txn().Set("x/f", &emptypb.Empty{})) // its publish trims
 	if olds, tombs := kept(); olds != 0 || tombs != 0 {
 		t.Fatalf("after the reader: %d keys with saved versions and %d tombstones, want none", olds, tombs)

@@ -59,10 +59,10 @@ func (s *safeObserver) batchDone(descriptor string, op OpKind, ops int, took tim
 
 // StateCounts returns the number of values in each state.
 func (s *Scheduler) StateCounts() map[State]int {
-	r := s.view.read()
-	defer r.done()
+	r := s.view.Read()
+	defer r.Done()
 	counts := map[State]int{}
-	r.each(func(_ string, rec *graph.ViewRec) bool {
+	r.Each(func(_ string, rec *graph.ViewRec) bool {
 		counts[rec.State]++
 		return true
 	})

@@ -319,7 +319,7 @@ func (s *Scheduler) Southbound(ctx context.Context, descriptor string) ([]kv.Ite
 	if ctx == nil {
 		return nil, errNilContext("southbound")
 	}
-	d, ok := s.view.state.Load().descs[descriptor]
+	d, ok := s.view.State.Load().Descs[descriptor]
 	if !ok {
 		return nil, fmt.Errorf("scheduler: no descriptor %q", descriptor)
 	}

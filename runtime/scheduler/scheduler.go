@@ -15,6 +15,7 @@ import (
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/graph"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/guard"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/registry"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/view"
 )
 
 // Scheduler keeps a southbound in sync with the intended state of its
@@ -36,7 +37,7 @@ type Scheduler struct {
 	descs map[string]kv.Descriptor
 	index registry.Index
 	seq   uint64
-	view  *view
+	view  *view.View
 	// retrieveOrder lists the descriptors that can Retrieve, in
 	// RetrieveDependencies order (set at registration).
 	retrieveOrder []kv.Descriptor
@@ -104,7 +105,7 @@ func New(opts ...Option) (*Scheduler, error) {
 		index:  registry.New(),
 		jobs:   jobs{wake: make(chan struct{}, 1), stopped: make(chan struct{}), timers: map[*time.Timer]struct{}{}},
 		caller: caller{abandon: make(chan struct{}, 1)},
-		view:   newView(&g.Nodes, history{Max: o.historyRecords, MaxAge: o.historyAge}, o.maxCycle),
+		view:   view.NewView(&g.Nodes, view.History{Max: o.historyRecords, MaxAge: o.historyAge}, o.maxCycle),
 		seq:    o.seqAfter,
 	}
 	s.caller.Scheduler, s.executor.Scheduler, s.jobs.Scheduler = s, s, s
@@ -138,18 +139,18 @@ func (s *Scheduler) Register(ds ...kv.Descriptor) error {
 
 // Descriptors returns the names of the registered descriptors, sorted.
 func (s *Scheduler) Descriptors() []string {
-	return slices.Sorted(maps.Keys(s.view.state.Load().descs))
+	return slices.Sorted(maps.Keys(s.view.State.Load().Descs))
 }
 
 // Descriptor returns the registered descriptor with the given name.
 func (s *Scheduler) Descriptor(name string) (kv.Descriptor, bool) {
-	d, ok := s.view.state.Load().descs[name]
+	d, ok := s.view.State.Load().Descs[name]
 	return guard.Unguard(d), ok
 }
 
 // DescriptorForKey returns the descriptor that handles key.
 func (s *Scheduler) DescriptorForKey(key string) (kv.Descriptor, bool) {
-	d := s.view.state.Load().index.Lookup(key)
+	d := s.view.State.Load().Index.Lookup(key)
 	return guard.Unguard(d), d != nil
 }
 
@@ -419,13 +420,13 @@ func (s *jobs) process(j *job) {
 // endJob records a transaction's result, releases the graph and delivers
 // the result.
 func (s *jobs) endJob(j *job, res txnOutput) {
-	var entry *histEntry
-	if !res.DryRun && s.view.hist.Max > 0 {
+	var entry *view.HistEntry
+	if !res.DryRun && s.view.Hist.Max > 0 {
 		// The history keeps a compact copy of the record: this one need
 		// not outlive the call.
 		rec := res.record(j)
 		asPlanned := len(res.Executed) > 0 && len(res.Planned) > 0 && &res.Executed[0] == &res.Planned[0]
-		entry = newHistEntry(&rec, asPlanned)
+		entry = view.NewHistEntry(&rec, asPlanned)
 	}
 	var seq uint64
 	if !res.DryRun {

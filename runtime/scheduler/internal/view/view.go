@@ -1,4 +1,4 @@
-package scheduler
+package view
 
 import (
 	"runtime"
@@ -14,7 +14,37 @@ import (
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/registry"
 )
 
-// view is what readers see: the values as the last finished job left
+// TrimAll trims the keys with old versions, once pub is the published
+// state. A reader that registers from then on reads at pub (read checks
+// the state after registering), so only the registered readers can need a
+// version older than pub's.
+func (v *View) TrimAll(pub uint64) {
+	if len(v.Retrim) == 0 {
+		return
+	}
+	oldest := pub
+	if v.reading.Load() != 0 {
+		for i := range v.readers {
+			if r := v.readers[i].Load(); r != 0 && r-1 < oldest {
+				oldest = r - 1
+			}
+		}
+	}
+	retrim := v.Retrim
+	v.Retrim = v.spare[:0]
+	for _, n := range retrim {
+		if v.Slots.Trim(n, oldest) {
+			v.Retrim = append(v.Retrim, n)
+		}
+	}
+	clear(retrim)
+	if cap(retrim) > 4096 {
+		retrim = nil // a large job's: not kept
+	}
+	v.spare = retrim
+}
+
+// View is what readers see: the values as the last finished job left
 // them, the retained history and the registered descriptors. Readers
 // never wait for a transaction: the only lock they take is one shard of
 // the key map (nodeMap) at a time, for reading, to look at a value or to
@@ -33,11 +63,11 @@ import (
 // number, else the newest saved version not newer: a transaction's values
 // appear at once, and a read sees one state. Saved versions are dropped
 // once no registered reader needs them (trim).
-type view struct {
-	state atomic.Pointer[viewState]
-	// slots is the graph's map of nodes, which holds the saved versions
+type View struct {
+	State atomic.Pointer[viewState]
+	// Slots is the graph's map of nodes, which holds the saved versions
 	// too.
-	slots *graph.NodeMap
+	Slots *graph.NodeMap
 	// readers hold the published numbers that readers read at, plus one
 	// (0: free slot).
 	readers [viewReaders]atomic.Uint64
@@ -47,8 +77,8 @@ type view struct {
 
 	// The worker's own: the history's buffer, the keys whose versions may
 	// be trimmed at the next publish, and limits.
-	hist   history
-	retrim []*graph.Node
+	Hist   History
+	Retrim []*graph.Node
 	// spare is the retrim list of the publish before, kept for its room.
 	spare    []*graph.Node
 	maxCycle int
@@ -60,56 +90,56 @@ const viewReaders = 64
 
 // viewState is what one publish makes visible at once.
 type viewState struct {
-	seq uint64
-	// hist are the retained history entries, oldest first (never modified:
+	Seq uint64
+	// Hist are the retained history entries, oldest first (never modified:
 	// a later publish appends beyond len, or copies).
-	hist []*histEntry
-	// existing is the graph's index of existing keys (a lazy copy-on-write
+	Hist []*HistEntry
+	// Existing is the graph's index of existing keys (a lazy copy-on-write
 	// clone, read while the worker changes the original); nil while the
 	// graph keeps none (no AnyOf dependency). gen is the graph's
 	// existingGen it was cloned at.
-	existing *btree.BTreeG[string]
-	gen      uint64
-	descs    map[string]kv.Descriptor
-	index    *registry.Index
+	Existing *btree.BTreeG[string]
+	Gen      uint64
+	Descs    map[string]kv.Descriptor
+	Index    *registry.Index
 }
 
-func newView(slots *graph.NodeMap, hist history, maxCycle int) *view {
+func NewView(slots *graph.NodeMap, hist History, maxCycle int) *View {
 	idx := registry.New()
-	v := &view{slots: slots, hist: hist, maxCycle: maxCycle}
-	v.state.Store(&viewState{descs: map[string]kv.Descriptor{}, index: &idx})
+	v := &View{Slots: slots, Hist: hist, maxCycle: maxCycle}
+	v.State.Store(&viewState{Descs: map[string]kv.Descriptor{}, Index: &idx})
 	return v
 }
 
 // viewRead is a registered read of the view at one published state.
 type viewRead struct {
-	v    *view
-	st   *viewState
+	v    *View
+	St   *viewState
 	slot int
 }
 
-// read registers a read at the published state; the caller calls done
+// Read registers a read at the published state; the caller calls done
 // when it no longer looks at the view's versions. Until then no version
 // the read may need is unlinked.
-func (v *view) read() viewRead {
+func (v *View) Read() viewRead {
 	// Counted before registering: a publish that sees no read counted
 	// after its store knows that every read to come reads its state.
 	v.reading.Add(1)
 	for spins := 0; ; spins++ {
-		st := v.state.Load()
+		st := v.State.Load()
 		for i := range v.readers {
-			if !v.readers[i].CompareAndSwap(0, st.seq+1) {
+			if !v.readers[i].CompareAndSwap(0, st.Seq+1) {
 				continue
 			}
 			// Registered; valid if st is still the published state (a
 			// publish that started before this store could not see it).
 			for {
-				now := v.state.Load()
+				now := v.State.Load()
 				if now == st {
-					return viewRead{v: v, st: st, slot: i}
+					return viewRead{v: v, St: st, slot: i}
 				}
 				st = now
-				v.readers[i].Store(st.seq + 1)
+				v.readers[i].Store(st.Seq + 1)
 			}
 		}
 		if spins > 8 {
@@ -120,25 +150,25 @@ func (v *view) read() viewRead {
 	}
 }
 
-func (r viewRead) done() {
+func (r viewRead) Done() {
 	r.v.readers[r.slot].Store(0)
 	r.v.reading.Add(-1)
 }
 
-// get returns the version of key as of the read's state, or nil.
-func (r viewRead) get(key string) *graph.ViewRec { return r.v.slots.Load(key, r.st.seq) }
+// Get returns the version of key as of the read's state, or nil.
+func (r viewRead) Get(key string) *graph.ViewRec { return r.v.Slots.Load(key, r.St.Seq) }
 
-// each calls fn for each value as of the read's state, in no order, until
+// Each calls fn for each value as of the read's state, in no order, until
 // fn returns false.
-func (r viewRead) each(fn func(key string, rec *graph.ViewRec) bool) { r.v.slots.Each(r.st.seq, fn) }
+func (r viewRead) Each(fn func(key string, rec *graph.ViewRec) bool) { r.v.Slots.Each(r.St.Seq, fn) }
 
-// status builds the status of key.
-func (v viewRead) status(key string, detail bool) Status { return v.statusOf(key, v.get(key), detail) }
+// Status builds the status of key.
+func (v viewRead) Status(key string, detail bool) Status { return v.StatusOf(key, v.Get(key), detail) }
 
-// statusOf builds the status of key from its version r (nil: none).
-func (v viewRead) statusOf(key string, r *graph.ViewRec, detail bool) Status {
+// StatusOf builds the status of key from its version r (nil: none).
+func (v viewRead) StatusOf(key string, r *graph.ViewRec, detail bool) Status {
 	if r == nil {
-		return Status{Key: key, State: NONEXISTENT}
+		return Status{Key: key, State: graph.NONEXISTENT}
 	}
 	st := Status{
 		Key: key, State: r.State, Origin: r.Origin, Value: r.Val, Applied: r.Applied(), Metadata: r.M().Metadata,
@@ -150,10 +180,10 @@ func (v viewRead) statusOf(key string, r *graph.ViewRec, detail bool) Status {
 	if d := r.M().Derived; len(d) > 0 {
 		st.Derived = slices.Clone(d)
 	}
-	if de, ok := st.LastErr.(*DriftError); ok && (r.State == DRIFTED || r.State == MISSING) {
+	if de, ok := st.LastErr.(*DriftError); ok && (r.State == graph.DRIFTED || r.State == graph.MISSING) {
 		st.Drift = de
 	}
-	if detail && r.State == PENDING {
+	if detail && r.State == graph.PENDING {
 		st.Unmet = v.unmet(key, r)
 		st.Details = v.unprovidable(st.Unmet)
 		if cycle := v.cycleThrough(key, r); len(cycle) > 0 {
@@ -186,9 +216,9 @@ func (v viewRead) unprovidable(unmet []UnmetDependency) []string {
 // its AnyOf prefixes.
 func (v viewRead) providable(u UnmetDependency) bool {
 	if u.Key != "" {
-		return v.st.index.Lookup(u.Key) != nil
+		return v.St.Index.Lookup(u.Key) != nil
 	}
-	return slices.ContainsFunc(u.AnyOf, v.st.index.Covers)
+	return slices.ContainsFunc(u.AnyOf, v.St.Index.Covers)
 }
 
 // unmet lists the unmet dependencies of r.
@@ -212,7 +242,7 @@ func (v viewRead) unmetDeps(key string, r *graph.ViewRec) []*kv.Dependency {
 			if v.anyOfSatisfied(&d.AnyOf) == "" {
 				out = append(out, d)
 			}
-		} else if t := v.get(d.Key); t == nil || !t.Exists() {
+		} else if t := v.Get(d.Key); t == nil || !t.Exists() {
 			out = append(out, d)
 		}
 	}
@@ -222,10 +252,10 @@ func (v viewRead) unmetDeps(key string, r *graph.ViewRec) []*kv.Dependency {
 // anyOfSatisfied returns an existing key that satisfies the AnyOf
 // dependency, or "".
 func (v viewRead) anyOfSatisfied(a *kv.AnyOf) (found string) {
-	if v.st.existing == nil {
+	if v.St.Existing == nil {
 		// No index (the graph keeps one from the first AnyOf dependency
 		// on): scan.
-		v.each(func(k string, r *graph.ViewRec) bool {
+		v.Each(func(k string, r *graph.ViewRec) bool {
 			if r.Exists() && a.Accepts(k) {
 				found = k
 			}
@@ -233,7 +263,7 @@ func (v viewRead) anyOfSatisfied(a *kv.AnyOf) (found string) {
 		})
 		return found
 	}
-	return graph.AnyOfIn(v.st.existing, a)
+	return graph.AnyOfIn(v.St.Existing, a)
 }
 
 // cycleThrough returns a dependency cycle through key over values that do
@@ -254,7 +284,7 @@ func (v viewRead) cycleThrough(key string, r *graph.ViewRec) []string {
 				path = append(path, key)
 				return true
 			}
-			t := v.get(d.Key)
+			t := v.Get(d.Key)
 			if t == nil || t.Exists() || seen[d.Key] || len(seen) > v.v.maxCycle {
 				continue
 			}
