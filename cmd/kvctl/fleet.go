@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -434,7 +437,7 @@ func (c *cli) writeAgent(ctx context.Context, cl *clientv3.Client, agent string,
 	for _, v := range values {
 		gets = append(gets, clientv3.OpGet(src.Prefix()+v.key), clientv3.OpGet(src.StatusPrefix()+v.key))
 	}
-	resps, err := readOps(rctx, cl, gets)
+	resps, _, err := readOps(rctx, cl, gets)
 	if err != nil {
 		return nil, err
 	}
@@ -465,25 +468,39 @@ func (c *cli) writeAgent(ctx context.Context, cl *clientv3.Client, agent string,
 const maxReadOps = 100
 
 // readOps runs the reads gets in transactions of at most maxReadOps and
-// returns their responses in order. Reads of different transactions may
-// see different revisions: each read is compared with a later one only.
-func readOps(ctx context.Context, cl *clientv3.Client, gets []clientv3.Op) ([]*etcdserverpb.ResponseOp, error) {
+// returns their responses in order, and the revision of the first (the
+// earliest: a watch from the next revision misses no change after any of
+// them). Reads of different transactions may see different revisions:
+// each read is compared with a later one only.
+func readOps(ctx context.Context, cl *clientv3.Client, gets []clientv3.Op) ([]*etcdserverpb.ResponseOp, int64, error) {
 	var out []*etcdserverpb.ResponseOp
+	var rev int64
 	for len(gets) > 0 {
 		n := min(len(gets), maxReadOps)
 		resp, err := cl.Txn(ctx).Then(gets[:n]...).Commit()
 		if err != nil {
-			return nil, err
+			return nil, 0, err
+		}
+		if rev == 0 {
+			rev = resp.Header.GetRevision()
 		}
 		out = append(out, resp.Responses...)
 		gets = gets[n:]
 	}
-	return out, nil
+	return out, rev, nil
 }
+
+// waveSafetyRead is how long the rollout gate waits at most, with no
+// status change seen, before it reads the statuses again anyway (a watch
+// that fell silent).
+const waveSafetyRead = 10 * time.Second
 
 // awaitWave waits until every pending value is reported CONFIGURED, one
 // is reported failed, or the timeout passes. It reads each agent's
-// statuses of the values in one request, twice a second.
+// statuses of the values in one request; then, each time a watch of the
+// agents' status keys (from the revision after the first read) sees
+// those of some agents change, it reads theirs again, and everyone's at
+// least every waveSafetyRead or after a watch ended.
 func (c *cli) awaitWave(ctx context.Context, cl *clientv3.Client, pending []pendingValue, timeout time.Duration) error {
 	byAgent := map[string][]pendingValue{}
 	var order []string
@@ -494,61 +511,154 @@ func (c *cli) awaitWave(ctx context.Context, cl *clientv3.Client, pending []pend
 		byAgent[p.agent] = append(byAgent[p.agent], p)
 	}
 	deadline := time.Now().Add(timeout)
+	var w *statusWatch // opened after the first read, again after it ended
+	defer func() {
+		if w != nil {
+			w.stop()
+		}
+	}()
+	// failed and waiting hold, by agent, what its last read found.
+	failed, waiting := map[string][]string{}, map[string][]string{}
+	dirty := order
 	for {
-		var failures, waiting []string
+		rev, err := c.readWave(ctx, cl, dirty, byAgent, failed, waiting)
+		if err != nil {
+			return err
+		}
+		var failures, waits []string
 		for _, agent := range order {
-			ps := byAgent[agent]
-			src := etcd.New(nil, nil, etcd.WithAgent(agent))
-			var gets []clientv3.Op
-			for _, p := range ps {
-				gets = append(gets, clientv3.OpGet(src.StatusPrefix()+p.key))
-			}
-			rctx, cancel := context.WithTimeout(ctx, c.timeout)
-			resps, err := readOps(rctx, cl, gets)
-			cancel()
-			if err != nil {
-				return err
-			}
-			for i, p := range ps {
-				kvs := resps[i].GetResponseRange().Kvs
-				state := "no status"
-				var d etcd.StatusDoc
-				switch {
-				case len(kvs) > 0 && json.Unmarshal(kvs[0].Value, &d) != nil:
-					state = "unreadable status"
-				case len(kvs) > 0 && d.Owner != "" && d.Owner != src.Name():
-					// Another source of the agent sets the key and wins.
-					state, d.Error = "SHADOWED", fmt.Sprintf("the agent's source %q sets the key, with priority over etcd", d.Owner)
-				case len(kvs) > 0 && (p.unchanged || kvs[0].ModRevision > p.statusRev):
-				case len(kvs) > 0:
-					state = "not yet reported"
-				}
-				if state == "no status" && d.State != "" {
-					state = d.State
-				}
-				switch state {
-				case "CONFIGURED":
-				case "FAILED", "INVALID", "UNIMPLEMENTED", "SHADOWED":
-					failures = append(failures, fmt.Sprintf("%s: %s %s: %s", agent, p.key, state, d.Error))
-				default:
-					waiting = append(waiting, fmt.Sprintf("%s: %s %s", agent, p.key, state))
-				}
-			}
+			failures, waits = append(failures, failed[agent]...), append(waits, waiting[agent]...)
 		}
 		if len(failures) > 0 {
 			return fmt.Errorf("%d values failed: %s", len(failures), strings.Join(failures, "; "))
 		}
-		if len(waiting) == 0 {
+		if len(waits) == 0 {
 			return nil
 		}
-		if time.Now().After(deadline) {
-			shown := waiting[:min(len(waiting), 20)]
-			return fmt.Errorf("not healthy within %s: %d values waited for: %s", timeout, len(waiting), strings.Join(shown, "; "))
+		left := time.Until(deadline)
+		if left <= 0 {
+			shown := waits[:min(len(waits), 20)]
+			return fmt.Errorf("not healthy within %s: %d values waited for: %s", timeout, len(waits), strings.Join(shown, "; "))
 		}
+		if w == nil {
+			w = watchStatuses(ctx, cl, order, rev+1)
+		}
+		t := time.NewTimer(min(left, waveSafetyRead))
 		select {
 		case <-ctx.Done():
+			t.Stop()
 			return ctx.Err()
-		case <-time.After(500 * time.Millisecond):
+		case <-w.changed:
+			dirty = w.take()
+		case <-t.C:
+			dirty = order
+		}
+		t.Stop()
+		if w.ended.Load() { // what it missed is not known: read all, watch anew
+			w.stop()
+			w, dirty = nil, order
 		}
 	}
+}
+
+// statusWatch is the watch of the agents' status keys of a rollout wave.
+type statusWatch struct {
+	// changed holds one signal: changes not taken yet coalesce.
+	changed chan struct{}
+	mu      sync.Mutex
+	dirty   map[string]bool // the agents whose statuses changed
+	// ended is set when a watch ended (an error such as a compacted
+	// revision): the gate reads everything and watches again.
+	ended atomic.Bool
+	stop  context.CancelFunc
+}
+
+// take returns the agents whose statuses changed since the last take.
+func (w *statusWatch) take() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	agents := slices.Sorted(maps.Keys(w.dirty))
+	clear(w.dirty)
+	return agents
+}
+
+// watchStatuses watches the status keys of the agents from revision rev,
+// signalling on changed whenever any changes or a watch ends.
+func watchStatuses(ctx context.Context, cl *clientv3.Client, agents []string, rev int64) *statusWatch {
+	w := &statusWatch{changed: make(chan struct{}, 1), dirty: map[string]bool{}}
+	ctx, w.stop = context.WithCancel(ctx)
+	signal := func(agent string) {
+		w.mu.Lock()
+		w.dirty[agent] = true
+		w.mu.Unlock()
+		select {
+		case w.changed <- struct{}{}:
+		default:
+		}
+	}
+	for _, agent := range agents {
+		prefix := etcd.New(nil, nil, etcd.WithAgent(agent)).StatusPrefix()
+		ch := cl.Watch(ctx, prefix, clientv3.WithPrefix(), clientv3.WithRev(rev))
+		go func() {
+			for resp := range ch {
+				if resp.Err() != nil {
+					w.ended.Store(true)
+				}
+				signal(agent)
+			}
+			w.ended.Store(true)
+			signal(agent)
+		}()
+	}
+	return w
+}
+
+// readWave reads the statuses of the pending values of the agents, and
+// records, by agent, the failed ones and those still waited for; it
+// returns the earliest revision of the reads.
+func (c *cli) readWave(ctx context.Context, cl *clientv3.Client, agents []string, byAgent map[string][]pendingValue, failed, waiting map[string][]string) (rev int64, err error) {
+	for _, agent := range agents {
+		ps := byAgent[agent]
+		src := etcd.New(nil, nil, etcd.WithAgent(agent))
+		var gets []clientv3.Op
+		for _, p := range ps {
+			gets = append(gets, clientv3.OpGet(src.StatusPrefix()+p.key))
+		}
+		rctx, cancel := context.WithTimeout(ctx, c.timeout)
+		resps, r, err := readOps(rctx, cl, gets)
+		cancel()
+		if err != nil {
+			return 0, err
+		}
+		if rev == 0 || r < rev {
+			rev = r
+		}
+		failed[agent], waiting[agent] = nil, nil
+		for i, p := range ps {
+			kvs := resps[i].GetResponseRange().Kvs
+			state := "no status"
+			var d etcd.StatusDoc
+			switch {
+			case len(kvs) > 0 && json.Unmarshal(kvs[0].Value, &d) != nil:
+				state = "unreadable status"
+			case len(kvs) > 0 && d.Owner != "" && d.Owner != src.Name():
+				// Another source of the agent sets the key and wins.
+				state, d.Error = "SHADOWED", fmt.Sprintf("the agent's source %q sets the key, with priority over etcd", d.Owner)
+			case len(kvs) > 0 && (p.unchanged || kvs[0].ModRevision > p.statusRev):
+			case len(kvs) > 0:
+				state = "not yet reported"
+			}
+			if state == "no status" && d.State != "" {
+				state = d.State
+			}
+			switch state {
+			case "CONFIGURED":
+			case "FAILED", "INVALID", "UNIMPLEMENTED", "SHADOWED":
+				failed[agent] = append(failed[agent], fmt.Sprintf("%s: %s %s: %s", agent, p.key, state, d.Error))
+			default:
+				waiting[agent] = append(waiting[agent], fmt.Sprintf("%s: %s %s", agent, p.key, state))
+			}
+		}
+	}
+	return rev, nil
 }

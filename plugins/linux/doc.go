@@ -82,6 +82,12 @@
 //     plugin places it among its chain's rules, replaces it in place and
 //     finds it again; Retrieve does not read a rule's expressions back.
 //     Rules without such a comment are another program's, never touched.
+//     A create finds a rule of its comment already there (a listing that
+//     failed, or that a dump interrupted by another change cut short,
+//     made it look gone: the nftables library does not report the
+//     kernel's NLM_F_DUMP_INTR) and replaces it in place; after an add
+//     it lists the chain again and deletes older copies, so a repair
+//     never leaves a rule twice.
 //   - Deleting something already gone succeeds (kv.ErrNotFound); every
 //     other kernel error reaches the value's status as the `ip` command
 //     that failed and the netlink error.
@@ -107,8 +113,9 @@
 // plugin's descriptors the kernel's events in that namespace touched, for
 // a drift check: links, addresses, routes, neighbours, policy routing
 // rules (RTNLGRP_IPV4_RULE, RTNLGRP_IPV6_RULE) and nftables (the
-// NFNLGRP_NFTABLES group of `nft monitor`: any event has the tables,
-// chains and rules checked). A kernel whose nftables events cannot be
+// NFNLGRP_NFTABLES group of `nft monitor`: an event of a table of the
+// plugin's has the tables, chains and rules checked; events of other
+// programs' tables are ignored). A kernel whose nftables events cannot be
 // subscribed to costs a warning, not the watch.
 //
 // The plugin needs Linux and CAP_NET_ADMIN; its tests run as root, each in

@@ -3,15 +3,20 @@
 package linux_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/nftables"
+	"github.com/google/nftables/expr"
 	"github.com/google/nftables/userdata"
 	"github.com/vishvananda/netlink"
 	"google.golang.org/protobuf/proto"
@@ -380,4 +385,154 @@ func TestNetnsDriftBeforeWatch(t *testing.T) {
 	waitFor(t, "table, chain and rule repaired", func() bool { return e.nftWhole("accept") })
 	e.waitRepaired(seq, scheduler.OpCreate, keyOf(r), scheduler.FlagMissing)
 	e.waitRepaired(seq, scheduler.OpCreate, nftKey(table), scheduler.FlagMissing)
+}
+
+// TestNetnsNftPartialListing: a listing of our chain that fails, or that
+// misses our rule (a dump cut short by a change elsewhere: the kernel
+// flags it, the nftables library does not say), makes a drift check find
+// the rule MISSING and create it again; the create must see the rule is
+// there and leave it once in the chain, never twice.
+func TestNetnsNftPartialListing(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		spoilt int32 // how many listings, from the drift check's on
+		list   func([]*nftables.Rule, error) ([]*nftables.Rule, error)
+	}{
+		{"error", 1, func([]*nftables.Rule, error) ([]*nftables.Rule, error) {
+			return nil, errors.New("receiveAckAware: interrupted system call")
+		}},
+		{"partial", 1, func(rules []*nftables.Rule, err error) ([]*nftables.Rule, error) { return rules[:0], err }},
+		// Create's own listing misses it too: the copy it adds is kept,
+		// the older one deleted.
+		{"partial twice", 2, func(rules []*nftables.Rule, err error) ([]*nftables.Rule, error) { return rules[:0], err }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var spoil atomic.Int32 // listings still to spoil
+			hook := linux.WithNftListing(func(rules []*nftables.Rule, err error) ([]*nftables.Rule, error) {
+				if spoil.Add(-1) >= 0 {
+					return tc.list(rules, err)
+				}
+				return rules, err
+			})
+			e := newEnv(t, hook)
+			table, chain, rule := nftDriftValues()
+			e.setNft(table, chain, rule)
+			e.expect(scheduler.CONFIGURED, nftKey(table), nftKey(chain), nftKey(rule))
+
+			spoil.Store(tc.spoilt)
+			check := scheduler.DriftCheck{Descriptors: []string{linuxnftables.TableModelName, linuxnftables.ChainModelName, linuxnftables.RuleModelName}}
+			if _, err := e.s.CheckDrift(e.ctx, check); err != nil {
+				t.Fatalf("drift check: %v", err)
+			}
+			if n := spoil.Load(); n > 0 {
+				t.Fatalf("%d spoilt listings left unused", n)
+			}
+			if comments, _ := e.nftRules(); !slices.Equal(comments, []string{"kvd:10:ssh31"}) {
+				t.Errorf("chain in31 after the repair: %q, want our rule once", comments)
+			}
+			e.expect(scheduler.CONFIGURED, nftKey(rule))
+		})
+	}
+}
+
+// TestNetnsNftForeignTableIgnored: the watcher ignores nftables events of
+// tables that are not the plugin's (another program's, as firewalld's
+// inet firewalld): they trigger no recheck of the nftables descriptors,
+// while an event of our table t31 does.
+func TestNetnsNftForeignTableIgnored(t *testing.T) {
+	t.Parallel()
+	type event struct {
+		table   string
+		touched bool
+	}
+	var mu sync.Mutex
+	var events []event
+	hook := linux.WithNftEvents(func(_ nftables.TableFamily, table string, touched bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		events = append(events, event{table, touched})
+	})
+	e := newEnv(t, linux.WithDebounce(20*time.Millisecond), hook)
+	table, chain, rule := nftDriftValues()
+	e.setNft(table, chain, rule)
+	e.expect(scheduler.CONFIGURED, nftKey(table), nftKey(chain), nftKey(rule))
+
+	ctx, cancel := context.WithCancel(e.ctx)
+	var rechecks atomic.Int32 // reports that had the rules rechecked
+	ended := make(chan error, 1)
+	go func() {
+		ended <- e.p.Watch(ctx, func(_ context.Context, cs []linux.Change) error {
+			for _, c := range cs {
+				if slices.Contains(c.Recheck, linuxnftables.RuleModelName) {
+					rechecks.Add(1)
+				}
+			}
+			return nil
+		})
+	}()
+	defer func() {
+		cancel()
+		if err := <-ended; err != nil {
+			t.Errorf("Watch: %v", err)
+		}
+	}()
+	waitFor(t, "the first report (every descriptor rechecked)", func() bool { return rechecks.Load() >= 1 })
+	before := rechecks.Load()
+
+	// Another program: nft add table inet fw31; nft add chain inet fw31 in
+	// '{ type filter hook input priority 0; }'; nft add rule inet fw31 in accept
+	fw := &nftables.Table{Name: "fw31", Family: nftables.TableFamilyINet}
+	c := e.nft()
+	c.AddTable(fw)
+	prio := nftables.ChainPriority(0)
+	in := c.AddChain(&nftables.Chain{Name: "in", Table: fw, Hooknum: nftables.ChainHookInput, Priority: &prio, Type: nftables.ChainTypeFilter})
+	c.AddRule(&nftables.Rule{Table: fw, Chain: in, Exprs: []expr.Any{&expr.Verdict{Kind: expr.VerdictAccept}}})
+	if err := c.Flush(); err != nil {
+		t.Fatalf("another program's table: %v", err)
+	}
+	// Then ours, by hand: its events come after the other's on the socket.
+	e.nftChainPolicy(nftables.ChainPolicyDrop)
+	seen := func(table string) []event {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.DeleteFunc(slices.Clone(events), func(ev event) bool { return ev.table != table })
+	}
+	waitFor(t, "an event of table t31", func() bool { return len(seen("t31")) > 0 })
+	waitFor(t, "a recheck after the change of t31", func() bool { return rechecks.Load() > before })
+	if fws := seen("fw31"); len(fws) == 0 || slices.ContainsFunc(fws, func(ev event) bool { return ev.touched }) {
+		t.Errorf("events of table fw31: %+v, want some, none touching", fws)
+	}
+	if slices.ContainsFunc(seen("t31"), func(ev event) bool { return !ev.touched }) {
+		t.Errorf("events of table t31: %+v, want all touching", seen("t31"))
+	}
+}
+
+// TestNetnsNftDeleteCopies: a rule of ours found twice in its chain (left
+// by an agent before TestNetnsNftPartialListing's fix, or copied by hand)
+// is deleted whole: no copy of it stays behind.
+func TestNetnsNftDeleteCopies(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	table, chain, rule := nftDriftValues()
+	e.setNft(table, chain, rule)
+	e.expect(scheduler.CONFIGURED, nftKey(table), nftKey(chain), nftKey(rule))
+	rules, err := e.nft().GetRules(t31, in31)
+	if err != nil || len(rules) != 1 {
+		t.Fatalf("chain in31: %d rules, %v; want 1", len(rules), err)
+	}
+	// nft add rule inet t31 in31 ... comment "kvd:10:ssh31" (a second copy)
+	c := e.nft()
+	c.AddRule(&nftables.Rule{Table: t31, Chain: in31, Exprs: rules[0].Exprs, UserData: rules[0].UserData})
+	if err := c.Flush(); err != nil {
+		t.Fatalf("copying the rule: %v", err)
+	}
+	if comments, _ := e.nftRules(); len(comments) != 2 {
+		t.Fatalf("chain in31 after the copy: %q", comments)
+	}
+	e.commit(e.s.Txn().Delete(nftKey(rule)))
+	if comments, _ := e.nftRules(); len(comments) != 0 {
+		t.Errorf("chain in31 after the rule's delete: %q, want empty", comments)
+	}
 }

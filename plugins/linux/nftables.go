@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -63,6 +64,36 @@ type nftRetrieved struct {
 	mu     sync.Mutex
 	tables map[string]NftMeta
 	chains map[string]NftMeta
+	// ours are the tables (family and name, in any namespace) the plugin
+	// created or was asked about; it only grows. The watcher has
+	// nftables events of other tables ignored.
+	ours map[nftTableID]bool
+}
+
+// nftTableID names a table in the kernel.
+type nftTableID struct {
+	family nftables.TableFamily
+	name   string
+}
+
+// nftClaim counts the tables among the plugin's own.
+func (p *Plugin) nftClaim(ids ...nftTableID) {
+	p.nftFound.mu.Lock()
+	defer p.nftFound.mu.Unlock()
+	if p.nftFound.ours == nil {
+		p.nftFound.ours = map[nftTableID]bool{}
+	}
+	for _, id := range ids {
+		p.nftFound.ours[id] = true
+	}
+}
+
+// nftIsOurs says whether the table is one the plugin created or was asked
+// about.
+func (p *Plugin) nftIsOurs(id nftTableID) bool {
+	p.nftFound.mu.Lock()
+	defer p.nftFound.mu.Unlock()
+	return p.nftFound.ours[id]
 }
 
 // nftPlace returns the metadata of a table or chain by label: from the
@@ -109,6 +140,7 @@ func (h *nftTables) Validate(_ linuxnftables.TableKey, v *linuxnftables.Table) e
 // Create adds the table.
 func (h *nftTables) Create(_ context.Context, _ linuxnftables.TableKey, v *linuxnftables.Table) (NftMeta, error) {
 	m := NftMeta{Namespace: v.GetNamespace(), Family: nftFamilies[v.EffectiveFamily()], Table: v.GetName()}
+	h.p.nftClaim(nftTableID{m.Family, m.Table})
 	c, err := h.p.nftConn(m.Namespace)
 	if err != nil {
 		return m, err
@@ -136,6 +168,7 @@ func (h *nftTables) Retrieve(_ context.Context, correlate []linuxnftables.TableI
 	for _, it := range correlate {
 		v := it.Value
 		m := NftMeta{Namespace: v.GetNamespace(), Family: nftFamilies[v.EffectiveFamily()], Table: v.GetName()}
+		h.p.nftClaim(nftTableID{m.Family, m.Table})
 		c, err := h.p.nftConn(m.Namespace)
 		if err != nil {
 			continue // no namespace: no table
@@ -372,23 +405,61 @@ func (h *nftRules) rule(v *linuxnftables.Rule) (*nftables.Rule, NftMeta, error) 
 	return &nftables.Rule{Table: m.table(), Chain: m.chain(), Exprs: e, UserData: ud}, m, nil
 }
 
-// find returns the rules of the chain and the handle of v's (0: none).
-func find(c *nftables.Conn, m NftMeta, v *linuxnftables.Rule) ([]*nftables.Rule, uint64, error) {
+// nftListRules lists the rules of the chain.
+func (p *Plugin) nftListRules(c *nftables.Conn, m NftMeta) ([]*nftables.Rule, error) {
 	// nft -a list chain FAMILY TABLE CHAIN
 	rules, err := c.GetRules(m.table(), m.chain())
-	if err != nil {
-		return nil, 0, nftErr(err, "list chain %s %s", m.Table, m.Chain)
+	if p.opts.nftList != nil {
+		rules, err = p.opts.nftList(rules, err)
 	}
+	return rules, err
+}
+
+// find returns the rules of the chain and the handle of v's (0: none).
+func (p *Plugin) find(c *nftables.Conn, m NftMeta, v *linuxnftables.Rule) ([]*nftables.Rule, uint64, error) {
+	rules, mine, err := p.findAll(c, m, v)
+	if err != nil || len(mine) == 0 {
+		return rules, 0, err
+	}
+	return rules, mine[0], nil
+}
+
+// findAll returns the rules of the chain and the handles of those that
+// carry v's comment, in the chain's order.
+func (p *Plugin) findAll(c *nftables.Conn, m NftMeta, v *linuxnftables.Rule) ([]*nftables.Rule, []uint64, error) {
+	rules, err := p.nftListRules(c, m)
+	if err != nil {
+		return nil, nil, nftErr(err, "list chain %s %s", m.Table, m.Chain)
+	}
+	ud := userdata.Append(nil, userdata.TypeComment, []byte(nftComment(v)+"\x00"))
+	var mine []uint64
 	for _, r := range rules {
-		if bytes.Equal(r.UserData, userdata.Append(nil, userdata.TypeComment, []byte(nftComment(v)+"\x00"))) {
-			return rules, r.Handle, nil
+		if bytes.Equal(r.UserData, ud) {
+			mine = append(mine, r.Handle)
 		}
 	}
-	return rules, 0, nil
+	return rules, mine, nil
+}
+
+// delRules adds to the batch the deletion of the chain's rules by handle.
+func delRules(c *nftables.Conn, m NftMeta, handles []uint64) error {
+	for _, handle := range handles {
+		// nft delete rule FAMILY TABLE CHAIN handle HANDLE
+		if err := c.DelRule(&nftables.Rule{Table: m.table(), Chain: m.chain(), Handle: handle}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Create inserts the rule before the first of ours that comes after it
-// (by order, then label), or appends it.
+// (by order, then label), or appends it. A rule of v's comment already
+// in the chain (a listing that failed or was cut short, as a dump
+// interrupted by a change elsewhere is, made it look gone) is replaced in
+// place instead, and any second copy deleted: a create never leaves the
+// rule twice in the chain. After an add, the chain is listed again and
+// copies other than the one just added (the highest handle) are deleted,
+// for the case where Create's own listing missed the rule.
 func (h *nftRules) Create(_ context.Context, _ linuxnftables.RuleKey, v *linuxnftables.Rule) (struct{}, error) {
 	r, m, err := h.rule(v)
 	if err != nil {
@@ -398,9 +469,17 @@ func (h *nftRules) Create(_ context.Context, _ linuxnftables.RuleKey, v *linuxnf
 	if err != nil {
 		return struct{}{}, err
 	}
-	rules, _, err := find(c, m, v)
+	rules, mine, err := h.p.findAll(c, m, v)
 	if err != nil {
 		return struct{}{}, err
+	}
+	if len(mine) > 0 {
+		r.Handle = mine[0]
+		c.ReplaceRule(r) // nft replace rule FAMILY TABLE CHAIN handle HANDLE ...
+		if err := delRules(c, m, mine[1:]); err != nil {
+			return struct{}{}, err
+		}
+		return struct{}{}, kernelErr(c.Flush(), "nft replace rule %s %s handle %d (%s)", m.Table, m.Chain, r.Handle, nftComment(v))
 	}
 	for _, other := range rules {
 		if o, label, ok := nftOrder(other); ok && (o > uint64(v.GetOrder()) || o == uint64(v.GetOrder()) && label > v.GetName()) {
@@ -413,7 +492,18 @@ func (h *nftRules) Create(_ context.Context, _ linuxnftables.RuleKey, v *linuxnf
 	} else {
 		c.AddRule(r) // nft add rule FAMILY TABLE CHAIN ... comment "kvd:..."
 	}
-	return struct{}{}, kernelErr(c.Flush(), "nft add rule %s %s (%s)", m.Table, m.Chain, nftComment(v))
+	if err := c.Flush(); err != nil {
+		return struct{}{}, kernelErr(err, "nft add rule %s %s (%s)", m.Table, m.Chain, nftComment(v))
+	}
+	// Handles only grow: the highest of v's comment is the one just added.
+	if _, mine, err = h.p.findAll(c, m, v); err != nil || len(mine) < 2 {
+		return struct{}{}, err
+	}
+	newest := slices.Max(mine)
+	if err := delRules(c, m, slices.DeleteFunc(mine, func(x uint64) bool { return x == newest })); err != nil {
+		return struct{}{}, err
+	}
+	return struct{}{}, nftErr(c.Flush(), "delete second copies of rule %s %s (%s)", m.Table, m.Chain, nftComment(v))
 }
 
 // Update replaces the rule's expressions in place, keeping its handle and
@@ -427,7 +517,7 @@ func (h *nftRules) Update(_ context.Context, _ linuxnftables.RuleKey, _, v *linu
 	if err != nil {
 		return struct{}{}, err
 	}
-	if _, r.Handle, err = find(c, m, v); err != nil || r.Handle == 0 {
+	if _, r.Handle, err = h.p.find(c, m, v); err != nil || r.Handle == 0 {
 		return struct{}{}, cmp.Or(err, fmt.Errorf("nft replace rule %s %s (%s): %w", m.Table, m.Chain, nftComment(v), kv.ErrNotFound))
 	}
 	// nft replace rule FAMILY TABLE CHAIN handle HANDLE ...
@@ -435,7 +525,8 @@ func (h *nftRules) Update(_ context.Context, _ linuxnftables.RuleKey, _, v *linu
 	return struct{}{}, kernelErr(c.Flush(), "nft replace rule %s %s handle %d", m.Table, m.Chain, r.Handle)
 }
 
-// Delete removes the rule; one already gone counts as removed.
+// Delete removes the rule, every copy of it in the chain; one already
+// gone counts as removed.
 func (h *nftRules) Delete(_ context.Context, _ linuxnftables.RuleKey, v *linuxnftables.Rule, _ struct{}) error {
 	m, err := h.p.nftChainOf(v.GetChain())
 	if err != nil {
@@ -445,15 +536,14 @@ func (h *nftRules) Delete(_ context.Context, _ linuxnftables.RuleKey, v *linuxnf
 	if err != nil {
 		return notFound(err)
 	}
-	_, handle, err := find(c, m, v)
-	if err != nil || handle == 0 {
+	_, mine, err := h.p.findAll(c, m, v)
+	if err != nil || len(mine) == 0 {
 		return cmp.Or(err, kv.ErrNotFound)
 	}
-	// nft delete rule FAMILY TABLE CHAIN handle HANDLE
-	if err := c.DelRule(&nftables.Rule{Table: m.table(), Chain: m.chain(), Handle: handle}); err != nil {
+	if err := delRules(c, m, mine); err != nil { // every copy
 		return err
 	}
-	return nftErr(c.Flush(), "delete rule %s %s handle %d", m.Table, m.Chain, handle)
+	return nftErr(c.Flush(), "delete rule %s %s handle %d", m.Table, m.Chain, mine[0])
 }
 
 // Retrieve reports the correlated rules whose comment is in their chain.
@@ -475,8 +565,7 @@ func (h *nftRules) Retrieve(_ context.Context, correlate []linuxnftables.RuleIte
 		have, listed := comments[m]
 		if !listed {
 			if c, err := h.p.nftConn(m.Namespace); err == nil {
-				// nft -a list chain FAMILY TABLE CHAIN
-				if rules, err := c.GetRules(m.table(), m.chain()); err == nil {
+				if rules, err := h.p.nftListRules(c, m); err == nil {
 					have = make(map[string]bool, len(rules))
 					for _, r := range rules {
 						have[string(r.UserData)] = true

@@ -8,8 +8,10 @@ import (
 	"log/slog"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
+	"github.com/google/nftables"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
@@ -88,7 +90,14 @@ type options struct {
 	dirs []string
 	// nftSubscribe, when set, replaces the watcher's nftables
 	// subscription (tests: a kernel without nftables).
-	nftSubscribe func(ns netns.NsHandle, done <-chan struct{}, onErr func(error)) (<-chan struct{}, error)
+	nftSubscribe func(ns netns.NsHandle, keep func(syscall.NetlinkMessage) bool, done <-chan struct{}, onErr func(error)) (<-chan struct{}, error)
+	// nftList, when set, sees every listing of a chain's rules and may
+	// change it (tests: a listing that fails or misses rules).
+	nftList func([]*nftables.Rule, error) ([]*nftables.Rule, error)
+	// nftEvent, when set, is told of every nftables event the watcher
+	// receives that names a table, and whether it touched the nftables
+	// descriptors (tests).
+	nftEvent func(family nftables.TableFamily, table string, touched bool)
 }
 
 func defaultOptions() options {

@@ -10,8 +10,10 @@ import (
 	"net"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
+	"github.com/google/nftables"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netlink/nl"
 	"github.com/vishvananda/netns"
@@ -62,11 +64,13 @@ type Change struct {
 // Recheck, which of the plugin's descriptors the events touched, so that
 // a change of the plugin's own values (an ip link del, an ip route del,
 // an ip rule del, a new MTU, an nft delete table, a chain's policy set by
-// hand) is checked for drift within a second. Any nftables event (of any
-// table: the kernel says what changed, not whose it is) touches the
-// three nftables descriptors; an event lost to an overrun of the
-// nftables or rule socket touches them too, since the check reads
-// everything back anyway. Only the plugin's namespace is watched: values
+// hand) is checked for drift within a second. An nftables event of a
+// table of the plugin's (one it created, or was asked about by a
+// Retrieve) touches the three nftables descriptors; events of other
+// tables (another program's, as firewalld's) are ignored, and so is the
+// end of a batch; an event that names no table, or cannot be read, or
+// is lost to an overrun of the nftables or rule socket touches them, since
+// the check reads everything back anyway. Only the plugin's namespace is watched: values
 // in other namespaces are checked by the periodic drift check or a
 // resync.
 //
@@ -143,7 +147,7 @@ func (p *Plugin) Watch(ctx context.Context, notify func(context.Context, []Chang
 	drains = append(drains, func() { drain(neighs) })
 	// ip monitor rule (the netlink library has no subscription of its own
 	// for rules: the groups are joined on a socket like the others')
-	ipRules, err := subscribeGroups(ns, unix.NETLINK_ROUTE, []uint{unix.RTNLGRP_IPV4_RULE, unix.RTNLGRP_IPV6_RULE}, done, onErr("ip monitor rule"))
+	ipRules, err := subscribeGroups(ns, unix.NETLINK_ROUTE, []uint{unix.RTNLGRP_IPV4_RULE, unix.RTNLGRP_IPV6_RULE}, nil, done, onErr("ip monitor rule"))
 	if err != nil {
 		stop()
 		return kernelErr(err, "ip monitor rule")
@@ -154,7 +158,7 @@ func (p *Plugin) Watch(ctx context.Context, notify func(context.Context, []Chang
 	if p.opts.nftSubscribe != nil {
 		subscribeNft = p.opts.nftSubscribe
 	}
-	nft, err := subscribeNft(ns, done, onErr("nft monitor"))
+	nft, err := subscribeNft(ns, p.nftEventMatters, done, onErr("nft monitor"))
 	if err != nil {
 		// nft stays nil: its case never fires.
 		p.opts.logger.Warn("linux plugin: watcher: nft monitor: no nftables events, nftables drift is found by the periodic drift check or a resync only",
@@ -280,7 +284,10 @@ func drain[T any](ch <-chan T) {
 // error of the socket goes to onErr and ends the subscription. When done
 // is closed, the socket is closed, and the channel once the socket is no
 // longer read.
-func subscribeGroups(ns netns.NsHandle, protocol int, groups []uint, done <-chan struct{}, onErr func(error)) (<-chan struct{}, error) {
+//
+// keep, when not nil, says which messages matter: a read whose messages
+// all do not signals nothing.
+func subscribeGroups(ns netns.NsHandle, protocol int, groups []uint, keep func(syscall.NetlinkMessage) bool, done <-chan struct{}, onErr func(error)) (<-chan struct{}, error) {
 	s, err := nl.SubscribeAt(ns, netns.None(), protocol, groups...)
 	if err != nil {
 		return nil, err
@@ -312,7 +319,7 @@ func subscribeGroups(ns netns.NsHandle, protocol int, groups []uint, done <-chan
 			case err != nil:
 				onErr(fmt.Errorf("receive: %w", err))
 				return
-			case from.Pid == nl.PidKernel && len(msgs) > 0:
+			case from.Pid == nl.PidKernel && slices.ContainsFunc(msgs, func(m syscall.NetlinkMessage) bool { return keep == nil || keep(m) }):
 				signal()
 			}
 		}
@@ -322,9 +329,47 @@ func subscribeGroups(ns netns.NsHandle, protocol int, groups []uint, done <-chan
 
 // subscribeNftables subscribes to the nftables events of the namespace
 // (NFNLGRP_NFTABLES: every table, chain, rule, set and element added or
-// deleted, and the end of each batch), as `nft monitor` does.
-func subscribeNftables(ns netns.NsHandle, done <-chan struct{}, onErr func(error)) (<-chan struct{}, error) {
-	return subscribeGroups(ns, unix.NETLINK_NETFILTER, []uint{unix.NFNLGRP_NFTABLES}, done, onErr)
+// deleted, and the end of each batch), as `nft monitor` does, and signals
+// those that keep says matter.
+func subscribeNftables(ns netns.NsHandle, keep func(syscall.NetlinkMessage) bool, done <-chan struct{}, onErr func(error)) (<-chan struct{}, error) {
+	return subscribeGroups(ns, unix.NETLINK_NETFILTER, []uint{unix.NFNLGRP_NFTABLES}, keep, done, onErr)
+}
+
+// nfgenmsgLen is the length of struct nfgenmsg, the header of every
+// nftables message (family, version, resource id).
+const nfgenmsgLen = 4
+
+// nftEventMatters says whether an nftables event may concern the plugin's
+// values: one that names a table (every message of the group but the end
+// of a batch, NFT_MSG_NEWGEN, carries the table's name as its attribute
+// 1) matters when the table is one of the plugin's; one that cannot be
+// read matters, to be safe; the end of a batch does not (the batch's
+// messages said what changed).
+func (p *Plugin) nftEventMatters(m syscall.NetlinkMessage) bool {
+	if m.Header.Type>>8 != unix.NFNL_SUBSYS_NFTABLES {
+		return true
+	}
+	if m.Header.Type&0xff == unix.NFT_MSG_NEWGEN {
+		return false
+	}
+	if len(m.Data) < nfgenmsgLen {
+		return true
+	}
+	attrs, err := nl.ParseRouteAttr(m.Data[nfgenmsgLen:])
+	if err != nil {
+		return true
+	}
+	for _, a := range attrs {
+		if a.Attr.Type&nl.NLA_TYPE_MASK == 1 { // NFTA_TABLE_NAME, NFTA_CHAIN_TABLE, NFTA_RULE_TABLE, ...
+			id := nftTableID{family: nftables.TableFamily(m.Data[0]), name: strings.TrimRight(string(a.Value), "\x00")}
+			ours := p.nftIsOurs(id)
+			if p.opts.nftEvent != nil {
+				p.opts.nftEvent(id.family, id.name, ours)
+			}
+			return ours
+		}
+	}
+	return true
 }
 
 // watch is the state of one Watch: what it reported last.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -52,7 +53,7 @@ func TestWatchWithoutNftables(t *testing.T) {
 	defer ns.Close()
 	var logs lockedBuffer
 	noNft := func(o *options) {
-		o.nftSubscribe = func(netns.NsHandle, <-chan struct{}, func(error)) (<-chan struct{}, error) {
+		o.nftSubscribe = func(netns.NsHandle, func(syscall.NetlinkMessage) bool, <-chan struct{}, func(error)) (<-chan struct{}, error) {
 			return nil, unix.EPROTONOSUPPORT
 		}
 	}
@@ -112,7 +113,7 @@ func TestWatchEndsOnNftablesError(t *testing.T) {
 	defer ns.Close()
 	fail := make(chan struct{})
 	failing := func(o *options) {
-		o.nftSubscribe = func(_ netns.NsHandle, done <-chan struct{}, onErr func(error)) (<-chan struct{}, error) {
+		o.nftSubscribe = func(_ netns.NsHandle, _ func(syscall.NetlinkMessage) bool, done <-chan struct{}, onErr func(error)) (<-chan struct{}, error) {
 			ch := make(chan struct{})
 			go func() {
 				defer close(ch)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"slices"
 
 	"go.fd.io/govpp/api"
 	"go.fd.io/govpp/binapi/ip_types"
@@ -14,13 +15,20 @@ import (
 
 // vppErr names the binary API call that failed. A return value that says
 // the object is not there wraps kv.ErrNotFound (a Delete of it succeeds);
-// one that says the request is wrong is not retried.
-func vppErr(call string, err error) error {
+// one that says the request is wrong is not retried. Every other one is
+// retried, unless the call lists it in permanent: what a return value
+// means depends on the call (VPP's SYSCALL_ERROR_n are each call's own),
+// so the call that knows a value refuses its request for good says so
+// (ipsec_interface_add_del_spd's "spd already assigned").
+func vppErr(call string, err error, permanent ...api.VPPApiError) error {
 	if err == nil {
 		return nil
 	}
 	var e api.VPPApiError
 	if errors.As(err, &e) {
+		if slices.Contains(permanent, e) {
+			return kv.NonRetriable(fmt.Errorf("%s: %w", call, err))
+		}
 		switch e {
 		case api.NO_SUCH_ENTRY, api.INVALID_SW_IF_INDEX, api.NO_SUCH_FIB, api.ADDRESS_NOT_FOUND_FOR_INTERFACE, api.NO_SUCH_TABLE, api.NAME_SERVER_NOT_FOUND:
 			return fmt.Errorf("%s: %w (%w)", call, err, kv.ErrNotFound)

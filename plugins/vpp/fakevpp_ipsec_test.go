@@ -78,8 +78,10 @@ func (x *fakeSPD) apply(f *fakeVPP, msg api.Message, retval *int32) ([]api.Messa
 		switch {
 		case !isIf:
 			fail(api.INVALID_SW_IF_INDEX)
-		case !x.spds[m.SpdID], m.IsAdd && isBound: // no such SPD; the interface has one
+		case !x.spds[m.SpdID]: // no such spd-id
 			fail(api.SYSCALL_ERROR_1)
+		case m.IsAdd && isBound: // spd already assigned
+			fail(api.SYSCALL_ERROR_2)
 		case m.IsAdd:
 			x.bound[uint32(m.SwIfIndex)] = m.SpdID
 		default:

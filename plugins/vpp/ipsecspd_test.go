@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	vppipsec "github.com/kvdescriptor/kvdescriptor/generated/vpp/ipsec/v1"
+	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler"
 )
 
@@ -92,10 +93,11 @@ func TestIPsecSPD(t *testing.T) {
 	onlyReads(t, e.f, "a resync with an SPD made by hand")
 	e.expect(scheduler.OBTAINED, "vpp/ipsec/spd/7")
 
-	// VPP refuses a second SPD on if2.
+	// VPP refuses a second SPD on if2 ("spd already assigned"), for good:
+	// FAILED, not retried.
 	e.set(nil, spd(2, "if2"))
-	if st := e.s.Status("vpp/ipsec/spd/2/interface/if2"); st.State != scheduler.FAILED && st.State != scheduler.RETRYING || !errors.Is(st.LastErr, api.SYSCALL_ERROR_1) {
-		t.Errorf("a second SPD on an interface: %s %v, want VPP's refusal", st.State, st.LastErr)
+	if st := e.s.Status("vpp/ipsec/spd/2/interface/if2"); st.State != scheduler.FAILED || !errors.Is(st.LastErr, api.SYSCALL_ERROR_2) || kv.IsRetriable(st.LastErr) {
+		t.Errorf("a second SPD on an interface: %s %v (retriable %v), want VPP's refusal, not retriable", st.State, st.LastErr, kv.IsRetriable(st.LastErr))
 	}
 	e.f.RequestNames()
 	// Its failed binding is not undone (which would unbind if2 from SPD 1).

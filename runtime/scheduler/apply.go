@@ -29,7 +29,7 @@ func (r *txnPass) apply(j *job) {
 			}
 		}
 		if deletes > 64 {
-			r.doomed = make(map[string]*graph.Node, deletes) // not grown step by step
+			r.newDoomed(deletes) // not grown step by step
 		}
 		for _, n := range nodes {
 			r.doom(n)

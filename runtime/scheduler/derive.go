@@ -300,6 +300,10 @@ func (r *derivation) dropDerived(key string) bool {
 		}
 		return r.remove(dn, 0, false)
 	}
+	if err := r.unknownOutcome(key); err != nil && dn.FailedSeq != r.seq32 {
+		r.failUnknown(dn, err) // read back in vain: not decided on, as in reconcileNode
+		return true
+	}
 	r.settle(dn, false)
 	return true
 }

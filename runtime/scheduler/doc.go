@@ -58,10 +58,11 @@
 //     until a later transaction or resync removes it or brings the other
 //     back. A southbound may hold a cycle of two as one object that goes
 //     with either member (deleting one end of a veth pair deletes both):
-//     when a member's Delete fails and its read-back finds it gone, the
-//     other member is read back too, and one found gone is gone (nothing
-//     applied; a revert creates it again with the rest); when that
-//     read-back fails, its outcome is unknown, as below.
+//     when a read-back finds a member gone (after its Delete failed, or
+//     before a transaction, its outcome unknown), the other member is
+//     read back too, and one found gone is gone (nothing applied; a
+//     revert creates it again with the rest); when that read-back fails,
+//     its outcome is unknown, as below.
 //   - The scheduler never creates, updates or deletes an OBTAINED value, one
 //     the southbound reported through Notify: such values only satisfy
 //     dependencies.
@@ -80,15 +81,20 @@
 //     it meanwhile), that value goes first, as a dependent does in any
 //     removal, and is restored with the rest: the revert changed it on
 //     the way. When the southbound accepts the undo calls, the southbound
-//     and the values' states end exactly as before the transaction: a
-//     value that was FAILED before is FAILED again, with its old error
-//     and the operation it was about, and holds what it held then
+//     and the values' states end exactly as before the transaction (a
+//     retry, a transaction of its own, may run just before or after it:
+//     what the retry changes stays): a value that was FAILED before is
+//     FAILED again (RETRYING again, and its retry still comes), with its
+//     old error and the operation it was about, and holds what it held then
 //     (nothing, for a failed create: the revert does not retry it; nor
 //     for a delete that removed the value and failed: it is still FAILED
 //     with that error, though nothing intends it); an INVALID value keeps the valid version
 //     it kept; a value that was there without something it needs (its
 //     delete had failed) stays as it was when the revert deletes what the
-//     transaction created for it. One exception: a leftover that nothing intends (a derived
+//     transaction created for it; when the transaction re-created it
+//     (a cycle's member, re-created with the rest of its cycle), it is
+//     not created again without what it needs: it waits, PENDING, as in
+//     any transaction. One exception: a leftover that nothing intends (a derived
 //     value still there after its delete failed) is not put back once the
 //     transaction, or its revert, deleted it. When an undo call fails, the value is FAILED and the graph
 //     says what the southbound holds. A best-effort transaction (the
@@ -100,8 +106,11 @@
 //     descriptor's Retrieve, with its key alone to correlate, and the
 //     graph takes what the southbound holds: a value found after a failed
 //     create exists (FAILED, with its error, and what needs it can be
-//     created), one found gone after a failed delete is gone. A revert
-//     then starts from there. A descriptor without Retrieve is taken at
+//     created), one found gone after a failed delete is gone. A base
+//     found (so, or before a transaction, below) has its leftovers
+//     (derived values with no base still there after their delete
+//     failed: what its version derives, or what BaseOf names it base of)
+//     deleted before it. A revert then starts from there. A descriptor without Retrieve is taken at
 //     its word: the failed call changed nothing, and a revert calls the
 //     inverse of the failed call blindly. When the read-back fails too,
 //     the value's outcome is unknown, whatever the call (create, update
@@ -111,11 +120,12 @@
 //     be absent: a failed create or delete leaves the graph holding
 //     nothing of it), and the removal of a value it may need (a
 //     dependency, its base) is refused (ErrStillNeeded, ErrOutcomeUnknown)
-//     and decided again once it is read back. One call is made on it: a
-//     reverting transaction undoes the failed call by its inverse,
-//     blindly, as for a descriptor without Retrieve; the inverse fails
-//     when the call had not applied (a create of what is there), and the
-//     value then stays FAILED, of unknown outcome, until it is read back.
+//     and decided again once it is read back. No blind call is made on
+//     it: a reverting transaction reads it back again first and undoes it
+//     from what it finds, like any other value; when that read-back fails
+//     too, it makes no call on it (a blind Delete lacks the metadata the
+//     create never returned; a blind Create of a veth end may make a new
+//     pair), and it stays FAILED, of unknown outcome, until read back.
 //   - Every call into a descriptor's code is recovered: a panic in a
 //     handler fails its call (a non-retriable error); a panic in a
 //     function of the spec becomes a *PanicError (ErrPanicked) naming the

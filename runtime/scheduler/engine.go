@@ -385,7 +385,7 @@ func (r *run) fail(n *graph.Node, kind OpKind, err error, flags Flags, prev, val
 	if r.opts.revert && !r.reverting {
 		// The forward pass stops here; revert decides the states.
 		r.abort = true
-		r.failedOp = &failedOp{key: n.Key, kind: kind, desc: n.Desc, prev: prev, value: value, meta: n.Metadata, known: known}
+		r.failedOp = &failedOp{key: n.Key, kind: kind, desc: n.Desc, prev: prev, value: value, meta: n.Metadata, err: err, known: known}
 		r.setOpState(i, FAILED)
 		return
 	}

@@ -7,9 +7,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"net/netip"
-	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -327,15 +325,19 @@ type faultSB struct {
 	rng    *rand.Rand
 	// planned are the faults of the step in replay mode (rng nil).
 	planned []fFault
-	// panics allows Retrieve panics (only on the goroutine panicG, which
-	// commits: a panic on the scheduler's worker would end the process).
+	// panics allows Retrieve panics (on whatever goroutine calls it: the
+	// scheduler recovers every call into a handler).
 	panics bool
-	panicG uint64
 	// partial allows faults that apply the change before failing.
 	partial bool
 	counts  map[string]int // calls of the step by "op key"
 	fired   []fFault       // faults injected in the step
 	calls   []fCall        // calls of the step
+	// txnFrom and txnTo are the southbound before the first and after
+	// the last call made for the step's own transaction (its context
+	// carries the step): a retry, a transaction of its own, may run
+	// before or after it within the step, never amid its calls.
+	txnFrom, txnTo map[string]string
 }
 
 func newFaultSB(rng *rand.Rand, rate float64) *faultSB {
@@ -351,17 +353,32 @@ func (sb *faultSB) beginStep(planned []fFault) {
 	clear(sb.counts)
 	sb.fired = nil
 	sb.calls = nil
+	sb.txnFrom, sb.txnTo = nil, nil
+}
+
+// txnWindow returns the southbound before the first and after the last
+// call of the step's own transaction (nil when it made none).
+func (sb *faultSB) txnWindow() (from, to map[string]string) {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	return maps.Clone(sb.txnFrom), maps.Clone(sb.txnTo)
+}
+
+// markLocked records the southbound around a call of the step's
+// transaction: before its first one (pre) and after each. sb.mu held.
+func (sb *faultSB) markLocked(step int, pre bool) {
+	switch {
+	case step < 0:
+	case pre && sb.txnFrom == nil:
+		sb.txnFrom = maps.Clone(sb.vals)
+	case !pre:
+		sb.txnTo = maps.Clone(sb.vals)
+	}
 }
 
 func (sb *faultSB) setInject(on bool) {
 	sb.mu.Lock()
 	sb.inject = on
-	sb.mu.Unlock()
-}
-
-func (sb *faultSB) setPanicGoroutine(g uint64) {
-	sb.mu.Lock()
-	sb.panicG = g
 	sb.mu.Unlock()
 }
 
@@ -407,15 +424,7 @@ func (sb *faultSB) fault(op, key string) fFaultKind {
 		}
 	} else if sb.rng.Float64() < sb.rate {
 		if op == "retrieve" {
-			// A panic wedges the scheduler today, which ends the run:
-			// rare, so that the rest is explored too.
-			kind = fRetriable
-			switch p := sb.rng.IntN(40); {
-			case p == 0:
-				kind = fPanic
-			case p < 14:
-				kind = fTerminal
-			}
+			kind = []fFaultKind{fRetriable, fRetriable, fRetriable, fTerminal, fTerminal, fPanic}[sb.rng.IntN(6)]
 		} else {
 			kind = []fFaultKind{fRetriable, fRetriable, fRetriable, fTerminal, fTerminal, fPartial, fPartial, fPartialTerminal, fPanic}[sb.rng.IntN(9)]
 		}
@@ -426,7 +435,7 @@ func (sb *faultSB) fault(op, key string) fFaultKind {
 	if !sb.partial && kind == fPartialTerminal {
 		kind = fTerminal
 	}
-	if kind == fPanic && op == "retrieve" && (!sb.panics || goroutineID() != sb.panicG) {
+	if kind == fPanic && op == "retrieve" && !sb.panics {
 		kind = fRetriable
 	}
 	if kind != 0 {
@@ -473,11 +482,13 @@ func (sb *faultSB) do(ctx context.Context, op, key, text string) (int, error) {
 	sb.mu.Lock()
 	kind := sb.fault(op, key)
 	call := fCall{step: stepOf(ctx), op: op, key: key, value: text, fault: kind}
+	sb.markLocked(call.step, true)
 	var err error
 	meta := sb.meta[key]
 	switch {
 	case kind == fPanic:
 		sb.calls = append(sb.calls, call)
+		sb.markLocked(call.step, false)
 		sb.mu.Unlock()
 		panic(fmt.Sprintf("injected panic in %s %s", op, key))
 	case kind == fRetriable || kind == fTerminal:
@@ -501,6 +512,7 @@ func (sb *faultSB) do(ctx context.Context, op, key, text string) (int, error) {
 	}
 	call.err = err
 	sb.calls = append(sb.calls, call)
+	sb.markLocked(call.step, false)
 	sb.mu.Unlock()
 	return meta, err
 }
@@ -567,6 +579,8 @@ func (sb *faultSB) retrieve(ctx context.Context, name, readKey string) ([]kv.Ite
 	sb.mu.Lock()
 	kind := sb.fault("retrieve", name)
 	call := fCall{step: stepOf(ctx), op: "retrieve", key: name, fault: kind, readKey: readKey}
+	sb.markLocked(call.step, true)
+	sb.markLocked(call.step, false)
 	if kind != 0 && kind != fPanic {
 		call.err = injectedErr("retrieve", name, kind)
 	}
@@ -617,19 +631,6 @@ func (sb *faultSB) tamper(key, text string) {
 			}
 		}
 	}
-}
-
-// goroutineID returns the id of the calling goroutine (from its stack
-// header, "goroutine N [...]").
-func goroutineID() uint64 {
-	var buf [64]byte
-	n := runtime.Stack(buf[:], false)
-	f := strings.Fields(string(buf[:n]))
-	if len(f) < 2 {
-		return 0
-	}
-	id, _ := strconv.ParseUint(f[1], 10, 64)
-	return id
 }
 
 // fHandler is the handler of a model without Update; fUpdHandler adds it.

@@ -22,20 +22,24 @@ package scheduler_test
 //
 // Each seed is a sequence of steps: transactions (sets and deletes over a
 // small key universe, best-effort or reverting, with or without a retry
-// policy), downstream resyncs (often after the southbound was changed
-// behind the scheduler's back), full resyncs with the whole intended
-// state, and restarts (a new scheduler over the same southbound, then a
-// full resync), while about 5 % of the southbound calls fail (retriable,
-// kv.NonRetriable, applied and then failed, panicking) and the southbound
-// refuses, as a kernel does, to create what misses a dependency or base.
+// policy; a reverting one now and then right after a best-effort one with
+// retries, in the same step, whose retries run before or after it),
+// downstream resyncs (often after the southbound was changed behind the
+// scheduler's back), full resyncs with the whole intended state, and
+// restarts (a new scheduler over the same southbound, then a full resync),
+// while about 5 % of the southbound calls fail (retriable,
+// kv.NonRetriable, applied and then failed, panicking, Retrieve too) and
+// the southbound refuses, as a kernel does, to create what misses a
+// dependency or base.
 // After each step (and after the retries it started settled):
 //
 //	(i)   no value is in the southbound while its base or a dependency of it
 //	      (of the version the southbound holds) is not;
 //	(ii)  every CONFIGURED value equals (by the descriptor's comparator) what
 //	      the southbound holds, and its metadata is the southbound's;
-//	(iii) a reverted transaction leaves the southbound as before it, unless
-//	      an undo call failed;
+//	(iii) a reverted transaction leaves the southbound as before it (from
+//	      before its first call to after its last: a retry in the step is
+//	      a transaction of its own), unless an undo call failed;
 //	(iv)  Commit returns (within -fault.deadline), neither Commit nor Status
 //	      panics;
 //
@@ -63,6 +67,7 @@ package scheduler_test
 // readably and as a Go literal for fault_repro_test.go.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -91,7 +96,7 @@ var (
 	faultSeed     = flag.Int64("fault.seed", -1, "run only this seed of TestFault")
 	faultShrink   = flag.Bool("fault.shrink", true, "shrink the first instance of each divergence class")
 	faultRate     = flag.Float64("fault.rate", 0.05, "probability that a southbound call fails")
-	faultPanics   = flag.Bool("fault.panics", true, "let Retrieve panic now and then (a wedge ends the incident)")
+	faultPanics   = flag.Bool("fault.panics", true, "let Retrieve panic now and then, as the other calls do")
 	faultMode     = flag.String("fault.mode", "", "run only the configurations of TestFault whose calls are made this way: serial, batch or concurrent")
 	faultDeadline = flag.Duration("fault.deadline", 20*time.Second, "how long a Commit or a settling may take before the scheduler counts as wedged")
 )
@@ -148,6 +153,11 @@ type fStep struct {
 	items         []fItem
 	revert, retry bool
 	tamper        []fTamper
+	// pre is a best-effort transaction with retries, committed in the
+	// step before its transaction without waiting for its retries: a
+	// retry of it (a transaction of its own) may run before the step's
+	// transaction or after it.
+	pre []fItem
 	// faults are the faults injected during the step (recorded in random
 	// mode, planned in replay mode).
 	faults []fFault
@@ -162,6 +172,9 @@ func (st *fStep) String() string {
 	if st.retry {
 		b.WriteString(" retry")
 	}
+	for _, it := range st.pre {
+		fmt.Fprintf(&b, "\n    first, best-effort with retries: %s", fItemText(it))
+	}
 	for _, tp := range st.tamper {
 		if tp.value == "" {
 			fmt.Fprintf(&b, "\n    tamper: remove %s", tp.key)
@@ -170,16 +183,19 @@ func (st *fStep) String() string {
 		}
 	}
 	for _, it := range st.items {
-		if it.value == "" {
-			fmt.Fprintf(&b, "\n    del %s", it.key)
-		} else {
-			fmt.Fprintf(&b, "\n    set %s {%s}", it.key, it.value)
-		}
+		fmt.Fprintf(&b, "\n    %s", fItemText(it))
 	}
 	for _, f := range st.faults {
 		fmt.Fprintf(&b, "\n    fault: %s", f)
 	}
 	return b.String()
+}
+
+func fItemText(it fItem) string {
+	if it.value == "" {
+		return "del " + it.key
+	}
+	return fmt.Sprintf("set %s {%s}", it.key, it.value)
 }
 
 var fKindIdents = []string{"fTxn", "fDownstream", "fFull", "fCheckpoint", "fRestart"}
@@ -199,15 +215,20 @@ func fGoLiteral(steps []fStep) string {
 		if st.retry {
 			b.WriteString(", retry: true")
 		}
-		if len(st.items) > 0 {
-			b.WriteString(", items: []fItem{")
-			for i, it := range st.items {
-				if i > 0 {
-					b.WriteString(", ")
+		for _, f := range []struct {
+			name  string
+			items []fItem
+		}{{"items", st.items}, {"pre", st.pre}} {
+			if len(f.items) > 0 {
+				fmt.Fprintf(&b, ", %s: []fItem{", f.name)
+				for i, it := range f.items {
+					if i > 0 {
+						b.WriteString(", ")
+					}
+					fmt.Fprintf(&b, "{%q, %q}", it.key, it.value)
 				}
-				fmt.Fprintf(&b, "{%q, %q}", it.key, it.value)
+				b.WriteString("}")
 			}
-			b.WriteString("}")
 		}
 		if len(st.tamper) > 0 {
 			b.WriteString(", tamper: []fTamper{")
@@ -305,6 +326,11 @@ func fGenStep(r *rand.Rand, intent, sb map[string]string) fStep {
 		for range 1 + r.IntN(4) {
 			st.items = append(st.items, fGenItem(r))
 		}
+		if st.revert && r.IntN(3) == 0 {
+			for range 1 + r.IntN(2) {
+				st.pre = append(st.pre, fGenItem(r))
+			}
+		}
 		return st
 	case p < 84:
 		st := fStep{kind: fDownstream}
@@ -367,6 +393,10 @@ type fRun struct {
 	// mode is how the scheduler makes calls: "" one at a time, "batch",
 	// or "concurrent" (see fDescriptors).
 	mode string
+	// prePeriod is the retry period of pre transactions (fStep.pre):
+	// 1 ms unless a reproduction needs their retries after the step's
+	// transaction.
+	prePeriod time.Duration
 
 	sb     *faultSB
 	s      *scheduler.Scheduler
@@ -381,10 +411,15 @@ type fRun struct {
 	unknown map[string]bool
 	// stepBefore is the southbound as the step found it.
 	stepBefore map[string]string
-	wedged     bool
+	// stepReverted: the step's transaction was reverted.
+	stepReverted bool
+	wedged       bool
 
 	// counters
 	commits, reverted, revertChecked int
+	// revertWithRetry counts the reverts checked with a retry's calls
+	// in their step.
+	revertWithRetry int
 }
 
 func newFRun(rng *rand.Rand, partial bool, deadline time.Duration, mode string) (*fRun, error) {
@@ -446,7 +481,6 @@ func (r *fRun) commit(t *scheduler.Txn, step int) (*scheduler.Result, *fDiv) {
 				ch <- out{p: p, stack: debug.Stack()}
 			}
 		}()
-		r.sb.setPanicGoroutine(goroutineID())
 		res, _ := t.Commit(ctx)
 		ch <- out{res: res}
 	}()
@@ -555,6 +589,7 @@ func (r *fRun) runStep(st *fStep, num int) (divs []fDiv) {
 		planned = st.faults
 	}
 	r.sb.beginStep(planned)
+	r.stepReverted = false
 	defer func() {
 		if r.rng != nil {
 			st.faults = r.sb.stepFaults()
@@ -589,8 +624,20 @@ func (r *fRun) runStep(st *fStep, num int) (divs []fDiv) {
 		}
 		clear(r.unknown)
 	}
+	r.stepBefore = r.sb.snapshot()
+	// Keys unknown to the scheduler (changed behind its back and not
+	// read since) are left out of (iii) and of the order checks: see
+	// unreadKeys.
+	unread := r.unreadKeys()
+	preCalls := 0
+	if len(st.pre) > 0 {
+		n, div := r.commitPre(st.pre)
+		if div != nil {
+			return []fDiv{*div}
+		}
+		preCalls = n
+	}
 	before := r.sb.snapshot()
-	r.stepBefore = before
 	// Leftovers: values of ours applied that nothing intends (a derived
 	// value whose delete failed, or whose base's outcome is unknown and
 	// is found not to derive it any more). doc.go: "a leftover that
@@ -623,10 +670,6 @@ func (r *fRun) runStep(st *fStep, num int) (divs []fDiv) {
 			leftovers[k] = true
 		}
 	}
-	// Keys unknown to the scheduler (changed behind its back and not
-	// read since) are left out of (iii) and of the order checks: see
-	// unreadKeys.
-	unread := r.unreadKeys()
 	unsure := maps.Clone(r.unknown)
 
 	t := r.s.Txn(scheduler.Description(fmt.Sprintf("step %d", num)))
@@ -655,7 +698,6 @@ func (r *fRun) runStep(st *fStep, num int) (divs []fDiv) {
 		return []fDiv{*div}
 	}
 	r.commits++
-	afterCommit := r.sb.snapshot()
 	commitCalls := r.sb.stepCalls()
 
 	switch {
@@ -677,13 +719,14 @@ func (r *fRun) runStep(st *fStep, num int) (divs []fDiv) {
 			}
 		}
 	}
+	r.stepReverted = res.Reverted
 	if res.Reverted && !st.revert {
 		divs = append(divs, fDiv{"revert-unasked", "a best-effort transaction was reverted"})
 	}
 	if st.kind == fTxn {
-		divs = append(divs, fCheckReadBackFirst(commitCalls, unsure)...)
+		divs = append(divs, fCheckReadBackFirst(commitCalls, num, unsure)...)
 	}
-	r.refreshed(commitCalls, st.kind == fTxn)
+	r.refreshed(commitCalls[preCalls:], st.kind == fTxn)
 
 	sts, div := r.settle()
 	if div != nil {
@@ -694,7 +737,7 @@ func (r *fRun) runStep(st *fStep, num int) (divs []fDiv) {
 		r.refreshed(all[len(commitCalls):], true)
 	}
 	if res.Reverted && st.revert {
-		divs = append(divs, r.checkRevert(num, before, afterCommit, commitCalls, leftovers, unread)...)
+		divs = append(divs, r.checkRevert(num, commitCalls, leftovers, unread)...)
 	}
 	divs = append(divs, r.checkSB(r.sb.snapshot())...)
 	divs = append(divs, r.checkConfigured(sts)...)
@@ -703,12 +746,57 @@ func (r *fRun) runStep(st *fStep, num int) (divs []fDiv) {
 	return divs
 }
 
-// fCheckReadBackFirst checks that a transaction reads back every value of
-// unknown outcome before its first call that is no Retrieve. doc.go: "it
-// is read back again before the next transaction, which takes what is
-// found first".
-func fCheckReadBackFirst(calls []fCall, unsure map[string]bool) []fDiv {
+// fPreStep tags the calls of a step's pre transaction: not the step's own.
+const fPreStep = -2
+
+// commitPre commits a step's pre transaction (fStep.pre), best-effort
+// with retries, and returns the number of the step's calls it saw.
+func (r *fRun) commitPre(items []fItem) (int, *fDiv) {
+	t := r.s.Txn(scheduler.Description("pre"), scheduler.Retry(scheduler.RetryPolicy{Period: cmp.Or(r.prePeriod, time.Millisecond), MaxAttempts: 2}))
+	for _, it := range items {
+		if it.value == "" {
+			t.Delete(it.key)
+		} else {
+			t.Set(it.key, wrapperspb.String(it.value))
+		}
+	}
+	if _, div := r.commit(t, fPreStep); div != nil {
+		return 0, div
+	}
+	r.commits++
+	for _, it := range items {
+		if it.value == "" {
+			delete(r.intent, it.key)
+		} else {
+			r.intent[it.key] = it.value
+		}
+	}
+	calls := r.sb.stepCalls()
+	r.refreshed(calls, true)
+	return len(calls), nil
+}
+
+// fCheckReadBackFirst checks that the step's transaction (num) reads back
+// every value of unknown outcome before its first call that is no
+// Retrieve. doc.go: "it is read back again before the next transaction,
+// which takes what is found first"; a retry (a transaction too) that ran
+// first and read it back took what it found already.
+func fCheckReadBackFirst(all []fCall, num int, unsure map[string]bool) []fDiv {
 	var divs []fDiv
+	var calls []fCall
+	unsure = maps.Clone(unsure)
+	for _, c := range all {
+		switch {
+		case c.step == num:
+			calls = append(calls, c)
+		case len(calls) == 0 && c.step == -1 && c.op == "retrieve" && !c.failed():
+			for k := range unsure {
+				if c.readKey == k || c.readKey == "" && c.key == fModelOf(k).name {
+					delete(unsure, k)
+				}
+			}
+		}
+	}
 	first := slices.IndexFunc(calls, func(c fCall) bool { return c.op != "retrieve" })
 	if first < 0 {
 		first = len(calls)
@@ -753,21 +841,10 @@ func (r *fRun) unreadKeys() map[string]bool {
 // a value it may need [...] is refused".
 func fCheckOrder(calls []fCall, unread map[string]bool) []fDiv {
 	var divs []fDiv
-	// blindUndo: keys whose call failed and whose read-back failed; a
-	// revert's next call on one is its blind undo, which doc.go expects
-	// to fail when the call had not applied ("the inverse fails when the
-	// call had not applied").
-	blindUndo := map[string]bool{}
-	for i, c := range calls {
-		if k, ok := fReadBackOf(calls, i); ok && c.failed() {
-			blindUndo[k] = true
-			continue
-		}
-		undo := c.op != "retrieve" && blindUndo[c.key]
-		if c.op != "retrieve" {
-			delete(blindUndo, c.key)
-		}
-		if c.refused != "" && !fInvolvesUnread(c, unread) && !undo {
+	// (No call on a value of unknown outcome is excused: doc.go, "No
+	// blind call is made on it".)
+	for _, c := range calls {
+		if c.refused != "" && !fInvolvesUnread(c, unread) {
 			divs = append(divs, fDiv{"order-refused", fmt.Sprintf("%s %s {%s} refused by the southbound: %s", c.op, c.key, c.value, c.refused)})
 		}
 		if len(c.orphans) > 0 && !slices.ContainsFunc(c.orphans, func(k string) bool { return !unread[k] }) {
@@ -1032,7 +1109,11 @@ func fDerives(base, text, key string) bool {
 //     found by no Retrieve since a restart): "A Retrieve that fails is an
 //     error of the transaction; its descriptor keeps the scheduler's
 //     view." A value whose outcome is unknown after a failed call and a
-//     failed read-back is known to be possibly there, and checked;
+//     failed read-back is known to be possibly there, and checked. Left
+//     out too: a value created on a dependency that went behind the
+//     scheduler's back, unread since (the southbound takes a veth end
+//     without its peer; it refuses the others, which fCheckOrder
+//     excuses);
 //   - a value without a dependency that went while it was unread, whose
 //     delete failed in the step (see leftWithout);
 //   - a member of a cycle (a veth end) without its peer, while its status
@@ -1041,6 +1122,7 @@ func fDerives(base, text, key string) bool {
 //     not created on it). See cycleMemberExcused.
 func (r *fRun) checkSB(sb map[string]string) []fDiv {
 	var divs []fDiv
+	unread := r.unreadKeys()
 	for _, k := range slices.Sorted(maps.Keys(sb)) {
 		if r.stale[k] && !r.unknown[k] {
 			continue
@@ -1051,7 +1133,7 @@ func (r *fRun) checkSB(sb map[string]string) []fDiv {
 			}
 		}
 		for _, d := range fDeps(k, sb[k]) {
-			if fDependencyMet(d, sb) || d.Label == "peer" && r.cycleMemberExcused(k) || r.leftWithout(k, d) {
+			if fDependencyMet(d, sb) || !d.IsAnyOf() && unread[d.Key] || d.Label == "peer" && r.cycleMemberExcused(k) || r.leftWithout(k, d) {
 				continue
 			}
 			class := "dep-missing"
@@ -1070,14 +1152,24 @@ func (r *fRun) checkSB(sb map[string]string) []fDiv {
 // leftWithout reports whether k, which the southbound holds without d,
 // was so before the step, unread (its dependency went while a failed
 // Retrieve hid k: "its descriptor keeps the scheduler's view"), and its
-// delete failed in the step: doc.go, "a value that was there without
-// something it needs (its delete had failed) stays as it was".
+// delete failed in the step (intended or not: a re-create's delete too):
+// doc.go, "a value that was there without something it needs (its delete
+// had failed) stays as it was". Or k was
+// so when the step's transaction, reverted, made its first call (a veth
+// end created in part, found by the read-back before it): the revert
+// ends "exactly as before the transaction", and "starts from" what the
+// read-backs found.
 func (r *fRun) leftWithout(k string, d kv.Dependency) bool {
+	if from, _ := r.sb.txnWindow(); r.stepReverted && from != nil {
+		if _, was := from[k]; was && !fDependencyMet(d, from) {
+			return true
+		}
+	}
 	if _, was := r.stepBefore[k]; !was || fDependencyMet(d, r.stepBefore) {
 		return false
 	}
 	st := r.s.Status(k)
-	return !st.Intended && (st.State == scheduler.FAILED || st.State == scheduler.RETRYING) && st.LastOp == scheduler.OpDelete
+	return (st.State == scheduler.FAILED || st.State == scheduler.RETRYING) && st.LastOp == scheduler.OpDelete
 }
 
 // cycleMemberExcused reports whether k, a member of a cycle (a veth end)
@@ -1134,18 +1226,18 @@ func (r *fRun) checkConfigured(sts map[string]scheduler.Status) []fDiv {
 
 // checkRevert checks (iii): a reverted transaction whose undo calls all
 // succeeded left the southbound as it was, but for leftovers it deleted.
-func (r *fRun) checkRevert(num int, before, after map[string]string, calls []fCall, leftovers, unread map[string]bool) []fDiv {
+// "As it was" is as the transaction found it: a retry is a transaction of
+// its own, which may run within the step, before or after this one (never
+// amid its calls), and what it changes is not undone; so the southbound
+// is compared before the transaction's first call and after its last.
+func (r *fRun) checkRevert(num int, calls []fCall, leftovers, unread map[string]bool) []fDiv {
+	before, after := r.sb.txnWindow()
 	failed := false
 	for _, c := range calls {
-		if c.step != num {
-			// A retry (a transaction of its own) ran within the step
-			// and changed the southbound: before and after are not of
-			// the reverted transaction alone.
-			return nil
-		}
-		if c.err == nil && c.fault == 0 || failed && c.fault == 0 {
-			// A call the southbound refused after the first failure
-			// is the scheduler's doing, not a fault's: still checked.
+		if c.step != num || c.err == nil && c.fault == 0 || failed && c.fault == 0 {
+			// A retry's call is not the transaction's. A call the
+			// southbound refused after the first failure is the
+			// scheduler's doing, not a fault's: still checked.
 			continue
 		}
 		if failed {
@@ -1158,6 +1250,9 @@ func (r *fRun) checkRevert(num int, before, after map[string]string, calls []fCa
 		failed = true
 	}
 	r.revertChecked++
+	if slices.ContainsFunc(calls, func(c fCall) bool { return c.step == -1 }) || len(r.sb.stepCalls()) > len(calls) {
+		r.revertWithRetry++
+	}
 	gone := fGoneWithLeftovers(before, after, leftovers)
 	var diff []string
 	for _, k := range slices.Sorted(maps.Keys(fUnion(before, after))) {
@@ -1166,6 +1261,13 @@ func (r *fRun) checkRevert(num int, before, after map[string]string, calls []fCa
 		switch {
 		case unread[k]:
 			// Changed behind the scheduler's back, not read since.
+		case inB && !inA && fWithoutNeeds(k, b, before) && fRecreated(num, calls, k):
+			// doc.go: a value that was there without something it needs,
+			// "when the transaction re-created it (a cycle's member,
+			// re-created with the rest of its cycle), it is not created
+			// again without what it needs: it waits, PENDING, as in any
+			// transaction" (the checkpoints' status check (vi) sees it
+			// PENDING).
 		case inB && !inA && gone[k]:
 			// A leftover the transaction deleted stays deleted, and
 			// so does what cannot be put back without it.
@@ -1221,6 +1323,18 @@ func fGoneWithLeftovers(before, after map[string]string, leftovers map[string]bo
 		}
 	}
 	return gone
+}
+
+// fWithoutNeeds reports whether value k of sb lacks a dependency there
+// (a veth end left without its peer by a failed create).
+func fWithoutNeeds(k, v string, sb map[string]string) bool {
+	return slices.ContainsFunc(fDeps(k, v), func(d kv.Dependency) bool { return !fDependencyMet(d, sb) })
+}
+
+// fRecreated reports whether step num deleted and created key k again.
+func fRecreated(num int, calls []fCall, k string) bool {
+	del := slices.IndexFunc(calls, func(c fCall) bool { return c.step == num && c.key == k && c.op == "delete" && c.err == nil })
+	return del >= 0 && slices.ContainsFunc(calls[del:], func(c fCall) bool { return c.step == num && c.key == k && c.op == "create" })
 }
 
 func fUnion(a, b map[string]string) map[string]string {
@@ -1370,6 +1484,7 @@ func (r *fRun) detail(divs []fDiv) string {
 // fReport accumulates what the runs found.
 type fReport struct {
 	steps, commits, incidents, reverted, revertChecked int
+	revertWithRetry                                    int
 	byClass                                            map[string]int
 	first                                              map[string]*fIncident
 }
@@ -1430,7 +1545,8 @@ func (r *fRun) collect(rep *fReport) {
 	rep.commits += r.commits
 	rep.reverted += r.reverted
 	rep.revertChecked += r.revertChecked
-	r.commits, r.reverted, r.revertChecked = 0, 0, 0
+	rep.revertWithRetry += r.revertWithRetry
+	r.commits, r.reverted, r.revertChecked, r.revertWithRetry = 0, 0, 0, 0
 }
 
 // replayFault replays steps (their faults planned) on a fresh run and
@@ -1447,10 +1563,17 @@ func replayFault(steps []fStep, deadline time.Duration) ([]fDiv, int, string, er
 // replayFaultMode is replayFault with the calls made as mode says ("",
 // "batch" or "concurrent").
 func replayFaultMode(steps []fStep, deadline time.Duration, mode string) ([]fDiv, int, string, error) {
+	return replayFaultRun(steps, deadline, mode, 0)
+}
+
+// replayFaultRun is replayFaultMode with pre transactions retried after
+// prePeriod (0: 1 ms).
+func replayFaultRun(steps []fStep, deadline time.Duration, mode string, prePeriod time.Duration) ([]fDiv, int, string, error) {
 	r, err := newFRun(nil, true, deadline, mode)
 	if err != nil {
 		return nil, 0, "", err
 	}
+	r.prePeriod = prePeriod
 	defer r.close()
 	for i := range steps {
 		st := steps[i]
@@ -1461,26 +1584,73 @@ func replayFaultMode(steps []fStep, deadline time.Duration, mode string) ([]fDiv
 	return nil, len(steps), "", nil
 }
 
-// shrinkFault minimises steps keeping a divergence of class: fewer steps,
-// items, tamperings, faults and options.
+// shrinkFault minimises steps keeping a divergence of class at the last
+// step (see shrinkSteps).
 func shrinkFault(steps []fStep, class string) []fStep {
-	deadline := 2 * time.Second
-	budget := 3000
-	repro := func(c []fStep) bool {
-		if budget <= 0 {
+	return shrinkSteps(steps, class, 3000, fStep.clone, fStep.simpler, func(c []fStep) ([]fDiv, int) {
+		divs, at, _, err := replayFault(c, 2*time.Second)
+		if err != nil {
+			return nil, -1
+		}
+		return divs, at
+	})
+}
+
+func (st fStep) clone() fStep {
+	st.items, st.pre = slices.Clone(st.items), slices.Clone(st.pre)
+	st.tamper, st.faults = slices.Clone(st.tamper), slices.Clone(st.faults)
+	return st
+}
+
+// simpler returns the steps one change simpler than st: an item, a
+// tampering, a fault or an option less, or a field less in a value.
+func (st fStep) simpler() []fStep {
+	out := slices.Concat(shrinkDrops(st, fStep.clone, func(s *fStep) *[]fItem { return &s.items }),
+		shrinkDrops(st, fStep.clone, func(s *fStep) *[]fItem { return &s.pre }),
+		shrinkDrops(st, fStep.clone, func(s *fStep) *[]fTamper { return &s.tamper }),
+		shrinkDrops(st, fStep.clone, func(s *fStep) *[]fFault { return &s.faults }),
+		shrinkFlags(st, fStep.clone, func(s *fStep) *bool { return &s.retry }, func(s *fStep) *bool { return &s.revert }))
+	for j, it := range st.items {
+		for _, f := range strings.Fields(it.value) {
+			v := strings.Join(slices.DeleteFunc(strings.Fields(it.value), func(s string) bool { return s == f }), " ")
+			if v != "" {
+				c := st.clone()
+				c.items[j].value = v
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// shrinkSteps minimises steps that end in a divergence of class, replayed
+// by replay (the divergences of the first step that diverged, and its
+// index; -1 for none): it keeps the shortest suffix that still diverges,
+// then drops steps and takes simpler versions of them (simpler lists each
+// one change simpler) while the last step still diverges so, within
+// budget replays. It returns nil when steps do not diverge so.
+func shrinkSteps[S any](steps []S, class string, budget int, clone func(S) S, simpler func(S) []S, replay func([]S) ([]fDiv, int)) []S {
+	cloneAll := func(s []S) []S {
+		out := make([]S, len(s))
+		for i := range s {
+			out[i] = clone(s[i])
+		}
+		return out
+	}
+	repro := func(c []S) bool {
+		if budget--; budget < 0 {
 			return false
 		}
-		budget--
-		divs, at, _, err := replayFault(c, deadline)
-		return err == nil && at == len(c)-1 && slices.ContainsFunc(divs, func(d fDiv) bool { return d.class == class })
+		divs, at := replay(c)
+		return at == len(c)-1 && slices.ContainsFunc(divs, func(d fDiv) bool { return d.class == class })
 	}
-	cur := fCloneSteps(steps)
+	cur := cloneAll(steps)
 	if !repro(cur) {
 		return nil
 	}
 	// The shortest suffix first: most of a long history is irrelevant.
 	for k := 1; k < len(cur); k *= 2 {
-		if c := fCloneSteps(cur[len(cur)-k:]); repro(c) {
+		if c := cloneAll(cur[len(cur)-k:]); repro(c) {
 			cur = c
 			break
 		}
@@ -1488,64 +1658,20 @@ func shrinkFault(steps []fStep, class string) []fStep {
 	for progress := true; progress; {
 		progress = false
 		for i := 0; i < len(cur)-1; i++ {
-			c := slices.Delete(fCloneSteps(cur), i, i+1)
-			if repro(c) {
+			if c := slices.Delete(cloneAll(cur), i, i+1); repro(c) {
 				cur, progress = c, true
 				i--
 			}
 		}
 		for i := range cur {
-			for j := 0; j < len(cur[i].items); j++ {
-				c := fCloneSteps(cur)
-				c[i].items = slices.Delete(c[i].items, j, j+1)
-				if repro(c) {
-					cur, progress = c, true
-					j--
-				}
-			}
-			for j := 0; j < len(cur[i].tamper); j++ {
-				c := fCloneSteps(cur)
-				c[i].tamper = slices.Delete(c[i].tamper, j, j+1)
-				if repro(c) {
-					cur, progress = c, true
-					j--
-				}
-			}
-			for j := 0; j < len(cur[i].faults); j++ {
-				c := fCloneSteps(cur)
-				c[i].faults = slices.Delete(c[i].faults, j, j+1)
-				if repro(c) {
-					cur, progress = c, true
-					j--
-				}
-			}
-			for _, flip := range []func(*fStep) bool{
-				func(s *fStep) bool { r := s.retry; s.retry = false; return r },
-				func(s *fStep) bool { r := s.revert; s.revert = false; return r },
-			} {
-				c := fCloneSteps(cur)
-				if flip(&c[i]) && repro(c) {
-					cur, progress = c, true
-				}
-			}
-		}
-	}
-	// Simplify values: drop fields one at a time.
-	for i := range cur {
-		for j := range cur[i].items {
-			for {
-				v := cur[i].items[j].value
-				shorter := false
-				for _, f := range strings.Fields(v) {
-					c := fCloneSteps(cur)
-					c[i].items[j].value = strings.Join(slices.DeleteFunc(strings.Fields(v), func(s string) bool { return s == f }), " ")
-					if c[i].items[j].value != "" && repro(c) {
-						cur, shorter = c, true
+			for again := true; again; {
+				again = false
+				for _, v := range simpler(cur[i]) {
+					c := cloneAll(cur)
+					if c[i] = v; repro(c) {
+						cur, progress, again = c, true, true
 						break
 					}
-				}
-				if !shorter {
-					break
 				}
 			}
 		}
@@ -1553,13 +1679,28 @@ func shrinkFault(steps []fStep, class string) []fStep {
 	return cur
 }
 
-func fCloneSteps(steps []fStep) []fStep {
-	out := make([]fStep, len(steps))
-	for i, st := range steps {
-		st.items = slices.Clone(st.items)
-		st.tamper = slices.Clone(st.tamper)
-		st.faults = slices.Clone(st.faults)
-		out[i] = st
+// shrinkDrops returns a copy of s without each element of the list that
+// list picks, one element less each.
+func shrinkDrops[S, E any](s S, clone func(S) S, list func(*S) *[]E) []S {
+	var out []S
+	for j := range *list(&s) {
+		c := clone(s)
+		l := list(&c)
+		*l = slices.Delete(*l, j, j+1)
+		out = append(out, c)
+	}
+	return out
+}
+
+// shrinkFlags returns a copy of s with each flag that is set cleared.
+func shrinkFlags[S any](s S, clone func(S) S, flags ...func(*S) *bool) []S {
+	var out []S
+	for _, f := range flags {
+		if *f(&s) {
+			c := clone(s)
+			*f(&c) = false
+			out = append(out, c)
+		}
 	}
 	return out
 }
@@ -1636,8 +1777,8 @@ func fSeedsText(seeds []int64) string {
 // reportFault logs the counts and reports the first instance of each
 // class, shrunk.
 func reportFault(t *testing.T, rep *fReport, seeds []int64, n int, took time.Duration) {
-	t.Logf("%s, %d steps each: %d commits (checkpoints' resyncs included), %d incidents; %d transactions reverted, %d reverts checked; took %v",
-		fSeedsText(seeds), n, rep.commits, rep.incidents, rep.reverted, rep.revertChecked, took.Round(time.Millisecond))
+	t.Logf("%s, %d steps each: %d commits (checkpoints' resyncs included), %d incidents; %d transactions reverted, %d reverts checked (%d with a retry in the step); took %v",
+		fSeedsText(seeds), n, rep.commits, rep.incidents, rep.reverted, rep.revertChecked, rep.revertWithRetry, took.Round(time.Millisecond))
 	for _, class := range slices.Sorted(maps.Keys(rep.byClass)) {
 		t.Logf("  %-22s %5d incidents, %7.1f per 10,000 steps", class, rep.byClass[class], float64(rep.byClass[class])*10000/float64(rep.steps))
 	}

@@ -233,3 +233,52 @@ func TestViewKeepsNoCopies(t *testing.T) {
 		t.Errorf("x/a after its delete: %v", st.State)
 	}
 }
+
+// TestNodeMapTombMark: node.tomb, which spares publish and trim a look-up,
+// says of every REMOVED node whether the map still holds it for its key,
+// through random adds, deletes, rollback-like puts back, publishes and
+// trims of a few keys.
+func TestNodeMapTombMark(t *testing.T) {
+	var m graph.NodeMap
+	var nodes []*graph.Node
+	keys := []string{"a", "b", "c"}
+	rnd := uint64(1)
+	next := func(n int) int { rnd = rnd*6364136223846793005 + 1442695040888963407; return int(rnd>>33) % n }
+	pub := uint64(1)
+	for step := range 3000 {
+		key := keys[next(len(keys))]
+		switch next(5) {
+		case 0: // a new node of the key, as addNode after a miss
+			if m.Get(key) == nil {
+				n := &graph.Node{NodeFields: graph.NodeFields{Key: key, State: CONFIGURED}}
+				nodes = append(nodes, n)
+				m.Add(m.Shard(key), key, n)
+			}
+		case 1:
+			m.Del(key)
+		case 2: // a rollback puts a node of the key back
+			for i := len(nodes) - 1; i >= 0; i-- {
+				if n := nodes[i]; n.Key == key && n.State == REMOVED {
+					m.Set(key, n)
+					n.State = NONEXISTENT
+					break
+				}
+			}
+		case 3:
+			if n := m.Get(key); n != nil {
+				m.Freeze(n)
+			}
+		default:
+			pub++
+			for _, n := range nodes {
+				m.Publish(n, pub, false)
+				m.Trim(n, pub-uint64(next(3)))
+			}
+		}
+		for i, n := range nodes {
+			if inMap := m.Shard(n.Key).M[n.Key] == n; n.State == REMOVED && n.Tomb != inMap {
+				t.Fatalf("step %d: node %d of %s REMOVED, tomb %v, in the map %v", step, i, n.Key, n.Tomb, inMap)
+			}
+		}
+	}
+}

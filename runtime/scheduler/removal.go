@@ -53,13 +53,15 @@ func (r *removal) doom(n *graph.Node) {
 // doomAll marks n, applied, as removed by the transaction, with what it
 // derives and the values of ours whose applied version needs it.
 func (r *removal) doomAll(n *graph.Node) {
-	if n == nil || n.Applied == nil || r.doomed[n.Key] != nil {
+	if n == nil || n.Applied == nil {
 		return
+	} else if r.doomed == nil {
+		r.newDoomed(0)
 	}
-	if r.doomed == nil {
-		r.doomed = map[string]*graph.Node{}
+	if n.DoomMark == r.g.Dooms || r.g.Added != r.doomFrom && r.isDoomed(n.Key) {
+		return // doomed already
 	}
-	r.doomed[n.Key], r.doomAdded = n, r.g.Added
+	r.doomed[n.Key], r.doomAdded, n.DoomMark = n, r.g.Added, r.g.Dooms
 	for _, k := range n.Derived {
 		r.doomAll(r.g.Node(k))
 	}
@@ -78,7 +80,7 @@ func (r *removal) needsDoomed(n *graph.Node) bool {
 	}
 	for i := range n.Deps {
 		d := &n.Deps[i]
-		if d.IsAnyOf() || r.doomed[d.Key] == nil {
+		if d.IsAnyOf() || !r.isDoomed(d.Key) {
 			continue
 		}
 		if t := r.nodeOf(d.Key); t != nil && t.Exists() {
@@ -95,7 +97,9 @@ func (r *removal) releaseDoomed() {
 	r.doomed = nil
 	var left []string // mostly none: only those are sorted
 	for key, n := range doomed {
-		if n.State == REMOVED && r.g.Added != r.doomAdded { // another may have the key
+		if n.DoomMark != r.g.Dooms {
+			continue // removed (see remove)
+		} else if n.State == REMOVED && r.g.Added != r.doomAdded { // another may have the key
 			n = r.g.Node(key)
 		}
 		if n != nil && n.State != REMOVED && n.Exists() {
@@ -122,8 +126,29 @@ type removal struct {
 	// doomed are the values that the transaction's changes remove, known
 	// before the pass: nothing that needs one is created (see doom).
 	doomed map[string]*graph.Node
-	// doomAdded is the graph's count of added nodes at the last doom.
-	doomAdded uint64
+	// doomAdded is the graph's count of added nodes at the last doom,
+	// doomFrom when doomed was made: while no node was added since, a
+	// key's node is its entry in doomed (see isDoomed).
+	doomAdded, doomFrom uint64
+}
+
+// isDoomed reports whether key is doomed: its entry in doomed holds
+// doomed's mark, which remove takes off (a removal does not look the key
+// up in doomed while no node was added since it was made).
+func (r *removal) isDoomed(key string) bool {
+	e := r.doomed[key]
+	return e != nil && e.DoomMark == r.g.Dooms
+}
+
+// newDoomed makes doomed, for n values, with a mark of its own.
+func (r *removal) newDoomed(n int) {
+	r.doomed, r.doomFrom = make(map[string]*graph.Node, n), r.g.Added
+	if r.g.Dooms++; r.g.Dooms == 0 { // once every 2^32: no old mark may pass for the new
+		for _, n := range r.g.All() {
+			n.DoomMark = 0
+		}
+		r.g.Dooms = 1
+	}
 }
 
 // remove deletes n from the southbound: first its derived values, then the
@@ -156,7 +181,10 @@ func (r *removal) remove(n *graph.Node, flags Flags, sbGone bool) bool {
 		return false
 	}
 	n.Applied, n.Metadata, n.Removing, n.LastErr, n.LastOp = nil, nil, false, nil, OpDelete
-	delete(r.doomed, n.Key) // removed: a version created again is not doomed
+	if r.g.Added != r.doomFrom { // else the mark is the key's entry in doomed (see newDoomed)
+		delete(r.doomed, n.Key)
+	}
+	n.DoomMark = 0 // removed: a version created again is not doomed
 	r.known(n.Key)
 	r.g.SetDeps(n, n.Deps, nil)
 	r.syncMetadata(n)

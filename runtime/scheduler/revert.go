@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"errors"
-	"fmt"
 	"slices"
 
 	"google.golang.org/protobuf/proto"
@@ -34,22 +33,31 @@ type txnPass struct {
 
 // revert undoes a reverting transaction after its first failure (see
 // doc.go, which states the promise). The failed operation was read back
-// when its descriptor can Retrieve: its value is then restored like any
-// other; without a read-back, the inverse of the failed call is made
-// blindly first (an error doing so is logged: it may not have applied at
-// all). Then every value the forward pass touched, or the revert changes
-// first (see mut), gets back its intended value and, through ordinary
-// operations in dependency order, the version it had applied before, with
-// its state, error and last operation of then; steps refused as still needed are tried
-// again in rounds (retryRefused). The graph says what the southbound holds
-// even when an undo call fails.
+// when its descriptor can Retrieve (again here when that failed, see
+// rereadFailed): its value is then restored like any other; without
+// Retrieve, the inverse of the failed call is made blindly first (an
+// error doing so is logged: it may not have applied at all). Then every
+// value the forward pass touched, or the revert changes first (see mut),
+// gets back its intended value and, through ordinary operations in
+// dependency order, the version it had applied before, with its state,
+// error and last operation of then; steps refused as still needed are
+// tried again in rounds (retryRefused). The graph says what the
+// southbound holds even when an undo call fails.
 func (r *txnPass) revert() {
 	r.abort, r.reverting, r.undoOp = false, true, -1
 	r.flags |= FlagRevert
+	unsure := ""
 	if f := r.failedOp; f != nil && !f.known {
-		// Without a read-back the failed call may have applied in part:
-		// call its inverse, blindly.
-		r.undoFailed(f)
+		if n := r.g.Node(f.key); n != nil && r.canReadBack(n) {
+			// Its read-back failed: read back again, no blind call.
+			if f.known = r.rereadFailed(n, f); !f.known {
+				unsure = f.key
+			}
+		} else {
+			// Without a read-back the failed call may have applied in
+			// part: call its inverse, blindly.
+			r.undoFailed(f)
+		}
 	}
 	for _, k := range r.priorOrder {
 		p := r.prior[k]
@@ -62,6 +70,9 @@ func (r *txnPass) revert() {
 		}
 		r.mut(n)
 		n.Intent, n.IntentSeq, n.Retries, n.FailedSeq = p.Intent, p.IntentSeq, p.Retries, 0
+		if k == unsure {
+			n.FailedSeq = r.seq32 // no call on it (priorTarget)
+		}
 		r.evaluate(n)
 	}
 	// Values still applied (a delete failed) get back what the forward pass
@@ -126,6 +137,9 @@ func (r *txnPass) restoreStates() {
 		if n != nil && n.FailedSeq != r.seq32 && n.Applied == p.Applied && p.existed {
 			r.mut(n)
 			n.State, n.LastErr, n.LastOp = p.State, p.LastErr, p.LastOp
+			if proto.Equal(n.Intent, p.Intent) { // re-derived on the way: a RETRYING value's retry is of then
+				n.IntentSeq, n.Retries = p.IntentSeq, p.Retries
+			}
 		}
 	}
 }
@@ -150,16 +164,6 @@ func (r *txnPass) undoFailed(f *failedOp) {
 	if err != nil {
 		r.s.opts.logger.Warn("undo of a failed operation failed; it may not have applied at all",
 			"key", f.key, "op", f.kind.String(), "error", err)
-		return
-	}
-	r.known(f.key) // its inverse applied: the southbound is as before
-	if n := r.g.Node(f.key); n != nil && n.Applied == nil && f.kind == OpDelete && f.prev != nil {
-		// A delete of unknown outcome left the graph holding nothing:
-		// the create put its version back.
-		r.mut(n)
-		r.takeApplied(n, f.prev, meta)
-		r.derive(n)
-		r.triggerDependents(n.Key)
 		return
 	}
 	if n := r.g.Node(f.key); n != nil && n.Applied != nil && f.kind != OpCreate {
@@ -224,16 +228,35 @@ func (r *txnPass) refused(n *graph.Node) bool {
 	return n != nil && n.FailedSeq == r.seq32 && errors.Is(n.LastErr, ErrStillNeeded)
 }
 
-// keepUnsureUndo keeps the value of the failed operation when its blind
-// undo failed too and its outcome is unknown (the failed call's read-back
-// failed): the southbound may hold it, in whatever version, until the
-// read-back before the next transaction tells. doc.go: "When an undo call
-// fails, the value is FAILED", and a value whose outcome is unknown is not
-// decided on (ErrOutcomeUnknown). Without this, a value the transaction
-// had created (nothing before it) ended with no status at all.
+// rereadFailed reads back n, whose failed call f and its read-back failed:
+// a revert makes no blind call on it (doc.go). It returns whether n is
+// known now: the graph then holds what the southbound does (a delete
+// found gone reads back its cycle partners), to restore like any other.
+func (r *txnPass) rereadFailed(n *graph.Node, f *failedOp) bool {
+	found, meta, known := r.readBack(n, r.g.Unsure[f.key])
+	if !known {
+		return false
+	}
+	r.mut(n)
+	if found == nil && n.Applied != nil {
+		r.remove(n, 0, true) // gone: what needs it and what it derives go first
+	}
+	r.takeApplied(n, found, meta)
+	if found != nil {
+		r.linkFoundDerived(n)
+	} else if f.kind == OpDelete {
+		r.readBackPartners(n, f.prev)
+	}
+	return true
+}
+
+// keepUnsureUndo keeps the value of the failed operation FAILED, with its
+// error, when it is still of unknown outcome (see rereadFailed) until the
+// read-back before the next transaction. Without this, a value the
+// transaction had created ended with no status at all.
 func (r *txnPass) keepUnsureUndo() {
 	f := r.failedOp
-	if f == nil || r.undoOp < 0 || r.undoOp >= len(r.ops) || r.ops[r.undoOp].Err == nil || !r.unsureOf(f.key) {
+	if f == nil || f.known || r.g.Unsure[f.key] == nil {
 		return
 	}
 	n := r.g.Node(f.key)
@@ -241,8 +264,7 @@ func (r *txnPass) keepUnsureUndo() {
 		n = r.newNode(f.key, r.prior[f.key].Base)
 	}
 	r.mut(n)
-	n.State, n.LastOp, n.FailedSeq = FAILED, r.ops[r.undoOp].Kind, r.seq32
-	n.LastErr = fmt.Errorf("undo: %w (%w: its read-back failed)", r.ops[r.undoOp].Err, ErrOutcomeUnknown)
+	n.State, n.LastOp, n.FailedSeq, n.LastErr = FAILED, f.kind, r.seq32, f.err
 }
 
 // setUndoState sets the state of the blind undo of the failed operation to
@@ -273,6 +295,7 @@ type failedOp struct {
 	desc        kv.Descriptor
 	prev, value proto.Message
 	meta        any
+	err         error
 	// known: what the southbound holds after the failure is known (read
 	// back, or no call was made), so the revert needs no blind undo.
 	known bool

@@ -364,8 +364,9 @@ func (r *resyncPass) takeStaleDerived(n *graph.Node, key string, value proto.Mes
 // linkFoundDerived makes the values that n derives in the version a
 // read-back found (the graph did not know it: its refresh failed) n's
 // derived values where the southbound holds them: stale nodes with no
-// base, and values the resync's refresh found that have no node yet. A
-// removal or re-create of n then deletes them first.
+// base, values the resync's refresh found that have no node yet, and
+// leftovers whose descriptor names n as their base. A removal or
+// re-create of n then deletes them first.
 func (r *resyncPass) linkFoundDerived(n *graph.Node) {
 	if n.Desc == nil || n.Applied == nil || n.Origin != kv.OriginNB {
 		return
@@ -387,6 +388,19 @@ func (r *resyncPass) linkFoundDerived(n *graph.Node) {
 		case dn != n && dn.Desc != nil && dn.Applied != nil && !dn.Removing && dn.Base == "" && dn.Intent == nil:
 			r.linkDerived(dn, n)
 		}
+	}
+	// And the leftovers whose descriptor names n as their base (BaseOf),
+	// though n's version does not derive them (a rare scan: n was of
+	// unknown outcome, or its create failed).
+	var left []string
+	for key, dn := range r.g.All() {
+		if r.leftover(dn) && dn.Desc.BaseOf(key) == n.Key {
+			left = append(left, key)
+		}
+	}
+	slices.Sort(left)
+	for _, key := range left {
+		r.linkDerived(r.g.Node(key), n)
 	}
 }
 

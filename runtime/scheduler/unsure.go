@@ -50,6 +50,8 @@ type unsureFact struct {
 	err      error
 	// fresh: the graph had nothing applied (see takeUnsure).
 	fresh bool
+	// peer: read back as a found-gone value's partner (expected: applied).
+	peer bool
 }
 
 // markUnsure records that the southbound may hold value for n, as a call
@@ -107,8 +109,45 @@ func (s *executor) readBackUnsure(ctx context.Context, dryRun bool, view *sbView
 		} else if !dryRun {
 			delete(s.g.Unsure, key)
 		}
+		if err == nil && value == nil {
+			facts = s.readBackUnsurePartners(ctx, dryRun, view, n, expected, facts)
+		}
 	}
 	return facts
+}
+
+// readBackUnsurePartners reads back, as readBackPartners does after a
+// failed Delete, the partners of n (see cyclePartner), found gone before a
+// transaction (expected: the version it was about). One found gone is a
+// fact as n's; one whose read-back fails is of unknown outcome.
+func (s *executor) readBackUnsurePartners(ctx context.Context, dryRun bool, view *sbView, n *graph.Node, expected proto.Message, facts []unsureFact) []unsureFact {
+	mine := n.Desc.Dependencies(n.Key, expected)
+	for _, k := range s.g.DependentsOf(n.Key) {
+		p := s.g.Node(k)
+		if p == nil || !cyclePartner(n, mine, p) || p.Desc == nil || !p.Desc.CanRetrieve() ||
+			view != nil && view.refreshed[p.Desc] || s.g.Unsure[k] != nil || slices.ContainsFunc(facts, func(f unsureFact) bool { return f.key == k }) {
+			continue
+		}
+		found, _, err := s.readKey(ctx, p, p.Applied)
+		if err == nil && found != nil {
+			continue
+		}
+		facts = append(facts, unsureFact{key: k, expected: p.Applied, err: err, peer: true})
+		if err != nil && !dryRun {
+			put(&s.g.Unsure, k, p.Applied)
+		}
+	}
+	return facts
+}
+
+// cyclePartner reports whether p, applied, is on a dependency cycle of
+// two with n, whose version has the dependencies mine: each needs the
+// other directly (a veth pair's ends).
+func cyclePartner(n *graph.Node, mine []kv.Dependency, p *graph.Node) bool {
+	on := func(deps []kv.Dependency, key string) bool {
+		return slices.ContainsFunc(deps, func(d kv.Dependency) bool { return !d.IsAnyOf() && d.Key == key })
+	}
+	return p != n && p.Applied != nil && on(p.Adeps(), n.Key) && on(mine, p.Key)
 }
 
 // takeUnsure takes, first in the run, what the read-backs before it found:
@@ -125,6 +164,15 @@ func (r *unknowns) takeUnsure() {
 	for i := range r.unsure {
 		f := &r.unsure[i]
 		n := r.g.Node(f.key)
+		if f.err != nil && f.peer && n != nil && n.Applied != nil && !r.abort {
+			// Of unknown outcome now: the graph holds nothing of it.
+			r.mut(n)
+			n.Applied, n.Metadata = nil, nil
+			r.g.SetDeps(n, n.Deps, nil)
+			r.g.SetExisting(n.Key, false)
+			r.syncMetadata(n)
+			r.failUnknown(n, f.err)
+		}
 		if f.err != nil || n == nil || r.abort {
 			continue
 		}
@@ -411,13 +459,10 @@ func (r *unknowns) takeApplied(n *graph.Node, value proto.Message, meta any) {
 // removed is not deleted again); one not read is of unknown outcome (one
 // being removed by a transaction that goes on is deleted next).
 func (r *unknowns) readBackPartners(n *graph.Node, prev proto.Message) {
-	direct := func(d kv.Dependency, key string) bool { return !d.IsAnyOf() && d.Key == key }
 	mine := r.depsOfValue(n, prev)
 	for _, k := range r.g.DependentsOf(n.Key) {
 		p := r.g.Node(k)
-		if p == nil || p == n || p.Applied == nil || !r.canReadBack(p) ||
-			!slices.ContainsFunc(p.Adeps(), func(d kv.Dependency) bool { return direct(d, n.Key) }) ||
-			!slices.ContainsFunc(mine, func(d kv.Dependency) bool { return direct(d, p.Key) }) {
+		if p == nil || !cyclePartner(n, mine, p) || !r.canReadBack(p) {
 			continue
 		}
 		found, _, err := r.s.readKey(r.ctx, p, p.Applied)

@@ -3,6 +3,7 @@ package scheduler_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kvtest"
@@ -47,43 +48,67 @@ func TestUnknownOutcomeSaysSo(t *testing.T) {
 	}
 }
 
-// TestRevertBlindUndoFailsUnknown: a reverting transaction creates a value;
-// the create applies in part and fails, its read-back fails, and the blind
-// undo (a Delete) fails too. The value may be in the southbound: it stays
-// FAILED, of unknown outcome, until the read-back before the next
-// transaction, which finds it and removes it (nothing intends it). It had
-// ended with no status at all while the southbound held it.
-func TestRevertBlindUndoFailsUnknown(t *testing.T) {
+// TestRevertUnknownOutcomeNoBlindUndo: a reverting transaction creates a
+// value; the create applies in part and fails, and its read-back fails.
+// doc.go: the revert reads it back again before it undoes it, and makes
+// no blind call on it. When that read-back tells, the value is undone like
+// any other (deleted: nothing was there before); when it fails too, the
+// value stays FAILED, of unknown outcome, with no call made on it, until
+// the read-back before the next transaction, which finds it and removes it
+// (nothing intends it). (It had been undone by a blind Delete, which a
+// handler without the create's metadata may answer with "not found".)
+func TestRevertUnknownOutcomeNoBlindUndo(t *testing.T) {
 	t.Parallel()
-	s := newScheduler(t)
-	sb := kvtest.NewSB()
-	if err := s.Register(
-		harness(t, sb, kvtest.Config{Name: "iface", KeyTemplate: "iface/{name}"}),
-		harness(t, sb, kvtest.Config{Name: "x", KeyTemplate: "x/{name}"}),
-	); err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	sb.Fail("iface/a", kvtest.Failure{Op: "create", Partial: true, Terminal: true})
-	sb.Fail("iface", kvtest.Failure{Op: "retrieve"})
-	sb.Fail("iface/a", kvtest.Failure{Op: "delete", Terminal: true})
-	res, err := s.Txn(scheduler.Revert()).Set("x/1", kvtest.Value("")).Set("iface/a", kvtest.Value("up")).Commit(ctx)
-	if err == nil || !res.Reverted {
-		t.Fatalf("commit: %v (reverted %v), want a reverted failure", err, res.Reverted)
-	}
-	if _, ok := sb.Get("iface/a"); !ok {
-		t.Fatal("the southbound does not hold iface/a: the scenario did not happen")
-	}
-	if st := s.Status("iface/a"); st.State != scheduler.FAILED || !errors.Is(st.LastErr, scheduler.ErrOutcomeUnknown) {
-		t.Errorf("iface/a %s, error %v; want FAILED matching ErrOutcomeUnknown", st.State, st.LastErr)
-	}
-	if _, err := s.Txn().Commit(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := sb.Get("iface/a"); ok {
-		t.Error("iface/a, which nothing intends, is still in the southbound after the next transaction read it back")
-	}
-	if st := s.Status("iface/a"); st.State != scheduler.NONEXISTENT {
-		t.Errorf("iface/a %s after the read-back, want NONEXISTENT", st.State)
+	for _, rereadFails := range []bool{false, true} {
+		t.Run(fmt.Sprintf("reread-fails=%v", rereadFails), func(t *testing.T) {
+			t.Parallel()
+			s := newScheduler(t)
+			sb := kvtest.NewSB()
+			if err := s.Register(
+				harness(t, sb, kvtest.Config{Name: "iface", KeyTemplate: "iface/{name}"}),
+				harness(t, sb, kvtest.Config{Name: "x", KeyTemplate: "x/{name}"}),
+			); err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			sb.Fail("iface/a", kvtest.Failure{Op: "create", Partial: true, Terminal: true})
+			times := 0 // once
+			if rereadFails {
+				times = 2
+			}
+			sb.Fail("iface", kvtest.Failure{Op: "retrieve", Times: times})
+			res, err := s.Txn(scheduler.Revert()).Set("x/1", kvtest.Value("")).Set("iface/a", kvtest.Value("up")).Commit(ctx)
+			if err == nil || !res.Reverted {
+				t.Fatalf("commit: %v (reverted %v), want a reverted failure", err, res.Reverted)
+			}
+			_, held := sb.Get("iface/a")
+			st := s.Status("iface/a")
+			if !rereadFails {
+				if held || st.State != scheduler.NONEXISTENT {
+					t.Errorf("iface/a %s (in the southbound: %v) after a revert that read it back, want NONEXISTENT and gone", st.State, held)
+				}
+				return
+			}
+			for _, c := range sb.Calls() {
+				if c.Key == "iface/a" && c.Op != "create" {
+					t.Errorf("the revert called %s on iface/a, of unknown outcome", c)
+				}
+			}
+			if !held {
+				t.Fatal("the southbound does not hold iface/a: the scenario did not happen")
+			}
+			if st.State != scheduler.FAILED || !errors.Is(st.LastErr, scheduler.ErrOutcomeUnknown) {
+				t.Errorf("iface/a %s, error %v; want FAILED matching ErrOutcomeUnknown", st.State, st.LastErr)
+			}
+			if _, err := s.Txn().Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := sb.Get("iface/a"); ok {
+				t.Error("iface/a, which nothing intends, is still in the southbound after the next transaction read it back")
+			}
+			if st := s.Status("iface/a"); st.State != scheduler.NONEXISTENT {
+				t.Errorf("iface/a %s after the read-back, want NONEXISTENT", st.State)
+			}
+		})
 	}
 }

@@ -80,7 +80,9 @@ func WithRequestTimeout(d time.Duration) Option { return func(o *options) { o.re
 func WithProbe(interval time.Duration) Option { return func(o *options) { o.probeInterval = interval } }
 
 // WithRetry sets the delays between attempts to load while etcd does not
-// answer: min, doubling up to max (default 200ms to 10s).
+// answer: a step of min, doubling up to max (default 200ms to 10s); each
+// delay is drawn at random between half the step and the step (jitter:
+// agents that lost etcd together do not retry in lockstep).
 func WithRetry(min, max time.Duration) Option {
 	return func(o *options) { o.retryMin, o.retryMax = min, max }
 }
@@ -204,24 +206,23 @@ type watchHeader struct {
 // returns an error only when the client is closed under it.
 func (s *Source) Run(ctx context.Context, sink nb.Sink) error {
 	r := &run{s: s, sink: sink, applied: map[string]proto.Message{}, bad: map[string]error{}, answered: make(chan struct{}, 1)}
-	delay := s.opts.retryMin
+	delay := &backoff{min: s.opts.retryMin, max: s.opts.retryMax}
 	for ctx.Err() == nil {
 		if err := s.client.Ctx().Err(); err != nil {
 			return fmt.Errorf("etcd source %s: the etcd client was closed: %w", s.opts.name, err)
 		}
 		err := r.load(ctx)
 		if err == nil {
-			delay = s.opts.retryMin
+			delay.reset()
 			err = r.watch(ctx)
 		}
 		if ctx.Err() != nil {
 			break
 		}
 		s.opts.logger.Warn("etcd source: resync", "source", s.opts.name, "why", err)
-		if !sleep(ctx, delay) {
+		if !sleep(ctx, delay.next()) {
 			break
 		}
-		delay = min(2*delay, s.opts.retryMax)
 	}
 	return nil
 }

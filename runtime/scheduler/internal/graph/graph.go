@@ -26,6 +26,9 @@ type Node struct {
 	// leaves it alone.
 	Live atomic.Uint64
 	Old  *ViewRec // the saved versions readers may need, newest first (nodeMap.freeze)
+	Tomb bool     // REMOVED, still its key's in the map (a tombstone; see nodeMap.del)
+	// doomMark: the node is in its run's doomed (removal.doomAll) when it is graph.dooms.
+	DoomMark uint32
 }
 
 // NodeFields are the worker's fields of a node. Slices held by a node are
@@ -169,6 +172,7 @@ type Graph struct {
 	journal chunked.List[undo]
 	saved   chunked.List[NodeFields]
 	epoch   uint32
+	Dooms   uint32 // the mark of the newest doomed set (see removal.newDoomed)
 	Open    bool
 	// Dirty lists the nodes changed, added or removed since
 	// the last publish (see jobs.publish), journal open or not; a key
@@ -200,7 +204,7 @@ func (g *Graph) All() iter.Seq2[string, *Node] { return g.Nodes.All() }
 func (g *Graph) AddNode(n *Node) {
 	n.epoch = g.epoch // a new node needs no snapshot
 	g.Added++
-	g.Nodes.add(g.Nodes.Shard(n.Key), n.Key, n)
+	g.Nodes.Add(g.Nodes.Shard(n.Key), n.Key, n)
 	g.Dirty.Push(n)
 	g.record(undo{kind: undoAddNode, n: n})
 }

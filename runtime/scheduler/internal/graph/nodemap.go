@@ -71,7 +71,7 @@ func (m *NodeMap) Set(key string, n *Node) {
 	sh := m.Shard(key)
 	switch old := sh.M[key]; {
 	case old == n && n.State == REMOVED: // its own tombstone: back as it is
-		sh.Tombs--
+		sh.Tombs, n.Tomb = sh.Tombs-1, false
 		m.n++
 		return
 	case old == n:
@@ -80,18 +80,18 @@ func (m *NodeMap) Set(key string, n *Node) {
 		m.Freeze(old) // replaced: what readers saw of it is kept
 		m.n--         // add counts n
 	}
-	m.add(sh, key, n)
+	m.Add(sh, key, n)
 }
 
-// add makes n the node of key, which has none: set without the lookup
+// Add makes n the node of key, which has none: set without the lookup
 // of what key had while the shard holds no tombstone. n is changing
 // (inFlux) until the job's publish: readers see what the key had before.
-func (m *NodeMap) add(sh *nodeShard, key string, n *Node) {
+func (m *NodeMap) Add(sh *nodeShard, key string, n *Node) {
 	m.n++
 	var t *Node
 	if sh.Tombs > 0 && sh.M[key] != nil && sh.M[key].State == REMOVED { // the key's tombstone
 		t = sh.M[key]
-		sh.Tombs--
+		sh.Tombs, t.Tomb = sh.Tombs-1, false
 	}
 	sh.mu.Lock()
 	n.Live.Store(InFlux) // under the lock: a node put back may have been seen
@@ -134,7 +134,7 @@ func (m *NodeMap) Freeze(n *Node) {
 // watch, whether what readers see of the key changed. n not changing, or
 // no longer in the map: false, false.
 func (m *NodeMap) Publish(n *Node, pub uint64, watch bool) (olds, changed bool) {
-	if n.Live.Load() != InFlux || n.State == REMOVED && m.Shard(n.Key).M[n.Key] != n {
+	if n.Live.Load() != InFlux || n.State == REMOVED && !n.Tomb {
 		return false, false
 	}
 	head := n.Old // what readers saw
@@ -152,7 +152,7 @@ func (m *NodeMap) Publish(n *Node, pub uint64, watch bool) (olds, changed bool) 
 func (m *NodeMap) Trim(n *Node, oldest uint64) (left bool) {
 	sh := m.Shard(n.Key)
 	r := n.Old
-	if r == nil || n.State == REMOVED && sh.M[n.Key] != n {
+	if r == nil || n.State == REMOVED && !n.Tomb {
 		return false // none, or gone to the key's new node
 	}
 	sh.mu.Lock()
@@ -160,7 +160,7 @@ func (m *NodeMap) Trim(n *Node, oldest uint64) (left bool) {
 	if n.Live.Load() <= oldest {
 		if n.Old = nil; n.State == REMOVED {
 			delete(sh.M, n.Key)
-			sh.Tombs--
+			sh.Tombs, n.Tomb = sh.Tombs-1, false
 		}
 		return false
 	}
@@ -214,7 +214,7 @@ func (m *NodeMap) Del(key string) {
 	m.Freeze(n)
 	n.State = REMOVED
 	if n.Old != nil {
-		sh.Tombs++
+		sh.Tombs, n.Tomb = sh.Tombs+1, true
 		return
 	}
 	sh.mu.Lock()
