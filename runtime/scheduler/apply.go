@@ -6,6 +6,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/graph"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/registry"
 )
 
@@ -16,8 +17,8 @@ func (r *txnPass) apply(j *job) {
 	case NBTxn:
 		// The items' nodes, kept from setIntent to reconcileTop (see
 		// graph.current).
-		nodes := make([]*node, len(j.items))
-		added := r.g.added
+		nodes := make([]*graph.Node, len(j.items))
+		added := r.g.Added
 		for i, it := range j.items {
 			nodes[i] = r.setIntent(it.Key, it.Value)
 		}
@@ -34,7 +35,7 @@ func (r *txnPass) apply(j *job) {
 			r.doom(n)
 		}
 		for i, it := range j.items {
-			r.reconcileTop(it.Key, r.g.current(it.Key, nodes[i], added))
+			r.reconcileTop(it.Key, r.g.Current(it.Key, nodes[i], added))
 		}
 	case SBNotification:
 		for _, it := range j.items {
@@ -43,12 +44,12 @@ func (r *txnPass) apply(j *job) {
 	case RetryTxn:
 		r.flags = FlagRetry
 		for _, it := range j.retry {
-			n := r.g.node(it.key)
-			if n == nil || n.intentSeq != it.intentSeq || n.state != RETRYING {
+			n := r.g.Node(it.key)
+			if n == nil || n.IntentSeq != it.intentSeq || n.State != RETRYING {
 				continue // superseded by a newer value, or resolved meanwhile
 			}
 			r.mut(n)
-			n.retries++
+			n.Retries++
 			r.reconcile(it.key)
 		}
 	case FullResyncTxn, UpstreamResyncTxn, DownstreamResyncTxn:
@@ -57,10 +58,10 @@ func (r *txnPass) apply(j *job) {
 		r.applyDrift(j.drift.items)
 	case RegistrationTxn:
 		for _, it := range j.items {
-			if n := r.g.node(it.Key); n != nil && (n.desc == nil || registry.IsMisfit(n.desc)) {
+			if n := r.g.Node(it.Key); n != nil && (n.Desc == nil || registry.IsMisfit(n.Desc)) {
 				r.mut(n)
-				n.desc = r.s.lookup(it.Key)
-				r.g.setUnimplemented(n.key, false)
+				n.Desc = r.s.lookup(it.Key)
+				r.g.SetUnimplemented(n.Key, false)
 				r.evaluate(n)
 			}
 		}
@@ -83,7 +84,7 @@ func (r *txnPass) apply(j *job) {
 // them. The values stay recorded, UNIMPLEMENTED, so that a descriptor
 // registered later applies them.
 func (r *txnPass) reportUnimplemented(j *job) {
-	if len(r.g.unimplemented) == 0 {
+	if len(r.g.Unimplemented) == 0 {
 		return
 	}
 	switch j.kind {
@@ -95,7 +96,7 @@ func (r *txnPass) reportUnimplemented(j *job) {
 		if it.Value == nil {
 			continue
 		}
-		if n := r.g.node(it.Key); n != nil && n.state == UNIMPLEMENTED {
+		if n := r.g.Node(it.Key); n != nil && n.State == UNIMPLEMENTED {
 			r.keyErr(it.Key, OpNone, ErrUnimplemented)
 			r.s.opts.logger.Warn("no descriptor handles the key; the value waits, UNIMPLEMENTED, for one", "key", it.Key, "seq", r.seq)
 		}
@@ -104,18 +105,18 @@ func (r *txnPass) reportUnimplemented(j *job) {
 
 // reconcileTop reconciles a key of the transaction, whose node is n (nil:
 // none), and records a NOOP when its value needed nothing.
-func (r *txnPass) reconcileTop(key string, n *node) {
-	added := r.g.added
+func (r *txnPass) reconcileTop(key string, n *graph.Node) {
+	added := r.g.Added
 	r.reconcileNode(n)
-	if n = r.g.current(key, n, added); n != nil && n.base == "" && n.opSeq != r.seq32 && n.intent != nil && n.state == CONFIGURED {
-		r.opFor(n, Op{Key: key, Kind: OpNone, Value: n.intent, Flags: FlagNoop})
+	if n = r.g.Current(key, n, added); n != nil && n.Base == "" && n.OpSeq != r.seq32 && n.Intent != nil && n.State == CONFIGURED {
+		r.opFor(n, Op{Key: key, Kind: OpNone, Value: n.Intent, Flags: FlagNoop})
 	}
 }
 
 // notify applies one southbound notification.
 func (r *txnPass) notify(it KeyValue) {
-	n := r.g.node(it.Key)
-	if n != nil && n.base != "" {
+	n := r.g.Node(it.Key)
+	if n != nil && n.Base != "" {
 		r.keyErr(it.Key, OpNone, ErrDerivedKey)
 		return
 	}
@@ -132,20 +133,20 @@ func (r *txnPass) notify(it KeyValue) {
 		// No descriptor handles the key: nothing could ever create,
 		// compare or delete it. A plugin's watcher reports its own keys.
 		err = ErrUnimplemented
-	case (n == nil || n.intent == nil) && registry.IsMisfit(d):
+	case (n == nil || n.Intent == nil) && registry.IsMisfit(d):
 		// Under a descriptor's prefix but outside its key space: no
 		// descriptor could read it back or delete it either. The
 		// notification is refused, naming the key and the template.
 		err = d.Validate(it.Key, it.Value)
-	case n != nil && n.desc != nil:
-		err = checkType(n.desc, it.Value)
+	case n != nil && n.Desc != nil:
+		err = checkType(n.Desc, it.Value)
 	default:
 		err = checkType(d, it.Value)
 	}
 	switch {
 	case err != nil:
 		r.keyErr(it.Key, OpNone, fmt.Errorf("notification: %w", err))
-	case n != nil && n.intent != nil:
+	case n != nil && n.Intent != nil:
 		// One of ours, seen in the southbound: trust what it says it
 		// holds, then bring it to the intended value.
 		r.learn(n, it.Value, it.Metadata)

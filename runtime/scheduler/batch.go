@@ -10,7 +10,9 @@ import (
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/callctx"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/graph"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/grouping"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/guard"
 )
 
 // calling is the run's southbound calls: made (execution) or recorded
@@ -61,11 +63,11 @@ func (s *caller) groupMode(d kv.Descriptor) (grouping.Mode, int) {
 	if s.opts.batchSize < 2 || d == nil {
 		return grouping.None, 1
 	}
-	if g, ok := d.(*guard); ok {
-		if !g.grouped {
-			g.group, g.grouped = grouping.InfoOf(d, !s.opts.noConcurrency, s.opts.logger), true
+	if g, ok := d.(*guard.Guard); ok {
+		if !g.Grouped {
+			g.Group, g.Grouped = grouping.InfoOf(d, !s.opts.noConcurrency, s.opts.logger), true
 		}
-		return g.group.Mode, g.group.Workers
+		return g.Group.Mode, g.Group.Workers
 	}
 	if g, ok := s.groupModes[d]; ok {
 		return g.Mode, g.Workers
@@ -95,15 +97,15 @@ func groupEnd(plan *run, i int) int {
 // (the dependencies of the value and of the applied one, the base) is at
 // hand, so the call need not keep it. A reverting transaction's calls are
 // made one at a time: its first failure ends it.
-func (r *calling) groupCall(c *plannedCall, n *node, kind OpKind, value proto.Message) {
+func (r *calling) groupCall(c *plannedCall, n *graph.Node, kind OpKind, value proto.Message) {
 	if r.opts.revert {
 		return
 	}
 	var mode grouping.Mode
-	if gd, ok := n.desc.(*guard); ok && gd.grouped && r.s.opts.batchSize >= 2 {
-		mode = gd.group.Mode // the usual case, without a call
+	if gd, ok := n.Desc.(*guard.Guard); ok && gd.Grouped && r.s.opts.batchSize >= 2 {
+		mode = gd.Group.Mode // the usual case, without a call
 	} else {
-		mode, _ = r.s.groupMode(n.desc)
+		mode, _ = r.s.groupMode(n.Desc)
 	}
 	if mode == grouping.None {
 		r.grouped = 0
@@ -114,7 +116,7 @@ func (r *calling) groupCall(c *plannedCall, n *node, kind OpKind, value proto.Me
 		deps = r.depsOfValue(n, value)
 	}
 	if kind != OpCreate {
-		adeps = n.adeps()
+		adeps = n.Adeps()
 	}
 	g := &r.s.grouping
 	k := r.calls.Len() - 1 // c's index
@@ -125,22 +127,22 @@ func (r *calling) groupCall(c *plannedCall, n *node, kind OpKind, value proto.Me
 				// groups are of one call).
 				g.Open(c.desc.KeyPrefix())
 			}
-			if g.Join(c.key, n.base, deps, adeps, c.first) {
+			if g.Join(c.key, n.Base, deps, adeps, c.first) {
 				c.joins = true
 				r.grouped++
 				return
 			}
 		}
 	}
-	g.Start(c.key, n.base, deps, adeps)
+	g.Start(c.key, n.Base, deps, adeps)
 	r.grouped = 1
 }
 
 // sameDesc reports whether a and b are one descriptor. Registered ones
 // are guards, compared as pointers: cheaper than comparing interfaces.
 func sameDesc(a, b kv.Descriptor) bool {
-	if ga, ok := a.(*guard); ok {
-		gb, ok := b.(*guard)
+	if ga, ok := a.(*guard.Guard); ok {
+		gb, ok := b.(*guard.Guard)
 		return ok && ga == gb
 	}
 	return a == b
@@ -180,7 +182,7 @@ func (s *caller) execGroup(st *txnState, i, end int, unheld *map[int]any) (ops [
 		nodes = append(nodes, n)
 		meta := c.meta
 		if !c.first && n != nil {
-			meta = n.metadata
+			meta = n.Metadata
 		}
 		op := &ops[k]
 		*op = kv.BatchOp[string, proto.Message, any]{Key: c.key, Value: c.value, OldValue: c.prev, OldMetadata: meta}
@@ -384,8 +386,8 @@ func (r *calling) settleLeftovers() {
 		}
 		c.used = true
 		delete(r.vanished, c.key) // the graph takes it now
-		n := r.g.node(c.key)
-		if n == nil || n.desc == nil {
+		n := r.g.Node(c.key)
+		if n == nil || n.Desc == nil {
 			continue
 		}
 		value, meta := c.value, c.meta
@@ -393,15 +395,15 @@ func (r *calling) settleLeftovers() {
 		case c.err != nil:
 			expected := c.value
 			if c.kind == OpDelete {
-				expected = n.applied
+				expected = n.Applied
 			}
 			found, fmeta, known := r.readBack(n, expected)
 			if !known {
 				r.s.opts.logger.Debug("a call of a batch that the run after a failure did not make again failed, and its outcome is unknown",
 					"key", c.key, "op", c.kind.String(), "error", c.err, "seq", r.seq)
 				r.mut(n)
-				n.lastOp = c.kind
-				r.fail(n, c.kind, r.markUnsure(n, expected, c.err), 0, n.applied, c.value, false)
+				n.LastOp = c.kind
+				r.fail(n, c.kind, r.markUnsure(n, expected, c.err), 0, n.Applied, c.value, false)
 				settled = true
 				continue
 			}
@@ -423,88 +425,88 @@ func (r *calling) settleLeftovers() {
 // a notification says or a call left it, and brings n to its target from
 // there: a value that vanished is removed (what depends on it first) and,
 // when it is one of ours, created again if still wanted.
-func (r *calling) learn(n *node, value proto.Message, meta any) {
+func (r *calling) learn(n *graph.Node, value proto.Message, meta any) {
 	if value == nil {
-		if n.applied == nil || n.removing {
+		if n.Applied == nil || n.Removing {
 			return
 		}
-		if n.origin == kv.OriginSB {
+		if n.Origin == kv.OriginSB {
 			r.remove(n, FlagObtained, true)
 			return
 		}
 		if r.remove(n, 0, true) {
-			r.reconcile(n.key)
+			r.reconcile(n.Key)
 		}
 		return
 	}
 	r.mut(n)
-	fresh := n.applied == nil
+	fresh := n.Applied == nil
 	r.takeApplied(n, value, meta)
 	if fresh {
 		r.derive(n)
-		r.triggerDependents(n.key)
+		r.triggerDependents(n.Key)
 	}
-	r.reconcile(n.key)
+	r.reconcile(n.Key)
 }
 
 // call performs one southbound operation. A simulation performs none and
 // records it in the plan's calls; an execution after a failed call first
 // replays the results of the calls the plan made already.
-func (r *calling) call(kind OpKind, n *node, prev, value proto.Message) (meta any, err error) {
+func (r *calling) call(kind OpKind, n *graph.Node, prev, value proto.Message) (meta any, err error) {
 	r.called = true
 	if r.sim {
-		c := r.calls.Add(plannedCall{kind: kind, key: n.key, desc: n.desc, n: n, prev: prev, value: value,
-			meta: n.metadata, first: n.callSeq != r.seq32, op: int32(len(r.ops))})
+		c := r.calls.Add(plannedCall{kind: kind, key: n.Key, desc: n.Desc, n: n, prev: prev, value: value,
+			meta: n.Metadata, first: n.CallSeq != r.seq32, op: int32(len(r.ops))})
 		r.groupCall(c, n, kind, value)
 		// Not journaled on purpose: a stale mark after a rollback only
 		// ever carries an older transaction's number.
-		n.callSeq = r.seq32
+		n.CallSeq = r.seq32
 		return nil, nil
 	}
 	if r.replayed < len(r.replay) {
-		if c := r.takeReplay(kind, n.key); c != nil {
+		if c := r.takeReplay(kind, n.Key); c != nil {
 			return c.meta, c.err
 		}
 	}
-	return r.s.doCall(r.ctx, kind, n.desc, n.key, prev, value, n.metadata)
+	return r.s.doCall(r.ctx, kind, n.Desc, n.Key, prev, value, n.Metadata)
 }
 
 // observe records a value present in the southbound that we did not create
 // (OBTAINED, or DISCOVERED for its derived values).
-func (r *calling) observe(n *node, value proto.Message, meta any, st State) {
-	if n.origin == kv.OriginSB && n.state == st && n.applied != nil && proto.Equal(n.applied, value) && sameValue(n.metadata, meta) {
+func (r *calling) observe(n *graph.Node, value proto.Message, meta any, st State) {
+	if n.Origin == kv.OriginSB && n.State == st && n.Applied != nil && proto.Equal(n.Applied, value) && graph.SameValue(n.Metadata, meta) {
 		// Seen again as it was: nothing to record (its derived values
 		// are re-derived, and record only what changed).
 		r.derive(n)
 		return
 	}
 	r.mut(n)
-	fresh := n.applied == nil
-	n.origin, n.applied, n.metadata, n.state, n.lastErr = kv.OriginSB, value, meta, st, nil
-	if n.base == "" {
-		n.intent = nil
+	fresh := n.Applied == nil
+	n.Origin, n.Applied, n.Metadata, n.State, n.LastErr = kv.OriginSB, value, meta, st, nil
+	if n.Base == "" {
+		n.Intent = nil
 	}
-	r.g.setDeps(n, nil, nil) // not ours: nothing to order
-	r.g.setExisting(n.key, true)
+	r.g.SetDeps(n, nil, nil) // not ours: nothing to order
+	r.g.SetExisting(n.Key, true)
 	r.syncMetadata(n)
-	r.opFor(n, Op{Key: n.key, Kind: OpNone, Value: value, Flags: FlagObtained | r.nodeFlags(n)})
+	r.opFor(n, Op{Key: n.Key, Kind: OpNone, Value: value, Flags: FlagObtained | r.nodeFlags(n)})
 	r.derive(n)
 	if fresh {
-		r.triggerDependentsOf(n.key, n)
+		r.triggerDependentsOf(n.Key, n)
 	}
 }
 
-func (r *calling) syncMetadata(n *node) {
-	if n.desc == nil || !n.desc.WithMetadata() {
+func (r *calling) syncMetadata(n *graph.Node) {
+	if n.Desc == nil || !n.Desc.WithMetadata() {
 		return
 	}
 	if r.sim {
-		r.metaKeys = append(r.metaKeys, n.key) // synced if the plan is kept
+		r.metaKeys = append(r.metaKeys, n.Key) // synced if the plan is kept
 		return
 	}
-	if n.applied != nil {
-		setMetadata(n.desc, n.label(), n.metadata)
+	if n.Applied != nil {
+		guard.SetMetadata(n.Desc, n.Label(), n.Metadata)
 	} else {
-		deleteMetadata(n.desc, n.label())
+		guard.DeleteMetadata(n.Desc, n.Label())
 	}
 }

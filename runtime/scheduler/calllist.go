@@ -5,6 +5,7 @@ import (
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/chunked"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/graph"
 )
 
 // callList holds the calls of a plan (see chunked.Growing): a group of
@@ -18,7 +19,7 @@ type plannedCall struct {
 	// n is the node the call was planned on: the graph's node of key at
 	// execution too, unless it was taken out later in the plan (see
 	// graph.current).
-	n           *node
+	n           *graph.Node
 	prev, value proto.Message
 	// meta is the value's metadata when the plan made the call: right for
 	// the first call on a value in the transaction (later ones get what
@@ -36,14 +37,14 @@ type plannedCall struct {
 
 // node returns the graph's node of the call's key once the plan ran: none
 // when the plan removed the call's node and added no node at all.
-func (c *plannedCall) node(g *graph) *node {
+func (c *plannedCall) node(g *graph.Graph) *graph.Node {
 	switch {
-	case c.n.state != REMOVED:
+	case c.n.State != REMOVED:
 		return c.n
-	case g.added == g.began:
+	case g.Added == g.Began:
 		return nil
 	}
-	return g.node(c.key)
+	return g.Node(c.key)
 }
 
 // callResult is the outcome of a call, replayed after a failure.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/callctx"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/graph"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/grouping"
 )
 
@@ -33,7 +34,7 @@ type caller struct {
 	groupModes map[kv.Descriptor]grouping.Info
 	grouping   grouping.Group
 	batchOps   []kv.BatchOp[string, proto.Message, any]
-	groupNodes []*node
+	groupNodes []*graph.Node
 }
 
 // Southbound calls have a deadline (see WithCallTimeout), and a handler

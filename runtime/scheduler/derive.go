@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/graph"
 )
 
 // derivation is the run's handling of derived values and of dependency
@@ -24,15 +25,15 @@ type derivation struct {
 	handovers []handover
 	// memo and memos keep what evaluate's check computed (checkDerived).
 	memo  derivedMemo
-	memos map[*node]derivedMemo
+	memos map[*graph.Node]derivedMemo
 }
 
 // derive brings the derived values of n in line with its applied value:
 // values no longer derived are deleted first, then the derived ones are set
 // and reconciled. A derived value whose deletion failed stays in n.derived,
 // so that it is deleted later and never outlives its base unnoticed.
-func (r *derivation) derive(n *node) {
-	if n.desc == nil {
+func (r *derivation) derive(n *graph.Node) {
+	if n.Desc == nil {
 		return
 	}
 	r.deriving++
@@ -42,40 +43,40 @@ func (r *derivation) derive(n *node) {
 		}
 	}()
 	var ds []kv.Derived
-	if n.applied != nil && !n.removing {
+	if n.Applied != nil && !n.Removing {
 		ds = r.derivedOf(n)
-		if err := r.panicked(n.key); err != nil {
+		if err := r.panicked(n.Key); err != nil {
 			// What it derives is unknown: the derived values stay as
 			// they are, and the panic is an error of the key.
-			r.keyErr(n.key, OpNone, err)
+			r.keyErr(n.Key, OpNone, err)
 			return
 		}
 	}
 	// What n derives, with the node of each key as looked up here (see
 	// current).
 	wants := make([]derivedWant, 0, len(ds))
-	added := r.g.added
+	added := r.g.Added
 	for _, d := range ds {
 		if d.Key == "" || d.Value == nil || slices.ContainsFunc(wants, func(w derivedWant) bool { return w.key == d.Key }) {
 			continue
 		}
-		dn := r.g.node(d.Key)
-		if dn != nil && dn.base != n.key {
+		dn := r.g.Node(d.Key)
+		if dn != nil && dn.Base != n.Key {
 			if r.leftover(dn) {
 				// A stale value of ours, still there after its delete
 				// failed, whose base was unknown then: n derives it,
 				// so it is n's (deleted before n, adopted if equal).
 				r.mut(dn)
-				dn.base = n.key
+				dn.Base = n.Key
 				wants = append(wants, derivedWant{d.Key, d.Value, dn})
 				continue
 			}
-			if dn.base != "" && r.root(dn.base) == r.root(n.key) {
+			if dn.Base != "" && r.root(dn.Base) == r.root(n.Key) {
 				// Another value derived from the same base holds the
 				// key; it may give it up when the derivation in progress
 				// reaches it (a key that moves between the levels or
 				// branches of one base's derived values).
-				r.handovers = append(r.handovers, handover{base: n.key, key: d.Key, value: d.Value})
+				r.handovers = append(r.handovers, handover{base: n.Key, key: d.Key, value: d.Value})
 			} else {
 				r.conflict(n, dn)
 			}
@@ -84,29 +85,29 @@ func (r *derivation) derive(n *node) {
 		wants = append(wants, derivedWant{d.Key, d.Value, dn})
 	}
 	var stuck []string
-	for i := len(n.derived) - 1; i >= 0; i-- {
-		k := n.derived[i]
+	for i := len(n.Derived) - 1; i >= 0; i-- {
+		k := n.Derived[i]
 		if !slices.ContainsFunc(wants, func(w derivedWant) bool { return w.key == k }) && !r.dropDerived(k) {
 			stuck = append(stuck, k)
 		}
 	}
-	if !sameDerived(n.derived, wants, stuck) {
+	if !sameDerived(n.Derived, wants, stuck) {
 		all := make([]string, 0, len(wants)+len(stuck))
 		for _, w := range wants {
 			all = append(all, w.key)
 		}
 		r.mut(n)
-		n.derived = append(all, stuck...)
+		n.Derived = append(all, stuck...)
 	}
 	for _, w := range wants {
-		if !n.exists() {
+		if !n.Exists() {
 			// Reconciling a derived value removed n itself (n depends on
 			// a value it derives, and the new version of that one cannot
 			// exist): its removal dropped what it derives, and nothing
 			// more may be derived from a base that is gone.
 			return
 		}
-		r.deriveOne(n, w.key, w.value, r.g.current(w.key, w.node, added))
+		r.deriveOne(n, w.key, w.value, r.g.Current(w.key, w.node, added))
 	}
 }
 
@@ -115,7 +116,7 @@ func (r *derivation) derive(n *node) {
 type derivedWant struct {
 	key   string
 	value proto.Message
-	node  *node
+	node  *graph.Node
 }
 
 // sameDerived reports whether list is the keys of wants followed by stuck.
@@ -147,15 +148,15 @@ func (r *derivation) takeOver() {
 		hs := r.handovers
 		r.handovers = nil
 		for _, h := range hs {
-			n := r.g.node(h.base)
-			if n == nil || !n.exists() || !slices.ContainsFunc(n.desc.Derived(n.key, n.applied), func(d kv.Derived) bool {
+			n := r.g.Node(h.base)
+			if n == nil || !n.Exists() || !slices.ContainsFunc(n.Desc.Derived(n.Key, n.Applied), func(d kv.Derived) bool {
 				return d.Key == h.key && proto.Equal(d.Value, h.value)
 			}) {
 				continue // n is gone or changed since: its own derive decided
 			}
-			dn := r.g.node(h.key)
+			dn := r.g.Node(h.key)
 			switch {
-			case dn != nil && dn.base == n.key:
+			case dn != nil && dn.Base == n.Key:
 				continue // taken over already
 			case dn != nil:
 				r.conflict(n, dn)
@@ -172,12 +173,12 @@ func (r *derivation) takeOver() {
 // conflict reports that n derives the key of dn, a value of another base
 // (or of the NB), and records n as a claimant of dn: when dn goes, n
 // derives the key (see settleState).
-func (r *derivation) conflict(n, dn *node) {
-	r.keyErr(dn.key, OpNone, fmt.Errorf("derived from %s, but the key is already used by another value", n.key))
-	if !slices.Contains(dn.claimantKeys(), n.key) {
+func (r *derivation) conflict(n, dn *graph.Node) {
+	r.keyErr(dn.Key, OpNone, fmt.Errorf("derived from %s, but the key is already used by another value", n.Key))
+	if !slices.Contains(dn.ClaimantKeys(), n.Key) {
 		r.mut(dn)
-		keys := append(slices.Clone(dn.claimantKeys()), n.key)
-		dn.setRare(dn.invalidErr(), keys)
+		keys := append(slices.Clone(dn.ClaimantKeys()), n.Key)
+		dn.SetRare(dn.InvalidErr(), keys)
 	}
 }
 
@@ -185,33 +186,33 @@ func (r *derivation) conflict(n, dn *node) {
 // number of derived values (key itself for a value that is not derived).
 func (r *derivation) root(key string) string {
 	for i := 0; i < r.s.opts.maxCycle; i++ {
-		n := r.g.node(key)
-		if n == nil || n.base == "" {
+		n := r.g.Node(key)
+		if n == nil || n.Base == "" {
 			return key
 		}
-		key = n.base
+		key = n.Base
 	}
 	return key
 }
 
 // deriveOne sets the derived value k of n to value and reconciles it; dn
 // is the graph's node of k (nil: none).
-func (r *derivation) deriveOne(n *node, k string, value proto.Message, dn *node) {
+func (r *derivation) deriveOne(n *graph.Node, k string, value proto.Message, dn *graph.Node) {
 	if dn == nil {
-		dn = r.newNode(k, n.key)
+		dn = r.newNode(k, n.Key)
 	}
-	if dn.intent == nil || !proto.Equal(dn.intent, value) {
+	if dn.Intent == nil || !proto.Equal(dn.Intent, value) {
 		r.mut(dn)
-		dn.intent, dn.intentSeq = value, r.seq
+		dn.Intent, dn.IntentSeq = value, r.seq
 		r.evaluate(dn)
-		if dn.invalidErr() != nil && !r.reverting {
+		if dn.InvalidErr() != nil && !r.reverting {
 			// Bad input in the base's value: an error of the commit,
 			// like an invalid value set directly.
-			r.keyErr(dn.key, OpNone, dn.invalidErr())
+			r.keyErr(dn.Key, OpNone, dn.InvalidErr())
 		}
 	}
-	if n.origin == kv.OriginSB {
-		r.observe(dn, dn.intent, nil, DISCOVERED)
+	if n.Origin == kv.OriginSB {
+		r.observe(dn, dn.Intent, nil, DISCOVERED)
 	} else {
 		held := r.held
 		r.held = n // the base, which dn's reconciliation looks at
@@ -222,52 +223,52 @@ func (r *derivation) deriveOne(n *node, k string, value proto.Message, dn *node)
 
 // dropObsoleteDerived deletes, before n is updated to want, the derived
 // values that want no longer derives.
-func (r *derivation) dropObsoleteDerived(n *node, want proto.Message) {
-	if len(n.derived) == 0 {
+func (r *derivation) dropObsoleteDerived(n *graph.Node, want proto.Message) {
+	if len(n.Derived) == 0 {
 		return
 	}
-	keep := setOf(n.desc.Derived(n.key, want), func(d *kv.Derived) string { return d.Key })
+	keep := setOf(n.Desc.Derived(n.Key, want), func(d *kv.Derived) string { return d.Key })
 	var kept []string
-	for _, k := range n.derived {
+	for _, k := range n.Derived {
 		if keep[k] {
 			kept = append(kept, k)
 		}
 	}
-	if len(kept) == len(n.derived) {
+	if len(kept) == len(n.Derived) {
 		return
 	}
-	old := n.derived
+	old := n.Derived
 	r.mut(n)
-	n.derived = kept
-	failedSeq := n.failedSeq
+	n.Derived = kept
+	failedSeq := n.FailedSeq
 	for i := len(old) - 1; i >= 0; i-- {
 		k := old[i]
 		if keep[k] {
 			continue
 		}
 		gone := r.dropDerived(k)
-		if n.failedSeq != failedSeq {
+		if n.FailedSeq != failedSeq {
 			// The removal cascade of k failed n (a delete of n that k's
 			// removal needed): n keeps its applied version, whose
 			// derived values derive() restored. Nothing is obsolete.
 			return
 		}
 		if !gone {
-			n.derived = append(n.derived, k)
+			n.Derived = append(n.Derived, k)
 		}
 	}
 }
 
 // dropDerivedAll deletes all derived values of n, which is being removed,
 // and returns those that could not be deleted.
-func (r *derivation) dropDerivedAll(n *node) (stuck []string) {
-	for i := len(n.derived) - 1; i >= 0; i-- {
-		if !r.dropDerived(n.derived[i]) {
-			stuck = append(stuck, n.derived[i])
+func (r *derivation) dropDerivedAll(n *graph.Node) (stuck []string) {
+	for i := len(n.Derived) - 1; i >= 0; i-- {
+		if !r.dropDerived(n.Derived[i]) {
+			stuck = append(stuck, n.Derived[i])
 		}
 	}
-	if !slices.Equal(n.derived, stuck) {
-		n.derived = stuck
+	if !slices.Equal(n.Derived, stuck) {
+		n.Derived = stuck
 	}
 	return stuck
 }
@@ -276,30 +277,30 @@ func (r *derivation) dropDerivedAll(n *node) (stuck []string) {
 // reports whether it is gone. A value already being removed further up is
 // left to that removal.
 func (r *derivation) dropDerived(key string) bool {
-	dn := r.g.node(key)
+	dn := r.g.Node(key)
 	if dn == nil {
 		return true
 	}
-	if _, touched := r.prior[key]; r.reverting && dn.applied != nil && !touched {
+	if _, touched := r.prior[key]; r.reverting && dn.Applied != nil && !touched {
 		// A revert changes nothing the forward pass left alone: a value
 		// that stayed after an earlier failed delete (one its base no
 		// longer derives) stays, as before the transaction.
 		return false
 	}
 	r.mut(dn)
-	dn.intent, dn.intentSeq = nil, r.seq
-	dn.setRare(nil, dn.claimantKeys())
-	r.g.setDeps(dn, nil, dn.adeps())
-	if dn.removing {
+	dn.Intent, dn.IntentSeq = nil, r.seq
+	dn.SetRare(nil, dn.ClaimantKeys())
+	r.g.SetDeps(dn, nil, dn.Adeps())
+	if dn.Removing {
 		return true // its removal, further up, completes and drops it
 	}
-	if dn.applied != nil {
-		if dn.failedSeq == r.seq32 && dn.lastOp == OpDelete {
+	if dn.Applied != nil {
+		if dn.FailedSeq == r.seq32 && dn.LastOp == OpDelete {
 			return false // its delete failed in this transaction: not again
 		}
 		return r.remove(dn, 0, false)
 	}
-	if err := r.unknownOutcome(key); err != nil && dn.failedSeq != r.seq32 {
+	if err := r.unknownOutcome(key); err != nil && dn.FailedSeq != r.seq32 {
 		r.failUnknown(dn, err) // read back in vain: not decided on, as in reconcileNode
 		return true
 	}

@@ -6,65 +6,24 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"google.golang.org/protobuf/proto"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/graph"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/registry"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/view"
 )
 
 // ErrDrifted is what a *DriftError is (errors.Is): a value of ours that
 // the southbound changed or lost behind the scheduler's back.
-var ErrDrifted = errors.New("drifted: changed behind our back")
+var ErrDrifted = view.ErrDrifted
 
 // DriftError is the LastErr (and Status.Drift) of a value that a drift
 // check found changed (DRIFTED) or gone (MISSING) behind our back, and
 // that its policy leaves so (report), or whose repairs back off.
-type DriftError struct {
-	// Missing says that the southbound no longer has the value; else it
-	// holds other contents, and Diff lists the fields that differ (the
-	// intended value's against the southbound's, sensitive fields
-	// redacted).
-	Missing bool
-	Diff    []kv.FieldDiff
-	// Policy is the value's drift policy.
-	Policy kv.DriftPolicy
-	// Repairs counts the repairs of the value in a row that something
-	// undid soon after; BackoffUntil, when set, is the time before which
-	// no repair is made (the value is checked again then).
-	Repairs      int
-	BackoffUntil time.Time
-	// Noticed is when the drift check found it.
-	Noticed time.Time
-}
-
-func (e *DriftError) Error() string {
-	var b strings.Builder
-	if e.Missing {
-		b.WriteString("gone from the southbound behind our back")
-	} else {
-		b.WriteString("changed in the southbound behind our back")
-		for i, d := range e.Diff {
-			if i == 0 {
-				b.WriteString(": ")
-			} else {
-				b.WriteString("; ")
-			}
-			b.WriteString(d.String())
-		}
-	}
-	fmt.Fprintf(&b, " (drift policy %s", e.Policy)
-	if !e.BackoffUntil.IsZero() {
-		fmt.Fprintf(&b, "; undone again %d times in a row: repairs back off until %s", e.Repairs, e.BackoffUntil.Format(time.RFC3339Nano))
-	}
-	b.WriteString(")")
-	return b.String()
-}
-
-// Is makes a *DriftError match ErrDrifted.
-func (e *DriftError) Is(target error) bool { return target == ErrDrifted }
+type DriftError = view.DriftError
 
 // DriftCheck names the values a drift check reads back: keys, and every
 // value of ours of the descriptors named (all when both are empty and the
@@ -169,8 +128,8 @@ func (s *executor) prepareDrift(j *job) error {
 			if it.found != nil || it.action == driftTake {
 				continue
 			}
-			n := s.g.node(key)
-			for _, k := range append(slices.Clone(n.derived), s.g.dependentsOf(key)...) {
+			n := s.g.Node(key)
+			for _, k := range append(slices.Clone(n.Derived), s.g.DependentsOf(key)...) {
 				if !seen[k] {
 					seen[k] = true
 					more = append(more, k)
@@ -201,8 +160,8 @@ func (s *executor) driftKeys(dj *driftJob) ([]string, error) {
 		}
 		want[d] = true
 	}
-	for key, n := range s.g.all() {
-		if want[n.desc] && s.driftable(n) {
+	for key, n := range s.g.All() {
+		if want[n.Desc] && s.driftable(n) {
 			keys = append(keys, key)
 		}
 	}
@@ -213,19 +172,19 @@ func (s *executor) driftKeys(dj *driftJob) ([]string, error) {
 // driftable reports whether a drift check can read n back: a value of
 // ours, applied (or reported MISSING by a check), of a descriptor that
 // can Retrieve, neither being removed nor of unknown outcome.
-func (s *executor) driftable(n *node) bool {
-	if n == nil || n.desc == nil || !n.desc.CanRetrieve() || registry.IsMisfit(n.desc) ||
-		n.origin == kv.OriginSB || n.removing {
+func (s *executor) driftable(n *graph.Node) bool {
+	if n == nil || n.Desc == nil || !n.Desc.CanRetrieve() || registry.IsMisfit(n.Desc) ||
+		n.Origin == kv.OriginSB || n.Removing {
 		return false
 	}
-	if _, unsure := s.g.unsure[n.key]; unsure {
+	if _, unsure := s.g.Unsure[n.Key]; unsure {
 		return false
 	}
-	switch n.state {
+	switch n.State {
 	case CONFIGURED, DRIFTED:
-		return n.applied != nil
+		return n.Applied != nil
 	case MISSING:
-		return n.applied == nil && errors.Is(n.lastErr, ErrDrifted)
+		return n.Applied == nil && errors.Is(n.LastErr, ErrDrifted)
 	}
 	return false
 }
@@ -237,15 +196,15 @@ func (s *executor) driftable(n *node) bool {
 func (s *executor) readDrift(keys []string) map[string]sbRead {
 	byDesc := map[kv.Descriptor][]kv.Item[string, proto.Message, any]{}
 	for _, key := range keys {
-		n := s.g.node(key)
+		n := s.g.Node(key)
 		if !s.driftable(n) {
 			continue
 		}
-		v := n.applied
+		v := n.Applied
 		if v == nil {
-			v = n.intent
+			v = n.Intent
 		}
-		byDesc[n.desc] = append(byDesc[n.desc], kv.Item[string, proto.Message, any]{Key: key, Value: v, Metadata: n.metadata, Origin: kv.OriginNB})
+		byDesc[n.Desc] = append(byDesc[n.Desc], kv.Item[string, proto.Message, any]{Key: key, Value: v, Metadata: n.Metadata, Origin: kv.OriginNB})
 	}
 	out := make(map[string]sbRead, len(keys))
 	for _, d := range s.retrieveOrder {
@@ -264,31 +223,31 @@ func (s *executor) readDrift(keys []string) map[string]sbRead {
 // decideDrift decides what a check does with key, read back as rd: nil
 // when nothing changed (or a report stands).
 func (s *executor) decideDrift(key string, rd sbRead, now time.Time) *driftItem {
-	n := s.g.node(key)
+	n := s.g.Node(key)
 	var want proto.Message
-	if n.intent != nil && n.invalidErr() == nil {
-		want = n.intent
+	if n.Intent != nil && n.InvalidErr() == nil {
+		want = n.Intent
 	}
 	policy := s.driftPolicy(n)
 	switch {
-	case rd.value != nil && want != nil && (rd.value == want || n.desc.Equivalent(key, rd.value, want)):
-		if n.state == CONFIGURED && n.applied != nil && (n.applied == want || n.applied == rd.value || n.desc.Equivalent(key, n.applied, rd.value)) &&
-			(!n.desc.WithMetadata() || sameValue(n.metadata, rd.meta)) {
+	case rd.value != nil && want != nil && (rd.value == want || n.Desc.Equivalent(key, rd.value, want)):
+		if n.State == CONFIGURED && n.Applied != nil && (n.Applied == want || n.Applied == rd.value || n.Desc.Equivalent(key, n.Applied, rd.value)) &&
+			(!n.Desc.WithMetadata() || graph.SameValue(n.Metadata, rd.meta)) {
 			return nil // as applied: no drift (a new index, say, is taken)
 		}
 		return &driftItem{key: key, action: driftTake, found: rd.value, meta: rd.meta}
-	case n.state != CONFIGURED && sameDrift(n, rd):
+	case n.State != CONFIGURED && sameDrift(n, rd):
 		// Reported before, and still so: a repair is due only once its
 		// backoff has ended.
 		if policy != kv.DriftRepair {
 			return nil
 		}
-	case rd.value != nil && n.applied != nil && (n.applied == rd.value || n.desc.Equivalent(key, n.applied, rd.value)):
+	case rd.value != nil && n.Applied != nil && (n.Applied == rd.value || n.Desc.Equivalent(key, n.Applied, rd.value)):
 		return nil
 	}
 	de := &DriftError{Missing: rd.value == nil, Policy: policy, Noticed: now}
 	if !de.Missing && want != nil {
-		d := n.desc
+		d := n.Desc
 		de.Diff = kv.Diff(want, rd.value, func(a, b proto.Message) bool { return d.Equivalent(key, a, b) })
 	}
 	it := &driftItem{key: key, found: rd.value, meta: rd.meta, err: de}
@@ -301,18 +260,18 @@ func (s *executor) decideDrift(key string, rd sbRead, now time.Time) *driftItem 
 // driftAction sets what the check does with it, the drift of n, by n's
 // policy; false when nothing is to be done (backing off, reported
 // already).
-func (s *executor) driftAction(n *node, it *driftItem, rd sbRead, now time.Time) bool {
+func (s *executor) driftAction(n *graph.Node, it *driftItem, rd sbRead, now time.Time) bool {
 	de := it.err
 	switch {
 	case de.Policy == kv.DriftReport:
 		it.action = driftReport
-	case de.Policy == kv.DriftAdopt && !de.Missing && n.base == "":
+	case de.Policy == kv.DriftAdopt && !de.Missing && n.Base == "":
 		it.action = driftAdopt
 	case de.Policy == kv.DriftAdopt:
 		it.action = driftReport // a gone value, or a derived one: reported
-	case s.repairAllowed(n.key, now, de):
+	case s.repairAllowed(n.Key, now, de):
 		it.action = driftRepair
-	case n.state != CONFIGURED && sameDrift(n, rd):
+	case n.State != CONFIGURED && sameDrift(n, rd):
 		return false // backing off, reported already
 	default:
 		it.action = driftReport
@@ -322,22 +281,22 @@ func (s *executor) driftAction(n *node, it *driftItem, rd sbRead, now time.Time)
 
 // sameDrift reports whether n, reported DRIFTED or MISSING, is still as
 // reported.
-func sameDrift(n *node, rd sbRead) bool {
+func sameDrift(n *graph.Node, rd sbRead) bool {
 	if rd.value == nil {
-		return n.state == MISSING && n.applied == nil
+		return n.State == MISSING && n.Applied == nil
 	}
-	return n.state == DRIFTED && n.applied != nil && (n.applied == rd.value || n.desc.Equivalent(n.key, n.applied, rd.value))
+	return n.State == DRIFTED && n.Applied != nil && (n.Applied == rd.value || n.Desc.Equivalent(n.Key, n.Applied, rd.value))
 }
 
 // driftPolicy is n's policy: the scheduler's override (WithDriftPolicy),
 // else its descriptor's.
-func (s *executor) driftPolicy(n *node) kv.DriftPolicy {
+func (s *executor) driftPolicy(n *graph.Node) kv.DriftPolicy {
 	if f := s.opts.driftPolicy; f != nil {
-		if p, ok := f(n.key, n.desc.Name()); ok {
+		if p, ok := f(n.Key, n.Desc.Name()); ok {
 			return p
 		}
 	}
-	return n.desc.DriftPolicy()
+	return n.Desc.DriftPolicy()
 }
 
 // repairAllowed decides whether a drifted value may be repaired now, and
@@ -402,8 +361,8 @@ func (r *txnPass) applyDrift(items []driftItem) {
 	var again []string
 	for i := range items {
 		it := &items[i]
-		n := r.g.node(it.key)
-		if n == nil || n.desc == nil {
+		n := r.g.Node(it.key)
+		if n == nil || n.Desc == nil {
 			continue
 		}
 		switch it.action {
@@ -428,28 +387,28 @@ func (r *txnPass) applyDrift(items []driftItem) {
 
 // markDrift records that n drifted: it holds what the southbound holds
 // (nothing, when gone), DRIFTED or MISSING with the drift as its error.
-func (r *txnPass) markDrift(n *node, it *driftItem) {
+func (r *txnPass) markDrift(n *graph.Node, it *driftItem) {
 	if it.found == nil { // its derived values without Retrieve went with it
-		r.markGone(n, it.err, FlagDrifted, func(dn *node) bool { return dn.desc != nil && !dn.desc.CanRetrieve() })
+		r.markGone(n, it.err, FlagDrifted, func(dn *graph.Node) bool { return dn.Desc != nil && !dn.Desc.CanRetrieve() })
 		return
 	}
-	prev := n.applied
+	prev := n.Applied
 	r.mut(n)
-	n.applied, n.metadata, n.lastErr, n.state = it.found, it.meta, it.err, DRIFTED
-	r.g.setDeps(n, n.deps, r.depsOfValue(n, it.found))
+	n.Applied, n.Metadata, n.LastErr, n.State = it.found, it.meta, it.err, DRIFTED
+	r.g.SetDeps(n, n.Deps, r.depsOfValue(n, it.found))
 	r.syncMetadata(n)
-	r.opFor(n, Op{Key: n.key, Kind: OpNone, Value: it.found, PrevValue: prev, Flags: FlagDrifted | r.nodeFlags(n), Err: it.err})
+	r.opFor(n, Op{Key: n.Key, Kind: OpNone, Value: it.found, PrevValue: prev, Flags: FlagDrifted | r.nodeFlags(n), Err: it.err})
 }
 
 // adoptDrift takes the southbound's contents of n as its intended and
 // applied value (policy adopt), and records it (DRIFTED ADOPTED).
-func (r *txnPass) adoptDrift(n *node, it *driftItem) {
-	prev := n.applied
-	r.setIntent(n.key, it.found)
+func (r *txnPass) adoptDrift(n *graph.Node, it *driftItem) {
+	prev := n.Applied
+	r.setIntent(n.Key, it.found)
 	r.mut(n)
 	r.takeApplied(n, it.found, it.meta)
-	r.opFor(n, Op{Key: n.key, Kind: OpNone, Value: it.found, PrevValue: prev, Flags: FlagDrifted | FlagAdopted | r.nodeFlags(n), Err: it.err})
-	r.s.opts.logger.Warn("drift: the southbound's value adopted as intended (drift policy adopt)", "key", n.key, "drift", it.err.Error())
+	r.opFor(n, Op{Key: n.Key, Kind: OpNone, Value: it.found, PrevValue: prev, Flags: FlagDrifted | FlagAdopted | r.nodeFlags(n), Err: it.err})
+	r.s.opts.logger.Warn("drift: the southbound's value adopted as intended (drift policy adopt)", "key", n.Key, "drift", it.err.Error())
 }
 
 // scheduleDriftJob queues a drift check after delay.
@@ -488,9 +447,9 @@ func (s *executor) sweepSlice() []string {
 // descriptor, sorted, in slices.
 func (s *executor) planSweep() {
 	byDesc := map[kv.Descriptor][]string{}
-	for key, n := range s.g.all() {
+	for key, n := range s.g.All() {
 		if s.driftable(n) {
-			byDesc[n.desc] = append(byDesc[n.desc], key)
+			byDesc[n.Desc] = append(byDesc[n.Desc], key)
 		}
 	}
 	s.sweep = s.sweep[:0]

@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/graph"
 )
 
 // run is one pass of the reconcile algorithm over the graph: a simulation
@@ -33,7 +34,7 @@ type run struct {
 	txnPass
 
 	s   *Scheduler
-	g   *graph
+	g   *graph.Graph
 	ctx context.Context
 	seq uint64
 	// seq32 is txn32(seq), the number nodes keep in opSeq and callSeq.
@@ -51,7 +52,7 @@ type run struct {
 	// retry lists the keys that failed with a retriable error.
 	retry []string
 	// held is a node that a caller up the stack holds (see nodeOf).
-	held *node
+	held *graph.Node
 }
 
 // bind points the run's concerns at it.
@@ -65,12 +66,12 @@ func (r *run) bind() {
 // that the revert is first to change (a derived value deleted with its
 // base, say) is recorded too: the forward pass left it as it was before
 // the transaction, and the revert must put it back.
-func (r *run) mut(n *node) {
+func (r *run) mut(n *graph.Node) {
 	if r.prior != nil {
-		r.remember(n.key, n)
+		r.remember(n.Key, n)
 	}
-	r.g.touch(n)
-	n.seq = r.seq
+	r.g.Touch(n)
+	n.Seq = r.seq
 }
 
 // grow makes room for one more element, doubling the capacity when full:
@@ -86,21 +87,21 @@ func grow[T any](s []T) []T {
 }
 
 // opFor records an operation on n.
-func (r *run) opFor(n *node, o Op) {
-	r.g.touch(n)
+func (r *run) opFor(n *graph.Node, o Op) {
+	r.g.Touch(n)
 	o.Flags |= r.flags
-	o.State = n.state
+	o.State = n.State
 	if o.Kind == OpCreate || o.Kind == OpUpdate {
-		o.Metadata = n.metadata // a plan has none: executePlan fills it in
+		o.Metadata = n.Metadata // a plan has none: executePlan fills it in
 	}
-	n.opSeq = r.seq32
+	n.OpSeq = r.seq32
 	// The operation that follows a call records it (the call's result:
 	// success or failure); no other operation comes in between.
 	o.Called, r.called = r.called, false
-	if r.adopting != nil && r.adopting[n.key] {
+	if r.adopting != nil && r.adopting[n.Key] {
 		// Adopted with other contents than intended: the adoption and
 		// what brings the value to its intent read as one operation.
-		delete(r.adopting, n.key)
+		delete(r.adopting, n.Key)
 		o.Flags |= FlagAdopted
 	}
 	r.ops = append(grow(r.ops), o)
@@ -119,26 +120,26 @@ func (r *run) keyErr(key string, kind OpKind, err error) {
 }
 
 // newNode adds a node for key, resolving its descriptor.
-func (r *run) newNode(key, base string) *node {
+func (r *run) newNode(key, base string) *graph.Node {
 	if r.prior != nil {
 		r.remember(key, nil)
 	}
-	n := &node{nodeFields: nodeFields{key: key, base: base, origin: kv.OriginNB, desc: r.s.lookup(key)}}
-	r.g.addNode(n)
+	n := &graph.Node{NodeFields: graph.NodeFields{Key: key, Base: base, Origin: kv.OriginNB, Desc: r.s.lookup(key)}}
+	r.g.AddNode(n)
 	return n
 }
 
 // setIntent records the intended value of an NB key (nil: delete it).
 // It returns the node of key (nil: none), for the caller to reconcile
 // without looking it up again (see graph.current).
-func (r *run) setIntent(key string, value proto.Message) *node {
-	n := r.g.node(key)
-	if n != nil && n.base != "" {
+func (r *run) setIntent(key string, value proto.Message) *graph.Node {
+	n := r.g.Node(key)
+	if n != nil && n.Base != "" {
 		r.keyErr(key, OpNone, ErrDerivedKey)
 		return n
 	}
-	if value == nil && (n == nil || n.intent == nil) {
-		if n != nil && n.origin == kv.OriginSB && n.applied != nil {
+	if value == nil && (n == nil || n.Intent == nil) {
+		if n != nil && n.Origin == kv.OriginSB && n.Applied != nil {
 			r.keyErr(key, OpDelete, ErrObtainedKey)
 		}
 		return n
@@ -147,13 +148,13 @@ func (r *run) setIntent(key string, value proto.Message) *node {
 		n = r.newNode(key, "")
 	}
 	r.mut(n)
-	n.intent, n.intentSeq, n.retries = value, r.seq, 0
-	if value != nil && n.origin == kv.OriginSB {
-		n.origin = kv.OriginNB // an intended value takes an obtained one over
+	n.Intent, n.IntentSeq, n.Retries = value, r.seq, 0
+	if value != nil && n.Origin == kv.OriginSB {
+		n.Origin = kv.OriginNB // an intended value takes an obtained one over
 	}
 	r.evaluate(n)
-	if n.invalidErr() != nil && !r.reverting {
-		r.keyErr(key, OpNone, n.invalidErr()) // bad input is an error of the commit
+	if n.InvalidErr() != nil && !r.reverting {
+		r.keyErr(key, OpNone, n.InvalidErr()) // bad input is an error of the commit
 	}
 	return n
 }
@@ -163,23 +164,23 @@ func (r *run) reconcile(key string) {
 	if r.abort {
 		return
 	}
-	r.reconcileNode(r.g.node(key))
+	r.reconcileNode(r.g.Node(key))
 }
 
 // reconcileNode is reconcile of the key of n, the graph's node of it (nil:
 // none), for callers that hold it already.
-func (r *run) reconcileNode(n *node) {
-	if r.abort || n == nil || n.removing || n.origin == kv.OriginSB {
+func (r *run) reconcileNode(n *graph.Node) {
+	if r.abort || n == nil || n.Removing || n.Origin == kv.OriginSB {
 		return // obtained or discovered values are never touched by us
 	}
-	key := n.key
-	if n.desc == nil {
+	key := n.Key
+	if n.Desc == nil {
 		r.settle(n, false) // UNIMPLEMENTED: no call can be made
 		return
 	}
 	if len(r.unsure) != 0 {
 		if err := r.unknownOutcome(key); err != nil {
-			if n.failedSeq != r.seq32 {
+			if n.FailedSeq != r.seq32 {
 				r.failUnknown(n, err)
 			}
 			return
@@ -193,15 +194,15 @@ func (r *run) reconcileNode(n *node) {
 	// The base is looked up once: what follows changes n only (a
 	// resync's adoption aside).
 	b := r.baseNode(n)
-	if n.base != "" && n.intent != nil && orphanedFrom(n, b) {
+	if n.Base != "" && n.Intent != nil && orphanedFrom(n, b) {
 		// Its base is gone or no longer derives it (the value outlived
 		// it after a failed delete): nothing intends it any more.
 		r.mut(n)
-		n.intent = nil
-		n.setRare(nil, n.claimantKeys())
-		r.g.setDeps(n, nil, n.adeps())
+		n.Intent = nil
+		n.SetRare(nil, n.ClaimantKeys())
+		r.g.SetDeps(n, nil, n.Adeps())
 	}
-	if r.view != nil && n.applied == nil {
+	if r.view != nil && n.Applied == nil {
 		// Found by the refresh (a derived value of a base that turned
 		// out to exist, say): it is applied, whatever comes next.
 		r.adoptFound(n)
@@ -209,8 +210,8 @@ func (r *run) reconcileNode(n *node) {
 	}
 	want, pending := r.targetWith(n, b)
 	switch {
-	case want == nil && n.applied == nil:
-		if pending && r.unit[n.key] == 0 {
+	case want == nil && n.Applied == nil:
+		if pending && r.unit[n.Key] == 0 {
 			if unit := r.cycleUnit(n); unit != nil {
 				r.createUnit(unit)
 				return
@@ -219,7 +220,7 @@ func (r *run) reconcileNode(n *node) {
 		r.settle(n, pending)
 	case want == nil:
 		r.remove(n, 0, false)
-	case n.applied == nil:
+	case n.Applied == nil:
 		r.create(n, want, 0)
 	default:
 		r.change(n, want)
@@ -229,23 +230,23 @@ func (r *run) reconcileNode(n *node) {
 // change brings n, applied, to want: nothing, when they are equal; else
 // an update, or a re-create when the descriptor cannot update or the
 // change needs one. A comparator that panics fails the value, with no call.
-func (r *run) change(n *node, want proto.Message) {
-	key := n.key
-	equal := n.applied == want || n.desc.Equivalent(key, n.applied, want)
-	recreate := !equal && (!n.desc.CanUpdate() || n.desc.NeedsRecreate(key, n.applied, want))
+func (r *run) change(n *graph.Node, want proto.Message) {
+	key := n.Key
+	equal := n.Applied == want || n.Desc.Equivalent(key, n.Applied, want)
+	recreate := !equal && (!n.Desc.CanUpdate() || n.Desc.NeedsRecreate(key, n.Applied, want))
 	if err := r.panicked(key); err != nil {
 		r.mut(n)
-		r.fail(n, OpUpdate, err, r.nodeFlags(n), n.applied, want, true)
+		r.fail(n, OpUpdate, err, r.nodeFlags(n), n.Applied, want, true)
 		return
 	}
 	switch {
 	case equal:
-		if n.applied != want {
+		if n.Applied != want {
 			// Equal for the southbound, but fields left out of the
 			// comparison (those that derive values) may have changed.
 			r.mut(n)
-			n.applied = want
-			r.g.setDeps(n, n.deps, r.depsOfValue(n, want))
+			n.Applied = want
+			r.g.SetDeps(n, n.Deps, r.depsOfValue(n, want))
 			r.derive(n)
 		}
 		r.settle(n, false)
@@ -264,17 +265,17 @@ func (r *run) change(n *node, want proto.Message) {
 }
 
 // create creates n with want: its intent, or (revert) what it had before.
-func (r *run) create(n *node, want proto.Message, flags Flags) {
+func (r *run) create(n *graph.Node, want proto.Message, flags Flags) {
 	if r.view != nil && r.adoptOnCreate(n) {
 		return
 	}
 	flags |= r.nodeFlags(n)
-	if n.state == PENDING {
+	if n.State == PENDING {
 		flags |= FlagWasPending
 	}
 	meta, err := r.call(OpCreate, n, nil, want)
 	r.mut(n)
-	n.lastOp = OpCreate
+	n.LastOp = OpCreate
 	if err != nil {
 		found, fmeta, known := r.readBack(n, want)
 		if found != nil {
@@ -284,50 +285,50 @@ func (r *run) create(n *node, want proto.Message, flags Flags) {
 			err = r.markUnsure(n, want, err)
 		}
 		r.fail(n, OpCreate, err, flags, nil, want, known)
-		if n.applied != nil && !r.abort {
-			if !r.depsMet(n, n.adeps()) {
+		if n.Applied != nil && !r.abort {
+			if !r.depsMet(n, n.Adeps()) {
 				// Found in a version whose dependencies are gone (it
 				// was there already, unknown: the refresh that would
 				// have shown it failed): it goes, by another call than
 				// the one that failed, and stays FAILED with its error.
-				lastErr := n.lastErr
+				lastErr := n.LastErr
 				if r.remove(n, 0, false) {
 					r.mut(n)
-					n.lastErr = lastErr
+					n.LastErr = lastErr
 				}
 				return
 			}
 			r.derive(n)
-			r.triggerDependentsOf(n.key, n)
+			r.triggerDependentsOf(n.Key, n)
 		}
 		return
 	}
-	n.applied, n.metadata, n.lastErr, n.state = want, meta, nil, CONFIGURED
-	r.g.setDeps(n, n.deps, r.depsOfValue(n, want))
-	r.g.setExisting(n.key, true)
+	n.Applied, n.Metadata, n.LastErr, n.State = want, meta, nil, CONFIGURED
+	r.g.SetDeps(n, n.Deps, r.depsOfValue(n, want))
+	r.g.SetExisting(n.Key, true)
 	r.syncMetadata(n)
-	r.opFor(n, Op{Key: n.key, Kind: OpCreate, Value: want, Flags: flags})
+	r.opFor(n, Op{Key: n.Key, Kind: OpCreate, Value: want, Flags: flags})
 	r.derive(n)
-	r.triggerDependentsOf(n.key, n)
+	r.triggerDependentsOf(n.Key, n)
 }
 
-func (r *run) update(n *node, want proto.Message) {
-	delete(r.viewFresh, n.key)
-	prev := n.applied
+func (r *run) update(n *graph.Node, want proto.Message) {
+	delete(r.viewFresh, n.Key)
+	prev := n.Applied
 	flags := r.nodeFlags(n)
 	r.dropObsoleteDerived(n, want)
 	if r.abort {
 		return
 	}
-	if w, _ := r.target(n); n.applied == nil || w != want {
+	if w, _ := r.target(n); n.Applied == nil || w != want {
 		// Removing what the old version derived took away what the new
 		// version needs (or the value itself): decide again.
-		r.reconcile(n.key)
+		r.reconcile(n.Key)
 		return
 	}
 	meta, err := r.call(OpUpdate, n, prev, want)
 	r.mut(n)
-	n.lastOp = OpUpdate
+	n.LastOp = OpUpdate
 	if err != nil {
 		found, fmeta, known := r.readBack(n, want)
 		if found == nil && known {
@@ -337,7 +338,7 @@ func (r *run) update(n *node, want proto.Message) {
 			// applied.
 			r.remove(n, 0, true)
 			r.mut(n)
-			n.lastOp = OpUpdate
+			n.LastOp = OpUpdate
 			r.fail(n, OpUpdate, err, flags, prev, want, true)
 			return
 		}
@@ -350,10 +351,10 @@ func (r *run) update(n *node, want proto.Message) {
 		r.derive(n) // bring derived values in line with what is applied
 		return
 	}
-	n.applied, n.metadata, n.lastErr, n.state = want, meta, nil, CONFIGURED
-	r.g.setDeps(n, n.deps, r.depsOfValue(n, want))
+	n.Applied, n.Metadata, n.LastErr, n.State = want, meta, nil, CONFIGURED
+	r.g.SetDeps(n, n.Deps, r.depsOfValue(n, want))
 	r.syncMetadata(n)
-	r.opFor(n, Op{Key: n.key, Kind: OpUpdate, Value: want, PrevValue: prev, Flags: flags})
+	r.opFor(n, Op{Key: n.Key, Kind: OpUpdate, Value: want, PrevValue: prev, Flags: flags})
 	r.derive(n)
 }
 
@@ -362,13 +363,13 @@ func (r *run) update(n *node, want proto.Message) {
 // taken away for it comes back. prev is the value the delete was about;
 // known says whether the graph knows what the southbound holds now (no
 // call was made, or it was read back).
-func (r *run) keep(n *node, flags Flags, err error, prev proto.Message, known bool) {
-	n.removing = false
-	n.lastOp = OpDelete
-	r.g.setExisting(n.key, n.applied != nil)
+func (r *run) keep(n *graph.Node, flags Flags, err error, prev proto.Message, known bool) {
+	n.Removing = false
+	n.LastOp = OpDelete
+	r.g.SetExisting(n.Key, n.Applied != nil)
 	r.fail(n, OpDelete, err, flags, prev, nil, known)
 	r.derive(n)
-	r.triggerDependentsOf(n.key, n)
+	r.triggerDependentsOf(n.Key, n)
 	r.runLater() // what waited for n's removal decides again, with n staying
 }
 
@@ -376,57 +377,57 @@ func (r *run) keep(n *node, flags Flags, err error, prev proto.Message, known bo
 // version what the southbound holds as far as known). known says whether
 // that is known (no call was made, or the value was read back): a revert
 // then restores the value from there, with no blind undo of the call.
-func (r *run) fail(n *node, kind OpKind, err error, flags Flags, prev, value proto.Message, known bool) {
-	r.opFor(n, Op{Key: n.key, Kind: kind, Value: value, PrevValue: prev, Flags: flags, Err: err})
+func (r *run) fail(n *graph.Node, kind OpKind, err error, flags Flags, prev, value proto.Message, known bool) {
+	r.opFor(n, Op{Key: n.Key, Kind: kind, Value: value, PrevValue: prev, Flags: flags, Err: err})
 	i := len(r.ops) - 1
-	r.keyErr(n.key, kind, err)
-	n.failedSeq = r.seq32
+	r.keyErr(n.Key, kind, err)
+	n.FailedSeq = r.seq32
 	if r.opts.revert && !r.reverting {
 		// The forward pass stops here; revert decides the states.
 		r.abort = true
-		r.failedOp = &failedOp{key: n.key, kind: kind, desc: n.desc, prev: prev, value: value, meta: n.metadata, err: err, known: known}
+		r.failedOp = &failedOp{key: n.Key, kind: kind, desc: n.Desc, prev: prev, value: value, meta: n.Metadata, err: err, known: known}
 		r.setOpState(i, FAILED)
 		return
 	}
-	n.lastErr = err
-	defer func() { r.setOpState(i, n.state) }()
+	n.LastErr = err
+	defer func() { r.setOpState(i, n.State) }()
 	policy := r.s.retryPolicy(n, r.opts)
-	if policy.enabled() && !r.opts.revert && n.desc.IsRetriable(err) && int(n.retries) < policy.MaxAttempts {
-		n.state = RETRYING
-		r.retry = append(r.retry, n.key)
+	if policy.enabled() && !r.opts.revert && n.Desc.IsRetriable(err) && int(n.Retries) < policy.MaxAttempts {
+		n.State = RETRYING
+		r.retry = append(r.retry, n.Key)
 		return
 	}
-	n.state = FAILED
-	if n.retries > 0 && int(n.retries) >= policy.MaxAttempts {
-		n.lastErr = fmt.Errorf("%w after %d attempts: %w", ErrRetriesExhausted, n.retries+1, err)
+	n.State = FAILED
+	if n.Retries > 0 && int(n.Retries) >= policy.MaxAttempts {
+		n.LastErr = fmt.Errorf("%w after %d attempts: %w", ErrRetriesExhausted, n.Retries+1, err)
 	}
 }
 
 // settle sets the state of a node that needs no southbound operation, and
 // drops nodes that nothing refers to any more. A change to PENDING,
 // INVALID or UNIMPLEMENTED is recorded as an operation of kind OpNone.
-func (r *run) settle(n *node, pending bool) { r.settleState(n, pending, true) }
+func (r *run) settle(n *graph.Node, pending bool) { r.settleState(n, pending, true) }
 
 // settleQuiet is settle after an operation that was recorded already.
-func (r *run) settleQuiet(n *node, pending bool) { r.settleState(n, pending, false) }
+func (r *run) settleQuiet(n *graph.Node, pending bool) { r.settleState(n, pending, false) }
 
-func (r *run) settleState(n *node, pending, record bool) {
-	if n.intent == nil && n.applied == nil && !n.removing && (len(r.g.unsure) == 0 || !r.unsureOf(n.key)) {
+func (r *run) settleState(n *graph.Node, pending, record bool) {
+	if n.Intent == nil && n.Applied == nil && !n.Removing && (len(r.g.Unsure) == 0 || !r.unsureOf(n.Key)) {
 		r.mut(n)
-		r.g.setDeps(n, nil, nil)
-		r.g.setUnimplemented(n.key, false)
-		r.g.delNode(n)
-		n.state = REMOVED
+		r.g.SetDeps(n, nil, nil)
+		r.g.SetUnimplemented(n.Key, false)
+		r.g.DelNode(n)
+		n.State = REMOVED
 		// Values that derive the key too, refused while n held it,
 		// derive it now.
-		for _, c := range n.claimantKeys() {
-			if cn := r.g.node(c); cn != nil && cn.exists() {
+		for _, c := range n.ClaimantKeys() {
+			if cn := r.g.Node(c); cn != nil && cn.Exists() {
 				r.derive(cn)
 			}
 		}
 		return
 	}
-	if n.failedSeq == r.seq32 {
+	if n.FailedSeq == r.seq32 {
 		return // fail() set FAILED or RETRYING
 	}
 	var (
@@ -435,27 +436,27 @@ func (r *run) settleState(n *node, pending, record bool) {
 		err   error
 	)
 	switch {
-	case n.desc == nil:
+	case n.Desc == nil:
 		st, flags, err = UNIMPLEMENTED, FlagUnimplemented, ErrUnimplemented
-	case n.invalidErr() != nil:
-		st, flags, err = INVALID, FlagInvalid, n.invalidErr()
+	case n.InvalidErr() != nil:
+		st, flags, err = INVALID, FlagInvalid, n.InvalidErr()
 	case pending:
 		st, flags = PENDING, FlagIsPending
-	case n.applied != nil:
+	case n.Applied != nil:
 		st = CONFIGURED
 	default:
 		st = NONEXISTENT
 	}
-	if n.state == st && n.lastErr == err {
+	if n.State == st && n.LastErr == err {
 		return
 	}
 	r.mut(n)
-	wasState := n.state
-	n.state, n.lastErr = st, err
+	wasState := n.State
+	n.State, n.LastErr = st, err
 	if flags != 0 && record && wasState != st {
 		// INVALID and UNIMPLEMENTED records carry their error, so that
 		// the history (timelines, snapshots) keeps it.
-		r.opFor(n, Op{Key: n.key, Kind: OpNone, Value: n.intent, Flags: flags | r.nodeFlags(n), Err: err})
+		r.opFor(n, Op{Key: n.Key, Kind: OpNone, Value: n.Intent, Flags: flags | r.nodeFlags(n), Err: err})
 	}
 }
 
@@ -465,8 +466,8 @@ func (r *run) triggerDependents(key string) { r.triggerDependentsOf(key, nil) }
 // triggerDependentsOf is triggerDependents, given n, the node of key (nil:
 // unknown), which the dependents' reconciliations find without a lookup
 // (see nodeOf).
-func (r *run) triggerDependentsOf(key string, n *node) {
-	ds := r.g.dependentNodes(key)
+func (r *run) triggerDependentsOf(key string, n *graph.Node) {
+	ds := r.g.DependentNodes(key)
 	if len(ds) == 0 {
 		return
 	}
@@ -475,7 +476,7 @@ func (r *run) triggerDependentsOf(key string, n *node) {
 	defer func() { r.held = held }()
 	for _, d := range ds {
 		// An earlier one's reconciliation may have taken d out.
-		if d = r.g.current(d.key, d, 0); d != nil && d.applied == nil && d.intent != nil && d.origin != kv.OriginSB {
+		if d = r.g.Current(d.Key, d, 0); d != nil && d.Applied == nil && d.Intent != nil && d.Origin != kv.OriginSB {
 			r.reconcileNode(d)
 		}
 	}
@@ -484,9 +485,9 @@ func (r *run) triggerDependentsOf(key string, n *node) {
 // nodeOf returns the graph's node of key, or nil: r.held, a node that a
 // caller up the stack holds, when key is its key and it is still in the
 // graph (see graph.current), else a lookup.
-func (r *run) nodeOf(key string) *node {
-	if h := r.held; h != nil && h.key == key && h.state != REMOVED {
+func (r *run) nodeOf(key string) *graph.Node {
+	if h := r.held; h != nil && h.Key == key && h.State != REMOVED {
 		return h
 	}
-	return r.g.node(key)
+	return r.g.Node(key)
 }

@@ -9,6 +9,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/graph"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/guard"
 )
 
 // executor is the scheduler's running of transactions: plan, execution,
@@ -83,9 +85,9 @@ func (s *executor) runTxn(j *job) txnOutput {
 	if !j.opts.dryRun {
 		s.rememberRetryPolicy(seq, j.opts.retry)
 	}
-	s.panics.drain() // what readers' calls recovered: not this transaction's
-	if txn32(seq) == 1 {
-		s.g.clearMarks() // once every 2^32-1 transactions
+	s.panics.Drain() // what readers' calls recovered: not this transaction's
+	if graph.Txn32(seq) == 1 {
+		s.g.ClearMarks() // once every 2^32-1 transactions
 	}
 	// The plan is the scheduler's own run, reused with its buffers (one
 	// transaction runs at a time; see newPlan).
@@ -93,8 +95,8 @@ func (s *executor) runTxn(j *job) txnOutput {
 	planSpan := s.startSpan(ctx, SpanPlan)
 	plan, scratch := s.newPlan(ctx, seq, j, view)
 	plan.unsure = unsure
-	s.g.reserve(len(j.items))
-	s.g.begin()
+	s.g.Reserve(len(j.items))
+	s.g.Begin()
 	plan.apply(j)
 	endPlanSpan(planSpan, plan)
 	if scratch {
@@ -114,11 +116,11 @@ func (s *executor) runTxn(j *job) txnOutput {
 	if j.opts.dryRun {
 		defer s.releasePlan(plan)
 		plan.reportUnimplemented(j)
-		s.g.rollback(nil)
+		s.g.Rollback(nil)
 		if view != nil {
 			s.syncMetadataMaps(view)
 		}
-		if s.panics.n.Load() > 0 {
+		if s.panics.N.Load() > 0 {
 			plan.reportPanics()
 		}
 		res.Errors = append(refreshErrs, plan.errs...)
@@ -165,7 +167,7 @@ func (s *executor) newPlan(ctx context.Context, seq uint64, j *job, view *sbView
 		*plan = run{calling: calling{calls: plan.calls}}
 	}
 	calls := plan.calls
-	plan.s, plan.g, plan.ctx, plan.seq, plan.seq32 = s.Scheduler, s.g, ctx, seq, txn32(seq)
+	plan.s, plan.g, plan.ctx, plan.seq, plan.seq32 = s.Scheduler, s.g, ctx, seq, graph.Txn32(seq)
 	plan.opts, plan.sim, plan.view = j.opts, true, view
 	plan.bind()
 	// Sized for the usual small transaction (a value, and one derived or
@@ -209,16 +211,16 @@ func (s *executor) finishTxn(st *txnState, results []callResult, ok bool) txnOut
 	defer s.releasePlan(plan)
 	final := plan
 	if ok {
-		s.g.commit()
+		s.g.Commit()
 		for _, k := range plan.unsureGone {
-			delete(s.g.unsure, k)
+			delete(s.g.Unsure, k)
 		}
 		res.Executed = plan.ops
 	} else {
 		// A call failed: back to the graph before the transaction, and run
 		// the algorithm for real from the start, replaying what was done.
-		s.g.rollback(nil)
-		s.panics.drain() // the run again recovers what the plan did
+		s.g.Rollback(nil)
+		s.panics.Drain() // the run again recovers what the plan did
 		exec := &run{s: s.Scheduler, g: s.g, ctx: ctx, seq: seq, seq32: plan.seq32, opts: j.opts,
 			calling: calling{replay: results}, resyncPass: resyncPass{view: view}, unknowns: unknowns{unsure: unsure}}
 		exec.bind()
@@ -236,7 +238,7 @@ func (s *executor) finishTxn(st *txnState, results []callResult, ok bool) txnOut
 		res.Executed = exec.ops
 		final = exec
 	}
-	if s.panics.n.Load() > 0 {
+	if s.panics.N.Load() > 0 {
 		final.reportPanics()
 	}
 	final.reportUnimplemented(j)
@@ -307,7 +309,7 @@ func (s *executor) executePlan(st *txnState) (results []callResult, ok bool, tak
 		n := c.node(s.g)
 		meta := c.meta
 		if !c.first && n != nil {
-			meta = n.metadata
+			meta = n.Metadata
 		}
 		m, taken, err := s.callInline(st, i, ctx, c.kind, c.desc, c.key, c.prev, c.value, meta)
 		if taken != nil {
@@ -322,16 +324,16 @@ func (s *executor) executePlan(st *txnState) (results []callResult, ok bool, tak
 	// metadata maps with the planned graph.
 	for _, key := range plan.metaKeys {
 		d := s.lookup(key)
-		n := s.g.node(key)
+		n := s.g.Node(key)
 		if n != nil {
-			d = n.desc
+			d = n.Desc
 		}
 		switch {
 		case d == nil || !d.WithMetadata():
-		case n != nil && n.applied != nil:
-			setMetadata(d, d.Label(key), n.metadata)
+		case n != nil && n.Applied != nil:
+			guard.SetMetadata(d, d.Label(key), n.Metadata)
 		default:
-			deleteMetadata(d, d.Label(key))
+			guard.DeleteMetadata(d, d.Label(key))
 		}
 	}
 	return results, true, nil
@@ -340,7 +342,7 @@ func (s *executor) executePlan(st *txnState) (results []callResult, ok bool, tak
 // recordMeta keeps the metadata m that call i of the plan (c, on node n)
 // returned: in its planned operation (or unheld, when none holds it), in
 // the planned graph and in the descriptor's metadata map.
-func (st *txnState) recordMeta(i int, c *plannedCall, n *node, m any, unheld *map[int]any) {
+func (st *txnState) recordMeta(i int, c *plannedCall, n *graph.Node, m any, unheld *map[int]any) {
 	switch {
 	case c.kind == OpDelete:
 		m = nil
@@ -354,13 +356,13 @@ func (st *txnState) recordMeta(i int, c *plannedCall, n *node, m any, unheld *ma
 		(*unheld)[i] = m
 	}
 	if n != nil {
-		n.metadata = m
+		n.Metadata = m
 	}
 	if c.desc.WithMetadata() {
 		if c.kind == OpDelete {
-			deleteMetadata(c.desc, c.desc.Label(c.key))
+			guard.DeleteMetadata(c.desc, c.desc.Label(c.key))
 		} else {
-			setMetadata(c.desc, c.desc.Label(c.key), m)
+			guard.SetMetadata(c.desc, c.desc.Label(c.key), m)
 		}
 	}
 }
@@ -427,16 +429,16 @@ func (s *executor) retryLater(keys []string, opts txnOptions) {
 	groups := map[group][]retryItem{}
 	var order []group
 	for _, k := range keys {
-		n := s.g.node(k)
-		if n == nil || n.state != RETRYING {
+		n := s.g.Node(k)
+		if n == nil || n.State != RETRYING {
 			continue
 		}
 		p := s.retryPolicy(n, opts)
-		g := group{p, p.delay(int(n.retries) + 1)}
+		g := group{p, p.delay(int(n.Retries) + 1)}
 		if groups[g] == nil {
 			order = append(order, g)
 		}
-		groups[g] = append(groups[g], retryItem{key: k, intentSeq: n.intentSeq})
+		groups[g] = append(groups[g], retryItem{key: k, intentSeq: n.IntentSeq})
 	}
 	ctx := context.Background()
 	if s.txnSpan != nil {
@@ -457,17 +459,17 @@ func (s *executor) retryLater(keys []string, opts txnOptions) {
 // value's intent (its base's, for a derived value). A value keeps being
 // retried as its own transaction asked, whichever transaction made the
 // call that failed (a notification that unblocked it, say).
-func (s *executor) retryPolicy(n *node, opts txnOptions) RetryPolicy {
+func (s *executor) retryPolicy(n *graph.Node, opts txnOptions) RetryPolicy {
 	if opts.retry.enabled() {
 		return opts.retry
 	}
-	for i := 0; n != nil && n.base != "" && i < s.opts.maxCycle; i++ {
-		n = s.g.node(n.base)
+	for i := 0; n != nil && n.Base != "" && i < s.opts.maxCycle; i++ {
+		n = s.g.Node(n.Base)
 	}
 	if n == nil {
 		return RetryPolicy{}
 	}
-	return s.retryPolicies[n.intentSeq]
+	return s.retryPolicies[n.IntentSeq]
 }
 
 // rememberRetryPolicy keeps the retry policy of transaction seq for the
@@ -484,8 +486,8 @@ func (s *executor) rememberRetryPolicy(seq uint64, p RetryPolicy) {
 		return
 	}
 	used := map[uint64]bool{seq: true}
-	for _, n := range s.g.all() {
-		used[n.intentSeq] = true
+	for _, n := range s.g.All() {
+		used[n.IntentSeq] = true
 	}
 	for k := range s.retryPolicies {
 		if !used[k] {

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kvtest"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/graph"
 )
 
 // TestTxn32WrapClearsMarks: nodes keep 32-bit marks of the last
@@ -16,8 +17,8 @@ import (
 // mark left 2^32-1 transactions ago never passes for the current
 // transaction's: here the no-op of value "a" is still recorded.
 func TestTxn32WrapClearsMarks(t *testing.T) {
-	if txn32(1) == 0 || txn32(math.MaxUint32-1) != math.MaxUint32 || txn32(math.MaxUint32) != 1 {
-		t.Fatalf("txn32: %d %d %d", txn32(1), txn32(math.MaxUint32-1), txn32(math.MaxUint32))
+	if graph.Txn32(1) == 0 || graph.Txn32(math.MaxUint32-1) != math.MaxUint32 || graph.Txn32(math.MaxUint32) != 1 {
+		t.Fatalf("txn32: %d %d %d", graph.Txn32(1), graph.Txn32(math.MaxUint32-1), graph.Txn32(math.MaxUint32))
 	}
 	ctx := context.Background()
 	s, err := New(WithTxnLog(false))
@@ -38,20 +39,20 @@ func TestTxn32WrapClearsMarks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if mark := s.g.node("x/a").opSeq; mark != txn32(first.Seq) {
-		t.Fatalf("x/a's mark is %d, want txn32(%d) = %d", mark, first.Seq, txn32(first.Seq))
+	if mark := s.g.Node("x/a").OpSeq; mark != graph.Txn32(first.Seq) {
+		t.Fatalf("x/a's mark is %d, want txn32(%d) = %d", mark, first.Seq, graph.Txn32(first.Seq))
 	}
 	s.seq = math.MaxUint32 - 1
-	if res, err := s.Txn().Set("x/b", v).Commit(ctx); err != nil || txn32(res.Seq) != 1 {
-		t.Fatalf("the transaction at the wrap: %v, txn32 %d", err, txn32(res.Seq))
+	if res, err := s.Txn().Set("x/b", v).Commit(ctx); err != nil || graph.Txn32(res.Seq) != 1 {
+		t.Fatalf("the transaction at the wrap: %v, txn32 %d", err, graph.Txn32(res.Seq))
 	}
 	s.seq = first.Seq + math.MaxUint32 - 1 // the next one has x/a's old mark
 	res, err := s.Txn().Set("x/a", v).Commit(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if txn32(res.Seq) != txn32(first.Seq) {
-		t.Fatalf("transaction %d has mark %d, want x/a's %d", res.Seq, txn32(res.Seq), txn32(first.Seq))
+	if graph.Txn32(res.Seq) != graph.Txn32(first.Seq) {
+		t.Fatalf("transaction %d has mark %d, want x/a's %d", res.Seq, graph.Txn32(res.Seq), graph.Txn32(first.Seq))
 	}
 	if len(res.Planned) != 1 || res.Planned[0].Key != "x/a" || res.Planned[0].Flags&FlagNoop == 0 {
 		t.Errorf("setting x/a to its value again after the wrap planned %v, want one NOOP", res.Planned)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/graph"
 )
 
 // Observer receives the scheduler's events, for metrics. Its methods are
@@ -57,11 +59,11 @@ func (s *safeObserver) batchDone(descriptor string, op OpKind, ops int, took tim
 
 // StateCounts returns the number of values in each state.
 func (s *Scheduler) StateCounts() map[State]int {
-	r := s.view.read()
-	defer r.done()
+	r := s.view.Read()
+	defer r.Done()
 	counts := map[State]int{}
-	r.each(func(_ string, rec *viewRec) bool {
-		counts[rec.state]++
+	r.Each(func(_ string, rec *graph.ViewRec) bool {
+		counts[rec.State]++
 		return true
 	})
 	return counts

@@ -3,6 +3,8 @@ package scheduler
 import (
 	"cmp"
 	"slices"
+
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/view"
 )
 
 // WithPreloadedHistory starts the history with recs, the records of
@@ -22,11 +24,11 @@ func WithPreloadedHistory(recs []Record) Option {
 func (s *Scheduler) preloadHistory() {
 	recs := slices.Clone(s.opts.preload)
 	s.opts.preload = nil
-	if len(recs) == 0 || s.view.hist.Max <= 0 {
+	if len(recs) == 0 || s.view.Hist.Max <= 0 {
 		return
 	}
 	slices.SortStableFunc(recs, func(a, b Record) int { return cmp.Compare(a.Seq, b.Seq) })
-	var live []*histEntry
+	var live []*view.HistEntry
 	var last uint64
 	for i := range recs {
 		rec := &recs[i]
@@ -35,9 +37,9 @@ func (s *Scheduler) preloadHistory() {
 		}
 		last = rec.Seq
 		asPlanned := len(rec.Executed) > 0 && len(rec.Planned) >= len(rec.Executed) && &rec.Executed[0] == &rec.Planned[0]
-		live = s.view.hist.Add(newHistEntry(rec, asPlanned))
+		live = s.view.Hist.Add(view.NewHistEntry(rec, asPlanned))
 	}
-	st := *s.view.state.Load()
-	st.hist = live
-	s.view.state.Store(&st)
+	st := *s.view.State.Load()
+	st.Hist = live
+	s.view.State.Store(&st)
 }

@@ -8,6 +8,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/graph"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/guard"
 )
 
 // sbView is the southbound as a refresh found it: what each descriptor's
@@ -32,7 +34,7 @@ type sbItem struct {
 	// node is the graph's node of key when the view was taken (nil:
 	// none), so that a resync pairs items with nodes without a lookup
 	// each (see graph.current).
-	node *node
+	node *graph.Node
 	// used marks an item decided by the run in progress: known to the
 	// graph when the view was applied, or adopted since (never adopted
 	// again by a re-create, never stale). Reset at the start of each run.
@@ -54,8 +56,8 @@ func (v *sbView) get(key string) *sbItem {
 // A failed Retrieve is an error of the transaction; its descriptor keeps
 // the scheduler's view. The caller holds s.mu.
 func (s *executor) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
-	view := &sbView{index: make(map[string]int32, s.g.nodes.len()), items: make([]sbItem, 0, s.g.nodes.len()),
-		refreshed: map[kv.Descriptor]bool{}, added: s.g.added}
+	view := &sbView{index: make(map[string]int32, s.g.Nodes.Len()), items: make([]sbItem, 0, s.g.Nodes.Len()),
+		refreshed: map[kv.Descriptor]bool{}, added: s.g.Added}
 	var errs []KeyError
 	correlate := s.correlate(j)
 	for _, d := range s.retrieveOrder {
@@ -71,7 +73,7 @@ func (s *executor) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 		for i, it := range items {
 			reason := ""
 			_, dup := view.index[it.Key] // key spaces are disjoint: a duplicate is this descriptor's
-			n := s.g.node(it.Key)        // nil for "": no node has an empty key
+			n := s.g.Node(it.Key)        // nil for "": no node has an empty key
 			switch {
 			case it.Key == "":
 				reason = "empty key"
@@ -93,7 +95,7 @@ func (s *executor) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 				// the scheduler: what it applied, or asked about (the
 				// correlated values: intended, or remembered from an
 				// agent's record), is ours; anything else is not.
-				if n != nil && n.applied != nil && n.origin != kv.OriginSB {
+				if n != nil && n.Applied != nil && n.Origin != kv.OriginSB {
 					origin = kv.OriginNB
 				} else {
 					if asked == nil { // built once needed
@@ -107,7 +109,7 @@ func (s *executor) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 			view.index[it.Key] = int32(len(view.items))
 			view.items = append(view.items, sbItem{key: it.Key, value: it.Value, meta: meta, origin: origin, node: n})
 			if withMeta {
-				setMetadata(d, d.Label(it.Key), meta)
+				guard.SetMetadata(d, d.Label(it.Key), meta)
 			}
 		}
 		if withMeta {
@@ -115,8 +117,8 @@ func (s *executor) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 			// (they are MISSING); obtained ones keep theirs.
 			for _, it := range correlate[d] {
 				if _, seen := view.index[it.Key]; !seen {
-					if n := s.g.node(it.Key); n != nil && n.applied != nil {
-						deleteMetadata(d, d.Label(it.Key))
+					if n := s.g.Node(it.Key); n != nil && n.Applied != nil {
+						guard.DeleteMetadata(d, d.Label(it.Key))
 					}
 				}
 			}
@@ -130,8 +132,8 @@ func (s *executor) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 // as d's was matched (its values checked) when it was taken up, and key
 // spaces do not change: only a key new to the graph is matched again
 // (most of a refresh finds what it knows).
-func (s *executor) inKeySpace(d kv.Descriptor, key string, n *node) bool {
-	if n != nil && n.desc == d {
+func (s *executor) inKeySpace(d kv.Descriptor, key string, n *graph.Node) bool {
+	if n != nil && n.Desc == d {
 		return true
 	}
 	return s.lookup(key) == d
@@ -152,17 +154,17 @@ func (s *executor) correlate(j *job) map[kv.Descriptor][]kv.Item[string, proto.M
 	// as much), and a copy into a second array allocated as much again.
 	var descs []kv.Descriptor
 	last := -1
-	items := make([]kv.Item[string, proto.Message, any], 0, s.g.nodes.len())
-	which := make([]int32, 0, s.g.nodes.len())
-	for key, n := range s.g.all() {
+	items := make([]kv.Item[string, proto.Message, any], 0, s.g.Nodes.Len())
+	which := make([]int32, 0, s.g.Nodes.Len())
+	for key, n := range s.g.All() {
 		it, ok := expectedItem(key, n, !full)
 		if !ok {
 			continue
 		}
-		if last < 0 || descs[last] != n.desc {
-			if last = slices.Index(descs, n.desc); last < 0 {
+		if last < 0 || descs[last] != n.Desc {
+			if last = slices.Index(descs, n.Desc); last < 0 {
 				last = len(descs)
-				descs = append(descs, n.desc)
+				descs = append(descs, n.Desc)
 			}
 		}
 		items = append(items, it)
@@ -179,13 +181,13 @@ func (s *executor) correlate(j *job) map[kv.Descriptor][]kv.Item[string, proto.M
 // expectedItem is what the scheduler expects the southbound to hold for n,
 // when n is one of ours: its applied version, else (with intents) its
 // valid intended one.
-func expectedItem(key string, n *node, intents bool) (kv.Item[string, proto.Message, any], bool) {
+func expectedItem(key string, n *graph.Node, intents bool) (kv.Item[string, proto.Message, any], bool) {
 	switch {
-	case n.desc == nil || n.origin == kv.OriginSB:
-	case n.applied != nil:
-		return kv.Item[string, proto.Message, any]{Key: key, Value: n.applied, Metadata: n.metadata, Origin: kv.OriginNB}, true
-	case n.intent != nil && n.invalidErr() == nil && intents:
-		return kv.Item[string, proto.Message, any]{Key: key, Value: n.intent, Origin: kv.OriginNB}, true
+	case n.Desc == nil || n.Origin == kv.OriginSB:
+	case n.Applied != nil:
+		return kv.Item[string, proto.Message, any]{Key: key, Value: n.Applied, Metadata: n.Metadata, Origin: kv.OriginNB}, true
+	case n.Intent != nil && n.InvalidErr() == nil && intents:
+		return kv.Item[string, proto.Message, any]{Key: key, Value: n.Intent, Origin: kv.OriginNB}, true
 	}
 	return kv.Item[string, proto.Message, any]{}, false
 }
@@ -244,15 +246,15 @@ func (s *executor) correlateFull(j *job, out map[kv.Descriptor][]kv.Item[string,
 		if value == nil || depth > s.opts.maxCycle || added[key] {
 			return
 		}
-		n := s.g.node(key)
+		n := s.g.Node(key)
 		d := s.lookup(key)
 		if n != nil {
-			d = n.desc
+			d = n.Desc
 		}
 		if d == nil || kv.ValidateInput(d, key, value) != nil {
 			return // (what the spec computes is checked when it is set)
 		}
-		if n == nil || n.applied == nil || n.origin == kv.OriginSB {
+		if n == nil || n.Applied == nil || n.Origin == kv.OriginSB {
 			added[key] = true
 			out[d] = append(out[d], kv.Item[string, proto.Message, any]{Key: key, Value: value, Origin: kv.OriginNB})
 		}
@@ -292,17 +294,17 @@ func (s *executor) syncMetadataMaps(view *sbView) {
 		if d == nil || !d.WithMetadata() || !view.refreshed[d] {
 			return
 		}
-		if n := s.g.node(key); n != nil && n.applied != nil {
-			setMetadata(d, d.Label(key), n.metadata)
+		if n := s.g.Node(key); n != nil && n.Applied != nil {
+			guard.SetMetadata(d, d.Label(key), n.Metadata)
 		} else {
-			deleteMetadata(d, d.Label(key))
+			guard.DeleteMetadata(d, d.Label(key))
 		}
 	}
 	for i := range view.items {
 		sync(view.items[i].key, s.lookup(view.items[i].key))
 	}
-	for key, n := range s.g.all() {
-		sync(key, n.desc)
+	for key, n := range s.g.All() {
+		sync(key, n.Desc)
 	}
 }
 
@@ -317,7 +319,7 @@ func (s *Scheduler) Southbound(ctx context.Context, descriptor string) ([]kv.Ite
 	if ctx == nil {
 		return nil, errNilContext("southbound")
 	}
-	d, ok := s.view.state.Load().descs[descriptor]
+	d, ok := s.view.State.Load().Descs[descriptor]
 	if !ok {
 		return nil, fmt.Errorf("scheduler: no descriptor %q", descriptor)
 	}
@@ -329,8 +331,8 @@ func (s *Scheduler) Southbound(ctx context.Context, descriptor string) ([]kv.Ite
 	j := &job{kind: DownstreamResyncTxn, ctx: ctx, done: make(chan *Result, 1)}
 	j.read = func() {
 		var correlate []kv.Item[string, proto.Message, any]
-		for key, n := range s.g.all() {
-			if it, ok := expectedItem(key, n, true); ok && n.desc == d {
+		for key, n := range s.g.All() {
+			if it, ok := expectedItem(key, n, true); ok && n.Desc == d {
 				correlate = append(correlate, it)
 			}
 		}

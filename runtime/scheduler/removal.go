@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/graph"
 )
 
 // A transaction decides its values one at a time, in order. A value it
@@ -25,47 +26,47 @@ import (
 // deletes, removes: n itself when it is deleted, else the derived values
 // its applied version has and its intent no longer derives; with each,
 // what it derives and the values of ours that need it.
-func (r *removal) doom(n *node) {
-	if n == nil || n.base != "" || n.applied == nil || n.origin == kv.OriginSB || n.desc == nil {
+func (r *removal) doom(n *graph.Node) {
+	if n == nil || n.Base != "" || n.Applied == nil || n.Origin == kv.OriginSB || n.Desc == nil {
 		return
 	}
-	if n.intent == nil {
+	if n.Intent == nil {
 		r.doomAll(n)
 		return
 	}
-	if len(n.derived) == 0 || n.invalidErr() != nil {
+	if len(n.Derived) == 0 || n.InvalidErr() != nil {
 		return
 	}
-	ds := n.desc.Derived(n.key, n.intent)
-	if r.panicked(n.key) != nil {
+	ds := n.Desc.Derived(n.Key, n.Intent)
+	if r.panicked(n.Key) != nil {
 		// What it derives is unknown: nothing is marked, and derive
 		// reports the panic when it asks again.
 		return
 	}
-	for _, k := range n.derived {
+	for _, k := range n.Derived {
 		if !slices.ContainsFunc(ds, func(d kv.Derived) bool { return d.Key == k }) {
-			r.doomAll(r.g.node(k))
+			r.doomAll(r.g.Node(k))
 		}
 	}
 }
 
 // doomAll marks n, applied, as removed by the transaction, with what it
 // derives and the values of ours whose applied version needs it.
-func (r *removal) doomAll(n *node) {
-	if n == nil || n.applied == nil {
+func (r *removal) doomAll(n *graph.Node) {
+	if n == nil || n.Applied == nil {
 		return
 	} else if r.doomed == nil {
 		r.newDoomed(0)
 	}
-	if n.doomMark == r.g.dooms || r.g.added != r.doomFrom && r.isDoomed(n.key) {
+	if n.DoomMark == r.g.Dooms || r.g.Added != r.doomFrom && r.isDoomed(n.Key) {
 		return // doomed already
 	}
-	r.doomed[n.key], r.doomAdded, n.doomMark = n, r.g.added, r.g.dooms
-	for _, k := range n.derived {
-		r.doomAll(r.g.node(k))
+	r.doomed[n.Key], r.doomAdded, n.DoomMark = n, r.g.Added, r.g.Dooms
+	for _, k := range n.Derived {
+		r.doomAll(r.g.Node(k))
 	}
-	for _, d := range r.g.dependentNodes(n.key) {
-		if r.needs(d, n.key) {
+	for _, d := range r.g.DependentNodes(n.Key) {
+		if r.needs(d, n.Key) {
 			r.doomAll(d)
 		}
 	}
@@ -73,16 +74,16 @@ func (r *removal) doomAll(n *node) {
 
 // needsDoomed reports whether n, not applied, depends on a value that the
 // transaction removes and that is still there: n is not created.
-func (r *removal) needsDoomed(n *node) bool {
-	if len(r.doomed) == 0 || n.applied != nil {
+func (r *removal) needsDoomed(n *graph.Node) bool {
+	if len(r.doomed) == 0 || n.Applied != nil {
 		return false
 	}
-	for i := range n.deps {
-		d := &n.deps[i]
+	for i := range n.Deps {
+		d := &n.Deps[i]
 		if d.IsAnyOf() || !r.isDoomed(d.Key) {
 			continue
 		}
-		if t := r.nodeOf(d.Key); t != nil && t.exists() {
+		if t := r.nodeOf(d.Key); t != nil && t.Exists() {
 			return true
 		}
 	}
@@ -96,18 +97,18 @@ func (r *removal) releaseDoomed() {
 	r.doomed = nil
 	var left []string // mostly none: only those are sorted
 	for key, n := range doomed {
-		if n.doomMark != r.g.dooms {
+		if n.DoomMark != r.g.Dooms {
 			continue // removed (see remove)
-		} else if n.state == REMOVED && r.g.added != r.doomAdded { // another may have the key
-			n = r.g.node(key)
+		} else if n.State == REMOVED && r.g.Added != r.doomAdded { // another may have the key
+			n = r.g.Node(key)
 		}
-		if n != nil && n.state != REMOVED && n.exists() {
+		if n != nil && n.State != REMOVED && n.Exists() {
 			left = append(left, key)
 		}
 	}
 	slices.Sort(left)
 	for _, key := range left {
-		if n := r.g.node(key); n != nil && n.exists() {
+		if n := r.g.Node(key); n != nil && n.Exists() {
 			r.triggerDependentsOf(key, n)
 		}
 	}
@@ -124,7 +125,7 @@ type removal struct {
 	removals []string
 	// doomed are the values that the transaction's changes remove, known
 	// before the pass: nothing that needs one is created (see doom).
-	doomed map[string]*node
+	doomed map[string]*graph.Node
 	// doomAdded is the graph's count of added nodes at the last doom,
 	// doomFrom when doomed was made: while no node was added since, a
 	// key's node is its entry in doomed (see isDoomed).
@@ -136,17 +137,17 @@ type removal struct {
 // up in doomed while no node was added since it was made).
 func (r *removal) isDoomed(key string) bool {
 	e := r.doomed[key]
-	return e != nil && e.doomMark == r.g.dooms
+	return e != nil && e.DoomMark == r.g.Dooms
 }
 
 // newDoomed makes doomed, for n values, with a mark of its own.
 func (r *removal) newDoomed(n int) {
-	r.doomed, r.doomFrom = make(map[string]*node, n), r.g.added
-	if r.g.dooms++; r.g.dooms == 0 { // once every 2^32: no old mark may pass for the new
-		for _, n := range r.g.all() {
-			n.doomMark = 0
+	r.doomed, r.doomFrom = make(map[string]*graph.Node, n), r.g.Added
+	if r.g.Dooms++; r.g.Dooms == 0 { // once every 2^32: no old mark may pass for the new
+		for _, n := range r.g.All() {
+			n.DoomMark = 0
 		}
-		r.g.dooms = 1
+		r.g.Dooms = 1
 	}
 }
 
@@ -156,13 +157,13 @@ func (r *removal) newDoomed(n int) {
 // not be deleted, n is not deleted either: it is FAILED, and what was taken
 // away for it is restored. sbGone says the southbound lost n already: no
 // Delete is called. It returns whether n is gone.
-func (r *removal) remove(n *node, flags Flags, sbGone bool) bool {
-	delete(r.viewFresh, n.key)
+func (r *removal) remove(n *graph.Node, flags Flags, sbGone bool) bool {
+	delete(r.viewFresh, n.Key)
 	flags |= r.nodeFlags(n)
 	r.mut(n)
-	n.removing = true
-	r.g.setExisting(n.key, false)
-	r.removals = append(r.removals, n.key)
+	n.Removing = true
+	r.g.SetExisting(n.Key, false)
+	r.removals = append(r.removals, n.Key)
 	defer func() { r.removals = r.removals[:len(r.removals)-1] }()
 	if r.view != nil {
 		r.takeUnreadDerived(n)
@@ -174,34 +175,34 @@ func (r *removal) remove(n *node, flags Flags, sbGone bool) bool {
 	if r.removalHeld(n, flags, sbGone, stuck) {
 		return false
 	}
-	prev := n.applied
+	prev := n.Applied
 	// prev nil: removed with its cycle partner (readBackPartners).
-	if n.origin != kv.OriginSB && !sbGone && prev != nil && !r.deleteCall(n, flags, prev) {
+	if n.Origin != kv.OriginSB && !sbGone && prev != nil && !r.deleteCall(n, flags, prev) {
 		return false
 	}
-	n.applied, n.metadata, n.removing, n.lastErr, n.lastOp = nil, nil, false, nil, OpDelete
-	if r.g.added != r.doomFrom { // else the mark is the key's entry in doomed (see newDoomed)
-		delete(r.doomed, n.key)
+	n.Applied, n.Metadata, n.Removing, n.LastErr, n.LastOp = nil, nil, false, nil, OpDelete
+	if r.g.Added != r.doomFrom { // else the mark is the key's entry in doomed (see newDoomed)
+		delete(r.doomed, n.Key)
 	}
-	n.doomMark = 0 // removed: a version created again is not doomed
-	r.known(n.key)
-	r.g.setDeps(n, n.deps, nil)
+	n.DoomMark = 0 // removed: a version created again is not doomed
+	r.known(n.Key)
+	r.g.SetDeps(n, n.Deps, nil)
 	r.syncMetadata(n)
 	defer r.runLater()
-	if sbGone && n.origin != kv.OriginSB {
+	if sbGone && n.Origin != kv.OriginSB {
 		return true // one of ours, lost: the caller creates it again
 	}
 	_, pending := r.target(n)
 	if pending && flags&FlagRecreate == 0 {
 		flags |= FlagIsPending
 	}
-	if n.origin == kv.OriginSB {
+	if n.Origin == kv.OriginSB {
 		flags |= FlagObtained
 	}
-	r.opFor(n, Op{Key: n.key, Kind: OpDelete, PrevValue: prev, Flags: flags})
+	r.opFor(n, Op{Key: n.Key, Kind: OpDelete, PrevValue: prev, Flags: flags})
 	if flags&FlagRecreate == 0 {
 		r.settleQuiet(n, pending)
-		r.setOpState(len(r.ops)-1, n.state)
+		r.setOpState(len(r.ops)-1, n.State)
 	} else {
 		r.setOpState(len(r.ops)-1, NONEXISTENT) // created again right after
 	}
@@ -212,19 +213,19 @@ func (r *removal) remove(n *node, flags Flags, sbGone bool) bool {
 // the transaction aborts, the cascade brought its reason to exist back, or
 // a value still needs it (held with an error, or until a removal further
 // up is done). It returns true when n stays.
-func (r *removal) removalHeld(n *node, flags Flags, sbGone bool, stuck []string) bool {
+func (r *removal) removalHeld(n *graph.Node, flags Flags, sbGone bool, stuck []string) bool {
 	if r.abort {
-		n.removing = false
+		n.Removing = false
 		if sbGone {
 			// The southbound lost n whatever the cascade did: the
 			// revert that follows starts from there.
 			r.takeApplied(n, nil, nil)
 		} else {
-			r.g.setExisting(n.key, true)
+			r.g.SetExisting(n.Key, true)
 		}
 		return true
 	}
-	if flags&FlagRecreate == 0 && !sbGone && n.intent != nil {
+	if flags&FlagRecreate == 0 && !sbGone && n.Intent != nil {
 		if want, _ := r.target(n); want != nil {
 			// The cascade brought back the reason for n to exist: a
 			// base whose update or delete failed derives n again, or a
@@ -233,18 +234,18 @@ func (r *removal) removalHeld(n *node, flags Flags, sbGone bool, stuck []string)
 			// intent n goes whatever its target: a revert targets
 			// what was applied before, even for a derived value its
 			// base no longer derives.)
-			n.removing = false
-			r.g.setExisting(n.key, true)
+			n.Removing = false
+			r.g.SetExisting(n.Key, true)
 			r.derive(n)
-			r.triggerDependentsOf(n.key, n)
-			r.reconcile(n.key)
+			r.triggerDependentsOf(n.Key, n)
+			r.reconcile(n.Key)
 			return true
 		}
 	}
 	waitLater := func() bool {
-		n.removing = false
-		r.g.setExisting(n.key, true)
-		r.later = append(r.later, n.key)
+		n.Removing = false
+		r.g.SetExisting(n.Key, true)
+		r.later = append(r.later, n.Key)
 		return true
 	}
 	if !sbGone && r.neededByRemoval(n) {
@@ -252,9 +253,9 @@ func (r *removal) removalHeld(n *node, flags Flags, sbGone bool, stuck []string)
 		// that removal is done.
 		return waitLater()
 	}
-	if len(r.g.unsure) != 0 && !sbGone {
+	if len(r.g.Unsure) != 0 && !sbGone {
 		if k := r.unsureBlocker(n); k != "" {
-			r.keep(n, flags, fmt.Errorf("not deleted, %w: %s may need it (%w)", ErrStillNeeded, k, ErrOutcomeUnknown), n.applied, true)
+			r.keep(n, flags, fmt.Errorf("not deleted, %w: %s may need it (%w)", ErrStillNeeded, k, ErrOutcomeUnknown), n.Applied, true)
 			return true
 		}
 	}
@@ -265,7 +266,7 @@ func (r *removal) removalHeld(n *node, flags Flags, sbGone bool, stuck []string)
 			// once that removal is done.
 			return waitLater()
 		}
-		r.keep(n, flags, fmt.Errorf("not deleted, %w: %s could not be deleted first", ErrStillNeeded, blocker), n.applied, true)
+		r.keep(n, flags, fmt.Errorf("not deleted, %w: %s could not be deleted first", ErrStillNeeded, blocker), n.Applied, true)
 		return true
 	}
 	return false
@@ -273,7 +274,7 @@ func (r *removal) removalHeld(n *node, flags Flags, sbGone bool, stuck []string)
 
 // deleteCall makes the Delete call of n, whose applied value is prev, and
 // on failure reads n back; it returns whether the Delete succeeded.
-func (r *removal) deleteCall(n *node, flags Flags, prev proto.Message) bool {
+func (r *removal) deleteCall(n *graph.Node, flags Flags, prev proto.Message) bool {
 	if _, err := r.call(OpDelete, n, prev, nil); err != nil {
 		found, fmeta, known := r.readBack(n, prev)
 		if known {
@@ -301,17 +302,17 @@ func (r *removal) deleteCall(n *node, flags Flags, prev proto.Message) bool {
 // The members of a dependency cycle with n (a veth peer) go last, and only
 // when every other dependent has gone: when one cannot, n stays, and so
 // must its partners (a veth end is never left without its peer).
-func (r *removal) removeDependents(n *node) {
+func (r *removal) removeDependents(n *graph.Node) {
 	var partners []string
-	for _, k := range r.g.dependentsOf(n.key) {
-		d := r.g.node(k)
-		if d != nil && d.applied == nil && !d.removing && !r.reverting && (d.state == FAILED || d.state == RETRYING) {
+	for _, k := range r.g.DependentsOf(n.Key) {
+		d := r.g.Node(k)
+		if d != nil && d.Applied == nil && !d.Removing && !r.reverting && (d.State == FAILED || d.State == RETRYING) {
 			// It holds nothing and failed (a create that n's going
 			// made fail, say): it waits for n again, PENDING.
 			r.reconcile(k)
 			continue
 		}
-		if d == nil || d.applied == nil || d.removing {
+		if d == nil || d.Applied == nil || d.Removing {
 			continue
 		}
 		if r.reverting && r.livedWithout(d, n) {
@@ -322,17 +323,17 @@ func (r *removal) removeDependents(n *node) {
 			continue
 		}
 		if r.reachOut {
-			if _, touched := r.prior[k]; !touched && r.needs(d, n.key) {
+			if _, touched := r.prior[k]; !touched && r.needs(d, n.Key) {
 				r.mut(d) // changed by the revert on the way: restored too
 			}
 		}
 		r.reconcile(k)
-		if d = r.g.node(k); d != nil && !d.removing && r.needs(d, n.key) {
+		if d = r.g.Node(k); d != nil && !d.Removing && r.needs(d, n.Key) {
 			return // n cannot go: it stays, with everything else that needs it
 		}
 	}
 	for _, k := range partners {
-		if d := r.g.node(k); d != nil && d.applied != nil && !d.removing {
+		if d := r.g.Node(k); d != nil && d.Applied != nil && !d.Removing {
 			r.reconcile(k)
 		}
 	}
@@ -340,12 +341,12 @@ func (r *removal) removeDependents(n *node) {
 
 // blocker returns a value that still needs n (a derived value that could
 // not be deleted, or a dependent whose applied version needs n), or "".
-func (r *removal) blocker(n *node, stuck []string) string {
+func (r *removal) blocker(n *graph.Node, stuck []string) string {
 	if len(stuck) > 0 {
 		return stuck[0]
 	}
-	for _, k := range r.g.dependentsOf(n.key) {
-		if d := r.g.node(k); d != nil && !d.removing && r.needs(d, n.key) && !(r.reverting && r.livedWithout(d, n)) {
+	for _, k := range r.g.DependentsOf(n.Key) {
+		if d := r.g.Node(k); d != nil && !d.Removing && r.needs(d, n.Key) && !(r.reverting && r.livedWithout(d, n)) {
 			return k
 		}
 	}
@@ -363,33 +364,33 @@ func (r *removal) blocker(n *node, stuck []string) string {
 // as the case: "a value that was there without something it needs (its
 // delete had failed) stays as it was when the revert deletes what the
 // transaction created for it".)
-func (r *removal) livedWithout(d, n *node) bool {
-	pn, ok := r.prior[n.key]
-	if !ok || pn.applied != nil {
+func (r *removal) livedWithout(d, n *graph.Node) bool {
+	pn, ok := r.prior[n.Key]
+	if !ok || pn.Applied != nil {
 		return false
 	}
-	state, lastOp, lastErr := d.state, d.lastOp, d.lastErr
-	if pd, ok := r.prior[d.key]; ok {
-		if pd.applied != d.applied {
+	state, lastOp, lastErr := d.State, d.LastOp, d.LastErr
+	if pd, ok := r.prior[d.Key]; ok {
+		if pd.Applied != d.Applied {
 			return false
 		}
-		state, lastOp, lastErr = pd.state, pd.lastOp, pd.lastErr
+		state, lastOp, lastErr = pd.State, pd.LastOp, pd.LastErr
 	}
 	// Its delete call failed (one refused as still needed kept what it
 	// needs: it never was without it).
 	failedDelete := (state == FAILED || state == RETRYING) && lastOp == OpDelete && !errors.Is(lastErr, ErrStillNeeded)
-	if r.failedOp != nil && r.failedOp.key == n.key && !failedDelete {
+	if r.failedOp != nil && r.failedOp.key == n.Key && !failedDelete {
 		return false
 	}
-	return slices.ContainsFunc(d.adeps(), func(dep kv.Dependency) bool { return !dep.IsAnyOf() && dep.Key == n.key })
+	return slices.ContainsFunc(d.Adeps(), func(dep kv.Dependency) bool { return !dep.IsAnyOf() && dep.Key == n.Key })
 }
 
 // neededByRemoval reports whether a value being removed (further up the
 // stack, still in the southbound) needs n, and n is not on a dependency
 // cycle with it (members of a cycle cannot wait for each other).
-func (r *removal) neededByRemoval(n *node) bool {
-	for _, k := range r.g.dependentsOf(n.key) {
-		if d := r.g.node(k); d != nil && d.removing && r.needs(d, n.key) && !r.leadsTo(n, k) {
+func (r *removal) neededByRemoval(n *graph.Node) bool {
+	for _, k := range r.g.DependentsOf(n.Key) {
+		if d := r.g.Node(k); d != nil && d.Removing && r.needs(d, n.Key) && !r.leadsTo(n, k) {
 			return true
 		}
 	}
@@ -402,29 +403,29 @@ func (r *removal) neededByRemoval(n *node) bool {
 // applied value it accepts (in the index of existing keys, or among the
 // values being removed, which are out of that index) needs key or is key.
 // The search gives up (false) after maxCycle steps.
-func (r *removal) leadsTo(from *node, key string) bool {
+func (r *removal) leadsTo(from *graph.Node, key string) bool {
 	budget := r.s.opts.maxCycle
 	onPath := map[string]bool{}
-	var needs func(n *node) bool
+	var needs func(n *graph.Node) bool
 	// through reports whether the applied value at k is key or needs it.
 	through := func(k string) bool {
 		if k == key {
 			return true
 		}
-		t := r.g.node(k)
-		return t != nil && t.applied != nil && needs(t)
+		t := r.g.Node(k)
+		return t != nil && t.Applied != nil && needs(t)
 	}
-	needs = func(n *node) bool {
-		if budget--; budget < 0 || onPath[n.key] {
+	needs = func(n *graph.Node) bool {
+		if budget--; budget < 0 || onPath[n.Key] {
 			return false
 		}
-		onPath[n.key] = true
-		defer delete(onPath, n.key)
-		if n.base != "" && through(n.base) {
+		onPath[n.Key] = true
+		defer delete(onPath, n.Key)
+		if n.Base != "" && through(n.Base) {
 			return true
 		}
-		for i := range n.adeps() {
-			d := &n.adeps()[i]
+		for i := range n.Adeps() {
+			d := &n.Adeps()[i]
 			if !d.IsAnyOf() {
 				if through(d.Key) {
 					return true
@@ -451,13 +452,13 @@ func (r *removal) leadsTo(from *node, key string) bool {
 // the existing ones, until f returns false.
 func (r *removal) eachSatisfier(a *kv.AnyOf, f func(key string) bool) {
 	for _, k := range r.removals {
-		if t := r.g.node(k); t != nil && t.removing && a.Accepts(k) && !f(k) {
+		if t := r.g.Node(k); t != nil && t.Removing && a.Accepts(k) && !f(k) {
 			return
 		}
 	}
 	more := true
 	for _, p := range a.Prefixes {
-		r.g.existing.AscendGreaterOrEqual(p, func(k string) bool {
+		r.g.Existing.AscendGreaterOrEqual(p, func(k string) bool {
 			if !strings.HasPrefix(k, p) {
 				return false
 			}
@@ -476,12 +477,12 @@ func (r *removal) eachSatisfier(a *kv.AnyOf, f func(key string) bool) {
 // key: plainly, or through an AnyOf that no other applied value satisfies.
 // A value being removed further up still counts: it is in the southbound
 // until its removal, which waits for what needs it, completes.
-func (r *removal) needs(d *node, key string) bool {
-	if d.applied == nil || d.origin == kv.OriginSB {
+func (r *removal) needs(d *graph.Node, key string) bool {
+	if d.Applied == nil || d.Origin == kv.OriginSB {
 		return false
 	}
-	for i := range d.adeps() {
-		dep := &d.adeps()[i]
+	for i := range d.Adeps() {
+		dep := &d.Adeps()[i]
 		if !dep.IsAnyOf() {
 			if dep.Key == key {
 				return true

@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/graph"
 )
 
 // resyncPass is the run's resync: the intended state replaced, the
@@ -51,14 +52,14 @@ func (r *resyncPass) resync(j *job) {
 	v := r.view
 	held := 0
 	refreshed := v.refreshedFunc()
-	for key, n := range r.g.all() {
-		if v != nil && n.applied != nil && n.origin != kv.OriginSB && refreshed(n.desc) {
+	for key, n := range r.g.All() {
+		if v != nil && n.Applied != nil && n.Origin != kv.OriginSB && refreshed(n.Desc) {
 			held++
 		}
 		if r.outOfLine(n) {
 			rest = append(rest, key)
-			if n.state == FAILED && n.applied != nil && n.intent != nil && n.desc != nil && n.invalidErr() == nil &&
-				n.desc.NeedsRecreate(key, n.applied, n.intent) {
+			if n.State == FAILED && n.Applied != nil && n.Intent != nil && n.Desc != nil && n.InvalidErr() == nil &&
+				n.Desc.NeedsRecreate(key, n.Applied, n.Intent) {
 				r.doomAll(n) // re-created: nothing is created on its old version (and deleted again)
 			}
 		}
@@ -71,7 +72,7 @@ func (r *resyncPass) resync(j *job) {
 		// The leftovers of earlier runs, for dropStale and linkLeftover:
 		// never CONFIGURED, so out of line.
 		for _, key := range rest {
-			if r.leftover(r.g.node(key)) {
+			if r.leftover(r.g.Node(key)) {
 				r.leftovers = append(r.leftovers, key)
 			}
 		}
@@ -85,7 +86,7 @@ func (r *resyncPass) resync(j *job) {
 		// last, once what needs them has been decided.
 		r.dropStale(true)
 		for _, key := range r.leftovers {
-			r.linkLeftover(r.g.node(key))
+			r.linkLeftover(r.g.Node(key))
 		}
 	}
 
@@ -117,8 +118,8 @@ func (r *resyncPass) resync(j *job) {
 func (r *resyncPass) resyncIntents(j *job) []string {
 	keep := setOf(j.items, func(it *KeyValue) string { return it.Key })
 	var dropped []string
-	for key, n := range r.g.all() {
-		if n.base == "" && n.intent != nil && !keep[key] {
+	for key, n := range r.g.All() {
+		if n.Base == "" && n.Intent != nil && !keep[key] {
 			dropped = append(dropped, key)
 		}
 	}
@@ -128,16 +129,16 @@ func (r *resyncPass) resyncIntents(j *job) []string {
 	}
 	intents := dropped
 	for _, it := range j.items {
-		n := r.g.node(it.Key)
-		if n != nil && n.base == "" && n.intent != nil && it.Value != nil && n.invalidErr() == nil &&
-			(n.intent == it.Value || proto.Equal(n.intent, it.Value)) {
+		n := r.g.Node(it.Key)
+		if n != nil && n.Base == "" && n.Intent != nil && it.Value != nil && n.InvalidErr() == nil &&
+			(n.Intent == it.Value || proto.Equal(n.Intent, it.Value)) {
 			continue // the same intent: nothing to re-evaluate
 		}
 		r.setIntent(it.Key, it.Value)
 		intents = append(intents, it.Key)
 	}
 	for _, key := range intents {
-		r.doom(r.g.node(key))
+		r.doom(r.g.Node(key))
 	}
 	return intents
 }
@@ -160,9 +161,9 @@ func (r *resyncPass) intendedDerived() map[string]string {
 			walk(r.s.lookup(dv.Key), dv.Key, dv.Value, depth+1)
 		}
 	}
-	for key, n := range r.g.all() {
-		if n.base == "" && n.intent != nil && n.invalidErr() == nil && n.origin != kv.OriginSB {
-			walk(n.desc, key, n.intent, 0)
+	for key, n := range r.g.All() {
+		if n.Base == "" && n.Intent != nil && n.InvalidErr() == nil && n.Origin != kv.OriginSB {
+			walk(n.Desc, key, n.Intent, 0)
 		}
 	}
 	return out
@@ -170,18 +171,18 @@ func (r *resyncPass) intendedDerived() map[string]string {
 
 // outOfLine reports whether reconciling n might change something: false
 // for a value of ours CONFIGURED as intended, with what it needs present.
-func (r *resyncPass) outOfLine(n *node) bool {
+func (r *resyncPass) outOfLine(n *graph.Node) bool {
 	switch {
-	case n.origin == kv.OriginSB:
+	case n.Origin == kv.OriginSB:
 		return false
-	case n.state != CONFIGURED || n.applied == nil || n.applied != n.intent || n.removing:
+	case n.State != CONFIGURED || n.Applied == nil || n.Applied != n.Intent || n.Removing:
 		return true
-	case n.base != "":
-		if b := r.g.node(n.base); b == nil || !b.exists() {
+	case n.Base != "":
+		if b := r.g.Node(n.Base); b == nil || !b.Exists() {
 			return true
 		}
 	}
-	return !r.depsMet(n, n.adeps())
+	return !r.depsMet(n, n.Adeps())
 }
 
 // viewActs returns the keys that applyView must look at: those of the
@@ -199,16 +200,16 @@ func (r *resyncPass) viewActs(held int) []string {
 	for i := range v.items {
 		it := &v.items[i]
 		it.used = false // a run decides anew
-		n := r.g.current(it.key, it.node, v.added)
+		n := r.g.Current(it.key, it.node, v.added)
 		switch {
 		case n == nil:
 			if it.origin != kv.OriginNB {
 				act = append(act, it.key) // foreign: OBTAINED
 			}
 			continue
-		case !refreshed(n.desc):
+		case !refreshed(n.Desc):
 			continue
-		case n.applied != nil && n.origin != kv.OriginSB:
+		case n.Applied != nil && n.Origin != kv.OriginSB:
 			paired++
 		}
 		if r.viewChanges(n, it) {
@@ -216,8 +217,8 @@ func (r *resyncPass) viewActs(held int) []string {
 		}
 	}
 	if paired < held {
-		for key, n := range r.g.all() {
-			if n.applied != nil && n.origin != kv.OriginSB && refreshed(n.desc) && v.get(key) == nil {
+		for key, n := range r.g.All() {
+			if n.Applied != nil && n.Origin != kv.OriginSB && refreshed(n.Desc) && v.get(key) == nil {
 				act = append(act, key) // missing
 			}
 		}
@@ -228,24 +229,24 @@ func (r *resyncPass) viewActs(held int) []string {
 // viewChanges reports whether the view changes n, a value of a refreshed
 // descriptor whose item is it (nil: the view does not hold it), and marks
 // it as decided.
-func (r *resyncPass) viewChanges(n *node, it *sbItem) bool {
-	if it != nil && (n.applied != nil || n.intent != nil || n.origin == kv.OriginSB) {
+func (r *resyncPass) viewChanges(n *graph.Node, it *sbItem) bool {
+	if it != nil && (n.Applied != nil || n.Intent != nil || n.Origin == kv.OriginSB) {
 		// Known to the graph: never adopted on create, never stale. (A
 		// value of ours with nothing applied nor intended, say a create
 		// whose read-back failed, is stale when found.)
 		it.used = true
 	}
 	switch {
-	case n.origin == kv.OriginSB:
-		return it != nil && n.base == "" && !proto.Equal(n.applied, it.value)
-	case n.applied != nil && it == nil:
+	case n.Origin == kv.OriginSB:
+		return it != nil && n.Base == "" && !proto.Equal(n.Applied, it.value)
+	case n.Applied != nil && it == nil:
 		return true // missing
-	case n.applied != nil:
+	case n.Applied != nil:
 		// The very value applied (a Retrieve that returns what it was
 		// given to correlate) is equal with no comparison, as in change.
-		return n.applied != it.value && !n.desc.Equivalent(n.key, n.applied, it.value) || !sameValue(n.metadata, it.meta)
+		return n.Applied != it.value && !n.Desc.Equivalent(n.Key, n.Applied, it.value) || !graph.SameValue(n.Metadata, it.meta)
 	}
-	return it != nil && n.intent != nil // to adopt
+	return it != nil && n.Intent != nil // to adopt
 }
 
 // applyView brings the graph's view of the southbound in line with what
@@ -259,24 +260,24 @@ func (r *resyncPass) viewChanges(n *node, it *sbItem) bool {
 func (r *resyncPass) applyView(act []string) []string {
 	var changed []string
 	for _, key := range act {
-		n := r.g.node(key)
+		n := r.g.Node(key)
 		it := r.view.get(key)
 		switch {
 		case n == nil:
 			r.observe(r.newNode(key, ""), it.value, it.meta, OBTAINED)
-		case n.origin == kv.OriginSB:
+		case n.Origin == kv.OriginSB:
 			r.observe(n, it.value, it.meta, OBTAINED)
-		case n.applied != nil && it == nil:
-			r.markGone(n, nil, 0, func(dn *node) bool { return !r.view.refreshed[dn.desc] })
+		case n.Applied != nil && it == nil:
+			r.markGone(n, nil, 0, func(dn *graph.Node) bool { return !r.view.refreshed[dn.Desc] })
 			changed = append(changed, key)
-		case n.applied != nil:
+		case n.Applied != nil:
 			r.mut(n)
-			if !n.desc.Equivalent(key, n.applied, it.value) {
-				n.applied = it.value
-				r.g.setDeps(n, n.deps, n.desc.Dependencies(key, it.value))
+			if !n.Desc.Equivalent(key, n.Applied, it.value) {
+				n.Applied = it.value
+				r.g.SetDeps(n, n.Deps, n.Desc.Dependencies(key, it.value))
 				changed = append(changed, key)
 			}
-			n.metadata = it.meta
+			n.Metadata = it.meta
 			r.syncMetadata(n)
 		default:
 			r.adopt(n, it.value, it.meta)
@@ -294,8 +295,8 @@ func (r *resyncPass) applyView(act []string) []string {
 // out, a re-create would delete the base under them, and create them
 // again by adopting what the refresh saw before the base went.) Derived
 // values the view does not hold are left to the reconciliation of n.
-func (r *resyncPass) adoptDerived(n *node) {
-	if n.desc == nil || n.applied == nil {
+func (r *resyncPass) adoptDerived(n *graph.Node) {
+	if n.Desc == nil || n.Applied == nil {
 		return
 	}
 	// What the found version derives, and what the intended one does: a
@@ -303,20 +304,20 @@ func (r *resyncPass) adoptDerived(n *node) {
 	// reported as items of their own), and what the intent derives is
 	// what a re-create or update of n must find linked. (A key given by
 	// both is adopted once: the first adoption marks its item used.)
-	ds := n.desc.Derived(n.key, n.applied)
-	if n.intent != nil && n.invalidErr() == nil {
-		ds = append(slices.Clip(ds), n.desc.Derived(n.key, n.intent)...)
+	ds := n.Desc.Derived(n.Key, n.Applied)
+	if n.Intent != nil && n.InvalidErr() == nil {
+		ds = append(slices.Clip(ds), n.Desc.Derived(n.Key, n.Intent)...)
 	}
 	for _, d := range ds {
 		it := r.view.get(d.Key)
-		if d.Key == "" || d.Value == nil || it == nil || it.used || r.g.node(d.Key) != nil || slices.Contains(n.derived, d.Key) {
+		if d.Key == "" || d.Value == nil || it == nil || it.used || r.g.Node(d.Key) != nil || slices.Contains(n.Derived, d.Key) {
 			continue // not found, decided already, or known to the graph
 		}
 		if desc := r.s.lookup(d.Key); desc == nil || !r.view.refreshed[desc] {
 			continue
 		}
 		dn := r.newDerived(n, d.Key)
-		dn.intent, dn.intentSeq = d.Value, r.seq
+		dn.Intent, dn.IntentSeq = d.Value, r.seq
 		r.evaluate(dn)
 		r.adopt(dn, it.value, it.meta)
 		r.adoptDerived(dn)
@@ -327,19 +328,19 @@ func (r *resyncPass) adoptDerived(n *node) {
 // resync's refresh, or by a drift check with flags FlagDrifted): n is no
 // longer applied, MISSING with err, nor are the values derived from it
 // that went with it (wentWith: their descriptor cannot tell).
-func (r *resyncPass) markGone(n *node, err error, flags Flags, wentWith func(dn *node) bool) {
-	prev := n.applied
+func (r *resyncPass) markGone(n *graph.Node, err error, flags Flags, wentWith func(dn *graph.Node) bool) {
+	prev := n.Applied
 	r.mut(n)
-	n.applied, n.metadata, n.state, n.lastErr = nil, nil, MISSING, err
-	r.g.setDeps(n, n.deps, nil)
-	r.g.setExisting(n.key, false)
+	n.Applied, n.Metadata, n.State, n.LastErr = nil, nil, MISSING, err
+	r.g.SetDeps(n, n.Deps, nil)
+	r.g.SetExisting(n.Key, false)
 	r.syncMetadata(n)
-	r.opFor(n, Op{Key: n.key, Kind: OpNone, PrevValue: prev, Flags: flags | FlagMissing | r.nodeFlags(n), Err: err})
+	r.opFor(n, Op{Key: n.Key, Kind: OpNone, PrevValue: prev, Flags: flags | FlagMissing | r.nodeFlags(n), Err: err})
 	// What needs n is reconciled after a resync's repairs: deleted (or
 	// made PENDING) if n cannot come back.
-	r.missingDependents = append(r.missingDependents, r.g.dependentsOf(n.key)...)
-	for _, k := range n.derived {
-		if dn := r.g.node(k); dn != nil && dn.applied != nil && dn.origin != kv.OriginSB && wentWith(dn) {
+	r.missingDependents = append(r.missingDependents, r.g.DependentsOf(n.Key)...)
+	for _, k := range n.Derived {
+		if dn := r.g.Node(k); dn != nil && dn.Applied != nil && dn.Origin != kv.OriginSB && wentWith(dn) {
 			r.markGone(dn, err, flags, wentWith)
 		}
 	}
@@ -348,37 +349,37 @@ func (r *resyncPass) markGone(n *node, err error, flags Flags, wentWith func(dn 
 // adopt takes a value found in the southbound as the applied version of
 // n, intended and not applied: the reconciliation that follows finds it
 // equal to the intent (no call) or updates it.
-func (r *resyncPass) adopt(n *node, value proto.Message, meta any) {
-	if it := r.view.get(n.key); it != nil {
+func (r *resyncPass) adopt(n *graph.Node, value proto.Message, meta any) {
+	if it := r.view.get(n.Key); it != nil {
 		it.used = true
 	}
 	r.mut(n)
-	n.applied, n.metadata, n.origin = value, meta, kv.OriginNB
-	r.g.setDeps(n, n.deps, n.desc.Dependencies(n.key, value))
-	r.g.setExisting(n.key, true)
+	n.Applied, n.Metadata, n.Origin = value, meta, kv.OriginNB
+	r.g.SetDeps(n, n.Deps, n.Desc.Dependencies(n.Key, value))
+	r.g.SetExisting(n.Key, true)
 	r.syncMetadata(n)
-	if n.intent != nil && n.invalidErr() == nil && n.desc.Equivalent(n.key, value, n.intent) {
-		n.state, n.lastErr = CONFIGURED, nil
-		put(&r.viewFresh, n.key, true)
-		r.opFor(n, Op{Key: n.key, Kind: OpNone, Value: value, Flags: FlagAdopted | r.nodeFlags(n)})
+	if n.Intent != nil && n.InvalidErr() == nil && n.Desc.Equivalent(n.Key, value, n.Intent) {
+		n.State, n.LastErr = CONFIGURED, nil
+		put(&r.viewFresh, n.Key, true)
+		r.opFor(n, Op{Key: n.Key, Kind: OpNone, Value: value, Flags: FlagAdopted | r.nodeFlags(n)})
 		return
 	}
 	// Found with other contents: the update (or re-create, or removal)
 	// that follows carries the ADOPTED flag, so that the record never
 	// shows an adopted value in a state it does not have; reportAdopted
 	// records one that nothing followed.
-	put(&r.adopting, n.key, true)
+	put(&r.adopting, n.Key, true)
 }
 
 // adoptFound adopts n, not applied, when the refreshed view holds it and
 // has not been decided yet: whether n is then kept, updated or deleted, the
 // graph must know it is there (a value found PENDING is deleted, not left
 // in the southbound). It reports whether it adopted n.
-func (r *resyncPass) adoptFound(n *node) bool {
-	if n.desc == nil || !r.view.refreshed[n.desc] {
+func (r *resyncPass) adoptFound(n *graph.Node) bool {
+	if n.Desc == nil || !r.view.refreshed[n.Desc] {
 		return false
 	}
-	it := r.view.get(n.key)
+	it := r.view.get(n.Key)
 	if it == nil || it.used {
 		return false
 	}
@@ -390,15 +391,15 @@ func (r *resyncPass) adoptFound(n *node) bool {
 // to be created that the southbound holds already (a derived value of a
 // base adopted in this resync, say) is adopted instead. It reports whether
 // it handled n.
-func (r *resyncPass) adoptOnCreate(n *node) bool {
+func (r *resyncPass) adoptOnCreate(n *graph.Node) bool {
 	switch {
-	case n.desc == nil:
+	case n.Desc == nil:
 		return false
-	case r.view.refreshed[n.desc]:
+	case r.view.refreshed[n.Desc]:
 		if !r.adoptFound(n) {
 			return false // not there; or decided already (a re-create)
 		}
-	case n.desc.CanRetrieve():
+	case n.Desc.CanRetrieve():
 		return false // its Retrieve failed: nothing is known, it is created
 	default:
 		// A derived value whose descriptor cannot Retrieve is taken to
@@ -406,14 +407,14 @@ func (r *resyncPass) adoptOnCreate(n *node) bool {
 		// from the base, not created. (Its descriptor should Retrieve
 		// when the base's comparison leaves out the field that derives
 		// it: a base found equal says nothing of it then.)
-		if n.base == "" || !r.viewFresh[n.base] || n.intent == nil || r.viewFresh[n.key] {
+		if n.Base == "" || !r.viewFresh[n.Base] || n.Intent == nil || r.viewFresh[n.Key] {
 			return false
 		}
-		r.adopt(n, n.intent, nil)
+		r.adopt(n, n.Intent, nil)
 	}
 	r.derive(n)
-	r.triggerDependents(n.key)
-	r.reconcile(n.key)
+	r.triggerDependents(n.Key)
+	r.reconcile(n.Key)
 	return true
 }
 
@@ -425,8 +426,8 @@ func (r *resyncPass) reportAdopted() {
 		return // maps.Keys' iterator would allocate, once per transaction
 	}
 	for _, key := range slices.Sorted(maps.Keys(r.adopting)) {
-		if n := r.g.node(key); n != nil {
-			r.opFor(n, Op{Key: key, Kind: OpNone, Value: n.applied, Flags: r.nodeFlags(n)}) // opFor adds ADOPTED
+		if n := r.g.Node(key); n != nil {
+			r.opFor(n, Op{Key: key, Kind: OpNone, Value: n.Applied, Flags: r.nodeFlags(n)}) // opFor adds ADOPTED
 		}
 	}
 }

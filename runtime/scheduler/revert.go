@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/graph"
 )
 
 // txnPass is the run's passes over a job: applying its items or
@@ -47,7 +48,7 @@ func (r *txnPass) revert() {
 	r.flags |= FlagRevert
 	unsure := ""
 	if f := r.failedOp; f != nil && !f.known {
-		if n := r.g.node(f.key); n != nil && r.canReadBack(n) {
+		if n := r.g.Node(f.key); n != nil && r.canReadBack(n) {
 			// Its read-back failed: read back again, no blind call.
 			if f.known = r.rereadFailed(n, f); !f.known {
 				unsure = f.key
@@ -60,17 +61,17 @@ func (r *txnPass) revert() {
 	}
 	for _, k := range r.priorOrder {
 		p := r.prior[k]
-		n := r.g.node(k)
+		n := r.g.Node(k)
 		if n == nil {
 			if !p.existed {
 				continue
 			}
-			n = r.newNode(k, p.base)
+			n = r.newNode(k, p.Base)
 		}
 		r.mut(n)
-		n.intent, n.intentSeq, n.retries, n.failedSeq = p.intent, p.intentSeq, p.retries, 0
+		n.Intent, n.IntentSeq, n.Retries, n.FailedSeq = p.Intent, p.IntentSeq, p.Retries, 0
 		if k == unsure {
-			n.failedSeq = r.seq32 // no call on it (priorTarget)
+			n.FailedSeq = r.seq32 // no call on it (priorTarget)
 		}
 		r.evaluate(n)
 	}
@@ -81,7 +82,7 @@ func (r *txnPass) revert() {
 	// change join r.priorOrder (see mut): they are restored as well.
 	restore := func() {
 		for _, k := range r.priorOrder {
-			if n := r.g.node(k); n != nil && n.applied != nil && n.origin != kv.OriginSB {
+			if n := r.g.Node(k); n != nil && n.Applied != nil && n.Origin != kv.OriginSB {
 				r.derive(n)
 				r.triggerDependents(k)
 			}
@@ -93,7 +94,7 @@ func (r *txnPass) revert() {
 	}
 	restore()
 	r.retryRefused(r.priorOrder)
-	if slices.ContainsFunc(r.priorOrder, func(k string) bool { return r.refused(r.g.node(k)) }) {
+	if slices.ContainsFunc(r.priorOrder, func(k string) bool { return r.refused(r.g.Node(k)) }) {
 		// Still refused: a value outside the transaction needs what an
 		// undo step removes, and no round moved it to another
 		// satisfier (it is not the revert's to move). As a last resort
@@ -123,21 +124,21 @@ func (r *txnPass) restoreStates() {
 		// error is about (a leftover whose delete failed, put back by
 		// the revert, stays a failed DELETE).
 		p := r.prior[k]
-		n := r.g.node(k)
-		if n == nil && p.existed && p.applied == nil && p.lastErr != nil {
+		n := r.g.Node(k)
+		if n == nil && p.existed && p.Applied == nil && p.LastErr != nil {
 			// It held nothing and nothing intended it (its delete
 			// failed after removing it, say): the graph kept it only
 			// for its failure, which the revert dropped with it. It
 			// comes back as it was.
-			n = r.newNode(k, p.base)
+			n = r.newNode(k, p.Base)
 			r.mut(n)
-			n.intent, n.intentSeq, n.retries = p.intent, p.intentSeq, p.retries
+			n.Intent, n.IntentSeq, n.Retries = p.Intent, p.IntentSeq, p.Retries
 		}
-		if n != nil && n.failedSeq != r.seq32 && n.applied == p.applied && p.existed {
+		if n != nil && n.FailedSeq != r.seq32 && n.Applied == p.Applied && p.existed {
 			r.mut(n)
-			n.state, n.lastErr, n.lastOp = p.state, p.lastErr, p.lastOp
-			if proto.Equal(n.intent, p.intent) { // re-derived on the way: a RETRYING value's retry is of then
-				n.intentSeq, n.retries = p.intentSeq, p.retries
+			n.State, n.LastErr, n.LastOp = p.State, p.LastErr, p.LastOp
+			if proto.Equal(n.Intent, p.Intent) { // re-derived on the way: a RETRYING value's retry is of then
+				n.IntentSeq, n.Retries = p.IntentSeq, p.Retries
 			}
 		}
 	}
@@ -165,9 +166,9 @@ func (r *txnPass) undoFailed(f *failedOp) {
 			"key", f.key, "op", f.kind.String(), "error", err)
 		return
 	}
-	if n := r.g.node(f.key); n != nil && n.applied != nil && f.kind != OpCreate {
+	if n := r.g.Node(f.key); n != nil && n.Applied != nil && f.kind != OpCreate {
 		r.mut(n)
-		n.metadata = meta
+		n.Metadata = meta
 		r.syncMetadata(n)
 	}
 }
@@ -184,13 +185,13 @@ func (r *txnPass) retryRefused(keys []string) {
 	for range keys {
 		var again []string
 		for _, k := range keys {
-			if refused(r.g.node(k)) {
+			if refused(r.g.Node(k)) {
 				again = append(again, k)
 			}
 		}
 		progress := false
 		for _, k := range again {
-			n := r.g.node(k)
+			n := r.g.Node(k)
 			if !refused(n) {
 				// Resolved by an earlier one of this round (gone,
 				// say).
@@ -198,11 +199,11 @@ func (r *txnPass) retryRefused(keys []string) {
 				resolved = append(resolved, k)
 				continue
 			}
-			before := n.applied
+			before := n.Applied
 			r.mut(n)
-			n.failedSeq, n.lastErr = 0, nil
+			n.FailedSeq, n.LastErr = 0, nil
 			r.reconcile(k)
-			if n = r.g.node(k); n == nil || n.applied != before || !refused(n) {
+			if n = r.g.Node(k); n == nil || n.Applied != before || !refused(n) {
 				progress = true
 				resolved = append(resolved, k)
 			}
@@ -215,7 +216,7 @@ func (r *txnPass) retryRefused(keys []string) {
 		return
 	}
 	drop := func(key string, err error) bool {
-		return err != nil && errors.Is(err, ErrStillNeeded) && slices.Contains(resolved, key) && !refused(r.g.node(key))
+		return err != nil && errors.Is(err, ErrStillNeeded) && slices.Contains(resolved, key) && !refused(r.g.Node(key))
 	}
 	r.ops = slices.DeleteFunc(r.ops, func(o Op) bool { return drop(o.Key, o.Err) })
 	r.errs = slices.DeleteFunc(r.errs, func(e KeyError) bool { return drop(e.Key, e.Err) })
@@ -223,21 +224,21 @@ func (r *txnPass) retryRefused(keys []string) {
 
 // refused reports whether n's undo step was refused with no call, as
 // still needed.
-func (r *txnPass) refused(n *node) bool {
-	return n != nil && n.failedSeq == r.seq32 && errors.Is(n.lastErr, ErrStillNeeded)
+func (r *txnPass) refused(n *graph.Node) bool {
+	return n != nil && n.FailedSeq == r.seq32 && errors.Is(n.LastErr, ErrStillNeeded)
 }
 
 // rereadFailed reads back n, whose failed call f and its read-back failed:
 // a revert makes no blind call on it (doc.go). It returns whether n is
 // known now: the graph then holds what the southbound does (a delete
 // found gone reads back its cycle partners), to restore like any other.
-func (r *txnPass) rereadFailed(n *node, f *failedOp) bool {
-	found, meta, known := r.readBack(n, r.g.unsure[f.key])
+func (r *txnPass) rereadFailed(n *graph.Node, f *failedOp) bool {
+	found, meta, known := r.readBack(n, r.g.Unsure[f.key])
 	if !known {
 		return false
 	}
 	r.mut(n)
-	if found == nil && n.applied != nil {
+	if found == nil && n.Applied != nil {
 		r.remove(n, 0, true) // gone: what needs it and what it derives go first
 	}
 	r.takeApplied(n, found, meta)
@@ -255,15 +256,15 @@ func (r *txnPass) rereadFailed(n *node, f *failedOp) bool {
 // transaction had created ended with no status at all.
 func (r *txnPass) keepUnsureUndo() {
 	f := r.failedOp
-	if f == nil || f.known || r.g.unsure[f.key] == nil {
+	if f == nil || f.known || r.g.Unsure[f.key] == nil {
 		return
 	}
-	n := r.g.node(f.key)
+	n := r.g.Node(f.key)
 	if n == nil {
-		n = r.newNode(f.key, r.prior[f.key].base)
+		n = r.newNode(f.key, r.prior[f.key].Base)
 	}
 	r.mut(n)
-	n.state, n.lastOp, n.failedSeq, n.lastErr = FAILED, f.kind, r.seq32, f.err
+	n.State, n.LastOp, n.FailedSeq, n.LastErr = FAILED, f.kind, r.seq32, f.err
 }
 
 // setUndoState sets the state of the blind undo of the failed operation to
@@ -273,8 +274,8 @@ func (r *txnPass) setUndoState() {
 		return
 	}
 	o := &r.ops[r.undoOp]
-	if n := r.g.node(o.Key); n != nil {
-		o.State = n.state
+	if n := r.g.Node(o.Key); n != nil {
+		o.State = n.State
 	} else {
 		o.State = REMOVED
 	}
@@ -285,7 +286,7 @@ func (r *txnPass) setUndoState() {
 // retries, applied, state, lastErr and lastOp.
 type priorNode struct {
 	existed bool
-	nodeFields
+	graph.NodeFields
 }
 
 type failedOp struct {
@@ -302,13 +303,13 @@ type failedOp struct {
 
 // remember records the state of key before the forward pass of a
 // reverting transaction changed it (n nil: the key did not exist).
-func (r *txnPass) remember(key string, n *node) {
+func (r *txnPass) remember(key string, n *graph.Node) {
 	if _, seen := r.prior[key]; seen {
 		return
 	}
 	p := priorNode{}
 	if n != nil {
-		p = priorNode{true, n.nodeFields}
+		p = priorNode{true, n.NodeFields}
 	}
 	r.prior[key] = p
 	r.priorOrder = append(r.priorOrder, key)
@@ -316,22 +317,22 @@ func (r *txnPass) remember(key string, n *node) {
 
 // priorTarget is the target of a value while a revert restores what was
 // applied before the transaction: that value, once what it needs exists.
-func (r *txnPass) priorTarget(n *node, want proto.Message) (proto.Message, bool) {
+func (r *txnPass) priorTarget(n *graph.Node, want proto.Message) (proto.Message, bool) {
 	switch {
 	case want == nil:
 		return nil, false
-	case n.failedSeq == r.seq32:
+	case n.FailedSeq == r.seq32:
 		// An undo call of n failed: not again, as in target (a create
 		// made again could find what it needs gone since).
-		if n.applied != nil && n.lastOp != OpDelete && !r.depsMet(n, n.adeps()) {
+		if n.Applied != nil && n.LastOp != OpDelete && !r.depsMet(n, n.Adeps()) {
 			return nil, false
 		}
-		return n.applied, false
-	case want == n.intent && n.invalidErr() == nil:
-		if !r.depsMet(n, n.deps) {
+		return n.Applied, false
+	case want == n.Intent && n.InvalidErr() == nil:
+		if !r.depsMet(n, n.Deps) {
 			return nil, true
 		}
-	case !r.depsMet(n, n.desc.Dependencies(n.key, want)):
+	case !r.depsMet(n, n.Desc.Dependencies(n.Key, want)):
 		return nil, true
 	}
 	return want, false

@@ -62,10 +62,10 @@ func (s *jobs) safely(j *job, fn func()) {
 		s.opts.logger.Error("recovered a panic of a scheduler job; the job failed", "kind", j.kind.String(), "seq", seq,
 			"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 		if s.locked {
-			if s.g.open {
-				s.g.rollback(nil)
+			if s.g.Open {
+				s.g.Rollback(nil)
 			}
-			s.panics.drain()
+			s.panics.Drain()
 			s.publish(nil, s.seq) // what the graph holds now, rolled back or not
 			s.unlock()
 		}

@@ -53,8 +53,8 @@ func TestJobPanicIsRecovered(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "panicked: boom in OpDone") || !strings.Contains(err.Error(), "transaction #") {
 			t.Fatalf("async %v: %v, want the job's panic", async, err)
 		}
-		if s.locked || s.g.open {
-			t.Fatalf("graph still locked (%v) or journal open (%v)", s.locked, s.g.open)
+		if s.locked || s.g.Open {
+			t.Fatalf("graph still locked (%v) or journal open (%v)", s.locked, s.g.Open)
 		}
 	}
 	s.opts.observer = nil

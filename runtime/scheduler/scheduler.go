@@ -12,7 +12,10 @@ import (
 	"time"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/graph"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/guard"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/registry"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/view"
 )
 
 // Scheduler keeps a southbound in sync with the intended state of its
@@ -30,11 +33,11 @@ type Scheduler struct {
 	// while it runs a job. Readers never take it: they read the view,
 	// which the worker publishes into when a job ends.
 	mu    sync.Mutex
-	g     *graph
+	g     *graph.Graph
 	descs map[string]kv.Descriptor
 	index registry.Index
 	seq   uint64
-	view  *view
+	view  *view.View
 	// retrieveOrder lists the descriptors that can Retrieve, in
 	// RetrieveDependencies order (set at registration).
 	retrieveOrder []kv.Descriptor
@@ -42,7 +45,7 @@ type Scheduler struct {
 	watchers watcherSet
 
 	// panics collects what the descriptors' guards recovered.
-	panics panicRecord
+	panics guard.PanicRecord
 }
 
 // job is one unit of work of the worker: a transaction of some kind, or a
@@ -94,7 +97,7 @@ func New(opts ...Option) (*Scheduler, error) {
 	if o.observer != nil {
 		o.observer = &safeObserver{o: o.observer, logger: o.logger}
 	}
-	g := newGraph()
+	g := graph.NewGraph()
 	s := &Scheduler{
 		opts:   o,
 		g:      g,
@@ -102,11 +105,11 @@ func New(opts ...Option) (*Scheduler, error) {
 		index:  registry.New(),
 		jobs:   jobs{wake: make(chan struct{}, 1), stopped: make(chan struct{}), timers: map[*time.Timer]struct{}{}},
 		caller: caller{abandon: make(chan struct{}, 1)},
-		view:   newView(&g.nodes, history{Max: o.historyRecords, MaxAge: o.historyAge}, o.maxCycle),
+		view:   view.NewView(&g.Nodes, view.History{Max: o.historyRecords, MaxAge: o.historyAge}, o.maxCycle),
 		seq:    o.seqAfter,
 	}
 	s.caller.Scheduler, s.executor.Scheduler, s.jobs.Scheduler = s, s, s
-	s.panics.logger = o.logger
+	s.panics.Logger = o.logger
 	s.watchers.logger = o.logger
 	s.preloadHistory()
 	go s.worker()
@@ -136,19 +139,19 @@ func (s *Scheduler) Register(ds ...kv.Descriptor) error {
 
 // Descriptors returns the names of the registered descriptors, sorted.
 func (s *Scheduler) Descriptors() []string {
-	return slices.Sorted(maps.Keys(s.view.state.Load().descs))
+	return slices.Sorted(maps.Keys(s.view.State.Load().Descs))
 }
 
 // Descriptor returns the registered descriptor with the given name.
 func (s *Scheduler) Descriptor(name string) (kv.Descriptor, bool) {
-	d, ok := s.view.state.Load().descs[name]
-	return unguard(d), ok
+	d, ok := s.view.State.Load().Descs[name]
+	return guard.Unguard(d), ok
 }
 
 // DescriptorForKey returns the descriptor that handles key.
 func (s *Scheduler) DescriptorForKey(key string) (kv.Descriptor, bool) {
-	d := s.view.state.Load().index.Lookup(key)
-	return unguard(d), d != nil
+	d := s.view.State.Load().Index.Lookup(key)
+	return guard.Unguard(d), d != nil
 }
 
 // lookup returns the descriptor of a new value's key (see registry.Index.resolve).
@@ -386,7 +389,7 @@ func (s *jobs) process(j *job) {
 			return
 		}
 		for _, d := range j.register {
-			g := &guard{Descriptor: d, rec: &s.panics}
+			g := &guard.Guard{Descriptor: d, Rec: &s.panics}
 			s.descs[d.Name()] = g
 			s.index.Add(g)
 		}
@@ -417,13 +420,13 @@ func (s *jobs) process(j *job) {
 // endJob records a transaction's result, releases the graph and delivers
 // the result.
 func (s *jobs) endJob(j *job, res txnOutput) {
-	var entry *histEntry
-	if !res.DryRun && s.view.hist.Max > 0 {
+	var entry *view.HistEntry
+	if !res.DryRun && s.view.Hist.Max > 0 {
 		// The history keeps a compact copy of the record: this one need
 		// not outlive the call.
 		rec := res.record(j)
 		asPlanned := len(res.Executed) > 0 && len(res.Planned) > 0 && &res.Executed[0] == &res.Planned[0]
-		entry = newHistEntry(&rec, asPlanned)
+		entry = view.NewHistEntry(&rec, asPlanned)
 	}
 	var seq uint64
 	if !res.DryRun {
@@ -487,13 +490,13 @@ func (s *Scheduler) newlyImplemented(ds []kv.Descriptor) []KeyValue {
 		}
 		return false
 	}
-	for key := range s.g.unimplemented {
+	for key := range s.g.Unimplemented {
 		if handled(key) {
 			items = append(items, KeyValue{Key: key})
 		}
 	}
-	for key, n := range s.g.all() {
-		if registry.IsMisfit(n.desc) && handled(key) {
+	for key, n := range s.g.All() {
+		if registry.IsMisfit(n.Desc) && handled(key) {
 			items = append(items, KeyValue{Key: key})
 		}
 	}

@@ -9,7 +9,9 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/graph"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/registry"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/view"
 )
 
 // GraphSnapshot returns the graph of values as of the end of transaction
@@ -20,42 +22,42 @@ import (
 func (s *Scheduler) GraphSnapshot(seq uint64) (*GraphSnapshot, error) {
 	// The values are copied out of the view at one published state; the
 	// rewind and the edges are worked out from the copy.
-	r := s.view.read()
-	last := r.st.seq
+	r := s.view.Read()
+	last := r.St.Seq
 	if seq > last {
-		r.done()
+		r.Done()
 		return nil, fmt.Errorf("scheduler: no transaction %d yet (the last is %d)", seq, last)
 	}
 	if seq == 0 {
 		seq = last
 	}
 	ents := map[string]snapEntry{}
-	r.each(func(key string, rec *viewRec) bool {
-		e := snapEntry{state: rec.state, value: rec.intent(), meta: rec.m().metadata, origin: rec.origin, derived: rec.m().base != "", err: rec.m().lastErr}
+	r.Each(func(key string, rec *graph.ViewRec) bool {
+		e := snapEntry{state: rec.State, value: rec.Intent(), meta: rec.M().Metadata, origin: rec.Origin, derived: rec.M().Base != "", err: rec.M().LastErr}
 		if e.value == nil {
-			e.value = rec.applied()
+			e.value = rec.Applied()
 		}
 		ents[key] = e
 		return true
 	})
-	r.done()
-	recs, idx := r.st.hist, r.st.index
+	r.Done()
+	recs, idx := r.St.Hist, r.St.Index
 
 	snap := &GraphSnapshot{Seq: seq}
-	at := findEntry(recs, seq)
+	at := view.FindEntry(recs, seq)
 	if seq < last {
 		if at == nil {
 			oldest := "the history is empty or off"
 			if len(recs) > 0 {
-				oldest = fmt.Sprintf("the oldest kept is %d", recs[0].rec.seq)
+				oldest = fmt.Sprintf("the oldest kept is %d", recs[0].Rec.Seq)
 			}
 			return nil, fmt.Errorf("scheduler: transaction %d is out of the history's retention (%s)", seq, oldest)
 		}
 		rewind(ents, recs, seq)
 	}
 	if at != nil {
-		snap.Time = at.rec.end
-		snap.Touched = slices.Sorted(maps.Keys(setOf(at.executed, func(o *histOp) string { return o.key })))
+		snap.Time = at.Rec.End
+		snap.Touched = slices.Sorted(maps.Keys(setOf(at.Executed, func(o *view.HistOp) string { return o.Key })))
 	}
 	buildSnapshot(snap, ents, idx)
 	return snap, nil
@@ -77,28 +79,28 @@ func (e snapEntry) exists() bool {
 
 // rewind turns ents, the values now, into the values as of the end of
 // transaction seq, using the retained records (oldest first).
-func rewind(ents map[string]snapEntry, recs []*histEntry, seq uint64) {
+func rewind(ents map[string]snapEntry, recs []*view.HistEntry, seq uint64) {
 	// The keys changed after seq, with their first operation after it.
 	firstAfter := map[string]histRef{}
 	for _, rec := range recs {
-		if rec.rec.seq <= seq {
+		if rec.Rec.Seq <= seq {
 			continue
 		}
-		for i := range rec.executed {
-			if o := &rec.executed[i]; firstAfter[o.key].o == nil {
-				firstAfter[o.key] = histRef{rec, o}
+		for i := range rec.Executed {
+			if o := &rec.Executed[i]; firstAfter[o.Key].o == nil {
+				firstAfter[o.Key] = histRef{rec, o}
 			}
 		}
 	}
 	// Their last operation up to seq, if the history has it.
 	lastUpTo := map[string]histRef{}
 	for _, rec := range recs {
-		if rec.rec.seq > seq {
+		if rec.Rec.Seq > seq {
 			break
 		}
-		for i := range rec.executed {
-			if o := &rec.executed[i]; firstAfter[o.key].o != nil {
-				lastUpTo[o.key] = histRef{rec, o}
+		for i := range rec.Executed {
+			if o := &rec.Executed[i]; firstAfter[o.Key].o != nil {
+				lastUpTo[o.Key] = histRef{rec, o}
 			}
 		}
 	}
@@ -106,10 +108,10 @@ func rewind(ents map[string]snapEntry, recs []*histEntry, seq uint64) {
 		var e snapEntry
 		var ok bool
 		if o := lastUpTo[key]; o.o != nil {
-			op := o.e.op(o.o)
+			op := o.e.Op(o.o)
 			e, ok = afterOp(&op)
 		} else {
-			op := first.e.op(first.o)
+			op := first.e.Op(first.o)
 			e, ok = beforeOp(&op)
 		}
 		if ok {
@@ -160,8 +162,8 @@ func beforeOp(o *Op) (snapEntry, bool) {
 
 // histRef is an operation of a history entry.
 type histRef struct {
-	e *histEntry
-	o *histOp
+	e *view.HistEntry
+	o *view.HistOp
 }
 
 // buildSnapshot fills the nodes and edges of snap from the values.

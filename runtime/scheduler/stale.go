@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/graph"
 )
 
 // dropStale deletes what the refresh found of ours (claimed by its
@@ -30,9 +31,9 @@ func (r *resyncPass) dropStale(early bool) {
 	// Stale values of ours that the graph knows already (an earlier run
 	// failed to delete them): a base found stale now is linked to them,
 	// or they to it.
-	var leftovers []*node
+	var leftovers []*graph.Node
 	for _, key := range r.leftovers {
-		if n := r.g.node(key); r.leftover(n) {
+		if n := r.g.Node(key); r.leftover(n) {
 			leftovers = append(leftovers, n)
 		}
 	}
@@ -49,15 +50,15 @@ func (r *resyncPass) dropStale(early bool) {
 	r.linkStale(added, leftovers)
 	if early {
 		for _, n := range added {
-			r.staleTaken = append(r.staleTaken, n.key)
+			r.staleTaken = append(r.staleTaken, n.Key)
 		}
 	}
 	// The base of a value kept is kept too.
 	for changed := true; changed; {
 		changed = false
 		for _, n := range taken {
-			if neededBy[n.key] != "" && n.base != "" && neededBy[n.base] == "" && r.view.get(n.base) != nil {
-				neededBy[n.base], changed = n.key, true
+			if neededBy[n.Key] != "" && n.Base != "" && neededBy[n.Base] == "" && r.view.get(n.Base) != nil {
+				neededBy[n.Base], changed = n.Key, true
 			}
 		}
 		if changed {
@@ -65,10 +66,10 @@ func (r *resyncPass) dropStale(early bool) {
 		}
 	}
 	for _, n := range added {
-		r.opFor(n, Op{Key: n.key, Kind: OpNone, Value: n.applied, Flags: FlagStale | r.nodeFlags(n)})
+		r.opFor(n, Op{Key: n.Key, Kind: OpNone, Value: n.Applied, Flags: FlagStale | r.nodeFlags(n)})
 	}
 	for _, n := range taken {
-		r.decideStale(n, neededBy[n.key], early)
+		r.decideStale(n, neededBy[n.Key], early)
 	}
 }
 
@@ -83,7 +84,7 @@ func (r *resyncPass) staleFound(early bool) []string {
 	}
 	if !early {
 		for _, k := range r.staleDeferred {
-			if n := r.g.node(k); n != nil && n.applied != nil && n.intent == nil && n.origin == kv.OriginNB && !n.removing {
+			if n := r.g.Node(k); n != nil && n.Applied != nil && n.Intent == nil && n.Origin == kv.OriginNB && !n.Removing {
 				stale = append(stale, k)
 			}
 		}
@@ -113,7 +114,7 @@ func (r *resyncPass) staleIntended(stale []string) ([]string, map[string]proto.M
 	})
 	slices.Sort(bases)
 	for _, b := range slices.Compact(bases) {
-		if n := r.g.node(b); n != nil && n.applied != nil && n.origin == kv.OriginNB && !n.removing {
+		if n := r.g.Node(b); n != nil && n.Applied != nil && n.Origin == kv.OriginNB && !n.Removing {
 			r.adoptDerived(n)
 		}
 	}
@@ -130,16 +131,16 @@ func (r *resyncPass) staleIntended(stale []string) ([]string, map[string]proto.M
 // takeStale takes the stale values into the graph as found: added are
 // those new to it, taken those that dropStale decides on (the added, and
 // late, those the first pass deferred).
-func (r *resyncPass) takeStale(stale []string, unread map[string]proto.Message, early bool) (added, taken []*node) {
+func (r *resyncPass) takeStale(stale []string, unread map[string]proto.Message, early bool) (added, taken []*graph.Node) {
 	for _, key := range stale {
 		value, meta := unread[key], any(nil)
 		it := r.view.get(key)
 		if it != nil {
 			value, meta = it.value, it.meta
 		}
-		n := r.g.node(key)
-		if n != nil && (n.applied != nil || n.intent != nil) {
-			if !early && n.intent == nil && slices.Contains(r.staleDeferred, key) {
+		n := r.g.Node(key)
+		if n != nil && (n.Applied != nil || n.Intent != nil) {
+			if !early && n.Intent == nil && slices.Contains(r.staleDeferred, key) {
 				taken = append(taken, n) // deferred by the first pass
 			}
 			continue // handled by the reconciliation
@@ -151,12 +152,12 @@ func (r *resyncPass) takeStale(stale []string, unread map[string]proto.Message, 
 			it.used = true // decided: deleted, never adopted again in this run
 		}
 		r.mut(n)
-		if n.base != "" && orphanedFrom(n, r.g.node(n.base)) {
-			n.base = "" // a node left of a derived value: linked again below
+		if n.Base != "" && orphanedFrom(n, r.g.Node(n.Base)) {
+			n.Base = "" // a node left of a derived value: linked again below
 		}
-		n.applied, n.metadata, n.origin = value, meta, kv.OriginNB
-		r.g.setDeps(n, nil, n.desc.Dependencies(key, value))
-		r.g.setExisting(key, true)
+		n.Applied, n.Metadata, n.Origin = value, meta, kv.OriginNB
+		r.g.SetDeps(n, nil, n.Desc.Dependencies(key, value))
+		r.g.SetExisting(key, true)
 		added = append(added, n)
 		taken = append(taken, n)
 	}
@@ -165,20 +166,20 @@ func (r *resyncPass) takeStale(stale []string, unread map[string]proto.Message, 
 
 // decideStale deletes a stale value taken up, or keeps it when neededBy (a
 // value found and not decided that needs it) is set.
-func (r *resyncPass) decideStale(n *node, neededBy string, early bool) {
+func (r *resyncPass) decideStale(n *graph.Node, neededBy string, early bool) {
 	switch {
-	case n.base != "" && (r.g.node(n.base) == nil || r.g.node(n.base).intent == nil):
+	case n.Base != "" && (r.g.Node(n.Base) == nil || r.g.Node(n.Base).Intent == nil):
 		// Goes with its base, stale too (or gone already, with it).
 	case neededBy != "" && early:
-		r.staleDeferred = append(r.staleDeferred, n.key) // decided last
+		r.staleDeferred = append(r.staleDeferred, n.Key) // decided last
 	case neededBy != "":
 		// Kept, and says why: deleting it would pull it from under a value
 		// the scheduler could not decide on. A later resync decides again.
 		r.mut(n)
 		r.fail(n, OpDelete, fmt.Errorf("not deleted, %w: %s, found in the southbound and not decided, needs it",
-			ErrStillNeeded, neededBy), r.nodeFlags(n)|FlagStale, n.applied, nil, true)
+			ErrStillNeeded, neededBy), r.nodeFlags(n)|FlagStale, n.Applied, nil, true)
 	default:
-		r.reconcile(n.key) // its derived values go with it
+		r.reconcile(n.Key) // its derived values go with it
 	}
 }
 
@@ -196,11 +197,11 @@ func (r *resyncPass) takeUnclaimedDerived(derived []string, intended map[string]
 		if it == nil || it.used {
 			continue
 		}
-		if b := r.g.node(intended[key]); b != nil && b.applied != nil && !b.removing {
+		if b := r.g.Node(intended[key]); b != nil && b.Applied != nil && !b.Removing {
 			continue // linked to it by adoptDerived
 		}
-		n := r.g.node(key)
-		if n != nil && (n.applied != nil || n.intent != nil) {
+		n := r.g.Node(key)
+		if n != nil && (n.Applied != nil || n.Intent != nil) {
 			continue
 		}
 		if n == nil {
@@ -208,14 +209,14 @@ func (r *resyncPass) takeUnclaimedDerived(derived []string, intended map[string]
 				continue
 			}
 			n = r.newNode(key, "")
-		} else if n.desc == nil {
+		} else if n.Desc == nil {
 			continue
 		}
 		it.used = true // taken: never adopted again in this run
 		r.mut(n)
-		n.applied, n.metadata, n.origin = it.value, it.meta, kv.OriginNB
-		r.g.setDeps(n, n.deps, r.depsOfValue(n, it.value))
-		r.g.setExisting(key, true)
+		n.Applied, n.Metadata, n.Origin = it.value, it.meta, kv.OriginNB
+		r.g.SetDeps(n, n.Deps, r.depsOfValue(n, it.value))
+		r.g.SetExisting(key, true)
 		// Decided, and linked to its base when the base stays, by the
 		// last pass.
 		r.staleDeferred = append(r.staleDeferred, key)
@@ -239,7 +240,7 @@ func (r *resyncPass) unreadDerived(stale []string, intended map[string]string) m
 		for _, dv := range d.Derived(key, value) {
 			dd := r.s.lookup(dv.Key)
 			if dv.Key == "" || dv.Value == nil || dd == nil || r.view.refreshed[dd] || out[dv.Key] != nil ||
-				r.view.get(dv.Key) != nil || r.g.node(dv.Key) != nil || intended[dv.Key] != "" {
+				r.view.get(dv.Key) != nil || r.g.Node(dv.Key) != nil || intended[dv.Key] != "" {
 				continue
 			}
 			put(&out, dv.Key, dv.Value)
@@ -247,8 +248,8 @@ func (r *resyncPass) unreadDerived(stale []string, intended map[string]string) m
 		}
 	}
 	for _, key := range stale {
-		n := r.g.node(key)
-		if it := r.view.get(key); it != nil && (n == nil || n.applied == nil && n.intent == nil) {
+		n := r.g.Node(key)
+		if it := r.view.get(key); it != nil && (n == nil || n.Applied == nil && n.Intent == nil) {
 			walk(r.s.lookup(key), key, it.value, 0)
 		}
 	}
@@ -261,13 +262,13 @@ func (r *resyncPass) unreadDerived(stale []string, intended map[string]string) m
 // the graph does not know: the found version of a base says what it has,
 // so they are taken to exist, derived from n, and go before it (see
 // unreadDerived for the stale values).
-func (r *resyncPass) takeUnreadDerived(n *node) {
-	if n.desc == nil || n.applied == nil || n.origin != kv.OriginNB {
+func (r *resyncPass) takeUnreadDerived(n *graph.Node) {
+	if n.Desc == nil || n.Applied == nil || n.Origin != kv.OriginNB {
 		return
 	}
-	for _, dv := range n.desc.Derived(n.key, n.applied) {
+	for _, dv := range n.Desc.Derived(n.Key, n.Applied) {
 		dd := r.s.lookup(dv.Key)
-		if dv.Key == "" || dv.Value == nil || dd == nil || r.view.refreshed[dd] || r.g.node(dv.Key) != nil {
+		if dv.Key == "" || dv.Value == nil || dd == nil || r.view.refreshed[dd] || r.g.Node(dv.Key) != nil {
 			continue
 		}
 		r.takeStaleDerived(n, dv.Key, dv.Value, nil)
@@ -281,16 +282,16 @@ func (r *resyncPass) takeUnreadDerived(n *node) {
 // found, or the one their descriptor's BaseOf names (a southbound may
 // report a base without the field that derives). A base is then deleted
 // only after what it derives, and stays when that cannot go.
-func (r *resyncPass) linkStale(added, leftovers []*node) {
-	pool := make(map[string]*node, len(added)+len(leftovers)+len(r.staleTaken))
+func (r *resyncPass) linkStale(added, leftovers []*graph.Node) {
+	pool := make(map[string]*graph.Node, len(added)+len(leftovers)+len(r.staleTaken))
 	for _, n := range added {
-		pool[n.key] = n
+		pool[n.Key] = n
 	}
 	for _, n := range leftovers {
-		pool[n.key] = n
+		pool[n.Key] = n
 	}
 	for _, k := range r.staleTaken {
-		if n := r.g.node(k); n != nil && pool[k] == nil && n.applied != nil && n.intent == nil && n.origin == kv.OriginNB && !n.removing {
+		if n := r.g.Node(k); n != nil && pool[k] == nil && n.Applied != nil && n.Intent == nil && n.Origin == kv.OriginNB && !n.Removing {
 			pool[k] = n
 		}
 	}
@@ -301,7 +302,7 @@ func (r *resyncPass) linkStale(added, leftovers []*node) {
 	keys := slices.Sorted(maps.Keys(pool))
 	for _, k := range keys {
 		n := pool[k]
-		for _, d := range n.desc.Derived(n.key, n.applied) {
+		for _, d := range n.Desc.Derived(n.Key, n.Applied) {
 			if dn := pool[d.Key]; dn != nil {
 				link(dn, n)
 			}
@@ -309,13 +310,13 @@ func (r *resyncPass) linkStale(added, leftovers []*node) {
 	}
 	for _, k := range keys {
 		dn := pool[k]
-		if dn.base != "" {
+		if dn.Base != "" {
 			continue
 		}
-		b := dn.desc.BaseOf(k)
+		b := dn.Desc.BaseOf(k)
 		if n := pool[b]; n != nil {
 			link(dn, n)
-		} else if n := r.g.node(b); n != nil && n.desc != nil && n.applied != nil && n.origin == kv.OriginNB && !n.removing {
+		} else if n := r.g.Node(b); n != nil && n.Desc != nil && n.Applied != nil && n.Origin == kv.OriginNB && !n.Removing {
 			// A base of ours that stays (intended, found as another
 			// version, say): an update or re-create of it deletes the
 			// value first, as it would one it derived.
@@ -326,36 +327,36 @@ func (r *resyncPass) linkStale(added, leftovers []*node) {
 
 // linkDerived makes dn, a stale value with no base, a derived value of n:
 // a removal, update or re-create of n then deletes it first.
-func (r *resyncPass) linkDerived(dn, n *node) {
-	if dn != n && dn.base == "" && n.base != dn.key {
+func (r *resyncPass) linkDerived(dn, n *graph.Node) {
+	if dn != n && dn.Base == "" && n.Base != dn.Key {
 		r.linkBase(dn, n)
 	}
 }
 
 // linkBase makes n the base of dn, which n's applied version does not
 // derive (dn was found in the southbound): n goes only after dn.
-func (r *derivation) linkBase(dn, n *node) {
+func (r *derivation) linkBase(dn, n *graph.Node) {
 	r.mut(dn)
-	dn.base = n.key
+	dn.Base = n.Key
 	r.mut(n)
-	n.derived = append(slices.Clone(n.derived), dn.key)
+	n.Derived = append(slices.Clone(n.Derived), dn.Key)
 }
 
 // newDerived adds a node for key, derived from n.
-func (r *derivation) newDerived(n *node, key string) *node {
+func (r *derivation) newDerived(n *graph.Node, key string) *graph.Node {
 	r.mut(n)
-	n.derived = append(slices.Clone(n.derived), key)
-	return r.newNode(key, n.key)
+	n.Derived = append(slices.Clone(n.Derived), key)
+	return r.newNode(key, n.Key)
 }
 
 // takeStaleDerived takes up key, which the southbound holds as value (with
 // meta) and which n derives, as a stale value derived from n: it goes
 // before n.
-func (r *resyncPass) takeStaleDerived(n *node, key string, value proto.Message, meta any) *node {
+func (r *resyncPass) takeStaleDerived(n *graph.Node, key string, value proto.Message, meta any) *graph.Node {
 	dn := r.newDerived(n, key)
-	dn.applied, dn.metadata = value, meta
-	r.g.setDeps(dn, nil, dn.desc.Dependencies(key, value))
-	r.g.setExisting(key, true)
+	dn.Applied, dn.Metadata = value, meta
+	r.g.SetDeps(dn, nil, dn.Desc.Dependencies(key, value))
+	r.g.SetExisting(key, true)
 	r.opFor(dn, Op{Key: key, Kind: OpNone, Value: value, Flags: FlagStale | r.nodeFlags(dn)})
 	return dn
 }
@@ -366,12 +367,12 @@ func (r *resyncPass) takeStaleDerived(n *node, key string, value proto.Message, 
 // base, values the resync's refresh found that have no node yet, and
 // leftovers whose descriptor names n as their base. A removal or
 // re-create of n then deletes them first.
-func (r *resyncPass) linkFoundDerived(n *node) {
-	if n.desc == nil || n.applied == nil || n.origin != kv.OriginNB {
+func (r *resyncPass) linkFoundDerived(n *graph.Node) {
+	if n.Desc == nil || n.Applied == nil || n.Origin != kv.OriginNB {
 		return
 	}
-	for _, d := range n.desc.Derived(n.key, n.applied) {
-		dn := r.g.node(d.Key)
+	for _, d := range n.Desc.Derived(n.Key, n.Applied) {
+		dn := r.g.Node(d.Key)
 		switch {
 		case dn == nil:
 			if r.view == nil {
@@ -384,7 +385,7 @@ func (r *resyncPass) linkFoundDerived(n *node) {
 			}
 			it.used = true
 			r.syncMetadata(r.takeStaleDerived(n, d.Key, it.value, it.meta))
-		case dn != n && dn.desc != nil && dn.applied != nil && !dn.removing && dn.base == "" && dn.intent == nil:
+		case dn != n && dn.Desc != nil && dn.Applied != nil && !dn.Removing && dn.Base == "" && dn.Intent == nil:
 			r.linkDerived(dn, n)
 		}
 	}
@@ -392,14 +393,14 @@ func (r *resyncPass) linkFoundDerived(n *node) {
 	// though n's version does not derive them (a rare scan: n was of
 	// unknown outcome, or its create failed).
 	var left []string
-	for key, dn := range r.g.all() {
-		if r.leftover(dn) && dn.desc.BaseOf(key) == n.key {
+	for key, dn := range r.g.All() {
+		if r.leftover(dn) && dn.Desc.BaseOf(key) == n.Key {
 			left = append(left, key)
 		}
 	}
 	slices.Sort(left)
 	for _, key := range left {
-		r.linkDerived(r.g.node(key), n)
+		r.linkDerived(r.g.Node(key), n)
 	}
 }
 
@@ -408,12 +409,12 @@ func (r *resyncPass) linkFoundDerived(n *node) {
 // failed, say), to its base as its descriptor's BaseOf names it, when the
 // graph knows that base as applied now: the base is then deleted only
 // after it.
-func (r *resyncPass) linkLeftover(n *node) {
+func (r *resyncPass) linkLeftover(n *graph.Node) {
 	if !r.leftover(n) {
 		return
 	}
-	b := r.g.node(n.desc.BaseOf(n.key))
-	if b != nil && b.desc != nil && b.applied != nil && b.origin == kv.OriginNB && !b.removing {
+	b := r.g.Node(n.Desc.BaseOf(n.Key))
+	if b != nil && b.Desc != nil && b.Applied != nil && b.Origin == kv.OriginNB && !b.Removing {
 		r.linkDerived(n, b)
 	}
 }
@@ -421,8 +422,8 @@ func (r *resyncPass) linkLeftover(n *node) {
 // leftover reports whether n is a value of ours that nothing intends nor
 // derives and that the southbound holds (as far as known): its delete
 // failed.
-func (r *resyncPass) leftover(n *node) bool {
-	return n != nil && n.desc != nil && n.applied != nil && n.intent == nil && n.base == "" && n.origin == kv.OriginNB && !n.removing
+func (r *resyncPass) leftover(n *graph.Node) bool {
+	return n != nil && n.Desc != nil && n.Applied != nil && n.Intent == nil && n.Base == "" && n.Origin == kv.OriginNB && !n.Removing
 }
 
 // neededBy maps each key of stale that another value the refresh found
@@ -435,7 +436,7 @@ func (r *resyncPass) neededBy(stale []string, early bool) map[string]string {
 	needed := map[string]string{}
 	for i := range r.view.items {
 		it := &r.view.items[i]
-		if isStale[it.key] || !early && (it.used || r.g.node(it.key) != nil) {
+		if isStale[it.key] || !early && (it.used || r.g.Node(it.key) != nil) {
 			continue
 		}
 		eachNeeded(r.s.lookup(it.key), it.key, it.value, stale, false, func(t string) {

@@ -9,48 +9,31 @@ import (
 	"sync/atomic"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/graph"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/view"
 )
 
 // UnmetDependency is a dependency of a PENDING value that is not satisfied.
-type UnmetDependency struct {
-	Label string
-	// Key is the missing key of a plain dependency.
-	Key string
-	// AnyOf are the prefixes of an AnyOf dependency, and Match describes
-	// its predicate.
-	AnyOf []string
-	Match string
-}
-
-func (u UnmetDependency) String() string {
-	if u.Key != "" {
-		return u.Label + " -> " + u.Key
-	}
-	s := u.Label + " -> any of " + strings.Join(u.AnyOf, ", ")
-	if u.Match != "" {
-		s += " (" + u.Match + ")"
-	}
-	return s
-}
+type UnmetDependency = view.UnmetDependency
 
 // Status returns the status of key (State NONEXISTENT when unknown), as
 // the last finished transaction left it.
 func (s *Scheduler) Status(key string) Status {
-	r := s.view.read()
-	defer r.done()
-	return r.status(key, true)
+	r := s.view.Read()
+	defer r.Done()
+	return r.Status(key, true)
 }
 
 // Statuses returns the statuses of the keys starting with prefix ("" for
 // all), sorted by key.
 func (s *Scheduler) Statuses(prefix string) []Status {
-	return s.statuses(func(key string, _ *viewRec) bool { return strings.HasPrefix(key, prefix) })
+	return s.statuses(func(key string, _ *graph.ViewRec) bool { return strings.HasPrefix(key, prefix) })
 }
 
 // DescriptorStatuses returns the statuses of the keys of one descriptor,
 // sorted by key.
 func (s *Scheduler) DescriptorStatuses(name string) []Status {
-	return s.statuses(func(_ string, r *viewRec) bool { return r.desc != nil && r.desc.Name() == name })
+	return s.statuses(func(_ string, r *graph.ViewRec) bool { return r.Desc != nil && r.Desc.Name() == name })
 }
 
 // statuses returns the statuses of the values keep accepts, sorted by
@@ -58,35 +41,22 @@ func (s *Scheduler) DescriptorStatuses(name string) []Status {
 // each status is built once, in its place: no second lookup of a key, and
 // no moving of statuses around. (The read is released even if an AnyOf
 // predicate panics.)
-func (s *Scheduler) statuses(keep func(string, *viewRec) bool) []Status {
-	r := s.view.read()
-	defer r.done()
-	var picked []keyRec
-	r.each(func(k string, rec *viewRec) bool {
+func (s *Scheduler) statuses(keep func(string, *graph.ViewRec) bool) []Status {
+	r := s.view.Read()
+	defer r.Done()
+	var picked []graph.KeyRec
+	r.Each(func(k string, rec *graph.ViewRec) bool {
 		if keep(k, rec) {
-			picked = append(picked, keyRec{k, rec})
+			picked = append(picked, graph.KeyRec{Key: k, Rec: rec})
 		}
 		return true
 	})
-	slices.SortFunc(picked, func(a, b keyRec) int { return strings.Compare(a.key, b.key) })
+	slices.SortFunc(picked, func(a, b graph.KeyRec) int { return strings.Compare(a.Key, b.Key) })
 	out := make([]Status, len(picked))
 	for i, p := range picked {
-		out[i] = r.statusOf(p.key, p.rec, true)
+		out[i] = r.StatusOf(p.Key, p.Rec, true)
 	}
 	return out
-}
-
-// keyRec is a key and its version, as a read sees it.
-type keyRec struct {
-	key string
-	rec *viewRec
-}
-
-func describeUnmet(d *kv.Dependency) UnmetDependency {
-	if d.IsAnyOf() {
-		return UnmetDependency{Label: d.Label, AnyOf: d.AnyOf.Prefixes, Match: d.AnyOf.Describe}
-	}
-	return UnmetDependency{Label: d.Label, Key: d.Key}
 }
 
 // Origin is re-exported for callers that only import the scheduler.
@@ -94,130 +64,18 @@ type Origin = kv.Origin
 
 // PendingReason explains why a value is PENDING: its unmet dependencies,
 // each followed down to the root keys that are missing.
-type PendingReason struct {
-	Key   string
-	State State
-	Unmet []PendingDependency
-	// Cycle lists the members of a dependency cycle the value is part of,
-	// when that cycle cannot be created as a unit.
-	Cycle []string
-}
+type PendingReason = view.PendingReason
 
 // PendingDependency is one unmet dependency and what is known of its target.
-type PendingDependency struct {
-	UnmetDependency
-	// State is the state of the missing key (plain dependencies).
-	State State
-	// Intended tells whether the missing key (or, for AnyOf, some key under
-	// its prefixes) is in the intended state at all.
-	Intended bool
-	// Providable tells whether a registered descriptor handles the key (or
-	// keys under the prefixes): false means nothing could ever create it.
-	Providable bool
-	// Cause explains why the target is missing when it is itself PENDING.
-	// A dependency with no Cause is a root of the chain.
-	Cause *PendingReason
-}
+type PendingDependency = view.PendingDependency
 
 // WhyPending explains why key is PENDING. It returns false when key is not
 // PENDING.
 func (s *Scheduler) WhyPending(key string) (*PendingReason, bool) {
-	v := s.view.read()
-	defer v.done()
-	r := v.whyPending(key)
+	v := s.view.Read()
+	defer v.Done()
+	r := v.WhyPending(key)
 	return r, r != nil
-}
-
-// whyPending explains why key is PENDING.
-func (v viewRead) whyPending(key string) *PendingReason {
-	return v.why(key, map[string]bool{})
-}
-
-func (v viewRead) why(key string, visiting map[string]bool) *PendingReason {
-	n := v.get(key)
-	if n == nil || n.state != PENDING {
-		return nil
-	}
-	visiting[key] = true
-	defer delete(visiting, key)
-	r := &PendingReason{Key: key, State: n.state, Cycle: v.cycleThrough(key, n)}
-	for _, d := range v.unmetDeps(key, n) {
-		u := describeUnmet(d)
-		pd := PendingDependency{UnmetDependency: u, Providable: v.providable(u)}
-		if u.Key != "" {
-			if t := v.get(u.Key); t != nil {
-				pd.State = t.state
-				pd.Intended = t.intent() != nil
-				if t.state == PENDING && !visiting[u.Key] {
-					pd.Cause = v.why(u.Key, visiting)
-				}
-			}
-		} else {
-			pd.Intended = v.intendedUnder(&d.AnyOf)
-		}
-		r.Unmet = append(r.Unmet, pd)
-	}
-	return r
-}
-
-// intendedUnder reports whether some intended value would satisfy the
-// AnyOf dependency once it exists.
-func (v viewRead) intendedUnder(a *kv.AnyOf) (found bool) {
-	v.each(func(k string, r *viewRec) bool {
-		found = r.intent() != nil && a.Accepts(k)
-		return !found
-	})
-	return found
-}
-
-// Roots returns the root dependencies of the chain: those with no Cause.
-func (r *PendingReason) Roots() []PendingDependency {
-	var out []PendingDependency
-	for _, d := range r.Unmet {
-		if d.Cause != nil {
-			out = append(out, d.Cause.Roots()...)
-		} else {
-			out = append(out, d)
-		}
-	}
-	return out
-}
-
-// String renders the chain as an indented tree, e.g.
-//
-//	route/r1 is PENDING
-//	  interface -> iface/eth0: PENDING, intended
-//	    iface/eth0 is PENDING
-//	      bridge -> bd/b1: NONEXISTENT, not intended, a descriptor handles it
-func (r *PendingReason) String() string {
-	var b strings.Builder
-	r.write(&b, "")
-	return b.String()
-}
-
-func (r *PendingReason) write(b *strings.Builder, indent string) {
-	fmt.Fprintf(b, "%s%s is %s", indent, r.Key, r.State)
-	if len(r.Cycle) > 0 {
-		fmt.Fprintf(b, " (dependency cycle: %s)", strings.Join(r.Cycle, " -> "))
-	}
-	b.WriteByte('\n')
-	for _, d := range r.Unmet {
-		b.WriteString(indent + "  " + d.UnmetDependency.String() + ": ")
-		if d.Key != "" {
-			b.WriteString(d.State.String() + ", ")
-		}
-		intended, handles := "intended", "a"
-		if !d.Intended {
-			intended = "not intended"
-		}
-		if !d.Providable {
-			handles = "no"
-		}
-		fmt.Fprintf(b, "%s, %s descriptor handles it\n", intended, handles)
-		if d.Cause != nil {
-			d.Cause.write(b, indent+"    ")
-		}
-	}
 }
 
 // Watcher receives the status of matching values after every transaction

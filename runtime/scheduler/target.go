@@ -6,75 +6,76 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/graph"
 )
 
 // evaluate validates n's intent and indexes its dependencies. n is mut'ed.
-func (r *run) evaluate(n *node) {
-	if n.rare != nil {
-		n.setRare(nil, n.rare.claimants)
+func (r *run) evaluate(n *graph.Node) {
+	if n.Rare != nil {
+		n.SetRare(nil, n.Rare.Claimants)
 	}
-	if n.desc == nil {
-		r.g.setUnimplemented(n.key, n.intent != nil)
-		r.g.setDeps(n, nil, n.adeps())
+	if n.Desc == nil {
+		r.g.SetUnimplemented(n.Key, n.Intent != nil)
+		r.g.SetDeps(n, nil, n.Adeps())
 		return
 	}
 	var deps []kv.Dependency
-	if n.intent != nil {
-		invalid := kv.ValidateInput(n.desc, n.key, n.intent)
+	if n.Intent != nil {
+		invalid := kv.ValidateInput(n.Desc, n.Key, n.Intent)
 		if invalid == nil {
-			deps = n.desc.Dependencies(n.key, n.intent)
-			if err := r.panicked(n.key); err != nil {
+			deps = n.Desc.Dependencies(n.Key, n.Intent)
+			if err := r.panicked(n.Key); err != nil {
 				invalid = err // its dependencies are unknown
-			} else if invalid = kv.CheckDependencies(n.key, deps); invalid == nil {
+			} else if invalid = kv.CheckDependencies(n.Key, deps); invalid == nil {
 				invalid = r.checkDerived(n)
 			}
 		}
 		if invalid != nil {
-			n.setRare(invalid, n.claimantKeys())
+			n.SetRare(invalid, n.ClaimantKeys())
 			deps = nil
 		}
 	}
-	r.g.setDeps(n, deps, n.adeps())
+	r.g.SetDeps(n, deps, n.Adeps())
 }
 
 // checkDerived checks the derived values of n's intent and keeps them for
 // n's next derive (derivedOf): Derived runs once per value.
-func (r *derivation) checkDerived(n *node) error {
-	ds := n.desc.Derived(n.key, n.intent)
-	if r.panicked(n.key) != nil || ds == nil {
+func (r *derivation) checkDerived(n *graph.Node) error {
+	ds := n.Desc.Derived(n.Key, n.Intent)
+	if r.panicked(n.Key) != nil || ds == nil {
 		return nil // a panic is left to derive, which calls it again
-	} else if err := kv.CheckDerived(n.key, ds); err != nil {
+	} else if err := kv.CheckDerived(n.Key, ds); err != nil {
 		return err
 	}
 	if m := r.memo; m.n != nil && m.n != n { // many bases set at once
 		put(&r.memos, m.n, m)
 	}
-	r.memo = derivedMemo{n, n.intent, ds}
+	r.memo = derivedMemo{n, n.Intent, ds}
 	return nil
 }
 
 type derivedMemo struct {
-	n     *node
+	n     *graph.Node
 	value proto.Message
 	ds    []kv.Derived
 }
 
 // derivedOf returns what n's applied value derives.
-func (r *derivation) derivedOf(n *node) []kv.Derived {
+func (r *derivation) derivedOf(n *graph.Node) []kv.Derived {
 	m, ok := r.memo, r.memo.n == n
 	if ok {
 		r.memo = derivedMemo{}
 	} else if m, ok = r.memos[n]; ok {
 		delete(r.memos, n)
 	}
-	if ok && m.value == n.applied {
+	if ok && m.value == n.Applied {
 		return m.ds
 	}
-	return n.desc.Derived(n.key, n.applied)
+	return n.Desc.Derived(n.Key, n.Applied)
 }
 
 // depsMet reports whether the dependencies deps of n are satisfied.
-func (r *run) depsMet(n *node, deps []kv.Dependency) bool {
+func (r *run) depsMet(n *graph.Node, deps []kv.Dependency) bool {
 	for i := range deps {
 		d := &deps[i]
 		if d.IsAnyOf() {
@@ -87,7 +88,7 @@ func (r *run) depsMet(n *node, deps []kv.Dependency) bool {
 		if t == nil || len(r.vanished) > 0 && r.vanished[d.Key] {
 			return false
 		}
-		if !t.exists() && !r.sameUnit(n.key, d.Key, t) {
+		if !t.Exists() && !r.sameUnit(n.Key, d.Key, t) {
 			return false
 		}
 	}
@@ -98,29 +99,29 @@ func (r *run) depsMet(n *node, deps []kv.Dependency) bool {
 // dependency, or "": one the run knows to have vanished does not.
 func (r *run) anyOfSatisfied(a *kv.AnyOf) string {
 	if len(r.vanished) == 0 {
-		return r.g.anyOfSatisfied(a)
+		return r.g.AnyOfSatisfied(a)
 	}
-	return anyOfInExcept(r.g.existing, a, r.vanished)
+	return graph.AnyOfInExcept(r.g.Existing, a, r.vanished)
 }
 
 // target returns what n should have applied now, and whether it is held
 // back by unmet dependencies.
-func (r *run) target(n *node) (want proto.Message, pending bool) {
+func (r *run) target(n *graph.Node) (want proto.Message, pending bool) {
 	return r.targetWith(n, r.baseNode(n))
 }
 
 // baseNode returns the node of n's base, or nil (none, or n is not
 // derived).
-func (r *run) baseNode(n *node) *node {
-	if n.base == "" {
+func (r *run) baseNode(n *graph.Node) *graph.Node {
+	if n.Base == "" {
 		return nil
 	}
-	return r.nodeOf(n.base)
+	return r.nodeOf(n.Base)
 }
 
 // targetWith is target, given b, the node of n's base (see baseNode).
-func (r *run) targetWith(n, b *node) (want proto.Message, pending bool) {
-	if n.base != "" && (!baseHolds(n, b) || len(r.vanished) > 0 && r.vanished[n.base]) {
+func (r *run) targetWith(n, b *graph.Node) (want proto.Message, pending bool) {
+	if n.Base != "" && (!baseHolds(n, b) || len(r.vanished) > 0 && r.vanished[n.Base]) {
 		// A derived value exists only while its base exists and derives
 		// it: never created before its base (a revert, a dependency
 		// that came back), never kept after it. A base that a group
@@ -129,101 +130,103 @@ func (r *run) targetWith(n, b *node) (want proto.Message, pending bool) {
 		// delete in.
 		return nil, false
 	}
-	if applied, ok := r.revertTarget(n); ok && n.desc != nil {
+	if applied, ok := r.revertTarget(n); ok && n.Desc != nil {
 		return r.priorTarget(n, applied)
 	}
 	switch {
-	case n.desc == nil:
+	case n.Desc == nil:
 		return nil, false
-	case n.failedSeq == r.seq32:
-		if n.applied != nil && n.lastOp != OpDelete && !r.depsMet(n, n.adeps()) {
+	case n.FailedSeq == r.seq32:
+		if n.Applied != nil && n.LastOp != OpDelete && !r.depsMet(n, n.Adeps()) {
 			// Its create or update failed, yet it exists (applied in
 			// part) and what it needs is going: it goes first. Its
 			// delete is another call than the one that failed.
 			return nil, false
 		}
-		return n.applied, false // failed once in this transaction: not again
-	case n.intent == nil:
+		return n.Applied, false // failed once in this transaction: not again
+	case n.Intent == nil:
 		return nil, false
-	case n.invalidErr() != nil:
+	case n.InvalidErr() != nil:
 		// Keep the last valid version (see doc.go: "Invalid values"),
 		// while what it depends on exists.
-		if n.applied != nil && !r.depsMet(n, n.adeps()) {
+		if n.Applied != nil && !r.depsMet(n, n.Adeps()) {
 			return nil, true
 		}
-		return n.applied, false
-	case !r.depsMet(n, n.deps) || r.needsDoomed(n):
+		return n.Applied, false
+	case !r.depsMet(n, n.Deps) || r.needsDoomed(n):
 		return nil, true
 	}
-	return n.intent, false
+	return n.Intent, false
 }
 
 // baseHolds reports whether b, the base of n, a derived value, exists and
 // derives n from the version it has applied.
-func baseHolds(n, b *node) bool { return b != nil && b.exists() && slices.Contains(b.derived, n.key) }
+func baseHolds(n, b *graph.Node) bool {
+	return b != nil && b.Exists() && slices.Contains(b.Derived, n.Key)
+}
 
 // orphanedFrom reports whether n, a derived value, has lost b, its base:
 // gone from the graph, or no longer listing n among its derived values.
-func orphanedFrom(n, b *node) bool { return b == nil || !slices.Contains(b.derived, n.key) }
+func orphanedFrom(n, b *graph.Node) bool { return b == nil || !slices.Contains(b.Derived, n.Key) }
 
-func (r *run) nodeFlags(n *node) Flags {
+func (r *run) nodeFlags(n *graph.Node) Flags {
 	var f Flags
-	if n.base != "" {
+	if n.Base != "" {
 		f |= FlagDerived
 	}
-	if r.unit[n.key] != 0 {
+	if r.unit[n.Key] != 0 {
 		f |= FlagCycle
 	}
 	return f
 }
 
 // depsOfValue returns the dependencies of value, a version of n.
-func (r *run) depsOfValue(n *node, value proto.Message) []kv.Dependency {
-	if value == n.intent && n.invalidErr() == nil {
-		return n.deps
+func (r *run) depsOfValue(n *graph.Node, value proto.Message) []kv.Dependency {
+	if value == n.Intent && n.InvalidErr() == nil {
+		return n.Deps
 	}
-	if n.desc == nil {
+	if n.Desc == nil {
 		return nil // UNIMPLEMENTED: no descriptor tells
 	}
-	return n.desc.Dependencies(n.key, value)
+	return n.Desc.Dependencies(n.Key, value)
 }
 
 // creatable reports whether t could be created in this run if its
 // dependencies were met.
-func (r *derivation) creatable(t *node) bool {
-	if t.desc == nil || t.removing || t.failedSeq == r.seq32 || t.origin == kv.OriginSB || t.applied != nil {
+func (r *derivation) creatable(t *graph.Node) bool {
+	if t.Desc == nil || t.Removing || t.FailedSeq == r.seq32 || t.Origin == kv.OriginSB || t.Applied != nil {
 		return false
 	}
 	if want, ok := r.revertTarget(t); ok {
 		return want != nil // a revert creates what was applied before
 	}
-	return t.intent != nil && t.invalidErr() == nil
+	return t.Intent != nil && t.InvalidErr() == nil
 }
 
 // revertTarget returns, while a revert runs, the version t had applied
 // before the transaction, and whether the revert decides t by it.
-func (r *derivation) revertTarget(t *node) (proto.Message, bool) {
+func (r *derivation) revertTarget(t *graph.Node) (proto.Message, bool) {
 	if !r.reverting {
 		return nil, false
 	}
-	p, ok := r.prior[t.key]
-	return p.applied, ok
+	p, ok := r.prior[t.Key]
+	return p.Applied, ok
 }
 
 // unitDeps returns the dependencies of the version of n that a unit would
 // create: what it had applied before, while a revert runs; else its intent.
-func (r *derivation) unitDeps(n *node) []kv.Dependency {
-	if want, ok := r.revertTarget(n); ok && want != nil && (want != n.intent || n.invalidErr() != nil) {
-		return n.desc.Dependencies(n.key, want)
+func (r *derivation) unitDeps(n *graph.Node) []kv.Dependency {
+	if want, ok := r.revertTarget(n); ok && want != nil && (want != n.Intent || n.InvalidErr() != nil) {
+		return n.Desc.Dependencies(n.Key, want)
 	}
-	return n.deps
+	return n.Deps
 }
 
 // sameUnit reports whether dependency key (node t) of value key counts as
 // met because both are members of the cycle being created as a unit.
-func (r *derivation) sameUnit(key, dep string, t *node) bool {
+func (r *derivation) sameUnit(key, dep string, t *graph.Node) bool {
 	u := r.unit[key]
-	return u != 0 && r.unit[dep] == u && t.failedSeq != r.seq32
+	return u != 0 && r.unit[dep] == u && t.FailedSeq != r.seq32
 }
 
 // cycleUnit returns the members of the dependency cycle through start that
@@ -232,14 +235,14 @@ func (r *derivation) sameUnit(key, dep string, t *node) bool {
 // unmet dependency of every member is another member. Otherwise nil: a
 // plain chain is not a cycle, and its values are created one by one as
 // their dependencies appear.
-func (r *derivation) cycleUnit(start *node) []string {
+func (r *derivation) cycleUnit(start *graph.Node) []string {
 	// Fast path: the usual PENDING value waits for something that does
 	// not exist at all.
 	promising := false
 	startDeps := r.unitDeps(start)
 	for i := range startDeps {
 		d := &startDeps[i]
-		if t := r.g.node(d.Key); !d.IsAnyOf() && t != nil && r.creatable(t) {
+		if t := r.g.Node(d.Key); !d.IsAnyOf() && t != nil && r.creatable(t) {
 			promising = true
 			break
 		}
@@ -250,30 +253,30 @@ func (r *derivation) cycleUnit(start *node) []string {
 	// Explore the unmet plain dependencies between creatable values.
 	edges := map[string][]string{}
 	var order []string
-	var visit func(n *node)
-	visit = func(n *node) {
-		edges[n.key] = []string{}
+	var visit func(n *graph.Node)
+	visit = func(n *graph.Node) {
+		edges[n.Key] = []string{}
 		deps := r.unitDeps(n)
 		for i := range deps {
 			d := &deps[i]
-			t := r.g.node(d.Key)
+			t := r.g.Node(d.Key)
 			if d.IsAnyOf() || t == nil || !r.creatable(t) {
 				continue
 			}
-			edges[n.key] = append(edges[n.key], t.key)
-			if _, seen := edges[t.key]; !seen && len(edges) < r.s.opts.maxCycle {
+			edges[n.Key] = append(edges[n.Key], t.Key)
+			if _, seen := edges[t.Key]; !seen && len(edges) < r.s.opts.maxCycle {
 				visit(t)
 			}
 		}
-		order = append(order, n.key)
+		order = append(order, n.Key)
 	}
 	visit(start)
-	unit, back := componentOf(start.key, edges, order)
+	unit, back := componentOf(start.Key, edges, order)
 	if len(unit) < 2 {
 		return nil
 	}
 	for _, k := range unit {
-		n := r.g.node(k)
+		n := r.g.Node(k)
 		if r.needsDoomed(n) {
 			return nil // not created: nor are the others (else deleted again)
 		}
@@ -286,7 +289,7 @@ func (r *derivation) cycleUnit(start *node) []string {
 				}
 				continue
 			}
-			if t := r.g.node(d.Key); t != nil && t.exists() {
+			if t := r.g.Node(d.Key); t != nil && t.Exists() {
 				continue
 			}
 			if !back[d.Key] {
@@ -340,7 +343,7 @@ func (r *derivation) createUnit(unit []string) {
 	// A member that failed leaves the others without a dependency: delete
 	// those again, so that no existing value lacks what it needs.
 	for _, k := range unit {
-		if n := r.g.node(k); n != nil && n.applied != nil && !r.depsMet(n, n.adeps()) {
+		if n := r.g.Node(k); n != nil && n.Applied != nil && !r.depsMet(n, n.Adeps()) {
 			r.reconcile(k)
 		}
 	}

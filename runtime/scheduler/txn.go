@@ -124,7 +124,7 @@ func (t *Txn) check() error {
 		return t.err
 	}
 	if len(t.s.opts.descCallTimeouts) > 0 {
-		descs := t.s.view.state.Load().descs
+		descs := t.s.view.State.Load().Descs
 		for _, name := range slices.Sorted(maps.Keys(t.s.opts.descCallTimeouts)) {
 			if descs[name] == nil {
 				return fmt.Errorf("scheduler: WithDescriptorCallTimeout names descriptor %q, which is not registered (register it before committing, or fix the name)", name)
@@ -270,8 +270,8 @@ var ErrNotSettled = errors.New("values not settled")
 // outcomes returns the outcome of each key and of the values derived from
 // them (as they are now), and whether all have settled.
 func (s *Scheduler) outcomes(keys []string) ([]Outcome, bool) {
-	v := s.view.read()
-	defer v.done()
+	v := s.view.Read()
+	defer v.Done()
 	all := true
 	out := make([]Outcome, 0, len(keys))
 	seen := make(map[string]bool, len(keys))
@@ -281,14 +281,14 @@ func (s *Scheduler) outcomes(keys []string) ([]Outcome, bool) {
 			continue
 		}
 		seen[k] = true
-		st := v.status(k, false)
+		st := v.Status(k, false)
 		keys = append(keys, st.Derived...)
 		if st.State == NONEXISTENT {
 			st.State = REMOVED // the transaction touched it, and it is gone
 		}
 		o := Outcome{Key: k, State: st.State, Err: st.LastErr, LastOp: st.LastOp}
 		if st.State == PENDING {
-			o.WhyPending = v.whyPending(k)
+			o.WhyPending = v.WhyPending(k)
 		}
 		if !st.State.Settled() {
 			all = false

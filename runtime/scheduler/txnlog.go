@@ -128,7 +128,7 @@ func writeOps(b *strings.Builder, ops []Op, withValues bool) {
 		b.WriteString(txnlog.Safe(o.Key))
 		if o.Flags != 0 {
 			b.WriteString(" [")
-			o.Flags.appendTo(b)
+			o.Flags.AppendTo(b)
 			b.WriteByte(']')
 		}
 		if o.Err != nil {

@@ -3,62 +3,50 @@ package scheduler
 import (
 	"errors"
 	"fmt"
-	"math/bits"
-	"strconv"
 	"strings"
 	"time"
 
-	"google.golang.org/protobuf/proto"
-
-	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/graph"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/view"
 )
 
 // State is the state of one value.
-type State uint8
+type State = graph.State
 
 // The value states.
 const (
 	// NONEXISTENT: the scheduler knows nothing of the key.
-	NONEXISTENT State = iota
+	NONEXISTENT = graph.NONEXISTENT
 	// PENDING: intended, but waiting for unmet dependencies.
-	PENDING
+	PENDING = graph.PENDING
 	// CONFIGURED: applied to the southbound and equal to the intended value.
-	CONFIGURED
+	CONFIGURED = graph.CONFIGURED
 	// OBTAINED: created outside us and only observed (SB origin).
-	OBTAINED
+	OBTAINED = graph.OBTAINED
 	// DISCOVERED: derived from an OBTAINED value; observed, never created by us.
-	DISCOVERED
+	DISCOVERED = graph.DISCOVERED
 	// INVALID: the intended value failed validation; nothing of it was sent
 	// to the southbound (a previously applied valid version stays).
-	INVALID
+	INVALID = graph.INVALID
 	// FAILED: the last operation failed and will not be retried.
-	FAILED
+	FAILED = graph.FAILED
 	// RETRYING: the last operation failed and a retry is scheduled.
-	RETRYING
+	RETRYING = graph.RETRYING
 	// REMOVED: deleted on request; reported by watchers and outcomes.
-	REMOVED
+	REMOVED = graph.REMOVED
 	// MISSING: configured, but the southbound no longer has it.
-	MISSING
+	MISSING = graph.MISSING
 	// UNIMPLEMENTED: no registered descriptor handles the key.
-	UNIMPLEMENTED
+	UNIMPLEMENTED = graph.UNIMPLEMENTED
 	// DRIFTED: configured, but the southbound holds other contents,
 	// changed behind our back (see Status.Drift); left so by the
 	// descriptor's drift policy (report), or while repairs back off.
-	DRIFTED
+	DRIFTED = graph.DRIFTED
 )
-
-var stateNames = [...]string{"NONEXISTENT", "PENDING", "CONFIGURED", "OBTAINED", "DISCOVERED", "INVALID", "FAILED", "RETRYING", "REMOVED", "MISSING", "UNIMPLEMENTED", "DRIFTED"}
-
-func (s State) String() string {
-	if int(s) < len(stateNames) {
-		return stateNames[s]
-	}
-	return "State(" + strconv.Itoa(int(s)) + ")"
-}
 
 // ParseState returns the state with the given name.
 func ParseState(name string) (State, bool) {
-	for i, n := range stateNames {
+	for i, n := range graph.StateNames {
 		if n == name {
 			return State(i), true
 		}
@@ -66,33 +54,25 @@ func ParseState(name string) (State, bool) {
 	return 0, false
 }
 
-// Settled reports whether a value in this state is done changing by itself:
-// everything but PENDING and RETRYING.
-func (s State) Settled() bool { return s != PENDING && s != RETRYING }
-
 // OpKind is the kind of one planned or executed operation.
-type OpKind uint8
+type OpKind = graph.OpKind
 
 // The operation kinds.
 const (
 	// OpNone records a change of state with no southbound call (a value
 	// set pending, invalid, unimplemented, or obtained).
-	OpNone OpKind = iota
-	OpCreate
-	OpUpdate
-	OpDelete
+	OpNone   = graph.OpNone
+	OpCreate = graph.OpCreate
+	OpUpdate = graph.OpUpdate
+	OpDelete = graph.OpDelete
 	// OpRetrieve is a read of a descriptor's southbound state (a resync's
 	// refresh); it appears in errors and observer events, never in plans.
-	OpRetrieve
+	OpRetrieve = graph.OpRetrieve
 )
-
-var opNames = [...]string{"NONE", "CREATE", "UPDATE", "DELETE", "RETRIEVE"}
-
-func (k OpKind) String() string { return opNames[k] }
 
 // Flags annotate operations in plans and logs, in the spirit of the
 // reference's transaction log.
-type Flags uint16
+type Flags = view.Flags
 
 // The operation flags.
 const (
@@ -134,69 +114,17 @@ const (
 	FlagDrifted
 )
 
-var flagNames = []string{"DERIVED", "RECREATE", "WAS-PENDING", "IS-PENDING", "REVERT", "RETRY", "NOOP", "INVALID", "UNIMPLEMENTED", "OBTAINED", "CYCLE", "MISSING", "ADOPTED", "STALE", "DRIFTED"}
-
 // FlagNames returns the names of the flags, as Flags.String writes them.
-func FlagNames() []string { return append([]string(nil), flagNames...) }
-
-func (f Flags) String() string {
-	var b strings.Builder
-	f.appendTo(&b)
-	return b.String()
-}
-
-// appendTo writes the names of the flags set, in flagNames' order; only
-// the bits set are looked at (an operation has one flag or two).
-func (f Flags) appendTo(b *strings.Builder) {
-	f &= 1<<len(flagNames) - 1 // a bit that no flag is has no name
-	for first := true; f != 0; first = false {
-		i := bits.TrailingZeros16(uint16(f))
-		f &= f - 1
-		if !first {
-			b.WriteByte(' ')
-		}
-		b.WriteString(flagNames[i])
-	}
-}
+func FlagNames() []string { return append([]string(nil), view.AllFlagNames...) }
 
 // Op is one operation of a plan or of an execution.
-type Op struct {
-	Key  string
-	Kind OpKind
-	// State is the value's state after the operation.
-	State State
-	Flags Flags
-	// Value is the value created or updated to; PrevValue the value
-	// updated from or deleted.
-	Value, PrevValue proto.Message
-	// Metadata is what Create or Update returned (executed operations).
-	Metadata any
-	// Err is the operation's error (executed operations only).
-	Err error
-	// Called says that the operation called the southbound (Create,
-	// Update or Delete, failed or not); bookkeeping records (PENDING,
-	// ADOPTED, MISSING, NOOP, a refused delete, ...) made none. A
-	// transaction whose operations all have Called false made no call.
-	Called bool
-}
+type Op = view.Op
 
 // KeyError is the error of one key in a transaction.
-type KeyError struct {
-	Key string
-	Op  OpKind
-	Err error
-}
-
-func (e KeyError) Error() string {
-	if e.Op == OpNone {
-		return e.Key + ": " + e.Err.Error()
-	}
-	return e.Key + ": " + e.Op.String() + ": " + e.Err.Error()
-}
-func (e KeyError) Unwrap() error { return e.Err }
+type KeyError = view.KeyError
 
 // TxnKind tells where a transaction came from.
-type TxnKind uint8
+type TxnKind = view.TxnKind
 
 // The transaction kinds.
 const (
@@ -222,11 +150,6 @@ const (
 	// WithDriftCheck): a check that finds none records no transaction.
 	DriftCheckTxn
 )
-
-var txnKindNames = [...]string{"NB transaction", "SB notification", "retry", "descriptor registration",
-	"full resync", "upstream resync", "downstream resync", "drift check"}
-
-func (k TxnKind) String() string { return txnKindNames[k] }
 
 // Result is the outcome of one transaction.
 type Result struct {
@@ -271,43 +194,7 @@ type Outcome struct {
 }
 
 // Status is the status of one value.
-type Status struct {
-	Key        string
-	Descriptor string // empty when UNIMPLEMENTED
-	State      State
-	Origin     kv.Origin
-	// Value is the intended value. When nothing is intended (Intended is
-	// false: an OBTAINED value, or a leftover of ours that a failed delete
-	// kept in the southbound), it is the applied one.
-	Value proto.Message
-	// Intended reports whether a value is intended for the key: set by a
-	// northbound transaction, or derived from an intended base. False for
-	// OBTAINED values and for leftovers waiting to be deleted.
-	Intended bool
-	// Applied is what the scheduler believes the southbound holds: nil
-	// when the value does not exist there. It differs from Value while a
-	// value is PENDING, INVALID (the last valid version stays), or after a
-	// failed update.
-	Applied proto.Message
-	// Metadata is what Create or Update returned.
-	Metadata any
-	// Base is the key of the base value of a derived value.
-	Base string
-	// Derived lists the keys of values derived from this one.
-	Derived []string
-	LastOp  OpKind
-	LastErr error
-	// Unmet lists the unmet dependencies of a PENDING value.
-	Unmet []UnmetDependency
-	// Details says more, e.g. the members of a blocked dependency cycle.
-	Details []string
-	// Seq is the transaction that last changed the value.
-	Seq uint64
-	// Drift is set while the value is DRIFTED or MISSING because a drift
-	// check found it changed or gone behind our back: what differs, the
-	// policy, and the repairs' backoff. (It is LastErr, as a *DriftError.)
-	Drift *DriftError
-}
+type Status = view.Status
 
 // ErrClosed is returned for work submitted to, or still queued in, a closed
 // scheduler.

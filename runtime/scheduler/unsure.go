@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/graph"
 )
 
 // unknowns is the run's handling of read-backs and of values whose
@@ -57,11 +58,11 @@ type unsureFact struct {
 // whose read-back failed left it: the version a create or an update was
 // about, or the one a delete was to remove. It returns the value's error:
 // the call's err, made to match ErrOutcomeUnknown (see its doc).
-func (r *unknowns) markUnsure(n *node, value proto.Message, err error) error {
+func (r *unknowns) markUnsure(n *graph.Node, value proto.Message, err error) error {
 	if value == nil || !r.canReadBack(n) {
 		return err // (a descriptor without Retrieve is taken at its word)
 	}
-	put(&r.g.unsure, n.key, value)
+	put(&r.g.Unsure, n.Key, value)
 	if err == nil || errors.Is(err, ErrOutcomeUnknown) {
 		return err
 	}
@@ -71,7 +72,9 @@ func (r *unknowns) markUnsure(n *node, value proto.Message, err error) error {
 // canReadBack reports whether a value of n whose outcome is unknown can
 // be read back later (markUnsure records it): a run that makes calls, and
 // a descriptor that can Retrieve.
-func (r *unknowns) canReadBack(n *node) bool { return !r.sim && n.desc != nil && n.desc.CanRetrieve() }
+func (r *unknowns) canReadBack(n *graph.Node) bool {
+	return !r.sim && n.Desc != nil && n.Desc.CanRetrieve()
+}
 
 // readBackUnsure reads back, before a transaction plans, each value whose
 // outcome is unknown (the refresh of a resync, view, tells for the
@@ -79,22 +82,22 @@ func (r *unknowns) canReadBack(n *node) bool { return !r.sim && n.desc != nil &&
 // transaction is a dry run (which changes nothing: the next one reads it
 // again); a failed read-back leaves it there.
 func (s *executor) readBackUnsure(ctx context.Context, dryRun bool, view *sbView) []unsureFact {
-	if len(s.g.unsure) == 0 {
+	if len(s.g.Unsure) == 0 {
 		return nil
 	}
 	var facts []unsureFact
-	for _, key := range slices.Sorted(maps.Keys(s.g.unsure)) {
-		expected := s.g.unsure[key]
-		n := s.g.node(key)
-		if n == nil || n.desc == nil || !n.desc.CanRetrieve() {
+	for _, key := range slices.Sorted(maps.Keys(s.g.Unsure)) {
+		expected := s.g.Unsure[key]
+		n := s.g.Node(key)
+		if n == nil || n.Desc == nil || !n.Desc.CanRetrieve() {
 			// Gone from the graph (a resync dropped it), or nothing
 			// can tell: a resync refreshes what it can.
-			delete(s.g.unsure, key)
+			delete(s.g.Unsure, key)
 			continue
 		}
-		if view != nil && view.refreshed[n.desc] {
+		if view != nil && view.refreshed[n.Desc] {
 			if !dryRun {
-				delete(s.g.unsure, key)
+				delete(s.g.Unsure, key)
 			}
 			continue
 		}
@@ -102,9 +105,9 @@ func (s *executor) readBackUnsure(ctx context.Context, dryRun bool, view *sbView
 		facts = append(facts, unsureFact{key: key, expected: expected, value: value, meta: meta, err: err})
 		if err != nil {
 			s.opts.logger.Warn("read-back of a value whose outcome is unknown failed again; it is not decided on, and what it may need stays",
-				"key", key, "descriptor", n.desc.Name(), "error", err)
+				"key", key, "descriptor", n.Desc.Name(), "error", err)
 		} else if !dryRun {
-			delete(s.g.unsure, key)
+			delete(s.g.Unsure, key)
 		}
 		if err == nil && value == nil {
 			facts = s.readBackUnsurePartners(ctx, dryRun, view, n, expected, facts)
@@ -117,21 +120,21 @@ func (s *executor) readBackUnsure(ctx context.Context, dryRun bool, view *sbView
 // failed Delete, the partners of n (see cyclePartner), found gone before a
 // transaction (expected: the version it was about). One found gone is a
 // fact as n's; one whose read-back fails is of unknown outcome.
-func (s *executor) readBackUnsurePartners(ctx context.Context, dryRun bool, view *sbView, n *node, expected proto.Message, facts []unsureFact) []unsureFact {
-	mine := n.desc.Dependencies(n.key, expected)
-	for _, k := range s.g.dependentsOf(n.key) {
-		p := s.g.node(k)
-		if p == nil || !cyclePartner(n, mine, p) || p.desc == nil || !p.desc.CanRetrieve() ||
-			view != nil && view.refreshed[p.desc] || s.g.unsure[k] != nil || slices.ContainsFunc(facts, func(f unsureFact) bool { return f.key == k }) {
+func (s *executor) readBackUnsurePartners(ctx context.Context, dryRun bool, view *sbView, n *graph.Node, expected proto.Message, facts []unsureFact) []unsureFact {
+	mine := n.Desc.Dependencies(n.Key, expected)
+	for _, k := range s.g.DependentsOf(n.Key) {
+		p := s.g.Node(k)
+		if p == nil || !cyclePartner(n, mine, p) || p.Desc == nil || !p.Desc.CanRetrieve() ||
+			view != nil && view.refreshed[p.Desc] || s.g.Unsure[k] != nil || slices.ContainsFunc(facts, func(f unsureFact) bool { return f.key == k }) {
 			continue
 		}
-		found, _, err := s.readKey(ctx, p, p.applied)
+		found, _, err := s.readKey(ctx, p, p.Applied)
 		if err == nil && found != nil {
 			continue
 		}
-		facts = append(facts, unsureFact{key: k, expected: p.applied, err: err, peer: true})
+		facts = append(facts, unsureFact{key: k, expected: p.Applied, err: err, peer: true})
 		if err != nil && !dryRun {
-			put(&s.g.unsure, k, p.applied)
+			put(&s.g.Unsure, k, p.Applied)
 		}
 	}
 	return facts
@@ -140,11 +143,11 @@ func (s *executor) readBackUnsurePartners(ctx context.Context, dryRun bool, view
 // cyclePartner reports whether p, applied, is on a dependency cycle of
 // two with n, whose version has the dependencies mine: each needs the
 // other directly (a veth pair's ends).
-func cyclePartner(n *node, mine []kv.Dependency, p *node) bool {
+func cyclePartner(n *graph.Node, mine []kv.Dependency, p *graph.Node) bool {
 	on := func(deps []kv.Dependency, key string) bool {
 		return slices.ContainsFunc(deps, func(d kv.Dependency) bool { return !d.IsAnyOf() && d.Key == key })
 	}
-	return p != n && p.applied != nil && on(p.adeps(), n.key) && on(mine, p.key)
+	return p != n && p.Applied != nil && on(p.Adeps(), n.Key) && on(mine, p.Key)
 }
 
 // takeUnsure takes, first in the run, what the read-backs before it found:
@@ -160,20 +163,20 @@ func (r *unknowns) takeUnsure() {
 	r.prior = nil
 	for i := range r.unsure {
 		f := &r.unsure[i]
-		n := r.g.node(f.key)
-		if f.err != nil && f.peer && n != nil && n.applied != nil && !r.abort {
+		n := r.g.Node(f.key)
+		if f.err != nil && f.peer && n != nil && n.Applied != nil && !r.abort {
 			// Of unknown outcome now: the graph holds nothing of it.
 			r.mut(n)
-			n.applied, n.metadata = nil, nil
-			r.g.setDeps(n, n.deps, nil)
-			r.g.setExisting(n.key, false)
+			n.Applied, n.Metadata = nil, nil
+			r.g.SetDeps(n, n.Deps, nil)
+			r.g.SetExisting(n.Key, false)
 			r.syncMetadata(n)
 			r.failUnknown(n, f.err)
 		}
 		if f.err != nil || n == nil || r.abort {
 			continue
 		}
-		f.fresh = n.applied == nil
+		f.fresh = n.Applied == nil
 		switch {
 		case f.value != nil:
 			r.mut(n)
@@ -184,11 +187,11 @@ func (r *unknowns) takeUnsure() {
 			// goes before its base.
 			r.linkFoundDerived(n)
 			r.linkFoundToBase(n)
-		case n.applied != nil && !n.removing:
+		case n.Applied != nil && !n.Removing:
 			// Gone: what derives from it and what needs it go first,
 			// before the transaction counts on it.
 			var flags Flags
-			if n.origin == kv.OriginSB {
+			if n.Origin == kv.OriginSB {
 				flags = FlagObtained
 			}
 			r.remove(n, flags, true)
@@ -201,13 +204,13 @@ func (r *unknowns) takeUnsure() {
 // value of its base when the graph holds the base applied and the base's
 // version does not derive it (a revert or an update moved it on): a
 // removal of the base then deletes n first.
-func (r *unknowns) linkFoundToBase(n *node) {
-	b := n.base
+func (r *unknowns) linkFoundToBase(n *graph.Node) {
+	b := n.Base
 	if b == "" {
-		b = n.desc.BaseOf(n.key)
+		b = n.Desc.BaseOf(n.Key)
 	}
-	bn := r.g.node(b)
-	if b == "" || bn == nil || bn == n || bn.applied == nil || bn.origin != kv.OriginNB || bn.removing || slices.Contains(bn.derived, n.key) {
+	bn := r.g.Node(b)
+	if b == "" || bn == nil || bn == n || bn.Applied == nil || bn.Origin != kv.OriginNB || bn.Removing || slices.Contains(bn.Derived, n.Key) {
 		return
 	}
 	r.linkBase(n, bn)
@@ -221,7 +224,7 @@ func (r *unknowns) linkFoundToBase(n *node) {
 func (r *unknowns) settleUnsure() {
 	for i := range r.unsure {
 		f := &r.unsure[i]
-		n := r.g.node(f.key)
+		n := r.g.Node(f.key)
 		if f.err != nil || n == nil || r.abort {
 			continue
 		}
@@ -229,23 +232,23 @@ func (r *unknowns) settleUnsure() {
 			// Found gone: what was kept for it decides first (else it is
 			// created on that, and deleted again with it).
 			r.reconcileRefusedFor(n, f.expected)
-			r.reconcile(n.key) // created again when still wanted
+			r.reconcile(n.Key) // created again when still wanted
 			continue
 		}
-		if f.fresh && n.applied != nil {
+		if f.fresh && n.Applied != nil {
 			r.derive(n)
-			r.triggerDependents(n.key)
+			r.triggerDependents(n.Key)
 		}
-		r.reconcile(n.key)
+		r.reconcile(n.Key)
 		r.reconcileRefusedFor(n, f.expected)
 	}
 }
 
 // reconcileRefusedFor reconciles n's base and the dependencies of its
 // version expected whose removal was refused while n was unknown.
-func (r *unknowns) reconcileRefusedFor(n *node, expected proto.Message) {
-	if n.base != "" {
-		r.reconcileRefused(n.base)
+func (r *unknowns) reconcileRefusedFor(n *graph.Node, expected proto.Message) {
+	if n.Base != "" {
+		r.reconcileRefused(n.Base)
 	}
 	for _, d := range r.depsOfValue(n, expected) {
 		if !d.IsAnyOf() {
@@ -257,7 +260,7 @@ func (r *unknowns) reconcileRefusedFor(n *node, expected proto.Message) {
 // reconcileRefused reconciles key when its removal was refused for a value
 // of unknown outcome.
 func (r *unknowns) reconcileRefused(key string) {
-	if n := r.g.node(key); n != nil && n.state == FAILED && errors.Is(n.lastErr, ErrOutcomeUnknown) && errors.Is(n.lastErr, ErrStillNeeded) {
+	if n := r.g.Node(key); n != nil && n.State == FAILED && errors.Is(n.LastErr, ErrOutcomeUnknown) && errors.Is(n.LastErr, ErrStillNeeded) {
 		r.reconcileNode(n)
 	}
 }
@@ -283,34 +286,34 @@ func (r *unknowns) fact(key string) *unsureFact {
 
 // failUnknown fails n, whose outcome is still unknown, with no call: what
 // the southbound holds of it decides what to call.
-func (r *unknowns) failUnknown(n *node, err error) {
+func (r *unknowns) failUnknown(n *graph.Node, err error) {
 	want, _ := r.target(n)
 	kind := OpUpdate
-	if n.applied == nil {
+	if n.Applied == nil {
 		kind = OpCreate
 	}
 	r.mut(n)
-	n.lastOp = kind
-	r.fail(n, kind, fmt.Errorf("%s: %w (its read-back failed: %w)", n.key, ErrOutcomeUnknown, err), r.nodeFlags(n), n.applied, want, true)
+	n.LastOp = kind
+	r.fail(n, kind, fmt.Errorf("%s: %w (its read-back failed: %w)", n.Key, ErrOutcomeUnknown, err), r.nodeFlags(n), n.Applied, want, true)
 }
 
 // unsureBlocker returns a value whose outcome is unknown (a read-back
 // before the run failed again, or one in the run failed) that may need n,
 // as a dependency or as its base: n may not go before it is known.
-func (r *unknowns) unsureBlocker(n *node) string {
-	for _, k := range slices.Sorted(maps.Keys(r.g.unsure)) {
+func (r *unknowns) unsureBlocker(n *graph.Node) string {
+	for _, k := range slices.Sorted(maps.Keys(r.g.Unsure)) {
 		if r.knownNow(k) || slices.Contains(r.unsureGone, k) {
 			continue // read back before a dry run, which left it listed; or deleted
 		}
-		u := r.g.node(k)
-		if u == nil || u.desc == nil {
+		u := r.g.Node(k)
+		if u == nil || u.Desc == nil {
 			continue
 		}
-		if u.base == n.key {
+		if u.Base == n.Key {
 			return k
 		}
-		for _, d := range r.depsOfValue(u, r.g.unsure[k]) {
-			if d.Key == n.key || d.IsAnyOf() && d.AnyOf.Accepts(n.key) {
+		for _, d := range r.depsOfValue(u, r.g.Unsure[k]) {
+			if d.Key == n.Key || d.IsAnyOf() && d.AnyOf.Accepts(n.Key) {
 				return k
 			}
 		}
@@ -322,10 +325,10 @@ func (r *unknowns) unsureBlocker(n *node) string {
 // in the graph, nothing intended or applied, until a read-back tells (so
 // that unsureBlocker finds its base and dependencies).
 func (r *unknowns) unsureOf(key string) bool {
-	if len(r.g.unsure) == 0 {
+	if len(r.g.Unsure) == 0 {
 		return false
 	}
-	_, ok := r.g.unsure[key]
+	_, ok := r.g.Unsure[key]
 	return ok && !r.knownNow(key) && !slices.Contains(r.unsureGone, key)
 }
 
@@ -339,16 +342,16 @@ func (r *unknowns) knownNow(key string) bool { f := r.fact(key); return f != nil
 // southbound lost it. A simulation keeps it in unsureGone, which the
 // transaction applies when its plan is kept.
 func (r *unknowns) known(key string) {
-	if len(r.g.unsure) == 0 {
+	if len(r.g.Unsure) == 0 {
 		return
 	}
-	if _, ok := r.g.unsure[key]; !ok {
+	if _, ok := r.g.Unsure[key]; !ok {
 		return
 	}
 	if r.sim {
 		r.unsureGone = append(r.unsureGone, key)
 	} else {
-		delete(r.g.unsure, key)
+		delete(r.g.Unsure, key)
 	}
 }
 
@@ -360,13 +363,13 @@ func (r *unknowns) known(key string) {
 // what it returns for that key. known is false when the descriptor cannot
 // Retrieve or the Retrieve failed: the graph then keeps what it held, and
 // when the Retrieve failed the value is of unknown outcome (markUnsure). A simulation never gets here: its calls do not fail.
-func (r *unknowns) readBack(n *node, expected proto.Message) (found proto.Message, meta any, known bool) {
-	if n.desc == nil || !n.desc.CanRetrieve() {
+func (r *unknowns) readBack(n *graph.Node, expected proto.Message) (found proto.Message, meta any, known bool) {
+	if n.Desc == nil || !n.Desc.CanRetrieve() {
 		return nil, nil, false
 	}
 	ctx, span := r.ctx, Span(nil)
 	if t := r.s.opts.tracer; t != nil {
-		ctx, span = t.Start(ctx, SpanReadBack, slog.String(AttrDescriptor, n.desc.Name()), slog.String(AttrKey, n.key))
+		ctx, span = t.Start(ctx, SpanReadBack, slog.String(AttrDescriptor, n.Desc.Name()), slog.String(AttrKey, n.Key))
 	}
 	found, meta, err := r.s.readKey(ctx, n, expected)
 	if span != nil {
@@ -374,16 +377,16 @@ func (r *unknowns) readBack(n *node, expected proto.Message) (found proto.Messag
 	}
 	if err != nil {
 		r.s.opts.logger.Warn("read-back after a failed call failed; what the call left is unknown until a read-back succeeds",
-			"key", n.key, "descriptor", n.desc.Name(), "error", err)
+			"key", n.Key, "descriptor", n.Desc.Name(), "error", err)
 		return nil, nil, false
 	}
 	return found, meta, true
 }
 
 // readKey reads n's key alone (expected: the version a call was about).
-func (s *caller) readKey(ctx context.Context, n *node, expected proto.Message) (proto.Message, any, error) {
-	found, err := s.readAsked(ctx, n.desc, n.key, []kv.Item[string, proto.Message, any]{{Key: n.key, Value: expected, Metadata: n.metadata, Origin: kv.OriginNB}})
-	return found[n.key].value, found[n.key].meta, err
+func (s *caller) readKey(ctx context.Context, n *graph.Node, expected proto.Message) (proto.Message, any, error) {
+	found, err := s.readAsked(ctx, n.Desc, n.Key, []kv.Item[string, proto.Message, any]{{Key: n.Key, Value: expected, Metadata: n.Metadata, Origin: kv.OriginNB}})
+	return found[n.Key].value, found[n.Key].meta, err
 }
 
 // sbRead is what a read found for a key (value nil: nothing).
@@ -421,6 +424,7 @@ func (s *caller) retrieveGuarded(ctx context.Context, d kv.Descriptor, key strin
 	ok, err := s.callOut(ctx, OpRetrieve, d, key, func(c *callCtx) (err error) {
 		defer func() {
 			if p := recover(); p != nil {
+				//lint:ignore ST1005 Retrieve is the name of the descriptor's method
 				err = fmt.Errorf("Retrieve of descriptor %s panicked: %v", d.Name(), p)
 			}
 		}()
@@ -435,16 +439,16 @@ func (s *caller) retrieveGuarded(ctx context.Context, d kv.Descriptor, key strin
 
 // takeApplied records that the southbound holds value (nil: nothing) for
 // n, as a read-back found it; n is mut'ed.
-func (r *unknowns) takeApplied(n *node, value proto.Message, meta any) {
-	r.known(n.key)
-	n.applied, n.metadata = value, meta
+func (r *unknowns) takeApplied(n *graph.Node, value proto.Message, meta any) {
+	r.known(n.Key)
+	n.Applied, n.Metadata = value, meta
 	if value == nil {
-		n.metadata = nil
-		r.g.setDeps(n, n.deps, nil)
+		n.Metadata = nil
+		r.g.SetDeps(n, n.Deps, nil)
 	} else {
-		r.g.setDeps(n, n.deps, r.depsOfValue(n, value))
+		r.g.SetDeps(n, n.Deps, r.depsOfValue(n, value))
 	}
-	r.g.setExisting(n.key, value != nil && !n.removing)
+	r.g.SetExisting(n.Key, value != nil && !n.Removing)
 	r.syncMetadata(n)
 }
 
@@ -454,22 +458,22 @@ func (r *unknowns) takeApplied(n *node, value proto.Message, meta any) {
 // cycle as one object removed with n. One found gone is gone (one being
 // removed is not deleted again); one not read is of unknown outcome (one
 // being removed by a transaction that goes on is deleted next).
-func (r *unknowns) readBackPartners(n *node, prev proto.Message) {
+func (r *unknowns) readBackPartners(n *graph.Node, prev proto.Message) {
 	mine := r.depsOfValue(n, prev)
-	for _, k := range r.g.dependentsOf(n.key) {
-		p := r.g.node(k)
+	for _, k := range r.g.DependentsOf(n.Key) {
+		p := r.g.Node(k)
 		if p == nil || !cyclePartner(n, mine, p) || !r.canReadBack(p) {
 			continue
 		}
-		found, _, err := r.s.readKey(r.ctx, p, p.applied)
-		switch was := p.applied; {
-		case err != nil && p.removing && !(r.opts.revert && !r.reverting):
+		found, _, err := r.s.readKey(r.ctx, p, p.Applied)
+		switch was := p.Applied; {
+		case err != nil && p.Removing && !(r.opts.revert && !r.reverting):
 			r.markUnsure(p, was, err)
 		case err != nil || found == nil:
 			r.mut(p)
 			r.takeApplied(p, nil, nil)
 			if err != nil {
-				p.lastErr = r.markUnsure(p, was, fmt.Errorf("%s: read back after %s's delete failed: %w", p.key, n.key, err))
+				p.LastErr = r.markUnsure(p, was, fmt.Errorf("%s: read back after %s's delete failed: %w", p.Key, n.Key, err))
 			}
 		}
 	}

@@ -1,4 +1,6 @@
-package scheduler
+package graph
+
+import ()
 
 type undoKind uint8
 
@@ -28,52 +30,52 @@ type undo struct {
 	// key of the change (existing, unimplemented).
 	target string
 	// n is the node changed, added, removed or linked.
-	n *node
+	n *Node
 }
 
-// begin opens the journal.
-func (g *graph) begin() {
-	g.commit() // empty
-	g.open, g.began = true, g.added
+// Begin opens the journal.
+func (g *Graph) Begin() {
+	g.Commit() // empty
+	g.Open, g.Began = true, g.Added
 	if g.epoch++; g.epoch == 0 {
 		// Once every 2^32 journals: no node's epoch may pass for the
 		// new one's.
-		for _, n := range g.all() {
+		for _, n := range g.All() {
 			n.epoch = 0
 		}
 		g.epoch = 1
 	}
 }
 
-// commit closes the journal, keeping every change.
-func (g *graph) commit() {
-	g.open = false
+// Commit closes the journal, keeping every change.
+func (g *Graph) Commit() {
+	g.Open = false
 	g.journal.Reset()
 	g.saved.Reset()
 }
 
-// rollback undoes every change since begin, newest first, and calls
+// Rollback undoes every change since begin, newest first, and calls
 // restored for each node whose fields were restored or that was removed
 // again (restored with nil when the node no longer exists).
-func (g *graph) rollback(restored func(key string, n *node)) {
+func (g *Graph) Rollback(restored func(key string, n *Node)) {
 	if restored == nil {
-		restored = func(string, *node) {}
+		restored = func(string, *Node) {}
 	}
 	for i := g.journal.Len() - 1; i >= 0; i-- {
 		u := g.journal.At(i)
 		switch u.kind {
 		case undoNode:
-			u.n.nodeFields = *g.saved.At(int(u.saved))
-			restored(u.n.key, u.n)
+			u.n.NodeFields = *g.saved.At(int(u.saved))
+			restored(u.n.Key, u.n)
 		case undoAddNode:
-			g.nodes.del(u.n.key) // REMOVED: out of the graph (see current)
-			restored(u.n.key, nil)
+			g.Nodes.Del(u.n.Key) // REMOVED: out of the graph (see current)
+			restored(u.n.Key, nil)
 		case undoDelNode:
 			// Back in the graph; its fields come back with its snapshot
 			// (older in the journal), or it goes again (undoAddNode).
-			g.nodes.set(u.n.key, u.n)
-			u.n.state = NONEXISTENT
-			restored(u.n.key, u.n)
+			g.Nodes.Set(u.n.Key, u.n)
+			u.n.State = NONEXISTENT
+			restored(u.n.Key, u.n)
 		case undoAddDep:
 			g.setDel(g.dependents, u.target, u.n)
 		case undoDelDep:
@@ -85,41 +87,41 @@ func (g *graph) rollback(restored func(key string, n *node)) {
 			g.setAdd(g.anyOf, u.target, u.n)
 			g.anyOfLen(len(u.target), +1)
 		case undoExistingOn:
-			g.existingOn = false
+			g.ExistingOn = false
 		case undoAddExisting:
-			g.existing.Delete(u.target)
-			g.existingGen++
+			g.Existing.Delete(u.target)
+			g.ExistingGen++
 		case undoDelExisting:
-			g.existing.ReplaceOrInsert(u.target)
-			g.existingGen++
+			g.Existing.ReplaceOrInsert(u.target)
+			g.ExistingGen++
 		case undoAddUnimpl:
-			delete(g.unimplemented, u.target)
+			delete(g.Unimplemented, u.target)
 		case undoDelUnimpl:
-			g.unimplemented[u.target] = struct{}{}
+			g.Unimplemented[u.target] = struct{}{}
 		}
 	}
-	g.commit()
+	g.Commit()
 }
 
-func (g *graph) record(u undo) {
-	if g.open {
+func (g *Graph) record(u undo) {
+	if g.Open {
 		g.journal.Push(u)
 	}
 }
 
-// touch snapshots n before its first change in the open journal, marks
+// Touch snapshots n before its first change in the open journal, marks
 // it dirty, and freezes what readers see of it until the job's publish
 // (see nodeMap.freeze).
-func (g *graph) touch(n *node) {
+func (g *Graph) Touch(n *Node) {
 	switch {
 	case n.epoch != g.epoch:
-		if g.open {
-			g.journal.Push(undo{kind: undoNode, n: n, saved: int32(g.saved.Push(n.nodeFields))})
+		if g.Open {
+			g.journal.Push(undo{kind: undoNode, n: n, saved: int32(g.saved.Push(n.NodeFields))})
 		}
 		n.epoch = g.epoch
-	case n.live.Load() == inFlux:
+	case n.Live.Load() == InFlux:
 		return
 	}
-	g.nodes.freeze(n)
-	g.dirty.Push(n)
+	g.Nodes.Freeze(n)
+	g.Dirty.Push(n)
 }

@@ -1,4 +1,4 @@
-package scheduler
+package graph
 
 import (
 	"iter"
@@ -12,84 +12,85 @@ import (
 
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/chunked"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/ptrset"
 )
 
-// node is the scheduler's record of one key: its fields, which the
+// Node is the scheduler's record of one key: its fields, which the
 // worker alone reads and writes, and the key's published versions, which
 // readers reach through the key map (see nodeMap).
-type node struct {
-	nodeFields
-	// live is the transaction from which readers see the node's fields
+type Node struct {
+	NodeFields
+	// Live is the transaction from which readers see the node's fields
 	// (see view), inFlux while the worker changes them (set under the
 	// shard's lock; readers read the node under theirs). The journal
 	// leaves it alone.
-	live atomic.Uint64
-	old  *viewRec // the saved versions readers may need, newest first (nodeMap.freeze)
-	tomb bool     // REMOVED, still its key's in the map (a tombstone; see nodeMap.del)
+	Live atomic.Uint64
+	Old  *ViewRec // the saved versions readers may need, newest first (nodeMap.freeze)
+	Tomb bool     // REMOVED, still its key's in the map (a tombstone; see nodeMap.del)
 	// doomMark: the node is in its run's doomed (removal.doomAll) when it is graph.dooms.
-	doomMark uint32
+	DoomMark uint32
 }
 
-// nodeFields are the worker's fields of a node. Slices held by a node are
+// NodeFields are the worker's fields of a node. Slices held by a node are
 // never mutated in place, only replaced, so that a struct copy is a
 // complete snapshot for the journal.
-type nodeFields struct {
-	key  string
-	desc kv.Descriptor // nil: UNIMPLEMENTED
-	// intent is the intended value: from the NB, or from the base value for
+type NodeFields struct {
+	Key  string
+	Desc kv.Descriptor // nil: UNIMPLEMENTED
+	// Intent is the intended value: from the NB, or from the base value for
 	// a derived node. nil when nothing is intended.
-	intent proto.Message
-	// intentSeq is the transaction that last set intent (retries of older
+	Intent proto.Message
+	// IntentSeq is the transaction that last set intent (retries of older
 	// intents are dropped).
-	intentSeq uint64
-	// deps are the dependencies of intent (nil while invalid); adeps those
+	IntentSeq uint64
+	// Deps are the dependencies of intent (nil while invalid); adeps those
 	// of applied, held in ad (nil: none; &sameAsDeps: deps, the usual
 	// case). The graph indexes both: the first decide when the value can
 	// be applied, the second what must stay until it is gone.
-	deps []kv.Dependency
+	Deps []kv.Dependency
 	ad   *[]kv.Dependency
-	// base is the key of the base value of a derived node.
-	base string
-	// applied is what the southbound holds, as far as we know; nil when the
+	// Base is the key of the base value of a derived node.
+	Base string
+	// Applied is what the southbound holds, as far as we know; nil when the
 	// value does not exist there.
-	applied  proto.Message
-	metadata any
-	// derived are the keys of the values derived from applied.
-	derived []string
-	// rare holds what few nodes have (nil: none of it); replaced, never
+	Applied  proto.Message
+	Metadata any
+	// Derived are the keys of the values derived from applied.
+	Derived []string
+	// Rare holds what few nodes have (nil: none of it); replaced, never
 	// modified, when it changes.
-	rare *nodeRare
-	// removing is set while the node is being deleted, so that dependents
+	Rare *nodeRare
+	// Removing is set while the node is being deleted, so that dependents
 	// see the dependency as gone and are deleted first.
-	removing bool
-	// origin of applied: OriginNB (ours) or OriginSB (obtained). (The
+	Removing bool
+	// Origin of applied: OriginNB (ours) or OriginSB (obtained). (The
 	// small fields sit together: the node is 240 bytes, a size class.)
-	origin kv.Origin
-	state  State
-	lastOp OpKind
-	// retries counts retries of the current intent.
-	retries int32
-	// opSeq is the last transaction that recorded an operation on the
+	Origin kv.Origin
+	State  State
+	LastOp OpKind
+	// Retries counts retries of the current intent.
+	Retries int32
+	// OpSeq is the last transaction that recorded an operation on the
 	// node, callSeq the last whose plan made a call on it, and failedSeq
 	// the last whose operation on it failed, as txn32 numbers: only ever
 	// compared with the current transaction's.
-	opSeq, callSeq, failedSeq uint32
+	OpSeq, CallSeq, FailedSeq uint32
 	// epoch is the journal epoch of the last snapshot (see begin).
 	epoch   uint32
-	lastErr error
-	seq     uint64 // last transaction that changed the node
+	LastErr error
+	Seq     uint64 // last transaction that changed the node
 }
 
-// txn32 is the short number of transaction seq that nodes keep in opSeq
+// Txn32 is the short number of transaction seq that nodes keep in opSeq
 // and callSeq: never 0 (a new node's marks), and back to 1 after
 // 2^32-1 transactions, when the scheduler clears every node's marks
 // (clearMarks) so that no old mark passes for the current transaction's.
-func txn32(seq uint64) uint32 { return uint32(seq%math.MaxUint32) + 1 }
+func Txn32(seq uint64) uint32 { return uint32(seq%math.MaxUint32) + 1 }
 
-// clearMarks clears the opSeq, callSeq and failedSeq marks of every node.
-func (g *graph) clearMarks() {
-	for _, n := range g.all() {
-		n.opSeq, n.callSeq, n.failedSeq = 0, 0, 0
+// ClearMarks clears the opSeq, callSeq and failedSeq marks of every node.
+func (g *Graph) ClearMarks() {
+	for _, n := range g.All() {
+		n.OpSeq, n.CallSeq, n.FailedSeq = 0, 0, 0
 	}
 }
 
@@ -98,49 +99,50 @@ func (g *graph) clearMarks() {
 // refused while this value holds it (a configuration conflict).
 type nodeRare struct {
 	invalid   error
-	claimants []string
+	Claimants []string
 }
 
-// claimantKeys returns the keys of n's claimants, invalidErr the
+// ClaimantKeys returns the keys of n's claimants, invalidErr the
 // validation error of its intent.
-func (n *node) claimantKeys() []string { return n.rareOr().claimants }
-func (n *node) invalidErr() error      { return n.rareOr().invalid }
+func (n *Node) ClaimantKeys() []string { return n.rareOr().Claimants }
 
-func (n *node) rareOr() *nodeRare {
-	if n.rare == nil {
+func (n *Node) InvalidErr() error { return n.rareOr().invalid }
+
+func (n *Node) rareOr() *nodeRare {
+	if n.Rare == nil {
 		return &noRare
 	}
-	return n.rare
+	return n.Rare
 }
 
 var noRare nodeRare
 
-// setRare sets n's invalid error and claimants (a new nodeRare: the
+// SetRare sets n's invalid error and claimants (a new nodeRare: the
 // journal's snapshots share the old one).
-func (n *node) setRare(invalid error, claimants []string) {
-	if n.rare = nil; invalid != nil || len(claimants) > 0 {
-		n.rare = &nodeRare{invalid, claimants}
+func (n *Node) SetRare(invalid error, claimants []string) {
+	if n.Rare = nil; invalid != nil || len(claimants) > 0 {
+		n.Rare = &nodeRare{invalid, claimants}
 	}
 }
 
-func (n *node) exists() bool { return n.applied != nil && !n.removing }
+func (n *Node) Exists() bool { return n.Applied != nil && !n.Removing }
 
-// label returns the node's label, or the key for UNIMPLEMENTED values.
-func (n *node) label() string {
-	if n.desc == nil {
-		return n.key
+// Label returns the node's label, or the key for UNIMPLEMENTED values.
+func (n *Node) Label() string {
+	if n.Desc == nil {
+		return n.Key
 	}
-	return n.desc.Label(n.key)
+	return n.Desc.Label(n.Key)
 }
 
-// graph holds the nodes and the indexes that resolve dependencies. All its
+// Graph holds the nodes and the indexes that resolve dependencies. All its
 // mutations go through methods that record an undo entry while a journal is
 // open, so a simulated or reverted transaction can be rolled back at a cost
 // proportional to what it touched.
-type graph struct {
-	// nodes maps keys to nodes, and to their published versions (see
+type Graph struct {
+	// Nodes maps keys to nodes, and to their published versions (see
 	// nodeMap).
-	nodes nodeMap
+	Nodes NodeMap
 	// dependents: key -> the nodes with a plain dependency on it.
 	dependents map[string]nodeSet
 	// anyOf: prefix -> the nodes with an AnyOf dependency on it.
@@ -148,72 +150,72 @@ type graph struct {
 	// anyOfLens counts AnyOf prefixes per length, to find the prefixes of a
 	// key with one map lookup per distinct length.
 	anyOfLens []lenCount
-	// existing orders the keys of existing values, for AnyOf scans. It is
+	// Existing orders the keys of existing values, for AnyOf scans. It is
 	// kept from the first AnyOf dependency on (existingOn): a graph without
 	// any pays nothing for it.
-	existing   *btree.BTreeG[string]
-	existingOn bool
-	// unimplemented holds the keys without a descriptor.
-	unimplemented stringSet
-	// unsure maps the keys of values whose outcome is unknown to the
+	Existing   *btree.BTreeG[string]
+	ExistingOn bool
+	// Unimplemented holds the keys without a descriptor.
+	Unimplemented stringSet
+	// Unsure maps the keys of values whose outcome is unknown to the
 	// version the southbound may hold (see unsure.go). Not journaled: a
 	// simulation's calls do not fail.
-	unsure map[string]proto.Message
+	Unsure map[string]proto.Message
 
-	// existingGen counts the changes of existing, so that the view
+	// ExistingGen counts the changes of existing, so that the view
 	// clones it again only after a change.
-	existingGen uint64
-	// added counts the nodes added (see current), began what it was when
+	ExistingGen uint64
+	// Added counts the nodes added (see current), began what it was when
 	// the journal opened.
-	added, began uint64
+	Added, Began uint64
 
 	journal chunked.List[undo]
-	saved   chunked.List[nodeFields]
+	saved   chunked.List[NodeFields]
 	epoch   uint32
-	dooms   uint32 // the mark of the newest doomed set (see removal.newDoomed)
-	open    bool
-	// dirty lists the nodes changed, added or removed since
+	Dooms   uint32 // the mark of the newest doomed set (see removal.newDoomed)
+	Open    bool
+	// Dirty lists the nodes changed, added or removed since
 	// the last publish (see jobs.publish), journal open or not; a key
 	// may be listed more than once.
-	dirty chunked.List[*node]
+	Dirty chunked.List[*Node]
 }
 
-func newGraph() *graph {
-	return &graph{
+func NewGraph() *Graph {
+	return &Graph{
 		dependents:    map[string]nodeSet{},
 		anyOf:         map[string]nodeSet{},
-		existing:      btree.NewG[string](32, func(a, b string) bool { return a < b }),
-		unimplemented: stringSet{},
+		Existing:      btree.NewG[string](32, func(a, b string) bool { return a < b }),
+		Unimplemented: stringSet{},
 	}
 }
 
-// reserve makes room for a transaction of n keys: its new nodes, and
+// Reserve makes room for a transaction of n keys: its new nodes, and
 // the values they derive (a quarter more).
-func (g *graph) reserve(n int) { g.nodes.reserve(n + n/4) }
+func (g *Graph) Reserve(n int) { g.Nodes.reserve(n + n/4) }
 
-// node returns the node of key, or nil.
-func (g *graph) node(key string) *node { return g.nodes.get(key) }
+// Node returns the node of key, or nil.
+func (g *Graph) Node(key string) *Node { return g.Nodes.Get(key) }
 
-// all yields every key and its node, in no order.
-func (g *graph) all() iter.Seq2[string, *node] { return g.nodes.all() }
+// All yields every key and its node, in no order.
+func (g *Graph) All() iter.Seq2[string, *Node] { return g.Nodes.All() }
 
-// addNode adds n, a new node of a key that has none (every caller has
+// AddNode adds n, a new node of a key that has none (every caller has
 // just looked the key up).
-func (g *graph) addNode(n *node) {
+func (g *Graph) AddNode(n *Node) {
 	n.epoch = g.epoch // a new node needs no snapshot
-	g.added++
-	g.nodes.add(g.nodes.shard(n.key), n.key, n)
-	g.dirty.Push(n)
+	g.Added++
+	g.Nodes.Add(g.Nodes.Shard(n.Key), n.Key, n)
+	g.Dirty.Push(n)
 	g.record(undo{kind: undoAddNode, n: n})
 }
 
-func (g *graph) delNode(n *node) {
-	g.nodes.del(n.key)
-	g.dirty.Push(n)
+func (g *Graph) DelNode(n *Node) {
+	g.Nodes.Del(n.Key)
+	g.Dirty.Push(n)
 	g.record(undo{kind: undoDelNode, n: n})
 }
 
-func (g *graph) setAdd(m map[string]nodeSet, target string, n *node) bool {
+func (g *Graph) setAdd(m map[string]nodeSet, target string, n *Node) bool {
 	set := m[target]
 	if !set.Add(n) {
 		return false
@@ -222,7 +224,7 @@ func (g *graph) setAdd(m map[string]nodeSet, target string, n *node) bool {
 	return true
 }
 
-func (g *graph) setDel(m map[string]nodeSet, target string, n *node) bool {
+func (g *Graph) setDel(m map[string]nodeSet, target string, n *Node) bool {
 	set := m[target]
 	if !set.Del(n) {
 		return false
@@ -239,7 +241,7 @@ func (g *graph) setDel(m map[string]nodeSet, target string, n *node) bool {
 // few distinct lengths, so a slice scanned in order beats a map.
 type lenCount struct{ len, n int }
 
-func (g *graph) anyOfLen(l, delta int) {
+func (g *Graph) anyOfLen(l, delta int) {
 	for i := range g.anyOfLens {
 		if c := &g.anyOfLens[i]; c.len == l {
 			if c.n += delta; c.n <= 0 {
@@ -253,10 +255,10 @@ func (g *graph) anyOfLen(l, delta int) {
 	}
 }
 
-// adeps returns the dependencies of n's applied value.
-func (n *node) adeps() []kv.Dependency {
+// Adeps returns the dependencies of n's applied value.
+func (n *Node) Adeps() []kv.Dependency {
 	if n.ad == &sameAsDeps {
-		return n.deps
+		return n.Deps
 	} else if n.ad != nil {
 		return *n.ad
 	}
@@ -265,15 +267,15 @@ func (n *node) adeps() []kv.Dependency {
 
 var sameAsDeps []kv.Dependency
 
-// setDeps sets the dependencies of n's intent and of its applied value,
+// SetDeps sets the dependencies of n's intent and of its applied value,
 // and indexes the union of their edges.
-func (g *graph) setDeps(n *node, deps, adeps []kv.Dependency) {
-	if sameDeps(n.deps, deps) && sameDeps(n.adeps(), adeps) {
+func (g *Graph) SetDeps(n *Node, deps, adeps []kv.Dependency) {
+	if sameDeps(n.Deps, deps) && sameDeps(n.Adeps(), adeps) {
 		return
 	}
-	g.touch(n)
-	oldDeps, oldADeps := n.deps, n.adeps()
-	switch n.deps = deps; {
+	g.Touch(n)
+	oldDeps, oldADeps := n.Deps, n.Adeps()
+	switch n.Deps = deps; {
 	case len(adeps) == 0:
 		n.ad = nil
 	case sameDeps(adeps, deps):
@@ -306,7 +308,7 @@ func (g *graph) setDeps(n *node, deps, adeps []kv.Dependency) {
 // sameDeps reports whether a and b are the same slice.
 func sameDeps(a, b []kv.Dependency) bool { return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0]) }
 
-func (g *graph) link(n *node, d *kv.Dependency) {
+func (g *Graph) link(n *Node, d *kv.Dependency) {
 	if !d.IsAnyOf() {
 		if g.setAdd(g.dependents, d.Key, n) {
 			g.record(undo{kind: undoAddDep, n: n, target: d.Key})
@@ -325,21 +327,21 @@ func (g *graph) link(n *node, d *kv.Dependency) {
 // keepExisting starts keeping the index of existing keys, filled from the
 // graph once (journaled, like every change, so a rolled-back simulation
 // leaves it as it was).
-func (g *graph) keepExisting() {
-	if g.existingOn {
+func (g *Graph) keepExisting() {
+	if g.ExistingOn {
 		return
 	}
-	g.existingOn = true
+	g.ExistingOn = true
 	g.record(undo{kind: undoExistingOn})
-	for key, n := range g.all() {
-		if n.exists() {
-			g.setExisting(key, true)
+	for key, n := range g.All() {
+		if n.Exists() {
+			g.SetExisting(key, true)
 		}
 	}
 }
 
 // unlinkUnlessIn removes the edges of d that no dependency in the lists has.
-func (g *graph) unlinkUnlessIn(n *node, d *kv.Dependency, lists ...[]kv.Dependency) {
+func (g *Graph) unlinkUnlessIn(n *Node, d *kv.Dependency, lists ...[]kv.Dependency) {
 	has := func(plain bool, target string) bool {
 		for _, l := range lists {
 			for i := range l {
@@ -371,44 +373,44 @@ func (g *graph) unlinkUnlessIn(n *node, d *kv.Dependency, lists ...[]kv.Dependen
 	}
 }
 
-func (g *graph) setExisting(key string, exists bool) {
-	if !g.existingOn {
+func (g *Graph) SetExisting(key string, exists bool) {
+	if !g.ExistingOn {
 		return
 	}
 	if exists {
-		if _, had := g.existing.ReplaceOrInsert(key); !had {
-			g.existingGen++
+		if _, had := g.Existing.ReplaceOrInsert(key); !had {
+			g.ExistingGen++
 			g.record(undo{kind: undoAddExisting, target: key})
 		}
 		return
 	}
-	if _, had := g.existing.Delete(key); had {
-		g.existingGen++
+	if _, had := g.Existing.Delete(key); had {
+		g.ExistingGen++
 		g.record(undo{kind: undoDelExisting, target: key})
 	}
 }
 
-func (g *graph) setUnimplemented(key string, on bool) {
-	_, had := g.unimplemented[key]
+func (g *Graph) SetUnimplemented(key string, on bool) {
+	_, had := g.Unimplemented[key]
 	switch {
 	case on && !had:
-		g.unimplemented[key] = struct{}{}
+		g.Unimplemented[key] = struct{}{}
 		g.record(undo{kind: undoAddUnimpl, target: key})
 	case !on && had:
-		delete(g.unimplemented, key)
+		delete(g.Unimplemented, key)
 		g.record(undo{kind: undoDelUnimpl, target: key})
 	}
 }
 
-// dependentNodes is dependentsOf, giving the nodes (in the order of their
+// DependentNodes is dependentsOf, giving the nodes (in the order of their
 // keys). The caller checks each with current before using it, when what
 // it does in between may take nodes out of the graph.
-func (g *graph) dependentNodes(key string) []*node {
+func (g *Graph) DependentNodes(key string) []*Node {
 	plain := g.dependents[key]
 	if plain.Len() == 0 && len(g.anyOfLens) == 0 {
 		return nil
 	}
-	out := make([]*node, 0, plain.Len())
+	out := make([]*Node, 0, plain.Len())
 	for n := range plain.All() {
 		out = append(out, n)
 	}
@@ -422,35 +424,35 @@ func (g *graph) dependentNodes(key string) []*node {
 		}
 	}
 	if len(out) > 1 {
-		slices.SortFunc(out, func(a, b *node) int { return strings.Compare(a.key, b.key) })
-		out = slices.CompactFunc(out, func(a, b *node) bool { return a == b })
+		slices.SortFunc(out, func(a, b *Node) int { return strings.Compare(a.Key, b.Key) })
+		out = slices.CompactFunc(out, func(a, b *Node) bool { return a == b })
 	}
 	return out
 }
 
-// current returns the graph's node of key, given n, what a lookup of key
+// Current returns the graph's node of key, given n, what a lookup of key
 // returned earlier in the run when the graph's count of added nodes was
 // added (n nil: none then). n, while it is in the graph (a node taken
 // out is REMOVED; see settleState), and nil, while no node was added
 // since, are the answer without a lookup.
-func (g *graph) current(key string, n *node, added uint64) *node {
+func (g *Graph) Current(key string, n *Node, added uint64) *Node {
 	switch {
-	case n != nil && n.state != REMOVED:
+	case n != nil && n.State != REMOVED:
 		return n
-	case n == nil && g.added == added:
+	case n == nil && g.Added == added:
 		return nil
 	}
-	return g.node(key)
+	return g.Node(key)
 }
 
-// dependentsOf returns the keys of the nodes that depend on key, plainly or
+// DependentsOf returns the keys of the nodes that depend on key, plainly or
 // through an AnyOf prefix of key (whether or not its predicate accepts key;
 // callers re-check). Sorted, for a deterministic order.
-func (g *graph) dependentsOf(key string) []string {
+func (g *Graph) DependentsOf(key string) []string {
 	var out []string
 	plain := g.dependents[key]
 	for n := range plain.All() {
-		out = append(out, n.key)
+		out = append(out, n.Key)
 	}
 	for _, c := range g.anyOfLens {
 		if c.len > len(key) {
@@ -458,7 +460,7 @@ func (g *graph) dependentsOf(key string) []string {
 		}
 		set := g.anyOf[key[:c.len]]
 		for n := range set.All() {
-			out = append(out, n.key)
+			out = append(out, n.Key)
 		}
 	}
 	if len(out) > 1 {
@@ -468,18 +470,18 @@ func (g *graph) dependentsOf(key string) []string {
 	return out
 }
 
-// anyOfSatisfied returns an existing key that satisfies the AnyOf
+// AnyOfSatisfied returns an existing key that satisfies the AnyOf
 // dependency, or "". Values being removed are not in the index.
-func (g *graph) anyOfSatisfied(a *kv.AnyOf) string { return anyOfIn(g.existing, a) }
+func (g *Graph) AnyOfSatisfied(a *kv.AnyOf) string { return AnyOfIn(g.Existing, a) }
 
-// anyOfIn returns a key of the ordered set existing that satisfies the
+// AnyOfIn returns a key of the ordered set existing that satisfies the
 // AnyOf dependency, or "".
-func anyOfIn(existing *btree.BTreeG[string], a *kv.AnyOf) string {
-	return anyOfInExcept(existing, a, nil)
+func AnyOfIn(existing *btree.BTreeG[string], a *kv.AnyOf) string {
+	return AnyOfInExcept(existing, a, nil)
 }
 
-// anyOfInExcept is anyOfIn with the keys of except taken as absent.
-func anyOfInExcept(existing *btree.BTreeG[string], a *kv.AnyOf, except map[string]bool) (found string) {
+// AnyOfInExcept is anyOfIn with the keys of except taken as absent.
+func AnyOfInExcept(existing *btree.BTreeG[string], a *kv.AnyOf, except map[string]bool) (found string) {
 	for _, p := range a.Prefixes {
 		existing.AscendGreaterOrEqual(p, func(k string) bool {
 			if !strings.HasPrefix(k, p) {
@@ -497,3 +499,10 @@ func anyOfInExcept(existing *btree.BTreeG[string], a *kv.AnyOf, except map[strin
 	}
 	return ""
 }
+
+type stringSet map[string]struct{}
+
+// nodeSet is a set of nodes: the dependents of a key. Pointers compare
+// and hash cheaper than keys, and a node is unlinked before it leaves the
+// graph (settle), so a set never holds a node that is gone.
+type nodeSet = ptrset.Set[Node]
