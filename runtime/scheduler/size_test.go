@@ -51,7 +51,9 @@ const (
 	// created on its old version and deleted again (a veth end).
 	// The internal layers (guard, graph, view) add package clauses,
 	// imports and the façade's aliases.
-	maxTotalLines = 12219
+	// +3: knownNow no longer takes a value that a call of the run made
+	// unknown again as known (gofmt splits the one-line func).
+	maxTotalLines = 12222
 )
 
 // layers lists the internal packages from the bottom up: a package may

@@ -332,9 +332,12 @@ func (r *unknowns) unsureOf(key string) bool {
 	return ok && !r.knownNow(key) && !slices.Contains(r.unsureGone, key)
 }
 
-// knownNow reports whether a read-back before the run found what the
-// southbound holds for key.
-func (r *unknowns) knownNow(key string) bool { f := r.fact(key); return f != nil && f.err == nil }
+// knownNow reports whether a read-back before a dry run's plan found key
+// (listed still; in a run, a call on it failed since: unknown again).
+func (r *unknowns) knownNow(key string) bool {
+	f := r.fact(key)
+	return r.sim && f != nil && f.err == nil
+}
 
 // known records that what the southbound holds for key, of unknown
 // outcome before, is known: a read-back told, or a call succeeded (an
