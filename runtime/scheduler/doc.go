@@ -90,11 +90,11 @@
 //     for a delete that removed the value and failed: it is still FAILED
 //     with that error, though nothing intends it); an INVALID value keeps the valid version
 //     it kept; a value that was there without something it needs (its
-//     delete had failed) stays as it was when the revert deletes what the
-//     transaction created for it; when the transaction re-created it
-//     (a cycle's member, re-created with the rest of its cycle), it is
-//     not created again without what it needs: it waits, PENDING, as in
-//     any transaction. One exception: a leftover that nothing intends (a derived
+//     delete had failed, or its create applied in part) stays as it was
+//     when the revert deletes what the transaction created for it; when
+//     the transaction deleted it, or re-created it (a cycle's member,
+//     re-created with the rest of its cycle), it is not created again
+//     without what it needs: it waits, PENDING, as in any transaction. One exception: a leftover that nothing intends (a derived
 //     value still there after its delete failed) is not put back once the
 //     transaction, or its revert, deleted it. When an undo call fails, the value is FAILED and the graph
 //     says what the southbound holds. A best-effort transaction (the

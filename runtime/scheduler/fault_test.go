@@ -1117,9 +1117,10 @@ func fDerives(base, text, key string) bool {
 //   - a value without a dependency that went while it was unread, whose
 //     delete failed in the step (see leftWithout);
 //   - a member of a cycle (a veth end) without its peer, while its status
-//     says why: its own removal failed or was refused, or its outcome is
-//     unknown (a create that applied in part, unread, so the other end is
-//     not created on it). See cycleMemberExcused.
+//     says why: its own removal failed or was refused, its create applied
+//     in part (FAILED, holding it), or its outcome is unknown (a create
+//     that applied in part, unread, so the other end is not created on
+//     it). See cycleMemberExcused.
 func (r *fRun) checkSB(sb map[string]string) []fDiv {
 	var divs []fDiv
 	unread := r.unreadKeys()
@@ -1193,7 +1194,11 @@ func (r *fRun) cycleMemberExcused(k string) bool {
 	}
 	st := r.s.Status(k)
 	failed := st.State == scheduler.FAILED || st.State == scheduler.RETRYING
-	return failed && (st.LastOp == scheduler.OpDelete || errors.Is(st.LastErr, scheduler.ErrStillNeeded))
+	// doc.go: "a value that was there without something it needs (its
+	// delete had failed, or its create applied in part) stays as it was
+	// when the revert deletes what the transaction created for it".
+	partial := failed && st.LastOp == scheduler.OpCreate && st.Applied != nil
+	return partial || failed && (st.LastOp == scheduler.OpDelete || errors.Is(st.LastErr, scheduler.ErrStillNeeded))
 }
 
 // checkConfigured checks (ii): CONFIGURED values are what the southbound
@@ -1261,12 +1266,12 @@ func (r *fRun) checkRevert(num int, calls []fCall, leftovers, unread map[string]
 		switch {
 		case unread[k]:
 			// Changed behind the scheduler's back, not read since.
-		case inB && !inA && fWithoutNeeds(k, b, before) && fRecreated(num, calls, k):
+		case inB && !inA && fWithoutNeeds(k, b, before) && fDeletedIn(num, calls, k):
 			// doc.go: a value that was there without something it needs,
-			// "when the transaction re-created it (a cycle's member,
-			// re-created with the rest of its cycle), it is not created
-			// again without what it needs: it waits, PENDING, as in any
-			// transaction" (the checkpoints' status check (vi) sees it
+			// "when the transaction deleted it, or re-created it (a
+			// cycle's member, re-created with the rest of its cycle), it
+			// is not created again without what it needs: it waits,
+			// PENDING, as in any transaction" (the checkpoints' status check (vi) sees it
 			// PENDING).
 		case inB && !inA && gone[k]:
 			// A leftover the transaction deleted stays deleted, and
@@ -1331,10 +1336,9 @@ func fWithoutNeeds(k, v string, sb map[string]string) bool {
 	return slices.ContainsFunc(fDeps(k, v), func(d kv.Dependency) bool { return !fDependencyMet(d, sb) })
 }
 
-// fRecreated reports whether step num deleted and created key k again.
-func fRecreated(num int, calls []fCall, k string) bool {
-	del := slices.IndexFunc(calls, func(c fCall) bool { return c.step == num && c.key == k && c.op == "delete" && c.err == nil })
-	return del >= 0 && slices.ContainsFunc(calls[del:], func(c fCall) bool { return c.step == num && c.key == k && c.op == "create" })
+// fDeletedIn reports whether step num deleted key k.
+func fDeletedIn(num int, calls []fCall, k string) bool {
+	return slices.ContainsFunc(calls, func(c fCall) bool { return c.step == num && c.key == k && c.op == "delete" && c.err == nil })
 }
 
 func fUnion(a, b map[string]string) map[string]string {
