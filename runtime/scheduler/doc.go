@@ -94,7 +94,8 @@
 //     when the revert deletes what the transaction created for it; when
 //     the transaction deleted it, or re-created it (a cycle's member,
 //     re-created with the rest of its cycle), it is not created again
-//     without what it needs: it waits, PENDING, as in any transaction. One exception: a leftover that nothing intends (a derived
+//     without what it needs, nor is what needs it: they wait, PENDING,
+//     as in any transaction. One exception: a leftover that nothing intends (a derived
 //     value still there after its delete failed) is not put back once the
 //     transaction, or its revert, deleted it. When an undo call fails, the value is FAILED and the graph
 //     says what the southbound holds. A best-effort transaction (the

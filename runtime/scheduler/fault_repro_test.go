@@ -1137,6 +1137,20 @@ func TestFaultReproRevertDeletedLoneEnd(t *testing.T) {
 	}
 }
 
+// The same, and a bridge-domain binding of the lone end, deleted with it,
+// is not put back without it either ("nor is what needs it").
+func TestFaultReproRevertDeletedLoneEndBinding(t *testing.T) {
+	faultGate(t)
+	for _, mode := range []string{"", "batch", "concurrent"} {
+		runFaultReproSteps(t, mode, 0, []fStep{
+			{kind: fRestart, items: []fItem{{"if/v1", "peer=v2"}, {"if/v2", "peer=v1 vrf=2"}, {"route/r3", "out=b"}}},
+			{kind: fTxn, items: []fItem{{"bd/y", "ifs=a,v1"}}},
+			{kind: fTxn, items: []fItem{{"vrf/2", "table=0"}}, faults: []fFault{{"create", "if/v2", 1, fTerminal}, {"delete", "if/v1", 1, fPanic}}},
+			{kind: fTxn, revert: true, items: []fItem{{"if/v1", "addrs=10.0.0.1/24"}, {"if/b", "addrs=10.1.0.1/16"}}, faults: []fFault{{"create", "route/r3", 1, fRetriable}}},
+		})
+	}
+}
+
 func TestFaultReproPartialEndAfterRevert(t *testing.T) {
 	faultGate(t)
 	for _, mode := range []string{"", "batch", "concurrent"} {

@@ -1258,7 +1258,19 @@ func (r *fRun) checkRevert(num int, calls []fCall, leftovers, unread map[string]
 	if slices.ContainsFunc(calls, func(c fCall) bool { return c.step == -1 }) || len(r.sb.stepCalls()) > len(calls) {
 		r.revertWithRetry++
 	}
-	gone := fGoneWithLeftovers(before, after, leftovers)
+	// Gone with the leftovers, and with the values that were there
+	// without what they need and that the transaction deleted (below):
+	// what needs them cannot be put back without them either.
+	seeds := maps.Clone(leftovers)
+	for k, b := range before {
+		if _, inA := after[k]; !inA && fWithoutNeeds(k, b, before) && fDeletedIn(num, calls, k) {
+			if seeds == nil {
+				seeds = map[string]bool{}
+			}
+			seeds[k] = true
+		}
+	}
+	gone := fGoneWithLeftovers(before, after, seeds)
 	var diff []string
 	for _, k := range slices.Sorted(maps.Keys(fUnion(before, after))) {
 		b, inB := before[k]

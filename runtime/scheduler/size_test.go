@@ -53,7 +53,9 @@ const (
 	// imports and the façade's aliases.
 	// +3: knownNow no longer takes a value that a call of the run made
 	// unknown again as known (gofmt splits the one-line func).
-	maxTotalLines = 12222
+	// +1: doc.go's revert rule names what needs a value it does not put
+	// back.
+	maxTotalLines = 12223
 )
 
 // layers lists the internal packages from the bottom up: a package may
