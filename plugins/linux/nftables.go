@@ -88,14 +88,6 @@ func (p *Plugin) nftClaim(ids ...nftTableID) {
 	}
 }
 
-// nftIsOurs says whether the table is one the plugin created or was asked
-// about.
-func (p *Plugin) nftIsOurs(id nftTableID) bool {
-	p.nftFound.mu.Lock()
-	defer p.nftFound.mu.Unlock()
-	return p.nftFound.ours[id]
-}
-
 // nftPlace returns the metadata of a table or chain by label: from the
 // descriptor's metadata map, else from the last Retrieve.
 func (p *Plugin) nftPlace(m kv.MetadataMap[NftMeta], found func() map[string]NftMeta, what, label string) (NftMeta, error) {

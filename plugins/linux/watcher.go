@@ -455,3 +455,11 @@ func (w *watch) observe(view *nsView, link netlink.Link) (*linuxinterfaces.Inter
 	slices.Sort(v.IpAddresses)
 	return v, nil
 }
+
+// nftIsOurs says whether the table is one the plugin created or was asked
+// about.
+func (p *Plugin) nftIsOurs(id nftTableID) bool {
+	p.nftFound.mu.Lock()
+	defer p.nftFound.mu.Unlock()
+	return p.nftFound.ours[id]
+}

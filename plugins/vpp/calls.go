@@ -13,6 +13,10 @@ import (
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 )
 
+// errSPDAssigned is ipsec_interface_add_del_spd's "spd already assigned":
+// another SPD holds the interface, which no retry resolves.
+const errSPDAssigned = api.SYSCALL_ERROR_2
+
 // vppErr names the binary API call that failed. A return value that says
 // the object is not there wraps kv.ErrNotFound (a Delete of it succeeds);
 // one that says the request is wrong is not retried. Every other one is

@@ -3,7 +3,6 @@ package vpp
 import (
 	"context"
 
-	"go.fd.io/govpp/api"
 	"go.fd.io/govpp/binapi/interface_types"
 	"go.fd.io/govpp/binapi/ipsec"
 
@@ -91,13 +90,7 @@ func (h *spdBindings) set(ctx context.Context, k vppipsec.SecurityPolicyDatabase
 		return err
 	}
 	_, err = ipsec.NewServiceClient(h.p.conn).IpsecInterfaceAddDelSpd(ctx, &ipsec.IpsecInterfaceAddDelSpd{IsAdd: add, SwIfIndex: interface_types.InterfaceIndex(sw), SpdID: k.Index})
-	if add {
-		// SYSCALL_ERROR_2: the interface has another SPD (VPP binds one
-		// per interface), a conflict of the configuration that no retry
-		// resolves; SYSCALL_ERROR_1, no such SPD, may pass once it is made.
-		return vppErr("ipsec_interface_add_del_spd", err, api.SYSCALL_ERROR_2)
-	}
-	return vppErr("ipsec_interface_add_del_spd", err)
+	return vppErr("ipsec_interface_add_del_spd", err, errSPDAssigned)
 }
 
 // Retrieve reports the correlated bindings that VPP has.
