@@ -28,7 +28,7 @@ func (r *txnPass) apply(j *job) {
 				deletes++
 			}
 		}
-		if deletes > 64 {
+		if deletes > 64 && r.doomed == nil { // takeUnsure may have doomed some
 			r.newDoomed(deletes) // not grown step by step
 		}
 		for _, n := range nodes {

@@ -196,6 +196,9 @@ func (r *unknowns) takeUnsure() {
 			}
 			r.remove(n, flags, true)
 		}
+		if f.value == nil {
+			r.doomRefusedFor(n, f.expected)
+		}
 	}
 	r.prior = prior
 }
@@ -253,6 +256,22 @@ func (r *unknowns) reconcileRefusedFor(n *graph.Node, expected proto.Message) {
 	for _, d := range r.depsOfValue(n, expected) {
 		if !d.IsAnyOf() {
 			r.reconcileRefused(d.Key)
+		}
+	}
+}
+
+// doomRefusedFor marks, for n found gone, its base and the dependencies of
+// its version expected whose removal was refused for it and that nothing
+// intends: they go in this run (settleUnsure), so nothing is created on
+// them before (and deleted again with them).
+func (r *unknowns) doomRefusedFor(n *graph.Node, expected proto.Message) {
+	keys := []string{n.Base}
+	for _, d := range r.depsOfValue(n, expected) {
+		keys = append(keys, d.Key)
+	}
+	for _, k := range keys {
+		if d := r.g.Node(k); d != nil && d.Intent == nil && d.State == FAILED && errors.Is(d.LastErr, ErrStillNeeded) && errors.Is(d.LastErr, ErrOutcomeUnknown) {
+			r.doomAll(d)
 		}
 	}
 }
