@@ -72,23 +72,34 @@ func (e *env) waitFor(what string, cond func() bool) {
 
 // TestDriftPeriodicRepair: VPP notifies no route changes; the periodic
 // drift check finds a route deleted behind our back and creates it again.
+// The history records a transaction after its calls, and the route was
+// CONFIGURED before the check found it gone: the test waits for the
+// record, not for the route or the state, which may come first.
 func TestDriftPeriodicRepair(t *testing.T) {
 	t.Parallel()
 	e := newEnvWith(t, []scheduler.Option{scheduler.WithDriftCheck(200*time.Millisecond, 0)})
 	key := e.driftRoute()
 	e.deleteRouteBehindOurBack()
-	e.waitFor("route created again", e.hasRoute)
-	e.eventually(scheduler.CONFIGURED, key)
-	found := false
-	for _, rec := range e.s.History() {
-		for _, op := range rec.Executed {
-			if rec.Kind == scheduler.DriftCheckTxn && op.Key == key && op.Flags&(scheduler.FlagDrifted|scheduler.FlagMissing) == scheduler.FlagDrifted|scheduler.FlagMissing {
-				found = true
+	e.waitFor("a drift check that records the route MISSING and creates it", func() bool {
+		for _, rec := range e.s.History() {
+			missing, created := false, false
+			for _, op := range rec.Executed {
+				if rec.Kind == scheduler.DriftCheckTxn && op.Key == key {
+					missing = missing || op.Flags&(scheduler.FlagDrifted|scheduler.FlagMissing) == scheduler.FlagDrifted|scheduler.FlagMissing
+					created = created || (op.Kind == scheduler.OpCreate && op.Err == nil)
+				}
+			}
+			if missing && created {
+				return true
 			}
 		}
+		return false
+	})
+	if !e.hasRoute() {
+		t.Error("the drift check recorded the route created, and it is not in VPP")
 	}
-	if !found {
-		t.Error("no drift check recorded the route MISSING")
+	if st := e.s.Status(key); st.State != scheduler.CONFIGURED {
+		t.Errorf("after the repair the route is %v (%v)", st.State, st.LastErr)
 	}
 }
 
