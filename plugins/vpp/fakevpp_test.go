@@ -3,6 +3,7 @@ package vpp
 import (
 	"cmp"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"net/netip"
 	"reflect"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"go.fd.io/govpp/adapter"
 	"go.fd.io/govpp/adapter/mock"
@@ -49,6 +51,8 @@ type fakeVPP struct {
 	down     bool               // VPP is gone: nothing is answered
 	mute     bool               // requests are recorded, and only control pings answered
 	refuse   error              // what Connect returns
+	lag      time.Duration      // how late each reply is sent (SetLag)
+	pings    int                // control pings answered
 
 	nextIf  uint32
 	ifaces  map[uint32]*vppif.SwInterfaceDetails
@@ -96,6 +100,10 @@ func newFakeVPP(t testing.TB) *fakeVPP {
 		for {
 			select {
 			case r := <-f.replies:
+				f.mu.Lock()
+				lag := f.lag
+				f.mu.Unlock()
+				time.Sleep(lag) // a loaded machine's VPP (SetLag)
 				f.deliver.Lock()
 				r()
 				f.deliver.Unlock()
@@ -252,6 +260,37 @@ func (f *fakeVPP) Connect() error {
 	return nil
 }
 
+// SendMsg fails while VPP is down, as a write to the socket of a VPP
+// that is gone does: the client's next health check probe notices at
+// once, without waiting for replies that never come (a reply timeout
+// short enough to notice a silent VPP quickly was also short enough for
+// replies that a loaded machine sent late, and govpp then reconnected
+// while the test ran; see TestSlowVPPStaysConnected).
+func (f *fakeVPP) SendMsg(clientID uint32, data []byte) error {
+	f.mu.Lock()
+	down := f.down
+	f.mu.Unlock()
+	if down {
+		return errors.New("fake VPP: the socket is closed (VPP restarted)")
+	}
+	return f.VppAdapter.SendMsg(clientID, data)
+}
+
+// SetLag makes the fake send each reply d late (0: at once).
+func (f *fakeVPP) SetLag(d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.lag = d
+}
+
+// Pings says how many control pings (the health check's probes among
+// them) the fake answered.
+func (f *fakeVPP) Pings() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.pings
+}
+
 // Refuse makes connecting fail with err (nil: succeed again).
 func (f *fakeVPP) Refuse(err error) {
 	f.mu.Lock()
@@ -319,6 +358,9 @@ func (f *fakeVPP) handle(req mock.MessageDTO) ([]byte, uint16, bool) {
 		return nil, 0, false
 	}
 	_, ping := msg.(*memclnt.ControlPing)
+	if ping {
+		f.pings++
+	}
 	if !ping && f.record {
 		f.requests = append(f.requests, msg)
 	}

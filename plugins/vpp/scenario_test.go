@@ -191,8 +191,8 @@ func TestScenarioVPPRestartResync(t *testing.T) {
 	e.f.Restart()
 	select {
 	case <-reconnected:
-	case <-time.After(5 * time.Second):
-		t.Fatal("no reconnect callback 5s after VPP restarted")
+	case <-time.After(30 * time.Second):
+		t.Fatal("no reconnect callback 30s after VPP restarted")
 	}
 	if got := e.f.state(); got == before {
 		t.Fatal("the restarted VPP kept its state")
