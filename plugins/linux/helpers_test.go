@@ -179,10 +179,11 @@ func (e *env) expect(state scheduler.State, keys ...string) {
 	}
 }
 
-// eventually waits up to 5s for key to reach state.
+// eventually waits up to 30s for key to reach state (a bound for a
+// loaded machine, under -race; it returns as soon as the state is there).
 func (e *env) eventually(state scheduler.State, key string) {
 	e.t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		if e.s.Status(key).State == state {
 			return
@@ -190,7 +191,7 @@ func (e *env) eventually(state scheduler.State, key string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	st := e.s.Status(key)
-	e.t.Fatalf("%s: %s after 5s (last error: %v), want %s", key, st.State, st.LastErr, state)
+	e.t.Fatalf("%s: %s after 30s (last error: %v), want %s", key, st.State, st.LastErr, state)
 }
 
 // link returns the kernel link of the given name in the test's namespace.
