@@ -307,7 +307,7 @@ func TestAgentFileSource(t *testing.T) {
 	writeFile(t, cfg, baseConfig)
 	a := startAgent(t, "-name", "t1", "-netns", ns, "-file", cfg, "-state-dir", filepath.Join(dir, "state"), "-load-deadline", "5s")
 
-	eventually(t, 10*time.Second, "veth pair and bridge in the namespace", func() (bool, string) {
+	eventually(t, 30*time.Second, "veth pair and bridge in the namespace", func() (bool, string) {
 		return linkExists(h, "veth0") && linkExists(h, "veth1") && linkExists(h, "br0"), ""
 	})
 	if routes := kernelRoutes(t, h, linux.DefaultRouteProtocol); routes["10.20.0.0/16"] {
@@ -316,17 +316,17 @@ func TestAgentFileSource(t *testing.T) {
 
 	// The edit: veth0's address makes the gateway reachable.
 	writeFile(t, cfg, strings.Replace(baseConfig, veth0Plain, veth0Addressed, 1))
-	eventually(t, 10*time.Second, "the route after the edit", func() (bool, string) {
+	eventually(t, 30*time.Second, "the route after the edit", func() (bool, string) {
 		return kernelRoutes(t, h, linux.DefaultRouteProtocol)["10.20.0.0/16"], fmt.Sprint(kernelRoutes(t, h, linux.DefaultRouteProtocol))
 	})
 
 	// A corrupt file: nothing removed, the error names file and line.
 	writeFile(t, cfg, "linux/interface/veth0:\n  name: veth0\n  type: [\n")
-	eventually(t, 10*time.Second, "the problem in the log", func() (bool, string) {
+	eventually(t, 30*time.Second, "the problem in the log", func() (bool, string) {
 		return strings.Contains(a.log.String(), "config.yaml:3"), ""
 	})
 	writeFile(t, cfg, "linux/interface/nope/x/y:\n  name: x\n")
-	eventually(t, 10*time.Second, "the unknown key in the log", func() (bool, string) {
+	eventually(t, 30*time.Second, "the unknown key in the log", func() (bool, string) {
 		return strings.Contains(a.log.String(), "linux/interface/nope/x/y"), ""
 	})
 	time.Sleep(500 * time.Millisecond)
@@ -343,7 +343,7 @@ func TestAgentFileSource(t *testing.T) {
 	fixed := strings.Replace(baseConfig, veth0Plain, veth0Addressed, 1)
 	fixed = strings.Replace(fixed, "linux/interface/br0:\n  name: br0\n  type: TYPE_BRIDGE\n  enabled: true\n  ipAddresses: [\"192.168.50.1/24\"]\n", "", 1)
 	writeFile(t, cfg, fixed)
-	eventually(t, 10*time.Second, "br0 removed", func() (bool, string) { return !linkExists(h, "br0"), "" })
+	eventually(t, 30*time.Second, "br0 removed", func() (bool, string) { return !linkExists(h, "br0"), "" })
 	a.stop()
 	for _, l := range []string{"veth0", "veth1"} {
 		if !linkExists(h, l) {
@@ -387,7 +387,7 @@ func TestAgentRestart(t *testing.T) {
 	writeFile(t, cfg, config)
 	args := []string{"-name", "t2", "-netns", ns, "-file", cfg, "-state-dir", filepath.Join(dir, "state"), "-load-deadline", "5s"}
 	a := startAgent(t, args...)
-	eventually(t, 10*time.Second, "the route", func() (bool, string) {
+	eventually(t, 30*time.Second, "the route", func() (bool, string) {
 		return kernelRoutes(t, h, linux.DefaultRouteProtocol)["10.20.0.0/16"], ""
 	})
 	a.stop()
@@ -408,7 +408,7 @@ func TestAgentRestart(t *testing.T) {
 	// nothing wants it, so the next start removes it; other0 stays.
 	writeFile(t, cfg, strings.Replace(config, "linux/interface/br0:\n  name: br0\n  type: TYPE_BRIDGE\n  enabled: true\n  ipAddresses: [\"192.168.50.1/24\"]\n", "", 1))
 	c := startAgent(t, args...)
-	eventually(t, 10*time.Second, "br0 removed at start", func() (bool, string) { return !linkExists(h, "br0"), "" })
+	eventually(t, 30*time.Second, "br0 removed at start", func() (bool, string) { return !linkExists(h, "br0"), "" })
 	if !linkExists(h, "other0") {
 		t.Errorf("a link the agent never created was removed")
 	}
@@ -569,7 +569,7 @@ func TestAgentFileAndEtcd(t *testing.T) {
 	args := []string{"-name", "t4", "-netns", ns, "-file", cfg, "-etcd", srv.URL, "-etcd-status",
 		"-state-dir", filepath.Join(dir, "state"), "-load-deadline", "2s"}
 	a := startAgent(t, args...)
-	eventually(t, 10*time.Second, "both sources applied", func() (bool, string) {
+	eventually(t, 30*time.Second, "both sources applied", func() (bool, string) {
 		return linkExists(h, "br9") && linkExists(h, "br0") && linkExists(h, "veth0"), ""
 	})
 	st := a.status("linux/interface/veth0")
@@ -580,7 +580,7 @@ func TestAgentFileAndEtcd(t *testing.T) {
 		t.Errorf("veth0 has etcd's MTU: the file's value should win")
 	}
 	// The status written back to etcd.
-	eventually(t, 10*time.Second, "the status in etcd", func() (bool, string) {
+	eventually(t, 30*time.Second, "the status in etcd", func() (bool, string) {
 		resp, err := client.Get(ctx, "/kvdescriptor/t4/status/linux/interface/br9")
 		return err == nil && len(resp.Kvs) == 1 && strings.Contains(string(resp.Kvs[0].Value), "CONFIGURED"), ""
 	})
@@ -633,7 +633,7 @@ func TestAgentSouthboundView(t *testing.T) {
 	writeFile(t, cfg, baseConfig)
 	a := startAgent(t, "-name", "t5", "-netns", ns, "-file", cfg, "-state-dir", filepath.Join(dir, "state"))
 	addr := "linux/interface/br0/address/192.168.50.1/24"
-	eventually(t, 10*time.Second, "br0's address", func() (bool, string) {
+	eventually(t, 30*time.Second, "br0's address", func() (bool, string) {
 		code, body := a.get("/scheduler/dump?view=SB&key-prefix=linux/interface/br0/")
 		return code == http.StatusOK && strings.Contains(body, addr), body
 	})

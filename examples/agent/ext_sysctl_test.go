@@ -108,7 +108,7 @@ func TestExtSysctl(t *testing.T) {
 	// The file's and etcd's sysctls, in the namespace.
 	for _, name := range []string{fromFile, fromEtcd} {
 		want := flip(before[name])
-		eventually(t, 10*time.Second, name+" in the namespace", func() (bool, string) {
+		eventually(t, 30*time.Second, name+" in the namespace", func() (bool, string) {
 			got := nsSysctl(t, ns, name)
 			return got == want, "got " + got + ", want " + want
 		})
@@ -161,7 +161,7 @@ func TestExtSysctl(t *testing.T) {
 	// Removed from the file: the value found before is restored; etcd's
 	// stays.
 	writeFile(t, cfg, sysctlEntry(ns, invalid, "1"))
-	eventually(t, 10*time.Second, fromFile+" restored", func() (bool, string) {
+	eventually(t, 30*time.Second, fromFile+" restored", func() (bool, string) {
 		got := nsSysctl(t, ns, fromFile)
 		return got == before[fromFile], "got " + got + ", want " + before[fromFile]
 	})

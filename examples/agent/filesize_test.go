@@ -18,7 +18,7 @@ func TestAgentFileMaxSize(t *testing.T) {
 	const limit = 200
 	writeFile(t, cfg, small)
 	a := startAgent(t, "-name", "tm", "-memory", "-file", cfg, "-file-max-size", fmt.Sprint(limit), "-state-dir", filepath.Join(dir, "state"))
-	eventually(t, 10*time.Second, "br0 configured", func() (bool, string) {
+	eventually(t, 30*time.Second, "br0 configured", func() (bool, string) {
 		_, body := a.get("/v1/status?key=linux/interface/br0")
 		return strings.Contains(body, `"CONFIGURED"`), body
 	})
@@ -26,7 +26,7 @@ func TestAgentFileMaxSize(t *testing.T) {
 	big := "linux/interface/br1: {name: br1, type: TYPE_BRIDGE}\n# " + strings.Repeat("x", limit) + "\n"
 	writeFile(t, cfg, big)
 	want := fmt.Sprintf("%s: the file is larger than the limit of %d bytes", cfg, limit)
-	eventually(t, 10*time.Second, "the problem at /readyz", func() (bool, string) {
+	eventually(t, 30*time.Second, "the problem at /readyz", func() (bool, string) {
 		_, body := a.get("/readyz")
 		return strings.Contains(body, want), body
 	})
@@ -38,7 +38,7 @@ func TestAgentFileMaxSize(t *testing.T) {
 	}
 
 	writeFile(t, cfg, small+"linux/interface/br1: {name: br1, type: TYPE_BRIDGE}\n")
-	eventually(t, 10*time.Second, "br1 configured and the problem cleared", func() (bool, string) {
+	eventually(t, 30*time.Second, "br1 configured and the problem cleared", func() (bool, string) {
 		_, status := a.get("/v1/status?key=linux/interface/br1")
 		_, ready := a.get("/readyz")
 		return strings.Contains(status, `"CONFIGURED"`) && !strings.Contains(ready, "larger than the limit"), status + ready

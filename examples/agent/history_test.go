@@ -36,7 +36,7 @@ func TestAgentHistoryAfterKill(t *testing.T) {
 	n := len(history(a))
 	for i, mtu := range []int{1500, 1600, 1700} {
 		writeFile(t, cfg, bridge("br0", mtu)+bridge("br1", mtu))
-		eventually(t, 10*time.Second, "the edit applied", func() (bool, string) {
+		eventually(t, 30*time.Second, "the edit applied", func() (bool, string) {
 			return len(history(a)) >= n+i+1, ""
 		})
 	}

@@ -54,7 +54,7 @@ func newEscapeEnv(t *testing.T) *escapeEnv {
 		_ = holder.Wait()
 	})
 	proc := fmt.Sprintf("/proc/%d/ns/net", holder.Process.Pid)
-	eventually(t, 10*time.Second, "the holder process in the victim namespace", func() (bool, string) {
+	eventually(t, 30*time.Second, "the holder process in the victim namespace", func() (bool, string) {
 		return sameFile(proc, filepath.Join("/var/run/netns", e.victim)), proc
 	})
 	e.escape = "../.." + proc
@@ -198,7 +198,7 @@ func TestAgentNamespaceEscapeEtcd(t *testing.T) {
 		"-state-dir", filepath.Join(dir, "state"), "-grpc", "off")
 	e.checkNothingEscaped(t, httpState(t, a))
 	// The status written back to etcd says so too.
-	eventually(t, 10*time.Second, "esc0's status in etcd", func() (bool, string) {
+	eventually(t, 30*time.Second, "esc0's status in etcd", func() (bool, string) {
 		resp, err := client.Get(ctx, "/kvdescriptor/tns2/status/linux/interface/esc0")
 		if err != nil || len(resp.Kvs) != 1 {
 			return false, fmt.Sprint(err)

@@ -40,7 +40,7 @@ func TestAgentSeqAfterRestart(t *testing.T) {
 		// One more transaction: the file edited.
 		writeFile(t, cfg, fmt.Sprintf("linux/interface/br%d: {name: br%d, type: TYPE_BRIDGE, mtu: 1400}\n", i, i))
 		var seqs []uint64
-		eventually(t, 10*time.Second, "the edit applied", func() (bool, string) {
+		eventually(t, 30*time.Second, "the edit applied", func() (bool, string) {
 			seqs = history(a)
 			return n > 0 && len(seqs) > n, fmt.Sprint(seqs)
 		})

@@ -61,7 +61,7 @@ func TestAgentEtcdBackBeforeDeadline(t *testing.T) {
 	writeFile(t, cfg, "linux/interface/brf:\n  name: brf\n  type: TYPE_BRIDGE\n  enabled: true\n")
 	args := []string{"-name", "t6", "-netns", ns, "-file", cfg, "-etcd", srv.URL, "-state-dir", filepath.Join(dir, "state")}
 	a := startAgent(t, append(args, "-load-deadline", "2s")...)
-	eventually(t, 10*time.Second, "brf, brx and bry", func() (bool, string) {
+	eventually(t, 30*time.Second, "brf, brx and bry", func() (bool, string) {
 		return linkExists(h, "brf") && linkExists(h, "brx") && linkExists(h, "bry"), ""
 	})
 	a.stop()
@@ -86,7 +86,7 @@ func TestAgentEtcdBackBeforeDeadline(t *testing.T) {
 	}
 	srv.Start()
 	b.waitReady(30 * time.Second)
-	eventually(t, 10*time.Second, "brx removed, brz created, bry and brf kept", func() (bool, string) {
+	eventually(t, 30*time.Second, "brx removed, brz created, bry and brf kept", func() (bool, string) {
 		return !linkExists(h, "brx") && linkExists(h, "brz") && linkExists(h, "bry") && linkExists(h, "brf"),
 			fmt.Sprintf("brx %v, brz %v, bry %v, brf %v", linkExists(h, "brx"), linkExists(h, "brz"), linkExists(h, "bry"), linkExists(h, "brf"))
 	})
@@ -95,7 +95,7 @@ func TestAgentEtcdBackBeforeDeadline(t *testing.T) {
 	if out, err := runIP("-n", ns, "link", "add", "other6", "type", "bridge"); err != nil {
 		t.Fatalf("ip link add: %v: %s", err, out)
 	}
-	eventually(t, 10*time.Second, "other6 OBTAINED", func() (bool, string) {
+	eventually(t, 30*time.Second, "other6 OBTAINED", func() (bool, string) {
 		st := b.state("linux/interface/other6")
 		return st == "OBTAINED", st
 	})
@@ -159,7 +159,7 @@ func TestAgentRouteProtocolIsNotOwnership(t *testing.T) {
 
 	// First start of A: its route is created, the other program's stays.
 	a := startAgent(t, argsA...)
-	eventually(t, 10*time.Second, "A's route", all("10.62.0.0/24"))
+	eventually(t, 30*time.Second, "A's route", all("10.62.0.0/24"))
 	if !routes()["10.61.0.0/24"] {
 		t.Fatalf("the route with the agent's protocol that it never made was deleted at its first start: %v", routes())
 	}
@@ -169,7 +169,7 @@ func TestAgentRouteProtocolIsNotOwnership(t *testing.T) {
 
 	// B in the same namespace, with the same protocol number.
 	b := startAgent(t, argsB...)
-	eventually(t, 10*time.Second, "B's route", all("10.61.0.0/24", "10.62.0.0/24", "10.63.0.0/24"))
+	eventually(t, 30*time.Second, "B's route", all("10.61.0.0/24", "10.62.0.0/24", "10.63.0.0/24"))
 	// Each restarts: a startup resync reads the other's route.
 	a.stop()
 	a = startAgent(t, argsA...)
@@ -191,7 +191,7 @@ func TestAgentRouteProtocolIsNotOwnership(t *testing.T) {
 
 	// A claims the number: what no source of A wants goes, its own stays.
 	a = startAgent(t, append(argsA, "-claim-route-protocol")...)
-	eventually(t, 10*time.Second, "only A's route", func() (bool, string) {
+	eventually(t, 30*time.Second, "only A's route", func() (bool, string) {
 		got := routes()
 		return got["10.62.0.0/24"] && len(got) == 1, fmt.Sprint(got)
 	})

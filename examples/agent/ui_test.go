@@ -25,7 +25,7 @@ linux/route/eth7/10.30.0.0/16:
 `)
 	a := startAgent(t, "-name", "tu", "-memory", "-file", cfg, "-state-dir", filepath.Join(dir, "state"))
 	route := "linux/route/eth7/10.30.0.0/16"
-	eventually(t, 10*time.Second, "the route pending", func() (bool, string) {
+	eventually(t, 30*time.Second, "the route pending", func() (bool, string) {
 		code, body := a.get("/v1/status?key=" + route)
 		return code == 200 && strings.Contains(body, `"PENDING"`), body
 	})
