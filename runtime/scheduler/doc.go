@@ -60,9 +60,9 @@
 //     with either member (deleting one end of a veth pair deletes both):
 //     when a read-back finds a member gone (after its Delete failed, or
 //     before a transaction, its outcome unknown), the other member is
-//     read back too, and one found gone is gone (nothing applied; a
-//     revert creates it again with the rest); when that read-back fails,
-//     its outcome is unknown, as below.
+//     read back too: one found gone is gone (nothing applied; a revert
+//     creates it again with the rest), one found changed is taken as
+//     found; when that read-back fails, its outcome is unknown, as below.
 //   - The scheduler never creates, updates or deletes an OBTAINED value, one
 //     the southbound reported through Notify: such values only satisfy
 //     dependencies.

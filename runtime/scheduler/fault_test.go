@@ -1014,6 +1014,13 @@ func (r *fRun) refreshed(calls []fCall, txn bool) {
 				delete(r.stale, c.readKey)
 				delete(r.unknown, c.readKey)
 			}
+			if k := c.readKey; c.failed() && !r.stale[k] && i > 0 && fPeerOf(k, r.sb.snapshot()[k]) == calls[i-1].readKey && !calls[i-1].failed() {
+				// A veth end read back after its peer, of unknown
+				// outcome, was found gone: doc.go, "the other member
+				// is read back too [...]; when that read-back fails,
+				// its outcome is unknown, as below."
+				r.unknown[k], r.stale[k] = true, true
+			}
 			continue
 		}
 		if c.op != "retrieve" {
@@ -1040,6 +1047,16 @@ func (r *fRun) refreshed(calls []fCall, txn bool) {
 			}
 		}
 	}
+}
+
+// fPeerOf returns the key of the peer that key's value names ("" none).
+func fPeerOf(key, value string) string {
+	for _, d := range fDeps(key, value) {
+		if d.Label == "peer" {
+			return d.Key
+		}
+	}
+	return ""
 }
 
 // partnerReadBack reports whether calls[i], a Retrieve given one key,
