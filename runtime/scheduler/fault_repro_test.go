@@ -1244,3 +1244,26 @@ func TestFaultReproUnsurePartnerReadFails(t *testing.T) {
 		})
 	}
 }
+
+// The serial long run (10 seeds × 5,000 steps, seed 10) checked a step
+// while the retry of its pre transaction ran: the step had set the value
+// anew, so nothing was RETRYING and nothing queued, but the retry, a
+// transaction, read back a value of unknown outcome and created it, after
+// the statuses were read and before the southbound was (view-unknown).
+// settle waits for the scheduler to be idle: no retry is set.
+func TestFaultSettleWaitsForRetry(t *testing.T) {
+	faultGate(t)
+	r, err := newFRun(nil, true, *faultDeadline, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.close()
+	r.prePeriod = 200 * time.Millisecond
+	st := fStep{kind: fTxn, pre: []fItem{{"if/a", "type=dummy"}}, items: []fItem{{"if/a", "type=tap"}}, faults: []fFault{{"create", "if/a", 1, fRetriable}}}
+	for _, d := range r.runStep(&st, 1) {
+		t.Errorf("%s: %s", d.class, d.msg)
+	}
+	if !r.s.Idle() {
+		t.Error("the step was checked with the retry of its pre transaction still to come")
+	}
+}

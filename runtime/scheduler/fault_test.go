@@ -546,10 +546,14 @@ func (r *fRun) statuses() (sts map[string]scheduler.Status, div *fDiv) {
 	return sts, nil
 }
 
-// settle waits until nothing is RETRYING and nothing is queued.
+// settle waits until nothing is RETRYING and the scheduler is idle: no
+// job runs or waits, and no retry is set (one of a value set anew since
+// runs too: a transaction, it reads back values of unknown outcome). The
+// statuses are read once it is idle: nothing starts before the next step.
 func (r *fRun) settle() (map[string]scheduler.Status, *fDiv) {
 	deadline := time.Now().Add(r.deadline)
 	for {
+		idle := r.s.Idle()
 		sts, div := r.statuses()
 		if div != nil {
 			return nil, div
@@ -561,12 +565,12 @@ func (r *fRun) settle() (map[string]scheduler.Status, *fDiv) {
 				break
 			}
 		}
-		if retrying == "" && r.s.QueueLen() == 0 {
+		if retrying == "" && idle {
 			return sts, nil
 		}
 		if time.Now().After(deadline) {
 			r.wedged = true
-			return nil, &fDiv{"wedge", fmt.Sprintf("%s still RETRYING (or jobs queued) after %v\n%s", retrying, r.deadline, fGoroutines())}
+			return nil, &fDiv{"wedge", fmt.Sprintf("%s still RETRYING (or jobs queued or due) after %v\n%s", retrying, r.deadline, fGoroutines())}
 		}
 		time.Sleep(200 * time.Microsecond) // waiting for a state, not for a time
 	}
