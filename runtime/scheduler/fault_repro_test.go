@@ -1267,3 +1267,37 @@ func TestFaultSettleWaitsForRetry(t *testing.T) {
 		t.Error("the step was checked with the retry of its pre transaction still to come")
 	}
 }
+
+// The concurrent long run (60 seeds × 5,000 steps, seed 58): a veth end's
+// delete applied and failed, its read-back too, in a transaction with
+// retries; the other end's removal, refused for it, was RETRYING, not
+// FAILED. The next transaction found the end gone, but "decided again"
+// (doc.go: the removal of a value it may need "is refused (ErrStillNeeded,
+// ErrOutcomeUnknown) and decided again once it is read back") only a
+// FAILED one: it created the end again on its peer, then deleted both.
+func TestFaultReproRefusedRetryingDecided(t *testing.T) {
+	faultGate(t)
+	for _, mode := range []string{"", "batch", "concurrent"} {
+		runFaultReproSteps(t, mode, 0, []fStep{
+			{kind: fTxn, items: []fItem{{"if/v2", "peer=v1"}, {"if/v1", "peer=v2"}}},
+			{kind: fTxn, revert: true, pre: []fItem{{"if/v1", ""}}, faults: []fFault{{"delete", "if/v2", 1, fPartial}, {"retrieve", "if", 1, fRetriable}, {"create", "if/v2", 1, fPartial}}},
+			{kind: fTxn},
+		})
+	}
+}
+
+// The serial long run (no partial faults, seed 55): after a restart whose
+// Retrieve of interfaces failed, a reverted create of if/b found it there
+// ("already exists") and deleted it, with the binding and the FIB entry
+// that need it; the harness excused if/b (unread) but not what needs it.
+func TestFaultReproRevertUnreadDependents(t *testing.T) {
+	faultGate(t)
+	for _, mode := range []string{"", "batch", "concurrent"} {
+		runFaultReproSteps(t, mode, 0, []fStep{
+			{kind: fFull, items: []fItem{{"bd/x", "ifs=a,b,c"}, {"fib/f1", "bd=x if=b"}, {"if/b", "addrs=10.0.0.1/24,10.0.1.1/24"}}},
+			{kind: fRestart, faults: []fFault{{"retrieve", "if", 1, fRetriable}, {"delete", "fib/f1", 1, fTerminal}}},
+			{kind: fTxn, revert: true, items: []fItem{{"if/b", "mtu=9000"}}},
+			{kind: fCheckpoint},
+		})
+	}
+}

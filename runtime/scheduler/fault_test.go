@@ -1282,9 +1282,14 @@ func (r *fRun) checkRevert(num int, calls []fCall, leftovers, unread map[string]
 	// Gone with the leftovers, and with the values that were there
 	// without what they need and that the transaction deleted (below):
 	// what needs them cannot be put back without them either.
+	// A value unread (see unreadKeys) is absent to the scheduler: doc.go,
+	// "a value found after a failed create exists", and a revert "undoes
+	// [...] the failed one too", deleting what needs it first; to the
+	// graph what needs it "was there without something it needs", which
+	// "is not created again without what it needs".
 	seeds := maps.Clone(leftovers)
 	for k, b := range before {
-		if _, inA := after[k]; !inA && fWithoutNeeds(k, b, before) && fDeletedIn(num, calls, k) {
+		if _, inA := after[k]; !inA && (unread[k] || fWithoutNeeds(k, b, before)) && fDeletedIn(num, calls, k) {
 			if seeds == nil {
 				seeds = map[string]bool{}
 			}

@@ -270,7 +270,7 @@ func (r *unknowns) doomRefusedFor(n *graph.Node, expected proto.Message) {
 		keys = append(keys, d.Key)
 	}
 	for _, k := range keys {
-		if d := r.g.Node(k); d != nil && d.Intent == nil && d.State == FAILED && errors.Is(d.LastErr, ErrStillNeeded) && errors.Is(d.LastErr, ErrOutcomeUnknown) {
+		if d := r.g.Node(k); d != nil && d.Intent == nil && (d.State == FAILED || d.State == RETRYING) && errors.Is(d.LastErr, ErrStillNeeded) && errors.Is(d.LastErr, ErrOutcomeUnknown) {
 			r.doomAll(d)
 		}
 	}
@@ -279,7 +279,7 @@ func (r *unknowns) doomRefusedFor(n *graph.Node, expected proto.Message) {
 // reconcileRefused reconciles key when its removal was refused for a value
 // of unknown outcome.
 func (r *unknowns) reconcileRefused(key string) {
-	if n := r.g.Node(key); n != nil && n.State == FAILED && errors.Is(n.LastErr, ErrOutcomeUnknown) && errors.Is(n.LastErr, ErrStillNeeded) {
+	if n := r.g.Node(key); n != nil && (n.State == FAILED || n.State == RETRYING) && errors.Is(n.LastErr, ErrOutcomeUnknown) && errors.Is(n.LastErr, ErrStillNeeded) {
 		r.reconcileNode(n)
 	}
 }
