@@ -69,8 +69,8 @@
 //   - A reverting transaction (Revert) undoes, on its first failure, every
 //     operation it applied, and the failed one too (read back first: it
 //     may have applied in part). Every value it touched, and every value
-//     the revert itself changes on the way (a derived value that goes
-//     with a base the revert re-creates), gets back its intended value
+//     the revert itself changes on the way (a derived value or a dependent
+//     that goes with a value the revert re-creates), gets back its intended value
 //     and the version it had applied before, through ordinary operations
 //     ordered by dependencies like any other (dependents are deleted
 //     before what they need, a derived value is created after its base);
