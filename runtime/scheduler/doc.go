@@ -60,17 +60,17 @@
 //     with either member (deleting one end of a veth pair deletes both):
 //     when a read-back finds a member gone (after its Delete failed, or
 //     before a transaction, its outcome unknown), the other member is
-//     read back too, and one found gone is gone (nothing applied; a
-//     revert creates it again with the rest); when that read-back fails,
-//     its outcome is unknown, as below.
+//     read back too: one found gone is gone (nothing applied; a revert
+//     creates it again with the rest), one found changed is taken as
+//     found; when that read-back fails, its outcome is unknown, as below.
 //   - The scheduler never creates, updates or deletes an OBTAINED value, one
 //     the southbound reported through Notify: such values only satisfy
 //     dependencies.
 //   - A reverting transaction (Revert) undoes, on its first failure, every
 //     operation it applied, and the failed one too (read back first: it
 //     may have applied in part). Every value it touched, and every value
-//     the revert itself changes on the way (a derived value that goes
-//     with a base the revert re-creates), gets back its intended value
+//     the revert itself changes on the way (a derived value or a dependent
+//     that goes with a value the revert re-creates), gets back its intended value
 //     and the version it had applied before, through ordinary operations
 //     ordered by dependencies like any other (dependents are deleted
 //     before what they need, a derived value is created after its base);

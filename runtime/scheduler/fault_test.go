@@ -546,10 +546,14 @@ func (r *fRun) statuses() (sts map[string]scheduler.Status, div *fDiv) {
 	return sts, nil
 }
 
-// settle waits until nothing is RETRYING and nothing is queued.
+// settle waits until nothing is RETRYING and the scheduler is idle: no
+// job runs or waits, and no retry is set (one of a value set anew since
+// runs too: a transaction, it reads back values of unknown outcome). The
+// statuses are read once it is idle: nothing starts before the next step.
 func (r *fRun) settle() (map[string]scheduler.Status, *fDiv) {
 	deadline := time.Now().Add(r.deadline)
 	for {
+		idle := r.s.Idle()
 		sts, div := r.statuses()
 		if div != nil {
 			return nil, div
@@ -561,12 +565,12 @@ func (r *fRun) settle() (map[string]scheduler.Status, *fDiv) {
 				break
 			}
 		}
-		if retrying == "" && r.s.QueueLen() == 0 {
+		if retrying == "" && idle {
 			return sts, nil
 		}
 		if time.Now().After(deadline) {
 			r.wedged = true
-			return nil, &fDiv{"wedge", fmt.Sprintf("%s still RETRYING (or jobs queued) after %v\n%s", retrying, r.deadline, fGoroutines())}
+			return nil, &fDiv{"wedge", fmt.Sprintf("%s still RETRYING (or jobs queued or due) after %v\n%s", retrying, r.deadline, fGoroutines())}
 		}
 		time.Sleep(200 * time.Microsecond) // waiting for a state, not for a time
 	}
@@ -1014,6 +1018,13 @@ func (r *fRun) refreshed(calls []fCall, txn bool) {
 				delete(r.stale, c.readKey)
 				delete(r.unknown, c.readKey)
 			}
+			if k := c.readKey; c.failed() && !r.stale[k] && i > 0 && fPeerOf(k, r.sb.snapshot()[k]) == calls[i-1].readKey && !calls[i-1].failed() {
+				// A veth end read back after its peer, of unknown
+				// outcome, was found gone: doc.go, "the other member
+				// is read back too [...]; when that read-back fails,
+				// its outcome is unknown, as below."
+				r.unknown[k], r.stale[k] = true, true
+			}
 			continue
 		}
 		if c.op != "retrieve" {
@@ -1040,6 +1051,16 @@ func (r *fRun) refreshed(calls []fCall, txn bool) {
 			}
 		}
 	}
+}
+
+// fPeerOf returns the key of the peer that key's value names ("" none).
+func fPeerOf(key, value string) string {
+	for _, d := range fDeps(key, value) {
+		if d.Label == "peer" {
+			return d.Key
+		}
+	}
+	return ""
 }
 
 // partnerReadBack reports whether calls[i], a Retrieve given one key,
@@ -1261,9 +1282,14 @@ func (r *fRun) checkRevert(num int, calls []fCall, leftovers, unread map[string]
 	// Gone with the leftovers, and with the values that were there
 	// without what they need and that the transaction deleted (below):
 	// what needs them cannot be put back without them either.
+	// A value unread (see unreadKeys) is absent to the scheduler: doc.go,
+	// "a value found after a failed create exists", and a revert "undoes
+	// [...] the failed one too", deleting what needs it first; to the
+	// graph what needs it "was there without something it needs", which
+	// "is not created again without what it needs".
 	seeds := maps.Clone(leftovers)
 	for k, b := range before {
-		if _, inA := after[k]; !inA && fWithoutNeeds(k, b, before) && fDeletedIn(num, calls, k) {
+		if _, inA := after[k]; !inA && (unread[k] || fWithoutNeeds(k, b, before)) && fDeletedIn(num, calls, k) {
 			if seeds == nil {
 				seeds = map[string]bool{}
 			}

@@ -85,6 +85,8 @@ func (r *txnPass) revert() {
 			if n := r.g.Node(k); n != nil && n.Applied != nil && n.Origin != kv.OriginSB {
 				r.derive(n)
 				r.triggerDependents(k)
+			} else if n != nil && n.Applied == nil && r.prior[k].Applied != nil {
+				r.reconcile(k) // deleted on the way (say, with what it needs, re-created back): back too
 			}
 		}
 	}

@@ -521,10 +521,10 @@ func (s *jobs) after(delay time.Duration, fn func()) {
 	}
 	var t *time.Timer
 	t = time.AfterFunc(delay, func() {
+		fn() // (queued before its timer goes: see Idle)
 		s.qmu.Lock()
 		delete(s.timers, t)
 		s.qmu.Unlock()
-		fn()
 	})
 	s.timers[t] = struct{}{}
 }

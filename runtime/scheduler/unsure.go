@@ -128,11 +128,11 @@ func (s *executor) readBackUnsurePartners(ctx context.Context, dryRun bool, view
 			view != nil && view.refreshed[p.Desc] || s.g.Unsure[k] != nil || slices.ContainsFunc(facts, func(f unsureFact) bool { return f.key == k }) {
 			continue
 		}
-		found, _, err := s.readKey(ctx, p, p.Applied)
-		if err == nil && found != nil {
+		found, meta, err := s.readKey(ctx, p, p.Applied)
+		if err == nil && found != nil && (found == p.Applied || p.Desc.Equivalent(k, found, p.Applied)) {
 			continue
 		}
-		facts = append(facts, unsureFact{key: k, expected: p.Applied, err: err, peer: true})
+		facts = append(facts, unsureFact{key: k, expected: p.Applied, value: found, meta: meta, err: err, peer: true})
 		if err != nil && !dryRun {
 			put(&s.g.Unsure, k, p.Applied)
 		}
@@ -270,7 +270,7 @@ func (r *unknowns) doomRefusedFor(n *graph.Node, expected proto.Message) {
 		keys = append(keys, d.Key)
 	}
 	for _, k := range keys {
-		if d := r.g.Node(k); d != nil && d.Intent == nil && d.State == FAILED && errors.Is(d.LastErr, ErrStillNeeded) && errors.Is(d.LastErr, ErrOutcomeUnknown) {
+		if d := r.g.Node(k); d != nil && d.Intent == nil && (d.State == FAILED || d.State == RETRYING) && errors.Is(d.LastErr, ErrStillNeeded) && errors.Is(d.LastErr, ErrOutcomeUnknown) {
 			r.doomAll(d)
 		}
 	}
@@ -279,7 +279,7 @@ func (r *unknowns) doomRefusedFor(n *graph.Node, expected proto.Message) {
 // reconcileRefused reconciles key when its removal was refused for a value
 // of unknown outcome.
 func (r *unknowns) reconcileRefused(key string) {
-	if n := r.g.Node(key); n != nil && n.State == FAILED && errors.Is(n.LastErr, ErrOutcomeUnknown) && errors.Is(n.LastErr, ErrStillNeeded) {
+	if n := r.g.Node(key); n != nil && (n.State == FAILED || n.State == RETRYING) && errors.Is(n.LastErr, ErrOutcomeUnknown) && errors.Is(n.LastErr, ErrStillNeeded) {
 		r.reconcileNode(n)
 	}
 }
@@ -487,13 +487,13 @@ func (r *unknowns) readBackPartners(n *graph.Node, prev proto.Message) {
 		if p == nil || !cyclePartner(n, mine, p) || !r.canReadBack(p) {
 			continue
 		}
-		found, _, err := r.s.readKey(r.ctx, p, p.Applied)
+		found, meta, err := r.s.readKey(r.ctx, p, p.Applied)
 		switch was := p.Applied; {
 		case err != nil && p.Removing && !(r.opts.revert && !r.reverting):
 			r.markUnsure(p, was, err)
-		case err != nil || found == nil:
+		case err != nil || found == nil || found != was && !p.Desc.Equivalent(k, found, was):
 			r.mut(p)
-			r.takeApplied(p, nil, nil)
+			r.takeApplied(p, found, meta) // gone, unknown (nil), or found changed
 			if err != nil {
 				p.LastErr = r.markUnsure(p, was, fmt.Errorf("%s: read back after %s's delete failed: %w", p.Key, n.Key, err))
 			}

@@ -711,17 +711,19 @@ func (r *vRun) txn(items []fItem, opts ...scheduler.TxnOption) *scheduler.Txn {
 	return t
 }
 
-// settle waits until nothing is RETRYING and nothing is queued.
+// settle waits until nothing is RETRYING and the scheduler is idle (see
+// fRun.settle).
 func (r *vRun) settle() (map[string]scheduler.Status, *fDiv) {
 	deadline := time.Now().Add(20 * time.Second)
 	for {
+		idle := r.s.Idle()
 		sts := map[string]scheduler.Status{}
 		retrying := false
 		for _, st := range r.s.Statuses("") {
 			sts[st.Key] = st
 			retrying = retrying || st.State == scheduler.RETRYING
 		}
-		if !retrying && r.s.QueueLen() == 0 {
+		if !retrying && idle {
 			return sts, nil
 		}
 		if time.Now().After(deadline) {
