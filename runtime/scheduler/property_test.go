@@ -391,9 +391,11 @@ func (pr *propRun) run(trace []propTxn) (v *propViolation) {
 	return nil
 }
 
-// propWaitSettled waits until no value is RETRYING and the queue is empty.
+// propWaitSettled waits until no value is RETRYING and the scheduler is
+// idle: an empty queue is not enough, a job may run or a retry's timer be
+// set (a retry due while the run is checked would change what it reads).
 func propWaitSettled(s *scheduler.Scheduler) string {
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		retrying := ""
 		for _, st := range s.Statuses("") {
@@ -402,11 +404,11 @@ func propWaitSettled(s *scheduler.Scheduler) string {
 				break
 			}
 		}
-		if retrying == "" && s.QueueLen() == 0 {
+		if retrying == "" && s.Idle() {
 			return ""
 		}
 		if time.Now().After(deadline) {
-			return fmt.Sprintf("%s still RETRYING after 10s", retrying)
+			return fmt.Sprintf("%s still RETRYING, or the scheduler busy, after 30s", retrying)
 		}
 		time.Sleep(time.Millisecond)
 	}
