@@ -526,7 +526,7 @@ func TestFaultReproLeftoverOfUnreadDescriptor(t *testing.T) {
 // A reverting transaction creates the VRF, and v1, whose create applies
 // and fails. The revert deletes v1 and the VRF and leaves v2 as it was,
 // FAILED without its peer (doc.go: "a value that was there without
-// something it needs (its delete had failed) stays as it was when the
+// something it needs (its delete had failed [...]) stays as it was when the
 // revert deletes what the transaction created for it"). It had deleted
 // v2 too: livedWithout did not count a value that the failed call itself
 // found, which may have been there already, unknown; v2's own failed
