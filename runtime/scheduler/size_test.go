@@ -61,7 +61,8 @@ const (
 	// says (usage, invalid values, history, traces) and drops its note on
 	// parallel execution, which batching superseded.
 	// -3: linkStale's alias of linkDerived, linkLeftover's doc shortened.
-	maxTotalLines = 12178
+	// -10: single-use wrappers gone (graph.AnyOfIn, jobs.safeProcess).
+	maxTotalLines = 12168
 )
 
 // layers lists the internal packages from the bottom up: a package may
