@@ -2,31 +2,10 @@
 // create/read/update/delete) in sync with the intended state of its values,
 // in the order their dependencies require.
 //
-// # Using it
-//
-// New makes a scheduler, Register gives it descriptors (generated:
-// New<Model>Descriptor(handler); by hand: kv.NewDescriptor), and every
-// change is a transaction, Txn().Set(key, value).Commit(ctx):
-//
-//	s, err := scheduler.New()
-//	...
-//	defer s.Close(ctx)
-//	if err := s.Register(ifaceDescriptor, routeDescriptor); err != nil { ... }
-//	res, err := s.Txn().Set(routeKey, route).Delete(oldKey).Commit(ctx)
-//	st := s.Status(routeKey)          // PENDING, CONFIGURED, FAILED, ...
-//	why, _ := s.WhyPending(routeKey)  // what a PENDING value waits for
-//
-// Transactions take options: Revert (undo all on the first failure),
-// DryRun (plan only), Retry, Description, and the resync kinds FullResync,
-// UpstreamResync and DownstreamResync. CommitAndWait also waits for the
-// retries to settle. Notify reports values the southbound changed by
-// itself; CheckDrift reads back values of ours that may have drifted.
-// The scheduler's own options (New) set the logger, the history's
-// retention, periodic resync and drift checks, call timeouts, batch
-// sizes, an Observer and a Tracer.
-// The Example is a complete program; docs/scheduler.md in the repository
-// is the long form of what follows, and docs/legend.md explains the
-// transaction log.
+// docs/scheduler.md in the repository is the user guide (using it, the
+// options, invalid values, resync, drift, batching, history and traces),
+// the Example a complete program, and docs/legend.md explains the
+// transaction log. What follows is the contract.
 //
 // # What it promises
 //
@@ -70,13 +49,13 @@
 //     operation it applied, and the failed one too (read back first: it
 //     may have applied in part). Every value it touched, and every value
 //     the revert itself changes on the way (a derived value or a dependent
-//     that goes with a value the revert re-creates), gets back its intended value
-//     and the version it had applied before, through ordinary operations
-//     ordered by dependencies like any other (dependents are deleted
-//     before what they need, a derived value is created after its base);
-//     a step refused because another value
-//     still needs the value is tried again once the values it waits for
-//     are back. When that never comes (the value that needs it lies
+//     that goes with a value the revert re-creates), gets back its
+//     intended value and the version it had applied before, through
+//     ordinary operations ordered by dependencies like any other
+//     (dependents are deleted before what they need, a derived value is
+//     created after its base); a step refused because another value still
+//     needs the value is tried again once the values it waits for are
+//     back. When that never comes (the value that needs it lies
 //     outside the transaction, and nothing the revert restores satisfies
 //     it meanwhile), that value goes first, as a dependent does in any
 //     removal, and is restored with the rest: the revert changed it on
@@ -187,17 +166,6 @@
 //     A downstream resync still repairs every drifted value, whatever its
 //     policy.
 //
-// # Invalid values
-//
-// A value that fails validation is INVALID, with the invalid fields named
-// in its LastErr, and nothing of it reaches the southbound. When a valid
-// version of the value was applied before, that version stays applied (and
-// so do the values that depend on it) until the value is fixed or deleted.
-// The reason: an invalid input is an operator's mistake, and tearing down a
-// working configuration with everything that depends on it (routes over an
-// interface, say) because of a typo turns a rejected change into an outage.
-// Status.Applied shows the version still in place.
-//
 // # Reconciliation with the southbound
 //
 // A resync is a transaction with an option: FullResync (its values replace
@@ -264,27 +232,6 @@
 // retry policy of the transaction that set it, whichever transaction's call
 // failed it (a notification that unblocked it, say).
 //
-// # History
-//
-// Every transaction that ran (dry runs aside) is recorded: kind,
-// description, input values, planned and executed operations (each with
-// the value's state after it and the metadata it returned), errors, start
-// and end. Retention is bounded by count and age (WithHistory; default
-// 10000 records and 24 hours), so memory stays bounded. Timeline(key) lists
-// the changes of one key with its value, state, metadata and dependencies;
-// GraphSnapshot(seq) rebuilds the graph as of the end of a transaction
-// within the retention (runtime/graphviz renders it as DOT or SVG). An
-// Observer (WithObserver; runtime/metrics implements one for Prometheus)
-// sees every transaction and every timed southbound call.
-//
-// # Traces
-//
-// A Tracer (WithTracer; runtime/tracing implements one with
-// OpenTelemetry) gets a span per transaction, a child of the span in
-// Commit's context, with the plan, each southbound call or batch, each
-// read-back after a failure and (as transactions of their own) the
-// retries under it; see Tracer. Without one no span is made.
-//
 // # Concurrency
 //
 // A Scheduler is safe for concurrent use. Reads (Status, Statuses,
@@ -308,12 +255,4 @@
 // transaction ends (whether or not Commit's context can end), and the
 // blocked goroutine ends when the handler returns. The other calls (after a failure, read-backs, reverts,
 // a refresh's Retrieve) each run on a goroutine of their own.
-//
-// # Room for parallel execution
-//
-// The plan's calls are made by one function (executePlan), in order, and
-// the algorithm takes over after a failure, replaying the calls made. An
-// executor for descriptors that opt in can therefore make the plan's calls
-// in waves of calls with no dependency or derivation path between them,
-// keeping the same fall-back, without changing the graph or the semantics.
 package scheduler

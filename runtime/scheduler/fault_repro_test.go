@@ -526,7 +526,7 @@ func TestFaultReproLeftoverOfUnreadDescriptor(t *testing.T) {
 // A reverting transaction creates the VRF, and v1, whose create applies
 // and fails. The revert deletes v1 and the VRF and leaves v2 as it was,
 // FAILED without its peer (doc.go: "a value that was there without
-// something it needs (its delete had failed) stays as it was when the
+// something it needs (its delete had failed [...]) stays as it was when the
 // revert deletes what the transaction created for it"). It had deleted
 // v2 too: livedWithout did not count a value that the failed call itself
 // found, which may have been there already, unknown; v2's own failed
@@ -1204,7 +1204,7 @@ func runFaultReproSteps(t *testing.T, mode string, prePeriod time.Duration, step
 // kept its view) read back as its peer's partner, after the peer's failed
 // delete found it gone: found there, the graph kept the contents it
 // believed, and the end ended CONFIGURED with other contents. doc.go:
-// "one found there with other contents holds them". The second test is
+// "one found changed is taken as found". The second test is
 // the same for the read-back before a transaction.
 func TestFaultReproPartnerFoundChanged(t *testing.T) {
 	faultGate(t)

@@ -40,11 +40,6 @@ func (s *jobs) unlock() {
 	s.mu.Unlock()
 }
 
-// safeProcess runs a job within the safety net.
-func (s *jobs) safeProcess(j *job) {
-	s.safely(j, func() { s.process(j) })
-}
-
 // safely runs fn, a step of job j, and recovers a panic in it (a bug of
 // the scheduler, or of a function given to it that is not recovered
 // where it is called): the job fails with an error naming the panic, a

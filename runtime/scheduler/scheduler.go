@@ -258,7 +258,7 @@ func (s *Scheduler) worker() {
 		s.queue = slices.Delete(s.queue, 0, 1) // its array takes the next jobs
 		s.busy = true
 		s.qmu.Unlock()
-		s.safeProcess(j)
+		s.safely(j, func() { s.process(j) })
 		if j.taken != nil {
 			return
 		}

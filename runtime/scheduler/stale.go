@@ -298,13 +298,12 @@ func (r *resyncPass) linkStale(added, leftovers []*graph.Node) {
 	if len(pool) == 0 {
 		return
 	}
-	link := r.linkDerived
 	keys := slices.Sorted(maps.Keys(pool))
 	for _, k := range keys {
 		n := pool[k]
 		for _, d := range n.Desc.Derived(n.Key, n.Applied) {
 			if dn := pool[d.Key]; dn != nil {
-				link(dn, n)
+				r.linkDerived(dn, n)
 			}
 		}
 	}
@@ -315,12 +314,12 @@ func (r *resyncPass) linkStale(added, leftovers []*graph.Node) {
 		}
 		b := dn.Desc.BaseOf(k)
 		if n := pool[b]; n != nil {
-			link(dn, n)
+			r.linkDerived(dn, n)
 		} else if n := r.g.Node(b); n != nil && n.Desc != nil && n.Applied != nil && n.Origin == kv.OriginNB && !n.Removing {
 			// A base of ours that stays (intended, found as another
 			// version, say): an update or re-create of it deletes the
 			// value first, as it would one it derived.
-			link(dn, n)
+			r.linkDerived(dn, n)
 		}
 	}
 }
@@ -404,11 +403,9 @@ func (r *resyncPass) linkFoundDerived(n *graph.Node) {
 	}
 }
 
-// linkLeftover links n, when it is a stale value of ours that an earlier
-// run failed to delete and whose base was unknown then (its Retrieve
-// failed, say), to its base as its descriptor's BaseOf names it, when the
-// graph knows that base as applied now: the base is then deleted only
-// after it.
+// linkLeftover links n, a leftover of an earlier run whose base was
+// unknown then, to the base its descriptor's BaseOf names, when the graph
+// holds that base applied now: the base is then deleted only after it.
 func (r *resyncPass) linkLeftover(n *graph.Node) {
 	if !r.leftover(n) {
 		return

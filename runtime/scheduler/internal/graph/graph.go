@@ -472,15 +472,10 @@ func (g *Graph) DependentsOf(key string) []string {
 
 // AnyOfSatisfied returns an existing key that satisfies the AnyOf
 // dependency, or "". Values being removed are not in the index.
-func (g *Graph) AnyOfSatisfied(a *kv.AnyOf) string { return AnyOfIn(g.Existing, a) }
+func (g *Graph) AnyOfSatisfied(a *kv.AnyOf) string { return AnyOfInExcept(g.Existing, a, nil) }
 
-// AnyOfIn returns a key of the ordered set existing that satisfies the
-// AnyOf dependency, or "".
-func AnyOfIn(existing *btree.BTreeG[string], a *kv.AnyOf) string {
-	return AnyOfInExcept(existing, a, nil)
-}
-
-// AnyOfInExcept is anyOfIn with the keys of except taken as absent.
+// AnyOfInExcept returns a key of the ordered set existing that satisfies
+// the AnyOf dependency, or "", with the keys of except taken as absent.
 func AnyOfInExcept(existing *btree.BTreeG[string], a *kv.AnyOf, except map[string]bool) (found string) {
 	for _, p := range a.Prefixes {
 		existing.AscendGreaterOrEqual(p, func(k string) bool {

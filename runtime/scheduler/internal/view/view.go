@@ -263,7 +263,7 @@ func (v viewRead) anyOfSatisfied(a *kv.AnyOf) (found string) {
 		})
 		return found
 	}
-	return graph.AnyOfIn(v.St.Existing, a)
+	return graph.AnyOfInExcept(v.St.Existing, a, nil)
 }
 
 // cycleThrough returns a dependency cycle through key over values that do
