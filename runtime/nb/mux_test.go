@@ -648,3 +648,22 @@ func TestFailedDeleteStaysRecorded(t *testing.T) {
 		t.Errorf("store after the restart %v, want %v", got, want)
 	}
 }
+
+// TestLoadDeadlinePassesWithoutARace: a load deadline that passes starts
+// the Mux from the timer's goroutine; NewMux kept the timer in the Mux
+// without the lock that goroutine reads it under (a data race under
+// -race, reported by any test whose deadline passed on a loaded machine).
+func TestLoadDeadlinePassesWithoutARace(t *testing.T) {
+	t.Parallel()
+	sb := kvtest.NewSB()
+	m := nb.NewMux(agent(t, sb), nb.WithMuxLogger(quiet), nb.WithLoadDeadline(time.Millisecond), nb.WithSources("etcd"))
+	t.Cleanup(m.Close)
+	select {
+	case <-m.Started():
+	case <-time.After(30 * time.Second):
+		t.Fatal("not started 30s after a load deadline of 1ms")
+	}
+	if m.Ready() {
+		t.Error("ready while etcd has not loaded")
+	}
+}
