@@ -171,10 +171,14 @@ func TestLimitMessageBytes(t *testing.T) {
 // commit carries MaxCommitKeys+1 keys): about 1 s alone, but 9 s under
 // -race, where every large allocation costs the detector's shadow memory
 // work, and up to 30 s when CI runs every package at once. Its deadline
-// is therefore its own, not ctx's 30 s.
+// is therefore its own, not ctx's 30 s, nor the transports' clients' 30 s
+// timeout (which bounded it still: "Client.Timeout exceeded while
+// awaiting headers" after 36 s on a loaded machine).
 func TestLimitDefaultMessageServesLargeCommits(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	c := transports[0].client(e.base)
+	p := new(http.Protocols)
+	p.SetUnencryptedHTTP2(true)
+	c := apiv1connect.NewAgentServiceClient(&http.Client{Transport: &http.Transport{Protocols: p}}, e.base, connect.WithGRPC())
 	big := strings.Repeat("x", 5<<20)
 	long, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -172,7 +172,11 @@ func NewMux(s *scheduler.Scheduler, opts ...MuxOption) *Mux {
 		m.source(n)
 	}
 	if o.deadline > 0 {
+		// Under the lock: the deadline's goroutine reads m.timer under it
+		// (startup), and may run before AfterFunc has returned.
+		m.mu.Lock()
 		m.timer = time.AfterFunc(o.deadline, m.deadlinePassed)
+		m.mu.Unlock()
 	}
 	return m
 }

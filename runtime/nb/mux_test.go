@@ -237,7 +237,10 @@ func TestSourceThatNeverLoadsKeepsItsValues(t *testing.T) {
 	s := agent(t, sb)
 	const deadline = 50 * time.Millisecond
 	start := time.Now()
-	m := nb.NewMux(s, nb.WithMuxLogger(quiet), nb.WithStore(st), nb.WithLoadDeadline(deadline), nb.WithSources("etcd"))
+	// Both sources declared: the deadline may pass before the file's sink
+	// is taken on a slow host, and a source the Mux does not know yet is
+	// not kept (its values were deleted as stale, and created again).
+	m := nb.NewMux(s, nb.WithMuxLogger(quiet), nb.WithStore(st), nb.WithLoadDeadline(deadline), nb.WithSources("file", "etcd"))
 	t.Cleanup(m.Close)
 	file := m.Sink("file")
 	apply(t, file, true, set("iface/a", "a1"), set("iface/n", "n1"))
@@ -277,10 +280,10 @@ func TestSourceThatNeverLoadsKeepsItsValues(t *testing.T) {
 
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatal("condition not reached in 10s")
+			t.Fatal("condition not reached in 30s")
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -646,5 +649,24 @@ func TestFailedDeleteStaysRecorded(t *testing.T) {
 	}
 	if got, want := st.keys(), map[string]string{"iface/a": "file=a1"}; !cmp.Equal(got, want) {
 		t.Errorf("store after the restart %v, want %v", got, want)
+	}
+}
+
+// TestLoadDeadlinePassesWithoutARace: a load deadline that passes starts
+// the Mux from the timer's goroutine; NewMux kept the timer in the Mux
+// without the lock that goroutine reads it under (a data race under
+// -race, reported by any test whose deadline passed on a loaded machine).
+func TestLoadDeadlinePassesWithoutARace(t *testing.T) {
+	t.Parallel()
+	sb := kvtest.NewSB()
+	m := nb.NewMux(agent(t, sb), nb.WithMuxLogger(quiet), nb.WithLoadDeadline(time.Millisecond), nb.WithSources("etcd"))
+	t.Cleanup(m.Close)
+	select {
+	case <-m.Started():
+	case <-time.After(30 * time.Second):
+		t.Fatal("not started 30s after a load deadline of 1ms")
+	}
+	if m.Ready() {
+		t.Error("ready while etcd has not loaded")
 	}
 }
