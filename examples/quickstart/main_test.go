@@ -40,7 +40,7 @@ func TestQuickstartExample(t *testing.T) {
 				" up type veth peer name veth",
 				"device: ip addr add 10.0.0.1/24 dev veth1",
 				"device: ip route add 10.20.0.0/16 via 10.0.0.254 dev veth1",
-				"transaction executed as planned seq=2 operations=4 took=",
+				"executed-as-planned seq=2 operations=4 took=",
 				"interface metadata (ifindex): veth1=",
 			},
 		},

@@ -633,7 +633,7 @@ func TestBatchLogged(t *testing.T) {
 		return buf.String()
 	}
 	with, without := logOf(true), logOf(false)
-	if !strings.Contains(with, "transaction executed as planned") || !strings.Contains(with, "CREATE route/r3") {
+	if !strings.Contains(with, "executed-as-planned") || !strings.Contains(with, "CREATE route/r3") {
 		t.Errorf("the log lacks the plan or the execution:\n%s", with)
 	}
 	if with != without {

@@ -475,6 +475,29 @@ func TestMetadataMapKeptInSync(t *testing.T) {
 	}
 }
 
+// TestTransactionLogUnquoted: under slog's TextHandler (what a program gets
+// from slog's defaults), the record of a transaction executed as planned,
+// one per transaction, has no text the handler must quote.
+func TestTransactionLogUnquoted(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	s := newScheduler(t, scheduler.WithLogger(slog.New(slog.NewTextHandler(&buf, nil))))
+	if err := s.Register(harness(t, kvtest.NewSB(), kvtest.Config{Name: "iface", KeyTemplate: "iface/{name}"})); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Txn().Set("iface/eth0", kvtest.Value("up")).Commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	last := lines[len(lines)-1]
+	if !strings.Contains(last, " level=INFO msg=executed-as-planned seq=1 operations=1 took=") || strings.Contains(last, `"`) {
+		t.Errorf("the record after execution is %q, want msg=executed-as-planned unquoted", last)
+	}
+}
+
 func TestTransactionLog(t *testing.T) {
 	t.Parallel()
 	for _, on := range []bool{true, false} {
@@ -499,7 +522,7 @@ func TestTransactionLog(t *testing.T) {
 		}
 		for _, want := range []string{
 			"INFO transaction #1 (NB transaction: first) plan, 2 operations: seq=1\n  1. CREATE iface/eth0\n  2. NONE iface/eth1 [IS-PENDING]\n",
-			"INFO transaction executed as planned seq=1 operations=2 took=",
+			"INFO executed-as-planned seq=1 operations=2 took=",
 		} {
 			if !strings.Contains(got, want) {
 				t.Errorf("log lacks %q:\n%s", want, got)
@@ -635,7 +658,7 @@ func TestTransactionLogCapsLongLists(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := buf.String()
-	for _, want := range []string{"1000. CREATE iface/eth0999\n  ... and 5 more (the debug level lists them all, with values)", "executed as planned seq=1 operations=1005 took="} {
+	for _, want := range []string{"1000. CREATE iface/eth0999\n  ... and 5 more (the debug level lists them all, with values)", "executed-as-planned seq=1 operations=1005 took="} {
 		if !strings.Contains(got, want) {
 			t.Errorf("log lacks %q", want)
 		}

@@ -29,10 +29,10 @@ func (s *executor) logOps(res *Result, ops []Op, planned bool) {
 	seq := slog.Uint64("seq", res.Seq)
 	if !planned && res.Err == nil && sameOps(res.Planned, ops) {
 		// The plan, logged just before, already lists them: a constant
-		// message, the rest as attributes (cheap to format). Batches are an
+		// message with no space to quote, the rest as attributes. Batches are an
 		// execution detail: the record counts them (Result.Batches), the
 		// log reads as without them.
-		logRecord(ctx, l, slog.LevelInfo, res.End, "transaction executed as planned", seq,
+		logRecord(ctx, l, slog.LevelInfo, res.End, "executed-as-planned", seq,
 			slog.Int("operations", len(ops)), slog.Duration("took", res.End.Sub(res.Start)))
 		return
 	}
