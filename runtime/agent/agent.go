@@ -41,6 +41,7 @@ type Agent struct {
 
 	mu      sync.Mutex
 	s       *scheduler.Scheduler
+	addrs   map[string]string // listener ("http", "grpc") -> address bound
 	started chan struct{}
 }
 
@@ -91,6 +92,16 @@ func (a *Agent) Scheduler() *scheduler.Scheduler {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.s
+}
+
+// Address returns the address the API's listener ("http" or "grpc")
+// listens on, once Started is closed: a TCP address with its port bound
+// (port 0 in the configuration gets a free one), or a Unix socket's
+// path. It is empty for a listener that is off.
+func (a *Agent) Address(listener string) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.addrs[listener]
 }
 
 // Run runs the agent until ctx ends, then finishes the transaction in

@@ -133,6 +133,12 @@ func (r *run) startAPI(context.Context) error {
 		if tc != nil {
 			scheme = "https"
 		}
+		r.a.mu.Lock()
+		if r.a.addrs == nil {
+			r.a.addrs = map[string]string{}
+		}
+		r.a.addrs[l.what] = srv.Addr()
+		r.a.mu.Unlock()
 		r.logger.Info("API", "listener", l.what, "address", srv.Addr(), "scheme", scheme, "token", token != "")
 	}
 	return nil

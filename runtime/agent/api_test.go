@@ -19,14 +19,19 @@ import (
 	"github.com/kvdescriptor/kvdescriptor/runtime/kvtest"
 )
 
-func freePort(t *testing.T) string {
+// anyPort is a loopback address whose port the agent's listener picks:
+// the tests read it back with httpAddr, so that no other process can take
+// a port between its choice and the listen.
+const anyPort = "127.0.0.1:0"
+
+// httpAddr returns the address r's HTTP listener bound.
+func httpAddr(t *testing.T, r *running) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	addr := r.a.Address("http")
+	if _, port, err := net.SplitHostPort(addr); err != nil || port == "0" {
+		t.Fatalf("the agent's HTTP listener reports address %q, not the port it bound", addr)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return addr
 }
 
 type bearer string
@@ -51,13 +56,16 @@ func TestAgentServesAPI(t *testing.T) {
 	if err := os.WriteFile(tokenFile, []byte("s3cret\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	addr := freePort(t)
 	sb := kvtest.NewSB()
 	r := startTestAgent(t, sb, file, filepath.Join(dir, "state"), func(c *Config) {
-		c.HTTP.Address, c.HTTP.TokenFile = addr, tokenFile
+		c.HTTP.Address, c.HTTP.TokenFile = anyPort, tokenFile
 		c.Version = "v1.2.3-test"
 	})
 	defer r.stop(t)
+	addr := httpAddr(t, r)
+	if g := r.a.Address("grpc"); g != "" {
+		t.Errorf("the gRPC listener is off and reports address %q", g)
+	}
 	base := "http://" + addr
 	cl := apiv1connect.NewAgentServiceClient(&http.Client{Transport: bearer("s3cret")}, base)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

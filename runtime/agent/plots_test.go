@@ -114,8 +114,8 @@ func TestPlotsAcrossRestart(t *testing.T) {
 		return h[len(h)-1].Seq
 	}
 	// Run 1: each change is read on the page (which feeds the plots).
-	addr := freePort(t)
-	r := startTestAgent(t, sb, file, state, edit(addr))
+	r := startTestAgent(t, sb, file, state, edit(anyPort))
+	addr := httpAddr(t, r)
 	var last uint64
 	for _, v := range []string{"two", "three", "four"} {
 		last = change(r, fmt.Sprintf("x/a: %s\nx/b: %s\n", v, v))
@@ -129,7 +129,7 @@ func TestPlotsAcrossRestart(t *testing.T) {
 	}
 
 	// Run 2: no page is read; the agent feeds the plots itself.
-	r = startTestAgent(t, sb, file, state, edit(freePort(t)))
+	r = startTestAgent(t, sb, file, state, edit(anyPort))
 	last = change(r, "x/a: five\nx/b: five\nx/c: five\n")
 	var run2 int
 	for _, rec := range r.a.Scheduler().History() {
@@ -146,9 +146,9 @@ func TestPlotsAcrossRestart(t *testing.T) {
 
 	// Run 3: the page counts the runs before's transactions and the
 	// new ones, each once.
-	addr = freePort(t)
-	r = startTestAgent(t, sb, file, state, edit(addr))
+	r = startTestAgent(t, sb, file, state, edit(anyPort))
 	defer r.stop(t)
+	addr = httpAddr(t, r)
 	waitHistory(t, r.a.Scheduler(), 1)
 	want := txns2
 	for _, rec := range r.a.Scheduler().History() {

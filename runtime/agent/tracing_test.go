@@ -49,14 +49,14 @@ func TestTraceThroughAPI(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "config.yaml")
 	writeFile(t, file, "x/a: from-file\n")
-	addr := freePort(t)
 	sb := kvtest.NewSB()
 	sb.Fail("x/bad", kvtest.Failure{Op: "create", Err: errors.New("device busy"), Terminal: true})
 	r := startTestAgent(t, sb, file, filepath.Join(dir, "state"), func(c *Config) {
-		c.HTTP.Address = addr
+		c.HTTP.Address = anyPort
 		c.TracerProvider = tp
 	})
 	defer r.stop(t)
+	addr := httpAddr(t, r)
 	base := "http://" + addr
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -191,12 +191,12 @@ func TestTraceExportOTLP(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "config.yaml")
 	writeFile(t, file, "x/a: from-file\n")
-	addr := freePort(t)
 	sb := kvtest.NewSB()
 	r := startTestAgent(t, sb, file, filepath.Join(dir, "state"), func(c *Config) {
-		c.HTTP.Address = addr
+		c.HTTP.Address = anyPort
 		c.Tracing.Endpoint = srv.URL
 	})
+	addr := httpAddr(t, r)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cl := apiv1connect.NewAgentServiceClient(http.DefaultClient, "http://"+addr)
