@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -109,16 +108,21 @@ func (b *syncBuffer) String() string {
 	return b.b.String()
 }
 
-func freeAddr(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+// httpBound returns the base URL of the agent's HTTP listener, from the
+// address its log says it bound ("" until it says so): the agent listens
+// on port 0, so that no other process can take its port first.
+func (a *agentProc) httpBound() string {
+	const mark = " listener=http address="
+	log := a.log.String()
+	i := strings.Index(log, mark)
+	if i < 0 {
+		return ""
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	addr, _, _ := strings.Cut(log[i+len(mark):], " ")
+	return "http://" + addr
 }
 
-// startAgent starts the agent with args (plus -http on a free port) and
+// startAgent starts the agent with args (plus -http on port 0) and
 // waits until it is ready.
 func startAgent(t *testing.T, args ...string) *agentProc {
 	t.Helper()
@@ -129,9 +133,8 @@ func startAgent(t *testing.T, args ...string) *agentProc {
 
 func startAgentNoWait(t *testing.T, args ...string) *agentProc {
 	t.Helper()
-	addr := freeAddr(t)
-	a := &agentProc{t: t, base: "http://" + addr, log: &syncBuffer{}, exited: make(chan error, 1)}
-	a.cmd = exec.Command(agentBin, append(args, "-http", addr, "-log-level", "debug")...)
+	a := &agentProc{t: t, log: &syncBuffer{}, exited: make(chan error, 1)}
+	a.cmd = exec.Command(agentBin, append(args, "-http", "127.0.0.1:0", "-log-level", "debug")...)
 	a.cmd.Stdout, a.cmd.Stderr = a.log, a.log
 	if err := a.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -152,7 +155,10 @@ func (a *agentProc) waitReady(limit time.Duration) {
 	a.t.Helper()
 	end := time.Now().Add(limit)
 	for time.Now().Before(end) {
-		if code, _ := a.get("/readyz"); code == http.StatusOK {
+		if a.base == "" {
+			a.base = a.httpBound()
+		}
+		if code, _ := a.get("/readyz"); a.base != "" && code == http.StatusOK {
 			return
 		}
 		select {
@@ -192,6 +198,11 @@ func (a *agentProc) kill() {
 }
 
 func (a *agentProc) get(path string) (int, string) {
+	if a.base == "" {
+		if a.base = a.httpBound(); a.base == "" {
+			return 0, "the agent has not said where it listens yet"
+		}
+	}
 	resp, err := http.Get(a.base + path)
 	if err != nil {
 		return 0, err.Error()
