@@ -447,10 +447,10 @@ func (s *executor) retryLater(keys []string, opts txnOptions) {
 			s.txnRetries += len(groups[g])
 		}
 	}
-	for _, g := range order {
-		o := opts
+	for _, g := range order { // ctx carries the span of the transaction
+		o, items := opts, groups[g]
 		o.retry = g.policy
-		s.scheduleRetry(ctx, groups[g], o, g.delay)
+		s.after(g.delay, func() { _ = s.enqueue(&job{kind: RetryTxn, ctx: ctx, opts: o, retry: items}) })
 	}
 }
 

@@ -504,13 +504,6 @@ func (s *Scheduler) newlyImplemented(ds []kv.Descriptor) []KeyValue {
 	return items
 }
 
-// scheduleRetry queues a retry of keys after delay; ctx carries the span
-// of the transaction that scheduled it (context.Background without a
-// tracer).
-func (s *jobs) scheduleRetry(ctx context.Context, items []retryItem, opts txnOptions, delay time.Duration) {
-	s.after(delay, func() { _ = s.enqueue(&job{kind: RetryTxn, ctx: ctx, opts: opts, retry: items}) })
-}
-
 // after runs fn after delay, unless the scheduler has closed by then (its
 // timers are stopped at Close).
 func (s *jobs) after(delay time.Duration, fn func()) {

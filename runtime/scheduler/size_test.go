@@ -64,7 +64,8 @@ const (
 	// parallel execution, which batching superseded.
 	// -3: linkStale's alias of linkDerived, linkLeftover's doc shortened.
 	// -10: single-use wrappers gone (graph.AnyOfIn, jobs.safeProcess).
-	maxTotalLines = 12170
+	// -7: jobs.scheduleRetry, used once, inlined.
+	maxTotalLines = 12163
 )
 
 // layers lists the internal packages from the bottom up: a package may
