@@ -1007,19 +1007,10 @@ func TestFaultReproPeerGoneUnread(t *testing.T) {
 // (a wedge). The retry comes after the reverting transaction here.
 func TestFaultReproRevertKeepsRetry(t *testing.T) {
 	faultGate(t)
-	divs, at, detail, err := replayFaultRun([]fStep{
+	runFaultReproSteps(t, "", 50*time.Millisecond, []fStep{
 		{kind: fFull, items: []fItem{{"if/v1", "mtu=0"}, {"if/v2", "peer=v1"}}},
 		{kind: fTxn, revert: true, items: []fItem{{"if/a", "addrs=10.0.0.1/24"}, {"if/v1", ""}}, pre: []fItem{{"if/a", "type=tap mtu=0 addrs=10.0.0.1/24"}}, faults: []fFault{{"create", "addr/a/10.0.0.1/24", 1, fRetriable}, {"delete", "if/v2", 1, fTerminal}}},
-	}, *faultDeadline, "", 50*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range divs {
-		t.Errorf("step %d: %s: %.300s", at+1, d.class, d.msg)
-	}
-	if len(divs) > 0 {
-		t.Log(detail)
-	}
+	})
 }
 
 // Found by the long run (issue 28, batches; a harness fix): a veth end
@@ -1056,21 +1047,12 @@ func TestFaultReproUnreadRouteRecreateFails(t *testing.T) {
 func TestFaultReproRevertUnknownDeleteOneCall(t *testing.T) {
 	faultGate(t)
 	for _, mode := range []string{"serial", "batch", "concurrent"} {
-		divs, at, detail, err := replayFaultMode([]fStep{
+		runFaultReproSteps(t, mode, 0, []fStep{
 			{kind: fTxn, items: []fItem{{"if/b", "addrs=10.0.1.1/24,10.1.0.1/16"}}},
 			{kind: fTxn, items: []fItem{{"if/a", "addrs=10.0.0.1/24"}}},
 			{kind: fTxn, items: []fItem{{"arp/n1", "if=a"}}},
 			{kind: fTxn, revert: true, items: []fItem{{"arp/n1", "if=b"}, {"if/b", "type=tap"}}, faults: []fFault{{"delete", "arp/n1", 2, fTerminal}, {"retrieve", "arp", 1, fTerminal}}},
-		}, *faultDeadline, mode)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, d := range divs {
-			t.Errorf("%s step %d: %s: %.300s", mode, at+1, d.class, d.msg)
-		}
-		if len(divs) > 0 {
-			t.Log(detail)
-		}
+		})
 	}
 }
 
@@ -1084,20 +1066,11 @@ func TestFaultReproRevertUnknownDeleteOneCall(t *testing.T) {
 func TestFaultReproRevertRecreatedLoneEnd(t *testing.T) {
 	faultGate(t)
 	for _, mode := range []string{"serial", "batch", "concurrent"} {
-		divs, at, detail, err := replayFaultMode([]fStep{
+		runFaultReproSteps(t, mode, 0, []fStep{
 			{kind: fTxn, items: []fItem{{"if/v1", "peer=v2"}}},
 			{kind: fTxn, items: []fItem{{"if/v2", "peer=v1"}}, faults: []fFault{{"create", "if/v2", 1, fRetriable}, {"retrieve", "if", 1, fRetriable}}},
 			{kind: fTxn, revert: true, faults: []fFault{{"create", "if/v2", 1, fTerminal}}},
-		}, *faultDeadline, mode)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, d := range divs {
-			t.Errorf("%s step %d: %s: %.300s", mode, at+1, d.class, d.msg)
-		}
-		if len(divs) > 0 {
-			t.Log(detail)
-		}
+		})
 	}
 }
 
