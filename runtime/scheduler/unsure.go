@@ -69,6 +69,17 @@ func (r *unknowns) markUnsure(n *graph.Node, value proto.Message, err error) err
 	return fmt.Errorf("%w (%w: its read-back failed)", err, ErrOutcomeUnknown)
 }
 
+// outcomeKnown returns err, a value's error, without the mark of
+// markUnsure: what the southbound holds of the value is known.
+func outcomeKnown(err error) error {
+	if u, ok := err.(interface{ Unwrap() []error }); ok {
+		if es := u.Unwrap(); len(es) == 2 && es[1] == ErrOutcomeUnknown {
+			return es[0]
+		}
+	}
+	return err
+}
+
 // canReadBack reports whether a value of n whose outcome is unknown can
 // be read back later (markUnsure records it): a run that makes calls, and
 // a descriptor that can Retrieve.
@@ -177,9 +188,12 @@ func (r *unknowns) takeUnsure() {
 			continue
 		}
 		f.fresh = n.Applied == nil
+		// Known now: its failure stands without ErrOutcomeUnknown, or goes
+		// when what the call was about is found (a revert restores that).
+		r.mut(n)
+		n.LastErr = outcomeKnown(n.LastErr)
 		switch {
 		case f.value != nil:
-			r.mut(n)
 			r.takeApplied(n, f.value, f.meta)
 			r.doom(n) // nothing intends it: it goes, and nothing is created on it
 			// What it derives and the graph holds with no base (a
@@ -187,6 +201,9 @@ func (r *unknowns) takeUnsure() {
 			// goes before its base.
 			r.linkFoundDerived(n)
 			r.linkFoundToBase(n)
+			if want, pending := r.target(n); want != nil && !pending && (want == f.value || n.Desc.Equivalent(n.Key, want, f.value)) {
+				r.settleQuiet(n, false)
+			}
 		case n.Applied != nil && !n.Removing:
 			// Gone: what derives from it and what needs it go first,
 			// before the transaction counts on it.
