@@ -196,15 +196,11 @@ func (s *executor) driftable(n *graph.Node) bool {
 func (s *executor) readDrift(keys []string) map[string]sbRead {
 	byDesc := map[kv.Descriptor][]kv.Item[string, proto.Message, any]{}
 	for _, key := range keys {
-		n := s.g.Node(key)
-		if !s.driftable(n) {
-			continue
+		if n := s.g.Node(key); s.driftable(n) {
+			if it, ok := expectedItem(key, n, true); ok { // a MISSING value: its intent
+				byDesc[n.Desc] = append(byDesc[n.Desc], it)
+			}
 		}
-		v := n.Applied
-		if v == nil {
-			v = n.Intent
-		}
-		byDesc[n.Desc] = append(byDesc[n.Desc], kv.Item[string, proto.Message, any]{Key: key, Value: v, Metadata: n.Metadata, Origin: kv.OriginNB})
 	}
 	out := make(map[string]sbRead, len(keys))
 	for _, d := range s.retrieveOrder {

@@ -81,7 +81,9 @@ func (s *executor) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 				reason = "no value"
 			case dup:
 				reason = "duplicate key"
-			case !s.inKeySpace(d, it.Key, n):
+			case (n == nil || n.Desc != d) && s.lookup(it.Key) != d:
+				// (Only a key new to the graph is matched: one it holds as
+				// d's was matched when taken up, and key spaces do not change.)
 				reason = "the key is outside the descriptor's key space"
 			}
 			if reason != "" {
@@ -125,18 +127,6 @@ func (s *executor) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 		}
 	}
 	return view, errs
-}
-
-// inKeySpace reports whether key, found by d's Retrieve, is in d's key
-// space; n is the graph's node of key (nil: none). A key the graph holds
-// as d's was matched (its values checked) when it was taken up, and key
-// spaces do not change: only a key new to the graph is matched again
-// (most of a refresh finds what it knows).
-func (s *executor) inKeySpace(d kv.Descriptor, key string, n *graph.Node) bool {
-	if n != nil && n.Desc == d {
-		return true
-	}
-	return s.lookup(key) == d
 }
 
 // correlate returns, per descriptor, the values the scheduler expects the
@@ -241,32 +231,24 @@ func groupByDesc(descs []kv.Descriptor, items []kv.Item[string, proto.Message, a
 // (and their derived values) that the graph does not hold applied.
 func (s *executor) correlateFull(j *job, out map[kv.Descriptor][]kv.Item[string, proto.Message, any]) {
 	added := map[string]bool{}
-	var walk func(key string, value proto.Message, depth int)
-	walk = func(key string, value proto.Message, depth int) {
-		if value == nil || depth > s.opts.maxCycle || added[key] {
-			return
-		}
+	add := func(_, key string, value proto.Message, d kv.Descriptor) bool {
 		n := s.g.Node(key)
-		d := s.lookup(key)
 		if n != nil {
 			d = n.Desc
 		}
-		if d == nil || kv.ValidateInput(d, key, value) != nil {
-			return // (what the spec computes is checked when it is set)
+		if value == nil || d == nil || added[key] || kv.ValidateInput(d, key, value) != nil {
+			return false // (what the spec computes is checked when it is set)
 		}
 		if n == nil || n.Applied == nil || n.Origin == kv.OriginSB {
 			added[key] = true
 			out[d] = append(out[d], kv.Item[string, proto.Message, any]{Key: key, Value: value, Origin: kv.OriginNB})
 		}
-		for _, dv := range d.Derived(key, value) {
-			walk(dv.Key, dv.Value, depth+1)
+		return true
+	}
+	for _, it := range append(slices.Clip(j.items), j.opts.remembered()...) {
+		if d := s.lookup(it.Key); add("", it.Key, it.Value, d) {
+			walkDerived(s.Scheduler, d, it.Key, it.Value, add)
 		}
-	}
-	for _, it := range j.items {
-		walk(it.Key, it.Value, 0)
-	}
-	for _, it := range j.opts.remembered() {
-		walk(it.Key, it.Value, 0)
 	}
 }
 

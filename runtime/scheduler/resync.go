@@ -69,8 +69,8 @@ func (r *resyncPass) resync(j *job) {
 	}
 	var repairs []string
 	if v != nil {
-		// The leftovers of earlier runs, for dropStale and linkLeftover:
-		// never CONFIGURED, so out of line.
+		// The leftovers of earlier runs, for dropStale and linkToBase
+		// (their base unknown then): never CONFIGURED, so out of line.
 		for _, key := range rest {
 			if r.leftover(r.g.Node(key)) {
 				r.leftovers = append(r.leftovers, key)
@@ -86,7 +86,9 @@ func (r *resyncPass) resync(j *job) {
 		// last, once what needs them has been decided.
 		r.dropStale(true)
 		for _, key := range r.leftovers {
-			r.linkLeftover(r.g.Node(key))
+			if n := r.g.Node(key); r.leftover(n) {
+				r.linkToBase(n)
+			}
 		}
 	}
 
@@ -148,25 +150,36 @@ func (r *resyncPass) resyncIntents(j *job) []string {
 // values exist yet, to the key of the value that derives them.
 func (r *resyncPass) intendedDerived() map[string]string {
 	out := map[string]string{}
-	var walk func(d kv.Descriptor, key string, value proto.Message, depth int)
-	walk = func(d kv.Descriptor, key string, value proto.Message, depth int) {
-		if d == nil || value == nil || depth > r.s.opts.maxCycle {
-			return
-		}
-		for _, dv := range d.Derived(key, value) {
-			if dv.Key == "" || dv.Value == nil || out[dv.Key] != "" {
-				continue
-			}
-			out[dv.Key] = key
-			walk(r.s.lookup(dv.Key), dv.Key, dv.Value, depth+1)
-		}
-	}
 	for key, n := range r.g.All() {
 		if n.Base == "" && n.Intent != nil && n.InvalidErr() == nil && n.Origin != kv.OriginSB {
-			walk(n.Desc, key, n.Intent, 0)
+			walkDerived(r.s, n.Desc, key, n.Intent, func(base, k string, _ proto.Message, _ kv.Descriptor) bool {
+				if out[k] != "" {
+					return false
+				}
+				out[k] = base
+				return true
+			})
 		}
 	}
 	return out
+}
+
+// walkDerived calls visit with each value (key, value, descriptor) that
+// value, of key by d, derives, and with what those derive in turn, through
+// up to maxCycle levels; visit returns false to leave out what one derives.
+func walkDerived(s *Scheduler, d kv.Descriptor, key string, value proto.Message, visit func(base, key string, value proto.Message, d kv.Descriptor) bool) {
+	var walk func(d kv.Descriptor, key string, value proto.Message, depth int)
+	walk = func(d kv.Descriptor, key string, value proto.Message, depth int) {
+		if d == nil || value == nil || depth > s.opts.maxCycle {
+			return
+		}
+		for _, dv := range d.Derived(key, value) {
+			if dd := s.lookup(dv.Key); dv.Key != "" && dv.Value != nil && visit(key, dv.Key, dv.Value, dd) {
+				walk(dd, dv.Key, dv.Value, depth+1)
+			}
+		}
+	}
+	walk(d, key, value, 0)
 }
 
 // outOfLine reports whether reconciling n might change something: false
@@ -354,10 +367,8 @@ func (r *resyncPass) adopt(n *graph.Node, value proto.Message, meta any) {
 		it.used = true
 	}
 	r.mut(n)
-	n.Applied, n.Metadata, n.Origin = value, meta, kv.OriginNB
-	r.g.SetDeps(n, n.Deps, n.Desc.Dependencies(n.Key, value))
-	r.g.SetExisting(n.Key, true)
-	r.syncMetadata(n)
+	n.Origin = kv.OriginNB
+	r.takeApplied(n, value, meta)
 	if n.Intent != nil && n.InvalidErr() == nil && n.Desc.Equivalent(n.Key, value, n.Intent) {
 		n.State, n.LastErr = CONFIGURED, nil
 		put(&r.viewFresh, n.Key, true)

@@ -67,7 +67,14 @@ const (
 	// -7: jobs.scheduleRetry, used once, inlined.
 	// +19: a value of unknown outcome read back is known from there on,
 	// even when its transaction reverts (outcomeKnown, doc.go).
-	maxTotalLines = 12182
+	// -74: the correlation family shares its bookkeeping: one takeApplied
+	// for every value taken as found (adopt, takeStale, stale derived),
+	// one linkToBase (was linkFoundToBase, linkLeftover and linkStale's
+	// BaseOf loop), one refusedFor (was doomRefusedFor, reconcileRefusedFor,
+	// reconcileRefused), one walkDerived (intendedDerived, unreadDerived,
+	// correlateFull), readDrift correlates by expectedItem, inKeySpace
+	// inlined.
+	maxTotalLines = 12108
 )
 
 // layers lists the internal packages from the bottom up: a package may

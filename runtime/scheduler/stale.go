@@ -28,15 +28,6 @@ func (r *resyncPass) dropStale(early bool) {
 	if len(stale) == 0 && len(r.staleTaken) == 0 {
 		return // the usual resync: what was found is known
 	}
-	// Stale values of ours that the graph knows already (an earlier run
-	// failed to delete them): a base found stale now is linked to them,
-	// or they to it.
-	var leftovers []*graph.Node
-	for _, key := range r.leftovers {
-		if n := r.g.Node(key); r.leftover(n) {
-			leftovers = append(leftovers, n)
-		}
-	}
 	var unread map[string]proto.Message
 	if early {
 		stale, unread = r.staleIntended(stale)
@@ -47,7 +38,7 @@ func (r *resyncPass) dropStale(early bool) {
 	r.neededByKept(stale, neededBy)
 	slices.Sort(stale)
 	added, taken := r.takeStale(stale, unread, early)
-	r.linkStale(added, leftovers)
+	r.linkStale(added)
 	if early {
 		for _, n := range added {
 			r.staleTaken = append(r.staleTaken, n.Key)
@@ -155,9 +146,8 @@ func (r *resyncPass) takeStale(stale []string, unread map[string]proto.Message, 
 		if n.Base != "" && orphanedFrom(n, r.g.Node(n.Base)) {
 			n.Base = "" // a node left of a derived value: linked again below
 		}
-		n.Applied, n.Metadata, n.Origin = value, meta, kv.OriginNB
-		r.g.SetDeps(n, nil, n.Desc.Dependencies(key, value))
-		r.g.SetExisting(key, true)
+		n.Origin = kv.OriginNB
+		r.takeApplied(n, value, meta)
 		added = append(added, n)
 		taken = append(taken, n)
 	}
@@ -214,9 +204,8 @@ func (r *resyncPass) takeUnclaimedDerived(derived []string, intended map[string]
 		}
 		it.used = true // taken: never adopted again in this run
 		r.mut(n)
-		n.Applied, n.Metadata, n.Origin = it.value, it.meta, kv.OriginNB
-		r.g.SetDeps(n, n.Deps, r.depsOfValue(n, it.value))
-		r.g.SetExisting(key, true)
+		n.Origin = kv.OriginNB
+		r.takeApplied(n, it.value, it.meta)
 		// Decided, and linked to its base when the base stays, by the
 		// last pass.
 		r.staleDeferred = append(r.staleDeferred, key)
@@ -232,25 +221,17 @@ func (r *resyncPass) takeUnclaimedDerived(derived []string, intended map[string]
 // intended values derive.
 func (r *resyncPass) unreadDerived(stale []string, intended map[string]string) map[string]proto.Message {
 	var out map[string]proto.Message
-	var walk func(d kv.Descriptor, key string, value proto.Message, depth int)
-	walk = func(d kv.Descriptor, key string, value proto.Message, depth int) {
-		if d == nil || value == nil || depth > r.s.opts.maxCycle {
-			return
+	unread := func(_, k string, v proto.Message, dd kv.Descriptor) bool {
+		if dd == nil || r.view.refreshed[dd] || out[k] != nil || r.view.get(k) != nil || r.g.Node(k) != nil || intended[k] != "" {
+			return false
 		}
-		for _, dv := range d.Derived(key, value) {
-			dd := r.s.lookup(dv.Key)
-			if dv.Key == "" || dv.Value == nil || dd == nil || r.view.refreshed[dd] || out[dv.Key] != nil ||
-				r.view.get(dv.Key) != nil || r.g.Node(dv.Key) != nil || intended[dv.Key] != "" {
-				continue
-			}
-			put(&out, dv.Key, dv.Value)
-			walk(dd, dv.Key, dv.Value, depth+1)
-		}
+		put(&out, k, v)
+		return true
 	}
 	for _, key := range stale {
 		n := r.g.Node(key)
 		if it := r.view.get(key); it != nil && (n == nil || n.Applied == nil && n.Intent == nil) {
-			walk(r.s.lookup(key), key, it.value, 0)
+			walkDerived(r.s, r.s.lookup(key), key, it.value, unread)
 		}
 	}
 	return out
@@ -282,13 +263,15 @@ func (r *resyncPass) takeUnreadDerived(n *graph.Node) {
 // found, or the one their descriptor's BaseOf names (a southbound may
 // report a base without the field that derives). A base is then deleted
 // only after what it derives, and stays when that cannot go.
-func (r *resyncPass) linkStale(added, leftovers []*graph.Node) {
-	pool := make(map[string]*graph.Node, len(added)+len(leftovers)+len(r.staleTaken))
+func (r *resyncPass) linkStale(added []*graph.Node) {
+	pool := make(map[string]*graph.Node, len(added)+len(r.leftovers)+len(r.staleTaken))
 	for _, n := range added {
 		pool[n.Key] = n
 	}
-	for _, n := range leftovers {
-		pool[n.Key] = n
+	for _, k := range r.leftovers {
+		if n := r.g.Node(k); r.leftover(n) {
+			pool[k] = n
+		}
 	}
 	for _, k := range r.staleTaken {
 		if n := r.g.Node(k); n != nil && pool[k] == nil && n.Applied != nil && n.Intent == nil && n.Origin == kv.OriginNB && !n.Removing {
@@ -308,18 +291,8 @@ func (r *resyncPass) linkStale(added, leftovers []*graph.Node) {
 		}
 	}
 	for _, k := range keys {
-		dn := pool[k]
-		if dn.Base != "" {
-			continue
-		}
-		b := dn.Desc.BaseOf(k)
-		if n := pool[b]; n != nil {
-			r.linkDerived(dn, n)
-		} else if n := r.g.Node(b); n != nil && n.Desc != nil && n.Applied != nil && n.Origin == kv.OriginNB && !n.Removing {
-			// A base of ours that stays (intended, found as another
-			// version, say): an update or re-create of it deletes the
-			// value first, as it would one it derived.
-			r.linkDerived(dn, n)
+		if pool[k].Base == "" {
+			r.linkToBase(pool[k]) // among them, or one that stays
 		}
 	}
 }
@@ -351,13 +324,10 @@ func (r *derivation) newDerived(n *graph.Node, key string) *graph.Node {
 // takeStaleDerived takes up key, which the southbound holds as value (with
 // meta) and which n derives, as a stale value derived from n: it goes
 // before n.
-func (r *resyncPass) takeStaleDerived(n *graph.Node, key string, value proto.Message, meta any) *graph.Node {
+func (r *resyncPass) takeStaleDerived(n *graph.Node, key string, value proto.Message, meta any) {
 	dn := r.newDerived(n, key)
-	dn.Applied, dn.Metadata = value, meta
-	r.g.SetDeps(dn, nil, dn.Desc.Dependencies(key, value))
-	r.g.SetExisting(key, true)
+	r.takeApplied(dn, value, meta)
 	r.opFor(dn, Op{Key: key, Kind: OpNone, Value: value, Flags: FlagStale | r.nodeFlags(dn)})
-	return dn
 }
 
 // linkFoundDerived makes the values that n derives in the version a
@@ -383,7 +353,7 @@ func (r *resyncPass) linkFoundDerived(n *graph.Node) {
 				continue
 			}
 			it.used = true
-			r.syncMetadata(r.takeStaleDerived(n, d.Key, it.value, it.meta))
+			r.takeStaleDerived(n, d.Key, it.value, it.meta)
 		case dn != n && dn.Desc != nil && dn.Applied != nil && !dn.Removing && dn.Base == "" && dn.Intent == nil:
 			r.linkDerived(dn, n)
 		}
@@ -399,21 +369,27 @@ func (r *resyncPass) linkFoundDerived(n *graph.Node) {
 	}
 	slices.Sort(left)
 	for _, key := range left {
-		r.linkDerived(r.g.Node(key), n)
+		r.linkToBase(r.g.Node(key))
 	}
 }
 
-// linkLeftover links n, a leftover of an earlier run whose base was
-// unknown then, to the base its descriptor's BaseOf names, when the graph
-// holds that base applied now: the base is then deleted only after it.
-func (r *resyncPass) linkLeftover(n *graph.Node) {
-	if !r.leftover(n) {
+// linkToBase makes n, found in the southbound, a derived value of its base
+// (n.Base, else the one its descriptor's BaseOf names) when the graph holds
+// that base applied, of ours and staying, and the base's version does not
+// derive n (a revert or an update moved it on, or the southbound reported
+// the base without the field that derives): an update, re-create or
+// removal of the base then deletes n first.
+func (r *derivation) linkToBase(n *graph.Node) {
+	b := n.Base
+	if b == "" {
+		b = n.Desc.BaseOf(n.Key)
+	}
+	bn := r.g.Node(b)
+	if b == "" || bn == nil || bn == n || bn.Base == n.Key || bn.Desc == nil || bn.Applied == nil || bn.Origin != kv.OriginNB ||
+		bn.Removing || slices.Contains(bn.Derived, n.Key) {
 		return
 	}
-	b := r.g.Node(n.Desc.BaseOf(n.Key))
-	if b != nil && b.Desc != nil && b.Applied != nil && b.Origin == kv.OriginNB && !b.Removing {
-		r.linkDerived(n, b)
-	}
+	r.linkBase(n, bn)
 }
 
 // leftover reports whether n is a value of ours that nothing intends nor

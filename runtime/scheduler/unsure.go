@@ -200,7 +200,7 @@ func (r *unknowns) takeUnsure() {
 			// leftover whose delete failed) goes before it; and it
 			// goes before its base.
 			r.linkFoundDerived(n)
-			r.linkFoundToBase(n)
+			r.linkToBase(n)
 			if want, pending := r.target(n); want != nil && !pending && (want == f.value || n.Desc.Equivalent(n.Key, want, f.value)) {
 				r.settleQuiet(n, false)
 			}
@@ -214,26 +214,16 @@ func (r *unknowns) takeUnsure() {
 			r.remove(n, flags, true)
 		}
 		if f.value == nil {
-			r.doomRefusedFor(n, f.expected)
+			// What was kept for it and nothing intends goes in this run
+			// (settleUnsure): nothing is created on it before.
+			r.refusedFor(n, f.expected, func(d *graph.Node) {
+				if d.Intent == nil {
+					r.doomAll(d)
+				}
+			})
 		}
 	}
 	r.prior = prior
-}
-
-// linkFoundToBase makes n, a derived value found by a read-back, a derived
-// value of its base when the graph holds the base applied and the base's
-// version does not derive it (a revert or an update moved it on): a
-// removal of the base then deletes n first.
-func (r *unknowns) linkFoundToBase(n *graph.Node) {
-	b := n.Base
-	if b == "" {
-		b = n.Desc.BaseOf(n.Key)
-	}
-	bn := r.g.Node(b)
-	if b == "" || bn == nil || bn == n || bn.Applied == nil || bn.Origin != kv.OriginNB || bn.Removing || slices.Contains(bn.Derived, n.Key) {
-		return
-	}
-	r.linkBase(n, bn)
 }
 
 // settleUnsure brings, last in the run, the values read back to their
@@ -251,7 +241,7 @@ func (r *unknowns) settleUnsure() {
 		if f.value == nil {
 			// Found gone: what was kept for it decides first (else it is
 			// created on that, and deleted again with it).
-			r.reconcileRefusedFor(n, f.expected)
+			r.refusedFor(n, f.expected, r.reconcileNode)
 			r.reconcile(n.Key) // created again when still wanted
 			continue
 		}
@@ -260,44 +250,22 @@ func (r *unknowns) settleUnsure() {
 			r.triggerDependents(n.Key)
 		}
 		r.reconcile(n.Key)
-		r.reconcileRefusedFor(n, f.expected)
+		r.refusedFor(n, f.expected, r.reconcileNode)
 	}
 }
 
-// reconcileRefusedFor reconciles n's base and the dependencies of its
-// version expected whose removal was refused while n was unknown.
-func (r *unknowns) reconcileRefusedFor(n *graph.Node, expected proto.Message) {
-	if n.Base != "" {
-		r.reconcileRefused(n.Base)
-	}
-	for _, d := range r.depsOfValue(n, expected) {
-		if !d.IsAnyOf() {
-			r.reconcileRefused(d.Key)
-		}
-	}
-}
-
-// doomRefusedFor marks, for n found gone, its base and the dependencies of
-// its version expected whose removal was refused for it and that nothing
-// intends: they go in this run (settleUnsure), so nothing is created on
-// them before (and deleted again with them).
-func (r *unknowns) doomRefusedFor(n *graph.Node, expected proto.Message) {
+// refusedFor calls f, in turn, with n's base and each plain dependency of
+// its version expected whose removal was refused while n was of unknown
+// outcome (see unsureBlocker), once read back.
+func (r *unknowns) refusedFor(n *graph.Node, expected proto.Message, f func(*graph.Node)) {
 	keys := []string{n.Base}
 	for _, d := range r.depsOfValue(n, expected) {
-		keys = append(keys, d.Key)
+		keys = append(keys, d.Key) // "" for AnyOf: no node
 	}
 	for _, k := range keys {
-		if d := r.g.Node(k); d != nil && d.Intent == nil && (d.State == FAILED || d.State == RETRYING) && errors.Is(d.LastErr, ErrStillNeeded) && errors.Is(d.LastErr, ErrOutcomeUnknown) {
-			r.doomAll(d)
+		if d := r.g.Node(k); d != nil && (d.State == FAILED || d.State == RETRYING) && errors.Is(d.LastErr, ErrStillNeeded) && errors.Is(d.LastErr, ErrOutcomeUnknown) {
+			f(d)
 		}
-	}
-}
-
-// reconcileRefused reconciles key when its removal was refused for a value
-// of unknown outcome.
-func (r *unknowns) reconcileRefused(key string) {
-	if n := r.g.Node(key); n != nil && (n.State == FAILED || n.State == RETRYING) && errors.Is(n.LastErr, ErrOutcomeUnknown) && errors.Is(n.LastErr, ErrStillNeeded) {
-		r.reconcileNode(n)
 	}
 }
 
@@ -361,9 +329,6 @@ func (r *unknowns) unsureBlocker(n *graph.Node) string {
 // in the graph, nothing intended or applied, until a read-back tells (so
 // that unsureBlocker finds its base and dependencies).
 func (r *unknowns) unsureOf(key string) bool {
-	if len(r.g.Unsure) == 0 {
-		return false
-	}
 	_, ok := r.g.Unsure[key]
 	return ok && !r.knownNow(key) && !slices.Contains(r.unsureGone, key)
 }
@@ -381,9 +346,6 @@ func (r *unknowns) knownNow(key string) bool {
 // southbound lost it. A simulation keeps it in unsureGone, which the
 // transaction applies when its plan is kept.
 func (r *unknowns) known(key string) {
-	if len(r.g.Unsure) == 0 {
-		return
-	}
 	if _, ok := r.g.Unsure[key]; !ok {
 		return
 	}
@@ -477,16 +439,15 @@ func (s *caller) retrieveGuarded(ctx context.Context, d kv.Descriptor, key strin
 }
 
 // takeApplied records that the southbound holds value (nil: nothing) for
-// n, as a read-back found it; n is mut'ed.
+// n, as a read-back or a refresh found it; n is mut'ed.
 func (r *unknowns) takeApplied(n *graph.Node, value proto.Message, meta any) {
 	r.known(n.Key)
 	n.Applied, n.Metadata = value, meta
-	if value == nil {
-		n.Metadata = nil
-		r.g.SetDeps(n, n.Deps, nil)
-	} else {
-		r.g.SetDeps(n, n.Deps, r.depsOfValue(n, value))
+	var deps []kv.Dependency
+	if value != nil {
+		deps = r.depsOfValue(n, value)
 	}
+	r.g.SetDeps(n, n.Deps, deps)
 	r.g.SetExisting(n.Key, value != nil && !n.Removing)
 	r.syncMetadata(n)
 }
