@@ -390,9 +390,8 @@ func (r *txnPass) markDrift(n *graph.Node, it *driftItem) {
 	}
 	prev := n.Applied
 	r.mut(n)
-	n.Applied, n.Metadata, n.LastErr, n.State = it.found, it.meta, it.err, DRIFTED
-	r.g.SetDeps(n, n.Deps, r.depsOfValue(n, it.found))
-	r.syncMetadata(n)
+	r.takeApplied(n, it.found, it.meta)
+	n.LastErr, n.State = it.err, DRIFTED
 	r.opFor(n, Op{Key: n.Key, Kind: OpNone, Value: it.found, PrevValue: prev, Flags: FlagDrifted | r.nodeFlags(n), Err: it.err})
 }
 

@@ -344,10 +344,8 @@ func (r *resyncPass) adoptDerived(n *graph.Node) {
 func (r *resyncPass) markGone(n *graph.Node, err error, flags Flags, wentWith func(dn *graph.Node) bool) {
 	prev := n.Applied
 	r.mut(n)
-	n.Applied, n.Metadata, n.State, n.LastErr = nil, nil, MISSING, err
-	r.g.SetDeps(n, n.Deps, nil)
-	r.g.SetExisting(n.Key, false)
-	r.syncMetadata(n)
+	r.takeApplied(n, nil, nil)
+	n.State, n.LastErr = MISSING, err
 	r.opFor(n, Op{Key: n.Key, Kind: OpNone, PrevValue: prev, Flags: flags | FlagMissing | r.nodeFlags(n), Err: err})
 	// What needs n is reconciled after a resync's repairs: deleted (or
 	// made PENDING) if n cannot come back.
