@@ -65,17 +65,14 @@ func (r *resyncPass) resync(j *job) {
 		}
 		if r.leftover(n) {
 			r.doom(n) // it goes: nothing is created on it (and deleted again)
+			if v != nil {
+				// For dropStale and linkToBase (its base unknown then).
+				r.leftovers = append(r.leftovers, key)
+			}
 		}
 	}
 	var repairs []string
 	if v != nil {
-		// The leftovers of earlier runs, for dropStale and linkToBase
-		// (their base unknown then): never CONFIGURED, so out of line.
-		for _, key := range rest {
-			if r.leftover(r.g.Node(key)) {
-				r.leftovers = append(r.leftovers, key)
-			}
-		}
 		act := r.viewActs(held)
 		slices.Sort(act)
 		repairs = r.applyView(act)
