@@ -232,8 +232,7 @@ func (r *run) reconcileNode(n *graph.Node) {
 // change needs one. A comparator that panics fails the value, with no call.
 func (r *run) change(n *graph.Node, want proto.Message) {
 	key := n.Key
-	equal := n.Applied == want || n.Desc.Equivalent(key, n.Applied, want)
-	recreate := !equal && (!n.Desc.CanUpdate() || n.Desc.NeedsRecreate(key, n.Applied, want))
+	equal, recreate := changeOf(n, want)
 	if err := r.panicked(key); err != nil {
 		r.mut(n)
 		r.fail(n, OpUpdate, err, r.nodeFlags(n), n.Applied, want, true)
@@ -262,6 +261,14 @@ func (r *run) change(n *graph.Node, want proto.Message) {
 	default:
 		r.update(n, want)
 	}
+}
+
+// changeOf tells how n, applied, changes to want: not at all (equal), by
+// a re-create (its descriptor cannot update, or the change needs one), or
+// else by an update.
+func changeOf(n *graph.Node, want proto.Message) (equal, recreate bool) {
+	equal = n.Applied == want || n.Desc.Equivalent(n.Key, n.Applied, want)
+	return equal, !equal && (!n.Desc.CanUpdate() || n.Desc.NeedsRecreate(n.Key, n.Applied, want))
 }
 
 // create creates n with want: its intent, or (revert) what it had before.

@@ -23,9 +23,10 @@ import (
 // held back for it be decided again.
 
 // doom marks what the new intent of n, a value the transaction sets or
-// deletes, removes: n itself when it is deleted, else the derived values
-// its applied version has and its intent no longer derives; with each,
-// what it derives and the values of ours that need it.
+// deletes, removes: n itself when it is deleted or re-created (its old
+// version goes), else the derived values its applied version has and its
+// intent no longer derives; with each, what it derives and the values of
+// ours that need it.
 func (r *removal) doom(n *graph.Node) {
 	if n == nil || n.Base != "" || n.Applied == nil || n.Origin == kv.OriginSB || n.Desc == nil {
 		return
@@ -34,7 +35,17 @@ func (r *removal) doom(n *graph.Node) {
 		r.doomAll(n)
 		return
 	}
-	if len(n.Derived) == 0 || n.InvalidErr() != nil {
+	if n.InvalidErr() != nil {
+		return
+	}
+	_, recreate := changeOf(n, n.Intent)
+	if r.panicked(n.Key) != nil {
+		return // change fails the value, with no call, when it asks again
+	} else if recreate {
+		r.doomAll(n)
+		return
+	}
+	if len(n.Derived) == 0 {
 		return
 	}
 	ds := n.Desc.Derived(n.Key, n.Intent)
