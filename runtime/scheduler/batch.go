@@ -73,10 +73,7 @@ func (s *caller) groupMode(d kv.Descriptor) (grouping.Mode, int) {
 		return g.Mode, g.Workers
 	}
 	g := grouping.InfoOf(d, !s.opts.noConcurrency, s.opts.logger)
-	if s.groupModes == nil {
-		s.groupModes = map[kv.Descriptor]grouping.Info{}
-	}
-	s.groupModes[d] = g
+	put(&s.groupModes, d, g)
 	return g.Mode, g.Workers
 }
 
@@ -192,18 +189,16 @@ func (s *caller) execGroup(st *txnState, i, end int, unheld *map[int]any) (ops [
 	}
 	first := &calls[0]
 	mode, workers := s.groupMode(first.desc)
-	cc := s.newCallCtx(st.ctx, first.kind, first.desc, first.key)
-	cc.st, cc.group = st, len(calls)
-	if s.opts.tracer != nil {
-		s.traceCall(cc)
-	}
+	cc := s.newCallCtx(st.ctx, first.kind, first.desc, first.key, len(calls))
+	cc.st = st
 	st.callIndex, st.groupEnd = i, end
 	s.inFlight.Store(cc)
 	if s.closing.Load() {
 		if !s.inFlight.CompareAndSwap(cc, nil) {
 			return nil, -1, cc
 		}
-		err := cc.timeoutError(true)
+		cc.closing = true
+		err := cc.cause()
 		for k := range ops {
 			ops[k].Err = err
 		}
@@ -335,10 +330,7 @@ func vanishedBeyondFailure(results []callResult) map[string]bool {
 		case c.err != nil:
 			failed = true
 		case failed && c.kind == OpDelete:
-			if out == nil {
-				out = map[string]bool{}
-			}
-			out[c.key] = true
+			put(&out, c.key, true)
 		}
 	}
 	return out
@@ -444,7 +436,7 @@ func (r *calling) learn(n *graph.Node, value proto.Message, meta any) {
 	r.takeApplied(n, value, meta)
 	if fresh {
 		r.derive(n)
-		r.triggerDependents(n.Key)
+		r.triggerDependents(n.Key, nil)
 	}
 	r.reconcile(n.Key)
 }
@@ -492,21 +484,14 @@ func (r *calling) observe(n *graph.Node, value proto.Message, meta any, st State
 	r.opFor(n, Op{Key: n.Key, Kind: OpNone, Value: value, Flags: FlagObtained | r.nodeFlags(n)})
 	r.derive(n)
 	if fresh {
-		r.triggerDependentsOf(n.Key, n)
+		r.triggerDependents(n.Key, n)
 	}
 }
 
 func (r *calling) syncMetadata(n *graph.Node) {
-	if n.Desc == nil || !n.Desc.WithMetadata() {
-		return
-	}
-	if r.sim {
+	if r.sim && n.Desc != nil && n.Desc.WithMetadata() {
 		r.metaKeys = append(r.metaKeys, n.Key) // synced if the plan is kept
-		return
-	}
-	if n.Applied != nil {
-		guard.SetMetadata(n.Desc, n.Label(), n.Metadata)
-	} else {
-		guard.DeleteMetadata(n.Desc, n.Label())
+	} else if !r.sim {
+		guard.SyncMetadata(n.Desc, n.Key, n.Applied != nil, n.Metadata)
 	}
 }

@@ -42,12 +42,8 @@ type executor struct {
 	txnRetries int
 }
 
-// txnOutput is a transaction's result.
-type txnOutput struct {
-	*Result
-}
-
-// runTxn plans and executes one transaction; the caller holds s.mu.
+// runTxn plans and executes one transaction and returns its result; the
+// caller holds s.mu.
 //
 // The plan is the algorithm run with no southbound calls (recording the
 // calls it would make) on the graph with its journal open. Since the
@@ -58,10 +54,10 @@ type txnOutput struct {
 // calls already made instead of making them twice, and takes over from the
 // failure (PENDING dependents, retries, revert).
 //
-// When a call of the plan is given up on (see calls.go), runTxn returns an
-// empty output with j.taken set: another goroutine has taken the
+// When a call of the plan is given up on (see calls.go), runTxn returns
+// nil with j.taken set: another goroutine has taken the
 // transaction over (finishTxn).
-func (s *executor) runTxn(j *job) txnOutput {
+func (s *executor) runTxn(j *job) *Result {
 	seq := s.seq + 1
 	j.seq.Store(seq)
 	room := &resultRoom{Result: Result{Seq: seq, Kind: j.kind, Description: j.opts.description, DryRun: j.opts.dryRun, Start: time.Now()}}
@@ -128,7 +124,7 @@ func (s *executor) runTxn(j *job) txnOutput {
 		if len(res.Errors) > 0 {
 			res.Err = &TxnError{Errors: res.Errors}
 		}
-		return txnOutput{Result: res}
+		return res
 	}
 
 	s.seq = seq
@@ -137,7 +133,7 @@ func (s *executor) runTxn(j *job) txnOutput {
 	results, ok, taken := s.executePlan(st)
 	if taken != nil {
 		j.taken = taken
-		return txnOutput{}
+		return nil
 	}
 	return s.finishTxn(st, results, ok)
 }
@@ -204,7 +200,7 @@ func (s *executor) releasePlan(plan *run) {
 
 // finishTxn ends a transaction whose plan was executed: all its calls
 // succeeded (ok), or results replays those made up to the one that failed.
-func (s *executor) finishTxn(st *txnState, results []callResult, ok bool) txnOutput {
+func (s *executor) finishTxn(st *txnState, results []callResult, ok bool) *Result {
 	j, res, plan, view, refreshErrs, ctx, seq := st.j, st.res, st.plan, st.view, st.refreshErrs, st.ctx, st.seq
 	unsure := st.unsure
 	*st = txnState{}
@@ -256,7 +252,7 @@ func (s *executor) finishTxn(st *txnState, results []callResult, ok bool) txnOut
 	if s.opts.txnLog {
 		s.logOps(res, res.Executed, false)
 	}
-	return txnOutput{Result: res}
+	return res
 }
 
 // executePlan makes the calls of the plan in order, keeping the metadata
@@ -323,17 +319,10 @@ func (s *executor) executePlan(st *txnState) (results []callResult, ok bool, tak
 	// Values that changed with no call (obtained ones, say): sync their
 	// metadata maps with the planned graph.
 	for _, key := range plan.metaKeys {
-		d := s.lookup(key)
-		n := s.g.Node(key)
-		if n != nil {
-			d = n.Desc
-		}
-		switch {
-		case d == nil || !d.WithMetadata():
-		case n != nil && n.Applied != nil:
-			guard.SetMetadata(d, d.Label(key), n.Metadata)
-		default:
-			guard.DeleteMetadata(d, d.Label(key))
+		if n := s.g.Node(key); n != nil {
+			guard.SyncMetadata(n.Desc, key, n.Applied != nil, n.Metadata)
+		} else {
+			guard.SyncMetadata(s.lookup(key), key, false, nil)
 		}
 	}
 	return results, true, nil
@@ -349,22 +338,13 @@ func (st *txnState) recordMeta(i int, c *plannedCall, n *graph.Node, m any, unhe
 	case c.holdsMeta(st.plan.ops):
 		st.plan.ops[int(c.op)].Metadata = m
 	default:
-		if *unheld == nil {
-			*unheld = map[int]any{}
-			st.unheld = *unheld
-		}
-		(*unheld)[i] = m
+		put(unheld, i, m)
+		st.unheld = *unheld
 	}
 	if n != nil {
 		n.Metadata = m
 	}
-	if c.desc.WithMetadata() {
-		if c.kind == OpDelete {
-			guard.DeleteMetadata(c.desc, c.desc.Label(c.key))
-		} else {
-			guard.SetMetadata(c.desc, c.desc.Label(c.key), m)
-		}
-	}
+	guard.SyncMetadata(c.desc, c.key, c.kind != OpDelete, m)
 }
 
 // resultsUpTo returns the results of the calls of the plan up to call
@@ -478,10 +458,7 @@ func (s *executor) rememberRetryPolicy(seq uint64, p RetryPolicy) {
 	if !p.enabled() {
 		return
 	}
-	if s.retryPolicies == nil {
-		s.retryPolicies = map[uint64]RetryPolicy{}
-	}
-	s.retryPolicies[seq] = p
+	put(&s.retryPolicies, seq, p)
 	if len(s.retryPolicies) < 256 {
 		return
 	}

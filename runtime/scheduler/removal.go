@@ -120,7 +120,7 @@ func (r *removal) releaseDoomed() {
 	slices.Sort(left)
 	for _, key := range left {
 		if n := r.g.Node(key); n != nil && n.Exists() {
-			r.triggerDependentsOf(key, n)
+			r.triggerDependents(key, n)
 		}
 	}
 }
@@ -212,7 +212,7 @@ func (r *removal) remove(n *graph.Node, flags Flags, sbGone bool) bool {
 	}
 	r.opFor(n, Op{Key: n.Key, Kind: OpDelete, PrevValue: prev, Flags: flags})
 	if flags&FlagRecreate == 0 {
-		r.settleQuiet(n, pending)
+		r.settle(n, pending, false)
 		r.setOpState(len(r.ops)-1, n.State)
 	} else {
 		r.setOpState(len(r.ops)-1, NONEXISTENT) // created again right after
@@ -248,7 +248,7 @@ func (r *removal) removalHeld(n *graph.Node, flags Flags, sbGone bool, stuck []s
 			n.Removing = false
 			r.g.SetExisting(n.Key, true)
 			r.derive(n)
-			r.triggerDependentsOf(n.Key, n)
+			r.triggerDependents(n.Key, n)
 			r.reconcile(n.Key)
 			return true
 		}

@@ -84,7 +84,7 @@ func (r *txnPass) revert() {
 		for _, k := range r.priorOrder {
 			if n := r.g.Node(k); n != nil && n.Applied != nil && n.Origin != kv.OriginSB {
 				r.derive(n)
-				r.triggerDependents(k)
+				r.triggerDependents(k, nil)
 			} else if n != nil && n.Applied == nil && r.prior[k].Applied != nil {
 				r.reconcile(k) // deleted on the way (say, with what it needs, re-created back): back too
 			}

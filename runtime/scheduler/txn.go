@@ -205,9 +205,9 @@ func resolved(r *Result) <-chan *Result {
 // repaired by a retry is not one), joined with ErrNotSettled when ctx ended
 // first; when ctx ends before the transaction has ended, Commit's error.
 func (t *Txn) CommitAndWait(ctx context.Context) (*Result, error) {
-	keys := newKeySet()
+	keys := make([]string, 0, len(t.items)) // outcomes skips repeats
 	for _, it := range t.items {
-		keys.add(it.Key)
+		keys = append(keys, it.Key)
 	}
 	// Every change wakes the wait: derived values of the touched ones may
 	// appear later (after a retry), and outcomes are read afresh anyway.
@@ -224,10 +224,10 @@ func (t *Txn) CommitAndWait(ctx context.Context) (*Result, error) {
 		return res, err
 	}
 	for _, op := range res.Executed {
-		keys.add(op.Key)
+		keys = append(keys, op.Key)
 	}
 	for {
-		outcomes, settled := t.s.outcomes(keys.list())
+		outcomes, settled := t.s.outcomes(keys)
 		res.Outcomes = outcomes
 		if settled {
 			res.Err = outcomeError(res)
@@ -337,28 +337,4 @@ func (s *Scheduler) NotifyAsync(ns ...Notification) <-chan *Result {
 		return resolved(&Result{Kind: SBNotification, Err: err})
 	}
 	return j.done
-}
-
-// keySet is a set of keys safe for concurrent use.
-type keySet struct {
-	mu    sync.RWMutex
-	keys  map[string]struct{}
-	order []string
-}
-
-func newKeySet() *keySet { return &keySet{keys: map[string]struct{}{}} }
-
-func (k *keySet) add(key string) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if _, ok := k.keys[key]; !ok {
-		k.keys[key] = struct{}{}
-		k.order = append(k.order, key)
-	}
-}
-
-func (k *keySet) list() []string {
-	k.mu.RLock()
-	defer k.mu.RUnlock()
-	return append([]string(nil), k.order...)
 }

@@ -240,7 +240,7 @@ func (r *unknowns) settleUnsure() {
 		}
 		if f.fresh && n.Applied != nil {
 			r.derive(n)
-			r.triggerDependents(n.Key)
+			r.triggerDependents(n.Key, nil)
 		}
 		r.reconcile(n.Key)
 		r.reconcileRefusedFor(n, f.expected)
