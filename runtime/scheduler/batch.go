@@ -254,12 +254,6 @@ func (s *caller) observeGroup(cc *callCtx, ops []kv.BatchOp[string, proto.Messag
 	}
 }
 
-// releaseBatchOps keeps ops for the next group, emptied.
-func (s *caller) releaseBatchOps(ops []kv.BatchOp[string, proto.Message, any]) {
-	clear(ops)
-	s.batchOps = ops[:0]
-}
-
 // callBatch gives ops to d's Batch; a panic fails them all.
 func callBatch(cc *callCtx, kind kv.BatchKind, d kv.Descriptor, ops []kv.BatchOp[string, proto.Message, any]) {
 	defer func() {

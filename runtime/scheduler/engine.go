@@ -160,12 +160,7 @@ func (r *run) setIntent(key string, value proto.Message) *graph.Node {
 }
 
 // reconcile brings the southbound state of key to its target.
-func (r *run) reconcile(key string) {
-	if r.abort {
-		return
-	}
-	r.reconcileNode(r.g.Node(key))
-}
+func (r *run) reconcile(key string) { r.reconcileNode(r.g.Node(key)) }
 
 // reconcileNode is reconcile of the key of n, the graph's node of it (nil:
 // none), for callers that hold it already.

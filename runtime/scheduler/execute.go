@@ -280,22 +280,22 @@ func (s *executor) executePlan(st *txnState) (results []callResult, ok bool, tak
 				return nil, false, taken
 			}
 			if failed >= 0 {
-				results = plan.resultsBefore(i, len(ops), unheld)
+				// The group's calls that succeeded had their metadata
+				// recorded (recordMeta); each carries its value, for
+				// settleLeftovers.
+				results = plan.resultsBefore(end, 0, unheld)
 				for k := range ops {
-					c := plan.calls.At(i + k)
-					r := callResult{kind: c.kind, key: c.key, value: c.value, err: ops[k].Err}
-					if r.err == nil {
-						r.meta = ops[k].Metadata
-						if c.kind == OpDelete {
-							r.meta = nil
-						}
+					r := &results[i+k]
+					if r.value, r.err = plan.calls.At(i+k).value, ops[k].Err; r.err != nil {
+						r.meta = nil
 					}
-					results = append(results, r)
 				}
-				s.releaseBatchOps(ops)
+			}
+			clear(ops)
+			s.batchOps = ops[:0] // for the next group
+			if failed >= 0 {
 				return results, false, nil
 			}
-			s.releaseBatchOps(ops)
 			i = end - 1
 			continue
 		}

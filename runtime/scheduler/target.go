@@ -98,9 +98,6 @@ func (r *run) depsMet(n *graph.Node, deps []kv.Dependency) bool {
 // anyOfSatisfied returns an existing key that satisfies the AnyOf
 // dependency, or "": one the run knows to have vanished does not.
 func (r *run) anyOfSatisfied(a *kv.AnyOf) string {
-	if len(r.vanished) == 0 {
-		return r.g.AnyOfSatisfied(a)
-	}
 	return graph.AnyOfInExcept(r.g.Existing, a, r.vanished)
 }
 
