@@ -145,17 +145,6 @@ func sameDesc(a, b kv.Descriptor) bool {
 	return a == b
 }
 
-// batchKind is the batch kind of an operation kind.
-func batchKind(k OpKind) kv.BatchKind {
-	switch k {
-	case OpCreate:
-		return kv.BatchCreate
-	case OpUpdate:
-		return kv.BatchUpdate
-	}
-	return kv.BatchDelete
-}
-
 // execGroup makes the calls [i, end) of the plan of st together, and
 // records their outcomes as executePlan does for one call. failed is the
 // first of them that failed, or -1; taken is set when the watchdog gave up
@@ -203,9 +192,9 @@ func (s *caller) execGroup(st *txnState, i, end int, unheld *map[int]any) (ops [
 			ops[k].Err = err
 		}
 	} else if mode == grouping.Batch {
-		callBatch(cc, batchKind(first.kind), first.desc, ops)
+		callBatch(cc, ops)
 	} else {
-		callConcurrent(cc, first.kind, first.desc, calls, ops, workers)
+		callConcurrent(cc, calls, ops, workers)
 	}
 	cc.End(callctx.Returned)
 	if !s.inFlight.CompareAndSwap(cc, nil) {
@@ -254,23 +243,31 @@ func (s *caller) observeGroup(cc *callCtx, ops []kv.BatchOp[string, proto.Messag
 	}
 }
 
-// callBatch gives ops to d's Batch; a panic fails them all.
-func callBatch(cc *callCtx, kind kv.BatchKind, d kv.Descriptor, ops []kv.BatchOp[string, proto.Message, any]) {
+// callBatch gives ops to the Batch of cc's descriptor; a panic fails them
+// all.
+func callBatch(cc *callCtx, ops []kv.BatchOp[string, proto.Message, any]) {
 	defer func() {
 		if p := recover(); p != nil {
-			err := kv.NonRetriable(fmt.Errorf("handler of %s panicked in Batch: %v", d.Name(), p))
+			err := kv.NonRetriable(fmt.Errorf("handler of %s panicked in Batch: %v", cc.name(), p))
 			for k := range ops {
 				ops[k].Err = err
 				ops[k].Metadata = nil
 			}
 		}
 	}()
-	d.Batch(cc, kind, ops)
+	kind := kv.BatchDelete
+	switch cc.op {
+	case OpCreate:
+		kind = kv.BatchCreate
+	case OpUpdate:
+		kind = kv.BatchUpdate
+	}
+	cc.desc.Batch(cc, kind, ops)
 }
 
 // callConcurrent makes the calls on up to workers goroutines, each
 // operation's outcome in ops.
-func callConcurrent(cc *callCtx, kind OpKind, d kv.Descriptor, calls []plannedCall, ops []kv.BatchOp[string, proto.Message, any], workers int) {
+func callConcurrent(cc *callCtx, calls []plannedCall, ops []kv.BatchOp[string, proto.Message, any], workers int) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	work := func() {
@@ -281,7 +278,7 @@ func callConcurrent(cc *callCtx, kind OpKind, d kv.Descriptor, calls []plannedCa
 				return
 			}
 			c, op := &calls[k], &ops[k]
-			op.Metadata, op.Err = callHandler(cc, kind, d, c.key, c.prev, c.value, op.OldMetadata)
+			op.Metadata, op.Err = callHandler(cc, c.key, c.prev, c.value, op.OldMetadata)
 		}
 	}
 	workers = min(workers, len(ops))

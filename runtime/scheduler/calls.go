@@ -178,7 +178,7 @@ func (s *caller) callInline(st *txnState, i int, ctx context.Context, kind OpKin
 		}
 		return nil, c, nil
 	}
-	m, err = callHandler(c, kind, d, key, prev, value, meta)
+	m, err = callHandler(c, key, prev, value, meta)
 	c.End(callctx.Returned)
 	if !s.inFlight.CompareAndSwap(c, nil) {
 		s.late(c, err)
@@ -194,7 +194,7 @@ func (s *caller) doCall(ctx context.Context, kind OpKind, d kv.Descriptor, key s
 	var m any
 	ok, err := s.callOut(ctx, kind, d, key, func(c *callCtx) error {
 		var err error
-		m, err = callHandler(c, kind, d, key, prev, value, meta)
+		m, err = callHandler(c, key, prev, value, meta)
 		return err
 	})
 	if !ok {

@@ -376,25 +376,21 @@ func (r *calling) resultsBefore(end, more int, unheld map[int]any) []callResult 
 	return results
 }
 
-// callHandler makes one southbound call; a panicking handler fails the
-// call instead of the scheduler.
-func callHandler(ctx context.Context, kind OpKind, d kv.Descriptor, key string, prev, value proto.Message, meta any) (m any, err error) {
+// callHandler makes one southbound call of c (on key: one of a group's
+// keys); a panicking handler fails the call instead of the scheduler.
+func callHandler(c *callCtx, key string, prev, value proto.Message, meta any) (m any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			name := "<nil>"
-			if d != nil {
-				name = d.Name()
-			}
-			err = kv.NonRetriable(fmt.Errorf("handler of %s panicked: %v", name, p))
+			err = kv.NonRetriable(fmt.Errorf("handler of %s panicked: %v", c.name(), p))
 		}
 	}()
-	switch kind {
+	switch c.op {
 	case OpCreate:
-		return d.Create(ctx, key, value)
+		return c.desc.Create(c, key, value)
 	case OpUpdate:
-		return d.Update(ctx, key, prev, value, meta)
+		return c.desc.Update(c, key, prev, value, meta)
 	default:
-		return nil, d.Delete(ctx, key, prev, meta)
+		return nil, c.desc.Delete(c, key, prev, meta)
 	}
 }
 
