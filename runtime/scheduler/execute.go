@@ -111,18 +111,10 @@ func (s *executor) runTxn(j *job) *Result {
 	}
 	if j.opts.dryRun {
 		defer s.releasePlan(plan)
-		plan.reportUnimplemented(j)
-		s.g.Rollback(nil)
+		conclude(res, plan, j, refreshErrs) // on the planned graph
+		s.g.Rollback()
 		if view != nil {
 			s.syncMetadataMaps(view)
-		}
-		if s.panics.N.Load() > 0 {
-			plan.reportPanics()
-		}
-		res.Errors = append(refreshErrs, plan.errs...)
-		res.End = time.Now()
-		if len(res.Errors) > 0 {
-			res.Err = &TxnError{Errors: res.Errors}
 		}
 		return res
 	}
@@ -215,7 +207,7 @@ func (s *executor) finishTxn(st *txnState, results []callResult, ok bool) *Resul
 	} else {
 		// A call failed: back to the graph before the transaction, and run
 		// the algorithm for real from the start, replaying what was done.
-		s.g.Rollback(nil)
+		s.g.Rollback()
 		s.panics.Drain() // the run again recovers what the plan did
 		exec := &run{s: s.Scheduler, g: s.g, ctx: ctx, seq: seq, seq32: plan.seq32, opts: j.opts,
 			calling: calling{replay: results}, resyncPass: resyncPass{view: view}, unknowns: unknowns{unsure: unsure}}
@@ -234,25 +226,32 @@ func (s *executor) finishTxn(st *txnState, results []callResult, ok bool) *Resul
 		res.Executed = exec.ops
 		final = exec
 	}
-	if s.panics.N.Load() > 0 {
-		final.reportPanics()
-	}
-	final.reportUnimplemented(j)
-	res.Errors = final.errs
-	if len(refreshErrs) > 0 {
-		res.Errors = append(refreshErrs, final.errs...)
-	}
 	if len(final.retry) > 0 {
 		s.retryLater(final.retry, j.opts)
 	}
-	res.End = time.Now()
-	if len(res.Errors) > 0 {
-		res.Err = &TxnError{Seq: seq, Errors: res.Errors, Reverted: res.Reverted}
-	}
+	conclude(res, final, j, refreshErrs)
 	if s.opts.txnLog {
 		s.logOps(res, res.Executed, false)
 	}
 	return res
+}
+
+// conclude ends res, the result of job j that run r decided: its errors
+// (the refresh's first, then the run's, the panics recovered and the
+// values no descriptor handles among them), its end and its error.
+func conclude(res *Result, r *run, j *job, refreshErrs []KeyError) {
+	if r.s.panics.N.Load() > 0 {
+		r.reportPanics()
+	}
+	r.reportUnimplemented(j)
+	res.Errors = r.errs
+	if len(refreshErrs) > 0 {
+		res.Errors = append(refreshErrs, r.errs...)
+	}
+	res.End = time.Now()
+	if len(res.Errors) > 0 {
+		res.Err = &TxnError{Seq: res.Seq, Errors: res.Errors, Reverted: res.Reverted}
+	}
 }
 
 // executePlan makes the calls of the plan in order, keeping the metadata
