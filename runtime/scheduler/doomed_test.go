@@ -97,3 +97,39 @@ func TestRecreateDoomsWhatNeedsTheOldVersion(t *testing.T) {
 		})
 	}
 }
+
+// TestRecreatedDerivedDoomsWhatNeedsIt: the same for a derived value that
+// its base's new version derives with other contents, when the derived
+// value's descriptor cannot update it.
+func TestRecreatedDerivedDoomsWhatNeedsIt(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	sb := kvtest.NewSB()
+	s := newScheduler(t)
+	for _, cfg := range []kvtest.Config{
+		{Name: "iface", KeyTemplate: "iface/{name}"},
+		{Name: "addr", KeyTemplate: "addr/{name}", NoUpdate: true},
+		{Name: "route", KeyTemplate: "route/{name}"},
+	} {
+		if err := s.Register(harness(t, sb, cfg)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Txn().Set("iface/x", kvtest.Value("derive:addr/x1[a]")).Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sb.TakeCalls()
+	if _, err := s.Txn().Set("route/r", kvtest.Value("dep:addr/x1")).Set("iface/x", kvtest.Value("derive:addr/x1[b]")).Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, call := range sb.TakeCalls() {
+		got = append(got, call.Op+" "+call.Key)
+	}
+	if slices.Index(got, "create route/r") != len(got)-1 || slices.Contains(got, "delete route/r") {
+		t.Errorf("calls %q, want route/r created once, last (after addr/x1 is created again)", got)
+	}
+	if st := s.Status("route/r"); st.State != scheduler.CONFIGURED {
+		t.Errorf("route/r: %s (%v), want CONFIGURED", st.State, st.LastErr)
+	}
+}

@@ -25,27 +25,17 @@ import (
 // doom marks what the new intent of n, a value the transaction sets or
 // deletes, removes: n itself when it is deleted or re-created (its old
 // version goes), else the derived values its applied version has and its
-// intent no longer derives; with each, what it derives and the values of
-// ours that need it.
+// intent no longer derives, or derives by a re-create; with each, what it
+// derives and the values of ours that need it.
 func (r *removal) doom(n *graph.Node) {
 	if n == nil || n.Base != "" || n.Applied == nil || n.Origin == kv.OriginSB || n.Desc == nil {
 		return
 	}
-	if n.Intent == nil {
+	if n.Intent == nil || n.InvalidErr() == nil && r.recreated(n, n.Intent) {
 		r.doomAll(n)
 		return
 	}
-	if n.InvalidErr() != nil {
-		return
-	}
-	_, recreate := changeOf(n, n.Intent)
-	if r.panicked(n.Key) != nil {
-		return // change fails the value, with no call, when it asks again
-	} else if recreate {
-		r.doomAll(n)
-		return
-	}
-	if len(n.Derived) == 0 {
+	if len(n.Derived) == 0 || n.InvalidErr() != nil {
 		return
 	}
 	ds := n.Desc.Derived(n.Key, n.Intent)
@@ -55,10 +45,19 @@ func (r *removal) doom(n *graph.Node) {
 		return
 	}
 	for _, k := range n.Derived {
-		if !slices.ContainsFunc(ds, func(d kv.Derived) bool { return d.Key == k }) {
-			r.doomAll(r.g.Node(k))
+		i := slices.IndexFunc(ds, func(d kv.Derived) bool { return d.Key == k })
+		if dn := r.g.Node(k); i < 0 || dn != nil && dn.Applied != nil && dn.Desc != nil && r.recreated(dn, ds[i].Value) {
+			r.doomAll(dn)
 		}
 	}
+}
+
+// recreated reports whether n, applied, changes to want by a re-create. A
+// comparator that panicked tells nothing: change fails the value, with no
+// call, when it asks again.
+func (r *removal) recreated(n *graph.Node, want proto.Message) bool {
+	_, recreate := changeOf(n, want)
+	return r.panicked(n.Key) == nil && recreate
 }
 
 // doomAll marks n, applied, as removed by the transaction, with what it
