@@ -88,13 +88,11 @@ func (s *executor) runTxn(j *job) *Result {
 	// The plan is the scheduler's own run, reused with its buffers (one
 	// transaction runs at a time; see newPlan).
 	unsure := s.readBackUnsure(ctx, j.opts.dryRun, view)
-	planSpan := s.startSpan(ctx, SpanPlan)
 	plan, scratch := s.newPlan(ctx, seq, j, view)
 	plan.unsure = unsure
 	s.g.Reserve(len(j.items))
 	s.g.Begin()
-	plan.apply(j)
-	endPlanSpan(planSpan, plan)
+	tracedPlan(plan, j)
 	if scratch {
 		// Planned into the reused buffer: the operations (the caller's)
 		// get an array just their size, or the result's room for one.

@@ -265,7 +265,7 @@ func (s *executor) correlateFull(j *job, out map[kv.Descriptor][]kv.Item[string,
 	for _, it := range j.items {
 		walk(it.Key, it.Value, 0)
 	}
-	for _, it := range j.opts.remembered() {
+	for _, it := range j.opts.rareOr().remembered {
 		walk(it.Key, it.Value, 0)
 	}
 }
