@@ -102,7 +102,7 @@ func (t *Txn) Len() int { return len(t.items) }
 // job copies the items, so that the Txn may change after a commit: one
 // item into the job itself.
 func (t *Txn) job(ctx context.Context) *job {
-	j := &job{kind: t.kind(), ctx: ctx, opts: t.opts}
+	j := &job{kind: t.opts.resync, ctx: ctx, opts: t.opts}
 	if len(t.items) == 1 {
 		j.items = append(j.one[:0], t.items...)
 	} else {
@@ -114,9 +114,6 @@ func (t *Txn) job(ctx context.Context) *job {
 // doneChans are the channels of Commit's results: a channel that
 // delivered its one result is empty, and serves the next Commit.
 var doneChans = sync.Pool{New: func() any { return make(chan *Result, 1) }}
-
-// kind returns the kind of transaction t commits (NBTxn unless a resync).
-func (t *Txn) kind() TxnKind { return t.opts.resync }
 
 // check returns the error of a transaction that cannot be committed.
 func (t *Txn) check() error {
@@ -178,7 +175,7 @@ func (t *Txn) CommitAsync(ctx context.Context) <-chan *Result {
 // result of a transaction that cannot be queued.
 func (t *Txn) submit(ctx context.Context, done chan *Result) (*job, *Result) {
 	if ctx == nil {
-		return nil, &Result{Kind: t.kind(), Err: errNilContext("commit")}
+		return nil, &Result{Kind: t.opts.resync, Err: errNilContext("commit")}
 	}
 	if err := t.check(); err != nil {
 		return nil, &Result{Kind: NBTxn, Err: err}
