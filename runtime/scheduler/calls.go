@@ -159,12 +159,12 @@ func (s *caller) observe(c *callCtx, err error) {
 	}
 }
 
-// callInline makes call i of the plan of st, pc, with the value's
-// metadata meta, on the transaction's goroutine. taken is the call when the watchdog gave up on it meanwhile:
+// callInline makes call i of the plan of st on the transaction's
+// goroutine. taken is the call when the watchdog gave up on it meanwhile:
 // the caller must then unwind at once, touching nothing (another
 // goroutine has taken the transaction over).
-func (s *caller) callInline(st *txnState, i int, pc *plannedCall, meta any) (m any, taken *callCtx, err error) {
-	c := s.newCallCtx(st.ctx, pc.kind, pc.desc, pc.key, 0)
+func (s *caller) callInline(st *txnState, i int, ctx context.Context, kind OpKind, d kv.Descriptor, key string, prev, value proto.Message, meta any) (m any, taken *callCtx, err error) {
+	c := s.newCallCtx(ctx, kind, d, key, 0)
 	c.st = st
 	st.callIndex = i
 	s.inFlight.Store(c)
@@ -178,7 +178,7 @@ func (s *caller) callInline(st *txnState, i int, pc *plannedCall, meta any) (m a
 		}
 		return nil, c, nil
 	}
-	m, err = callHandler(c, pc.key, pc.prev, pc.value, meta)
+	m, err = callHandler(c, key, prev, value, meta)
 	c.End(callctx.Returned)
 	if !s.inFlight.CompareAndSwap(c, nil) {
 		s.late(c, err)

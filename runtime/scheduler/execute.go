@@ -262,7 +262,7 @@ func conclude(res *Result, r *run, j *job, refreshErrs []KeyError) {
 // given up on when another goroutine has taken the transaction over: then
 // nothing else may be touched.
 func (s *executor) executePlan(st *txnState) (results []callResult, ok bool, taken *callCtx) {
-	plan := st.plan
+	plan, ctx := st.plan, st.ctx
 	if plan.abort {
 		return nil, false, nil
 	}
@@ -304,7 +304,7 @@ func (s *executor) executePlan(st *txnState) (results []callResult, ok bool, tak
 		if !c.first && n != nil {
 			meta = n.Metadata
 		}
-		m, taken, err := s.callInline(st, i, c, meta)
+		m, taken, err := s.callInline(st, i, ctx, c.kind, c.desc, c.key, c.prev, c.value, meta)
 		if taken != nil {
 			return nil, false, taken
 		}
