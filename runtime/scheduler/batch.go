@@ -297,15 +297,6 @@ type BatchObserver interface {
 	BatchDone(descriptor string, op OpKind, ops int, took time.Duration)
 }
 
-// takeReplay returns the result of the call (kind, key) made by the plan,
-// or nil when the plan made no such call: the run then makes it. The run
-// after a failure makes the plan's calls in the plan's order up to the
-// failure, and in the plan's order after it as long as the failure changes
-// nothing for them; the calls of a group after its first failure were
-// made, though, and the run may get to them in another order or not at
-// all (a failed delete of a dependent stops the removal of its
-// dependency, for one): they are looked for ahead, and those the run never
-// gets to are settled at its end (settleLeftovers).
 // vanishedBeyondFailure returns the keys that calls of the failed group
 // deleted after the first failed one: a batch or concurrent group makes
 // them all, where one call at a time would have stopped at the failure.
@@ -327,6 +318,15 @@ func vanishedBeyondFailure(results []callResult) map[string]bool {
 	return out
 }
 
+// takeReplay returns the result of the call (kind, key) made by the plan,
+// or nil when the plan made no such call: the run then makes it. The run
+// after a failure makes the plan's calls in the plan's order up to the
+// failure, and in the plan's order after it as long as the failure changes
+// nothing for them; the calls of a group after its first failure were
+// made, though, and the run may get to them in another order or not at
+// all (a failed delete of a dependent stops the removal of its
+// dependency, for one): they are looked for ahead, and those the run never
+// gets to are settled at its end (settleLeftovers).
 func (r *calling) takeReplay(kind OpKind, key string) *callResult {
 	for r.replayed < len(r.replay) && r.replay[r.replayed].used {
 		r.replayed++
