@@ -18,13 +18,10 @@ func (r *txnPass) apply(j *job) {
 		// The items' nodes, kept from setIntent to reconcileTop (see
 		// graph.current).
 		nodes := make([]*graph.Node, len(j.items))
-		added := r.g.Added
+		added, deletes := r.g.Added, 0
 		for i, it := range j.items {
 			nodes[i] = r.setIntent(it.Key, it.Value)
-		}
-		deletes := 0
-		for i := range j.items {
-			if j.items[i].Value == nil {
+			if it.Value == nil {
 				deletes++
 			}
 		}

@@ -73,10 +73,7 @@ func (s *caller) groupMode(d kv.Descriptor) (grouping.Mode, int) {
 		return g.Mode, g.Workers
 	}
 	g := grouping.InfoOf(d, !s.opts.noConcurrency, s.opts.logger)
-	if s.groupModes == nil {
-		s.groupModes = map[kv.Descriptor]grouping.Info{}
-	}
-	s.groupModes[d] = g
+	put(&s.groupModes, d, g)
 	return g.Mode, g.Workers
 }
 
@@ -148,17 +145,6 @@ func sameDesc(a, b kv.Descriptor) bool {
 	return a == b
 }
 
-// batchKind is the batch kind of an operation kind.
-func batchKind(k OpKind) kv.BatchKind {
-	switch k {
-	case OpCreate:
-		return kv.BatchCreate
-	case OpUpdate:
-		return kv.BatchUpdate
-	}
-	return kv.BatchDelete
-}
-
 // execGroup makes the calls [i, end) of the plan of st together, and
 // records their outcomes as executePlan does for one call. failed is the
 // first of them that failed, or -1; taken is set when the watchdog gave up
@@ -192,25 +178,23 @@ func (s *caller) execGroup(st *txnState, i, end int, unheld *map[int]any) (ops [
 	}
 	first := &calls[0]
 	mode, workers := s.groupMode(first.desc)
-	cc := s.newCallCtx(st.ctx, first.kind, first.desc, first.key)
-	cc.st, cc.group = st, len(calls)
-	if s.opts.tracer != nil {
-		s.traceCall(cc)
-	}
+	cc := s.newCallCtx(st.ctx, first.kind, first.desc, first.key, len(calls))
+	cc.st = st
 	st.callIndex, st.groupEnd = i, end
 	s.inFlight.Store(cc)
 	if s.closing.Load() {
 		if !s.inFlight.CompareAndSwap(cc, nil) {
 			return nil, -1, cc
 		}
-		err := cc.timeoutError(true)
+		cc.closing = true
+		err := cc.cause()
 		for k := range ops {
 			ops[k].Err = err
 		}
 	} else if mode == grouping.Batch {
-		callBatch(cc, batchKind(first.kind), first.desc, ops)
+		callBatch(cc, ops)
 	} else {
-		callConcurrent(cc, first.kind, first.desc, calls, ops, workers)
+		callConcurrent(cc, calls, ops, workers)
 	}
 	cc.End(callctx.Returned)
 	if !s.inFlight.CompareAndSwap(cc, nil) {
@@ -259,29 +243,31 @@ func (s *caller) observeGroup(cc *callCtx, ops []kv.BatchOp[string, proto.Messag
 	}
 }
 
-// releaseBatchOps keeps ops for the next group, emptied.
-func (s *caller) releaseBatchOps(ops []kv.BatchOp[string, proto.Message, any]) {
-	clear(ops)
-	s.batchOps = ops[:0]
-}
-
-// callBatch gives ops to d's Batch; a panic fails them all.
-func callBatch(cc *callCtx, kind kv.BatchKind, d kv.Descriptor, ops []kv.BatchOp[string, proto.Message, any]) {
+// callBatch gives ops to the Batch of cc's descriptor; a panic fails them
+// all.
+func callBatch(cc *callCtx, ops []kv.BatchOp[string, proto.Message, any]) {
 	defer func() {
 		if p := recover(); p != nil {
-			err := kv.NonRetriable(fmt.Errorf("handler of %s panicked in Batch: %v", d.Name(), p))
+			err := kv.NonRetriable(fmt.Errorf("handler of %s panicked in Batch: %v", cc.name(), p))
 			for k := range ops {
 				ops[k].Err = err
 				ops[k].Metadata = nil
 			}
 		}
 	}()
-	d.Batch(cc, kind, ops)
+	kind := kv.BatchDelete
+	switch cc.op {
+	case OpCreate:
+		kind = kv.BatchCreate
+	case OpUpdate:
+		kind = kv.BatchUpdate
+	}
+	cc.desc.Batch(cc, kind, ops)
 }
 
 // callConcurrent makes the calls on up to workers goroutines, each
 // operation's outcome in ops.
-func callConcurrent(cc *callCtx, kind OpKind, d kv.Descriptor, calls []plannedCall, ops []kv.BatchOp[string, proto.Message, any], workers int) {
+func callConcurrent(cc *callCtx, calls []plannedCall, ops []kv.BatchOp[string, proto.Message, any], workers int) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	work := func() {
@@ -292,7 +278,7 @@ func callConcurrent(cc *callCtx, kind OpKind, d kv.Descriptor, calls []plannedCa
 				return
 			}
 			c, op := &calls[k], &ops[k]
-			op.Metadata, op.Err = callHandler(cc, kind, d, c.key, c.prev, c.value, op.OldMetadata)
+			op.Metadata, op.Err = callHandler(cc, c.key, c.prev, c.value, op.OldMetadata)
 		}
 	}
 	workers = min(workers, len(ops))
@@ -311,15 +297,6 @@ type BatchObserver interface {
 	BatchDone(descriptor string, op OpKind, ops int, took time.Duration)
 }
 
-// takeReplay returns the result of the call (kind, key) made by the plan,
-// or nil when the plan made no such call: the run then makes it. The run
-// after a failure makes the plan's calls in the plan's order up to the
-// failure, and in the plan's order after it as long as the failure changes
-// nothing for them; the calls of a group after its first failure were
-// made, though, and the run may get to them in another order or not at
-// all (a failed delete of a dependent stops the removal of its
-// dependency, for one): they are looked for ahead, and those the run never
-// gets to are settled at its end (settleLeftovers).
 // vanishedBeyondFailure returns the keys that calls of the failed group
 // deleted after the first failed one: a batch or concurrent group makes
 // them all, where one call at a time would have stopped at the failure.
@@ -335,15 +312,21 @@ func vanishedBeyondFailure(results []callResult) map[string]bool {
 		case c.err != nil:
 			failed = true
 		case failed && c.kind == OpDelete:
-			if out == nil {
-				out = map[string]bool{}
-			}
-			out[c.key] = true
+			put(&out, c.key, true)
 		}
 	}
 	return out
 }
 
+// takeReplay returns the result of the call (kind, key) made by the plan,
+// or nil when the plan made no such call: the run then makes it. The run
+// after a failure makes the plan's calls in the plan's order up to the
+// failure, and in the plan's order after it as long as the failure changes
+// nothing for them; the calls of a group after its first failure were
+// made, though, and the run may get to them in another order or not at
+// all (a failed delete of a dependent stops the removal of its
+// dependency, for one): they are looked for ahead, and those the run never
+// gets to are settled at its end (settleLeftovers).
 func (r *calling) takeReplay(kind OpKind, key string) *callResult {
 	for r.replayed < len(r.replay) && r.replay[r.replayed].used {
 		r.replayed++
@@ -444,7 +427,7 @@ func (r *calling) learn(n *graph.Node, value proto.Message, meta any) {
 	r.takeApplied(n, value, meta)
 	if fresh {
 		r.derive(n)
-		r.triggerDependents(n.Key)
+		r.triggerDependents(n.Key, nil)
 	}
 	r.reconcile(n.Key)
 }
@@ -492,21 +475,14 @@ func (r *calling) observe(n *graph.Node, value proto.Message, meta any, st State
 	r.opFor(n, Op{Key: n.Key, Kind: OpNone, Value: value, Flags: FlagObtained | r.nodeFlags(n)})
 	r.derive(n)
 	if fresh {
-		r.triggerDependentsOf(n.Key, n)
+		r.triggerDependents(n.Key, n)
 	}
 }
 
 func (r *calling) syncMetadata(n *graph.Node) {
-	if n.Desc == nil || !n.Desc.WithMetadata() {
-		return
-	}
-	if r.sim {
+	if r.sim && n.Desc != nil && n.Desc.WithMetadata() {
 		r.metaKeys = append(r.metaKeys, n.Key) // synced if the plan is kept
-		return
-	}
-	if n.Applied != nil {
-		guard.SetMetadata(n.Desc, n.Label(), n.Metadata)
-	} else {
-		guard.DeleteMetadata(n.Desc, n.Label())
+	} else if !r.sim {
+		guard.SyncMetadata(n.Desc, n.Key, n.Applied != nil, n.Metadata)
 	}
 }

@@ -95,34 +95,35 @@ type callCtx struct {
 // callCtxSlab is the number of call contexts allocated at once.
 const callCtxSlab = 32
 
-// newCallCtx returns the context of a call. Only the goroutine that runs
-// the job calls it (the worker, or the goroutine that took a transaction
-// over), so the slab needs no lock.
-func (s *caller) newCallCtx(parent context.Context, op OpKind, d kv.Descriptor, key string) *callCtx {
+// newCallCtx returns the context of a call (of a group of that many
+// operations, 0 for one call), with its span when traced. Only the
+// goroutine that runs the job calls it (the worker, or the goroutine that
+// took a transaction over), so the slab needs no lock.
+func (s *caller) newCallCtx(parent context.Context, op OpKind, d kv.Descriptor, key string, group int) *callCtx {
 	if len(s.callSlab) == 0 {
 		s.callSlab = make([]callCtx, callCtxSlab)
 	}
 	c := &s.callSlab[0]
 	s.callSlab = s.callSlab[1:]
-	c.Parent, c.op, c.desc, c.key = parent, op, d, key
-	c.group = 0
+	c.Parent, c.op, c.desc, c.key, c.group = parent, op, d, key, group
 	c.Start = time.Now()
-	c.Timeout = s.callTimeout(d)
+	c.Timeout = s.opts.callTimeout
+	if len(s.opts.descCallTimeouts) > 0 && d != nil {
+		if t, ok := s.opts.descCallTimeouts[d.Name()]; ok {
+			c.Timeout = t // WithDescriptorCallTimeout
+		}
+	}
+	if s.opts.tracer != nil {
+		s.traceCall(c)
+	}
 	return c
 }
 
-// callTimeout returns the call timeout of d's calls.
-func (s *caller) callTimeout(d kv.Descriptor) time.Duration {
-	if len(s.opts.descCallTimeouts) > 0 && d != nil {
-		if t, ok := s.opts.descCallTimeouts[d.Name()]; ok {
-			return t
-		}
-	}
-	return s.opts.callTimeout
+// cause is the error of a call the scheduler gave up on (c.closing:
+// because Close gave up).
+func (c *callCtx) cause() error {
+	return &CallTimeoutError{Op: c.op, Descriptor: c.name(), Key: c.key, Timeout: c.Timeout, Closed: c.closing, Group: c.group}
 }
-
-// cause is the error of a call the scheduler gave up on.
-func (c *callCtx) cause() error { return c.timeoutError(c.closing) }
 
 // name returns the name of the call's descriptor.
 func (c *callCtx) name() string {
@@ -144,11 +145,6 @@ func (c *callCtx) describe(now time.Time) string {
 	return fmt.Sprintf("%s by descriptor %s, running for %s", what, c.name(), now.Sub(c.Start).Round(time.Millisecond))
 }
 
-// timeoutError is the error of a call the scheduler gave up on.
-func (c *callCtx) timeoutError(closed bool) error {
-	return &CallTimeoutError{Op: c.op, Descriptor: c.name(), Key: c.key, Timeout: c.Timeout, Closed: closed, Group: c.group}
-}
-
 // late logs the result of a call that the scheduler had given up on.
 func (s *caller) late(c *callCtx, err error) {
 	s.opts.logger.Warn("a southbound call the scheduler gave up on returned late; its result is dropped (the next resync repairs what it applied)",
@@ -168,24 +164,21 @@ func (s *caller) observe(c *callCtx, err error) {
 // the caller must then unwind at once, touching nothing (another
 // goroutine has taken the transaction over).
 func (s *caller) callInline(st *txnState, i int, ctx context.Context, kind OpKind, d kv.Descriptor, key string, prev, value proto.Message, meta any) (m any, taken *callCtx, err error) {
-	c := s.newCallCtx(ctx, kind, d, key)
+	c := s.newCallCtx(ctx, kind, d, key, 0)
 	c.st = st
-	if s.opts.tracer != nil {
-		s.traceCall(c)
-	}
 	st.callIndex = i
 	s.inFlight.Store(c)
 	if s.closing.Load() {
 		// Close gave up: make no more calls (checked after publishing the
 		// call, so that the watchdog either sees it or this sees Close).
 		if s.inFlight.CompareAndSwap(c, nil) {
-			err := c.timeoutError(true)
-			endCallSpan(c, err)
-			return nil, nil, err
+			c.closing = true
+			endCallSpan(c, c.cause())
+			return nil, nil, c.cause()
 		}
 		return nil, c, nil
 	}
-	m, err = callHandler(c, kind, d, key, prev, value, meta)
+	m, err = callHandler(c, key, prev, value, meta)
 	c.End(callctx.Returned)
 	if !s.inFlight.CompareAndSwap(c, nil) {
 		s.late(c, err)
@@ -201,7 +194,7 @@ func (s *caller) doCall(ctx context.Context, kind OpKind, d kv.Descriptor, key s
 	var m any
 	ok, err := s.callOut(ctx, kind, d, key, func(c *callCtx) error {
 		var err error
-		m, err = callHandler(c, kind, d, key, prev, value, meta)
+		m, err = callHandler(c, key, prev, value, meta)
 		return err
 	})
 	if !ok {
@@ -214,21 +207,17 @@ func (s *caller) doCall(ctx context.Context, kind OpKind, d kv.Descriptor, key s
 // watchdog to give up on it: then ok is false, and what fn writes must not
 // be read.
 func (s *caller) callOut(ctx context.Context, kind OpKind, d kv.Descriptor, key string, fn func(c *callCtx) error) (ok bool, err error) {
-	c := s.newCallCtx(ctx, kind, d, key)
+	c := s.newCallCtx(ctx, kind, d, key, 0)
 	c.givenUp = make(chan struct{})
-	if s.opts.tracer != nil {
-		s.traceCall(c)
-	}
 	done := make(chan error, 1)
 	s.inFlight.Store(c)
 	if s.closing.Load() {
 		// Close gave up: make no more calls.
 		if s.inFlight.CompareAndSwap(c, nil) {
-			err := c.timeoutError(true)
-			endCallSpan(c, err)
-			return false, err
+			c.closing = true
+		} else {
+			<-c.givenUp
 		}
-		<-c.givenUp
 		endCallSpan(c, c.cause())
 		return false, c.cause()
 	}

@@ -304,6 +304,6 @@ func (r *derivation) dropDerived(key string) bool {
 		r.failUnknown(dn, err) // read back in vain: not decided on, as in reconcileNode
 		return true
 	}
-	r.settle(dn, false)
+	r.settle(dn, false, true)
 	return true
 }

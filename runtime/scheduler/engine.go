@@ -160,12 +160,7 @@ func (r *run) setIntent(key string, value proto.Message) *graph.Node {
 }
 
 // reconcile brings the southbound state of key to its target.
-func (r *run) reconcile(key string) {
-	if r.abort {
-		return
-	}
-	r.reconcileNode(r.g.Node(key))
-}
+func (r *run) reconcile(key string) { r.reconcileNode(r.g.Node(key)) }
 
 // reconcileNode is reconcile of the key of n, the graph's node of it (nil:
 // none), for callers that hold it already.
@@ -175,7 +170,7 @@ func (r *run) reconcileNode(n *graph.Node) {
 	}
 	key := n.Key
 	if n.Desc == nil {
-		r.settle(n, false) // UNIMPLEMENTED: no call can be made
+		r.settle(n, false, true) // UNIMPLEMENTED: no call can be made
 		return
 	}
 	if len(r.unsure) != 0 {
@@ -217,7 +212,7 @@ func (r *run) reconcileNode(n *graph.Node) {
 				return
 			}
 		}
-		r.settle(n, pending)
+		r.settle(n, pending, true)
 	case want == nil:
 		r.remove(n, 0, false)
 	case n.Applied == nil:
@@ -232,8 +227,7 @@ func (r *run) reconcileNode(n *graph.Node) {
 // change needs one. A comparator that panics fails the value, with no call.
 func (r *run) change(n *graph.Node, want proto.Message) {
 	key := n.Key
-	equal := n.Applied == want || n.Desc.Equivalent(key, n.Applied, want)
-	recreate := !equal && (!n.Desc.CanUpdate() || n.Desc.NeedsRecreate(key, n.Applied, want))
+	equal, recreate := changeOf(n, want)
 	if err := r.panicked(key); err != nil {
 		r.mut(n)
 		r.fail(n, OpUpdate, err, r.nodeFlags(n), n.Applied, want, true)
@@ -249,7 +243,7 @@ func (r *run) change(n *graph.Node, want proto.Message) {
 			r.g.SetDeps(n, n.Deps, r.depsOfValue(n, want))
 			r.derive(n)
 		}
-		r.settle(n, false)
+		r.settle(n, false, true)
 	case recreate:
 		if !r.remove(n, FlagRecreate, false) {
 			return
@@ -262,6 +256,14 @@ func (r *run) change(n *graph.Node, want proto.Message) {
 	default:
 		r.update(n, want)
 	}
+}
+
+// changeOf tells how n, applied, changes to want: not at all (equal), by
+// a re-create (its descriptor cannot update, or the change needs one), or
+// else by an update.
+func changeOf(n *graph.Node, want proto.Message) (equal, recreate bool) {
+	equal = n.Applied == want || n.Desc.Equivalent(n.Key, n.Applied, want)
+	return equal, !equal && (!n.Desc.CanUpdate() || n.Desc.NeedsRecreate(n.Key, n.Applied, want))
 }
 
 // create creates n with want: its intent, or (revert) what it had before.
@@ -299,7 +301,7 @@ func (r *run) create(n *graph.Node, want proto.Message, flags Flags) {
 				return
 			}
 			r.derive(n)
-			r.triggerDependentsOf(n.Key, n)
+			r.triggerDependents(n.Key, n)
 		}
 		return
 	}
@@ -309,7 +311,7 @@ func (r *run) create(n *graph.Node, want proto.Message, flags Flags) {
 	r.syncMetadata(n)
 	r.opFor(n, Op{Key: n.Key, Kind: OpCreate, Value: want, Flags: flags})
 	r.derive(n)
-	r.triggerDependentsOf(n.Key, n)
+	r.triggerDependents(n.Key, n)
 }
 
 func (r *run) update(n *graph.Node, want proto.Message) {
@@ -369,7 +371,7 @@ func (r *run) keep(n *graph.Node, flags Flags, err error, prev proto.Message, kn
 	r.g.SetExisting(n.Key, n.Applied != nil)
 	r.fail(n, OpDelete, err, flags, prev, nil, known)
 	r.derive(n)
-	r.triggerDependentsOf(n.Key, n)
+	r.triggerDependents(n.Key, n)
 	r.runLater() // what waited for n's removal decides again, with n staying
 }
 
@@ -405,13 +407,9 @@ func (r *run) fail(n *graph.Node, kind OpKind, err error, flags Flags, prev, val
 
 // settle sets the state of a node that needs no southbound operation, and
 // drops nodes that nothing refers to any more. A change to PENDING,
-// INVALID or UNIMPLEMENTED is recorded as an operation of kind OpNone.
-func (r *run) settle(n *graph.Node, pending bool) { r.settleState(n, pending, true) }
-
-// settleQuiet is settle after an operation that was recorded already.
-func (r *run) settleQuiet(n *graph.Node, pending bool) { r.settleState(n, pending, false) }
-
-func (r *run) settleState(n *graph.Node, pending, record bool) {
+// INVALID or UNIMPLEMENTED is recorded as an operation of kind OpNone,
+// unless record is false (an operation was recorded already).
+func (r *run) settle(n *graph.Node, pending, record bool) {
 	if n.Intent == nil && n.Applied == nil && !n.Removing && (len(r.g.Unsure) == 0 || !r.unsureOf(n.Key)) {
 		r.mut(n)
 		r.g.SetDeps(n, nil, nil)
@@ -460,13 +458,10 @@ func (r *run) settleState(n *graph.Node, pending, record bool) {
 	}
 }
 
-// triggerDependents reconciles the values waiting for key.
-func (r *run) triggerDependents(key string) { r.triggerDependentsOf(key, nil) }
-
-// triggerDependentsOf is triggerDependents, given n, the node of key (nil:
-// unknown), which the dependents' reconciliations find without a lookup
-// (see nodeOf).
-func (r *run) triggerDependentsOf(key string, n *graph.Node) {
+// triggerDependents reconciles the values waiting for key, given n, the
+// node of key (nil: unknown), which the dependents' reconciliations find
+// without a lookup (see nodeOf).
+func (r *run) triggerDependents(key string, n *graph.Node) {
 	ds := r.g.DependentNodes(key)
 	if len(ds) == 0 {
 		return

@@ -42,12 +42,8 @@ type executor struct {
 	txnRetries int
 }
 
-// txnOutput is a transaction's result.
-type txnOutput struct {
-	*Result
-}
-
-// runTxn plans and executes one transaction; the caller holds s.mu.
+// runTxn plans and executes one transaction and returns its result; the
+// caller holds s.mu.
 //
 // The plan is the algorithm run with no southbound calls (recording the
 // calls it would make) on the graph with its journal open. Since the
@@ -58,10 +54,10 @@ type txnOutput struct {
 // calls already made instead of making them twice, and takes over from the
 // failure (PENDING dependents, retries, revert).
 //
-// When a call of the plan is given up on (see calls.go), runTxn returns an
-// empty output with j.taken set: another goroutine has taken the
+// When a call of the plan is given up on (see calls.go), runTxn returns
+// nil with j.taken set: another goroutine has taken the
 // transaction over (finishTxn).
-func (s *executor) runTxn(j *job) txnOutput {
+func (s *executor) runTxn(j *job) *Result {
 	seq := s.seq + 1
 	j.seq.Store(seq)
 	room := &resultRoom{Result: Result{Seq: seq, Kind: j.kind, Description: j.opts.description, DryRun: j.opts.dryRun, Start: time.Now()}}
@@ -92,13 +88,11 @@ func (s *executor) runTxn(j *job) txnOutput {
 	// The plan is the scheduler's own run, reused with its buffers (one
 	// transaction runs at a time; see newPlan).
 	unsure := s.readBackUnsure(ctx, j.opts.dryRun, view)
-	planSpan := s.startSpan(ctx, SpanPlan)
 	plan, scratch := s.newPlan(ctx, seq, j, view)
 	plan.unsure = unsure
 	s.g.Reserve(len(j.items))
 	s.g.Begin()
-	plan.apply(j)
-	endPlanSpan(planSpan, plan)
+	tracedPlan(plan, j)
 	if scratch {
 		// Planned into the reused buffer: the operations (the caller's)
 		// get an array just their size, or the result's room for one.
@@ -115,20 +109,12 @@ func (s *executor) runTxn(j *job) txnOutput {
 	}
 	if j.opts.dryRun {
 		defer s.releasePlan(plan)
-		plan.reportUnimplemented(j)
-		s.g.Rollback(nil)
+		conclude(res, plan, j, refreshErrs) // on the planned graph
+		s.g.Rollback()
 		if view != nil {
 			s.syncMetadataMaps(view)
 		}
-		if s.panics.N.Load() > 0 {
-			plan.reportPanics()
-		}
-		res.Errors = append(refreshErrs, plan.errs...)
-		res.End = time.Now()
-		if len(res.Errors) > 0 {
-			res.Err = &TxnError{Errors: res.Errors}
-		}
-		return txnOutput{Result: res}
+		return res
 	}
 
 	s.seq = seq
@@ -137,7 +123,7 @@ func (s *executor) runTxn(j *job) txnOutput {
 	results, ok, taken := s.executePlan(st)
 	if taken != nil {
 		j.taken = taken
-		return txnOutput{}
+		return nil
 	}
 	return s.finishTxn(st, results, ok)
 }
@@ -204,7 +190,7 @@ func (s *executor) releasePlan(plan *run) {
 
 // finishTxn ends a transaction whose plan was executed: all its calls
 // succeeded (ok), or results replays those made up to the one that failed.
-func (s *executor) finishTxn(st *txnState, results []callResult, ok bool) txnOutput {
+func (s *executor) finishTxn(st *txnState, results []callResult, ok bool) *Result {
 	j, res, plan, view, refreshErrs, ctx, seq := st.j, st.res, st.plan, st.view, st.refreshErrs, st.ctx, st.seq
 	unsure := st.unsure
 	*st = txnState{}
@@ -219,7 +205,7 @@ func (s *executor) finishTxn(st *txnState, results []callResult, ok bool) txnOut
 	} else {
 		// A call failed: back to the graph before the transaction, and run
 		// the algorithm for real from the start, replaying what was done.
-		s.g.Rollback(nil)
+		s.g.Rollback()
 		s.panics.Drain() // the run again recovers what the plan did
 		exec := &run{s: s.Scheduler, g: s.g, ctx: ctx, seq: seq, seq32: plan.seq32, opts: j.opts,
 			calling: calling{replay: results}, resyncPass: resyncPass{view: view}, unknowns: unknowns{unsure: unsure}}
@@ -238,25 +224,32 @@ func (s *executor) finishTxn(st *txnState, results []callResult, ok bool) txnOut
 		res.Executed = exec.ops
 		final = exec
 	}
-	if s.panics.N.Load() > 0 {
-		final.reportPanics()
-	}
-	final.reportUnimplemented(j)
-	res.Errors = final.errs
-	if len(refreshErrs) > 0 {
-		res.Errors = append(refreshErrs, final.errs...)
-	}
 	if len(final.retry) > 0 {
 		s.retryLater(final.retry, j.opts)
 	}
-	res.End = time.Now()
-	if len(res.Errors) > 0 {
-		res.Err = &TxnError{Seq: seq, Errors: res.Errors, Reverted: res.Reverted}
-	}
+	conclude(res, final, j, refreshErrs)
 	if s.opts.txnLog {
 		s.logOps(res, res.Executed, false)
 	}
-	return txnOutput{Result: res}
+	return res
+}
+
+// conclude ends res, the result of job j that run r decided: its errors
+// (the refresh's first, then the run's, the panics recovered and the
+// values no descriptor handles among them), its end and its error.
+func conclude(res *Result, r *run, j *job, refreshErrs []KeyError) {
+	if r.s.panics.N.Load() > 0 {
+		r.reportPanics()
+	}
+	r.reportUnimplemented(j)
+	res.Errors = r.errs
+	if len(refreshErrs) > 0 {
+		res.Errors = append(refreshErrs, r.errs...)
+	}
+	res.End = time.Now()
+	if len(res.Errors) > 0 {
+		res.Err = &TxnError{Seq: res.Seq, Errors: res.Errors, Reverted: res.Reverted}
+	}
 }
 
 // executePlan makes the calls of the plan in order, keeping the metadata
@@ -284,22 +277,22 @@ func (s *executor) executePlan(st *txnState) (results []callResult, ok bool, tak
 				return nil, false, taken
 			}
 			if failed >= 0 {
-				results = plan.resultsBefore(i, len(ops), unheld)
+				// The group's calls that succeeded had their metadata
+				// recorded (recordMeta); each carries its value, for
+				// settleLeftovers.
+				results = plan.resultsBefore(end, 0, unheld)
 				for k := range ops {
-					c := plan.calls.At(i + k)
-					r := callResult{kind: c.kind, key: c.key, value: c.value, err: ops[k].Err}
-					if r.err == nil {
-						r.meta = ops[k].Metadata
-						if c.kind == OpDelete {
-							r.meta = nil
-						}
+					r := &results[i+k]
+					if r.value, r.err = plan.calls.At(i+k).value, ops[k].Err; r.err != nil {
+						r.meta = nil
 					}
-					results = append(results, r)
 				}
-				s.releaseBatchOps(ops)
+			}
+			clear(ops)
+			s.batchOps = ops[:0] // for the next group
+			if failed >= 0 {
 				return results, false, nil
 			}
-			s.releaseBatchOps(ops)
 			i = end - 1
 			continue
 		}
@@ -323,17 +316,10 @@ func (s *executor) executePlan(st *txnState) (results []callResult, ok bool, tak
 	// Values that changed with no call (obtained ones, say): sync their
 	// metadata maps with the planned graph.
 	for _, key := range plan.metaKeys {
-		d := s.lookup(key)
-		n := s.g.Node(key)
-		if n != nil {
-			d = n.Desc
-		}
-		switch {
-		case d == nil || !d.WithMetadata():
-		case n != nil && n.Applied != nil:
-			guard.SetMetadata(d, d.Label(key), n.Metadata)
-		default:
-			guard.DeleteMetadata(d, d.Label(key))
+		if n := s.g.Node(key); n != nil {
+			guard.SyncMetadata(n.Desc, key, n.Applied != nil, n.Metadata)
+		} else {
+			guard.SyncMetadata(s.lookup(key), key, false, nil)
 		}
 	}
 	return results, true, nil
@@ -349,22 +335,13 @@ func (st *txnState) recordMeta(i int, c *plannedCall, n *graph.Node, m any, unhe
 	case c.holdsMeta(st.plan.ops):
 		st.plan.ops[int(c.op)].Metadata = m
 	default:
-		if *unheld == nil {
-			*unheld = map[int]any{}
-			st.unheld = *unheld
-		}
-		(*unheld)[i] = m
+		put(unheld, i, m)
+		st.unheld = *unheld
 	}
 	if n != nil {
 		n.Metadata = m
 	}
-	if c.desc.WithMetadata() {
-		if c.kind == OpDelete {
-			guard.DeleteMetadata(c.desc, c.desc.Label(c.key))
-		} else {
-			guard.SetMetadata(c.desc, c.desc.Label(c.key), m)
-		}
-	}
+	guard.SyncMetadata(c.desc, c.key, c.kind != OpDelete, m)
 }
 
 // resultsUpTo returns the results of the calls of the plan up to call
@@ -396,25 +373,21 @@ func (r *calling) resultsBefore(end, more int, unheld map[int]any) []callResult 
 	return results
 }
 
-// callHandler makes one southbound call; a panicking handler fails the
-// call instead of the scheduler.
-func callHandler(ctx context.Context, kind OpKind, d kv.Descriptor, key string, prev, value proto.Message, meta any) (m any, err error) {
+// callHandler makes one southbound call of c (on key: one of a group's
+// keys); a panicking handler fails the call instead of the scheduler.
+func callHandler(c *callCtx, key string, prev, value proto.Message, meta any) (m any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			name := "<nil>"
-			if d != nil {
-				name = d.Name()
-			}
-			err = kv.NonRetriable(fmt.Errorf("handler of %s panicked: %v", name, p))
+			err = kv.NonRetriable(fmt.Errorf("handler of %s panicked: %v", c.name(), p))
 		}
 	}()
-	switch kind {
+	switch c.op {
 	case OpCreate:
-		return d.Create(ctx, key, value)
+		return c.desc.Create(c, key, value)
 	case OpUpdate:
-		return d.Update(ctx, key, prev, value, meta)
+		return c.desc.Update(c, key, prev, value, meta)
 	default:
-		return nil, d.Delete(ctx, key, prev, meta)
+		return nil, c.desc.Delete(c, key, prev, meta)
 	}
 }
 
@@ -478,10 +451,7 @@ func (s *executor) rememberRetryPolicy(seq uint64, p RetryPolicy) {
 	if !p.enabled() {
 		return
 	}
-	if s.retryPolicies == nil {
-		s.retryPolicies = map[uint64]RetryPolicy{}
-	}
-	s.retryPolicies[seq] = p
+	put(&s.retryPolicies, seq, p)
 	if len(s.retryPolicies) < 256 {
 		return
 	}

@@ -622,7 +622,7 @@ func TestFaultReproUnknownOutcomeReadBackLater(t *testing.T) {
 		t.Run("mode="+mode, func(t *testing.T) {
 			runFaultReproMode(t, mode, []fStep{
 				{kind: fFull, items: []fItem{{"if/b", "addrs=10.0.0.1/24"}, {"vrf/1", "table=2"}, {"vrf/2", "table=0"}}},
-				{kind: fTxn, items: []fItem{{"arp/n2", "if=b"}, {"if/b", "type=tap"}}, faults: []fFault{{"create", "arp/n2", 2, fPartial}, {"retrieve", "arp", 1, fRetriable}}},
+				{kind: fTxn, items: []fItem{{"arp/n2", "if=b"}, {"if/b", "type=tap"}}, faults: []fFault{{"create", "arp/n2", 1, fPartial}, {"retrieve", "arp", 1, fRetriable}}},
 				{kind: fTxn, items: []fItem{{"arp/n2", "if=c"}}},
 				{kind: fTxn, items: []fItem{{"if/b", ""}, {"if/c", "addrs=10.0.1.1/24"}}, faults: []fFault{{"delete", "arp/n2", 1, fRetriable}}},
 			})
@@ -636,7 +636,7 @@ func TestFaultReproUnknownOutcomeReadBackLater(t *testing.T) {
 func TestFaultReproUnknownOutcomeStillUnknown(t *testing.T) {
 	runFaultRepro(t, []fStep{
 		{kind: fFull, items: []fItem{{"if/b", "addrs=10.0.0.1/24"}, {"vrf/1", "table=2"}, {"vrf/2", "table=0"}}},
-		{kind: fTxn, items: []fItem{{"arp/n2", "if=b"}, {"if/b", "type=tap"}}, faults: []fFault{{"create", "arp/n2", 2, fPartial}, {"retrieve", "arp", 1, fRetriable}}},
+		{kind: fTxn, items: []fItem{{"arp/n2", "if=b"}, {"if/b", "type=tap"}}, faults: []fFault{{"create", "arp/n2", 1, fPartial}, {"retrieve", "arp", 1, fRetriable}}},
 		{kind: fTxn, items: []fItem{{"if/b", ""}, {"if/c", "addrs=10.0.1.1/24"}}, faults: []fFault{{"retrieve", "arp", 1, fRetriable}}},
 		{kind: fTxn, items: []fItem{{"arp/n2", "if=c"}}},
 	})
@@ -758,7 +758,7 @@ func TestUnknownOutcomeStatus(t *testing.T) {
 	defer r.close()
 	steps := []fStep{
 		{kind: fFull, items: []fItem{{"if/b", "addrs=10.0.0.1/24"}, {"vrf/1", "table=2"}}},
-		{kind: fTxn, items: []fItem{{"arp/n2", "if=b"}, {"if/b", "type=tap"}}, faults: []fFault{{"create", "arp/n2", 2, fPartial}, {"retrieve", "arp", 1, fRetriable}}},
+		{kind: fTxn, items: []fItem{{"arp/n2", "if=b"}, {"if/b", "type=tap"}}, faults: []fFault{{"create", "arp/n2", 1, fPartial}, {"retrieve", "arp", 1, fRetriable}}},
 		{kind: fTxn, items: []fItem{{"arp/n2", "if=c"}, {"if/b", ""}}, faults: []fFault{{"retrieve", "arp", 1, fRetriable}}},
 	}
 	for i := range steps {

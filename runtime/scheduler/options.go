@@ -186,21 +186,15 @@ func (o *txnOptions) withRare(change func(*txnRare)) {
 	o.rare = &r
 }
 
-// remembered returns the values of Remembered.
-func (o *txnOptions) remembered() []KeyValue {
+// rareOr returns the rare options (noRare when none is set: read only).
+func (o *txnOptions) rareOr() *txnRare {
 	if o.rare == nil {
-		return nil
+		return &noRare
 	}
-	return o.rare.remembered
+	return o.rare
 }
 
-// source returns the name of Source.
-func (o *txnOptions) source() string {
-	if o.rare == nil {
-		return ""
-	}
-	return o.rare.source
-}
+var noRare txnRare
 
 // RetryPolicy says how failed operations of a transaction are retried: after
 // Period, then with the period doubled (when Backoff is set) up to MaxPeriod,

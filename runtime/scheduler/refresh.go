@@ -245,7 +245,7 @@ func (s *executor) correlateFull(j *job, out map[kv.Descriptor][]kv.Item[string,
 		}
 		return true
 	}
-	for _, it := range append(slices.Clip(j.items), j.opts.remembered()...) {
+	for _, it := range append(slices.Clip(j.items), j.opts.rareOr().remembered...) {
 		if d := s.lookup(it.Key); add("", it.Key, it.Value, d) {
 			walkDerived(s.Scheduler, d, it.Key, it.Value, add)
 		}

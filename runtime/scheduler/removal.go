@@ -23,14 +23,15 @@ import (
 // held back for it be decided again.
 
 // doom marks what the new intent of n, a value the transaction sets or
-// deletes, removes: n itself when it is deleted, else the derived values
-// its applied version has and its intent no longer derives; with each,
-// what it derives and the values of ours that need it.
+// deletes, removes: n itself when it is deleted or re-created (its old
+// version goes), else the derived values its applied version has and its
+// intent no longer derives, or derives by a re-create; with each, what it
+// derives and the values of ours that need it.
 func (r *removal) doom(n *graph.Node) {
 	if n == nil || n.Base != "" || n.Applied == nil || n.Origin == kv.OriginSB || n.Desc == nil {
 		return
 	}
-	if n.Intent == nil {
+	if n.Intent == nil || n.InvalidErr() == nil && r.recreated(n, n.Intent) {
 		r.doomAll(n)
 		return
 	}
@@ -44,10 +45,19 @@ func (r *removal) doom(n *graph.Node) {
 		return
 	}
 	for _, k := range n.Derived {
-		if !slices.ContainsFunc(ds, func(d kv.Derived) bool { return d.Key == k }) {
-			r.doomAll(r.g.Node(k))
+		i := slices.IndexFunc(ds, func(d kv.Derived) bool { return d.Key == k })
+		if dn := r.g.Node(k); i < 0 || dn != nil && dn.Applied != nil && dn.Desc != nil && r.recreated(dn, ds[i].Value) {
+			r.doomAll(dn)
 		}
 	}
+}
+
+// recreated reports whether n, applied, changes to want by a re-create. A
+// comparator that panicked tells nothing: change fails the value, with no
+// call, when it asks again.
+func (r *removal) recreated(n *graph.Node, want proto.Message) bool {
+	_, recreate := changeOf(n, want)
+	return r.panicked(n.Key) == nil && recreate
 }
 
 // doomAll marks n, applied, as removed by the transaction, with what it
@@ -109,7 +119,7 @@ func (r *removal) releaseDoomed() {
 	slices.Sort(left)
 	for _, key := range left {
 		if n := r.g.Node(key); n != nil && n.Exists() {
-			r.triggerDependentsOf(key, n)
+			r.triggerDependents(key, n)
 		}
 	}
 }
@@ -201,7 +211,7 @@ func (r *removal) remove(n *graph.Node, flags Flags, sbGone bool) bool {
 	}
 	r.opFor(n, Op{Key: n.Key, Kind: OpDelete, PrevValue: prev, Flags: flags})
 	if flags&FlagRecreate == 0 {
-		r.settleQuiet(n, pending)
+		r.settle(n, pending, false)
 		r.setOpState(len(r.ops)-1, n.State)
 	} else {
 		r.setOpState(len(r.ops)-1, NONEXISTENT) // created again right after
@@ -237,7 +247,7 @@ func (r *removal) removalHeld(n *graph.Node, flags Flags, sbGone bool, stuck []s
 			n.Removing = false
 			r.g.SetExisting(n.Key, true)
 			r.derive(n)
-			r.triggerDependentsOf(n.Key, n)
+			r.triggerDependents(n.Key, n)
 			r.reconcile(n.Key)
 			return true
 		}

@@ -419,7 +419,7 @@ func (r *resyncPass) adoptOnCreate(n *graph.Node) bool {
 		r.adopt(n, n.Intent, nil)
 	}
 	r.derive(n)
-	r.triggerDependents(n.Key)
+	r.triggerDependents(n.Key, nil)
 	r.reconcile(n.Key)
 	return true
 }

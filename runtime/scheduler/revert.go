@@ -84,7 +84,7 @@ func (r *txnPass) revert() {
 		for _, k := range r.priorOrder {
 			if n := r.g.Node(k); n != nil && n.Applied != nil && n.Origin != kv.OriginSB {
 				r.derive(n)
-				r.triggerDependents(k)
+				r.triggerDependents(k, nil)
 			} else if n != nil && n.Applied == nil && r.prior[k].Applied != nil {
 				r.reconcile(k) // deleted on the way (say, with what it needs, re-created back): back too
 			}
@@ -324,12 +324,7 @@ func (r *txnPass) priorTarget(n *graph.Node, want proto.Message) (proto.Message,
 	case want == nil:
 		return nil, false
 	case n.FailedSeq == r.seq32:
-		// An undo call of n failed: not again, as in target (a create
-		// made again could find what it needs gone since).
-		if n.Applied != nil && n.LastOp != OpDelete && !r.depsMet(n, n.Adeps()) {
-			return nil, false
-		}
-		return n.Applied, false
+		return r.failedTarget(n) // an undo call of n failed: not again
 	case want == n.Intent && n.InvalidErr() == nil:
 		if !r.depsMet(n, n.Deps) {
 			return nil, true

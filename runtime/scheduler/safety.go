@@ -58,7 +58,7 @@ func (s *jobs) safely(j *job, fn func()) {
 			"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 		if s.locked {
 			if s.g.Open {
-				s.g.Rollback(nil)
+				s.g.Rollback()
 			}
 			s.panics.Drain()
 			s.publish(nil, s.seq) // what the graph holds now, rolled back or not

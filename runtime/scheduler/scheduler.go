@@ -221,10 +221,7 @@ func (s *jobs) enqueue(j *job) error {
 		return ErrClosed
 	}
 	s.queue = append(s.queue, j)
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
+	signal(s.wake)
 	return nil
 }
 
@@ -274,11 +271,15 @@ func (s *jobs) idle() {
 	// waits with nothing to do costs a futex wake per transaction.
 	wake := len(s.queue) > 0 || s.closed
 	s.qmu.Unlock()
-	if !wake {
-		return
+	if wake {
+		signal(s.wake)
 	}
+}
+
+// signal sends on ch, a channel of one, unless a signal is pending there.
+func signal(ch chan struct{}) {
 	select {
-	case s.wake <- struct{}{}:
+	case ch <- struct{}{}:
 	default:
 	}
 }
@@ -310,10 +311,7 @@ func (s *Scheduler) Close(ctx context.Context) error {
 		t.Stop()
 	}
 	clear(s.timers)
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
+	signal(s.wake)
 	s.qmu.Unlock()
 
 	select {
@@ -331,10 +329,7 @@ func (s *Scheduler) Close(ctx context.Context) error {
 	// Give up on the call in flight, and on every later one.
 	s.closing.Store(true)
 	c := s.inFlight.Load()
-	select {
-	case s.abandon <- struct{}{}:
-	default:
-	}
+	signal(s.abandon)
 	var reasons []string
 	if c != nil {
 		reasons = append(reasons, "a southbound call was in flight: "+c.describe(time.Now()))
@@ -382,10 +377,14 @@ func (s *jobs) process(j *job) {
 		return
 	}
 	s.lock()
+	// skip ends a job with no transaction to run.
+	skip := func(err error) {
+		s.unlock()
+		j.finish(&Result{Kind: j.kind, Err: err}, err)
+	}
 	if j.register != nil {
 		if err := s.checkRegistration(j.register); err != nil {
-			s.unlock()
-			j.finish(&Result{Kind: j.kind, Err: err}, err)
+			skip(err)
 			return
 		}
 		for _, d := range j.register {
@@ -397,16 +396,13 @@ func (s *jobs) process(j *job) {
 		s.publishDescriptors()
 		j.items = s.newlyImplemented(j.register)
 		if len(j.items) == 0 {
-			s.unlock()
-			j.finish(&Result{Kind: j.kind}, nil)
+			skip(nil)
 			return
 		}
 	}
 	if j.kind == DriftCheckTxn {
 		if err := s.prepareDrift(j); err != nil || len(j.drift.items) == 0 {
-			// Nothing drifted: no transaction.
-			s.unlock()
-			j.finish(&Result{Kind: j.kind, Err: err}, nil)
+			skip(err) // nothing drifted: no transaction
 			return
 		}
 	}
@@ -419,12 +415,12 @@ func (s *jobs) process(j *job) {
 
 // endJob records a transaction's result, releases the graph and delivers
 // the result.
-func (s *jobs) endJob(j *job, res txnOutput) {
+func (s *jobs) endJob(j *job, res *Result) {
 	var entry *view.HistEntry
 	if !res.DryRun && s.view.Hist.Max > 0 {
 		// The history keeps a compact copy of the record: this one need
 		// not outlive the call.
-		rec := res.record(j)
+		rec := record(res, j)
 		asPlanned := len(res.Executed) > 0 && len(res.Planned) > 0 && &res.Executed[0] == &res.Planned[0]
 		entry = view.NewHistEntry(&rec, asPlanned)
 	}
@@ -433,7 +429,7 @@ func (s *jobs) endJob(j *job, res txnOutput) {
 		seq = res.Seq
 	}
 	if s.txnSpan != nil {
-		s.endTxnSpan(res.Result)
+		s.endTxnSpan(res)
 	}
 	statuses := s.publish(entry, seq)
 	s.unlock()
@@ -441,14 +437,14 @@ func (s *jobs) endJob(j *job, res txnOutput) {
 	if s.opts.observer != nil {
 		// The observer may keep its record: it gets one of its own, with
 		// its own copy of the values (a Txn may change after its commit).
-		rec := res.record(j)
+		rec := record(res, j)
 		s.opts.observer.TxnDone(&rec)
 	}
-	j.finish(res.Result, nil)
+	j.finish(res, nil)
 }
 
-// record returns the record of the transaction of job j.
-func (res txnOutput) record(j *job) Record {
+// record returns the record of res, the result of job j.
+func record(res *Result, j *job) Record {
 	return Record{Seq: res.Seq, Kind: res.Kind, Description: res.Description, Values: j.items,
 		Planned: res.Planned, Executed: res.Executed, Errors: res.Errors, Reverted: res.Reverted,
 		DryRun: res.DryRun, Batches: res.Batches, BatchedOps: res.BatchedOps, Start: res.Start, End: res.End}
@@ -457,23 +453,13 @@ func (res txnOutput) record(j *job) Record {
 // schedulePeriodicResync queues a downstream resync after the resync
 // period, and again after each one, until Close.
 func (s *jobs) schedulePeriodicResync() {
-	s.qmu.Lock()
-	defer s.qmu.Unlock()
-	if s.closed {
-		return
-	}
-	var t *time.Timer
-	t = time.AfterFunc(s.opts.resyncPeriod, func() {
-		s.qmu.Lock()
-		delete(s.timers, t)
-		s.qmu.Unlock()
+	s.after(s.opts.resyncPeriod, func() {
 		j := &job{kind: DownstreamResyncTxn, ctx: context.Background(),
 			opts: txnOptions{description: "periodic", resync: DownstreamResyncTxn}}
 		if s.enqueue(j) == nil {
 			s.schedulePeriodicResync()
 		}
 	})
-	s.timers[t] = struct{}{}
 }
 
 // newlyImplemented lists the keys that the new descriptors handle: those

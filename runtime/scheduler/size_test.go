@@ -76,7 +76,13 @@ const (
 	// inlined.
 	// -3: markGone and markDrift take what was found through takeApplied.
 	// -3: a resync gathers its leftovers in its first pass over the values.
-	maxTotalLines = 12102
+	// +18: doom marks a value the transaction re-creates (changeOf,
+	// shared with change), so nothing is created on its old version.
+	// -139: execution-family forwards, pass-throughs and copies gone
+	// (settle/triggerDependents wrappers, txnOutput, keySet, batchKind,
+	// startSpan, Rollback's nil callback, ...); +3: a re-created derived
+	// value is doomed too.
+	maxTotalLines = 11984
 )
 
 // layers lists the internal packages from the bottom up: a package may

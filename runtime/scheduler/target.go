@@ -98,9 +98,6 @@ func (r *run) depsMet(n *graph.Node, deps []kv.Dependency) bool {
 // anyOfSatisfied returns an existing key that satisfies the AnyOf
 // dependency, or "": one the run knows to have vanished does not.
 func (r *run) anyOfSatisfied(a *kv.AnyOf) string {
-	if len(r.vanished) == 0 {
-		return r.g.AnyOfSatisfied(a)
-	}
 	return graph.AnyOfInExcept(r.g.Existing, a, r.vanished)
 }
 
@@ -137,13 +134,7 @@ func (r *run) targetWith(n, b *graph.Node) (want proto.Message, pending bool) {
 	case n.Desc == nil:
 		return nil, false
 	case n.FailedSeq == r.seq32:
-		if n.Applied != nil && n.LastOp != OpDelete && !r.depsMet(n, n.Adeps()) {
-			// Its create or update failed, yet it exists (applied in
-			// part) and what it needs is going: it goes first. Its
-			// delete is another call than the one that failed.
-			return nil, false
-		}
-		return n.Applied, false // failed once in this transaction: not again
+		return r.failedTarget(n)
 	case n.Intent == nil:
 		return nil, false
 	case n.InvalidErr() != nil:
@@ -157,6 +148,19 @@ func (r *run) targetWith(n, b *graph.Node) (want proto.Message, pending bool) {
 		return nil, true
 	}
 	return n.Intent, false
+}
+
+// failedTarget is the target of n, whose call (or undo call) failed in
+// this run: what it holds, with no call again (a create made again could
+// find what it needs gone since).
+func (r *run) failedTarget(n *graph.Node) (proto.Message, bool) {
+	if n.Applied != nil && n.LastOp != OpDelete && !r.depsMet(n, n.Adeps()) {
+		// Its create or update failed, yet it exists (applied in
+		// part) and what it needs is going: it goes first. Its
+		// delete is another call than the one that failed.
+		return nil, false
+	}
+	return n.Applied, false
 }
 
 // baseHolds reports whether b, the base of n, a derived value, exists and

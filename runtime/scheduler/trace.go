@@ -112,7 +112,7 @@ func (s *executor) startTxnSpan(j *job, seq uint64) context.Context {
 	if j.opts.description != "" {
 		attrs = append(attrs, slog.String(AttrTxnDesc, j.opts.description))
 	}
-	if src := j.opts.source(); src != "" {
+	if src := j.opts.rareOr().source; src != "" {
 		attrs = append(attrs, slog.String(AttrTxnSource, src))
 	}
 	if j.opts.dryRun {
@@ -158,20 +158,15 @@ func endCallSpan(c *callCtx, err error, attrs ...slog.Attr) {
 	}
 }
 
-// startSpan opens a span under ctx (nil without a tracer).
-func (s *Scheduler) startSpan(ctx context.Context, name string) Span {
-	if s.opts.tracer == nil {
-		return nil
+// tracedPlan applies job j in plan, in a span of its own when traced.
+func tracedPlan(plan *run, j *job) {
+	if plan.s.opts.tracer == nil {
+		plan.apply(j)
+		return
 	}
-	_, span := s.opts.tracer.Start(ctx, name)
-	return span
-}
-
-// endPlanSpan ends the span of plan, if any.
-func endPlanSpan(span Span, plan *run) {
-	if span != nil {
-		span.End(nil, slog.Int(AttrPlanOps, len(plan.ops)))
-	}
+	_, span := plan.s.opts.tracer.Start(plan.ctx, SpanPlan)
+	plan.apply(j)
+	span.End(nil, slog.Int(AttrPlanOps, len(plan.ops)))
 }
 
 // tracedRefresh is the refresh of a resync, in a span of its own.

@@ -102,7 +102,7 @@ func (t *Txn) Len() int { return len(t.items) }
 // job copies the items, so that the Txn may change after a commit: one
 // item into the job itself.
 func (t *Txn) job(ctx context.Context) *job {
-	j := &job{kind: t.kind(), ctx: ctx, opts: t.opts}
+	j := &job{kind: t.opts.resync, ctx: ctx, opts: t.opts}
 	if len(t.items) == 1 {
 		j.items = append(j.one[:0], t.items...)
 	} else {
@@ -114,9 +114,6 @@ func (t *Txn) job(ctx context.Context) *job {
 // doneChans are the channels of Commit's results: a channel that
 // delivered its one result is empty, and serves the next Commit.
 var doneChans = sync.Pool{New: func() any { return make(chan *Result, 1) }}
-
-// kind returns the kind of transaction t commits (NBTxn unless a resync).
-func (t *Txn) kind() TxnKind { return t.opts.resync }
 
 // check returns the error of a transaction that cannot be committed.
 func (t *Txn) check() error {
@@ -178,7 +175,7 @@ func (t *Txn) CommitAsync(ctx context.Context) <-chan *Result {
 // result of a transaction that cannot be queued.
 func (t *Txn) submit(ctx context.Context, done chan *Result) (*job, *Result) {
 	if ctx == nil {
-		return nil, &Result{Kind: t.kind(), Err: errNilContext("commit")}
+		return nil, &Result{Kind: t.opts.resync, Err: errNilContext("commit")}
 	}
 	if err := t.check(); err != nil {
 		return nil, &Result{Kind: NBTxn, Err: err}
@@ -205,9 +202,9 @@ func resolved(r *Result) <-chan *Result {
 // repaired by a retry is not one), joined with ErrNotSettled when ctx ended
 // first; when ctx ends before the transaction has ended, Commit's error.
 func (t *Txn) CommitAndWait(ctx context.Context) (*Result, error) {
-	keys := newKeySet()
+	keys := make([]string, 0, len(t.items)) // outcomes skips repeats
 	for _, it := range t.items {
-		keys.add(it.Key)
+		keys = append(keys, it.Key)
 	}
 	// Every change wakes the wait: derived values of the touched ones may
 	// appear later (after a retry), and outcomes are read afresh anyway.
@@ -224,10 +221,10 @@ func (t *Txn) CommitAndWait(ctx context.Context) (*Result, error) {
 		return res, err
 	}
 	for _, op := range res.Executed {
-		keys.add(op.Key)
+		keys = append(keys, op.Key)
 	}
 	for {
-		outcomes, settled := t.s.outcomes(keys.list())
+		outcomes, settled := t.s.outcomes(keys)
 		res.Outcomes = outcomes
 		if settled {
 			res.Err = outcomeError(res)
@@ -337,28 +334,4 @@ func (s *Scheduler) NotifyAsync(ns ...Notification) <-chan *Result {
 		return resolved(&Result{Kind: SBNotification, Err: err})
 	}
 	return j.done
-}
-
-// keySet is a set of keys safe for concurrent use.
-type keySet struct {
-	mu    sync.RWMutex
-	keys  map[string]struct{}
-	order []string
-}
-
-func newKeySet() *keySet { return &keySet{keys: map[string]struct{}{}} }
-
-func (k *keySet) add(key string) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if _, ok := k.keys[key]; !ok {
-		k.keys[key] = struct{}{}
-		k.order = append(k.order, key)
-	}
-}
-
-func (k *keySet) list() []string {
-	k.mu.RLock()
-	defer k.mu.RUnlock()
-	return append([]string(nil), k.order...)
 }

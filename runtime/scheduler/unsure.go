@@ -202,7 +202,7 @@ func (r *unknowns) takeUnsure() {
 			r.linkFoundDerived(n)
 			r.linkToBase(n)
 			if want, pending := r.target(n); want != nil && !pending && (want == f.value || n.Desc.Equivalent(n.Key, want, f.value)) {
-				r.settleQuiet(n, false)
+				r.settle(n, false, false)
 			}
 		case n.Applied != nil && !n.Removing:
 			// Gone: what derives from it and what needs it go first,
@@ -247,7 +247,7 @@ func (r *unknowns) settleUnsure() {
 		}
 		if f.fresh && n.Applied != nil {
 			r.derive(n)
-			r.triggerDependents(n.Key)
+			r.triggerDependents(n.Key, nil)
 		}
 		r.reconcile(n.Key)
 		r.refusedFor(n, f.expected, r.reconcileNode)

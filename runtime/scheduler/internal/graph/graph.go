@@ -470,10 +470,6 @@ func (g *Graph) DependentsOf(key string) []string {
 	return out
 }
 
-// AnyOfSatisfied returns an existing key that satisfies the AnyOf
-// dependency, or "". Values being removed are not in the index.
-func (g *Graph) AnyOfSatisfied(a *kv.AnyOf) string { return AnyOfInExcept(g.Existing, a, nil) }
-
 // AnyOfInExcept returns a key of the ordered set existing that satisfies
 // the AnyOf dependency, or "", with the keys of except taken as absent.
 func AnyOfInExcept(existing *btree.BTreeG[string], a *kv.AnyOf, except map[string]bool) (found string) {

@@ -1,7 +1,5 @@
 package graph
 
-import ()
-
 type undoKind uint8
 
 const (
@@ -54,28 +52,20 @@ func (g *Graph) Commit() {
 	g.saved.Reset()
 }
 
-// Rollback undoes every change since begin, newest first, and calls
-// restored for each node whose fields were restored or that was removed
-// again (restored with nil when the node no longer exists).
-func (g *Graph) Rollback(restored func(key string, n *Node)) {
-	if restored == nil {
-		restored = func(string, *Node) {}
-	}
+// Rollback undoes every change since begin, newest first.
+func (g *Graph) Rollback() {
 	for i := g.journal.Len() - 1; i >= 0; i-- {
 		u := g.journal.At(i)
 		switch u.kind {
 		case undoNode:
 			u.n.NodeFields = *g.saved.At(int(u.saved))
-			restored(u.n.Key, u.n)
 		case undoAddNode:
 			g.Nodes.Del(u.n.Key) // REMOVED: out of the graph (see current)
-			restored(u.n.Key, nil)
 		case undoDelNode:
 			// Back in the graph; its fields come back with its snapshot
 			// (older in the journal), or it goes again (undoAddNode).
 			g.Nodes.Set(u.n.Key, u.n)
 			u.n.State = NONEXISTENT
-			restored(u.n.Key, u.n)
 		case undoAddDep:
 			g.setDel(g.dependents, u.target, u.n)
 		case undoDelDep:

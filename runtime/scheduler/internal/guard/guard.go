@@ -210,6 +210,18 @@ func DeleteMetadata(d kv.Descriptor, label string) {
 	kvaccess.DeleteMetadata(d, label)
 }
 
+// SyncMetadata sets key's entry in the metadata map of d, when d keeps
+// one: to metadata while the value exists, else it is removed.
+func SyncMetadata(d kv.Descriptor, key string, exists bool, metadata any) {
+	switch {
+	case d == nil || !d.WithMetadata():
+	case exists:
+		SetMetadata(d, d.Label(key), metadata)
+	default:
+		DeleteMetadata(d, d.Label(key))
+	}
+}
+
 // BaseOf guards the descriptor's BaseOf like its other functions (guard.go):
 // a panic is logged and names no base; only linkStale calls it.
 func (g *Guard) BaseOf(key string) (base string) {
