@@ -55,18 +55,12 @@ func TestTLSToken(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
 	cfg := filepath.Join(dir, "cfg.yaml")
 	if err := os.WriteFile(cfg, []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var log syncBuffer
-	agent := exec.Command(agentBin, "-memory", "-file", cfg, "-state-dir", dir, "-http", "", "-grpc", addr,
+	agent := exec.Command(agentBin, "-memory", "-file", cfg, "-state-dir", dir, "-http", "", "-grpc", "127.0.0.1:0",
 		"-grpc-cert", certFile, "-grpc-key", keyFile, "-grpc-token-file", tokFile)
 	agent.Stdout, agent.Stderr = &log, &log
 	if err := agent.Start(); err != nil {
@@ -76,7 +70,21 @@ func TestTLSToken(t *testing.T) {
 		_ = agent.Process.Signal(syscall.SIGTERM)
 		_ = agent.Wait()
 	})
+	// The agent takes a free port (port 0) and logs the address it bound.
+	const mark = " listener=grpc address="
+	var addr string
 	deadline := time.Now().Add(30 * time.Second)
+	for addr == "" {
+		if out := log.String(); strings.Contains(out, mark) {
+			_, rest, _ := strings.Cut(out, mark)
+			addr, _, _ = strings.Cut(rest, " ")
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the agent did not log its gRPC listener's address:\n%s", log.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	for {
 		out, code := kvctl(t, "--server", addr, "--tls-ca", certFile, "--token-file", tokFile, "status", "linux/interface/veth2")
 		if code == 0 && strings.Contains(out, "CONFIGURED") {

@@ -84,6 +84,11 @@ type env struct {
 	h   *netlink.Handle // the test's own view of the namespace
 	p   *linux.Plugin
 	s   *scheduler.Scheduler
+	// handled holds the keys of the interfaces that a report of the
+	// watcher (watch) named, once that report was handled to its end
+	// (notification and drift check).
+	handledMu sync.Mutex
+	handled   map[string]bool
 }
 
 func newEnv(t testing.TB, opts ...linux.Option) *env {

@@ -152,15 +152,20 @@ func (h *interfaces) Create(_ context.Context, k linuxinterfaces.InterfaceKey, v
 	}
 	h.p.own(meta.Namespace, meta.HostName, true)
 	link, err := h.add(n, k.Name, v)
+	if err == nil && h.p.opts.linkAdded != nil {
+		h.p.opts.linkAdded(meta.HostName)
+	}
 	if err == nil {
 		err = configure(n, link, nil, v)
 	}
 	if err != nil {
-		h.p.own(meta.Namespace, meta.HostName, false)
 		if link != nil && !adopted(v.GetType()) {
-			// ip link del NAME: leave nothing half made behind
+			// ip link del NAME: leave nothing half made behind (before
+			// the link stops being ours: the watcher would report it
+			// another program's until then)
 			_ = n.h.LinkDel(link)
 		}
+		h.p.own(meta.Namespace, meta.HostName, false)
 		return meta, err
 	}
 	meta.Index = link.Attrs().Index

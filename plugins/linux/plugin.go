@@ -60,8 +60,14 @@ type Plugin struct {
 	// owned holds the host names of the interfaces the plugin created (or
 	// is creating, or found by Retrieve) in its own namespace, for the
 	// watcher: they are never reported as obtained.
-	ownedMu sync.Mutex
-	owned   map[string]bool
+	// disowned holds, for a name no longer owned, the ownSeq of that
+	// change: a watcher's scan that began before it treats the link as
+	// the plugin's still (a failed create's link it listed, deleted
+	// since, is not another program's).
+	ownedMu  sync.Mutex
+	owned    map[string]bool
+	disowned map[string]uint64
+	ownSeq   uint64
 
 	// retrieved holds where the interfaces' last Retrieve found each
 	// interface, by label: the other descriptors' Retrieve runs before the
@@ -98,6 +104,12 @@ type options struct {
 	// receives that names a table, and whether it touched the nftables
 	// descriptors (tests).
 	nftEvent func(family nftables.TableFamily, table string, touched bool)
+	// linkAdded, when set, runs in Create after the link was added and
+	// before it is configured; scanListed, in the watcher's scan after
+	// the links were listed and before they are judged (tests: a scan
+	// that races with a create).
+	linkAdded  func(host string)
+	scanListed func()
 }
 
 func defaultOptions() options {
@@ -223,7 +235,7 @@ func New(opts ...Option) (*Plugin, error) {
 	if err != nil {
 		return nil, fmt.Errorf("linux plugin: the plugin's network namespace: %w", err)
 	}
-	p := &Plugin{opts: o, ns: newNamespaces(def, o.allowed, o.dirs), owned: map[string]bool{}}
+	p := &Plugin{opts: o, ns: newNamespaces(def, o.allowed, o.dirs), owned: map[string]bool{}, disowned: map[string]uint64{}}
 	if err := p.buildDescriptors(); err != nil {
 		p.ns.close()
 		return nil, fmt.Errorf("linux plugin: %w", err)
@@ -314,15 +326,33 @@ func (p *Plugin) own(namespace, host string, own bool) {
 	}
 	p.ownedMu.Lock()
 	defer p.ownedMu.Unlock()
+	p.ownSeq++
 	if own {
 		p.owned[host] = true
-	} else {
+		delete(p.disowned, host)
+	} else if p.owned[host] {
 		delete(p.owned, host)
+		p.disowned[host] = p.ownSeq
 	}
 }
 
-func (p *Plugin) isOwned(host string) bool {
+// ownMark marks the start of a scan, for ownedSince; the names disowned
+// before the previous mark are forgotten.
+func (p *Plugin) ownMark(prev uint64) uint64 {
 	p.ownedMu.Lock()
 	defer p.ownedMu.Unlock()
-	return p.owned[host]
+	for host, seq := range p.disowned {
+		if seq <= prev {
+			delete(p.disowned, host)
+		}
+	}
+	return p.ownSeq
+}
+
+// ownedSince says whether host is the plugin's, or was at some time
+// since mark (ownMark).
+func (p *Plugin) ownedSince(host string, mark uint64) bool {
+	p.ownedMu.Lock()
+	defer p.ownedMu.Unlock()
+	return p.owned[host] || p.disowned[host] > mark
 }

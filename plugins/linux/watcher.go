@@ -377,14 +377,21 @@ type watch struct {
 	p    *Plugin
 	n    *namespace
 	last map[string]*linuxinterfaces.Interface
+	mark uint64 // ownMark at the start of the last scan
 }
 
 // scan reads the links of the namespace and returns what changed since
 // the last scan among those that are not the plugin's.
 func (w *watch) scan() ([]Change, error) {
+	// A link the plugin owned at any time since the list began is its
+	// own: the link of a create that failed (deleted since) too.
+	w.mark = w.p.ownMark(w.mark)
 	view, err := viewOf(w.n)
 	if err != nil {
 		return nil, err
+	}
+	if w.p.opts.scanListed != nil {
+		w.p.opts.scanListed()
 	}
 	var changes []Change
 	seen := map[string]bool{}
@@ -395,7 +402,7 @@ func (w *watch) scan() ([]Change, error) {
 	slices.Sort(names)
 	for _, name := range names {
 		link := view.byName[name]
-		if w.p.isOwned(name) || strings.HasPrefix(name, tempPrefix) {
+		if w.p.ownedSince(name, w.mark) || strings.HasPrefix(name, tempPrefix) {
 			// Not another program's (any more): an interface reported
 			// before that the plugin has since made its own (created,
 			// or found by Retrieve as one of ours, the startup resync's

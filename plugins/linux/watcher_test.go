@@ -41,14 +41,25 @@ func (e *env) watch() {
 				}
 				ns = append(ns, scheduler.Notification{Key: c.Key, Value: c.Value, Metadata: c.Metadata})
 			}
+			defer func() { // handled, even when it failed
+				e.handledMu.Lock()
+				defer e.handledMu.Unlock()
+				if e.handled == nil {
+					e.handled = map[string]bool{}
+				}
+				for _, n := range ns {
+					e.handled[n.Key] = true
+				}
+			}()
 			if len(ns) > 0 {
 				if _, err := e.s.Notify(ctx, ns...); err != nil {
 					return err
 				}
 			}
 			if len(recheck) > 0 {
-				_, err := e.s.CheckDrift(ctx, scheduler.DriftCheck{Descriptors: recheck})
-				return err
+				if _, err := e.s.CheckDrift(ctx, scheduler.DriftCheck{Descriptors: recheck}); err != nil {
+					return err
+				}
 			}
 			return nil
 		})
@@ -68,6 +79,17 @@ func (e *env) watch() {
 // made right after watch returns may come before the kernel subscription,
 // and go unseen; a rule deleted 20 ms after watch returned was missed in
 // 9 runs out of 10 under -race.)
+// waitHandled waits until a report of the watcher that named key was
+// handled to its end: every report before it was too.
+func (e *env) waitHandled(key string) {
+	e.t.Helper()
+	waitFor(e.t, "a report of "+key+" handled", func() bool {
+		e.handledMu.Lock()
+		defer e.handledMu.Unlock()
+		return e.handled[key]
+	})
+}
+
 func (e *env) watchReady() {
 	e.t.Helper()
 	e.watch()
@@ -166,6 +188,10 @@ func TestNetnsWatcherInterfaceBecomesOurs(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.eventually(scheduler.OBTAINED, linuxinterfaces.InterfaceKey{Name: "ev0"}.String())
+	// The watcher's report of ev0 came after its first read since the
+	// resync (d0 its own by then), and was handled to its end, drift
+	// check and all.
+	e.waitHandled(linuxinterfaces.InterfaceKey{Name: "ev0"}.String())
 
 	// Nothing of d0 was touched after the resync.
 	for _, rec := range e.s.History() {

@@ -24,7 +24,11 @@
 // core with reconnection; register Descriptors with a scheduler; Close it
 // after the scheduler. When VPP comes back after the connection was lost
 // (VPP restarted, and lost its state), the callback given WithReconnect
-// runs: the agent uses it for a downstream resync.
+// runs: the agent uses it for a downstream resync. A reconnect waits
+// until the dumps and calls begun on the lost connection have ended
+// (they fail or time out once VPP is gone; at most a minute): govpp
+// rewrites its table of message ids then, which their replies are read
+// with.
 //
 //	p, err := vpp.New(vpp.WithSocket("/run/vpp/api.sock"), vpp.WithReconnect(func() {
 //		s.Txn(scheduler.DownstreamResync()).CommitAsync(context.Background())

@@ -53,6 +53,7 @@ type fakeVPP struct {
 	refuse   error              // what Connect returns
 	lag      time.Duration      // how late each reply is sent (SetLag)
 	pings    int                // control pings answered
+	connects int                // successful Connect calls (Connects)
 
 	nextIf  uint32
 	ifaces  map[uint32]*vppif.SwInterfaceDetails
@@ -248,6 +249,7 @@ func (f *fakeVPP) Connect() error {
 		return f.refuse
 	}
 	f.down = false
+	f.connects++
 	// Replies of the connection that ended are dropped, and none is
 	// handed to govpp while it reads the messages' ids after Connect
 	// returns (it writes its message map then without the lock that its
@@ -289,6 +291,13 @@ func (f *fakeVPP) Pings() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.pings
+}
+
+// Connects says how many times the client connected.
+func (f *fakeVPP) Connects() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.connects
 }
 
 // Refuse makes connecting fail with err (nil: succeed again).

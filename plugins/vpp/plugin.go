@@ -44,7 +44,7 @@ type BridgeDomainMeta struct {
 // Close it after the scheduler.
 type Plugin struct {
 	opts options
-	conn *core.Connection
+	conn vppConn // govpp's connection, its streams counted (conn.go)
 	done chan struct{}
 	wg   sync.WaitGroup
 
@@ -160,10 +160,12 @@ func New(opts ...Option) (*Plugin, error) {
 	if o.adapter == nil {
 		o.adapter = socketclient.NewVppClient(o.socket)
 	}
-	conn, events, err := core.AsyncConnect(o.adapter, math.MaxInt32, o.retryInterval)
+	g := newGate(o.logger)
+	c, events, err := core.AsyncConnect(gatedAdapter{VppAPI: o.adapter, g: g}, math.MaxInt32, o.retryInterval)
 	if err != nil {
 		return nil, fmt.Errorf("vpp plugin: connect to %s: %w", o.socket, err)
 	}
+	conn := vppConn{Connection: c, g: g}
 	p := &Plugin{opts: o, conn: conn, done: make(chan struct{}), retrievedIf: map[string]uint32{}, retrievedBD: map[string]uint32{}}
 	if err := p.buildDescriptors(); err != nil {
 		conn.Disconnect()
@@ -370,6 +372,7 @@ func (p *Plugin) Close() error {
 	}
 	close(p.done)
 	p.wg.Wait()
+	p.conn.g.close()
 	p.conn.Disconnect()
 	return nil
 }

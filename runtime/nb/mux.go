@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -217,7 +218,7 @@ type sink struct {
 }
 
 func (k sink) Apply(ctx context.Context, u Update) error {
-	_, err := k.m.apply(ctx, k.name, u)
+	_, err := k.m.apply(ctx, k.name, u, nil)
 	return err
 }
 
@@ -233,7 +234,36 @@ func (k sink) Problem(err error) { k.m.problem(k.name, err) }
 // intends, and what the store records. The source becomes known, as with
 // Sink.
 func (m *Mux) ApplyWith(ctx context.Context, name string, u Update, opts ...scheduler.TxnOption) (*scheduler.Result, error) {
-	return m.apply(ctx, name, u, opts...)
+	return m.apply(ctx, name, u, nil, opts...)
+}
+
+// precomputed is the state of a source after an update, computed by the
+// caller from the state from (a Remote's): apply takes it instead of
+// computing it again when the source's state is still from itself. Both
+// are never changed in place.
+type precomputed struct{ from, next map[string]proto.Message }
+
+// applyNext is ApplyWith whose caller computed the source's next state
+// (nextDesired(from, u)).
+func (m *Mux) applyNext(ctx context.Context, name string, u Update, from, next map[string]proto.Message, opts ...scheduler.TxnOption) (*scheduler.Result, error) {
+	return m.apply(ctx, name, u, &precomputed{from: from, next: next}, opts...)
+}
+
+// desiredShared is Desired without the copy: the Mux's own map, which
+// the caller must not change (the Mux changes a loaded source's map only
+// by replacing it).
+func (m *Mux) desiredShared(name string) map[string]proto.Message {
+	m.rmu.RLock()
+	defer m.rmu.RUnlock()
+	if src, ok := m.sources[name]; ok {
+		return src.desired
+	}
+	return nil
+}
+
+// sameMap says whether a and b are the same map (not merely equal).
+func sameMap(a, b map[string]proto.Message) bool {
+	return a != nil && b != nil && reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
 // Plan plans, as a scheduler dry run, the transaction that the update of
@@ -464,7 +494,7 @@ func checkUpdate(u Update) error {
 	return nil
 }
 
-func (m *Mux) apply(ctx context.Context, name string, u Update, opts ...scheduler.TxnOption) (*scheduler.Result, error) {
+func (m *Mux) apply(ctx context.Context, name string, u Update, pre *precomputed, opts ...scheduler.TxnOption) (*scheduler.Result, error) {
 	if err := checkUpdate(u); err != nil {
 		m.problem(name, err)
 		return nil, err
@@ -480,7 +510,12 @@ func (m *Mux) apply(ctx context.Context, name string, u Update, opts ...schedule
 	src := m.source(name)
 	prev := src.desired
 	prevLoaded := src.loaded
-	next := nextDesired(prev, u)
+	var next map[string]proto.Message
+	if pre != nil && sameMap(pre.from, prev) {
+		next = pre.next
+	} else {
+		next = nextDesired(prev, u)
+	}
 	m.set(func() {
 		src.desired = next
 		src.lastUpdate = time.Now()

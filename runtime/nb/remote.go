@@ -271,7 +271,10 @@ func (r *Remote) Commit(ctx context.Context, u Update, within time.Duration, opt
 		r.pending = nil
 		return nil, time.Time{}, fmt.Errorf("recording the commit before applying it: %w", err)
 	}
-	res, err := r.m.ApplyWith(ctx, r.name, u, opts...)
+	// The Mux takes after as the source's next state (its own state is
+	// previous, the map this source shares with it): the state is copied
+	// once per commit.
+	res, err := r.m.applyNext(ctx, r.name, u, previous, after, opts...)
 	if err != nil && !isTxnError(err) {
 		r.setCurrent(previous, keys)
 		r.pending = nil
@@ -334,9 +337,10 @@ func (r *Remote) undoUnconfirmable(ctx context.Context, previous map[string]prot
 	return fmt.Errorf("confirm_within: the commit changes nothing in the agent (another source's values win, or the agent has not run its startup resync yet); nothing was changed: %w", ErrNothingToConfirm)
 }
 
-// desired returns the source's state as the Mux holds it.
+// desired returns the source's state as the Mux holds it: its very map,
+// which neither changes in place.
 func (r *Remote) desired() map[string]proto.Message {
-	d := r.m.Desired(r.name)
+	d := r.m.desiredShared(r.name)
 	if d == nil {
 		d = map[string]proto.Message{}
 	}

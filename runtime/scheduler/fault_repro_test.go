@@ -1092,11 +1092,11 @@ func TestFaultReproUnsureAddrRead(t *testing.T) {
 
 // The last long run of issue 28 (batch mode, 106,907 commits, 3
 // incidents; serial and concurrent 0) found these three. The first two
-// are doc.go's revert rule: "a value that was there without something it
-// needs (its delete had failed, or its create applied in part) stays as
-// it was when the revert deletes what the transaction created for it;
-// when the transaction deleted it, or re-created it (...), it is not
-// created again without what it needs". The third, an order-delete with a
+// are doc.go's revert rule, doc.go: "a value that was there without
+// something it needs (its delete had failed, or its create applied in
+// part) stays as it was when the revert deletes what the transaction
+// created for it; when the transaction deleted it, or re-created it
+// [...], it is not created again without what it needs". The third, an order-delete with a
 // panicking read-back in the revert, did not come back from its shrunk
 // steps on the final code; it stays as a guard.
 func TestFaultReproRevertDeletedLoneEnd(t *testing.T) {

@@ -1175,8 +1175,8 @@ func (r *fRun) checkSB(sb map[string]string) []fDiv {
 // was so before the step, unread (its dependency went while a failed
 // Retrieve hid k: "its descriptor keeps the scheduler's view"), and its
 // delete failed in the step (intended or not: a re-create's delete too):
-// doc.go, "a value that was there without something it needs (its delete
-// had failed) stays as it was". Or k was
+// doc.go: "a value that was there without something it needs (its delete
+// had failed[...]) stays as it was". Or k was
 // so when the step's transaction, reverted, made its first call (a veth
 // end created in part, found by the read-back before it): the revert
 // ends "exactly as before the transaction", and "starts from" what the
@@ -1268,9 +1268,10 @@ func (r *fRun) checkRevert(num int, calls []fCall, leftovers, unread map[string]
 		}
 		if failed {
 			// An undo call met a fault. doc.go promises the southbound
-			// as before only "when the southbound accepts the undo
-			// calls"; otherwise "the value is FAILED and the graph says
-			// what the southbound holds", which checkView checks.
+			// as before only when doc.go: "[...]the southbound accepts
+			// the undo calls"; otherwise doc.go: "the value is FAILED
+			// and the graph says what the southbound holds", which
+			// checkView checks.
 			return nil
 		}
 		failed = true
@@ -1305,12 +1306,12 @@ func (r *fRun) checkRevert(num int, calls []fCall, leftovers, unread map[string]
 		case unread[k]:
 			// Changed behind the scheduler's back, not read since.
 		case inB && !inA && fWithoutNeeds(k, b, before) && fDeletedIn(num, calls, k):
-			// doc.go: a value that was there without something it needs,
-			// "when the transaction deleted it, or re-created it (a
-			// cycle's member, re-created with the rest of its cycle), it
-			// is not created again without what it needs: it waits,
-			// PENDING, as in any transaction" (the checkpoints' status check (vi) sees it
-			// PENDING).
+			// A value that was there without something it needs,
+			// doc.go: "when the transaction deleted it, or re-created it
+			// (a cycle's member, re-created with the rest of its cycle),
+			// it is not created again without what it needs, nor is what
+			// needs it: they wait, PENDING, as in any transaction" (the
+			// checkpoints' status check (vi) sees it PENDING).
 		case inB && !inA && gone[k]:
 			// A leftover the transaction deleted stays deleted, and
 			// so does what cannot be put back without it.
