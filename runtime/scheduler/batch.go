@@ -194,7 +194,7 @@ func (s *caller) execGroup(st *txnState, i, end int, unheld *map[int]any) (ops [
 	} else if mode == grouping.Batch {
 		callBatch(cc, ops)
 	} else {
-		callConcurrent(cc, calls, ops, workers)
+		callConcurrent(cc, ops, workers)
 	}
 	cc.End(callctx.Returned)
 	if !s.inFlight.CompareAndSwap(cc, nil) {
@@ -266,8 +266,11 @@ func callBatch(cc *callCtx, ops []kv.BatchOp[string, proto.Message, any]) {
 }
 
 // callConcurrent makes the calls on up to workers goroutines, each
-// operation's outcome in ops.
-func callConcurrent(cc *callCtx, calls []plannedCall, ops []kv.BatchOp[string, proto.Message, any], workers int) {
+// operation's outcome in ops. The calls are read from ops, which a group
+// given up on keeps: the plan's calls are the next transaction's by then.
+// Once the group is given up on, the calls not started are not made: the
+// transaction went on without them.
+func callConcurrent(cc *callCtx, ops []kv.BatchOp[string, proto.Message, any], workers int) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	work := func() {
@@ -277,8 +280,16 @@ func callConcurrent(cc *callCtx, calls []plannedCall, ops []kv.BatchOp[string, p
 			if k >= len(ops) {
 				return
 			}
-			c, op := &calls[k], &ops[k]
-			op.Metadata, op.Err = callHandler(cc, c.key, c.prev, c.value, op.OldMetadata)
+			op := &ops[k]
+			if cc.given.Load() {
+				op.Err = cc.cause()
+				continue
+			}
+			prev, value := op.OldValue, op.Value
+			if cc.op == OpDelete {
+				prev, value = op.Value, nil
+			}
+			op.Metadata, op.Err = callHandler(cc, op.Key, prev, value, op.OldMetadata)
 		}
 	}
 	workers = min(workers, len(ops))

@@ -776,3 +776,90 @@ func TestBatchLeftoverOfUnknownOutcome(t *testing.T) {
 		}
 	}
 }
+
+// deafGate is a concurrent handler whose calls ignore their context:
+// those of keys under "slow/a" wait for release, the others for releaseB.
+// It records each call's key and context.
+type deafGate struct {
+	release, releaseB chan struct{}
+	mu                sync.Mutex
+	keys              []string
+	ctxs              []context.Context
+}
+
+func (g *deafGate) Create(ctx context.Context, key string, _ *wrapperspb.StringValue) (int, error) {
+	g.mu.Lock()
+	g.keys = append(g.keys, key)
+	g.ctxs = append(g.ctxs, ctx)
+	g.mu.Unlock()
+	if strings.HasPrefix(key, "slow/a") {
+		<-g.release
+	} else {
+		<-g.releaseB
+	}
+	return 1, nil
+}
+
+func (g *deafGate) Delete(context.Context, string, *wrapperspb.StringValue, int) error { return nil }
+
+func (*deafGate) ConcurrentCalls() int { return 2 }
+
+func (g *deafGate) calls() ([]string, []context.Context) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return slices.Clone(g.keys), slices.Clone(g.ctxs)
+}
+
+// TestGivenUpGroupStartsNoMoreCalls: once a concurrent group is given up on
+// at its deadline, its workers start none of its calls that had not
+// started (doc.go: "A group of concurrent calls given up on starts none
+// of its calls it had not started"). The next transaction plans into the
+// storage the given-up one used: a late worker must neither call a handler
+// for a transaction that has moved on nor read, and call, what the next
+// one plans.
+func TestGivenUpGroupStartsNoMoreCalls(t *testing.T) {
+	t.Parallel()
+	g := &deafGate{release: make(chan struct{}), releaseB: make(chan struct{})}
+	d, err := kv.NewDescriptor(kv.Spec[string, *wrapperspb.StringValue, int]{Name: "slow", KeyTemplate: "slow/{name}"}, kv.Handler[string, *wrapperspb.StringValue, int](g))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newScheduler(t, scheduler.WithCallTimeout(100*time.Millisecond))
+	if err := s.Register(d); err != nil {
+		t.Fatal(err)
+	}
+	txn := s.Txn()
+	for i := range 6 {
+		txn.Set(fmt.Sprintf("slow/a%d", i), kvtest.Value("x"))
+	}
+	if res, _ := txn.Commit(context.Background()); res == nil || !errors.As(res.Err, new(*scheduler.CallTimeoutError)) {
+		t.Fatalf("first transaction: %v; want the group given up on", res)
+	}
+	keys, ctxs := g.calls()
+	if len(keys) != 2 {
+		t.Fatalf("calls before the give-up: %v, want the two the workers hold", keys)
+	}
+	given := ctxs[0]
+	txn = s.Txn()
+	for i := range 6 {
+		txn.Set(fmt.Sprintf("slow/b%d", i), kvtest.Value("y"))
+	}
+	done := txn.CommitAsync(context.Background())
+	// The next group is in flight (two calls held); the first group's
+	// workers go on now.
+	deadline := time.Now().Add(30 * time.Second)
+	for len(keys) < 4 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+		keys, _ = g.calls()
+	}
+	close(g.release)
+	time.Sleep(50 * time.Millisecond) // a late worker, if any, starts a call now
+	close(g.releaseB)
+	<-done
+	keys, ctxs = g.calls()
+	for i := 2; i < len(keys); i++ {
+		if ctxs[i] == given {
+			t.Errorf("call %d (%s) was started by the group given up on, after it was given up on; calls %v", i, keys[i], keys)
+		}
+	}
+}

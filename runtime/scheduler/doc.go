@@ -132,7 +132,8 @@
 //     retriable error wrapping ErrCallTimeout (then the value is read back,
 //     as after any failed call). The handler may still complete later, in
 //     whole or in part: its late result is logged and dropped, and the
-//     next resync repairs what it applied.
+//     next resync repairs what it applied. A group of concurrent calls
+//     given up on starts none of its calls it had not started.
 //   - Commit's context bounds the caller's wait: when it ends, Commit
 //     returns its error (naming the transaction when it has started),
 //     while the transaction completes and is recorded. Close returns at
