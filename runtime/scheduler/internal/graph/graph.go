@@ -155,6 +155,14 @@ type Graph struct {
 	// any pays nothing for it.
 	Existing   *btree.BTreeG[string]
 	ExistingOn bool
+	// KeySpaces are the key prefixes of the registered descriptors.
+	// Skip, those whose keys existing leaves out: no AnyOf prefix linked
+	// since the index started is a prefix of such a key (nor the space's
+	// prefix one of the AnyOf prefix), so no AnyOf look-up could find one
+	// (routes under AnyOf prefixes of interface addresses). Taken when the
+	// index starts; a space leaves it, its keys indexed, when an AnyOf
+	// prefix reaches it (cover).
+	KeySpaces, skip []string
 	// Unimplemented holds the keys without a descriptor.
 	Unimplemented stringSet
 	// Unsure maps the keys of values whose outcome is unknown to the
@@ -316,6 +324,7 @@ func (g *Graph) link(n *Node, d *kv.Dependency) {
 		return
 	}
 	g.keepExisting()
+	g.Cover(&d.AnyOf)
 	for _, p := range d.AnyOf.Prefixes {
 		if g.setAdd(g.anyOf, p, n) {
 			g.anyOfLen(len(p), +1)
@@ -333,11 +342,49 @@ func (g *Graph) keepExisting() {
 	}
 	g.ExistingOn = true
 	g.record(undo{kind: undoExistingOn})
+	g.skip = append(g.skip[:0], g.KeySpaces...)
+	g.fillExisting("")
+}
+
+// fillExisting adds the existing keys under prefix to the index.
+func (g *Graph) fillExisting(prefix string) {
 	for key, n := range g.All() {
-		if n.Exists() {
+		if n.Exists() && strings.HasPrefix(key, prefix) {
 			g.SetExisting(key, true)
 		}
 	}
+}
+
+// Cover makes the index of existing keys hold every key that the AnyOf
+// prefixes of a may find: the key spaces they reach leave skip, their
+// existing keys indexed (once per space, a scan of the graph).
+func (g *Graph) Cover(a *kv.AnyOf) {
+	if !g.ExistingOn {
+		return // skip is taken when the index starts
+	}
+	for i := 0; i < len(g.skip); i++ {
+		space := g.skip[i]
+		for _, p := range a.Prefixes {
+			if strings.HasPrefix(p, space) || strings.HasPrefix(space, p) {
+				g.skip = slices.Delete(g.skip, i, i+1)
+				i--
+				g.record(undo{kind: undoCover, target: space})
+				g.fillExisting(space)
+				break
+			}
+		}
+	}
+}
+
+// indexed reports whether the index of existing keys holds key when it
+// exists: it is in no skipped key space.
+func (g *Graph) indexed(key string) bool {
+	for _, space := range g.skip {
+		if strings.HasPrefix(key, space) {
+			return false
+		}
+	}
+	return true
 }
 
 // unlinkUnlessIn removes the edges of d that no dependency in the lists has.
@@ -374,7 +421,7 @@ func (g *Graph) unlinkUnlessIn(n *Node, d *kv.Dependency, lists ...[]kv.Dependen
 }
 
 func (g *Graph) SetExisting(key string, exists bool) {
-	if !g.ExistingOn {
+	if !g.ExistingOn || !g.indexed(key) {
 		return
 	}
 	if exists {
@@ -471,8 +518,12 @@ func (g *Graph) DependentsOf(key string) []string {
 }
 
 // AnyOfSatisfied returns an existing key that satisfies the AnyOf
-// dependency, or "". Values being removed are not in the index.
-func (g *Graph) AnyOfSatisfied(a *kv.AnyOf) string { return AnyOfInExcept(g.Existing, a, nil) }
+// dependency, or "", with the keys of except taken as absent. Values
+// being removed are not in the index.
+func (g *Graph) AnyOfSatisfied(a *kv.AnyOf, except map[string]bool) string {
+	g.Cover(a)
+	return AnyOfInExcept(g.Existing, a, except)
+}
 
 // AnyOfInExcept returns a key of the ordered set existing that satisfies
 // the AnyOf dependency, or "", with the keys of except taken as absent.

@@ -17,6 +17,7 @@ const (
 	undoDelExisting                 // existing.ReplaceOrInsert(key)
 	undoAddUnimpl                   // delete unimplemented[key]
 	undoDelUnimpl                   // unimplemented[key]
+	undoCover                       // skip key space target again
 )
 
 // undo is one journal entry (32 bytes: a large transaction journals a
@@ -98,6 +99,8 @@ func (g *Graph) Rollback(restored func(key string, n *Node)) {
 			delete(g.Unimplemented, u.target)
 		case undoDelUnimpl:
 			g.Unimplemented[u.target] = struct{}{}
+		case undoCover:
+			g.skip = append(g.skip, u.target)
 		}
 	}
 	g.Commit()
