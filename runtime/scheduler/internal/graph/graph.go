@@ -218,7 +218,7 @@ func (g *Graph) AddNode(n *Node) {
 }
 
 func (g *Graph) DelNode(n *Node) {
-	g.Nodes.Del(n.Key)
+	g.Nodes.Del(n)
 	g.Dirty.Push(n)
 	g.record(undo{kind: undoDelNode, n: n})
 }

@@ -69,7 +69,7 @@ func (g *Graph) Rollback(restored func(key string, n *Node)) {
 			u.n.NodeFields = *g.saved.At(int(u.saved))
 			restored(u.n.Key, u.n)
 		case undoAddNode:
-			g.Nodes.Del(u.n.Key) // REMOVED: out of the graph (see current)
+			g.Nodes.Del(u.n) // REMOVED: out of the graph (see current)
 			restored(u.n.Key, nil)
 		case undoDelNode:
 			// Back in the graph; its fields come back with its snapshot
