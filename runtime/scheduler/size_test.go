@@ -65,7 +65,9 @@ const (
 	// -3: linkStale's alias of linkDerived, linkLeftover's doc shortened.
 	// -10: single-use wrappers gone (graph.AnyOfIn, jobs.safeProcess).
 	// -7: jobs.scheduleRetry, used once, inlined.
-	maxTotalLines = 12163
+	// +33: the index of existing keys leaves out the key spaces no AnyOf
+	// prefix reaches (graph.Cover; a route costs no B-tree insertion).
+	maxTotalLines = 12196
 )
 
 // layers lists the internal packages from the bottom up: a package may

@@ -155,13 +155,10 @@ type Graph struct {
 	// any pays nothing for it.
 	Existing   *btree.BTreeG[string]
 	ExistingOn bool
-	// KeySpaces are the key prefixes of the registered descriptors.
-	// Skip, those whose keys existing leaves out: no AnyOf prefix linked
-	// since the index started is a prefix of such a key (nor the space's
-	// prefix one of the AnyOf prefix), so no AnyOf look-up could find one
-	// (routes under AnyOf prefixes of interface addresses). Taken when the
-	// index starts; a space leaves it, its keys indexed, when an AnyOf
-	// prefix reaches it (cover).
+	// KeySpaces are the key prefixes of the registered descriptors; skip,
+	// those that no AnyOf prefix linked or looked up since the index
+	// started reaches (neither is a prefix of the other): existing leaves
+	// their keys out (routes, under AnyOf prefixes of interface addresses).
 	KeySpaces, skip []string
 	// Unimplemented holds the keys without a descriptor.
 	Unimplemented stringSet
@@ -346,7 +343,7 @@ func (g *Graph) keepExisting() {
 	g.fillExisting("")
 }
 
-// fillExisting adds the existing keys under prefix to the index.
+// fillExisting indexes the existing keys under prefix.
 func (g *Graph) fillExisting(prefix string) {
 	for key, n := range g.All() {
 		if n.Exists() && strings.HasPrefix(key, prefix) {
@@ -355,36 +352,19 @@ func (g *Graph) fillExisting(prefix string) {
 	}
 }
 
-// Cover makes the index of existing keys hold every key that the AnyOf
-// prefixes of a may find: the key spaces they reach leave skip, their
-// existing keys indexed (once per space, a scan of the graph).
+// Cover indexes the key spaces that the prefixes of a reach (once each:
+// a scan of the graph), so that a look-up of a finds every key.
 func (g *Graph) Cover(a *kv.AnyOf) {
-	if !g.ExistingOn {
-		return // skip is taken when the index starts
-	}
-	for i := 0; i < len(g.skip); i++ {
-		space := g.skip[i]
-		for _, p := range a.Prefixes {
-			if strings.HasPrefix(p, space) || strings.HasPrefix(space, p) {
-				g.skip = slices.Delete(g.skip, i, i+1)
-				i--
-				g.record(undo{kind: undoCover, target: space})
-				g.fillExisting(space)
-				break
-			}
+	for i := 0; g.ExistingOn && i < len(g.skip); i++ {
+		if space := g.skip[i]; slices.ContainsFunc(a.Prefixes, func(p string) bool {
+			return strings.HasPrefix(p, space) || strings.HasPrefix(space, p)
+		}) {
+			g.skip = slices.Delete(g.skip, i, i+1)
+			i--
+			g.record(undo{kind: undoCover, target: space})
+			g.fillExisting(space)
 		}
 	}
-}
-
-// indexed reports whether the index of existing keys holds key when it
-// exists: it is in no skipped key space.
-func (g *Graph) indexed(key string) bool {
-	for _, space := range g.skip {
-		if strings.HasPrefix(key, space) {
-			return false
-		}
-	}
-	return true
 }
 
 // unlinkUnlessIn removes the edges of d that no dependency in the lists has.
@@ -421,7 +401,7 @@ func (g *Graph) unlinkUnlessIn(n *Node, d *kv.Dependency, lists ...[]kv.Dependen
 }
 
 func (g *Graph) SetExisting(key string, exists bool) {
-	if !g.ExistingOn || !g.indexed(key) {
+	if !g.ExistingOn || slices.ContainsFunc(g.skip, func(space string) bool { return strings.HasPrefix(key, space) }) {
 		return
 	}
 	if exists {
