@@ -38,7 +38,7 @@ func TestNodeMap(t *testing.T) {
 
 	// Never published: the entry goes with the node (a rolled-back
 	// create leaves nothing behind).
-	m.Del("b")
+	m.Del(b)
 	if _, ok := m.Shard("b").M["b"]; ok || m.Len() != 1 {
 		t.Fatalf("an unpublished key outlived its node (len %d)", m.Len())
 	}
@@ -80,14 +80,14 @@ func TestNodeMap(t *testing.T) {
 	}
 
 	// Taken out: a tombstone while a reader may need what was published.
-	m.Del("a")
+	m.Del(a)
 	if m.Len() != 0 || m.Get("a") != nil || a.State != REMOVED {
 		t.Fatalf("after del: len %d, node %p, state %v", m.Len(), m.Get("a"), a.State)
 	}
 	if r := m.Load("a", 3); r == nil || r.State != FAILED {
 		t.Fatalf("a reader at 3 after the delete, unpublished: %+v, want FAILED", r)
 	}
-	m.Del("a") // no node: nothing to count
+	m.Del(a) // REMOVED already: nothing to count
 	if m.Len() != 0 {
 		t.Fatalf("len %d after a second del", m.Len())
 	}
@@ -255,7 +255,9 @@ func TestNodeMapTombMark(t *testing.T) {
 				m.Add(m.Shard(key), key, n)
 			}
 		case 1:
-			m.Del(key)
+			if n := m.Get(key); n != nil {
+				m.Del(n)
+			}
 		case 2: // a rollback puts a node of the key back
 			for i := len(nodes) - 1; i >= 0; i-- {
 				if n := nodes[i]; n.Key == key && n.State == REMOVED {

@@ -467,6 +467,7 @@ func (r *removal) eachSatisfier(a *kv.AnyOf, f func(key string) bool) {
 		}
 	}
 	more := true
+	r.g.Cover(a)
 	for _, p := range a.Prefixes {
 		r.g.Existing.AscendGreaterOrEqual(p, func(k string) bool {
 			if !strings.HasPrefix(k, p) {

@@ -391,6 +391,7 @@ func (s *jobs) process(j *job) {
 			g := &guard.Guard{Descriptor: d, Rec: &s.panics}
 			s.descs[d.Name()] = g
 			s.index.Add(g)
+			s.g.KeySpaces = append(s.g.KeySpaces, g.KeyPrefix())
 		}
 		s.retrieveOrder, _ = registry.RetrieveOrder(slices.Collect(maps.Values(s.descs))) // checked above
 		s.publishDescriptors()

@@ -98,7 +98,7 @@ func (r *run) depsMet(n *graph.Node, deps []kv.Dependency) bool {
 // anyOfSatisfied returns an existing key that satisfies the AnyOf
 // dependency, or "": one the run knows to have vanished does not.
 func (r *run) anyOfSatisfied(a *kv.AnyOf) string {
-	return graph.AnyOfInExcept(r.g.Existing, a, r.vanished)
+	return r.g.AnyOfSatisfied(a, r.vanished)
 }
 
 // target returns what n should have applied now, and whether it is held

@@ -155,6 +155,11 @@ type Graph struct {
 	// any pays nothing for it.
 	Existing   *btree.BTreeG[string]
 	ExistingOn bool
+	// KeySpaces are the key prefixes of the registered descriptors; skip,
+	// those that no AnyOf prefix linked or looked up since the index
+	// started reaches (neither is a prefix of the other): existing leaves
+	// their keys out (routes, under AnyOf prefixes of interface addresses).
+	KeySpaces, skip []string
 	// Unimplemented holds the keys without a descriptor.
 	Unimplemented stringSet
 	// Unsure maps the keys of values whose outcome is unknown to the
@@ -210,7 +215,7 @@ func (g *Graph) AddNode(n *Node) {
 }
 
 func (g *Graph) DelNode(n *Node) {
-	g.Nodes.Del(n.Key)
+	g.Nodes.Del(n)
 	g.Dirty.Push(n)
 	g.record(undo{kind: undoDelNode, n: n})
 }
@@ -316,6 +321,7 @@ func (g *Graph) link(n *Node, d *kv.Dependency) {
 		return
 	}
 	g.keepExisting()
+	g.Cover(&d.AnyOf)
 	for _, p := range d.AnyOf.Prefixes {
 		if g.setAdd(g.anyOf, p, n) {
 			g.anyOfLen(len(p), +1)
@@ -333,9 +339,30 @@ func (g *Graph) keepExisting() {
 	}
 	g.ExistingOn = true
 	g.record(undo{kind: undoExistingOn})
+	g.skip = append(g.skip[:0], g.KeySpaces...)
+	g.fillExisting("")
+}
+
+// fillExisting indexes the existing keys under prefix.
+func (g *Graph) fillExisting(prefix string) {
 	for key, n := range g.All() {
-		if n.Exists() {
+		if n.Exists() && strings.HasPrefix(key, prefix) {
 			g.SetExisting(key, true)
+		}
+	}
+}
+
+// Cover indexes the key spaces that the prefixes of a reach (once each:
+// a scan of the graph), so that a look-up of a finds every key.
+func (g *Graph) Cover(a *kv.AnyOf) {
+	for i := 0; g.ExistingOn && i < len(g.skip); i++ {
+		if space := g.skip[i]; slices.ContainsFunc(a.Prefixes, func(p string) bool {
+			return strings.HasPrefix(p, space) || strings.HasPrefix(space, p)
+		}) {
+			g.skip = slices.Delete(g.skip, i, i+1)
+			i--
+			g.record(undo{kind: undoCover, target: space})
+			g.fillExisting(space)
 		}
 	}
 }
@@ -374,7 +401,7 @@ func (g *Graph) unlinkUnlessIn(n *Node, d *kv.Dependency, lists ...[]kv.Dependen
 }
 
 func (g *Graph) SetExisting(key string, exists bool) {
-	if !g.ExistingOn {
+	if !g.ExistingOn || slices.ContainsFunc(g.skip, func(space string) bool { return strings.HasPrefix(key, space) }) {
 		return
 	}
 	if exists {
@@ -468,6 +495,14 @@ func (g *Graph) DependentsOf(key string) []string {
 		out = slices.Compact(out)
 	}
 	return out
+}
+
+// AnyOfSatisfied returns an existing key that satisfies the AnyOf
+// dependency, or "", with the keys of except taken as absent. Values
+// being removed are not in the index.
+func (g *Graph) AnyOfSatisfied(a *kv.AnyOf, except map[string]bool) string {
+	g.Cover(a)
+	return AnyOfInExcept(g.Existing, a, except)
 }
 
 // AnyOfInExcept returns a key of the ordered set existing that satisfies

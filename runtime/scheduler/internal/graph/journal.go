@@ -15,6 +15,7 @@ const (
 	undoDelExisting                 // existing.ReplaceOrInsert(key)
 	undoAddUnimpl                   // delete unimplemented[key]
 	undoDelUnimpl                   // unimplemented[key]
+	undoCover                       // skip key space target again
 )
 
 // undo is one journal entry (32 bytes: a large transaction journals a
@@ -60,7 +61,7 @@ func (g *Graph) Rollback() {
 		case undoNode:
 			u.n.NodeFields = *g.saved.At(int(u.saved))
 		case undoAddNode:
-			g.Nodes.Del(u.n.Key) // REMOVED: out of the graph (see current)
+			g.Nodes.Del(u.n) // REMOVED: out of the graph (see current)
 		case undoDelNode:
 			// Back in the graph; its fields come back with its snapshot
 			// (older in the journal), or it goes again (undoAddNode).
@@ -88,6 +89,8 @@ func (g *Graph) Rollback() {
 			delete(g.Unimplemented, u.target)
 		case undoDelUnimpl:
 			g.Unimplemented[u.target] = struct{}{}
+		case undoCover:
+			g.skip = append(g.skip, u.target)
 		}
 	}
 	g.Commit()

@@ -200,16 +200,16 @@ func (m *NodeMap) reserve(n int) {
 	}
 }
 
-// Del takes the node of key out, REMOVED (see graph.current). Its key
-// keeps it as a tombstone while readers may need what was published of
-// it (until its publish or a trim); a node never published whose key has
-// no old versions leaves the map at once.
-func (m *NodeMap) Del(key string) {
-	sh := m.Shard(key)
-	n := sh.M[key]
-	if n == nil || n.State == REMOVED {
+// Del takes n, its key's node unless REMOVED, out, REMOVED (see
+// graph.current). Its key keeps it as a tombstone while readers may need
+// what was published of it (until its publish or a trim): no map
+// look-up. A node never published whose key has no old versions leaves
+// the map at once.
+func (m *NodeMap) Del(n *Node) {
+	if n.State == REMOVED {
 		return
 	}
+	key, sh := n.Key, m.Shard(n.Key)
 	m.n--
 	m.Freeze(n)
 	n.State = REMOVED
