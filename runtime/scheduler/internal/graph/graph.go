@@ -310,7 +310,7 @@ func (g *Graph) SetDeps(n *Node, deps, adeps []kv.Dependency) {
 // keepEqual returns old for a list of the same plain dependencies as new
 // (labels and keys: an AnyOf's predicate cannot be compared), else new.
 func keepEqual(new, old []kv.Dependency) []kv.Dependency {
-	if len(new) != len(old) {
+	if len(new) != len(old) || sameDeps(new, old) {
 		return new
 	}
 	for i := range new {
