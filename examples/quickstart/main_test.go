@@ -30,7 +30,7 @@ func TestQuickstartExample(t *testing.T) {
 		{
 			name: "veth pair as a unit, derived address and pending route in one transaction",
 			want: []string{
-				"transaction #2 (NB transaction: veth pair) plan",
+				"plan #2 (NB transaction: veth pair):",
 				"[CYCLE]",
 				"[CYCLE]",
 				"CREATE linux/interface/veth1/address/10.0.0.1/24 [DERIVED]",
@@ -87,7 +87,7 @@ func TestQuickstartExample(t *testing.T) {
 				"device: ip link set veth1 mtu 9000",
 				"device: ip link add tap0 up type tap",
 				"device: ip route add 10.30.0.0/16 via 10.1.0.254 dev tap0  => error: injected failure",
-				"executed and REVERTED",
+				") and REVERTED:",
 				"device unchanged by the reverted transaction",
 			},
 		},

@@ -521,7 +521,7 @@ func TestTransactionLog(t *testing.T) {
 			continue
 		}
 		for _, want := range []string{
-			"INFO transaction #1 (NB transaction: first) plan, 2 operations: seq=1\n  1. CREATE iface/eth0\n  2. NONE iface/eth1 [IS-PENDING]\n",
+			"INFO plan #1 (NB transaction: first): seq=1\n  1. CREATE iface/eth0\n  2. NONE iface/eth1 [IS-PENDING]\n",
 			"INFO executed-as-planned seq=1 operations=2 took=",
 		} {
 			if !strings.Contains(got, want) {

@@ -72,10 +72,15 @@ func logRecord(ctx context.Context, l *slog.Logger, level slog.Level, t time.Tim
 }
 
 func writeTxnHeader(b *strings.Builder, res *Result, planned bool, n int) {
-	if res.DryRun {
-		b.WriteString("dry-run transaction")
-	} else {
-		b.WriteString("transaction #")
+	switch {
+	case res.DryRun:
+		b.WriteString("dry-run plan")
+	case planned:
+		b.WriteString("plan #")
+	default:
+		b.WriteString("executed #")
+	}
+	if !res.DryRun {
 		b.WriteString(strconv.FormatUint(res.Seq, 10))
 	}
 	b.WriteString(" (")
@@ -84,23 +89,15 @@ func writeTxnHeader(b *strings.Builder, res *Result, planned bool, n int) {
 		b.WriteString(": ")
 		b.WriteString(res.Description)
 	}
-	b.WriteString(")")
-	switch {
-	case planned:
-		b.WriteString(" plan, ")
-	case res.Reverted:
-		b.WriteString(" executed and REVERTED, ")
-	default:
-		b.WriteString(" executed, ")
+	b.WriteByte(')')
+	if res.Reverted && !planned {
+		b.WriteString(" and REVERTED")
 	}
-	b.WriteString(strconv.Itoa(n))
-	b.WriteString(" operation")
-	if n != 1 {
-		b.WriteByte('s')
+	if n == 0 {
+		b.WriteString(": no operations")
+		return
 	}
-	if n > 0 {
-		b.WriteString(":")
-	}
+	b.WriteByte(':')
 }
 
 // maxLoggedOps caps the operations listed by one record at Info level.

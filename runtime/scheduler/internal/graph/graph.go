@@ -275,6 +275,8 @@ var sameAsDeps []kv.Dependency
 // SetDeps sets the dependencies of n's intent and of its applied value,
 // and indexes the union of their edges.
 func (g *Graph) SetDeps(n *Node, deps, adeps []kv.Dependency) {
+	// A version listing the same keys keeps the node's lists: nothing to re-index.
+	deps, adeps = keepEqual(deps, n.Deps), keepEqual(adeps, n.Adeps())
 	if sameDeps(n.Deps, deps) && sameDeps(n.Adeps(), adeps) {
 		return
 	}
@@ -308,6 +310,20 @@ func (g *Graph) SetDeps(n *Node, deps, adeps []kv.Dependency) {
 			g.link(n, &list[i])
 		}
 	}
+}
+
+// keepEqual returns old for a list of the same plain dependencies as new
+// (labels and keys: an AnyOf's predicate cannot be compared), else new.
+func keepEqual(new, old []kv.Dependency) []kv.Dependency {
+	if len(new) != len(old) || sameDeps(new, old) {
+		return new
+	}
+	for i := range new {
+		if new[i].IsAnyOf() || new[i].Key != old[i].Key || new[i].Label != old[i].Label {
+			return new
+		}
+	}
+	return old
 }
 
 // sameDeps reports whether a and b are the same slice.

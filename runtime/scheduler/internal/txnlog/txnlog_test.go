@@ -41,12 +41,12 @@ func TestLogSafeFindsEveryControlByte(t *testing.T) {
 func TestHandlerWritesRecords(t *testing.T) {
 	var out strings.Builder
 	h := NewHandler(&out, slog.LevelInfo).WithAttrs([]slog.Attr{slog.String("agent", "a1")})
-	r := slog.NewRecord(time.Time{}, slog.LevelWarn, "transaction #2 plan:\n  1. CREATE k", 0)
+	r := slog.NewRecord(time.Time{}, slog.LevelWarn, "plan #2:\n  1. CREATE k", 0)
 	r.AddAttrs(slog.Uint64("seq", 2), slog.Int("n", -3), slog.Duration("took", 1500*time.Microsecond), slog.String("key", "a\nb"), slog.Bool("ok", true))
 	if err := h.Handle(context.Background(), r); err != nil {
 		t.Fatal(err)
 	}
-	want := "WARN transaction #2 plan: agent=a1 seq=2 n=-3 took=1.5ms key=\"a\\nb\" ok=true\n  1. CREATE k\n"
+	want := "WARN plan #2: agent=a1 seq=2 n=-3 took=1.5ms key=\"a\\nb\" ok=true\n  1. CREATE k\n"
 	if out.String() != want {
 		t.Errorf("got %q, want %q", out.String(), want)
 	}
@@ -56,7 +56,7 @@ func TestHandlerWritesRecords(t *testing.T) {
 // from a reused buffer (the transaction log writes two per transaction).
 func TestHandlerAllocatesNothing(t *testing.T) {
 	h := NewHandler(io.Discard, slog.LevelInfo)
-	r := slog.NewRecord(time.Now(), slog.LevelInfo, "transaction #2 (NB transaction) plan, 1 operation:\n  1. UPDATE w/route/3", 0)
+	r := slog.NewRecord(time.Now(), slog.LevelInfo, "plan #2 (NB transaction):\n  1. UPDATE w/route/3", 0)
 	r.AddAttrs(slog.Uint64("seq", 2), slog.Int("operations", 1), slog.String("agent", "a1"))
 	ctx := context.Background()
 	if allocs := testing.AllocsPerRun(100, func() { _ = h.Handle(ctx, r) }); allocs > 0 && !raceOn {
