@@ -6,11 +6,8 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"os"
 	"testing"
 	"time"
-
-	"github.com/vishvananda/netns"
 
 	linuxinterfaces "github.com/kvdescriptor/kvdescriptor/generated/linux/interfaces/v1"
 )
@@ -21,14 +18,7 @@ import (
 // after the create gave up, must not report it as another program's
 // interface (OBTAINED, then gone a moment later).
 func TestFailedCreateNotReportedForeign(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatalf("this test needs root to create a network namespace (euid is %d)", os.Geteuid())
-	}
-	ns, err := OnLockedThread(func() (netns.NsHandle, error) { return netns.New() })
-	if err != nil {
-		t.Fatalf("creating a network namespace: %v", err)
-	}
-	defer ns.Close()
+	ns := testNetns(t)
 	added, listed, created := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	seams := func(o *options) {
 		o.linkAdded = func(string) {

@@ -43,14 +43,7 @@ func (b *lockedBuffer) String() string {
 // interfaces of other programs are still reported, and Watch ends with
 // nil when its context does.
 func TestWatchWithoutNftables(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatalf("this test needs root to create a network namespace (euid is %d)", os.Geteuid())
-	}
-	ns, err := OnLockedThread(func() (netns.NsHandle, error) { return netns.New() })
-	if err != nil {
-		t.Fatalf("creating a network namespace: %v", err)
-	}
-	defer ns.Close()
+	ns := testNetns(t)
 	var logs lockedBuffer
 	noNft := func(o *options) {
 		o.nftSubscribe = func(netns.NsHandle, func(syscall.NetlinkMessage) bool, <-chan struct{}, func(error)) (<-chan struct{}, error) {
@@ -103,14 +96,7 @@ func TestWatchWithoutNftables(t *testing.T) {
 // TestWatchEndsOnNftablesError: an nftables subscription that fails after
 // it opened ends Watch with its error, which names it.
 func TestWatchEndsOnNftablesError(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatalf("this test needs root to create a network namespace (euid is %d)", os.Geteuid())
-	}
-	ns, err := OnLockedThread(func() (netns.NsHandle, error) { return netns.New() })
-	if err != nil {
-		t.Fatalf("creating a network namespace: %v", err)
-	}
-	defer ns.Close()
+	ns := testNetns(t)
 	fail := make(chan struct{})
 	failing := func(o *options) {
 		o.nftSubscribe = func(_ netns.NsHandle, _ func(syscall.NetlinkMessage) bool, done <-chan struct{}, onErr func(error)) (<-chan struct{}, error) {
@@ -158,4 +144,18 @@ func TestWatchEndsOnNftablesError(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("Watch did not end after 15s")
 	}
+}
+
+// testNetns returns a new network namespace, closed when the test ends.
+func testNetns(t *testing.T) netns.NsHandle {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Fatalf("this test needs root to create a network namespace (euid is %d)", os.Geteuid())
+	}
+	ns, err := OnLockedThread(func() (netns.NsHandle, error) { return netns.New() })
+	if err != nil {
+		t.Fatalf("creating a network namespace: %v", err)
+	}
+	t.Cleanup(func() { ns.Close() })
+	return ns
 }
