@@ -836,19 +836,19 @@ func TestGivenUpGroupStartsNoMoreCalls(t *testing.T) {
 		t.Fatalf("first transaction: %v; want the group given up on", res)
 	}
 	keys, ctxs := g.calls()
-	if len(keys) != 2 {
-		t.Fatalf("calls before the give-up: %v, want the two the workers hold", keys)
+	if len(keys) == 0 || len(keys) > 2 {
+		t.Fatalf("calls before the give-up: %v, want those the two workers hold", keys)
 	}
-	given := ctxs[0]
+	given, before := ctxs[0], len(keys)
 	txn = s.Txn()
 	for i := range 6 {
 		txn.Set(fmt.Sprintf("slow/b%d", i), kvtest.Value("y"))
 	}
 	done := txn.CommitAsync(context.Background())
-	// The next group is in flight (two calls held); the first group's
+	// The next group is in flight (a call held); the first group's
 	// workers go on now.
 	deadline := time.Now().Add(30 * time.Second)
-	for len(keys) < 4 && time.Now().Before(deadline) {
+	for len(keys) <= before && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 		keys, _ = g.calls()
 	}
@@ -857,7 +857,7 @@ func TestGivenUpGroupStartsNoMoreCalls(t *testing.T) {
 	close(g.releaseB)
 	<-done
 	keys, ctxs = g.calls()
-	for i := 2; i < len(keys); i++ {
+	for i := before; i < len(keys); i++ {
 		if ctxs[i] == given {
 			t.Errorf("call %d (%s) was started by the group given up on, after it was given up on; calls %v", i, keys[i], keys)
 		}
