@@ -903,6 +903,13 @@ func (r *fRun) checkView(sts map[string]scheduler.Status) []fDiv {
 		if r.stale[k] {
 			continue
 		}
+		if st, ok := sts[k]; ok && errors.Is(st.LastErr, scheduler.ErrOutcomeUnknown) && !errors.Is(st.LastErr, scheduler.ErrStillNeeded) {
+			// What a read-back finds is known, doc.go: "found as the
+			// call wanted, it is CONFIGURED with no error; else its
+			// failure stands, known": a value read since its call
+			// failed carries no mark of an unknown outcome.
+			divs = append(divs, fDiv{"view-known-unsure", fmt.Sprintf("%s: read back since its call failed, yet its status says its outcome is unknown (%s)", k, fStateOf(sts, k))})
+		}
 		got, inSB := sb[k]
 		var applied string
 		if st, ok := sts[k]; ok && st.Applied != nil {
