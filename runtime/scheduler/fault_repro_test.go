@@ -1293,3 +1293,18 @@ func TestFaultReproRevertDependentDeletedAgain(t *testing.T) {
 		})
 	}
 }
+
+// A harness repro (seed 17, serial, step 7824 of 10,000): a tampering
+// removed vrf/2 and with it if/a; the resync's Retrieve of if panicked,
+// so the scheduler could not see if/a go. The read-back of veth end v1
+// after its peer's failed delete, given v1 alone, was taken by the
+// harness as a read of every interface, and if/a as known gone. The
+// engine was right; the harness now takes such a read-back as telling of
+// its key alone.
+func TestFaultReproPartnerReadBackTellsOfItsKeyAlone(t *testing.T) {
+	runFaultRepro(t, []fStep{
+		{kind: fFull, items: []fItem{{"if/v1", "peer=v2 vrf=2"}, {"if/v2", "peer=v1 addrs=10.0.0.1/24"}, {"vrf/2", "table=1"}}},
+		{kind: fTxn, items: []fItem{{"if/a", "vrf=2"}, {"if/v1", ""}}, faults: []fFault{{"delete", "addr/v2/10.0.0.1/24", 1, fPartialTerminal}}},
+		{kind: fDownstream, tamper: []fTamper{{"vrf/2", ""}}, faults: []fFault{{"retrieve", "if", 1, fPanic}, {"delete", "if/v2", 1, fRetriable}}},
+	})
+}

@@ -1048,6 +1048,16 @@ func (r *fRun) refreshed(calls []fCall, txn bool) {
 			}
 			continue
 		}
+		if k := c.readKey; k != "" && fPartnerAfterReadBack(calls, i) {
+			// The read-back of the other member of a cycle after the
+			// failed delete of one (doc.go: "the other member is read
+			// back too"): what it finds is known of that key alone.
+			if !c.failed() && c.fault == 0 {
+				delete(r.stale, k)
+				delete(r.unknown, k)
+			}
+			continue
+		}
 		if c.failed() || c.fault != 0 {
 			continue
 		}
@@ -1068,6 +1078,21 @@ func fPeerOf(key, value string) string {
 		}
 	}
 	return ""
+}
+
+// fPartnerAfterReadBack reports whether calls[i], a Retrieve given one
+// key, follows the successful read-back of the failed delete of another
+// key of its descriptor: the read-back of that key's partner. (A refresh
+// of a descriptor, which may also be given one key, comes before a plan's
+// calls, never between them.)
+func fPartnerAfterReadBack(calls []fCall, i int) bool {
+	if i == 0 || calls[i].readKey == "" {
+		return false
+	}
+	prev := calls[i-1]
+	peer, ok := fReadBackOf(calls, i-1)
+	return ok && !prev.failed() && prev.fault == 0 && prev.key == calls[i].key && peer != calls[i].readKey &&
+		slices.ContainsFunc(calls[:i-1], func(c fCall) bool { return c.op == "delete" && c.key == peer && c.failed() })
 }
 
 // partnerReadBack reports whether calls[i], a Retrieve given one key,
