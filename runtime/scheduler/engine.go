@@ -206,20 +206,34 @@ func (r *run) reconcileNode(n *graph.Node) {
 	want, pending := r.targetWith(n, b)
 	switch {
 	case want == nil && n.Applied == nil:
-		if pending && r.unit[n.Key] == 0 {
-			if unit := r.cycleUnit(n); unit != nil {
-				r.createUnit(unit)
-				return
-			}
+		if !r.createdInUnit(n, pending) {
+			r.settle(n, pending, true)
 		}
-		r.settle(n, pending, true)
 	case want == nil:
-		r.remove(n, 0, false)
+		// Gone for want of what it needs, it may be created with that
+		// as a unit (a cycle member whose change needs a re-create).
+		if r.remove(n, 0, false) {
+			r.createdInUnit(n, pending)
+		}
 	case n.Applied == nil:
 		r.create(n, want, 0)
 	default:
 		r.change(n, want)
 	}
+}
+
+// createdInUnit creates n, PENDING and holding nothing, with the other
+// members of its dependency cycle when they can be created as a unit (see
+// cycleUnit), and reports whether it did.
+func (r *run) createdInUnit(n *graph.Node, pending bool) bool {
+	if !pending || r.unit[n.Key] != 0 {
+		return false
+	}
+	unit := r.cycleUnit(n)
+	if unit != nil {
+		r.createUnit(unit)
+	}
+	return unit != nil
 }
 
 // change brings n, applied, to want: nothing, when they are equal; else

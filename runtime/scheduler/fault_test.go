@@ -730,7 +730,7 @@ func (r *fRun) runStep(st *fStep, num int) (divs []fDiv) {
 	if st.kind == fTxn {
 		divs = append(divs, fCheckReadBackFirst(commitCalls, num, unsure)...)
 	}
-	r.refreshed(commitCalls[preCalls:], st.kind == fTxn)
+	r.refreshed(commitCalls[preCalls:], 0, st.kind == fTxn)
 
 	sts, div := r.settle()
 	if div != nil {
@@ -738,7 +738,7 @@ func (r *fRun) runStep(st *fStep, num int) (divs []fDiv) {
 	}
 	// Retries that ran after the commit returned read back too.
 	if all := r.sb.stepCalls(); len(all) > len(commitCalls) {
-		r.refreshed(all[len(commitCalls):], true)
+		r.refreshed(all[preCalls:], len(commitCalls)-preCalls, true)
 	}
 	if res.Reverted && st.revert {
 		divs = append(divs, r.checkRevert(num, commitCalls, leftovers, unread)...)
@@ -776,7 +776,7 @@ func (r *fRun) commitPre(items []fItem) (int, *fDiv) {
 		}
 	}
 	calls := r.sb.stepCalls()
-	r.refreshed(calls, true)
+	r.refreshed(calls, 0, true)
 	return len(calls), nil
 }
 
@@ -983,11 +983,14 @@ func fPrePlanReadBack(calls []fCall, i int, txn bool) bool {
 }
 
 // refreshed forgets the staleness of the keys of descriptors that a
-// resync read successfully, and of keys read back alone. txn says the
-// calls are of plain transactions (no refresh: the transaction of the
-// step, or retries).
-func (r *fRun) refreshed(calls []fCall, txn bool) {
-	for i, c := range calls {
+// resync read successfully, and of keys read back alone, in calls[from:];
+// the calls before from were taken already, and are there to tell a
+// read-back from a read (a retry's failed call can fall before from, and
+// its read-back after). txn says the calls are of plain transactions (no
+// refresh: the transaction of the step, or retries).
+func (r *fRun) refreshed(calls []fCall, from int, txn bool) {
+	for i := from; i < len(calls); i++ {
+		c := calls[i]
 		if k, ok := fReadBackOf(calls, i); ok {
 			switch {
 			case c.failed():
@@ -1130,7 +1133,7 @@ func (r *fRun) checkpoint(num int) []fDiv {
 		return []fDiv{*div}
 	}
 	r.commits++
-	r.refreshed(r.sb.stepCalls(), false)
+	r.refreshed(r.sb.stepCalls(), 0, false)
 	sts, div := r.settle()
 	if div != nil {
 		return []fDiv{*div}

@@ -68,10 +68,10 @@ func (r *removal) doomAll(n *graph.Node) {
 	} else if r.doomed == nil {
 		r.newDoomed(0)
 	}
-	if n.DoomMark == r.g.Dooms || r.g.Added != r.doomFrom && r.isDoomed(n.Key) {
+	if n.DoomMark == r.g.Dooms {
 		return // doomed already
 	}
-	r.doomed[n.Key], r.doomAdded, n.DoomMark = n, r.g.Added, r.g.Dooms
+	r.doomed, r.doomAdded, n.DoomMark = append(r.doomed, n), r.g.Added, r.g.Dooms
 	for _, k := range n.Derived {
 		r.doomAll(r.g.Node(k))
 	}
@@ -106,18 +106,18 @@ func (r *removal) releaseDoomed() {
 	doomed := r.doomed
 	r.doomed = nil
 	var left []string // mostly none: only those are sorted
-	for key, n := range doomed {
+	for _, n := range doomed {
 		if n.DoomMark != r.g.Dooms {
 			continue // removed (see remove)
 		} else if n.State == REMOVED && r.g.Added != r.doomAdded { // another may have the key
-			n = r.g.Node(key)
+			n = r.g.Node(n.Key)
 		}
 		if n != nil && n.State != REMOVED && n.Exists() {
-			left = append(left, key)
+			left = append(left, n.Key)
 		}
 	}
 	slices.Sort(left)
-	for _, key := range left {
+	for _, key := range slices.Compact(left) { // a node doomed again after its removal is listed twice
 		if n := r.g.Node(key); n != nil && n.Exists() {
 			r.triggerDependents(key, n)
 		}
@@ -134,25 +134,27 @@ type removal struct {
 	// removals is the stack of the values being removed (n.removing).
 	removals []string
 	// doomed are the values that the transaction's changes remove, known
-	// before the pass: nothing that needs one is created (see doom).
-	doomed map[string]*graph.Node
-	// doomAdded is the graph's count of added nodes at the last doom,
-	// doomFrom when doomed was made: while no node was added since, a
-	// key's node is its entry in doomed (see isDoomed).
-	doomAdded, doomFrom uint64
+	// before the pass: nothing that needs one is created (see doom). A
+	// node is doomed while it holds the graph's mark (Dooms), which remove
+	// takes off; the list is what releaseDoomed goes over, a node once.
+	doomed []*graph.Node
+	// doomAdded is the graph's count of added nodes at the last doom.
+	doomAdded uint64
 }
 
-// isDoomed reports whether key is doomed: its entry in doomed holds
-// doomed's mark, which remove takes off (a removal does not look the key
-// up in doomed while no node was added since it was made).
+// isDoomed reports whether key is doomed: its node holds the mark of the
+// doom under way (none once releaseDoomed ended it).
 func (r *removal) isDoomed(key string) bool {
-	e := r.doomed[key]
-	return e != nil && e.DoomMark == r.g.Dooms
+	if r.doomed == nil {
+		return false
+	}
+	n := r.g.Node(key)
+	return n != nil && n.DoomMark == r.g.Dooms
 }
 
-// newDoomed makes doomed, for n values, with a mark of its own.
+// newDoomed starts a doom, for n values, with a mark of its own.
 func (r *removal) newDoomed(n int) {
-	r.doomed, r.doomFrom = make(map[string]*graph.Node, n), r.g.Added
+	r.doomed = make([]*graph.Node, 0, max(n, 1))
 	if r.g.Dooms++; r.g.Dooms == 0 { // once every 2^32: no old mark may pass for the new
 		for _, n := range r.g.All() {
 			n.DoomMark = 0
@@ -191,9 +193,6 @@ func (r *removal) remove(n *graph.Node, flags Flags, sbGone bool) bool {
 		return false
 	}
 	n.Applied, n.Metadata, n.Removing, n.LastErr, n.LastOp = nil, nil, false, nil, OpDelete
-	if r.g.Added != r.doomFrom { // else the mark is the key's entry in doomed (see newDoomed)
-		delete(r.doomed, n.Key)
-	}
 	n.DoomMark = 0 // removed: a version created again is not doomed
 	r.known(n.Key)
 	r.g.SetDeps(n, n.Deps, nil)

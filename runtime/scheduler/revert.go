@@ -135,6 +135,7 @@ func (r *txnPass) restoreStates() {
 			n = r.newNode(k, p.Base)
 			r.mut(n)
 			n.Intent, n.IntentSeq, n.Retries = p.Intent, p.IntentSeq, p.Retries
+			r.evaluate(n) // its dependencies indexed: what it needs may not go first
 		}
 		if n != nil && n.FailedSeq != r.seq32 && n.Applied == p.Applied && p.existed {
 			r.mut(n)

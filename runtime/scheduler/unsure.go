@@ -70,8 +70,15 @@ func (r *unknowns) markUnsure(n *graph.Node, value proto.Message, err error) err
 }
 
 // outcomeKnown returns err, a value's error, without the mark of
-// markUnsure: what the southbound holds of the value is known.
+// markUnsure or failUnknown: what the southbound holds of the value is
+// known, and its failure before the read-backs stands.
 func outcomeKnown(err error) error {
+	if e, ok := err.(*unknownAgain); ok {
+		if e.prior != nil {
+			return e.prior
+		}
+		return fmt.Errorf("%s: its read-back failed: %w", e.key, e.read)
+	}
 	if u, ok := err.(interface{ Unwrap() []error }); ok {
 		if es := u.Unwrap(); len(es) == 2 && es[1] == ErrOutcomeUnknown {
 			return es[0]
@@ -298,8 +305,23 @@ func (r *unknowns) failUnknown(n *graph.Node, err error) {
 	}
 	r.mut(n)
 	n.LastOp = kind
-	r.fail(n, kind, fmt.Errorf("%s: %w (its read-back failed: %w)", n.Key, ErrOutcomeUnknown, err), r.nodeFlags(n), n.Applied, want, true)
+	again := &unknownAgain{key: n.Key, prior: outcomeKnown(n.LastErr), read: err}
+	r.fail(n, kind, again, r.nodeFlags(n), n.Applied, want, true)
 }
+
+// unknownAgain is the error of a value whose read-back failed again (see
+// failUnknown); prior is its error before (nil: none), which stands once
+// a read-back tells (outcomeKnown).
+type unknownAgain struct {
+	key         string
+	prior, read error
+}
+
+func (e *unknownAgain) Error() string {
+	return fmt.Sprintf("%s: %v (its read-back failed: %v)", e.key, ErrOutcomeUnknown, e.read)
+}
+
+func (e *unknownAgain) Unwrap() []error { return []error{ErrOutcomeUnknown, e.read} }
 
 // unsureBlocker returns a value whose outcome is unknown (a read-back
 // before the run failed again, or one in the run failed) that may need n,
