@@ -1185,7 +1185,7 @@ func (r *fRun) checkSB(sb map[string]string) []fDiv {
 			continue
 		}
 		if b := fBaseOf(k); b != "" {
-			if _, ok := sb[b]; !ok {
+			if _, ok := sb[b]; !ok && !r.leftoverOf(k, b) {
 				divs = append(divs, fDiv{"orphan-derived", fmt.Sprintf("%s {%s} is in the southbound without its base %s", k, sb[k], b)})
 			}
 		}
@@ -1204,6 +1204,17 @@ func (r *fRun) checkSB(sb map[string]string) []fDiv {
 		}
 	}
 	return divs
+}
+
+// leftoverOf reports whether k, a derived value of base b, was in the
+// southbound without b when the step began and is still there because
+// its delete failed: doc.go, "a leftover that nothing intends (a derived
+// value still there after its delete failed)".
+func (r *fRun) leftoverOf(k, b string) bool {
+	_, was := r.stepBefore[k]
+	_, baseWas := r.stepBefore[b]
+	st := r.s.Status(k)
+	return was && !baseWas && (st.State == scheduler.FAILED || st.State == scheduler.RETRYING) && st.LastOp == scheduler.OpDelete
 }
 
 // leftWithout reports whether k, which the southbound holds without d,
