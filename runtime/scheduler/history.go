@@ -38,7 +38,7 @@ type GraphEdge = view.GraphEdge
 
 // History returns the retained transaction records, oldest first.
 func (s *Scheduler) History() []Record {
-	recs := s.view.History()
+	recs := s.view.State.Load().Hist
 	out := make([]Record, len(recs))
 	for i, e := range recs {
 		out[i] = e.Record()

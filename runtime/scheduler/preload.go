@@ -36,8 +36,7 @@ func (s *Scheduler) preloadHistory() {
 			continue
 		}
 		last = rec.Seq
-		asPlanned := len(rec.Executed) > 0 && len(rec.Planned) >= len(rec.Executed) && &rec.Executed[0] == &rec.Planned[0]
-		live = s.view.Hist.Add(view.NewHistEntry(rec, asPlanned))
+		live = s.view.Hist.Add(view.NewHistEntry(rec))
 	}
 	st := *s.view.State.Load()
 	st.Hist = live

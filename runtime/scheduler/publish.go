@@ -43,7 +43,7 @@ func (s *jobs) publish(e *view.HistEntry, seq uint64) []Status {
 	defer r.Done()
 	out := make([]Status, len(changed))
 	for i, key := range changed {
-		st := r.Status(key, true)
+		st := r.Status(key, r.Get(key), true)
 		if st.State == NONEXISTENT {
 			st.State = REMOVED
 		}

@@ -422,8 +422,7 @@ func (s *jobs) endJob(j *job, res *Result) {
 		// The history keeps a compact copy of the record: this one need
 		// not outlive the call.
 		rec := record(res, j)
-		asPlanned := len(res.Executed) > 0 && len(res.Planned) > 0 && &res.Executed[0] == &res.Planned[0]
-		entry = view.NewHistEntry(&rec, asPlanned)
+		entry = view.NewHistEntry(&rec)
 	}
 	var seq uint64
 	if !res.DryRun {

@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"google.golang.org/protobuf/proto"
-
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/graph"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/registry"
@@ -31,17 +29,17 @@ func (s *Scheduler) GraphSnapshot(seq uint64) (*GraphSnapshot, error) {
 	if seq == 0 {
 		seq = last
 	}
-	ents := map[string]snapEntry{}
+	nodes := map[string]GraphNode{}
 	r.Each(func(key string, rec *graph.ViewRec) bool {
-		e := snapEntry{state: rec.State, value: rec.Intent(), meta: rec.M().Metadata, origin: rec.Origin, derived: rec.M().Base != "", err: rec.M().LastErr}
-		if e.value == nil {
-			e.value = rec.Applied()
+		n := GraphNode{State: rec.State, Value: rec.Intent(), Metadata: rec.M().Metadata, Origin: rec.Origin, Derived: rec.M().Base != "", Err: rec.M().LastErr}
+		if n.Value == nil {
+			n.Value = rec.Applied()
 		}
-		ents[key] = e
+		nodes[key] = n
 		return true
 	})
 	r.Done()
-	recs, idx := r.St.Hist, r.St.Index
+	recs := r.St.Hist
 
 	snap := &GraphSnapshot{Seq: seq}
 	at := view.FindEntry(recs, seq)
@@ -53,149 +51,118 @@ func (s *Scheduler) GraphSnapshot(seq uint64) (*GraphSnapshot, error) {
 			}
 			return nil, fmt.Errorf("scheduler: transaction %d is out of the history's retention (%s)", seq, oldest)
 		}
-		rewind(ents, recs, seq)
+		rewind(nodes, recs, seq)
 	}
 	if at != nil {
 		snap.Time = at.Rec.End
 		snap.Touched = slices.Sorted(maps.Keys(setOf(at.Executed, func(o *view.HistOp) string { return o.Key })))
 	}
-	buildSnapshot(snap, ents, idx)
+	buildSnapshot(snap, nodes, r.St.Index)
 	return snap, nil
 }
 
-// snapEntry is one value of a snapshot being built.
-type snapEntry struct {
-	state   State
-	value   proto.Message
-	meta    any
-	origin  kv.Origin
-	derived bool
-	err     error
-}
+func exists(st State) bool { return st == CONFIGURED || st == OBTAINED || st == DISCOVERED }
 
-func (e snapEntry) exists() bool {
-	return e.state == CONFIGURED || e.state == OBTAINED || e.state == DISCOVERED
-}
-
-// rewind turns ents, the values now, into the values as of the end of
-// transaction seq, using the retained records (oldest first).
-func rewind(ents map[string]snapEntry, recs []*view.HistEntry, seq uint64) {
-	// The keys changed after seq, with their first operation after it.
-	firstAfter := map[string]histRef{}
-	for _, rec := range recs {
-		if rec.Rec.Seq <= seq {
-			continue
-		}
-		for i := range rec.Executed {
-			if o := &rec.Executed[i]; firstAfter[o.Key].o == nil {
-				firstAfter[o.Key] = histRef{rec, o}
+// rewind turns nodes, the values now, into the values as of the end of
+// transaction seq, from the retained records (oldest first): a value that
+// an operation after seq changed is as its last operation up to seq left
+// it, or, when the history has none, as it was before its first operation
+// after seq.
+func rewind(nodes map[string]GraphNode, recs []*view.HistEntry, seq uint64) {
+	type then struct {
+		n               GraphNode
+		exists, settled bool
+	}
+	was := map[string]then{}
+	for i := len(recs) - 1; i >= 0; i-- { // newest first
+		e := recs[i]
+		for j := len(e.Executed) - 1; j >= 0; j-- {
+			h := &e.Executed[j]
+			t, changed := was[h.Key]
+			if e.Rec.Seq <= seq && (!changed || t.settled) {
+				continue
 			}
+			o := e.Op(h)
+			if e.Rec.Seq > seq {
+				t.n, t.exists = beforeOp(&o)
+			} else {
+				t.n, t.exists = afterOp(&o)
+				t.settled = true
+			}
+			was[h.Key] = t
 		}
 	}
-	// Their last operation up to seq, if the history has it.
-	lastUpTo := map[string]histRef{}
-	for _, rec := range recs {
-		if rec.Rec.Seq > seq {
-			break
-		}
-		for i := range rec.Executed {
-			if o := &rec.Executed[i]; firstAfter[o.Key].o != nil {
-				lastUpTo[o.Key] = histRef{rec, o}
-			}
-		}
-	}
-	for key, first := range firstAfter {
-		var e snapEntry
-		var ok bool
-		if o := lastUpTo[key]; o.o != nil {
-			op := o.e.Op(o.o)
-			e, ok = afterOp(&op)
+	for key, t := range was {
+		if t.exists {
+			nodes[key] = t.n
 		} else {
-			op := first.e.Op(first.o)
-			e, ok = beforeOp(&op)
-		}
-		if ok {
-			ents[key] = e
-		} else {
-			delete(ents, key)
+			delete(nodes, key)
 		}
 	}
 }
 
 // afterOp is a value as an operation left it; false when it no longer
 // existed.
-func afterOp(o *Op) (snapEntry, bool) {
-	e := snapEntry{state: o.State, value: o.Value, meta: o.Metadata, derived: o.Flags&FlagDerived != 0, err: o.Err}
+func afterOp(o *Op) (GraphNode, bool) {
+	n := GraphNode{State: o.State, Value: o.Value, Metadata: o.Metadata, Derived: o.Flags&FlagDerived != 0, Err: o.Err, Origin: kv.OriginNB}
 	if o.State == OBTAINED || o.State == DISCOVERED {
-		e.origin = kv.OriginSB
-	} else {
-		e.origin = kv.OriginNB
+		n.Origin = kv.OriginSB
 	}
-	switch {
-	case o.State == REMOVED || o.State == NONEXISTENT:
-		return e, false
-	case e.value == nil:
-		e.value = o.PrevValue // deleted and PENDING, or MISSING: the value stays intended
+	if n.Value == nil {
+		n.Value = o.PrevValue // deleted and PENDING, or MISSING: the value stays intended
 	}
-	return e, true
+	return n, o.State != REMOVED && o.State != NONEXISTENT
 }
 
 // beforeOp is a value as it was before an operation (the first the history
 // has of it); false when it did not exist.
-func beforeOp(o *Op) (snapEntry, bool) {
-	e := snapEntry{derived: o.Flags&FlagDerived != 0, origin: kv.OriginNB}
+func beforeOp(o *Op) (GraphNode, bool) {
+	n := GraphNode{Derived: o.Flags&FlagDerived != 0, Origin: kv.OriginNB}
 	switch {
 	case o.Kind == OpUpdate || o.Kind == OpDelete || o.Flags&FlagMissing != 0:
-		e.state, e.value = CONFIGURED, o.PrevValue
+		n.State, n.Value = CONFIGURED, o.PrevValue
 		if o.Flags&FlagObtained != 0 {
-			e.state, e.origin = OBTAINED, kv.OriginSB
+			n.State, n.Origin = OBTAINED, kv.OriginSB
 		}
 	case o.Flags&FlagNoop != 0:
-		e.state, e.value = CONFIGURED, o.Value
+		n.State, n.Value = CONFIGURED, o.Value
 	case o.Flags&FlagWasPending != 0:
-		e.state, e.value = PENDING, o.Value
+		n.State, n.Value = PENDING, o.Value
 	default:
-		return e, false
+		return n, false
 	}
-	return e, true
-}
-
-// histRef is an operation of a history entry.
-type histRef struct {
-	e *view.HistEntry
-	o *view.HistOp
+	return n, true
 }
 
 // buildSnapshot fills the nodes and edges of snap from the values.
-func buildSnapshot(snap *GraphSnapshot, ents map[string]snapEntry, idx *registry.Index) {
-	keys := slices.Sorted(maps.Keys(ents))
+func buildSnapshot(snap *GraphSnapshot, nodes map[string]GraphNode, idx *registry.Index) {
+	keys := slices.Sorted(maps.Keys(nodes))
 	// The existing keys, sorted, resolve AnyOf dependencies.
 	var existing []string
 	for _, k := range keys {
-		if ents[k].exists() {
+		if exists(nodes[k].State) {
 			existing = append(existing, k)
 		}
 	}
 	placeholders := map[string]bool{}
 	for _, key := range keys {
-		e := ents[key]
+		e := nodes[key]
+		e.Key, e.Label = key, key
 		d := idx.Lookup(key)
-		gn := GraphNode{Key: key, Label: key, State: e.state, Origin: e.origin, Value: e.value, Metadata: e.meta,
-			Derived: e.derived, Err: e.err}
 		if d != nil {
-			gn.Descriptor, gn.Label = d.Name(), d.Label(key)
+			e.Descriptor, e.Label = d.Name(), d.Label(key)
 		}
-		snap.Nodes = append(snap.Nodes, gn)
-		if d == nil || e.value == nil || e.state == INVALID || e.origin == kv.OriginSB {
+		snap.Nodes = append(snap.Nodes, e)
+		if d == nil || e.Value == nil || e.State == INVALID || e.Origin == kv.OriginSB {
 			continue
 		}
-		for _, dep := range d.Dependencies(key, e.value) {
+		for _, dep := range d.Dependencies(key, e.Value) {
 			if !dep.IsAnyOf() {
-				t, known := ents[dep.Key]
+				t, known := nodes[dep.Key]
 				if !known {
 					placeholders[dep.Key] = true
 				}
-				snap.Edges = append(snap.Edges, GraphEdge{From: key, To: dep.Key, Label: dep.Label, Kind: EdgeDependency, Met: known && t.exists()})
+				snap.Edges = append(snap.Edges, GraphEdge{From: key, To: dep.Key, Label: dep.Label, Kind: EdgeDependency, Met: known && exists(t.State)})
 				continue
 			}
 			found := false
@@ -217,9 +184,9 @@ func buildSnapshot(snap *GraphSnapshot, ents map[string]snapEntry, idx *registry
 				snap.Edges = append(snap.Edges, GraphEdge{From: key, To: ph, Label: dep.Label, Kind: EdgeAnyOf})
 			}
 		}
-		if e.exists() {
-			for _, dv := range d.Derived(key, e.value) {
-				if _, known := ents[dv.Key]; known {
+		if exists(e.State) {
+			for _, dv := range d.Derived(key, e.Value) {
+				if _, known := nodes[dv.Key]; known {
 					snap.Edges = append(snap.Edges, GraphEdge{From: key, To: dv.Key, Label: "derived", Kind: EdgeDerived, Met: true})
 				}
 			}

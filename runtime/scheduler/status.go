@@ -21,7 +21,7 @@ type UnmetDependency = view.UnmetDependency
 func (s *Scheduler) Status(key string) Status {
 	r := s.view.Read()
 	defer r.Done()
-	return r.Status(key, true)
+	return r.Status(key, r.Get(key), true)
 }
 
 // Statuses returns the statuses of the keys starting with prefix ("" for
@@ -54,7 +54,7 @@ func (s *Scheduler) statuses(keep func(string, *graph.ViewRec) bool) []Status {
 	slices.SortFunc(picked, func(a, b graph.KeyRec) int { return strings.Compare(a.Key, b.Key) })
 	out := make([]Status, len(picked))
 	for i, p := range picked {
-		out[i] = r.StatusOf(p.Key, p.Rec, true)
+		out[i] = r.Status(p.Key, p.Rec, true)
 	}
 	return out
 }

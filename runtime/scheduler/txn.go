@@ -278,7 +278,7 @@ func (s *Scheduler) outcomes(keys []string) ([]Outcome, bool) {
 			continue
 		}
 		seen[k] = true
-		st := v.Status(k, false)
+		st := v.Status(k, v.Get(k), false)
 		keys = append(keys, st.Derived...)
 		if st.State == NONEXISTENT {
 			st.State = REMOVED // the transaction touched it, and it is gone

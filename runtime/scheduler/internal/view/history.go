@@ -143,10 +143,15 @@ func (e *HistEntry) End() time.Time { return e.Rec.End }
 // Weight is the number of operations and values e holds.
 func (e *HistEntry) Weight() int {
 	w := len(e.values) + len(e.planned)
-	if len(e.Executed) > 0 && (len(e.planned) == 0 || &e.Executed[0] != &e.planned[0]) {
+	if !sharesArray(e.planned, e.Executed) {
 		w += len(e.Executed)
 	}
 	return w
+}
+
+// sharesArray reports whether b is a (non-empty) beginning of a.
+func sharesArray[T any](a, b []T) bool {
+	return len(b) > 0 && len(a) >= len(b) && &a[0] == &b[0]
 }
 
 // HistOp is an Op in 40 bytes; the fields most operations leave nil are
@@ -237,16 +242,16 @@ func (e *HistEntry) expandOps(ops []HistOp) []Op {
 	return out
 }
 
-// NewHistEntry compacts rec; executedAsPlanned says that rec.Executed is
-// rec.Planned (or its beginning).
-func NewHistEntry(rec *Record, executedAsPlanned bool) *HistEntry {
+// NewHistEntry compacts rec; operations executed as planned (rec.Executed
+// the beginning of rec.Planned's array) are kept once.
+func NewHistEntry(rec *Record) *HistEntry {
 	e := &HistEntry{Rec: histRec{
 		Seq: rec.Seq, description: rec.Description, errors: rec.Errors, start: rec.Start, End: rec.End,
 		batches: int32(rec.Batches), batchedOps: int32(rec.BatchedOps),
 		kind: rec.Kind, reverted: rec.Reverted, dryRun: rec.DryRun,
 	}}
 	e.planned = e.compactOps(rec.Planned)
-	if executedAsPlanned {
+	if sharesArray(rec.Planned, rec.Executed) {
 		e.Executed = e.planned[:len(rec.Executed)]
 	} else {
 		e.Executed = e.compactOps(rec.Executed)
@@ -279,7 +284,7 @@ func (e *HistEntry) Record() Record {
 		Start: h.start, End: h.End,
 	}
 	r.Planned = e.expandOps(e.planned)
-	if len(e.Executed) > 0 && len(e.planned) > 0 && &e.Executed[0] == &e.planned[0] {
+	if sharesArray(e.planned, e.Executed) {
 		r.Executed = r.Planned[:len(e.Executed)]
 	} else {
 		r.Executed = e.expandOps(e.Executed)
@@ -304,7 +309,3 @@ func FindEntry(recs []*HistEntry, seq uint64) *HistEntry {
 	}
 	return recs[i]
 }
-
-// History returns the retained entries, oldest first (entries are never
-// modified once added, nor is the slice).
-func (v *View) History() []*HistEntry { return v.State.Load().Hist }

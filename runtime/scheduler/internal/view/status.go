@@ -88,21 +88,11 @@ func (v viewRead) why(key string, visiting map[string]bool) *PendingReason {
 				}
 			}
 		} else {
-			pd.Intended = v.intendedUnder(&d.AnyOf)
+			pd.Intended = v.someUnder(&d.AnyOf, func(r *graph.ViewRec) bool { return r.Intent() != nil })
 		}
 		r.Unmet = append(r.Unmet, pd)
 	}
 	return r
-}
-
-// intendedUnder reports whether some intended value would satisfy the
-// AnyOf dependency once it exists.
-func (v viewRead) intendedUnder(a *kv.AnyOf) (found bool) {
-	v.Each(func(k string, r *graph.ViewRec) bool {
-		found = r.Intent() != nil && a.Accepts(k)
-		return !found
-	})
-	return found
 }
 
 // Roots returns the root dependencies of the chain: those with no Cause.

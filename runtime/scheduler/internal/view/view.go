@@ -162,11 +162,9 @@ func (r viewRead) Get(key string) *graph.ViewRec { return r.v.Slots.Load(key, r.
 // fn returns false.
 func (r viewRead) Each(fn func(key string, rec *graph.ViewRec) bool) { r.v.Slots.Each(r.St.Seq, fn) }
 
-// Status builds the status of key.
-func (v viewRead) Status(key string, detail bool) Status { return v.StatusOf(key, v.Get(key), detail) }
-
-// StatusOf builds the status of key from its version r (nil: none).
-func (v viewRead) StatusOf(key string, r *graph.ViewRec, detail bool) Status {
+// Status builds the status of key from its version r (nil: none); detail
+// adds what a PENDING value waits for.
+func (v viewRead) Status(key string, r *graph.ViewRec, detail bool) Status {
 	if r == nil {
 		return Status{Key: key, State: graph.NONEXISTENT}
 	}
@@ -184,31 +182,27 @@ func (v viewRead) StatusOf(key string, r *graph.ViewRec, detail bool) Status {
 		st.Drift = de
 	}
 	if detail && r.State == graph.PENDING {
-		st.Unmet = v.unmet(key, r)
-		st.Details = v.unprovidable(st.Unmet)
+		deps := v.unmetDeps(key, r)
+		st.Unmet = make([]UnmetDependency, len(deps))
+		for i, d := range deps {
+			u := describeUnmet(d)
+			st.Unmet[i] = u
+			// Nothing can create what no registered descriptor could
+			// provide (a typo in a key, or a missing plugin): the value
+			// would wait for it forever.
+			switch {
+			case v.providable(u):
+			case u.Key != "":
+				st.Details = append(st.Details, "no registered descriptor handles "+u.Key+": nothing can create it until one is registered")
+			default:
+				st.Details = append(st.Details, "no registered descriptor handles keys under "+strings.Join(u.AnyOf, ", ")+": nothing can satisfy "+u.Label+" until one is registered")
+			}
+		}
 		if cycle := v.cycleThrough(key, r); len(cycle) > 0 {
 			st.Details = append(st.Details, "dependency cycle: "+strings.Join(cycle, " -> "))
 		}
 	}
 	return st
-}
-
-// unprovidable says, for each unmet dependency that no registered
-// descriptor could ever provide, that nothing can create it until such a
-// descriptor is registered (a typo in a key, or a missing plugin): the
-// value would wait for it forever.
-func (v viewRead) unprovidable(unmet []UnmetDependency) []string {
-	var out []string
-	for _, u := range unmet {
-		switch {
-		case v.providable(u):
-		case u.Key != "":
-			out = append(out, "no registered descriptor handles "+u.Key+": nothing can create it until one is registered")
-		default:
-			out = append(out, "no registered descriptor handles keys under "+strings.Join(u.AnyOf, ", ")+": nothing can satisfy "+u.Label+" until one is registered")
-		}
-	}
-	return out
 }
 
 // providable reports whether a registered descriptor could provide u: its
@@ -221,16 +215,6 @@ func (v viewRead) providable(u UnmetDependency) bool {
 	return slices.ContainsFunc(u.AnyOf, v.St.Index.Covers)
 }
 
-// unmet lists the unmet dependencies of r.
-func (v viewRead) unmet(key string, r *graph.ViewRec) []UnmetDependency {
-	deps := v.unmetDeps(key, r)
-	out := make([]UnmetDependency, len(deps))
-	for i, d := range deps {
-		out[i] = describeUnmet(d)
-	}
-	return out
-}
-
 // unmetDeps returns the dependencies of r, the version of key, that are
 // not satisfied.
 func (v viewRead) unmetDeps(key string, r *graph.ViewRec) []*kv.Dependency {
@@ -238,32 +222,30 @@ func (v viewRead) unmetDeps(key string, r *graph.ViewRec) []*kv.Dependency {
 	deps := r.Deps(key)
 	for i := range deps {
 		d := &deps[i]
-		if d.IsAnyOf() {
-			if v.anyOfSatisfied(&d.AnyOf) == "" {
+		switch {
+		case !d.IsAnyOf():
+			if t := v.Get(d.Key); t == nil || !t.Exists() {
 				out = append(out, d)
 			}
-		} else if t := v.Get(d.Key); t == nil || !t.Exists() {
+		case v.St.Existing != nil: // the graph keeps an index from the first AnyOf dependency on
+			if graph.AnyOfInExcept(v.St.Existing, &d.AnyOf, nil) == "" {
+				out = append(out, d)
+			}
+		case !v.someUnder(&d.AnyOf, (*graph.ViewRec).Exists):
 			out = append(out, d)
 		}
 	}
 	return out
 }
 
-// anyOfSatisfied returns an existing key that satisfies the AnyOf
-// dependency, or "".
-func (v viewRead) anyOfSatisfied(a *kv.AnyOf) (found string) {
-	if v.St.Existing == nil {
-		// No index (the graph keeps one from the first AnyOf dependency
-		// on): scan.
-		v.Each(func(k string, r *graph.ViewRec) bool {
-			if r.Exists() && a.Accepts(k) {
-				found = k
-			}
-			return found == ""
-		})
-		return found
-	}
-	return graph.AnyOfInExcept(v.St.Existing, a, nil)
+// someUnder reports whether a value that ok accepts satisfies the AnyOf
+// dependency a (a scan).
+func (v viewRead) someUnder(a *kv.AnyOf, ok func(*graph.ViewRec) bool) (found bool) {
+	v.Each(func(k string, r *graph.ViewRec) bool {
+		found = ok(r) && a.Accepts(k)
+		return !found
+	})
+	return found
 }
 
 // cycleThrough returns a dependency cycle through key over values that do
