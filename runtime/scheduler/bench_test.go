@@ -899,3 +899,40 @@ func BenchmarkStatusDuringLargeTxn(b *testing.B) {
 	b.ReportMetric(float64(lat[len(lat)*999/1000].Nanoseconds())/1e3, "p99.9-µs")
 	b.ReportMetric(float64(len(lat))/float64(b.N), "reads/txn")
 }
+
+// BenchmarkGraphSnapshot measures GraphSnapshot on workload W at N=2,000
+// (2,000 interfaces, their derived addresses and the routes, created one
+// interface a transaction and the routes in one): the graph now (now)
+// and as of the transaction halfway through the history (past), which
+// rewinds every value changed since from the records.
+//
+//	go test -run='^$' -bench=GraphSnapshot -benchmem ./runtime/scheduler
+func BenchmarkGraphSnapshot(b *testing.B) {
+	const n = 2_000
+	w := buildWorkload(n)
+	ws := newSched(b, w)
+	defer ws.close(b)
+	for i := range n {
+		ws.commit(b, ws.s.Txn().Set(w.ifaceKeys[i], w.ifaceVals[i]))
+	}
+	txn := ws.s.Txn()
+	ws.setRoutes(txn)
+	ws.commit(b, txn)
+	rs := ws.s.History()
+	for _, c := range []struct {
+		name string
+		seq  uint64
+	}{{"now", 0}, {"past", rs[len(rs)/2].Seq}} {
+		b.Run(c.name, func(b *testing.B) {
+			var nodes int
+			for range b.N {
+				snap, err := ws.s.GraphSnapshot(c.seq)
+				if err != nil {
+					b.Fatal(err)
+				}
+				nodes = len(snap.Nodes)
+			}
+			b.ReportMetric(float64(nodes), "nodes")
+		})
+	}
+}

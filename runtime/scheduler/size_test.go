@@ -98,6 +98,8 @@ const (
 	// -62: the read side says each thing once (wt-read): a snapshot's
 	// values rewound in one pass, one Status builder, one AnyOf scan,
 	// NewHistEntry tells executed-as-planned itself.
+	// ±0: a snapshot's values are one sorted slice, built from the view's
+	// records and the operations that rewind them (no map of full nodes).
 	maxTotalLines = 12023
 )
 

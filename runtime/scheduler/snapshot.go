@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -18,9 +19,7 @@ import (
 // first operation after seq; seq must be within the history's retention.
 // Edges are computed from the values with their descriptors.
 func (s *Scheduler) GraphSnapshot(seq uint64) (*GraphSnapshot, error) {
-	// The values are copied out of the view at one published state; the
-	// rewind and the edges are worked out from the copy.
-	r := s.view.Read()
+	r := s.view.Read() // the values copied out at one published state
 	last := r.St.Seq
 	if seq > last {
 		r.Done()
@@ -29,96 +28,98 @@ func (s *Scheduler) GraphSnapshot(seq uint64) (*GraphSnapshot, error) {
 	if seq == 0 {
 		seq = last
 	}
-	nodes := map[string]GraphNode{}
+	var now []graph.KeyRec
 	r.Each(func(key string, rec *graph.ViewRec) bool {
-		n := GraphNode{State: rec.State, Value: rec.Intent(), Metadata: rec.M().Metadata, Origin: rec.Origin, Derived: rec.M().Base != "", Err: rec.M().LastErr}
-		if n.Value == nil {
-			n.Value = rec.Applied()
-		}
-		nodes[key] = n
+		now = append(now, graph.KeyRec{Key: key, Rec: rec})
 		return true
 	})
 	r.Done()
 	recs := r.St.Hist
-
 	snap := &GraphSnapshot{Seq: seq}
 	at := view.FindEntry(recs, seq)
-	if seq < last {
-		if at == nil {
-			oldest := "the history is empty or off"
-			if len(recs) > 0 {
-				oldest = fmt.Sprintf("the oldest kept is %d", recs[0].Rec.Seq)
-			}
-			return nil, fmt.Errorf("scheduler: transaction %d is out of the history's retention (%s)", seq, oldest)
+	if seq < last && at == nil {
+		oldest := "the history is empty or off"
+		if len(recs) > 0 {
+			oldest = fmt.Sprintf("the oldest kept is %d", recs[0].Rec.Seq)
 		}
-		rewind(nodes, recs, seq)
+		return nil, fmt.Errorf("scheduler: transaction %d is out of the history's retention (%s)", seq, oldest)
 	}
+	nodes := rewind(now, recs, seq)
 	if at != nil {
 		snap.Time = at.Rec.End
 		snap.Touched = slices.Sorted(maps.Keys(setOf(at.Executed, func(o *view.HistOp) string { return o.Key })))
 	}
+	slices.SortFunc(nodes, byKey)
 	buildSnapshot(snap, nodes, r.St.Index)
 	return snap, nil
 }
 
 func exists(st State) bool { return st == CONFIGURED || st == OBTAINED || st == DISCOVERED }
 
-// rewind turns nodes, the values now, into the values as of the end of
-// transaction seq, from the retained records (oldest first): a value that
+// rewind returns the values as of the end of transaction seq from now,
+// the values now, and the retained records (oldest first): a value that
 // an operation after seq changed is as its last operation up to seq left
 // it, or, when the history has none, as it was before its first operation
 // after seq.
-func rewind(nodes map[string]GraphNode, recs []*view.HistEntry, seq uint64) {
-	type then struct {
-		n               GraphNode
-		exists, settled bool
+func rewind(now []graph.KeyRec, recs []*view.HistEntry, seq uint64) []GraphNode {
+	type then struct { // the operation that decides the value; settled: up to seq
+		rec, op int32
+		settled bool
 	}
 	was := map[string]then{}
 	for i := len(recs) - 1; i >= 0; i-- { // newest first
 		e := recs[i]
+		if e.Rec.Seq <= seq && len(was) == 0 {
+			break
+		}
 		for j := len(e.Executed) - 1; j >= 0; j-- {
-			h := &e.Executed[j]
-			t, changed := was[h.Key]
+			key := e.Executed[j].Key
+			t, changed := was[key]
 			if e.Rec.Seq <= seq && (!changed || t.settled) {
 				continue
 			}
-			o := e.Op(h)
-			if e.Rec.Seq > seq {
-				t.n, t.exists = beforeOp(&o)
-			} else {
-				t.n, t.exists = afterOp(&o)
-				t.settled = true
+			was[key] = then{int32(i), int32(j), e.Rec.Seq <= seq}
+		}
+	}
+	valueOf := func(t then) (GraphNode, bool) {
+		o := recs[t.rec].Op(&recs[t.rec].Executed[t.op])
+		return opValue(&o, t.settled)
+	}
+	out := make([]GraphNode, 0, len(now))
+	for _, kr := range now {
+		if t, changed := was[kr.Key]; changed {
+			delete(was, kr.Key)
+			if n, exists := valueOf(t); exists {
+				out = append(out, n)
 			}
-			was[h.Key] = t
+			continue
+		}
+		r, m := kr.Rec, kr.Rec.M() // Val: the intended value, or the applied one
+		out = append(out, GraphNode{Key: kr.Key, State: r.State, Value: r.Val, Metadata: m.Metadata, Origin: r.Origin, Derived: m.Base != "", Err: m.LastErr})
+	}
+	for _, t := range was {
+		if n, exists := valueOf(t); exists {
+			out = append(out, n)
 		}
 	}
-	for key, t := range was {
-		if t.exists {
-			nodes[key] = t.n
-		} else {
-			delete(nodes, key)
-		}
-	}
+	return out
 }
 
-// afterOp is a value as an operation left it; false when it no longer
-// existed.
-func afterOp(o *Op) (GraphNode, bool) {
-	n := GraphNode{State: o.State, Value: o.Value, Metadata: o.Metadata, Derived: o.Flags&FlagDerived != 0, Err: o.Err, Origin: kv.OriginNB}
-	if o.State == OBTAINED || o.State == DISCOVERED {
-		n.Origin = kv.OriginSB
-	}
-	if n.Value == nil {
-		n.Value = o.PrevValue // deleted and PENDING, or MISSING: the value stays intended
-	}
-	return n, o.State != REMOVED && o.State != NONEXISTENT
-}
-
-// beforeOp is a value as it was before an operation (the first the history
-// has of it); false when it did not exist.
-func beforeOp(o *Op) (GraphNode, bool) {
-	n := GraphNode{Derived: o.Flags&FlagDerived != 0, Origin: kv.OriginNB}
+// opValue is a value as operation o left it (after), or as it was before
+// o, the first operation the history has of it; false when it did not
+// exist then.
+func opValue(o *Op, after bool) (GraphNode, bool) {
+	n := GraphNode{Key: o.Key, Derived: o.Flags&FlagDerived != 0, Origin: kv.OriginNB}
 	switch {
+	case after:
+		n.State, n.Value, n.Metadata, n.Err = o.State, o.Value, o.Metadata, o.Err
+		if o.State == OBTAINED || o.State == DISCOVERED {
+			n.Origin = kv.OriginSB
+		}
+		if n.Value == nil {
+			n.Value = o.PrevValue // deleted and PENDING, or MISSING: the value stays intended
+		}
+		return n, o.State != REMOVED && o.State != NONEXISTENT
 	case o.Kind == OpUpdate || o.Kind == OpDelete || o.Flags&FlagMissing != 0:
 		n.State, n.Value = CONFIGURED, o.PrevValue
 		if o.Flags&FlagObtained != 0 {
@@ -134,72 +135,71 @@ func beforeOp(o *Op) (GraphNode, bool) {
 	return n, true
 }
 
-// buildSnapshot fills the nodes and edges of snap from the values.
-func buildSnapshot(snap *GraphSnapshot, nodes map[string]GraphNode, idx *registry.Index) {
-	keys := slices.Sorted(maps.Keys(nodes))
-	// The existing keys, sorted, resolve AnyOf dependencies.
-	var existing []string
-	for _, k := range keys {
-		if exists(nodes[k].State) {
-			existing = append(existing, k)
-		}
-	}
+func byKey(a, b GraphNode) int         { return strings.Compare(a.Key, b.Key) }
+func keyCmp(n GraphNode, k string) int { return strings.Compare(n.Key, k) }
+
+// buildSnapshot fills the nodes and edges of snap from the sorted values.
+func buildSnapshot(snap *GraphSnapshot, nodes []GraphNode, idx *registry.Index) {
 	placeholders := map[string]bool{}
-	for _, key := range keys {
-		e := nodes[key]
-		e.Key, e.Label = key, key
+	for i := range nodes {
+		e := &nodes[i]
+		key := e.Key
+		e.Label = key
 		d := idx.Lookup(key)
 		if d != nil {
 			e.Descriptor, e.Label = d.Name(), d.Label(key)
 		}
-		snap.Nodes = append(snap.Nodes, e)
 		if d == nil || e.Value == nil || e.State == INVALID || e.Origin == kv.OriginSB {
 			continue
 		}
 		for _, dep := range d.Dependencies(key, e.Value) {
-			if !dep.IsAnyOf() {
-				t, known := nodes[dep.Key]
-				if !known {
-					placeholders[dep.Key] = true
-				}
-				snap.Edges = append(snap.Edges, GraphEdge{From: key, To: dep.Key, Label: dep.Label, Kind: EdgeDependency, Met: known && exists(t.State)})
+			if dep.IsAnyOf() {
+				anyOfEdges(snap, nodes, key, dep, placeholders)
 				continue
 			}
-			found := false
-			for _, p := range dep.AnyOf.Prefixes {
-				i, _ := slices.BinarySearch(existing, p)
-				for ; i < len(existing) && strings.HasPrefix(existing[i], p); i++ {
-					if dep.AnyOf.Match == nil || dep.AnyOf.Match(existing[i]) {
-						found = true
-						snap.Edges = append(snap.Edges, GraphEdge{From: key, To: existing[i], Label: dep.Label, Kind: EdgeAnyOf, Met: true})
-					}
-				}
+			t, known := slices.BinarySearchFunc(nodes, dep.Key, keyCmp)
+			if !known {
+				placeholders[dep.Key] = true
 			}
-			if !found {
-				ph := "any of " + strings.Join(dep.AnyOf.Prefixes, ", ")
-				if dep.AnyOf.Describe != "" {
-					ph += " (" + dep.AnyOf.Describe + ")"
-				}
-				placeholders[ph] = true
-				snap.Edges = append(snap.Edges, GraphEdge{From: key, To: ph, Label: dep.Label, Kind: EdgeAnyOf})
-			}
+			snap.Edges = append(snap.Edges, GraphEdge{From: key, To: dep.Key, Label: dep.Label, Kind: EdgeDependency, Met: known && exists(nodes[t].State)})
 		}
 		if exists(e.State) {
 			for _, dv := range d.Derived(key, e.Value) {
-				if _, known := nodes[dv.Key]; known {
+				if _, known := slices.BinarySearchFunc(nodes, dv.Key, keyCmp); known {
 					snap.Edges = append(snap.Edges, GraphEdge{From: key, To: dv.Key, Label: "derived", Kind: EdgeDerived, Met: true})
 				}
 			}
 		}
 	}
 	for ph := range placeholders {
-		snap.Nodes = append(snap.Nodes, GraphNode{Key: ph, Label: ph, State: NONEXISTENT, Placeholder: true})
+		nodes = append(nodes, GraphNode{Key: ph, Label: ph, State: NONEXISTENT, Placeholder: true})
 	}
-	slices.SortFunc(snap.Nodes, func(a, b GraphNode) int { return strings.Compare(a.Key, b.Key) })
-	slices.SortStableFunc(snap.Edges, func(a, b GraphEdge) int {
-		if c := strings.Compare(a.From, b.From); c != 0 {
-			return c
+	if len(placeholders) > 0 {
+		slices.SortFunc(nodes, byKey)
+	}
+	snap.Nodes = nodes
+	slices.SortStableFunc(snap.Edges, func(a, b GraphEdge) int { return cmp.Or(strings.Compare(a.From, b.From), strings.Compare(a.To, b.To)) })
+}
+
+// anyOfEdges adds the edges of key's AnyOf dependency dep: one to each
+// existing value it matches, or one to a placeholder naming its prefixes.
+func anyOfEdges(snap *GraphSnapshot, nodes []GraphNode, key string, dep kv.Dependency, placeholders map[string]bool) {
+	found := false
+	for _, p := range dep.AnyOf.Prefixes {
+		i, _ := slices.BinarySearchFunc(nodes, p, keyCmp)
+		for ; i < len(nodes) && strings.HasPrefix(nodes[i].Key, p); i++ {
+			if exists(nodes[i].State) && (dep.AnyOf.Match == nil || dep.AnyOf.Match(nodes[i].Key)) {
+				found = true
+				snap.Edges = append(snap.Edges, GraphEdge{From: key, To: nodes[i].Key, Label: dep.Label, Kind: EdgeAnyOf, Met: true})
+			}
 		}
-		return strings.Compare(a.To, b.To)
-	})
+	}
+	if !found {
+		ph := "any of " + strings.Join(dep.AnyOf.Prefixes, ", ")
+		if dep.AnyOf.Describe != "" {
+			ph += " (" + dep.AnyOf.Describe + ")"
+		}
+		placeholders[ph] = true
+		snap.Edges = append(snap.Edges, GraphEdge{From: key, To: ph, Label: dep.Label, Kind: EdgeAnyOf})
+	}
 }
