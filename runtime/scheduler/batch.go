@@ -476,7 +476,8 @@ func (r *calling) observe(n *graph.Node, value proto.Message, meta any, st State
 	}
 	r.mut(n)
 	fresh := n.Applied == nil
-	n.Origin, n.Applied, n.Metadata, n.State, n.LastErr = kv.OriginSB, value, meta, st, nil
+	n.Origin, n.Applied, n.Metadata, n.State = kv.OriginSB, value, meta, st
+	n.SetLastErr(nil)
 	if n.Base == "" {
 		n.Intent = nil
 	}

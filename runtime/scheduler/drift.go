@@ -184,7 +184,7 @@ func (s *executor) driftable(n *graph.Node) bool {
 	case CONFIGURED, DRIFTED:
 		return n.Applied != nil
 	case MISSING:
-		return n.Applied == nil && errors.Is(n.LastErr, ErrDrifted)
+		return n.Applied == nil && errors.Is(n.LastErr(), ErrDrifted)
 	}
 	return false
 }
@@ -391,7 +391,8 @@ func (r *txnPass) markDrift(n *graph.Node, it *driftItem) {
 	prev := n.Applied
 	r.mut(n)
 	r.takeApplied(n, it.found, it.meta)
-	n.LastErr, n.State = it.err, DRIFTED
+	n.State = DRIFTED
+	n.SetLastErr(it.err)
 	r.opFor(n, Op{Key: n.Key, Kind: OpNone, Value: it.found, PrevValue: prev, Flags: FlagDrifted | r.nodeFlags(n), Err: it.err})
 }
 

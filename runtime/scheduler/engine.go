@@ -307,10 +307,10 @@ func (r *run) create(n *graph.Node, want proto.Message, flags Flags) {
 				// was there already, unknown: the refresh that would
 				// have shown it failed): it goes, by another call than
 				// the one that failed, and stays FAILED with its error.
-				lastErr := n.LastErr
+				lastErr := n.LastErr()
 				if r.remove(n, 0, false) {
 					r.mut(n)
-					n.LastErr = lastErr
+					n.SetLastErr(lastErr)
 				}
 				return
 			}
@@ -319,7 +319,8 @@ func (r *run) create(n *graph.Node, want proto.Message, flags Flags) {
 		}
 		return
 	}
-	n.Applied, n.Metadata, n.LastErr, n.State = want, meta, nil, CONFIGURED
+	n.Applied, n.Metadata, n.State = want, meta, CONFIGURED
+	n.SetLastErr(nil)
 	r.g.SetDeps(n, n.Deps, r.depsOfValue(n, want))
 	r.g.SetExisting(n.Key, true)
 	r.syncMetadata(n)
@@ -367,7 +368,8 @@ func (r *run) update(n *graph.Node, want proto.Message) {
 		r.derive(n) // bring derived values in line with what is applied
 		return
 	}
-	n.Applied, n.Metadata, n.LastErr, n.State = want, meta, nil, CONFIGURED
+	n.Applied, n.Metadata, n.State = want, meta, CONFIGURED
+	n.SetLastErr(nil)
 	r.g.SetDeps(n, n.Deps, r.depsOfValue(n, want))
 	r.syncMetadata(n)
 	r.opFor(n, Op{Key: n.Key, Kind: OpUpdate, Value: want, PrevValue: prev, Flags: flags})
@@ -405,7 +407,7 @@ func (r *run) fail(n *graph.Node, kind OpKind, err error, flags Flags, prev, val
 		r.setOpState(i, FAILED)
 		return
 	}
-	n.LastErr = err
+	n.SetLastErr(err)
 	defer func() { r.setOpState(i, n.State) }()
 	policy := r.s.retryPolicy(n, r.opts)
 	if policy.enabled() && !r.opts.revert && n.Desc.IsRetriable(err) && int(n.Retries) < policy.MaxAttempts {
@@ -415,7 +417,7 @@ func (r *run) fail(n *graph.Node, kind OpKind, err error, flags Flags, prev, val
 	}
 	n.State = FAILED
 	if n.Retries > 0 && int(n.Retries) >= policy.MaxAttempts {
-		n.LastErr = fmt.Errorf("%w after %d attempts: %w", ErrRetriesExhausted, n.Retries+1, err)
+		n.SetLastErr(fmt.Errorf("%w after %d attempts: %w", ErrRetriesExhausted, n.Retries+1, err))
 	}
 }
 
@@ -459,12 +461,13 @@ func (r *run) settle(n *graph.Node, pending, record bool) {
 	default:
 		st = NONEXISTENT
 	}
-	if n.State == st && n.LastErr == err {
+	if n.State == st && n.LastErr() == err {
 		return
 	}
 	r.mut(n)
 	wasState := n.State
-	n.State, n.LastErr = st, err
+	n.State = st
+	n.SetLastErr(err)
 	if flags != 0 && record && wasState != st {
 		// INVALID and UNIMPLEMENTED records carry their error, so that
 		// the history (timelines, snapshots) keeps it.

@@ -192,7 +192,8 @@ func (r *removal) remove(n *graph.Node, flags Flags, sbGone bool) bool {
 	if n.Origin != kv.OriginSB && !sbGone && prev != nil && !r.deleteCall(n, flags, prev) {
 		return false
 	}
-	n.Applied, n.Metadata, n.Removing, n.LastErr, n.LastOp = nil, nil, false, nil, OpDelete
+	n.Applied, n.Metadata, n.Removing, n.LastOp = nil, nil, false, OpDelete
+	n.SetLastErr(nil)
 	n.DoomMark = 0 // removed: a version created again is not doomed
 	r.known(n.Key)
 	r.g.SetDeps(n, n.Deps, nil)
@@ -378,12 +379,12 @@ func (r *removal) livedWithout(d, n *graph.Node) bool {
 	if !ok || pn.Applied != nil {
 		return false
 	}
-	state, lastOp, lastErr := d.State, d.LastOp, d.LastErr
+	state, lastOp, lastErr := d.State, d.LastOp, d.LastErr()
 	if pd, ok := r.prior[d.Key]; ok {
 		if pd.Applied != d.Applied {
 			return false
 		}
-		state, lastOp, lastErr = pd.State, pd.LastOp, pd.LastErr
+		state, lastOp, lastErr = pd.State, pd.LastOp, pd.LastErr()
 	}
 	// Its delete call failed (one refused as still needed kept what it
 	// needs: it never was without it).

@@ -342,7 +342,8 @@ func (r *resyncPass) markGone(n *graph.Node, err error, flags Flags, wentWith fu
 	prev := n.Applied
 	r.mut(n)
 	r.takeApplied(n, nil, nil)
-	n.State, n.LastErr = MISSING, err
+	n.State = MISSING
+	n.SetLastErr(err)
 	r.opFor(n, Op{Key: n.Key, Kind: OpNone, PrevValue: prev, Flags: flags | FlagMissing | r.nodeFlags(n), Err: err})
 	// What needs n is reconciled after a resync's repairs: deleted (or
 	// made PENDING) if n cannot come back.
@@ -365,7 +366,8 @@ func (r *resyncPass) adopt(n *graph.Node, value proto.Message, meta any) {
 	n.Origin = kv.OriginNB
 	r.takeApplied(n, value, meta)
 	if n.Intent != nil && n.InvalidErr() == nil && n.Desc.Equivalent(n.Key, value, n.Intent) {
-		n.State, n.LastErr = CONFIGURED, nil
+		n.State = CONFIGURED
+		n.SetLastErr(nil)
 		put(&r.viewFresh, n.Key, true)
 		r.opFor(n, Op{Key: n.Key, Kind: OpNone, Value: value, Flags: FlagAdopted | r.nodeFlags(n)})
 		return

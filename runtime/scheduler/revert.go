@@ -127,7 +127,7 @@ func (r *txnPass) restoreStates() {
 		// the revert, stays a failed DELETE).
 		p := r.prior[k]
 		n := r.g.Node(k)
-		if n == nil && p.existed && p.Applied == nil && p.LastErr != nil {
+		if n == nil && p.existed && p.Applied == nil && p.LastErr() != nil {
 			// It held nothing and nothing intended it (its delete
 			// failed after removing it, say): the graph kept it only
 			// for its failure, which the revert dropped with it. It
@@ -139,7 +139,8 @@ func (r *txnPass) restoreStates() {
 		}
 		if n != nil && n.FailedSeq != r.seq32 && n.Applied == p.Applied && p.existed {
 			r.mut(n)
-			n.State, n.LastErr, n.LastOp = p.State, p.LastErr, p.LastOp
+			n.State, n.LastOp = p.State, p.LastOp
+			n.SetLastErr(p.LastErr())
 			if proto.Equal(n.Intent, p.Intent) { // re-derived on the way: a RETRYING value's retry is of then
 				n.IntentSeq, n.Retries = p.IntentSeq, p.Retries
 			}
@@ -204,7 +205,8 @@ func (r *txnPass) retryRefused(keys []string) {
 			}
 			before := n.Applied
 			r.mut(n)
-			n.FailedSeq, n.LastErr = 0, nil
+			n.FailedSeq = 0
+			n.SetLastErr(nil)
 			r.reconcile(k)
 			if n = r.g.Node(k); n == nil || n.Applied != before || !refused(n) {
 				progress = true
@@ -228,7 +230,7 @@ func (r *txnPass) retryRefused(keys []string) {
 // refused reports whether n's undo step was refused with no call, as
 // still needed.
 func (r *txnPass) refused(n *graph.Node) bool {
-	return n != nil && n.FailedSeq == r.seq32 && errors.Is(n.LastErr, ErrStillNeeded)
+	return n != nil && n.FailedSeq == r.seq32 && errors.Is(n.LastErr(), ErrStillNeeded)
 }
 
 // rereadFailed reads back n, whose failed call f and its read-back failed:
@@ -267,7 +269,8 @@ func (r *txnPass) keepUnsureUndo() {
 		n = r.newNode(f.key, r.prior[f.key].Base)
 	}
 	r.mut(n)
-	n.State, n.LastOp, n.FailedSeq, n.LastErr = FAILED, f.kind, r.seq32, f.err
+	n.State, n.LastOp, n.FailedSeq = FAILED, f.kind, r.seq32
+	n.SetLastErr(f.err)
 }
 
 // setUndoState sets the state of the blind undo of the failed operation to

@@ -198,7 +198,7 @@ func (r *unknowns) takeUnsure() {
 		// Known now: its failure stands without ErrOutcomeUnknown, or goes
 		// when what the call was about is found (a revert restores that).
 		r.mut(n)
-		n.LastErr = outcomeKnown(n.LastErr)
+		n.SetLastErr(outcomeKnown(n.LastErr()))
 		switch {
 		case f.value != nil:
 			r.takeApplied(n, f.value, f.meta)
@@ -270,7 +270,7 @@ func (r *unknowns) refusedFor(n *graph.Node, expected proto.Message, f func(*gra
 		keys = append(keys, d.Key) // "" for AnyOf: no node
 	}
 	for _, k := range keys {
-		if d := r.g.Node(k); d != nil && (d.State == FAILED || d.State == RETRYING) && errors.Is(d.LastErr, ErrStillNeeded) && errors.Is(d.LastErr, ErrOutcomeUnknown) {
+		if d := r.g.Node(k); d != nil && (d.State == FAILED || d.State == RETRYING) && errors.Is(d.LastErr(), ErrStillNeeded) && errors.Is(d.LastErr(), ErrOutcomeUnknown) {
 			f(d)
 		}
 	}
@@ -305,7 +305,7 @@ func (r *unknowns) failUnknown(n *graph.Node, err error) {
 	}
 	r.mut(n)
 	n.LastOp = kind
-	again := &unknownAgain{key: n.Key, prior: outcomeKnown(n.LastErr), read: err}
+	again := &unknownAgain{key: n.Key, prior: outcomeKnown(n.LastErr()), read: err}
 	r.fail(n, kind, again, r.nodeFlags(n), n.Applied, want, true)
 }
 
@@ -495,7 +495,7 @@ func (r *unknowns) readBackPartners(n *graph.Node, prev proto.Message) {
 			r.mut(p)
 			r.takeApplied(p, found, meta) // gone, unknown (nil), or found changed
 			if err != nil {
-				p.LastErr = r.markUnsure(p, was, fmt.Errorf("%s: read back after %s's delete failed: %w", p.Key, n.Key, err))
+				p.SetLastErr(r.markUnsure(p, was, fmt.Errorf("%s: read back after %s's delete failed: %w", p.Key, n.Key, err)))
 			}
 		}
 	}

@@ -76,9 +76,8 @@ type NodeFields struct {
 	// compared with the current transaction's.
 	OpSeq, CallSeq, FailedSeq uint32
 	// epoch is the journal epoch of the last snapshot (see begin).
-	epoch   uint32
-	LastErr error
-	Seq     uint64 // last transaction that changed the node
+	epoch uint32
+	Seq   uint64 // last transaction that changed the node
 }
 
 // Txn32 is the short number of transaction seq that nodes keep in opSeq
@@ -96,19 +95,23 @@ func (g *Graph) ClearMarks() {
 
 // nodeRare is what few nodes have: invalid is the validation error of
 // the intent; claimants are the keys of values that derive this key too,
-// refused while this value holds it (a configuration conflict).
+// refused while this value holds it (a configuration conflict); lastErr
+// is the error of the value's last operation or read-back.
 type nodeRare struct {
-	invalid   error
-	Claimants []string
+	invalid, lastErr error
+	Claimants        []string
 }
 
-// ClaimantKeys returns the keys of n's claimants, invalidErr the
-// validation error of its intent.
-func (n *Node) ClaimantKeys() []string { return n.rareOr().Claimants }
+// ClaimantKeys returns the keys of n's claimants, InvalidErr the
+// validation error of its intent, LastErr the error of its last
+// operation (nil: none).
+func (n *NodeFields) ClaimantKeys() []string { return n.rareOr().Claimants }
 
-func (n *Node) InvalidErr() error { return n.rareOr().invalid }
+func (n *NodeFields) InvalidErr() error { return n.rareOr().invalid }
 
-func (n *Node) rareOr() *nodeRare {
+func (n *NodeFields) LastErr() error { return n.rareOr().lastErr }
+
+func (n *NodeFields) rareOr() *nodeRare {
 	if n.Rare == nil {
 		return &noRare
 	}
@@ -117,11 +120,21 @@ func (n *Node) rareOr() *nodeRare {
 
 var noRare nodeRare
 
-// SetRare sets n's invalid error and claimants (a new nodeRare: the
-// journal's snapshots share the old one).
+// SetRare sets n's invalid error and claimants, SetLastErr its last
+// error (a new nodeRare: the journal's snapshots share the old one).
 func (n *Node) SetRare(invalid error, claimants []string) {
-	if n.Rare = nil; invalid != nil || len(claimants) > 0 {
-		n.Rare = &nodeRare{invalid, claimants}
+	n.putRare(nodeRare{invalid, n.LastErr(), claimants})
+}
+
+func (n *Node) SetLastErr(err error) { n.putRare(nodeRare{n.InvalidErr(), err, n.ClaimantKeys()}) }
+
+func (n *Node) putRare(r nodeRare) {
+	if o := n.rareOr(); SameValue(o.invalid, r.invalid) && SameValue(o.lastErr, r.lastErr) && sameKeys(o.Claimants, r.Claimants) {
+		return // unchanged
+	}
+	if n.Rare = nil; r.invalid != nil || r.lastErr != nil || len(r.Claimants) > 0 {
+		n.Rare = new(nodeRare) // not &r: r would be on the heap at every call
+		*n.Rare = r
 	}
 }
 

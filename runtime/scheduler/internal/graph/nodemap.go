@@ -141,7 +141,7 @@ func (m *NodeMap) Publish(n *Node, pub uint64, watch bool) (olds, changed bool) 
 	if was := head != nil && !head.gone(); watch {
 		changed = was != (n.State != REMOVED) || was && n.State != REMOVED && (n.Seq != head.Seq ||
 			n.State != head.State || n.Applied != head.Applied() || n.Intent != head.Intent() ||
-			n.LastOp != head.LastOp || !SameValue(head.M().LastErr, n.LastErr))
+			n.LastOp != head.LastOp || !SameValue(head.M().LastErr, n.LastErr()))
 	}
 	n.Live.Store(pub) // no lock: readers load live before the fields; freeze locks
 	return head != nil, changed

@@ -111,13 +111,13 @@ func setRec(r *ViewRec, n *Node, old *ViewRec, pub uint64, slab *recSlab) {
 	case n.Applied != nil:
 		r.Val, r.Flags = n.Applied, recApplied
 	}
-	if n.Base != "" || len(n.Derived) > 0 || n.LastErr != nil || applied != nil || n.Metadata != nil {
-		if m := old.M(); m != &noMore && m.Base == n.Base && SameValue(m.LastErr, n.LastErr) &&
+	if lastErr := n.LastErr(); n.Base != "" || len(n.Derived) > 0 || lastErr != nil || applied != nil || n.Metadata != nil {
+		if m := old.M(); m != &noMore && m.Base == n.Base && SameValue(m.LastErr, lastErr) &&
 			sameKeys(m.Derived, n.Derived) && m.applied == applied && SameValue(m.Metadata, n.Metadata) {
 			r.more = m
 		} else {
 			r.more = slab.nextMore()
-			*r.more = viewMore{Base: n.Base, Derived: n.Derived, LastErr: n.LastErr, applied: applied, Metadata: n.Metadata}
+			*r.more = viewMore{Base: n.Base, Derived: n.Derived, LastErr: lastErr, applied: applied, Metadata: n.Metadata}
 		}
 	}
 }
