@@ -314,12 +314,12 @@ func (r *removal) deleteCall(n *graph.Node, flags Flags, prev proto.Message) boo
 // must its partners (a veth end is never left without its peer).
 func (r *removal) removeDependents(n *graph.Node) {
 	var partners []string
-	for _, k := range r.g.DependentsOf(n.Key) {
-		d := r.g.Node(k)
-		if d != nil && d.Applied == nil && !d.Removing && !r.reverting && (d.State == FAILED || d.State == RETRYING) {
+	for _, d := range r.g.DependentNodes(n.Key) {
+		k := d.Key
+		if d = r.g.Current(k, d, 0); d != nil && d.Applied == nil && !d.Removing && !r.reverting && (d.State == FAILED || d.State == RETRYING) {
 			// It holds nothing and failed (a create that n's going
 			// made fail, say): it waits for n again, PENDING.
-			r.reconcile(k)
+			r.reconcileNode(d)
 			continue
 		}
 		if d == nil || d.Applied == nil || d.Removing {
@@ -337,8 +337,8 @@ func (r *removal) removeDependents(n *graph.Node) {
 				r.mut(d) // changed by the revert on the way: restored too
 			}
 		}
-		r.reconcile(k)
-		if d = r.g.Node(k); d != nil && !d.Removing && r.needs(d, n.Key) {
+		r.reconcileNode(d)
+		if d = r.g.Current(k, d, 0); d != nil && !d.Removing && r.needs(d, n.Key) {
 			return // n cannot go: it stays, with everything else that needs it
 		}
 	}
@@ -355,9 +355,9 @@ func (r *removal) blocker(n *graph.Node, stuck []string) string {
 	if len(stuck) > 0 {
 		return stuck[0]
 	}
-	for _, k := range r.g.DependentsOf(n.Key) {
-		if d := r.g.Node(k); d != nil && !d.Removing && r.needs(d, n.Key) && !(r.reverting && r.livedWithout(d, n)) {
-			return k
+	for _, d := range r.g.DependentNodes(n.Key) {
+		if d = r.g.Current(d.Key, d, 0); d != nil && !d.Removing && r.needs(d, n.Key) && !(r.reverting && r.livedWithout(d, n)) {
+			return d.Key
 		}
 	}
 	return ""
@@ -399,8 +399,8 @@ func (r *removal) livedWithout(d, n *graph.Node) bool {
 // stack, still in the southbound) needs n, and n is not on a dependency
 // cycle with it (members of a cycle cannot wait for each other).
 func (r *removal) neededByRemoval(n *graph.Node) bool {
-	for _, k := range r.g.DependentsOf(n.Key) {
-		if d := r.g.Node(k); d != nil && d.Removing && r.needs(d, n.Key) && !r.leadsTo(n, k) {
+	for _, d := range r.g.DependentNodes(n.Key) {
+		if d = r.g.Current(d.Key, d, 0); d != nil && d.Removing && r.needs(d, n.Key) && !r.leadsTo(n, d.Key) {
 			return true
 		}
 	}

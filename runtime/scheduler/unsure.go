@@ -140,9 +140,9 @@ func (s *executor) readBackUnsure(ctx context.Context, dryRun bool, view *sbView
 // fact as n's; one whose read-back fails is of unknown outcome.
 func (s *executor) readBackUnsurePartners(ctx context.Context, dryRun bool, view *sbView, n *graph.Node, expected proto.Message, facts []unsureFact) []unsureFact {
 	mine := n.Desc.Dependencies(n.Key, expected)
-	for _, k := range s.g.DependentsOf(n.Key) {
-		p := s.g.Node(k)
-		if p == nil || !cyclePartner(n, mine, p) || p.Desc == nil || !p.Desc.CanRetrieve() ||
+	for _, p := range s.g.DependentNodes(n.Key) {
+		k := p.Key
+		if !cyclePartner(n, mine, p) || p.Desc == nil || !p.Desc.CanRetrieve() ||
 			view != nil && view.refreshed[p.Desc] || s.g.Unsure[k] != nil || slices.ContainsFunc(facts, func(f unsureFact) bool { return f.key == k }) {
 			continue
 		}
@@ -482,9 +482,9 @@ func (r *unknowns) takeApplied(n *graph.Node, value proto.Message, meta any) {
 // being removed by a transaction that goes on is deleted next).
 func (r *unknowns) readBackPartners(n *graph.Node, prev proto.Message) {
 	mine := r.depsOfValue(n, prev)
-	for _, k := range r.g.DependentsOf(n.Key) {
-		p := r.g.Node(k)
-		if p == nil || !cyclePartner(n, mine, p) || !r.canReadBack(p) {
+	for _, p := range r.g.DependentNodes(n.Key) {
+		k := p.Key
+		if p = r.g.Current(k, p, 0); p == nil || !cyclePartner(n, mine, p) || !r.canReadBack(p) {
 			continue
 		}
 		found, meta, err := r.s.readKey(r.ctx, p, p.Applied)

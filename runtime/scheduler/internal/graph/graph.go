@@ -458,9 +458,11 @@ func (g *Graph) SetUnimplemented(key string, on bool) {
 	}
 }
 
-// DependentNodes is dependentsOf, giving the nodes (in the order of their
-// keys). The caller checks each with current before using it, when what
-// it does in between may take nodes out of the graph.
+// DependentNodes returns the nodes that depend on key, plainly or through
+// an AnyOf prefix of key (whether or not its predicate accepts key;
+// callers re-check), in the order of their keys. The caller checks each
+// with Current before using it, when what it does in between may take
+// nodes out of the graph.
 func (g *Graph) DependentNodes(key string) []*Node {
 	plain := g.dependents[key]
 	if plain.Len() == 0 && len(g.anyOfLens) == 0 {
@@ -501,27 +503,11 @@ func (g *Graph) Current(key string, n *Node, added uint64) *Node {
 	return g.Node(key)
 }
 
-// DependentsOf returns the keys of the nodes that depend on key, plainly or
-// through an AnyOf prefix of key (whether or not its predicate accepts key;
-// callers re-check). Sorted, for a deterministic order.
+// DependentsOf is the keys of DependentNodes.
 func (g *Graph) DependentsOf(key string) []string {
 	var out []string
-	plain := g.dependents[key]
-	for n := range plain.All() {
+	for _, n := range g.DependentNodes(key) {
 		out = append(out, n.Key)
-	}
-	for _, c := range g.anyOfLens {
-		if c.len > len(key) {
-			continue
-		}
-		set := g.anyOf[key[:c.len]]
-		for n := range set.All() {
-			out = append(out, n.Key)
-		}
-	}
-	if len(out) > 1 {
-		slices.Sort(out)
-		out = slices.Compact(out)
 	}
 	return out
 }
