@@ -479,7 +479,7 @@ func (r *run) settle(n *graph.Node, pending, record bool) {
 // node of key (nil: unknown), which the dependents' reconciliations find
 // without a lookup (see nodeOf).
 func (r *run) triggerDependents(key string, n *graph.Node) {
-	ds := r.g.DependentNodes(key)
+	ds := r.g.DependentNodes(key, true)
 	if len(ds) == 0 {
 		return
 	}

@@ -126,7 +126,11 @@ func (n *Node) SetRare(invalid error, claimants []string) {
 	n.putRare(nodeRare{invalid, n.LastErr(), claimants})
 }
 
-func (n *Node) SetLastErr(err error) { n.putRare(nodeRare{n.InvalidErr(), err, n.ClaimantKeys()}) }
+func (n *Node) SetLastErr(err error) {
+	if err != nil || n.Rare != nil { // nil on a node without rare fields: nothing to do
+		n.putRare(nodeRare{n.InvalidErr(), err, n.ClaimantKeys()})
+	}
+}
 
 func (n *Node) putRare(r nodeRare) {
 	if o := n.rareOr(); SameValue(o.invalid, r.invalid) && SameValue(o.lastErr, r.lastErr) && sameKeys(o.Claimants, r.Claimants) {
@@ -460,10 +464,11 @@ func (g *Graph) SetUnimplemented(key string, on bool) {
 
 // DependentNodes returns the nodes that depend on key, plainly or through
 // an AnyOf prefix of key (whether or not its predicate accepts key;
-// callers re-check), in the order of their keys. The caller checks each
+// callers re-check), in the order of their keys when sorted (else in no
+// order, for a caller whose result does not depend on it). The caller checks each
 // with Current before using it, when what it does in between may take
 // nodes out of the graph.
-func (g *Graph) DependentNodes(key string) []*Node {
+func (g *Graph) DependentNodes(key string, sorted bool) []*Node {
 	plain := g.dependents[key]
 	if plain.Len() == 0 && len(g.anyOfLens) == 0 {
 		return nil
@@ -481,7 +486,7 @@ func (g *Graph) DependentNodes(key string) []*Node {
 			out = append(out, n)
 		}
 	}
-	if len(out) > 1 {
+	if len(out) > 1 && (sorted || len(g.anyOfLens) > 0) { // AnyOf sets may repeat a node
 		slices.SortFunc(out, func(a, b *Node) int { return strings.Compare(a.Key, b.Key) })
 		out = slices.CompactFunc(out, func(a, b *Node) bool { return a == b })
 	}
@@ -506,7 +511,7 @@ func (g *Graph) Current(key string, n *Node, added uint64) *Node {
 // DependentsOf is the keys of DependentNodes.
 func (g *Graph) DependentsOf(key string) []string {
 	var out []string
-	for _, n := range g.DependentNodes(key) {
+	for _, n := range g.DependentNodes(key, true) {
 		out = append(out, n.Key)
 	}
 	return out
