@@ -898,6 +898,12 @@ func vFailedCall(st scheduler.Status, op scheduler.OpKind) bool {
 	return failed && (op == 0 || st.LastOp == op)
 }
 
+// vPartialCreate reports whether a status records a create that failed
+// and applied in part: FAILED or RETRYING after a create, holding a value.
+func vPartialCreate(st scheduler.Status) bool {
+	return (st.State == scheduler.FAILED || st.State == scheduler.RETRYING) && st.LastOp == scheduler.OpCreate && st.Applied != nil
+}
+
 // check checks the pairs and the view after a step.
 func (r *vRun) check(sts map[string]scheduler.Status) []fDiv {
 	var divs []fDiv
@@ -920,8 +926,14 @@ func (r *vRun) check(sts map[string]scheduler.Status) []fDiv {
 			// with that error"; and of a value of unknown outcome,
 			// "nothing that needs it is created on it", nor is "a value
 			// it may need" removed. (A failed create of miss is no
-			// excuse: have, which needs it, goes then.)
-			if vFailedCall(sts[have], scheduler.OpDelete) || vUnsure(sts[miss]) || vUnsure(sts[have]) {
+			// excuse: have, which needs it, goes then.) And have's own
+			// create applied in part, found by a read-back before a
+			// transaction that reverted: "a value that was there
+			// without something it needs (its delete had failed, or its
+			// create applied in part) stays as it was when the revert
+			// deletes what the transaction created for it" (a forward
+			// pass deletes such a value: create's read-back).
+			if vFailedCall(sts[have], scheduler.OpDelete) || vUnsure(sts[miss]) || vUnsure(sts[have]) || vPartialCreate(sts[have]) {
 				r.halvesExplained++
 				continue
 			}
