@@ -220,15 +220,14 @@ func (r *unknowns) takeUnsure() {
 			}
 			r.remove(n, flags, true)
 		}
-		if f.value == nil {
-			// What was kept for it and nothing intends goes in this run
-			// (settleUnsure): nothing is created on it before.
-			r.refusedFor(n, f.expected, func(d *graph.Node) {
-				if d.Intent == nil {
-					r.doomAll(d)
-				}
-			})
-		}
+		// What was kept for it and nothing intends goes in this run
+		// (settleUnsure), whether it was found or gone: nothing is
+		// created on it before.
+		r.refusedFor(n, f.expected, func(d *graph.Node) {
+			if d.Intent == nil {
+				r.doomAll(d)
+			}
+		})
 	}
 	r.prior = prior
 }
