@@ -75,8 +75,9 @@
 //     re-created with the rest of its cycle), it is not created again
 //     without what it needs, nor is what needs it: they wait, PENDING,
 //     as in any transaction. One exception: a leftover that nothing intends (a derived
-//     value still there after its delete failed) is not put back once the
-//     transaction, or its revert, deleted it. When an undo call fails, the value is FAILED and the graph
+//     value still there after its delete failed, or one that its base,
+//     read back in another version, no longer derives) is not put back
+//     once the transaction, or its revert, deleted it. When an undo call fails, the value is FAILED and the graph
 //     says what the southbound holds. A best-effort transaction (the
 //     default) applies all it can and leaves failed values FAILED, or
 //     RETRYING when it asked for retries and the error is retriable.

@@ -653,12 +653,15 @@ func (r *fRun) runStep(st *fStep, num int) (divs []fDiv) {
 			leftovers[st.Key] = true
 		}
 	}
-	// A derived value of a base whose outcome is unknown: the transaction
-	// reads the base back and "takes what is found first" (doc.go); what
-	// neither the found version nor the intent of the base derives is a
-	// leftover from then on.
+	// A derived value that neither the southbound's version of its base
+	// nor the base's intent derives: a base of unknown outcome is read
+	// back by the transaction, which "takes what is found first"
+	// (doc.go), and what that version does not derive is a leftover from
+	// then on, after the base is known too: doc.go, "a leftover that
+	// nothing intends (a derived value [...] that its base, read back in
+	// another version, no longer derives)".
 	for k := range before {
-		if b := fBaseOf(k); b != "" && r.unknown[b] && !fDerives(b, before[b], k) && !fDerives(b, r.intent[b], k) {
+		if b := fBaseOf(k); b != "" && !fDerives(b, before[b], k) && !fDerives(b, r.intent[b], k) {
 			leftovers[k] = true
 		}
 	}
@@ -1209,7 +1212,7 @@ func (r *fRun) checkSB(sb map[string]string) []fDiv {
 // leftoverOf reports whether k, a derived value of base b, was in the
 // southbound without b when the step began and is still there because
 // its delete failed: doc.go, "a leftover that nothing intends (a derived
-// value still there after its delete failed)".
+// value still there after its delete failed[...])".
 func (r *fRun) leftoverOf(k, b string) bool {
 	_, was := r.stepBefore[k]
 	_, baseWas := r.stepBefore[b]
