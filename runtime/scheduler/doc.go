@@ -59,7 +59,8 @@
 //     outside the transaction, and nothing the revert restores satisfies
 //     it meanwhile), that value goes first, as a dependent does in any
 //     removal, and is restored with the rest: the revert changed it on
-//     the way. When the southbound accepts the undo calls, the southbound
+//     the way; unless its outcome is unknown (below): no call is made on
+//     it, and the step stays refused until it is read back. When the southbound accepts the undo calls, the southbound
 //     and the values' states end exactly as before the transaction (a
 //     retry, a transaction of its own, may run just before or after it:
 //     what the retry changes stays): a value that was FAILED before is

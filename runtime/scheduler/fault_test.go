@@ -1364,6 +1364,13 @@ func (r *fRun) checkRevert(num int, calls []fCall, leftovers, unread map[string]
 		case inB && !inA && gone[k]:
 			// A leftover the transaction deleted stays deleted, and
 			// so does what cannot be put back without it.
+		case r.refusedForUnknown(k):
+			// Its undo step was refused: a value of unknown outcome may
+			// need it. doc.go: "that value goes first [...]; unless its
+			// outcome is unknown (below): no call is made on it, and the
+			// step stays refused until it is read back"; "the removal of
+			// a value it may need (a dependency, its base) is refused
+			// (ErrStillNeeded, ErrOutcomeUnknown)".
 		case inB && !inA:
 			diff = append(diff, fmt.Sprintf("- %s {%s}", k, b))
 		case !inB && inA:
@@ -1376,6 +1383,13 @@ func (r *fRun) checkRevert(num int, calls []fCall, leftovers, unread map[string]
 		return nil
 	}
 	return []fDiv{{"revert-differs", "the reverted transaction changed the southbound (undo calls all succeeded):\n      " + strings.Join(diff, "\n      ")}}
+}
+
+// refusedForUnknown reports whether k's status says that its removal was
+// refused for a value of unknown outcome.
+func (r *fRun) refusedForUnknown(k string) bool {
+	err := r.s.Status(k).LastErr
+	return errors.Is(err, scheduler.ErrStillNeeded) && errors.Is(err, scheduler.ErrOutcomeUnknown)
 }
 
 // fGoneWithLeftovers returns the keys that a reverted transaction may
