@@ -322,8 +322,8 @@ func (r *removal) removeDependents(n *graph.Node) {
 			r.reconcileNode(d)
 			continue
 		}
-		if d == nil || d.Applied == nil || d.Removing {
-			continue
+		if d == nil || d.Applied == nil || d.Removing || r.unsureOf(k) {
+			continue // (one of unknown outcome is not decided on: n stays, see unsureBlocker)
 		}
 		if r.reverting && r.livedWithout(d, n) {
 			continue

@@ -70,8 +70,8 @@ func (r *txnPass) revert() {
 		}
 		r.mut(n)
 		n.Intent, n.IntentSeq, n.Retries, n.FailedSeq = p.Intent, p.IntentSeq, p.Retries, 0
-		if k == unsure {
-			n.FailedSeq = r.seq32 // no call on it (priorTarget)
+		if k == unsure || r.unsureOf(k) {
+			n.FailedSeq = r.seq32 // of unknown outcome: no call on it (priorTarget)
 		}
 		r.evaluate(n)
 	}
@@ -260,6 +260,12 @@ func (r *txnPass) rereadFailed(n *graph.Node, f *failedOp) bool {
 // read-back before the next transaction. Without this, a value the
 // transaction had created ended with no status at all.
 func (r *txnPass) keepUnsureUndo() {
+	for _, k := range r.priorOrder { // others made unknown (a partner's read-back failed)
+		if n := r.g.Node(k); n != nil && (r.failedOp == nil || k != r.failedOp.key) && r.unsureOf(k) {
+			r.mut(n)
+			n.State = FAILED
+		}
+	}
 	f := r.failedOp
 	if f == nil || f.known || r.g.Unsure[f.key] == nil {
 		return
