@@ -319,14 +319,19 @@ func (r *resyncPass) adoptDerived(n *graph.Node) {
 		ds = append(slices.Clip(ds), n.Desc.Derived(n.Key, n.Intent)...)
 	}
 	for _, d := range ds {
-		it := r.view.get(d.Key)
-		if d.Key == "" || d.Value == nil || it == nil || it.used || r.g.Node(d.Key) != nil || slices.Contains(n.Derived, d.Key) {
-			continue // not found, decided already, or known to the graph
+		it, dn := r.view.get(d.Key), r.g.Node(d.Key)
+		if d.Key == "" || d.Value == nil || it == nil || it.used || slices.Contains(n.Derived, d.Key) ||
+			dn != nil && (dn.Applied != nil || dn.Intent != nil || dn.Base != "" && dn.Base != n.Key) {
+			continue // not found, decided already, or known to the graph (but for a node holding nothing: a delete of unknown outcome)
 		}
 		if desc := r.s.lookup(d.Key); desc == nil || !r.view.refreshed[desc] {
 			continue
 		}
-		dn := r.newDerived(n, d.Key)
+		if dn == nil {
+			dn = r.newDerived(n, d.Key)
+		} else {
+			r.linkBase(dn, n)
+		}
 		dn.Intent, dn.IntentSeq = d.Value, r.seq
 		r.evaluate(dn)
 		r.adopt(dn, it.value, it.meta)

@@ -114,7 +114,10 @@ const (
 	// +6: a value of unknown outcome is not removed as a dependent (what
 	// it may need stays: unsureBlocker), and a revert makes no call on a
 	// partner made unknown by its forward pass and leaves it FAILED.
-	maxTotalLines = 12045
+	// +5: a resync links to its base a derived value found whose node
+	// holds nothing (a delete of unknown outcome), as it does one with no
+	// node (adoptDerived).
+	maxTotalLines = 12050
 )
 
 // layers lists the internal packages from the bottom up: a package may
