@@ -145,26 +145,32 @@ func TestPeriodicResyncRepairs(t *testing.T) {
 		t.Fatal(err)
 	}
 	sb.Remove("iface/a")
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if _, ok := sb.Get("iface/a"); ok {
-			break
+	// The southbound holds the value again as soon as the resync's create
+	// call returns, but the transaction's record is appended only when the
+	// transaction ends: wait for the record, not for the value (waiting for
+	// the value and then reading the history once failed under load).
+	periodicCreate := func() bool {
+		for _, rec := range s.History() {
+			if rec.Kind != scheduler.DownstreamResyncTxn || rec.Description != "periodic" {
+				continue
+			}
+			for _, o := range rec.Executed {
+				if o.Key == "iface/a" && o.Kind == scheduler.OpCreate {
+					return true
+				}
+			}
 		}
+		return false
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !periodicCreate() {
 		if time.Now().After(deadline) {
-			t.Fatal("the periodic resync did not re-create iface/a")
+			t.Fatal("no periodic downstream resync in the history re-created iface/a")
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	var found bool
-	for _, rec := range s.History() {
-		if rec.Kind == scheduler.DownstreamResyncTxn && rec.Description == "periodic" {
-			for _, o := range rec.Executed {
-				found = found || (o.Key == "iface/a" && o.Kind == scheduler.OpCreate)
-			}
-		}
-	}
-	if !found {
-		t.Error("no periodic downstream resync in the history created iface/a")
+	if v, ok := sb.Get("iface/a"); !ok || v != "up" {
+		t.Errorf("after the periodic resync the southbound holds %q (%v)", v, ok)
 	}
 }
 
