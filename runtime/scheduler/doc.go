@@ -38,8 +38,9 @@
 //     back. A southbound may hold a cycle of two as one object that goes
 //     with either member (deleting one end of a veth pair deletes both):
 //     when a read-back finds a member gone (after its Delete failed, or
-//     before a transaction, its outcome unknown), the other member is
-//     read back too: one found gone is gone (nothing applied; a revert
+//     before a transaction, its outcome unknown), or a revert deletes a
+//     member the other was there without before the transaction, the
+//     other member is read back too: one found gone is gone (nothing applied; a revert
 //     creates it again with the rest), one found changed is taken as
 //     found; when that read-back fails, its outcome is unknown, as below.
 //   - The scheduler never creates, updates or deletes an OBTAINED value, one

@@ -1472,3 +1472,15 @@ func TestFaultReproResyncLinksEmptyDerivedNode(t *testing.T) {
 		{kind: fCheckpoint},
 	})
 }
+
+// Found by the long run (serial, seed 94 of 10,000 steps): the address's
+// delete and its read-back failed, so the graph keeps a node for it that
+// holds nothing. The full resync that follows found the address and
+// re-created if/a, which it needs, from under it.
+func TestFaultReproResyncRecreateUnderUnknownDerived(t *testing.T) {
+	runFaultReproMode(t, "serial", []fStep{
+		{kind: fFull, items: []fItem{{"if/a", "type=tap addrs=10.0.0.1/24,10.1.0.1/16"}}},
+		{kind: fTxn, items: []fItem{{"if/a", "type=tap"}}, faults: []fFault{{"delete", "addr/a/10.0.0.1/24", 1, fRetriable}, {"retrieve", "addr", 1, fPanic}}},
+		{kind: fFull, items: []fItem{{"if/a", "addrs=10.0.0.1/24"}}},
+	})
+}

@@ -131,7 +131,8 @@ func (s *executor) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 
 // correlate returns, per descriptor, the values the scheduler expects the
 // southbound to hold, in no particular order: the applied version of each
-// value of ours, else its intended one (for a full resync, the
+// value of ours (of one of unknown outcome, the version the call was
+// about), else its intended one (for a full resync, the
 // transaction's values replace the intended state, their derived values
 // included).
 func (s *executor) correlate(j *job) map[kv.Descriptor][]kv.Item[string, proto.Message, any] {
@@ -148,6 +149,10 @@ func (s *executor) correlate(j *job) map[kv.Descriptor][]kv.Item[string, proto.M
 	which := make([]int32, 0, s.g.Nodes.Len())
 	for key, n := range s.g.All() {
 		it, ok := expectedItem(key, n, !full)
+		if !ok && len(s.g.Unsure) != 0 && s.g.Unsure[key] != nil && n.Desc != nil && n.Origin != kv.OriginSB {
+			// Of unknown outcome: the southbound may hold what we applied.
+			it, ok = kv.Item[string, proto.Message, any]{Key: key, Value: s.g.Unsure[key], Metadata: n.Metadata, Origin: kv.OriginNB}, true
+		}
 		if !ok {
 			continue
 		}

@@ -189,8 +189,15 @@ func (r *removal) remove(n *graph.Node, flags Flags, sbGone bool) bool {
 	}
 	prev := n.Applied
 	// prev nil: removed with its cycle partner (readBackPartners).
-	if n.Origin != kv.OriginSB && !sbGone && prev != nil && !r.deleteCall(n, flags, prev) {
-		return false
+	if n.Origin != kv.OriginSB && !sbGone && prev != nil {
+		if !r.deleteCall(n, flags, prev) {
+			return false
+		}
+		if r.reverting {
+			// A partner that stays (it was there without n before the
+			// transaction) may have gone with n: read it back.
+			r.readBackPartners(n, prev)
+		}
 	}
 	n.Applied, n.Metadata, n.Removing, n.LastOp = nil, nil, false, OpDelete
 	n.SetLastErr(nil)

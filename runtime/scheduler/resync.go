@@ -320,7 +320,7 @@ func (r *resyncPass) adoptDerived(n *graph.Node) {
 	}
 	for _, d := range ds {
 		it, dn := r.view.get(d.Key), r.g.Node(d.Key)
-		if d.Key == "" || d.Value == nil || it == nil || it.used || slices.Contains(n.Derived, d.Key) ||
+		if d.Key == "" || d.Value == nil || it == nil || it.used || dn == nil && slices.Contains(n.Derived, d.Key) ||
 			dn != nil && (dn.Applied != nil || dn.Intent != nil || dn.Base != "" && dn.Base != n.Key) {
 			continue // not found, decided already, or known to the graph (but for a node holding nothing: a delete of unknown outcome)
 		}
@@ -370,6 +370,9 @@ func (r *resyncPass) adopt(n *graph.Node, value proto.Message, meta any) {
 	r.mut(n)
 	n.Origin = kv.OriginNB
 	r.takeApplied(n, value, meta)
+	if r.cannotMeet(n) {
+		r.doomAll(n) // it goes (PENDING): nothing is created on it
+	}
 	if n.Intent != nil && n.InvalidErr() == nil && n.Desc.Equivalent(n.Key, value, n.Intent) {
 		n.State = CONFIGURED
 		n.SetLastErr(nil)
@@ -382,6 +385,19 @@ func (r *resyncPass) adopt(n *graph.Node, value proto.Message, meta any) {
 	// shows an adopted value in a state it does not have; reportAdopted
 	// records one that nothing followed.
 	put(&r.adopting, n.Key, true)
+}
+
+// cannotMeet reports whether n, adopted, needs a value that nothing can
+// bring in this transaction: no node holds it, intends it or derives it,
+// and the refresh did not find it.
+func (r *resyncPass) cannotMeet(n *graph.Node) bool {
+	for i := range n.Deps {
+		d := &n.Deps[i]
+		if t := r.g.Node(d.Key); !d.IsAnyOf() && (t == nil || !t.Exists() && t.Intent == nil && t.Base == "") && r.view.get(d.Key) == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // adoptFound adopts n, not applied, when the refreshed view holds it and

@@ -117,7 +117,19 @@ const (
 	// +5: a resync links to its base a derived value found whose node
 	// holds nothing (a delete of unknown outcome), as it does one with no
 	// node (adoptDerived).
-	maxTotalLines = 12050
+	// +8: a revert's delete of a cycle member that the other member was
+	// there without reads the other back (it may have gone with it).
+	// +1: a resync dooms the stale values it takes up, so that nothing is
+	// created on one it deletes later (one another found value needs).
+	// +7: a value of unknown outcome is correlated (the version its call
+	// was about: ours, not OBTAINED, when found), and a resync adopts a
+	// derived value found whose node holds nothing though its base still
+	// lists it (linkBase does not list it twice).
+	// +16: a value a resync adopts that needs what nothing can bring
+	// (no node holds, intends or derives it, and the refresh did not find
+	// it: its Retrieve failed, say) is doomed, so that nothing is created
+	// on it before it goes (cannotMeet).
+	maxTotalLines = 12082
 )
 
 // layers lists the internal packages from the bottom up: a package may

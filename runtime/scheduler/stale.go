@@ -42,6 +42,7 @@ func (r *resyncPass) dropStale(early bool) {
 	if early {
 		for _, n := range added {
 			r.staleTaken = append(r.staleTaken, n.Key)
+			r.doomAll(n) // it goes (one deferred, last): nothing is created on it
 		}
 	}
 	// The base of a value kept is kept too.
@@ -310,8 +311,10 @@ func (r *resyncPass) linkDerived(dn, n *graph.Node) {
 func (r *derivation) linkBase(dn, n *graph.Node) {
 	r.mut(dn)
 	dn.Base = n.Key
-	r.mut(n)
-	n.Derived = append(slices.Clone(n.Derived), dn.Key)
+	if !slices.Contains(n.Derived, dn.Key) {
+		r.mut(n)
+		n.Derived = append(slices.Clone(n.Derived), dn.Key)
+	}
 }
 
 // newDerived adds a node for key, derived from n.

@@ -227,3 +227,44 @@ func TestVethReproRefusedForFoundDoomed(t *testing.T) {
 		{kind: "txn"},
 	})
 }
+
+// Found by the long run (batch, seed 42; every mode): a revert's
+// successful delete of if/v4 takes the pair, if/v3 included, whose own
+// delete had panicked before (FAILED, still applied). The graph kept
+// if/v3 as applied, and the next transaction created if/v4 on an end the
+// southbound no longer had.
+func TestVethReproPartnerGoneWithDeletedEnd(t *testing.T) {
+	runVethReplayModes(t, []vStep{
+		{kind: "txn", items: []fItem{{"vrf/2", "table=1"}}},
+		{kind: "txn", items: []fItem{{"if/v3", "peer=v4 mtu=9000 vrf=2"}}},
+		{kind: "txn", items: []fItem{{"vrf/1", "table=3"}, {"if/v4", "peer=v3 mtu=9000 vrf=1"}}, faults: []fFault{{"create", "if/v4", 1, fTerminal}, {"delete", "if/v3", 1, fPanic}}},
+		{kind: "txn", items: []fItem{{"vrf/1", ""}}},
+		{kind: "conc", revert: true, conc: [][]fItem{{{"if/v4", ""}, {"x/1", ""}, {"if/v4", "peer=v3 mtu=9000"}, {"x/2", "n=1"}}}, faults: []fFault{{"create", "x/2", 1, fRetriable}}},
+		{kind: "txn", items: []fItem{{"vrf/1", "table=1"}}},
+	})
+}
+
+// Found by the long run (batch seed 42, concurrent seed 52): before a
+// restart, if/v3's delete panicked and its read-back failed; the first
+// transaction after the restart planned to create if/v3 and if/v4 and
+// then to delete them.
+func TestVethReproRestartAfterUnknownDelete(t *testing.T) {
+	runVethReplayModes(t, []vStep{
+		{kind: "txn", items: []fItem{{"if/v3", "peer=v4 mtu=9000 vrf=2 ns=n1"}}},
+		{kind: "conc", conc: [][]fItem{{{"vrf/2", "table=2"}}, {{"x/1", "n=2"}, {"if/v1", "peer=v2 mtu=1500"}, {"x/2", "n=0"}}, {{"vrf/1", ""}, {"if/v4", "peer=v3 mtu=1500 ns=n1"}, {"vrf/1", "table=1"}, {"if/v2", "peer=v1 mtu=9000 vrf=2"}}}},
+		{kind: "txn", items: []fItem{{"vrf/2", ""}}, faults: []fFault{{"delete", "if/v3", 1, fPanic}, {"retrieve", "if", 1, fRetriable}}},
+		{kind: "restart", items: []fItem{{"if/v2", "peer=v1 mtu=9000 vrf=2"}, {"if/v3", "peer=v4 mtu=9000 vrf=2 ns=n1"}, {"if/v4", "peer=v3 mtu=1500 ns=n1"}}},
+	})
+}
+
+// Found by the long run (concurrent, seed 38): after a restart whose
+// Retrieve of vrf panicked, the first transaction created if/v1 and
+// deleted it again.
+func TestVethReproRestartUnreadVRF(t *testing.T) {
+	runVethReplayModes(t, []vStep{
+		{kind: "conc", conc: [][]fItem{{{"if/v1", "peer=v2 mtu=9000"}, {"if/v1", "peer=v2 mtu=9000 vrf=1"}, {"vrf/1", "table=2"}, {"if/v1", "peer=v2 mtu=1500 vrf=2"}}}},
+		{kind: "txn", items: []fItem{{"if/v2", "peer=v1 mtu=1500 vrf=1 ns=n1"}}},
+		{kind: "txn", items: []fItem{{"if/v1", "peer=v2 mtu=1500"}}, faults: []fFault{{"create", "if/v1", 1, fTerminal}, {"retrieve", "if", 1, fRetriable}}},
+		{kind: "restart", items: []fItem{{"if/v1", "peer=v2 mtu=1500"}, {"if/v2", "peer=v1 mtu=1500 vrf=1 ns=n1"}}, faults: []fFault{{"retrieve", "vrf", 1, fPanic}}},
+	})
+}
