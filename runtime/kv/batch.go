@@ -126,7 +126,7 @@ func (d *TypedDescriptor[K, V, M]) Batch(ctx context.Context, kind BatchKind, op
 	var at []int
 	for i := range ops {
 		op := &ops[i]
-		t, err := d.typedOp(kind, op)
+		t, err := d.typedOp(ctx, kind, op)
 		if err != nil {
 			op.Err = err
 			if at == nil {
@@ -162,9 +162,9 @@ func (d *TypedDescriptor[K, V, M]) Batch(ctx context.Context, kind BatchKind, op
 }
 
 // typedOp converts one erased operation of a batch.
-func (d *TypedDescriptor[K, V, M]) typedOp(kind BatchKind, op *BatchOp[string, proto.Message, any]) (BatchOp[K, V, M], error) {
+func (d *TypedDescriptor[K, V, M]) typedOp(ctx context.Context, kind BatchKind, op *BatchOp[string, proto.Message, any]) (BatchOp[K, V, M], error) {
 	var t BatchOp[K, V, M]
-	k, err := d.handlerKey(op.Key)
+	k, err := d.handlerKey(ctx, op.Key)
 	if err != nil {
 		return t, err
 	}

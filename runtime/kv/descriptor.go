@@ -10,6 +10,8 @@ import (
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/kvdescriptor/kvdescriptor/runtime/internal/kvaccess"
 )
 
 // Handler holds the CRUD bodies of a descriptor: the only code a plugin
@@ -359,11 +361,23 @@ func (d *TypedDescriptor[K, V, M]) keyString(k K) string {
 	return s
 }
 
+// callKey gives the handler's key of a key text for a call with ctx: a
+// call of the scheduler, whose keys it matched to d already (see
+// kvaccess.KeysMatched), is not matched again, unless a parser makes the
+// key.
+func (d *TypedDescriptor[K, V, M]) callKey(ctx context.Context, key string) (K, bool) {
+	if d.spec.ParseKey == nil && kvaccess.KeysMatched != nil && kvaccess.KeysMatched(ctx, d) {
+		k, ok := any(key).(K)
+		return k, ok
+	}
+	return d.parseKey(key)
+}
+
 // handlerKey parses a key for a handler call; the scheduler calls the
 // handler only with keys that IsKey accepts, so an error means a caller
 // that skipped that test (it is not retriable).
-func (d *TypedDescriptor[K, V, M]) handlerKey(key string) (K, error) {
-	k, ok := d.parseKey(key)
+func (d *TypedDescriptor[K, V, M]) handlerKey(ctx context.Context, key string) (K, error) {
+	k, ok := d.callKey(ctx, key)
 	if !ok {
 		return k, NonRetriable(fmt.Errorf("%s: %w of %s", key, errNotKey, d.spec.Name))
 	}
@@ -600,7 +614,7 @@ func (d *TypedDescriptor[K, V, M]) Create(ctx context.Context, key string, value
 	if !ok {
 		return nil, d.wrongType(key, value)
 	}
-	k, err := d.handlerKey(key)
+	k, err := d.handlerKey(ctx, key)
 	if err != nil {
 		return nil, err
 	}
@@ -623,7 +637,7 @@ func (d *TypedDescriptor[K, V, M]) Update(ctx context.Context, key string, oldVa
 	if !okN {
 		return nil, d.wrongType(key, newValue)
 	}
-	k, err := d.handlerKey(key)
+	k, err := d.handlerKey(ctx, key)
 	if err != nil {
 		return nil, err
 	}
@@ -639,7 +653,7 @@ func (d *TypedDescriptor[K, V, M]) Delete(ctx context.Context, key string, value
 	if !ok {
 		return d.wrongType(key, value)
 	}
-	k, err := d.handlerKey(key)
+	k, err := d.handlerKey(ctx, key)
 	if err != nil {
 		return err
 	}
@@ -663,7 +677,7 @@ func (d *TypedDescriptor[K, V, M]) Retrieve(ctx context.Context, correlate []Ite
 		if !ok {
 			continue
 		}
-		k, ok := d.parseKey(it.Key)
+		k, ok := d.callKey(ctx, it.Key)
 		if !ok {
 			continue
 		}

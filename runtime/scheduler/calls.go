@@ -8,11 +8,27 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/kvdescriptor/kvdescriptor/runtime/internal/kvaccess"
 	"github.com/kvdescriptor/kvdescriptor/runtime/kv"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/callctx"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/graph"
 	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/grouping"
+	"github.com/kvdescriptor/kvdescriptor/runtime/scheduler/internal/guard"
 )
+
+func init() {
+	// The keys of a call are those of values whose descriptor lookup
+	// found by matching the key (a misfit is not a guard): a typed
+	// descriptor need not match them again to give its handler the key.
+	kvaccess.KeysMatched = func(ctx context.Context, d any) bool {
+		c, ok := ctx.(*callCtx)
+		if !ok {
+			return false
+		}
+		g, ok := c.desc.(*guard.Guard)
+		return ok && any(g.Descriptor) == d
+	}
+}
 
 // caller is the scheduler's southbound calls: their contexts and
 // deadlines, the watchdog, batches and concurrent groups, read-backs.

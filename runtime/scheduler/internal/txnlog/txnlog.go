@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // NewHandler returns a slog handler that writes each record as its level
@@ -63,6 +64,8 @@ func (buf *buffer) appendAttr(a slog.Attr) {
 		buf.b = strconv.AppendInt(buf.b, a.Value.Int64(), 10)
 	case slog.KindUint64:
 		buf.b = strconv.AppendUint(buf.b, a.Value.Uint64(), 10)
+	case slog.KindDuration:
+		buf.b = AppendDuration(buf.b, a.Value.Duration())
 	default:
 		buf.b = append(buf.b, Safe(a.Value.String())...)
 	}
@@ -117,4 +120,58 @@ func Word(s string) uint64 {
 	_ = s[7]
 	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
 		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// AppendDuration appends d as d.String() writes it ("1.5ms", "2m0.5s"),
+// with no allocation: every transaction's record says how long it took.
+func AppendDuration(b []byte, d time.Duration) []byte {
+	u := uint64(d)
+	if d < 0 {
+		b = append(b, '-')
+		u = -u
+	}
+	switch {
+	case u == 0:
+		return append(b, "0s"...)
+	case u < uint64(time.Microsecond):
+		return append(strconv.AppendUint(b, u, 10), "ns"...)
+	case u < uint64(time.Millisecond):
+		return append(appendFrac(b, u, 3), "µs"...)
+	case u < uint64(time.Second):
+		return append(appendFrac(b, u, 6), "ms"...)
+	}
+	if h := u / uint64(time.Hour); h > 0 {
+		b = append(strconv.AppendUint(b, h, 10), 'h')
+		u -= h * uint64(time.Hour)
+		b = append(strconv.AppendUint(b, u/uint64(time.Minute), 10), 'm')
+	} else if m := u / uint64(time.Minute); m > 0 {
+		b = append(strconv.AppendUint(b, m, 10), 'm')
+	}
+	u %= uint64(time.Minute)
+	return append(appendFrac(b, u, 9), 's')
+}
+
+// appendFrac appends u / 10^digits with its fraction, trailing zeros
+// (and a point left alone) dropped.
+func appendFrac(b []byte, u uint64, digits int) []byte {
+	pow := uint64(1)
+	for range digits {
+		pow *= 10
+	}
+	b = strconv.AppendUint(b, u/pow, 10)
+	frac := u % pow
+	if frac == 0 {
+		return b
+	}
+	for frac%10 == 0 {
+		frac /= 10
+		digits--
+	}
+	b = append(b, '.')
+	var tmp [9]byte
+	for i := digits - 1; i >= 0; i-- {
+		tmp[i] = byte('0' + frac%10)
+		frac /= 10
+	}
+	return append(b, tmp[:digits]...)
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -61,5 +63,28 @@ func TestHandlerAllocatesNothing(t *testing.T) {
 	ctx := context.Background()
 	if allocs := testing.AllocsPerRun(100, func() { _ = h.Handle(ctx, r) }); allocs > 0 && !raceOn {
 		t.Errorf("Handle allocates %.1f times per record, want none", allocs)
+	}
+}
+
+func TestAppendDurationIsString(t *testing.T) {
+	ds := []time.Duration{0, 1, 999, 1000, 1001, 1500, 148231, 999999, time.Millisecond, 1234567,
+		999999999, time.Second, 1500 * time.Millisecond, time.Minute, 61*time.Second + 5, time.Hour,
+		time.Hour + 1, 25*time.Hour + 3*time.Minute + 7*time.Second + 120, math.MaxInt64, math.MinInt64, -1, -1500 * time.Microsecond}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		d := time.Duration(r.Int64N(1 << uint(r.IntN(62)+1)))
+		if r.IntN(4) == 0 {
+			d = -d
+		}
+		ds = append(ds, d)
+	}
+	for _, d := range ds {
+		if got := string(AppendDuration(nil, d)); got != d.String() {
+			t.Fatalf("AppendDuration(%d) = %q, want %q", int64(d), got, d.String())
+		}
+	}
+	buf := make([]byte, 0, 64)
+	if n := testing.AllocsPerRun(100, func() { buf = AppendDuration(buf[:0], 148231) }); n != 0 {
+		t.Errorf("%v allocations", n)
 	}
 }
