@@ -76,7 +76,9 @@
 //     the transaction deleted it, or re-created it (a cycle's member,
 //     re-created with the rest of its cycle), it is not created again
 //     without what it needs, nor is what needs it: they wait, PENDING,
-//     as in any transaction. One exception: a leftover that nothing intends (a derived
+//     as in any transaction. Nor is one the transaction set and left as
+//     it was, there without something it needs that was not there
+//     before either (or of unknown outcome), deleted: it stays. One exception: a leftover that nothing intends (a derived
 //     value still there after its delete failed, or one that its base,
 //     read back in another version, no longer derives) is not put back
 //     once the transaction, or its revert, deleted it. When an undo call fails, the value is FAILED and the graph

@@ -1438,9 +1438,14 @@ func fWithoutNeeds(k, v string, sb map[string]string) bool {
 	return slices.ContainsFunc(fDeps(k, v), func(d kv.Dependency) bool { return !fDependencyMet(d, sb) })
 }
 
-// fDeletedIn reports whether step num deleted key k.
+// fDeletedIn reports whether step num deleted key k: a Delete that
+// succeeded, or that removed the value and then failed (doc.go: "a delete
+// that removed the value, then failed"; "one found gone after a failed
+// delete is gone. [...] A revert then starts from there").
 func fDeletedIn(num int, calls []fCall, k string) bool {
-	return slices.ContainsFunc(calls, func(c fCall) bool { return c.step == num && c.key == k && c.op == "delete" && c.err == nil })
+	return slices.ContainsFunc(calls, func(c fCall) bool {
+		return c.step == num && c.key == k && c.op == "delete" && (c.err == nil || c.fault == fPartial || c.fault == fPartialTerminal)
+	})
 }
 
 func fUnion(a, b map[string]string) map[string]string {

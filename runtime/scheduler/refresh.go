@@ -244,7 +244,9 @@ func (s *executor) correlateFull(j *job, out map[kv.Descriptor][]kv.Item[string,
 		if value == nil || d == nil || added[key] || kv.ValidateInput(d, key, value) != nil {
 			return false // (what the spec computes is checked when it is set)
 		}
-		if n == nil || n.Applied == nil || n.Origin == kv.OriginSB {
+		if n == nil || n.Applied == nil && s.g.Unsure[key] == nil || n.Origin == kv.OriginSB {
+			// (one of unknown outcome is correlated by the version that
+			// may be there: see correlate)
 			added[key] = true
 			out[d] = append(out[d], kv.Item[string, proto.Message, any]{Key: key, Value: value, Origin: kv.OriginNB})
 		}

@@ -329,18 +329,33 @@ func (r *txnPass) remember(key string, n *graph.Node) {
 
 // priorTarget is the target of a value while a revert restores what was
 // applied before the transaction: that value, once what it needs exists.
+// One that holds it still, without something it needs that was not there
+// before the transaction either (absent, or of unknown outcome), stays as
+// it is: it was there without it.
 func (r *txnPass) priorTarget(n *graph.Node, want proto.Message) (proto.Message, bool) {
-	switch {
-	case want == nil:
+	if want == nil {
 		return nil, false
-	case n.FailedSeq == r.seq32:
+	} else if n.FailedSeq == r.seq32 {
 		return r.failedTarget(n) // an undo call of n failed: not again
-	case want == n.Intent && n.InvalidErr() == nil:
-		if !r.depsMet(n, n.Deps) {
-			return nil, true
-		}
-	case !r.depsMet(n, n.Desc.Dependencies(n.Key, want)):
-		return nil, true
 	}
-	return want, false
+	deps := n.Deps
+	if want != n.Intent || n.InvalidErr() != nil {
+		deps = n.Desc.Dependencies(n.Key, want)
+	}
+	if r.depsMet(n, deps) {
+		return want, false
+	}
+	if want == n.Applied && !slices.ContainsFunc(deps, func(d kv.Dependency) bool {
+		if d.IsAnyOf() {
+			return true
+		}
+		if t := r.g.Node(d.Key); t != nil && t.Exists() {
+			return false // met
+		}
+		p, touched := r.prior[d.Key]
+		return touched && p.Applied != nil // there before the transaction
+	}) {
+		return want, false
+	}
+	return nil, true
 }
