@@ -309,7 +309,8 @@ type BatchObserver interface {
 }
 
 // vanishedBeyondFailure returns the keys that calls of the failed group
-// deleted after the first failed one: a batch or concurrent group makes
+// deleted after the first failed one, or tried to (a delete that failed may
+// have removed the value in part): a batch or concurrent group makes
 // them all, where one call at a time would have stopped at the failure.
 // Until the run replays those deletes, or settles them at its end, what
 // depends on those keys is taken not to be met (see depsMet): a dependent
@@ -319,12 +320,10 @@ func vanishedBeyondFailure(results []callResult) map[string]bool {
 	failed := false
 	for i := range results {
 		c := &results[i]
-		switch {
-		case c.err != nil:
-			failed = true
-		case failed && c.kind == OpDelete:
-			put(&out, c.key, true)
+		if failed && c.kind == OpDelete {
+			put(&out, c.key, true) // (one that failed may have removed it first: read back when settled)
 		}
+		failed = failed || c.err != nil
 	}
 	return out
 }

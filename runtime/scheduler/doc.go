@@ -42,7 +42,8 @@
 //     member the other was there without before the transaction, the
 //     other member is read back too: one found gone is gone (nothing applied; a revert
 //     creates it again with the rest), one found changed is taken as
-//     found; when that read-back fails, its outcome is unknown, as below.
+//     found; when that read-back fails, its outcome is unknown, as below
+//     (after a revert's delete, it stays as the revert found it).
 //   - The scheduler never creates, updates or deletes an OBTAINED value, one
 //     the southbound reported through Notify: such values only satisfy
 //     dependencies.

@@ -1516,3 +1516,32 @@ func TestFaultReproRevertKeepsValueWithUnknownNeed(t *testing.T) {
 		{kind: fTxn, revert: true, items: []fItem{{"vrf/1", "table=2"}, {"if/b", "addrs=10.1.0.1/16"}}, faults: []fFault{{"retrieve", "vrf", 1, fRetriable}}},
 	})
 }
+
+// Found by the long run (batch, seed 26, on 7e387aa): a reverting
+// transaction's delete of if/v2 (the revert's) made if/v1, its cycle
+// partner, be read back, and that read-back failed: the revert took
+// if/v1 as of unknown outcome and left it PENDING with no error, while
+// the southbound held it. doc.go: after a revert's delete, a partner whose
+// read-back fails "stays as the revert found it".
+func TestFaultReproRevertPartnerUnreadStays(t *testing.T) {
+	runFaultReproMode(t, "batch", []fStep{
+		{kind: fRestart, items: []fItem{{"if/b", "addrs=10.1.0.1/16"}, {"if/v1", "peer=v2"}}},
+		{kind: fTxn, items: []fItem{{"if/v2", "peer=v1"}}, faults: []fFault{{"create", "if/v2", 1, fTerminal}, {"retrieve", "if", 1, fPanic}}},
+		{kind: fTxn, revert: true, items: []fItem{{"if/b", "type=dummy"}}, faults: []fFault{{"create", "if/v1", 1, fPanic}, {"create", "if/b", 2, fPartial}, {"retrieve", "if", 5, fRetriable}}},
+	})
+}
+
+// Found by the long run (concurrent, seed 36): a group of concurrent
+// deletes failed first on addr/v2/10.1.0.1/16; beyond that failure, the
+// delete of addr/v1/10.0.1.1/24 removed it and then failed. The run after
+// the failure took only the deletes that succeeded as gone, and created
+// route/r1, whose gateway only that address provides, before reading the
+// address back: the southbound refused it. A delete beyond the failure
+// that failed counts as gone until it is read back.
+func TestFaultReproGroupFailedDeleteBeyondFailure(t *testing.T) {
+	runFaultReproMode(t, "concurrent", []fStep{
+		{kind: fFull, items: []fItem{{"if/v2", "addrs=10.0.0.1/24,10.1.0.1/16"}, {"route/r1", "out=v1 gw=10.0.1.9"}}},
+		{kind: fTxn, items: []fItem{{"if/v1", "peer=v2 addrs=10.0.0.1/24,10.0.1.1/24"}}, faults: []fFault{{"create", "route/r1", 1, fPanic}}},
+		{kind: fTxn, items: []fItem{{"if/v2", ""}}, faults: []fFault{{"delete", "addr/v2/10.1.0.1/16", 1, fRetriable}, {"delete", "addr/v1/10.0.1.1/24", 1, fPartial}}},
+	})
+}

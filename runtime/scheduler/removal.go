@@ -195,8 +195,9 @@ func (r *removal) remove(n *graph.Node, flags Flags, sbGone bool) bool {
 		}
 		if r.reverting {
 			// A partner that stays (it was there without n before the
-			// transaction) may have gone with n: read it back.
-			r.readBackPartners(n, prev)
+			// transaction) may have gone with n: read it back (unread,
+			// it stays as the revert found it).
+			r.readBackPartners(n, prev, true)
 		}
 	}
 	n.Applied, n.Metadata, n.Removing, n.LastOp = nil, nil, false, OpDelete
@@ -297,7 +298,7 @@ func (r *removal) deleteCall(n *graph.Node, flags Flags, prev proto.Message) boo
 		if known {
 			r.takeApplied(n, found, fmeta) // nil: deleted after all
 			if found == nil {
-				r.readBackPartners(n, prev)
+				r.readBackPartners(n, prev, false)
 			}
 		} else if r.canReadBack(n) {
 			// Of unknown outcome: it may be gone or still there.

@@ -250,7 +250,7 @@ func (r *txnPass) rereadFailed(n *graph.Node, f *failedOp) bool {
 	if found != nil {
 		r.linkFoundDerived(n)
 	} else if f.kind == OpDelete {
-		r.readBackPartners(n, f.prev)
+		r.readBackPartners(n, f.prev, false)
 	}
 	return true
 }

@@ -478,8 +478,9 @@ func (r *unknowns) takeApplied(n *graph.Node, value proto.Message, meta any) {
 // other directly: a veth pair's ends), which a southbound holding the
 // cycle as one object removed with n. One found gone is gone (one being
 // removed is not deleted again); one not read is of unknown outcome (one
-// being removed by a transaction that goes on is deleted next).
-func (r *unknowns) readBackPartners(n *graph.Node, prev proto.Message) {
+// being removed by a transaction that goes on is deleted next), unless
+// keepUnread: then it stays as it is.
+func (r *unknowns) readBackPartners(n *graph.Node, prev proto.Message, keepUnread bool) {
 	mine := r.depsOfValue(n, prev)
 	for _, p := range r.g.DependentNodes(n.Key, true) {
 		k := p.Key
@@ -488,6 +489,7 @@ func (r *unknowns) readBackPartners(n *graph.Node, prev proto.Message) {
 		}
 		found, meta, err := r.s.readKey(r.ctx, p, p.Applied)
 		switch was := p.Applied; {
+		case err != nil && keepUnread:
 		case err != nil && p.Removing && !(r.opts.revert && !r.reverting):
 			r.markUnsure(p, was, err)
 		case err != nil || found == nil || found != was && !p.Desc.Equivalent(k, found, was):
