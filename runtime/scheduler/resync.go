@@ -387,13 +387,14 @@ func (r *resyncPass) adopt(n *graph.Node, value proto.Message, meta any) {
 	put(&r.adopting, n.Key, true)
 }
 
-// cannotMeet reports whether n, adopted, needs a value that nothing can
-// bring in this transaction: no node holds it, intends it or derives it,
-// and the refresh did not find it.
+// cannotMeet reports whether n, adopted, needs a value that neither the
+// graph holds nor the refresh found: n goes, unless the transaction
+// creates that value before n is decided (then what waited for n is
+// decided once the pass is over: releaseDoomed).
 func (r *resyncPass) cannotMeet(n *graph.Node) bool {
 	for i := range n.Deps {
 		d := &n.Deps[i]
-		if t := r.g.Node(d.Key); !d.IsAnyOf() && (t == nil || !t.Exists() && t.Intent == nil && t.Base == "") && r.view.get(d.Key) == nil {
+		if t := r.g.Node(d.Key); !d.IsAnyOf() && (t == nil || !t.Exists()) && r.view.get(d.Key) == nil {
 			return true
 		}
 	}

@@ -125,10 +125,9 @@ const (
 	// was about: ours, not OBTAINED, when found), and a resync adopts a
 	// derived value found whose node holds nothing though its base still
 	// lists it (linkBase does not list it twice).
-	// +16: a value a resync adopts that needs what nothing can bring
-	// (no node holds, intends or derives it, and the refresh did not find
-	// it: its Retrieve failed, say) is doomed, so that nothing is created
-	// on it before it goes (cannotMeet).
+	// +16: a value a resync adopts that needs what neither the graph
+	// holds nor the refresh found (its Retrieve failed, say) is doomed, so
+	// that nothing is created on it before it goes (cannotMeet).
 	// +14: a call's context tells a typed descriptor that its keys are
 	// matched already (kvaccess.KeysMatched), so a string-keyed one does
 	// not match them again: c of workload W -3 %.

@@ -268,3 +268,14 @@ func TestVethReproRestartUnreadVRF(t *testing.T) {
 		{kind: "restart", items: []fItem{{"if/v1", "peer=v2 mtu=1500"}, {"if/v2", "peer=v1 mtu=1500 vrf=1 ns=n1"}}, faults: []fFault{{"retrieve", "vrf", 1, fPanic}}},
 	})
 }
+
+// The same with vrf/1 intended (batch, seed 38): it is created in the
+// transaction, but after if/v2 was decided.
+func TestVethReproRestartUnreadIntendedVRF(t *testing.T) {
+	runVethReplayModes(t, []vStep{
+		{kind: "conc", conc: [][]fItem{{{"if/v1", "peer=v2 mtu=9000"}, {"if/v1", "peer=v2 mtu=9000 vrf=1"}, {"vrf/1", "table=2"}, {"if/v1", "peer=v2 mtu=1500 vrf=2"}}}},
+		{kind: "txn", items: []fItem{{"if/v2", "peer=v1 mtu=1500 vrf=1 ns=n1"}}},
+		{kind: "txn", items: []fItem{{"if/v1", "peer=v2 mtu=1500"}}, faults: []fFault{{"create", "if/v1", 1, fTerminal}, {"retrieve", "if", 1, fRetriable}}},
+		{kind: "restart", items: []fItem{{"if/v1", "peer=v2 mtu=1500"}, {"if/v2", "peer=v1 mtu=1500 vrf=1 ns=n1"}, {"vrf/1", "table=2"}}, faults: []fFault{{"retrieve", "vrf", 1, fPanic}}},
+	})
+}
