@@ -81,7 +81,8 @@ func writeTxnHeader(b *strings.Builder, res *Result, planned bool, n int) {
 		b.WriteString("executed #")
 	}
 	if !res.DryRun {
-		b.WriteString(strconv.FormatUint(res.Seq, 10))
+		var num [20]byte
+		b.Write(strconv.AppendUint(num[:0], res.Seq, 10))
 	}
 	b.WriteString(" (")
 	b.WriteString(res.Kind.String())

@@ -19,25 +19,36 @@ func NewHandler(w io.Writer, level slog.Leveler) slog.Handler {
 	if level == nil {
 		level = slog.LevelInfo
 	}
-	return &logHandler{w: w, level: level, mu: &sync.Mutex{}}
+	return &logHandler{w: w, level: level, out: &output{buf: buffer{b: make([]byte, 0, 512)}}}
 }
 
 type logHandler struct {
 	w     io.Writer
 	level slog.Leveler
 	attrs []slog.Attr
-	mu    *sync.Mutex
+	out   *output
 }
 
-func (h *logHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= h.level.Level() }
+// output is what a handler and its WithAttrs copies share: one buffer,
+// which a record is written into and out of under the lock (cheaper than
+// a pool of buffers: the writer's lock is taken anyway).
+type output struct {
+	mu  sync.Mutex
+	buf buffer
+}
 
-// bufs are the handler's buffers, one per record being written.
-var bufs = sync.Pool{New: func() any { return &buffer{b: make([]byte, 0, 512)} }}
+// maxKept is the largest buffer kept for the next record (one of a large
+// transaction's plan is let go).
+const maxKept = 64 << 10
+
+func (h *logHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= h.level.Level() }
 
 type buffer struct{ b []byte }
 
 func (h *logHandler) Handle(_ context.Context, r slog.Record) error {
-	buf := bufs.Get().(*buffer)
+	h.out.mu.Lock()
+	defer h.out.mu.Unlock()
+	buf := &h.out.buf
 	// Attributes go on the first line, so that they never read as part of
 	// the last line of a multi-line message (the transaction log).
 	first, rest, multi := strings.Cut(r.Message, "\n")
@@ -50,9 +61,10 @@ func (h *logHandler) Handle(_ context.Context, r slog.Record) error {
 		buf.b = append(append(buf.b, '\n'), rest...)
 	}
 	buf.b = append(buf.b, '\n')
-	h.mu.Lock()
-	defer func() { h.mu.Unlock(); bufs.Put(buf) }()
 	_, err := h.w.Write(buf.b)
+	if cap(buf.b) > maxKept {
+		buf.b = make([]byte, 0, 512)
+	}
 	return err
 }
 
