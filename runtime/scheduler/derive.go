@@ -62,10 +62,7 @@ func (r *derivation) derive(n *graph.Node) {
 		}
 		dn := r.g.Node(d.Key)
 		if dn != nil && dn.Base != n.Key {
-			if r.leftover(dn) {
-				// A stale value of ours, still there after its delete
-				// failed, whose base was unknown then: n derives it,
-				// so it is n's (deleted before n, adopted if equal).
+			if r.unheld(dn) {
 				r.mut(dn)
 				dn.Base = n.Key
 				wants = append(wants, derivedWant{d.Key, d.Value, dn})
@@ -109,6 +106,15 @@ func (r *derivation) derive(n *graph.Node) {
 		}
 		r.deriveOne(n, w.key, w.value, r.g.Current(w.key, w.node, added))
 	}
+}
+
+// unheld reports whether a base that derives the key of dn, a node of no
+// base or another, takes it: a stale value of ours, still there after its
+// delete failed, whose base was unknown then (deleted before the base,
+// adopted if equal); or a node of no base that holds nothing and is not
+// of unknown outcome (a failed delete's status).
+func (r *derivation) unheld(dn *graph.Node) bool {
+	return r.leftover(dn) || dn.Base == "" && dn.Applied == nil && dn.Intent == nil && !r.unsureOf(dn.Key)
 }
 
 // derivedWant is a value that a base derives, and the node of its key
