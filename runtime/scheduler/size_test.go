@@ -141,9 +141,9 @@ const (
 	// +13: the log handler writes each record into one shared buffer
 	// under its lock instead of a pooled one (b of workload W -5 %), and
 	// a plan's header writes its number with no allocation.
-	// +7: a base takes over the key it derives from a node of no base
+	// +6: a base takes over the key it derives from a node of no base
 	// that holds nothing (a failed delete's status: unheld).
-	maxTotalLines = 12198
+	maxTotalLines = 12197
 )
 
 // layers lists the internal packages from the bottom up: a package may
