@@ -479,7 +479,8 @@ func (r *run) settle(n *graph.Node, pending, record bool) {
 // node of key (nil: unknown), which the dependents' reconciliations find
 // without a lookup (see nodeOf).
 func (r *run) triggerDependents(key string, n *graph.Node) {
-	ds := r.g.DependentNodes(key, true)
+	var buf [8]*graph.Node // on the stack: most values have few dependents
+	ds := r.g.DependentNodes(buf[:0], key, true)
 	if len(ds) == 0 {
 		return
 	}

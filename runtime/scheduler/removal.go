@@ -75,7 +75,8 @@ func (r *removal) doomAll(n *graph.Node) {
 	for _, k := range n.Derived {
 		r.doomAll(r.g.Node(k))
 	}
-	for _, d := range r.g.DependentNodes(n.Key, false) {
+	var buf [8]*graph.Node // on the stack: most values have few dependents
+	for _, d := range r.g.DependentNodes(buf[:0], n.Key, false) {
 		if r.needs(d, n.Key) {
 			r.doomAll(d)
 		}
@@ -322,7 +323,8 @@ func (r *removal) deleteCall(n *graph.Node, flags Flags, prev proto.Message) boo
 // must its partners (a veth end is never left without its peer).
 func (r *removal) removeDependents(n *graph.Node) {
 	var partners []string
-	for _, d := range r.g.DependentNodes(n.Key, true) {
+	var buf [8]*graph.Node // on the stack: most values have few dependents
+	for _, d := range r.g.DependentNodes(buf[:0], n.Key, true) {
 		k := d.Key
 		if d = r.g.Current(k, d, 0); d != nil && d.Applied == nil && !d.Removing && !r.reverting && (d.State == FAILED || d.State == RETRYING) {
 			// It holds nothing and failed (a create that n's going
@@ -363,7 +365,8 @@ func (r *removal) blocker(n *graph.Node, stuck []string) string {
 	if len(stuck) > 0 {
 		return stuck[0]
 	}
-	for _, d := range r.g.DependentNodes(n.Key, true) {
+	var buf [8]*graph.Node // on the stack: most values have few dependents
+	for _, d := range r.g.DependentNodes(buf[:0], n.Key, true) {
 		if d = r.g.Current(d.Key, d, 0); d != nil && !d.Removing && r.needs(d, n.Key) && !(r.reverting && r.livedWithout(d, n)) {
 			return d.Key
 		}
@@ -407,7 +410,8 @@ func (r *removal) livedWithout(d, n *graph.Node) bool {
 // stack, still in the southbound) needs n, and n is not on a dependency
 // cycle with it (members of a cycle cannot wait for each other).
 func (r *removal) neededByRemoval(n *graph.Node) bool {
-	for _, d := range r.g.DependentNodes(n.Key, false) {
+	var buf [8]*graph.Node // on the stack: most values have few dependents
+	for _, d := range r.g.DependentNodes(buf[:0], n.Key, false) {
 		if d = r.g.Current(d.Key, d, 0); d != nil && d.Removing && r.needs(d, n.Key) && !r.leadsTo(n, d.Key) {
 			return true
 		}

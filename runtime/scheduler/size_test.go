@@ -143,7 +143,10 @@ const (
 	// a plan's header writes its number with no allocation.
 	// +6: a base takes over the key it derives from a node of no base
 	// that holds nothing (a failed delete's status: unheld).
-	maxTotalLines = 12197
+	// -6: the walks over a key's dependents append them to an array of
+	// the caller's frame (DependentNodes' buf; ptrset.AppendTo in place of
+	// its iterator): c of workload W 5 allocations fewer, -5 % wall time.
+	maxTotalLines = 12191
 )
 
 // layers lists the internal packages from the bottom up: a package may

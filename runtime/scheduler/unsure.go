@@ -140,7 +140,7 @@ func (s *executor) readBackUnsure(ctx context.Context, dryRun bool, view *sbView
 // fact as n's; one whose read-back fails is of unknown outcome.
 func (s *executor) readBackUnsurePartners(ctx context.Context, dryRun bool, view *sbView, n *graph.Node, expected proto.Message, facts []unsureFact) []unsureFact {
 	mine := n.Desc.Dependencies(n.Key, expected)
-	for _, p := range s.g.DependentNodes(n.Key, true) {
+	for _, p := range s.g.DependentNodes(nil, n.Key, true) {
 		k := p.Key
 		if !cyclePartner(n, mine, p) || p.Desc == nil || !p.Desc.CanRetrieve() ||
 			view != nil && view.refreshed[p.Desc] || s.g.Unsure[k] != nil || slices.ContainsFunc(facts, func(f unsureFact) bool { return f.key == k }) {
@@ -482,7 +482,7 @@ func (r *unknowns) takeApplied(n *graph.Node, value proto.Message, meta any) {
 // keepUnread: then it stays as it is.
 func (r *unknowns) readBackPartners(n *graph.Node, prev proto.Message, keepUnread bool) {
 	mine := r.depsOfValue(n, prev)
-	for _, p := range r.g.DependentNodes(n.Key, true) {
+	for _, p := range r.g.DependentNodes(nil, n.Key, true) {
 		k := p.Key
 		if p = r.g.Current(k, p, 0); p == nil || !cyclePartner(n, mine, p) || !r.canReadBack(p) {
 			continue

@@ -462,28 +462,20 @@ func (g *Graph) SetUnimplemented(key string, on bool) {
 	}
 }
 
-// DependentNodes returns the nodes that depend on key, plainly or through
-// an AnyOf prefix of key (whether or not its predicate accepts key;
-// callers re-check), in the order of their keys when sorted (else in no
-// order, for a caller whose result does not depend on it). The caller checks each
-// with Current before using it, when what it does in between may take
-// nodes out of the graph.
-func (g *Graph) DependentNodes(key string, sorted bool) []*Node {
+// DependentNodes appends to buf[:0] the nodes that depend on key, plainly
+// or through an AnyOf prefix of key (whether or not its predicate accepts
+// key; callers re-check), in the order of their keys when sorted (else in
+// no order, for a caller whose result does not depend on it). A caller
+// passes an array of its own frame, so that most calls allocate nothing.
+// The caller checks each with Current before using it, when what it does
+// in between may take nodes out of the graph.
+func (g *Graph) DependentNodes(buf []*Node, key string, sorted bool) []*Node {
 	plain := g.dependents[key]
-	if plain.Len() == 0 && len(g.anyOfLens) == 0 {
-		return nil
-	}
-	out := make([]*Node, 0, plain.Len())
-	for n := range plain.All() {
-		out = append(out, n)
-	}
+	out := plain.AppendTo(buf[:0])
 	for _, c := range g.anyOfLens {
-		if c.len > len(key) {
-			continue
-		}
-		set := g.anyOf[key[:c.len]]
-		for n := range set.All() {
-			out = append(out, n)
+		if c.len <= len(key) {
+			set := g.anyOf[key[:c.len]]
+			out = set.AppendTo(out)
 		}
 	}
 	if len(out) > 1 && (sorted || len(g.anyOfLens) > 0) { // AnyOf sets may repeat a node
@@ -511,7 +503,7 @@ func (g *Graph) Current(key string, n *Node, added uint64) *Node {
 // DependentsOf is the keys of DependentNodes.
 func (g *Graph) DependentsOf(key string) []string {
 	var out []string
-	for _, n := range g.DependentNodes(key, true) {
+	for _, n := range g.DependentNodes(nil, key, true) {
 		out = append(out, n.Key)
 	}
 	return out

@@ -2,7 +2,6 @@
 package ptrset
 
 import (
-	"iter"
 	"slices"
 	"unsafe"
 )
@@ -58,9 +57,13 @@ func (s *Set[T]) Add(n *T) bool {
 // rehash moves the set into a table of size slots.
 func (s *Set[T]) rehash(size int) {
 	t := make([]*T, size)
-	for n := range s.All() {
-		i, _ := s.find(t, n)
-		t[i] = n
+	for _, list := range [2][]*T{s.few, s.many} {
+		for _, n := range list {
+			if n != nil {
+				i, _ := s.find(t, n)
+				t[i] = n
+			}
+		}
 	}
 	s.many = t
 }
@@ -103,19 +106,13 @@ func (s *Set[T]) Del(n *T) bool {
 	return ok
 }
 
-// All yields the pointers of the set, in no order; the set must not change
-// meanwhile.
-func (s *Set[T]) All() iter.Seq[*T] {
-	return func(yield func(*T) bool) {
-		for _, n := range s.few {
-			if !yield(n) {
-				return
-			}
-		}
-		for _, n := range s.many {
-			if n != nil && !yield(n) {
-				return
-			}
+// AppendTo appends the pointers of the set to out, in no order.
+func (s *Set[T]) AppendTo(out []*T) []*T {
+	out = append(out, s.few...)
+	for _, n := range s.many {
+		if n != nil {
+			out = append(out, n)
 		}
 	}
+	return out
 }

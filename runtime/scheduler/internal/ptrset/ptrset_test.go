@@ -17,14 +17,14 @@ func TestSetSmallAndLarge(t *testing.T) {
 		}
 	}
 	n := 0
-	for p := range s.All() {
+	for _, p := range s.AppendTo(nil) {
 		if !has(&s, p) {
-			t.Fatal("All yields a pointer the set does not hold")
+			t.Fatal("AppendTo gives a pointer the set does not hold")
 		}
 		n++
 	}
 	if n != len(xs) {
-		t.Fatalf("All yields %d, want %d", n, len(xs))
+		t.Fatalf("AppendTo gives %d, want %d", n, len(xs))
 	}
 	var other int
 	if s.Del(&other) || !s.Del(&xs[0]) || has(&s, &xs[0]) || s.Len() != len(xs)-1 {
@@ -104,14 +104,14 @@ func TestSetAsMap(t *testing.T) {
 				}
 			}
 			seen := map[*[3]int]bool{}
-			for p := range s.All() {
+			for _, p := range s.AppendTo(nil) {
 				if seen[p] || !want[p] {
-					t.Fatalf("%s, span %d: All yields %p twice or not held", kind, span, p)
+					t.Fatalf("%s, span %d: AppendTo gives %p twice or not held", kind, span, p)
 				}
 				seen[p] = true
 			}
 			if len(seen) != len(want) {
-				t.Fatalf("%s, span %d: All yields %d, want %d", kind, span, len(seen), len(want))
+				t.Fatalf("%s, span %d: AppendTo gives %d, want %d", kind, span, len(seen), len(want))
 			}
 			// Emptied in order, as a transaction deletes what another added.
 			for _, p := range ptrs[:span] {
@@ -150,9 +150,9 @@ func BenchmarkSetLarge(b *testing.B) {
 	}
 }
 
-// has reports whether s holds p, as All yields it.
+// has reports whether s holds p, as AppendTo gives it.
 func has[T any](s *Set[T], p *T) bool {
-	for q := range s.All() {
+	for _, q := range s.AppendTo(nil) {
 		if q == p {
 			return true
 		}
