@@ -35,6 +35,12 @@ package scheduler_test
 // intended values whose dependencies can be met (both ends of a pair or
 // neither) and their statuses say so (CONFIGURED, else PENDING).
 //
+// The host may stall a call beyond the call timeout, which no step plans
+// (a loaded CI host under -race; vStalling does it on purpose): the
+// scheduler gives up on it, a failed call as any other. The run observes
+// those give-ups (vGiveUps): a checkpoint whose resync had one runs it
+// again, and a Retrieve given up on refreshes nothing.
+//
 // The default run (CI) is a few hundred steps per mode. The long run:
 //
 //	KVD_VETH_STEPS=2000 KVD_VETH_SEEDS=10 go test -v -count=1 -timeout 2h \
@@ -76,6 +82,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -186,6 +193,13 @@ type vethSB struct {
 	counts  map[string]int
 	fired   []fFault
 	calls   []vCall
+	// stall is the machine's (see vMachine); stalls counts the calls
+	// made, stallsLeft how many may stall yet (negative: any), stalled
+	// those that did.
+	stall      vMachine
+	stalls     atomic.Int64
+	stallsLeft atomic.Int64
+	stalled    atomic.Int64
 }
 
 func newVethSB(rng *rand.Rand, rate float64) *vethSB {
@@ -229,6 +243,32 @@ func (sb *vethSB) setInject(on bool) {
 	sb.mu.Lock()
 	sb.inject = on
 	sb.mu.Unlock()
+	// A checkpoint (faults off) lets one call stall: its resync, given
+	// up on once, runs again (see checkpoint).
+	left := int64(1)
+	if on {
+		left = -1
+	}
+	sb.stallsLeft.Store(left)
+}
+
+// maybeStall holds a call before it starts, as a loaded host may hold any
+// goroutine: about one call in stall.every waits stall.hold, longer than
+// the call timeout, so that the scheduler gives up on it first.
+func (sb *vethSB) maybeStall() {
+	if sb.stall.every == 0 || sb.stalls.Add(1)%int64(sb.stall.every) != 0 {
+		return
+	}
+	for {
+		switch left := sb.stallsLeft.Load(); {
+		case left == 0:
+			return
+		case left < 0 || sb.stallsLeft.CompareAndSwap(left, left-1):
+			sb.stalled.Add(1)
+			time.Sleep(sb.stall.hold)
+			return
+		}
+	}
 }
 
 func (sb *vethSB) stepCalls() []vCall {
@@ -278,6 +318,7 @@ func (sb *vethSB) faultLocked(op, key string) fFaultKind {
 
 // do runs a create, update or delete call.
 func (sb *vethSB) do(ctx context.Context, op, key, text string, meta int) (int, error) {
+	sb.maybeStall()
 	sb.mu.Lock()
 	kind := sb.faultLocked(op, key)
 	call := vCall{op: op, key: key, value: text, fault: kind}
@@ -385,6 +426,7 @@ func (p *vPair) endOf(label string) (string, bool) {
 }
 
 func (sb *vethSB) retrieve(ctx context.Context, name, readKey string) ([]kv.Item[string, *wrapperspb.StringValue, int], error) {
+	sb.maybeStall()
 	sb.mu.Lock()
 	kind := sb.faultLocked("retrieve", name)
 	call := vCall{op: "retrieve", key: name, fault: kind, readKey: readKey}
@@ -630,28 +672,72 @@ type vRun struct {
 	// left out of the checks after each step until read.
 	stale  map[string]bool
 	wedged bool
+	// machine is the host's behaviour the run assumes; gaveUp the calls
+	// the scheduler gave up on in the step.
+	machine vMachine
+	gaveUp  vGiveUps
 
-	commits, concCommits, reverted, halvesExplained int
+	commits, concCommits, reverted, halvesExplained, rechecks int
 }
 
-// vCallTimeout is the scheduler's call timeout: long enough that no call
-// but an injected one outlives it on a loaded machine.
-const vCallTimeout = 500 * time.Millisecond
+// vMachine is the host under a run: the scheduler's call timeout, and
+// stalls of the southbound's calls (one call in every, held hold before it
+// starts), as a loaded host holds any goroutine now and then.
+type vMachine struct {
+	timeout, hold time.Duration
+	every         int
+}
 
-func newVRun(rng *rand.Rand, rate float64, mode string) (*vRun, error) {
-	r := &vRun{rng: rng, rate: rate, mode: mode}
+// vHost is the machine of the default runs: a call timeout long enough
+// that a call outlives it only when injected to, or when the host stalls
+// (a loaded CI host under -race); the run tells the latter apart (see
+// vGiveUps), as it does on vStalling.
+var vHost = vMachine{timeout: 500 * time.Millisecond}
+
+// vGiveUps records the calls that the scheduler gave up on (it is the
+// scheduler's Observer). The southbound injects no timeout into a
+// Retrieve, nor any fault at a checkpoint: a give-up there is the host's
+// stall, a fault no step planned.
+type vGiveUps struct {
+	mu  sync.Mutex
+	all []*scheduler.CallTimeoutError
+}
+
+func (g *vGiveUps) TxnDone(*scheduler.Record) {}
+
+func (g *vGiveUps) OpDone(_ string, _ scheduler.OpKind, _ time.Duration, err error) {
+	var te *scheduler.CallTimeoutError
+	if errors.As(err, &te) {
+		g.mu.Lock()
+		g.all = append(g.all, te)
+		g.mu.Unlock()
+	}
+}
+
+// take returns the give-ups recorded since the last take.
+func (g *vGiveUps) take() []*scheduler.CallTimeoutError {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	all := g.all
+	g.all = nil
+	return all
+}
+
+func newVRun(rng *rand.Rand, rate float64, mode string, machine vMachine) (*vRun, error) {
+	r := &vRun{rng: rng, rate: rate, mode: mode, machine: machine}
 	return r, r.start()
 }
 
 func (r *vRun) start() error {
 	r.sb = newVethSB(r.rng, r.rate)
+	r.sb.stall = r.machine
 	r.intent, r.stale = map[string]string{}, map[string]bool{}
 	return r.newScheduler()
 }
 
 func (r *vRun) newScheduler() error {
 	s, err := scheduler.New(faultLogger(), scheduler.WithTxnLog(os.Getenv("KVD_FAULT_LOG") != ""),
-		scheduler.WithHistory(0, 0), scheduler.WithCallTimeout(vCallTimeout))
+		scheduler.WithHistory(0, 0), scheduler.WithCallTimeout(r.machine.timeout), scheduler.WithObserver(&r.gaveUp))
 	if err != nil {
 		return err
 	}
@@ -767,6 +853,7 @@ func (r *vRun) runStep(st *vStep) []fDiv {
 		planned = st.faults
 	}
 	r.sb.beginStep(planned)
+	r.gaveUp.take()
 	defer func() {
 		if r.rng != nil {
 			st.faults = r.sb.stepFaults()
@@ -849,15 +936,19 @@ func (r *vRun) runStep(st *vStep) []fDiv {
 	if div != nil {
 		return []fDiv{*div}
 	}
-	r.refreshed()
+	r.refreshed(r.gaveUp.take())
 	return append(planDivs, r.check(sts)...)
 }
 
 // refreshed forgets the staleness of what the step's successful
-// Retrieves read: a descriptor's keys, or the key given alone.
-func (r *vRun) refreshed() {
+// Retrieves read: a descriptor's keys, or the key given alone. A Retrieve
+// the scheduler gave up on failed for it, whatever the southbound
+// returned late: none of its descriptor's Retrieves of the step counts.
+func (r *vRun) refreshed(gaveUp []*scheduler.CallTimeoutError) {
 	for _, c := range r.sb.stepCalls() {
-		if c.op != "retrieve" || c.err != nil {
+		if c.op != "retrieve" || c.err != nil || slices.ContainsFunc(gaveUp, func(e *scheduler.CallTimeoutError) bool {
+			return e.Op == scheduler.OpRetrieve && e.Descriptor == c.key
+		}) {
 			continue
 		}
 		for k := range r.stale {
@@ -1006,16 +1097,31 @@ func (r *vRun) checkpoint() []fDiv {
 	if _, div := r.settle(); div != nil {
 		return []fDiv{*div}
 	}
-	res, div := r.commit(r.txn(vIntentItems(r.intent), scheduler.FullResync()))
-	if div != nil {
-		return []fDiv{*div}
+	var (
+		res    *scheduler.Result
+		sts    map[string]scheduler.Status
+		div    *fDiv
+		gaveUp []*scheduler.CallTimeoutError
+	)
+	for range vCheckpointTries {
+		r.gaveUp.take()
+		if res, div = r.commit(r.txn(vIntentItems(r.intent), scheduler.FullResync())); div != nil {
+			return []fDiv{*div}
+		}
+		r.commits++
+		if sts, div = r.settle(); div != nil {
+			return []fDiv{*div}
+		}
+		// Faults are off: a call given up on outlived the call timeout on
+		// a stalled host, a failed call (doc.go: "the call fails with a
+		// retriable error wrapping ErrCallTimeout"). Convergence is
+		// promised of a fault-free resync: it runs again.
+		if gaveUp = r.gaveUp.take(); len(gaveUp) == 0 {
+			break
+		}
+		r.rechecks++
 	}
-	r.commits++
-	sts, div := r.settle()
-	if div != nil {
-		return []fDiv{*div}
-	}
-	r.refreshed()
+	r.refreshed(gaveUp)
 	var divs []fDiv
 	if res.Err != nil {
 		divs = append(divs, fDiv{"converge-error", fmt.Sprintf("the fault-free full resync failed: %v", res.Err)})
@@ -1068,16 +1174,22 @@ func (r *vRun) detail() string {
 // vReport accumulates what the runs of one mode found.
 type vReport struct {
 	steps, commits, concCommits, reverted, halvesExplained, incidents int
-	byClass                                                           map[string]int
-	first                                                             map[string]string
-	firstSteps                                                        map[string][]vStep
+	// stalls counts the calls the host stalled, rechecks the resyncs a
+	// checkpoint ran again after a give-up (see vMachine, checkpoint).
+	stalls, rechecks int
+	byClass          map[string]int
+	first            map[string]string
+	firstSteps       map[string][]vStep
 }
 
 const vCheckpointEvery = 25
 
-func runVethSeed(t *testing.T, seed int64, n int, mode string, rep *vReport) {
+// vCheckpointTries bounds the resyncs of a checkpoint on a stalling host.
+const vCheckpointTries = 5
+
+func runVethSeed(t *testing.T, seed int64, n int, mode string, machine vMachine, rep *vReport) {
 	gen := rand.New(rand.NewPCG(uint64(seed), 0x7e7))
-	r, err := newVRun(rand.New(rand.NewPCG(uint64(seed), 0xfa)), 0.06, mode)
+	r, err := newVRun(rand.New(rand.NewPCG(uint64(seed), 0xfa)), 0.06, mode, machine)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1128,13 +1240,15 @@ func (r *vRun) collect(rep *vReport) {
 	rep.concCommits += r.concCommits
 	rep.reverted += r.reverted
 	rep.halvesExplained += r.halvesExplained
-	r.commits, r.concCommits, r.reverted, r.halvesExplained = 0, 0, 0, 0
+	rep.rechecks += r.rechecks
+	rep.stalls += int(r.sb.stalled.Swap(0))
+	r.commits, r.concCommits, r.reverted, r.halvesExplained, r.rechecks = 0, 0, 0, 0, 0
 }
 
 // replayVeth replays steps (their faults planned) and returns the
 // divergences of the first step that diverged, and its index.
 func replayVeth(steps []vStep, mode string) ([]fDiv, int, string) {
-	r, err := newVRun(nil, 0, mode)
+	r, err := newVRun(nil, 0, mode, vHost)
 	if err != nil {
 		return []fDiv{{"setup", err.Error()}}, 0, ""
 	}
@@ -1178,8 +1292,34 @@ func (st vStep) simpler() []vStep {
 // in each way of calling.
 func TestVethPairFaults(t *testing.T) {
 	faultGate(t)
-	n := faultSetting(0, "KVD_VETH_STEPS", 300)
-	seeds := faultSetting(0, "KVD_VETH_SEEDS", 2)
+	runVethModes(t, faultSetting(0, "KVD_VETH_STEPS", 300), faultSetting(0, "KVD_VETH_SEEDS", 2), vHost)
+}
+
+// vStalling is a host that stalls one call in 25 for longer than the
+// call timeout (short, so that the run stays short; long enough that a
+// loaded host seldom adds a stall of its own, which the run tolerates).
+var vStalling = vMachine{timeout: 50 * time.Millisecond, hold: 60 * time.Millisecond, every: 25}
+
+// TestVethPairFaultsStalledHost runs the veth pair test on a host that
+// stalls calls beyond the call timeout, which no step planned (a loaded CI
+// host does so now and then to any call): the run must tell those
+// give-ups apart from the faults it injects and find no incident, and the
+// stalls must have made the scheduler give up on calls, and a checkpoint
+// run its resync again.
+func TestVethPairFaultsStalledHost(t *testing.T) {
+	faultGate(t)
+	rep := runVethModes(t, faultSetting(0, "KVD_VETH_STEPS", 150), faultSetting(0, "KVD_VETH_SEEDS", 1), vStalling)
+	t.Logf("%d calls stalled, %d checkpoints ran their resync again", rep.stalls, rep.rechecks)
+	if rep.stalls == 0 || rep.rechecks == 0 {
+		t.Errorf("%d calls stalled, %d checkpoints ran their resync again: want both above 0", rep.stalls, rep.rechecks)
+	}
+}
+
+// runVethModes runs seeds runs of n steps in each way of calling (the one
+// -fault.mode names, else all), on machine, and fails on any incident.
+// It returns what the runs found, summed over the modes.
+func runVethModes(t *testing.T, n, seeds int, machine vMachine) *vReport {
+	sum := &vReport{}
 	for _, mode := range []string{"serial", "batch", "concurrent"} {
 		if *faultMode != "" && *faultMode != mode {
 			continue
@@ -1192,8 +1332,10 @@ func TestVethPairFaults(t *testing.T) {
 			rep := &vReport{byClass: map[string]int{}, first: map[string]string{}, firstSteps: map[string][]vStep{}}
 			start := time.Now()
 			for seed := range seeds {
-				runVethSeed(t, int64(seed+1), n, m, rep)
+				runVethSeed(t, int64(seed+1), n, m, machine, rep)
 			}
+			sum.stalls += rep.stalls
+			sum.rechecks += rep.rechecks
 			t.Logf("%d seeds of %d steps: %d commits (%d of them committed at once with others), %d reverted, %d halves explained by a failed or refused call, %d incidents; took %v",
 				seeds, n, rep.commits, rep.concCommits, rep.reverted, rep.halvesExplained, rep.incidents, time.Since(start).Round(time.Millisecond))
 			for _, class := range slices.Sorted(maps.Keys(rep.byClass)) {
@@ -1217,6 +1359,7 @@ func TestVethPairFaults(t *testing.T) {
 			}
 		})
 	}
+	return sum
 }
 
 // runVethReplay replays steps in a mode and fails on any divergence.
