@@ -162,11 +162,14 @@ func (c vCall) String() string {
 	return s
 }
 
-// Two more fault kinds: the call outlives its deadline (the handler
-// returns when its context ends), with nothing applied or applied first.
+// Three more fault kinds: the call outlives its deadline (the handler
+// returns when its context ends), with nothing applied or applied first;
+// and the host stalls the call before it starts, for longer than the call
+// timeout (see vMachine), then it runs as if nothing happened.
 const (
 	vTimeout fFaultKind = 100 + iota
 	vTimeoutApplied
+	vStall
 )
 
 func vFaultName(k fFaultKind) string {
@@ -175,6 +178,8 @@ func vFaultName(k fFaultKind) string {
 		return "timeout"
 	case vTimeoutApplied:
 		return "applied-timeout"
+	case vStall:
+		return "stall"
 	}
 	return k.String()
 }
@@ -187,6 +192,7 @@ type vethSB struct {
 	nextGen int
 
 	inject  bool
+	retired bool // the run went on with a new southbound (see retire)
 	rate    float64
 	rng     *rand.Rand
 	planned []fFault
@@ -197,8 +203,8 @@ type vethSB struct {
 	// made, stallsLeft how many may stall yet (negative: any), stalled
 	// those that did.
 	stall      vMachine
-	stalls     atomic.Int64
-	stallsLeft atomic.Int64
+	stalls     int
+	stallsLeft int
 	stalled    atomic.Int64
 }
 
@@ -241,34 +247,45 @@ func (sb *vethSB) beginStep(planned []fFault) {
 
 func (sb *vethSB) setInject(on bool) {
 	sb.mu.Lock()
+	defer sb.mu.Unlock()
 	sb.inject = on
-	sb.mu.Unlock()
 	// A checkpoint (faults off) lets one call stall: its resync, given
 	// up on once, runs again (see checkpoint).
-	left := int64(1)
+	sb.stallsLeft = 1
 	if on {
-		left = -1
+		sb.stallsLeft = -1
 	}
-	sb.stallsLeft.Store(left)
 }
 
-// maybeStall holds a call before it starts, as a loaded host may hold any
-// goroutine: about one call in stall.every waits stall.hold, longer than
-// the call timeout, so that the scheduler gives up on it first.
-func (sb *vethSB) maybeStall() {
-	if sb.stall.every == 0 || sb.stalls.Add(1)%int64(sb.stall.every) != 0 {
-		return
+// retire ends sb's use by the run, which goes on with a new southbound
+// and the same random source: a call of a scheduler given up on that
+// returns late (a stall) draws no fault from it.
+func (sb *vethSB) retire() {
+	sb.mu.Lock()
+	sb.retired = true
+	sb.mu.Unlock()
+}
+
+// stallLocked reports whether the host stalls this call: about one call
+// in stall.every, as many as stallsLeft allows.
+func (sb *vethSB) stallLocked() bool {
+	if sb.stall.every == 0 || sb.stallsLeft == 0 {
+		return false
 	}
-	for {
-		switch left := sb.stallsLeft.Load(); {
-		case left == 0:
-			return
-		case left < 0 || sb.stallsLeft.CompareAndSwap(left, left-1):
-			sb.stalled.Add(1)
-			time.Sleep(sb.stall.hold)
-			return
-		}
+	if sb.stalls++; sb.stalls%sb.stall.every != 0 {
+		return false
 	}
+	sb.stallsLeft--
+	sb.stalled.Add(1)
+	return true
+}
+
+// holdLocked stalls a call, sb.mu held: it lets the lock go meanwhile, as
+// a call held before it starts holds nothing.
+func (sb *vethSB) holdLocked() {
+	sb.mu.Unlock()
+	time.Sleep(sb.stall.hold)
+	sb.mu.Lock()
 }
 
 func (sb *vethSB) stepCalls() []vCall {
@@ -288,17 +305,22 @@ func (sb *vethSB) faultLocked(op, key string) fFaultKind {
 	ck := op + " " + key
 	sb.counts[ck]++
 	nth := sb.counts[ck]
-	if !sb.inject {
+	if sb.retired {
 		return 0
 	}
 	var kind fFaultKind
+	stall := false
 	if sb.rng == nil {
+		// A replay: the faults planned (at a checkpoint, stalls only).
 		for _, f := range sb.planned {
 			if f.op == op && f.key == key && f.nth == nth {
-				kind = f.kind
+				stall = stall || f.kind == vStall
+				if f.kind != vStall {
+					kind = f.kind
+				}
 			}
 		}
-	} else if sb.rng.Float64() < sb.rate {
+	} else if stall = sb.stallLocked(); sb.inject && sb.rng.Float64() < sb.rate {
 		if op == "retrieve" {
 			kind = fPick(sb.rng, []fFaultKind{fRetriable, fRetriable, fTerminal, fPanic})
 		} else {
@@ -313,12 +335,16 @@ func (sb *vethSB) faultLocked(op, key string) fFaultKind {
 	if kind != 0 {
 		sb.fired = append(sb.fired, fFault{op: op, key: key, nth: nth, kind: kind})
 	}
+	if stall {
+		// It may also fail as drawn once it runs: two faults.
+		sb.fired = append(sb.fired, fFault{op: op, key: key, nth: nth, kind: vStall})
+		sb.holdLocked()
+	}
 	return kind
 }
 
 // do runs a create, update or delete call.
 func (sb *vethSB) do(ctx context.Context, op, key, text string, meta int) (int, error) {
-	sb.maybeStall()
 	sb.mu.Lock()
 	kind := sb.faultLocked(op, key)
 	call := vCall{op: op, key: key, value: text, fault: kind}
@@ -426,7 +452,6 @@ func (p *vPair) endOf(label string) (string, bool) {
 }
 
 func (sb *vethSB) retrieve(ctx context.Context, name, readKey string) ([]kv.Item[string, *wrapperspb.StringValue, int], error) {
-	sb.maybeStall()
 	sb.mu.Lock()
 	kind := sb.faultLocked("retrieve", name)
 	call := vCall{op: "retrieve", key: name, fault: kind, readKey: readKey}
@@ -602,6 +627,8 @@ func (st vStep) literal() string {
 				kind = "vTimeout"
 			case vTimeoutApplied:
 				kind = "vTimeoutApplied"
+			case vStall:
+				kind = "vStall"
 			}
 			parts = append(parts, fmt.Sprintf("{%q, %q, %d, %s}", f.op, f.key, f.nth, kind))
 		}
@@ -729,6 +756,9 @@ func newVRun(rng *rand.Rand, rate float64, mode string, machine vMachine) (*vRun
 }
 
 func (r *vRun) start() error {
+	if r.sb != nil {
+		r.sb.retire()
+	}
 	r.sb = newVethSB(r.rng, r.rate)
 	r.sb.stall = r.machine
 	r.intent, r.stale = map[string]string{}, map[string]bool{}
@@ -1247,8 +1277,8 @@ func (r *vRun) collect(rep *vReport) {
 
 // replayVeth replays steps (their faults planned) and returns the
 // divergences of the first step that diverged, and its index.
-func replayVeth(steps []vStep, mode string) ([]fDiv, int, string) {
-	r, err := newVRun(nil, 0, mode, vHost)
+func replayVeth(steps []vStep, mode string, machine vMachine) ([]fDiv, int, string) {
+	r, err := newVRun(nil, 0, mode, machine)
 	if err != nil {
 		return []fDiv{{"setup", err.Error()}}, 0, ""
 	}
@@ -1264,9 +1294,9 @@ func replayVeth(steps []vStep, mode string) ([]fDiv, int, string) {
 
 // shrinkVeth minimises steps keeping a divergence of class at the last
 // step (see shrinkSteps).
-func shrinkVeth(steps []vStep, class, mode string) []vStep {
+func shrinkVeth(steps []vStep, class, mode string, machine vMachine) []vStep {
 	return shrinkSteps(steps, class, 400, vStep.clone, vStep.simpler, func(c []vStep) ([]fDiv, int) {
-		divs, at, _ := replayVeth(c, mode)
+		divs, at, _ := replayVeth(c, mode, machine)
 		return divs, at
 	})
 }
@@ -1344,8 +1374,8 @@ func runVethModes(t *testing.T, n, seeds int, machine vMachine) *vReport {
 			for _, class := range slices.Sorted(maps.Keys(rep.first)) {
 				msg := rep.first[class]
 				if *faultShrink {
-					if small := shrinkVeth(rep.firstSteps[class], class, m); small != nil {
-						divs, at, detail := replayVeth(small, m)
+					if small := shrinkVeth(rep.firstSteps[class], class, m, machine); small != nil {
+						divs, at, detail := replayVeth(small, m, machine)
 						var lit []string
 						for _, st := range small {
 							lit = append(lit, "\t"+st.literal()+",")
@@ -1365,7 +1395,7 @@ func runVethModes(t *testing.T, n, seeds int, machine vMachine) *vReport {
 // runVethReplay replays steps in a mode and fails on any divergence.
 func runVethReplay(t *testing.T, mode string, steps []vStep) {
 	t.Helper()
-	divs, at, detail := replayVeth(steps, mode)
+	divs, at, detail := replayVeth(steps, mode, vHost)
 	for _, d := range divs {
 		t.Errorf("step %d: %s: %s", at+1, d.class, d.msg)
 	}
