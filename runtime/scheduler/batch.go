@@ -335,8 +335,10 @@ func vanishedBeyondFailure(results []callResult) map[string]bool {
 // nothing for them; the calls of a group after its first failure were
 // made, though, and the run may get to them in another order or not at
 // all (a failed delete of a dependent stops the removal of its
-// dependency, for one): they are looked for ahead, and those the run never
-// gets to are settled at its end (settleLeftovers).
+// dependency, for one; a call before the failure on a value whose peer
+// such a delete took may no longer be made): they are looked for ahead,
+// and those the run never gets to are settled at its end, with the value
+// each applied (settleLeftovers).
 func (r *calling) takeReplay(kind OpKind, key string) *callResult {
 	for r.replayed < len(r.replay) && r.replay[r.replayed].used {
 		r.replayed++

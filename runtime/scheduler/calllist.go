@@ -51,8 +51,9 @@ func (c *plannedCall) node(g *graph.Graph) *graph.Node {
 type callResult struct {
 	kind OpKind
 	key  string
-	// value is the value created or updated to (a call of a group only:
-	// see settleLeftovers).
+	// value is the value created or updated to: what the southbound holds
+	// when the run after the failure does not make the call again (see
+	// settleLeftovers).
 	value proto.Message
 	meta  any
 	err   error

@@ -278,13 +278,11 @@ func (s *executor) executePlan(st *txnState) (results []callResult, ok bool, tak
 			}
 			if failed >= 0 {
 				// The group's calls that succeeded had their metadata
-				// recorded (recordMeta); each carries its value, for
-				// settleLeftovers.
+				// recorded (recordMeta).
 				results = plan.resultsBefore(end, 0, unheld)
 				for k := range ops {
-					r := &results[i+k]
-					if r.value, r.err = plan.calls.At(i+k).value, ops[k].Err; r.err != nil {
-						r.meta = nil
+					if r := &results[i+k]; ops[k].Err != nil {
+						r.err, r.meta = ops[k].Err, nil
 					}
 				}
 			}
@@ -350,7 +348,7 @@ func (st *txnState) recordMeta(i int, c *plannedCall, n *graph.Node, m any, unhe
 func (r *calling) resultsUpTo(last int, m any, err error, unheld map[int]any) []callResult {
 	results := r.resultsBefore(last, 1, unheld)
 	c := r.calls.At(last)
-	return append(results, callResult{kind: c.kind, key: c.key, meta: m, err: err})
+	return append(results, callResult{kind: c.kind, key: c.key, value: c.value, meta: m, err: err})
 }
 
 // resultsBefore returns the results of the calls of the plan before call
@@ -359,7 +357,7 @@ func (r *calling) resultsBefore(end, more int, unheld map[int]any) []callResult 
 	results := make([]callResult, 0, end+more)
 	for i := range end {
 		c := r.calls.At(i)
-		res := callResult{kind: c.kind, key: c.key}
+		res := callResult{kind: c.kind, key: c.key, value: c.value}
 		switch {
 		case c.kind == OpDelete:
 			// Delete returns no metadata.
