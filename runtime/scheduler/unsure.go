@@ -467,6 +467,8 @@ func (r *unknowns) takeApplied(n *graph.Node, value proto.Message, meta any) {
 	var deps []kv.Dependency
 	if value != nil {
 		deps = r.depsOfValue(n, value)
+	} else {
+		n.DoomMark = 0 // gone: a version created again is not doomed (see remove)
 	}
 	r.g.SetDeps(n, n.Deps, deps)
 	r.g.SetExisting(n.Key, value != nil && !n.Removing)

@@ -294,3 +294,19 @@ func TestVethReproReplaySkipsCallBeforeGroup(t *testing.T) {
 		{kind: "txn", items: []fItem{{"if/v3", "peer=v4 mtu=9000 vrf=2"}, {"vrf/2", ""}}, faults: []fFault{{"delete", "if/v4", 1, vTimeout}, {"retrieve", "if", 1, fRetriable}}},
 	})
 }
+
+// An end whose re-create (a new namespace) could not start (its peer's
+// delete applied, the pair went, and the read-back panicked) is doomed
+// by the full resync that follows, as a value re-created (nothing is
+// created on its old version); the refresh then finds it gone. Its doom
+// outlived its old version: created again as one of a pair, its peer
+// was held back for it, and it was deleted and created once more
+// (plan-create-delete; found by TestVethPairFaultsStalledHost, serial,
+// seed 9, with no stall in it).
+func TestVethReproRecreatedFoundGoneNotDoomed(t *testing.T) {
+	runVethReplayModes(t, []vStep{
+		{kind: "full", items: []fItem{{"if/v1", "peer=v2 mtu=1500"}, {"if/v2", "peer=v1 mtu=1500 vrf=2"}, {"vrf/2", "table=3"}}},
+		{kind: "txn", items: []fItem{{"if/v1", "peer=v2 mtu=9000 ns=n1"}}, faults: []fFault{{"delete", "if/v2", 1, fPartial}, {"retrieve", "if", 1, fPanic}}},
+		{kind: "full", items: []fItem{{"if/v1", "peer=v2 mtu=9000 ns=n1"}, {"if/v2", "peer=v1 mtu=9000 vrf=1"}, {"vrf/1", "table=2"}}},
+	})
+}
