@@ -356,14 +356,16 @@ func (r *calling) takeReplay(kind OpKind, key string) *callResult {
 	return nil
 }
 
-// settleLeftovers brings into the graph what the calls of a group that
+// settleLeftovers brings into the graph what the calls of the plan that
 // the run did not replay changed in the southbound (see takeReplay), as a
-// notification of the change would: a value created or updated is taken as
-// applied and brought to its target, one deleted as gone (what depends on
-// it goes first, and it is created again when still wanted). The outcome
-// of a leftover that failed is read back; when that cannot be known, the
-// value fails with the call's error, as after any failed call whose outcome
-// is unknown: neither CONFIGURED nor gone, whatever the southbound holds.
+// notification of the change would: each is read back (a later call may
+// have changed what it left), and the value found is taken as applied and
+// brought to its target, or taken as gone (what depends on it goes first,
+// and it is created again when still wanted). When the read-back fails,
+// the value fails with the call's error, as after any failed call whose
+// outcome is unknown: neither CONFIGURED nor gone, whatever the southbound
+// holds. A descriptor without Retrieve is taken at its word: what its
+// successful call did stands.
 func (r *calling) settleLeftovers() {
 	if r.replayed >= len(r.replay) {
 		r.vanished = nil
@@ -385,26 +387,30 @@ func (r *calling) settleLeftovers() {
 		if n == nil || n.Desc == nil {
 			continue
 		}
-		value, meta := c.value, c.meta
-		switch {
-		case c.err != nil:
-			expected := c.value
-			if c.kind == OpDelete {
-				expected = n.Applied
-			}
+		value, meta, expected := c.value, c.meta, c.value
+		if c.kind == OpDelete {
+			value, meta, expected = nil, nil, n.Applied
+		}
+		if c.err != nil || n.Desc.CanRetrieve() {
+			// What the southbound holds now tells: the call failed, or a
+			// later call (the delete of a cycle partner) may have changed
+			// what it left. (A descriptor without Retrieve is taken at its
+			// word.)
 			found, fmeta, known := r.readBack(n, expected)
 			if !known {
-				r.s.opts.logger.Debug("a call of a batch that the run after a failure did not make again failed, and its outcome is unknown",
-					"key", c.key, "op", c.kind.String(), "error", c.err, "seq", r.seq)
+				err := c.err
+				if err == nil {
+					err = fmt.Errorf("%s of %s applied, and a later call may have changed it: %w", c.kind, c.key, ErrOutcomeUnknown)
+				}
+				r.s.opts.logger.Debug("a call that the run after a failure did not make again cannot be read back: its outcome is unknown",
+					"key", c.key, "op", c.kind.String(), "error", err, "seq", r.seq)
 				r.mut(n)
 				n.LastOp = c.kind
-				r.fail(n, c.kind, r.markUnsure(n, expected, c.err), 0, n.Applied, c.value, false)
+				r.fail(n, c.kind, r.markUnsure(n, expected, err), 0, n.Applied, c.value, false)
 				settled = true
 				continue
 			}
 			value, meta = found, fmeta
-		case c.kind == OpDelete:
-			value, meta = nil, nil
 		}
 		r.s.opts.logger.Debug("settling a call of a batch that the run after a failure did not make again",
 			"key", c.key, "op", c.kind.String(), "exists", value != nil, "seq", r.seq)
