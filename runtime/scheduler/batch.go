@@ -358,14 +358,13 @@ func (r *calling) takeReplay(kind OpKind, key string) *callResult {
 
 // settleLeftovers brings into the graph what the calls of the plan that
 // the run did not replay changed in the southbound (see takeReplay), as a
-// notification of the change would: each is read back (a later call may
-// have changed what it left), and the value found is taken as applied and
-// brought to its target, or taken as gone (what depends on it goes first,
-// and it is created again when still wanted). When the read-back fails,
-// the value fails with the call's error, as after any failed call whose
-// outcome is unknown: neither CONFIGURED nor gone, whatever the southbound
-// holds. A descriptor without Retrieve is taken at its word: what its
-// successful call did stands.
+// notification of the change would: what it left is read back (see
+// readLeftover), and the value found is taken as applied and brought to
+// its target, or taken as gone (what depends on it goes first, and it is
+// created again when still wanted). When the read-back of a call that
+// failed fails too, the value fails with the call's error, as after any
+// failed call whose outcome is unknown: neither CONFIGURED nor gone,
+// whatever the southbound holds.
 func (r *calling) settleLeftovers() {
 	if r.replayed >= len(r.replay) {
 		r.vanished = nil
@@ -391,26 +390,17 @@ func (r *calling) settleLeftovers() {
 		if c.kind == OpDelete {
 			value, meta, expected = nil, nil, n.Applied
 		}
-		if c.err != nil || n.Desc.CanRetrieve() {
-			// What the southbound holds now tells: the call failed, or a
-			// later call (the delete of a cycle partner) may have changed
-			// what it left. (A descriptor without Retrieve is taken at its
-			// word.)
-			found, fmeta, known := r.readBack(n, expected)
-			if !known {
-				err := c.err
-				if err == nil {
-					err = fmt.Errorf("%s of %s applied, and a later call may have changed it: %w", c.kind, c.key, ErrOutcomeUnknown)
-				}
-				r.s.opts.logger.Debug("a call that the run after a failure did not make again cannot be read back: its outcome is unknown",
-					"key", c.key, "op", c.kind.String(), "error", err, "seq", r.seq)
-				r.mut(n)
-				n.LastOp = c.kind
-				r.fail(n, c.kind, r.markUnsure(n, expected, err), 0, n.Applied, c.value, false)
-				settled = true
-				continue
-			}
+		switch found, fmeta, known := r.readLeftover(n, c, expected); {
+		case known:
 			value, meta = found, fmeta
+		case c.err != nil:
+			r.s.opts.logger.Debug("a call that the run after a failure did not make again failed, and its outcome is unknown",
+				"key", c.key, "op", c.kind.String(), "error", c.err, "seq", r.seq)
+			r.mut(n)
+			n.LastOp = c.kind
+			r.fail(n, c.kind, r.markUnsure(n, expected, c.err), 0, n.Applied, c.value, false)
+			settled = true
+			continue
 		}
 		r.s.opts.logger.Debug("settling a call of a batch that the run after a failure did not make again",
 			"key", c.key, "op", c.kind.String(), "exists", value != nil, "seq", r.seq)
@@ -420,6 +410,19 @@ func (r *calling) settleLeftovers() {
 	if settled {
 		r.runLater()
 	}
+}
+
+// readLeftover reads back what call c, which the run after a failure did
+// not make again, left of n: one that failed (its outcome), or one that
+// created or updated n, which a later call (the delete of a cycle partner)
+// may have taken since. A successful delete is gone; a successful call
+// whose read-back fails is taken at its word, as is one of a descriptor
+// without Retrieve.
+func (r *calling) readLeftover(n *graph.Node, c *callResult, expected proto.Message) (proto.Message, any, bool) {
+	if c.err == nil && (c.kind == OpDelete || !n.Desc.CanRetrieve()) {
+		return nil, nil, false
+	}
+	return r.readBack(n, expected)
 }
 
 // learn takes value (nil: nothing) as what the southbound holds for n, as
