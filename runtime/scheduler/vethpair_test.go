@@ -193,6 +193,7 @@ type vethSB struct {
 
 	inject  bool
 	retired bool // the run went on with a new southbound (see retire)
+	step    int  // counts the steps begun (see recordLocked)
 	rate    float64
 	rng     *rand.Rand
 	planned []fFault
@@ -243,6 +244,16 @@ func (sb *vethSB) beginStep(planned []fFault) {
 	sb.planned = planned
 	clear(sb.counts)
 	sb.fired, sb.calls = nil, nil
+	sb.step++
+}
+
+// recordLocked records a call that started in step: a call the host held
+// past the end of its step (given up on, it applies nothing) is not one
+// of the step that runs when it returns.
+func (sb *vethSB) recordLocked(step int, c vCall) {
+	if step == sb.step {
+		sb.calls = append(sb.calls, c)
+	}
 }
 
 func (sb *vethSB) setInject(on bool) {
@@ -346,6 +357,7 @@ func (sb *vethSB) faultLocked(op, key string) fFaultKind {
 // do runs a create, update or delete call.
 func (sb *vethSB) do(ctx context.Context, op, key, text string, meta int) (int, error) {
 	sb.mu.Lock()
+	step := sb.step
 	kind := sb.faultLocked(op, key)
 	call := vCall{op: op, key: key, value: text, fault: kind}
 	var err error
@@ -355,7 +367,7 @@ func (sb *vethSB) do(ctx context.Context, op, key, text string, meta int) (int, 
 		// outlived the deadline): nothing applied.
 		err = ctx.Err()
 	case kind == fPanic:
-		sb.calls = append(sb.calls, call)
+		sb.recordLocked(step, call)
 		sb.mu.Unlock()
 		panic(fmt.Sprintf("injected panic in %s %s", op, key))
 	case kind == fRetriable || kind == fTerminal:
@@ -377,7 +389,7 @@ func (sb *vethSB) do(ctx context.Context, op, key, text string, meta int) (int, 
 		}
 	}
 	call.err = err
-	sb.calls = append(sb.calls, call)
+	sb.recordLocked(step, call)
 	sb.mu.Unlock()
 	return meta, err
 }
@@ -453,12 +465,13 @@ func (p *vPair) endOf(label string) (string, bool) {
 
 func (sb *vethSB) retrieve(ctx context.Context, name, readKey string) ([]kv.Item[string, *wrapperspb.StringValue, int], error) {
 	sb.mu.Lock()
+	step := sb.step
 	kind := sb.faultLocked("retrieve", name)
 	call := vCall{op: "retrieve", key: name, fault: kind, readKey: readKey}
 	if kind != 0 {
 		call.err = injectedErr("retrieve", name, kind)
 	}
-	sb.calls = append(sb.calls, call)
+	sb.recordLocked(step, call)
 	var out []kv.Item[string, *wrapperspb.StringValue, int]
 	if call.err == nil {
 		for k, v := range sb.valuesLocked() {
@@ -1392,10 +1405,11 @@ func runVethModes(t *testing.T, n, seeds int, machine vMachine) *vReport {
 	return sum
 }
 
-// runVethReplay replays steps in a mode and fails on any divergence.
-func runVethReplay(t *testing.T, mode string, steps []vStep) {
+// runVethReplay replays steps in a mode on machine and fails on any
+// divergence.
+func runVethReplay(t *testing.T, mode string, machine vMachine, steps []vStep) {
 	t.Helper()
-	divs, at, detail := replayVeth(steps, mode, vHost)
+	divs, at, detail := replayVeth(steps, mode, machine)
 	for _, d := range divs {
 		t.Errorf("step %d: %s: %s", at+1, d.class, d.msg)
 	}
