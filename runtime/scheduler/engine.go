@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"context"
-	"fmt"
 
 	"google.golang.org/protobuf/proto"
 
@@ -417,7 +416,7 @@ func (r *run) fail(n *graph.Node, kind OpKind, err error, flags Flags, prev, val
 	}
 	n.State = FAILED
 	if n.Retries > 0 && int(n.Retries) >= policy.MaxAttempts {
-		n.SetLastErr(fmt.Errorf("%w after %d attempts: %w", ErrRetriesExhausted, n.Retries+1, err))
+		n.SetLastErr(&exhausted{attempts: int(n.Retries) + 1, err: err})
 	}
 }
 

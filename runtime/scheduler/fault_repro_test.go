@@ -1574,3 +1574,16 @@ func TestFaultReproLeftoverDeleteUnreadIsGone(t *testing.T) {
 		{kind: fDownstream, faults: []fFault{{"delete", "arp/n1", 1, fTerminal}, {"retrieve", "arp", 3, fTerminal}}},
 	})
 }
+
+// A value whose retries ran out while its outcome was unknown (its delete
+// failed, and each read-back panicked) is read back before the next
+// transaction, and found: its outcome is known. Its error, wrapped by
+// "retries exhausted", kept the mark of an unknown outcome (fault batch
+// seed 74 at 10,000 steps).
+func TestFaultReproExhaustedUnknownReadBack(t *testing.T) {
+	runFaultReproMode(t, "batch", []fStep{
+		{kind: fFull, items: []fItem{{"bd/y", "ifs=a,v1"}, {"if/c", "type=dummy addrs=10.0.0.1/24,10.1.0.1/16"}, {"if/v1", "addrs=10.0.0.1/24,10.1.0.1/16"}}},
+		{kind: fTxn, retry: true, items: []fItem{{"if/c", "type=dummy"}}, faults: []fFault{{"delete", "addr/c/10.1.0.1/16", 1, fRetriable}, {"delete", "addr/c/10.1.0.1/16", 2, fRetriable}, {"retrieve", "addr", 2, fPanic}, {"retrieve", "addr", 3, fPanic}}},
+		{kind: fTxn, revert: true, items: []fItem{{"bd/y", "ifs=b"}}, faults: []fFault{{"delete", "bdif/y/v1", 1, fTerminal}}},
+	})
+}

@@ -154,7 +154,10 @@ const (
 	// +9: a call the run after a failure did not make again and that
 	// created or updated a value is read back when settled, for a later
 	// call may have taken it (readLeftover; TestVethReproLeftoverTakenByLaterCall).
-	maxTotalLines = 12203
+	// +17: the error of a value whose retries ran out is a type of its own
+	// (exhausted), so that a read-back that finds the value takes the mark
+	// of an unknown outcome off it too (TestFaultReproExhaustedUnknownReadBack).
+	maxTotalLines = 12220
 )
 
 // layers lists the internal packages from the bottom up: a package may

@@ -73,6 +73,12 @@ func (r *unknowns) markUnsure(n *graph.Node, value proto.Message, err error) err
 // markUnsure or failUnknown: what the southbound holds of the value is
 // known, and its failure before the read-backs stands.
 func outcomeKnown(err error) error {
+	if e, ok := err.(*exhausted); ok {
+		if known := outcomeKnown(e.err); known != e.err {
+			return &exhausted{attempts: e.attempts, err: known}
+		}
+		return err
+	}
 	if e, ok := err.(*unknownAgain); ok {
 		if e.prior != nil {
 			return e.prior
@@ -321,6 +327,18 @@ func (e *unknownAgain) Error() string {
 }
 
 func (e *unknownAgain) Unwrap() []error { return []error{ErrOutcomeUnknown, e.read} }
+
+// exhausted is the error of a value whose retries ran out: its last.
+type exhausted struct {
+	attempts int
+	err      error
+}
+
+func (e *exhausted) Error() string {
+	return fmt.Sprintf("%v after %d attempts: %v", ErrRetriesExhausted, e.attempts, e.err)
+}
+
+func (e *exhausted) Unwrap() []error { return []error{ErrRetriesExhausted, e.err} }
 
 // unsureBlocker returns a value whose outcome is unknown (a read-back
 // before the run failed again, or one in the run failed) that may need n,
