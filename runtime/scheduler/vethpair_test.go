@@ -260,11 +260,11 @@ func (sb *vethSB) setInject(on bool) {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	sb.inject = on
-	// A checkpoint (faults off) lets one call stall: its resync, given
-	// up on once, runs again (see checkpoint).
-	sb.stallsLeft = 1
-	if on {
-		sb.stallsLeft = -1
+	// A checkpoint (faults off) stalls its first call, and that one only:
+	// its resync, given up on once, runs again (see checkpoint).
+	sb.stallsLeft = -1
+	if !on {
+		sb.stallsLeft, sb.stalls = 1, sb.stall.every-1
 	}
 }
 
@@ -1338,10 +1338,12 @@ func TestVethPairFaults(t *testing.T) {
 	runVethModes(t, faultSetting(0, "KVD_VETH_STEPS", 300), faultSetting(0, "KVD_VETH_SEEDS", 2), vHost)
 }
 
-// vStalling is a host that stalls one call in 25 for longer than the
+// vStalling is a host that stalls one call in 40 for more than twice the
 // call timeout (short, so that the run stays short; long enough that a
-// loaded host seldom adds a stall of its own, which the run tolerates).
-var vStalling = vMachine{timeout: 50 * time.Millisecond, hold: 60 * time.Millisecond, every: 25}
+// loaded host seldom adds a stall of its own, which the run tolerates,
+// and that the scheduler gives up on a stalled call even when the host
+// is slow to run its watchdog).
+var vStalling = vMachine{timeout: 50 * time.Millisecond, hold: 120 * time.Millisecond, every: 40}
 
 // TestVethPairFaultsStalledHost runs the veth pair test on a host that
 // stalls calls beyond the call timeout, which no step planned (a loaded CI
