@@ -103,7 +103,8 @@
 //     or delete): it is read back again before the next transaction,
 //     which takes what is found first, even when it reverts (found as
 //     the call wanted, it is CONFIGURED with no error; else its failure
-//     stands, known); until then it is not decided on
+//     stands, known; a call on it that succeeds tells as much, even when
+//     its transaction reverts); until then it is not decided on
 //     (ErrOutcomeUnknown), nothing that needs it is created on it (it may
 //     be absent: a failed create or delete leaves the graph holding
 //     nothing of it), and the removal of a value it may need (a

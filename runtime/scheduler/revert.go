@@ -140,7 +140,11 @@ func (r *txnPass) restoreStates() {
 		if n != nil && n.FailedSeq != r.seq32 && n.Applied == p.Applied && p.existed {
 			r.mut(n)
 			n.State, n.LastOp = p.State, p.LastOp
-			n.SetLastErr(p.LastErr())
+			err := p.LastErr()
+			if _, unsure := r.g.Unsure[k]; !unsure && !errors.Is(err, ErrStillNeeded) {
+				err = outcomeKnown(err) // known since (a call on it succeeded), revert or not
+			}
+			n.SetLastErr(err)
 			if proto.Equal(n.Intent, p.Intent) { // re-derived on the way: a RETRYING value's retry is of then
 				n.IntentSeq, n.Retries = p.IntentSeq, p.Retries
 			}

@@ -284,8 +284,8 @@ func (r *unknowns) refusedFor(n *graph.Node, expected proto.Message, f func(*gra
 // unknownOutcome returns the error of the read-back that failed again for
 // key, nil when what the southbound holds of it is known.
 func (r *unknowns) unknownOutcome(key string) error {
-	if f := r.fact(key); f != nil {
-		return f.err
+	if f := r.fact(key); f != nil && (f.err == nil || r.unsureOf(key)) {
+		return f.err // (known since: a call on it succeeded)
 	}
 	return nil
 }
