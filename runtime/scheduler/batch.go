@@ -337,8 +337,7 @@ func vanishedBeyondFailure(results []callResult) map[string]bool {
 // all (a failed delete of a dependent stops the removal of its
 // dependency, for one; a call before the failure on a value whose peer
 // such a delete took may no longer be made): they are looked for ahead,
-// and those the run never gets to are settled at its end, with the value
-// each applied (settleLeftovers).
+// and those the run never gets to are settled at its end (settleLeftovers).
 func (r *calling) takeReplay(kind OpKind, key string) *callResult {
 	for r.replayed < len(r.replay) && r.replay[r.replayed].used {
 		r.replayed++
@@ -402,7 +401,7 @@ func (r *calling) settleLeftovers() {
 			settled = true
 			continue
 		}
-		r.s.opts.logger.Debug("settling a call of a batch that the run after a failure did not make again",
+		r.s.opts.logger.Debug("settling a call that the run after a failure did not make again",
 			"key", c.key, "op", c.kind.String(), "exists", value != nil, "seq", r.seq)
 		r.learn(n, value, meta)
 		settled = true
