@@ -73,15 +73,19 @@
 //     with that error, though nothing intends it); an INVALID value keeps the valid version
 //     it kept; a value that was there without something it needs (its
 //     delete had failed, or its create applied in part) stays as it was
-//     when the revert deletes what the transaction created for it; when
+//     when the revert deletes what the transaction created for it (not
+//     what a failed create found there while the refresh of its
+//     descriptor failed: it may have been there all along); when
 //     the transaction deleted it, or re-created it (a cycle's member,
 //     re-created with the rest of its cycle), it is not created again
 //     without what it needs, nor is what needs it: they wait, PENDING,
 //     as in any transaction. Nor is one the transaction set and left as
 //     it was, there without something it needs that was not there
 //     before either (or of unknown outcome), deleted: it stays. One exception: a leftover that nothing intends (a derived
-//     value still there after its delete failed, or one that its base,
-//     read back in another version, no longer derives) is not put back
+//     value that the version its base has applied does not derive, its
+//     base's intent aside: one still there after its delete failed, or
+//     one that its base, read back in another version, no longer
+//     derives) is not put back
 //     once the transaction, or its revert, deleted it. When an undo call fails, the value is FAILED and the graph
 //     says what the southbound holds. A best-effort transaction (the
 //     default) applies all it can and leaves failed values FAILED, or
@@ -104,7 +108,12 @@
 //     which takes what is found first, even when it reverts (found as
 //     the call wanted, it is CONFIGURED with no error; else its failure
 //     stands, known; a call on it that succeeds tells as much, even when
-//     its transaction reverts); until then it is not decided on
+//     its transaction reverts; what the finding calls for, a value found
+//     gone and still wanted created again, what a found one derives, is
+//     done at the end of that transaction; when it reverts, by a retry
+//     transaction of its own right after it, which calls nothing on a
+//     FAILED one); until then it is
+//     not decided on
 //     (ErrOutcomeUnknown), nothing that needs it is created on it (it may
 //     be absent: a failed create or delete leaves the graph holding
 //     nothing of it), and the removal of a value it may need (a

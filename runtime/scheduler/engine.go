@@ -281,6 +281,9 @@ func changeOf(n *graph.Node, want proto.Message) (equal, recreate bool) {
 
 // create creates n with want: its intent, or (revert) what it had before.
 func (r *run) create(n *graph.Node, want proto.Message, flags Flags) {
+	if r.abort {
+		return // the forward pass stopped (a re-create's delete took a failure with it)
+	}
 	if r.view != nil && r.adoptOnCreate(n) {
 		return
 	}

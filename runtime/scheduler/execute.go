@@ -40,6 +40,13 @@ type executor struct {
 	// endJob; txnRetries the number of keys whose retries it scheduled.
 	txnSpan    Span
 	txnRetries int
+	// blind are the descriptors whose Retrieve failed in the last refresh
+	// that asked them: what the graph holds nothing of may be there (after
+	// a restart, everything of theirs may be).
+	blind map[kv.Descriptor]bool
+	// unsettled are read-back facts that a reverted transaction took and
+	// did not settle, for the next retry transaction (see settleLater).
+	unsettled []unsureFact
 }
 
 // runTxn plans and executes one transaction and returns its result; the
@@ -88,6 +95,9 @@ func (s *executor) runTxn(j *job) *Result {
 	// The plan is the scheduler's own run, reused with its buffers (one
 	// transaction runs at a time; see newPlan).
 	unsure := s.readBackUnsure(ctx, j.opts.dryRun, view)
+	if j.kind == RetryTxn && len(s.unsettled) > 0 {
+		unsure, s.unsettled = append(unsure, s.unsettled...), nil
+	}
 	plan, scratch := s.newPlan(ctx, seq, j, view)
 	plan.unsure = unsure
 	s.g.Reserve(len(j.items))
@@ -220,6 +230,7 @@ func (s *executor) finishTxn(st *txnState, results []callResult, ok bool) *Resul
 		if exec.abort {
 			exec.revert()
 			res.Reverted = true
+			s.settleLater(exec.unsure, j.opts)
 		}
 		res.Executed = exec.ops
 		final = exec
@@ -423,6 +434,33 @@ func (s *executor) retryLater(keys []string, opts txnOptions) {
 		o.retry = g.policy
 		s.after(g.delay, func() { _ = s.enqueue(&job{kind: RetryTxn, ctx: ctx, opts: o, retry: items}) })
 	}
+}
+
+// settleLater queues, as a retry transaction of its own, the settling of
+// the facts that the read-backs before a transaction found, which a
+// reverted transaction never reaches (settleUnsure comes last in a run),
+// and which its revert does not undo: a value found gone and still
+// wanted, PENDING, is created again, one found brings what it derives and
+// what waited for it (PENDING, or restored so by the revert): none is left
+// PENDING with what it needs there. A FAILED one stays so (see
+// settleUnsure).
+func (s *executor) settleLater(facts []unsureFact, opts txnOptions) {
+	queued := len(s.unsettled) > 0
+	for _, f := range facts {
+		if f.err == nil {
+			f.taken = true
+			s.unsettled = append(s.unsettled, f)
+		}
+	}
+	if queued || len(s.unsettled) == 0 {
+		return
+	}
+	ctx := context.Background()
+	if s.txnSpan != nil {
+		ctx = s.txnSpan.Into(ctx)
+	}
+	opts.revert, opts.retry = false, RetryPolicy{}
+	_ = s.enqueue(&job{kind: RetryTxn, ctx: ctx, opts: opts})
 }
 
 // retryPolicy returns the retry policy of n: that of the running

@@ -642,14 +642,15 @@ func (r *fRun) runStep(st *fStep, num int) (divs []fDiv) {
 		preCalls = n
 	}
 	before := r.sb.snapshot()
-	// Leftovers: values of ours applied that nothing intends (a derived
-	// value whose delete failed, or whose base's outcome is unknown and
-	// is found not to derive it any more). doc.go: "a leftover that
-	// nothing intends [...] is not put back once the transaction, or its
-	// revert, deleted it".
+	// Leftovers: values of ours applied, or of unknown outcome, that
+	// nothing intends (a derived value whose delete failed, or whose base's
+	// outcome is unknown and is found not to derive it any more: what the
+	// base's applied version derives is intended, whatever its own intent
+	// derives). doc.go: "a leftover that nothing intends [...] is not put
+	// back once the transaction, or its revert, deleted it".
 	leftovers := map[string]bool{}
 	for _, st := range r.s.Statuses("") {
-		if !st.Intended && st.Applied != nil && st.Origin != kv.OriginSB {
+		if !st.Intended && (st.Applied != nil || r.unknown[st.Key]) && st.Origin != kv.OriginSB {
 			leftovers[st.Key] = true
 		}
 	}
@@ -1212,7 +1213,7 @@ func (r *fRun) checkSB(sb map[string]string) []fDiv {
 // leftoverOf reports whether k, a derived value of base b, was in the
 // southbound without b when the step began and is still there because
 // its delete failed: doc.go, "a leftover that nothing intends (a derived
-// value still there after its delete failed[...])".
+// value [...] still there after its delete failed[...])".
 func (r *fRun) leftoverOf(k, b string) bool {
 	_, was := r.stepBefore[k]
 	_, baseWas := r.stepBefore[b]
@@ -1236,11 +1237,33 @@ func (r *fRun) leftWithout(k string, d kv.Dependency) bool {
 			return true
 		}
 	}
-	if _, was := r.stepBefore[k]; !was || fDependencyMet(d, r.stepBefore) {
+	st := r.s.Status(k)
+	if _, was := r.stepBefore[k]; !was || (st.State != scheduler.FAILED && st.State != scheduler.RETRYING) || st.LastOp != scheduler.OpDelete {
 		return false
 	}
-	st := r.s.Status(k)
-	return (st.State == scheduler.FAILED || st.State == scheduler.RETRYING) && st.LastOp == scheduler.OpDelete
+	return !fDependencyMet(d, r.stepBefore) || r.wentUnread(k, d)
+}
+
+// wentUnread reports whether d, a plain dependency of k, went in the step
+// by a delete made while k's descriptor was unread: its Retrieve had failed
+// in the step, and none had read k since. doc.go: "A Retrieve that fails
+// is an error of the transaction; its descriptor keeps the scheduler's
+// view" (after a restart, a view that holds nothing of it). Once read
+// back, k goes, or is held by what needs it whose delete failed (see
+// leftWithout): "When something that needs n could not be deleted, n is
+// not deleted either".
+func (r *fRun) wentUnread(k string, d kv.Dependency) bool {
+	desc, _, _ := strings.Cut(k, "/")
+	blind := false
+	for _, c := range r.sb.stepCalls() {
+		switch {
+		case c.op == "retrieve" && c.key == desc && (c.readKey == "" || c.readKey == k):
+			blind = c.failed()
+		case blind && c.op == "delete" && c.key == d.Key && !c.failed() && !d.IsAnyOf():
+			return true
+		}
+	}
+	return false
 }
 
 // cycleMemberExcused reports whether k, a member of a cycle (a veth end)
@@ -1338,8 +1361,10 @@ func (r *fRun) checkRevert(num int, calls []fCall, leftovers, unread map[string]
 	// graph what needs it "was there without something it needs", which
 	// "is not created again without what it needs".
 	seeds := maps.Clone(leftovers)
+	seen := maps.Clone(before) // the southbound as the scheduler may know it: an unread dependency is absent
+	maps.DeleteFunc(seen, func(k, _ string) bool { return unread[k] })
 	for k, b := range before {
-		if _, inA := after[k]; !inA && (unread[k] || fWithoutNeeds(k, b, before)) && fDeletedIn(num, calls, k) {
+		if _, inA := after[k]; !inA && (unread[k] || fWithoutNeeds(k, b, seen)) && fDeletedIn(num, calls, k) {
 			if seeds == nil {
 				seeds = map[string]bool{}
 			}
@@ -1354,7 +1379,7 @@ func (r *fRun) checkRevert(num int, calls []fCall, leftovers, unread map[string]
 		switch {
 		case unread[k]:
 			// Changed behind the scheduler's back, not read since.
-		case inB && !inA && fWithoutNeeds(k, b, before) && fDeletedIn(num, calls, k):
+		case inB && !inA && fWithoutNeeds(k, b, seen) && fDeletedIn(num, calls, k):
 			// A value that was there without something it needs,
 			// doc.go: "when the transaction deleted it, or re-created it
 			// (a cycle's member, re-created with the rest of its cycle),

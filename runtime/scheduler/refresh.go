@@ -65,9 +65,11 @@ func (s *executor) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 		if err != nil {
 			errs = append(errs, KeyError{Key: d.KeyPrefix(), Op: OpRetrieve, Err: fmt.Errorf("descriptor %s: %w", d.Name(), err)})
 			s.opts.logger.Warn("retrieve failed; the descriptor keeps its view of the southbound", "descriptor", d.Name(), "error", err)
+			put(&s.blind, d, true)
 			continue
 		}
 		view.refreshed[d] = true
+		delete(s.blind, d)
 		withMeta := d.WithMetadata()
 		var asked map[string]bool // correlate[d]'s keys, built when an item needs it
 		for i, it := range items {

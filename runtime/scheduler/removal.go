@@ -132,8 +132,9 @@ type removal struct {
 	*run
 	// later lists values whose removal waits for another removal.
 	later []string
-	// removals is the stack of the values being removed (n.removing).
-	removals []string
+	// removals is the stack of the values being removed (n.removing);
+	// gone, of those found gone (sbGone: known, no call).
+	removals, gone []string
 	// doomed are the values that the transaction's changes remove, known
 	// before the pass: nothing that needs one is created (see doom). A
 	// node is doomed while it holds the graph's mark (Dooms), which remove
@@ -178,6 +179,10 @@ func (r *removal) remove(n *graph.Node, flags Flags, sbGone bool) bool {
 	r.g.SetExisting(n.Key, false)
 	r.removals = append(r.removals, n.Key)
 	defer func() { r.removals = r.removals[:len(r.removals)-1] }()
+	if sbGone {
+		r.gone = append(r.gone, n.Key)
+		defer func() { r.gone = r.gone[:len(r.gone)-1] }()
+	}
 	if r.view != nil {
 		r.takeUnreadDerived(n)
 	}
@@ -384,7 +389,8 @@ func (r *removal) blocker(n *graph.Node, stuck []string) string {
 // d's own failed delete is why it was there without n, which doc.go names
 // as the case: "a value that was there without something it needs (its
 // delete had failed) stays as it was when the revert deletes what the
-// transaction created for it".)
+// transaction created for it"; and not when n's descriptor is blind, its
+// Retrieve failed: the graph's "n absent" is no knowledge then.)
 func (r *removal) livedWithout(d, n *graph.Node) bool {
 	pn, ok := r.prior[n.Key]
 	if !ok || pn.Applied != nil {
@@ -400,7 +406,7 @@ func (r *removal) livedWithout(d, n *graph.Node) bool {
 	// Its delete call failed (one refused as still needed kept what it
 	// needs: it never was without it).
 	failedDelete := (state == FAILED || state == RETRYING) && lastOp == OpDelete && !errors.Is(lastErr, ErrStillNeeded)
-	if r.failedOp != nil && r.failedOp.key == n.Key && !failedDelete {
+	if r.failedOp != nil && r.failedOp.key == n.Key && (!failedDelete || r.s.blind[n.Desc]) {
 		return false
 	}
 	return slices.ContainsFunc(d.Adeps(), func(dep kv.Dependency) bool { return !dep.IsAnyOf() && dep.Key == n.Key })

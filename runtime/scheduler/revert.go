@@ -147,6 +147,8 @@ func (r *txnPass) restoreStates() {
 			n.SetLastErr(err)
 			if proto.Equal(n.Intent, p.Intent) { // re-derived on the way: a RETRYING value's retry is of then
 				n.IntentSeq, n.Retries = p.IntentSeq, p.Retries
+			} else if p.State == RETRYING {
+				r.retry = append(r.retry, k) // its retry of then is of another intent: one of now comes
 			}
 		}
 	}
@@ -232,9 +234,10 @@ func (r *txnPass) retryRefused(keys []string) {
 }
 
 // refused reports whether n's undo step was refused with no call, as
-// still needed.
+// still needed. One of unknown outcome is not: no call is made on it
+// (revert), whatever error it carries.
 func (r *txnPass) refused(n *graph.Node) bool {
-	return n != nil && n.FailedSeq == r.seq32 && errors.Is(n.LastErr(), ErrStillNeeded)
+	return n != nil && n.FailedSeq == r.seq32 && errors.Is(n.LastErr(), ErrStillNeeded) && !r.unsureOf(n.Key)
 }
 
 // rereadFailed reads back n, whose failed call f and its read-back failed:
@@ -332,10 +335,11 @@ func (r *txnPass) remember(key string, n *graph.Node) {
 }
 
 // priorTarget is the target of a value while a revert restores what was
-// applied before the transaction: that value, once what it needs exists.
-// One that holds it still, without something it needs that was not there
-// before the transaction either (absent, or of unknown outcome), stays as
-// it is: it was there without it.
+// applied before the transaction: that value, once what it needs exists
+// and is to stay (not one the transaction created, which the revert
+// deletes). One that holds it still, without something it needs that was
+// not there before the transaction either (absent, or of unknown
+// outcome), stays as it is: it was there without it.
 func (r *txnPass) priorTarget(n *graph.Node, want proto.Message) (proto.Message, bool) {
 	if want == nil {
 		return nil, false
@@ -346,7 +350,10 @@ func (r *txnPass) priorTarget(n *graph.Node, want proto.Message) (proto.Message,
 	if want != n.Intent || n.InvalidErr() != nil {
 		deps = n.Desc.Dependencies(n.Key, want)
 	}
-	if r.depsMet(n, deps) {
+	if r.depsMet(n, deps) && (n.Applied != nil || !slices.ContainsFunc(deps, func(d kv.Dependency) bool {
+		p, touched := r.prior[d.Key]
+		return !d.IsAnyOf() && touched && p.Applied == nil // created by the transaction: it goes
+	})) {
 		return want, false
 	}
 	if want == n.Applied && !slices.ContainsFunc(deps, func(d kv.Dependency) bool {

@@ -161,7 +161,32 @@ const (
 	// (its delete succeeded) is not failed as unknown by the revert, and
 	// the revert restores its error known (TestFaultReproRevertKnownByCall).
 	// +1: doc.go says so.
-	maxTotalLines = 12225
+	// +64: a failed create found by its read-back is not taken for one
+	// the transaction made while its descriptor is blind (its Retrieve
+	// failed: TestFaultReproRestartDeleteUnderBridge); a read-back that
+	// finds the version the graph holds keeps it, as a refresh does
+	// (TestFaultReproRevertUnsureUpdateRetry); a revert never takes a
+	// value of unknown outcome for a refused undo step
+	// (TestFaultReproRevertUnsureDeleteNoBlindCreate); and what a
+	// reverted transaction's read-backs found is
+	// settled by a retry transaction after it (settleLater;
+	// TestFaultReproRevertPeerLeft), doc.go saying so.
+	// +11: a revert puts a value back only on what stays, not on what the
+	// transaction created (TestFaultReproRevertNotOnCreatedDependency); a
+	// cycle partner being removed as found gone is not read back
+	// (TestFaultReproPartnerFoundGoneNotReadAgain); doc.go says that a
+	// leftover is what its base's applied version does not derive.
+	// +2: the facts a reverted transaction left wait in the executor for
+	// the retry transaction that settles them (a job field would have made
+	// every job a size class larger).
+	// +2: doc.go says that a failed create that finds a value of a
+	// descriptor whose refresh failed does not show that the transaction
+	// created it.
+	// +3: a create makes no call once the forward pass stopped (a
+	// re-create whose delete failed: TestFaultReproRecreateStopsAtAbort).
+	// +2: a value a revert leaves RETRYING with another intent than before
+	// gets a retry of its own (TestFaultReproRetryNotLost).
+	maxTotalLines = 12309
 )
 
 // layers lists the internal packages from the bottom up: a package may

@@ -52,6 +52,9 @@ type unsureFact struct {
 	fresh bool
 	// peer: read back as a found-gone value's partner (expected: applied).
 	peer bool
+	// taken: by the reverted run before this one, which left it to settle
+	// (see settleLater).
+	taken bool
 }
 
 // markUnsure records that the southbound may hold value for n, as a call
@@ -187,6 +190,9 @@ func (r *unknowns) takeUnsure() {
 	r.prior = nil
 	for i := range r.unsure {
 		f := &r.unsure[i]
+		if f.taken {
+			continue
+		}
 		n := r.g.Node(f.key)
 		if f.err != nil && f.peer && n != nil && n.Applied != nil && !r.abort {
 			// Of unknown outcome now: the graph holds nothing of it.
@@ -242,7 +248,10 @@ func (r *unknowns) takeUnsure() {
 // targets: what one found derives comes, and what depends on it may go
 // on; one found gone (removed by takeUnsure) is created again when still
 // wanted. Then what an earlier run did not delete because the value might
-// need it (its base, its dependencies) decides again.
+// need it (its base, its dependencies) decides again. The facts a
+// reverted run left (taken, see settleLater) bring no call on a value
+// that failed, which the revert does not retry: only one PENDING is
+// reconciled.
 func (r *unknowns) settleUnsure() {
 	for i := range r.unsure {
 		f := &r.unsure[i]
@@ -250,18 +259,23 @@ func (r *unknowns) settleUnsure() {
 		if f.err != nil || n == nil || r.abort {
 			continue
 		}
+		self := !f.taken || n.State == PENDING
 		if f.value == nil {
 			// Found gone: what was kept for it decides first (else it is
 			// created on that, and deleted again with it).
 			r.refusedFor(n, f.expected, r.reconcileNode)
-			r.reconcile(n.Key) // created again when still wanted
+			if self {
+				r.reconcile(n.Key) // created again when still wanted
+			}
 			continue
 		}
 		if f.fresh && n.Applied != nil {
 			r.derive(n)
 			r.triggerDependents(n.Key, nil)
 		}
-		r.reconcile(n.Key)
+		if self {
+			r.reconcile(n.Key)
+		}
 		r.refusedFor(n, f.expected, r.reconcileNode)
 	}
 }
@@ -478,9 +492,15 @@ func (s *caller) retrieveGuarded(ctx context.Context, d kv.Descriptor, key strin
 }
 
 // takeApplied records that the southbound holds value (nil: nothing) for
-// n, as a read-back or a refresh found it; n is mut'ed.
+// n, as a read-back or a refresh found it; n is mut'ed. A value equivalent
+// to the version n holds leaves that version applied, as in a refresh
+// (applyView): the comparison says they are the same, and the held one has
+// what a Retrieve may leave out (the fields that derive values).
 func (r *unknowns) takeApplied(n *graph.Node, value proto.Message, meta any) {
 	r.known(n.Key)
+	if value != nil && n.Applied != nil && value != n.Applied && n.Desc != nil && n.Desc.Equivalent(n.Key, n.Applied, value) {
+		value = n.Applied
+	}
 	n.Applied, n.Metadata = value, meta
 	var deps []kv.Dependency
 	if value != nil {
@@ -504,8 +524,8 @@ func (r *unknowns) readBackPartners(n *graph.Node, prev proto.Message, keepUnrea
 	mine := r.depsOfValue(n, prev)
 	for _, p := range r.g.DependentNodes(nil, n.Key, true) {
 		k := p.Key
-		if p = r.g.Current(k, p, 0); p == nil || !cyclePartner(n, mine, p) || !r.canReadBack(p) {
-			continue
+		if p = r.g.Current(k, p, 0); p == nil || !cyclePartner(n, mine, p) || !r.canReadBack(p) || p.Removing && slices.Contains(r.gone, k) {
+			continue // (one being removed as found gone is known gone)
 		}
 		found, meta, err := r.s.readKey(r.ctx, p, p.Applied)
 		switch was := p.Applied; {
