@@ -1244,14 +1244,15 @@ func (r *fRun) leftWithout(k string, d kv.Dependency) bool {
 	return !fDependencyMet(d, r.stepBefore) || r.wentUnread(k, d)
 }
 
-// wentUnread reports whether d, a plain dependency of k, went in the step
-// by a delete made while k's descriptor was unread: its Retrieve had failed
-// in the step, and none had read k since. doc.go: "A Retrieve that fails
-// is an error of the transaction; its descriptor keeps the scheduler's
-// view" (after a restart, a view that holds nothing of it). Once read
-// back, k goes, or is held by what needs it whose delete failed (see
-// leftWithout): "When something that needs n could not be deleted, n is
-// not deleted either".
+// wentUnread reports whether d, a dependency of k, went in the step (a
+// satisfier of an AnyOf one, say) by a delete made while k's descriptor
+// was unread: its Retrieve had failed in the step, and none had read k
+// since. doc.go: "A Retrieve that fails is an error of the transaction;
+// its descriptor keeps the scheduler's view" (after a restart, a view
+// that holds nothing of it). Once read back, k goes, or stays when its
+// delete fails or is refused (see leftWithout; ErrStillNeeded, types.go:
+// "a value that was not deleted because a value that needs it [...] could
+// not be deleted first").
 func (r *fRun) wentUnread(k string, d kv.Dependency) bool {
 	desc, _, _ := strings.Cut(k, "/")
 	blind := false
@@ -1259,7 +1260,7 @@ func (r *fRun) wentUnread(k string, d kv.Dependency) bool {
 		switch {
 		case c.op == "retrieve" && c.key == desc && (c.readKey == "" || c.readKey == k):
 			blind = c.failed()
-		case blind && c.op == "delete" && c.key == d.Key && !c.failed() && !d.IsAnyOf():
+		case blind && c.op == "delete" && !c.failed() && (c.key == d.Key || d.IsAnyOf() && d.AnyOf.Accepts(c.key)):
 			return true
 		}
 	}

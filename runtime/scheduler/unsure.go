@@ -366,7 +366,7 @@ func (r *unknowns) unsureBlocker(n *graph.Node) string {
 		if u == nil || u.Desc == nil {
 			continue
 		}
-		if u.Base == n.Key {
+		if u.Base == n.Key || u.Base == "" && u.Desc.BaseOf(k) == n.Key { // (a stale one found while its base was unread: not linked)
 			return k
 		}
 		for _, d := range r.depsOfValue(u, r.g.Unsure[k]) {
