@@ -403,9 +403,15 @@ func (r *run) fail(n *graph.Node, kind OpKind, err error, flags Flags, prev, val
 	r.keyErr(n.Key, kind, err)
 	n.FailedSeq = r.seq32
 	if r.opts.revert && !r.reverting {
-		// The forward pass stops here; revert decides the states.
-		r.abort = true
-		r.failedOp = &failedOp{key: n.Key, kind: kind, desc: n.Desc, prev: prev, value: value, meta: n.Metadata, err: err, known: known}
+		// The forward pass stops here; revert decides the states. (A
+		// failure with no call may follow, on the way out: its value
+		// keeps its error; the revert starts from the first.)
+		if r.abort {
+			n.SetLastErr(err)
+		} else {
+			r.abort = true
+			r.failedOp = &failedOp{key: n.Key, kind: kind, desc: n.Desc, prev: prev, value: value, meta: n.Metadata, err: err, known: known}
+		}
 		r.setOpState(i, FAILED)
 		return
 	}

@@ -1844,3 +1844,90 @@ func TestFaultReproUnsureDerivedOfUnreadBase(t *testing.T) {
 		{kind: fRestart, items: []fItem{{"if/v2", "addrs=10.1.0.1/16"}}, faults: []fFault{{"retrieve", "if", 1, fTerminal}, {"delete", "addr/v2/10.0.1.1/24", 1, fTerminal}, {"retrieve", "addr", 2, fRetriable}}},
 	})
 }
+
+// A reverting transaction deletes if/v1 and its addresses: the first
+// delete and its read-back fail, and the forward pass stops; on the way
+// out, the next address, of unknown outcome since an earlier transaction,
+// fails with no call. That failure took the place of the first as the one
+// the revert starts from, and the first address ended FAILED with no error
+// (fault rate 0.2, concurrent seed 5). The revert starts from the first
+// failure; a later one keeps its error on its value.
+func TestFaultReproSecondFailureKeepsFirst(t *testing.T) {
+	runFaultReproMode(t, "concurrent", []fStep{
+		{kind: fFull, items: []fItem{{"if/b", "addrs=10.0.1.1/24,10.1.0.1/16"}, {"if/v2", "addrs=10.0.1.1/24"}, {"vrf/2", "table=0"}}, faults: []fFault{{"create", "if/b", 1, fPartial}, {"retrieve", "if", 2, fRetriable}}},
+		{kind: fTxn, revert: true, items: []fItem{{"if/v1", ""}}, pre: []fItem{{"if/v1", "type=veth peer=v2 vrf=2 mtu=0 addrs=10.0.0.1/24,10.0.1.1/24"}}, faults: []fFault{{"create", "addr/v1/10.0.0.1/24", 1, fTerminal}, {"retrieve", "addr", 1, fRetriable}, {"create", "addr/b/10.0.1.1/24", 1, fTerminal}, {"retrieve", "addr", 3, fRetriable}, {"delete", "addr/v1/10.0.1.1/24", 1, fRetriable}, {"retrieve", "addr", 4, fRetriable}}},
+	})
+}
+
+// The read-backs before a reverting transaction find route/r1, and fail
+// again for if/v1, the partner of a veth end found gone: taking that
+// failure stops the run, and route/r1's finding, which came after it, was
+// never taken (it stayed of unknown outcome, and absent to the graph,
+// though read back; fault rate 0.2, concurrent seed 12). Every finding is
+// taken first; the partners of unknown outcome fail after.
+func TestFaultReproFactsTakenPastAbort(t *testing.T) {
+	runFaultReproMode(t, "concurrent", []fStep{
+		{kind: fFull, items: []fItem{{"if/v1", "peer=v2"}, {"if/v2", "peer=v1"}, {"route/r1", "out=v1"}}},
+		{kind: fTxn, revert: true, items: []fItem{{"if/v1", ""}}, faults: []fFault{{"delete", "if/v2", 1, fPartialTerminal}, {"create", "if/v2", 1, fRetriable}, {"retrieve", "if", 3, fTerminal}, {"delete", "route/r1", 3, fRetriable}, {"retrieve", "route", 1, fRetriable}}},
+		{kind: fTxn, revert: true, faults: []fFault{{"retrieve", "if", 2, fTerminal}, {"retrieve", "if", 3, fPanic}}},
+	})
+}
+
+// The read-backs before a transaction find if/v2 gone, and its peer if/v1
+// too; taking if/v2's finding removes what needs it, and so deletes
+// if/v1, whose delete and read-back fail: of unknown outcome. Taking
+// if/v1's own finding, older than that call, then made it known again
+// (fault rate 0.2, serial seed 12). A finding older than a call of the run
+// that failed on its value is not taken.
+func TestFaultReproFactOlderThanCall(t *testing.T) {
+	runFaultReproMode(t, "serial", []fStep{
+		{kind: fTxn, items: []fItem{{"vrf/2", "table=0"}, {"if/v2", "type=veth peer=v1 mtu=9000"}}},
+		{kind: fTxn, items: []fItem{{"if/v1", "peer=v2 vrf=2"}}},
+		{kind: fDownstream, tamper: []fTamper{{"vrf/2", ""}}, faults: []fFault{{"retrieve", "if", 1, fTerminal}}},
+		{kind: fTxn, items: []fItem{{"if/v2", "type=veth peer=v1"}}, faults: []fFault{{"retrieve", "if", 1, fRetriable}}},
+		{kind: fTxn, faults: []fFault{{"delete", "if/v1", 1, fRetriable}, {"retrieve", "if", 3, fTerminal}}},
+	})
+}
+
+// A reverting transaction creates if/v1, whose peer if/v2 is of unknown
+// outcome; the revert cannot delete it (if/v2 may need it). doc.go makes it
+// intended: "the removal of a value it may need (a dependency, its base) is
+// refused (ErrStillNeeded, ErrOutcomeUnknown)". A retry of if/v2 that ran
+// right after changed if/v1's status, which the harness read for that
+// excuse: it reads the transaction's own operations too (fault rate 0.2,
+// batch seed 15).
+func TestFaultReproRefusedForUnknownThenRetried(t *testing.T) {
+	runFaultReproMode(t, "batch", []fStep{
+		{kind: fFull, items: []fItem{{"if/v2", "peer=v1"}, {"vrf/1", "table=1"}}},
+		{kind: fTxn, revert: true, items: []fItem{{"if/v1", "mtu=1500"}}, pre: []fItem{{"if/v1", "type=veth peer=v2 vrf=1 mtu=0"}}, faults: []fFault{{"create", "if/v2", 1, fPartial}, {"retrieve", "if", 1, fRetriable}, {"retrieve", "if", 2, fPanic}}},
+	})
+}
+
+// arp/n1, unread at a restart, outlives if/a, and its delete then fails.
+// A reverting transaction creates if/a and fails; the revert deletes if/a
+// and leaves arp/n1 as it was, without it. doc.go makes it intended: "a
+// value that was there without something it needs (its delete had failed,
+// or its create applied in part) stays as it was when the revert deletes
+// what the transaction created for it"; the harness's order check excuses
+// that delete now (fault rate 0.2, serial seed 7; concurrent seed 10 is
+// the same with a bridge port).
+func TestFaultReproRevertDeletesUnderLivedWithout(t *testing.T) {
+	runFaultReproMode(t, "serial", []fStep{
+		{kind: fFull, items: []fItem{{"arp/n1", "if=a"}, {"if/a", "addrs=10.0.1.1/24"}}},
+		{kind: fRestart, faults: []fFault{{"retrieve", "arp", 1, fRetriable}}},
+		{kind: fDownstream, faults: []fFault{{"delete", "arp/n1", 1, fRetriable}}},
+		{kind: fTxn, revert: true, items: []fItem{{"if/a", "addrs=10.0.0.1/24,10.0.1.1/24"}}, faults: []fFault{{"create", "addr/a/10.0.0.1/24", 1, fTerminal}}},
+	})
+}
+
+// The form of TestFaultReproBlindDeleteUnderUnread where the Retrieve of
+// interfaces failed in an earlier step (a restart), none having read
+// them since: the harness's wentUnread starts from the keys unread when
+// the step began (fault rate 0.2, serial seed 11).
+func TestFaultReproBlindSinceEarlierStep(t *testing.T) {
+	runFaultReproMode(t, "serial", []fStep{
+		{kind: fTxn, items: []fItem{{"if/v1", "vrf=2"}, {"vrf/2", "table=2"}}},
+		{kind: fRestart, items: []fItem{{"if/v2", "peer=v1"}, {"vrf/2", "table=0"}}, faults: []fFault{{"retrieve", "if", 1, fTerminal}}},
+		{kind: fTxn, items: []fItem{{"vrf/2", ""}, {"if/v1", "peer=v2"}}, faults: []fFault{{"delete", "if/v2", 1, fRetriable}}},
+	})
+}

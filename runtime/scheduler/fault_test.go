@@ -413,7 +413,12 @@ type fRun struct {
 	stepBefore map[string]string
 	// stepReverted: the step's transaction was reverted.
 	stepReverted bool
-	wedged       bool
+	// stepUnread are the keys unread when the step began (unreadKeys).
+	stepUnread map[string]bool
+	// stepRefusedUnknown: the step's transaction ended refusing to delete
+	// the key for a value of unknown outcome (see refusedForUnknown).
+	stepRefusedUnknown map[string]bool
+	wedged             bool
 
 	// counters
 	commits, reverted, revertChecked int
@@ -633,6 +638,7 @@ func (r *fRun) runStep(st *fStep, num int) (divs []fDiv) {
 	// read since) are left out of (iii) and of the order checks: see
 	// unreadKeys.
 	unread := r.unreadKeys()
+	r.stepUnread = unread
 	preCalls := 0
 	if len(st.pre) > 0 {
 		n, div := r.commitPre(st.pre)
@@ -728,6 +734,10 @@ func (r *fRun) runStep(st *fStep, num int) (divs []fDiv) {
 		}
 	}
 	r.stepReverted = res.Reverted
+	r.stepRefusedUnknown = map[string]bool{}
+	for _, o := range res.Executed { // the last operation on each key tells
+		r.stepRefusedUnknown[o.Key] = errors.Is(o.Err, scheduler.ErrStillNeeded) && errors.Is(o.Err, scheduler.ErrOutcomeUnknown)
+	}
 	if res.Reverted && !st.revert {
 		divs = append(divs, fDiv{"revert-unasked", "a best-effort transaction was reverted"})
 	}
@@ -750,7 +760,7 @@ func (r *fRun) runStep(st *fStep, num int) (divs []fDiv) {
 	divs = append(divs, r.checkSB(r.sb.snapshot())...)
 	divs = append(divs, r.checkConfigured(sts)...)
 	divs = append(divs, r.checkView(sts)...)
-	divs = append(divs, fCheckOrder(r.sb.stepCalls(), unread)...)
+	divs = append(divs, fCheckOrder(r.sb.stepCalls(), unread, r.livedWithoutBefore)...)
 	return divs
 }
 
@@ -847,7 +857,7 @@ func (r *fRun) unreadKeys() map[string]bool {
 // the graph takes what the southbound holds", and when that read-back
 // fails, "nothing that needs it is created on it [...] and the removal of
 // a value it may need [...] is refused".
-func fCheckOrder(calls []fCall, unread map[string]bool) []fDiv {
+func fCheckOrder(calls []fCall, unread map[string]bool, livedWithout func(orphan, key string) bool) []fDiv {
 	var divs []fDiv
 	// (No call on a value of unknown outcome is excused: doc.go, "No
 	// blind call is made on it".)
@@ -855,14 +865,30 @@ func fCheckOrder(calls []fCall, unread map[string]bool) []fDiv {
 		if c.refused != "" && !fInvolvesUnread(c, unread) {
 			divs = append(divs, fDiv{"order-refused", fmt.Sprintf("%s %s {%s} refused by the southbound: %s", c.op, c.key, c.value, c.refused)})
 		}
-		if len(c.orphans) > 0 && !slices.ContainsFunc(c.orphans, func(k string) bool { return !unread[k] }) {
-			continue // only values the scheduler could not know of need it
+		if len(c.orphans) > 0 && !slices.ContainsFunc(c.orphans, func(k string) bool { return !unread[k] && !livedWithout(k, c.key) }) {
+			continue // only values the scheduler could not know of need it, or ones there without it before
 		}
 		if len(c.orphans) > 0 {
 			divs = append(divs, fDiv{"order-delete", fmt.Sprintf("delete %s while the southbound holds %s, which need(s) it", c.key, strings.Join(c.orphans, ", "))})
 		}
 	}
 	return divs
+}
+
+// livedWithoutBefore reports whether, in a step whose transaction was
+// reverted, orphan was in the southbound without key before the
+// transaction's first call, and key was not: doc.go, "a value that was
+// there without something it needs (its delete had failed, or its create
+// applied in part) stays as it was when the revert deletes what the
+// transaction created for it".
+func (r *fRun) livedWithoutBefore(orphan, key string) bool {
+	from, _ := r.sb.txnWindow()
+	if !r.stepReverted || from == nil {
+		return false
+	}
+	_, was := from[orphan]
+	_, keyWas := from[key]
+	return was && !keyWas
 }
 
 // fInvolvesUnread reports whether a refused call is on a key the scheduler
@@ -1149,7 +1175,7 @@ func (r *fRun) checkpoint(num int) []fDiv {
 	divs = append(divs, r.checkSB(r.sb.snapshot())...)
 	divs = append(divs, r.checkConfigured(sts)...)
 	divs = append(divs, r.checkView(sts)...)
-	return append(divs, fCheckOrder(r.sb.stepCalls(), unread)...)
+	return append(divs, fCheckOrder(r.sb.stepCalls(), unread, func(string, string) bool { return false })...)
 }
 
 // fDerives reports whether the value text of base derives key.
@@ -1245,9 +1271,9 @@ func (r *fRun) leftWithout(k string, d kv.Dependency) bool {
 }
 
 // wentUnread reports whether d, a dependency of k, went in the step (a
-// satisfier of an AnyOf one, say) by a delete made while k's descriptor
-// was unread: its Retrieve had failed in the step, and none had read k
-// since. doc.go: "A Retrieve that fails is an error of the transaction;
+// satisfier of an AnyOf one, say) by a delete made while k was unread:
+// so since before the step, or its descriptor's Retrieve had failed in
+// the step, and none had read k since. doc.go: "A Retrieve that fails is an error of the transaction;
 // its descriptor keeps the scheduler's view" (after a restart, a view
 // that holds nothing of it). Once read back, k goes, or stays when its
 // delete fails or is refused (see leftWithout; ErrStillNeeded, types.go:
@@ -1255,7 +1281,7 @@ func (r *fRun) leftWithout(k string, d kv.Dependency) bool {
 // not be deleted first").
 func (r *fRun) wentUnread(k string, d kv.Dependency) bool {
 	desc, _, _ := strings.Cut(k, "/")
-	blind := false
+	blind := r.stepUnread[k]
 	for _, c := range r.sb.stepCalls() {
 		switch {
 		case c.op == "retrieve" && c.key == desc && (c.readKey == "" || c.readKey == k):
@@ -1412,10 +1438,12 @@ func (r *fRun) checkRevert(num int, calls []fCall, leftovers, unread map[string]
 }
 
 // refusedForUnknown reports whether k's status says that its removal was
-// refused for a value of unknown outcome.
+// refused for a value of unknown outcome, or the step's transaction did.
 func (r *fRun) refusedForUnknown(k string) bool {
 	err := r.s.Status(k).LastErr
-	return errors.Is(err, scheduler.ErrStillNeeded) && errors.Is(err, scheduler.ErrOutcomeUnknown)
+	// (Or the transaction's own operations say so: a retry that ran
+	// since, a transaction of its own, may have changed the status.)
+	return errors.Is(err, scheduler.ErrStillNeeded) && errors.Is(err, scheduler.ErrOutcomeUnknown) || r.stepRefusedUnknown[k]
 }
 
 // fGoneWithLeftovers returns the keys that a reverted transaction may

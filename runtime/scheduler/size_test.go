@@ -186,7 +186,13 @@ const (
 	// re-create whose delete failed: TestFaultReproRecreateStopsAtAbort).
 	// +2: a value a revert leaves RETRYING with another intent than before
 	// gets a retry of its own (TestFaultReproRetryNotLost).
-	maxTotalLines = 12309
+	// +16: a failure on the way out of a stopped forward pass keeps its
+	// error and leaves the revert the first (TestFaultReproSecondFailureKeepsFirst);
+	// every finding of the read-backs is taken before the partners of
+	// unknown outcome fail (failUnknownPeers; TestFaultReproFactsTakenPastAbort),
+	// and not one older than a call of the run that failed on its value
+	// (TestFaultReproFactOlderThanCall).
+	maxTotalLines = 12325
 )
 
 // layers lists the internal packages from the bottom up: a package may

@@ -190,20 +190,12 @@ func (r *unknowns) takeUnsure() {
 	r.prior = nil
 	for i := range r.unsure {
 		f := &r.unsure[i]
-		if f.taken {
-			continue
-		}
 		n := r.g.Node(f.key)
-		if f.err != nil && f.peer && n != nil && n.Applied != nil && !r.abort {
-			// Of unknown outcome now: the graph holds nothing of it.
-			r.mut(n)
-			n.Applied, n.Metadata = nil, nil
-			r.g.SetDeps(n, n.Deps, nil)
-			r.g.SetExisting(n.Key, false)
-			r.syncMetadata(n)
-			r.failUnknown(n, f.err)
-		}
-		if f.err != nil || n == nil || r.abort {
+		if f.taken || f.err != nil || n == nil || n.FailedSeq == r.seq32 {
+			// (Every fact is taken, even once a removal on the way failed
+			// a reverting run; but not one older than a call of the run
+			// that failed on its value: an earlier fact's removal took it
+			// on the way, and that call's read-back tells.)
 			continue
 		}
 		f.fresh = n.Applied == nil
@@ -241,7 +233,25 @@ func (r *unknowns) takeUnsure() {
 			}
 		})
 	}
+	r.failUnknownPeers()
 	r.prior = prior
+}
+
+// failUnknownPeers fails, once every fact is taken, the cycle partners of
+// values found gone whose read-back failed: of unknown outcome now, the
+// graph holds nothing of them. (In a reverting run, the failure stops it.)
+func (r *unknowns) failUnknownPeers() {
+	for i := range r.unsure {
+		f := &r.unsure[i]
+		if n := r.g.Node(f.key); !f.taken && f.err != nil && f.peer && n != nil && n.Applied != nil && !r.abort {
+			r.mut(n)
+			n.Applied, n.Metadata = nil, nil
+			r.g.SetDeps(n, n.Deps, nil)
+			r.g.SetExisting(n.Key, false)
+			r.syncMetadata(n)
+			r.failUnknown(n, f.err)
+		}
+	}
 }
 
 // settleUnsure brings, last in the run, the values read back to their
