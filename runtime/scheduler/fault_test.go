@@ -974,6 +974,13 @@ func fReadBackOf(calls []fCall, i int) (string, bool) {
 	}
 	for j := i - 1; j >= 0; j-- {
 		p := calls[j]
+		if p.op == "retrieve" && p.readKey == c.readKey && !p.failed() && p.fault == 0 {
+			// Read back since the failed call, successfully: known. A
+			// later read of the key (a partner's, after a revert's
+			// delete) is no read-back of that call: doc.go, "after a
+			// revert's delete, it stays as the revert found it".
+			return "", false
+		}
 		if p.key != c.readKey {
 			if p.batchPanic && slices.Contains(p.batchKeys, c.readKey) {
 				// An operation of a batch that panicked before making
@@ -1264,10 +1271,16 @@ func (r *fRun) leftWithout(k string, d kv.Dependency) bool {
 		}
 	}
 	st := r.s.Status(k)
-	if _, was := r.stepBefore[k]; !was || (st.State != scheduler.FAILED && st.State != scheduler.RETRYING) || st.LastOp != scheduler.OpDelete {
+	if _, was := r.stepBefore[k]; !was || (st.State != scheduler.FAILED && st.State != scheduler.RETRYING) {
 		return false
 	}
-	return !fDependencyMet(d, r.stepBefore) || r.wentUnread(k, d)
+	if !fDependencyMet(d, r.stepBefore) && st.LastOp == scheduler.OpUpdate {
+		// Its update to a version that does not need d failed: it holds
+		// what it held, doc.go: "the graph takes what the southbound
+		// holds".
+		return true
+	}
+	return st.LastOp == scheduler.OpDelete && (!fDependencyMet(d, r.stepBefore) || r.wentUnread(k, d))
 }
 
 // wentUnread reports whether d, a dependency of k, went in the step (a

@@ -337,10 +337,7 @@ func (r *removal) removeDependents(n *graph.Node) {
 			r.reconcileNode(d)
 			continue
 		}
-		if d == nil || d.Applied == nil || d.Removing || r.unsureOf(k) {
-			continue // (one of unknown outcome is not decided on: n stays, see unsureBlocker)
-		}
-		if r.reverting && r.livedWithout(d, n) {
+		if r.leftAlone(d, n) {
 			continue
 		}
 		if r.leadsTo(n, k) {
@@ -362,6 +359,22 @@ func (r *removal) removeDependents(n *graph.Node) {
 			r.reconcile(k)
 		}
 	}
+}
+
+// leftAlone reports whether removeDependents leaves d, a dependent of n,
+// as it is: it holds nothing, is being removed, or is of unknown outcome
+// (not decided on: n stays, see unsureBlocker); a finding being taken
+// removes only what its applied version needs (one whose intent needs n
+// decides at the end of the run: settleUnsure); a revert leaves a value
+// that was there without n (livedWithout).
+func (r *removal) leftAlone(d, n *graph.Node) bool {
+	switch {
+	case d == nil || d.Applied == nil || d.Removing || r.unsureOf(d.Key):
+		return true
+	case r.takingFacts && !r.needs(d, n.Key) && !r.leadsTo(n, d.Key):
+		return true
+	}
+	return r.reverting && r.livedWithout(d, n)
 }
 
 // blocker returns a value that still needs n (a derived value that could
@@ -390,7 +403,8 @@ func (r *removal) blocker(n *graph.Node, stuck []string) string {
 // as the case: "a value that was there without something it needs (its
 // delete had failed) stays as it was when the revert deletes what the
 // transaction created for it"; and not when n's descriptor is blind, its
-// Retrieve failed: the graph's "n absent" is no knowledge then.)
+// Retrieve failed, and n was not read back since: the graph's "n absent"
+// is no knowledge then.)
 func (r *removal) livedWithout(d, n *graph.Node) bool {
 	pn, ok := r.prior[n.Key]
 	if !ok || pn.Applied != nil {
@@ -404,9 +418,10 @@ func (r *removal) livedWithout(d, n *graph.Node) bool {
 		state, lastOp, lastErr = pd.State, pd.LastOp, pd.LastErr()
 	}
 	// Its delete call failed (one refused as still needed kept what it
-	// needs: it never was without it).
-	failedDelete := (state == FAILED || state == RETRYING) && lastOp == OpDelete && !errors.Is(lastErr, ErrStillNeeded)
-	if r.failedOp != nil && r.failedOp.key == n.Key && (!failedDelete || r.s.blind[n.Desc]) {
+	// needs: it never was without it; unless what may need it was of
+	// unknown outcome, which a read-back may have found gone since).
+	failedDelete := (state == FAILED || state == RETRYING) && lastOp == OpDelete && (!errors.Is(lastErr, ErrStillNeeded) || errors.Is(lastErr, ErrOutcomeUnknown))
+	if r.failedOp != nil && r.failedOp.key == n.Key && (!failedDelete || r.s.blind[n.Desc] && r.fact(n.Key) == nil) {
 		return false
 	}
 	return slices.ContainsFunc(d.Adeps(), func(dep kv.Dependency) bool { return !dep.IsAnyOf() && dep.Key == n.Key })

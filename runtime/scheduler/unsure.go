@@ -24,6 +24,10 @@ type unknowns struct {
 	// from graph.unsure when its plan is kept).
 	unsure     []unsureFact
 	unsureGone []string
+	// takingFacts is set while takeUnsure takes the findings: a value
+	// found gone takes with it what its applied version needs it for, and
+	// nothing else (see removeDependents).
+	takingFacts bool
 }
 
 // Values whose outcome is unknown (doc.go states the promise): a failed
@@ -187,7 +191,7 @@ func (r *unknowns) takeUnsure() {
 		return
 	}
 	prior := r.prior
-	r.prior = nil
+	r.prior, r.takingFacts = nil, true
 	for i := range r.unsure {
 		f := &r.unsure[i]
 		n := r.g.Node(f.key)
@@ -233,6 +237,7 @@ func (r *unknowns) takeUnsure() {
 			}
 		})
 	}
+	r.takingFacts = false
 	r.failUnknownPeers()
 	r.prior = prior
 }
@@ -276,6 +281,9 @@ func (r *unknowns) settleUnsure() {
 			r.refusedFor(n, f.expected, r.reconcileNode)
 			if self {
 				r.reconcile(n.Key) // created again when still wanted
+			}
+			for _, d := range r.g.DependentNodes(nil, f.key, true) {
+				r.reconcileNode(r.g.Current(d.Key, d, 0)) // those whose intent needs it (see takingFacts)
 			}
 			continue
 		}
