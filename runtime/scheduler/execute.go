@@ -44,6 +44,10 @@ type executor struct {
 	// that asked them: what the graph holds nothing of may be there (after
 	// a restart, everything of theirs may be).
 	blind map[kv.Descriptor]bool
+	// seen are the descriptors a refresh has read: the graph knows what
+	// they hold since (what it holds nothing of is absent), whatever a
+	// later refresh that fails (see unreadDerived).
+	seen map[kv.Descriptor]bool
 	// unsettled are read-back facts that a reverted transaction took and
 	// did not settle, for the next retry transaction (see settleLater).
 	unsettled []unsureFact

@@ -70,6 +70,7 @@ func (s *executor) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 		}
 		view.refreshed[d] = true
 		delete(s.blind, d)
+		put(&s.seen, d, true)
 		withMeta := d.WithMetadata()
 		var asked map[string]bool // correlate[d]'s keys, built when an item needs it
 		for i, it := range items {

@@ -399,10 +399,11 @@ func (r *removal) blocker(n *graph.Node, stuck []string) string {
 // deletes n without touching d, as it was. (An AnyOf dependency may have
 // been met by another value then: it does not count. The failed call may
 // have found n there already, unknown: it does not count either, unless
-// d's own failed delete is why it was there without n, which doc.go names
-// as the case: "a value that was there without something it needs (its
-// delete had failed) stays as it was when the revert deletes what the
-// transaction created for it"; and not when n's descriptor is blind, its
+// d's own failed delete or create is why it was there without n, which
+// doc.go names as the case: "a value that was there without something it
+// needs (its delete had failed, or its create applied in part) stays as
+// it was when the revert deletes what the transaction created for it";
+// and not when n's descriptor is blind, its
 // Retrieve failed, and n was not read back since: the graph's "n absent"
 // is no knowledge then.)
 func (r *removal) livedWithout(d, n *graph.Node) bool {
@@ -419,9 +420,11 @@ func (r *removal) livedWithout(d, n *graph.Node) bool {
 	}
 	// Its delete call failed (one refused as still needed kept what it
 	// needs: it never was without it; unless what may need it was of
-	// unknown outcome, which a read-back may have found gone since).
-	failedDelete := (state == FAILED || state == RETRYING) && lastOp == OpDelete && (!errors.Is(lastErr, ErrStillNeeded) || errors.Is(lastErr, ErrOutcomeUnknown))
-	if r.failedOp != nil && r.failedOp.key == n.Key && (!failedDelete || r.s.blind[n.Desc] && r.fact(n.Key) == nil) {
+	// unknown outcome, which a read-back may have found gone since), or
+	// its create applied in part.
+	failed := state == FAILED || state == RETRYING
+	leftWithout := failed && (lastOp == OpDelete && (!errors.Is(lastErr, ErrStillNeeded) || errors.Is(lastErr, ErrOutcomeUnknown)) || lastOp == OpCreate)
+	if r.failedOp != nil && r.failedOp.key == n.Key && (!leftWithout || r.s.blind[n.Desc] && r.fact(n.Key) == nil) {
 		return false
 	}
 	return slices.ContainsFunc(d.Adeps(), func(dep kv.Dependency) bool { return !dep.IsAnyOf() && dep.Key == n.Key })

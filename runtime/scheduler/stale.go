@@ -218,12 +218,13 @@ func (r *resyncPass) takeUnclaimedDerived(derived []string, intended map[string]
 // values in stale derive, through any number of levels (bounded by
 // maxCycle), whose descriptor the refresh did not read (its Retrieve
 // failed, or it has none), each as its base's found version derives it.
-// Left out: keys the graph or the view knows, and those that the
-// intended values derive.
+// Left out: keys the graph or the view knows, those that the intended
+// values derive, and those of a descriptor an earlier refresh read (the
+// graph holding nothing of one, it is absent).
 func (r *resyncPass) unreadDerived(stale []string, intended map[string]string) map[string]proto.Message {
 	var out map[string]proto.Message
 	unread := func(_, k string, v proto.Message, dd kv.Descriptor) bool {
-		if dd == nil || r.view.refreshed[dd] || out[k] != nil || r.view.get(k) != nil || r.g.Node(k) != nil || intended[k] != "" {
+		if dd == nil || r.view.refreshed[dd] || r.s.seen[dd] || out[k] != nil || r.view.get(k) != nil || r.g.Node(k) != nil || intended[k] != "" {
 			return false
 		}
 		put(&out, k, v)
@@ -250,7 +251,7 @@ func (r *resyncPass) takeUnreadDerived(n *graph.Node) {
 	}
 	for _, dv := range n.Desc.Derived(n.Key, n.Applied) {
 		dd := r.s.lookup(dv.Key)
-		if dv.Key == "" || dv.Value == nil || dd == nil || r.view.refreshed[dd] || r.g.Node(dv.Key) != nil {
+		if dv.Key == "" || dv.Value == nil || dd == nil || r.view.refreshed[dd] || r.s.seen[dd] || r.g.Node(dv.Key) != nil {
 			continue
 		}
 		r.takeStaleDerived(n, dv.Key, dv.Value, nil)

@@ -274,7 +274,9 @@ func (r *unknowns) settleUnsure() {
 		if f.err != nil || n == nil || r.abort {
 			continue
 		}
-		self := !f.taken || n.State == PENDING
+		// (A value found without what its version needs goes, as after a
+		// create that finds it: no retry of its failed call.)
+		self := !f.taken || n.State == PENDING || n.Applied != nil && !r.depsMet(n, n.Adeps())
 		if f.value == nil {
 			// Found gone: what was kept for it decides first (else it is
 			// created on that, and deleted again with it).
