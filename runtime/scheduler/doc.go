@@ -112,8 +112,8 @@
 //     gone and still wanted created again, what a found one derives, is
 //     done at the end of that transaction; when it reverts, by a retry
 //     transaction of its own right after it, which calls nothing on a
-//     FAILED one); until then it is
-//     not decided on
+//     FAILED one unless found without what its version needs: it goes);
+//     until then it is not decided on
 //     (ErrOutcomeUnknown), nothing that needs it is created on it (it may
 //     be absent: a failed create or delete leaves the graph holding
 //     nothing of it), and the removal of a value it may need (a
