@@ -82,8 +82,12 @@ func (r *derivation) derive(n *graph.Node) {
 		wants = append(wants, derivedWant{d.Key, d.Value, dn})
 	}
 	var stuck []string
-	for i := len(n.Derived) - 1; i >= 0; i-- {
-		k := n.Derived[i]
+	// A copy (on the stack, for a few): dropping one may change n.Derived
+	// on the way (its removal re-derives n, say).
+	var buf [8]string
+	had := append(buf[:0], n.Derived...)
+	for i := len(had) - 1; i >= 0; i-- {
+		k := had[i]
 		if !slices.ContainsFunc(wants, func(w derivedWant) bool { return w.key == k }) && !r.dropDerived(k) {
 			stuck = append(stuck, k)
 		}

@@ -261,6 +261,9 @@ func (r *run) change(n *graph.Node, want proto.Message) {
 		if !r.remove(n, FlagRecreate, false) {
 			return
 		}
+		if c := r.g.Node(key); c != nil && c.Applied != nil {
+			return // created again on the way (with its cycle, as a unit)
+		}
 		if want, _ = r.target(n); want != nil {
 			r.create(n, want, FlagRecreate)
 		} else {

@@ -81,6 +81,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -415,6 +416,9 @@ type fRun struct {
 	stepReverted bool
 	// stepUnread are the keys unread when the step began (unreadKeys).
 	stepUnread map[string]bool
+	// jobPanics counts the scheduler's recovered job panics (see
+	// checkJobPanics).
+	jobPanics atomic.Int64
 	// stepRefusedUnknown: the step's transaction ended refusing to delete
 	// the key for a value of unknown outcome (see refusedForUnknown).
 	stepRefusedUnknown map[string]bool
@@ -442,7 +446,7 @@ func (r *fRun) start() error {
 
 // newScheduler gives the run a new scheduler over its southbound.
 func (r *fRun) newScheduler() error {
-	s, err := scheduler.New(faultLogger(), scheduler.WithTxnLog(os.Getenv("KVD_FAULT_LOG") != ""), scheduler.WithHistory(0, 0))
+	s, err := scheduler.New(faultLogger(&r.jobPanics), scheduler.WithTxnLog(os.Getenv("KVD_FAULT_LOG") != ""), scheduler.WithHistory(0, 0))
 	if err != nil {
 		return err
 	}
@@ -761,7 +765,16 @@ func (r *fRun) runStep(st *fStep, num int) (divs []fDiv) {
 	divs = append(divs, r.checkConfigured(sts)...)
 	divs = append(divs, r.checkView(sts)...)
 	divs = append(divs, fCheckOrder(r.sb.stepCalls(), unread, r.livedWithoutBefore)...)
-	return divs
+	return append(divs, r.checkJobPanics()...)
+}
+
+// checkJobPanics reports the jobs whose panic the scheduler recovered
+// since the last check: a bug of the scheduler (safety.go), never excused.
+func (r *fRun) checkJobPanics() []fDiv {
+	if n := r.jobPanics.Swap(0); n > 0 {
+		return []fDiv{{"job-panic", fmt.Sprintf("%d job(s) of the scheduler panicked (it recovered them; see its log with KVD_FAULT_LOG=1)", n)}}
+	}
+	return nil
 }
 
 // fPreStep tags the calls of a step's pre transaction: not the step's own.
@@ -1989,9 +2002,42 @@ func reportFault(t *testing.T, rep *fReport, seeds []int64, n int, took time.Dur
 
 // faultLogger discards the scheduler's log, or writes it to stderr when
 // KVD_FAULT_LOG is set (with the transaction log: a reproduction's plans).
-func faultLogger() scheduler.Option {
+func faultLogger(jobPanics *atomic.Int64) scheduler.Option {
+	var h slog.Handler = slog.DiscardHandler
 	if os.Getenv("KVD_FAULT_LOG") != "" {
-		return scheduler.WithLogger(slog.New(scheduler.NewLogHandler(os.Stderr, slog.LevelInfo)))
+		h = scheduler.NewLogHandler(os.Stderr, slog.LevelInfo)
 	}
-	return scheduler.WithLogger(slog.New(slog.DiscardHandler))
+	if jobPanics != nil {
+		h = fPanicCounter{h, jobPanics}
+	}
+	return scheduler.WithLogger(slog.New(h))
+}
+
+// fPanicCounter counts the scheduler's log records of a recovered job
+// panic (safety.go) and passes every record on.
+type fPanicCounter struct {
+	slog.Handler
+	n *atomic.Int64
+}
+
+func (h fPanicCounter) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelError || h.Handler.Enabled(ctx, l)
+}
+
+func (h fPanicCounter) Handle(ctx context.Context, rec slog.Record) error {
+	if rec.Message == "recovered a panic of a scheduler job; the job failed" {
+		h.n.Add(1)
+	}
+	if !h.Handler.Enabled(ctx, rec.Level) {
+		return nil
+	}
+	return h.Handler.Handle(ctx, rec)
+}
+
+func (h fPanicCounter) WithAttrs(as []slog.Attr) slog.Handler {
+	return fPanicCounter{h.Handler.WithAttrs(as), h.n}
+}
+
+func (h fPanicCounter) WithGroup(name string) slog.Handler {
+	return fPanicCounter{h.Handler.WithGroup(name), h.n}
 }

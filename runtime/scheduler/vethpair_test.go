@@ -779,7 +779,7 @@ func (r *vRun) start() error {
 }
 
 func (r *vRun) newScheduler() error {
-	s, err := scheduler.New(faultLogger(), scheduler.WithTxnLog(os.Getenv("KVD_FAULT_LOG") != ""),
+	s, err := scheduler.New(faultLogger(nil), scheduler.WithTxnLog(os.Getenv("KVD_FAULT_LOG") != ""),
 		scheduler.WithHistory(0, 0), scheduler.WithCallTimeout(r.machine.timeout), scheduler.WithObserver(&r.gaveUp))
 	if err != nil {
 		return err
