@@ -446,8 +446,8 @@ func (s *executor) retryLater(keys []string, opts txnOptions) {
 // and which its revert does not undo: a value found gone and still
 // wanted, PENDING, is created again, one found brings what it derives and
 // what waited for it (PENDING, or restored so by the revert): none is left
-// PENDING with what it needs there. A FAILED one stays so (see
-// settleUnsure).
+// PENDING with what it needs there. A FAILED one is not retried, but goes
+// when found without what its version needs (see settleUnsure).
 func (s *executor) settleLater(facts []unsureFact, opts txnOptions) {
 	queued := len(s.unsettled) > 0
 	for _, f := range facts {

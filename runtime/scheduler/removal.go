@@ -403,9 +403,8 @@ func (r *removal) blocker(n *graph.Node, stuck []string) string {
 // doc.go names as the case: "a value that was there without something it
 // needs (its delete had failed, or its create applied in part) stays as
 // it was when the revert deletes what the transaction created for it";
-// and not when n's descriptor is blind, its
-// Retrieve failed, and n was not read back since: the graph's "n absent"
-// is no knowledge then.)
+// and not when n's descriptor is blind, its Retrieve failed, and n was
+// not read back since: the graph's "n absent" is no knowledge then.)
 func (r *removal) livedWithout(d, n *graph.Node) bool {
 	pn, ok := r.prior[n.Key]
 	if !ok || pn.Applied != nil {

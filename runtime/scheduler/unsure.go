@@ -264,9 +264,9 @@ func (r *unknowns) failUnknownPeers() {
 // on; one found gone (removed by takeUnsure) is created again when still
 // wanted. Then what an earlier run did not delete because the value might
 // need it (its base, its dependencies) decides again. The facts a
-// reverted run left (taken, see settleLater) bring no call on a value
-// that failed, which the revert does not retry: only one PENDING is
-// reconciled.
+// reverted run left (taken, see settleLater) bring no retry of a value
+// that failed, which the revert does not retry: only one PENDING, or one
+// found without what its version needs, is reconciled.
 func (r *unknowns) settleUnsure() {
 	for i := range r.unsure {
 		f := &r.unsure[i]
