@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,9 +31,11 @@ type calling struct {
 	// those calls, still holds them.
 	vanished map[string]bool
 	// replay holds the results of the calls made before a failure;
-	// replayed counts those used.
+	// replayed counts those used; made are the keys of the calls the run
+	// made itself while some were left (see settleLeftovers).
 	replay   []callResult
 	replayed int
+	made     []string
 	// metaKeys are the keys whose metadata a simulation did not sync.
 	metaKeys []string
 	// called is set by a southbound call, until the operation that
@@ -357,7 +360,8 @@ func (r *calling) takeReplay(kind OpKind, key string) *callResult {
 
 // settleLeftovers brings into the graph what the calls of the plan that
 // the run did not replay changed in the southbound (see takeReplay), as a
-// notification of the change would: what it left is read back (see
+// notification of the change would (one that a later call on its key,
+// replayed or made, superseded is done): what it left is read back (see
 // readLeftover), and the value found is taken as applied and brought to
 // its target, or taken as gone (what depends on it goes first, and it is
 // created again when still wanted). When the read-back of a call that
@@ -382,8 +386,8 @@ func (r *calling) settleLeftovers() {
 		c.used = true
 		delete(r.vanished, c.key) // the graph takes it now
 		n := r.g.Node(c.key)
-		if n == nil || n.Desc == nil {
-			continue
+		if n == nil || n.Desc == nil || slices.Contains(r.made, c.key) || slices.ContainsFunc(r.replay[i+1:], func(l callResult) bool { return l.used && l.key == c.key }) {
+			continue // (a later call on it, replayed or made: the graph holds what that call left)
 		}
 		value, meta, expected := c.value, c.meta, c.value
 		if c.kind == OpDelete {
@@ -396,8 +400,15 @@ func (r *calling) settleLeftovers() {
 			r.s.opts.logger.Debug("a call that the run after a failure did not make again failed, and its outcome is unknown",
 				"key", c.key, "op", c.kind.String(), "error", c.err, "seq", r.seq)
 			r.mut(n)
-			n.LastOp = c.kind
-			r.fail(n, c.kind, r.markUnsure(n, expected, c.err), 0, n.Applied, c.value, false)
+			if c.kind == OpDelete {
+				// As deleteCall: the graph holds nothing of it, and
+				// what needs it goes.
+				r.takeApplied(n, nil, nil)
+				r.keep(n, 0, r.markUnsure(n, expected, c.err), expected, false)
+			} else {
+				n.LastOp = c.kind
+				r.fail(n, c.kind, r.markUnsure(n, expected, c.err), 0, n.Applied, c.value, false)
+			}
 			settled = true
 			continue
 		}
@@ -470,6 +481,7 @@ func (r *calling) call(kind OpKind, n *graph.Node, prev, value proto.Message) (m
 		if c := r.takeReplay(kind, n.Key); c != nil {
 			return c.meta, c.err
 		}
+		r.made = append(r.made, n.Key)
 	}
 	return r.s.doCall(r.ctx, kind, n.Desc, n.Key, prev, value, n.Metadata)
 }

@@ -115,10 +115,10 @@ func (r *derivation) derive(n *graph.Node) {
 // unheld reports whether a base that derives the key of dn, a node of no
 // base or another, takes it: a stale value of ours, still there after its
 // delete failed, whose base was unknown then (deleted before the base,
-// adopted if equal); or a node of no base that holds nothing and is not
-// of unknown outcome (a failed delete's status).
+// adopted if equal); or a node of no base that holds nothing (a failed
+// delete's status; of unknown outcome, it is linked, not decided on).
 func (r *derivation) unheld(dn *graph.Node) bool {
-	return r.leftover(dn) || dn.Base == "" && dn.Applied == nil && dn.Intent == nil && !r.unsureOf(dn.Key)
+	return r.leftover(dn) || dn.Base == "" && dn.Applied == nil && dn.Intent == nil
 }
 
 // derivedWant is a value that a base derives, and the node of its key
@@ -304,16 +304,18 @@ func (r *derivation) dropDerived(key string) bool {
 	if dn.Removing {
 		return true // its removal, further up, completes and drops it
 	}
-	if dn.Applied != nil {
-		if dn.FailedSeq == r.seq32 && dn.LastOp == OpDelete {
-			return false // its delete failed in this transaction: not again
+	err := r.unknownOutcome(key)
+	if err != nil && dn.FailedSeq != r.seq32 {
+		r.failUnknown(dn, err) // read back in vain: not decided on, no call (as in reconcileNode)
+	}
+	switch {
+	case dn.Applied == nil:
+		if err == nil {
+			r.settle(dn, false, true)
 		}
-		return r.remove(dn, 0, false)
-	}
-	if err := r.unknownOutcome(key); err != nil && dn.FailedSeq != r.seq32 {
-		r.failUnknown(dn, err) // read back in vain: not decided on, as in reconcileNode
 		return true
+	case err != nil || dn.FailedSeq == r.seq32 && dn.LastOp == OpDelete:
+		return false // not decided on, or its delete failed in this transaction: it stays (so does its base)
 	}
-	r.settle(dn, false, true)
-	return true
+	return r.remove(dn, 0, false)
 }

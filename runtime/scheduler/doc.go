@@ -75,7 +75,8 @@
 //     delete had failed, or its create applied in part) stays as it was
 //     when the revert deletes what the transaction created for it (not
 //     what a failed create found there while the refresh of its
-//     descriptor failed: it may have been there all along); when
+//     descriptor failed, its key not read alone since: it may have been
+//     there all along); when
 //     the transaction deleted it, or re-created it (a cycle's member,
 //     re-created with the rest of its cycle), it is not created again
 //     without what it needs, nor is what needs it: they wait, PENDING,
@@ -108,7 +109,8 @@
 //     which takes what is found first, even when it reverts (found as
 //     the call wanted, it is CONFIGURED with no error; else its failure
 //     stands, known; a call on it that succeeds tells as much, even when
-//     its transaction reverts; what the finding calls for, a value found
+//     its transaction reverts, and a call that taking it makes and that
+//     fails stands too, FAILED; what the finding calls for, a value found
 //     gone and still wanted created again, what a found one derives, is
 //     done at the end of that transaction; when it reverts, by a retry
 //     transaction of its own right after it, which calls nothing on a

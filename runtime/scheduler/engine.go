@@ -415,6 +415,13 @@ func (r *run) fail(n *graph.Node, kind OpKind, err error, flags Flags, prev, val
 			r.abort = true
 			r.failedOp = &failedOp{key: n.Key, kind: kind, desc: n.Desc, prev: prev, value: value, meta: n.Metadata, err: err, known: known}
 		}
+		if r.takingFacts {
+			// A call of taking a finding (see takeUnsure) is no change
+			// of the transaction: the revert does not restore n, and
+			// its failure stands.
+			n.State = FAILED
+			n.SetLastErr(err)
+		}
 		r.setOpState(i, FAILED)
 		return
 	}

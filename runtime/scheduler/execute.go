@@ -42,8 +42,10 @@ type executor struct {
 	txnRetries int
 	// blind are the descriptors whose Retrieve failed in the last refresh
 	// that asked them: what the graph holds nothing of may be there (after
-	// a restart, everything of theirs may be).
-	blind map[kv.Descriptor]bool
+	// a restart, everything of theirs may be), but for the keys read back
+	// alone since (the inner map: the transaction before the read, see
+	// readKey).
+	blind map[kv.Descriptor]map[string]uint64
 	// seen are the descriptors a refresh has read: the graph knows what
 	// they hold since (what it holds nothing of is absent), whatever a
 	// later refresh that fails (see unreadDerived).

@@ -292,6 +292,9 @@ type fCall struct {
 
 func (c fCall) String() string {
 	s := c.op + " " + c.key
+	if c.readKey != "" {
+		s += " (" + c.readKey + ")"
+	}
 	if c.value != "" {
 		s += " = " + c.value
 	}

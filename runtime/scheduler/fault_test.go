@@ -416,6 +416,10 @@ type fRun struct {
 	stepReverted bool
 	// stepUnread are the keys unread when the step began (unreadKeys).
 	stepUnread map[string]bool
+	// blind are the descriptors whose last refresh failed, each with the
+	// keys read alone since (as the scheduler's blindTo keeps them);
+	// stepBlind is it when the step began.
+	blind, stepBlind map[string]map[string]bool
 	// jobPanics counts the scheduler's recovered job panics (see
 	// checkJobPanics).
 	jobPanics atomic.Int64
@@ -446,6 +450,7 @@ func (r *fRun) start() error {
 
 // newScheduler gives the run a new scheduler over its southbound.
 func (r *fRun) newScheduler() error {
+	r.blind = nil // a new scheduler has read nothing, nor failed to
 	s, err := scheduler.New(faultLogger(&r.jobPanics), scheduler.WithTxnLog(os.Getenv("KVD_FAULT_LOG") != ""), scheduler.WithHistory(0, 0))
 	if err != nil {
 		return err
@@ -643,6 +648,10 @@ func (r *fRun) runStep(st *fStep, num int) (divs []fDiv) {
 	// unreadKeys.
 	unread := r.unreadKeys()
 	r.stepUnread = unread
+	r.stepBlind = map[string]map[string]bool{}
+	for d, keys := range r.blind {
+		r.stepBlind[d] = maps.Clone(keys)
+	}
 	preCalls := 0
 	if len(st.pre) > 0 {
 		n, div := r.commitPre(st.pre)
@@ -670,9 +679,11 @@ func (r *fRun) runStep(st *fStep, num int) (divs []fDiv) {
 	// (doc.go), and what that version does not derive is a leftover from
 	// then on, after the base is known too: doc.go, "a leftover that
 	// nothing intends (a derived value [...] that its base, read back in
-	// another version, no longer derives)".
+	// another version, no longer derives)". Its base's intent counts only
+	// for a base of known outcome: the leftover is so "its base's intent
+	// aside".
 	for k := range before {
-		if b := fBaseOf(k); b != "" && !fDerives(b, before[b], k) && !fDerives(b, r.intent[b], k) {
+		if b := fBaseOf(k); b != "" && !fDerives(b, before[b], k) && (r.unknown[b] || !fDerives(b, r.intent[b], k)) {
 			leftovers[k] = true
 		}
 	}
@@ -1041,6 +1052,9 @@ func fPrePlanReadBack(calls []fCall, i int, txn bool) bool {
 func (r *fRun) refreshed(calls []fCall, from int, txn bool) {
 	for i := from; i < len(calls); i++ {
 		c := calls[i]
+		if keys := r.blind[c.key]; keys != nil && c.op == "retrieve" && c.readKey != "" && !c.failed() && c.fault == 0 {
+			keys[c.readKey] = true
+		}
 		if k, ok := fReadBackOf(calls, i); ok {
 			switch {
 			case c.failed():
@@ -1078,7 +1092,7 @@ func (r *fRun) refreshed(calls []fCall, from int, txn bool) {
 				delete(r.stale, c.readKey)
 				delete(r.unknown, c.readKey)
 			}
-			if k := c.readKey; c.failed() && !r.stale[k] && i > 0 && fPeerOf(k, r.sb.snapshot()[k]) == calls[i-1].readKey && !calls[i-1].failed() {
+			if k := c.readKey; c.failed() && !r.stale[k] && i > 0 && fPeerOf(k, r.sb.snapshot()[k]) != "" && fPeerOf(k, r.sb.snapshot()[k]) == calls[i-1].readKey && !calls[i-1].failed() {
 				// A veth end read back after its peer, of unknown
 				// outcome, was found gone: doc.go, "the other member
 				// is read back too [...]; when that read-back fails,
@@ -1111,9 +1125,16 @@ func (r *fRun) refreshed(calls []fCall, from int, txn bool) {
 			}
 			continue
 		}
+		if c.failed() && r.blind[c.key] == nil {
+			if r.blind == nil {
+				r.blind = map[string]map[string]bool{}
+			}
+			r.blind[c.key] = map[string]bool{}
+		}
 		if c.failed() || c.fault != 0 {
 			continue
 		}
+		delete(r.blind, c.key)
 		for k := range r.stale {
 			if fModelOf(k).name == c.key {
 				delete(r.stale, k)
@@ -1226,7 +1247,9 @@ func fDerives(base, text, key string) bool {
 //     says why: its own removal failed or was refused, its create applied
 //     in part (FAILED, holding it), or its outcome is unknown (a create
 //     that applied in part, unread, so the other end is not created on
-//     it). See cycleMemberExcused.
+//     it). See cycleMemberExcused. Or while the peer's outcome is unknown
+//     (its delete applied, unread): "the removal of a value it may need
+//     (a dependency, its base) is refused".
 func (r *fRun) checkSB(sb map[string]string) []fDiv {
 	var divs []fDiv
 	unread := r.unreadKeys()
@@ -1240,7 +1263,7 @@ func (r *fRun) checkSB(sb map[string]string) []fDiv {
 			}
 		}
 		for _, d := range fDeps(k, sb[k]) {
-			if fDependencyMet(d, sb) || !d.IsAnyOf() && unread[d.Key] || d.Label == "peer" && r.cycleMemberExcused(k) || r.leftWithout(k, d) {
+			if fDependencyMet(d, sb) || !d.IsAnyOf() && unread[d.Key] || d.Label == "peer" && (r.cycleMemberExcused(k) || r.unknown[d.Key]) || r.leftWithout(k, d) {
 				continue
 			}
 			class := "dep-missing"
@@ -1287,6 +1310,11 @@ func (r *fRun) leftWithout(k string, d kv.Dependency) bool {
 	if _, was := r.stepBefore[k]; !was || (st.State != scheduler.FAILED && st.State != scheduler.RETRYING) {
 		return false
 	}
+	if r.unknown[k] && !fDependencyMet(d, r.stepBefore) && !slices.ContainsFunc(r.sb.stepCalls(), func(c fCall) bool { return c.key == k && c.op != "retrieve" }) {
+		// Of unknown outcome, without d before the step, and no call on
+		// it since: doc.go, "until then it is not decided on".
+		return true
+	}
 	if !fDependencyMet(d, r.stepBefore) && st.LastOp == scheduler.OpUpdate {
 		// Its update to a version that does not need d failed: it holds
 		// what it held, doc.go: "the graph takes what the southbound
@@ -1294,6 +1322,27 @@ func (r *fRun) leftWithout(k string, d kv.Dependency) bool {
 		return true
 	}
 	return st.LastOp == scheduler.OpDelete && (!fDependencyMet(d, r.stepBefore) || r.wentUnread(k, d))
+}
+
+// foundBlind reports whether k, added in the step, was found by its own
+// failed create that applied (partial), while k's descriptor was blind to
+// it (its last refresh had failed and no read of k alone succeeded since,
+// before the create), and the revert's delete of it was refused as still
+// needed (see checkRevert).
+func (r *fRun) foundBlind(k string, calls []fCall) bool {
+	desc, _, _ := strings.Cut(k, "/")
+	if keys, blind := r.stepBlind[desc]; !blind || keys[k] {
+		return false
+	}
+	for _, c := range calls {
+		switch {
+		case c.op == "retrieve" && c.readKey == k && !c.failed() && c.fault == 0:
+			return false // read before its create: known absent
+		case c.op == "create" && c.key == k:
+			return (c.fault == fPartial || c.fault == fPartialTerminal) && errors.Is(r.s.Status(k).LastErr, scheduler.ErrStillNeeded)
+		}
+	}
+	return false
 }
 
 // wentUnread reports whether d, a dependency of k, went in the step (a
@@ -1312,7 +1361,7 @@ func (r *fRun) wentUnread(k string, d kv.Dependency) bool {
 		switch {
 		case c.op == "retrieve" && c.key == desc && (c.readKey == "" || c.readKey == k):
 			blind = c.failed()
-		case blind && c.op == "delete" && !c.failed() && (c.key == d.Key || d.IsAnyOf() && d.AnyOf.Accepts(c.key)):
+		case blind && c.op == "delete" && (!c.failed() || c.fault == fPartial || c.fault == fPartialTerminal) && (c.key == d.Key || d.IsAnyOf() && d.AnyOf.Accepts(c.key)):
 			return true
 		}
 	}
@@ -1442,6 +1491,15 @@ func (r *fRun) checkRevert(num int, calls []fCall, leftovers, unread map[string]
 		case inB && !inA && gone[k]:
 			// A leftover the transaction deleted stays deleted, and
 			// so does what cannot be put back without it.
+		case !inB && inA && r.foundBlind(k, calls):
+			// A value the failed create found while the refresh of its
+			// descriptor had failed, unread since: doc.go, a value that
+			// was there without something it needs stays as it was
+			// when the revert deletes what the transaction created for
+			// it, "not what a failed create found there while the
+			// refresh of its descriptor failed, its key not read alone
+			// since: it may have been there all along"; the undo of
+			// that create is refused as still needed by such a value.
 		case r.refusedForUnknown(k):
 			// Its undo step was refused: a value of unknown outcome may
 			// need it. doc.go: "that value goes first [...]; unless its
@@ -1770,6 +1828,11 @@ func replayFaultRun(steps []fStep, deadline time.Duration, mode string, prePerio
 		st := steps[i]
 		if divs := r.runStep(&st, i+1); len(divs) > 0 {
 			return divs, i, r.detail(divs), nil
+		}
+		if os.Getenv("KVD_FAULT_STATUS") != "" { // a reproduction's statuses after each step
+			for _, st := range r.s.Statuses("") {
+				fmt.Printf("  after %d: %s %s applied=%v intent=%v err=%v\n", i+1, st.Key, st.State, st.Applied, st.Intended, st.LastErr)
+			}
 		}
 	}
 	return nil, len(steps), "", nil

@@ -65,7 +65,9 @@ func (s *executor) refresh(ctx context.Context, j *job) (*sbView, []KeyError) {
 		if err != nil {
 			errs = append(errs, KeyError{Key: d.KeyPrefix(), Op: OpRetrieve, Err: fmt.Errorf("descriptor %s: %w", d.Name(), err)})
 			s.opts.logger.Warn("retrieve failed; the descriptor keeps its view of the southbound", "descriptor", d.Name(), "error", err)
-			put(&s.blind, d, true)
+			if _, was := s.blind[d]; !was {
+				put(&s.blind, d, nil)
+			}
 			continue
 		}
 		view.refreshed[d] = true

@@ -1,7 +1,6 @@
 package scheduler
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -371,8 +370,8 @@ func (r *removal) leftAlone(d, n *graph.Node) bool {
 	switch {
 	case d == nil || d.Applied == nil || d.Removing || r.unsureOf(d.Key):
 		return true
-	case r.takingFacts && !r.needs(d, n.Key) && !r.leadsTo(n, d.Key):
-		return true
+	case r.takingFacts && (!r.needs(d, n.Key) && !r.leadsTo(n, d.Key) || r.foundGone(d.Key)):
+		return true // (one found gone too goes by its own finding)
 	}
 	return r.reverting && r.livedWithout(d, n)
 }
@@ -410,20 +409,18 @@ func (r *removal) livedWithout(d, n *graph.Node) bool {
 	if !ok || pn.Applied != nil {
 		return false
 	}
-	state, lastOp, lastErr := d.State, d.LastOp, d.LastErr()
+	state, lastOp := d.State, d.LastOp
 	if pd, ok := r.prior[d.Key]; ok {
 		if pd.Applied != d.Applied {
 			return false
 		}
-		state, lastOp, lastErr = pd.State, pd.LastOp, pd.LastErr()
+		state, lastOp = pd.State, pd.LastOp
 	}
-	// Its delete call failed (one refused as still needed kept what it
-	// needs: it never was without it; unless what may need it was of
-	// unknown outcome, which a read-back may have found gone since), or
-	// its create applied in part.
+	// Its delete failed or was refused (what needs it is not n, which
+	// was not there), or its create applied in part.
 	failed := state == FAILED || state == RETRYING
-	leftWithout := failed && (lastOp == OpDelete && (!errors.Is(lastErr, ErrStillNeeded) || errors.Is(lastErr, ErrOutcomeUnknown)) || lastOp == OpCreate)
-	if r.failedOp != nil && r.failedOp.key == n.Key && (!leftWithout || r.s.blind[n.Desc] && r.fact(n.Key) == nil) {
+	leftWithout := failed && (lastOp == OpDelete || lastOp == OpCreate)
+	if r.failedOp != nil && r.failedOp.key == n.Key && (!leftWithout || r.s.blindTo(n)) {
 		return false
 	}
 	return slices.ContainsFunc(d.Adeps(), func(dep kv.Dependency) bool { return !dep.IsAnyOf() && dep.Key == n.Key })

@@ -299,10 +299,11 @@ func (r *resyncPass) linkStale(added []*graph.Node) {
 	}
 }
 
-// linkDerived makes dn, a stale value with no base, a derived value of n:
-// a removal, update or re-create of n then deletes it first.
+// linkDerived makes dn, a stale value with no base (or one naming n that
+// n, held with nothing applied, did not list), a derived value of n: a
+// removal, update or re-create of n then deletes it first.
 func (r *resyncPass) linkDerived(dn, n *graph.Node) {
-	if dn != n && dn.Base == "" && n.Base != dn.Key {
+	if dn != n && (dn.Base == "" || dn.Base == n.Key) && n.Base != dn.Key {
 		r.linkBase(dn, n)
 	}
 }
@@ -358,16 +359,16 @@ func (r *resyncPass) linkFoundDerived(n *graph.Node) {
 			}
 			it.used = true
 			r.takeStaleDerived(n, d.Key, it.value, it.meta)
-		case dn != n && dn.Desc != nil && dn.Applied != nil && !dn.Removing && dn.Base == "" && dn.Intent == nil:
+		case unlinked(dn, n):
 			r.linkDerived(dn, n)
 		}
 	}
 	// And the leftovers whose descriptor names n as their base (BaseOf),
-	// though n's version does not derive them (a rare scan: n was of
-	// unknown outcome, or its create failed).
+	// or that name it already, though n's version does not derive them (a
+	// rare scan: n was of unknown outcome, or its create failed).
 	var left []string
 	for key, dn := range r.g.All() {
-		if r.leftover(dn) && dn.Desc.BaseOf(key) == n.Key {
+		if unlinked(dn, n) && (dn.Base == n.Key || dn.Origin == kv.OriginNB && dn.Desc.BaseOf(key) == n.Key) {
 			left = append(left, key)
 		}
 	}
@@ -375,6 +376,13 @@ func (r *resyncPass) linkFoundDerived(n *graph.Node) {
 	for _, key := range left {
 		r.linkToBase(r.g.Node(key))
 	}
+}
+
+// unlinked reports whether dn, a value found that nothing intends, may be
+// made a derived value of n: it has no base, or names n, which held
+// nothing when dn was found and so does not list it.
+func unlinked(dn, n *graph.Node) bool {
+	return dn != n && dn.Desc != nil && dn.Applied != nil && !dn.Removing && dn.Intent == nil && (dn.Base == "" || dn.Base == n.Key)
 }
 
 // linkToBase makes n, found in the southbound, a derived value of its base

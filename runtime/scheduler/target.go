@@ -154,10 +154,11 @@ func (r *run) targetWith(n, b *graph.Node) (want proto.Message, pending bool) {
 // this run: what it holds, with no call again (a create made again could
 // find what it needs gone since).
 func (r *run) failedTarget(n *graph.Node) (proto.Message, bool) {
-	if n.Applied != nil && n.LastOp != OpDelete && !r.depsMet(n, n.Adeps()) {
+	if n.Applied != nil && n.LastOp != OpDelete && !r.depsMet(n, n.Adeps()) && !r.unsureOf(n.Key) {
 		// Its create or update failed, yet it exists (applied in
 		// part) and what it needs is going: it goes first. Its
-		// delete is another call than the one that failed.
+		// delete is another call than the one that failed. (Not
+		// one of unknown outcome: it is not decided on.)
 		return nil, false
 	}
 	return n.Applied, false

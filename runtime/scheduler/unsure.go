@@ -324,6 +324,12 @@ func (r *unknowns) unknownOutcome(key string) error {
 	return nil
 }
 
+// foundGone reports whether a read-back before the run found key gone.
+func (r *unknowns) foundGone(key string) bool {
+	f := r.fact(key)
+	return f != nil && f.err == nil && f.value == nil
+}
+
 // fact returns what a read-back before the run found for key, or nil.
 func (r *unknowns) fact(key string) *unsureFact {
 	for i := range r.unsure {
@@ -458,9 +464,26 @@ func (r *unknowns) readBack(n *graph.Node, expected proto.Message) (found proto.
 }
 
 // readKey reads n's key alone (expected: the version a call was about).
+// A key read so while its descriptor is blind is known (see blindTo).
 func (s *caller) readKey(ctx context.Context, n *graph.Node, expected proto.Message) (proto.Message, any, error) {
 	found, err := s.readAsked(ctx, n.Desc, n.Key, []kv.Item[string, proto.Message, any]{{Key: n.Key, Value: expected, Metadata: n.Metadata, Origin: kv.OriginNB}})
+	if keys, blind := s.blind[n.Desc]; blind && err == nil {
+		if _, read := keys[n.Key]; !read {
+			put(&keys, n.Key, s.seq) // (before a transaction plans, the last one's)
+			s.blind[n.Desc] = keys
+		}
+	}
 	return found[n.Key].value, found[n.Key].meta, err
+}
+
+// blindTo reports whether what the southbound held of n before the
+// running transaction's calls was unknown to the graph: its descriptor's
+// last refresh failed, and no read of its key alone succeeded since, but
+// in this transaction after a call (a failed call's read-back).
+func (s *caller) blindTo(n *graph.Node) bool {
+	keys, blind := s.blind[n.Desc]
+	at, read := keys[n.Key]
+	return blind && (!read || at >= s.seq)
 }
 
 // sbRead is what a read found for a key (value nil: nothing).
