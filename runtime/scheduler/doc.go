@@ -57,7 +57,8 @@
 //     (dependents are deleted before what they need, a derived value is
 //     created after its base); a step refused because another value still
 //     needs the value is tried again once the values it waits for are
-//     back. When that never comes (the value that needs it lies
+//     back (the transaction records its refusal once, the last, or none
+//     when a try succeeds). When that never comes (the value that needs it lies
 //     outside the transaction, and nothing the revert restores satisfies
 //     it meanwhile), that value goes first, as a dependent does in any
 //     removal, and is restored with the rest: the revert changed it on

@@ -756,6 +756,9 @@ func (r *fRun) runStep(st *fStep, num int) (divs []fDiv) {
 	if res.Reverted && !st.revert {
 		divs = append(divs, fDiv{"revert-unasked", "a best-effort transaction was reverted"})
 	}
+	if res.Reverted {
+		divs = append(divs, fCheckRefusedOnce(res.Executed)...)
+	}
 	if st.kind == fTxn {
 		divs = append(divs, fCheckReadBackFirst(commitCalls, num, unsure)...)
 	}
@@ -1217,6 +1220,24 @@ func (r *fRun) checkpoint(num int) []fDiv {
 	divs = append(divs, r.checkConfigured(sts)...)
 	divs = append(divs, r.checkView(sts)...)
 	return append(divs, fCheckOrder(r.sb.stepCalls(), unread, func(string, string) bool { return false })...)
+}
+
+// fCheckRefusedOnce checks that a reverted transaction records each
+// refusal (still needed, no call) once: its revert's rounds try a refused
+// undo step again, and doc.go: "the transaction records its refusal
+// once, the last, or none when a try succeeds".
+func fCheckRefusedOnce(ops []scheduler.Op) []fDiv {
+	seen := map[string]bool{}
+	for _, o := range ops {
+		if o.Called || !errors.Is(o.Err, scheduler.ErrStillNeeded) {
+			continue
+		}
+		if seen[o.Key] {
+			return []fDiv{{"refused-twice", fmt.Sprintf("%s: its refusal is recorded more than once (%v)", o.Key, o.Err)}}
+		}
+		seen[o.Key] = true
+	}
+	return nil
 }
 
 // fDerives reports whether the value text of base derives key.

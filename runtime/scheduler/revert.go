@@ -187,28 +187,23 @@ func (r *txnPass) undoFailed(f *failedOp) {
 // with no call because another value still needed the value (its removal
 // waits for what needs it to move back: the old satisfier of an AnyOf
 // dependency, say, restored later in the same revert). Rounds go on while
-// one makes progress; a refusal that a later round resolved is dropped
-// from the transaction's operations and errors, since nothing failed.
+// one makes progress. A refusal is recorded once, the last: one tried
+// again, or resolved, is dropped from the transaction's operations and
+// errors (nothing failed), and one that stays is recorded anew.
 func (r *txnPass) retryRefused(keys []string) {
 	refused := r.refused
-	var resolved []string
+	tried := slices.DeleteFunc(slices.Clone(keys), func(k string) bool { return !refused(r.g.Node(k)) })
 	for range keys {
-		var again []string
-		for _, k := range keys {
-			if refused(r.g.Node(k)) {
-				again = append(again, k)
-			}
-		}
 		progress := false
-		for _, k := range again {
+		for _, k := range keys {
 			n := r.g.Node(k)
 			if !refused(n) {
-				// Resolved by an earlier one of this round (gone,
-				// say).
-				progress = true
-				resolved = append(resolved, k)
 				continue
 			}
+			if !slices.Contains(tried, k) {
+				tried = append(tried, k)
+			}
+			r.dropRefusals(k)
 			before := n.Applied
 			r.mut(n)
 			n.FailedSeq = 0
@@ -216,21 +211,24 @@ func (r *txnPass) retryRefused(keys []string) {
 			r.reconcile(k)
 			if n = r.g.Node(k); n == nil || n.Applied != before || !refused(n) {
 				progress = true
-				resolved = append(resolved, k)
 			}
 		}
 		if !progress {
 			break
 		}
 	}
-	if len(resolved) == 0 {
-		return
+	for _, k := range tried {
+		if !refused(r.g.Node(k)) {
+			r.dropRefusals(k) // resolved (by its own try, or another's)
+		}
 	}
-	drop := func(key string, err error) bool {
-		return err != nil && errors.Is(err, ErrStillNeeded) && slices.Contains(resolved, key) && !refused(r.g.Node(key))
-	}
-	r.ops = slices.DeleteFunc(r.ops, func(o Op) bool { return drop(o.Key, o.Err) })
-	r.errs = slices.DeleteFunc(r.errs, func(e KeyError) bool { return drop(e.Key, e.Err) })
+}
+
+// dropRefusals drops the refusals of key (still needed, no call) from the
+// transaction's operations and errors.
+func (r *txnPass) dropRefusals(key string) {
+	r.ops = slices.DeleteFunc(r.ops, func(o Op) bool { return o.Key == key && !o.Called && errors.Is(o.Err, ErrStillNeeded) })
+	r.errs = slices.DeleteFunc(r.errs, func(e KeyError) bool { return e.Key == key && errors.Is(e.Err, ErrStillNeeded) })
 }
 
 // refused reports whether n's undo step was refused with no call, as

@@ -220,7 +220,9 @@ const (
 	// call superseded is done, and one of an unknown delete holds nothing
 	// (settleLeftovers, calling.made); livedWithout counts a refused
 	// delete.
-	maxTotalLines = 12421
+	// -1: a revert's rounds record a refusal once (dropRefusals replaces
+	// the resolved list).
+	maxTotalLines = 12420
 )
 
 // layers lists the internal packages from the bottom up: a package may
