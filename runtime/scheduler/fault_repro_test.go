@@ -2364,3 +2364,15 @@ func TestFaultReproUnknownLeftWithout(t *testing.T) {
 		{kind: fTxn, items: []fItem{{"if/a", "addrs=10.0.0.1/24"}}, faults: []fFault{{"retrieve", "if", 1, fRetriable}}},
 	})
 }
+
+// A revert refused to delete if/v2 (if/v1 still needed it) twice on its
+// way, and then deleted it: the transaction recorded both refusals and
+// the delete (fault rate 0.2, batch seed 3: refused-twice, the harness's
+// new check). doc.go: "the transaction records its refusal once, the
+// last, or none when a try succeeds".
+func TestFaultReproRevertRefusalRecordedOnce(t *testing.T) {
+	runFaultReproModes(t, []string{"serial", "batch", "concurrent"}, []fStep{
+		{kind: fFull, items: []fItem{{"if/v1", "peer=v2 addrs=10.0.1.1/24,10.1.0.1/16"}, {"if/v2", "vrf=2"}}},
+		{kind: fTxn, revert: true, items: []fItem{{"vrf/2", "table=1"}, {"if/v2", "peer=v1 addrs=10.0.1.1/24"}}, faults: []fFault{{"create", "addr/v2/10.0.1.1/24", 1, fPanic}, {"retrieve", "addr", 1, fRetriable}, {"delete", "addr/v1/10.0.1.1/24", 1, fRetriable}, {"retrieve", "addr", 3, fRetriable}}},
+	})
+}

@@ -45,6 +45,7 @@ type txnPass struct {
 // southbound holds even when an undo call fails.
 func (r *txnPass) revert() {
 	r.abort, r.reverting, r.undoOp = false, true, -1
+	opsFrom, errsFrom := len(r.ops), len(r.errs)
 	r.flags |= FlagRevert
 	unsure := ""
 	if f := r.failedOp; f != nil && !f.known {
@@ -112,6 +113,7 @@ func (r *txnPass) revert() {
 		}
 		restore()
 	}
+	r.tidyRefusals(opsFrom, errsFrom)
 	defer r.setUndoState()
 	defer r.keepUnsureUndo()
 	r.restoreStates()
@@ -187,23 +189,23 @@ func (r *txnPass) undoFailed(f *failedOp) {
 // with no call because another value still needed the value (its removal
 // waits for what needs it to move back: the old satisfier of an AnyOf
 // dependency, say, restored later in the same revert). Rounds go on while
-// one makes progress. A refusal is recorded once, the last: one tried
-// again, or resolved, is dropped from the transaction's operations and
-// errors (nothing failed), and one that stays is recorded anew.
+// one makes progress (see tidyRefusals for what the transaction records).
 func (r *txnPass) retryRefused(keys []string) {
 	refused := r.refused
-	tried := slices.DeleteFunc(slices.Clone(keys), func(k string) bool { return !refused(r.g.Node(k)) })
 	for range keys {
-		progress := false
+		var again []string
 		for _, k := range keys {
+			if refused(r.g.Node(k)) {
+				again = append(again, k)
+			}
+		}
+		progress := false
+		for _, k := range again {
 			n := r.g.Node(k)
 			if !refused(n) {
+				progress = true // resolved by an earlier one of this round (gone, say)
 				continue
 			}
-			if !slices.Contains(tried, k) {
-				tried = append(tried, k)
-			}
-			r.dropRefusals(k)
 			before := n.Applied
 			r.mut(n)
 			n.FailedSeq = 0
@@ -217,18 +219,35 @@ func (r *txnPass) retryRefused(keys []string) {
 			break
 		}
 	}
-	for _, k := range tried {
-		if !refused(r.g.Node(k)) {
-			r.dropRefusals(k) // resolved (by its own try, or another's)
-		}
-	}
 }
 
-// dropRefusals drops the refusals of key (still needed, no call) from the
-// transaction's operations and errors.
-func (r *txnPass) dropRefusals(key string) {
-	r.ops = slices.DeleteFunc(r.ops, func(o Op) bool { return o.Key == key && !o.Called && errors.Is(o.Err, ErrStillNeeded) })
-	r.errs = slices.DeleteFunc(r.errs, func(e KeyError) bool { return e.Key == key && errors.Is(e.Err, ErrStillNeeded) })
+// tidyRefusals keeps, of the refusals the revert recorded (still needed,
+// no call) from ops[opsFrom:] and errs[errsFrom:], the last of each key
+// that ends refused, and none of one that does not: a step tried again
+// until it went, or that another's try resolved, did not fail.
+func (r *txnPass) tidyRefusals(opsFrom, errsFrom int) {
+	stays := func(key string) bool { return r.refused(r.g.Node(key)) }
+	r.ops = lastRefusals(r.ops, opsFrom, stays, func(o Op) (string, bool) { return o.Key, !o.Called && errors.Is(o.Err, ErrStillNeeded) })
+	r.errs = lastRefusals(r.errs, errsFrom, stays, func(e KeyError) (string, bool) { return e.Key, errors.Is(e.Err, ErrStillNeeded) })
+}
+
+// lastRefusals filters xs[from:] in place: of the refusals (refusal
+// names their key) it keeps each key's last, when the key stays refused.
+func lastRefusals[T any](xs []T, from int, stays func(string) bool, refusal func(T) (string, bool)) []T {
+	last := map[string]int{}
+	for i := from; i < len(xs); i++ {
+		if k, ok := refusal(xs[i]); ok {
+			last[k] = i
+		}
+	}
+	out := xs[:from]
+	for i := from; i < len(xs); i++ {
+		if k, ok := refusal(xs[i]); !ok || last[k] == i && stays(k) {
+			out = append(out, xs[i])
+		}
+	}
+	clear(xs[len(out):])
+	return out
 }
 
 // refused reports whether n's undo step was refused with no call, as

@@ -220,9 +220,10 @@ const (
 	// call superseded is done, and one of an unknown delete holds nothing
 	// (settleLeftovers, calling.made); livedWithout counts a refused
 	// delete.
-	// -1: a revert's rounds record a refusal once (dropRefusals replaces
-	// the resolved list).
-	maxTotalLines = 12420
+	// +18: a revert records each refusal once, the last, or none when a
+	// try succeeds (tidyRefusals, lastRefusals; the harness's
+	// refused-twice); it replaces retryRefused's list of resolved keys.
+	maxTotalLines = 12439
 )
 
 // layers lists the internal packages from the bottom up: a package may
