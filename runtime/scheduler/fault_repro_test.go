@@ -2376,3 +2376,15 @@ func TestFaultReproRevertRefusalRecordedOnce(t *testing.T) {
 		{kind: fTxn, revert: true, items: []fItem{{"vrf/2", "table=1"}, {"if/v2", "peer=v1 addrs=10.0.1.1/24"}}, faults: []fFault{{"create", "addr/v2/10.0.1.1/24", 1, fPanic}, {"retrieve", "addr", 1, fRetriable}, {"delete", "addr/v1/10.0.1.1/24", 1, fRetriable}, {"retrieve", "addr", 3, fRetriable}}},
 	})
 }
+
+// A reverting transaction's undo deleted if/v1, which applied and failed;
+// its read-back found it gone, and that of its partner if/v2 failed: of
+// unknown outcome. Settled PENDING on the way, if/v2 ended FAILED with no
+// error at all (fault rate 0.3, serial seed 2: view-unsure). It ends
+// FAILED with an error matching ErrOutcomeUnknown.
+func TestFaultReproRevertPartnerUnknownSaysSo(t *testing.T) {
+	runFaultReproMode(t, "serial", []fStep{
+		{kind: fTxn, revert: true, items: []fItem{{"if/v1", "peer=v2"}, {"if/v2", "peer=v1"}}, faults: []fFault{{"create", "if/v2", 1, fPartialTerminal}, {"delete", "if/v2", 1, fRetriable}}},
+		{kind: fTxn, revert: true, items: []fItem{{"if/v1", "peer=v2"}}, faults: []fFault{{"create", "if/v1", 1, fPartial}, {"delete", "if/v1", 1, fPartial}, {"retrieve", "if", 3, fTerminal}}},
+	})
+}

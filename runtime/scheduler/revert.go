@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 
 	"google.golang.org/protobuf/proto"
@@ -288,6 +289,9 @@ func (r *txnPass) keepUnsureUndo() {
 		if n := r.g.Node(k); n != nil && (r.failedOp == nil || k != r.failedOp.key) && r.unsureOf(k) {
 			r.mut(n)
 			n.State = FAILED
+			if !errors.Is(n.LastErr(), ErrOutcomeUnknown) { // (settled on the way: PENDING, say)
+				n.SetLastErr(fmt.Errorf("%s: %w (its read-back as a partner failed)", k, ErrOutcomeUnknown))
+			}
 		}
 	}
 	f := r.failedOp
