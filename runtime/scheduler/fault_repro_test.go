@@ -2388,3 +2388,21 @@ func TestFaultReproRevertPartnerUnknownSaysSo(t *testing.T) {
 		{kind: fTxn, revert: true, items: []fItem{{"if/v1", "peer=v2"}}, faults: []fFault{{"create", "if/v1", 1, fPartial}, {"delete", "if/v1", 1, fPartial}, {"retrieve", "if", 3, fTerminal}}},
 	})
 }
+
+// A reverting transaction's read-back found if/v2 (of unknown outcome), so
+// it created if/v1, its peer, and then deleted it again (if/v2 goes, its
+// intent pending); that delete failed. The revert could not delete if/v1:
+// livedWithout took the "if" descriptor's failed refresh as a reason to
+// doubt that if/v2 was there without it, a doubt meant for a failed
+// create that finds its value, not for the delete of a value the
+// transaction created (fault rate 0.2, concurrent seed 6: revert-differs;
+// fails on 66e35e3).
+func TestFaultReproRevertFailedDeleteOfCreated(t *testing.T) {
+	runFaultReproModes(t, []string{"serial", "concurrent"}, []fStep{
+		{kind: fTxn, items: []fItem{{"bd/y", "ifs=b,c,v1"}}},
+		{kind: fTxn, items: []fItem{{"if/v2", "addrs=10.0.0.1/24"}, {"if/v1", "peer=v2 addrs=10.0.0.1/24"}}},
+		{kind: fTxn, pre: []fItem{{"if/v2", "type=veth peer=v1 vrf=2 mtu=1500 addrs=10.1.0.1/16"}}, faults: []fFault{{"delete", "addr/v1/10.0.0.1/24", 1, fRetriable}, {"delete", "bdif/y/v1", 1, fPanic}, {"delete", "addr/v2/10.0.0.1/24", 3, fPartial}}},
+		{kind: fDownstream, tamper: []fTamper{{"if/v2", "mtu=9000 peer=v1 type=veth"}}, faults: []fFault{{"retrieve", "if", 1, fTerminal}, {"delete", "if/v2", 1, fTerminal}, {"retrieve", "if", 2, fRetriable}}},
+		{kind: fTxn, revert: true, faults: []fFault{{"delete", "if/v1", 1, fTerminal}}},
+	})
+}

@@ -396,7 +396,7 @@ func (r *removal) blocker(n *graph.Node, stuck []string) string {
 // not exist and a call of the transaction created it: d was there without
 // n (a veth end whose delete failed, left without its peer), and the revert
 // deletes n without touching d, as it was. (An AnyOf dependency may have
-// been met by another value then: it does not count. The failed call may
+// been met by another value then: it does not count. A failed create may
 // have found n there already, unknown: it does not count either, unless
 // d's own failed delete or create is why it was there without n, which
 // doc.go names as the case: "a value that was there without something it
@@ -420,7 +420,7 @@ func (r *removal) livedWithout(d, n *graph.Node) bool {
 	// was not there), or its create applied in part.
 	failed := state == FAILED || state == RETRYING
 	leftWithout := failed && (lastOp == OpDelete || lastOp == OpCreate)
-	if r.failedOp != nil && r.failedOp.key == n.Key && (!leftWithout || r.s.blindTo(n)) {
+	if f := r.failedOp; f != nil && f.key == n.Key && f.kind == OpCreate && (!leftWithout || r.s.blindTo(n)) {
 		return false
 	}
 	return slices.ContainsFunc(d.Adeps(), func(dep kv.Dependency) bool { return !dep.IsAnyOf() && dep.Key == n.Key })
