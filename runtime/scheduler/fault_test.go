@@ -1222,15 +1222,15 @@ func (r *fRun) checkpoint(num int) []fDiv {
 	return append(divs, fCheckOrder(r.sb.stepCalls(), unread, func(string, string) bool { return false })...)
 }
 
-// fCheckRefusedOnce checks that a reverted transaction records each
-// refusal (still needed, no call) once: its revert's rounds try a refused
+// fCheckRefusedOnce checks that a reverted transaction's revert records
+// each refusal (still needed, no call) once: its revert's rounds try a refused
 // undo step again, and doc.go: "the transaction records its refusal
 // once, the last, or none when a try succeeds".
 func fCheckRefusedOnce(ops []scheduler.Op) []fDiv {
 	seen := map[string]bool{}
 	for _, o := range ops {
-		if o.Called || !errors.Is(o.Err, scheduler.ErrStillNeeded) {
-			continue
+		if o.Called || o.Flags&scheduler.FlagRevert == 0 || !errors.Is(o.Err, scheduler.ErrStillNeeded) {
+			continue // (the forward pass's refusal may be why it reverted)
 		}
 		if seen[o.Key] {
 			return []fDiv{{"refused-twice", fmt.Sprintf("%s: its refusal is recorded more than once (%v)", o.Key, o.Err)}}
