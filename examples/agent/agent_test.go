@@ -642,7 +642,12 @@ func TestAgentSouthboundView(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "config.yaml")
 	writeFile(t, cfg, baseConfig)
-	a := startAgent(t, "-name", "t5", "-netns", ns, "-file", cfg, "-state-dir", filepath.Join(dir, "state"))
+	// The address's drift policy is report: under the default, repair,
+	// the watcher sees the kernel drop it and the agent puts it back,
+	// possibly before the view below is read.
+	conf := filepath.Join(dir, "agent.yaml")
+	writeFile(t, conf, "drift: {policies: [{prefix: linux/interface/br0/address/, policy: report}]}\n")
+	a := startAgent(t, "-config", conf, "-name", "t5", "-netns", ns, "-file", cfg, "-state-dir", filepath.Join(dir, "state"))
 	addr := "linux/interface/br0/address/192.168.50.1/24"
 	eventually(t, 30*time.Second, "br0's address", func() (bool, string) {
 		code, body := a.get("/scheduler/dump?view=SB&key-prefix=linux/interface/br0/")
@@ -656,5 +661,24 @@ func TestAgentSouthboundView(t *testing.T) {
 	}
 	if code, body := a.get("/scheduler/dump?view=cached&key-prefix=linux/interface/br0/"); code != http.StatusOK || !strings.Contains(body, addr) {
 		t.Errorf("the scheduler's view lost the address: %d %s", code, body)
+	}
+	// The watcher's drift check reports the loss (MISSING) and, under report,
+	// leaves the kernel alone.
+	eventually(t, 30*time.Second, "the address reported missing", func() (bool, string) {
+		var st struct {
+			Statuses []struct {
+				State string
+				Drift struct {
+					Missing bool
+					Policy  string
+				}
+			}
+		}
+		a.getJSON("/v1/status?key="+addr, &st)
+		ok := len(st.Statuses) == 1 && st.Statuses[0].State == "MISSING" && st.Statuses[0].Drift.Missing && st.Statuses[0].Drift.Policy == "report"
+		return ok, fmt.Sprintf("%+v", st)
+	})
+	if code, body := a.get("/scheduler/dump?view=SB&key-prefix=linux/interface/br0/"); code != http.StatusOK || strings.Contains(body, addr) {
+		t.Errorf("the southbound view after the drift was reported: %d %s", code, body)
 	}
 }
