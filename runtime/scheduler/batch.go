@@ -349,8 +349,8 @@ func (r *calling) takeReplay(kind OpKind, key string) *callResult {
 		c := &r.replay[i]
 		if !c.used && c.kind == kind && c.key == key {
 			c.used = true
-			if kind == OpDelete {
-				delete(r.vanished, key) // the graph takes the delete now
+			if kind == OpDelete && !slices.ContainsFunc(r.replay[i+1:], func(l callResult) bool { return !l.used && l.kind == kind && l.key == key }) {
+				delete(r.vanished, key) // the graph takes the (last) delete now
 			}
 			return c
 		}
@@ -369,14 +369,13 @@ func (r *calling) takeReplay(kind OpKind, key string) *callResult {
 // failed call whose outcome is unknown: neither CONFIGURED nor gone,
 // whatever the southbound holds.
 func (r *calling) settleLeftovers() {
-	if r.replayed >= len(r.replay) {
-		r.vanished = nil
-		return
-	}
 	// Each key stays vanished until its call is settled below: what the
 	// settling of one brings back (a value created again, what needs it)
 	// must not count on another that is gone and not yet settled.
 	defer func() { r.vanished = nil }()
+	if r.replayed >= len(r.replay) {
+		return
+	}
 	settled := false
 	for i := r.replayed; i < len(r.replay); i++ {
 		c := &r.replay[i]

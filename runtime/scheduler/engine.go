@@ -354,10 +354,11 @@ func (r *run) update(n *graph.Node, want proto.Message) {
 	if err != nil {
 		found, fmeta, known := r.readBack(n, want)
 		if found == nil && known {
-			// Gone (removed behind our back, or by the failed call):
-			// what it derives and what needs it go first, as for a
-			// value found MISSING, and it ends FAILED with nothing
-			// applied.
+			// Gone (behind our back, or by the failed call): what it
+			// derives and needs it go first, as for a value found
+			// MISSING; it ends FAILED with nothing applied, and failed
+			// from now: what the removal decides again calls nothing on it.
+			n.FailedSeq = r.seq32
 			r.remove(n, 0, true)
 			r.mut(n)
 			n.LastOp = OpUpdate
