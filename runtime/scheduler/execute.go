@@ -437,7 +437,7 @@ func (s *executor) retryLater(keys []string, opts txnOptions) {
 	}
 	for _, g := range order { // ctx carries the span of the transaction
 		o, items := opts, groups[g]
-		o.retry = g.policy
+		o.retry, o.revert = g.policy, false // best-effort: a reverted retry would take its own retry with it
 		s.after(g.delay, func() { _ = s.enqueue(&job{kind: RetryTxn, ctx: ctx, opts: o, retry: items}) })
 	}
 }
