@@ -31,19 +31,18 @@
 //     given to it once the first lets it go.
 //   - A dependency cycle (a veth pair) whose outside dependencies are met is
 //     created as a unit; otherwise its members are PENDING and their status
-//     names the cycle. A cycle is removed member by member: when the
-//     removal of a member fails, or is refused (ErrStillNeeded), after
-//     another member went, it stays without it, FAILED with that error,
-//     until a later transaction or resync removes it or brings the other
-//     back. A southbound may hold a cycle of two as one object that goes
-//     with either member (deleting one end of a veth pair deletes both):
-//     when a read-back finds a member gone (after its Delete failed, or
-//     before a transaction, its outcome unknown), or a revert deletes a
-//     member the other was there without before the transaction, the
-//     other member is read back too: one found gone is gone (nothing applied; a revert
-//     creates it again with the rest), one found changed is taken as
-//     found; when that read-back fails, its outcome is unknown, as below
-//     (after a revert's delete, it stays as the revert found it).
+//     names the cycle. A cycle is removed member by member: when the removal of
+//     a member fails, or is refused (ErrStillNeeded), after another member went,
+//     it stays without it, FAILED with that error, until a later transaction or
+//     resync removes it or brings the other back. A southbound may hold a cycle
+//     of two as one object that goes with either member (deleting one end of a
+//     veth pair deletes both): when a read-back finds a member gone (after its
+//     Delete failed, or before a transaction, its outcome unknown), or a revert
+//     deletes a member the other was there without before the transaction, the
+//     other member is read back too: one found gone is gone (nothing applied; a
+//     revert creates it again with the rest), one found changed is taken as
+//     found; when that read-back fails, its outcome is unknown, as below (after
+//     a revert's delete, it stays as the revert found it).
 //   - The scheduler never creates, updates or deletes an OBTAINED value, one
 //     the southbound reported through Notify: such values only satisfy
 //     dependencies.
@@ -90,41 +89,38 @@
 //     can and leaves failed values FAILED, or RETRYING when it asked for retries
 //     and the error is retriable. A retry is best-effort too, whatever the
 //     transaction it retries for.
-//   - A failed call may have applied in part (a link created, its MTU
-//     refused; a delete that removed the value, then failed). Before the
-//     graph records a failure, the value is read back through its
-//     descriptor's Retrieve, with its key alone to correlate, and the
-//     graph takes what the southbound holds: a value found after a failed
-//     create exists (FAILED, with its error, and what needs it can be
-//     created), one found gone after a failed delete is gone. A base
-//     found (so, or before a transaction, below) has its leftovers
-//     (derived values with no base still there after their delete
-//     failed: what its version derives, or what BaseOf names it base of)
-//     deleted before it. A revert then starts from there. A descriptor without Retrieve is taken at
-//     its word: the failed call changed nothing, and a revert calls the
-//     inverse of the failed call blindly. When the read-back fails too,
-//     the value's outcome is unknown, whatever the call (create, update
-//     or delete): it is read back again before the next transaction,
-//     which takes what is found first, even when it reverts (found as
-//     the call wanted, it is CONFIGURED with no error; else its failure
-//     stands, known; a call on it that succeeds tells as much, even when
-//     its transaction reverts, and a call that taking it makes and that
-//     fails stands too, FAILED; what the finding calls for, a value found
-//     gone and still wanted created again, what a found one derives, is
-//     done at the end of that transaction; when it reverts, by a retry
-//     transaction of its own right after it, which calls nothing on a
-//     FAILED one unless found without what its version needs: it goes);
-//     until then it is not decided on
-//     (ErrOutcomeUnknown), nothing that needs it is created on it (it may
-//     be absent: a failed create or delete leaves the graph holding
-//     nothing of it), and the removal of a value it may need (a
-//     dependency, its base) is refused (ErrStillNeeded, ErrOutcomeUnknown)
-//     and decided again once it is read back. No blind call is made on
-//     it: a reverting transaction reads it back again first and undoes it
-//     from what it finds, like any other value; when that read-back fails
-//     too, it makes no call on it (a blind Delete lacks the metadata the
-//     create never returned; a blind Create of a veth end may make a new
-//     pair), and it stays FAILED, of unknown outcome, until read back.
+//   - A failed call may have applied in part (a link created, its MTU refused; a
+//     delete that removed the value, then failed). Before the graph records a
+//     failure, the value is read back through its descriptor's Retrieve, with
+//     its key alone to correlate, and the graph takes what the southbound holds:
+//     a value found after a failed create exists (FAILED, with its error, and
+//     what needs it can be created), one found gone after a failed delete is
+//     gone. A base found (so, or before a transaction, below) has its leftovers
+//     (derived values with no base still there after their delete failed: what
+//     its version derives, or what BaseOf names it base of) deleted before it. A
+//     revert then starts from there. A descriptor without Retrieve is taken at
+//     its word: the failed call changed nothing, and a revert calls the inverse
+//     of the failed call blindly. When the read-back fails too, the value's
+//     outcome is unknown, whatever the call (create, update or delete): it is
+//     read back again before the next transaction, which takes what is found
+//     first, even when it reverts (found as the call wanted, it is CONFIGURED
+//     with no error; else its failure stands, known; a call on it that succeeds
+//     tells as much, even when its transaction reverts, and a call that taking
+//     it makes and that fails stands too, FAILED; what the finding calls for, a
+//     value found gone and still wanted created again, what a found one derives,
+//     is done at the end of that transaction; when it reverts, by a retry
+//     transaction of its own right after it, which calls nothing on a FAILED one
+//     unless found without what its version needs: it goes); until then it is
+//     not decided on (ErrOutcomeUnknown), nothing that needs it is created on it
+//     (it may be absent: a failed create or delete leaves the graph holding
+//     nothing of it), and the removal of a value it may need (a dependency, its
+//     base) is refused (ErrStillNeeded, ErrOutcomeUnknown) and decided again
+//     once it is read back. No blind call is made on it: a reverting transaction
+//     reads it back again first and undoes it from what it finds, like any other
+//     value; when that read-back fails too, it makes no call on it (a blind
+//     Delete lacks the metadata the create never returned; a blind Create of a
+//     veth end may make a new pair), and it stays FAILED, of unknown outcome,
+//     until read back.
 //   - Every call into a descriptor's code is recovered: a panic in a
 //     handler fails its call (a non-retriable error); a panic in a
 //     function of the spec becomes a *PanicError (ErrPanicked) naming the
@@ -219,12 +215,12 @@
 //     a southbound that is already right makes no call at all;
 //   - a value the southbound holds that we never owned is OBTAINED and left
 //     alone; Retrieve tells ownership through Item.Origin (OriginNB: ours;
-//     OriginSB: not ours; OriginUnknown: ours when the scheduler applied
-//     the key or correlates it (intended, or Remembered from an agent's
-//     record), not ours otherwise), and only values of ours that nothing intends
-//     (STALE) are deleted. The scheduler never deletes what it did not
-//     create. OBTAINED values are removed by notifications only: a
-//     Retrieve that reports only what it owns does not make them go;
+//     OriginSB: not ours; OriginUnknown: ours when the scheduler applied the key
+//     or correlates it (intended, or Remembered from an agent's record), not
+//     ours otherwise), and only values of ours that nothing intends (STALE) are
+//     deleted. The scheduler never deletes what it did not create. OBTAINED
+//     values are removed by notifications only: a Retrieve that reports only
+//     what it owns does not make them go;
 //   - stale values go in order: a stale derived value before its base
 //     (linked by what the found base derives, or by the derived
 //     descriptor's BaseOf when the southbound reports the base without the

@@ -340,18 +340,21 @@ func (r *unknowns) fact(key string) *unsureFact {
 	return nil
 }
 
-// failUnknown fails n, whose outcome is still unknown, with no call: what
-// the southbound holds of it decides what to call.
+// failUnknown fails n, whose outcome is still unknown, with no call (a
+// revert reads it back first), its operation the one its target calls
+// for: what the southbound holds of it decides what to call.
 func (r *unknowns) failUnknown(n *graph.Node, err error) {
 	want, _ := r.target(n)
 	kind := OpUpdate
-	if n.Applied == nil {
+	if want == nil {
+		kind = OpDelete
+	} else if n.Applied == nil {
 		kind = OpCreate
 	}
 	r.mut(n)
 	n.LastOp = kind
 	again := &unknownAgain{key: n.Key, prior: outcomeKnown(n.LastErr()), read: err}
-	r.fail(n, kind, again, r.nodeFlags(n), n.Applied, want, true)
+	r.fail(n, kind, again, r.nodeFlags(n), n.Applied, want, false)
 }
 
 // unknownAgain is the error of a value whose read-back failed again (see
