@@ -295,8 +295,11 @@ func (r *txnPass) keepUnsureUndo() {
 		}
 	}
 	f := r.failedOp
-	if f == nil || f.known || r.g.Unsure[f.key] == nil {
+	if f == nil || r.g.Unsure[f.key] == nil {
 		return
+	}
+	if _, again := f.err.(*unknownAgain); f.known && !again {
+		return // (one failed with no call, still of unknown outcome, says so)
 	}
 	n := r.g.Node(f.key)
 	if n == nil {
@@ -378,8 +381,11 @@ func (r *txnPass) priorTarget(n *graph.Node, want proto.Message) (proto.Message,
 		return want, false
 	}
 	if want == n.Applied && !slices.ContainsFunc(deps, func(d kv.Dependency) bool {
-		if d.IsAnyOf() {
-			return true
+		if d.IsAnyOf() { // one that satisfied it, the transaction changed (known: not a finding's)
+			return slices.ContainsFunc(r.priorOrder, func(k string) bool {
+				p := r.prior[k]
+				return p.Applied != nil && d.AnyOf.Accepts(k) && !r.unsureOf(k) && (p.Base == "" || !r.unsureOf(p.Base))
+			})
 		}
 		if t := r.g.Node(d.Key); t != nil && t.Exists() {
 			return false // met

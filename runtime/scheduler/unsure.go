@@ -340,9 +340,9 @@ func (r *unknowns) fact(key string) *unsureFact {
 	return nil
 }
 
-// failUnknown fails n, whose outcome is still unknown, with no call (a
-// revert reads it back first), its operation the one its target calls
-// for: what the southbound holds of it decides what to call.
+// failUnknown fails n, whose outcome is still unknown, with no call, its
+// operation the one its target calls for: what the southbound holds of
+// it decides what to call (a revert's read-back of it is a finding).
 func (r *unknowns) failUnknown(n *graph.Node, err error) {
 	want, _ := r.target(n)
 	kind := OpUpdate
@@ -354,7 +354,7 @@ func (r *unknowns) failUnknown(n *graph.Node, err error) {
 	r.mut(n)
 	n.LastOp = kind
 	again := &unknownAgain{key: n.Key, prior: outcomeKnown(n.LastErr()), read: err}
-	r.fail(n, kind, again, r.nodeFlags(n), n.Applied, want, false)
+	r.fail(n, kind, again, r.nodeFlags(n), n.Applied, want, true)
 }
 
 // unknownAgain is the error of a value whose read-back failed again (see
