@@ -358,67 +358,69 @@ func (r *calling) takeReplay(kind OpKind, key string) *callResult {
 	return nil
 }
 
-// settleLeftovers brings into the graph what the calls of the plan that
-// the run did not replay changed in the southbound (see takeReplay), as a
-// notification of the change would (one that a later call on its key,
-// replayed or made, superseded is done): what it left is read back (see
-// readLeftover), and the value found is taken as applied and brought to
-// its target, or taken as gone (what depends on it goes first, and it is
-// created again when still wanted). When the read-back of a call that
-// failed fails too, the value fails with the call's error, as after any
-// failed call whose outcome is unknown: neither CONFIGURED nor gone,
-// whatever the southbound holds.
+// settleLeftovers settles, at the run's end, each call of the plan that
+// the run did not replay (see takeReplay, settleLeftover).
 func (r *calling) settleLeftovers() {
 	// Each key stays vanished until its call is settled below: what the
 	// settling of one brings back (a value created again, what needs it)
 	// must not count on another that is gone and not yet settled.
 	defer func() { r.vanished = nil }()
-	if r.replayed >= len(r.replay) {
-		return
-	}
 	settled := false
 	for i := r.replayed; i < len(r.replay); i++ {
-		c := &r.replay[i]
-		if c.used {
-			continue
-		}
-		c.used = true
-		delete(r.vanished, c.key) // the graph takes it now
-		n := r.g.Node(c.key)
-		if n == nil || n.Desc == nil || slices.Contains(r.made, c.key) || slices.ContainsFunc(r.replay[i+1:], func(l callResult) bool { return l.used && l.key == c.key }) {
-			continue // (a later call on it, replayed or made: the graph holds what that call left)
-		}
-		value, meta, expected := c.value, c.meta, c.value
-		if c.kind == OpDelete {
-			value, meta, expected = nil, nil, n.Applied
-		}
-		switch found, fmeta, known := r.readLeftover(n, c, expected); {
-		case known:
-			value, meta = found, fmeta
-		case c.err != nil:
-			r.s.opts.logger.Debug("a call that the run after a failure did not make again failed, and its outcome is unknown",
-				"key", c.key, "op", c.kind.String(), "error", c.err, "seq", r.seq)
-			r.mut(n)
-			if c.kind == OpDelete {
-				// As deleteCall: the graph holds nothing of it, and
-				// what needs it goes.
-				r.takeApplied(n, nil, nil)
-				r.keep(n, 0, r.markUnsure(n, expected, c.err), expected, false)
-			} else {
-				n.LastOp = c.kind
-				r.fail(n, c.kind, r.markUnsure(n, expected, c.err), 0, n.Applied, c.value, false)
-			}
-			settled = true
-			continue
-		}
-		r.s.opts.logger.Debug("settling a call that the run after a failure did not make again",
-			"key", c.key, "op", c.kind.String(), "exists", value != nil, "seq", r.seq)
-		r.learn(n, value, meta)
-		settled = true
+		settled = r.settleLeftover(i) || settled
 	}
 	if settled {
 		r.runLater()
 	}
+}
+
+// settleLeftover brings into the graph what call i of the plan, unless
+// used, changed in the southbound, as a notification of the change would
+// (one that a later call on its key, replayed or made, superseded is
+// done): what it left is read back (see readLeftover), and the value
+// found is taken as applied and brought to its target, or taken as gone
+// (what depends on it goes first, and it is created again when still
+// wanted). When the read-back of a call that failed fails too, the value
+// fails with the call's error, as after any failed call whose outcome is
+// unknown: neither CONFIGURED nor gone, whatever the southbound holds. It
+// reports whether the graph took the call.
+func (r *calling) settleLeftover(i int) bool {
+	c := &r.replay[i]
+	if c.used {
+		return false
+	}
+	c.used = true
+	delete(r.vanished, c.key) // the graph takes it now
+	n := r.g.Node(c.key)
+	if n == nil || n.Desc == nil || slices.Contains(r.made, c.key) || slices.ContainsFunc(r.replay[i+1:], func(l callResult) bool { return l.used && l.key == c.key }) {
+		return false // (a later call on it, replayed or made: the graph holds what that call left)
+	}
+	value, meta, expected := c.value, c.meta, c.value
+	if c.kind == OpDelete {
+		value, meta, expected = nil, nil, n.Applied
+	}
+	switch found, fmeta, known := r.readLeftover(n, c, expected); {
+	case known:
+		value, meta = found, fmeta
+	case c.err != nil:
+		r.s.opts.logger.Debug("a call that the run after a failure did not make again failed, and its outcome is unknown",
+			"key", c.key, "op", c.kind.String(), "error", c.err, "seq", r.seq)
+		r.mut(n)
+		if c.kind == OpDelete {
+			// As deleteCall: the graph holds nothing of it, and
+			// what needs it goes.
+			r.takeApplied(n, nil, nil)
+			r.keep(n, 0, r.markUnsure(n, expected, c.err), expected, false)
+		} else {
+			n.LastOp = c.kind
+			r.fail(n, c.kind, r.markUnsure(n, expected, c.err), 0, n.Applied, c.value, false)
+		}
+		return true
+	}
+	r.s.opts.logger.Debug("settling a call that the run after a failure did not make again",
+		"key", c.key, "op", c.kind.String(), "exists", value != nil, "seq", r.seq)
+	r.learn(n, value, meta)
+	return true
 }
 
 // readLeftover reads back what call c, which the run after a failure did

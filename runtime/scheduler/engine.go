@@ -269,6 +269,12 @@ func (r *run) change(n *graph.Node, want proto.Message) {
 		} else {
 			r.reconcile(key) // the delete took away what it needs: decide again
 		}
+	case len(r.vanished) > 0 && r.vanished[key]:
+		for i := r.replayed; i < len(r.replay); i++ { // a group's delete beyond its failure took it: taken in first
+			if r.replay[i].key == key {
+				r.settleLeftover(i)
+			}
+		}
 	default:
 		r.update(n, want)
 	}
