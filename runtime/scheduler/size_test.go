@@ -235,8 +235,9 @@ const (
 	// transaction changed satisfied it, known (+4); two doc.go
 	// paragraphs rewrapped (-4). +8: a value a group's delete beyond its
 	// failure took is taken in before any update of it (settleLeftover,
-	// one call of settleLeftovers, serves change).
-	maxTotalLines = 12454
+	// one call of settleLeftovers, serves change). +1: a partner being
+	// removed whose read-back fails says so in its error.
+	maxTotalLines = 12455
 )
 
 // layers lists the internal packages from the bottom up: a package may

@@ -577,7 +577,8 @@ func (r *unknowns) readBackPartners(n *graph.Node, prev proto.Message, keepUnrea
 		switch was := p.Applied; {
 		case err != nil && keepUnread:
 		case err != nil && p.Removing && !(r.opts.revert && !r.reverting):
-			r.markUnsure(p, was, err)
+			r.mut(p) // its removal goes on; a failure that holds it says so
+			p.SetLastErr(r.markUnsure(p, was, p.LastErr()))
 		case err != nil || found == nil || found != was && !p.Desc.Equivalent(k, found, was):
 			r.mut(p)
 			r.takeApplied(p, found, meta) // gone, unknown (nil), or found changed
