@@ -1528,6 +1528,13 @@ func (r *fRun) checkRevert(num int, calls []fCall, leftovers, unread map[string]
 			// step stays refused until it is read back"; "the removal of
 			// a value it may need (a dependency, its base) is refused
 			// (ErrStillNeeded, ErrOutcomeUnknown)".
+		case r.refusedByLeftover(k, calls):
+			// Its undo step was refused, and the refusals lead to a
+			// leftover whose delete had failed before: doc.go, "Nor is
+			// a leftover that stayed after its delete failed before the
+			// transaction, and that the transaction left alone, deleted
+			// on the way: a step that waits for it to go stays refused
+			// (ErrStillNeeded)".
 		case inB && !inA:
 			diff = append(diff, fmt.Sprintf("- %s {%s}", k, b))
 		case !inB && inA:
@@ -1549,6 +1556,30 @@ func (r *fRun) refusedForUnknown(k string) bool {
 	// (Or the transaction's own operations say so: a retry that ran
 	// since, a transaction of its own, may have changed the status.)
 	return errors.Is(err, scheduler.ErrStillNeeded) && errors.Is(err, scheduler.ErrOutcomeUnknown) || r.stepRefusedUnknown[k]
+}
+
+// refusedByLeftover reports whether k's status says that its removal was
+// refused as still needed, by a chain of such refusals that ends at a
+// leftover: FAILED, its last operation a delete, there before the step
+// and not called in it.
+func (r *fRun) refusedByLeftover(k string, calls []fCall) bool {
+	for range 8 {
+		err := r.s.Status(k).LastErr
+		if !errors.Is(err, scheduler.ErrStillNeeded) || errors.Is(err, scheduler.ErrOutcomeUnknown) {
+			return false
+		}
+		_, rest, _ := strings.Cut(err.Error(), "still needed: ")
+		if k, _, _ = strings.Cut(rest, " "); k == "" {
+			return false
+		}
+		st := r.s.Status(k)
+		_, was := r.stepBefore[k]
+		if st.State == scheduler.FAILED && st.LastOp == scheduler.OpDelete && was &&
+			!slices.ContainsFunc(calls, func(c fCall) bool { return c.key == k && c.op != "retrieve" }) {
+			return true
+		}
+	}
+	return false
 }
 
 // fGoneWithLeftovers returns the keys that a reverted transaction may
