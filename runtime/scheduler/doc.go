@@ -73,25 +73,25 @@
 //     it; nor for a delete that removed the value and failed: it is still FAILED
 //     with that error, though nothing intends it); an INVALID value keeps the
 //     valid version it kept; a value that was there without something it needs
-//     (its delete had failed, or its create applied in part) stays as it was
-//     when the revert deletes what the transaction created for it (not what a
-//     failed create found there while the refresh of its descriptor failed, its
-//     key not read alone since: it may have been there all along); when the
-//     transaction deleted it, or re-created it (a cycle's member, re-created
-//     with the rest of its cycle), it is not created again without what it
-//     needs, nor is what needs it: they wait, PENDING, as in any transaction.
-//     Nor is one the transaction set and left as it was, there without something
-//     it needs that was not there before either (or of unknown outcome),
-//     deleted: it stays. One exception: a leftover that nothing intends (a
-//     derived value that the version its base has applied does not derive, its
-//     base's intent aside: one still there after its delete failed, or one that
-//     its base, read back in another version, no longer derives) is not put back
-//     once the transaction, or its revert, deleted it. When an undo call fails,
-//     the value is FAILED and the graph says what the southbound holds. A
-//     best-effort transaction (the default) applies all it can and leaves failed
-//     values FAILED, or RETRYING when it asked for retries and the error is
-//     retriable. A retry is best-effort too, whatever the transaction it retries
-//     for.
+//     (its delete had failed, or its create applied in part, or a delete of what
+//     it needs removed that and failed) stays as it was when the revert deletes
+//     what the transaction created for it (not what a failed create found there
+//     while the refresh of its descriptor failed, its key not read alone since:
+//     it may have been there all along); when the transaction deleted it, or
+//     re-created it (a cycle's member, re-created with the rest of its cycle),
+//     it is not created again without what it needs, nor is what needs it: they
+//     wait, PENDING, as in any transaction. Nor is one the transaction set and
+//     left as it was, there without something it needs that was not there before
+//     either (or of unknown outcome), deleted: it stays. One exception: a
+//     leftover that nothing intends (a derived value that the version its base
+//     has applied does not derive, its base's intent aside: one still there
+//     after its delete failed, or one that its base, read back in another
+//     version, no longer derives) is not put back once the transaction, or its
+//     revert, deleted it. When an undo call fails, the value is FAILED and the
+//     graph says what the southbound holds. A best-effort transaction (the
+//     default) applies all it can and leaves failed values FAILED, or RETRYING
+//     when it asked for retries and the error is retriable. A retry is
+//     best-effort too, whatever the transaction it retries for.
 //   - A failed call may have applied in part (a link created, its MTU refused; a
 //     delete that removed the value, then failed). Before the graph records a
 //     failure, the value is read back through its descriptor's Retrieve, with

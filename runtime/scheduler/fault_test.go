@@ -426,7 +426,10 @@ type fRun struct {
 	// stepRefusedUnknown: the step's transaction ended refusing to delete
 	// the key for a value of unknown outcome (see refusedForUnknown).
 	stepRefusedUnknown map[string]bool
-	wedged             bool
+	// stepFinding: the step's transaction took what a read-back found of
+	// a value of unknown outcome with an operation on the key (FlagFinding).
+	stepFinding map[string]bool
+	wedged      bool
 
 	// counters
 	commits, reverted, revertChecked int
@@ -749,9 +752,10 @@ func (r *fRun) runStep(st *fStep, num int) (divs []fDiv) {
 		}
 	}
 	r.stepReverted = res.Reverted
-	r.stepRefusedUnknown = map[string]bool{}
+	r.stepRefusedUnknown, r.stepFinding = map[string]bool{}, map[string]bool{}
 	for _, o := range res.Executed { // the last operation on each key tells
 		r.stepRefusedUnknown[o.Key] = errors.Is(o.Err, scheduler.ErrStillNeeded) && errors.Is(o.Err, scheduler.ErrOutcomeUnknown)
+		r.stepFinding[o.Key] = r.stepFinding[o.Key] || o.Flags&scheduler.FlagFinding != 0
 	}
 	if res.Reverted && !st.revert {
 		divs = append(divs, fDiv{"revert-unasked", "a best-effort transaction was reverted"})
@@ -902,12 +906,12 @@ func fCheckOrder(calls []fCall, unread map[string]bool, livedWithout func(orphan
 	return divs
 }
 
-// livedWithoutBefore reports whether, in a step whose transaction was
-// reverted, orphan was in the southbound without key before the
-// transaction's first call, and key was not: doc.go, "a value that was
-// there without something it needs (its delete had failed, or its create
-// applied in part) stays as it was when the revert deletes what the
-// transaction created for it".
+// livedWithoutBefore reports whether, in a step whose transaction was reverted,
+// orphan was in the southbound without key before the transaction's first call,
+// and key was not: doc.go, "a value that was there without something it needs
+// (its delete had failed, or its create applied in part, or a delete of what it
+// needs removed that and failed) stays as it was when the revert deletes what
+// the transaction created for it".
 func (r *fRun) livedWithoutBefore(orphan, key string) bool {
 	from, _ := r.sb.txnWindow()
 	if !r.stepReverted || from == nil {
@@ -1411,8 +1415,9 @@ func (r *fRun) cycleMemberExcused(k string) bool {
 	st := r.s.Status(k)
 	failed := st.State == scheduler.FAILED || st.State == scheduler.RETRYING
 	// doc.go: "a value that was there without something it needs (its
-	// delete had failed, or its create applied in part) stays as it was
-	// when the revert deletes what the transaction created for it".
+	// delete had failed, or its create applied in part, or a delete of
+	// what it needs removed that and failed) stays as it was when the
+	// revert deletes what the transaction created for it".
 	partial := failed && st.LastOp == scheduler.OpCreate && st.Applied != nil
 	return partial || failed && (st.LastOp == scheduler.OpDelete || errors.Is(st.LastErr, scheduler.ErrStillNeeded))
 }
@@ -1528,6 +1533,10 @@ func (r *fRun) checkRevert(num int, calls []fCall, leftovers, unread map[string]
 			// step stays refused until it is read back"; "the removal of
 			// a value it may need (a dependency, its base) is refused
 			// (ErrStillNeeded, ErrOutcomeUnknown)".
+		case r.stepFinding[k]:
+			// Taken as a read-back before the transaction found it (or
+			// with what it found): doc.go, the next transaction "takes
+			// what is found first, even when it reverts".
 		case r.refusedByLeftover(k, calls):
 			// Its undo step was refused, and the refusals lead to a
 			// leftover whose delete had failed before: doc.go, "Nor is

@@ -392,17 +392,17 @@ func (r *removal) blocker(n *graph.Node, stuck []string) string {
 }
 
 // livedWithout reports, while a revert runs, whether d held the version it
-// holds before the transaction, which names n as a dependency, when n did
-// not exist and a call of the transaction created it: d was there without
-// n (a veth end whose delete failed, left without its peer), and the revert
-// deletes n without touching d, as it was. (An AnyOf dependency may have
-// been met by another value then: it does not count. A failed create may
-// have found n there already, unknown: it does not count either, unless
-// d's own failed delete or create is why it was there without n, which
-// doc.go names as the case: "a value that was there without something it
-// needs (its delete had failed, or its create applied in part) stays as
-// it was when the revert deletes what the transaction created for it";
-// and not when n's descriptor is blind, its Retrieve failed, and n was
+// holds before the transaction, which names n as a dependency, when n did not
+// exist and a call of the transaction created it: d was there without n (a veth
+// end whose delete failed, left without its peer), and the revert deletes n
+// without touching d, as it was. (An AnyOf dependency may have been met by
+// another value then: it does not count. A failed create may have found n there
+// already, unknown: it does not count either, unless a failure (d's delete or
+// create, n's delete) is why it was there without n, which doc.go names: "a
+// value that was there without something it needs (its delete had failed, or
+// its create applied in part, or a delete of what it needs removed that and
+// failed) stays as it was when the revert deletes what the transaction created
+// for it"; and not when n's descriptor is blind, its Retrieve failed, and n was
 // not read back since: the graph's "n absent" is no knowledge then.)
 func (r *removal) livedWithout(d, n *graph.Node) bool {
 	pn, ok := r.prior[n.Key]
@@ -417,9 +417,10 @@ func (r *removal) livedWithout(d, n *graph.Node) bool {
 		state, lastOp = pd.State, pd.LastOp
 	}
 	// Its delete failed or was refused (what needs it is not n, which
-	// was not there), or its create applied in part.
+	// was not there), its create applied in part, or n's delete failed
+	// and took n with it (d failed with no call: its read-back failed).
 	failed := state == FAILED || state == RETRYING
-	leftWithout := failed && (lastOp == OpDelete || lastOp == OpCreate)
+	leftWithout := failed && lastOp != OpUpdate
 	if f := r.failedOp; f != nil && f.key == n.Key && f.kind == OpCreate && (!leftWithout || r.s.blindTo(n)) {
 		return false
 	}

@@ -112,6 +112,9 @@ const (
 	// behind our back (with MISSING when gone); what follows depends on
 	// the drift policy (a repair, nothing, or ADOPTED).
 	FlagDrifted
+	// FlagFinding: takes what a read-back before the transaction found of
+	// a value of unknown outcome; a fact, which a revert starts from.
+	FlagFinding
 )
 
 // FlagNames returns the names of the flags, as Flags.String writes them.

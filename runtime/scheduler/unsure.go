@@ -190,8 +190,8 @@ func (r *unknowns) takeUnsure() {
 	if len(r.unsure) == 0 {
 		return
 	}
-	prior := r.prior
-	r.prior, r.takingFacts = nil, true
+	prior, flags := r.prior, r.flags
+	r.prior, r.takingFacts, r.flags = nil, true, flags|FlagFinding
 	for i := range r.unsure {
 		f := &r.unsure[i]
 		n := r.g.Node(f.key)
@@ -239,7 +239,7 @@ func (r *unknowns) takeUnsure() {
 	}
 	r.takingFacts = false
 	r.failUnknownPeers()
-	r.prior = prior
+	r.prior, r.flags = prior, flags
 }
 
 // failUnknownPeers fails, once every fact is taken, the cycle partners of

@@ -209,7 +209,8 @@ func TestVethReproRefusedUnblockedDoomed(t *testing.T) {
 // if/v3 back before it plans and finds it applied, and reverts: if/v3
 // stays without if/v4, FAILED, as before the transaction (doc.go: "a
 // value that was there without something it needs (its delete had
-// failed, or its create applied in part) stays as it was when the revert
+// failed, or its create applied in part, or a delete of what it needs
+// removed that and failed) stays as it was when the revert
 // deletes what the transaction created for it"). The veth test excused
 // only a failed delete then; the fault test (cycleMemberExcused) excused
 // this too.

@@ -64,7 +64,7 @@ func (e *DriftError) Is(target error) bool { return target == ErrDrifted }
 // Flags is documented at its alias in the scheduler package.
 type Flags uint16
 
-var AllFlagNames = []string{"DERIVED", "RECREATE", "WAS-PENDING", "IS-PENDING", "REVERT", "RETRY", "NOOP", "INVALID", "UNIMPLEMENTED", "OBTAINED", "CYCLE", "MISSING", "ADOPTED", "STALE", "DRIFTED"}
+var AllFlagNames = []string{"DERIVED", "RECREATE", "WAS-PENDING", "IS-PENDING", "REVERT", "RETRY", "NOOP", "INVALID", "UNIMPLEMENTED", "OBTAINED", "CYCLE", "MISSING", "ADOPTED", "STALE", "DRIFTED", "FINDING"}
 
 func (f Flags) String() string {
 	var b strings.Builder
