@@ -1514,6 +1514,12 @@ func (r *fRun) checkRevert(num int, calls []fCall, leftovers, unread map[string]
 			// it is not created again without what it needs, nor is what
 			// needs it: they wait, PENDING, as in any transaction" (the
 			// checkpoints' status check (vi) sees it PENDING).
+		case inB && inA && fWithoutNeeds(k, b, seen) && r.notReverted(k),
+			inB && !inA && r.notReverted(fBaseOf(k)) && !fDerives(fBaseOf(k), after[fBaseOf(k)], k):
+			// doc.go: "When the transaction updated it, and an update
+			// back would leave it without what it needs, it stays as the
+			// transaction left it, FAILED (not reverted), and what only
+			// its version of before derives stays deleted."
 		case inB && !inA && gone[k]:
 			// A leftover the transaction deleted stays deleted, and
 			// so does what cannot be put back without it.
@@ -1556,6 +1562,13 @@ func (r *fRun) checkRevert(num int, calls []fCall, leftovers, unread map[string]
 		return nil
 	}
 	return []fDiv{{"revert-differs", "the reverted transaction changed the southbound (undo calls all succeeded):\n      " + strings.Join(diff, "\n      ")}}
+}
+
+// notReverted reports whether k's status says that the revert left it as
+// the transaction did, its version of before lacking what it needs.
+func (r *fRun) notReverted(k string) bool {
+	st := r.s.Status(k)
+	return k != "" && st.State == scheduler.FAILED && st.LastErr != nil && strings.HasPrefix(st.LastErr.Error(), "not reverted: ")
 }
 
 // refusedForUnknown reports whether k's status says that its removal was

@@ -140,6 +140,11 @@ func (r *txnPass) restoreStates() {
 			n.Intent, n.IntentSeq, n.Retries = p.Intent, p.IntentSeq, p.Retries
 			r.evaluate(n) // its dependencies indexed: what it needs may not go first
 		}
+		if n != nil && n.FailedSeq != r.seq32 && n.Applied != p.Applied && n.Applied != nil && p.Applied != nil && n.State == CONFIGURED {
+			r.mut(n) // kept by priorTarget: its version of then needs what is missing
+			n.State = FAILED
+			n.SetLastErr(fmt.Errorf("not reverted: its version of before needs %s, which is missing", r.unmet(n, p.Applied)))
+		}
 		if n != nil && n.FailedSeq != r.seq32 && n.Applied == p.Applied && p.existed {
 			r.mut(n)
 			n.State, n.LastOp = p.State, p.LastOp
@@ -274,8 +279,8 @@ func (r *txnPass) rereadFailed(n *graph.Node, f *failedOp) bool {
 	r.takeApplied(n, found, meta)
 	if found != nil {
 		r.linkFoundDerived(n)
-	} else if f.kind == OpDelete {
-		r.readBackPartners(n, f.prev, false)
+	} else if f.kind != OpCreate {
+		r.readBackPartners(n, f.prev, false) // gone: a cycle partner may be too
 	}
 	return true
 }
@@ -363,7 +368,9 @@ func (r *txnPass) remember(key string, n *graph.Node) {
 // and is to stay (not one the transaction created, which the revert
 // deletes). One that holds it still, without something it needs that was
 // not there before the transaction either (absent, or of unknown
-// outcome), stays as it is: it was there without it.
+// outcome), stays as it is: it was there without it; so does one the
+// transaction updated, which an update back would leave without it
+// (restoreStates fails it).
 func (r *txnPass) priorTarget(n *graph.Node, want proto.Message) (proto.Message, bool) {
 	if want == nil {
 		return nil, false
@@ -380,7 +387,7 @@ func (r *txnPass) priorTarget(n *graph.Node, want proto.Message) (proto.Message,
 	})) {
 		return want, false
 	}
-	if want == n.Applied && !slices.ContainsFunc(deps, func(d kv.Dependency) bool {
+	if n.Applied != nil && !slices.ContainsFunc(deps, func(d kv.Dependency) bool {
 		if d.IsAnyOf() { // one that satisfied it, the transaction changed (known: not a finding's)
 			return slices.ContainsFunc(r.priorOrder, func(k string) bool {
 				p := r.prior[k]
@@ -393,7 +400,20 @@ func (r *txnPass) priorTarget(n *graph.Node, want proto.Message) (proto.Message,
 		p, touched := r.prior[d.Key]
 		return touched && p.Applied != nil // there before the transaction
 	}) {
+		if _, recreate := changeOf(n, want); want != n.Applied && !recreate {
+			return n.Applied, false
+		}
 		return want, false
 	}
 	return nil, true
+}
+
+// unmet names the first dependency of value that no existing value meets.
+func (r *txnPass) unmet(n *graph.Node, value proto.Message) string {
+	for _, d := range r.depsOfValue(n, value) {
+		if !r.depsMet(n, []kv.Dependency{d}) {
+			return d.String()
+		}
+	}
+	return "a dependency"
 }
