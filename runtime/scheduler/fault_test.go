@@ -1335,9 +1335,12 @@ func (r *fRun) leftWithout(k string, d kv.Dependency) bool {
 	if _, was := r.stepBefore[k]; !was || (st.State != scheduler.FAILED && st.State != scheduler.RETRYING) {
 		return false
 	}
-	if r.unknown[k] && !fDependencyMet(d, r.stepBefore) && !slices.ContainsFunc(r.sb.stepCalls(), func(c fCall) bool { return c.key == k && c.op != "retrieve" }) {
+	if r.unknown[k] && !fDependencyMet(d, r.stepBefore) && !slices.ContainsFunc(r.sb.stepCalls(), func(c fCall) bool {
+		return c.key == k && c.op != "retrieve" && !(c.op == "delete" && c.failed())
+	}) {
 		// Of unknown outcome, without d before the step, and no call on
-		// it since: doc.go, "until then it is not decided on".
+		// it since but a delete that failed (the one whose outcome is
+		// unknown): doc.go, "until then it is not decided on".
 		return true
 	}
 	if !fDependencyMet(d, r.stepBefore) && st.LastOp == scheduler.OpUpdate {
