@@ -1484,8 +1484,9 @@ func (r *fRun) checkRevert(num int, calls []fCall, leftovers, unread map[string]
 		r.revertWithRetry++
 	}
 	// Gone with the leftovers, and with the values that were there
-	// without what they need and that the transaction deleted (below):
-	// what needs them cannot be put back without them either.
+	// without what they need and that the transaction deleted (below),
+	// and with what only the version of before of a value not reverted
+	// derives: what needs them cannot be put back without them either.
 	// A value unread (see unreadKeys) is absent to the scheduler: doc.go,
 	// "a value found after a failed create exists", and a revert "undoes
 	// [...] the failed one too", deleting what needs it first; to the
@@ -1495,7 +1496,9 @@ func (r *fRun) checkRevert(num int, calls []fCall, leftovers, unread map[string]
 	seen := maps.Clone(before) // the southbound as the scheduler may know it: an unread dependency is absent
 	maps.DeleteFunc(seen, func(k, _ string) bool { return unread[k] })
 	for k, b := range before {
-		if _, inA := after[k]; !inA && (unread[k] || fWithoutNeeds(k, b, seen)) && fDeletedIn(num, calls, k) {
+		base := fBaseOf(k)
+		if _, inA := after[k]; !inA && ((unread[k] || fWithoutNeeds(k, b, seen)) && fDeletedIn(num, calls, k) ||
+			r.notReverted(base) && !fDerives(base, after[base], k)) {
 			if seeds == nil {
 				seeds = map[string]bool{}
 			}
@@ -1517,12 +1520,11 @@ func (r *fRun) checkRevert(num int, calls []fCall, leftovers, unread map[string]
 			// it is not created again without what it needs, nor is what
 			// needs it: they wait, PENDING, as in any transaction" (the
 			// checkpoints' status check (vi) sees it PENDING).
-		case inB && inA && fWithoutNeeds(k, b, seen) && r.notReverted(k),
-			inB && !inA && r.notReverted(fBaseOf(k)) && !fDerives(fBaseOf(k), after[fBaseOf(k)], k):
+		case inB && inA && fWithoutNeeds(k, b, seen) && r.notReverted(k):
 			// doc.go: "When the transaction updated it, and an update
 			// back would leave it without what it needs, it stays as the
 			// transaction left it, FAILED (not reverted), and what only
-			// its version of before derives stays deleted."
+			// its version of before derives stays deleted" (seeds, above).
 		case inB && !inA && gone[k]:
 			// A leftover the transaction deleted stays deleted, and
 			// so does what cannot be put back without it.
