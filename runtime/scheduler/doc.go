@@ -83,18 +83,18 @@
 //     wait, PENDING, as in any transaction. When the transaction updated it, and
 //     an update back would leave it without what it needs, it stays as the
 //     transaction left it, FAILED (not reverted), and what only its version of
-//     before derives stays deleted. Nor is one the transaction set and left as
-//     it was, there without something it needs that was not there before either
-//     (or of unknown outcome), deleted: it stays. One exception: a leftover that
-//     nothing intends (a derived value that the version its base has applied
-//     does not derive, its base's intent aside: one still there after its delete
-//     failed, or one that its base, read back in another version, no longer
-//     derives) is not put back once the transaction, or its revert, deleted it.
-//     When an undo call fails, the value is FAILED and the graph says what the
-//     southbound holds. A best-effort transaction (the default) applies all it
-//     can and leaves failed values FAILED, or RETRYING when it asked for retries
-//     and the error is retriable. A retry is best-effort too, whatever the
-//     transaction it retries for.
+//     before derives stays deleted, with what needs that (PENDING). Nor is one
+//     the transaction set and left as it was, there without something it needs
+//     that was not there before either (or of unknown outcome), deleted: it
+//     stays. One exception: a leftover that nothing intends (a derived value
+//     that the version its base has applied does not derive, its base's intent
+//     aside: one still there after its delete failed, or one that its base, read
+//     back in another version, no longer derives) is not put back once the
+//     transaction, or its revert, deleted it. When an undo call fails, the value
+//     is FAILED and the graph says what the southbound holds. A best-effort
+//     transaction (the default) applies all it can and leaves failed values
+//     FAILED, or RETRYING when it asked for retries and the error is retriable.
+//     A retry is best-effort too, whatever the transaction it retries for.
 //   - A failed call may have applied in part (a link created, its MTU refused; a
 //     delete that removed the value, then failed). Before the graph records a
 //     failure, the value is read back through its descriptor's Retrieve, with

@@ -1524,7 +1524,8 @@ func (r *fRun) checkRevert(num int, calls []fCall, leftovers, unread map[string]
 			// doc.go: "When the transaction updated it, and an update
 			// back would leave it without what it needs, it stays as the
 			// transaction left it, FAILED (not reverted), and what only
-			// its version of before derives stays deleted" (seeds, above).
+			// its version of before derives stays deleted, with what
+			// needs that (PENDING)" (seeds, above).
 		case inB && !inA && gone[k]:
 			// A leftover the transaction deleted stays deleted, and
 			// so does what cannot be put back without it.
