@@ -2699,3 +2699,27 @@ func TestFaultReproNotRevertedTakesWhatNeedsIt(t *testing.T) {
 		{kind: fTxn, revert: true, items: []fItem{{"if/a", "type=tap"}}, faults: []fFault{{"update", "if/a", 1, fPartialTerminal}}},
 	})
 }
+
+// Rate 0.3, serial seed 18 (second configuration), which did not replay:
+// under load, a retry that follows a downstream resync made its calls
+// before the resync's Commit returned, so the harness read them as the
+// resync's. A retry's read-back of a veth end, of unknown outcome, found
+// it gone, and the read-back of its peer failed: the peer is of unknown
+// outcome (doc.go: "the other member is read back too [...]; when that
+// read-back fails, its outcome is unknown"), but as a resync's call, after
+// other calls, it was not taken for a read-back before a plan.
+func TestFaultHarnessRetryReadBackInResyncCalls(t *testing.T) {
+	fail := func(c fCall) fCall { c.err = errInjected; c.fault = fRetriable; return c }
+	r := &fRun{sb: newFaultSB(nil, 0), intent: map[string]string{}, stale: map[string]bool{}, unknown: map[string]bool{}}
+	r.sb.vals["if/v1"] = "type=veth peer=v2"
+	calls := []fCall{
+		{step: 7, op: "retrieve", key: "if"},
+		{step: 7, op: "create", key: "addr/v2/10.1.0.1/16", value: "if=v2 ip=10.1.0.1/16"},
+		{step: -1, op: "retrieve", key: "if", readKey: "if/v2"},
+		fail(fCall{step: -1, op: "retrieve", key: "if", readKey: "if/v1"}),
+	}
+	r.refreshed(calls, 0, false)
+	if !r.unknown["if/v1"] {
+		t.Fatal("a retry's failed read-back of a veth end after its peer's, among a resync's calls, left the end known")
+	}
+}

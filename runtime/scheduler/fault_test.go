@@ -1055,7 +1055,9 @@ func fPrePlanReadBack(calls []fCall, i int, txn bool) bool {
 // the calls before from were taken already, and are there to tell a
 // read-back from a read (a retry's failed call can fall before from, and
 // its read-back after). txn says the calls are of plain transactions (no
-// refresh: the transaction of the step, or retries).
+// refresh: the transaction of the step, or retries); a retry's call is
+// one whatever txn says (under load, a retry that follows a resync makes
+// calls before the resync's Commit returns).
 func (r *fRun) refreshed(calls []fCall, from int, txn bool) {
 	for i := from; i < len(calls); i++ {
 		c := calls[i]
@@ -1089,7 +1091,7 @@ func (r *fRun) refreshed(calls []fCall, from int, txn bool) {
 			r.stale[k] = true
 			continue
 		}
-		if c.op == "retrieve" && c.readKey != "" && fPrePlanReadBack(calls, i, txn) {
+		if c.op == "retrieve" && c.readKey != "" && fPrePlanReadBack(calls, i, txn || c.step < 0) {
 			// The read-back, before a transaction plans, of a value
 			// whose outcome was unknown: what it finds is known from
 			// here on (to the calls that follow, unless calls of an
