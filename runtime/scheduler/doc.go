@@ -114,19 +114,19 @@
 //     tells as much, even when its transaction reverts, and a call that taking
 //     it makes and that fails stands too, FAILED; what the finding calls for, a
 //     value found gone and still wanted created again, what a found one derives,
-//     is done at the end of that transaction; when it reverts, by a retry
-//     transaction of its own right after it, which calls nothing on a FAILED one
-//     unless found without what its version needs: it goes); until then it is
-//     not decided on (ErrOutcomeUnknown), nothing that needs it is created on it
-//     (it may be absent: a failed create or delete leaves the graph holding
-//     nothing of it), and the removal of a value it may need (a dependency, its
-//     base) is refused (ErrStillNeeded, ErrOutcomeUnknown) and decided again
-//     once it is read back. No blind call is made on it: a reverting transaction
-//     reads it back again first and undoes it from what it finds, like any other
-//     value; when that read-back fails too, it makes no call on it (a blind
-//     Delete lacks the metadata the create never returned; a blind Create of a
-//     veth end may make a new pair), and it stays FAILED, of unknown outcome,
-//     until read back.
+//     and what it no longer derives going, is done at the end of that
+//     transaction; when it reverts, by a retry transaction of its own right
+//     after it, which calls nothing on a FAILED one unless found without what
+//     its version needs: it goes); until then it is not decided on
+//     (ErrOutcomeUnknown), nothing that needs it is created on it (it may be
+//     absent: a failed create or delete leaves the graph holding nothing of it),
+//     and the removal of a value it may need (a dependency, its base) is refused
+//     (ErrStillNeeded, ErrOutcomeUnknown) and decided again once it is read
+//     back. No blind call is made on it: a reverting transaction reads it back
+//     again first and undoes it from what it finds, like any other value; when
+//     that read-back fails too, it makes no call on it (a blind Delete lacks the
+//     metadata the create never returned; a blind Create of a veth end may make
+//     a new pair), and it stays FAILED, of unknown outcome, until read back.
 //   - Every call into a descriptor's code is recovered: a panic in a
 //     handler fails its call (a non-retriable error); a panic in a
 //     function of the spec becomes a *PanicError (ErrPanicked) naming the

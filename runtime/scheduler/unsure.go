@@ -52,8 +52,6 @@ type unsureFact struct {
 	value    proto.Message
 	meta     any
 	err      error
-	// fresh: the graph had nothing applied (see takeUnsure).
-	fresh bool
 	// peer: read back as a found-gone value's partner (expected: applied).
 	peer bool
 	// taken: by the reverted run before this one, which left it to settle
@@ -202,7 +200,6 @@ func (r *unknowns) takeUnsure() {
 			// on the way, and that call's read-back tells.)
 			continue
 		}
-		f.fresh = n.Applied == nil
 		// Known now: its failure stands without ErrOutcomeUnknown, or goes
 		// when what the call was about is found (a revert restores that).
 		r.mut(n)
@@ -260,8 +257,9 @@ func (r *unknowns) failUnknownPeers() {
 }
 
 // settleUnsure brings, last in the run, the values read back to their
-// targets: what one found derives comes, and what depends on it may go
-// on; one found gone (removed by takeUnsure) is created again when still
+// targets: what one found derives comes (what it no longer derives, in
+// another version than the graph held, goes), and what depends on it may
+// go on; one found gone (removed by takeUnsure) is created again when still
 // wanted. Then what an earlier run did not delete because the value might
 // need it (its base, its dependencies) decides again. The facts a
 // reverted run left (taken, see settleLater) bring no retry of a value
@@ -289,7 +287,7 @@ func (r *unknowns) settleUnsure() {
 			}
 			continue
 		}
-		if f.fresh && n.Applied != nil {
+		if n.Applied != nil {
 			r.derive(n)
 			r.triggerDependents(n.Key, nil)
 		}
