@@ -207,8 +207,9 @@
 // earlier one found. Items with an empty key, no value, a key outside the
 // descriptor's key space or a key given twice are dropped and logged. A
 // Retrieve that fails is an error of the transaction; its descriptor keeps
-// the scheduler's view. What a refresh finds is kept even by a dry run: it
-// is a fact, not a change.
+// the scheduler's view (after a restart, what the values found derive).
+// What a refresh finds is kept even by a dry run: it is a fact, not a
+// change.
 //
 // Then, for the descriptors read:
 //   - a value of ours the southbound no longer has is MISSING (an

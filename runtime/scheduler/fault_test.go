@@ -639,9 +639,17 @@ func (r *fRun) runStep(st *fStep, num int) (divs []fDiv) {
 			return []fDiv{{"setup", err.Error()}}
 		}
 		// The new scheduler knows nothing of the southbound until it
-		// reads it: what a failed Retrieve hides stays unknown.
-		for k := range r.sb.snapshot() {
+		// reads it: what a failed Retrieve hides stays unknown, and so
+		// do the keys that the values found derive, present or not:
+		// doc.go, "its descriptor keeps the scheduler's view (after a
+		// restart, what the values found derive)".
+		for k, v := range r.sb.snapshot() {
 			r.stale[k] = true
+			if m := fModelOf(k); m != nil && m.derived != nil {
+				for _, d := range m.derived(k, fParse(v)) {
+					r.stale[d.Key] = true
+				}
+			}
 		}
 		clear(r.unknown)
 	}
@@ -1351,7 +1359,10 @@ func (r *fRun) leftWithout(k string, d kv.Dependency) bool {
 		// holds".
 		return true
 	}
-	return st.LastOp == scheduler.OpDelete && (!fDependencyMet(d, r.stepBefore) || r.wentUnread(k, d))
+	// Or its delete failed, or its update to a version that does not need
+	// d, once read back after d went while it was unread.
+	return st.LastOp == scheduler.OpDelete && !fDependencyMet(d, r.stepBefore) ||
+		(st.LastOp == scheduler.OpDelete || st.LastOp == scheduler.OpUpdate && !slices.ContainsFunc(fDeps(k, r.intent[k]), func(x kv.Dependency) bool { return x.Key == d.Key })) && r.wentUnread(k, d)
 }
 
 // foundBlind reports whether k, added in the step, was found by its own
