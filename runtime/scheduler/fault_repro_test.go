@@ -2772,3 +2772,19 @@ func TestFaultReproRestartPresumesDerived(t *testing.T) {
 		{kind: fRestart, faults: []fFault{{"retrieve", "addr", 1, fRetriable}, {"delete", "route/r3", 1, fPanic}}},
 	})
 }
+
+// The read-back before a downstream resync finds bd/x, of unknown outcome,
+// and takes the bridge port it derives as a leftover from the refresh's
+// view, marking the view's item used. The plan's call failed, and the run
+// after it took the finding again with the plan's marks still on: the
+// port was adopted instead, fib/f1 created on it, and the replay's
+// deletes refused, so the addresses of if/c were created on an interface
+// the plan had deleted (rate 0.3, serial seed 30). The marks are cleared
+// before the findings are taken.
+func TestFaultReproReplayTakesFindingAnew(t *testing.T) {
+	runFaultReproModes(t, []string{"serial", "batch", "concurrent"}, []fStep{
+		{kind: fRestart, items: []fItem{{"bd/x", "ifs=c"}, {"if/c", "addrs=10.0.0.1/24,10.0.1.1/24"}}},
+		{kind: fRestart, items: []fItem{{"bd/x", "ifs=c"}, {"fib/f1", "bd=x if=c"}, {"if/c", "type=dummy"}}, faults: []fFault{{"retrieve", "bd", 1, fTerminal}, {"retrieve", "bdif", 1, fRetriable}, {"retrieve", "bd", 2, fTerminal}, {"delete", "if/c", 1, fRetriable}}},
+		{kind: fDownstream, faults: []fFault{{"retrieve", "bd", 1, fRetriable}, {"create", "if/c", 1, fTerminal}, {"retrieve", "fib", 2, fRetriable}}},
+	})
+}

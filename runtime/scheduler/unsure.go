@@ -188,6 +188,11 @@ func (r *unknowns) takeUnsure() {
 	if len(r.unsure) == 0 {
 		return
 	}
+	if r.view != nil {
+		for i := range r.view.items {
+			r.view.items[i].used = false // the plan's marks: this run decides anew
+		}
+	}
 	prior, flags := r.prior, r.flags
 	r.prior, r.takingFacts, r.flags = nil, true, flags|FlagFinding
 	for i := range r.unsure {
