@@ -2788,3 +2788,20 @@ func TestFaultReproReplayTakesFindingAnew(t *testing.T) {
 		{kind: fDownstream, faults: []fFault{{"retrieve", "bd", 1, fRetriable}, {"create", "if/c", 1, fTerminal}, {"retrieve", "fib", 2, fRetriable}}},
 	})
 }
+
+// A bridge port left in the southbound without its bridge (a restart
+// whose Retrieve of ports failed deleted the bridge) is found by the next
+// resync, and its delete fails: a leftover, with no base in the graph. A
+// reverting transaction deletes it (the delete applies, then fails), and
+// the revert created it again on no bridge. doc.go: "a leftover that
+// nothing intends [...] is not put back once the transaction, or its
+// revert, deleted it" (rate 0.3, concurrent seed 7).
+func TestFaultReproLeftoverWithoutBaseNotPutBack(t *testing.T) {
+	runFaultReproModes(t, []string{"serial", "batch", "concurrent"}, []fStep{
+		{kind: fFull, items: []fItem{{"bd/x", "flood=1"}}},
+		{kind: fFull, items: []fItem{{"bd/x", "flood=1 ifs=a,b,c,v1"}, {"if/a", "addrs=10.1.0.1/16"}}},
+		{kind: fRestart, faults: []fFault{{"retrieve", "bdif", 1, fTerminal}}},
+		{kind: fFull, items: []fItem{{"if/a", "vrf=1"}, {"vrf/1", "table=1"}}, faults: []fFault{{"delete", "bdif/x/a", 1, fPanic}}},
+		{kind: fTxn, revert: true, items: []fItem{{"vrf/1", ""}}, faults: []fFault{{"delete", "bdif/x/a", 1, fPartialTerminal}}},
+	})
+}
