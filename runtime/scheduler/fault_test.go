@@ -1591,12 +1591,23 @@ func (r *fRun) notReverted(k string) bool {
 }
 
 // refusedForUnknown reports whether k's status says that its removal was
-// refused for a value of unknown outcome, or the step's transaction did.
+// refused for a value of unknown outcome, or the step's transaction did,
+// or that it waited for a value whose removal was (a chain of "could not
+// be deleted first": the step stays refused).
 func (r *fRun) refusedForUnknown(k string) bool {
-	err := r.s.Status(k).LastErr
-	// (Or the transaction's own operations say so: a retry that ran
-	// since, a transaction of its own, may have changed the status.)
-	return errors.Is(err, scheduler.ErrStillNeeded) && errors.Is(err, scheduler.ErrOutcomeUnknown) || r.stepRefusedUnknown[k]
+	for range 8 {
+		err := r.s.Status(k).LastErr
+		// (Or the transaction's own operations say so: a retry that ran
+		// since, a transaction of its own, may have changed the status.)
+		if errors.Is(err, scheduler.ErrStillNeeded) && errors.Is(err, scheduler.ErrOutcomeUnknown) || r.stepRefusedUnknown[k] {
+			return true
+		}
+		_, rest, ok := strings.Cut(fmt.Sprint(err), "still needed: ")
+		if k, _, _ = strings.Cut(rest, " "); !ok || !errors.Is(err, scheduler.ErrStillNeeded) || k == "" {
+			return false
+		}
+	}
+	return false
 }
 
 // refusedByLeftover reports whether k's status says that its removal was
