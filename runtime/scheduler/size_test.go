@@ -254,7 +254,9 @@ const (
 	// items unmarked (takeUnsure), as the plan did.
 	// +5: a revert does not put back a leftover whose base (BaseOf) is
 	// gone, though the graph links it to none.
-	maxTotalLines = 12494
+	// +7: a leftover taken with no base needs the base its descriptor
+	// names (BaseOf), so that the removal of that base deletes it first.
+	maxTotalLines = 12501
 )
 
 // layers lists the internal packages from the bottom up: a package may

@@ -554,6 +554,13 @@ func (r *unknowns) takeApplied(n *graph.Node, value proto.Message, meta any) {
 	var deps []kv.Dependency
 	if value != nil {
 		deps = r.depsOfValue(n, value)
+		if n.Base == "" && n.Intent == nil && n.Desc != nil {
+			if b := n.Desc.BaseOf(n.Key); b != "" {
+				// A leftover of no base needs the one it names: that
+				// base's removal deletes it first.
+				deps = append(slices.Clip(deps), kv.Dependency{Label: "base", Key: b})
+			}
+		}
 	} else {
 		n.DoomMark = 0 // gone: a version created again is not doomed (see remove)
 	}
