@@ -2839,3 +2839,22 @@ func TestFaultReproLeftoverOfNoBaseGoesFirst(t *testing.T) {
 		{kind: fTxn, items: []fItem{{"vrf/2", ""}}},
 	})
 }
+
+// A downstream resync finds vrf/2, of unknown outcome, gone: if/v1 and
+// if/v2 go, their addresses first, and the delete of if/v1 fails. Derived
+// again from if/v1, which stays, its address was adopted from the
+// refresh's item of it, which the run had just deleted: CONFIGURED, and
+// not in the southbound. (Found once the run after a failure stopped
+// inheriting the plan's marks on the view, 5ae6b06: the plan's adoption
+// had hidden it. Rate 0.3, serial seed 40.)
+func TestFaultReproDeletedNotAdoptedFromView(t *testing.T) {
+	runFaultReproModes(t, []string{"serial", "batch", "concurrent"}, []fStep{
+		{kind: fFull, items: []fItem{{"vrf/2", "table=1"}}},
+		{kind: fTxn, items: []fItem{{"vrf/2", "table=0"}}, faults: []fFault{{"update", "vrf/2", 1, fRetriable}}},
+		{kind: fTxn, items: []fItem{{"if/v1", "addrs=10.0.0.1/24"}}},
+		{kind: fTxn, items: []fItem{{"if/v1", "peer=v2"}}, faults: []fFault{{"delete", "addr/v1/10.0.0.1/24", 1, fRetriable}}},
+		{kind: fTxn, items: []fItem{{"if/v2", "peer=v1 vrf=2 addrs=10.0.1.1/24"}}},
+		{kind: fDownstream, faults: []fFault{{"delete", "addr/v2/10.0.1.1/24", 1, fRetriable}, {"update", "vrf/2", 1, fRetriable}, {"retrieve", "vrf", 2, fRetriable}}},
+		{kind: fDownstream, tamper: []fTamper{{"vrf/2", ""}}, faults: []fFault{{"retrieve", "vrf", 1, fRetriable}, {"delete", "if/v1", 1, fTerminal}}},
+	})
+}

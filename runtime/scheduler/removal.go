@@ -208,6 +208,11 @@ func (r *removal) remove(n *graph.Node, flags Flags, sbGone bool) bool {
 	n.Applied, n.Metadata, n.Removing, n.LastOp = nil, nil, false, OpDelete
 	n.SetLastErr(nil)
 	n.DoomMark = 0 // removed: a version created again is not doomed
+	if r.view != nil {
+		if it := r.view.get(n.Key); it != nil {
+			it.used = true // gone: the refresh's item of it is not adopted again
+		}
+	}
 	r.known(n.Key)
 	r.g.SetDeps(n, n.Deps, nil)
 	r.syncMetadata(n)
