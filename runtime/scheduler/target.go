@@ -128,9 +128,11 @@ func (r *run) targetWith(n, b *graph.Node) (want proto.Message, pending bool) {
 		return nil, false
 	}
 	if applied, ok := r.revertTarget(n); ok && n.Desc != nil {
-		if bk := n.Desc.BaseOf(n.Key); n.Base == "" && n.Intent == nil && bk != "" {
-			if bn := r.nodeOf(bk); bn == nil || !bn.Exists() {
-				return nil, false // a leftover whose base is gone: not put back
+		if n.Base == "" && n.Intent == nil {
+			if bk := n.Desc.BaseOf(n.Key); bk != "" {
+				if bn := r.nodeOf(bk); bn == nil || !bn.Exists() {
+					return nil, false // a leftover whose base is gone: not put back
+				}
 			}
 		}
 		return r.priorTarget(n, applied)
