@@ -328,6 +328,9 @@ func (r *run) create(n *graph.Node, want proto.Message, flags Flags) {
 			r.derive(n)
 			r.triggerDependents(n.Key, n)
 		}
+		if n.Applied == nil && known && r.unit[n.Key] == 0 {
+			r.dropLeftWithout(n.Key) // (a unit's: see createUnit)
+		}
 		return
 	}
 	n.Applied, n.Metadata, n.State = want, meta, CONFIGURED
@@ -515,6 +518,19 @@ func (r *run) triggerDependents(key string, n *graph.Node) {
 	for _, d := range ds {
 		// An earlier one's reconciliation may have taken d out.
 		if d = r.g.Current(d.Key, d, 0); d != nil && d.Applied == nil && d.Intent != nil && d.Origin != kv.OriginSB {
+			r.reconcileNode(d)
+		}
+	}
+}
+
+// dropLeftWithout decides again the CONFIGURED values lacking key, whose
+// create failed (a veth end whose peer went unseen): they go, as in
+// createUnit; a revert changes them on the way.
+func (r *run) dropLeftWithout(key string) {
+	var buf [8]*graph.Node
+	for _, d := range r.g.DependentNodes(buf[:0], key, true) {
+		if d = r.g.Current(d.Key, d, 0); d != nil && d.State == CONFIGURED && d.Applied != nil && d.Origin != kv.OriginSB && !r.depsMet(d, d.Adeps()) {
+			r.mut(d) // a revert's: it joins what the revert restores
 			r.reconcileNode(d)
 		}
 	}

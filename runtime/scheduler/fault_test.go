@@ -39,7 +39,9 @@ package scheduler_test
 //	      the southbound holds, and its metadata is the southbound's;
 //	(iii) a reverted transaction leaves the southbound as before it (from
 //	      before its first call to after its last: a retry in the step is
-//	      a transaction of its own), unless an undo call failed;
+//	      a transaction of its own), unless an undo call failed; and
+//	      a value it calls "not reverted" does not hold its version of
+//	      before (not-reverted-false);
 //	(iv)  Commit returns (within -fault.deadline), neither Commit nor Status
 //	      panics;
 //
@@ -786,6 +788,7 @@ func (r *fRun) runStep(st *fStep, num int) (divs []fDiv) {
 	}
 	if res.Reverted && st.revert {
 		divs = append(divs, r.checkRevert(num, commitCalls, leftovers, unread)...)
+		divs = append(divs, r.checkNotReverted(unread)...)
 	}
 	divs = append(divs, r.checkSB(r.sb.snapshot())...)
 	divs = append(divs, r.checkConfigured(sts)...)
@@ -1581,6 +1584,23 @@ func (r *fRun) checkRevert(num int, calls []fCall, leftovers, unread map[string]
 		return nil
 	}
 	return []fDiv{{"revert-differs", "the reverted transaction changed the southbound (undo calls all succeeded):\n      " + strings.Join(diff, "\n      ")}}
+}
+
+// checkNotReverted checks that a value a revert calls "not reverted" was
+// not: doc.go, "When the transaction updated it, and an update back would
+// leave it without what it needs, it stays as the transaction left it,
+// FAILED (not reverted)"; one holding a version equivalent to the one the
+// southbound held before the transaction (read, so known to the
+// scheduler) got back "its state and error of then".
+func (r *fRun) checkNotReverted(unread map[string]bool) []fDiv {
+	before, after := r.sb.txnWindow()
+	var divs []fDiv
+	for _, k := range slices.Sorted(maps.Keys(after)) {
+		if b, ok := before[k]; ok && !unread[k] && r.notReverted(k) && fEquivalent(k, b, after[k]) {
+			divs = append(divs, fDiv{"not-reverted-false", fmt.Sprintf("%s is FAILED %q, holding {%s} as before the transaction", k, r.s.Status(k).LastErr, after[k])})
+		}
+	}
+	return divs
 }
 
 // notReverted reports whether k's status says that the revert left it as

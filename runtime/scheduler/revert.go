@@ -140,12 +140,13 @@ func (r *txnPass) restoreStates() {
 			n.Intent, n.IntentSeq, n.Retries = p.Intent, p.IntentSeq, p.Retries
 			r.evaluate(n) // its dependencies indexed: what it needs may not go first
 		}
-		if n != nil && n.FailedSeq != r.seq32 && n.Applied != p.Applied && n.Applied != nil && p.Applied != nil && n.State == CONFIGURED {
+		same := n != nil && (n.Applied == p.Applied || n.Applied != nil && p.Applied != nil && n.Desc.Equivalent(k, n.Applied, p.Applied))
+		if n != nil && n.FailedSeq != r.seq32 && !same && n.Applied != nil && p.Applied != nil && n.State == CONFIGURED {
 			r.mut(n) // kept by priorTarget: its version of then needs what is missing
 			n.State = FAILED
 			n.SetLastErr(fmt.Errorf("not reverted: its version of before needs %s, which is missing", r.unmet(n, p.Applied)))
 		}
-		if n != nil && n.FailedSeq != r.seq32 && n.Applied == p.Applied && p.existed {
+		if same && n.FailedSeq != r.seq32 && p.existed {
 			r.mut(n)
 			n.State, n.LastOp = p.State, p.LastOp
 			err := p.LastErr()

@@ -258,9 +258,13 @@ const (
 	// names (BaseOf), so that the removal of that base deletes it first.
 	// +5: a value the run deleted is not adopted again from the
 	// refresh's item of it.
-	// +2: a revert's leftover check asks BaseOf only for a value of no
-	// base nothing intends.
-	maxTotalLines = 12508
+	// +3: a revert's leftover check asks BaseOf only for a value of no
+	// base nothing intends, and "not reverted" leaves out a version
+	// equivalent to the one of before.
+	// +18: a failed create leaves no CONFIGURED value lacking it
+	// (dropLeftWithout: a veth end whose peer's re-create failed), and
+	// doc.go says so.
+	maxTotalLines = 12527
 )
 
 // layers lists the internal packages from the bottom up: a package may
