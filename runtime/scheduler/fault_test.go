@@ -414,6 +414,9 @@ type fRun struct {
 	unknown map[string]bool
 	// stepBefore is the southbound as the step found it.
 	stepBefore map[string]string
+	// txnApplied is what the scheduler held applied when the step's
+	// transaction began, for the values it did not call "not reverted".
+	txnApplied map[string]string
 	// stepReverted: the step's transaction was reverted.
 	stepReverted bool
 	// stepUnread are the keys unread when the step began (unreadKeys).
@@ -681,7 +684,11 @@ func (r *fRun) runStep(st *fStep, num int) (divs []fDiv) {
 	// derives). doc.go: "a leftover that nothing intends [...] is not put
 	// back once the transaction, or its revert, deleted it".
 	leftovers := map[string]bool{}
+	r.txnApplied = map[string]string{}
 	for _, st := range r.s.Statuses("") {
+		if st.Applied != nil && !r.notReverted(st.Key) {
+			r.txnApplied[st.Key] = fText(st.Applied)
+		}
 		if !st.Intended && (st.Applied != nil || r.unknown[st.Key]) && st.Origin != kv.OriginSB {
 			leftovers[st.Key] = true
 		}
@@ -1349,11 +1356,15 @@ func (r *fRun) leftWithout(k string, d kv.Dependency) bool {
 		return false
 	}
 	if r.unknown[k] && !fDependencyMet(d, r.stepBefore) && !slices.ContainsFunc(r.sb.stepCalls(), func(c fCall) bool {
-		return c.key == k && c.op != "retrieve" && !(c.op == "delete" && c.failed())
+		return c.key == k && c.op != "retrieve" && !(c.op == "delete" && c.failed()) && c.refused == ""
 	}) {
 		// Of unknown outcome, without d before the step, and no call on
 		// it since but a delete that failed (the one whose outcome is
-		// unknown): doc.go, "until then it is not decided on".
+		// unknown) or one the southbound refused, changing nothing (a
+		// create that found it there, changed behind the scheduler's
+		// back; the removal that followed read it back again after its
+		// cycle partner's delete, and that failed): doc.go, "until then
+		// it is not decided on".
 		return true
 	}
 	if !fDependencyMet(d, r.stepBefore) && st.LastOp == scheduler.OpUpdate {
@@ -1586,17 +1597,17 @@ func (r *fRun) checkRevert(num int, calls []fCall, leftovers, unread map[string]
 	return []fDiv{{"revert-differs", "the reverted transaction changed the southbound (undo calls all succeeded):\n      " + strings.Join(diff, "\n      ")}}
 }
 
-// checkNotReverted checks that a value a revert calls "not reverted" was
-// not: doc.go, "When the transaction updated it, and an update back would
-// leave it without what it needs, it stays as the transaction left it,
-// FAILED (not reverted)"; one holding a version equivalent to the one the
-// southbound held before the transaction (read, so known to the
-// scheduler) got back "its state and error of then".
+// checkNotReverted checks that a value the revert calls "not reverted"
+// was not: doc.go, "When the transaction updated it, and an update back
+// would leave it without what it needs, it stays as the transaction left
+// it, FAILED (not reverted)"; one the southbound holds (read since) in a
+// version equivalent to the one the scheduler held applied before the
+// transaction got back "its state and error of then".
 func (r *fRun) checkNotReverted(unread map[string]bool) []fDiv {
-	before, after := r.sb.txnWindow()
+	_, after := r.sb.txnWindow()
 	var divs []fDiv
 	for _, k := range slices.Sorted(maps.Keys(after)) {
-		if b, ok := before[k]; ok && !unread[k] && r.notReverted(k) && fEquivalent(k, b, after[k]) {
+		if b, ok := r.txnApplied[k]; ok && !unread[k] && r.notReverted(k) && fEquivalent(k, b, after[k]) {
 			divs = append(divs, fDiv{"not-reverted-false", fmt.Sprintf("%s is FAILED %q, holding {%s} as before the transaction", k, r.s.Status(k).LastErr, after[k])})
 		}
 	}
