@@ -2934,3 +2934,22 @@ func TestFaultReproBatchLeftoverDeleteUnknownHoldsNothing(t *testing.T) {
 		{kind: fTxn, items: []fItem{{"fib/f2", "bd=y if=c"}, {"if/c", "type=dummy"}}, faults: []fFault{{"delete", "bdif/x/c", 1, fTerminal}, {"delete", "bdif/y/c", 1, fPartial}, {"retrieve", "bdif", 2, fRetriable}}},
 	})
 }
+
+// A downstream resync, its Retrieve of interfaces failing, found if/v1
+// (of unknown outcome) there without its peer: it goes, and route/r2,
+// which needs it, first. That delete applied and failed, and its
+// read-back failed: route/r2 is of unknown outcome. The resync then
+// adopted route/r2 from its refresh, read before the delete, as
+// CONFIGURED. A value whose call in the run failed, its read-back too,
+// is not adopted from the refresh: it is not decided on (rate 0.5,
+// serial seed 12).
+func TestFaultReproUnknownNotAdoptedFromRefresh(t *testing.T) {
+	runFaultReproModes(t, []string{"serial", "batch", "concurrent"}, []fStep{
+		{kind: fFull, items: []fItem{{"if/v1", "peer=v2 addrs=10.1.0.1/16"}, {"if/v2", "peer=v1 addrs=10.1.0.1/16"}}},
+		{kind: fTxn, items: []fItem{{"if/v2", ""}}, faults: []fFault{{"delete", "addr/v1/10.1.0.1/16", 1, fRetriable}}},
+		{kind: fDownstream, tamper: []fTamper{{"if/v2", ""}}, faults: []fFault{{"retrieve", "if", 1, fTerminal}, {"retrieve", "addr", 3, fRetriable}, {"delete", "if/v1", 1, fRetriable}, {"retrieve", "if", 3, fRetriable}}},
+		{kind: fTxn, faults: []fFault{{"retrieve", "if", 1, fRetriable}, {"create", "if/v1", 1, fPartialTerminal}, {"retrieve", "if", 2, fRetriable}}},
+		{kind: fTxn, items: []fItem{{"route/r2", "out=v1"}}, faults: []fFault{{"retrieve", "if", 2, fRetriable}}},
+		{kind: fDownstream, faults: []fFault{{"retrieve", "if", 1, fTerminal}, {"delete", "route/r2", 1, fPartial}, {"retrieve", "route", 2, fTerminal}}},
+	})
+}

@@ -289,6 +289,7 @@ func (r *resyncPass) applyView(act []string) []string {
 			}
 			n.Metadata = it.meta
 			r.syncMetadata(n)
+		case r.unsureNow(n):
 		default:
 			r.adopt(n, it.value, it.meta)
 			r.adoptDerived(n)
@@ -410,11 +411,18 @@ func (r *resyncPass) adoptFound(n *graph.Node) bool {
 		return false
 	}
 	it := r.view.get(n.Key)
-	if it == nil || it.used {
+	if it == nil || it.used || r.unsureNow(n) {
 		return false
 	}
 	r.adopt(n, it.value, it.meta)
 	return true
+}
+
+// unsureNow reports whether a call of the run on n failed, after the
+// refresh, and its read-back too: the refresh's item of it is not
+// adopted, n is not decided on.
+func (r *resyncPass) unsureNow(n *graph.Node) bool {
+	return n.FailedSeq == r.seq32 && r.unsureOf(n.Key)
 }
 
 // adoptOnCreate is create's look into the refreshed view: a value about

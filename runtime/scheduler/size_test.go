@@ -264,7 +264,9 @@ const (
 	// +18: a failed create leaves no CONFIGURED value lacking it
 	// (dropLeftWithout: a veth end whose peer's re-create failed), and
 	// doc.go says so.
-	maxTotalLines = 12527
+	// +8: a resync does not adopt from its refresh a value whose call
+	// in the run failed with its read-back (unsureNow).
+	maxTotalLines = 12535
 )
 
 // layers lists the internal packages from the bottom up: a package may
