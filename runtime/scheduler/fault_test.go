@@ -1356,15 +1356,17 @@ func (r *fRun) leftWithout(k string, d kv.Dependency) bool {
 		return false
 	}
 	if r.unknown[k] && !fDependencyMet(d, r.stepBefore) && !slices.ContainsFunc(r.sb.stepCalls(), func(c fCall) bool {
-		return c.key == k && c.op != "retrieve" && !(c.op == "delete" && c.failed()) && c.refused == ""
+		applied := c.fault == fPartial || c.fault == fPartialTerminal || c.fault == 0 && c.err == nil
+		return c.key == k && c.op != "retrieve" && !(c.op == "delete" && c.failed()) && applied
 	}) {
 		// Of unknown outcome, without d before the step, and no call on
 		// it since but a delete that failed (the one whose outcome is
-		// unknown) or one the southbound refused, changing nothing (a
-		// create that found it there, changed behind the scheduler's
-		// back; the removal that followed read it back again after its
-		// cycle partner's delete, and that failed): doc.go, "until then
-		// it is not decided on".
+		// unknown) or one that changed nothing (refused by the
+		// southbound, or failed before applying: a create that found it
+		// there, changed behind the scheduler's back; the removal that
+		// followed read it back again after its cycle partner's delete,
+		// or after its own, and that failed): doc.go, "until then it is
+		// not decided on".
 		return true
 	}
 	if !fDependencyMet(d, r.stepBefore) && st.LastOp == scheduler.OpUpdate {
@@ -1576,6 +1578,15 @@ func (r *fRun) checkRevert(num int, calls []fCall, leftovers, unread map[string]
 			// Taken as a read-back before the transaction found it (or
 			// with what it found): doc.go, the next transaction "takes
 			// what is found first, even when it reverts".
+		case !inB && inA && r.refusedByFoundBlind(k, calls):
+			// Its undo was refused: a value that the failed create of
+			// the transaction found there, blind, needs it and could
+			// not be deleted first. doc.go: a value that was there
+			// without something it needs stays as it was when the
+			// revert deletes what the transaction created for it,
+			// "not what a failed create found there while the refresh
+			// of its descriptor failed, its key not read alone since:
+			// it may have been there all along".
 		case r.refusedByLeftover(k, calls):
 			// Its undo step was refused, and the refusals lead to a
 			// leftover whose delete had failed before: doc.go, "Nor is
@@ -1660,6 +1671,31 @@ func (r *fRun) refusedByLeftover(k string, calls []fCall) bool {
 		if st.State == scheduler.FAILED && st.LastOp == scheduler.OpDelete && was &&
 			!slices.ContainsFunc(calls, func(c fCall) bool { return c.key == k && c.op != "retrieve" }) {
 			return true
+		}
+	}
+	return false
+}
+
+// refusedByFoundBlind reports whether k's status says that its removal
+// was refused as still needed by x, which could not be deleted first, and
+// x was there before the step, found by a failed create of it in the step
+// while its descriptor was blind (its last refresh had failed and no read
+// of x alone succeeded since, before the create).
+func (r *fRun) refusedByFoundBlind(k string, calls []fCall) bool {
+	err := r.s.Status(k).LastErr
+	_, rest, _ := strings.Cut(fmt.Sprint(err), "still needed: ")
+	x, _, _ := strings.Cut(rest, " ")
+	desc, _, _ := strings.Cut(x, "/")
+	_, was := r.stepBefore[x]
+	if keys, blind := r.stepBlind[desc]; !errors.Is(err, scheduler.ErrStillNeeded) || !was || !blind || keys[x] {
+		return false
+	}
+	for _, c := range calls {
+		switch {
+		case c.op == "retrieve" && c.readKey == x && !c.failed() && c.fault == 0:
+			return false // read before its create: known
+		case c.op == "create" && c.key == x:
+			return c.failed()
 		}
 	}
 	return false
