@@ -33,8 +33,9 @@
 //     created as a unit; otherwise its members are PENDING and their status
 //     names the cycle. When the create of a member fails, the members there go
 //     again (PENDING), those there before it too (the other end of a veth pair
-//     whose peer went): none stays CONFIGURED without it. A cycle is removed member by member: when the removal of
-//     a member fails, or is refused (ErrStillNeeded), after another member went,
+//     whose peer went): none stays CONFIGURED without it. A cycle is removed
+//     member by member: when the removal of a member fails, or is refused
+//     (ErrStillNeeded), after another member went,
 //     it stays without it, FAILED with that error, until a later transaction or
 //     resync removes it or brings the other back. A southbound may hold a cycle
 //     of two as one object that goes with either member (deleting one end of a

@@ -289,7 +289,7 @@ func (r *resyncPass) applyView(act []string) []string {
 			}
 			n.Metadata = it.meta
 			r.syncMetadata(n)
-		case r.unsureNow(n):
+		case r.unsureNow(n): // its call failed after the refresh, its read-back too: not adopted
 		default:
 			r.adopt(n, it.value, it.meta)
 			r.adoptDerived(n)
